@@ -1,0 +1,72 @@
+//! The one error type of `oxydra-provider`.
+
+use std::time::Duration;
+
+use thiserror::Error;
+
+/// Why a provider call failed.
+#[derive(Debug, Error)]
+pub enum ProviderError {
+    /// The API key is missing, wrong or lacks permission (HTTP 401/403).
+    #[error("authentication failed ({status}): {message}")]
+    Auth {
+        /// HTTP status.
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
+    /// Too many requests (HTTP 429).
+    #[error("rate limited{}: {message}", retry_after.map(|d| format!(" (retry after {} ms)", d.as_millis())).unwrap_or_default())]
+    RateLimited {
+        /// How long the provider asked us to wait.
+        retry_after: Option<Duration>,
+        /// The provider's message.
+        message: String,
+    },
+    /// The provider is overloaded (Anthropic 529, `overloaded_error`).
+    #[error("provider overloaded: {message}")]
+    Overloaded {
+        /// The provider's message.
+        message: String,
+    },
+    /// The prompt does not fit the model's context window.
+    #[error("context length exceeded: {message}")]
+    ContextLengthExceeded {
+        /// The provider's message.
+        message: String,
+    },
+    /// The provider refused the request as malformed (HTTP 400 and similar).
+    #[error("invalid request: {message}")]
+    InvalidRequest {
+        /// The provider's message.
+        message: String,
+    },
+    /// A server-side failure (HTTP 5xx).
+    #[error("server error ({status}): {message}")]
+    Server {
+        /// HTTP status.
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
+    /// The connection failed or broke.
+    #[error("transport error: {message}")]
+    Transport {
+        /// What failed.
+        message: String,
+    },
+    /// No answer in time.
+    #[error("timed out after {} ms", .0.as_millis())]
+    Timeout(Duration),
+    /// The response could not be read.
+    #[error("could not decode {what}: {excerpt}")]
+    Decode {
+        /// What was being read.
+        what: String,
+        /// The offending input, shortened.
+        excerpt: String,
+    },
+    /// The caller cancelled.
+    #[error("cancelled")]
+    Cancelled,
+}

@@ -1,0 +1,46 @@
+//! The `Tool` trait and what a tool returns.
+
+use async_trait::async_trait;
+use oxydra_types::{SafetyTier, ToolSchema};
+
+use crate::context::ToolContext;
+use crate::error::ToolError;
+
+/// What a tool call produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// The text the model receives.
+    pub content: String,
+    /// Structured output, when the tool has any (kept for callers; the model gets `content`).
+    pub structured: Option<serde_json::Value>,
+}
+
+impl ToolOutput {
+    /// Output that is just text.
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            structured: None,
+        }
+    }
+}
+
+/// A capability the model can call.
+///
+/// Implementations receive arguments that the executor has already parsed and
+/// validated against [`Tool::schema`]; they still must not panic on odd values.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// Name, description and JSON Schema of the parameters.
+    fn schema(&self) -> ToolSchema;
+
+    /// How the executor must schedule the tool.
+    fn safety_tier(&self) -> SafetyTier;
+
+    /// Run the call. Long-running tools watch `ctx.cancel`.
+    async fn execute(
+        &self,
+        args: serde_json::Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError>;
+}

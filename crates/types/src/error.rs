@@ -1,0 +1,27 @@
+//! The one error type of `oxydra-types`.
+
+use thiserror::Error;
+
+/// What can go wrong while reading the data model.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum TypesError {
+    /// A tool call's raw argument string is not valid JSON.
+    #[error(
+        "arguments of tool call `{tool}` are not valid JSON: {message} (line {line}, column {column})"
+    )]
+    InvalidArguments {
+        /// The tool the call named.
+        tool: String,
+        /// The JSON parser's message.
+        message: String,
+        /// 1-based line of the error in the raw string.
+        line: usize,
+        /// 1-based column of the error in the raw string.
+        column: usize,
+    },
+    /// A progress-event `kind` string that is not one of the known kinds.
+    #[error(
+        "unknown progress kind `{0}` (expected provider_call, tool_execution or rolling_summary)"
+    )]
+    UnknownProgressKind(String),
+}

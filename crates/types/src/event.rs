@@ -1,0 +1,162 @@
+//! Runtime lifecycle events: one variant per JSONL event type of the CLI contract.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{CallId, SessionId};
+use crate::progress::RuntimeProgressEvent;
+use crate::tool::SafetyTier;
+use crate::usage::Usage;
+
+/// An event of a running session, serialised as one JSON object with a `type` field
+/// (`oxydra run --output jsonl` prints exactly these, one per line).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RuntimeEvent {
+    /// The runtime moved to a new step: `kind`, `message`, `turn`, `max_turns`.
+    Progress(RuntimeProgressEvent),
+    /// A piece of streamed assistant text.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// A tool call is about to run (sent for every call of a batch, in request order,
+    /// before any of them starts).
+    ToolStarted {
+        /// The call.
+        call_id: CallId,
+        /// The tool.
+        name: String,
+        /// The tool's safety tier.
+        tier: SafetyTier,
+    },
+    /// A tool call finished successfully.
+    ToolCompleted {
+        /// The call.
+        call_id: CallId,
+        /// The tool.
+        name: String,
+        /// How long it ran.
+        duration_ms: u64,
+    },
+    /// A tool call failed; the model receives `error` as the call's result.
+    ToolFailed {
+        /// The call.
+        call_id: CallId,
+        /// The tool.
+        name: String,
+        /// What went wrong.
+        error: String,
+    },
+    /// A turn (one provider call and the tools it asked for) finished.
+    TurnCompleted {
+        /// The turn, from 1.
+        turn: usize,
+        /// Tokens the turn's provider call used.
+        usage: Usage,
+    },
+    /// The agent yielded its final answer.
+    Final {
+        /// The session, to continue it with `--session`.
+        session_id: SessionId,
+        /// The final answer.
+        text: String,
+        /// Turns taken.
+        turns: usize,
+        /// Tokens used over the whole run.
+        usage: Usage,
+        /// Cost of the run, in US dollars.
+        cost: f64,
+    },
+    /// The run ended with an error.
+    Error {
+        /// A stable, snake_case error kind (`budget_exceeded`, `cancelled`, `provider`, …).
+        kind: String,
+        /// What happened.
+        message: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::RuntimeProgressKind;
+    use serde_json::json;
+
+    #[test]
+    fn events_serialise_exactly_as_the_jsonl_contract_says() {
+        let cases = vec![
+            (
+                RuntimeEvent::Progress(RuntimeProgressEvent::new(
+                    RuntimeProgressKind::ProviderCall,
+                    1,
+                    8,
+                )),
+                json!({"type":"progress","kind":"provider_call","message":"[1/8] Calling the model","turn":1,"max_turns":8}),
+            ),
+            (
+                RuntimeEvent::TextDelta { text: "Hi".into() },
+                json!({"type":"text_delta","text":"Hi"}),
+            ),
+            (
+                RuntimeEvent::ToolStarted {
+                    call_id: CallId::from("c1"),
+                    name: "file_read".into(),
+                    tier: SafetyTier::ReadOnly,
+                },
+                json!({"type":"tool_started","call_id":"c1","name":"file_read","tier":"read_only"}),
+            ),
+            (
+                RuntimeEvent::ToolCompleted {
+                    call_id: CallId::from("c1"),
+                    name: "file_read".into(),
+                    duration_ms: 12,
+                },
+                json!({"type":"tool_completed","call_id":"c1","name":"file_read","duration_ms":12}),
+            ),
+            (
+                RuntimeEvent::ToolFailed {
+                    call_id: CallId::from("c2"),
+                    name: "shell_exec".into(),
+                    error: "denied".into(),
+                },
+                json!({"type":"tool_failed","call_id":"c2","name":"shell_exec","error":"denied"}),
+            ),
+            (
+                RuntimeEvent::TurnCompleted {
+                    turn: 2,
+                    usage: Usage::new(10, 5, 0),
+                },
+                json!({"type":"turn_completed","turn":2,"usage":{"input_tokens":10,"output_tokens":5,"cached_tokens":0}}),
+            ),
+            (
+                RuntimeEvent::Final {
+                    session_id: SessionId::from("ses_1"),
+                    text: "done".into(),
+                    turns: 3,
+                    usage: Usage::new(30, 9, 4),
+                    cost: 0.25,
+                },
+                json!({"type":"final","session_id":"ses_1","text":"done","turns":3,
+                    "usage":{"input_tokens":30,"output_tokens":9,"cached_tokens":4},"cost":0.25}),
+            ),
+            (
+                RuntimeEvent::Error {
+                    kind: "budget_exceeded".into(),
+                    message: "max_turns 8 reached".into(),
+                },
+                json!({"type":"error","kind":"budget_exceeded","message":"max_turns 8 reached"}),
+            ),
+        ];
+        for (event, expected) in cases {
+            let value = serde_json::to_value(&event).unwrap();
+            assert_eq!(value, expected);
+            let back: RuntimeEvent = serde_json::from_value(value).unwrap();
+            assert_eq!(back, event);
+        }
+    }
+
+    #[test]
+    fn unknown_event_type_is_rejected() {
+        assert!(serde_json::from_str::<RuntimeEvent>(r#"{"type":"nope"}"#).is_err());
+    }
+}

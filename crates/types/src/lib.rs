@@ -1,0 +1,42 @@
+//! The data model every Oxydra crate speaks.
+//!
+//! `oxydra-types` owns the plain data that crosses crate boundaries: conversation
+//! [`Message`]s and their [`MessageRole`], the [`ToolCall`]s a model asks for (with the
+//! raw argument string exactly as received), the [`ToolSchema`] a tool advertises, its
+//! [`SafetyTier`], token [`Usage`], the [`StreamItem`]s a provider stream yields, the
+//! runtime's [`RuntimeProgressEvent`]s and the [`RuntimeEvent`]s the CLI prints as JSONL,
+//! and the typed ids ([`SessionId`], [`RunId`], [`CallId`]).
+//!
+//! It depends on serde alone (plus `serde_json` for JSON values and `thiserror` for its
+//! one error type), so every other layer can use it without pulling in a runtime.
+//!
+//! ```
+//! use oxydra_types::{CallId, Message, MessageRole, ToolCall};
+//!
+//! let call = ToolCall::new(CallId::from("call_1"), "file_read", r#"{"path":"README.md"}"#);
+//! let assistant = Message::assistant_with_tool_calls(None, vec![call.clone()]);
+//! assert_eq!(assistant.role, MessageRole::Assistant);
+//! assert_eq!(call.parsed_arguments().unwrap()["path"], "README.md");
+//!
+//! let result = Message::tool_result(call.id.clone(), "file_read", "# Oxydra");
+//! let json = serde_json::to_string(&result).unwrap();
+//! assert_eq!(serde_json::from_str::<Message>(&json).unwrap(), result);
+//! ```
+
+mod error;
+mod event;
+mod ids;
+mod message;
+mod progress;
+mod stream;
+mod tool;
+mod usage;
+
+pub use error::TypesError;
+pub use event::RuntimeEvent;
+pub use ids::{CallId, RunId, SessionId};
+pub use message::{Message, MessageRole};
+pub use progress::{RuntimeProgressEvent, RuntimeProgressKind};
+pub use stream::{FinishReason, StreamItem, ToolCallDelta};
+pub use tool::{SafetyTier, ToolCall, ToolSchema};
+pub use usage::Usage;

@@ -1,0 +1,159 @@
+//! Conversation messages.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::CallId;
+use crate::tool::ToolCall;
+
+/// Who authored a [`Message`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageRole {
+    /// Instructions to the model (system prompt, rolling summary, retrieved snippets).
+    System,
+    /// The human (or calling program).
+    User,
+    /// The model.
+    Assistant,
+    /// The result of a tool call, linked to it by `tool_call_id`.
+    Tool,
+}
+
+impl MessageRole {
+    /// The role's wire name: `system`, `user`, `assistant` or `tool`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::System => "system",
+            Self::User => "user",
+            Self::Assistant => "assistant",
+            Self::Tool => "tool",
+        }
+    }
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who wrote it.
+    pub role: MessageRole,
+    /// Its text; `None` for an assistant message that only calls tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// Tool calls the assistant asked for, in the order it asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool message: the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<CallId>,
+    /// For a tool message: the tool's name (some providers need it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl Message {
+    fn plain(role: MessageRole, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            name: None,
+        }
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::plain(MessageRole::System, content)
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::plain(MessageRole::User, content)
+    }
+
+    /// An assistant message with text only.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::plain(MessageRole::Assistant, content)
+    }
+
+    /// An assistant message that calls tools, with optional text beside the calls.
+    pub fn assistant_with_tool_calls(content: Option<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Self {
+            role: MessageRole::Assistant,
+            content,
+            tool_calls,
+            tool_call_id: None,
+            name: None,
+        }
+    }
+
+    /// The result of tool call `call_id` to tool `name`.
+    pub fn tool_result(
+        call_id: CallId,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        Self {
+            role: MessageRole::Tool,
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(call_id),
+            name: Some(name.into()),
+        }
+    }
+
+    /// The text of the message, or `""` when it has none.
+    pub fn text(&self) -> &str {
+        self.content.as_deref().unwrap_or("")
+    }
+
+    /// Whether this is an assistant message that asks for tool calls.
+    pub fn has_tool_calls(&self) -> bool {
+        !self.tool_calls.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(message: &Message) -> Message {
+        let json = serde_json::to_string(message).unwrap();
+        serde_json::from_str(&json).unwrap()
+    }
+
+    #[test]
+    fn every_constructor_round_trips() {
+        let call = ToolCall::new(CallId::from("c1"), "file_read", r#"{"path":"a"}"#);
+        for message in [
+            Message::system("be brief"),
+            Message::user("hi"),
+            Message::assistant("hello"),
+            Message::assistant_with_tool_calls(Some("looking".into()), vec![call.clone()]),
+            Message::assistant_with_tool_calls(None, vec![call]),
+            Message::tool_result(CallId::from("c1"), "file_read", "contents"),
+        ] {
+            assert_eq!(round_trip(&message), message);
+        }
+    }
+
+    #[test]
+    fn wire_shape_is_stable() {
+        let message = Message::tool_result(CallId::from("c1"), "file_read", "ok");
+        let value = serde_json::to_value(&message).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"role":"tool","content":"ok","tool_call_id":"c1","name":"file_read"})
+        );
+        let user = serde_json::to_value(Message::user("hi")).unwrap();
+        assert_eq!(user, serde_json::json!({"role":"user","content":"hi"}));
+    }
+
+    #[test]
+    fn missing_optional_fields_default() {
+        let message: Message = serde_json::from_str(r#"{"role":"assistant"}"#).unwrap();
+        assert_eq!(message.text(), "");
+        assert!(!message.has_tool_calls());
+        assert!(serde_json::from_str::<Message>(r#"{"role":"robot"}"#).is_err());
+    }
+}

@@ -1,0 +1,107 @@
+//! `cargo xtask ci`: the checks CI runs, in order, stopping at the first failure.
+
+use std::process::Command;
+use std::time::Instant;
+
+/// One step: a name for the report and the cargo arguments.
+struct Step {
+    name: &'static str,
+    args: Vec<&'static str>,
+    env: Vec<(&'static str, &'static str)>,
+}
+
+fn has_nextest() -> bool {
+    Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .map(|out| out.status.success())
+        .unwrap_or(false)
+}
+
+fn steps() -> Vec<Step> {
+    let tests = if has_nextest() {
+        Step {
+            name: "tests (nextest)",
+            args: vec![
+                "nextest",
+                "run",
+                "--workspace",
+                "--no-fail-fast",
+                "--failure-output",
+                "final",
+            ],
+            env: vec![],
+        }
+    } else {
+        eprintln!("xtask: cargo-nextest not found; running the tests with `cargo test`");
+        Step {
+            name: "tests (cargo test)",
+            args: vec!["test", "--workspace", "--lib", "--bins", "--tests"],
+            env: vec![],
+        }
+    };
+    vec![
+        Step {
+            name: "format",
+            args: vec!["fmt", "--all", "--check"],
+            env: vec![],
+        },
+        Step {
+            name: "clippy",
+            args: vec![
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--all-features",
+                "--",
+                "-D",
+                "warnings",
+            ],
+            env: vec![],
+        },
+        tests,
+        Step {
+            name: "doc tests",
+            args: vec!["test", "--workspace", "--doc", "--all-features"],
+            env: vec![],
+        },
+        Step {
+            name: "docs",
+            args: vec!["doc", "--workspace", "--no-deps", "--all-features"],
+            env: vec![("RUSTDOCFLAGS", "-D warnings")],
+        },
+    ]
+}
+
+/// Run every step; `Err` names the one that failed.
+pub fn run() -> Result<(), String> {
+    let root = crate::workspace_root();
+    let started = Instant::now();
+    for step in steps() {
+        eprintln!("==> {}: cargo {}", step.name, step.args.join(" "));
+        let step_started = Instant::now();
+        let status = Command::new("cargo")
+            .args(&step.args)
+            .envs(step.env.iter().copied())
+            .current_dir(&root)
+            .status()
+            .map_err(|error| format!("step `{}` could not start cargo: {error}", step.name))?;
+        if !status.success() {
+            return Err(format!(
+                "step `{}` failed ({status}); run `cargo {}` to see it alone",
+                step.name,
+                step.args.join(" ")
+            ));
+        }
+        eprintln!(
+            "==> {} passed in {:.1} s",
+            step.name,
+            step_started.elapsed().as_secs_f64()
+        );
+    }
+    eprintln!(
+        "==> all CI steps passed in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

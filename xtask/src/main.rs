@@ -1,0 +1,40 @@
+//! Project automation for the Oxydra workspace.
+//!
+//! - `cargo xtask ci` — what CI runs: formatting, clippy with warnings denied, the
+//!   tests (nextest when installed, else `cargo test`), doc tests and the doc build.
+//!   It stops at the first failing step and names it.
+//! - `cargo xtask bench [FILTER]` — runs every crate's criterion benches and writes
+//!   their medians into the generated table of `docs/performance.md`.
+
+mod bench;
+mod ci;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci::run(),
+        Some("bench") => bench::run(args.get(1).map(String::as_str)),
+        _ => {
+            eprintln!("usage: cargo xtask <ci | bench [FILTER]>");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of `xtask/`).
+fn workspace_root() -> std::path::PathBuf {
+    let manifest = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or(manifest)
+}
