@@ -56,6 +56,30 @@ pub enum ToolError {
         /// The limit.
         secs: u64,
     },
+    /// The file or directory a call named does not exist.
+    #[error("`{path}` does not exist in the workspace")]
+    NotFound {
+        /// The path, relative to the workspace.
+        path: String,
+    },
+    /// Some of the tool names asked for are not known.
+    #[error("unknown tool(s): {}; available: {}", unknown.join(", "), available.join(", "))]
+    UnknownTools {
+        /// The names nobody provides.
+        unknown: Vec<String>,
+        /// The names that are available.
+        available: Vec<String>,
+    },
+    /// A shell command ran out of time; its whole process group was killed.
+    #[error(
+        "command timed out after {secs} s and was killed (with its process group)\n{partial_output}"
+    )]
+    CommandTimedOut {
+        /// The limit that applied.
+        secs: u64,
+        /// What the command printed before it was killed (already truncated).
+        partial_output: String,
+    },
     /// Any other failure, described for the model.
     #[error("{0}")]
     Failed(String),

@@ -6,6 +6,25 @@
 //! network policy. Running tools under rules, consent and timeouts is the job of
 //! `oxydra-executor`, one layer up.
 //!
+//! Most tools are written as a [`TypedTool`]: a Rust argument struct whose JSON
+//! Schema is derived with `schemars`, so nobody writes schemas by hand. The
+//! built-in tools (`file_read`, `file_list`, `file_search`, `web_fetch`,
+//! `file_write`, `file_edit`, `shell_exec`; see [`builtin`]) keep file access
+//! inside the workspace ([`WorkspacePolicy`]), keep `web_fetch` off private
+//! networks ([`NetworkPolicy`]) and cut long output with [`truncate_output`].
+//!
+//! ```
+//! use oxydra_tools::{BuiltinToolsConfig, SafetyTier, ToolRegistry};
+//!
+//! let registry = ToolRegistry::with_builtins(&BuiltinToolsConfig::default());
+//! assert_eq!(registry.tier("shell_exec"), Some(SafetyTier::Privileged));
+//! let researcher = registry.subset(&["file_read", "web_fetch"]).unwrap();
+//! assert_eq!(researcher.names(), ["file_read", "web_fetch"]);
+//! assert!(registry.subset(&["teleport"]).is_err());
+//! ```
+//!
+//! A hand-written [`Tool`]:
+//!
 //! ```
 //! use async_trait::async_trait;
 //! use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
@@ -36,14 +55,26 @@
 //! assert_eq!(registry.schemas()[0].name, "clock");
 //! ```
 
+pub mod builtin;
+mod config;
 mod context;
 mod error;
+mod network_policy;
 mod registry;
 mod tool;
+mod truncate;
+mod typed_tool;
+mod workspace_policy;
 
+pub use builtin::{BUILTIN_TOOL_NAMES, builtin_tool, builtin_tools};
+pub use config::{BuiltinToolsConfig, DEFAULT_OUTPUT_LIMIT_BYTES, SearchConfig, ShellConfig};
 pub use context::ToolContext;
 pub use error::ToolError;
+pub use network_policy::{NetworkPolicy, VettedUrl, forbidden_reason};
 pub use registry::ToolRegistry;
 pub use tool::{Tool, ToolOutput};
+pub use truncate::truncate_output;
+pub use typed_tool::{TypedTool, parameters_schema, parse_arguments};
+pub use workspace_policy::{ResolvedPath, WorkspacePolicy};
 
 pub use oxydra_types::{SafetyTier, ToolSchema};

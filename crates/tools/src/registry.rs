@@ -3,8 +3,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use oxydra_types::ToolSchema;
+use oxydra_types::{SafetyTier, ToolSchema};
 
+use crate::builtin::{BUILTIN_TOOL_NAMES, builtin_tool};
+use crate::config::BuiltinToolsConfig;
 use crate::error::ToolError;
 use crate::tool::Tool;
 
@@ -29,6 +31,90 @@ impl ToolRegistry {
         Self::default()
     }
 
+    /// A registry holding every built-in tool, configured by `config`.
+    pub fn with_builtins(config: &BuiltinToolsConfig) -> Self {
+        let mut registry = Self::new();
+        for name in BUILTIN_TOOL_NAMES {
+            if let Some(tool) = builtin_tool(name, config) {
+                registry.tools.insert(name.to_owned(), tool);
+            }
+        }
+        registry
+    }
+
+    /// A registry holding the built-in tools named in `names`; unknown names are an
+    /// error ([`ToolError::UnknownTools`]) that lists them and the built-in names.
+    pub fn with_builtin_subset<S: AsRef<str>>(
+        config: &BuiltinToolsConfig,
+        names: &[S],
+    ) -> Result<Self, ToolError> {
+        let mut registry = Self::new();
+        registry.register_builtins(config, names)?;
+        Ok(registry)
+    }
+
+    /// Add the built-in tools named in `names`. Nothing is added when a name is
+    /// unknown ([`ToolError::UnknownTools`]) or already registered
+    /// ([`ToolError::DuplicateTool`]).
+    pub fn register_builtins<S: AsRef<str>>(
+        &mut self,
+        config: &BuiltinToolsConfig,
+        names: &[S],
+    ) -> Result<(), ToolError> {
+        let unknown: Vec<String> = names
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|name| !BUILTIN_TOOL_NAMES.contains(name))
+            .map(str::to_owned)
+            .collect();
+        if !unknown.is_empty() {
+            return Err(ToolError::UnknownTools {
+                unknown,
+                available: BUILTIN_TOOL_NAMES.iter().map(|n| (*n).to_owned()).collect(),
+            });
+        }
+        let mut tools = Vec::new();
+        for name in names.iter().map(AsRef::as_ref) {
+            if self.tools.contains_key(name) || tools.iter().any(|(n, _)| n == name) {
+                return Err(ToolError::DuplicateTool {
+                    name: name.to_owned(),
+                });
+            }
+            if let Some(tool) = builtin_tool(name, config) {
+                tools.push((name.to_owned(), tool));
+            }
+        }
+        self.tools.extend(tools);
+        Ok(())
+    }
+
+    /// A registry with only the tools named in `names` (e.g. an agent blueprint's
+    /// `tools`); names not registered here are an error listing them.
+    pub fn subset<S: AsRef<str>>(&self, names: &[S]) -> Result<Self, ToolError> {
+        let unknown: Vec<String> = names
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|name| !self.tools.contains_key(*name))
+            .map(str::to_owned)
+            .collect();
+        if !unknown.is_empty() {
+            return Err(ToolError::UnknownTools {
+                unknown,
+                available: self.names(),
+            });
+        }
+        let tools = names
+            .iter()
+            .filter_map(|name| {
+                let name = name.as_ref();
+                self.tools
+                    .get(name)
+                    .map(|tool| (name.to_owned(), Arc::clone(tool)))
+            })
+            .collect();
+        Ok(Self { tools })
+    }
+
     /// Add a tool; a second tool with the same name is refused.
     pub fn register(&mut self, tool: impl Tool + 'static) -> Result<(), ToolError> {
         self.register_arc(Arc::new(tool))
@@ -49,6 +135,16 @@ impl ToolRegistry {
         self.tools.get(name).cloned()
     }
 
+    /// Whether a tool called `name` is registered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    /// The safety tier of the tool called `name`.
+    pub fn tier(&self, name: &str) -> Option<SafetyTier> {
+        self.tools.get(name).map(|tool| tool.safety_tier())
+    }
+
     /// Names of all tools, in order.
     pub fn names(&self) -> Vec<String> {
         self.tools.keys().cloned().collect()
@@ -67,5 +163,61 @@ impl ToolRegistry {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_are_all_registered_in_name_order() {
+        let registry = ToolRegistry::with_builtins(&BuiltinToolsConfig::default());
+        assert_eq!(registry.names(), BUILTIN_TOOL_NAMES);
+        let names: Vec<String> = registry.schemas().into_iter().map(|s| s.name).collect();
+        assert_eq!(names, BUILTIN_TOOL_NAMES);
+        assert_eq!(registry.tier("shell_exec"), Some(SafetyTier::Privileged));
+        assert_eq!(registry.tier("nope"), None);
+        assert!(registry.contains("web_fetch"));
+    }
+
+    #[test]
+    fn subsets_name_unknown_tools() {
+        let config = BuiltinToolsConfig::default();
+        let registry =
+            ToolRegistry::with_builtin_subset(&config, &["web_fetch", "file_read"]).unwrap();
+        assert_eq!(registry.names(), ["file_read", "web_fetch"]);
+        match ToolRegistry::with_builtin_subset(&config, &["file_read", "rm_rf", "teleport"]) {
+            Err(ToolError::UnknownTools { unknown, available }) => {
+                assert_eq!(unknown, ["rm_rf", "teleport"]);
+                assert_eq!(available.len(), 7);
+            }
+            other => panic!("expected UnknownTools, got {other:?}"),
+        }
+        let err = ToolRegistry::with_builtin_subset(&config, &["nope"]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("unknown tool(s): nope; available: file_edit, "),
+            "{err}"
+        );
+
+        let mut registry = ToolRegistry::with_builtin_subset(&config, &["file_read"]).unwrap();
+        let err = registry
+            .register_builtins(&config, &["file_list", "file_read"])
+            .unwrap_err();
+        assert!(matches!(err, ToolError::DuplicateTool { ref name } if name == "file_read"));
+        assert_eq!(registry.names(), ["file_read"], "nothing added on error");
+        let err = registry
+            .register_builtins(&config, &["file_list", "file_list"])
+            .unwrap_err();
+        assert!(matches!(err, ToolError::DuplicateTool { .. }));
+
+        let all = ToolRegistry::with_builtins(&config);
+        let sub = all.subset(&["shell_exec"]).unwrap();
+        assert_eq!(sub.names(), ["shell_exec"]);
+        assert!(matches!(
+            all.subset(&["x"]),
+            Err(ToolError::UnknownTools { .. })
+        ));
     }
 }

@@ -1,0 +1,152 @@
+//! `file_write`: create or overwrite a file, with its parent directories.
+
+use async_trait::async_trait;
+use oxydra_types::SafetyTier;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{blocking, io_error, policy};
+use crate::config::BuiltinToolsConfig;
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::tool::ToolOutput;
+use crate::typed_tool::TypedTool;
+
+/// Arguments of `file_write`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileWriteArgs {
+    /// Path of the file, relative to the workspace root; missing directories are created.
+    pub path: String,
+    /// The whole new content of the file.
+    pub content: String,
+}
+
+/// Writes a file in the workspace (SideEffecting).
+#[derive(Debug, Clone)]
+pub struct FileWrite {
+    output_limit: usize,
+}
+
+impl FileWrite {
+    /// The tool, with the output limit of `config`.
+    pub fn new(config: &BuiltinToolsConfig) -> Self {
+        Self {
+            output_limit: config.output_limit_bytes,
+        }
+    }
+}
+
+#[async_trait]
+impl TypedTool for FileWrite {
+    type Args = FileWriteArgs;
+    const NAME: &'static str = "file_write";
+    const TIER: SafetyTier = SafetyTier::SideEffecting;
+
+    fn description(&self) -> String {
+        "Write a file in the workspace, replacing it if it exists and creating missing \
+         parent directories."
+            .to_owned()
+    }
+
+    fn output_limit(&self) -> Option<usize> {
+        Some(self.output_limit)
+    }
+
+    async fn run(&self, args: FileWriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let resolved = policy(ctx)?.resolve(&args.path)?;
+        let message = blocking(move || {
+            let rel = resolved.relative;
+            let path = resolved.absolute;
+            if path.is_dir() {
+                return Err(ToolError::Failed(format!(
+                    "`{rel}` is a directory, not a file"
+                )));
+            }
+            let existed = path.exists();
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| io_error("creating the directories of", &rel, e))?;
+            }
+            std::fs::write(&path, args.content.as_bytes())
+                .map_err(|e| io_error("writing", &rel, e))?;
+            let verb = if existed { "Overwrote" } else { "Created" };
+            Ok(format!("{verb} `{rel}` ({} bytes)", args.content.len()))
+        })
+        .await?;
+        Ok(ToolOutput::text(message))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::test_support::workspace;
+    use super::*;
+    use crate::tool::Tool;
+
+    fn tool() -> FileWrite {
+        FileWrite::new(&BuiltinToolsConfig::default())
+    }
+
+    #[tokio::test]
+    async fn writes_and_creates_parents() {
+        let (dir, ctx) = workspace();
+        let out = tool()
+            .execute(json!({"path": "a/b/c.txt", "content": "hello"}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(out.content, "Created `a/b/c.txt` (5 bytes)");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
+            "hello"
+        );
+        let out = tool()
+            .execute(json!({"path": "a/b/c.txt", "content": ""}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(out.content, "Overwrote `a/b/c.txt` (0 bytes)");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
+            ""
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_escapes_and_directories() {
+        let (dir, ctx) = workspace();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("new.txt"), dir.path().join("dangling"))
+            .unwrap();
+        for path in [
+            "../x.txt",
+            "out/x.txt",
+            "out/deep/x.txt",
+            "dangling",
+            "/tmp/oxydra-x.txt",
+        ] {
+            let err = tool()
+                .execute(json!({"path": path, "content": "x"}), &ctx)
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(err, ToolError::OutsideWorkspace { .. }),
+                "{path}: {err}"
+            );
+        }
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        let err = tool()
+            .execute(json!({"path": "d", "content": "x"}), &ctx)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("is a directory"));
+        let err = tool()
+            .execute(json!({"path": "x"}), &ctx)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("missing field `content`"));
+    }
+}

@@ -1,0 +1,172 @@
+//! The built-in tools of DESIGN.md §3.2 and what they share.
+
+mod file_edit;
+mod file_list;
+mod file_read;
+mod file_search;
+mod file_write;
+mod shell_exec;
+mod web_fetch;
+
+use std::io;
+use std::sync::Arc;
+
+pub use file_edit::{FileEdit, FileEditArgs};
+pub use file_list::{FileList, FileListArgs};
+pub use file_read::{FileRead, FileReadArgs};
+pub use file_search::{FileSearch, FileSearchArgs};
+pub use file_write::{FileWrite, FileWriteArgs};
+pub use shell_exec::{ShellExec, ShellExecArgs};
+pub use web_fetch::{WebFetch, WebFetchArgs};
+
+use crate::config::BuiltinToolsConfig;
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::tool::Tool;
+use crate::workspace_policy::WorkspacePolicy;
+
+/// Names of the built-in tools, in name order.
+pub const BUILTIN_TOOL_NAMES: [&str; 7] = [
+    "file_edit",
+    "file_list",
+    "file_read",
+    "file_search",
+    "file_write",
+    "shell_exec",
+    "web_fetch",
+];
+
+/// The built-in tool called `name`, configured by `config`.
+pub fn builtin_tool(name: &str, config: &BuiltinToolsConfig) -> Option<Arc<dyn Tool>> {
+    let tool: Arc<dyn Tool> = match name {
+        "file_read" => Arc::new(FileRead::new(config)),
+        "file_list" => Arc::new(FileList::new(config)),
+        "file_search" => Arc::new(FileSearch::new(config)),
+        "file_write" => Arc::new(FileWrite::new(config)),
+        "file_edit" => Arc::new(FileEdit::new(config)),
+        "shell_exec" => Arc::new(ShellExec::new(config)),
+        "web_fetch" => Arc::new(WebFetch::new(config)),
+        _ => return None,
+    };
+    Some(tool)
+}
+
+/// Every built-in tool, configured by `config`, in name order.
+pub fn builtin_tools(config: &BuiltinToolsConfig) -> Vec<Arc<dyn Tool>> {
+    BUILTIN_TOOL_NAMES
+        .iter()
+        .filter_map(|name| builtin_tool(name, config))
+        .collect()
+}
+
+/// The workspace policy of the call's workspace.
+fn policy(ctx: &ToolContext) -> Result<WorkspacePolicy, ToolError> {
+    WorkspacePolicy::new(ctx.workspace_root())
+}
+
+/// An I/O error on `relative`, with a missing file reported as such.
+fn io_error(action: &'static str, relative: &str, source: io::Error) -> ToolError {
+    if source.kind() == io::ErrorKind::NotFound {
+        ToolError::NotFound {
+            path: relative.to_owned(),
+        }
+    } else {
+        ToolError::Io {
+            action,
+            path: relative.to_owned(),
+            source,
+        }
+    }
+}
+
+/// Bytes sniffed to tell text from binary.
+const SNIFF_BYTES: usize = 8 * 1024;
+
+/// Whether `head` (the start of a file) looks binary: it holds a NUL byte.
+fn looks_binary(head: &[u8]) -> bool {
+    head.iter().take(SNIFF_BYTES).any(|&b| b == 0)
+}
+
+/// Run blocking file work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| ToolError::Failed(format!("file task failed: {err}")))?
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use tokio_util::sync::CancellationToken;
+
+    use crate::context::ToolContext;
+
+    /// A temporary workspace and a context for it.
+    pub(crate) fn workspace() -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(dir.path(), CancellationToken::new(), "call-test".into());
+        (dir, ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_tiers_and_required_match_the_design() {
+        use oxydra_types::SafetyTier::*;
+        let tools = builtin_tools(&BuiltinToolsConfig::default());
+        let expected = [
+            ("file_edit", SideEffecting, vec!["new", "old", "path"]),
+            ("file_list", ReadOnly, vec![]),
+            ("file_read", ReadOnly, vec!["path"]),
+            ("file_search", ReadOnly, vec!["pattern"]),
+            ("file_write", SideEffecting, vec!["content", "path"]),
+            ("shell_exec", Privileged, vec!["command"]),
+            ("web_fetch", ReadOnly, vec!["url"]),
+        ];
+        assert_eq!(tools.len(), expected.len());
+        for (tool, (name, tier, required)) in tools.iter().zip(expected) {
+            let schema = tool.schema();
+            assert_eq!(schema.name, name);
+            assert_eq!(tool.safety_tier(), tier, "{name}");
+            let mut got: Vec<String> = schema.parameters["required"]
+                .as_array()
+                .map(|a| a.iter().map(|v| v.as_str().unwrap().to_owned()).collect())
+                .unwrap_or_default();
+            got.sort();
+            assert_eq!(got, required, "{name}");
+            assert_eq!(schema.parameters["type"], "object", "{name}");
+            assert!(!schema.description.is_empty());
+        }
+        assert!(builtin_tool("nope", &BuiltinToolsConfig::default()).is_none());
+    }
+
+    #[test]
+    fn parameter_types_match_the_design() {
+        let config = BuiltinToolsConfig::default();
+        let props = |name: &str| {
+            builtin_tool(name, &config).unwrap().schema().parameters["properties"].clone()
+        };
+        let ty = |v: &serde_json::Value| v["type"].clone();
+        let read = props("file_read");
+        assert_eq!(ty(&read["path"]), "string");
+        assert_eq!(ty(&read["offset"]), serde_json::json!(["integer", "null"]));
+        assert_eq!(ty(&read["limit"]), serde_json::json!(["integer", "null"]));
+        let list = props("file_list");
+        assert_eq!(ty(&list["path"]), "string");
+        assert_eq!(list["path"]["default"], ".");
+        assert_eq!(ty(&list["recursive"]), "boolean");
+        assert_eq!(
+            ty(&props("shell_exec")["timeout_secs"]),
+            serde_json::json!(["integer", "null"])
+        );
+        assert_eq!(ty(&props("web_fetch")["url"]), "string");
+        assert_eq!(
+            ty(&props("file_search")["path"]),
+            serde_json::json!(["string", "null"])
+        );
+    }
+}

@@ -1,0 +1,103 @@
+//! Settings of the built-in tools, as the CLI reads them from `[tools]`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::network_policy::NetworkPolicy;
+
+/// Default cap on a tool's output: 16 KiB.
+pub const DEFAULT_OUTPUT_LIMIT_BYTES: usize = 16 * 1024;
+
+/// Settings of all built-in tools (the `[tools]` table of the config file).
+///
+/// ```
+/// use oxydra_tools::BuiltinToolsConfig;
+///
+/// let config: BuiltinToolsConfig = serde_json::from_value(serde_json::json!({
+///     "web_fetch": { "allow_hosts": ["127.0.0.1"] },
+///     "shell": { "max_timeout_secs": 120 }
+/// })).unwrap();
+/// assert_eq!(config.web_fetch.allow_hosts, ["127.0.0.1"]);
+/// assert_eq!(config.shell.default_timeout_secs, 60);
+/// assert_eq!(config.output_limit_bytes, 16 * 1024);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BuiltinToolsConfig {
+    /// Output over this many bytes is truncated with a marker (default 16 KiB).
+    pub output_limit_bytes: usize,
+    /// What `web_fetch` may reach.
+    pub web_fetch: NetworkPolicy,
+    /// Timeouts of `shell_exec`.
+    pub shell: ShellConfig,
+    /// Limits of `file_search`.
+    pub file_search: SearchConfig,
+}
+
+impl Default for BuiltinToolsConfig {
+    fn default() -> Self {
+        Self {
+            output_limit_bytes: DEFAULT_OUTPUT_LIMIT_BYTES,
+            web_fetch: NetworkPolicy::default(),
+            shell: ShellConfig::default(),
+            file_search: SearchConfig::default(),
+        }
+    }
+}
+
+/// Timeouts of `shell_exec`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ShellConfig {
+    /// Timeout when the call gives none (default 60 s).
+    pub default_timeout_secs: u64,
+    /// The most a call may ask for; larger requests are capped (default 600 s).
+    pub max_timeout_secs: u64,
+}
+
+impl Default for ShellConfig {
+    fn default() -> Self {
+        Self {
+            default_timeout_secs: 60,
+            max_timeout_secs: 600,
+        }
+    }
+}
+
+/// Limits of `file_search`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchConfig {
+    /// Matching lines reported at most (default 200).
+    pub max_results: usize,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        Self { max_results: 200 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        let err = serde_json::from_value::<BuiltinToolsConfig>(serde_json::json!({
+            "web_fetch": { "allow_host": ["x"] }
+        }))
+        .unwrap_err();
+        assert!(err.to_string().contains("allow_host"), "{err}");
+        assert!(
+            serde_json::from_value::<BuiltinToolsConfig>(serde_json::json!({"shel": {}})).is_err()
+        );
+    }
+
+    #[test]
+    fn empty_is_default() {
+        let config: BuiltinToolsConfig = serde_json::from_value(serde_json::json!({})).unwrap();
+        assert_eq!(config, BuiltinToolsConfig::default());
+        assert_eq!(config.web_fetch.max_body_bytes, 2 * 1024 * 1024);
+        assert_eq!(config.web_fetch.max_redirects, 5);
+    }
+}

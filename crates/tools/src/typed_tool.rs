@@ -1,0 +1,272 @@
+//! Tools defined from a typed argument struct: the JSON Schema is derived, never
+//! written by hand, and the arguments arrive already deserialized.
+
+use async_trait::async_trait;
+use oxydra_types::{SafetyTier, ToolSchema};
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::de::DeserializeOwned;
+use tracing::Instrument;
+
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::tool::{Tool, ToolOutput};
+use crate::truncate::truncate_output;
+
+/// A tool whose arguments are a Rust struct. Every `TypedTool` is a [`Tool`]: its
+/// schema is generated from `Args` (JSON Schema draft 2020-12, `type: object`),
+/// bad arguments become [`ToolError::InvalidArguments`], each call runs in a
+/// `tool` tracing span (name, tier, call id), and output over
+/// [`TypedTool::output_limit`] is truncated.
+///
+/// ```
+/// use async_trait::async_trait;
+/// use oxydra_tools::{SafetyTier, Tool, ToolContext, ToolError, ToolOutput, TypedTool};
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+///
+/// /// Arguments of `greet`.
+/// #[derive(Deserialize, JsonSchema)]
+/// struct GreetArgs {
+///     /// Who to greet.
+///     name: String,
+///     /// How many times.
+///     times: Option<u32>,
+/// }
+///
+/// struct Greet;
+///
+/// #[async_trait]
+/// impl TypedTool for Greet {
+///     type Args = GreetArgs;
+///     const NAME: &'static str = "greet";
+///     const TIER: SafetyTier = SafetyTier::ReadOnly;
+///     fn description(&self) -> String {
+///         "Greets someone".into()
+///     }
+///     async fn run(&self, args: GreetArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+///         Ok(ToolOutput::text(format!("hello {}", args.name).repeat(args.times.unwrap_or(1) as usize)))
+///     }
+/// }
+///
+/// let schema = Tool::schema(&Greet);
+/// assert_eq!(schema.name, "greet");
+/// assert_eq!(schema.parameters["type"], "object");
+/// assert_eq!(schema.parameters["required"], serde_json::json!(["name"]));
+/// ```
+#[async_trait]
+pub trait TypedTool: Send + Sync {
+    /// The arguments; the schema the model sees is derived from this type.
+    type Args: DeserializeOwned + JsonSchema + Send;
+
+    /// The name the model calls the tool by.
+    const NAME: &'static str;
+
+    /// How the executor must schedule the tool.
+    const TIER: SafetyTier;
+
+    /// What the tool does, for the model.
+    fn description(&self) -> String;
+
+    /// Output over this many bytes is truncated with a marker; `None` (the
+    /// default) leaves output as it is.
+    fn output_limit(&self) -> Option<usize> {
+        None
+    }
+
+    /// Run the call with arguments that deserialized cleanly.
+    async fn run(&self, args: Self::Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+/// The JSON Schema of `T` as tools publish it: draft 2020-12, subschemas inlined,
+/// without the top-level `$schema`, `title` and `description` (the tool's own
+/// description says what it does), and always with `properties`.
+pub fn parameters_schema<T: JsonSchema>() -> serde_json::Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|settings| {
+            settings.inline_subschemas = true;
+            settings.meta_schema = None;
+        })
+        .for_deserialize()
+        .into_generator();
+    let mut value = generator.into_root_schema_for::<T>().to_value();
+    if let Some(object) = value.as_object_mut() {
+        for key in ["$schema", "title", "description"] {
+            object.remove(key);
+        }
+        if object.get("type").and_then(|t| t.as_str()) == Some("object") {
+            object
+                .entry("properties")
+                .or_insert_with(|| serde_json::json!({}));
+        }
+    }
+    value
+}
+
+/// Deserialize `args` into `T`, turning failures into [`ToolError::InvalidArguments`]
+/// that name the tool. `null` counts as `{}`.
+pub fn parse_arguments<T: DeserializeOwned>(
+    tool: &str,
+    args: serde_json::Value,
+) -> Result<T, ToolError> {
+    let args = if args.is_null() {
+        serde_json::Value::Object(serde_json::Map::new())
+    } else {
+        args
+    };
+    serde_json::from_value(args).map_err(|err| ToolError::InvalidArguments {
+        message: format!("`{tool}`: {err}"),
+    })
+}
+
+#[async_trait]
+impl<T: TypedTool> Tool for T {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema::new(T::NAME, self.description(), parameters_schema::<T::Args>())
+    }
+
+    fn safety_tier(&self) -> SafetyTier {
+        T::TIER
+    }
+
+    async fn execute(
+        &self,
+        args: serde_json::Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let span = tracing::info_span!(
+            "tool",
+            tool.name = T::NAME,
+            tool.tier = T::TIER.as_str(),
+            call_id = %ctx.call_id,
+        );
+        async move {
+            let args = parse_arguments::<T::Args>(T::NAME, args)?;
+            let result = self.run(args, ctx).await;
+            match (&result, self.output_limit()) {
+                (Ok(output), Some(limit)) if output.content.len() > limit => {
+                    let content = truncate_output(&output.content, limit).into_owned();
+                    Ok(ToolOutput {
+                        content,
+                        structured: output.structured.clone(),
+                    })
+                }
+                (Err(err), _) => {
+                    tracing::debug!(error = %err, "tool call failed");
+                    result
+                }
+                _ => result,
+            }
+        }
+        .instrument(span)
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use serde_json::json;
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Args {
+        /// A path.
+        path: String,
+        offset: Option<u64>,
+        #[serde(default)]
+        recursive: bool,
+        tags: Vec<String>,
+    }
+
+    struct Echo;
+
+    #[async_trait]
+    impl TypedTool for Echo {
+        type Args = Args;
+        const NAME: &'static str = "echo";
+        const TIER: SafetyTier = SafetyTier::SideEffecting;
+        fn description(&self) -> String {
+            "echoes".into()
+        }
+        fn output_limit(&self) -> Option<usize> {
+            Some(8)
+        }
+        async fn run(&self, args: Args, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text(args.path))
+        }
+    }
+
+    fn ctx() -> ToolContext {
+        ToolContext::new("/tmp", CancellationToken::new(), "call-1".into())
+    }
+
+    #[test]
+    fn schema_is_a_clean_object_with_required_and_types() {
+        let schema = Echo.schema();
+        assert_eq!(schema.name, "echo");
+        assert_eq!(schema.description, "echoes");
+        let p = &schema.parameters;
+        assert_eq!(p["type"], "object");
+        assert!(p.get("$schema").is_none());
+        assert!(p.get("title").is_none());
+        let mut required: Vec<&str> = p["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        required.sort_unstable();
+        assert_eq!(required, ["path", "tags"]);
+        assert_eq!(p["properties"]["path"]["type"], "string");
+        assert_eq!(p["properties"]["path"]["description"], "A path.");
+        assert_eq!(
+            p["properties"]["offset"]["type"],
+            json!(["integer", "null"])
+        );
+        assert_eq!(p["properties"]["recursive"]["type"], "boolean");
+        assert_eq!(p["properties"]["tags"]["type"], "array");
+        assert_eq!(p["properties"]["tags"]["items"]["type"], "string");
+        assert_eq!(p["additionalProperties"], false);
+        assert_eq!(Tool::safety_tier(&Echo), SafetyTier::SideEffecting);
+    }
+
+    #[tokio::test]
+    async fn bad_arguments_are_invalid_arguments() {
+        for args in [
+            json!({"tags": []}),
+            json!({"path": 3, "tags": []}),
+            json!({"path": "a", "tags": [], "extra": 1}),
+            json!({"path": "a", "tags": [], "offset": -1}),
+            json!("just a string"),
+        ] {
+            match Echo.execute(args.clone(), &ctx()).await {
+                Err(ToolError::InvalidArguments { message }) => {
+                    assert!(message.starts_with("`echo`: "), "{message}");
+                }
+                other => panic!("{args}: expected InvalidArguments, got {other:?}"),
+            }
+        }
+        let err = Echo.execute(json!({"tags": []}), &ctx()).await.unwrap_err();
+        assert!(err.to_string().contains("missing field `path`"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn good_arguments_run_and_output_is_truncated() {
+        let out = Echo
+            .execute(json!({"path": "abc", "tags": ["x"]}), &ctx())
+            .await
+            .unwrap();
+        assert_eq!(out.content, "abc");
+        let out = Echo
+            .execute(json!({"path": "0123456789abc", "tags": []}), &ctx())
+            .await
+            .unwrap();
+        assert_eq!(out.content, "01234567\n[... truncated 5 bytes ...]");
+    }
+}
