@@ -1,7 +1,54 @@
 //! Credential scrubbing for Oxydra.
 //!
-//! `oxydra-scrubbing` owns `scrub(text) -> Scrubbed`: keyword redaction of labelled
-//! secrets (API keys, tokens, passwords, bearer headers, private keys and well-known
-//! key formats) and entropy detection of unlabelled ones. Every tool output passes
-//! through it before it reaches the model or the database. It depends on no other
-//! Oxydra crate.
+//! `oxydra-scrubbing` owns [`scrub`]: every tool output passes through it before it
+//! reaches the model or the database. It redacts
+//!
+//! - **labelled secrets** — the value of any key whose name says it is secret
+//!   (`api_key: "…"`, `password=…`, `"access_token": "…"`, `export GITHUB_TOKEN=…`,
+//!   `X-Api-Key: …`, `--password …`), keeping the key and any quotes;
+//! - **`Authorization` headers** (`Authorization: Bearer [REDACTED]`);
+//! - **private-key blocks** (`-----BEGIN … PRIVATE KEY-----` … `-----END …-----`);
+//! - **credentials in URLs** (`postgres://user:[REDACTED]@host`) and `curl -u user:pass`;
+//! - **well-known key formats** wherever they appear: AWS, GitHub, Slack, OpenAI,
+//!   Anthropic, Google, Stripe keys and JWTs;
+//! - **unlabelled high-entropy strings** (`[REDACTED:high-entropy]`), while leaving
+//!   hashes, UUIDs, paths, identifiers and base64-encoded text alone.
+//!
+//! A [`Scrubber`] adds user patterns and can turn entropy detection off. It depends on
+//! no other Oxydra crate.
+//!
+//! ```
+//! use std::borrow::Cow;
+//! use oxydra_scrubbing::{scrub, RedactionKind, Keyword};
+//!
+//! let out = scrub(r#"{"user": "ada", "password": "correct horse battery"}"#);
+//! assert_eq!(out.text, r#"{"user": "ada", "password": "[REDACTED]"}"#);
+//! assert_eq!(out.redactions[0].kind, RedactionKind::Keyword(Keyword::Password));
+//! assert_eq!(out.redactions[0].kind.as_str(), "password");
+//!
+//! // Clean text is borrowed, not copied.
+//! let clean = scrub("cargo test: 42 passed");
+//! assert!(clean.is_clean());
+//! assert!(matches!(clean.text, Cow::Borrowed(_)));
+//! ```
+
+mod entropy;
+mod error;
+mod key_names;
+mod keyword_patterns;
+mod labelled;
+mod merge;
+mod redaction;
+mod scrubber;
+mod value_filter;
+
+pub use entropy::{ENTROPY_THRESHOLD, MAX_CANDIDATE_LEN, MIN_CANDIDATE_LEN, shannon_entropy};
+pub use error::ScrubError;
+pub use redaction::{KeyProvider, Keyword, Redaction, RedactionKind, Scrubbed};
+pub use scrubber::Scrubber;
+
+/// Scrubs `text` with the default [`Scrubber`] (all built-in patterns plus entropy
+/// detection). Returns the input borrowed when nothing was found.
+pub fn scrub(text: &str) -> Scrubbed<'_> {
+    Scrubber::DEFAULT.scrub(text)
+}

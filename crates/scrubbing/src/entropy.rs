@@ -1,0 +1,314 @@
+//! Entropy detection of unlabelled secrets.
+//!
+//! The text is scanned byte by byte for *candidates*: maximal runs of
+//! `[A-Za-z0-9+/_-]` plus up to two trailing `=` (base64 padding). A candidate is
+//! redacted as [`RedactionKind::HighEntropy`] when all of these hold:
+//!
+//! 1. it is 24–512 bytes long;
+//! 2. it has a digit and a letter, and either at least three of the classes
+//!    lowercase / uppercase / digit / symbol (`+/_-`), or at least 32 bytes;
+//! 3. it is not hex (digits, `a-f`, `A-F` and `-` only: hashes, git SHAs, UUIDs);
+//! 4. its Shannon entropy is at least 3.8 bits per character;
+//! 5. it is not made of words: split at `+/_-`, every piece is at most 4 bytes, or
+//!    camelCase words averaging at least 2.5 letters with digits only at its ends
+//!    (`parse_config_v2`, `HttpClient2`), or words averaging at least 4 letters with
+//!    at most one digit group per two words between them (`parseHttp2Response`);
+//! 6. it is not base64 that decodes to printable ASCII text (encoded prose, not keys);
+//! 7. it is not labelled as a hash (`sha512-…` subresource integrity, `h1:` Go sums,
+//!    `sha256:`).
+//!
+//! A candidate containing `/` whose segments are mostly words (`/usr/lib/python3/…`)
+//! is a path: each segment is then judged on its own.
+
+use crate::merge::{Candidate, PRIORITY_ENTROPY};
+use crate::redaction::RedactionKind;
+
+/// Shortest candidate considered (bytes).
+pub const MIN_CANDIDATE_LEN: usize = 24;
+/// Longest candidate considered (bytes); longer runs are data blobs, not keys.
+pub const MAX_CANDIDATE_LEN: usize = 512;
+/// Minimum Shannon entropy, in bits per character.
+pub const ENTROPY_THRESHOLD: f64 = 3.8;
+
+const HASH_LABELS_BEFORE: &[&str] = &["h1:", "sha1:", "sha256:", "sha384:", "sha512:", "md5:"];
+const HASH_PREFIXES: &[&str] = &["sha1-", "sha256-", "sha384-", "sha512-"];
+
+/// Pushes a candidate for every high-entropy string in `text`.
+pub(crate) fn collect(text: &str, out: &mut Vec<Candidate>) {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    let mut in_run = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        let run_byte = is_run_byte(b);
+        if run_byte == in_run {
+            continue;
+        }
+        in_run = run_byte;
+        if run_byte {
+            start = i;
+        } else if i - start >= MIN_CANDIDATE_LEN - 2 {
+            consider(text, start, with_padding(bytes, i), out);
+        }
+    }
+    if in_run && bytes.len() - start >= MIN_CANDIDATE_LEN {
+        consider(text, start, bytes.len(), out);
+    }
+}
+
+/// Extends a run ending at `end` over up to two `=` of base64 padding.
+fn with_padding(bytes: &[u8], mut end: usize) -> usize {
+    for _ in 0..2 {
+        if bytes.get(end) == Some(&b'=') {
+            end += 1;
+        }
+    }
+    end
+}
+
+/// Bytes that make up candidate runs: `[A-Za-z0-9+/_-]`.
+#[inline]
+fn is_run_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-')
+}
+
+fn consider(text: &str, start: usize, end: usize, out: &mut Vec<Candidate>) {
+    if end - start < MIN_CANDIDATE_LEN {
+        return;
+    }
+    let Some(token) = text.get(start..end) else {
+        return;
+    };
+    // Cheap class checks first: a run that fails them has no part that passes.
+    if !has_secret_classes(token.as_bytes()) {
+        return;
+    }
+    if token.contains('/')
+        && token.split('/').any(|s| s.len() >= MIN_CANDIDATE_LEN)
+        && is_path(token)
+    {
+        let mut offset = start;
+        for segment in token.split('/') {
+            judge(text, offset, offset + segment.len(), out);
+            offset += segment.len() + 1;
+        }
+    } else {
+        judge(text, start, end, out);
+    }
+}
+
+fn judge(text: &str, start: usize, end: usize, out: &mut Vec<Candidate>) {
+    let (Some(token), Some(before)) = (text.get(start..end), text.get(..start)) else {
+        return;
+    };
+    if looks_secret(token) && !HASH_LABELS_BEFORE.iter().any(|l| before.ends_with(l)) {
+        out.push(Candidate {
+            range: start..end,
+            kind: RedactionKind::HighEntropy,
+            priority: PRIORITY_ENTROPY,
+        });
+    }
+}
+
+/// Rules 1–3: length, character classes, not hex.
+fn has_secret_classes(bytes: &[u8]) -> bool {
+    if !(MIN_CANDIDATE_LEN..=MAX_CANDIDATE_LEN).contains(&bytes.len()) {
+        return false;
+    }
+    let (mut lower, mut upper, mut digit, mut symbol, mut hex) = (false, false, false, false, true);
+    for &b in bytes {
+        lower |= b.is_ascii_lowercase();
+        upper |= b.is_ascii_uppercase();
+        digit |= b.is_ascii_digit();
+        symbol |= matches!(b, b'+' | b'/' | b'_' | b'-');
+        hex &= b.is_ascii_hexdigit() || b == b'-';
+    }
+    let classes =
+        usize::from(lower) + usize::from(upper) + usize::from(digit) + usize::from(symbol);
+    digit && (lower || upper) && !hex && (classes >= 3 || bytes.len() >= 32)
+}
+
+/// True when `token` (one candidate run) looks like a secret by rules 1–7.
+fn looks_secret(token: &str) -> bool {
+    if !has_secret_classes(token.as_bytes())
+        || is_words(token)
+        || HASH_PREFIXES.iter().any(|p| token.starts_with(p))
+    {
+        return false;
+    }
+    if shannon_entropy(token) < ENTROPY_THRESHOLD || is_base64_text(token) {
+        return false;
+    }
+    !(token.contains('/') && is_path(token))
+}
+
+/// Shannon entropy of `text` in bits per byte.
+pub fn shannon_entropy(text: &str) -> f64 {
+    let bytes = text.as_bytes();
+    if bytes.is_empty() {
+        return 0.0;
+    }
+    let mut counts = [0u32; 256];
+    for &b in bytes {
+        if let Some(count) = counts.get_mut(usize::from(b)) {
+            *count += 1;
+        }
+    }
+    let total = bytes.len() as f64;
+    counts
+        .iter()
+        .filter(|c| **c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / total;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// A candidate with `/` is a path when at least two of its segments, and at least
+/// half of them, are words.
+fn is_path(token: &str) -> bool {
+    let (mut segments, mut wordy) = (0, 0);
+    for segment in token.split('/').filter(|s| !s.is_empty()) {
+        segments += 1;
+        if is_words(segment) {
+            wordy += 1;
+        }
+    }
+    wordy >= 2 && wordy * 2 >= segments
+}
+
+/// Rule 5: every piece between `+/_-` is digits and/or camelCase words.
+fn is_words(token: &str) -> bool {
+    token
+        .split(['+', '/', '_', '-', '='])
+        .filter(|p| !p.is_empty())
+        .all(is_word_piece)
+}
+
+fn is_word_piece(piece: &str) -> bool {
+    let bytes = piece.as_bytes();
+    if bytes.len() <= 4 {
+        return true;
+    }
+    let (mut humps, mut letters, mut inner_digit_groups) = (0usize, 0usize, 0usize);
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes.get(i).is_some_and(u8::is_ascii_digit) {
+            while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if humps > 0 && i < bytes.len() {
+                inner_digit_groups += 1;
+            }
+            continue;
+        }
+        let hump_start = i;
+        while bytes.get(i).is_some_and(u8::is_ascii_uppercase) {
+            i += 1;
+        }
+        let uppers = i - hump_start;
+        let lowers_start = i;
+        while bytes.get(i).is_some_and(u8::is_ascii_lowercase) {
+            i += 1;
+        }
+        if i == hump_start {
+            return false; // not alphanumeric
+        }
+        // `HTTPServer`: the acronym and the word after it are two humps.
+        humps += if uppers > 1 && i > lowers_start { 2 } else { 1 };
+        letters += i - hump_start;
+    }
+    if inner_digit_groups == 0 {
+        // Digits only at the ends: words averaging 2.5 letters.
+        letters * 2 >= humps * 5
+    } else {
+        // Digits between words (`parseHttp2Response`): longer words, few digit groups.
+        letters >= humps * 4 && inner_digit_groups * 2 <= humps
+    }
+}
+
+/// Rule 6: standard or URL-safe base64 that decodes to printable ASCII text.
+fn is_base64_text(token: &str) -> bool {
+    let body = token.trim_end_matches('=');
+    let standard = body.contains(['+', '/']);
+    let url_safe = body.contains(['-', '_']);
+    if (standard && url_safe) || body.len() % 4 == 1 {
+        return false;
+    }
+    let (mut acc, mut bits, mut decoded) = (0u32, 0u32, 0usize);
+    for b in body.bytes() {
+        let value = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return false,
+        };
+        acc = (acc << 6) | u32::from(value);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            let byte = (acc >> bits) & 0xff;
+            acc &= (1 << bits) - 1;
+            let printable = (0x20..=0x7e).contains(&byte) || matches!(byte, 0x09 | 0x0a | 0x0d);
+            if !printable {
+                return false;
+            }
+            decoded += 1;
+        }
+    }
+    decoded > 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entropy_of_simple_strings() {
+        assert_eq!(shannon_entropy(""), 0.0);
+        assert_eq!(shannon_entropy("aaaa"), 0.0);
+        assert!((shannon_entropy("abcd") - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn word_pieces() {
+        for piece in [
+            "very",
+            "HttpClient2",
+            "HTTPServer",
+            "python3",
+            "2fa",
+            "x86",
+            "2024",
+            "parseHttp2Response",
+            "k9x2",
+        ] {
+            assert!(is_word_piece(piece), "{piece}");
+        }
+        for piece in ["aB3dE", "qWeRtYuIoP", "k9x2m7", "x86a1", "Zx9qL2mN8vB4"] {
+            assert!(!is_word_piece(piece), "{piece}");
+        }
+    }
+
+    #[test]
+    fn base64_text_is_recognised() {
+        assert!(is_base64_text(
+            "dGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw=="
+        ));
+        assert!(!is_base64_text("wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"));
+    }
+
+    #[test]
+    fn secrets_and_non_secrets() {
+        assert!(looks_secret("Zx9qL2mN8vB4kR7tY1wE3uI6oP0aS5dF"));
+        assert!(!looks_secret(
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        ));
+        assert!(!looks_secret("550e8400-e29b-41d4-a716-446655440000"));
+        assert!(!looks_secret("very_long_function_name_for_testing"));
+        assert!(!looks_secret("parseHttpResponseHeaders2024Version3"));
+        assert!(!looks_secret("short1A"));
+    }
+}

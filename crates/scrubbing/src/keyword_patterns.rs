@@ -1,0 +1,403 @@
+//! The built-in patterns: labelled values, authorization headers, private-key blocks,
+//! credentials in URLs and well-known key formats.
+//!
+//! Everything is compiled once, in a [`LazyLock`]: a [`RegexSet`] of the patterns'
+//! literal *triggers* (the pre-filter: it says which patterns can occur in the text at
+//! all) and one [`Regex`] per pattern, run only for the patterns the set reported, to
+//! find positions. Patterns with a literal prefix run over the whole text; the
+//! single-line header patterns run only on the lines where their trigger occurs; the
+//! labelled-value patterns are driven by trigger hits (see `labelled`).
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::{Regex, RegexSet};
+
+use crate::labelled::{collect_labelled, labelled_value};
+use crate::merge::{Candidate, PRIORITY_KEYWORD};
+use crate::redaction::{KeyProvider, Keyword, RedactionKind};
+use crate::value_filter::is_placeholder;
+
+/// How a pattern's matches become candidates.
+#[derive(Debug, Clone, Copy)]
+enum Rule {
+    /// The whole match is the secret.
+    Whole(FixedKind),
+    /// `group secret` is the secret unless it is a placeholder.
+    Group(FixedKind),
+    /// An OpenAI-style `sk-` key: whole match, must contain a digit.
+    OpenAi,
+    /// `Authorization: <scheme> <credentials>`: group `secret`, not a scheme word.
+    Authorization,
+    /// A bare `Bearer <token>`: group `secret`, must contain a digit.
+    BareBearer,
+    /// `key <sep> value`: the key (group `key`) must label a secret and the value
+    /// (groups `dq`, `sq`, `eq`, `uv`) must not be obviously harmless.
+    Labelled,
+}
+
+/// The kinds a built-in rule can report (`RedactionKind` minus the heap-carrying
+/// variants, so rules stay `Copy`).
+#[derive(Debug, Clone, Copy)]
+enum FixedKind {
+    Api(KeyProvider),
+    Jwt,
+    PrivateKey,
+    UrlCredentials,
+    Password,
+}
+
+impl FixedKind {
+    fn kind(self) -> RedactionKind {
+        match self {
+            Self::Api(provider) => RedactionKind::ApiKey(provider),
+            Self::Jwt => RedactionKind::Jwt,
+            Self::PrivateKey => RedactionKind::PrivateKey,
+            Self::UrlCredentials => RedactionKind::UrlCredentials,
+            Self::Password => RedactionKind::Keyword(Keyword::Password),
+        }
+    }
+}
+
+/// The secret words of a key name (see `key_names` for the word-level check).
+const KEY: &str = r"(?P<key>(?i:[a-z0-9_.-]*(?:token|secret|passw(?:or)?d|pwd|passphrase|api[_.-]?key|(?:private|signing|encryption|master|access)[_.-]?key)[a-z0-9_.-]*))";
+/// A value: double-quoted (with escapes), single-quoted, escaped-double-quoted (JSON
+/// inside a JSON string) or bare.
+const VALUE: &str = r#"(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|\\"(?P<eq>(?:[^"\\\r\n]|\\[^"\r\n])*)\\"|(?P<uv>[^\s"'`,;&\[\](){}<>\\]+))"#;
+const BARE_FLAG_VALUE: &str = r#"(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|(?P<uv>[^\s"'`,;&\[\](){}<>\\-][^\s"'`,;&\[\](){}<>\\]*))"#;
+
+/// Case-sensitive literal trigger of the labelled-value patterns: a secret word in
+/// lower, Capitalised or UPPER case (`key` covers `api_key`, `private_key`, ...).
+const KEYWORD_TRIGGER: &str = "token|Token|TOKEN|secret|Secret|SECRET|passw|Passw|PASSW|passp|Passp|PASSP|pwd|Pwd|PWD|key|Key|KEY";
+
+struct PatternDef {
+    /// Literal alternation that every match of `regex` contains (the set pre-filter).
+    trigger: &'static str,
+    regex: String,
+    rule: Rule,
+}
+
+fn def(trigger: &'static str, regex: &str, rule: Rule) -> PatternDef {
+    PatternDef {
+        trigger,
+        regex: regex.to_owned(),
+        rule,
+    }
+}
+
+/// The built-in patterns; a pattern's index is its priority (lower wins ties).
+fn pattern_defs() -> Vec<PatternDef> {
+    use FixedKind as K;
+    use KeyProvider as P;
+    vec![
+        // Private-key blocks: whole block, or (when the END line is missing, e.g. the
+        // output was truncated) the header and the base64 body after it.
+        def(
+            "-----BEGIN",
+            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
+            Rule::Whole(K::PrivateKey),
+        ),
+        def(
+            "-----BEGIN",
+            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s\\:,]*",
+            Rule::Whole(K::PrivateKey),
+        ),
+        def(
+            "AKIA|ASIA|ABIA|ACCA",
+            r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?-u:\b)",
+            Rule::Whole(K::Api(P::AwsAccessKeyId)),
+        ),
+        def(
+            "secret|Secret|SECRET",
+            r#"(?i:aws_?secret_?(?:access_?)?key)(?:\\?["'])?[ \t]*(?::=|=>|[:=])[ \t]*(?:\\?["'])?(?P<secret>[A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)"#,
+            Rule::Group(K::Api(P::AwsSecretAccessKey)),
+        ),
+        def(
+            "ghp_|gho_|ghu_|ghs_|ghr_|github_pat_",
+            r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{30}[A-Za-z0-9]*|github_pat_[A-Za-z0-9_]{22}[A-Za-z0-9_]*)",
+            Rule::Whole(K::Api(P::Github)),
+        ),
+        def(
+            "xoxa-|xoxb-|xoxp-|xoxo-|xoxs-|xoxr-",
+            r"(?-u:\b)xox[abposr]-[A-Za-z0-9-]{10}[A-Za-z0-9-]*",
+            Rule::Whole(K::Api(P::Slack)),
+        ),
+        def(
+            "sk-ant-",
+            r"(?-u:\b)sk-ant-[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*",
+            Rule::Whole(K::Api(P::Anthropic)),
+        ),
+        def(
+            "sk-",
+            r"(?-u:\b)sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*",
+            Rule::OpenAi,
+        ),
+        def(
+            "AIza",
+            r"(?-u:\b)AIza[0-9A-Za-z_-]{33}[0-9A-Za-z_-]*",
+            Rule::Whole(K::Api(P::Google)),
+        ),
+        def(
+            "sk_live_|rk_live_|sk_test_|rk_test_",
+            r"(?-u:\b)(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16}[0-9A-Za-z]*",
+            Rule::Whole(K::Api(P::Stripe)),
+        ),
+        def(
+            "eyJ",
+            r"(?-u:\b)eyJ[A-Za-z0-9_-]{5}[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]{5}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*",
+            Rule::Whole(K::Jwt),
+        ),
+        def(
+            "://",
+            r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@?#"'<>\[\]]*:(?P<secret>[^\s/?#"'<>]+)@"#,
+            Rule::Group(K::UrlCredentials),
+        ),
+        def(
+            "authorization|Authorization|AUTHORIZATION",
+            r#"(?i:(?-u:\b)(?:proxy-)?authorization)(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?(?:(?i:bearer|basic|token|bot)[ \t]+)?(?P<secret>[A-Za-z0-9._~+/=-]+)"#,
+            Rule::Authorization,
+        ),
+        def(
+            "bearer|Bearer|BEARER",
+            r"(?-u:\b)(?i:bearer)[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16}[A-Za-z0-9._~+/-]*=*)",
+            Rule::BareBearer,
+        ),
+        def(
+            "-u|--user",
+            r#"(?m:(?:^|[ \t])(?:-u|--user)[ \t]+["']?[^\s:"'\[\]]+:(?P<secret>[^\s"']+))"#,
+            Rule::Group(K::Password),
+        ),
+        def(
+            KEYWORD_TRIGGER,
+            &format!(r#"{KEY}(?:\\?["'])?[ \t]*(?::=|=>|[:=])[ \t]*{VALUE}"#),
+            Rule::Labelled,
+        ),
+        def(
+            KEYWORD_TRIGGER,
+            &format!(r"--{KEY}[ \t]+{BARE_FLAG_VALUE}"),
+            Rule::Labelled,
+        ),
+    ]
+}
+
+/// One compiled built-in pattern.
+struct Compiled {
+    regex: Regex,
+    rule: Rule,
+    /// For single-line patterns without a literal prefix: the trigger as a regex. The
+    /// pattern then runs only on the lines where its trigger occurs.
+    line_trigger: Option<Regex>,
+    /// For labelled values: the pattern anchored at the start (`\A`), run from the
+    /// start of the key around each trigger hit.
+    anchored: Option<Regex>,
+}
+
+/// The compiled built-in patterns.
+pub(crate) struct Builtins {
+    /// Pre-filter: the patterns' literal triggers, in pattern order.
+    set: RegexSet,
+    patterns: Vec<Compiled>,
+}
+
+static BUILTINS: LazyLock<Result<Builtins, String>> = LazyLock::new(|| {
+    let defs = pattern_defs();
+    let set = RegexSet::new(defs.iter().map(|d| d.trigger)).map_err(|e| e.to_string())?;
+    let patterns = defs
+        .into_iter()
+        .map(|d| {
+            let line_trigger = match d.rule {
+                Rule::Labelled | Rule::Authorization | Rule::BareBearer => {
+                    Some(Regex::new(d.trigger)?)
+                }
+                _ => None,
+            };
+            let anchored = match d.rule {
+                Rule::Labelled => Some(Regex::new(&format!(r"\A(?:{})", d.regex))?),
+                _ => None,
+            };
+            Ok(Compiled {
+                regex: Regex::new(&d.regex)?,
+                rule: d.rule,
+                line_trigger,
+                anchored,
+            })
+        })
+        .collect::<Result<Vec<_>, regex::Error>>()
+        .map_err(|e| e.to_string())?;
+    Ok(Builtins { set, patterns })
+});
+
+/// The built-in patterns, compiled on first use.
+pub(crate) fn builtins() -> Result<&'static Builtins, &'static str> {
+    BUILTINS.as_ref().map_err(String::as_str)
+}
+
+impl Builtins {
+    /// Pushes every built-in match in `text` onto `out`.
+    pub(crate) fn collect(&self, text: &str, out: &mut Vec<Candidate>) {
+        if !self.set.is_match(text) {
+            return;
+        }
+        for index in self.set.matches(text).iter() {
+            let Some(pattern) = self.patterns.get(index) else {
+                continue;
+            };
+            let priority = u16::try_from(index).unwrap_or(u16::MAX);
+            match (&pattern.line_trigger, &pattern.anchored) {
+                (Some(trigger), Some(anchored)) => collect_labelled(text, trigger, anchored, out),
+                (Some(trigger), None) => {
+                    let mut done_until = 0;
+                    for hit in trigger.find_iter(text) {
+                        if hit.start() < done_until {
+                            continue;
+                        }
+                        let (line_start, line_end) = line_around(text, hit.start(), hit.end());
+                        if let Some(line) = text.get(line_start..line_end) {
+                            collect_pattern(
+                                line,
+                                line_start,
+                                &pattern.regex,
+                                pattern.rule,
+                                priority,
+                                out,
+                            );
+                        }
+                        done_until = line_end;
+                    }
+                }
+                _ => collect_pattern(text, 0, &pattern.regex, pattern.rule, priority, out),
+            }
+        }
+    }
+}
+
+/// The byte range of the line(s) containing `start..end`, without the newlines.
+fn line_around(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let line_start = text
+        .get(..start)
+        .and_then(|before| before.rfind('\n'))
+        .map_or(0, |i| i + 1);
+    let line_end = text
+        .get(end..)
+        .and_then(|after| after.find('\n'))
+        .map_or(text.len(), |i| end + i);
+    (line_start, line_end)
+}
+
+/// Runs one pattern over `text` (which starts at byte `offset` of the scrubbed text).
+fn collect_pattern(
+    text: &str,
+    offset: usize,
+    regex: &Regex,
+    rule: Rule,
+    priority: u16,
+    out: &mut Vec<Candidate>,
+) {
+    let mut push = |range: Range<usize>, kind, priority| {
+        out.push(Candidate {
+            range: range.start + offset..range.end + offset,
+            kind,
+            priority,
+        });
+    };
+    match rule {
+        Rule::Whole(kind) => {
+            for m in regex.find_iter(text) {
+                push(m.range(), kind.kind(), priority);
+            }
+        }
+        Rule::OpenAi => {
+            for m in regex.find_iter(text) {
+                if m.as_str().bytes().any(|b| b.is_ascii_digit()) {
+                    push(
+                        m.range(),
+                        RedactionKind::ApiKey(KeyProvider::OpenAi),
+                        priority,
+                    );
+                }
+            }
+        }
+        Rule::Group(kind) => {
+            for caps in regex.captures_iter(text) {
+                if let Some(secret) = caps.name("secret")
+                    && !is_placeholder(secret.as_str())
+                {
+                    push(secret.range(), kind.kind(), priority);
+                }
+            }
+        }
+        Rule::Authorization | Rule::BareBearer => {
+            for caps in regex.captures_iter(text) {
+                let Some(secret) = caps.name("secret") else {
+                    continue;
+                };
+                let value = secret.as_str();
+                let is_scheme = ["bearer", "basic", "token", "bot"]
+                    .iter()
+                    .any(|s| value.eq_ignore_ascii_case(s));
+                let wanted = match rule {
+                    Rule::BareBearer => value.bytes().any(|b| b.is_ascii_digit()),
+                    _ => value.len() >= 3 && !is_scheme,
+                };
+                if wanted && !is_placeholder(value) {
+                    push(secret.range(), RedactionKind::Authorization, priority);
+                }
+            }
+        }
+        Rule::Labelled => {
+            for caps in regex.captures_iter(text) {
+                if let Some((range, keyword)) = labelled_value(text, &caps) {
+                    push(range, RedactionKind::Keyword(keyword), PRIORITY_KEYWORD);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One sample match per pattern, in pattern order.
+    const SAMPLES: &[&str] = &[
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA",
+        "AKIAIOSFODNN7EXAMPLE",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+        "xoxb-2233445566-abcdefghijkl",
+        "sk-ant-api03-abcdefghij0123456789",
+        "sk-proj-abcdefghij0123456789",
+        "AIzaSyD-abcdefghijklmnopqrstuvwxyz01234",
+        "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc",
+        "postgres://app:hunter22@db",
+        "Authorization: Bearer abcdef",
+        "bearer abcdefghijklmnop1",
+        "curl -u ada:lovelace https://x",
+        "api_key=abc123",
+        "--password hunter22",
+    ];
+
+    #[test]
+    fn builtins_compile() {
+        let builtins = builtins().unwrap();
+        assert_eq!(builtins.patterns.len(), builtins.set.len());
+        // Every pattern's trigger must occur in every match of the pattern.
+        let defs = pattern_defs();
+        for (def, sample) in defs.iter().zip(SAMPLES) {
+            let re = Regex::new(&def.regex).unwrap();
+            let trigger = Regex::new(def.trigger).unwrap();
+            let m = re
+                .find(sample)
+                .unwrap_or_else(|| panic!("{} misses {sample}", def.regex));
+            assert!(
+                trigger.is_match(m.as_str()),
+                "trigger {} not in {}",
+                def.trigger,
+                m.as_str()
+            );
+        }
+        assert_eq!(defs.len(), SAMPLES.len());
+    }
+}

@@ -1,0 +1,211 @@
+//! [`Scrubber`]: built-in patterns, optional user patterns and entropy detection.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use regex::{Regex, RegexSet};
+
+use crate::entropy;
+use crate::error::ScrubError;
+use crate::keyword_patterns::builtins;
+use crate::merge::{Candidate, PRIORITY_CUSTOM, drop_marker_overlaps, merge, render};
+use crate::redaction::{Redaction, RedactionKind, Scrubbed};
+
+/// A configured scrubber. [`Scrubber::new`] (or [`crate::scrub`]) uses the built-in
+/// patterns and entropy detection; [`Scrubber::with_patterns`] adds user patterns.
+///
+/// ```
+/// use oxydra_scrubbing::Scrubber;
+///
+/// let scrubber = Scrubber::with_patterns([("employee_id", r"EMP-\d{6}")])?
+///     .with_entropy_detection(false);
+/// let out = scrubber.scrub("badge EMP-123456 issued");
+/// assert_eq!(out.text, "badge [REDACTED] issued");
+/// assert_eq!(out.redactions[0].kind.as_str(), "employee_id");
+/// # Ok::<(), oxydra_scrubbing::ScrubError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Scrubber {
+    custom: Option<Arc<CustomPatterns>>,
+    entropy: bool,
+}
+
+#[derive(Debug)]
+struct CustomPatterns {
+    set: RegexSet,
+    patterns: Vec<(Regex, Arc<str>)>,
+}
+
+impl Default for Scrubber {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Scrubber {
+    /// The default scrubber: built-in patterns and entropy detection.
+    pub(crate) const DEFAULT: Scrubber = Scrubber {
+        custom: None,
+        entropy: true,
+    };
+
+    /// A scrubber with the built-in patterns and entropy detection.
+    pub fn new() -> Self {
+        Self::DEFAULT
+    }
+
+    /// A scrubber with the built-in patterns plus user patterns, given as
+    /// `(name, regex)` pairs. The name becomes the redaction kind
+    /// ([`RedactionKind::Custom`]). When a pattern has a capture group named `secret`,
+    /// only that group is redacted; otherwise the whole match is.
+    ///
+    /// # Errors
+    /// [`ScrubError::InvalidPattern`] naming the first pattern that does not compile,
+    /// [`ScrubError::MatchesEmpty`] for a pattern that matches the empty string,
+    /// [`ScrubError::EmptyName`], [`ScrubError::PatternSet`] when the set is too large,
+    /// and [`ScrubError::Builtin`] if the built-in patterns are unavailable.
+    pub fn with_patterns<I, N, P>(patterns: I) -> Result<Self, ScrubError>
+    where
+        I: IntoIterator<Item = (N, P)>,
+        N: Into<String>,
+        P: AsRef<str>,
+    {
+        builtins().map_err(|message| ScrubError::Builtin {
+            message: message.to_owned(),
+        })?;
+        let mut compiled = Vec::new();
+        let mut sources = Vec::new();
+        for (name, pattern) in patterns {
+            let name: String = name.into();
+            let pattern = pattern.as_ref();
+            if name.is_empty() {
+                return Err(ScrubError::EmptyName {
+                    pattern: pattern.to_owned(),
+                });
+            }
+            let regex = Regex::new(pattern).map_err(|source| ScrubError::InvalidPattern {
+                name: name.clone(),
+                source,
+            })?;
+            if regex.is_match("") {
+                return Err(ScrubError::MatchesEmpty { name });
+            }
+            sources.push(pattern.to_owned());
+            compiled.push((regex, Arc::from(name)));
+        }
+        let custom = if compiled.is_empty() {
+            None
+        } else {
+            let set = RegexSet::new(&sources).map_err(|source| ScrubError::PatternSet {
+                count: sources.len(),
+                source,
+            })?;
+            Some(Arc::new(CustomPatterns {
+                set,
+                patterns: compiled,
+            }))
+        };
+        Ok(Self {
+            custom,
+            entropy: true,
+        })
+    }
+
+    /// Turns entropy detection of unlabelled strings on (the default) or off.
+    #[must_use]
+    pub fn with_entropy_detection(mut self, enabled: bool) -> Self {
+        self.entropy = enabled;
+        self
+    }
+
+    /// Whether entropy detection is on.
+    pub fn entropy_detection(&self) -> bool {
+        self.entropy
+    }
+
+    /// Scrubs `text`. The result borrows `text` when nothing was redacted.
+    pub fn scrub<'a>(&self, text: &'a str) -> Scrubbed<'a> {
+        let mut candidates = Vec::new();
+        match builtins() {
+            Ok(builtins) => builtins.collect(text, &mut candidates),
+            Err(_) if !text.is_empty() => return withheld(text),
+            Err(_) => {}
+        }
+        if let Some(custom) = &self.custom {
+            custom.collect(text, &mut candidates);
+        }
+        if self.entropy {
+            entropy::collect(text, &mut candidates);
+        }
+        drop_marker_overlaps(text, &mut candidates);
+        if candidates.is_empty() {
+            return Scrubbed {
+                text: Cow::Borrowed(text),
+                redactions: Vec::new(),
+            };
+        }
+        let redactions = merge(candidates);
+        Scrubbed {
+            text: Cow::Owned(render(text, &redactions)),
+            redactions,
+        }
+    }
+}
+
+/// Fail-closed result when the built-in patterns could not be compiled.
+fn withheld(text: &str) -> Scrubbed<'static> {
+    let redactions = vec![Redaction {
+        range: 0..text.len(),
+        kind: RedactionKind::Unverified,
+    }];
+    Scrubbed {
+        text: Cow::Owned(render(text, &redactions)),
+        redactions,
+    }
+}
+
+impl CustomPatterns {
+    fn collect(&self, text: &str, out: &mut Vec<Candidate>) {
+        if !self.set.is_match(text) {
+            return;
+        }
+        for index in self.set.matches(text).iter() {
+            let Some((regex, name)) = self.patterns.get(index) else {
+                continue;
+            };
+            let priority = PRIORITY_CUSTOM.saturating_add(u16::try_from(index).unwrap_or(u16::MAX));
+            for caps in regex.captures_iter(text) {
+                let Some(m) = caps.name("secret").or_else(|| caps.get(0)) else {
+                    continue;
+                };
+                if !m.range().is_empty() {
+                    out.push(Candidate {
+                        range: m.range(),
+                        kind: RedactionKind::Custom(Arc::clone(name)),
+                        priority,
+                    });
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn withheld_text_is_fully_redacted() {
+        let out = withheld("password=hunter22 and more");
+        assert_eq!(out.text, "[REDACTED:unverified]");
+        assert_eq!(out.redactions.len(), 1);
+        assert_eq!(out.redactions[0].range, 0..26);
+        assert_eq!(out.redactions[0].kind, RedactionKind::Unverified);
+    }
+
+    #[test]
+    fn the_free_function_and_default_scrubber_agree() {
+        let text = "token: abcd1234 and Zx9qL2mN8vB4kR7tY1wE3uI6oP0aS5dF";
+        assert_eq!(crate::scrub(text), Scrubber::default().scrub(text));
+    }
+}

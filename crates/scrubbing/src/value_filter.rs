@@ -1,0 +1,232 @@
+//! Deciding whether a labelled value is obviously not a secret.
+//!
+//! A key like `password` or `token` only tells us the value *might* be secret. These
+//! checks let through values that cannot be: empty or very short values, booleans and
+//! nulls, masks (`***`), template placeholders (`$VAR`, `${VAR}`, `{{ var }}`,
+//! `<your-key>`), text that was already redacted, numbers under a `*token*` key
+//! (`token_count: 42`), a path under `pwd`, and — for unquoted values — code: type
+//! names (`password: String`), calls and generics (`token = get_token()`,
+//! `Option<String>`) and field paths (`self.config.token`).
+
+use crate::key_names::KeyInfo;
+use crate::redaction::Keyword;
+
+/// Values shorter than this (in characters) are never redacted as labelled values.
+pub(crate) const MIN_VALUE_CHARS: usize = 3;
+
+const NON_SECRET_WORDS: &[&str] = &[
+    "null",
+    "nil",
+    "none",
+    "undefined",
+    "true",
+    "false",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "n/a",
+    "redacted",
+    "required",
+    "optional",
+    "empty",
+    "unset",
+    "hidden",
+    "masked",
+];
+
+const TYPE_NAMES: &[&str] = &[
+    "str",
+    "string",
+    "bool",
+    "boolean",
+    "int",
+    "integer",
+    "float",
+    "number",
+    "bytes",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
+    "f32",
+    "f64",
+    "impl",
+    "dyn",
+    "mut",
+    "self",
+    "option",
+    "vec",
+    "any",
+    "object",
+    "pathbuf",
+    "path",
+    "secretstring",
+    "secret",
+    "token",
+    "uuid",
+    "char",
+    "list",
+    "dict",
+    "text",
+    "varchar",
+];
+
+/// Where a labelled value sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ValueShape {
+    /// Inside quotes.
+    Quoted,
+    /// Bare; `next` is the character right after it.
+    Unquoted { next: Option<char> },
+}
+
+/// True when a value labelled by `key` is obviously not a secret.
+pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) -> bool {
+    if value.chars().count() < MIN_VALUE_CHARS || is_placeholder(value) {
+        return true;
+    }
+    if NON_SECRET_WORDS
+        .iter()
+        .any(|w| value.eq_ignore_ascii_case(w))
+    {
+        return true;
+    }
+    if key.keyword == Keyword::Token && value.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return true;
+    }
+    if key.is_pwd && (value.starts_with('/') || value.starts_with('~')) {
+        return true;
+    }
+    match shape {
+        ValueShape::Quoted => false,
+        ValueShape::Unquoted { next } => {
+            matches!(next, Some('(' | '<' | '['))
+                || TYPE_NAMES.iter().any(|t| value.eq_ignore_ascii_case(t))
+                || is_field_path(value)
+        }
+    }
+}
+
+/// True for values that stand for a secret without being one: already redacted
+/// text, masks and template placeholders. Used for every kind of labelled secret.
+pub(crate) fn is_placeholder(value: &str) -> bool {
+    let value = value.trim();
+    let mut chars = value.chars();
+    let Some(first) = chars.next() else {
+        return true;
+    };
+    if value.starts_with("[REDACTED") {
+        return true;
+    }
+    // A mask: one character repeated (`***`, `xxxx`, `••••`).
+    if chars.all(|c| c == first) && value.chars().count() >= 3 {
+        return matches!(first, '*' | 'x' | 'X' | '•' | '.' | '#' | '-' | '?');
+    }
+    is_variable_reference(value)
+        || (value.starts_with("{{") && value.ends_with("}}"))
+        || (value.starts_with('<') && value.ends_with('>'))
+        || (value.starts_with('%') && value.ends_with('%') && value.len() > 2)
+}
+
+/// `$VAR`, `${VAR}`, `${VAR:-default}`, `$(command)`.
+fn is_variable_reference(value: &str) -> bool {
+    let Some(rest) = value.strip_prefix('$') else {
+        return false;
+    };
+    if rest.starts_with('{') && rest.ends_with('}') || rest.starts_with('(') && rest.ends_with(')')
+    {
+        return true;
+    }
+    !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// `self.config.token`, `settings.api_key`: two or more identifiers joined by dots,
+/// each starting with a lowercase letter or underscore.
+fn is_field_path(value: &str) -> bool {
+    let mut parts = 0;
+    for part in value.split('.') {
+        let mut bytes = part.bytes();
+        let starts_ok = bytes
+            .next()
+            .is_some_and(|b| b.is_ascii_lowercase() || b == b'_');
+        if !starts_ok || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return false;
+        }
+        parts += 1;
+    }
+    parts >= 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOKEN: KeyInfo = KeyInfo {
+        keyword: Keyword::Token,
+        is_pwd: false,
+    };
+    const PASSWORD: KeyInfo = KeyInfo {
+        keyword: Keyword::Password,
+        is_pwd: false,
+    };
+    const PWD: KeyInfo = KeyInfo {
+        keyword: Keyword::Password,
+        is_pwd: true,
+    };
+    const BARE: ValueShape = ValueShape::Unquoted { next: None };
+
+    #[test]
+    fn obvious_non_secrets() {
+        for value in [
+            "",
+            "ab",
+            "null",
+            "None",
+            "true",
+            "FALSE",
+            "***",
+            "xxxxxxxx",
+            "$TOKEN",
+            "${GITHUB_TOKEN}",
+            "$(cat token.txt)",
+            "{{ secrets.token }}",
+            "<your-token>",
+            "[REDACTED]",
+            "%API_TOKEN%",
+        ] {
+            assert!(
+                is_non_secret_value(value, TOKEN, ValueShape::Quoted),
+                "{value:?}"
+            );
+        }
+        assert!(is_non_secret_value("1024", TOKEN, BARE));
+        assert!(is_non_secret_value("/home/user", PWD, BARE));
+        assert!(is_non_secret_value("String", PASSWORD, BARE));
+        assert!(is_non_secret_value("self.config.password", PASSWORD, BARE));
+        assert!(is_non_secret_value(
+            "get_password",
+            PASSWORD,
+            ValueShape::Unquoted { next: Some('(') }
+        ));
+    }
+
+    #[test]
+    fn real_values_are_secret() {
+        assert!(!is_non_secret_value("hunter2", PASSWORD, BARE));
+        assert!(!is_non_secret_value("123456", PASSWORD, BARE));
+        assert!(!is_non_secret_value("/abc", PASSWORD, BARE));
+        assert!(!is_non_secret_value("abc", TOKEN, ValueShape::Quoted));
+        assert!(!is_non_secret_value("String", PASSWORD, ValueShape::Quoted));
+        assert!(!is_non_secret_value("$2b$12$abcdefghijk", PASSWORD, BARE));
+        assert!(!is_non_secret_value("pässwört", PASSWORD, BARE));
+    }
+}
