@@ -2,20 +2,73 @@
 //!
 //! `oxydra-provider` owns the [`Provider`] trait — `complete` and `stream` a
 //! [`ProviderRequest`], report [`ProviderCapabilities`] — and the errors a provider
-//! call can end in ([`ProviderError`]).
+//! call can end in ([`ProviderError`]). It also owns:
+//!
+//! - [`StreamAccumulator`], which assembles stream items into a [`ProviderResponse`];
+//! - [`ReliableProvider`], which retries transient failures under a [`RetryPolicy`] and
+//!   falls back from `stream` to `complete` when a stream breaks before any output;
+//! - [`PricingTable`] and [`cost`], the price of a call in US dollars;
+//! - `ScriptedProvider` (feature `testing`), a provider that replays a script.
+//!
+//! The real clients are [`OpenAiProvider`] (any OpenAI-compatible server: OpenAI,
+//! OpenRouter, Ollama, vLLM, llama.cpp) and [`AnthropicProvider`]; both parse their
+//! streams with this crate's own SSE parser ([`sse`]).
 //!
 //! ```
-//! use oxydra_provider::{ProviderRequest, ToolChoice};
-//! use oxydra_types::Message;
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! use oxydra_provider::{
+//!     OpenAiProvider, Provider, ProviderConfig, ProviderRequest, ReliableProvider,
+//!     RetryPolicy, ToolChoice, cost,
+//! };
+//! use oxydra_types::{Message, Usage};
+//!
+//! // A local Ollama server: no API key, so no auth header is sent.
+//! let ollama = OpenAiProvider::new(
+//!     ProviderConfig::new("http://localhost:11434/v1", None).with_limits(32_768, 4_096),
+//! );
+//! let provider = ReliableProvider::new(
+//!     Arc::new(ollama),
+//!     RetryPolicy::default().with_base_delay(Duration::from_millis(200)),
+//! );
+//! assert_eq!(provider.capabilities("llama3.2").context_window, 32_768);
 //!
 //! let request = ProviderRequest::new("gpt-4o-mini", vec![Message::user("Hello")]);
 //! assert_eq!(request.tool_choice, ToolChoice::Auto);
+//! // 1000 input and 100 output tokens of gpt-4o-mini: $0.00015 + $0.00006.
+//! let dollars = cost(&request.model, &Usage::new(1_000, 100, 0));
+//! assert!((dollars - 0.00021).abs() < 1e-12);
 //! ```
 
+mod accumulator;
+mod anthropic;
+mod config;
 mod error;
+mod http_error;
+mod openai;
+mod pricing;
 mod provider;
+mod reliable;
 mod request;
+mod retry_policy;
+#[cfg(feature = "testing")]
+mod scripted;
+pub mod sse;
+mod transport;
 
+pub use accumulator::{StreamAccumulator, response_to_stream_items};
+pub use anthropic::{
+    ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicProvider, AnthropicStreamDecoder,
+    DEFAULT_MAX_TOKENS,
+};
+pub use config::ProviderConfig;
 pub use error::ProviderError;
+pub use openai::{OPENAI_BASE_URL, OpenAiProvider, OpenAiStreamDecoder};
+pub use pricing::{ModelPrice, PricingTable, cost};
 pub use provider::{Provider, ProviderCapabilities, ProviderStream};
+pub use reliable::ReliableProvider;
 pub use request::{ProviderRequest, ProviderResponse, ToolChoice};
+pub use retry_policy::{RetryPolicy, is_retryable, parse_retry_after};
+#[cfg(feature = "testing")]
+pub use scripted::{ScriptedProvider, ScriptedTurn};

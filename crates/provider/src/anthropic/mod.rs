@@ -1,0 +1,183 @@
+//! The Anthropic Messages client.
+
+mod stream;
+mod wire;
+
+use std::time::Instant;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::config::ProviderConfig;
+use crate::error::ProviderError;
+use crate::provider::{Provider, ProviderCapabilities, ProviderStream};
+use crate::request::{ProviderRequest, ProviderResponse};
+use crate::transport::{call_span, read_body, record_outcome, send, sse_stream};
+
+pub use stream::AnthropicStreamDecoder;
+pub use wire::DEFAULT_MAX_TOKENS;
+
+/// Anthropic's API root.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+
+/// The API version sent in `anthropic-version`.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// A client for `POST {base_url}/v1/messages`.
+///
+/// Sends `x-api-key` (when a key is configured) and `anthropic-version: 2023-06-01`;
+/// lifts system messages into `system`; maps tool calls to `tool_use` blocks and
+/// tool results to `tool_result` blocks (consecutive results in one user message);
+/// sends `max_tokens` = [`DEFAULT_MAX_TOKENS`] when the request names none.
+/// A `base_url` ending in `/v1` is accepted too.
+#[derive(Debug, Clone)]
+pub struct AnthropicProvider {
+    config: ProviderConfig,
+}
+
+impl AnthropicProvider {
+    /// A client for the Anthropic-compatible server at `config.base_url`.
+    pub fn new(config: ProviderConfig) -> Self {
+        Self { config }
+    }
+
+    /// A client for Anthropic itself.
+    pub fn anthropic(api_key: impl Into<String>) -> Self {
+        Self::new(ProviderConfig::new(
+            ANTHROPIC_BASE_URL,
+            Some(api_key.into()),
+        ))
+    }
+
+    /// The endpoint URL.
+    pub fn endpoint(&self) -> String {
+        let base = self.config.base();
+        let base = base.strip_suffix("/v1").unwrap_or(base);
+        format!("{base}/v1/messages")
+    }
+
+    fn request(&self, body: &serde_json::Value) -> reqwest::RequestBuilder {
+        let mut builder = self
+            .config
+            .client
+            .post(self.endpoint())
+            .header("anthropic-version", ANTHROPIC_VERSION)
+            .json(body);
+        if let Some(key) = &self.config.api_key {
+            builder = builder.header("x-api-key", key.as_str());
+        }
+        for (name, value) in &self.config.extra_headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        builder
+    }
+}
+
+/// Largest output by model family.
+fn max_output(model: &str) -> u32 {
+    let name = model.rsplit('/').next().unwrap_or(model);
+    const LIMITS: &[(&str, u32)] = &[
+        ("claude-opus-4-5", 64_000),
+        ("claude-opus-4", 32_000),
+        ("claude-sonnet-4", 64_000),
+        ("claude-haiku-4", 64_000),
+        ("claude-3-7-sonnet", 64_000),
+        ("claude-3-5", 8_192),
+        ("claude-3", 4_096),
+    ];
+    LIMITS
+        .iter()
+        .filter(|(prefix, _)| name.starts_with(prefix))
+        .max_by_key(|(prefix, _)| prefix.len())
+        .map_or(8_192, |(_, output)| *output)
+}
+
+#[async_trait]
+impl Provider for AnthropicProvider {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn capabilities(&self, model: &str) -> ProviderCapabilities {
+        ProviderCapabilities {
+            streaming: true,
+            tool_calling: true,
+            parallel_tool_calls: true,
+            context_window: self.config.context_window.unwrap_or(200_000),
+            max_output_tokens: self.config.max_output_tokens.unwrap_or(max_output(model)),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: &ProviderRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ProviderResponse, ProviderError> {
+        let span = call_span(self.name(), &request.model, false);
+        let started = Instant::now();
+        let timeout = self.config.request_timeout;
+        let result = async {
+            let body = wire::request_body(request, false);
+            let response = send(self.request(&body), timeout, cancel).await?;
+            let bytes = read_body(response, timeout, cancel).await?;
+            wire::parse_response(&bytes)
+        }
+        .instrument(span.clone())
+        .await;
+        record_outcome(&span, started, &result);
+        result
+    }
+
+    async fn stream(
+        &self,
+        request: &ProviderRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ProviderStream, ProviderError> {
+        let span = call_span(self.name(), &request.model, true);
+        let started = Instant::now();
+        let body = wire::request_body(request, true);
+        let response = send(self.request(&body), self.config.request_timeout, cancel)
+            .instrument(span.clone())
+            .await
+            .inspect_err(|error| {
+                span.in_scope(|| tracing::warn!(error = %error, "provider call failed"));
+            })?;
+        Ok(sse_stream(
+            response,
+            AnthropicStreamDecoder::new(),
+            cancel.clone(),
+            self.config.stream_idle_timeout,
+            span,
+            started,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_and_limits() {
+        let provider = AnthropicProvider::new(ProviderConfig::new("http://127.0.0.1:9/v1/", None));
+        assert_eq!(provider.endpoint(), "http://127.0.0.1:9/v1/messages");
+        assert_eq!(
+            AnthropicProvider::anthropic("k").endpoint(),
+            "https://api.anthropic.com/v1/messages"
+        );
+        assert_eq!(
+            provider
+                .capabilities("claude-sonnet-4-20250514")
+                .max_output_tokens,
+            64_000
+        );
+        assert_eq!(
+            provider
+                .capabilities("claude-3-5-haiku-latest")
+                .max_output_tokens,
+            8_192
+        );
+        assert_eq!(provider.capabilities("x").context_window, 200_000);
+    }
+}

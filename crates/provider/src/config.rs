@@ -1,0 +1,75 @@
+//! Settings shared by the HTTP clients.
+
+use std::time::Duration;
+
+/// How to reach a provider: where, with which key, over which HTTP client.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    /// The API root, e.g. `https://api.openai.com/v1`, `http://localhost:11434/v1`
+    /// (OpenAI-compatible) or `https://api.anthropic.com` (Anthropic). A trailing `/`
+    /// is ignored.
+    pub base_url: String,
+    /// The API key; `None` sends no auth header (local servers).
+    pub api_key: Option<String>,
+    /// The HTTP client (share one across providers to share its connection pool).
+    pub client: reqwest::Client,
+    /// Longest wait for a whole `complete` response, and for a stream's headers.
+    pub request_timeout: Duration,
+    /// Longest silence between two chunks of a stream.
+    pub stream_idle_timeout: Duration,
+    /// Overrides the context window reported by `capabilities` (needed for local
+    /// models, whose window the client cannot know).
+    pub context_window: Option<u32>,
+    /// Overrides the largest output reported by `capabilities`.
+    pub max_output_tokens: Option<u32>,
+    /// Extra headers sent with every request (e.g. OpenRouter's `HTTP-Referer`).
+    pub extra_headers: Vec<(String, String)>,
+}
+
+impl ProviderConfig {
+    /// A config for `base_url` with `api_key`, a default client and default timeouts
+    /// (10 minutes per request, 2 minutes of stream silence).
+    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            api_key,
+            client: reqwest::Client::new(),
+            request_timeout: Duration::from_secs(600),
+            stream_idle_timeout: Duration::from_secs(120),
+            context_window: None,
+            max_output_tokens: None,
+            extra_headers: Vec::new(),
+        }
+    }
+
+    /// The same config using `client`.
+    pub fn with_client(mut self, client: reqwest::Client) -> Self {
+        self.client = client;
+        self
+    }
+
+    /// The same config with other timeouts.
+    pub fn with_timeouts(mut self, request: Duration, stream_idle: Duration) -> Self {
+        self.request_timeout = request;
+        self.stream_idle_timeout = stream_idle;
+        self
+    }
+
+    /// The same config reporting this context window and output limit.
+    pub fn with_limits(mut self, context_window: u32, max_output_tokens: u32) -> Self {
+        self.context_window = Some(context_window);
+        self.max_output_tokens = Some(max_output_tokens);
+        self
+    }
+
+    /// The same config with one more header.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.extra_headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// `base_url` without trailing slashes.
+    pub(crate) fn base(&self) -> &str {
+        self.base_url.trim_end_matches('/')
+    }
+}

@@ -1,0 +1,246 @@
+//! Turning HTTP statuses and provider error bodies into [`ProviderError`]s.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::error::ProviderError;
+
+/// The longest excerpt of foreign input kept in an error.
+const EXCERPT_CHARS: usize = 300;
+
+/// `text` shortened to at most [`EXCERPT_CHARS`] characters (with `…` when cut).
+pub(crate) fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or(text)),
+        None => text.to_owned(),
+    }
+}
+
+/// The fields of a JSON object built with `json!({...})` (empty for anything else).
+pub(crate) fn object(value: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    match value {
+        serde_json::Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// The error object both APIs use: `{"error": {"type", "code", "message", ...}}`
+/// (Anthropic adds `"type": "error"` at the top level).
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct WireError {
+    /// `type` (Anthropic: `overloaded_error`, …; OpenAI: `invalid_request_error`, …).
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    /// `code` (OpenAI: `context_length_exceeded`; OpenRouter: the HTTP status number).
+    #[serde(default)]
+    pub code: Option<serde_json::Value>,
+    /// The message.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// OpenRouter: `metadata.raw` holds the upstream provider's message.
+    #[serde(default)]
+    pub metadata: Option<serde_json::Value>,
+}
+
+impl WireError {
+    fn code_str(&self) -> Option<&str> {
+        self.code.as_ref().and_then(serde_json::Value::as_str)
+    }
+
+    /// The message, with OpenRouter's upstream detail appended when present.
+    fn full_message(&self) -> String {
+        let mut message = self.message.clone().unwrap_or_default();
+        if let Some(raw) = self
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("raw"))
+            .and_then(serde_json::Value::as_str)
+        {
+            if !message.is_empty() {
+                message.push_str(": ");
+            }
+            message.push_str(raw);
+        }
+        excerpt(&message)
+    }
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    error: WireError,
+}
+
+/// The error for an HTTP response with a non-success `status`, its `Retry-After`
+/// and its `body`.
+pub(crate) fn error_from_status(
+    status: u16,
+    retry_after: Option<Duration>,
+    body: &str,
+) -> ProviderError {
+    let wire = serde_json::from_str::<ErrorBody>(body)
+        .map(|b| b.error)
+        .unwrap_or_else(|_| WireError {
+            message: Some(if body.trim().is_empty() {
+                format!("HTTP {status}")
+            } else {
+                excerpt(body.trim())
+            }),
+            ..WireError::default()
+        });
+    classify(Some(status), retry_after, &wire)
+}
+
+/// The error for an error object, with the HTTP status when there is one (an error
+/// event inside a 200 stream has none).
+pub(crate) fn classify(
+    status: Option<u16>,
+    retry_after: Option<Duration>,
+    wire: &WireError,
+) -> ProviderError {
+    let message = wire.full_message();
+    let kind = wire.kind.as_deref().unwrap_or("");
+    let code = wire.code_str().unwrap_or("");
+    let lower = message.to_ascii_lowercase();
+    let context_exceeded = code == "context_length_exceeded"
+        || kind == "request_too_large"
+        || lower.contains("prompt is too long")
+        || lower.contains("maximum context length")
+        || lower.contains("context length exceeded")
+        || lower.contains("context_length_exceeded")
+        || lower.contains("context window");
+    let status = status.or(match kind {
+        "authentication_error" => Some(401),
+        "permission_error" => Some(403),
+        "rate_limit_error" => Some(429),
+        "overloaded_error" => Some(529),
+        "api_error" | "server_error" => Some(500),
+        "invalid_request_error" | "not_found_error" => Some(400),
+        _ => None,
+    });
+    match status {
+        Some(401 | 403) => ProviderError::Auth {
+            status: status.unwrap_or(401),
+            message,
+        },
+        _ if kind == "overloaded_error" => ProviderError::Overloaded { message },
+        Some(529) => ProviderError::Overloaded { message },
+        Some(429) if code == "insufficient_quota" || kind == "insufficient_quota" => {
+            ProviderError::InvalidRequest { message }
+        }
+        Some(429) => ProviderError::RateLimited {
+            retry_after,
+            message,
+        },
+        _ if context_exceeded => ProviderError::ContextLengthExceeded { message },
+        Some(status @ (408 | 500..=599)) => ProviderError::Server { status, message },
+        Some(status) => ProviderError::InvalidRequest {
+            message: format!("HTTP {status}: {message}"),
+        },
+        None => ProviderError::Server {
+            status: 500,
+            message: if kind.is_empty() {
+                message
+            } else {
+                format!("{kind}: {message}")
+            },
+        },
+    }
+}
+
+/// A transport-level failure from reqwest.
+pub(crate) fn transport_error(error: &reqwest::Error, timeout: Duration) -> ProviderError {
+    if error.is_timeout() {
+        return ProviderError::Timeout(timeout);
+    }
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    ProviderError::Transport { message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_bodies_map_to_their_kinds() {
+        let openrouter = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/fixtures/openai/openrouter_429_rate_limited.json"
+        ));
+        if let Ok(body) = openrouter {
+            match error_from_status(429, Some(Duration::from_secs(2)), &body) {
+                ProviderError::RateLimited {
+                    retry_after,
+                    message,
+                } => {
+                    assert_eq!(retry_after, Some(Duration::from_secs(2)));
+                    assert!(message.starts_with("Provider returned error: google/gemini"));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let overloaded =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert!(matches!(
+            error_from_status(529, None, overloaded),
+            ProviderError::Overloaded { message } if message == "Overloaded"
+        ));
+        let openai_ctx = r#"{"error":{"message":"This model's maximum context length is 16385 tokens","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+        assert!(matches!(
+            error_from_status(400, None, openai_ctx),
+            ProviderError::ContextLengthExceeded { .. }
+        ));
+        let anthropic_ctx = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
+        assert!(matches!(
+            error_from_status(400, None, anthropic_ctx),
+            ProviderError::ContextLengthExceeded { .. }
+        ));
+        assert!(matches!(
+            error_from_status(400, None, r#"{"error":{"message":"bad tools"}}"#),
+            ProviderError::InvalidRequest { message } if message.contains("bad tools")
+        ));
+        assert!(matches!(
+            error_from_status(401, None, "nope"),
+            ProviderError::Auth { status: 401, .. }
+        ));
+        assert!(matches!(
+            error_from_status(503, None, "<html>busy</html>"),
+            ProviderError::Server { status: 503, message } if message == "<html>busy</html>"
+        ));
+    }
+
+    #[test]
+    fn error_events_without_status_use_the_type() {
+        let wire = WireError {
+            kind: Some("rate_limit_error".into()),
+            message: Some("slow down".into()),
+            ..WireError::default()
+        };
+        assert!(matches!(
+            classify(None, None, &wire),
+            ProviderError::RateLimited { .. }
+        ));
+        let wire = WireError {
+            kind: Some("api_error".into()),
+            ..WireError::default()
+        };
+        assert!(matches!(
+            classify(None, None, &wire),
+            ProviderError::Server { status: 500, .. }
+        ));
+    }
+
+    #[test]
+    fn excerpts_are_bounded_and_char_safe() {
+        let long = "é".repeat(1000);
+        let short = excerpt(&long);
+        assert_eq!(short.chars().count(), EXCERPT_CHARS + 1);
+        assert_eq!(excerpt("ok"), "ok");
+    }
+}

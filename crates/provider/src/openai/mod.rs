@@ -1,0 +1,181 @@
+//! The OpenAI-compatible chat-completions client (OpenAI, OpenRouter, Ollama, vLLM,
+//! llama.cpp servers).
+
+mod stream;
+mod wire;
+
+use std::time::Instant;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::config::ProviderConfig;
+use crate::error::ProviderError;
+use crate::provider::{Provider, ProviderCapabilities, ProviderStream};
+use crate::request::{ProviderRequest, ProviderResponse};
+use crate::transport::{call_span, read_body, record_outcome, send, sse_stream};
+
+pub use stream::OpenAiStreamDecoder;
+
+/// OpenAI's own API root.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// A client for `POST {base_url}/chat/completions`.
+///
+/// Sends `Authorization: Bearer <key>` when a key is configured and no auth header
+/// otherwise (local servers). Streams with `stream_options.include_usage`, assembles
+/// nothing itself: tool-call deltas are handed on by `index` (see
+/// [`StreamAccumulator`](crate::StreamAccumulator)).
+#[derive(Debug, Clone)]
+pub struct OpenAiProvider {
+    config: ProviderConfig,
+    name: String,
+}
+
+impl OpenAiProvider {
+    /// A client for the OpenAI-compatible server at `config.base_url`
+    /// (e.g. `http://localhost:11434/v1` for Ollama).
+    pub fn new(config: ProviderConfig) -> Self {
+        Self {
+            config,
+            name: "openai".to_owned(),
+        }
+    }
+
+    /// A client for OpenAI itself.
+    pub fn openai(api_key: impl Into<String>) -> Self {
+        Self::new(ProviderConfig::new(OPENAI_BASE_URL, Some(api_key.into())))
+    }
+
+    /// The same client, reporting `name` in logs (`openrouter`, `ollama`, …).
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The endpoint URL.
+    pub fn endpoint(&self) -> String {
+        format!("{}/chat/completions", self.config.base())
+    }
+
+    fn request(&self, body: &serde_json::Value) -> reqwest::RequestBuilder {
+        let mut builder = self.config.client.post(self.endpoint()).json(body);
+        if let Some(key) = &self.config.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        for (name, value) in &self.config.extra_headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        builder
+    }
+}
+
+/// Known limits of OpenAI models by name prefix: (context window, max output).
+fn known_limits(model: &str) -> (u32, u32) {
+    let name = model.rsplit('/').next().unwrap_or(model);
+    const LIMITS: &[(&str, u32, u32)] = &[
+        ("gpt-5", 400_000, 128_000),
+        ("gpt-4.1", 1_047_576, 32_768),
+        ("gpt-4o", 128_000, 16_384),
+        ("gpt-4-turbo", 128_000, 4_096),
+        ("gpt-4", 8_192, 8_192),
+        ("gpt-3.5-turbo", 16_385, 4_096),
+        ("o1-mini", 128_000, 65_536),
+        ("o1", 200_000, 100_000),
+        ("o3", 200_000, 100_000),
+        ("o4-mini", 200_000, 100_000),
+    ];
+    LIMITS
+        .iter()
+        .filter(|(prefix, _, _)| name.starts_with(prefix))
+        .max_by_key(|(prefix, _, _)| prefix.len())
+        .map(|(_, window, output)| (*window, *output))
+        .unwrap_or((32_768, 4_096))
+}
+
+#[async_trait]
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self, model: &str) -> ProviderCapabilities {
+        let (window, output) = known_limits(model);
+        ProviderCapabilities {
+            streaming: true,
+            tool_calling: true,
+            parallel_tool_calls: true,
+            context_window: self.config.context_window.unwrap_or(window),
+            max_output_tokens: self.config.max_output_tokens.unwrap_or(output),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: &ProviderRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ProviderResponse, ProviderError> {
+        let span = call_span(&self.name, &request.model, false);
+        let started = Instant::now();
+        let timeout = self.config.request_timeout;
+        let result = async {
+            let body = wire::request_body(request, false);
+            let response = send(self.request(&body), timeout, cancel).await?;
+            let bytes = read_body(response, timeout, cancel).await?;
+            wire::parse_completion(&bytes)
+        }
+        .instrument(span.clone())
+        .await;
+        record_outcome(&span, started, &result);
+        result
+    }
+
+    async fn stream(
+        &self,
+        request: &ProviderRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ProviderStream, ProviderError> {
+        let span = call_span(&self.name, &request.model, true);
+        let started = Instant::now();
+        let body = wire::request_body(request, true);
+        let response = send(self.request(&body), self.config.request_timeout, cancel)
+            .instrument(span.clone())
+            .await
+            .inspect_err(|error| {
+                span.in_scope(|| tracing::warn!(error = %error, "provider call failed"));
+            })?;
+        Ok(sse_stream(
+            response,
+            OpenAiStreamDecoder::new(),
+            cancel.clone(),
+            self.config.stream_idle_timeout,
+            span,
+            started,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_follow_the_model_and_config() {
+        let provider = OpenAiProvider::openai("k");
+        assert_eq!(provider.capabilities("gpt-4o-mini").context_window, 128_000);
+        assert_eq!(
+            provider.capabilities("o1-mini-2024").max_output_tokens,
+            65_536
+        );
+        assert_eq!(provider.capabilities("llama3.2").context_window, 32_768);
+        let local = OpenAiProvider::new(
+            ProviderConfig::new("http://localhost:11434/v1/", None).with_limits(8_192, 1_024),
+        );
+        assert_eq!(local.capabilities("llama3.2").context_window, 8_192);
+        assert_eq!(
+            local.endpoint(),
+            "http://localhost:11434/v1/chat/completions"
+        );
+    }
+}

@@ -1,0 +1,237 @@
+//! Decoding OpenAI chat-completion chunks (`data: {...}` … `data: [DONE]`).
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+
+use oxydra_types::{CallId, FinishReason, StreamItem, ToolCallDelta};
+use serde::Deserialize;
+
+use super::wire::{WireUsage, finish_reason};
+use crate::error::ProviderError;
+use crate::http_error::{WireError, classify, excerpt};
+use crate::sse::SseEvent;
+use crate::transport::EventDecoder;
+
+/// A chunk, reading only the fields we need (strings borrowed where unescaped).
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<ChunkChoice<'a>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    error: Option<WireError>,
+}
+
+#[derive(Deserialize)]
+struct ChunkChoice<'a> {
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    refusal: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<ToolCallChunk<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallChunk<'a> {
+    #[serde(default)]
+    index: Option<u32>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    function: Option<FunctionChunk<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionChunk<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+/// Decodes an OpenAI-compatible SSE stream into stream items.
+///
+/// The finish reason is held back until `[DONE]` so that the usage-only chunk that
+/// follows it (with `stream_options.include_usage`) comes out before
+/// [`StreamItem::Finish`].
+#[derive(Debug, Default)]
+pub struct OpenAiStreamDecoder {
+    finish: Option<FinishReason>,
+    saw_tool_calls: bool,
+    refused: bool,
+    done: bool,
+}
+
+impl OpenAiStreamDecoder {
+    /// A decoder at the start of a stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes one SSE `data` payload, pushing the items it yields onto `out`.
+    pub fn decode_data(
+        &mut self,
+        data: &str,
+        out: &mut VecDeque<StreamItem>,
+    ) -> Result<(), ProviderError> {
+        let data = data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            let reason = self.finish.take().unwrap_or(if self.refused {
+                FinishReason::Refusal
+            } else if self.saw_tool_calls {
+                FinishReason::ToolCalls
+            } else {
+                FinishReason::Stop
+            });
+            out.push_back(StreamItem::Finish(reason));
+            return Ok(());
+        }
+        if data.is_empty() || self.done {
+            return Ok(());
+        }
+        let chunk: Chunk<'_> = serde_json::from_str(data).map_err(|e| ProviderError::Decode {
+            what: format!("OpenAI stream chunk ({e})"),
+            excerpt: excerpt(data),
+        })?;
+        if let Some(error) = chunk.error {
+            return Err(classify(None, None, &error));
+        }
+        for choice in chunk.choices {
+            if let Some(delta) = choice.delta {
+                if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                    out.push_back(StreamItem::Text(text.into_owned()));
+                }
+                if let Some(refusal) = delta.refusal.filter(|t| !t.is_empty()) {
+                    self.refused = true;
+                    out.push_back(StreamItem::Text(refusal.into_owned()));
+                }
+                for (position, call) in delta.tool_calls.unwrap_or_default().into_iter().enumerate()
+                {
+                    self.saw_tool_calls = true;
+                    let index = call
+                        .index
+                        .unwrap_or_else(|| u32::try_from(position).unwrap_or(u32::MAX));
+                    let (name, arguments) = match call.function {
+                        Some(function) => (function.name, function.arguments),
+                        None => (None, None),
+                    };
+                    out.push_back(StreamItem::ToolCallDelta(ToolCallDelta {
+                        index,
+                        id: call
+                            .id
+                            .filter(|id| !id.is_empty())
+                            .map(|id| CallId::from(id.into_owned())),
+                        name: name.filter(|n| !n.is_empty()).map(Cow::into_owned),
+                        arguments: arguments.map(Cow::into_owned).unwrap_or_default(),
+                    }));
+                }
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish = Some(finish_reason(&reason));
+            }
+        }
+        if let Some(usage) = chunk.usage {
+            out.push_back(StreamItem::Usage(usage.to_usage()));
+        }
+        Ok(())
+    }
+}
+
+impl EventDecoder for OpenAiStreamDecoder {
+    fn decode(
+        &mut self,
+        event: &SseEvent,
+        out: &mut VecDeque<StreamItem>,
+    ) -> Result<(), ProviderError> {
+        if event.event == "error" {
+            let error = serde_json::from_str::<Chunk<'_>>(&event.data)
+                .ok()
+                .and_then(|c| c.error)
+                .unwrap_or(WireError {
+                    message: Some(excerpt(&event.data)),
+                    ..WireError::default()
+                });
+            return Err(classify(None, None, &error));
+        }
+        self.decode_data(&event.data, out)
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn end_marker(&self) -> &'static str {
+        "[DONE]"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finish_waits_for_done_and_usage_comes_first() {
+        let mut decoder = OpenAiStreamDecoder::new();
+        let mut out = VecDeque::new();
+        decoder
+            .decode_data(
+                r#"{"choices":[{"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#,
+                &mut out,
+            )
+            .unwrap();
+        decoder
+            .decode_data(
+                r#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#,
+                &mut out,
+            )
+            .unwrap();
+        assert!(!decoder.is_done());
+        decoder.decode_data("[DONE]", &mut out).unwrap();
+        assert!(decoder.is_done());
+        let items: Vec<_> = out.into_iter().collect();
+        assert_eq!(items.len(), 3);
+        assert_eq!(items[0], StreamItem::Text("Hi".into()));
+        assert!(matches!(items[1], StreamItem::Usage(u) if u.input_tokens == 3));
+        assert_eq!(items[2], StreamItem::Finish(FinishReason::Stop));
+    }
+
+    #[test]
+    fn malformed_chunk_quotes_an_excerpt() {
+        let mut decoder = OpenAiStreamDecoder::new();
+        let error = decoder
+            .decode_data(
+                r#"{"choices":[{"delta":{"content":"Hi"}"#,
+                &mut VecDeque::new(),
+            )
+            .unwrap_err();
+        match error {
+            ProviderError::Decode { excerpt, .. } => {
+                assert!(excerpt.contains("\"content\":\"Hi\""))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn error_chunk_is_classified() {
+        let mut decoder = OpenAiStreamDecoder::new();
+        let error = decoder
+            .decode_data(
+                r#"{"error":{"message":"Overloaded","type":"overloaded_error"}}"#,
+                &mut VecDeque::new(),
+            )
+            .unwrap_err();
+        assert!(matches!(error, ProviderError::Overloaded { .. }));
+    }
+}

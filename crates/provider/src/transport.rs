@@ -1,0 +1,263 @@
+//! Sending a request and reading an SSE body, with cancellation and timeouts.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant, SystemTime};
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use oxydra_types::StreamItem;
+use tokio_util::sync::CancellationToken;
+use tracing::Span;
+
+use crate::error::ProviderError;
+use crate::http_error::{error_from_status, excerpt, transport_error};
+use crate::provider::ProviderStream;
+use crate::request::ProviderResponse;
+use crate::retry_policy::parse_retry_after;
+use crate::sse::{SseEvent, SseParser};
+
+/// Turns SSE events of one API into stream items.
+pub(crate) trait EventDecoder: Send + 'static {
+    /// Decodes `event`, pushing any items it yields onto `out`.
+    fn decode(
+        &mut self,
+        event: &SseEvent,
+        out: &mut VecDeque<StreamItem>,
+    ) -> Result<(), ProviderError>;
+
+    /// Whether the end-of-stream marker (`[DONE]`, `message_stop`) has been seen.
+    fn is_done(&self) -> bool;
+
+    /// The end marker, for the error when the stream is cut before it.
+    fn end_marker(&self) -> &'static str;
+}
+
+/// Sends `request` and returns the response when its status is a success; otherwise
+/// reads the body and maps it to a [`ProviderError`]. Stops at once on `cancel`.
+pub(crate) async fn send(
+    request: reqwest::RequestBuilder,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<reqwest::Response, ProviderError> {
+    let sending = tokio::time::timeout(timeout, request.send());
+    let response = tokio::select! {
+        biased;
+        () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+        result = sending => match result {
+            Err(_) => return Err(ProviderError::Timeout(timeout)),
+            Ok(result) => result.map_err(|e| transport_error(&e, timeout))?,
+        },
+    };
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| parse_retry_after(v, SystemTime::now()));
+    let body = tokio::select! {
+        biased;
+        () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+        body = tokio::time::timeout(timeout, response.text()) => match body {
+            Ok(Ok(body)) => body,
+            Ok(Err(_)) | Err(_) => String::new(),
+        },
+    };
+    Err(error_from_status(status.as_u16(), retry_after, &body))
+}
+
+/// Reads a whole body, with cancellation and a timeout.
+pub(crate) async fn read_body(
+    response: reqwest::Response,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<Bytes, ProviderError> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(ProviderError::Cancelled),
+        body = tokio::time::timeout(timeout, response.bytes()) => match body {
+            Err(_) => Err(ProviderError::Timeout(timeout)),
+            Ok(body) => body.map_err(|e| transport_error(&e, timeout)),
+        },
+    }
+}
+
+/// The span of one provider call; usage and latency are recorded on it later.
+pub(crate) fn call_span(provider: &str, model: &str, stream: bool) -> Span {
+    tracing::info_span!(
+        "provider_call",
+        provider = %provider,
+        model = %model,
+        stream,
+        input_tokens = tracing::field::Empty,
+        output_tokens = tracing::field::Empty,
+        cached_tokens = tracing::field::Empty,
+        latency_ms = tracing::field::Empty,
+    )
+}
+
+/// Records the outcome of a whole (`complete`) call on its span.
+pub(crate) fn record_outcome(
+    span: &Span,
+    started: Instant,
+    result: &Result<ProviderResponse, ProviderError>,
+) {
+    span.record(
+        "latency_ms",
+        u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    );
+    match result {
+        Ok(response) => record_usage(span, &StreamItem::Usage(response.usage)),
+        Err(error) => span.in_scope(|| tracing::warn!(error = %error, "provider call failed")),
+    }
+}
+
+/// Records a call's usage and latency on its span.
+pub(crate) fn record_usage(span: &Span, item: &StreamItem) {
+    if let StreamItem::Usage(usage) = item {
+        span.record("input_tokens", usage.input_tokens);
+        span.record("output_tokens", usage.output_tokens);
+        span.record("cached_tokens", usage.cached_tokens);
+    }
+}
+
+struct SseState<S, D> {
+    body: S,
+    parser: SseParser,
+    decoder: D,
+    queue: VecDeque<StreamItem>,
+    error: Option<ProviderError>,
+    ended: bool,
+    cancel: CancellationToken,
+    idle_timeout: Duration,
+    span: Span,
+    started: Instant,
+    /// The first bytes of the body, kept until an event has been read, to quote
+    /// when the body turns out not to be an event stream at all.
+    head: Vec<u8>,
+}
+
+/// How much of the body's start is kept for [`SseState::head`].
+const HEAD_BYTES: usize = 300;
+
+impl<S, D> SseState<S, D>
+where
+    S: Stream<Item = Result<Bytes, reqwest::Error>> + Send + Unpin + 'static,
+    D: EventDecoder,
+{
+    /// Reads more of the body, filling the queue (or setting the error / end).
+    async fn fill(&mut self) {
+        let next = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => {
+                self.error = Some(ProviderError::Cancelled);
+                return;
+            }
+            next = tokio::time::timeout(self.idle_timeout, self.body.next()) => next,
+        };
+        let Self {
+            parser,
+            decoder,
+            queue,
+            head,
+            ..
+        } = self;
+        let mut decode = |event: &crate::sse::SseEvent| decoder.decode(event, queue);
+        let outcome = match next {
+            Err(_) => Err(ProviderError::Timeout(self.idle_timeout)),
+            Ok(Some(Ok(chunk))) => {
+                if parser.events_dispatched() == 0 && head.len() < HEAD_BYTES {
+                    let room = HEAD_BYTES - head.len();
+                    head.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+                }
+                parser.feed(&chunk, &mut decode)
+            }
+            Ok(Some(Err(error))) => Err(transport_error(&error, self.idle_timeout)),
+            Ok(None) => parser.finish(&mut decode).and_then(|()| {
+                if decoder.is_done() {
+                    Ok(())
+                } else if parser.events_dispatched() == 0 {
+                    Err(ProviderError::Decode {
+                        what: format!(
+                            "event stream: the body ({} bytes) held no events",
+                            parser.bytes_consumed()
+                        ),
+                        excerpt: excerpt(&String::from_utf8_lossy(head)),
+                    })
+                } else {
+                    Err(ProviderError::Transport {
+                        message: format!(
+                            "stream ended before {} after {} bytes",
+                            decoder.end_marker(),
+                            parser.bytes_consumed()
+                        ),
+                    })
+                }
+            }),
+        };
+        match outcome {
+            Err(error) => self.error = Some(error),
+            Ok(()) if self.decoder.is_done() => self.ended = true,
+            Ok(()) => {}
+        }
+    }
+
+    fn finish_span(&self, outcome: &str) {
+        let millis = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.span.record("latency_ms", millis);
+        self.span
+            .in_scope(|| tracing::debug!(outcome, "provider stream ended"));
+    }
+}
+
+/// A [`ProviderStream`] over an SSE `response`, decoded by `decoder`.
+///
+/// Items come out in order; a failure (cancellation, timeout, broken connection,
+/// undecodable event, cut before the end marker) is yielded once as an error and ends
+/// the stream. The stream ends after the decoder has seen the end marker, without
+/// waiting for the server to close the connection.
+pub(crate) fn sse_stream<D: EventDecoder>(
+    response: reqwest::Response,
+    decoder: D,
+    cancel: CancellationToken,
+    idle_timeout: Duration,
+    span: Span,
+    started: Instant,
+) -> ProviderStream {
+    let state = SseState {
+        body: Box::pin(response.bytes_stream()),
+        parser: SseParser::new(),
+        decoder,
+        queue: VecDeque::new(),
+        error: None,
+        ended: false,
+        cancel,
+        idle_timeout,
+        span,
+        started,
+        head: Vec::new(),
+    };
+    Box::pin(futures::stream::unfold(Some(state), |state| async move {
+        let mut state = state?;
+        loop {
+            if let Some(item) = state.queue.pop_front() {
+                record_usage(&state.span, &item);
+                return Some((Ok(item), Some(state)));
+            }
+            if let Some(error) = state.error.take() {
+                state.finish_span("error");
+                state
+                    .span
+                    .in_scope(|| tracing::warn!(error = %error, "provider stream failed"));
+                return Some((Err(error), None));
+            }
+            if state.ended {
+                state.finish_span("ok");
+                return None;
+            }
+            state.fill().await;
+        }
+    }))
+}

@@ -1,0 +1,292 @@
+//! Retries, backoff, fallback and cancellation of `ReliableProvider` over real HTTP.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{Reply, fixture, serve};
+use futures::{StreamExt, TryStreamExt};
+use oxydra_provider::{
+    AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, ProviderError, ProviderRequest,
+    ReliableProvider, RetryPolicy, StreamAccumulator,
+};
+use oxydra_types::{Message, StreamItem};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+const OVERLOADED: &str =
+    r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+
+fn fast() -> RetryPolicy {
+    RetryPolicy::default()
+        .with_base_delay(Duration::from_millis(1))
+        .with_max_delay(Duration::from_millis(5))
+        .with_max_attempts(4)
+}
+
+fn request() -> ProviderRequest {
+    ProviderRequest::new("claude-sonnet-4-20250514", vec![Message::user("hi")])
+}
+
+fn anthropic(url: String, policy: RetryPolicy) -> ReliableProvider {
+    ReliableProvider::new(
+        Arc::new(AnthropicProvider::new(ProviderConfig::new(
+            url,
+            Some("k".into()),
+        ))),
+        policy,
+    )
+}
+
+fn openai(url: String, policy: RetryPolicy) -> ReliableProvider {
+    ReliableProvider::new(
+        Arc::new(OpenAiProvider::new(ProviderConfig::new(url, None))),
+        policy,
+    )
+}
+
+fn anthropic_message(text: &str) -> String {
+    json!({"content":[{"type":"text","text":text}],"stop_reason":"end_turn",
+        "usage":{"input_tokens":3,"output_tokens":2}})
+    .to_string()
+}
+
+#[tokio::test]
+async fn retries_429_honouring_retry_after() {
+    let body = fixture("openai/openrouter_429_rate_limited.json");
+    let server = serve(vec![
+        Reply::json(429, body.clone()).header("retry-after", "0.05"),
+        Reply::json(429, body).header("retry-after", "0"),
+        Reply::sse(fixture("openai/gpt4o_mini_stream_turn2.sse")),
+    ])
+    .await;
+    let provider = openai(server.url("/v1"), fast());
+    let started = Instant::now();
+    let items: Vec<StreamItem> = provider
+        .stream(&request(), &CancellationToken::new())
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(50),
+        "Retry-After was not honoured"
+    );
+    assert_eq!(server.hits(), 3);
+    let mut acc = StreamAccumulator::new();
+    items.iter().for_each(|i| acc.push(i));
+    assert_eq!(
+        acc.finish().unwrap().message.text(),
+        "The capital of the UK is London."
+    );
+}
+
+#[tokio::test]
+async fn retry_after_beyond_the_time_budget_gives_up_at_once() {
+    let server = serve(vec![Reply::json(429, "{}").header("retry-after", "30")]).await;
+    let provider = openai(
+        server.url("/v1"),
+        fast().with_max_total(Duration::from_secs(5)),
+    );
+    let started = Instant::now();
+    let error = provider
+        .complete(&request(), &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, ProviderError::RateLimited { retry_after: Some(d), .. } if d == Duration::from_secs(30))
+    );
+    assert_eq!(server.hits(), 1);
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn retries_anthropic_529_overloaded() {
+    let server = serve(vec![
+        Reply::json(529, OVERLOADED),
+        Reply::json(529, OVERLOADED),
+        Reply::json(200, anthropic_message("finally")),
+    ])
+    .await;
+    let provider = anthropic(server.url(""), fast());
+    let response = provider
+        .complete(&request(), &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(response.message.text(), "finally");
+    assert_eq!(server.hits(), 3);
+}
+
+#[tokio::test]
+async fn gives_up_after_the_attempt_bound() {
+    let server = serve(vec![Reply::json(503, "upstream busy")]).await;
+    let provider = anthropic(server.url(""), fast().with_max_attempts(3));
+    let error = provider
+        .complete(&request(), &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, ProviderError::Server { status: 503, .. }),
+        "{error:?}"
+    );
+    assert_eq!(server.hits(), 3);
+
+    let server = serve(vec![Reply::json(529, OVERLOADED)]).await;
+    let provider = anthropic(server.url(""), fast().with_max_attempts(2));
+    let result = provider.stream(&request(), &CancellationToken::new()).await;
+    assert!(matches!(result, Err(ProviderError::Overloaded { .. })));
+    assert_eq!(server.hits(), 2);
+}
+
+#[tokio::test]
+async fn no_retry_on_400_or_401() {
+    for (status, body) in [
+        (
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+        ),
+        (
+            401,
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+        ),
+        (
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"tools.0: bad"}}"#,
+        ),
+    ] {
+        let server = serve(vec![Reply::json(status, body)]).await;
+        let provider = anthropic(server.url(""), fast());
+        let error = provider
+            .stream(&request(), &CancellationToken::new())
+            .await
+            .err()
+            .unwrap();
+        match (status, &error) {
+            (
+                400,
+                ProviderError::ContextLengthExceeded { .. } | ProviderError::InvalidRequest { .. },
+            )
+            | (401, ProviderError::Auth { status: 401, .. }) => {}
+            _ => panic!("{status}: {error:?}"),
+        }
+        assert_eq!(server.hits(), 1, "{status} must not be retried");
+    }
+}
+
+#[tokio::test]
+async fn stream_failing_before_output_falls_back_to_complete() {
+    let error_in_200 = format!("event: error\ndata: {OVERLOADED}\n\n");
+    let server = serve(vec![
+        Reply::sse(error_in_200),
+        Reply::json(200, anthropic_message("from complete")),
+    ])
+    .await;
+    let provider = anthropic(server.url(""), fast());
+    let items: Vec<StreamItem> = provider
+        .stream(&request(), &CancellationToken::new())
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(items[0], StreamItem::Text("from complete".into()));
+    assert!(matches!(items.last(), Some(StreamItem::Finish(_))));
+    assert_eq!(server.hits(), 2);
+    let requests = server.requests();
+    assert_eq!(requests[0].body["stream"], true);
+    assert!(requests[1].body.get("stream").is_none());
+}
+
+#[tokio::test]
+async fn never_retries_once_output_reached_the_caller() {
+    let full = String::from_utf8(fixture("openai/gpt4o_mini_stream_turn2.sse")).unwrap();
+    let cut = &full[..full.find("data: [DONE]").unwrap()];
+    let server = serve(vec![Reply::sse(cut.to_owned())]).await;
+    let provider = openai(server.url("/v1"), fast());
+    let mut stream = provider
+        .stream(&request(), &CancellationToken::new())
+        .await
+        .unwrap();
+    let mut texts = 0;
+    let error = loop {
+        match stream.next().await.unwrap() {
+            Ok(StreamItem::Text(_)) => texts += 1,
+            Ok(_) => {}
+            Err(error) => break error,
+        }
+    };
+    assert!(texts > 0);
+    assert!(
+        matches!(error, ProviderError::Transport { ref message } if message.contains("[DONE]")),
+        "{error:?}"
+    );
+    assert!(stream.next().await.is_none());
+    assert_eq!(server.hits(), 1);
+}
+
+#[tokio::test]
+async fn cancellation_mid_stream_is_prompt() {
+    // Everything up to the first text deltas, then the server holds the connection open.
+    let full = String::from_utf8(fixture("anthropic/tool_use_response.sse")).unwrap();
+    let head = &full[..full.find("event: content_block_stop").unwrap()];
+    let server = serve(vec![Reply::sse(head.to_owned()).hanging()]).await;
+    let provider = anthropic(server.url(""), fast());
+    let cancel = CancellationToken::new();
+    let mut stream =
+        tokio::time::timeout(Duration::from_secs(1), provider.stream(&request(), &cancel))
+            .await
+            .expect("the first item arrives")
+            .unwrap();
+    assert!(matches!(stream.next().await, Some(Ok(_))));
+    let canceller = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move { cancel.cancel() })
+    };
+    let started = Instant::now();
+    let next = loop {
+        match tokio::time::timeout(Duration::from_secs(1), stream.next()).await {
+            Ok(Some(Ok(_))) => continue,
+            Ok(other) => break other,
+            Err(_) => panic!("stream did not notice cancellation"),
+        }
+    };
+    canceller.await.unwrap();
+    assert!(
+        matches!(next, Some(Err(ProviderError::Cancelled))),
+        "{next:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_eq!(server.hits(), 1);
+}
+
+#[tokio::test]
+async fn cancellation_interrupts_a_backoff_wait() {
+    let server = serve(vec![Reply::json(429, "{}").header("retry-after", "20")]).await;
+    let provider = openai(server.url("/v1"), fast());
+    let cancel = CancellationToken::new();
+    let hits = server.hits.clone();
+    let watcher = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            while hits.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                tokio::task::yield_now().await;
+            }
+            cancel.cancel();
+        })
+    };
+    let started = Instant::now();
+    let error = provider.complete(&request(), &cancel).await.unwrap_err();
+    watcher.await.unwrap();
+    assert!(matches!(error, ProviderError::Cancelled), "{error:?}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(server.hits(), 1);
+}
