@@ -1,8 +1,92 @@
 //! The tool executor of Oxydra.
 //!
-//! `oxydra-executor` owns `ToolExecutor`: it validates a call's raw arguments against
-//! the tool's JSON Schema (with validators compiled once), enforces the tool rules
-//! (max calls, ordering, exclusive groups, start and exit constraints, continue/exit
-//! loop, cooldown), dedupes repeated calls, asks a `PermissionBroker` for consent,
-//! applies per-call timeouts and runs read-only calls in parallel while side-effecting
-//! and privileged calls run alone, returning results in request order.
+//! `oxydra-executor` owns [`ToolExecutor`]: it validates a call's raw arguments against
+//! the tool's JSON Schema (with validators compiled once per tool and cached),
+//! enforces the [tool rules](ToolRuleKind) (max calls, exclusive groups, start and exit
+//! constraints, ordering, continue/exit loop, cooldown, consent), dedupes repeated
+//! calls, asks a [`PermissionBroker`] for consent, applies per-call timeouts and
+//! cancellation, and runs contiguous read-only calls in parallel while side-effecting
+//! and privileged calls run alone — returning results in request order. No failure
+//! aborts a batch: each becomes a [`ToolExecutionError`] the model reads as
+//! `Tool execution failed: …`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use async_trait::async_trait;
+//! use oxydra_executor::{
+//!     ExecutionContext, NoopEventSink, ToolExecutor, ToolExecutorConfig, ToolRule, ToolRuleKind,
+//! };
+//! use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
+//! use oxydra_types::{CallId, SafetyTier, SessionId, ToolCall, ToolSchema};
+//! use serde_json::{json, Value};
+//!
+//! struct Echo;
+//!
+//! #[async_trait]
+//! impl Tool for Echo {
+//!     fn schema(&self) -> ToolSchema {
+//!         ToolSchema::new("echo", "Echoes `text`", json!({
+//!             "type": "object",
+//!             "properties": {"text": {"type": "string"}},
+//!             "required": ["text"]
+//!         }))
+//!     }
+//!     fn safety_tier(&self) -> SafetyTier {
+//!         SafetyTier::ReadOnly
+//!     }
+//!     async fn execute(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+//!         Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default()))
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let mut registry = ToolRegistry::new();
+//! registry.register(Echo).unwrap();
+//! let rules = vec![ToolRule::new("echo", ToolRuleKind::MaxCalls(2))];
+//! let executor = ToolExecutor::new(Arc::new(registry), rules, ToolExecutorConfig::default());
+//! let ctx = ExecutionContext::new(SessionId::generate(), ".");
+//! let mut process = executor.new_process_state();
+//!
+//! let calls = vec![
+//!     ToolCall::new(CallId::from("1"), "echo", r#"{"text":"hi"}"#),
+//!     ToolCall::new(CallId::from("2"), "echo", r#"{"txt":"hi"}"#),
+//!     ToolCall::new(CallId::from("3"), "missing", "{}"),
+//! ];
+//! let result = executor.execute_batch(&calls, &mut process, &ctx, &NoopEventSink).await;
+//! assert_eq!(result.records[0].content_for_model(), "hi");
+//! assert!(result.records[1].content_for_model().contains("at $.text"));
+//! assert!(result.records[2].content_for_model().contains("available tools: echo"));
+//! # });
+//! ```
+
+mod admission;
+mod batch;
+mod batch_planner;
+mod config;
+mod consent;
+mod context;
+mod dedupe;
+mod error;
+mod events;
+mod executor;
+mod invoke;
+mod record;
+mod rules;
+mod validation;
+
+pub use config::ToolExecutorConfig;
+pub use consent::{
+    AlwaysApprove, AlwaysDeny, PermissionBroker, PermissionDecision, PermissionRequest,
+    PermissionScope, StaticBroker,
+};
+pub use context::{BatchId, ExecutionContext};
+pub use dedupe::canonical_key;
+pub use error::{ToolExecutionError, ToolRuleViolation};
+pub use events::{CollectingEventSink, NoopEventSink, ToolEventSink};
+pub use executor::{BATCH_STATE_TTL, ExecutorStateStats, ToolExecutor};
+pub use record::{ToolBatchResult, ToolCallRecord};
+pub use rules::process_state::{ExecutionPhase, ProcessToolState, ToolExecution};
+pub use rules::rule::{ToolRule, ToolRuleKind};
+pub use validation::{
+    CheckedArguments, HEARTBEAT_ARGUMENT, SchemaCache, SchemaViolation, strip_heartbeat,
+};

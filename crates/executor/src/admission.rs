@@ -1,0 +1,188 @@
+//! Preparing a call (lookup, validation, dedupe key) and admitting it (dedupe, rules,
+//! cooldown, consent) before it may run.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use oxydra_tools::{Tool, ToolOutput};
+use oxydra_types::{SafetyTier, ToolCall};
+
+use crate::consent::{ConsentCheck, PermissionRequest, PermissionScope};
+use crate::context::ExecutionContext;
+use crate::dedupe::canonical_key;
+use crate::error::ToolExecutionError;
+use crate::executor::ToolExecutor;
+use crate::rules::DedupePolicy;
+use crate::rules::process_state::ProcessToolState;
+
+/// How dedupe treats a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DedupeMode {
+    /// Not deduped.
+    Off,
+    /// A read-only call: a duplicate reuses the earlier output.
+    Reuse,
+    /// An opted-in side-effecting call: a duplicate is refused.
+    Refuse,
+}
+
+/// A call whose tool exists and whose arguments passed the guard.
+pub(crate) struct Prepared {
+    pub(crate) tool: Arc<dyn Tool>,
+    pub(crate) tier: SafetyTier,
+    pub(crate) args: serde_json::Value,
+    pub(crate) heartbeat: bool,
+    /// The canonical dedupe key; empty when neither dedupe nor consent needs it.
+    pub(crate) key: String,
+    pub(crate) dedupe: DedupeMode,
+}
+
+/// What admission decided.
+pub(crate) enum Admission {
+    /// Run it.
+    Run,
+    /// Do not run it; reuse this earlier output.
+    Reused(ToolOutput),
+    /// Do not run it.
+    Refused(ToolExecutionError),
+}
+
+impl ToolExecutor {
+    /// Look the tool up and check the arguments. On failure, the tier when the tool exists.
+    pub(crate) fn prepare(
+        &self,
+        call: &ToolCall,
+    ) -> Result<Prepared, (Option<SafetyTier>, ToolExecutionError)> {
+        let Some(tool) = self.tools.get(&call.name) else {
+            return Err((
+                None,
+                ToolExecutionError::NotFound {
+                    tool_name: call.name.clone(),
+                    available: self.tools.names(),
+                },
+            ));
+        };
+        let tier = tool.safety_tier();
+        let checked = self
+            .schemas
+            .check(call, tool.as_ref())
+            .map_err(|error| (Some(tier), error))?;
+        let rules = self.rules.for_tool(&call.name);
+        let dedupe = match (rules.dedupe, tier) {
+            (DedupePolicy::Never, _) => DedupeMode::Off,
+            (_, SafetyTier::ReadOnly) => DedupeMode::Reuse,
+            (DedupePolicy::OptIn, _) => DedupeMode::Refuse,
+            (DedupePolicy::ByTier, _) => DedupeMode::Off,
+        };
+        // The key serves dedupe and argument-scoped consent grants; skip it otherwise.
+        let needs_key =
+            dedupe != DedupeMode::Off || rules.consent.is_some() || tier == SafetyTier::Privileged;
+        Ok(Prepared {
+            key: if needs_key {
+                canonical_key(&call.name, &checked.args)
+            } else {
+                String::new()
+            },
+            tool,
+            tier,
+            args: checked.args,
+            heartbeat: checked.heartbeat,
+            dedupe,
+        })
+    }
+
+    /// Decide whether `call` may run now, reserving its rule counters when it may.
+    pub(crate) async fn admit(
+        &self,
+        call: &ToolCall,
+        prepared: &Prepared,
+        process: &ProcessToolState,
+        ctx: &ExecutionContext,
+        bypass_start: bool,
+    ) -> Admission {
+        if ctx.cancel.is_cancelled() {
+            return Admission::Refused(ToolExecutionError::Cancelled);
+        }
+        let window = self.config.dedupe_window;
+        let now = Instant::now();
+        match prepared.dedupe {
+            DedupeMode::Reuse => {
+                if let Some(output) =
+                    self.dedupe
+                        .cached_read(&ctx.session_id, &prepared.key, window, now)
+                {
+                    return Admission::Reused(output);
+                }
+            }
+            DedupeMode::Refuse => {
+                if let Some(age) =
+                    self.dedupe
+                        .effect_age(&ctx.session_id, &prepared.key, window, now)
+                {
+                    return Admission::Refused(ToolExecutionError::Deduplicated {
+                        tool_name: call.name.clone(),
+                        age,
+                        window,
+                    });
+                }
+            }
+            DedupeMode::Off => {}
+        }
+        let rules = self.rules.for_tool(&call.name);
+        let last_run = match rules.cooldown {
+            Some(_) => self.last_run.get(&call.name).map(|at| *at.value()),
+            None => None,
+        };
+        let checked = if rules.has_batch_rules() {
+            self.batches.read(ctx.batch_id, |batch| {
+                self.rules
+                    .check(&call.name, process, batch, last_run, now, bypass_start)
+            })
+        } else {
+            self.rules
+                .check(&call.name, process, None, last_run, now, bypass_start)
+        };
+        if let Err(violation) = checked {
+            return Admission::Refused(ToolExecutionError::RuleViolation(violation));
+        }
+        let consent = match (rules.consent, prepared.tier) {
+            (Some(scope), _) => Some((scope, "the tool has a requires_consent rule")),
+            (None, SafetyTier::Privileged) if self.config.require_permissions => {
+                Some((PermissionScope::Session, "the tool is privileged"))
+            }
+            _ => None,
+        };
+        if let Some((scope, reason)) = consent {
+            let check = ConsentCheck {
+                broker: self.broker.as_ref(),
+                grants: &self.grants,
+                timeout: self.config.permission_timeout,
+                cancel: &ctx.cancel,
+            };
+            let request = PermissionRequest {
+                tool_name: call.name.clone(),
+                arguments: prepared.args.clone(),
+                tier: prepared.tier,
+                scope,
+                session_id: ctx.session_id.clone(),
+                call_id: call.id.clone(),
+                reason: reason.to_owned(),
+            };
+            if let Err(error) = check.authorize(request, &prepared.key).await {
+                return Admission::Refused(error);
+            }
+        }
+        if rules.has_batch_rules() {
+            self.batches
+                .update(ctx.batch_id, |batch| self.rules.commit(&call.name, batch));
+        }
+        if rules.cooldown.is_some() {
+            self.last_run.insert(call.name.clone(), Instant::now());
+        }
+        if prepared.tier != SafetyTier::ReadOnly {
+            // The world may change: earlier reads of this session are no longer reusable.
+            self.dedupe.clear_reads(&ctx.session_id);
+        }
+        Admission::Run
+    }
+}

@@ -1,0 +1,357 @@
+//! `execute_batch`: every call of a turn, planned into concurrent read-only groups
+//! and lone barriers, with events and results in request order.
+
+use std::time::Instant;
+
+use futures::future::join_all;
+use oxydra_tools::ToolOutput;
+use oxydra_types::{RuntimeEvent, SafetyTier, ToolCall};
+use tokio::sync::Semaphore;
+
+use crate::admission::{Admission, DedupeMode, Prepared};
+use crate::batch_planner::{PlanItem, Step, plan};
+use crate::context::ExecutionContext;
+use crate::error::ToolExecutionError;
+use crate::events::ToolEventSink;
+use crate::executor::ToolExecutor;
+use crate::invoke::{Invocation, invoke};
+use crate::record::{ToolBatchResult, ToolCallRecord};
+use crate::rules::process_state::{ExecutionPhase, ProcessToolState};
+
+/// Shared inputs of one batch run.
+struct Run<'a> {
+    calls: &'a [ToolCall],
+    ctx: &'a ExecutionContext,
+    events: &'a dyn ToolEventSink,
+    bypass_start: bool,
+}
+
+/// Mutable outputs of one batch run.
+struct Outputs {
+    slots: Vec<Option<ToolCallRecord>>,
+    continuation: bool,
+}
+
+fn tool_span(call: &ToolCall, tier: Option<SafetyTier>) -> tracing::Span {
+    tracing::info_span!(
+        "tool_execution",
+        tool = %call.name,
+        tier = tier.map_or("unknown", SafetyTier::as_str),
+        call_id = %call.id,
+        duration_ms = tracing::field::Empty,
+        outcome = tracing::field::Empty,
+    )
+}
+
+/// Build the record of a finished call, report it on its span and emit its event.
+fn finish(
+    call: &ToolCall,
+    tier: Option<SafetyTier>,
+    outcome: Result<ToolOutput, ToolExecutionError>,
+    reused: bool,
+    (started_at, finished_at): (Instant, Option<Instant>),
+    span: &tracing::Span,
+    events: &dyn ToolEventSink,
+) -> ToolCallRecord {
+    let finished_at = finished_at.unwrap_or_else(Instant::now);
+    let duration = finished_at.saturating_duration_since(started_at);
+    let duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+    let label = match &outcome {
+        Ok(_) if reused => "reused",
+        Ok(_) => "ok",
+        Err(error) => error.kind(),
+    };
+    span.record("duration_ms", duration_ms);
+    span.record("outcome", label);
+    match &outcome {
+        Ok(_) => {
+            tracing::debug!(parent: span, "tool call finished");
+            events.emit(RuntimeEvent::ToolCompleted {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                duration_ms,
+            });
+        }
+        Err(error) => {
+            tracing::debug!(parent: span, %error, "tool call failed");
+            events.emit(RuntimeEvent::ToolFailed {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                error: error.to_string(),
+            });
+        }
+    }
+    ToolCallRecord {
+        call: call.clone(),
+        tier,
+        outcome,
+        reused,
+        started_at,
+        finished_at,
+        duration,
+    }
+}
+
+impl ToolExecutor {
+    /// Run a whole batch per DESIGN.md §2: contiguous read-only calls concurrently (at
+    /// most `max_parallel` at once), side-effecting and privileged calls alone; the
+    /// results come back in request order and no failure aborts the batch.
+    ///
+    /// Events: `ToolStarted` for every call in request order before any work begins
+    /// (an unknown tool is reported with the `read_only` tier), then `ToolCompleted` or
+    /// `ToolFailed` as each call really finishes.
+    pub async fn execute_batch(
+        &self,
+        calls: &[ToolCall],
+        process: &mut ProcessToolState,
+        ctx: &ExecutionContext,
+        events: &dyn ToolEventSink,
+    ) -> ToolBatchResult {
+        self.run_calls(calls, process, ctx, events, false).await
+    }
+
+    pub(crate) async fn run_calls(
+        &self,
+        calls: &[ToolCall],
+        process: &mut ProcessToolState,
+        ctx: &ExecutionContext,
+        events: &dyn ToolEventSink,
+        bypass_start: bool,
+    ) -> ToolBatchResult {
+        let batch_start = Instant::now();
+        let run = Run {
+            calls,
+            ctx,
+            events,
+            bypass_start,
+        };
+        let mut outputs = Outputs {
+            slots: calls.iter().map(|_| None).collect(),
+            continuation: false,
+        };
+        let mut prepared: Vec<Option<Prepared>> = Vec::with_capacity(calls.len());
+        let mut failures = Vec::new();
+        for (index, call) in calls.iter().enumerate() {
+            match self.prepare(call) {
+                Ok(ready) => {
+                    outputs.continuation |= ready.heartbeat;
+                    prepared.push(Some(ready));
+                }
+                Err((tier, error)) => {
+                    prepared.push(None);
+                    failures.push((index, tier, error));
+                }
+            }
+        }
+        for (index, call) in calls.iter().enumerate() {
+            let tier = match prepared.get(index) {
+                Some(Some(ready)) => Some(ready.tier),
+                _ => failures
+                    .iter()
+                    .find(|(at, _, _)| *at == index)
+                    .and_then(|(_, tier, _)| *tier),
+            };
+            events.emit(RuntimeEvent::ToolStarted {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                tier: tier.unwrap_or(SafetyTier::ReadOnly),
+            });
+        }
+        for (index, tier, error) in failures {
+            if let (Some(call), Some(slot)) = (calls.get(index), outputs.slots.get_mut(index)) {
+                let span = tool_span(call, tier);
+                *slot = Some(finish(
+                    call,
+                    tier,
+                    Err(error),
+                    false,
+                    (Instant::now(), None),
+                    &span,
+                    events,
+                ));
+            }
+        }
+        let items: Vec<PlanItem<'_>> = prepared
+            .iter()
+            .enumerate()
+            .filter_map(|(index, ready)| {
+                let ready = ready.as_ref()?;
+                let call = calls.get(index)?;
+                Some(PlanItem {
+                    index,
+                    tool: &call.name,
+                    tier: ready.tier,
+                    key: (ready.dedupe == DedupeMode::Reuse).then_some(ready.key.as_str()),
+                })
+            })
+            .collect();
+        let steps = plan(&items, &self.rules);
+        for step in steps {
+            let indices = match step {
+                Step::Concurrent(indices) => indices,
+                Step::Alone(index) => vec![index],
+            };
+            let group: Vec<(usize, Prepared)> = indices
+                .into_iter()
+                .filter_map(|index| Some((index, prepared.get_mut(index)?.take()?)))
+                .collect();
+            self.run_group(&run, group, process, &mut outputs).await;
+        }
+        let records: Vec<ToolCallRecord> = outputs.slots.into_iter().flatten().collect();
+        debug_assert_eq!(records.len(), calls.len());
+        ToolBatchResult {
+            records,
+            duration: batch_start.elapsed(),
+            requests_continuation: outputs.continuation,
+        }
+    }
+
+    /// Admit the calls of one group in request order, run the admitted ones
+    /// concurrently, and record what they did.
+    async fn run_group(
+        &self,
+        run: &Run<'_>,
+        group: Vec<(usize, Prepared)>,
+        process: &mut ProcessToolState,
+        outputs: &mut Outputs,
+    ) {
+        let mut admitted = Vec::with_capacity(group.len());
+        for (index, ready) in group {
+            let Some(call) = run.calls.get(index) else {
+                continue;
+            };
+            let started = Instant::now();
+            let resolved = match self
+                .admit(call, &ready, process, run.ctx, run.bypass_start)
+                .await
+            {
+                Admission::Run => {
+                    admitted.push((index, ready));
+                    continue;
+                }
+                Admission::Reused(output) => {
+                    process.record(&call.name, call.id.clone(), Instant::now());
+                    (Ok(output), true)
+                }
+                Admission::Refused(error) => (Err(error), false),
+            };
+            let span = tool_span(call, Some(ready.tier));
+            let record = finish(
+                call,
+                Some(ready.tier),
+                resolved.0,
+                resolved.1,
+                (started, None),
+                &span,
+                run.events,
+            );
+            if let Some(slot) = outputs.slots.get_mut(index) {
+                *slot = Some(record);
+            }
+        }
+        if admitted.is_empty() {
+            return;
+        }
+        let semaphore = Semaphore::new(self.config.max_parallel.max(1));
+        let mut metas = Vec::with_capacity(admitted.len());
+        let mut futures = Vec::with_capacity(admitted.len());
+        for (index, ready) in admitted {
+            let Some(call) = run.calls.get(index) else {
+                continue;
+            };
+            let Prepared {
+                tool,
+                tier,
+                args,
+                key,
+                dedupe,
+                ..
+            } = ready;
+            metas.push((index, tier, key, dedupe));
+            let invocation = Invocation {
+                tool,
+                tool_name: call.name.clone(),
+                args,
+                call_id: call.id.clone(),
+                workspace_root: run.ctx.workspace_root.clone(),
+            };
+            let semaphore = &semaphore;
+            futures.push(async move {
+                // The semaphore is never closed; without a permit the call still runs.
+                let _permit = semaphore.acquire().await.ok();
+                let span = tool_span(call, Some(tier));
+                let started = Instant::now();
+                let (outcome, finished_at) = invoke(
+                    invocation,
+                    &run.ctx.cancel,
+                    self.config.execution_timeout,
+                    span.clone(),
+                )
+                .await;
+                finish(
+                    call,
+                    Some(tier),
+                    outcome,
+                    false,
+                    (started, finished_at),
+                    &span,
+                    run.events,
+                )
+            });
+        }
+        let records = join_all(futures).await;
+        for ((index, tier, key, dedupe), record) in metas.into_iter().zip(records) {
+            if let Ok(output) = &record.outcome {
+                self.after_success(
+                    run.ctx,
+                    process,
+                    &record.call,
+                    tier,
+                    key,
+                    dedupe,
+                    output,
+                    outputs,
+                );
+            }
+            if let Some(slot) = outputs.slots.get_mut(index) {
+                *slot = Some(record);
+            }
+        }
+    }
+
+    /// Update rule, dedupe and loop state after a call succeeded.
+    #[allow(clippy::too_many_arguments)]
+    fn after_success(
+        &self,
+        ctx: &ExecutionContext,
+        process: &mut ProcessToolState,
+        call: &ToolCall,
+        tier: SafetyTier,
+        key: String,
+        dedupe: DedupeMode,
+        output: &ToolOutput,
+        outputs: &mut Outputs,
+    ) {
+        let now = Instant::now();
+        process.record(&call.name, call.id.clone(), now);
+        match dedupe {
+            DedupeMode::Reuse => self
+                .dedupe
+                .store_read(&ctx.session_id, key, output.clone(), now),
+            DedupeMode::Refuse => self.dedupe.record_effect(&ctx.session_id, key, now),
+            DedupeMode::Off => {}
+        }
+        if tier != SafetyTier::ReadOnly {
+            // Reads that finished while this ran are not trustworthy either.
+            self.dedupe.clear_reads(&ctx.session_id);
+        }
+        let rules = self.rules.for_tool(&call.name);
+        if rules.exit_loop && process.phase == ExecutionPhase::Running {
+            process.phase = ExecutionPhase::ExitRequested;
+        }
+        outputs.continuation |= rules.continue_loop;
+        if !process.start_constraints_done && self.rules.start_satisfied(process) {
+            process.start_constraints_done = true;
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! Consent: the `PermissionBroker` that approves sensitive calls, and the standing
+//! grants (`ApproveForDuration`, `ApproveForScope`) the executor remembers.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use dashmap::DashMap;
+use oxydra_types::{CallId, SafetyTier, SessionId};
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ToolExecutionError;
+
+/// What a standing grant covers, besides the tool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionScope {
+    /// Every call of the tool, in any session.
+    Tool,
+    /// Every call of the tool in the session that asked (the default).
+    #[default]
+    Session,
+    /// Calls of the tool with exactly these arguments, in the session that asked.
+    Arguments,
+}
+
+impl std::fmt::Display for PermissionScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Tool => "tool",
+            Self::Session => "session",
+            Self::Arguments => "arguments",
+        })
+    }
+}
+
+/// A call waiting for consent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionRequest {
+    /// The tool.
+    pub tool_name: String,
+    /// The validated arguments.
+    pub arguments: serde_json::Value,
+    /// The tool's tier.
+    pub tier: SafetyTier,
+    /// What an `ApproveForScope` / `ApproveForDuration` answer would cover.
+    pub scope: PermissionScope,
+    /// The session asking.
+    pub session_id: SessionId,
+    /// The call asking.
+    pub call_id: CallId,
+    /// Why consent is needed (a `requires_consent` rule, or the privileged tier).
+    pub reason: String,
+}
+
+/// A broker's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionDecision {
+    /// Run this call; ask again next time.
+    ApproveOnce,
+    /// Run this call and any call in the same scope for this long.
+    ApproveForDuration(Duration),
+    /// Run this call and any call in the same scope until the grants are revoked.
+    ApproveForScope,
+    /// Refuse.
+    Deny,
+}
+
+/// Decides whether a sensitive call may run (a terminal prompt, a policy, a UI).
+#[async_trait]
+pub trait PermissionBroker: Send + Sync {
+    /// Decide on `request`. The executor stops waiting after its `permission_timeout`,
+    /// which counts as a denial.
+    async fn request(&self, request: PermissionRequest) -> PermissionDecision;
+}
+
+/// A broker that always gives the same answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StaticBroker(pub PermissionDecision);
+
+#[async_trait]
+impl PermissionBroker for StaticBroker {
+    async fn request(&self, _request: PermissionRequest) -> PermissionDecision {
+        self.0
+    }
+}
+
+/// Approves every call, once at a time (`--approve always`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AlwaysApprove;
+
+#[async_trait]
+impl PermissionBroker for AlwaysApprove {
+    async fn request(&self, _request: PermissionRequest) -> PermissionDecision {
+        PermissionDecision::ApproveOnce
+    }
+}
+
+/// Denies every call (`--approve never`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AlwaysDeny;
+
+#[async_trait]
+impl PermissionBroker for AlwaysDeny {
+    async fn request(&self, _request: PermissionRequest) -> PermissionDecision {
+        PermissionDecision::Deny
+    }
+}
+
+/// Standing grants by tool and scope; `None` never expires.
+#[derive(Debug, Default)]
+pub(crate) struct GrantStore {
+    grants: DashMap<String, Option<Instant>>,
+}
+
+impl GrantStore {
+    fn key(tool: &str, scope: PermissionScope, session: &SessionId, args_key: &str) -> String {
+        match scope {
+            PermissionScope::Tool => format!("{tool}\u{1f}tool"),
+            PermissionScope::Session => format!("{tool}\u{1f}session\u{1f}{session}"),
+            PermissionScope::Arguments => {
+                format!("{tool}\u{1f}arguments\u{1f}{session}\u{1f}{args_key}")
+            }
+        }
+    }
+
+    fn has_grant(&self, key: &str, now: Instant) -> bool {
+        match self.grants.get(key).map(|grant| *grant.value()) {
+            Some(None) => true,
+            Some(Some(expires)) if expires > now => true,
+            Some(Some(_)) => {
+                self.grants.remove(key);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Drop expired grants.
+    pub(crate) fn prune(&self, now: Instant) {
+        self.grants
+            .retain(|_, expires| expires.is_none_or(|at| at > now));
+    }
+
+    /// Drop every grant of `tool`.
+    pub(crate) fn revoke_tool(&self, tool: &str) {
+        let prefix = format!("{tool}\u{1f}");
+        self.grants.retain(|key, _| !key.starts_with(&prefix));
+    }
+
+    /// Drop every grant.
+    pub(crate) fn clear(&self) {
+        self.grants.clear();
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.grants.len()
+    }
+}
+
+/// Asks for (or finds) consent for one call.
+pub(crate) struct ConsentCheck<'a> {
+    pub(crate) broker: Option<&'a Arc<dyn PermissionBroker>>,
+    pub(crate) grants: &'a GrantStore,
+    pub(crate) timeout: Duration,
+    pub(crate) cancel: &'a CancellationToken,
+}
+
+impl ConsentCheck<'_> {
+    /// `Ok` when the call may run; the grant is cached when the decision is a standing one.
+    pub(crate) async fn authorize(
+        &self,
+        request: PermissionRequest,
+        args_key: &str,
+    ) -> Result<(), ToolExecutionError> {
+        let key = GrantStore::key(
+            &request.tool_name,
+            request.scope,
+            &request.session_id,
+            args_key,
+        );
+        if self.grants.has_grant(&key, Instant::now()) {
+            tracing::debug!(tool = %request.tool_name, scope = %request.scope, "standing grant");
+            return Ok(());
+        }
+        let denied = |reason: String| ToolExecutionError::PermissionDenied {
+            tool_name: request.tool_name.clone(),
+            scope: request.scope,
+            reason,
+        };
+        let Some(broker) = self.broker else {
+            return Err(denied(
+                "no permission broker is configured to approve it".to_owned(),
+            ));
+        };
+        let decision = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => return Err(ToolExecutionError::Cancelled),
+            decision = tokio::time::timeout(self.timeout, broker.request(request.clone())) => decision,
+        };
+        match decision {
+            Err(_) => Err(denied(format!(
+                "no decision within the permission timeout of {} s",
+                self.timeout.as_secs_f64()
+            ))),
+            Ok(PermissionDecision::Deny) => Err(denied("the request was denied".to_owned())),
+            Ok(PermissionDecision::ApproveOnce) => Ok(()),
+            Ok(PermissionDecision::ApproveForDuration(duration)) => {
+                // A duration too long to represent (`None`) never expires in practice.
+                self.grants
+                    .grants
+                    .insert(key, Instant::now().checked_add(duration));
+                Ok(())
+            }
+            Ok(PermissionDecision::ApproveForScope) => {
+                self.grants.grants.insert(key, None);
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_expire_and_are_pruned() {
+        let store = GrantStore::default();
+        let session = SessionId::from("s");
+        let now = Instant::now();
+        let key = GrantStore::key("t", PermissionScope::Session, &session, "");
+        store
+            .grants
+            .insert(key.clone(), Some(now + Duration::from_secs(1)));
+        assert!(store.has_grant(&key, now));
+        assert!(!store.has_grant(&key, now + Duration::from_secs(2)));
+        store.grants.insert(key, Some(now));
+        store.prune(now + Duration::from_millis(1));
+        assert_eq!(store.len(), 0);
+    }
+
+    #[test]
+    fn scopes_key_differently_and_revoke_by_tool() {
+        let a = SessionId::from("a");
+        let b = SessionId::from("b");
+        let tool_a = GrantStore::key("t", PermissionScope::Tool, &a, "x");
+        let tool_b = GrantStore::key("t", PermissionScope::Tool, &b, "y");
+        assert_eq!(tool_a, tool_b);
+        assert_ne!(
+            GrantStore::key("t", PermissionScope::Session, &a, ""),
+            GrantStore::key("t", PermissionScope::Session, &b, "")
+        );
+        assert_ne!(
+            GrantStore::key("t", PermissionScope::Arguments, &a, "x"),
+            GrantStore::key("t", PermissionScope::Arguments, &a, "y")
+        );
+        let store = GrantStore::default();
+        store.grants.insert(tool_a, None);
+        store
+            .grants
+            .insert(GrantStore::key("tt", PermissionScope::Tool, &a, ""), None);
+        store.revoke_tool("t");
+        assert_eq!(store.len(), 1);
+        store.clear();
+        assert_eq!(store.len(), 0);
+    }
+}

@@ -1,0 +1,218 @@
+//! `ToolExecutor`: the rules, caches and broker shared by every batch.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dashmap::DashMap;
+use oxydra_tools::ToolRegistry;
+use oxydra_types::{CallId, ToolCall};
+
+use crate::config::ToolExecutorConfig;
+use crate::consent::{GrantStore, PermissionBroker};
+use crate::context::{BatchId, ExecutionContext};
+use crate::dedupe::DedupeCache;
+use crate::error::ToolExecutionError;
+use crate::events::ToolEventSink;
+use crate::record::ToolBatchResult;
+use crate::rules::RuleSet;
+use crate::rules::batch_state::BatchStates;
+use crate::rules::process_state::{ExecutionPhase, ProcessToolState};
+use crate::rules::rule::ToolRule;
+use crate::validation::{CheckedArguments, SchemaCache};
+
+/// How long per-batch state of a batch that was never completed is kept.
+pub const BATCH_STATE_TTL: Duration = Duration::from_secs(3600);
+
+/// Runs tool calls under validation, rules, dedupe, consent and timeouts.
+///
+/// One executor serves many sessions: per-process state lives in the
+/// [`ProcessToolState`] the caller holds, per-batch state is kept here by
+/// [`BatchId`], and dedupe entries, cooldowns and standing grants persist here.
+pub struct ToolExecutor {
+    pub(crate) tools: Arc<ToolRegistry>,
+    pub(crate) rules: RuleSet,
+    pub(crate) config: ToolExecutorConfig,
+    pub(crate) broker: Option<Arc<dyn PermissionBroker>>,
+    pub(crate) schemas: SchemaCache,
+    pub(crate) batches: BatchStates,
+    pub(crate) dedupe: DedupeCache,
+    pub(crate) last_run: DashMap<String, Instant>,
+    pub(crate) grants: GrantStore,
+}
+
+impl std::fmt::Debug for ToolExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolExecutor")
+            .field("tools", &self.tools)
+            .field("rules", &self.rules.rules())
+            .field("config", &self.config)
+            .field("broker", &self.broker.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolExecutor {
+    /// An executor for `tools` under `rules`. Rules naming unknown tools are kept (the
+    /// registry may be a subset) but logged.
+    pub fn new(tools: Arc<ToolRegistry>, rules: Vec<ToolRule>, config: ToolExecutorConfig) -> Self {
+        for rule in &rules {
+            if tools.get(&rule.tool).is_none() {
+                tracing::warn!(tool = %rule.tool, kind = rule.kind_name(), "rule names a tool that is not registered");
+            }
+        }
+        Self {
+            tools,
+            rules: RuleSet::new(rules),
+            config,
+            broker: None,
+            schemas: SchemaCache::new(),
+            batches: BatchStates::default(),
+            dedupe: DedupeCache::default(),
+            last_run: DashMap::new(),
+            grants: GrantStore::default(),
+        }
+    }
+
+    /// The same executor asking `broker` for consent.
+    pub fn with_permission_broker(mut self, broker: Arc<dyn PermissionBroker>) -> Self {
+        self.broker = Some(broker);
+        self
+    }
+
+    /// The tools it runs.
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.tools
+    }
+
+    /// The configured rules, as given.
+    pub fn rules(&self) -> &[ToolRule] {
+        self.rules.rules()
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ToolExecutorConfig {
+        &self.config
+    }
+
+    /// Fresh per-process state for one `process()` call (a heartbeat continuation
+    /// starts a new one too).
+    pub fn new_process_state(&self) -> ProcessToolState {
+        ProcessToolState {
+            history: Vec::new(),
+            start_constraints_done: self.rules.start_tools().is_empty(),
+            exit_requirements_pending: self.rules.exit_tools().to_vec(),
+            phase: ExecutionPhase::Running,
+        }
+    }
+
+    /// Parse and validate `call`'s arguments without running it (the guard
+    /// [`execute_batch`](Self::execute_batch) applies first).
+    pub fn validate_call(&self, call: &ToolCall) -> Result<CheckedArguments, ToolExecutionError> {
+        let tool = self
+            .tools
+            .get(&call.name)
+            .ok_or_else(|| ToolExecutionError::NotFound {
+                tool_name: call.name.clone(),
+                available: self.tools.names(),
+            })?;
+        self.schemas.check(call, tool.as_ref())
+    }
+
+    /// Run every `start_constraint` tool (with `{}` arguments); until each has run
+    /// successfully, other tools are refused.
+    pub async fn execute_start_constraints(
+        &self,
+        process: &mut ProcessToolState,
+        ctx: &ExecutionContext,
+        events: &dyn ToolEventSink,
+    ) -> ToolBatchResult {
+        let calls = synthetic_calls(self.rules.start_tools().iter());
+        let result = self.run_calls(&calls, process, ctx, events, true).await;
+        process.start_constraints_done = self.rules.start_satisfied(process);
+        result
+    }
+
+    /// Run every `required_before_exit` tool that has not run in this process (with
+    /// `{}` arguments), and mark the process as exited.
+    pub async fn execute_exit_requirements(
+        &self,
+        process: &mut ProcessToolState,
+        ctx: &ExecutionContext,
+        events: &dyn ToolEventSink,
+    ) -> ToolBatchResult {
+        let pending: Vec<String> = process.exit_requirements_pending.clone();
+        let calls = synthetic_calls(pending.iter());
+        let result = self.run_calls(&calls, process, ctx, events, true).await;
+        process.phase = ExecutionPhase::Exited;
+        result
+    }
+
+    /// Whether the loop should end: an `exit_loop` tool ran in this process.
+    pub fn should_exit_loop(&self, process: &ProcessToolState) -> bool {
+        process.phase != ExecutionPhase::Running
+    }
+
+    /// Whether `tool_name` needs a heartbeat request to continue the loop (it has no
+    /// `continue_loop` rule).
+    pub fn requires_heartbeat(&self, tool_name: &str) -> bool {
+        !self.rules.for_tool(tool_name).continue_loop
+    }
+
+    /// Forget a finished batch's per-batch state.
+    pub fn complete_batch(&self, batch_id: BatchId) {
+        self.batches.remove(batch_id);
+    }
+
+    /// Drop expired dedupe entries, cooldowns, duration grants and stale batches.
+    pub fn prune_expired(&self) {
+        let now = Instant::now();
+        self.dedupe.prune(self.config.dedupe_window, now);
+        let longest = self.rules.longest_cooldown();
+        self.last_run
+            .retain(|_, at| now.saturating_duration_since(*at) < longest);
+        self.grants.prune(now);
+        self.batches.prune(BATCH_STATE_TTL, now);
+    }
+
+    /// Drop every standing grant of `tool_name`.
+    pub fn revoke_grants(&self, tool_name: &str) {
+        self.grants.revoke_tool(tool_name);
+    }
+
+    /// Drop every standing grant.
+    pub fn clear_grants(&self) {
+        self.grants.clear();
+    }
+
+    /// Sizes of the persistent state, for diagnostics.
+    pub fn state_stats(&self) -> ExecutorStateStats {
+        ExecutorStateStats {
+            batches: self.batches.len(),
+            dedupe_sessions: self.dedupe.sessions(),
+            cooldowns: self.last_run.len(),
+            grants: self.grants.len(),
+            compiled_schemas: self.schemas.len(),
+        }
+    }
+}
+
+/// How much state an executor holds (see [`ToolExecutor::state_stats`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExecutorStateStats {
+    /// Batches with per-batch state.
+    pub batches: usize,
+    /// Sessions with dedupe entries.
+    pub dedupe_sessions: usize,
+    /// Tools with a recorded last run (for cooldowns).
+    pub cooldowns: usize,
+    /// Standing consent grants.
+    pub grants: usize,
+    /// Tools whose validator is compiled.
+    pub compiled_schemas: usize,
+}
+
+fn synthetic_calls<'a>(tools: impl Iterator<Item = &'a String>) -> Vec<ToolCall> {
+    tools
+        .map(|tool| ToolCall::new(CallId::generate(), tool.clone(), "{}"))
+        .collect()
+}

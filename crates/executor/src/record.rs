@@ -1,0 +1,72 @@
+//! What a batch returns: one record per call, in request order.
+
+use std::time::{Duration, Instant};
+
+use oxydra_tools::ToolOutput;
+use oxydra_types::{SafetyTier, ToolCall};
+
+use crate::error::ToolExecutionError;
+
+/// The outcome of one call.
+#[derive(Debug)]
+pub struct ToolCallRecord {
+    /// The call as the model sent it (raw arguments, `request_heartbeat` included).
+    pub call: ToolCall,
+    /// The tool's tier; `None` when no tool of that name exists.
+    pub tier: Option<SafetyTier>,
+    /// The output, or why there is none.
+    pub outcome: Result<ToolOutput, ToolExecutionError>,
+    /// Whether the output is an earlier identical read-only call's, reused by dedupe.
+    pub reused: bool,
+    /// When the call started running (or was resolved without running).
+    pub started_at: Instant,
+    /// When it finished.
+    pub finished_at: Instant,
+    /// `finished_at - started_at`.
+    pub duration: Duration,
+}
+
+impl ToolCallRecord {
+    /// The tool-result text the model receives: the output, or
+    /// `Tool execution failed: {error}`.
+    pub fn content_for_model(&self) -> String {
+        match &self.outcome {
+            Ok(output) => output.content.clone(),
+            Err(error) => format!("Tool execution failed: {error}"),
+        }
+    }
+
+    /// Whether the call produced output.
+    pub fn is_success(&self) -> bool {
+        self.outcome.is_ok()
+    }
+
+    /// The error, when the call failed.
+    pub fn error(&self) -> Option<&ToolExecutionError> {
+        self.outcome.as_ref().err()
+    }
+}
+
+/// Every call of a batch, in the order the model requested them.
+#[derive(Debug, Default)]
+pub struct ToolBatchResult {
+    /// One record per call, in request order.
+    pub records: Vec<ToolCallRecord>,
+    /// Wall time of the whole batch.
+    pub duration: Duration,
+    /// Whether the model asked to keep going: some call carried
+    /// `"request_heartbeat": true`, or a tool with a `continue_loop` rule ran.
+    pub requests_continuation: bool,
+}
+
+impl ToolBatchResult {
+    /// How many calls failed.
+    pub fn failures(&self) -> usize {
+        self.records.iter().filter(|r| r.outcome.is_err()).count()
+    }
+
+    /// Whether every call produced output.
+    pub fn all_succeeded(&self) -> bool {
+        self.failures() == 0
+    }
+}

@@ -1,0 +1,491 @@
+//! Tool rules as configured: each binds one rule kind to one tool.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+
+use crate::consent::PermissionScope;
+
+/// One rule, bound to the tool it constrains.
+///
+/// Deserialises from config tables such as
+/// `[[rules]] tool = "shell_exec"  kind = "max_calls"  value = 3`; unknown fields, a
+/// missing parameter or a parameter the kind does not use are errors that say so.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "RawToolRule")]
+pub struct ToolRule {
+    /// The tool the rule applies to.
+    pub tool: String,
+    /// What the rule says.
+    pub kind: ToolRuleKind,
+}
+
+/// What a rule says about its tool. Scopes follow seed 004: per batch for
+/// `MaxCalls` and `ExclusiveGroup`, per process for the ordering rules, persistent for
+/// `Cooldown` and consent grants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolRuleKind {
+    /// At most this many calls per batch (`max_calls`, `value`).
+    MaxCalls(u32),
+    /// Only one tool of the group (this tool and the listed ones) may be used per batch
+    /// (`exclusive_group`, `group = [tools]`).
+    ExclusiveGroup(Vec<String>),
+    /// A named exclusive group: rules naming the same group merge their tools
+    /// (`exclusive_group`, `group = "name"`, `tools = [...]`).
+    NamedExclusiveGroup {
+        /// The group's name.
+        name: String,
+        /// Members besides the rule's own tool.
+        tools: Vec<String>,
+    },
+    /// Runs (with `{}`) at the start of each process; other tools wait until every
+    /// start tool has run successfully (`start_constraint`).
+    StartConstraint,
+    /// May run only after each listed tool ran in this process
+    /// (`requires_preceding_tools`, `tools`).
+    RequiresPrecedingTools(Vec<String>),
+    /// Must run before the listed tools; refused once any of them ran in this process
+    /// (`requires_following_tools`, `tools`).
+    RequiresFollowingTools(Vec<String>),
+    /// Runs (with `{}`) before the process exits unless it already ran
+    /// (`required_before_exit`).
+    RequiredBeforeExit,
+    /// Running it continues the loop without a heartbeat request (`continue_loop`).
+    ContinueLoop,
+    /// Running it ends the loop (`exit_loop`).
+    ExitLoop,
+    /// At most one run per this much time, across batches (`cooldown`, `secs`).
+    Cooldown(Duration),
+    /// Asks the permission broker before each run unless a standing grant covers it
+    /// (`requires_consent`, `scope` = `tool` | `session` | `arguments`, default `session`).
+    RequiresConsent {
+        /// What a standing grant covers.
+        scope: PermissionScope,
+    },
+    /// Never dedupe this tool, even when read-only (`never_dedupe`).
+    NeverDedupe,
+    /// Dedupe this side-effecting tool: an identical call within the window is refused
+    /// (`dedupe`).
+    Dedupe,
+}
+
+impl ToolRule {
+    /// A rule binding `kind` to `tool`.
+    pub fn new(tool: impl Into<String>, kind: ToolRuleKind) -> Self {
+        Self {
+            tool: tool.into(),
+            kind,
+        }
+    }
+
+    /// The config name of the rule's kind (`max_calls`, `cooldown`, …).
+    pub fn kind_name(&self) -> &'static str {
+        self.kind.name()
+    }
+}
+
+impl ToolRuleKind {
+    /// The config name of the kind (`max_calls`, `cooldown`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::MaxCalls(_) => "max_calls",
+            Self::ExclusiveGroup(_) | Self::NamedExclusiveGroup { .. } => "exclusive_group",
+            Self::StartConstraint => "start_constraint",
+            Self::RequiresPrecedingTools(_) => "requires_preceding_tools",
+            Self::RequiresFollowingTools(_) => "requires_following_tools",
+            Self::RequiredBeforeExit => "required_before_exit",
+            Self::ContinueLoop => "continue_loop",
+            Self::ExitLoop => "exit_loop",
+            Self::Cooldown(_) => "cooldown",
+            Self::RequiresConsent { .. } => "requires_consent",
+            Self::NeverDedupe => "never_dedupe",
+            Self::Dedupe => "dedupe",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum KindName {
+    MaxCalls,
+    ExclusiveGroup,
+    StartConstraint,
+    RequiresPrecedingTools,
+    RequiresFollowingTools,
+    RequiredBeforeExit,
+    ContinueLoop,
+    ExitLoop,
+    Cooldown,
+    RequiresConsent,
+    NeverDedupe,
+    Dedupe,
+}
+
+/// `group` is either the member list or a group name (with `tools`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum GroupSpec {
+    Members(Vec<String>),
+    Name(String),
+}
+
+impl<'de> Deserialize<'de> for GroupSpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct GroupVisitor;
+        impl<'de> Visitor<'de> for GroupVisitor {
+            type Value = GroupSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list of tool names or a group name")
+            }
+            fn visit_str<E: de::Error>(self, value: &str) -> Result<GroupSpec, E> {
+                Ok(GroupSpec::Name(value.to_owned()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<GroupSpec, A::Error> {
+                let mut members = Vec::new();
+                while let Some(name) = seq.next_element::<String>()? {
+                    members.push(name);
+                }
+                Ok(GroupSpec::Members(members))
+            }
+        }
+        deserializer.deserialize_any(GroupVisitor)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawToolRule {
+    tool: String,
+    kind: KindName,
+    value: Option<u32>,
+    group: Option<GroupSpec>,
+    tools: Option<Vec<String>>,
+    secs: Option<f64>,
+    scope: Option<PermissionScope>,
+}
+
+impl RawToolRule {
+    /// Fields given besides `tool` and `kind`, by name.
+    fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if self.value.is_some() {
+            given.push("value");
+        }
+        if self.group.is_some() {
+            given.push("group");
+        }
+        if self.tools.is_some() {
+            given.push("tools");
+        }
+        if self.secs.is_some() {
+            given.push("secs");
+        }
+        if self.scope.is_some() {
+            given.push("scope");
+        }
+        given
+    }
+}
+
+fn rule_error(raw: &RawToolRule, kind: &str, what: String) -> String {
+    format!("rule for tool `{}` (kind `{kind}`): {what}", raw.tool)
+}
+
+fn nonempty_tools(
+    raw: &RawToolRule,
+    kind: &str,
+    tools: Option<Vec<String>>,
+) -> Result<Vec<String>, String> {
+    match tools {
+        Some(tools) if !tools.is_empty() => Ok(tools),
+        Some(_) => Err(rule_error(
+            raw,
+            kind,
+            "`tools` must name at least one tool".into(),
+        )),
+        None => Err(rule_error(
+            raw,
+            kind,
+            "missing `tools` (a list of tool names)".into(),
+        )),
+    }
+}
+
+impl TryFrom<RawToolRule> for ToolRule {
+    type Error = String;
+
+    fn try_from(raw: RawToolRule) -> Result<Self, String> {
+        let (allowed, name): (&[&str], &str) = match raw.kind {
+            KindName::MaxCalls => (&["value"], "max_calls"),
+            KindName::ExclusiveGroup => (&["group", "tools"], "exclusive_group"),
+            KindName::StartConstraint => (&[], "start_constraint"),
+            KindName::RequiresPrecedingTools => (&["tools"], "requires_preceding_tools"),
+            KindName::RequiresFollowingTools => (&["tools"], "requires_following_tools"),
+            KindName::RequiredBeforeExit => (&[], "required_before_exit"),
+            KindName::ContinueLoop => (&[], "continue_loop"),
+            KindName::ExitLoop => (&[], "exit_loop"),
+            KindName::Cooldown => (&["secs"], "cooldown"),
+            KindName::RequiresConsent => (&["scope"], "requires_consent"),
+            KindName::NeverDedupe => (&[], "never_dedupe"),
+            KindName::Dedupe => (&[], "dedupe"),
+        };
+        if let Some(extra) = raw.given().into_iter().find(|f| !allowed.contains(f)) {
+            let uses = if allowed.is_empty() {
+                "it takes no parameters".to_owned()
+            } else {
+                format!("it uses {}", allowed.join(", "))
+            };
+            return Err(rule_error(
+                &raw,
+                name,
+                format!("field `{extra}` does not apply ({uses})"),
+            ));
+        }
+        if raw.tool.trim().is_empty() {
+            return Err(format!("rule of kind `{name}`: `tool` must not be empty"));
+        }
+        let kind = match raw.kind {
+            KindName::MaxCalls => match raw.value {
+                Some(0) => {
+                    return Err(rule_error(
+                        &raw,
+                        name,
+                        "`value` must be at least 1 (remove the tool from the agent instead)"
+                            .into(),
+                    ));
+                }
+                Some(value) => ToolRuleKind::MaxCalls(value),
+                None => {
+                    return Err(rule_error(
+                        &raw,
+                        name,
+                        "missing `value` (the most calls per batch)".into(),
+                    ));
+                }
+            },
+            KindName::ExclusiveGroup => match (raw.group.clone(), raw.tools.clone()) {
+                (Some(GroupSpec::Members(members)), None) if !members.is_empty() => {
+                    ToolRuleKind::ExclusiveGroup(members)
+                }
+                (Some(GroupSpec::Members(_)), None) => {
+                    return Err(rule_error(
+                        &raw,
+                        name,
+                        "`group` must list at least one tool".into(),
+                    ));
+                }
+                (Some(GroupSpec::Name(group)), tools) => ToolRuleKind::NamedExclusiveGroup {
+                    name: group,
+                    tools: tools.unwrap_or_default(),
+                },
+                (Some(GroupSpec::Members(_)), Some(_)) => {
+                    return Err(rule_error(&raw, name, "give `group` as a list of tools, or as a name together with `tools`, not both lists".into()));
+                }
+                (None, _) => {
+                    return Err(rule_error(
+                        &raw,
+                        name,
+                        "missing `group` (a list of tool names, or a group name with `tools`)"
+                            .into(),
+                    ));
+                }
+            },
+            KindName::StartConstraint => ToolRuleKind::StartConstraint,
+            KindName::RequiresPrecedingTools => {
+                ToolRuleKind::RequiresPrecedingTools(nonempty_tools(&raw, name, raw.tools.clone())?)
+            }
+            KindName::RequiresFollowingTools => {
+                ToolRuleKind::RequiresFollowingTools(nonempty_tools(&raw, name, raw.tools.clone())?)
+            }
+            KindName::RequiredBeforeExit => ToolRuleKind::RequiredBeforeExit,
+            KindName::ContinueLoop => ToolRuleKind::ContinueLoop,
+            KindName::ExitLoop => ToolRuleKind::ExitLoop,
+            KindName::Cooldown => match raw.secs {
+                Some(secs) if secs.is_finite() && secs > 0.0 => {
+                    ToolRuleKind::Cooldown(Duration::from_secs_f64(secs))
+                }
+                Some(secs) => {
+                    return Err(rule_error(
+                        &raw,
+                        name,
+                        format!("`secs` must be a positive number of seconds, got {secs}"),
+                    ));
+                }
+                None => {
+                    return Err(rule_error(
+                        &raw,
+                        name,
+                        "missing `secs` (seconds between runs)".into(),
+                    ));
+                }
+            },
+            KindName::RequiresConsent => ToolRuleKind::RequiresConsent {
+                scope: raw.scope.unwrap_or_default(),
+            },
+            KindName::NeverDedupe => ToolRuleKind::NeverDedupe,
+            KindName::Dedupe => ToolRuleKind::Dedupe,
+        };
+        Ok(ToolRule {
+            tool: raw.tool,
+            kind,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Config {
+        rules: Vec<ToolRule>,
+    }
+
+    fn parse(text: &str) -> Result<Vec<ToolRule>, String> {
+        toml::from_str::<Config>(text)
+            .map(|c| c.rules)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn every_kind_parses_from_config() {
+        let rules = parse(
+            r#"
+            [[rules]]
+            tool = "shell_exec"
+            kind = "max_calls"
+            value = 3
+            [[rules]]
+            tool = "file_write"
+            kind = "exclusive_group"
+            group = ["file_write", "file_edit"]
+            [[rules]]
+            tool = "file_edit"
+            kind = "exclusive_group"
+            group = "writers"
+            tools = ["file_write"]
+            [[rules]]
+            tool = "init"
+            kind = "start_constraint"
+            [[rules]]
+            tool = "file_write"
+            kind = "requires_preceding_tools"
+            tools = ["file_read"]
+            [[rules]]
+            tool = "plan"
+            kind = "requires_following_tools"
+            tools = ["file_write"]
+            [[rules]]
+            tool = "save"
+            kind = "required_before_exit"
+            [[rules]]
+            tool = "think"
+            kind = "continue_loop"
+            [[rules]]
+            tool = "done"
+            kind = "exit_loop"
+            [[rules]]
+            tool = "web_fetch"
+            kind = "cooldown"
+            secs = 2
+            [[rules]]
+            tool = "shell_exec"
+            kind = "requires_consent"
+            scope = "tool"
+            [[rules]]
+            tool = "clock"
+            kind = "never_dedupe"
+            [[rules]]
+            tool = "file_write"
+            kind = "dedupe"
+            "#,
+        )
+        .unwrap();
+        let kinds: Vec<ToolRuleKind> = rules.into_iter().map(|r| r.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ToolRuleKind::MaxCalls(3),
+                ToolRuleKind::ExclusiveGroup(vec!["file_write".into(), "file_edit".into()]),
+                ToolRuleKind::NamedExclusiveGroup {
+                    name: "writers".into(),
+                    tools: vec!["file_write".into()]
+                },
+                ToolRuleKind::StartConstraint,
+                ToolRuleKind::RequiresPrecedingTools(vec!["file_read".into()]),
+                ToolRuleKind::RequiresFollowingTools(vec!["file_write".into()]),
+                ToolRuleKind::RequiredBeforeExit,
+                ToolRuleKind::ContinueLoop,
+                ToolRuleKind::ExitLoop,
+                ToolRuleKind::Cooldown(Duration::from_secs(2)),
+                ToolRuleKind::RequiresConsent {
+                    scope: PermissionScope::Tool
+                },
+                ToolRuleKind::NeverDedupe,
+                ToolRuleKind::Dedupe,
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_rules_say_what_is_wrong() {
+        let cases = [
+            ("tool = \"x\"\nkind = \"max_calls\"", "missing `value`"),
+            (
+                "tool = \"x\"\nkind = \"max_calls\"\nvalue = 0",
+                "at least 1",
+            ),
+            (
+                "tool = \"x\"\nkind = \"max_calls\"\nvalue = 3\nsecs = 1",
+                "field `secs` does not apply",
+            ),
+            (
+                "tool = \"x\"\nkind = \"exit_loop\"\nvalue = 1",
+                "takes no parameters",
+            ),
+            (
+                "tool = \"x\"\nkind = \"max_call\"\nvalue = 1",
+                "unknown variant `max_call`",
+            ),
+            (
+                "tool = \"x\"\nkind = \"max_calls\"\nvalu = 1",
+                "unknown field `valu`",
+            ),
+            (
+                "tool = \"x\"\nkind = \"cooldown\"\nsecs = -1",
+                "positive number",
+            ),
+            (
+                "tool = \"x\"\nkind = \"requires_preceding_tools\"\ntools = []",
+                "at least one tool",
+            ),
+            (
+                "tool = \"x\"\nkind = \"exclusive_group\"",
+                "missing `group`",
+            ),
+            (
+                "tool = \"x\"\nkind = \"requires_consent\"\nscope = \"forever\"",
+                "unknown variant `forever`",
+            ),
+            ("kind = \"exit_loop\"", "missing field `tool`"),
+        ];
+        for (body, expected) in cases {
+            let err = parse(&format!("[[rules]]\n{body}\n")).unwrap_err();
+            assert!(err.contains(expected), "{body:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn consent_scope_defaults_to_session() {
+        let rules = parse("[[rules]]\ntool = \"x\"\nkind = \"requires_consent\"\n").unwrap();
+        assert_eq!(
+            rules[0].kind,
+            ToolRuleKind::RequiresConsent {
+                scope: PermissionScope::Session
+            }
+        );
+        assert_eq!(rules[0].kind_name(), "requires_consent");
+    }
+}

@@ -1,0 +1,356 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+//! One or more tests per rule of seed 004's table, with its scope.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{FnTool, call, ctx, echo, executor};
+use oxydra_executor::{
+    BatchId, ExecutionPhase, NoopEventSink, ToolExecutionError, ToolRule, ToolRuleKind,
+    ToolRuleViolation,
+};
+use oxydra_tools::ToolOutput;
+use oxydra_types::SafetyTier::{ReadOnly, SideEffecting};
+use serde_json::Value;
+
+fn violation(result: &oxydra_executor::ToolCallRecord) -> &ToolRuleViolation {
+    match &result.outcome {
+        Err(ToolExecutionError::RuleViolation(v)) => v,
+        other => panic!("expected a rule violation, got {other:?}"),
+    }
+}
+
+/// A tool that remembers the arguments of each run.
+fn recorder(name: &str, tier: oxydra_types::SafetyTier) -> (FnTool, Arc<Mutex<Vec<Value>>>) {
+    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let tool = FnTool::new(name, tier, move |args, _| {
+        log.lock().unwrap().push(args);
+        async { Ok(ToolOutput::text("ok")) }
+    });
+    (tool, seen)
+}
+
+#[tokio::test]
+async fn max_calls_is_per_batch_and_survives_heartbeat_continuations() {
+    let ex = executor(
+        &[echo("t", SideEffecting)],
+        vec![ToolRule::new("t", ToolRuleKind::MaxCalls(2))],
+    );
+    let ctx = ctx();
+    let mut process = ex.new_process_state();
+    let calls = [
+        call("1", "t", "{}"),
+        call("2", "t", "{}"),
+        call("3", "t", "{}"),
+    ];
+    let r = ex
+        .execute_batch(&calls, &mut process, &ctx, &NoopEventSink)
+        .await;
+    assert!(r.records[0].is_success() && r.records[1].is_success());
+    assert_eq!(
+        violation(&r.records[2]),
+        &ToolRuleViolation::MaxCalls {
+            tool_name: "t".into(),
+            limit: 2
+        }
+    );
+    // A heartbeat continuation: fresh process state, same batch — still refused.
+    let mut continued = ex.new_process_state();
+    let r = ex
+        .execute_batch(
+            &[call("4", "t", "{}")],
+            &mut continued,
+            &ctx,
+            &NoopEventSink,
+        )
+        .await;
+    assert!(r.records[0].content_for_model().contains("rule max_calls"));
+    // A new batch starts counting again; so does a completed one.
+    let next = ctx.clone().with_batch(BatchId::next());
+    let r = ex
+        .execute_batch(
+            &[call("5", "t", "{}")],
+            &mut continued,
+            &next,
+            &NoopEventSink,
+        )
+        .await;
+    assert!(r.records[0].is_success());
+    ex.complete_batch(ctx.batch_id);
+    let r = ex
+        .execute_batch(
+            &[call("6", "t", "{}")],
+            &mut continued,
+            &ctx,
+            &NoopEventSink,
+        )
+        .await;
+    assert!(r.records[0].is_success());
+}
+
+#[tokio::test]
+async fn exclusive_group_allows_one_member_per_batch() {
+    let rules = vec![ToolRule::new(
+        "file_write",
+        ToolRuleKind::ExclusiveGroup(vec!["file_edit".into()]),
+    )];
+    let ex = executor(
+        &[
+            echo("file_write", SideEffecting),
+            echo("file_edit", SideEffecting),
+        ],
+        rules,
+    );
+    let ctx = ctx();
+    let mut process = ex.new_process_state();
+    let calls = [
+        call("1", "file_edit", "{}"),
+        call("2", "file_edit", r#"{"a":1}"#),
+        call("3", "file_write", "{}"),
+    ];
+    let r = ex
+        .execute_batch(&calls, &mut process, &ctx, &NoopEventSink)
+        .await;
+    assert!(r.records[0].is_success() && r.records[1].is_success());
+    let ToolRuleViolation::ExclusiveGroup {
+        used_by, members, ..
+    } = violation(&r.records[2])
+    else {
+        panic!()
+    };
+    assert_eq!(used_by, "file_edit");
+    assert_eq!(
+        members,
+        &vec!["file_edit".to_owned(), "file_write".to_owned()]
+    );
+    let r = ex
+        .execute_batch(
+            &[call("4", "file_write", "{}")],
+            &mut process,
+            &ctx.clone().with_batch(BatchId::next()),
+            &NoopEventSink,
+        )
+        .await;
+    assert!(r.records[0].is_success());
+}
+
+#[tokio::test]
+async fn named_exclusive_groups_merge_across_rules() {
+    let rules: Vec<ToolRule> = toml::from_str::<toml::Table>(
+        r#"
+        [[rules]]
+        tool = "a"
+        kind = "exclusive_group"
+        group = "writers"
+        [[rules]]
+        tool = "b"
+        kind = "exclusive_group"
+        group = "writers"
+        tools = []
+        "#,
+    )
+    .unwrap()["rules"]
+        .clone()
+        .try_into()
+        .unwrap();
+    let ex = executor(&[echo("a", ReadOnly), echo("b", ReadOnly)], rules);
+    let mut process = ex.new_process_state();
+    let r = ex
+        .execute_batch(
+            &[call("1", "b", "{}"), call("2", "a", "{}")],
+            &mut process,
+            &ctx(),
+            &NoopEventSink,
+        )
+        .await;
+    assert!(r.records[0].is_success());
+    assert!(
+        matches!(violation(&r.records[1]), ToolRuleViolation::ExclusiveGroup { used_by, .. } if used_by == "b")
+    );
+}
+
+#[tokio::test]
+async fn required_before_exit_runs_only_what_did_not_run() {
+    let (save, save_args) = recorder("save", SideEffecting);
+    let (flush, flush_args) = recorder("flush", SideEffecting);
+    let rules = vec![
+        ToolRule::new("save", ToolRuleKind::RequiredBeforeExit),
+        ToolRule::new("flush", ToolRuleKind::RequiredBeforeExit),
+    ];
+    let ex = executor(&[save, flush], rules);
+    let ctx = ctx();
+    let mut process = ex.new_process_state();
+    assert_eq!(
+        process.exit_requirements_pending(),
+        ["save".to_owned(), "flush".to_owned()]
+    );
+    ex.execute_batch(
+        &[call("1", "flush", r#"{"now":1}"#)],
+        &mut process,
+        &ctx,
+        &NoopEventSink,
+    )
+    .await;
+    assert_eq!(process.exit_requirements_pending(), ["save".to_owned()]);
+    let exit = ex
+        .execute_exit_requirements(&mut process, &ctx, &NoopEventSink)
+        .await;
+    assert_eq!(exit.records.len(), 1);
+    assert_eq!(exit.records[0].call.name, "save");
+    assert_eq!(*save_args.lock().unwrap(), vec![serde_json::json!({})]);
+    assert_eq!(flush_args.lock().unwrap().len(), 1);
+    assert!(process.exit_requirements_pending().is_empty());
+    assert_eq!(process.phase(), ExecutionPhase::Exited);
+    assert!(ex.should_exit_loop(&process));
+}
+
+#[tokio::test]
+async fn continue_loop_needs_no_heartbeat_and_requests_continuation() {
+    let ex = executor(
+        &[echo("think", ReadOnly), echo("read", ReadOnly)],
+        vec![ToolRule::new("think", ToolRuleKind::ContinueLoop)],
+    );
+    assert!(!ex.requires_heartbeat("think"));
+    assert!(ex.requires_heartbeat("read"));
+    let mut process = ex.new_process_state();
+    let r = ex
+        .execute_batch(
+            &[call("1", "read", "{}")],
+            &mut process,
+            &ctx(),
+            &NoopEventSink,
+        )
+        .await;
+    assert!(!r.requests_continuation);
+    let r = ex
+        .execute_batch(
+            &[call("2", "think", "{}")],
+            &mut process,
+            &ctx(),
+            &NoopEventSink,
+        )
+        .await;
+    assert!(r.requests_continuation);
+}
+
+#[tokio::test]
+async fn exit_loop_ends_the_loop_after_it_ran() {
+    let ex = executor(
+        &[echo("done", ReadOnly), echo("read", ReadOnly)],
+        vec![ToolRule::new("done", ToolRuleKind::ExitLoop)],
+    );
+    let mut process = ex.new_process_state();
+    ex.execute_batch(
+        &[call("1", "read", "{}")],
+        &mut process,
+        &ctx(),
+        &NoopEventSink,
+    )
+    .await;
+    assert!(!ex.should_exit_loop(&process));
+    ex.execute_batch(
+        &[call("2", "done", "{}")],
+        &mut process,
+        &ctx(),
+        &NoopEventSink,
+    )
+    .await;
+    assert!(ex.should_exit_loop(&process));
+    assert_eq!(process.phase(), ExecutionPhase::ExitRequested);
+}
+
+#[tokio::test]
+async fn cooldown_is_persistent_across_batches_and_sessions() {
+    let cooldown = Duration::from_millis(150);
+    let ex = executor(
+        &[echo("ping", SideEffecting)],
+        vec![ToolRule::new("ping", ToolRuleKind::Cooldown(cooldown))],
+    );
+    let mut process = ex.new_process_state();
+    let r = ex
+        .execute_batch(
+            &[call("1", "ping", "{}")],
+            &mut process,
+            &ctx(),
+            &NoopEventSink,
+        )
+        .await;
+    assert!(r.records[0].is_success());
+    let r = ex
+        .execute_batch(
+            &[call("2", "ping", "{}")],
+            &mut ex.new_process_state(),
+            &ctx(),
+            &NoopEventSink,
+        )
+        .await;
+    let ToolRuleViolation::Cooldown {
+        remaining,
+        cooldown: c,
+        ..
+    } = violation(&r.records[0])
+    else {
+        panic!()
+    };
+    assert_eq!(*c, cooldown);
+    assert!(*remaining <= cooldown && !remaining.is_zero());
+    tokio::time::sleep(cooldown + Duration::from_millis(20)).await;
+    let r = ex
+        .execute_batch(
+            &[call("3", "ping", "{}")],
+            &mut process,
+            &ctx(),
+            &NoopEventSink,
+        )
+        .await;
+    assert!(r.records[0].is_success());
+    ex.prune_expired();
+    assert_eq!(ex.state_stats().cooldowns, 1);
+}
+
+#[tokio::test]
+async fn refused_calls_do_not_consume_limits() {
+    // A call refused by consent must not count against max_calls.
+    let rules = vec![
+        ToolRule::new("t", ToolRuleKind::MaxCalls(1)),
+        ToolRule::new(
+            "t",
+            ToolRuleKind::RequiresConsent {
+                scope: Default::default(),
+            },
+        ),
+    ];
+    let ex = executor(&[echo("t", SideEffecting)], rules);
+    let ctx = ctx();
+    let r = ex
+        .execute_batch(
+            &[call("1", "t", "{}")],
+            &mut ex.new_process_state(),
+            &ctx,
+            &NoopEventSink,
+        )
+        .await;
+    assert!(matches!(
+        r.records[0].outcome,
+        Err(ToolExecutionError::PermissionDenied { .. })
+    ));
+    let ex = ex.with_permission_broker(Arc::new(oxydra_executor::AlwaysApprove));
+    let r = ex
+        .execute_batch(
+            &[call("2", "t", "{}")],
+            &mut ex.new_process_state(),
+            &ctx,
+            &NoopEventSink,
+        )
+        .await;
+    assert!(r.records[0].is_success());
+}
