@@ -28,10 +28,34 @@ pub enum MemoryError {
         /// What is wrong.
         message: String,
     },
+    /// The database was written by a newer version of Oxydra.
+    #[error(
+        "database {}: schema version {found} is newer than this build supports ({supported}); upgrade Oxydra",
+        path.display()
+    )]
+    SchemaTooNew {
+        /// The database file.
+        path: PathBuf,
+        /// The version stored in the file.
+        found: i64,
+        /// The newest version this code knows.
+        supported: i64,
+    },
     /// The embedder failed.
     #[error("embedding failed: {0}")]
     Embedding(String),
     /// The blocking task running the SQLite work was lost.
     #[error("memory worker stopped: {0}")]
     Worker(String),
+}
+
+impl MemoryError {
+    /// A [`MemoryError::Database`] for `path` while doing `action`.
+    pub(crate) fn db(path: &std::path::Path, action: &str, source: rusqlite::Error) -> Self {
+        Self::Database {
+            path: path.to_path_buf(),
+            action: action.to_owned(),
+            source,
+        }
+    }
 }

@@ -3,12 +3,45 @@
 //! `oxydra-memory` owns the [`Memory`] trait (sessions, write-through message storage
 //! with sequence numbers, crash restore, the rolling summary with an epoch
 //! compare-and-swap) and the [`MemoryRetrieval`] trait (chunks of text searched by
-//! full text and by vectors).
+//! full text and by vectors), and implements both in [`SqliteMemory`]: one SQLite file
+//! in WAL mode with versioned migrations, an FTS5 index and an in-memory vector cache.
+//! Vectors come from an [`Embedder`]: the local [`HashingEmbedder`] (default) or an
+//! OpenAI-compatible server through [`OpenAiEmbedder`].
+//!
+//! ```
+//! use oxydra_memory::{Memory, MemoryRetrieval, SearchScope, SqliteMemory};
+//! use oxydra_types::{Message, SessionId};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let memory = SqliteMemory::open_in_memory()?;
+//! let session = SessionId::from("ses_demo");
+//! assert_eq!(memory.append(&session, &Message::user("hello")).await?, 1);
+//! assert_eq!(memory.append(&session, &Message::assistant("hi!")).await?, 2);
+//! assert_eq!(memory.restore(&session).await?.len(), 2);
+//!
+//! memory.store_text(Some(&session), "The staging cluster runs in eu-west-1.").await?;
+//! let hits = memory.search("where is staging?", &SearchScope::Session(session), 3).await?;
+//! assert!(hits[0].text.contains("eu-west-1"));
+//! # Ok::<(), oxydra_memory::MemoryError>(())
+//! # }).unwrap();
+//! ```
 
+mod chunking;
+mod config;
+mod embedder;
 mod error;
+mod restore;
+mod retrieval;
+mod sqlite;
 mod traits;
 
+pub use chunking::chunk_text;
+pub use config::{RetrievalConfig, SqliteConfig, Synchronous};
+pub use embedder::{Embedder, HashingEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig, normalize};
 pub use error::MemoryError;
+pub use restore::{INTERRUPTED_RESULT, repair_orphaned_calls};
+pub use retrieval::{match_expression, query_terms};
+pub use sqlite::{SCHEMA_VERSION, SqliteMemory};
 pub use traits::{
     Memory, MemoryRetrieval, RetrievedChunk, SearchScope, SessionInfo, SessionSummary,
     StoredMessage,

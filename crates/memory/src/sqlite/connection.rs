@@ -1,0 +1,81 @@
+//! Opening a SQLite connection with Oxydra's pragmas.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::migrations::migrate;
+use crate::config::SqliteConfig;
+use crate::error::MemoryError;
+
+/// Open (creating if needed) the database at `path`: busy timeout, WAL,
+/// `synchronous`, then the schema migrations. `None` opens a private in-memory database.
+pub fn open_connection(
+    path: Option<&Path>,
+    config: &SqliteConfig,
+) -> Result<Connection, MemoryError> {
+    let shown = path.unwrap_or(Path::new(":memory:"));
+    let err = |action: &'static str| move |source| MemoryError::db(shown, action, source);
+    let mut conn = match path {
+        Some(path) => Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(err("open"))?,
+        None => Connection::open_in_memory().map_err(err("open"))?,
+    };
+    conn.busy_timeout(config.busy_timeout)
+        .map_err(err("set busy timeout"))?;
+    if path.is_some() {
+        // Reading the journal mode reads the header: a file that is not a database fails here.
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+            .map_err(err("enable WAL"))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(path = %shown.display(), mode, "could not enable WAL journal");
+        }
+    }
+    conn.pragma_update(None, "synchronous", config.synchronous.as_pragma())
+        .map_err(err("set synchronous"))?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .map_err(err("enable foreign keys"))?;
+    conn.set_prepared_statement_cache_capacity(32);
+    migrate(&mut conn, shown)?;
+    Ok(conn)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::config::Synchronous;
+
+    fn pragma(conn: &Connection, name: &str) -> String {
+        conn.query_row(&format!("PRAGMA {name}"), [], |row| {
+            row.get::<_, rusqlite::types::Value>(0)
+        })
+        .map(|v| format!("{v:?}"))
+        .unwrap()
+    }
+
+    #[test]
+    fn file_databases_get_wal_synchronous_and_busy_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let normal =
+            open_connection(Some(&dir.path().join("n.db")), &SqliteConfig::default()).unwrap();
+        assert_eq!(pragma(&normal, "journal_mode"), "Text(\"wal\")");
+        assert_eq!(pragma(&normal, "synchronous"), "Integer(1)");
+        assert_eq!(pragma(&normal, "busy_timeout"), "Integer(5000)");
+        let config = SqliteConfig {
+            synchronous: Synchronous::Full,
+            busy_timeout: Duration::from_millis(250),
+            ..SqliteConfig::default()
+        };
+        let full = open_connection(Some(&dir.path().join("f.db")), &config).unwrap();
+        assert_eq!(pragma(&full, "synchronous"), "Integer(2)");
+        assert_eq!(pragma(&full, "busy_timeout"), "Integer(250)");
+    }
+}

@@ -1,0 +1,158 @@
+//! Sessions and their messages.
+
+use std::path::Path;
+
+use oxydra_types::{Message, SessionId};
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use super::now_ms;
+use crate::error::MemoryError;
+use crate::traits::{SessionInfo, StoredMessage};
+
+/// Append `message` to `session` in one committed transaction; returns its sequence.
+///
+/// The session row holds the last sequence; bumping it and inserting the event happen
+/// under SQLite's write lock (`BEGIN IMMEDIATE`), so sequences are gap-free even across
+/// processes sharing the file.
+pub fn append(
+    conn: &mut Connection,
+    path: &Path,
+    session: &SessionId,
+    message: &Message,
+) -> Result<u64, MemoryError> {
+    let payload = serde_json::to_string(message).map_err(|error| MemoryError::Corrupt {
+        path: path.to_path_buf(),
+        what: format!("new message of session {session}"),
+        message: error.to_string(),
+    })?;
+    let err = |source| MemoryError::db(path, &format!("append to session {session}"), source);
+    let now = now_ms();
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(err)?;
+    let sequence: i64 = tx
+        .prepare_cached(
+            "INSERT INTO sessions (session_id, created_at, updated_at, last_sequence)
+             VALUES (?1, ?2, ?2, 1)
+             ON CONFLICT (session_id) DO UPDATE
+             SET last_sequence = last_sequence + 1,
+                 updated_at = max(updated_at, excluded.updated_at)
+             RETURNING last_sequence",
+        )
+        .and_then(|mut stmt| stmt.query_row(params![session.as_str(), now], |row| row.get(0)))
+        .map_err(err)?;
+    tx.prepare_cached(
+        "INSERT INTO conversation_events (session_id, sequence, role, payload, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )
+    .and_then(|mut stmt| {
+        stmt.execute(params![
+            session.as_str(),
+            sequence,
+            message.role.as_str(),
+            payload,
+            now
+        ])
+    })
+    .map_err(err)?;
+    tx.commit().map_err(err)?;
+    Ok(sequence.max(0) as u64)
+}
+
+/// The stored messages of `session`, in sequence order.
+pub fn messages(
+    conn: &Connection,
+    path: &Path,
+    session: &SessionId,
+) -> Result<Vec<StoredMessage>, MemoryError> {
+    let err = |source| MemoryError::db(path, &format!("read session {session}"), source);
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT sequence, payload, created_at FROM conversation_events
+             WHERE session_id = ?1 ORDER BY sequence",
+        )
+        .map_err(err)?;
+    let mut rows = stmt.query([session.as_str()]).map_err(err)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(err)? {
+        let sequence: i64 = row.get(0).map_err(err)?;
+        let created_at_ms: i64 = row.get(2).map_err(err)?;
+        // Parse straight from SQLite's buffer, without copying the payload first.
+        let parsed = match row.get_ref(1).map_err(err)? {
+            ValueRef::Text(bytes) => {
+                serde_json::from_slice::<Message>(bytes).map_err(|error| error.to_string())
+            }
+            other => Err(format!(
+                "payload stored as {:?}, not text",
+                other.data_type()
+            )),
+        };
+        let message = parsed.map_err(|message| MemoryError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("session {session} message {sequence}"),
+            message,
+        })?;
+        out.push(StoredMessage {
+            sequence: sequence.max(0) as u64,
+            message,
+            created_at_ms,
+        });
+    }
+    Ok(out)
+}
+
+/// Whether `session` has a stored message.
+pub fn session_exists(
+    conn: &Connection,
+    path: &Path,
+    session: &SessionId,
+) -> Result<bool, MemoryError> {
+    conn.prepare_cached("SELECT 1 FROM sessions WHERE session_id = ?1")
+        .and_then(|mut stmt| stmt.query_row([session.as_str()], |_| Ok(())).optional())
+        .map(|found| found.is_some())
+        .map_err(|source| MemoryError::db(path, &format!("look up session {session}"), source))
+}
+
+/// Every session, most recently updated first.
+pub fn list_sessions(conn: &Connection, path: &Path) -> Result<Vec<SessionInfo>, MemoryError> {
+    let err = |source| MemoryError::db(path, "list sessions", source);
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT session_id, created_at, updated_at, last_sequence FROM sessions
+             ORDER BY updated_at DESC, session_id DESC",
+        )
+        .map_err(err)?;
+    let rows = stmt
+        .query_map([], |row| {
+            Ok(SessionInfo {
+                session_id: SessionId::from(row.get::<_, String>(0)?),
+                created_at_ms: row.get(1)?,
+                updated_at_ms: row.get(2)?,
+                messages: row.get::<_, i64>(3)?.max(0) as u64,
+            })
+        })
+        .map_err(err)?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(err)
+}
+
+/// Delete `session`'s messages, state and chunks (the FTS index follows by trigger).
+pub fn delete_session(
+    conn: &mut Connection,
+    path: &Path,
+    session: &SessionId,
+) -> Result<(), MemoryError> {
+    let err = |source| MemoryError::db(path, &format!("delete session {session}"), source);
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(err)?;
+    for sql in [
+        "DELETE FROM conversation_events WHERE session_id = ?1",
+        "DELETE FROM session_state WHERE session_id = ?1",
+        "DELETE FROM chunks WHERE session_id = ?1",
+        "DELETE FROM sessions WHERE session_id = ?1",
+    ] {
+        tx.execute(sql, [session.as_str()]).map_err(err)?;
+    }
+    tx.commit().map_err(err)
+}

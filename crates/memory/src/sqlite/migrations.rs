@@ -1,0 +1,126 @@
+//! The schema, as numbered migrations tracked in `PRAGMA user_version`.
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::error::MemoryError;
+
+/// Migration `n` (1-based) brings the schema from version `n - 1` to `n`.
+const MIGRATIONS: &[&str] = &[
+    // 1: sessions, their messages, their summary state, and indexed chunks.
+    "
+    CREATE TABLE sessions (
+        session_id    TEXT PRIMARY KEY NOT NULL,
+        created_at    INTEGER NOT NULL,
+        updated_at    INTEGER NOT NULL,
+        last_sequence INTEGER NOT NULL
+    ) WITHOUT ROWID;
+
+    CREATE TABLE conversation_events (
+        session_id TEXT NOT NULL,
+        sequence   INTEGER NOT NULL,
+        role       TEXT NOT NULL,
+        payload    TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (session_id, sequence)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE session_state (
+        session_id     TEXT PRIMARY KEY NOT NULL,
+        summary        TEXT,
+        covers_through INTEGER NOT NULL DEFAULT 0,
+        epoch          INTEGER NOT NULL DEFAULT 0,
+        updated_at     INTEGER NOT NULL
+    ) WITHOUT ROWID;
+
+    CREATE TABLE chunks (
+        id         INTEGER PRIMARY KEY,
+        session_id TEXT,
+        text       TEXT NOT NULL,
+        model      TEXT NOT NULL,
+        dims       INTEGER NOT NULL,
+        embedding  BLOB NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX chunks_by_session ON chunks(session_id);
+
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        text, content = 'chunks', content_rowid = 'id',
+        tokenize = 'unicode61 remove_diacritics 2'
+    );
+    CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, 'row');
+    CREATE TRIGGER chunks_after_insert AFTER INSERT ON chunks BEGIN
+        INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER chunks_after_delete AFTER DELETE ON chunks BEGIN
+        INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    END;
+    CREATE TRIGGER chunks_after_update AFTER UPDATE OF text ON chunks BEGIN
+        INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text);
+    END;
+    ",
+];
+
+/// The schema version this code writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Bring the database at `path` up to [`SCHEMA_VERSION`] in one transaction; refuse a
+/// database from a newer build.
+pub fn migrate(conn: &mut Connection, path: &Path) -> Result<(), MemoryError> {
+    let err = |source| MemoryError::db(path, "migrate schema", source);
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(err)?;
+    let found: i64 = tx
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .map_err(err)?;
+    if found > SCHEMA_VERSION {
+        return Err(MemoryError::SchemaTooNew {
+            path: path.to_path_buf(),
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    let pending = MIGRATIONS.iter().enumerate().skip(found.max(0) as usize);
+    for (index, sql) in pending {
+        tracing::info!(path = %path.display(), version = index + 1, "applying memory schema migration");
+        tx.execute_batch(sql).map_err(err)?;
+    }
+    if found < SCHEMA_VERSION {
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+            .map_err(err)?;
+    }
+    tx.commit().map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrates_once_and_is_idempotent() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn, Path::new(":memory:")).unwrap();
+        migrate(&mut conn, Path::new(":memory:")).unwrap();
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn refuses_a_newer_schema() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        let error = migrate(&mut conn, Path::new("/x/memory.db")).unwrap_err();
+        let text = error.to_string();
+        assert!(matches!(error, MemoryError::SchemaTooNew { .. }));
+        assert!(
+            text.contains("/x/memory.db") && text.contains("newer"),
+            "{text}"
+        );
+    }
+}

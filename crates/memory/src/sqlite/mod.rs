@@ -1,0 +1,255 @@
+//! [`SqliteMemory`]: the SQLite-backed [`Memory`] and [`MemoryRetrieval`](crate::MemoryRetrieval).
+
+pub(crate) mod chunks;
+mod connection;
+mod messages;
+mod migrations;
+mod summary;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use oxydra_types::{Message, SessionId};
+use rusqlite::Connection;
+use tracing::{Span, field};
+
+pub use migrations::SCHEMA_VERSION;
+
+use crate::config::SqliteConfig;
+use crate::error::MemoryError;
+use crate::restore::repair_orphaned_calls;
+use crate::retrieval::VectorIndex;
+use crate::traits::{Memory, SessionInfo, SessionSummary, StoredMessage};
+
+/// Conversation memory in one SQLite file (WAL mode), with hybrid FTS5 + vector search.
+///
+/// Cheap to clone: clones share one connection. All SQLite work runs on tokio's blocking
+/// pool behind a mutex, so writes through one `SqliteMemory` are serialised; writers in
+/// other processes are serialised by SQLite's own lock (`BEGIN IMMEDIATE`, waiting up
+/// to the busy timeout).
+#[derive(Clone)]
+pub struct SqliteMemory {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) path: PathBuf,
+    conn: Mutex<Connection>,
+    /// Lazily loaded vector cache. Lock order: `conn` before `index`.
+    pub(crate) index: Mutex<Option<VectorIndex>>,
+    pub(crate) config: SqliteConfig,
+}
+
+impl std::fmt::Debug for SqliteMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteMemory")
+            .field("path", &self.inner.path)
+            .field("config", &self.inner.config)
+            .finish()
+    }
+}
+
+impl SqliteMemory {
+    /// Open (or create) the database file at `path`, applying pending schema migrations.
+    ///
+    /// This is a synchronous call doing file I/O: from async code run it in
+    /// `tokio::task::spawn_blocking` (it is quick, a few milliseconds). Errors name the
+    /// file: a file that is not a database, a missing directory, a locked database or one
+    /// written by a newer Oxydra.
+    pub fn open(path: impl AsRef<Path>, config: SqliteConfig) -> Result<Self, MemoryError> {
+        let path = path.as_ref();
+        let conn = connection::open_connection(Some(path), &config)?;
+        Ok(Self::from_connection(path.to_path_buf(), conn, config))
+    }
+
+    /// A private in-memory database with the default config, for tests.
+    pub fn open_in_memory() -> Result<Self, MemoryError> {
+        Self::open_in_memory_with(SqliteConfig::default())
+    }
+
+    /// A private in-memory database with `config`.
+    pub fn open_in_memory_with(config: SqliteConfig) -> Result<Self, MemoryError> {
+        let conn = connection::open_connection(None, &config)?;
+        Ok(Self::from_connection(
+            PathBuf::from(":memory:"),
+            conn,
+            config,
+        ))
+    }
+
+    fn from_connection(path: PathBuf, conn: Connection, config: SqliteConfig) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                path,
+                conn: Mutex::new(conn),
+                index: Mutex::new(None),
+                config,
+            }),
+        }
+    }
+
+    /// The database file (`:memory:` for an in-memory one).
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The config it was opened with.
+    pub fn config(&self) -> &SqliteConfig {
+        &self.inner.config
+    }
+
+    /// Run `work` on the blocking pool inside `span`.
+    pub(crate) async fn run<T, F>(&self, span: Span, work: F) -> Result<T, MemoryError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> Result<T, MemoryError> + Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        let result = tokio::task::spawn_blocking(move || {
+            let _entered = span.enter();
+            let result = work(&inner);
+            if let Err(error) = &result {
+                tracing::warn!(%error, "memory operation failed");
+            }
+            result
+        })
+        .await;
+        result.map_err(|error| MemoryError::Worker(error.to_string()))?
+    }
+}
+
+impl Inner {
+    /// The connection; a panic while it was held left no transaction open (rusqlite
+    /// rolls back on drop), so a poisoned lock is still safe to use.
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn index(&self) -> MutexGuard<'_, Option<VectorIndex>> {
+        self.index.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+#[async_trait]
+impl Memory for SqliteMemory {
+    async fn append(&self, session: &SessionId, message: &Message) -> Result<u64, MemoryError> {
+        let span = tracing::debug_span!(
+            "memory.append",
+            session_id = %session,
+            role = message.role.as_str(),
+            sequence = field::Empty
+        );
+        let (session, message) = (session.clone(), message.clone());
+        let record = span.clone();
+        let sequence = self
+            .run(span, move |inner| {
+                messages::append(&mut inner.conn(), &inner.path, &session, &message)
+            })
+            .await?;
+        record.record("sequence", sequence);
+        Ok(sequence)
+    }
+
+    async fn messages(&self, session: &SessionId) -> Result<Vec<StoredMessage>, MemoryError> {
+        let span = tracing::debug_span!("memory.messages", session_id = %session);
+        let session = session.clone();
+        self.run(span, move |inner| {
+            messages::messages(&inner.conn(), &inner.path, &session)
+        })
+        .await
+    }
+
+    async fn restore(&self, session: &SessionId) -> Result<Vec<Message>, MemoryError> {
+        let span =
+            tracing::debug_span!("memory.restore", session_id = %session, messages = field::Empty);
+        let session = session.clone();
+        self.run(span, move |inner| {
+            let stored = messages::messages(&inner.conn(), &inner.path, &session)?;
+            let restored = repair_orphaned_calls(stored.into_iter().map(|m| m.message).collect());
+            Span::current().record("messages", restored.len());
+            Ok(restored)
+        })
+        .await
+    }
+
+    async fn session_exists(&self, session: &SessionId) -> Result<bool, MemoryError> {
+        let span = tracing::debug_span!("memory.session_exists", session_id = %session);
+        let session = session.clone();
+        self.run(span, move |inner| {
+            messages::session_exists(&inner.conn(), &inner.path, &session)
+        })
+        .await
+    }
+
+    async fn list_sessions(&self) -> Result<Vec<SessionInfo>, MemoryError> {
+        let span = tracing::debug_span!("memory.list_sessions");
+        self.run(span, |inner| {
+            messages::list_sessions(&inner.conn(), &inner.path)
+        })
+        .await
+    }
+
+    async fn load_summary(&self, session: &SessionId) -> Result<SessionSummary, MemoryError> {
+        let span = tracing::debug_span!("memory.load_summary", session_id = %session);
+        let session = session.clone();
+        self.run(span, move |inner| {
+            summary::load_summary(&inner.conn(), &inner.path, &session)
+        })
+        .await
+    }
+
+    async fn store_summary(
+        &self,
+        session: &SessionId,
+        expected_epoch: u64,
+        text: &str,
+        covers_through: u64,
+    ) -> Result<Option<u64>, MemoryError> {
+        let span = tracing::debug_span!(
+            "memory.store_summary",
+            session_id = %session,
+            expected_epoch,
+            covers_through
+        );
+        let (session, text) = (session.clone(), text.to_owned());
+        self.run(span, move |inner| {
+            let stored = summary::store_summary(
+                &mut inner.conn(),
+                &inner.path,
+                &session,
+                expected_epoch,
+                &text,
+                covers_through,
+            )?;
+            if stored.is_none() {
+                tracing::debug!("summary epoch moved; not stored");
+            }
+            Ok(stored)
+        })
+        .await
+    }
+
+    async fn delete_session(&self, session: &SessionId) -> Result<(), MemoryError> {
+        let span = tracing::debug_span!("memory.delete_session", session_id = %session);
+        let session = session.clone();
+        self.run(span, move |inner| {
+            let mut conn = inner.conn();
+            messages::delete_session(&mut conn, &inner.path, &session)?;
+            if let Some(index) = inner.index().as_mut() {
+                index.remove_session(session.as_str());
+            }
+            Ok(())
+        })
+        .await
+    }
+}

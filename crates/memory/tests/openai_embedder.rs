@@ -1,0 +1,170 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+//! `OpenAiEmbedder` against a real local HTTP server.
+
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use axum::{Json, Router};
+use oxydra_memory::{
+    Embedder, MemoryError, MemoryRetrieval, OpenAiEmbedder, OpenAiEmbedderConfig, SearchScope,
+    SqliteConfig, SqliteMemory,
+};
+use serde_json::{Value, json};
+
+/// A request as the server saw it: its `Authorization` header and JSON body.
+type SeenRequest = (Option<String>, Value);
+
+#[derive(Clone, Default)]
+struct Seen {
+    requests: Arc<Mutex<Vec<SeenRequest>>>,
+}
+
+/// A tiny embedding server: vector = [count of 'a', count of 'b', count of 'c', 1],
+/// returned in reverse order with explicit indexes. A model named "broken" gets a 500.
+async fn embeddings(
+    State(seen): State<Seen>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> (StatusCode, Json<Value>) {
+    let auth = headers
+        .get("authorization")
+        .map(|v| v.to_str().unwrap().to_owned());
+    seen.requests.lock().unwrap().push((auth, body.clone()));
+    if body["model"] == "broken" {
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Json(json!({"error": {"message": "model exploded"}})),
+        );
+    }
+    let inputs = body["input"].as_array().unwrap();
+    let mut data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(index, text)| {
+            let text = text.as_str().unwrap();
+            let count = |c| text.matches(c).count() as f32;
+            json!({"object": "embedding", "index": index, "embedding": [count('a'), count('b'), count('c'), 1.0]})
+        })
+        .collect();
+    data.reverse();
+    (
+        StatusCode::OK,
+        Json(json!({"object": "list", "data": data, "model": body["model"]})),
+    )
+}
+
+async fn server() -> (String, Seen) {
+    let seen = Seen::default();
+    let app = Router::new()
+        .route("/v1/embeddings", post(embeddings))
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}/v1/"), seen)
+}
+
+fn embedder(base_url: &str, model: &str, key: Option<&str>) -> OpenAiEmbedder {
+    let mut config = OpenAiEmbedderConfig::new(base_url, model, 4);
+    config.api_key = key.map(str::to_owned);
+    OpenAiEmbedder::new(config, reqwest::Client::new())
+}
+
+#[tokio::test]
+async fn embeds_in_input_order_with_bearer_auth() {
+    let (url, seen) = server().await;
+    let embedder = embedder(&url, "text-embedding-test", Some("sk-test"));
+    assert_eq!(embedder.dimensions(), 4);
+    let vectors = embedder.embed(&["aaa".into(), "bb".into()]).await.unwrap();
+    assert_eq!(vectors.len(), 2);
+    // Normalised, and in input order despite the reversed response.
+    let unit = |v: [f32; 4]| {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.map(|x| x / n)
+    };
+    for (got, want) in vectors
+        .iter()
+        .zip([unit([3.0, 0.0, 0.0, 1.0]), unit([0.0, 2.0, 0.0, 1.0])])
+    {
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-6, "{got:?}");
+        }
+    }
+    let requests = seen.requests.lock().unwrap();
+    assert_eq!(requests[0].0.as_deref(), Some("Bearer sk-test"));
+    assert_eq!(
+        requests[0].1,
+        json!({"model": "text-embedding-test", "input": ["aaa", "bb"]})
+    );
+}
+
+#[tokio::test]
+async fn no_key_sends_no_auth_and_errors_name_url_and_status() {
+    let (url, seen) = server().await;
+    embedder(&url, "m", None)
+        .embed(&["x".into()])
+        .await
+        .unwrap();
+    assert_eq!(seen.requests.lock().unwrap()[0].0, None);
+
+    let error = embedder(&url, "broken", None)
+        .embed(&["x".into()])
+        .await
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, MemoryError::Embedding(_)));
+    assert!(
+        text.contains("/v1/embeddings") && text.contains("500") && text.contains("model exploded"),
+        "{text}"
+    );
+
+    // Wrong declared dimensions are caught.
+    let mut config = OpenAiEmbedderConfig::new(&url, "m", 8);
+    config.send_dimensions = true;
+    let error = OpenAiEmbedder::new(config, reqwest::Client::new())
+        .embed(&["x".into()])
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("4 dimensions, expected 8"),
+        "{error}"
+    );
+    assert_eq!(
+        seen.requests.lock().unwrap().last().unwrap().1["dimensions"],
+        8
+    );
+
+    // Nothing listening.
+    let error = embedder("http://127.0.0.1:9", "m", None)
+        .embed(&["x".into()])
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("127.0.0.1:9"), "{error}");
+}
+
+#[tokio::test]
+async fn sqlite_memory_searches_with_the_openai_embedder() {
+    let (url, _seen) = server().await;
+    let memory = SqliteMemory::open_in_memory_with(SqliteConfig {
+        embedder: Arc::new(embedder(&url, "m", None)),
+        ..SqliteConfig::default()
+    })
+    .unwrap();
+    memory
+        .store_chunks(None, vec!["aaaa".into(), "bbbb".into(), "cccc".into()])
+        .await
+        .unwrap();
+    let hits = memory
+        .search("bbbbbb", &SearchScope::Global, 1)
+        .await
+        .unwrap();
+    assert_eq!(hits[0].text, "bbbb");
+}

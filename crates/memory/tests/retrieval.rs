@@ -1,0 +1,293 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+//! Hybrid retrieval: FTS5 alone, vectors alone, merged; scopes; bad queries.
+
+use oxydra_memory::{MemoryRetrieval, RetrievalConfig, SearchScope, SqliteConfig, SqliteMemory};
+use oxydra_types::SessionId;
+
+fn memory_with(vector_weight: f32, text_weight: f32) -> SqliteMemory {
+    SqliteMemory::open_in_memory_with(SqliteConfig {
+        retrieval: RetrievalConfig {
+            vector_weight,
+            text_weight,
+            ..RetrievalConfig::default()
+        },
+        ..SqliteConfig::default()
+    })
+    .unwrap()
+}
+
+/// 1,000 distractor chunks about other things, deterministic.
+fn distractors() -> Vec<String> {
+    let words = [
+        "garden", "tomato", "bicycle", "weather", "holiday", "piano", "recipe", "invoice",
+        "football", "mountain", "river", "camera", "coffee", "library", "painting", "train",
+        "museum", "orange", "keyboard", "window", "station", "pencil", "harbor", "forest",
+    ];
+    let mut state: u64 = 42;
+    (0..1000)
+        .map(|_| {
+            (0..25)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1);
+                    words[(state >> 33) as usize % words.len()]
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+const PLANTED: &str = "The production database failover runbook: promote the replica in eu-west-1, then rotate credentials";
+const QUERY: &str = "how do we run a database failover to the replica?";
+
+async fn planted_ranks_first(vector_weight: f32, text_weight: f32) {
+    let memory = memory_with(vector_weight, text_weight);
+    let mut texts = distractors();
+    texts.insert(537, PLANTED.to_owned());
+    let ids = memory.store_chunks(None, texts).await.unwrap();
+    assert_eq!(ids.len(), 1001);
+    let hits = memory.search(QUERY, &SearchScope::Global, 5).await.unwrap();
+    assert_eq!(
+        hits[0].text, PLANTED,
+        "weights {vector_weight}/{text_weight}: {hits:?}"
+    );
+    assert_eq!(hits[0].chunk_id, ids[537]);
+    assert!(hits.len() <= 5);
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+}
+
+#[tokio::test]
+async fn planted_chunk_first_by_text_alone() {
+    planted_ranks_first(0.0, 1.0).await;
+}
+
+#[tokio::test]
+async fn planted_chunk_first_by_vectors_alone() {
+    planted_ranks_first(1.0, 0.0).await;
+}
+
+#[tokio::test]
+async fn planted_chunk_first_merged() {
+    planted_ranks_first(0.7, 0.3).await;
+}
+
+#[tokio::test]
+async fn text_alone_does_not_find_unrelated_words() {
+    let memory = memory_with(0.0, 1.0);
+    memory.store_chunks(None, distractors()).await.unwrap();
+    assert!(
+        memory
+            .search("failover replica", &SearchScope::Global, 5)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn session_scope_sees_only_its_chunks_and_global_sees_all() {
+    let memory = SqliteMemory::open_in_memory().unwrap();
+    let (a, b) = (SessionId::from("ses_a"), SessionId::from("ses_b"));
+    memory
+        .store_text(Some(&a), "alpha team deploys the kafka cluster on fridays")
+        .await
+        .unwrap();
+    memory
+        .store_text(Some(&b), "beta team deploys the kafka cluster on mondays")
+        .await
+        .unwrap();
+    memory
+        .store_text(
+            None,
+            "global note: kafka cluster upgrades need a change ticket",
+        )
+        .await
+        .unwrap();
+
+    let in_a = memory
+        .search("kafka cluster", &SearchScope::Session(a.clone()), 10)
+        .await
+        .unwrap();
+    assert_eq!(in_a.len(), 1);
+    assert_eq!(in_a[0].session_id.as_ref(), Some(&a));
+    assert!(in_a[0].text.contains("fridays"));
+
+    let global = memory
+        .search("kafka cluster", &SearchScope::Global, 10)
+        .await
+        .unwrap();
+    assert_eq!(global.len(), 3);
+    assert!(global.iter().any(|h| h.session_id.is_none()));
+    assert_eq!(
+        memory
+            .search("kafka", &SearchScope::Global, 2)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    let unknown = SearchScope::Session(SessionId::from("ses_none"));
+    assert!(
+        memory
+            .search("kafka", &unknown, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn hostile_and_empty_queries_do_not_error() {
+    let memory = memory_with(0.0, 1.0);
+    memory
+        .store_text(
+            None,
+            "NEAR AND OR NOT are fts5 operators; so are quotes and stars",
+        )
+        .await
+        .unwrap();
+    for query in [
+        "?!*\"()-:^",
+        "\"unbalanced",
+        "NEAR(",
+        "a AND",
+        "col:value",
+        "*",
+        "",
+    ] {
+        memory.search(query, &SearchScope::Global, 5).await.unwrap();
+    }
+    assert!(
+        memory
+            .search("?!*\"()", &SearchScope::Global, 5)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        memory
+            .search("NEAR(operators", &SearchScope::Global, 5)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(
+        memory
+            .search("operators", &SearchScope::Global, 0)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Merged weights with a punctuation-only query: no text hits, no error.
+    let merged = SqliteMemory::open_in_memory().unwrap();
+    merged.store_text(None, "something").await.unwrap();
+    merged.search("!!!", &SearchScope::Global, 5).await.unwrap();
+}
+
+#[tokio::test]
+async fn long_texts_are_chunked_with_overlap() {
+    let memory = SqliteMemory::open_in_memory_with(SqliteConfig {
+        retrieval: RetrievalConfig {
+            chunk_max_chars: 200,
+            chunk_overlap: 40,
+            ..RetrievalConfig::default()
+        },
+        ..SqliteConfig::default()
+    })
+    .unwrap();
+    let text = (0..100)
+        .map(|i| format!("sentence{i} about topic{}.", i % 7))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let ids = memory.store_text(None, &text).await.unwrap();
+    assert!(ids.len() >= 10, "{}", ids.len());
+    let hits = memory
+        .search("sentence57", &SearchScope::Global, 3)
+        .await
+        .unwrap();
+    assert!(hits[0].text.contains("sentence57"));
+    assert!(memory.store_text(None, "   ").await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn vector_cache_sees_writes_from_another_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.db");
+    let vector_only = SqliteConfig {
+        retrieval: RetrievalConfig {
+            vector_weight: 1.0,
+            text_weight: 0.0,
+            ..RetrievalConfig::default()
+        },
+        ..SqliteConfig::default()
+    };
+    let reader = SqliteMemory::open(&path, vector_only).unwrap();
+    let writer = SqliteMemory::open(&path, SqliteConfig::default()).unwrap();
+    writer
+        .store_text(None, "first note about penguins")
+        .await
+        .unwrap();
+    // Loads the cache with one vector.
+    assert_eq!(
+        reader
+            .search("penguins", &SearchScope::Global, 5)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    writer
+        .store_text(None, "second note about penguins and seals")
+        .await
+        .unwrap();
+    // The reader's cache must notice the other connection's commit.
+    let hits = reader
+        .search("penguins seals", &SearchScope::Global, 5)
+        .await
+        .unwrap();
+    assert_eq!(hits.len(), 2);
+    assert!(hits[0].text.contains("seals"));
+}
+
+#[tokio::test]
+async fn very_common_words_are_left_out_unless_nothing_else_remains() {
+    let memory = SqliteMemory::open_in_memory_with(SqliteConfig {
+        retrieval: RetrievalConfig {
+            vector_weight: 0.0,
+            text_weight: 1.0,
+            max_term_docs: 10,
+            ..RetrievalConfig::default()
+        },
+        ..SqliteConfig::default()
+    })
+    .unwrap();
+    let mut texts: Vec<String> = (0..50)
+        .map(|i| format!("widget report number {i}"))
+        .collect();
+    texts.push("widget calibration procedure".into());
+    memory.store_chunks(None, texts).await.unwrap();
+    let hits = memory
+        .search("widget calibration", &SearchScope::Global, 10)
+        .await
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].text, "widget calibration procedure");
+    // Only common words: the rarest is still searched.
+    assert_eq!(
+        memory
+            .search("widget report", &SearchScope::Global, 100)
+            .await
+            .unwrap()
+            .len(),
+        50
+    );
+}
