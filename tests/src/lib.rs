@@ -1,10 +1,27 @@
-//! End-to-end tests of the Oxydra workspace.
+//! End-to-end tests of the Oxydra workspace, and the harness they share.
 //!
-//! The tests in `tests/` exercise the crates together and the real `oxydra` binary
-//! against local HTTP servers that speak the providers' wire formats, replaying the
-//! recorded streams in `../shared/fixtures`.
+//! [`ScriptServer`] is a local HTTP server (axum on `127.0.0.1:0`, on its own thread)
+//! that plays scripted provider responses — one [`Reply`] per request, built with the
+//! [`openai`] and [`anthropic`] helpers or read from the recorded streams in
+//! `../shared/fixtures` — and records every request it receives. The tests in `tests/`
+//! exercise the library crates together against it; the `oxydra` binary's end-to-end
+//! tests (in `crates/cli/tests`) use it too.
+//!
+//! ```
+//! use oxydra_e2e::{ScriptServer, openai};
+//!
+//! let server = ScriptServer::start(vec![openai::text("Hello!")]).unwrap();
+//! assert!(server.openai_url().starts_with("http://127.0.0.1:"));
+//! assert_eq!(server.remaining(), 1);
+//! ```
+
+pub mod anthropic;
+pub mod openai;
+mod server;
 
 use std::path::PathBuf;
+
+pub use server::{RecordedRequest, Reply, ScriptServer, SseEvent};
 
 /// The folder of recorded provider streams shared beside the checkout
 /// (`../shared/fixtures`), or `OXYDRA_FIXTURES` when set.

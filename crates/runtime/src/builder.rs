@@ -1,0 +1,225 @@
+//! Building an [`AgentRuntime`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use oxydra_executor::{
+    NoopEventSink, PermissionBroker, ToolExecutor, ToolExecutorConfig, ToolRule,
+};
+use oxydra_memory::{Memory, MemoryRetrieval};
+use oxydra_provider::{PricingTable, Provider, ReliableProvider, RetryPolicy};
+use oxydra_scrubbing::Scrubber;
+use oxydra_tools::ToolRegistry;
+
+use crate::context_budget::{ContextBudget, FixedTokens};
+use crate::error::RuntimeError;
+use crate::events::EventSink;
+use crate::limits::RuntimeLimits;
+use crate::runtime::{AgentRuntime, RetrievalScope, RuntimeInner};
+use crate::session_store::SessionStore;
+
+/// Snippets injected per run when retrieval is set, unless changed.
+pub const DEFAULT_RETRIEVAL_TOP_K: usize = 4;
+
+/// Builds an [`AgentRuntime`]; `provider` and `model` are required, everything else
+/// has a default (no tools, default limits, no memory, the default scrubber, no system
+/// prompt, the current directory as workspace, no event sink, the built-in prices).
+#[derive(Default)]
+#[must_use]
+pub struct AgentRuntimeBuilder {
+    provider: Option<Arc<dyn Provider>>,
+    retry: Option<RetryPolicy>,
+    model: Option<String>,
+    tools: Option<Arc<ToolRegistry>>,
+    rules: Vec<ToolRule>,
+    executor_config: Option<ToolExecutorConfig>,
+    permission_broker: Option<Arc<dyn PermissionBroker>>,
+    limits: Option<RuntimeLimits>,
+    memory: Option<Arc<dyn Memory>>,
+    retrieval: Option<Arc<dyn MemoryRetrieval>>,
+    retrieval_scope: RetrievalScope,
+    retrieval_top_k: Option<usize>,
+    scrubber: Option<Scrubber>,
+    system_prompt: Option<String>,
+    workspace_root: Option<PathBuf>,
+    event_sink: Option<Arc<dyn EventSink>>,
+    pricing: Option<PricingTable>,
+    streaming: Option<bool>,
+}
+
+impl AgentRuntimeBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The provider (required).
+    pub fn provider(mut self, provider: Arc<dyn Provider>) -> Self {
+        self.provider = Some(provider);
+        self
+    }
+
+    /// Wraps the provider in a [`ReliableProvider`] with `policy` (retries with backoff,
+    /// and the stream-to-complete fallback).
+    pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
+    }
+
+    /// The model name at the provider (required).
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// The tools the model may call.
+    pub fn tools(mut self, tools: impl Into<Arc<ToolRegistry>>) -> Self {
+        self.tools = Some(tools.into());
+        self
+    }
+
+    /// The executor's tool rules.
+    pub fn rules(mut self, rules: Vec<ToolRule>) -> Self {
+        self.rules = rules;
+        self
+    }
+
+    /// The executor's configuration (timeouts, dedupe, permissions, parallelism).
+    pub fn executor_config(mut self, config: ToolExecutorConfig) -> Self {
+        self.executor_config = Some(config);
+        self
+    }
+
+    /// Who answers consent requests.
+    pub fn permission_broker(mut self, broker: Arc<dyn PermissionBroker>) -> Self {
+        self.permission_broker = Some(broker);
+        self
+    }
+
+    /// The budgets.
+    pub fn limits(mut self, limits: RuntimeLimits) -> Self {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// Where sessions are stored (write-through); without it they live in the process.
+    pub fn memory(mut self, memory: Arc<dyn Memory>) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// Where relevant snippets are searched and new texts indexed.
+    pub fn retrieval(mut self, retrieval: Arc<dyn MemoryRetrieval>) -> Self {
+        self.retrieval = Some(retrieval);
+        self
+    }
+
+    /// Where retrieval searches (default: every session).
+    pub fn retrieval_scope(mut self, scope: RetrievalScope) -> Self {
+        self.retrieval_scope = scope;
+        self
+    }
+
+    /// How many snippets to inject (default [`DEFAULT_RETRIEVAL_TOP_K`]).
+    pub fn retrieval_top_k(mut self, top_k: usize) -> Self {
+        self.retrieval_top_k = Some(top_k);
+        self
+    }
+
+    /// The scrubber tool output passes through (default [`Scrubber::new`]).
+    pub fn scrubber(mut self, scrubber: Scrubber) -> Self {
+        self.scrubber = Some(scrubber);
+        self
+    }
+
+    /// The system prompt, sent first in every request.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// The root directory of the file tools (default: the current directory).
+    pub fn workspace_root(mut self, root: impl Into<PathBuf>) -> Self {
+        self.workspace_root = Some(root.into());
+        self
+    }
+
+    /// Where every run's events go.
+    pub fn event_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.event_sink = Some(sink);
+        self
+    }
+
+    /// The prices cost is computed with (default: the built-in table).
+    pub fn pricing(mut self, pricing: PricingTable) -> Self {
+        self.pricing = Some(pricing);
+        self
+    }
+
+    /// Whether to stream responses (default: when the provider can).
+    pub fn streaming(mut self, streaming: bool) -> Self {
+        self.streaming = Some(streaming);
+        self
+    }
+
+    /// The runtime.
+    ///
+    /// # Errors
+    /// [`RuntimeError::Config`] when the provider or the model is missing, the limits
+    /// are invalid, or the tool schemas cannot be serialised.
+    pub fn build(self) -> Result<AgentRuntime, RuntimeError> {
+        let provider = self
+            .provider
+            .ok_or_else(|| RuntimeError::Config("a provider is required".into()))?;
+        let provider: Arc<dyn Provider> = match self.retry {
+            Some(policy) => Arc::new(ReliableProvider::new(provider, policy)),
+            None => provider,
+        };
+        let model = self
+            .model
+            .filter(|model| !model.trim().is_empty())
+            .ok_or_else(|| RuntimeError::Config("a model name is required".into()))?;
+        let limits = self.limits.unwrap_or_default();
+        limits.validate()?;
+        let tools = self.tools.unwrap_or_default();
+        let tool_schemas = tools.schemas();
+        let schema_json = serde_json::to_string(&tool_schemas)
+            .map_err(|error| RuntimeError::Config(format!("tool schemas: {error}")))?;
+        let mut executor =
+            ToolExecutor::new(tools, self.rules, self.executor_config.unwrap_or_default());
+        if let Some(broker) = self.permission_broker {
+            executor = executor.with_permission_broker(broker);
+        }
+        let capabilities = provider.capabilities(&model);
+        let budget = ContextBudget::new(&limits, &capabilities);
+        let workspace_root = match self.workspace_root {
+            Some(root) => root,
+            None => std::env::current_dir().map_err(|error| {
+                RuntimeError::Config(format!(
+                    "no workspace root given and the current directory is unreadable: {error}"
+                ))
+            })?,
+        };
+        let inner = RuntimeInner {
+            streaming: self.streaming.unwrap_or(capabilities.streaming),
+            provider,
+            model,
+            executor,
+            tool_schemas,
+            schema_tokens: FixedTokens::new(schema_json),
+            limits,
+            budget,
+            sessions: SessionStore::new(self.memory, self.retrieval),
+            retrieval_scope: self.retrieval_scope,
+            retrieval_top_k: self.retrieval_top_k.unwrap_or(DEFAULT_RETRIEVAL_TOP_K),
+            scrubber: self.scrubber.unwrap_or_default(),
+            system_prompt: self.system_prompt,
+            workspace_root,
+            event_sink: self.event_sink.unwrap_or_else(|| Arc::new(NoopEventSink)),
+            pricing: self.pricing,
+        };
+        Ok(AgentRuntime {
+            inner: Arc::new(inner),
+        })
+    }
+}

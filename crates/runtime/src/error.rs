@@ -1,0 +1,94 @@
+//! The one error type of `oxydra-runtime`.
+
+use oxydra_memory::MemoryError;
+use oxydra_provider::ProviderError;
+use thiserror::Error;
+
+/// Why a session ended without a final answer.
+///
+/// Tool failures never appear here: they become tool messages the model corrects
+/// itself from. A session ends early only on cancellation, an exhausted budget, a
+/// provider error that survived retries, a memory failure or a bad configuration.
+#[derive(Debug, Error)]
+pub enum RuntimeError {
+    /// A budget ran out: `budget` is `max_turns`, `max_cost` or `turn_timeout`.
+    #[error("budget `{budget}` exceeded: {message}")]
+    BudgetExceeded {
+        /// Which budget (`max_turns`, `max_cost` or `turn_timeout`).
+        budget: String,
+        /// What happened, with the numbers.
+        message: String,
+    },
+    /// The caller's cancellation token fired.
+    #[error("session cancelled")]
+    Cancelled,
+    /// The provider failed (after any retries the provider itself does).
+    #[error("provider error: {0}")]
+    Provider(#[from] ProviderError),
+    /// Storing or loading the conversation failed.
+    #[error("memory error: {0}")]
+    Memory(#[from] MemoryError),
+    /// The runtime was built or called with an invalid configuration.
+    #[error("configuration error: {0}")]
+    Config(String),
+}
+
+impl RuntimeError {
+    /// A stable snake_case name of the error, as the `error` event and the CLI's exit
+    /// codes use it: `budget_exceeded`, `cancelled`, `provider`, `memory` or `config`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::BudgetExceeded { .. } => "budget_exceeded",
+            Self::Cancelled => "cancelled",
+            Self::Provider(_) => "provider",
+            Self::Memory(_) => "memory",
+            Self::Config(_) => "config",
+        }
+    }
+
+    /// A budget error for `budget` with `message`.
+    pub(crate) fn budget(budget: &str, message: impl Into<String>) -> Self {
+        Self::BudgetExceeded {
+            budget: budget.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// Maps a provider error, turning the provider's own cancellation into
+    /// [`RuntimeError::Cancelled`].
+    pub(crate) fn from_provider(error: ProviderError) -> Self {
+        match error {
+            ProviderError::Cancelled => Self::Cancelled,
+            other => Self::Provider(other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_stable() {
+        assert_eq!(
+            RuntimeError::budget("max_turns", "8 turns").kind(),
+            "budget_exceeded"
+        );
+        assert_eq!(RuntimeError::Cancelled.kind(), "cancelled");
+        assert_eq!(
+            RuntimeError::from_provider(ProviderError::Cancelled).kind(),
+            "cancelled"
+        );
+        let provider = RuntimeError::from_provider(ProviderError::Transport {
+            message: "reset".into(),
+        });
+        assert_eq!(provider.kind(), "provider");
+        assert!(provider.to_string().contains("reset"));
+        assert_eq!(RuntimeError::Config("x".into()).kind(), "config");
+        let budget = RuntimeError::budget("max_cost", "spent $2.00 of $1.00");
+        assert_eq!(
+            budget.to_string(),
+            "budget `max_cost` exceeded: spent $2.00 of $1.00"
+        );
+    }
+}

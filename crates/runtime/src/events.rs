@@ -1,0 +1,127 @@
+//! Where a run's events go: the runtime's sink, a per-run sink and the stream form.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use oxydra_types::{RuntimeEvent, RuntimeProgressEvent, RuntimeProgressKind, Usage};
+use tokio::sync::mpsc;
+
+/// Receives the runtime's events (the executor's tool-event sink trait).
+pub use oxydra_executor::ToolEventSink as EventSink;
+pub use oxydra_executor::{CollectingEventSink, NoopEventSink};
+
+/// The events of one run as a [`Stream`]; it ends when the run has ended (after its
+/// `final` or `error` event).
+#[derive(Debug)]
+pub struct RuntimeEventStream {
+    receiver: mpsc::UnboundedReceiver<RuntimeEvent>,
+}
+
+impl RuntimeEventStream {
+    pub(crate) fn new(receiver: mpsc::UnboundedReceiver<RuntimeEvent>) -> Self {
+        Self { receiver }
+    }
+
+    /// The next event, or `None` once the run has ended and every event was taken
+    /// (the same as `StreamExt::next`, without needing `futures`).
+    pub async fn recv(&mut self) -> Option<RuntimeEvent> {
+        self.receiver.recv().await
+    }
+}
+
+impl Stream for RuntimeEventStream {
+    type Item = RuntimeEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<RuntimeEvent>> {
+        self.receiver.poll_recv(cx)
+    }
+}
+
+/// The sinks of one run; every event goes to each of them.
+pub(crate) struct RunEvents {
+    runtime_sink: Arc<dyn EventSink>,
+    run_sink: Option<Arc<dyn EventSink>>,
+    channel: Option<mpsc::UnboundedSender<RuntimeEvent>>,
+    max_turns: usize,
+}
+
+impl RunEvents {
+    pub(crate) fn new(
+        runtime_sink: Arc<dyn EventSink>,
+        run_sink: Option<Arc<dyn EventSink>>,
+        channel: Option<mpsc::UnboundedSender<RuntimeEvent>>,
+        max_turns: usize,
+    ) -> Self {
+        Self {
+            runtime_sink,
+            run_sink,
+            channel,
+            max_turns,
+        }
+    }
+
+    /// A progress event of `kind` at `turn`.
+    pub(crate) fn progress(&self, kind: RuntimeProgressKind, turn: usize) {
+        self.emit(RuntimeEvent::Progress(RuntimeProgressEvent::new(
+            kind,
+            turn,
+            self.max_turns,
+        )));
+    }
+
+    /// A piece of streamed text.
+    pub(crate) fn text_delta(&self, text: &str) {
+        self.emit(RuntimeEvent::TextDelta {
+            text: text.to_owned(),
+        });
+    }
+
+    /// The end of a turn.
+    pub(crate) fn turn_completed(&self, turn: usize, usage: Usage) {
+        self.emit(RuntimeEvent::TurnCompleted { turn, usage });
+    }
+}
+
+impl EventSink for RunEvents {
+    fn emit(&self, event: RuntimeEvent) {
+        if let Some(channel) = &self.channel {
+            // A dropped receiver only means nobody listens any more.
+            let _ = channel.send(event.clone());
+        }
+        if let Some(sink) = &self.run_sink {
+            sink.emit(event.clone());
+        }
+        self.runtime_sink.emit(event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::StreamExt;
+
+    #[tokio::test]
+    async fn every_sink_and_the_stream_get_each_event() {
+        let runtime_sink = Arc::new(CollectingEventSink::new());
+        let run_sink = Arc::new(CollectingEventSink::new());
+        let (tx, rx) = mpsc::unbounded_channel();
+        let events = RunEvents::new(runtime_sink.clone(), Some(run_sink.clone()), Some(tx), 8);
+        events.progress(RuntimeProgressKind::ProviderCall, 1);
+        events.text_delta("hi");
+        events.turn_completed(1, Usage::new(1, 1, 0));
+        drop(events);
+        let streamed: Vec<RuntimeEvent> = RuntimeEventStream::new(rx).collect().await;
+        assert_eq!(streamed.len(), 3);
+        assert_eq!(runtime_sink.events(), streamed);
+        assert_eq!(run_sink.take(), streamed);
+        assert!(run_sink.events().is_empty());
+        match &streamed[0] {
+            RuntimeEvent::Progress(progress) => {
+                assert_eq!(progress.message, "[1/8] Calling the model")
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! The prompt sent to the provider, kept up to date incrementally.
+//!
+//! The request's messages are `header ++ window`: the header is the system prompt, the
+//! rolling summary and the retrieved snippets; the window is the part of the live
+//! history that fits. Between turns only the new messages are appended and only their
+//! tokens are looked at, so preparing a turn costs O(new messages). The window is
+//! chosen again (whole groups, see [`crate::history_window`]) only when the prompt may
+//! no longer fit: first by the upper bounds, then by exact counts.
+
+use std::ops::Range;
+
+use oxydra_provider::ProviderRequest;
+use oxydra_types::Message;
+
+use crate::context_budget::{ContextBudget, ContextReport, FixedTokens};
+use crate::history_window::{group_ranges, select_window};
+use crate::session_state::Entry;
+use crate::token_counter::MessageTokens;
+
+/// A provider request whose messages follow the session's history.
+#[derive(Debug)]
+pub(crate) struct PreparedContext {
+    /// The request; `request.messages` is `header ++ window`.
+    pub request: ProviderRequest,
+    header_tokens: Vec<MessageTokens>,
+    pinned: Option<Range<usize>>,
+    suffix_start: usize,
+    end: usize,
+    window_upper: u64,
+    live_start: usize,
+}
+
+impl Default for PreparedContext {
+    fn default() -> Self {
+        Self {
+            request: ProviderRequest::new(String::new(), Vec::new()),
+            header_tokens: Vec::new(),
+            pinned: None,
+            suffix_start: 0,
+            end: 0,
+            window_upper: 0,
+            live_start: 0,
+        }
+    }
+}
+
+impl PreparedContext {
+    fn header_len(&self) -> usize {
+        self.header_tokens.len()
+    }
+
+    /// The header messages.
+    pub fn header(&self) -> &[Message] {
+        self.request
+            .messages
+            .get(..self.header_len())
+            .unwrap_or_default()
+    }
+
+    /// Replaces the header (a no-op when it is unchanged).
+    pub fn set_header(&mut self, header: Vec<Message>) {
+        if self.header() == header.as_slice() {
+            return;
+        }
+        let old_len = self.header_len();
+        self.header_tokens = header.iter().map(MessageTokens::new).collect();
+        self.request.messages.splice(..old_len, header);
+    }
+
+    fn reset_window(&mut self, live_start: usize) {
+        let header_len = self.header_len();
+        self.request.messages.truncate(header_len);
+        self.pinned = None;
+        self.suffix_start = live_start;
+        self.end = live_start;
+        self.window_upper = 0;
+        self.live_start = live_start;
+    }
+
+    fn push_entry(&mut self, entry: &Entry) {
+        self.request.messages.push(entry.message.clone());
+        self.window_upper = self
+            .window_upper
+            .saturating_add(u64::from(entry.tokens.upper()));
+    }
+
+    fn window_ranges(&self) -> impl Iterator<Item = Range<usize>> + '_ {
+        self.pinned
+            .clone()
+            .into_iter()
+            .chain(std::iter::once(self.suffix_start..self.end))
+    }
+
+    /// Upper bound of the header's tokens.
+    pub fn header_upper(&self) -> u64 {
+        self.header_tokens
+            .iter()
+            .map(|t| u64::from(t.upper()))
+            .sum()
+    }
+
+    /// Exact tokens of the header (cached per message).
+    pub fn header_exact(&mut self) -> u64 {
+        let header_len = self.header_len();
+        let messages = self.request.messages.get(..header_len).unwrap_or_default();
+        self.header_tokens
+            .iter_mut()
+            .zip(messages)
+            .map(|(tokens, message)| u64::from(tokens.exact(message)))
+            .sum()
+    }
+
+    /// Brings the window up to date with `entries` (live from `live_start`), cutting old
+    /// groups if the prompt would not fit `budget`. `fixed` is the tool schemas' cost.
+    pub fn sync(
+        &mut self,
+        entries: &mut [Entry],
+        live_start: usize,
+        latest_user: Option<usize>,
+        fixed: &FixedTokens,
+        budget: &ContextBudget,
+    ) -> ContextReport {
+        // A user message pinned by an earlier cut that is no longer the latest one is
+        // stale: choose the window again.
+        let stale_pin = self
+            .pinned
+            .as_ref()
+            .is_some_and(|pinned| !latest_user.is_some_and(|user| pinned.contains(&user)));
+        if stale_pin
+            || live_start != self.live_start
+            || self.end > entries.len()
+            || self.end < live_start
+        {
+            self.reset_window(live_start);
+        }
+        for entry in entries.get(self.end..).unwrap_or_default() {
+            self.request.messages.push(entry.message.clone());
+            self.window_upper = self
+                .window_upper
+                .saturating_add(u64::from(entry.tokens.upper()));
+        }
+        self.end = entries.len();
+        let available = budget.available();
+        let dropped_before = self.dropped(live_start);
+        let upper = fixed
+            .upper()
+            .saturating_add(self.header_upper())
+            .saturating_add(self.window_upper);
+        if upper <= available {
+            return ContextReport {
+                tokens: upper,
+                exact: false,
+                available,
+                dropped: dropped_before,
+            };
+        }
+        let fixed_exact = fixed.exact().saturating_add(self.header_exact());
+        let mut window_exact = 0u64;
+        for range in self.window_ranges().collect::<Vec<_>>() {
+            for entry in entries.get_mut(range).unwrap_or_default() {
+                window_exact =
+                    window_exact.saturating_add(u64::from(entry.tokens.exact(&entry.message)));
+            }
+        }
+        let exact = fixed_exact.saturating_add(window_exact);
+        if exact <= available {
+            return ContextReport {
+                tokens: exact,
+                exact: true,
+                available,
+                dropped: dropped_before,
+            };
+        }
+        // Choose the window again from the whole live history.
+        let live = entries.get_mut(live_start..).unwrap_or_default();
+        let groups = group_ranges(live.iter().map(|entry| &entry.message));
+        let selection = select_window(
+            &groups,
+            |range| {
+                live.get_mut(range)
+                    .unwrap_or_default()
+                    .iter_mut()
+                    .map(|entry| u64::from(entry.tokens.exact(&entry.message)))
+                    .sum()
+            },
+            available.saturating_sub(fixed_exact),
+            latest_user.and_then(|user| user.checked_sub(live_start)),
+        );
+        self.reset_window(live_start);
+        self.pinned = selection
+            .pinned
+            .map(|range| range.start + live_start..range.end + live_start);
+        self.suffix_start = selection.suffix_start + live_start;
+        self.end = entries.len();
+        for range in self.window_ranges().collect::<Vec<_>>() {
+            for entry in entries.get(range).unwrap_or_default() {
+                self.push_entry(entry);
+            }
+        }
+        let tokens = fixed_exact.saturating_add(selection.tokens);
+        if tokens > available {
+            tracing::warn!(
+                tokens,
+                available,
+                "the newest messages alone exceed the context budget"
+            );
+        }
+        ContextReport {
+            tokens,
+            exact: true,
+            available,
+            dropped: selection.dropped,
+        }
+    }
+
+    fn dropped(&self, live_start: usize) -> usize {
+        let kept = self.end.saturating_sub(self.suffix_start)
+            + self.pinned.as_ref().map(|p| p.len()).unwrap_or(0);
+        self.end.saturating_sub(live_start).saturating_sub(kept)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxydra_types::{CallId, MessageRole, ToolCall};
+
+    fn entry(message: Message, sequence: u64) -> Entry {
+        Entry {
+            tokens: MessageTokens::new(&message),
+            message,
+            sequence,
+        }
+    }
+
+    fn budget(window: u32) -> ContextBudget {
+        ContextBudget {
+            context_window: window,
+            output_reserve: 0,
+            safety_buffer: 0,
+        }
+    }
+
+    #[test]
+    fn appends_new_messages_without_counting_when_far_from_the_budget() {
+        let fixed = FixedTokens::new(String::new());
+        let mut context = PreparedContext::default();
+        context.set_header(vec![Message::system("be brief")]);
+        let mut entries = vec![entry(Message::user("hi"), 1)];
+        let report = context.sync(&mut entries, 0, Some(0), &fixed, &budget(10_000));
+        assert!(!report.exact);
+        assert_eq!(context.request.messages.len(), 2);
+        entries.push(entry(Message::assistant("hello"), 2));
+        context.sync(&mut entries, 0, Some(0), &fixed, &budget(10_000));
+        assert_eq!(context.request.messages.len(), 3);
+        assert!(entries.iter().all(|e| e.tokens.cached_exact().is_none()));
+        // A new header replaces the old one in place.
+        context.set_header(vec![
+            Message::system("be brief"),
+            Message::system("summary"),
+        ]);
+        assert_eq!(context.request.messages.len(), 4);
+        assert_eq!(context.request.messages[2].role, MessageRole::User);
+    }
+
+    #[test]
+    fn cuts_whole_groups_when_over_budget() {
+        let fixed = FixedTokens::new(String::new());
+        let mut context = PreparedContext::default();
+        let big = "word ".repeat(200);
+        let call = ToolCall::new(CallId::from("c1"), "file_read", "{}");
+        let mut entries = vec![
+            entry(Message::user("old question"), 1),
+            entry(Message::assistant_with_tool_calls(None, vec![call]), 2),
+            entry(
+                Message::tool_result(CallId::from("c1"), "file_read", big.clone()),
+                3,
+            ),
+            entry(Message::assistant(big), 4),
+            entry(Message::user("new question"), 5),
+        ];
+        let report = context.sync(&mut entries, 0, Some(4), &fixed, &budget(150));
+        assert!(report.exact);
+        assert!(report.tokens <= 150, "{report:?}");
+        let roles: Vec<MessageRole> = context.request.messages.iter().map(|m| m.role).collect();
+        // The call group (with its big result) and the big answer are gone together.
+        assert_eq!(roles, vec![MessageRole::User]);
+        assert_eq!(report.dropped, 4);
+        // Later turns append to the cut window.
+        entries.push(entry(Message::assistant("short"), 6));
+        let report = context.sync(&mut entries, 0, Some(4), &fixed, &budget(150));
+        assert_eq!(context.request.messages.len(), 2);
+        assert_eq!(report.dropped, 4);
+    }
+
+    #[test]
+    fn a_new_live_start_rebuilds_the_window() {
+        let fixed = FixedTokens::new(String::new());
+        let mut context = PreparedContext::default();
+        let mut entries: Vec<Entry> = (1..=4)
+            .map(|i| entry(Message::user(format!("m{i}")), i))
+            .collect();
+        context.sync(&mut entries, 0, Some(3), &fixed, &budget(10_000));
+        assert_eq!(context.request.messages.len(), 4);
+        context.sync(&mut entries, 2, Some(3), &fixed, &budget(10_000));
+        let texts: Vec<&str> = context.request.messages.iter().map(|m| m.text()).collect();
+        assert_eq!(texts, vec!["m3", "m4"]);
+    }
+
+    #[test]
+    fn a_stale_pinned_question_is_dropped_when_a_new_one_arrives() {
+        let fixed = FixedTokens::new(String::new());
+        let mut context = PreparedContext::default();
+        let call = ToolCall::new(CallId::from("c1"), "file_read", "{}");
+        let mut entries = vec![
+            entry(Message::user("old question"), 1),
+            entry(Message::assistant("word ".repeat(200)), 2),
+            entry(Message::assistant_with_tool_calls(None, vec![call]), 3),
+            entry(
+                Message::tool_result(CallId::from("c1"), "file_read", "short"),
+                4,
+            ),
+        ];
+        context.sync(&mut entries, 0, Some(0), &fixed, &budget(100));
+        let texts: Vec<&str> = context.request.messages.iter().map(|m| m.text()).collect();
+        // The big answer is cut; the old question is kept (pinned) beside the newest group.
+        assert_eq!(texts, vec!["old question", "", "short"]);
+        entries.push(entry(Message::assistant("answer"), 5));
+        entries.push(entry(Message::user("new question"), 6));
+        let report = context.sync(&mut entries, 0, Some(5), &fixed, &budget(100));
+        let texts: Vec<&str> = context.request.messages.iter().map(|m| m.text()).collect();
+        // The window is contiguous again: nothing older than the big answer comes back.
+        assert_eq!(texts, vec!["", "short", "answer", "new question"]);
+        assert_eq!(report.dropped, 2);
+    }
+}

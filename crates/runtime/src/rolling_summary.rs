@@ -1,0 +1,216 @@
+//! The rolling summary: condensing the oldest turns when the context fills up.
+//!
+//! When the live history (everything not yet condensed) passes
+//! `summary_trigger_ratio` of the usable context, the planner picks the oldest whole
+//! groups — never the latest user message or anything after it — and keeps the newest
+//! groups worth about half the trigger. The provider condenses the picked messages,
+//! together with the previous summary, into a new summary; it is stored with an epoch
+//! compare-and-swap and sent as a system message in place of the condensed turns.
+
+use std::ops::Range;
+
+use oxydra_provider::ProviderRequest;
+use oxydra_types::{Message, MessageRole};
+
+use crate::history_window::group_ranges;
+use crate::session_state::SessionState;
+
+/// The first line of the summary system message.
+pub const SUMMARY_HEADER: &str = "Summary of the earlier conversation:";
+
+/// The instructions of the summarisation request.
+pub const SUMMARY_INSTRUCTIONS: &str = "You condense the older part of a conversation between a user and an AI agent that calls tools. \
+Write a concise summary that keeps every fact, decision, file name, number, result and open task needed to continue the work. \
+Merge it with the previous summary if one is given. Answer with the summary only.";
+
+/// The most characters of one message put into the summarisation request.
+const MAX_MESSAGE_CHARS: usize = 2_000;
+
+/// The system message carrying a summary.
+pub fn summary_message(text: &str) -> Message {
+    Message::system(format!("{SUMMARY_HEADER}\n{text}"))
+}
+
+/// Which entries to condense.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryPlan {
+    /// Entry indices to condense (from the live start).
+    pub condense: Range<usize>,
+    /// Sequence number of the last condensed message.
+    pub covers_through: u64,
+}
+
+/// Picks the oldest live groups to condense, keeping the newest groups whose exact
+/// tokens fit `keep_tokens` and always the latest user message and what follows it.
+/// `None` when nothing can be condensed.
+pub(crate) fn plan(state: &mut SessionState, keep_tokens: u64) -> Option<SummaryPlan> {
+    let live_start = state.live_start;
+    let limit = state.latest_user.unwrap_or(state.entries.len());
+    let live = state.entries.get_mut(live_start..)?;
+    let groups = group_ranges(live.iter().map(|entry| &entry.message));
+    let mut kept = 0u64;
+    let mut cut = live.len();
+    for group in groups.iter().rev() {
+        let tokens: u64 = live
+            .get_mut(group.clone())
+            .unwrap_or_default()
+            .iter_mut()
+            .map(|entry| u64::from(entry.tokens.exact(&entry.message)))
+            .sum();
+        if kept.saturating_add(tokens) > keep_tokens {
+            break;
+        }
+        kept = kept.saturating_add(tokens);
+        cut = group.start;
+    }
+    let cut = (cut + live_start).min(limit);
+    if cut <= live_start {
+        return None;
+    }
+    let last = state.entries.get(cut - 1)?;
+    Some(SummaryPlan {
+        condense: live_start..cut,
+        covers_through: last.sequence,
+    })
+}
+
+fn shorten(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => format!(
+            "{} […{} more characters]",
+            text.get(..cut).unwrap_or_default(),
+            text.chars().count() - max_chars
+        ),
+        None => text.to_owned(),
+    }
+}
+
+/// The messages as a plain transcript for the summariser.
+pub fn transcript<'a>(messages: impl IntoIterator<Item = &'a Message>) -> String {
+    let mut out = String::new();
+    for message in messages {
+        match message.role {
+            MessageRole::Tool => {
+                let name = message.name.as_deref().unwrap_or("tool");
+                out.push_str(&format!(
+                    "[{name} result] {}\n",
+                    shorten(message.text(), MAX_MESSAGE_CHARS)
+                ));
+            }
+            role => {
+                if !message.text().is_empty() {
+                    out.push_str(&format!(
+                        "[{}] {}\n",
+                        role.as_str(),
+                        shorten(message.text(), MAX_MESSAGE_CHARS)
+                    ));
+                }
+                for call in &message.tool_calls {
+                    out.push_str(&format!(
+                        "[assistant called {}] {}\n",
+                        call.name,
+                        shorten(&call.arguments, MAX_MESSAGE_CHARS)
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The summarisation request for `model`.
+pub fn summary_request<'a>(
+    model: &str,
+    previous: Option<&str>,
+    messages: impl IntoIterator<Item = &'a Message>,
+    max_tokens: Option<u32>,
+) -> ProviderRequest {
+    let mut prompt = String::new();
+    if let Some(previous) = previous {
+        prompt.push_str("Previous summary:\n");
+        prompt.push_str(previous);
+        prompt.push_str("\n\n");
+    }
+    prompt.push_str("Conversation to condense:\n");
+    prompt.push_str(&transcript(messages));
+    let mut request = ProviderRequest::new(
+        model,
+        vec![Message::system(SUMMARY_INSTRUCTIONS), Message::user(prompt)],
+    );
+    request.max_tokens = max_tokens;
+    request.tool_choice = oxydra_provider::ToolChoice::None;
+    request
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxydra_types::{CallId, ToolCall};
+
+    fn state_with(messages: Vec<Message>) -> SessionState {
+        let mut state = SessionState::new();
+        for (index, message) in messages.into_iter().enumerate() {
+            state.push(message, index as u64 + 1);
+        }
+        state
+    }
+
+    fn long(text: &str) -> String {
+        format!("{text} {}", "lorem ipsum ".repeat(50))
+    }
+
+    #[test]
+    fn plan_condenses_old_groups_and_keeps_the_latest_user_turn() {
+        let call = ToolCall::new(CallId::from("c1"), "file_read", "{}");
+        let mut state = state_with(vec![
+            Message::user(long("q1")),
+            Message::assistant_with_tool_calls(None, vec![call]),
+            Message::tool_result(CallId::from("c1"), "file_read", long("r1")),
+            Message::assistant(long("a1")),
+            Message::user(long("q2")),
+        ]);
+        let plan = plan(&mut state, 150).unwrap();
+        // q2 (~100 tokens) kept; a1 does not fit beside it.
+        assert_eq!(plan.condense, 0..4);
+        assert_eq!(plan.covers_through, 4);
+        // Even with room for everything, the latest user message stays.
+        let everything = super::plan(&mut state, 0).unwrap();
+        assert_eq!(everything.condense, 0..4);
+        let none = super::plan(&mut state, 1_000_000);
+        assert_eq!(none, None);
+    }
+
+    #[test]
+    fn plan_never_splits_a_call_from_its_results() {
+        let call = ToolCall::new(CallId::from("c1"), "file_read", "{}");
+        let mut state = state_with(vec![
+            Message::user(long("q1")),
+            Message::assistant_with_tool_calls(None, vec![call]),
+            Message::tool_result(CallId::from("c1"), "file_read", long("r1")),
+            Message::user("q2".to_owned()),
+        ]);
+        // Room for the tool result alone, but not for its call group.
+        let plan = plan(&mut state, 80).unwrap();
+        assert_eq!(plan.condense, 0..3);
+    }
+
+    #[test]
+    fn request_carries_previous_summary_and_transcript() {
+        let call = ToolCall::new(CallId::from("c1"), "file_read", r#"{"path":"a"}"#);
+        let messages = [
+            Message::user("read a"),
+            Message::assistant_with_tool_calls(None, vec![call]),
+            Message::tool_result(CallId::from("c1"), "file_read", "x".repeat(5_000)),
+        ];
+        let request = summary_request("m", Some("before"), &messages, Some(256));
+        assert_eq!(request.messages.len(), 2);
+        let prompt = request.messages[1].text();
+        assert!(prompt.starts_with("Previous summary:\nbefore"));
+        assert!(prompt.contains("[user] read a"));
+        assert!(prompt.contains("[assistant called file_read] {\"path\":\"a\"}"));
+        assert!(prompt.contains("[file_read result] xxx"));
+        assert!(prompt.contains("[…3000 more characters]"));
+        assert_eq!(request.max_tokens, Some(256));
+        assert!(summary_message("s").text().starts_with(SUMMARY_HEADER));
+    }
+}

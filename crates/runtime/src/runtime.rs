@@ -1,0 +1,260 @@
+//! `AgentRuntime`: the entry points of a session run.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use oxydra_executor::ToolExecutor;
+use oxydra_memory::SearchScope;
+use oxydra_provider::{PricingTable, Provider};
+use oxydra_scrubbing::Scrubber;
+use oxydra_types::{Message, RuntimeEvent, SessionId, ToolSchema, Usage};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::builder::AgentRuntimeBuilder;
+use crate::context_budget::{ContextBudget, FixedTokens};
+use crate::error::RuntimeError;
+use crate::events::{EventSink, RunEvents, RuntimeEventStream};
+use crate::limits::RuntimeLimits;
+use crate::session_store::SessionStore;
+use crate::turn_loop;
+
+/// Where retrieval searches for snippets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RetrievalScope {
+    /// Every stored chunk, so later sessions find what earlier ones said (default).
+    #[default]
+    Global,
+    /// Only the chunks of the running session.
+    Session,
+}
+
+impl RetrievalScope {
+    pub(crate) fn for_session(self, session_id: &SessionId) -> SearchScope {
+        match self {
+            Self::Global => SearchScope::Global,
+            Self::Session => SearchScope::Session(session_id.clone()),
+        }
+    }
+}
+
+/// How a session run ended when the model gave its final answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionOutcome {
+    /// The session (pass it again to continue the conversation).
+    pub session_id: SessionId,
+    /// The model's final answer.
+    pub final_text: String,
+    /// Provider calls of the conversation loop in this run.
+    pub turns: usize,
+    /// Tokens used by this run (summaries included).
+    pub usage: Usage,
+    /// Cost of this run in US dollars.
+    pub cost: f64,
+}
+
+pub(crate) struct RuntimeInner {
+    pub provider: Arc<dyn Provider>,
+    pub model: String,
+    pub executor: ToolExecutor,
+    pub tool_schemas: Vec<ToolSchema>,
+    pub schema_tokens: FixedTokens,
+    pub limits: RuntimeLimits,
+    pub budget: ContextBudget,
+    pub streaming: bool,
+    pub sessions: SessionStore,
+    pub retrieval_scope: RetrievalScope,
+    pub retrieval_top_k: usize,
+    pub scrubber: Scrubber,
+    pub system_prompt: Option<String>,
+    pub workspace_root: PathBuf,
+    pub event_sink: Arc<dyn EventSink>,
+    pub pricing: Option<PricingTable>,
+}
+
+/// The agent runtime: runs sessions of the turn loop against a provider, with tools,
+/// budgets, memory and events. Cheap to clone (shared inside).
+///
+/// Build one with [`AgentRuntime::builder`].
+#[derive(Clone)]
+pub struct AgentRuntime {
+    pub(crate) inner: Arc<RuntimeInner>,
+}
+
+impl std::fmt::Debug for AgentRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentRuntime")
+            .field("provider", &self.inner.provider.name())
+            .field("model", &self.inner.model)
+            .field("tools", &self.inner.tool_schemas.len())
+            .field("limits", &self.inner.limits)
+            .field("budget", &self.inner.budget)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentRuntime {
+    /// A builder; `provider` and `model` are required.
+    pub fn builder() -> AgentRuntimeBuilder {
+        AgentRuntimeBuilder::new()
+    }
+
+    /// The model the runtime asks.
+    pub fn model(&self) -> &str {
+        &self.inner.model
+    }
+
+    /// The budgets.
+    pub fn limits(&self) -> &RuntimeLimits {
+        &self.inner.limits
+    }
+
+    /// The context budget (window, output reserve, safety buffer).
+    pub fn context_budget(&self) -> ContextBudget {
+        self.inner.budget
+    }
+
+    /// The tool executor.
+    pub fn executor(&self) -> &ToolExecutor {
+        &self.inner.executor
+    }
+
+    /// Sends `user_message` in session `session_id` (continuing it if it exists) and
+    /// runs the turn loop until the model answers without tool calls.
+    ///
+    /// Events go to the runtime's event sink as they happen, ending with exactly one
+    /// `final` or `error` event.
+    ///
+    /// # Errors
+    /// [`RuntimeError::Cancelled`] when `cancel` fires, [`RuntimeError::BudgetExceeded`]
+    /// when a budget runs out, [`RuntimeError::Provider`] when the provider fails,
+    /// [`RuntimeError::Memory`] when storing fails. Whatever was stored before the error
+    /// stays stored, and every tool call has its result.
+    pub async fn run_session(
+        &self,
+        session_id: &SessionId,
+        user_message: impl Into<String>,
+        cancel: &CancellationToken,
+    ) -> Result<SessionOutcome, RuntimeError> {
+        let events = RunEvents::new(
+            self.inner.event_sink.clone(),
+            None,
+            None,
+            self.inner.limits.max_turns,
+        );
+        self.run_with(session_id, user_message.into(), cancel, events)
+            .await
+    }
+
+    /// [`run_session`](Self::run_session) that also sends this run's events to `events`.
+    pub async fn run_session_with_events(
+        &self,
+        session_id: &SessionId,
+        user_message: impl Into<String>,
+        cancel: &CancellationToken,
+        events: Arc<dyn EventSink>,
+    ) -> Result<SessionOutcome, RuntimeError> {
+        let events = RunEvents::new(
+            self.inner.event_sink.clone(),
+            Some(events),
+            None,
+            self.inner.limits.max_turns,
+        );
+        self.run_with(session_id, user_message.into(), cancel, events)
+            .await
+    }
+
+    /// The streaming form: runs the session on a spawned task and returns the run's
+    /// events as a stream (text deltas, progress, tool and lifecycle events, ending
+    /// with `final` or `error`) and the task's handle, which yields the outcome.
+    ///
+    /// Must be called within a tokio runtime.
+    pub fn run_session_stream(
+        &self,
+        session_id: SessionId,
+        user_message: impl Into<String>,
+        cancel: CancellationToken,
+    ) -> (
+        RuntimeEventStream,
+        JoinHandle<Result<SessionOutcome, RuntimeError>>,
+    ) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let events = RunEvents::new(
+            self.inner.event_sink.clone(),
+            None,
+            Some(sender),
+            self.inner.limits.max_turns,
+        );
+        let runtime = self.clone();
+        let user_message = user_message.into();
+        let handle = tokio::spawn(async move {
+            runtime
+                .run_with(&session_id, user_message, &cancel, events)
+                .await
+        });
+        (RuntimeEventStream::new(receiver), handle)
+    }
+
+    async fn run_with(
+        &self,
+        session_id: &SessionId,
+        user_message: String,
+        cancel: &CancellationToken,
+        events: RunEvents,
+    ) -> Result<SessionOutcome, RuntimeError> {
+        let result = turn_loop::run(&self.inner, session_id, user_message, cancel, &events).await;
+        match &result {
+            Ok(outcome) => events.emit(RuntimeEvent::Final {
+                session_id: outcome.session_id.clone(),
+                text: outcome.final_text.clone(),
+                turns: outcome.turns,
+                usage: outcome.usage,
+                cost: outcome.cost,
+            }),
+            Err(error) => events.emit(RuntimeEvent::Error {
+                kind: error.kind().to_owned(),
+                message: error.to_string(),
+            }),
+        }
+        result
+    }
+
+    /// The messages of a session: the stored ones with memory, else the process copy.
+    ///
+    /// # Errors
+    /// [`RuntimeError::Memory`] when reading memory fails.
+    pub async fn session_messages(
+        &self,
+        session_id: &SessionId,
+    ) -> Result<Vec<Message>, RuntimeError> {
+        self.inner.sessions.messages(session_id).await
+    }
+
+    /// Appends messages to a session without running the loop (e.g. importing an
+    /// earlier conversation). Tool results are stored as given — scrub them first.
+    ///
+    /// # Errors
+    /// [`RuntimeError::Memory`] when storing fails.
+    pub async fn append_messages(
+        &self,
+        session_id: &SessionId,
+        messages: Vec<Message>,
+    ) -> Result<(), RuntimeError> {
+        let cancel = CancellationToken::new();
+        let mut state = self.inner.sessions.open(session_id, &cancel).await?;
+        for message in messages {
+            self.inner
+                .sessions
+                .append(session_id, &mut state, message)
+                .await?;
+        }
+        self.inner.sessions.close(&mut state);
+        Ok(())
+    }
+
+    /// Forgets the process copy of a session (the only copy without memory).
+    pub fn forget_session(&self, session_id: &SessionId) {
+        self.inner.sessions.forget(session_id);
+    }
+}

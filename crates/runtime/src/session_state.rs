@@ -1,0 +1,205 @@
+//! A session's conversation as the runtime holds it while a run is going on.
+
+use oxydra_memory::{SessionSummary, StoredMessage};
+use oxydra_types::{Message, MessageRole};
+
+use crate::prepared_context::PreparedContext;
+use crate::token_counter::MessageTokens;
+
+/// A message of the session with its stored sequence number and cached token counts.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    /// The message.
+    pub message: Message,
+    /// Its sequence number in memory (a synthetic restore result carries the number of
+    /// the stored message before it).
+    pub sequence: u64,
+    /// Its token cost.
+    pub tokens: MessageTokens,
+}
+
+/// The session's messages, rolling summary and prepared prompt.
+#[derive(Debug, Default)]
+pub(crate) struct SessionState {
+    /// Every message, oldest first.
+    pub entries: Vec<Entry>,
+    /// The rolling summary; entries with `sequence <= covers_through` are in it.
+    pub summary: SessionSummary,
+    /// Index of the first entry not condensed into the summary.
+    pub live_start: usize,
+    /// Upper bound of the tokens of `entries[live_start..]`.
+    pub live_upper: u64,
+    /// Index of the latest user message.
+    pub latest_user: Option<usize>,
+    /// The next sequence number when the runtime keeps the session in process.
+    pub next_sequence: u64,
+    /// The prompt prepared for the provider, kept up to date incrementally.
+    pub context: PreparedContext,
+}
+
+impl SessionState {
+    /// An empty session.
+    pub fn new() -> Self {
+        Self {
+            next_sequence: 1,
+            ..Self::default()
+        }
+    }
+
+    /// A session rebuilt from memory: `restored` is `Memory::restore` (stored messages
+    /// plus synthetic results for interrupted calls), `stored` the stored messages with
+    /// their sequence numbers.
+    pub fn from_restored(
+        restored: Vec<Message>,
+        stored: &[StoredMessage],
+        summary: SessionSummary,
+    ) -> Self {
+        let mut state = Self::new();
+        let mut stored_iter = stored.iter().peekable();
+        let mut last_sequence = 0;
+        let mut sequences = Vec::with_capacity(restored.len());
+        for message in &restored {
+            match stored_iter.peek() {
+                Some(next) if next.message == *message => {
+                    last_sequence = next.sequence;
+                    stored_iter.next();
+                }
+                _ => {}
+            }
+            sequences.push(last_sequence);
+        }
+        if stored_iter.peek().is_some() {
+            // The restored messages do not line up with the stored ones (a store that
+            // rewrites messages on the way back); fall back to positions.
+            tracing::warn!(
+                restored = restored.len(),
+                stored = stored.len(),
+                "restored messages differ from the stored ones; aligning by position"
+            );
+            let mut last = 0;
+            for (index, sequence) in sequences.iter_mut().enumerate() {
+                if let Some(stored) = stored.get(index) {
+                    last = stored.sequence;
+                }
+                *sequence = last;
+            }
+        }
+        for (message, sequence) in restored.into_iter().zip(sequences) {
+            state.push(message, sequence);
+        }
+        state.next_sequence = stored
+            .last()
+            .map(|m| m.sequence)
+            .unwrap_or(0)
+            .saturating_add(1);
+        state.apply_summary(summary);
+        state
+    }
+
+    /// Appends a message that has been stored as `sequence`.
+    pub fn push(&mut self, message: Message, sequence: u64) {
+        let tokens = MessageTokens::new(&message);
+        if message.role == MessageRole::User {
+            self.latest_user = Some(self.entries.len());
+        }
+        self.live_upper = self.live_upper.saturating_add(u64::from(tokens.upper()));
+        self.next_sequence = self.next_sequence.max(sequence.saturating_add(1));
+        self.entries.push(Entry {
+            message,
+            sequence,
+            tokens,
+        });
+    }
+
+    /// Takes `summary` as the session's summary: entries it covers leave the live history.
+    pub fn apply_summary(&mut self, summary: SessionSummary) {
+        let live_start = if summary.text.is_some() {
+            self.entries
+                .iter()
+                .position(|entry| entry.sequence > summary.covers_through)
+                .unwrap_or(self.entries.len())
+        } else {
+            0
+        };
+        self.summary = summary;
+        self.live_start = live_start;
+        self.live_upper = self
+            .entries
+            .get(live_start..)
+            .unwrap_or_default()
+            .iter()
+            .map(|entry| u64::from(entry.tokens.upper()))
+            .sum();
+    }
+
+    /// The exact tokens of the live history (counts computed once per message).
+    pub fn live_exact(&mut self) -> u64 {
+        let start = self.live_start;
+        self.entries
+            .get_mut(start..)
+            .unwrap_or_default()
+            .iter_mut()
+            .map(|entry| u64::from(entry.tokens.exact(&entry.message)))
+            .sum()
+    }
+
+    /// The messages, oldest first.
+    pub fn messages(&self) -> impl Iterator<Item = &Message> {
+        self.entries.iter().map(|entry| &entry.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxydra_types::{CallId, ToolCall};
+
+    fn stored(sequence: u64, message: Message) -> StoredMessage {
+        StoredMessage {
+            sequence,
+            message,
+            created_at_ms: 0,
+        }
+    }
+
+    #[test]
+    fn restore_aligns_sequences_and_synthetic_results() {
+        let call = ToolCall::new(CallId::from("c1"), "file_read", "{}");
+        let stored_messages = vec![
+            stored(1, Message::user("q")),
+            stored(2, Message::assistant_with_tool_calls(None, vec![call])),
+            stored(3, Message::user("again")),
+        ];
+        let mut restored: Vec<Message> =
+            stored_messages.iter().map(|m| m.message.clone()).collect();
+        restored.insert(
+            2,
+            Message::tool_result(CallId::from("c1"), "file_read", "interrupted"),
+        );
+        let state =
+            SessionState::from_restored(restored, &stored_messages, SessionSummary::default());
+        let sequences: Vec<u64> = state.entries.iter().map(|e| e.sequence).collect();
+        assert_eq!(sequences, vec![1, 2, 2, 3]);
+        assert_eq!(state.next_sequence, 4);
+        assert_eq!(state.latest_user, Some(3));
+        assert_eq!(state.live_start, 0);
+    }
+
+    #[test]
+    fn summary_moves_the_live_start_past_covered_messages() {
+        let mut state = SessionState::new();
+        for (sequence, text) in [(1, "a"), (2, "b"), (3, "c")] {
+            state.push(Message::user(text), sequence);
+        }
+        let before = state.live_upper;
+        state.apply_summary(SessionSummary {
+            text: Some("a and b".into()),
+            covers_through: 2,
+            epoch: 1,
+        });
+        assert_eq!(state.live_start, 2);
+        assert!(state.live_upper < before);
+        assert_eq!(state.live_upper, u64::from(state.entries[2].tokens.upper()));
+        assert!(state.live_exact() <= state.live_upper);
+    }
+}

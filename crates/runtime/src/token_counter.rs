@@ -1,0 +1,167 @@
+//! Token counting with `cl100k_base`, loaded once and only when needed.
+//!
+//! Counting exactly costs a BPE pass, and loading the encoder costs more, so the runtime
+//! first uses a free upper bound: a `cl100k_base` token is at least one byte of UTF-8,
+//! so a text never has more tokens than bytes. Only when that bound says the context may
+//! be near its budget are messages counted exactly, and each count is cached with its
+//! message ([`MessageTokens`]).
+
+use std::sync::OnceLock;
+
+use oxydra_types::Message;
+use tiktoken_rs::CoreBPE;
+
+/// Tokens every message costs beside its text (role and separators).
+pub const MESSAGE_OVERHEAD: u32 = 4;
+/// Tokens every tool call of an assistant message costs beside its id, name and arguments.
+pub const TOOL_CALL_OVERHEAD: u32 = 4;
+
+static ENCODER: OnceLock<Option<CoreBPE>> = OnceLock::new();
+
+fn encoder() -> Option<&'static CoreBPE> {
+    ENCODER
+        .get_or_init(|| match tiktoken_rs::cl100k_base() {
+            Ok(encoder) => Some(encoder),
+            Err(error) => {
+                tracing::warn!(%error, "cl100k_base failed to load; token counts fall back to byte counts");
+                None
+            }
+        })
+        .as_ref()
+}
+
+/// Whether the `cl100k_base` encoder has been loaded in this process.
+pub fn encoder_loaded() -> bool {
+    ENCODER.get().is_some()
+}
+
+fn clamp(value: usize) -> u32 {
+    u32::try_from(value).unwrap_or(u32::MAX)
+}
+
+/// An upper bound of the tokens of `text`: its length in bytes.
+pub fn upper_bound(text: &str) -> u32 {
+    clamp(text.len())
+}
+
+/// The exact `cl100k_base` token count of `text` (loads the encoder on first use; should
+/// it fail to load, the byte count is returned, which is still an upper bound).
+pub fn count(text: &str) -> u32 {
+    if text.is_empty() {
+        return 0;
+    }
+    match encoder() {
+        Some(encoder) => clamp(encoder.encode_ordinary(text).len()),
+        None => upper_bound(text),
+    }
+}
+
+fn message_tokens(message: &Message, measure: fn(&str) -> u32) -> u32 {
+    let mut total = MESSAGE_OVERHEAD.saturating_add(measure(message.text()));
+    for call in &message.tool_calls {
+        total = total
+            .saturating_add(TOOL_CALL_OVERHEAD)
+            .saturating_add(measure(call.id.as_str()))
+            .saturating_add(measure(&call.name))
+            .saturating_add(measure(&call.arguments));
+    }
+    if let Some(id) = &message.tool_call_id {
+        total = total.saturating_add(measure(id.as_str()));
+    }
+    if let Some(name) = &message.name {
+        total = total.saturating_add(measure(name));
+    }
+    total
+}
+
+/// An upper bound of the tokens `message` takes in a prompt (no encoder needed).
+pub fn message_upper_bound(message: &Message) -> u32 {
+    message_tokens(message, upper_bound)
+}
+
+/// The exact tokens `message` takes in a prompt.
+pub fn message_count(message: &Message) -> u32 {
+    message_tokens(message, count)
+}
+
+/// The token cost of one message: its upper bound, computed when the message is added,
+/// and its exact count, computed the first time it is asked for and then kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageTokens {
+    upper: u32,
+    exact: Option<u32>,
+}
+
+impl MessageTokens {
+    /// The cost of `message`, with only the upper bound computed.
+    pub fn new(message: &Message) -> Self {
+        Self {
+            upper: message_upper_bound(message),
+            exact: None,
+        }
+    }
+
+    /// The upper bound.
+    pub fn upper(&self) -> u32 {
+        self.upper
+    }
+
+    /// The exact count if it has been computed.
+    pub fn cached_exact(&self) -> Option<u32> {
+        self.exact
+    }
+
+    /// The exact count of `message` (which must be the message this was made for),
+    /// computed once.
+    pub fn exact(&mut self, message: &Message) -> u32 {
+        match self.exact {
+            Some(exact) => exact,
+            None => {
+                let exact = message_count(message).min(self.upper);
+                self.exact = Some(exact);
+                exact
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxydra_types::{CallId, ToolCall};
+
+    #[test]
+    fn exact_counts_match_cl100k() {
+        assert_eq!(count(""), 0);
+        assert_eq!(count("hello world"), 2);
+        assert!(encoder_loaded());
+    }
+
+    #[test]
+    fn upper_bound_is_never_below_the_exact_count() {
+        let texts = [
+            "plain ascii text with words",
+            "ünïcödé — ☃ 日本語のテキスト",
+            "{\"path\":\"src/main.rs\",\"limit\":40}",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "\n\n\t  \r\n",
+        ];
+        for text in texts {
+            assert!(count(text) <= upper_bound(text), "{text}");
+        }
+        let call = ToolCall::new(CallId::from("call_1"), "file_read", r#"{"path":"a.rs"}"#);
+        let messages = [
+            Message::user("what is in a.rs?"),
+            Message::assistant_with_tool_calls(None, vec![call]),
+            Message::tool_result(CallId::from("call_1"), "file_read", "fn main() {}"),
+        ];
+        for message in &messages {
+            let mut tokens = MessageTokens::new(message);
+            assert_eq!(tokens.cached_exact(), None);
+            let exact = tokens.exact(message);
+            assert!(exact >= MESSAGE_OVERHEAD);
+            assert!(exact <= tokens.upper());
+            assert_eq!(tokens.cached_exact(), Some(exact));
+        }
+    }
+}

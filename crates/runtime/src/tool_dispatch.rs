@@ -1,0 +1,149 @@
+//! Running a turn's tool calls through the executor under the turn timeout and the
+//! cancellation token, and turning every call into a scrubbed tool-result message.
+
+use std::path::Path;
+use std::time::Duration;
+
+use oxydra_executor::{BatchId, ExecutionContext, ProcessToolState, ToolBatchResult, ToolExecutor};
+use oxydra_scrubbing::Scrubber;
+use oxydra_types::{Message, SessionId, ToolCall};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::error::RuntimeError;
+use crate::events::RunEvents;
+
+/// How long a cancelled batch may take to hand back its records before the runtime
+/// stops waiting and writes the missing results itself.
+const CANCEL_GRACE: Duration = Duration::from_secs(1);
+
+/// A finished batch: one scrubbed result message per call, in request order, and the
+/// reason the session must end, if any (cancellation or the turn timeout).
+#[derive(Debug)]
+pub(crate) struct DispatchOutcome {
+    pub results: Vec<Message>,
+    pub ended: Option<RuntimeError>,
+}
+
+/// What the batch's calls need besides the calls themselves.
+pub(crate) struct Dispatch<'a> {
+    pub executor: &'a ToolExecutor,
+    pub scrubber: &'a Scrubber,
+    pub session_id: &'a SessionId,
+    pub workspace_root: &'a Path,
+    pub batch_id: BatchId,
+    pub timeout: Duration,
+    pub cancel: &'a CancellationToken,
+    pub events: &'a RunEvents,
+}
+
+/// Which kind of batch to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BatchKind {
+    /// The model's calls.
+    Calls,
+    /// The executor's start-constraint tools.
+    Start,
+    /// The executor's exit-requirement tools.
+    Exit,
+}
+
+impl Dispatch<'_> {
+    /// Runs `calls` (or the start / exit tools) and returns the result messages.
+    /// For `Start` and `Exit` the calls are taken from the returned records.
+    pub async fn run(
+        &self,
+        kind: BatchKind,
+        calls: &[ToolCall],
+        process: &mut ProcessToolState,
+    ) -> (Vec<ToolCall>, DispatchOutcome) {
+        let tool_cancel = self.cancel.child_token();
+        let ctx = ExecutionContext {
+            batch_id: self.batch_id,
+            session_id: self.session_id.clone(),
+            workspace_root: self.workspace_root.to_path_buf(),
+            cancel: tool_cancel.clone(),
+        };
+        let span = tracing::info_span!(
+            "tool_batch",
+            calls = calls.len(),
+            names = %calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(","),
+            duration_ms = tracing::field::Empty,
+            failures = tracing::field::Empty,
+        );
+        let executor = self.executor;
+        let events: &RunEvents = self.events;
+        let batch = async {
+            match kind {
+                BatchKind::Calls => executor.execute_batch(calls, process, &ctx, events).await,
+                BatchKind::Start => {
+                    executor
+                        .execute_start_constraints(process, &ctx, events)
+                        .await
+                }
+                BatchKind::Exit => {
+                    executor
+                        .execute_exit_requirements(process, &ctx, events)
+                        .await
+                }
+            }
+        }
+        .instrument(span.clone());
+        tokio::pin!(batch);
+        let mut ended = None;
+        let finished: Option<ToolBatchResult> = tokio::select! {
+            result = &mut batch => Some(result),
+            _ = self.cancel.cancelled() => {
+                ended = Some(RuntimeError::Cancelled);
+                None
+            }
+            _ = tokio::time::sleep(self.timeout) => {
+                ended = Some(RuntimeError::budget(
+                    "turn_timeout",
+                    format!("tool calls did not finish within {} ms", self.timeout.as_millis()),
+                ));
+                None
+            }
+        };
+        let finished = match finished {
+            Some(result) => Some(result),
+            None => {
+                tool_cancel.cancel();
+                tokio::time::timeout(CANCEL_GRACE, &mut batch).await.ok()
+            }
+        };
+        let records = finished.map(|result| {
+            span.record("duration_ms", result.duration.as_millis() as u64);
+            span.record("failures", result.failures());
+            result.records
+        });
+        let records = records.unwrap_or_default();
+        let calls: Vec<ToolCall> = match kind {
+            BatchKind::Calls => calls.to_vec(),
+            BatchKind::Start | BatchKind::Exit => records.iter().map(|r| r.call.clone()).collect(),
+        };
+        let missing_reason = match &ended {
+            Some(RuntimeError::Cancelled) => "Tool execution failed: cancelled".to_owned(),
+            Some(other) => format!("Tool execution failed: {other}"),
+            None => "Tool execution failed: no result was returned".to_owned(),
+        };
+        let mut results = Vec::with_capacity(calls.len());
+        for (index, call) in calls.iter().enumerate() {
+            let record = records
+                .get(index)
+                .filter(|record| record.call.id == call.id)
+                .or_else(|| records.iter().find(|record| record.call.id == call.id));
+            let content = match record {
+                Some(record) => record.content_for_model(),
+                None => missing_reason.clone(),
+            };
+            let scrubbed = self.scrubber.scrub(&content).into_owned();
+            results.push(Message::tool_result(
+                call.id.clone(),
+                call.name.clone(),
+                scrubbed,
+            ));
+        }
+        (calls, DispatchOutcome { results, ended })
+    }
+}

@@ -1,0 +1,439 @@
+//! The turn loop of seed 003, step for step:
+//! persist the user message → turn check → maybe summarise → prepare the context →
+//! request the provider → enforce the cost budget → persist the assistant message →
+//! no tool calls ⇒ yield → run the tools → scrub and persist each result → loop.
+
+use oxydra_executor::{BatchId, ProcessToolState};
+use oxydra_types::{Message, RuntimeProgressKind, SessionId, Usage};
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, Span, field};
+
+use crate::context_budget::ContextReport;
+use crate::error::RuntimeError;
+use crate::events::RunEvents;
+use crate::provider_call;
+use crate::retrieval_injection::snippets_message;
+use crate::rolling_summary::{self, summary_message};
+use crate::runtime::{RuntimeInner, SessionOutcome};
+use crate::session_state::SessionState;
+use crate::tool_dispatch::{BatchKind, Dispatch};
+use crate::turn_state::{TurnState, TurnTracker};
+
+/// Runs one session: locks and loads it, runs the loop, releases it.
+pub(crate) async fn run(
+    inner: &RuntimeInner,
+    session_id: &SessionId,
+    user_message: String,
+    cancel: &CancellationToken,
+    events: &RunEvents,
+) -> Result<SessionOutcome, RuntimeError> {
+    let span = tracing::info_span!("session", session_id = %session_id, model = %inner.model);
+    async {
+        let mut state = inner.sessions.open(session_id, cancel).await?;
+        let mut run = Run {
+            inner,
+            session_id,
+            cancel,
+            events,
+            turn: 0,
+            usage: Usage::default(),
+            cost: 0.0,
+            tracker: TurnTracker::new(),
+            process: inner.executor.new_process_state(),
+            batch_id: BatchId::next(),
+            snippets: None,
+            header_epoch: None,
+            summary_failed: false,
+        };
+        let result = run.start(&mut state, user_message).await;
+        inner.executor.complete_batch(run.batch_id);
+        inner.sessions.close(&mut state);
+        result
+    }
+    .instrument(span)
+    .await
+}
+
+enum Step {
+    Continue,
+    Done(String),
+}
+
+struct Run<'a> {
+    inner: &'a RuntimeInner,
+    session_id: &'a SessionId,
+    cancel: &'a CancellationToken,
+    events: &'a RunEvents,
+    turn: usize,
+    usage: Usage,
+    cost: f64,
+    tracker: TurnTracker,
+    process: ProcessToolState,
+    batch_id: BatchId,
+    snippets: Option<Message>,
+    /// The summary epoch the prompt header was built for (`None`: rebuild it).
+    header_epoch: Option<u64>,
+    /// A summarisation failed in this run; truncation alone keeps the prompt in budget.
+    summary_failed: bool,
+}
+
+impl<'a> Run<'a> {
+    async fn start(
+        &mut self,
+        state: &mut SessionState,
+        user_message: String,
+    ) -> Result<SessionOutcome, RuntimeError> {
+        // Search before the new prompt is indexed, so it does not find itself.
+        self.snippets = self.retrieve(&user_message).await?;
+        let inner: &'a RuntimeInner = self.inner;
+        let sessions = &inner.sessions;
+        sessions
+            .append(self.session_id, state, Message::user(user_message.clone()))
+            .await?;
+        sessions.index_text(self.session_id, &user_message).await;
+        let request = &mut state.context.request;
+        request.model.clone_from(&self.inner.model);
+        request.tools.clone_from(&self.inner.tool_schemas);
+        request.max_tokens = self.inner.limits.max_output_tokens;
+        self.constraint_batch(state, BatchKind::Start).await?;
+        self.turns(state).await
+    }
+
+    async fn retrieve(&self, query: &str) -> Result<Option<Message>, RuntimeError> {
+        let Some(retrieval) = self.inner.sessions.retrieval() else {
+            return Ok(None);
+        };
+        let scope = self.inner.retrieval_scope.for_session(self.session_id);
+        let search = retrieval.search(query, &scope, self.inner.retrieval_top_k);
+        let found = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => return Err(RuntimeError::Cancelled),
+            found = search => found,
+        };
+        match found {
+            Ok(chunks) => Ok(snippets_message(&chunks)),
+            Err(error) => {
+                tracing::warn!(%error, "retrieval failed; continuing without snippets");
+                Ok(None)
+            }
+        }
+    }
+
+    fn dispatch(&self) -> Dispatch<'a> {
+        let inner: &'a RuntimeInner = self.inner;
+        Dispatch {
+            executor: &inner.executor,
+            scrubber: &inner.scrubber,
+            session_id: self.session_id,
+            workspace_root: &inner.workspace_root,
+            batch_id: self.batch_id,
+            timeout: self.inner.limits.turn_timeout,
+            cancel: self.cancel,
+            events: self.events,
+        }
+    }
+
+    fn enter(&mut self, span: &Span, next: TurnState) {
+        span.record("state", next.as_str());
+        self.tracker.enter(self.turn, next);
+    }
+
+    fn fail(&mut self, span: &Span, error: RuntimeError) -> RuntimeError {
+        if matches!(error, RuntimeError::Cancelled) {
+            self.enter(span, TurnState::Cancelled);
+        }
+        error
+    }
+
+    async fn turns(&mut self, state: &mut SessionState) -> Result<SessionOutcome, RuntimeError> {
+        let max_turns = self.inner.limits.max_turns;
+        loop {
+            if self.cancel.is_cancelled() {
+                let span = Span::current();
+                return Err(self.fail(&span, RuntimeError::Cancelled));
+            }
+            if self.turn >= max_turns {
+                return Err(RuntimeError::budget(
+                    "max_turns",
+                    format!("no final answer after {max_turns} turns"),
+                ));
+            }
+            self.turn += 1;
+            let span = tracing::info_span!(
+                "turn",
+                turn = self.turn,
+                max_turns,
+                state = field::Empty,
+                context_tokens = field::Empty,
+                context_utilisation = field::Empty,
+                dropped_messages = field::Empty,
+                accumulated_cost = field::Empty,
+            );
+            let step = self
+                .turn_once(state, &span)
+                .instrument(span.clone())
+                .await?;
+            if let Step::Done(final_text) = step {
+                return Ok(SessionOutcome {
+                    session_id: self.session_id.clone(),
+                    final_text,
+                    turns: self.turn,
+                    usage: self.usage,
+                    cost: self.cost,
+                });
+            }
+        }
+    }
+
+    async fn turn_once(
+        &mut self,
+        state: &mut SessionState,
+        span: &Span,
+    ) -> Result<Step, RuntimeError> {
+        self.maybe_summarise(state, span).await?;
+        let report = self.prepare(state);
+        span.record("context_tokens", report.tokens);
+        span.record("context_utilisation", report.utilisation());
+        span.record("dropped_messages", report.dropped);
+        tracing::debug!(
+            tokens = report.tokens,
+            exact = report.exact,
+            available = report.available,
+            utilisation = report.utilisation(),
+            "context budget"
+        );
+
+        self.enter(span, TurnState::Streaming);
+        self.events
+            .progress(RuntimeProgressKind::ProviderCall, self.turn);
+        let call = provider_call::request_response(
+            self.inner.provider.as_ref(),
+            &state.context.request,
+            self.inner.streaming,
+            self.inner.limits.turn_timeout,
+            self.cancel,
+            Some(self.events),
+        )
+        .await
+        .map_err(|error| self.fail(span, error))?;
+        let turn_usage = call.response.usage;
+        tracing::debug!(
+            latency_ms = call.latency.as_millis() as u64,
+            fell_back = call.fell_back,
+            input_tokens = turn_usage.input_tokens,
+            output_tokens = turn_usage.output_tokens,
+            "provider answered"
+        );
+        self.account(turn_usage, span)?;
+
+        let message = call.response.message;
+        let text = message.text().to_owned();
+        let calls = message.tool_calls.clone();
+        let inner: &'a RuntimeInner = self.inner;
+        let sessions = &inner.sessions;
+        sessions.append(self.session_id, state, message).await?;
+        sessions.index_text(self.session_id, &text).await;
+
+        if calls.is_empty() {
+            self.events.turn_completed(self.turn, turn_usage);
+            self.enter(span, TurnState::Yielding);
+            self.constraint_batch(state, BatchKind::Exit).await?;
+            return Ok(Step::Done(text));
+        }
+
+        self.enter(span, TurnState::ToolExecution);
+        self.events.progress(
+            RuntimeProgressKind::ToolExecution {
+                tool_names: calls.iter().map(|call| call.name.clone()).collect(),
+            },
+            self.turn,
+        );
+        let dispatch = self.dispatch();
+        let (_, outcome) = dispatch
+            .run(BatchKind::Calls, &calls, &mut self.process)
+            .await;
+        for result in outcome.results {
+            sessions.append(self.session_id, state, result).await?;
+        }
+        if let Some(error) = outcome.ended {
+            return Err(self.fail(span, error));
+        }
+        self.events.turn_completed(self.turn, turn_usage);
+        if self.inner.executor.should_exit_loop(&self.process) {
+            self.enter(span, TurnState::Yielding);
+            self.constraint_batch(state, BatchKind::Exit).await?;
+            return Ok(Step::Done(text));
+        }
+        Ok(Step::Continue)
+    }
+
+    /// Adds a provider call's usage and cost, and enforces `max_cost`.
+    fn account(&mut self, usage: Usage, span: &Span) -> Result<(), RuntimeError> {
+        self.usage += usage;
+        let model = &self.inner.model;
+        let cost = match &self.inner.pricing {
+            Some(table) => table.cost(model, &usage),
+            None => oxydra_provider::cost(model, &usage),
+        };
+        self.cost += cost;
+        span.record("accumulated_cost", self.cost);
+        if let Some(max_cost) = self.inner.limits.max_cost
+            && self.cost > max_cost
+        {
+            return Err(RuntimeError::budget(
+                "max_cost",
+                format!("spent ${:.6} of a ${max_cost:.6} budget", self.cost),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs the executor's start-constraint or exit-requirement tools; their calls are
+    /// stored as an assistant message followed by their results, like the model's.
+    async fn constraint_batch(
+        &mut self,
+        state: &mut SessionState,
+        kind: BatchKind,
+    ) -> Result<(), RuntimeError> {
+        let dispatch = self.dispatch();
+        let (calls, outcome) = dispatch.run(kind, &[], &mut self.process).await;
+        if !calls.is_empty() {
+            let inner: &'a RuntimeInner = self.inner;
+            let sessions = &inner.sessions;
+            sessions
+                .append(
+                    self.session_id,
+                    state,
+                    Message::assistant_with_tool_calls(None, calls),
+                )
+                .await?;
+            for result in outcome.results {
+                sessions.append(self.session_id, state, result).await?;
+            }
+        }
+        match outcome.ended {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    fn refresh_header(&mut self, state: &mut SessionState) {
+        if self.header_epoch == Some(state.summary.epoch) {
+            return;
+        }
+        let mut header = Vec::with_capacity(3);
+        if let Some(prompt) = &self.inner.system_prompt {
+            header.push(Message::system(prompt.clone()));
+        }
+        if let Some(summary) = &state.summary.text {
+            header.push(summary_message(summary));
+        }
+        if let Some(snippets) = &self.snippets {
+            header.push(snippets.clone());
+        }
+        state.context.set_header(header);
+        self.header_epoch = Some(state.summary.epoch);
+    }
+
+    fn prepare(&mut self, state: &mut SessionState) -> ContextReport {
+        self.refresh_header(state);
+        let SessionState {
+            entries,
+            context,
+            live_start,
+            latest_user,
+            ..
+        } = state;
+        context.sync(
+            entries,
+            *live_start,
+            *latest_user,
+            &self.inner.schema_tokens,
+            &self.inner.budget,
+        )
+    }
+
+    /// Condenses the oldest turns when the live history passes the trigger ratio.
+    async fn maybe_summarise(
+        &mut self,
+        state: &mut SessionState,
+        span: &Span,
+    ) -> Result<(), RuntimeError> {
+        if self.summary_failed {
+            return Ok(());
+        }
+        self.refresh_header(state);
+        let inner = self.inner;
+        let threshold = inner
+            .budget
+            .summary_threshold(inner.limits.summary_trigger_ratio);
+        let upper = inner
+            .schema_tokens
+            .upper()
+            .saturating_add(state.context.header_upper())
+            .saturating_add(state.live_upper);
+        if upper <= threshold {
+            return Ok(());
+        }
+        let fixed = inner
+            .schema_tokens
+            .exact()
+            .saturating_add(state.context.header_exact());
+        let live = state.live_exact();
+        if fixed.saturating_add(live) <= threshold {
+            return Ok(());
+        }
+        let keep = (threshold / 2).saturating_sub(fixed);
+        let Some(plan) = rolling_summary::plan(state, keep) else {
+            return Ok(());
+        };
+        self.events
+            .progress(RuntimeProgressKind::RollingSummary, self.turn);
+        let condensed = state.entries.get(plan.condense.clone()).unwrap_or_default();
+        let request = rolling_summary::summary_request(
+            &inner.model,
+            state.summary.text.as_deref(),
+            condensed.iter().map(|entry| &entry.message),
+            inner.limits.max_output_tokens,
+        );
+        tracing::info!(
+            messages = condensed.len(),
+            covers_through = plan.covers_through,
+            live_tokens = live,
+            threshold,
+            "condensing older turns into the rolling summary"
+        );
+        let call = match provider_call::request_response(
+            inner.provider.as_ref(),
+            &request,
+            false,
+            inner.limits.turn_timeout,
+            self.cancel,
+            None,
+        )
+        .await
+        {
+            Ok(call) => call,
+            Err(RuntimeError::Provider(error)) => {
+                tracing::warn!(%error, "summarisation failed; the history will be truncated instead");
+                self.summary_failed = true;
+                return Ok(());
+            }
+            Err(error) => return Err(self.fail(span, error)),
+        };
+        self.account(call.response.usage, span)?;
+        let text = call.response.message.text().trim().to_owned();
+        if text.is_empty() {
+            tracing::warn!("the provider returned an empty summary; keeping the history");
+            self.summary_failed = true;
+            return Ok(());
+        }
+        self.inner
+            .sessions
+            .store_summary(self.session_id, state, text, plan.covers_through)
+            .await?;
+        self.header_epoch = None;
+        self.refresh_header(state);
+        Ok(())
+    }
+}

@@ -1,0 +1,301 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use oxydra_memory::{Memory, SqliteMemory};
+use oxydra_provider::ScriptedTurn;
+use oxydra_runtime::rolling_summary::{SUMMARY_HEADER, SUMMARY_INSTRUCTIONS};
+use oxydra_runtime::{CollectingEventSink, RuntimeLimits};
+use oxydra_types::{CallId, Message, MessageRole, RuntimeEvent, RuntimeProgressKind, SessionId};
+use tokio_util::sync::CancellationToken;
+
+fn apples(n: usize) -> String {
+    format!("apples{}", " apple".repeat(n))
+}
+
+fn tiny_window(window: u32, trigger: f64) -> RuntimeLimits {
+    RuntimeLimits {
+        context_window: Some(window),
+        max_output_tokens: Some(50),
+        safety_buffer_tokens: 0,
+        summary_trigger_ratio: trigger,
+        ..RuntimeLimits::default()
+    }
+}
+
+#[tokio::test]
+async fn old_turns_are_condensed_into_a_stored_summary_and_injected() {
+    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
+    let provider = scripted(vec![
+        ScriptedTurn::text("SUMMARY: the user listed apples"),
+        ScriptedTurn::text("ok"),
+    ]);
+    let events = Arc::new(CollectingEventSink::new());
+    let runtime = builder(provider.clone(), events.clone())
+        .memory(memory.clone())
+        .limits(tiny_window(600, 0.8))
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    runtime
+        .append_messages(
+            &session,
+            vec![
+                Message::user(apples(120)),
+                Message::assistant(apples(120)),
+                Message::user(apples(120)),
+                Message::assistant(apples(120)),
+            ],
+        )
+        .await
+        .unwrap();
+    let outcome = runtime
+        .run_session(&session, "what next?", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "ok");
+    // The summary call's tokens count too.
+    assert_eq!(outcome.usage.input_tokens, 20);
+
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].messages[0].text(), SUMMARY_INSTRUCTIONS);
+    assert!(
+        requests[0].messages[1]
+            .text()
+            .contains("[user] apples apple")
+    );
+    assert!(requests[0].tools.is_empty());
+    let main = &requests[1];
+    assert_eq!(main.messages[0].role, MessageRole::System);
+    assert_eq!(
+        main.messages[0].text(),
+        format!("{SUMMARY_HEADER}\nSUMMARY: the user listed apples")
+    );
+    // Condensed messages are gone, the newest turn and the question remain.
+    assert_eq!(main.messages.len(), 3, "{:#?}", main.messages);
+    assert_eq!(main.messages[1].role, MessageRole::Assistant);
+    assert_eq!(main.messages[2].text(), "what next?");
+
+    let stored = memory.load_summary(&session).await.unwrap();
+    assert_eq!(
+        stored.text.as_deref(),
+        Some("SUMMARY: the user listed apples")
+    );
+    assert_eq!(stored.covers_through, 3);
+    assert_eq!(stored.epoch, 1);
+    // Every message stays stored.
+    assert_eq!(memory.messages(&session).await.unwrap().len(), 6);
+
+    let kinds: Vec<&'static str> = events
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::Progress(p) => Some(p.kind.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, vec!["rolling_summary", "provider_call"]);
+
+    // A new runtime on the same memory starts from the stored summary.
+    let provider2 = scripted(vec![ScriptedTurn::text("again")]);
+    let runtime2 = builder(provider2.clone(), Arc::new(CollectingEventSink::new()))
+        .memory(memory.clone())
+        .limits(tiny_window(600, 0.8))
+        .build()
+        .unwrap();
+    runtime2
+        .run_session(&session, "and now?", &CancellationToken::new())
+        .await
+        .unwrap();
+    let request = &provider2.requests()[0];
+    assert!(request.messages[0].text().starts_with(SUMMARY_HEADER));
+    assert_eq!(request.messages.len(), 5);
+    assert_eq!(request.messages.last().unwrap().text(), "and now?");
+}
+
+#[tokio::test]
+async fn summary_without_memory_is_kept_in_process() {
+    let provider = scripted(vec![
+        ScriptedTurn::text("SUMMARY: apples"),
+        ScriptedTurn::text("ok"),
+        ScriptedTurn::text("still ok"),
+    ]);
+    let events = Arc::new(CollectingEventSink::new());
+    let runtime = builder(provider.clone(), events.clone())
+        .limits(tiny_window(600, 0.8))
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    runtime
+        .append_messages(
+            &session,
+            (0..4)
+                .map(|i| {
+                    if i % 2 == 0 {
+                        Message::user(apples(120))
+                    } else {
+                        Message::assistant(apples(120))
+                    }
+                })
+                .collect(),
+        )
+        .await
+        .unwrap();
+    let cancel = CancellationToken::new();
+    runtime.run_session(&session, "q1", &cancel).await.unwrap();
+    runtime.run_session(&session, "q2", &cancel).await.unwrap();
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 3);
+    let last = &requests[2];
+    assert!(last.messages[0].text().starts_with(SUMMARY_HEADER));
+    assert_eq!(last.messages.last().unwrap().text(), "q2");
+    assert!(events.events().iter().any(
+        |e| matches!(e, RuntimeEvent::Progress(p) if p.kind == RuntimeProgressKind::RollingSummary)
+    ));
+}
+
+#[tokio::test]
+async fn truncation_drops_whole_call_groups_and_keeps_the_question() {
+    let provider = scripted(vec![ScriptedTurn::text("fine")]);
+    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .system_prompt("You are terse.")
+        // A trigger above 1 turns the summary off for this history.
+        .limits(tiny_window(400, 100.0))
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    runtime
+        .append_messages(
+            &session,
+            vec![
+                Message::user("q1"),
+                Message::assistant_with_tool_calls(
+                    None,
+                    vec![call("c1", "echo", r#"{"text":"x"}"#)],
+                ),
+                Message::tool_result(CallId::from("c1"), "echo", apples(300)),
+                Message::assistant(apples(150)),
+                Message::user("q2"),
+            ],
+        )
+        .await
+        .unwrap();
+    runtime
+        .run_session(&session, "q3", &CancellationToken::new())
+        .await
+        .unwrap();
+    let request = &provider.requests()[0];
+    let texts: Vec<(MessageRole, String)> = request
+        .messages
+        .iter()
+        .map(|m| (m.role, m.text().chars().take(12).collect()))
+        .collect();
+    assert_eq!(
+        texts,
+        vec![
+            (MessageRole::System, "You are ters".to_owned()),
+            (MessageRole::Assistant, "apples apple".to_owned()),
+            (MessageRole::User, "q2".to_owned()),
+            (MessageRole::User, "q3".to_owned()),
+        ]
+    );
+    assert_no_orphans(&request.messages);
+    // Everything is still in the session.
+    assert_eq!(runtime.session_messages(&session).await.unwrap().len(), 7);
+}
+
+#[tokio::test]
+async fn the_latest_question_survives_a_huge_tool_result() {
+    let provider = scripted(vec![
+        ScriptedTurn::tool_call("c1", "echo", &format!(r#"{{"text":"{}"}}"#, apples(500))),
+        ScriptedTurn::text("fine"),
+    ]);
+    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .tools(registry(vec![Arc::new(EchoTool)]))
+        .limits(tiny_window(400, 100.0))
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    runtime
+        .append_messages(
+            &session,
+            vec![Message::user(apples(100)), Message::assistant(apples(100))],
+        )
+        .await
+        .unwrap();
+    runtime
+        .run_session(&session, "echo a lot", &CancellationToken::new())
+        .await
+        .unwrap();
+    let request = &provider.requests()[1];
+    // Older turns dropped; the question and the (oversized) newest group kept whole.
+    assert_eq!(request.messages[0].text(), "echo a lot");
+    assert_eq!(request.messages.len(), 3);
+    assert_no_orphans(&request.messages);
+}
+
+#[tokio::test]
+async fn a_failed_summary_falls_back_to_truncation_once_per_run() {
+    let provider = scripted(vec![
+        ScriptedTurn::Error(oxydra_provider::ProviderError::Server {
+            status: 500,
+            message: "summariser down".into(),
+        }),
+        ScriptedTurn::tool_call("c1", "echo", r#"{"text":"x"}"#),
+        ScriptedTurn::text("answered anyway"),
+    ]);
+    let events = Arc::new(CollectingEventSink::new());
+    let runtime = builder(provider.clone(), events.clone())
+        .tools(registry(vec![Arc::new(EchoTool)]))
+        .limits(tiny_window(600, 0.8))
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    runtime
+        .append_messages(
+            &session,
+            (0..4)
+                .map(|i| {
+                    if i % 2 == 0 {
+                        Message::user(apples(120))
+                    } else {
+                        Message::assistant(apples(120))
+                    }
+                })
+                .collect(),
+        )
+        .await
+        .unwrap();
+    let outcome = runtime
+        .run_session(&session, "q", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "answered anyway");
+    // One failed summary call, then two loop calls; no second summary attempt.
+    assert_eq!(provider.requests().len(), 3);
+    let summaries = events
+        .events()
+        .iter()
+        .filter(|e| matches!(e, RuntimeEvent::Progress(p) if p.kind == RuntimeProgressKind::RollingSummary))
+        .count();
+    assert_eq!(summaries, 1);
+    for request in &provider.requests()[1..] {
+        assert_no_orphans(&request.messages);
+        assert!(
+            request
+                .messages
+                .iter()
+                .all(|m| !m.text().starts_with(SUMMARY_HEADER))
+        );
+    }
+}

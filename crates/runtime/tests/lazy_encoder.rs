@@ -1,0 +1,62 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+//! Its own test binary, so no other test has loaded the encoder.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use oxydra_provider::ScriptedTurn;
+use oxydra_runtime::{CollectingEventSink, RuntimeLimits, token_counter};
+use oxydra_types::SessionId;
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test]
+async fn the_encoder_loads_only_when_the_context_may_be_near_its_budget() {
+    let provider = scripted(vec![
+        ScriptedTurn::tool_call("c1", "echo", r#"{"text":"hi"}"#),
+        ScriptedTurn::text("short answer"),
+        ScriptedTurn::text("second answer"),
+    ]);
+    let runtime = builder(provider, Arc::new(CollectingEventSink::new()))
+        .tools(registry(vec![Arc::new(EchoTool)]))
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    runtime
+        .run_session(&session, "hello", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(
+        !token_counter::encoder_loaded(),
+        "a small context needs no exact count"
+    );
+
+    let provider = scripted(vec![ScriptedTurn::text("ok")]);
+    let runtime = builder(provider, Arc::new(CollectingEventSink::new()))
+        .limits(RuntimeLimits {
+            context_window: Some(60),
+            max_output_tokens: Some(10),
+            safety_buffer_tokens: 0,
+            summary_trigger_ratio: 100.0,
+            ..RuntimeLimits::default()
+        })
+        .build()
+        .unwrap();
+    runtime
+        .run_session(
+            &SessionId::generate(),
+            "a question long enough to pass the byte bound of the budget",
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(token_counter::encoder_loaded());
+}

@@ -1,0 +1,96 @@
+//! Scripted replies in the OpenAI chat-completions streaming format.
+
+use serde_json::json;
+
+use crate::server::{Reply, SseEvent};
+
+/// A tool call the scripted model makes: id, tool name, raw argument text.
+pub type Call<'a> = (&'a str, &'a str, &'a str);
+
+fn chunk(delta: serde_json::Value, finish: Option<&str>) -> SseEvent {
+    SseEvent::data(
+        json!({
+            "id": "chatcmpl-e2e",
+            "object": "chat.completion.chunk",
+            "created": 1_700_000_000,
+            "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        })
+        .to_string(),
+    )
+}
+
+fn usage(input: u64, output: u64) -> SseEvent {
+    SseEvent::data(
+        json!({
+            "id": "chatcmpl-e2e",
+            "object": "chat.completion.chunk",
+            "created": 1_700_000_000,
+            "model": "gpt-4o-mini",
+            "choices": [],
+            "usage": {"prompt_tokens": input, "completion_tokens": output,
+                      "total_tokens": input + output},
+        })
+        .to_string(),
+    )
+}
+
+/// The events of a streamed text answer (split in two deltas), with usage.
+pub fn text_events(text: &str) -> Vec<SseEvent> {
+    let middle = text
+        .char_indices()
+        .nth(text.chars().count() / 2)
+        .map_or(text.len(), |(index, _)| index);
+    let (first, second) = text.split_at(middle);
+    vec![
+        chunk(json!({"role": "assistant", "content": ""}), None),
+        chunk(json!({"content": first}), None),
+        chunk(json!({"content": second}), None),
+        chunk(json!({}), Some("stop")),
+        usage(100, 20),
+        SseEvent::data("[DONE]"),
+    ]
+}
+
+/// A streamed text answer.
+pub fn text(text: &str) -> Reply {
+    Reply::Sse(text_events(text))
+}
+
+/// The events of a turn of parallel tool calls, each call's arguments split in two deltas.
+pub fn tool_call_events(calls: &[Call<'_>]) -> Vec<SseEvent> {
+    let mut events = vec![chunk(json!({"role": "assistant", "content": null}), None)];
+    for (index, (id, name, arguments)) in calls.iter().enumerate() {
+        let middle = arguments.len() / 2;
+        let middle = (middle..=arguments.len())
+            .find(|at| arguments.is_char_boundary(*at))
+            .unwrap_or(arguments.len());
+        let (first, second) = arguments.split_at(middle);
+        events.push(chunk(
+            json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                    "function": {"name": name, "arguments": first}}]}),
+            None,
+        ));
+        events.push(chunk(
+            json!({"tool_calls": [{"index": index, "function": {"arguments": second}}]}),
+            None,
+        ));
+    }
+    events.push(chunk(json!({}), Some("tool_calls")));
+    events.push(usage(150, 30));
+    events.push(SseEvent::data("[DONE]"));
+    events
+}
+
+/// A turn of tool calls.
+pub fn tool_calls(calls: &[Call<'_>]) -> Reply {
+    Reply::Sse(tool_call_events(calls))
+}
+
+/// A stream that sends some text and then stays open (for cancellation tests).
+pub fn hold_after_text(text: &str) -> Reply {
+    Reply::Hold(vec![
+        chunk(json!({"role": "assistant", "content": ""}), None),
+        chunk(json!({"content": text}), None),
+    ])
+}

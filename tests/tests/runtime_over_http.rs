@@ -1,0 +1,141 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+//! Library-level end to end: the whole stack through the `oxydra` facade — an HTTP
+//! provider client, the built-in tools, the executor and SQLite memory — against a local
+//! server playing scripted and recorded OpenAI streams.
+
+use std::sync::Arc;
+
+use oxydra::memory::{Memory, SqliteConfig, SqliteMemory};
+use oxydra::provider::{OpenAiProvider, ProviderConfig};
+use oxydra::runtime::{AgentRuntime, CollectingEventSink};
+use oxydra::tools::{BuiltinToolsConfig, ToolRegistry};
+use oxydra::types::{MessageRole, RuntimeEvent, SessionId};
+use oxydra_e2e::{Reply, ScriptServer, fixtures_dir, openai};
+use tokio_util::sync::CancellationToken;
+
+fn runtime(
+    server: &ScriptServer,
+    memory: &SqliteMemory,
+    workspace: &std::path::Path,
+    events: Arc<CollectingEventSink>,
+) -> AgentRuntime {
+    let provider = OpenAiProvider::new(ProviderConfig::new(server.openai_url(), None));
+    AgentRuntime::builder()
+        .provider(Arc::new(provider))
+        .model("gpt-4o-mini")
+        .tools(ToolRegistry::with_builtins(&BuiltinToolsConfig::default()))
+        .memory(Arc::new(memory.clone()))
+        .workspace_root(workspace.to_path_buf())
+        .event_sink(events)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_session_survives_a_restart_of_the_whole_stack() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("plan.md"), "step one: measure").unwrap();
+    let db = dir.path().join("oxydra.db");
+    let session = SessionId::generate();
+
+    let server = ScriptServer::start(vec![
+        openai::tool_calls(&[
+            ("c1", "file_read", r#"{"path":"plan.md"}"#),
+            ("c2", "file_list", r#"{}"#),
+        ]),
+        openai::text("The plan starts with measuring."),
+    ])
+    .unwrap();
+    let memory = SqliteMemory::open(&db, SqliteConfig::default()).unwrap();
+    let events = Arc::new(CollectingEventSink::new());
+    let outcome = runtime(&server, &memory, &workspace, Arc::clone(&events))
+        .run_session(
+            &session,
+            "What does the plan say?",
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "The plan starts with measuring.");
+    assert_eq!(outcome.turns, 2);
+    let events = events.events();
+    assert!(matches!(events.last(), Some(RuntimeEvent::Final { .. })));
+    let completed = events
+        .iter()
+        .filter(|e| matches!(e, RuntimeEvent::ToolCompleted { .. }))
+        .count();
+    assert_eq!(completed, 2);
+    drop(memory);
+
+    // A new process: reopen the file, continue the session.
+    let server = ScriptServer::start(vec![openai::text("Measure first.")]).unwrap();
+    let memory = SqliteMemory::open(&db, SqliteConfig::default()).unwrap();
+    let stored = memory.messages(&session).await.unwrap();
+    let roles: Vec<MessageRole> = stored.iter().map(|m| m.message.role).collect();
+    assert_eq!(
+        roles,
+        [
+            MessageRole::User,
+            MessageRole::Assistant,
+            MessageRole::Tool,
+            MessageRole::Tool,
+            MessageRole::Assistant
+        ]
+    );
+    let outcome = runtime(
+        &server,
+        &memory,
+        &workspace,
+        Arc::new(CollectingEventSink::new()),
+    )
+    .run_session(&session, "And first?", &CancellationToken::new())
+    .await
+    .unwrap();
+    assert_eq!(outcome.final_text, "Measure first.");
+    let sent = server.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("step one: measure"), "{sent}");
+    assert!(sent.contains("What does the plan say?"));
+    assert_eq!(memory.messages(&session).await.unwrap().len(), 7);
+}
+
+#[tokio::test]
+async fn recorded_openai_streams_drive_the_runtime() {
+    let fixtures = fixtures_dir().join("openai");
+    let turn1 = std::fs::read_to_string(fixtures.join("gpt4o_mini_stream_turn1.sse")).unwrap();
+    let turn2 = std::fs::read_to_string(fixtures.join("gpt4o_mini_stream_turn2.sse")).unwrap();
+    let server = ScriptServer::start(vec![Reply::Raw(turn1), Reply::Raw(turn2)]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let memory = SqliteMemory::open_in_memory().unwrap();
+    let events = Arc::new(CollectingEventSink::new());
+    let session = SessionId::generate();
+    let outcome = runtime(&server, &memory, dir.path(), Arc::clone(&events))
+        .run_session(
+            &session,
+            "What is the capital of France?",
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(!outcome.final_text.is_empty());
+    // The recorded call names a tool we do not have: it fails, and the model is told so.
+    let failed = events
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            RuntimeEvent::ToolFailed { name, error, .. } => Some((name, error)),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(failed.0, "get_capital");
+    let second = server.requests()[1].body["messages"].to_string();
+    assert!(second.contains("Tool execution failed"), "{second}");
+    assert!(outcome.usage.input_tokens > 0);
+}
