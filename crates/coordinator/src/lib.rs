@@ -2,5 +2,69 @@
 //!
 //! `oxydra-coordinator` owns agent blueprints (`agent` and `deterministic`) with their
 //! parameter schemas, validation of run parameters with structured errors an AI can
-//! correct itself from, the run queue and its workers, and the HTTP API that lists
-//! agents and starts and inspects runs.
+//! correct itself from (seed 002), the SQLite-backed run queue and its bounded worker
+//! pool, the HTTP API that lists agents and starts, inspects and cancels runs
+//! (DESIGN.md §3.3), and the same operations as tools for orchestrating agents.
+//!
+//! ```
+//! use oxydra_coordinator::{BlueprintConfig, Coordinator, CoordinatorConfig, RunnerDeps};
+//! use oxydra_tools::ToolRegistry;
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let blueprints = vec![BlueprintConfig::agent("researcher", "Research assistant", "You research.")];
+//! let deps = RunnerDeps::new(ToolRegistry::new(), ".");
+//! let coordinator = Coordinator::new(CoordinatorConfig::default(), blueprints, deps)
+//!     .await
+//!     .unwrap();
+//!
+//! let listing = coordinator.list_blueprints().await.unwrap();
+//! assert_eq!(listing.agents[0].kind.as_str(), "agent");
+//!
+//! // Parameters are checked against the implicit {"prompt": string} schema.
+//! let refused = coordinator.create_run("researcher", json!({"wrong": "field"})).await;
+//! let Err(oxydra_coordinator::CoordinatorError::InvalidParameters(failure)) = refused else {
+//!     panic!("expected a validation failure");
+//! };
+//! assert_eq!(failure.error, "parameter_validation_failed");
+//! assert!(failure.validation_errors.iter().any(|e| e.message.contains("prompt")));
+//! coordinator.shutdown().await;
+//! # });
+//! ```
+
+mod agent_tools;
+mod blueprint;
+mod config;
+mod coordinator;
+mod db_thread;
+mod error;
+mod http;
+mod queue;
+mod run;
+mod runners;
+mod store;
+mod template;
+mod validation;
+
+pub use agent_tools::{
+    AGENT_TOOL_NAMES, GET_AGENT_RUN, GetAgentRun, LIST_AGENT_BLUEPRINTS, ListAgentBlueprints,
+    MAX_WAIT_SECS, START_AGENT_RUN, StartAgentRun, agent_tools,
+};
+pub use blueprint::{AgentSpec, Blueprint, BlueprintBody, BlueprintSummary, Step};
+pub use config::{
+    BlueprintConfig, BlueprintKind, BlueprintLimits, CoordinatorConfig, DEFAULT_BODY_LIMIT,
+    DEFAULT_MAX_CONCURRENT_RUNS, StepConfig,
+};
+pub use coordinator::{AgentListing, Coordinator, CoordinatorHandle, RunCreated};
+pub use error::CoordinatorError;
+pub use http::{ApiError, JsonBody, serve, shutdown_signal};
+pub use run::{Run, RunError, RunStatus};
+pub use runners::{
+    AgentRunner, BlueprintRunner, DeterministicRunner, RunExecutor, RunRequest, RunnerDeps,
+};
+pub use store::RunStore;
+pub use template::{ArgsTemplate, TemplateError};
+pub use validation::{
+    MAX_REPORTED_ISSUES, ParameterValidationFailure, ParameterValidator, SchemaProblem,
+    ValidationIssue, implicit_prompt_schema,
+};

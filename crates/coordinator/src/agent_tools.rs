@@ -1,0 +1,194 @@
+//! The coordinator as tools for AI agents that orchestrate others:
+//! `list_agent_blueprints`, `start_agent_run` and `get_agent_run`. They return the
+//! same JSON as the HTTP API; a refused run's error is the API's error body (for
+//! invalid parameters, seed 002's `parameter_validation_failed` body with the
+//! schema), so the model can correct its parameters and retry.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
+use oxydra_types::{SafetyTier, ToolSchema};
+use serde_json::{Value, json};
+
+use crate::coordinator::{Coordinator, CoordinatorHandle};
+use crate::error::CoordinatorError;
+use crate::http::ApiError;
+
+/// Name of the listing tool.
+pub const LIST_AGENT_BLUEPRINTS: &str = "list_agent_blueprints";
+/// Name of the run-starting tool.
+pub const START_AGENT_RUN: &str = "start_agent_run";
+/// Name of the run-inspecting tool.
+pub const GET_AGENT_RUN: &str = "get_agent_run";
+/// The names of all three tools.
+pub const AGENT_TOOL_NAMES: [&str; 3] = [LIST_AGENT_BLUEPRINTS, START_AGENT_RUN, GET_AGENT_RUN];
+
+/// Longest `get_agent_run` waits for a run to end, in seconds.
+pub const MAX_WAIT_SECS: u64 = 60;
+
+/// The three tools, bound to `handle`.
+pub fn agent_tools(handle: &CoordinatorHandle) -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(ListAgentBlueprints(handle.clone())),
+        Arc::new(StartAgentRun(handle.clone())),
+        Arc::new(GetAgentRun(handle.clone())),
+    ]
+}
+
+impl Coordinator {
+    /// The agent tools, bound to this coordinator (register them for an orchestrating
+    /// agent).
+    pub fn agent_tools(&self) -> Vec<Arc<dyn Tool>> {
+        agent_tools(&self.handle())
+    }
+}
+
+fn coordinator(handle: &CoordinatorHandle) -> Result<Coordinator, ToolError> {
+    handle
+        .upgrade()
+        .ok_or_else(|| ToolError::Failed("the coordinator has shut down".into()))
+}
+
+/// The API's JSON error body as the tool's error.
+fn api_error(error: CoordinatorError) -> ToolError {
+    ToolError::Failed(ApiError::from(error).body.to_string())
+}
+
+fn json_output(value: Value) -> ToolOutput {
+    ToolOutput {
+        content: value.to_string(),
+        structured: Some(value),
+    }
+}
+
+fn to_value(value: impl serde::Serialize) -> Result<Value, ToolError> {
+    serde_json::to_value(value).map_err(|error| ToolError::Failed(error.to_string()))
+}
+
+/// `list_agent_blueprints`: `{"agents": [...]}` as `GET /agents` returns it.
+#[derive(Debug, Clone)]
+pub struct ListAgentBlueprints(pub CoordinatorHandle);
+
+#[async_trait]
+impl Tool for ListAgentBlueprints {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema::new(
+            LIST_AGENT_BLUEPRINTS,
+            "List the agent blueprints you can start with start_agent_run. Each has a name, a \
+             `type` and a description. `agent` blueprints are AI agents and take parameters \
+             {\"prompt\": \"<task>\"}; `deterministic` blueprints take parameters matching \
+             their `parameters_schema` (JSON Schema draft 7).",
+            json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        )
+    }
+
+    fn safety_tier(&self) -> SafetyTier {
+        SafetyTier::ReadOnly
+    }
+
+    async fn execute(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let listing = coordinator(&self.0)?
+            .list_blueprints()
+            .await
+            .map_err(api_error)?;
+        Ok(json_output(to_value(listing)?))
+    }
+}
+
+/// `start_agent_run`: validates and starts a run; `{"run_id", "status"}`.
+#[derive(Debug, Clone)]
+pub struct StartAgentRun(pub CoordinatorHandle);
+
+#[async_trait]
+impl Tool for StartAgentRun {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema::new(
+            START_AGENT_RUN,
+            "Start a run of an agent blueprint (see list_agent_blueprints). Returns \
+             {\"run_id\", \"status\"}; follow it with get_agent_run. Parameters are validated \
+             against the blueprint's schema: on failure you get `parameter_validation_failed` \
+             with each error's `path`, `message` and `schema_path` and the \
+             `parameters_schema` — fix the parameters and call again.",
+            json!({
+                "type": "object",
+                "required": ["agent_name", "parameters"],
+                "properties": {
+                    "agent_name": {"type": "string", "description": "The blueprint's name."},
+                    "parameters": {"type": "object", "description": "The run's parameters."}
+                },
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    fn safety_tier(&self) -> SafetyTier {
+        SafetyTier::SideEffecting
+    }
+
+    async fn execute(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let agent_name = args
+            .get("agent_name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ToolError::InvalidArguments {
+                message: "`agent_name` must be a string".into(),
+            })?;
+        let parameters = args.get("parameters").cloned().unwrap_or_else(|| json!({}));
+        let created = coordinator(&self.0)?
+            .create_run(agent_name, parameters)
+            .await
+            .map_err(api_error)?;
+        Ok(json_output(to_value(created)?))
+    }
+}
+
+/// `get_agent_run`: the run as `GET /runs/{id}` returns it, optionally after waiting
+/// for it to end.
+#[derive(Debug, Clone)]
+pub struct GetAgentRun(pub CoordinatorHandle);
+
+#[async_trait]
+impl Tool for GetAgentRun {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema::new(
+            GET_AGENT_RUN,
+            "Get a run started with start_agent_run: its status (pending, running, completed, \
+             failed, cancelled) and its result or error. `wait_secs` (at most 60) waits for \
+             the run to end first.",
+            json!({
+                "type": "object",
+                "required": ["run_id"],
+                "properties": {
+                    "run_id": {"type": "string"},
+                    "wait_secs": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_SECS}
+                },
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    fn safety_tier(&self) -> SafetyTier {
+        SafetyTier::ReadOnly
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let run_id = args.get("run_id").and_then(Value::as_str).ok_or_else(|| {
+            ToolError::InvalidArguments {
+                message: "`run_id` must be a string".into(),
+            }
+        })?;
+        let wait = args
+            .get("wait_secs")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            .min(MAX_WAIT_SECS);
+        let coordinator = coordinator(&self.0)?;
+        let run = tokio::select! {
+            run = coordinator.wait_for_run(run_id, Duration::from_secs(wait)) => run,
+            () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+        }
+        .map_err(api_error)?;
+        Ok(json_output(to_value(run)?))
+    }
+}

@@ -1,0 +1,212 @@
+//! Configuration: the coordinator's own settings and the `[[agents]]` blueprint entries
+//! of the config file (DESIGN.md §3.4).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// One MiB, the default request body limit.
+pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
+
+/// The default number of runs executing at once.
+pub const DEFAULT_MAX_CONCURRENT_RUNS: usize = 4;
+
+/// Settings of the coordinator (not of its blueprints).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CoordinatorConfig {
+    /// SQLite file holding blueprints and runs; `None` keeps them in memory (tests).
+    pub db: Option<PathBuf>,
+    /// How many runs execute at once; further runs wait `pending` (default 4).
+    pub max_concurrent_runs: usize,
+    /// Largest request body the HTTP API accepts, in bytes (default 1 MiB).
+    pub body_limit_bytes: usize,
+    /// When set, every HTTP route requires `Authorization: Bearer <token>`.
+    pub auth_token: Option<String>,
+    /// How long `DELETE /runs/{id}` waits for a running run to stop before answering
+    /// with its state at that moment, in milliseconds (default 5000).
+    pub cancel_wait_ms: u64,
+}
+
+impl Default for CoordinatorConfig {
+    fn default() -> Self {
+        Self {
+            db: None,
+            max_concurrent_runs: DEFAULT_MAX_CONCURRENT_RUNS,
+            body_limit_bytes: DEFAULT_BODY_LIMIT,
+            auth_token: None,
+            cancel_wait_ms: 5000,
+        }
+    }
+}
+
+impl CoordinatorConfig {
+    /// The cancel wait as a duration.
+    pub fn cancel_wait(&self) -> Duration {
+        Duration::from_millis(self.cancel_wait_ms)
+    }
+}
+
+/// The two kinds of blueprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlueprintKind {
+    /// An AI agent: a model with tools, invoked with the implicit `{prompt}` schema.
+    Agent,
+    /// A fixed pipeline of tool calls with templated arguments; no model.
+    Deterministic,
+}
+
+impl BlueprintKind {
+    /// The wire name: `agent` or `deterministic`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Agent => "agent",
+            Self::Deterministic => "deterministic",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "agent" => Some(Self::Agent),
+            "deterministic" => Some(Self::Deterministic),
+            _ => None,
+        }
+    }
+}
+
+/// One `[[agents]]` entry of the config file.
+///
+/// Which fields apply depends on `type`; [`crate::Blueprint::from_config`] refuses a
+/// field that does not belong to the kind (an AI agent with `steps`, a deterministic
+/// blueprint with a `system_prompt`, …).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlueprintConfig {
+    /// Unique name, used as `agent_name` when starting runs.
+    pub name: String,
+    /// `agent` or `deterministic`.
+    #[serde(rename = "type")]
+    pub kind: BlueprintKind,
+    /// What it does (shown in listings).
+    #[serde(default)]
+    pub description: String,
+    /// AI agent: the system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// AI agent: the name of a provider in [`crate::RunnerDeps::providers`] to use
+    /// instead of the default one (the CLI names them `openai` / `anthropic`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// AI agent: the model to use instead of the default one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// AI agent: the tools it may call. Absent: every tool of the registry (the
+    /// coordinator's own `list_agent_blueprints` / `start_agent_run` / `get_agent_run`
+    /// only when named here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Tool rules for this blueprint, on top of the global ones (same shape as `[[rules]]`).
+    #[serde(default, skip_serializing)]
+    pub rules: Vec<oxydra_executor::ToolRule>,
+    /// AI agent: budgets overriding the runtime defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<BlueprintLimits>,
+    /// Deterministic: JSON Schema (Draft 7) of the run parameters (required). AI agents
+    /// must leave it out: the implicit `{prompt}` schema applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters_schema: Option<serde_json::Value>,
+    /// Deterministic: the tool calls, run in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepConfig>,
+}
+
+impl BlueprintConfig {
+    /// An AI agent blueprint with a name, description and system prompt; every other
+    /// field empty.
+    pub fn agent(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        system_prompt: impl Into<String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            kind: BlueprintKind::Agent,
+            description: description.into(),
+            system_prompt: Some(system_prompt.into()),
+            provider: None,
+            model: None,
+            tools: None,
+            rules: Vec::new(),
+            limits: None,
+            parameters_schema: None,
+            steps: Vec::new(),
+        }
+    }
+
+    /// A deterministic blueprint with a name, description, parameters schema and steps.
+    pub fn deterministic(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters_schema: serde_json::Value,
+        steps: Vec<StepConfig>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            kind: BlueprintKind::Deterministic,
+            description: description.into(),
+            system_prompt: None,
+            provider: None,
+            model: None,
+            tools: None,
+            rules: Vec::new(),
+            limits: None,
+            parameters_schema: Some(parameters_schema),
+            steps,
+        }
+    }
+}
+
+/// One `[[agents.steps]]` entry: a tool and its templated arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepConfig {
+    /// The tool to call.
+    pub tool: String,
+    /// Its arguments (a table). A string that is exactly `{{name}}` becomes the
+    /// parameter's value with its JSON type; `{{name}}` inside a longer string is
+    /// replaced by the parameter as text.
+    #[serde(default = "empty_object")]
+    pub args: serde_json::Value,
+}
+
+impl StepConfig {
+    /// A step calling `tool` with `args`.
+    pub fn new(tool: impl Into<String>, args: serde_json::Value) -> Self {
+        Self {
+            tool: tool.into(),
+            args,
+        }
+    }
+}
+
+fn empty_object() -> serde_json::Value {
+    serde_json::Value::Object(serde_json::Map::new())
+}
+
+/// `[agents.limits]`: budgets of an AI agent blueprint.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlueprintLimits {
+    /// Most turns a run may take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<usize>,
+    /// Most a run may cost, in US dollars.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<f64>,
+    /// Longest a single turn may take, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_timeout_secs: Option<u64>,
+}

@@ -1,0 +1,325 @@
+//! The coordinator: loaded blueprints, the run store and the worker pool, behind the
+//! operations the HTTP API and the agent tools share.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::blueprint::{Blueprint, BlueprintSummary};
+use crate::config::{BlueprintConfig, CoordinatorConfig};
+use crate::error::CoordinatorError;
+use crate::queue::{CancelOutcome, RunQueue};
+use crate::run::{Run, RunStatus, now_millis};
+use crate::runners::{RunExecutor, RunRequest, RunnerDeps};
+use crate::store::RunStore;
+
+/// What `POST /runs` and `start_agent_run` answer: the new run's id and status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunCreated {
+    /// The run's id.
+    pub run_id: String,
+    /// Its status (`pending`).
+    pub status: RunStatus,
+}
+
+/// The `{"agents": [...]}` listing of `GET /agents` and `list_agent_blueprints`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentListing {
+    /// Every blueprint.
+    pub agents: Vec<BlueprintSummary>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) config: CoordinatorConfig,
+    order: Vec<Arc<Blueprint>>,
+    by_name: HashMap<String, Arc<Blueprint>>,
+    store: RunStore,
+    queue: RunQueue,
+}
+
+/// Agent blueprints, validated runs and their worker pool. Cheap to clone.
+///
+/// Build one with [`Coordinator::new`] (real runners from [`RunnerDeps`]) or
+/// [`Coordinator::with_executor`] (any [`RunExecutor`]); serve it with
+/// [`Coordinator::serve`] or mount [`Coordinator::router`] yourself.
+#[derive(Clone)]
+pub struct Coordinator {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Coordinator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Coordinator")
+            .field("blueprints", &self.inner.by_name.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A weak handle on a coordinator, held by the agent tools (so tools registered in
+/// the coordinator's own runners do not keep it alive forever).
+#[derive(Clone, Default)]
+pub struct CoordinatorHandle {
+    cell: Arc<OnceLock<Weak<Inner>>>,
+}
+
+impl std::fmt::Debug for CoordinatorHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CoordinatorHandle")
+            .field("live", &self.upgrade().is_some())
+            .finish()
+    }
+}
+
+impl CoordinatorHandle {
+    /// The coordinator, while it is alive.
+    pub fn upgrade(&self) -> Option<Coordinator> {
+        self.cell
+            .get()
+            .and_then(Weak::upgrade)
+            .map(|inner| Coordinator { inner })
+    }
+}
+
+impl Coordinator {
+    /// Loads `blueprints` (each checked and its validator compiled), opens the store
+    /// (marking runs a previous process left pending or running as failed with kind
+    /// `interrupted`), stores the blueprints and starts the worker pool with the real
+    /// runners built from `deps`.
+    pub async fn new(
+        config: CoordinatorConfig,
+        blueprints: Vec<BlueprintConfig>,
+        deps: RunnerDeps,
+    ) -> Result<Self, CoordinatorError> {
+        let loaded = load_blueprints(blueprints)?;
+        let handle = CoordinatorHandle::default();
+        let runner = deps.into_runner(&loaded, handle.clone())?;
+        Self::assemble(config, loaded, Arc::new(runner), handle).await
+    }
+
+    /// Like [`Coordinator::new`], with the executor `make_executor` builds (it receives
+    /// a handle on the coordinator being built).
+    pub async fn with_executor<F>(
+        config: CoordinatorConfig,
+        blueprints: Vec<BlueprintConfig>,
+        make_executor: F,
+    ) -> Result<Self, CoordinatorError>
+    where
+        F: FnOnce(CoordinatorHandle) -> Arc<dyn RunExecutor>,
+    {
+        let loaded = load_blueprints(blueprints)?;
+        let handle = CoordinatorHandle::default();
+        let executor = make_executor(handle.clone());
+        Self::assemble(config, loaded, executor, handle).await
+    }
+
+    async fn assemble(
+        config: CoordinatorConfig,
+        loaded: Vec<Arc<Blueprint>>,
+        executor: Arc<dyn RunExecutor>,
+        handle: CoordinatorHandle,
+    ) -> Result<Self, CoordinatorError> {
+        check_config(&config)?;
+        let path = config.db.clone();
+        let store = tokio::task::spawn_blocking(move || RunStore::open(path.as_deref()))
+            .await
+            .map_err(|error| CoordinatorError::StorageTask(error.to_string()))??;
+        let recovered = store.recover_interrupted().await?;
+        if recovered > 0 {
+            tracing::warn!(
+                runs = recovered,
+                "marked runs left unfinished by a previous coordinator as failed (interrupted)"
+            );
+        }
+        store
+            .replace_blueprints(loaded.iter().map(|blueprint| blueprint.summary()).collect())
+            .await?;
+        let queue = RunQueue::new(store.clone(), executor, config.max_concurrent_runs);
+        let by_name = loaded
+            .iter()
+            .map(|blueprint| (blueprint.name().to_owned(), Arc::clone(blueprint)))
+            .collect();
+        let inner = Arc::new(Inner {
+            config,
+            order: loaded,
+            by_name,
+            store,
+            queue,
+        });
+        let _ = handle.cell.set(Arc::downgrade(&inner));
+        Ok(Self { inner })
+    }
+
+    /// The coordinator's settings.
+    pub fn config(&self) -> &CoordinatorConfig {
+        &self.inner.config
+    }
+
+    /// A weak handle on this coordinator.
+    pub fn handle(&self) -> CoordinatorHandle {
+        let handle = CoordinatorHandle::default();
+        let _ = handle.cell.set(Arc::downgrade(&self.inner));
+        handle
+    }
+
+    /// The loaded blueprints, in config order.
+    pub fn blueprints(&self) -> &[Arc<Blueprint>] {
+        &self.inner.order
+    }
+
+    /// The blueprint named `name`.
+    pub fn blueprint(&self, name: &str) -> Option<&Arc<Blueprint>> {
+        self.inner.by_name.get(name)
+    }
+
+    /// The blueprints as stored in the database (what `GET /agents` lists).
+    pub async fn list_blueprints(&self) -> Result<AgentListing, CoordinatorError> {
+        Ok(AgentListing {
+            agents: self.inner.store.list_blueprints().await?,
+        })
+    }
+
+    /// Validates `parameters` against `agent_name`'s schema, stores a pending run and
+    /// queues it. Unknown agent: [`CoordinatorError::AgentNotFound`]; invalid
+    /// parameters: [`CoordinatorError::InvalidParameters`] with seed 002's body.
+    pub async fn create_run(
+        &self,
+        agent_name: &str,
+        parameters: Value,
+    ) -> Result<RunCreated, CoordinatorError> {
+        if self.inner.queue.is_shutting_down() {
+            return Err(CoordinatorError::ShuttingDown);
+        }
+        let blueprint =
+            self.blueprint(agent_name)
+                .cloned()
+                .ok_or_else(|| CoordinatorError::AgentNotFound {
+                    name: agent_name.to_owned(),
+                    available: self
+                        .inner
+                        .order
+                        .iter()
+                        .map(|blueprint| blueprint.name().to_owned())
+                        .collect(),
+                })?;
+        blueprint
+            .validate(&parameters)
+            .map_err(CoordinatorError::InvalidParameters)?;
+        let run_id = crate::run::new_run_id();
+        let run = Run {
+            run_id: run_id.as_str().to_owned(),
+            agent_name: agent_name.to_owned(),
+            status: RunStatus::Pending,
+            parameters: parameters.clone(),
+            result: None,
+            error: None,
+            created_at: now_millis(),
+            started_at: None,
+            finished_at: None,
+        };
+        self.inner.store.insert_run(run).await?;
+        let created = RunCreated {
+            run_id: run_id.as_str().to_owned(),
+            status: RunStatus::Pending,
+        };
+        self.inner.queue.enqueue(move |cancel| RunRequest {
+            run_id,
+            blueprint,
+            parameters,
+            cancel,
+        });
+        Ok(created)
+    }
+
+    /// The run `run_id`.
+    pub async fn get_run(&self, run_id: &str) -> Result<Run, CoordinatorError> {
+        self.inner
+            .store
+            .get_run(run_id)
+            .await?
+            .ok_or_else(|| CoordinatorError::RunNotFound {
+                run_id: run_id.to_owned(),
+            })
+    }
+
+    /// Waits up to `wait` for run `run_id` to end, then returns it as it is.
+    pub async fn wait_for_run(
+        &self,
+        run_id: &str,
+        wait: Duration,
+    ) -> Result<Run, CoordinatorError> {
+        self.inner.queue.wait(run_id, wait).await;
+        self.get_run(run_id).await
+    }
+
+    /// Cancels run `run_id`: a pending run ends `cancelled` at once; a running one is
+    /// signalled and awaited up to `cancel_wait_ms`. An ended run cannot be cancelled.
+    pub async fn cancel_run(&self, run_id: &str) -> Result<Run, CoordinatorError> {
+        let run = self.get_run(run_id).await?;
+        if run.status.is_terminal() {
+            return Err(CoordinatorError::NotCancellable {
+                run_id: run.run_id,
+                status: run.status,
+            });
+        }
+        let wait = self.inner.config.cancel_wait();
+        match self.inner.queue.cancel(run_id, wait).await {
+            CancelOutcome::Requested => {}
+            CancelOutcome::NotActive => {
+                // Not ours (or it just ended): end it in the store if it is still open.
+                self.inner
+                    .store
+                    .finish_run(
+                        run_id,
+                        RunStatus::Cancelled,
+                        None,
+                        Some(crate::run::RunError::cancelled()),
+                    )
+                    .await?;
+            }
+        }
+        self.get_run(run_id).await
+    }
+
+    /// Stops accepting runs, cancels the active ones (they end `failed` with kind
+    /// `interrupted`) and waits for the workers.
+    pub async fn shutdown(&self) {
+        self.inner.queue.shutdown().await;
+    }
+}
+
+fn check_config(config: &CoordinatorConfig) -> Result<(), CoordinatorError> {
+    let invalid = |reason: &str| CoordinatorError::InvalidConfig {
+        reason: reason.to_owned(),
+    };
+    if config.max_concurrent_runs == 0 {
+        return Err(invalid("max_concurrent_runs must be at least 1"));
+    }
+    if config.body_limit_bytes == 0 {
+        return Err(invalid("body_limit_bytes must be at least 1"));
+    }
+    if let Some(token) = &config.auth_token
+        && (token.trim().is_empty() || token.trim() != token)
+    {
+        return Err(invalid(
+            "auth_token must be non-empty, without surrounding whitespace",
+        ));
+    }
+    Ok(())
+}
+
+fn load_blueprints(configs: Vec<BlueprintConfig>) -> Result<Vec<Arc<Blueprint>>, CoordinatorError> {
+    let mut loaded: Vec<Arc<Blueprint>> = Vec::with_capacity(configs.len());
+    for config in configs {
+        let blueprint = Blueprint::from_config(config)?;
+        if loaded.iter().any(|other| other.name() == blueprint.name()) {
+            return Err(CoordinatorError::DuplicateBlueprint {
+                name: blueprint.name().to_owned(),
+            });
+        }
+        loaded.push(Arc::new(blueprint));
+    }
+    Ok(loaded)
+}

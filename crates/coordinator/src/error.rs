@@ -1,0 +1,139 @@
+//! The one error type of `oxydra-coordinator`.
+
+use thiserror::Error;
+
+use crate::run::RunStatus;
+use crate::validation::ParameterValidationFailure;
+
+/// What can go wrong while loading blueprints, storing runs or serving the API.
+#[derive(Debug, Error)]
+pub enum CoordinatorError {
+    /// A coordinator setting is unusable (an empty auth token, no workers, …).
+    #[error("coordinator config: {reason}")]
+    InvalidConfig {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A blueprint entry is unusable (a field that does not fit its type, …).
+    #[error("blueprint `{name}`: {reason}")]
+    InvalidBlueprint {
+        /// The blueprint.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A blueprint's `parameters_schema` is not a valid Draft 7 schema.
+    #[error("blueprint `{name}`: parameters_schema is not a valid Draft 7 schema{}: {message}",
+        if location.is_empty() { String::new() } else { format!(" (at `{location}`)") })]
+    InvalidSchema {
+        /// The blueprint.
+        name: String,
+        /// What is wrong with the schema.
+        message: String,
+        /// Where in the schema, dot-joined (empty for the root).
+        location: String,
+    },
+    /// A step's argument template is unusable (unknown or malformed placeholder).
+    #[error("blueprint `{name}`, step {step} (`{tool}`): {reason}")]
+    InvalidStep {
+        /// The blueprint.
+        name: String,
+        /// The step, from 1.
+        step: usize,
+        /// The step's tool.
+        tool: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Two blueprints share a name.
+    #[error("two blueprints are named `{name}`")]
+    DuplicateBlueprint {
+        /// The name.
+        name: String,
+    },
+    /// A blueprint names a tool the registry does not have.
+    #[error(
+        "blueprint `{blueprint}` uses tool `{tool}`, which is not registered (available: {available})"
+    )]
+    UnknownTool {
+        /// The blueprint.
+        blueprint: String,
+        /// The tool.
+        tool: String,
+        /// Registered tool names, comma-separated.
+        available: String,
+    },
+    /// An AI agent blueprint has no provider to run with.
+    #[error("blueprint `{blueprint}`: {reason}")]
+    ProviderUnavailable {
+        /// The blueprint.
+        blueprint: String,
+        /// Why (no default provider, unknown provider name, no model).
+        reason: String,
+    },
+    /// A SQLite operation failed.
+    #[error("coordinator database: {action}: {source}")]
+    Storage {
+        /// What the store was doing.
+        action: &'static str,
+        /// The SQLite error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A stored row could not be read back.
+    #[error("coordinator database: corrupt {what}: {detail}")]
+    CorruptRow {
+        /// What kind of row.
+        what: &'static str,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A blocking storage task died.
+    #[error("coordinator database task failed: {0}")]
+    StorageTask(String),
+    /// No blueprint has this name.
+    #[error("no agent named `{name}`")]
+    AgentNotFound {
+        /// The name asked for.
+        name: String,
+        /// The names that exist.
+        available: Vec<String>,
+    },
+    /// No run has this id.
+    #[error("no run with id `{run_id}`")]
+    RunNotFound {
+        /// The id asked for.
+        run_id: String,
+    },
+    /// The parameters do not match the blueprint's schema.
+    #[error("parameters for agent `{}` do not match its parameters_schema ({} problem(s))",
+        .0.agent_name, .0.validation_errors.len())]
+    InvalidParameters(Box<ParameterValidationFailure>),
+    /// The run already finished, so it cannot be cancelled.
+    #[error("run `{run_id}` is already {status}")]
+    NotCancellable {
+        /// The run.
+        run_id: String,
+        /// Its final status.
+        status: RunStatus,
+    },
+    /// The coordinator is shutting down and accepts no new runs.
+    #[error("the coordinator is shutting down")]
+    ShuttingDown,
+    /// An I/O error while serving.
+    #[error("{action}: {source}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl CoordinatorError {
+    /// A storage error of `action`.
+    pub(crate) fn storage(action: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
+        move |source| Self::Storage { action, source }
+    }
+}

@@ -1,0 +1,60 @@
+//! Optional bearer-token authentication for every route.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::errors::ApiError;
+
+/// Compares two byte strings in time that depends only on their lengths.
+pub(crate) fn constant_time_eq(left: &[u8], right: &[u8]) -> bool {
+    let mut difference = u8::from(left.len() != right.len());
+    for (index, byte) in left.iter().enumerate() {
+        let other = right.get(index % right.len().max(1)).copied().unwrap_or(0);
+        difference |= byte ^ other;
+    }
+    difference == 0
+}
+
+/// Refuses a request without `Authorization: Bearer <token>` with a `401` JSON error.
+pub(crate) async fn require_bearer(
+    State(token): State<Arc<str>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| {
+            let (scheme, credentials) = value.split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("bearer")
+                .then(|| credentials.trim())
+        });
+    match presented {
+        Some(credentials) if constant_time_eq(credentials.as_bytes(), token.as_bytes()) => {
+            next.run(request).await
+        }
+        _ => ApiError::unauthorized().into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compares_exactly() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+        assert!(!constant_time_eq(b"secret2", b"secret"));
+        assert!(!constant_time_eq(b"", b"x"));
+        assert!(!constant_time_eq(b"x", b""));
+        assert!(constant_time_eq(b"", b""));
+    }
+}

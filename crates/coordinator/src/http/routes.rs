@@ -1,0 +1,59 @@
+//! The route handlers of DESIGN.md §3.3.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::errors::ApiError;
+use super::extract::JsonBody;
+use crate::coordinator::{AgentListing, Coordinator, RunCreated};
+use crate::run::Run;
+
+/// The body of `POST /runs`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CreateRunBody {
+    agent_name: String,
+    #[serde(default = "empty_object")]
+    parameters: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
+/// `GET /agents`.
+pub(crate) async fn list_agents(
+    State(coordinator): State<Coordinator>,
+) -> Result<Json<AgentListing>, ApiError> {
+    Ok(Json(coordinator.list_blueprints().await?))
+}
+
+/// `POST /runs`: `201` with `{run_id, status}`.
+pub(crate) async fn create_run(
+    State(coordinator): State<Coordinator>,
+    JsonBody(body): JsonBody<CreateRunBody>,
+) -> Result<(StatusCode, Json<RunCreated>), ApiError> {
+    let created = coordinator
+        .create_run(&body.agent_name, body.parameters)
+        .await?;
+    Ok((StatusCode::CREATED, Json(created)))
+}
+
+/// `GET /runs/{id}`.
+pub(crate) async fn get_run(
+    State(coordinator): State<Coordinator>,
+    Path(run_id): Path<String>,
+) -> Result<Json<Run>, ApiError> {
+    Ok(Json(coordinator.get_run(&run_id).await?))
+}
+
+/// `DELETE /runs/{id}`: cancels the run, answers with it as it is afterwards.
+pub(crate) async fn cancel_run(
+    State(coordinator): State<Coordinator>,
+    Path(run_id): Path<String>,
+) -> Result<Json<Run>, ApiError> {
+    Ok(Json(coordinator.cancel_run(&run_id).await?))
+}

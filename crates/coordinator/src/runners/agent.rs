@@ -1,0 +1,135 @@
+//! AI agent runs: an `AgentRuntime` per run, built with the blueprint's system
+//! prompt, allowed tools, rules, provider, model and limits, given the run's
+//! `prompt` as the user message.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use oxydra_executor::{PermissionBroker, ToolExecutorConfig, ToolRule};
+use oxydra_memory::Memory;
+use oxydra_provider::Provider;
+use oxydra_runtime::{AgentRuntime, RuntimeError, RuntimeLimits};
+use oxydra_tools::ToolRegistry;
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use super::RunRequest;
+use crate::run::RunError;
+
+/// How one AI agent blueprint runs (resolved at load; a missing provider or model is
+/// kept as the message the run fails with).
+pub(crate) struct AgentPlan {
+    pub(crate) registry: Arc<ToolRegistry>,
+    pub(crate) rules: Vec<ToolRule>,
+    pub(crate) provider: Result<Arc<dyn Provider>, String>,
+    pub(crate) model: Result<String, String>,
+    pub(crate) limits: RuntimeLimits,
+    pub(crate) system_prompt: Option<String>,
+}
+
+/// Runs AI agent blueprints.
+pub struct AgentRunner {
+    plans: HashMap<String, AgentPlan>,
+    executor_config: ToolExecutorConfig,
+    permission_broker: Option<Arc<dyn PermissionBroker>>,
+    workspace_root: PathBuf,
+    memory: Option<Arc<dyn Memory>>,
+}
+
+impl std::fmt::Debug for AgentRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentRunner")
+            .field("blueprints", &self.plans.keys().collect::<Vec<_>>())
+            .field("workspace_root", &self.workspace_root)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentRunner {
+    pub(crate) fn new(
+        plans: HashMap<String, AgentPlan>,
+        executor_config: ToolExecutorConfig,
+        permission_broker: Option<Arc<dyn PermissionBroker>>,
+        workspace_root: PathBuf,
+        memory: Option<Arc<dyn Memory>>,
+    ) -> Self {
+        Self {
+            plans,
+            executor_config,
+            permission_broker,
+            workspace_root,
+            memory,
+        }
+    }
+
+    fn runtime(&self, plan: &AgentPlan) -> Result<AgentRuntime, RunError> {
+        let provider = plan
+            .provider
+            .clone()
+            .map_err(|message| RunError::new("config", message))?;
+        let model = plan
+            .model
+            .clone()
+            .map_err(|message| RunError::new("config", message))?;
+        let mut builder = AgentRuntime::builder()
+            .provider(provider)
+            .model(model)
+            .tools(Arc::clone(&plan.registry))
+            .rules(plan.rules.clone())
+            .executor_config(self.executor_config.clone())
+            .limits(plan.limits.clone())
+            .workspace_root(self.workspace_root.clone());
+        if let Some(prompt) = &plan.system_prompt {
+            builder = builder.system_prompt(prompt.clone());
+        }
+        if let Some(broker) = &self.permission_broker {
+            builder = builder.permission_broker(Arc::clone(broker));
+        }
+        if let Some(memory) = &self.memory {
+            builder = builder.memory(Arc::clone(memory));
+        }
+        builder
+            .build()
+            .map_err(|error| RunError::new(error.kind(), error.to_string()))
+    }
+
+    /// Runs the agent on the run's `prompt`. The result is
+    /// `{"text", "session_id", "turns", "usage", "cost"}`.
+    pub async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
+        let plan = self.plans.get(run.blueprint.name()).ok_or_else(|| {
+            RunError::new(
+                "internal",
+                format!(
+                    "no agent plan was built for blueprint `{}`",
+                    run.blueprint.name()
+                ),
+            )
+        })?;
+        let prompt = run
+            .parameters
+            .get("prompt")
+            .and_then(Value::as_str)
+            .ok_or_else(|| RunError::new("internal", "validated parameters lack `prompt`"))?
+            .to_owned();
+        let runtime = self.runtime(plan)?;
+        let session_id = crate::run::session_for(&run.run_id);
+        let span = tracing::info_span!("agent_run", run_id = %run.run_id,
+            agent_name = %run.blueprint.name(), model = %runtime.model());
+        let outcome = runtime
+            .run_session(&session_id, prompt, &run.cancel)
+            .instrument(span)
+            .await;
+        match outcome {
+            Ok(outcome) => Ok(json!({
+                "text": outcome.final_text,
+                "session_id": outcome.session_id,
+                "turns": outcome.turns,
+                "usage": outcome.usage,
+                "cost": outcome.cost,
+            })),
+            Err(RuntimeError::Cancelled) => Err(RunError::cancelled()),
+            Err(error) => Err(RunError::new(error.kind(), error.to_string())),
+        }
+    }
+}

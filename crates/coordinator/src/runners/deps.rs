@@ -1,0 +1,203 @@
+//! What the real runners need from the application: tools, rules, the provider(s),
+//! budgets and where files live.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use oxydra_executor::{PermissionBroker, ToolExecutor, ToolExecutorConfig, ToolRule};
+use oxydra_memory::Memory;
+use oxydra_provider::Provider;
+use oxydra_runtime::RuntimeLimits;
+use oxydra_tools::ToolRegistry;
+
+use super::BlueprintRunner;
+use super::agent::{AgentPlan, AgentRunner};
+use super::deterministic::DeterministicRunner;
+use crate::agent_tools::agent_tools;
+use crate::blueprint::{Blueprint, BlueprintBody};
+use crate::coordinator::CoordinatorHandle;
+use crate::error::CoordinatorError;
+
+/// The parts [`crate::Coordinator::new`] builds its runners from.
+#[derive(Clone)]
+pub struct RunnerDeps {
+    /// Every tool blueprints may use. The coordinator adds its own
+    /// `list_agent_blueprints` / `start_agent_run` / `get_agent_run` unless present.
+    pub tools: Arc<ToolRegistry>,
+    /// Rules that apply to every blueprint (each blueprint may add its own).
+    pub rules: Vec<ToolRule>,
+    /// Executor settings (timeouts, dedupe, consent, parallelism).
+    pub executor_config: ToolExecutorConfig,
+    /// Who answers consent requests of AI agents' privileged tools (none: denied).
+    pub permission_broker: Option<Arc<dyn PermissionBroker>>,
+    /// Root directory of the file tools.
+    pub workspace_root: PathBuf,
+    /// The provider AI agents use unless a blueprint names another.
+    pub provider: Option<Arc<dyn Provider>>,
+    /// The model AI agents use unless a blueprint names another.
+    pub model: Option<String>,
+    /// Providers a blueprint may name with `provider = "<name>"`.
+    pub providers: BTreeMap<String, Arc<dyn Provider>>,
+    /// Default budgets of AI agent runs (blueprints may override some).
+    pub limits: RuntimeLimits,
+    /// Where AI agent runs store their conversations (none: not stored).
+    pub memory: Option<Arc<dyn Memory>>,
+}
+
+impl std::fmt::Debug for RunnerDeps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunnerDeps")
+            .field("tools", &self.tools.names())
+            .field("rules", &self.rules.len())
+            .field("workspace_root", &self.workspace_root)
+            .field(
+                "provider",
+                &self.provider.as_ref().map(|p| p.name().to_owned()),
+            )
+            .field("model", &self.model)
+            .field("providers", &self.providers.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RunnerDeps {
+    /// Deps with `tools` and `workspace_root`; no provider, default rules and limits.
+    pub fn new(tools: impl Into<Arc<ToolRegistry>>, workspace_root: impl Into<PathBuf>) -> Self {
+        Self {
+            tools: tools.into(),
+            rules: Vec::new(),
+            executor_config: ToolExecutorConfig::default(),
+            permission_broker: None,
+            workspace_root: workspace_root.into(),
+            provider: None,
+            model: None,
+            providers: BTreeMap::new(),
+            limits: RuntimeLimits::default(),
+            memory: None,
+        }
+    }
+
+    /// The default provider and model of AI agents.
+    pub fn with_provider(mut self, provider: Arc<dyn Provider>, model: impl Into<String>) -> Self {
+        self.provider = Some(provider);
+        self.model = Some(model.into());
+        self
+    }
+
+    /// A provider blueprints can name.
+    pub fn with_named_provider(
+        mut self,
+        name: impl Into<String>,
+        provider: Arc<dyn Provider>,
+    ) -> Self {
+        self.providers.insert(name.into(), provider);
+        self
+    }
+
+    /// Builds the runners for `blueprints`, checking every tool they name exists.
+    pub(crate) fn into_runner(
+        self,
+        blueprints: &[Arc<Blueprint>],
+        handle: CoordinatorHandle,
+    ) -> Result<BlueprintRunner, CoordinatorError> {
+        let mut full = (*self.tools).clone();
+        for tool in agent_tools(&handle) {
+            if full.get(&tool.schema().name).is_none() {
+                // The name was just checked to be free, so this cannot fail.
+                let _ = full.register_arc(tool);
+            }
+        }
+        let full = Arc::new(full);
+        let mut executors = HashMap::new();
+        let mut plans = HashMap::new();
+        for blueprint in blueprints {
+            for tool in blueprint.named_tools() {
+                if full.get(tool).is_none() {
+                    return Err(CoordinatorError::UnknownTool {
+                        blueprint: blueprint.name().to_owned(),
+                        tool: tool.to_owned(),
+                        available: full.names().join(", "),
+                    });
+                }
+            }
+            let mut rules = self.rules.clone();
+            rules.extend(blueprint.rules().iter().cloned());
+            match blueprint.body() {
+                BlueprintBody::Deterministic(_) => {
+                    let config = ToolExecutorConfig {
+                        require_permissions: false,
+                        ..self.executor_config.clone()
+                    };
+                    let executor = ToolExecutor::new(Arc::clone(&full), rules, config);
+                    executors.insert(blueprint.name().to_owned(), Arc::new(executor));
+                }
+                BlueprintBody::Agent(spec) => {
+                    let registry = match &spec.tools {
+                        Some(names) => {
+                            let mut registry = ToolRegistry::new();
+                            for tool in names.iter().filter_map(|name| full.get(name)) {
+                                let _ = registry.register_arc(tool);
+                            }
+                            Arc::new(registry)
+                        }
+                        // Every application tool; the coordinator's own only when named.
+                        None => Arc::clone(&self.tools),
+                    };
+                    let provider = match &spec.provider {
+                        Some(name) => self.providers.get(name).cloned().ok_or_else(|| {
+                            let known: Vec<_> = self.providers.keys().cloned().collect();
+                            format!(
+                                "provider `{name}` is not configured (configured: {})",
+                                if known.is_empty() {
+                                    "none".into()
+                                } else {
+                                    known.join(", ")
+                                }
+                            )
+                        }),
+                        None => self
+                            .provider
+                            .clone()
+                            .ok_or_else(|| "no provider is configured for AI agents".to_owned()),
+                    };
+                    let model = spec
+                        .model
+                        .clone()
+                        .or_else(|| self.model.clone())
+                        .ok_or_else(|| "no model is configured for AI agents".to_owned());
+                    let mut limits = self.limits.clone();
+                    if let Some(max_turns) = spec.limits.max_turns {
+                        limits.max_turns = max_turns;
+                    }
+                    if let Some(max_cost) = spec.limits.max_cost {
+                        limits.max_cost = Some(max_cost);
+                    }
+                    if let Some(secs) = spec.limits.turn_timeout_secs {
+                        limits.turn_timeout = std::time::Duration::from_secs(secs);
+                    }
+                    plans.insert(
+                        blueprint.name().to_owned(),
+                        AgentPlan {
+                            registry,
+                            rules,
+                            provider,
+                            model,
+                            limits,
+                            system_prompt: spec.system_prompt.clone(),
+                        },
+                    );
+                }
+            }
+        }
+        let agents = AgentRunner::new(
+            plans,
+            self.executor_config,
+            self.permission_broker,
+            self.workspace_root.clone(),
+            self.memory,
+        );
+        let pipelines = DeterministicRunner::new(executors, self.workspace_root);
+        Ok(BlueprintRunner::new(agents, pipelines))
+    }
+}

@@ -1,0 +1,126 @@
+//! Deterministic runs: the blueprint's steps, their arguments rendered from the run's
+//! parameters, executed one by one through a `ToolExecutor` with no model.
+//!
+//! Steps were written by whoever configured the blueprint, not chosen by a model, so
+//! the executor is built without consent prompts (`require_permissions = false`);
+//! rules, argument validation, timeouts and cancellation all apply. The first step
+//! that fails ends the run `failed` with kind `step_failed`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use oxydra_executor::{ExecutionContext, NoopEventSink, ToolExecutionError, ToolExecutor};
+use oxydra_types::{CallId, ToolCall};
+use serde_json::{Map, Value, json};
+use tracing::Instrument;
+
+use super::RunRequest;
+use crate::blueprint::BlueprintBody;
+use crate::run::RunError;
+
+/// Runs deterministic blueprints.
+pub struct DeterministicRunner {
+    executors: HashMap<String, Arc<ToolExecutor>>,
+    workspace_root: PathBuf,
+}
+
+impl std::fmt::Debug for DeterministicRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeterministicRunner")
+            .field("blueprints", &self.executors.keys().collect::<Vec<_>>())
+            .field("workspace_root", &self.workspace_root)
+            .finish()
+    }
+}
+
+impl DeterministicRunner {
+    /// A runner with one executor per blueprint name, running tools in `workspace_root`.
+    pub fn new(executors: HashMap<String, Arc<ToolExecutor>>, workspace_root: PathBuf) -> Self {
+        Self {
+            executors,
+            workspace_root,
+        }
+    }
+
+    /// Runs the steps of `run`'s blueprint. The result is
+    /// `{"steps": [{"step", "tool", "output", "structured"?}], "output": <last output>}`.
+    pub async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
+        let BlueprintBody::Deterministic(steps) = run.blueprint.body() else {
+            return Err(RunError::new(
+                "internal",
+                "the deterministic runner was given an AI agent blueprint",
+            ));
+        };
+        let executor = self.executors.get(run.blueprint.name()).ok_or_else(|| {
+            RunError::new(
+                "internal",
+                format!(
+                    "no executor was built for blueprint `{}`",
+                    run.blueprint.name()
+                ),
+            )
+        })?;
+        let empty = Map::new();
+        let parameters = run.parameters.as_object().unwrap_or(&empty);
+        let session_id = crate::run::session_for(&run.run_id);
+        let mut process = executor.new_process_state();
+        let mut outputs = Vec::with_capacity(steps.len());
+        let mut last_output = String::new();
+        for (index, step) in steps.iter().enumerate() {
+            if run.cancel.is_cancelled() {
+                return Err(RunError::cancelled());
+            }
+            let number = index + 1;
+            let arguments = step.args.render(parameters);
+            let call = ToolCall::new(CallId::generate(), step.tool.clone(), arguments.to_string());
+            let ctx = ExecutionContext::new(session_id.clone(), self.workspace_root.clone())
+                .with_cancel(run.cancel.clone());
+            let span = tracing::info_span!("deterministic_step", step = number, tool = %step.tool);
+            let mut batch = executor
+                .execute_batch(
+                    std::slice::from_ref(&call),
+                    &mut process,
+                    &ctx,
+                    &NoopEventSink,
+                )
+                .instrument(span)
+                .await;
+            executor.complete_batch(ctx.batch_id);
+            let record = batch.records.pop().ok_or_else(|| {
+                RunError::new("internal", format!("step {number} produced no result"))
+            })?;
+            match record.outcome {
+                Ok(output) => {
+                    let mut entry = json!({
+                        "step": number,
+                        "tool": step.tool,
+                        "output": output.content,
+                    });
+                    if let (Some(structured), Some(map)) =
+                        (output.structured, entry.as_object_mut())
+                    {
+                        map.insert("structured".into(), structured);
+                    }
+                    last_output = output.content;
+                    outputs.push(entry);
+                }
+                Err(ToolExecutionError::Cancelled) => return Err(RunError::cancelled()),
+                Err(error) => {
+                    return Err(RunError::new(
+                        "step_failed",
+                        format!("step {number} (`{}`) failed: {error}", step.tool),
+                    )
+                    .with_detail(json!({
+                        "step": number,
+                        "tool": step.tool,
+                        "error_kind": error.kind(),
+                        "arguments": arguments,
+                        "completed_steps": outputs,
+                    })));
+                }
+            }
+        }
+        Ok(json!({"steps": outputs, "output": last_output}))
+    }
+}

@@ -1,0 +1,73 @@
+//! How a run is executed: the [`RunExecutor`] boundary and its real implementations,
+//! [`AgentRunner`] (an `AgentRuntime` per run) and [`DeterministicRunner`] (templated
+//! tool steps through the `ToolExecutor`, no model), joined by [`BlueprintRunner`].
+
+mod agent;
+mod deps;
+mod deterministic;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use oxydra_types::RunId;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::blueprint::{Blueprint, BlueprintBody};
+use crate::run::RunError;
+
+pub use agent::AgentRunner;
+pub use deps::RunnerDeps;
+pub use deterministic::DeterministicRunner;
+
+/// One run handed to a [`RunExecutor`].
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// The run's id.
+    pub run_id: RunId,
+    /// The blueprint it runs.
+    pub blueprint: Arc<Blueprint>,
+    /// Its validated parameters.
+    pub parameters: Value,
+    /// Fires when the run is cancelled or the coordinator stops; the executor must
+    /// end promptly (it is dropped after a short grace period otherwise).
+    pub cancel: CancellationToken,
+}
+
+/// Executes runs. The worker pool calls it once per run, under the concurrency bound.
+#[async_trait]
+pub trait RunExecutor: Send + Sync + 'static {
+    /// Runs `run` to the end: its result (stored as the run's `result`), or why it
+    /// failed.
+    async fn execute(&self, run: RunRequest) -> Result<Value, RunError>;
+}
+
+/// The executor the coordinator uses by default: AI agents go to an [`AgentRunner`],
+/// deterministic blueprints to a [`DeterministicRunner`].
+pub struct BlueprintRunner {
+    agents: AgentRunner,
+    pipelines: DeterministicRunner,
+}
+
+impl std::fmt::Debug for BlueprintRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlueprintRunner").finish_non_exhaustive()
+    }
+}
+
+impl BlueprintRunner {
+    /// Joins the two runners.
+    pub fn new(agents: AgentRunner, pipelines: DeterministicRunner) -> Self {
+        Self { agents, pipelines }
+    }
+}
+
+#[async_trait]
+impl RunExecutor for BlueprintRunner {
+    async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
+        match run.blueprint.body() {
+            BlueprintBody::Agent(_) => self.agents.execute(run).await,
+            BlueprintBody::Deterministic(_) => self.pipelines.execute(run).await,
+        }
+    }
+}

@@ -1,0 +1,447 @@
+//! SQLite storage of blueprints and runs.
+//!
+//! Two tables of their own (`coordinator_blueprints`, `coordinator_runs`), so the
+//! store can share a database file with the session memory. Every state change is a
+//! conditional `UPDATE` (`… WHERE status = 'pending'`), so a late worker can never
+//! overwrite a run that was cancelled or recovered in the meantime. All calls run on
+//! the store's own database thread, never on an async worker.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use crate::blueprint::BlueprintSummary;
+use crate::config::BlueprintKind;
+use crate::db_thread::DbThread;
+use crate::error::CoordinatorError;
+use crate::run::{Run, RunError, RunStatus, now_millis};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS coordinator_blueprints (
+    name TEXT PRIMARY KEY,
+    type TEXT NOT NULL CHECK (type IN ('agent', 'deterministic')),
+    description TEXT NOT NULL,
+    parameters_schema TEXT,
+    position INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS coordinator_runs (
+    id TEXT PRIMARY KEY,
+    agent_name TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'completed', 'failed', 'cancelled')),
+    parameters TEXT NOT NULL,
+    result TEXT,
+    error TEXT,
+    created_at INTEGER NOT NULL,
+    started_at INTEGER,
+    finished_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS coordinator_runs_by_status ON coordinator_runs (status);
+";
+
+const RUN_COLUMNS: &str =
+    "id, agent_name, status, parameters, result, error, created_at, started_at, finished_at";
+
+/// The coordinator's SQLite store; cheap to clone.
+#[derive(Clone)]
+pub struct RunStore {
+    db: DbThread,
+}
+
+impl std::fmt::Debug for RunStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunStore").finish_non_exhaustive()
+    }
+}
+
+impl RunStore {
+    /// Opens (creating if needed) the store in `path`, or in memory when `None`, and
+    /// starts its database thread. Blocking: call it from `spawn_blocking`.
+    pub fn open(path: Option<&Path>) -> Result<Self, CoordinatorError> {
+        let connection = match path {
+            Some(path) => Connection::open(path),
+            None => Connection::open_in_memory(),
+        }
+        .map_err(CoordinatorError::storage("opening the database"))?;
+        connection
+            .busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(CoordinatorError::storage("setting the busy timeout"))?;
+        if path.is_some() {
+            connection
+                .pragma_update(None, "journal_mode", "WAL")
+                .map_err(CoordinatorError::storage("enabling WAL"))?;
+            connection
+                .pragma_update(None, "synchronous", "NORMAL")
+                .map_err(CoordinatorError::storage("setting synchronous"))?;
+        }
+        connection
+            .execute_batch(SCHEMA)
+            .map_err(CoordinatorError::storage("creating the tables"))?;
+        Ok(Self {
+            db: DbThread::spawn(connection)?,
+        })
+    }
+
+    /// Runs `work` with the connection on the database thread.
+    async fn with<R, F>(&self, work: F) -> Result<R, CoordinatorError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<R, CoordinatorError> + Send + 'static,
+    {
+        self.db.call(work).await
+    }
+
+    /// Replaces the stored blueprints with `blueprints` (in this order).
+    pub async fn replace_blueprints(
+        &self,
+        blueprints: Vec<BlueprintSummary>,
+    ) -> Result<(), CoordinatorError> {
+        self.with(move |connection| {
+            // A savepoint, as the job may run inside a group-commit transaction.
+            let tx = connection
+                .savepoint()
+                .map_err(CoordinatorError::storage("starting a savepoint"))?;
+            tx.execute("DELETE FROM coordinator_blueprints", [])
+                .map_err(CoordinatorError::storage("clearing blueprints"))?;
+            let now = now_millis();
+            for (position, blueprint) in blueprints.iter().enumerate() {
+                let schema = blueprint.parameters_schema.as_ref().map(Value::to_string);
+                tx.execute(
+                    "INSERT INTO coordinator_blueprints
+                     (name, type, description, parameters_schema, position, updated_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![
+                        blueprint.name,
+                        blueprint.kind.as_str(),
+                        blueprint.description,
+                        schema,
+                        i64::try_from(position).unwrap_or(i64::MAX),
+                        now
+                    ],
+                )
+                .map_err(CoordinatorError::storage("storing a blueprint"))?;
+            }
+            tx.commit()
+                .map_err(CoordinatorError::storage("committing blueprints"))
+        })
+        .await
+    }
+
+    /// The stored blueprints, in config order.
+    pub async fn list_blueprints(&self) -> Result<Vec<BlueprintSummary>, CoordinatorError> {
+        self.with(|connection| {
+            let mut statement = connection
+                .prepare_cached(
+                    "SELECT name, type, description, parameters_schema
+                     FROM coordinator_blueprints ORDER BY position",
+                )
+                .map_err(CoordinatorError::storage("listing blueprints"))?;
+            let rows = statement
+                .query_map([], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, Option<String>>(3)?,
+                    ))
+                })
+                .map_err(CoordinatorError::storage("listing blueprints"))?;
+            let mut summaries = Vec::new();
+            for row in rows {
+                let (name, kind, description, schema) =
+                    row.map_err(CoordinatorError::storage("reading a blueprint"))?;
+                let kind =
+                    BlueprintKind::parse(&kind).ok_or_else(|| CoordinatorError::CorruptRow {
+                        what: "blueprint",
+                        detail: format!("`{name}` has type `{kind}`"),
+                    })?;
+                let parameters_schema = schema
+                    .map(|text| parse_json("blueprint schema", &text))
+                    .transpose()?;
+                summaries.push(BlueprintSummary {
+                    name,
+                    kind,
+                    description,
+                    parameters_schema,
+                });
+            }
+            Ok(summaries)
+        })
+        .await
+    }
+
+    /// Stores a new run.
+    pub async fn insert_run(&self, run: Run) -> Result<(), CoordinatorError> {
+        self.with(move |connection| {
+            connection
+                .prepare_cached(
+                    "INSERT INTO coordinator_runs (id, agent_name, status, parameters, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .and_then(|mut statement| {
+                    statement.execute(params![
+                        run.run_id,
+                        run.agent_name,
+                        run.status.as_str(),
+                        run.parameters.to_string(),
+                        run.created_at
+                    ])
+                })
+                .map_err(CoordinatorError::storage("storing a run"))?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Moves a pending run to running; `false` when it was no longer pending.
+    pub async fn mark_running(&self, run_id: &str) -> Result<bool, CoordinatorError> {
+        let run_id = run_id.to_owned();
+        self.with(move |connection| {
+            let changed = connection
+                .prepare_cached(
+                    "UPDATE coordinator_runs SET status = 'running', started_at = ?2
+                     WHERE id = ?1 AND status = 'pending'",
+                )
+                .and_then(|mut statement| statement.execute(params![run_id, now_millis()]))
+                .map_err(CoordinatorError::storage("starting a run"))?;
+            Ok(changed == 1)
+        })
+        .await
+    }
+
+    /// Ends a run that is still pending or running; `false` when it had already ended.
+    pub async fn finish_run(
+        &self,
+        run_id: &str,
+        status: RunStatus,
+        result: Option<Value>,
+        error: Option<RunError>,
+    ) -> Result<bool, CoordinatorError> {
+        let run_id = run_id.to_owned();
+        let error = error
+            .map(|error| serde_json::to_string(&error))
+            .transpose()
+            .map_err(|error| CoordinatorError::StorageTask(error.to_string()))?;
+        self.with(move |connection| {
+            let changed = connection
+                .prepare_cached(
+                    "UPDATE coordinator_runs
+                     SET status = ?2, result = ?3, error = ?4, finished_at = ?5
+                     WHERE id = ?1 AND status IN ('pending', 'running')",
+                )
+                .and_then(|mut statement| {
+                    statement.execute(params![
+                        run_id,
+                        status.as_str(),
+                        result.map(|value| value.to_string()),
+                        error,
+                        now_millis()
+                    ])
+                })
+                .map_err(CoordinatorError::storage("ending a run"))?;
+            Ok(changed == 1)
+        })
+        .await
+    }
+
+    /// The run with `run_id`, if any.
+    pub async fn get_run(&self, run_id: &str) -> Result<Option<Run>, CoordinatorError> {
+        let run_id = run_id.to_owned();
+        self.with(move |connection| {
+            let row = connection
+                .prepare_cached(&format!(
+                    "SELECT {RUN_COLUMNS} FROM coordinator_runs WHERE id = ?1"
+                ))
+                .and_then(|mut statement| {
+                    statement
+                        .query_row([&run_id], |row| {
+                            Ok(RawRun {
+                                id: row.get(0)?,
+                                agent_name: row.get(1)?,
+                                status: row.get(2)?,
+                                parameters: row.get(3)?,
+                                result: row.get(4)?,
+                                error: row.get(5)?,
+                                created_at: row.get(6)?,
+                                started_at: row.get(7)?,
+                                finished_at: row.get(8)?,
+                            })
+                        })
+                        .optional()
+                })
+                .map_err(CoordinatorError::storage("reading a run"))?;
+            row.map(RawRun::into_run).transpose()
+        })
+        .await
+    }
+
+    /// Marks every run left pending or running (by a coordinator that stopped without
+    /// finishing them) as failed with kind `interrupted`; returns how many.
+    pub async fn recover_interrupted(&self) -> Result<usize, CoordinatorError> {
+        let error = serde_json::to_string(&RunError::interrupted())
+            .map_err(|error| CoordinatorError::StorageTask(error.to_string()))?;
+        self.with(move |connection| {
+            connection
+                .execute(
+                    "UPDATE coordinator_runs SET status = 'failed', error = ?1, finished_at = ?2
+                     WHERE status IN ('pending', 'running')",
+                    params![error, now_millis()],
+                )
+                .map_err(CoordinatorError::storage("recovering interrupted runs"))
+        })
+        .await
+    }
+}
+
+struct RawRun {
+    id: String,
+    agent_name: String,
+    status: String,
+    parameters: String,
+    result: Option<String>,
+    error: Option<String>,
+    created_at: i64,
+    started_at: Option<i64>,
+    finished_at: Option<i64>,
+}
+
+impl RawRun {
+    fn into_run(self) -> Result<Run, CoordinatorError> {
+        let status =
+            RunStatus::parse(&self.status).ok_or_else(|| CoordinatorError::CorruptRow {
+                what: "run",
+                detail: format!("`{}` has status `{}`", self.id, self.status),
+            })?;
+        let error = self
+            .error
+            .map(|text| {
+                serde_json::from_str::<RunError>(&text).map_err(|error| {
+                    CoordinatorError::CorruptRow {
+                        what: "run error",
+                        detail: error.to_string(),
+                    }
+                })
+            })
+            .transpose()?;
+        Ok(Run {
+            run_id: self.id,
+            agent_name: self.agent_name,
+            status,
+            parameters: parse_json("run parameters", &self.parameters)?,
+            result: self
+                .result
+                .map(|text| parse_json("run result", &text))
+                .transpose()?,
+            error,
+            created_at: self.created_at,
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+        })
+    }
+}
+
+fn parse_json(what: &'static str, text: &str) -> Result<Value, CoordinatorError> {
+    serde_json::from_str(text).map_err(|error| CoordinatorError::CorruptRow {
+        what,
+        detail: error.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pending(id: &str) -> Run {
+        Run {
+            run_id: id.into(),
+            agent_name: "researcher".into(),
+            status: RunStatus::Pending,
+            parameters: json!({"prompt": "hi"}),
+            result: None,
+            error: None,
+            created_at: now_millis(),
+            started_at: None,
+            finished_at: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn runs_move_through_their_states_once() {
+        let store = RunStore::open(None).unwrap();
+        store.insert_run(pending("r1")).await.unwrap();
+        assert!(store.mark_running("r1").await.unwrap());
+        assert!(!store.mark_running("r1").await.unwrap());
+        assert!(
+            store
+                .finish_run("r1", RunStatus::Completed, Some(json!({"ok": 1})), None)
+                .await
+                .unwrap()
+        );
+        assert!(
+            !store
+                .finish_run("r1", RunStatus::Failed, None, Some(RunError::cancelled()))
+                .await
+                .unwrap()
+        );
+        let run = store.get_run("r1").await.unwrap().unwrap();
+        assert_eq!(run.status, RunStatus::Completed);
+        assert_eq!(run.result, Some(json!({"ok": 1})));
+        assert!(run.started_at.is_some() && run.finished_at.is_some());
+        assert!(store.get_run("nope").await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn blueprints_are_replaced_and_listed_in_order() {
+        let store = RunStore::open(None).unwrap();
+        let summary = |name: &str, schema: Option<Value>| BlueprintSummary {
+            name: name.into(),
+            kind: if schema.is_some() {
+                BlueprintKind::Deterministic
+            } else {
+                BlueprintKind::Agent
+            },
+            description: format!("{name} does things"),
+            parameters_schema: schema,
+        };
+        store
+            .replace_blueprints(vec![summary("old", None)])
+            .await
+            .unwrap();
+        let listed = vec![
+            summary("zeta", None),
+            summary("alpha", Some(json!({"type": "object"}))),
+        ];
+        store.replace_blueprints(listed.clone()).await.unwrap();
+        assert_eq!(store.list_blueprints().await.unwrap(), listed);
+    }
+
+    #[tokio::test]
+    async fn recovery_fails_unfinished_runs_in_a_file_db() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("coordinator.db");
+        {
+            let store = RunStore::open(Some(&path)).unwrap();
+            for id in ["a", "b", "c"] {
+                store.insert_run(pending(id)).await.unwrap();
+            }
+            store.mark_running("a").await.unwrap();
+            store
+                .finish_run("c", RunStatus::Completed, Some(json!(1)), None)
+                .await
+                .unwrap();
+        }
+        let store = RunStore::open(Some(&path)).unwrap();
+        assert_eq!(store.recover_interrupted().await.unwrap(), 2);
+        for id in ["a", "b"] {
+            let run = store.get_run(id).await.unwrap().unwrap();
+            assert_eq!(run.status, RunStatus::Failed);
+            assert_eq!(run.error.unwrap().kind, "interrupted");
+        }
+        assert_eq!(
+            store.get_run("c").await.unwrap().unwrap().status,
+            RunStatus::Completed
+        );
+    }
+}
