@@ -1,0 +1,306 @@
+//! Opening one connection to an MCP server: spawn (or dial), handshake, list tools,
+//! and a watcher that notices when the server goes away.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Once, PoisonError};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{QuitReason, RunningServiceCancellationToken};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{Peer, RoleClient, ServiceExt};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::ChildStderr;
+use tokio::task::JoinHandle;
+
+use crate::config::{McpServerConfig, McpTransportConfig};
+use crate::error::McpError;
+
+/// Lines of a server's stderr kept to explain its failures.
+const STDERR_TAIL_LINES: usize = 5;
+/// How long a stopping server may take to exit after stdin is closed (and again
+/// after SIGTERM) before its process group is signalled.
+const STOP_GRACE: Duration = Duration::from_millis(500);
+
+/// The last lines a server wrote to stderr.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    fn push(&self, line: String) {
+        let mut lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if lines.len() == STDERR_TAIL_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// The kept lines, joined with ` | `.
+    pub(crate) fn text(&self) -> String {
+        let lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        lines.iter().cloned().collect::<Vec<_>>().join(" | ")
+    }
+}
+
+/// A live connection to one server.
+pub(crate) struct Connection {
+    /// Sends requests to the server.
+    pub(crate) peer: Peer<RoleClient>,
+    /// The child's pid (stdio servers); it leads its own process group.
+    pub(crate) pid: Option<u32>,
+    /// The tools the server listed at the handshake.
+    pub(crate) tools: Vec<rmcp::model::Tool>,
+    alive: Arc<AtomicBool>,
+    stopping: Arc<AtomicBool>,
+    cancel: Option<RunningServiceCancellationToken>,
+    watcher: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("pid", &self.pid)
+            .field("alive", &self.is_alive())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// Whether the server is still connected.
+    pub(crate) fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::SeqCst) && !self.peer.is_transport_closed()
+    }
+
+    /// Close the connection: stdin is closed so the server can exit; a server still
+    /// running after a grace period gets SIGTERM, then SIGKILL (its whole process group).
+    pub(crate) async fn stop(mut self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        if let Some(cancel) = self.cancel.take() {
+            cancel.cancel();
+        }
+        if let Some(mut watcher) = self.watcher.take()
+            && tokio::time::timeout(STOP_GRACE, &mut watcher)
+                .await
+                .is_err()
+        {
+            if let Some(pid) = self.pid {
+                kill_group(pid, Signal::SIGTERM);
+            }
+            if tokio::time::timeout(STOP_GRACE, &mut watcher)
+                .await
+                .is_err()
+            {
+                tracing::warn!(pid = ?self.pid, "MCP server ignored SIGTERM; killing it");
+            }
+        }
+        self.kill(Signal::SIGKILL);
+    }
+
+    fn kill(&self, signal: Signal) {
+        if let Some(pid) = self.pid
+            && self.alive.swap(false, Ordering::SeqCst)
+        {
+            kill_group(pid, signal);
+        }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        if let Some(cancel) = self.cancel.take() {
+            cancel.cancel();
+        }
+        self.kill(Signal::SIGKILL);
+    }
+}
+
+/// Send `signal` to the process group led by `pid`.
+pub(crate) fn kill_group(pid: u32, signal: Signal) {
+    if let Ok(raw) = i32::try_from(pid)
+        && raw > 0
+    {
+        let _ = killpg(Pid::from_raw(raw), signal);
+    }
+}
+
+/// Open a connection to `config`'s server, bounded by its `init_timeout_secs`.
+/// `on_exit` is called with a reason if the server goes away before [`Connection::stop`].
+pub(crate) async fn connect(
+    config: &McpServerConfig,
+    on_exit: impl FnOnce(String) + Send + 'static,
+) -> Result<Connection, McpError> {
+    let transport = config.transport()?;
+    let stderr = StderrTail::default();
+    let client = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("oxydra", env!("CARGO_PKG_VERSION")),
+    );
+    let server = config.name.clone();
+    let init_timeout = config.init_timeout();
+    let timeout_error = |stderr: &StderrTail| McpError::InitTimeout {
+        server: server.clone(),
+        secs: config.init_timeout_secs,
+        stderr: stderr.text(),
+    };
+
+    let (service, pid, stderr_task) = match transport {
+        McpTransportConfig::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut cmd = tokio::process::Command::new(&command);
+            cmd.args(&args)
+                .envs(&env)
+                .kill_on_drop(true)
+                .process_group(0);
+            if let Some(cwd) = cwd {
+                cmd.current_dir(cwd);
+            }
+            let (child, child_stderr) = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|source| McpError::Spawn {
+                    server: server.clone(),
+                    command: command.clone(),
+                    source,
+                })?;
+            let pid = child.id();
+            let stderr_task = child_stderr.map(|s| spawn_stderr_reader(&server, s, stderr.clone()));
+            match tokio::time::timeout(init_timeout, client.serve(child)).await {
+                Ok(Ok(service)) => (service, pid, stderr_task),
+                Ok(Err(err)) => {
+                    wait_for_stderr(stderr_task).await;
+                    return Err(McpError::Handshake {
+                        server,
+                        message: err.to_string(),
+                        stderr: stderr.text(),
+                    });
+                }
+                Err(_) => {
+                    if let Some(pid) = pid {
+                        kill_group(pid, Signal::SIGKILL);
+                    }
+                    return Err(timeout_error(&stderr));
+                }
+            }
+        }
+        McpTransportConfig::StreamableHttp { url } => {
+            install_crypto_provider();
+            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+            match tokio::time::timeout(init_timeout, client.serve(transport)).await {
+                Ok(Ok(service)) => (service, None, None),
+                Ok(Err(err)) => {
+                    return Err(McpError::Handshake {
+                        server,
+                        message: err.to_string(),
+                        stderr: String::new(),
+                    });
+                }
+                Err(_) => return Err(timeout_error(&stderr)),
+            }
+        }
+    };
+
+    let peer = service.peer().clone();
+    let alive = Arc::new(AtomicBool::new(true));
+    let stopping = Arc::new(AtomicBool::new(false));
+    let cancel = service.cancellation_token();
+    let watcher = {
+        let alive = Arc::clone(&alive);
+        let stopping = Arc::clone(&stopping);
+        let stderr = stderr.clone();
+        tokio::spawn(async move {
+            let quit = service.waiting().await;
+            let was_alive = alive.swap(false, Ordering::SeqCst);
+            if stopping.load(Ordering::SeqCst) {
+                return;
+            }
+            wait_for_stderr(stderr_task).await;
+            let mut reason = match quit {
+                Ok(QuitReason::Closed) => "the server closed the connection".to_owned(),
+                Ok(QuitReason::Cancelled) => "the connection was cancelled".to_owned(),
+                Ok(QuitReason::JoinError(err)) | Err(err) => {
+                    format!("the connection task failed: {err}")
+                }
+                Ok(_) => "the connection ended".to_owned(),
+            };
+            let tail = stderr.text();
+            if !tail.is_empty() {
+                reason.push_str("; server stderr: ");
+                reason.push_str(&tail);
+            }
+            if was_alive {
+                on_exit(reason);
+            }
+        })
+    };
+    let connection = Connection {
+        peer,
+        pid,
+        tools: Vec::new(),
+        alive,
+        stopping,
+        cancel: Some(cancel),
+        watcher: Some(watcher),
+    };
+
+    let mut connection = connection;
+    let tools = tokio::time::timeout(init_timeout, connection.peer.list_all_tools()).await;
+    match tools {
+        Ok(Ok(tools)) => {
+            connection.tools = tools;
+            Ok(connection)
+        }
+        Ok(Err(err)) => {
+            connection.stop().await;
+            Err(McpError::Request {
+                server,
+                request: "tools/list",
+                message: err.to_string(),
+            })
+        }
+        Err(_) => {
+            connection.stop().await;
+            Err(timeout_error(&stderr))
+        }
+    }
+}
+
+/// Forward a server's stderr to `tracing` and keep its last lines.
+fn spawn_stderr_reader(server: &str, stderr: ChildStderr, tail: StderrTail) -> JoinHandle<()> {
+    let server = server.to_owned();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            tracing::debug!(server = %server, "mcp server stderr: {line}");
+            if !line.trim().is_empty() {
+                tail.push(line);
+            }
+        }
+    })
+}
+
+/// Give the stderr reader a moment to catch the server's last words.
+async fn wait_for_stderr(task: Option<JoinHandle<()>>) {
+    if let Some(task) = task {
+        let _ = tokio::time::timeout(Duration::from_millis(200), task).await;
+    }
+}
+
+/// rmcp's HTTP client uses rustls without a built-in crypto provider (which keeps
+/// aws-lc out of the build); install ring as the process default if nobody has.
+fn install_crypto_provider() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+    });
+}

@@ -1,0 +1,326 @@
+//! `McpTool`: one MCP server tool as an `oxydra_tools::Tool`.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use oxydra_tools::{
+    DEFAULT_OUTPUT_LIMIT_BYTES, Tool, ToolContext, ToolError, ToolOutput, truncate_output,
+};
+use oxydra_types::{SafetyTier, ToolSchema};
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use tracing::Instrument;
+
+use crate::config::McpServerConfig;
+use crate::server::McpServer;
+use crate::tier::tool_tier;
+
+/// Longest tool name providers accept (OpenAI: 64).
+const MAX_TOOL_NAME_LEN: usize = 64;
+
+/// A server tool as the registry sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ToolSpec {
+    pub(crate) registry_name: String,
+    pub(crate) mcp_name: String,
+    pub(crate) description: String,
+    pub(crate) parameters: serde_json::Value,
+    pub(crate) tier: SafetyTier,
+}
+
+/// `<server>__<tool>`, with characters providers refuse replaced by `_` and the
+/// whole cut to 64 bytes.
+pub fn registry_name(server: &str, mcp_name: &str) -> String {
+    let mut name: String = format!("{server}__{mcp_name}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    name.truncate(MAX_TOOL_NAME_LEN);
+    name
+}
+
+/// The exposed tools of a server's `tools/list` answer, in its order.
+pub(crate) fn tool_specs(config: &McpServerConfig, tools: &[rmcp::model::Tool]) -> Vec<ToolSpec> {
+    let mut seen = HashSet::new();
+    let mut specs = Vec::new();
+    for tool in tools {
+        let mcp_name = tool.name.to_string();
+        if !config.exposes(&mcp_name) {
+            continue;
+        }
+        let name = registry_name(&config.name, &mcp_name);
+        if !seen.insert(name.clone()) {
+            tracing::warn!(server = %config.name, tool = %mcp_name, "two MCP tools map to `{name}`; the second is skipped");
+            continue;
+        }
+        let description = tool
+            .description
+            .as_deref()
+            .map(str::to_owned)
+            .or_else(|| tool.title.clone())
+            .unwrap_or_default();
+        specs.push(ToolSpec {
+            registry_name: name,
+            tier: tool_tier(config, &mcp_name, tool.annotations.as_ref()),
+            mcp_name,
+            description,
+            parameters: serde_json::Value::Object((*tool.input_schema).clone()),
+        });
+    }
+    for wanted in config.allow_tools.iter().flatten() {
+        if !tools.iter().any(|t| t.name == wanted.as_str()) {
+            tracing::warn!(server = %config.name, "allow_tools names `{wanted}`, which the server does not offer");
+        }
+    }
+    specs
+}
+
+/// A tool of an MCP server, registered as `<server>__<tool>`.
+///
+/// Calls go to the server (restarting it first if it died); the result's text
+/// blocks become the output, structured content is kept in
+/// [`ToolOutput::structured`], and a result with `isError: true` becomes
+/// [`ToolError::Failed`] carrying the server's message.
+#[derive(Debug, Clone)]
+pub struct McpTool {
+    server: Arc<McpServer>,
+    spec: ToolSpec,
+}
+
+impl McpTool {
+    pub(crate) fn new(server: Arc<McpServer>, spec: ToolSpec) -> Self {
+        Self { server, spec }
+    }
+
+    /// The server's name.
+    pub fn server_name(&self) -> &str {
+        self.server.name()
+    }
+
+    /// The tool's name on the server.
+    pub fn mcp_name(&self) -> &str {
+        &self.spec.mcp_name
+    }
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema::new(
+            self.spec.registry_name.clone(),
+            self.spec.description.clone(),
+            self.spec.parameters.clone(),
+        )
+    }
+
+    fn safety_tier(&self) -> SafetyTier {
+        self.spec.tier
+    }
+
+    async fn execute(
+        &self,
+        args: serde_json::Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        run_call(&self.server, &self.spec.mcp_name, args, ctx).await
+    }
+}
+
+/// Call `mcp_name` on `server` with `args` (a JSON object, or null for none).
+pub(crate) async fn run_call(
+    server: &McpServer,
+    mcp_name: &str,
+    args: serde_json::Value,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let arguments = match args {
+        serde_json::Value::Object(map) => Some(map),
+        serde_json::Value::Null => None,
+        other => {
+            return Err(ToolError::InvalidArguments {
+                message: format!(
+                    "`{}` takes a JSON object of arguments, not {other}",
+                    registry_name(server.name(), mcp_name)
+                ),
+            });
+        }
+    };
+    let span = tracing::info_span!(
+        "mcp_call",
+        server = %server.name(),
+        tool = %mcp_name,
+        call_id = %ctx.call_id.as_str(),
+    );
+    let result = server
+        .call(mcp_name, arguments, ctx)
+        .instrument(span)
+        .await?;
+    tool_output(server.name(), mcp_name, result)
+}
+
+/// Turn a `tools/call` result into the tool's output (or its error).
+pub fn tool_output(
+    server: &str,
+    tool: &str,
+    result: CallToolResult,
+) -> Result<ToolOutput, ToolError> {
+    let mut text = String::new();
+    for block in &result.content {
+        let piece = render_block(block);
+        if piece.is_empty() {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&piece);
+    }
+    if result.is_error == Some(true) {
+        let message = if text.is_empty() {
+            "(no message)".to_owned()
+        } else {
+            truncate_output(&text, DEFAULT_OUTPUT_LIMIT_BYTES).into_owned()
+        };
+        return Err(ToolError::Failed(format!(
+            "MCP server `{server}` tool `{tool}` failed: {message}"
+        )));
+    }
+    if text.is_empty()
+        && let Some(structured) = &result.structured_content
+    {
+        text = serde_json::to_string_pretty(structured).unwrap_or_else(|_| structured.to_string());
+    }
+    if text.is_empty() {
+        text = "(the tool returned no content)".to_owned();
+    }
+    let content = match truncate_output(&text, DEFAULT_OUTPUT_LIMIT_BYTES) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(cut) => cut,
+    };
+    Ok(ToolOutput {
+        content,
+        structured: result.structured_content,
+    })
+}
+
+/// A content block as text the model can read; binary content is described, not inlined.
+fn render_block(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text(text) => text.text.clone(),
+        ContentBlock::Image(image) => format!("[image: {}]", image.mime_type),
+        ContentBlock::Audio(audio) => format!("[audio: {}]", audio.mime_type),
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            ResourceContents::TextResourceContents { text, .. } => text.clone(),
+            ResourceContents::BlobResourceContents { uri, .. } => {
+                format!("[binary resource: {uri}]")
+            }
+            #[allow(unreachable_patterns)]
+            _ => "[resource]".to_owned(),
+        },
+        ContentBlock::ResourceLink(link) => match serde_json::to_value(link) {
+            Ok(value) => format!(
+                "[resource link: {}]",
+                value.get("uri").and_then(|u| u.as_str()).unwrap_or("?")
+            ),
+            Err(_) => "[resource link]".to_owned(),
+        },
+        #[allow(unreachable_patterns)]
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(json: serde_json::Value) -> CallToolResult {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn text_blocks_are_joined_and_structured_content_kept() {
+        let out = tool_output(
+            "s",
+            "t",
+            result(serde_json::json!({
+                "content": [{"type": "text", "text": "a"}, {"type": "image", "data": "AA==", "mimeType": "image/png"}, {"type": "text", "text": "b"}],
+                "structuredContent": {"x": 1}
+            })),
+        )
+        .unwrap();
+        assert_eq!(out.content, "a\n[image: image/png]\nb");
+        assert_eq!(out.structured, Some(serde_json::json!({"x": 1})));
+    }
+
+    #[test]
+    fn structured_only_results_are_rendered_as_json() {
+        let out = tool_output(
+            "s",
+            "t",
+            result(serde_json::json!({"content": [], "structuredContent": {"temp": 21}})),
+        )
+        .unwrap();
+        assert_eq!(out.content, "{\n  \"temp\": 21\n}");
+        let out = tool_output("s", "t", result(serde_json::json!({"content": []}))).unwrap();
+        assert_eq!(out.content, "(the tool returned no content)");
+    }
+
+    #[test]
+    fn is_error_becomes_a_tool_error_with_the_servers_message() {
+        let err = tool_output(
+            "fs",
+            "read_file",
+            result(serde_json::json!({"content": [{"type": "text", "text": "Access denied"}], "isError": true})),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "MCP server `fs` tool `read_file` failed: Access denied"
+        );
+    }
+
+    #[test]
+    fn long_output_is_truncated() {
+        let big = "x".repeat(DEFAULT_OUTPUT_LIMIT_BYTES * 2);
+        let out = tool_output(
+            "s",
+            "t",
+            result(serde_json::json!({"content": [{"type": "text", "text": big}]})),
+        )
+        .unwrap();
+        assert!(out.content.len() < DEFAULT_OUTPUT_LIMIT_BYTES + 200);
+    }
+
+    #[test]
+    fn registry_names_are_provider_safe() {
+        assert_eq!(registry_name("fs", "read_file"), "fs__read_file");
+        assert_eq!(registry_name("e", "get-sum"), "e__get-sum");
+        assert_eq!(registry_name("e", "a.b/c d"), "e__a_b_c_d");
+        assert_eq!(registry_name("e", &"n".repeat(100)).len(), 64);
+    }
+
+    #[test]
+    fn specs_filter_name_and_tier_tools() {
+        let tools: Vec<rmcp::model::Tool> = serde_json::from_value(serde_json::json!([
+            {"name": "echo", "description": "Echo", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
+            {"name": "rm", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": true}},
+            {"name": "hidden", "title": "Hidden", "inputSchema": {"type": "object"}}
+        ]))
+        .unwrap();
+        let mut config = McpServerConfig::stdio("srv", "c", ["a"]);
+        config.deny_tools = vec!["hidden".into()];
+        let specs = tool_specs(&config, &tools);
+        let names: Vec<_> = specs.iter().map(|s| s.registry_name.as_str()).collect();
+        assert_eq!(names, ["srv__echo", "srv__rm"]);
+        assert_eq!(specs[0].tier, SafetyTier::ReadOnly);
+        assert_eq!(specs[0].description, "Echo");
+        assert_eq!(specs[1].tier, SafetyTier::Privileged);
+        assert_eq!(specs[1].parameters, serde_json::json!({"type": "object"}));
+    }
+}
