@@ -1,8 +1,29 @@
 //! The `oxydra` command-line program.
 //!
-//! It runs agents (`oxydra run`, `oxydra chat`), lists stored sessions and agent
-//! blueprints, serves the coordinator HTTP API and scrubs secrets from files.
+//! It runs agents (`oxydra run`, `oxydra chat`), lists stored sessions and scrubs
+//! secrets from files. See docs/cli.md and docs/configuration.md.
 
-fn main() {
-    println!("oxydra {}", env!("CARGO_PKG_VERSION"));
+mod args;
+mod commands;
+mod config;
+mod consent;
+mod error;
+mod exit_code;
+mod interrupt;
+mod logging;
+mod output;
+
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    let cli = args::Cli::parse();
+    logging::init(cli.verbose);
+    let exit = match commands::dispatch(cli) {
+        Ok(exit) => exit,
+        Err(error) => {
+            eprintln!("error: {error}");
+            error.exit()
+        }
+    };
+    exit.into()
 }

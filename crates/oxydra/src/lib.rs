@@ -13,6 +13,63 @@
 //! | `scrubbing` | `oxydra-scrubbing` | `scrubbing` |
 //! | `runtime` | `oxydra-runtime` | `runtime` |
 //! | `coordinator` | `oxydra-coordinator` | `coordinator` |
+//!
+//! A complete agent: an OpenAI-compatible provider with retries, the built-in tools
+//! confined to a workspace, SQLite memory for sessions and retrieval, and budgets.
+//! The session id can be passed to a later run (or another process) to continue.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use oxydra::memory::{SqliteConfig, SqliteMemory};
+//! use oxydra::provider::{OPENAI_BASE_URL, OpenAiProvider, ProviderConfig, RetryPolicy};
+//! use oxydra::runtime::{AgentRuntime, CancellationToken, RuntimeLimits};
+//! use oxydra::tools::{BuiltinToolsConfig, ToolRegistry};
+//! use oxydra::types::{RuntimeEvent, SessionId};
+//!
+//! async fn agent() -> Result<(), Box<dyn std::error::Error>> {
+//!     let api_key = std::env::var("OPENAI_API_KEY").ok();
+//!     let provider = OpenAiProvider::new(ProviderConfig::new(OPENAI_BASE_URL, api_key));
+//!     let memory = Arc::new(SqliteMemory::open("oxydra.db", SqliteConfig::default())?);
+//!     let runtime = AgentRuntime::builder()
+//!         .provider(Arc::new(provider))
+//!         .retry_policy(RetryPolicy::default())
+//!         .model("gpt-4o-mini")
+//!         .system_prompt("You are a careful coding assistant.")
+//!         .tools(ToolRegistry::with_builtins(&BuiltinToolsConfig::default()))
+//!         .workspace_root(".")
+//!         .memory(memory.clone())
+//!         .retrieval(memory)
+//!         .limits(RuntimeLimits {
+//!             max_turns: 8,
+//!             max_cost: Some(0.50),
+//!             ..RuntimeLimits::default()
+//!         })
+//!         .build()?;
+//!
+//!     // Stream the run: text as it arrives, progress lines, then the outcome.
+//!     let session = SessionId::generate();
+//!     let cancel = CancellationToken::new();
+//!     let (mut events, outcome) =
+//!         runtime.run_session_stream(session.clone(), "Summarise README.md", cancel);
+//!     while let Some(event) = events.recv().await {
+//!         match event {
+//!             RuntimeEvent::TextDelta { text } => print!("{text}"),
+//!             RuntimeEvent::Progress(progress) => eprintln!("{}", progress.message),
+//!             _ => {}
+//!         }
+//!     }
+//!     let outcome = outcome.await??;
+//!     eprintln!("\n{} turns, ${:.4}", outcome.turns, outcome.cost);
+//!
+//!     // Continue the same conversation.
+//!     let next = runtime
+//!         .run_session(&session, "Now list its open questions.", &CancellationToken::new())
+//!         .await?;
+//!     println!("{}", next.final_text);
+//!     Ok(())
+//! }
+//! ```
 
 pub use oxydra_types as types;
 

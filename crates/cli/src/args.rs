@@ -1,0 +1,230 @@
+//! The command line: subcommands and options of `oxydra` (DESIGN.md §3.1).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::{ApproveMode, ProviderKind};
+
+/// `oxydra`: run tool-using LLM agents from the terminal.
+#[derive(Debug, Parser)]
+#[command(name = "oxydra", version, about, long_about = None)]
+pub struct Cli {
+    /// More log output on stderr (`-v` debug, `-vv` trace); `RUST_LOG` overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one task and exit when the agent yields its answer.
+    Run(RunArgs),
+    /// An interactive session (same options as `run`).
+    Chat(ChatArgs),
+    /// Stored sessions and their messages.
+    Sessions(SessionsArgs),
+    /// Redact secrets from FILE (or stdin) to stdout.
+    Scrub(ScrubArgs),
+}
+
+/// How events and listings are printed on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum OutputFormat {
+    /// For people: streamed text, one line per tool, a closing summary.
+    #[default]
+    Text,
+    /// One JSON object per line (DESIGN.md §3.1).
+    Jsonl,
+}
+
+/// Options shared by `run` and `chat`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunOptions {
+    /// Configuration file (default `./oxydra.toml` if present, else the user config dir).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The provider's wire format.
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderKind>,
+    /// Base URL of the provider (e.g. `http://localhost:11434/v1` for Ollama).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The model name.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Continue a stored session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// SQLite file (default in the user data dir).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Root of the file tools (default the current dir).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Most turns (provider calls) per task (default 8).
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<usize>,
+    /// Most cost per task, in US dollars.
+    #[arg(long, value_name = "X")]
+    pub max_cost: Option<f64>,
+    /// Most seconds one turn may take (default 120).
+    #[arg(long, value_name = "SECS")]
+    pub turn_timeout: Option<u64>,
+    /// How to answer requests for consent (default `ask`; `never` when stdin is not a terminal).
+    #[arg(long, value_enum)]
+    pub approve: Option<ApproveMode>,
+    /// How to print events on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+/// `oxydra run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Run options.
+    #[command(flatten)]
+    pub options: RunOptions,
+    /// Print the effective configuration (TOML, secrets masked) and exit.
+    #[arg(long)]
+    pub print_config: bool,
+    /// The task (`-` reads it from stdin).
+    #[arg(required_unless_present = "print_config")]
+    pub prompt: Option<String>,
+}
+
+/// `oxydra chat`.
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// Run options.
+    #[command(flatten)]
+    pub options: RunOptions,
+}
+
+/// `oxydra sessions`.
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// list or show.
+    #[command(subcommand)]
+    pub action: SessionsAction,
+}
+
+/// Options shared by the `sessions` subcommands.
+#[derive(Debug, Clone, Args)]
+pub struct SessionsOptions {
+    /// Configuration file (its `[memory] db` is used unless `--db` is given).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// SQLite file (default in the user data dir).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// How to print on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+/// `oxydra sessions list|show`.
+#[derive(Debug, Subcommand)]
+pub enum SessionsAction {
+    /// One line per stored session.
+    List(SessionsOptions),
+    /// The stored messages of one session.
+    Show {
+        /// The session id.
+        id: String,
+        /// Options.
+        #[command(flatten)]
+        options: SessionsOptions,
+    },
+}
+
+/// `oxydra scrub`.
+#[derive(Debug, Args)]
+pub struct ScrubArgs {
+    /// File to scrub (default stdin).
+    pub file: Option<PathBuf>,
+    /// Print `{"text", "redactions":[{start,end,kind}]}` instead of the text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn run_takes_every_option() {
+        let cli = Cli::try_parse_from([
+            "oxydra",
+            "run",
+            "--config",
+            "c.toml",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            "http://x",
+            "--model",
+            "m",
+            "--session",
+            "ses_1",
+            "--db",
+            "d.db",
+            "--workspace",
+            "w",
+            "--max-turns",
+            "3",
+            "--max-cost",
+            "0.5",
+            "--turn-timeout",
+            "9",
+            "--approve",
+            "always",
+            "--output",
+            "jsonl",
+            "do it",
+        ])
+        .unwrap();
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(run.prompt.as_deref(), Some("do it"));
+        assert_eq!(run.options.provider, Some(ProviderKind::Anthropic));
+        assert_eq!(run.options.max_turns, Some(3));
+        assert_eq!(run.options.approve, Some(ApproveMode::Always));
+        assert_eq!(run.options.output, OutputFormat::Jsonl);
+    }
+
+    #[test]
+    fn run_needs_a_prompt_unless_printing_config() {
+        assert!(Cli::try_parse_from(["oxydra", "run"]).is_err());
+        assert!(Cli::try_parse_from(["oxydra", "run", "--print-config"]).is_ok());
+        assert!(Cli::try_parse_from(["oxydra", "run", "--max-turns", "x", "p"]).is_err());
+    }
+
+    #[test]
+    fn sessions_and_scrub_parse() {
+        let cli = Cli::try_parse_from(["oxydra", "sessions", "show", "ses_1", "--output", "jsonl"])
+            .unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Sessions(SessionsArgs {
+                action: SessionsAction::Show { .. }
+            })
+        ));
+        let cli = Cli::try_parse_from(["oxydra", "-vv", "scrub", "--json"]).unwrap();
+        assert_eq!(cli.verbose, 2);
+        assert!(matches!(
+            cli.command,
+            Command::Scrub(ScrubArgs { json: true, .. })
+        ));
+    }
+}

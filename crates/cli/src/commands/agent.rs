@@ -1,0 +1,125 @@
+//! Building the agent runtime of `run` and `chat` from the effective configuration.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use oxydra::executor::ToolExecutorConfig;
+use oxydra::memory::{Memory, SqliteMemory};
+use oxydra::provider::{AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, RetryPolicy};
+use oxydra::runtime::{AgentRuntime, EventSink, RuntimeLimits};
+use oxydra::tools::ToolRegistry;
+use oxydra::types::SessionId;
+
+use crate::config::{ApproveMode, Effective, ProviderKind};
+use crate::consent::TerminalBroker;
+use crate::error::CliError;
+use crate::output::Renderer;
+
+use super::sessions::{memory_error, open};
+
+/// The system prompt when the configuration gives none.
+const DEFAULT_SYSTEM_PROMPT: &str = "You are Oxydra, an agent that completes tasks in the \
+user's workspace. Use the tools to inspect and change files (paths are relative to the \
+workspace root) and answer concisely when the task is done.";
+
+/// A ready runtime and the store behind it.
+pub struct Agent {
+    /// The runtime.
+    pub runtime: AgentRuntime,
+    /// The session store.
+    pub memory: SqliteMemory,
+}
+
+/// Builds the provider client.
+pub fn provider(effective: &Effective) -> Arc<dyn Provider> {
+    let settings = &effective.provider;
+    let mut config = ProviderConfig::new(
+        settings.base_url.clone(),
+        settings.api_key.as_ref().map(|key| key.expose().to_owned()),
+    );
+    if let Some(window) = effective.runtime.context_window {
+        config.context_window = Some(window);
+    }
+    if let Some(max_output) = effective.runtime.max_output_tokens {
+        config.max_output_tokens = Some(max_output);
+    }
+    match settings.kind {
+        ProviderKind::Openai => Arc::new(OpenAiProvider::new(config)),
+        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)),
+    }
+}
+
+/// Opens the store and builds the runtime; events go to `renderer`.
+pub async fn build(effective: &Effective, renderer: Arc<Renderer>) -> Result<Agent, CliError> {
+    let memory = open(&effective.memory.db).await?;
+    let runtime_settings = &effective.runtime;
+    let limits = RuntimeLimits {
+        max_turns: runtime_settings.max_turns,
+        max_cost: runtime_settings.max_cost,
+        turn_timeout: Duration::from_secs(runtime_settings.turn_timeout_secs),
+        summary_trigger_ratio: runtime_settings.summary_trigger_ratio,
+        context_window: runtime_settings.context_window,
+        max_output_tokens: runtime_settings.max_output_tokens,
+        ..RuntimeLimits::default()
+    };
+    let executor_config = ToolExecutorConfig {
+        // A person answering in the terminal may take a while.
+        permission_timeout: match runtime_settings.approve {
+            ApproveMode::Ask => Duration::from_secs(600),
+            ApproveMode::Always | ApproveMode::Never => Duration::from_secs(60),
+        },
+        ..ToolExecutorConfig::default()
+    };
+    let broker = Arc::new(TerminalBroker::new(
+        runtime_settings.approve,
+        Arc::clone(&renderer),
+    ));
+    let sink: Arc<dyn EventSink> = renderer;
+    let memory_handle: Arc<dyn Memory> = Arc::new(memory.clone());
+    let mut builder = AgentRuntime::builder()
+        .provider(provider(effective))
+        .retry_policy(RetryPolicy::default())
+        .model(effective.provider.model.clone())
+        .tools(ToolRegistry::with_builtins(&effective.tools))
+        .rules(crate::config::rules(&effective.rules))
+        .executor_config(executor_config)
+        .permission_broker(broker)
+        .limits(limits)
+        .memory(memory_handle)
+        .system_prompt(
+            runtime_settings
+                .system_prompt
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
+        )
+        .workspace_root(runtime_settings.workspace.clone())
+        .event_sink(sink);
+    if effective.memory.retrieval {
+        builder = builder.retrieval(Arc::new(memory.clone()));
+    }
+    let runtime = builder
+        .build()
+        .map_err(|error| CliError::Setup(error.to_string()))?;
+    Ok(Agent { runtime, memory })
+}
+
+/// Checks that a session given with `--session` (or `/switch`) is stored.
+pub async fn require_session(
+    memory: &SqliteMemory,
+    id: &str,
+    effective: &Effective,
+) -> Result<SessionId, CliError> {
+    let session = SessionId::from(id);
+    let exists = memory
+        .session_exists(&session)
+        .await
+        .map_err(|error| memory_error(&effective.memory.db, error))?;
+    if exists {
+        Ok(session)
+    } else {
+        Err(CliError::SessionNotFound {
+            id: id.to_owned(),
+            db: effective.memory.db.clone(),
+        })
+    }
+}

@@ -1,0 +1,43 @@
+//! One module per subcommand.
+
+pub mod agent;
+pub mod chat;
+pub mod run;
+pub mod scrub;
+pub mod sessions;
+
+use crate::args::{Cli, Command};
+use crate::error::CliError;
+use crate::exit_code::Exit;
+
+/// Runs the chosen subcommand.
+pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
+    match cli.command {
+        Command::Scrub(args) => scrub::run(&args),
+        command => {
+            // One thread is plenty for one agent: tools run concurrently on it, and
+            // SQLite and blocking reads go to the blocking pool.
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|source| CliError::Stdio {
+                    what: "cannot start the async runtime",
+                    source,
+                })?;
+            let result = runtime.block_on(dispatch_async(command));
+            // A consent question left unanswered by Ctrl-C still blocks a thread on
+            // stdin: do not wait for it. Everything the run stored is committed.
+            runtime.shutdown_background();
+            result
+        }
+    }
+}
+
+async fn dispatch_async(command: Command) -> Result<Exit, CliError> {
+    match command {
+        Command::Run(args) => run::run(args).await,
+        Command::Chat(args) => chat::run(args).await,
+        Command::Sessions(args) => sessions::run(args).await,
+        Command::Scrub(args) => scrub::run(&args),
+    }
+}

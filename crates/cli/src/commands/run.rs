@@ -1,0 +1,99 @@
+//! `oxydra run [OPTIONS] <PROMPT>`: one task, exits when the agent yields.
+
+use std::io::{IsTerminal, Read, Write};
+use std::sync::Arc;
+
+use oxydra::types::SessionId;
+
+use crate::args::{RunArgs, RunOptions};
+use crate::config::{self, Effective};
+use crate::error::CliError;
+use crate::exit_code::Exit;
+use crate::interrupt::Interrupts;
+use crate::output::Renderer;
+
+use super::agent;
+
+/// Loads, merges and checks the configuration of `run` / `chat`.
+pub fn effective(options: &RunOptions) -> Result<Effective, CliError> {
+    let file = config::load(options.config.as_deref())?;
+    let env = |name: &str| std::env::var(name).ok();
+    config::merge(&file, options, &env, std::io::stdin().is_terminal())
+}
+
+/// Runs `oxydra run`.
+pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
+    let effective = effective(&args.options)?;
+    if args.print_config {
+        let mut out = std::io::stdout().lock();
+        out.write_all(effective.to_masked_toml().as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|source| CliError::Stdio {
+                what: "cannot write to stdout",
+                source,
+            })?;
+        return Ok(Exit::Done);
+    }
+    let prompt = prompt_text(args.prompt.as_deref())?;
+    let renderer = Arc::new(Renderer::for_format(args.options.output));
+    let agent = agent::build(&effective, Arc::clone(&renderer)).await?;
+    let session = match &effective.runtime.session {
+        Some(id) => agent::require_session(&agent.memory, id, &effective).await?,
+        None => SessionId::generate(),
+    };
+    tracing::debug!(session = %session, model = %effective.provider.model, "starting run");
+    let interrupts = Interrupts::install();
+    let cancel = interrupts.begin_turn();
+    let result = agent.runtime.run_session(&session, prompt, &cancel).await;
+    interrupts.end_turn();
+    renderer.finish();
+    finish_task(&renderer, &session, result.map(|_| ()))
+}
+
+/// The exit of a finished task, making sure a closing event was printed.
+pub fn finish_task(
+    renderer: &Renderer,
+    session: &SessionId,
+    result: Result<(), oxydra::runtime::RuntimeError>,
+) -> Result<Exit, CliError> {
+    match result {
+        Ok(()) => Ok(Exit::Done),
+        Err(error) => {
+            let kind = error.kind().to_owned();
+            renderer.ensure_ended(&kind, &error.to_string());
+            let message = format!(
+                "{error} (session {session} keeps what was done; continue it with --session {session})"
+            );
+            Err(CliError::Run { kind, message })
+        }
+    }
+}
+
+/// The prompt argument, or stdin when it is `-`.
+fn prompt_text(prompt: Option<&str>) -> Result<String, CliError> {
+    match prompt {
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|source| CliError::Stdio {
+                    what: "cannot read the prompt from stdin",
+                    source,
+                })?;
+            non_empty(text)
+        }
+        Some(text) => non_empty(text.to_owned()),
+        None => non_empty(String::new()),
+    }
+}
+
+fn non_empty(text: String) -> Result<String, CliError> {
+    if text.trim().is_empty() {
+        Err(CliError::Flag {
+            flag: "<PROMPT>",
+            message: "the prompt is empty".into(),
+        })
+    } else {
+        Ok(text)
+    }
+}

@@ -1,0 +1,282 @@
+//! `oxydra sessions list | show <ID>`: what the memory database holds.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use oxydra::memory::{Memory, SessionInfo, SqliteConfig, SqliteMemory, StoredMessage};
+use oxydra::types::SessionId;
+use serde_json::json;
+
+use crate::args::{OutputFormat, SessionsAction, SessionsArgs, SessionsOptions};
+use crate::config;
+use crate::error::CliError;
+use crate::exit_code::Exit;
+
+/// Runs `oxydra sessions …`.
+pub async fn run(args: SessionsArgs) -> Result<Exit, CliError> {
+    match args.action {
+        SessionsAction::List(options) => list(&options).await,
+        SessionsAction::Show { id, options } => show(&id, &options).await,
+    }
+}
+
+fn db_path(options: &SessionsOptions) -> Result<PathBuf, CliError> {
+    let file = config::load(options.config.as_deref())?;
+    let env = |name: &str| std::env::var(name).ok();
+    config::resolve_db(&file, options.db.as_deref(), &env)
+}
+
+/// Opens an existing database; `None` when the file does not exist (nothing stored yet).
+pub async fn open_existing(path: &Path) -> Result<Option<SqliteMemory>, CliError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    open(path).await.map(Some)
+}
+
+/// Opens (or creates) the database at `path`, creating its directory.
+pub async fn open(path: &Path) -> Result<SqliteMemory, CliError> {
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
+            what: "cannot create the database directory",
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let owned = path.to_path_buf();
+    tokio::task::spawn_blocking(move || SqliteMemory::open(&owned, SqliteConfig::default()))
+        .await
+        .map_err(|error| memory_error(path, error))?
+        .map_err(|error| memory_error(path, error))
+}
+
+/// A memory failure naming the database.
+pub fn memory_error(path: &Path, error: impl std::fmt::Display) -> CliError {
+    CliError::Memory {
+        path: path.to_path_buf(),
+        message: error.to_string(),
+    }
+}
+
+async fn list(options: &SessionsOptions) -> Result<Exit, CliError> {
+    let path = db_path(options)?;
+    let sessions = match open_existing(&path).await? {
+        Some(memory) => memory
+            .list_sessions()
+            .await
+            .map_err(|error| memory_error(&path, error))?,
+        None => Vec::new(),
+    };
+    let mut out = std::io::stdout().lock();
+    write_sessions(&mut out, &sessions, options.output).map_err(stdout_error)?;
+    Ok(Exit::Done)
+}
+
+async fn show(id: &str, options: &SessionsOptions) -> Result<Exit, CliError> {
+    let path = db_path(options)?;
+    let not_found = || CliError::SessionNotFound {
+        id: id.to_owned(),
+        db: path.clone(),
+    };
+    let memory = open_existing(&path).await?.ok_or_else(not_found)?;
+    let session = SessionId::from(id);
+    let exists = memory
+        .session_exists(&session)
+        .await
+        .map_err(|error| memory_error(&path, error))?;
+    if !exists {
+        return Err(not_found());
+    }
+    let messages = memory
+        .messages(&session)
+        .await
+        .map_err(|error| memory_error(&path, error))?;
+    let mut out = std::io::stdout().lock();
+    write_messages(&mut out, &messages, options.output).map_err(stdout_error)?;
+    Ok(Exit::Done)
+}
+
+fn stdout_error(source: std::io::Error) -> CliError {
+    CliError::Stdio {
+        what: "cannot write to stdout",
+        source,
+    }
+}
+
+/// Prints sessions, one per line.
+pub fn write_sessions(
+    out: &mut impl Write,
+    sessions: &[SessionInfo],
+    format: OutputFormat,
+) -> std::io::Result<()> {
+    match format {
+        OutputFormat::Jsonl => {
+            for session in sessions {
+                let line = json!({
+                    "session_id": session.session_id,
+                    "created_at": rfc3339(session.created_at_ms),
+                    "updated_at": rfc3339(session.updated_at_ms),
+                    "messages": session.messages,
+                });
+                writeln!(out, "{line}")?;
+            }
+        }
+        OutputFormat::Text => {
+            if sessions.is_empty() {
+                writeln!(out, "no sessions stored")?;
+            }
+            for session in sessions {
+                writeln!(
+                    out,
+                    "{}  updated {}  {} messages",
+                    session.session_id,
+                    rfc3339(session.updated_at_ms),
+                    session.messages
+                )?;
+            }
+        }
+    }
+    out.flush()
+}
+
+/// Prints stored messages, one per line (text: one block per message).
+pub fn write_messages(
+    out: &mut impl Write,
+    messages: &[StoredMessage],
+    format: OutputFormat,
+) -> std::io::Result<()> {
+    for stored in messages {
+        let message = &stored.message;
+        match format {
+            OutputFormat::Jsonl => {
+                let line = json!({
+                    "sequence": stored.sequence,
+                    "role": message.role,
+                    "content": message.content,
+                    "tool_calls": message.tool_calls,
+                    "tool_call_id": message.tool_call_id,
+                });
+                writeln!(out, "{line}")?;
+            }
+            OutputFormat::Text => {
+                let role = message.role.as_str();
+                match (&message.tool_call_id, &message.name) {
+                    (Some(call), Some(name)) => {
+                        writeln!(out, "#{} {role} [{name} {call}]", stored.sequence)?;
+                    }
+                    _ => writeln!(out, "#{} {role}", stored.sequence)?,
+                }
+                if let Some(content) = message.content.as_deref().filter(|c| !c.is_empty()) {
+                    for line in content.lines() {
+                        writeln!(out, "  {line}")?;
+                    }
+                }
+                for call in &message.tool_calls {
+                    writeln!(out, "  → {} {} ({})", call.name, call.arguments, call.id)?;
+                }
+            }
+        }
+    }
+    out.flush()
+}
+
+/// Milliseconds since the Unix epoch as an RFC 3339 UTC timestamp.
+pub fn rfc3339(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let millis = ms.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let of_day = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxydra::types::{CallId, Message, ToolCall};
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(1_709_251_199_999), "2024-02-29T23:59:59.999Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn sessions_print_as_the_contract_says() {
+        let sessions = vec![SessionInfo {
+            session_id: SessionId::from("ses_1"),
+            created_at_ms: 0,
+            updated_at_ms: 1000,
+            messages: 3,
+        }];
+        let mut out = Vec::new();
+        write_sessions(&mut out, &sessions, OutputFormat::Jsonl).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            value,
+            json!({"session_id":"ses_1","created_at":"1970-01-01T00:00:00.000Z",
+                "updated_at":"1970-01-01T00:00:01.000Z","messages":3})
+        );
+        let mut text = Vec::new();
+        write_sessions(&mut text, &sessions, OutputFormat::Text).unwrap();
+        assert!(
+            String::from_utf8(text)
+                .unwrap()
+                .starts_with("ses_1  updated")
+        );
+    }
+
+    #[test]
+    fn messages_print_every_field() {
+        let call = ToolCall::new(CallId::from("c1"), "file_read", r#"{"path":"a"}"#);
+        let messages = vec![
+            StoredMessage {
+                sequence: 1,
+                message: Message::assistant_with_tool_calls(None, vec![call]),
+                created_at_ms: 0,
+            },
+            StoredMessage {
+                sequence: 2,
+                message: Message::tool_result(CallId::from("c1"), "file_read", "text"),
+                created_at_ms: 0,
+            },
+        ];
+        let mut out = Vec::new();
+        write_messages(&mut out, &messages, OutputFormat::Jsonl).unwrap();
+        let lines: Vec<serde_json::Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(
+            lines[0],
+            json!({"sequence":1,"role":"assistant","content":null,
+                "tool_calls":[{"id":"c1","name":"file_read","arguments":"{\"path\":\"a\"}"}],
+                "tool_call_id":null})
+        );
+        assert_eq!(lines[1]["tool_call_id"], "c1");
+        assert_eq!(lines[1]["content"], "text");
+        let mut text = Vec::new();
+        write_messages(&mut text, &messages, OutputFormat::Text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("→ file_read {\"path\":\"a\"} (c1)"), "{text}");
+        assert!(text.contains("#2 tool [file_read c1]"), "{text}");
+    }
+}

@@ -1,0 +1,115 @@
+//! `[[agents]]`: agent blueprints for the coordinator (DESIGN.md §3.4, seed 002).
+//!
+//! The CLI only parses and checks them here; `oxydra agents list` and `oxydra serve`
+//! hand them to the coordinator.
+
+use serde::{Deserialize, Serialize};
+
+use super::ProviderKind;
+
+/// The two kinds of blueprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentKind {
+    /// An AI agent: a model with tools, the implicit `{prompt}` schema.
+    Agent,
+    /// Tool steps with templated arguments, no model.
+    Deterministic,
+}
+
+/// One `[[agents]]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Unique name.
+    pub name: String,
+    /// `agent` or `deterministic`.
+    #[serde(rename = "type")]
+    pub kind: AgentKind,
+    /// What it does.
+    #[serde(default)]
+    pub description: String,
+    /// System prompt of an AI agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Tools an AI agent may use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+    /// JSON Schema (Draft 7) of a deterministic blueprint's parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters_schema: Option<serde_json::Value>,
+    /// Steps of a deterministic blueprint.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepConfig>,
+    /// Provider override for an AI agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<ProviderKind>,
+    /// Model override for an AI agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// One `[[agents.steps]]` entry: a tool and its (templated) arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepConfig {
+    /// The tool to call.
+    pub tool: String,
+    /// Its arguments; strings may hold `{{parameter}}` placeholders.
+    #[serde(default = "empty_object")]
+    pub args: serde_json::Value,
+}
+
+fn empty_object() -> serde_json::Value {
+    serde_json::Value::Object(serde_json::Map::new())
+}
+
+/// Checks what serde cannot: unique names and steps only where they belong.
+/// Returns the key at fault (`agents[1].steps`) and what is wrong.
+pub(super) fn validate(agents: &[AgentConfig]) -> Result<(), (String, String)> {
+    for (index, agent) in agents.iter().enumerate() {
+        let at = |key: &str| format!("agents[{index}].{key}");
+        if agent.name.trim().is_empty() {
+            return Err((at("name"), "must not be empty".into()));
+        }
+        if agents
+            .iter()
+            .take(index)
+            .any(|other| other.name == agent.name)
+        {
+            return Err((
+                at("name"),
+                format!("the name `{}` is used twice", agent.name),
+            ));
+        }
+        match agent.kind {
+            AgentKind::Deterministic if agent.steps.is_empty() => {
+                return Err((
+                    at("steps"),
+                    "a deterministic agent needs at least one step".into(),
+                ));
+            }
+            AgentKind::Agent if !agent.steps.is_empty() => {
+                return Err((at("steps"), "only deterministic agents have steps".into()));
+            }
+            _ => {}
+        }
+        if let Some(schema) = &agent.parameters_schema
+            && !schema.is_object()
+        {
+            return Err((
+                at("parameters_schema"),
+                "expected a table (a JSON Schema object)".into(),
+            ));
+        }
+        for (step_index, step) in agent.steps.iter().enumerate() {
+            if !step.args.is_object() {
+                return Err((
+                    at(&format!("steps[{step_index}].args")),
+                    "expected a table".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,412 @@
+//! Finding and reading the configuration file, with errors that name the file, the
+//! key and the expected type.
+
+use std::path::{Path, PathBuf};
+
+use oxydra::executor::ToolRule;
+
+use super::FileConfig;
+use crate::error::CliError;
+
+/// A configuration file that was found and parsed.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedFile {
+    /// Where it was read from; `None` when no file exists (all defaults).
+    pub path: Option<PathBuf>,
+    /// Its contents.
+    pub config: FileConfig,
+}
+
+/// Where the configuration is: `--config`, else `./oxydra.toml` if present, else
+/// `<user config dir>/oxydra/config.toml` if present, else none.
+pub fn locate(explicit: Option<&Path>) -> Result<Option<PathBuf>, CliError> {
+    if let Some(path) = explicit {
+        if path.is_file() {
+            return Ok(Some(path.to_path_buf()));
+        }
+        return Err(CliError::ConfigNotFound {
+            path: path.to_path_buf(),
+        });
+    }
+    let local = PathBuf::from("oxydra.toml");
+    if local.is_file() {
+        return Ok(Some(local));
+    }
+    Ok(dirs::config_dir()
+        .map(|dir| dir.join("oxydra").join("config.toml"))
+        .filter(|path| path.is_file()))
+}
+
+/// Locates and reads the configuration (see [`locate`]).
+pub fn load(explicit: Option<&Path>) -> Result<LoadedFile, CliError> {
+    let Some(path) = locate(explicit)? else {
+        return Ok(LoadedFile::default());
+    };
+    let text = std::fs::read_to_string(&path).map_err(|source| CliError::ReadFile {
+        path: path.clone(),
+        source,
+    })?;
+    let path = std::path::absolute(&path).unwrap_or(path);
+    let config = parse(&path, &text)?;
+    Ok(LoadedFile {
+        path: Some(path),
+        config,
+    })
+}
+
+/// Parses and checks the text of the file at `path`.
+pub fn parse(path: &Path, text: &str) -> Result<FileConfig, CliError> {
+    let deserializer = toml::Deserializer::parse(text).map_err(|error| {
+        let (line, column) = error
+            .span()
+            .map(|span| line_column(text, span.start))
+            .unwrap_or((1, 1));
+        CliError::ConfigSyntax {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: error.message().trim().to_owned(),
+        }
+    })?;
+    let config: FileConfig = serde_path_to_error::deserialize(deserializer)
+        .map_err(|error| describe(path, text, &error))?;
+    check(path, &config)?;
+    Ok(config)
+}
+
+/// Value checks serde cannot express.
+fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
+    let invalid = |key: &str, message: String| CliError::ConfigInvalid {
+        path: path.to_path_buf(),
+        key: key.to_owned(),
+        message: format!("invalid value for {key}: {message}"),
+        line: None,
+    };
+    let runtime = &config.runtime;
+    if runtime.max_turns == Some(0) {
+        return Err(invalid(
+            "runtime.max_turns",
+            "expected at least 1, found 0".into(),
+        ));
+    }
+    if let Some(cost) = runtime.max_cost
+        && !(cost.is_finite() && cost > 0.0)
+    {
+        return Err(invalid(
+            "runtime.max_cost",
+            format!("expected a positive number, found {cost}"),
+        ));
+    }
+    if runtime.turn_timeout_secs == Some(0) {
+        return Err(invalid(
+            "runtime.turn_timeout_secs",
+            "expected at least 1, found 0".into(),
+        ));
+    }
+    if let Some(ratio) = runtime.summary_trigger_ratio
+        && !(ratio > 0.0 && ratio <= 1.0)
+    {
+        return Err(invalid(
+            "runtime.summary_trigger_ratio",
+            format!("expected a number in (0, 1], found {ratio}"),
+        ));
+    }
+    if let Some(url) = &config.provider.base_url
+        && !(url.starts_with("http://") || url.starts_with("https://"))
+    {
+        return Err(invalid(
+            "provider.base_url",
+            format!("expected an http:// or https:// URL, found `{url}`"),
+        ));
+    }
+    for (index, table) in config.rules.iter().enumerate() {
+        use serde::Deserialize;
+        ToolRule::deserialize(toml::Value::Table(table.clone())).map_err(|error| {
+            let what = table
+                .get("tool")
+                .and_then(toml::Value::as_str)
+                .map(|tool| format!(" (tool `{tool}`)"))
+                .unwrap_or_default();
+            CliError::ConfigInvalid {
+                path: path.to_path_buf(),
+                key: format!("rules[{index}]"),
+                message: format!(
+                    "invalid rule rules[{index}]{what}: {}",
+                    error.message().trim()
+                ),
+                line: None,
+            }
+        })?;
+    }
+    super::agents::validate(&config.agents).map_err(|(key, message)| invalid(&key, message))
+}
+
+/// The `[[rules]]` tables of a checked file, as the executor takes them.
+pub fn rules(tables: &[toml::Table]) -> Vec<ToolRule> {
+    use serde::Deserialize;
+    tables
+        .iter()
+        .filter_map(|table| ToolRule::deserialize(toml::Value::Table(table.clone())).ok())
+        .collect()
+}
+
+/// Turns a deserialisation error into a message naming the key and the expected type.
+fn describe(
+    path: &Path,
+    text: &str,
+    error: &serde_path_to_error::Error<toml::de::Error>,
+) -> CliError {
+    let inner = error.inner();
+    let line = inner.span().map(|span| line_column(text, span.start).0);
+    let key = error.path().to_string();
+    let key = if key == "." { String::new() } else { key };
+    let message = inner.message().trim();
+
+    if let Some(rest) = message.strip_prefix("unknown field `")
+        && let Some((field, expected)) = rest.split_once('`')
+    {
+        let expected = expected
+            .trim_start_matches(", expected one of ")
+            .trim_start_matches(", expected ")
+            .replace('`', "");
+        let expected = if expected.contains("there are no fields") {
+            "no keys".to_owned()
+        } else {
+            expected
+        };
+        // The path ends with the unknown key itself: the table is what holds it.
+        let key = key
+            .strip_suffix(field)
+            .map(|table| table.trim_end_matches('.').to_owned())
+            .unwrap_or(key);
+        let table = if key.is_empty() {
+            "at the top level".to_owned()
+        } else {
+            format!("in [{key}]")
+        };
+        return CliError::ConfigUnknownKey {
+            path: path.to_path_buf(),
+            key: field.to_owned(),
+            table,
+            expected,
+            line,
+        };
+    }
+    let message = if let Some(rest) = message.strip_prefix("invalid type: ") {
+        let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, "?"));
+        format!(
+            "invalid type for {key}: expected {}, found {}",
+            type_name(expected),
+            found_name(found)
+        )
+    } else if let Some(rest) = message.strip_prefix("missing field `") {
+        let field = rest.trim_end_matches('`');
+        let table = if key.is_empty() {
+            "the top level".to_owned()
+        } else {
+            format!("[{key}]")
+        };
+        format!("missing key `{field}` in {table}")
+    } else if message.starts_with("unknown variant") || message.starts_with("invalid value") {
+        format!("invalid value for {key}: {message}")
+    } else {
+        format!("{key}: {message}")
+    };
+    CliError::ConfigInvalid {
+        path: path.to_path_buf(),
+        key,
+        message,
+        line,
+    }
+}
+
+/// A serde "expected" phrase in TOML words.
+fn type_name(expected: &str) -> String {
+    let expected = expected.trim();
+    let name = match expected {
+        "usize" | "u8" | "u16" | "u32" | "u64" | "i32" | "i64" | "isize" => "an integer",
+        "f64" | "f32" => "a number",
+        "a boolean" | "bool" => "a boolean",
+        "a string" => "a string",
+        "path string" => "a string (a path)",
+        "a sequence" => "an array",
+        _ if expected.starts_with("struct ") || expected.starts_with("a map") => "a table",
+        _ if expected.starts_with("enum ") => "a string",
+        _ => return expected.to_owned(),
+    };
+    name.to_owned()
+}
+
+/// A serde "unexpected" phrase in TOML words.
+fn found_name(found: &str) -> String {
+    let found = found.trim();
+    let name = if found.starts_with("string") {
+        "a string"
+    } else if found.starts_with("integer") {
+        "an integer"
+    } else if found.starts_with("floating point") {
+        "a float"
+    } else if found.starts_with("boolean") {
+        "a boolean"
+    } else if found.starts_with("sequence") {
+        "an array"
+    } else if found.starts_with("map") {
+        "a table"
+    } else {
+        return found.to_owned();
+    };
+    name.to_owned()
+}
+
+/// 1-based line and column of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset.min(text.len())).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rfind('\n')
+        .map_or(before.chars().count(), |newline| {
+            before.get(newline + 1..).map_or(0, |s| s.chars().count())
+        })
+        + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_err(text: &str) -> String {
+        parse(Path::new("/cfg/oxydra.toml"), text)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn the_design_example_parses() {
+        let text = r#"
+[provider]
+kind = "openai"
+base_url = "http://localhost:11434/v1"
+model = "gpt-4o-mini"
+api_key_env = "OPENAI_API_KEY"
+
+[runtime]
+max_turns = 8
+max_cost = 1.0
+turn_timeout_secs = 120
+summary_trigger_ratio = 0.8
+
+[memory]
+db = "oxydra.db"
+retrieval = true
+
+[tools.web_fetch]
+allow_hosts = ["127.0.0.1"]
+
+[[rules]]
+tool = "shell_exec"
+kind = "max_calls"
+value = 3
+
+[[agents]]
+name = "researcher"
+type = "agent"
+description = "Research assistant"
+system_prompt = "You research questions."
+tools = ["file_read", "web_fetch"]
+
+[[agents]]
+name = "web-crawler"
+type = "deterministic"
+description = "Crawls websites"
+parameters_schema = { type = "object", required = ["url"], properties = { url = { type = "string", format = "uri" } } }
+[[agents.steps]]
+tool = "web_fetch"
+args = { url = "{{url}}" }
+"#;
+        let config = parse(Path::new("x.toml"), text).unwrap();
+        assert_eq!(config.runtime.max_turns, Some(8));
+        assert_eq!(config.agents.len(), 2);
+        assert_eq!(config.agents[1].steps[0].args["url"], "{{url}}");
+        assert_eq!(
+            config.agents[1].parameters_schema.as_ref().unwrap()["required"][0],
+            "url"
+        );
+        assert_eq!(config.tools.web_fetch.allow_hosts, vec!["127.0.0.1"]);
+        assert_eq!(rules(&config.rules).len(), 1);
+    }
+
+    #[test]
+    fn bad_rules_name_the_rule() {
+        let message = parse_err("[[rules]]\ntool = \"shell_exec\"\nkind = \"max_calls\"\n");
+        assert!(
+            message.contains("rules[0] (tool `shell_exec`)"),
+            "{message}"
+        );
+        let message = parse_err("[[rules]]\ntool = \"x\"\nkind = \"sometimes\"\n");
+        assert!(message.contains("rules[0]"), "{message}");
+    }
+
+    #[test]
+    fn unknown_key_names_file_table_and_expected_keys() {
+        let message = parse_err("[runtime]\nmax_turn = 3\n");
+        assert!(
+            message.starts_with("/cfg/oxydra.toml: unknown key `max_turn` in [runtime]"),
+            "{message}"
+        );
+        assert!(
+            message.contains("expected one of max_turns, max_cost"),
+            "{message}"
+        );
+        assert!(message.ends_with("at line 2"), "{message}");
+        let top = parse_err("colour = 1\n");
+        assert!(
+            top.contains("unknown key `colour` at the top level"),
+            "{top}"
+        );
+        let nested = parse_err("[tools.web_fetch]\nallow = []\n");
+        assert!(nested.contains("in [tools.web_fetch]"), "{nested}");
+    }
+
+    #[test]
+    fn wrong_type_names_key_and_types() {
+        let message = parse_err("[runtime]\nmax_turns = \"many\"\n");
+        assert!(
+            message.contains(
+                "invalid type for runtime.max_turns: expected an integer, found a string"
+            ),
+            "{message}"
+        );
+        let message = parse_err("[memory]\nretrieval = 1\n");
+        assert!(
+            message.contains("memory.retrieval: expected a boolean, found an integer"),
+            "{message}"
+        );
+        let message = parse_err("[provider]\nkind = \"gemini\"\n");
+        assert!(message.contains("provider.kind"), "{message}");
+        assert!(message.contains("gemini"), "{message}");
+    }
+
+    #[test]
+    fn bad_values_and_syntax_are_reported() {
+        assert!(parse_err("[runtime]\nmax_turns = 0\n").contains("runtime.max_turns"));
+        assert!(
+            parse_err("[runtime]\nsummary_trigger_ratio = 1.5\n")
+                .contains("runtime.summary_trigger_ratio")
+        );
+        assert!(parse_err("[provider]\nbase_url = \"localhost\"\n").contains("provider.base_url"));
+        let syntax = parse_err("[runtime\n");
+        assert!(syntax.starts_with("/cfg/oxydra.toml: line 1"), "{syntax}");
+        let missing = parse_err("[[agents]]\ntype = \"agent\"\n");
+        assert!(missing.contains("missing key `name`"), "{missing}");
+        let steps = parse_err("[[agents]]\nname = \"a\"\ntype = \"deterministic\"\n");
+        assert!(steps.contains("agents[0].steps"), "{steps}");
+    }
+
+    #[test]
+    fn explicit_missing_file_is_an_error() {
+        let error = locate(Some(Path::new("/nonexistent/oxydra.toml"))).unwrap_err();
+        assert!(matches!(error, CliError::ConfigNotFound { .. }));
+        assert!(error.to_string().contains("/nonexistent/oxydra.toml"));
+    }
+}

@@ -1,0 +1,506 @@
+//! Merging defaults, the file, the environment and the flags (flags win) into the
+//! effective configuration a run uses.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::mask::{Secret, mask_url};
+use oxydra::tools::BuiltinToolsConfig;
+
+use super::{AgentConfig, ApproveMode, LoadedFile, ProviderKind};
+use crate::args::RunOptions;
+use crate::error::CliError;
+
+/// Default model for OpenAI-compatible servers.
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+/// Default model for Anthropic.
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+/// Default base URL of OpenAI.
+pub const DEFAULT_OPENAI_URL: &str = "https://api.openai.com/v1";
+/// Default base URL of Anthropic.
+pub const DEFAULT_ANTHROPIC_URL: &str = "https://api.anthropic.com";
+
+/// Reads an environment variable (a function so tests need not touch the real environment).
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// What a run uses, after merging.
+#[derive(Debug, Clone, Serialize)]
+pub struct Effective {
+    /// Where the file came from (not printed as a key).
+    #[serde(skip)]
+    pub config_file: Option<PathBuf>,
+    /// The provider.
+    pub provider: EffectiveProvider,
+    /// Budgets and behaviour of the loop.
+    pub runtime: EffectiveRuntime,
+    /// Where sessions are stored.
+    pub memory: EffectiveMemory,
+    /// Tool settings.
+    pub tools: BuiltinToolsConfig,
+    /// Tool rules.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<toml::Table>,
+    /// Agent blueprints.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentConfig>,
+}
+
+/// The provider a run talks to.
+#[derive(Debug, Clone, Serialize)]
+pub struct EffectiveProvider {
+    /// Wire format.
+    pub kind: ProviderKind,
+    /// Base URL.
+    pub base_url: String,
+    /// Model.
+    pub model: String,
+    /// The variable the key came from; `None`: no auth header.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// The key (masked when printed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<Secret>,
+}
+
+/// Loop budgets and behaviour.
+#[derive(Debug, Clone, Serialize)]
+pub struct EffectiveRuntime {
+    /// Most turns.
+    pub max_turns: usize,
+    /// Most cost (US dollars).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<f64>,
+    /// Most seconds per turn.
+    pub turn_timeout_secs: u64,
+    /// Rolling-summary trigger.
+    pub summary_trigger_ratio: f64,
+    /// Context window override.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u32>,
+    /// Output token cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    /// System prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// How consent is answered.
+    pub approve: ApproveMode,
+    /// Root of the file tools.
+    pub workspace: PathBuf,
+    /// Session to continue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
+/// Where sessions are stored.
+#[derive(Debug, Clone, Serialize)]
+pub struct EffectiveMemory {
+    /// SQLite file.
+    pub db: PathBuf,
+    /// Retrieval on.
+    pub retrieval: bool,
+}
+
+impl Effective {
+    /// The configuration as TOML, secrets masked, with a header saying where it came from.
+    pub fn to_masked_toml(&self) -> String {
+        let mut shown = self.clone();
+        shown.provider.base_url = mask_url(&shown.provider.base_url);
+        let source = self.config_file.as_ref().map_or_else(
+            || "none (defaults, environment and flags)".to_owned(),
+            |path| path.display().to_string(),
+        );
+        let body = toml::to_string(&shown)
+            .unwrap_or_else(|error| format!("# cannot render configuration: {error}\n"));
+        format!("# Effective oxydra configuration\n# config file: {source}\n\n{body}")
+    }
+}
+
+/// The default database: `<user data dir>/oxydra/oxydra.db`.
+pub fn default_db_path() -> Option<PathBuf> {
+    dirs::data_dir().map(|dir| dir.join("oxydra").join("oxydra.db"))
+}
+
+/// The database to use: `--db` (relative to the current dir), else `OXYDRA_DB`, else
+/// `[memory] db` (relative to the config file), else [`default_db_path`].
+pub fn resolve_db(
+    file: &LoadedFile,
+    flag: Option<&Path>,
+    env: EnvLookup<'_>,
+) -> Result<PathBuf, CliError> {
+    if let Some(path) = flag {
+        return Ok(absolute(path));
+    }
+    if let Some(path) = env("OXYDRA_DB").filter(|value| !value.is_empty()) {
+        return Ok(absolute(Path::new(&path)));
+    }
+    if let Some(db) = &file.config.memory.db {
+        let base = file
+            .path
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        return Ok(absolute(&base.join(db)));
+    }
+    default_db_path().ok_or_else(|| {
+        CliError::Setup("no user data directory is known; pass --db <PATH>".to_owned())
+    })
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Merges the file, the environment and the flags.
+pub fn merge(
+    file: &LoadedFile,
+    flags: &RunOptions,
+    env: EnvLookup<'_>,
+    stdin_is_terminal: bool,
+) -> Result<Effective, CliError> {
+    let provider = merge_provider(file, flags, env)?;
+    let section = &file.config.runtime;
+
+    let max_turns = flags.max_turns.or(section.max_turns).unwrap_or(8);
+    if max_turns == 0 {
+        return Err(CliError::Flag {
+            flag: "--max-turns",
+            message: "expected at least 1, found 0".into(),
+        });
+    }
+    let max_cost = flags.max_cost.or(section.max_cost);
+    if let Some(cost) = flags.max_cost
+        && !(cost.is_finite() && cost > 0.0)
+    {
+        return Err(CliError::Flag {
+            flag: "--max-cost",
+            message: format!("expected a positive number, found {cost}"),
+        });
+    }
+    let turn_timeout_secs = flags
+        .turn_timeout
+        .or(section.turn_timeout_secs)
+        .unwrap_or(120);
+    if turn_timeout_secs == 0 {
+        return Err(CliError::Flag {
+            flag: "--turn-timeout",
+            message: "expected at least 1 second, found 0".into(),
+        });
+    }
+    let approve = match flags.approve.or(section.approve) {
+        Some(ApproveMode::Ask) | None if !stdin_is_terminal => ApproveMode::Never,
+        Some(mode) => mode,
+        None => ApproveMode::Ask,
+    };
+    let workspace = match &flags.workspace {
+        Some(dir) if !dir.is_dir() => {
+            return Err(CliError::Flag {
+                flag: "--workspace",
+                message: format!("{} is not a directory", dir.display()),
+            });
+        }
+        Some(dir) => dir.clone(),
+        None => PathBuf::from("."),
+    };
+    let workspace = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| absolute(&workspace));
+
+    Ok(Effective {
+        config_file: file.path.clone(),
+        provider,
+        runtime: EffectiveRuntime {
+            max_turns,
+            max_cost,
+            turn_timeout_secs,
+            summary_trigger_ratio: section.summary_trigger_ratio.unwrap_or(0.8),
+            context_window: section.context_window,
+            max_output_tokens: section.max_output_tokens,
+            system_prompt: section.system_prompt.clone(),
+            approve,
+            workspace,
+            session: flags.session.clone(),
+        },
+        memory: EffectiveMemory {
+            db: resolve_db(file, flags.db.as_deref(), env)?,
+            retrieval: file.config.memory.retrieval.unwrap_or(true),
+        },
+        tools: file.config.tools.clone(),
+        rules: file.config.rules.clone(),
+        agents: file.config.agents.clone(),
+    })
+}
+
+fn merge_provider(
+    file: &LoadedFile,
+    flags: &RunOptions,
+    env: EnvLookup<'_>,
+) -> Result<EffectiveProvider, CliError> {
+    let section = &file.config.provider;
+    let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+
+    let env_kind = match set("OXYDRA_PROVIDER") {
+        Some(value) => Some(match value.trim() {
+            "openai" => ProviderKind::Openai,
+            "anthropic" => ProviderKind::Anthropic,
+            other => {
+                return Err(CliError::Env {
+                    var: "OXYDRA_PROVIDER".into(),
+                    message: format!("expected `openai` or `anthropic`, found `{other}`"),
+                });
+            }
+        }),
+        None => None,
+    };
+    let base_url = match (&flags.base_url, set("OXYDRA_BASE_URL")) {
+        (Some(url), _) => Some(check_url(url, || CliError::Flag {
+            flag: "--base-url",
+            message: format!("expected an http:// or https:// URL, found `{url}`"),
+        })?),
+        (None, Some(url)) => Some(check_url(&url, || CliError::Env {
+            var: "OXYDRA_BASE_URL".into(),
+            message: format!("expected an http:// or https:// URL, found `{url}`"),
+        })?),
+        (None, None) => section.base_url.clone(),
+    };
+    let explicit_kind = flags.provider.or(env_kind).or(section.kind);
+    let kind = match explicit_kind {
+        Some(kind) => kind,
+        None if base_url.is_some() || section.api_key_env.is_some() => ProviderKind::Openai,
+        None if set("OPENAI_API_KEY").is_some() => ProviderKind::Openai,
+        None if set("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
+        None => return Err(CliError::NoProvider),
+    };
+    let (default_var, default_url, default_model) = match kind {
+        ProviderKind::Openai => ("OPENAI_API_KEY", DEFAULT_OPENAI_URL, DEFAULT_OPENAI_MODEL),
+        ProviderKind::Anthropic => (
+            "ANTHROPIC_API_KEY",
+            DEFAULT_ANTHROPIC_URL,
+            DEFAULT_ANTHROPIC_MODEL,
+        ),
+    };
+    let (api_key_env, api_key) = if let Some(var) = &section.api_key_env {
+        let origin = file.path.as_ref().map_or_else(
+            || "api_key_env".to_owned(),
+            |path| format!("api_key_env in {}", path.display()),
+        );
+        let key = set(var).ok_or_else(|| CliError::MissingApiKey {
+            var: var.clone(),
+            origin,
+            base_url: base_url.clone().unwrap_or_else(|| default_url.to_owned()),
+        })?;
+        (Some(var.clone()), Some(Secret::new(key)))
+    } else if base_url.is_some() {
+        // A server of one's own (Ollama, vLLM …): no auth header unless a variable is named.
+        (None, None)
+    } else {
+        let key = set(default_var).ok_or(CliError::NoProvider)?;
+        (Some(default_var.to_owned()), Some(Secret::new(key)))
+    };
+    let model = flags
+        .model
+        .clone()
+        .or_else(|| set("OXYDRA_MODEL"))
+        .or_else(|| section.model.clone())
+        .unwrap_or_else(|| default_model.to_owned());
+    Ok(EffectiveProvider {
+        kind,
+        base_url: base_url.unwrap_or_else(|| default_url.to_owned()),
+        model,
+        api_key_env,
+        api_key,
+    })
+}
+
+fn check_url(url: &str, error: impl FnOnce() -> CliError) -> Result<String, CliError> {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(url.trim_end_matches('/').to_owned())
+    } else {
+        Err(error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::FileConfig;
+    use std::collections::HashMap;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    fn file(text: &str) -> LoadedFile {
+        LoadedFile {
+            path: Some(PathBuf::from("/etc/ox/oxydra.toml")),
+            config: crate::config::file::parse(Path::new("/etc/ox/oxydra.toml"), text).unwrap(),
+        }
+    }
+
+    #[test]
+    fn nothing_configured_is_no_provider() {
+        let error = merge(
+            &LoadedFile::default(),
+            &RunOptions::default(),
+            &env_of(&[]),
+            true,
+        )
+        .unwrap_err();
+        assert!(matches!(error, CliError::NoProvider));
+    }
+
+    #[test]
+    fn provider_is_picked_from_the_environment() {
+        let env = env_of(&[("OPENAI_API_KEY", "sk-openai-0123456789abcdef")]);
+        let effective = merge(&LoadedFile::default(), &RunOptions::default(), &env, true).unwrap();
+        assert_eq!(effective.provider.kind, ProviderKind::Openai);
+        assert_eq!(effective.provider.model, DEFAULT_OPENAI_MODEL);
+        assert_eq!(effective.provider.base_url, DEFAULT_OPENAI_URL);
+        assert_eq!(
+            effective.provider.api_key.as_ref().unwrap().expose(),
+            "sk-openai-0123456789abcdef"
+        );
+
+        let env = env_of(&[("ANTHROPIC_API_KEY", "sk-ant-0123456789abcdef")]);
+        let effective = merge(&LoadedFile::default(), &RunOptions::default(), &env, true).unwrap();
+        assert_eq!(effective.provider.kind, ProviderKind::Anthropic);
+        assert_eq!(effective.provider.model, DEFAULT_ANTHROPIC_MODEL);
+    }
+
+    #[test]
+    fn base_url_alone_is_an_open_server_without_auth() {
+        let flags = RunOptions {
+            base_url: Some("http://localhost:11434/v1/".into()),
+            ..RunOptions::default()
+        };
+        let env = env_of(&[("OPENAI_API_KEY", "sk-must-not-leak-to-ollama")]);
+        let effective = merge(&LoadedFile::default(), &flags, &env, true).unwrap();
+        assert_eq!(effective.provider.kind, ProviderKind::Openai);
+        assert_eq!(effective.provider.base_url, "http://localhost:11434/v1");
+        assert!(effective.provider.api_key.is_none());
+    }
+
+    #[test]
+    fn flags_beat_environment_beat_file() {
+        let loaded = file(
+            "[provider]\nkind = \"openai\"\nbase_url = \"http://file\"\nmodel = \"file-model\"\n\
+             [runtime]\nmax_turns = 4\nmax_cost = 2.0\n[memory]\ndb = \"data/o.db\"\n",
+        );
+        let env = env_of(&[("OXYDRA_MODEL", "env-model")]);
+        let effective = merge(&loaded, &RunOptions::default(), &env, true).unwrap();
+        assert_eq!(effective.provider.model, "env-model");
+        assert_eq!(effective.provider.base_url, "http://file");
+        assert_eq!(effective.runtime.max_turns, 4);
+        assert_eq!(effective.memory.db, PathBuf::from("/etc/ox/data/o.db"));
+
+        let flags = RunOptions {
+            model: Some("flag-model".into()),
+            max_turns: Some(2),
+            db: Some("/tmp/x.db".into()),
+            ..RunOptions::default()
+        };
+        let effective = merge(&loaded, &flags, &env, true).unwrap();
+        assert_eq!(effective.provider.model, "flag-model");
+        assert_eq!(effective.runtime.max_turns, 2);
+        assert_eq!(effective.runtime.max_cost, Some(2.0));
+        assert_eq!(effective.memory.db, PathBuf::from("/tmp/x.db"));
+    }
+
+    #[test]
+    fn named_key_variable_must_be_set() {
+        let loaded = file("[provider]\napi_key_env = \"MY_KEY\"\n");
+        let error = merge(&loaded, &RunOptions::default(), &env_of(&[]), true).unwrap_err();
+        assert!(error.to_string().contains("MY_KEY"), "{error}");
+        let env = env_of(&[("MY_KEY", "k")]);
+        let effective = merge(&loaded, &RunOptions::default(), &env, true).unwrap();
+        assert_eq!(effective.provider.api_key_env.as_deref(), Some("MY_KEY"));
+    }
+
+    #[test]
+    fn consent_is_never_without_a_terminal_and_flags_are_checked() {
+        let env = env_of(&[("OPENAI_API_KEY", "k")]);
+        let effective = merge(&LoadedFile::default(), &RunOptions::default(), &env, false).unwrap();
+        assert_eq!(effective.runtime.approve, ApproveMode::Never);
+        let always = RunOptions {
+            approve: Some(ApproveMode::Always),
+            ..RunOptions::default()
+        };
+        let effective = merge(&LoadedFile::default(), &always, &env, false).unwrap();
+        assert_eq!(effective.runtime.approve, ApproveMode::Always);
+
+        for (flags, flag) in [
+            (
+                RunOptions {
+                    max_cost: Some(-1.0),
+                    ..RunOptions::default()
+                },
+                "--max-cost",
+            ),
+            (
+                RunOptions {
+                    base_url: Some("localhost:1".into()),
+                    ..RunOptions::default()
+                },
+                "--base-url",
+            ),
+            (
+                RunOptions {
+                    workspace: Some("/nonexistent/dir".into()),
+                    ..RunOptions::default()
+                },
+                "--workspace",
+            ),
+        ] {
+            let error = merge(&LoadedFile::default(), &flags, &env, true).unwrap_err();
+            assert!(error.to_string().contains(flag), "{error}");
+        }
+    }
+
+    #[test]
+    fn printed_configuration_of_a_full_file_is_valid_toml() {
+        let loaded = file(
+            "[provider]\nbase_url = \"https://me:pw@host/v1\"\n\
+             [[rules]]\ntool = \"shell_exec\"\nkind = \"max_calls\"\nvalue = 3\n\
+             [[agents]]\nname = \"crawler\"\ntype = \"deterministic\"\n\
+             parameters_schema = { type = \"object\", required = [\"url\"], properties = { url = { type = \"string\" } } }\n\
+             [[agents.steps]]\ntool = \"web_fetch\"\nargs = { url = \"{{url}}\" }\n",
+        );
+        let effective = merge(&loaded, &RunOptions::default(), &env_of(&[]), true).unwrap();
+        let text = effective.to_masked_toml();
+        assert!(text.contains("/etc/ox/oxydra.toml"), "{text}");
+        assert!(text.contains("https://me:****@host/v1"), "{text}");
+        assert!(!text.contains(":pw@"), "{text}");
+        let table: toml::Table = text.parse().unwrap();
+        assert_eq!(
+            table["agents"][0]["steps"][0]["args"]["url"].as_str(),
+            Some("{{url}}")
+        );
+        assert_eq!(table["rules"][0]["value"].as_integer(), Some(3));
+    }
+
+    #[test]
+    fn printed_configuration_masks_the_key() {
+        let env = env_of(&[("OPENAI_API_KEY", "sk-proj-abcdefghijklmnop1234")]);
+        let effective = merge(
+            &LoadedFile {
+                path: None,
+                config: FileConfig::default(),
+            },
+            &RunOptions::default(),
+            &env,
+            true,
+        )
+        .unwrap();
+        let text = effective.to_masked_toml();
+        assert!(text.contains("api_key = \"sk-****1234\""), "{text}");
+        assert!(!text.contains("abcdefghijklmnop"));
+        assert!(text.contains("max_turns = 8"));
+        assert!(text.contains("[memory]"));
+    }
+}

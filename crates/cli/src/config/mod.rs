@@ -1,0 +1,110 @@
+//! Configuration: the TOML file of DESIGN.md §3.4, where it is found, and how it is
+//! merged with the environment and the flags into the [`Effective`] configuration.
+
+mod agents;
+mod file;
+mod mask;
+mod merge;
+
+use std::path::PathBuf;
+
+use clap::ValueEnum;
+use oxydra::tools::BuiltinToolsConfig;
+use serde::{Deserialize, Serialize};
+
+pub use agents::AgentConfig;
+pub use file::{LoadedFile, load, rules};
+pub use merge::{Effective, merge, resolve_db};
+
+/// The wire format of a provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    /// OpenAI chat completions (also Ollama, vLLM, OpenRouter, llama.cpp).
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+/// How requests for consent are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum ApproveMode {
+    /// Ask in the terminal.
+    Ask,
+    /// Approve every request.
+    Always,
+    /// Deny every request.
+    Never,
+}
+
+/// The whole file. Every table rejects keys it does not know.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// `[provider]`.
+    #[serde(default)]
+    pub provider: ProviderSection,
+    /// `[runtime]`.
+    #[serde(default)]
+    pub runtime: RuntimeSection,
+    /// `[memory]`.
+    #[serde(default)]
+    pub memory: MemorySection,
+    /// `[tools]`: settings of the built-in tools (`output_limit_bytes`, `[tools.web_fetch]`
+    /// `allow_hosts` …, `[tools.shell]`, `[tools.file_search]`).
+    #[serde(default)]
+    pub tools: BuiltinToolsConfig,
+    /// `[[rules]]`: tool rules, as the executor deserialises them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<toml::Table>,
+    /// `[[agents]]`: blueprints for the coordinator.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentConfig>,
+}
+
+/// `[provider]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSection {
+    /// `openai` or `anthropic`.
+    pub kind: Option<ProviderKind>,
+    /// Base URL of the API.
+    pub base_url: Option<String>,
+    /// Model name.
+    pub model: Option<String>,
+    /// Environment variable holding the API key; absent with a `base_url`: no auth header.
+    pub api_key_env: Option<String>,
+}
+
+/// `[runtime]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeSection {
+    /// Most turns per task.
+    pub max_turns: Option<usize>,
+    /// Most cost per task in US dollars.
+    pub max_cost: Option<f64>,
+    /// Most seconds per turn.
+    pub turn_timeout_secs: Option<u64>,
+    /// Share of the context window that triggers the rolling summary.
+    pub summary_trigger_ratio: Option<f64>,
+    /// Context window override in tokens.
+    pub context_window: Option<u32>,
+    /// Most output tokens per provider call.
+    pub max_output_tokens: Option<u32>,
+    /// The system prompt.
+    pub system_prompt: Option<String>,
+    /// How consent is answered (`ask`, `always`, `never`).
+    pub approve: Option<ApproveMode>,
+}
+
+/// `[memory]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySection {
+    /// SQLite file, relative to the config file.
+    pub db: Option<PathBuf>,
+    /// Inject retrieved snippets from memory before each provider call.
+    pub retrieval: Option<bool>,
+}

@@ -1,0 +1,202 @@
+//! Everything that can make `oxydra` fail, each naming the file, flag, key or
+//! variable at fault.
+
+use std::path::PathBuf;
+
+use crate::exit_code::Exit;
+
+/// How to configure a provider: shown when none is configured.
+pub const PROVIDER_HOWTO: &str = "no provider configured. Configure one of:
+  - OpenAI:     export OPENAI_API_KEY=sk-...
+  - Anthropic:  export ANTHROPIC_API_KEY=sk-ant-...
+  - Ollama or any OpenAI-compatible server (no key):  --base-url http://localhost:11434/v1 --model llama3.2
+  - a [provider] table (kind, base_url, model, api_key_env) in ./oxydra.toml or the user config file
+    (see docs/configuration.md)";
+
+/// An error of the `oxydra` command.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// `--config` names a file that does not exist.
+    #[error("{}: configuration file not found (given with --config)", path.display())]
+    ConfigNotFound {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// A file could not be read.
+    #[error("{}: cannot read: {source}", path.display())]
+    ReadFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The configuration file is not valid TOML.
+    #[error("{}: line {line}, column {column}: {message}", path.display())]
+    ConfigSyntax {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// The configuration file has a key no table knows.
+    #[error("{}: unknown key `{key}` {table} (expected one of {expected}){}", path.display(), at_line(*line))]
+    ConfigUnknownKey {
+        /// The file.
+        path: PathBuf,
+        /// The unknown key.
+        key: String,
+        /// Where: `in [runtime]`, `at the top level`.
+        table: String,
+        /// The keys the table accepts.
+        expected: String,
+        /// 1-based line, if known.
+        line: Option<usize>,
+    },
+    /// A key of the configuration file has a bad type or value.
+    #[error("{}: {message}{}", path.display(), at_line(*line))]
+    ConfigInvalid {
+        /// The file.
+        path: PathBuf,
+        /// The dotted key (`runtime.max_turns`).
+        key: String,
+        /// What is wrong, naming the key and the expected type.
+        message: String,
+        /// 1-based line, if known.
+        line: Option<usize>,
+    },
+    /// A flag has a bad value.
+    #[error("invalid value for {flag}: {message}")]
+    Flag {
+        /// The flag (`--max-cost`).
+        flag: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// An environment variable has a bad value.
+    #[error("invalid value in environment variable {var}: {message}")]
+    Env {
+        /// The variable.
+        var: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// No provider could be picked.
+    #[error("{PROVIDER_HOWTO}")]
+    NoProvider,
+    /// The API key variable the configuration names is not set.
+    #[error(
+        "the API key variable {var} (from {origin}) is not set; export it, or remove api_key_env to call {base_url} without auth"
+    )]
+    MissingApiKey {
+        /// The variable.
+        var: String,
+        /// Where it was named.
+        origin: String,
+        /// The provider URL.
+        base_url: String,
+    },
+    /// A directory or file could not be created or used.
+    #[error("{}: {what}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Reading stdin or writing stdout failed.
+    #[error("{what}: {source}")]
+    Stdio {
+        /// What was being done.
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The memory store failed.
+    #[error("memory database {}: {message}", path.display())]
+    Memory {
+        /// The database file.
+        path: PathBuf,
+        /// What happened.
+        message: String,
+    },
+    /// A session that does not exist was asked for.
+    #[error("session `{id}` not found in {}", db.display())]
+    SessionNotFound {
+        /// The id.
+        id: String,
+        /// The database file.
+        db: PathBuf,
+    },
+    /// The agent runtime could not be set up.
+    #[error("cannot set up the agent: {0}")]
+    Setup(String),
+    /// The run ended with an error (already reported as an event).
+    #[error("{kind}: {message}")]
+    Run {
+        /// The error kind (`provider`, `budget_exceeded`, `cancelled` …).
+        kind: String,
+        /// What happened.
+        message: String,
+    },
+}
+
+fn at_line(line: Option<usize>) -> String {
+    line.map(|line| format!(" at line {line}"))
+        .unwrap_or_default()
+}
+
+impl CliError {
+    /// The exit code this error ends the process with.
+    pub fn exit(&self) -> Exit {
+        match self {
+            Self::ConfigNotFound { .. }
+            | Self::ConfigSyntax { .. }
+            | Self::ConfigUnknownKey { .. }
+            | Self::ConfigInvalid { .. }
+            | Self::Flag { .. }
+            | Self::Env { .. }
+            | Self::NoProvider
+            | Self::MissingApiKey { .. }
+            | Self::SessionNotFound { .. }
+            | Self::Setup(_) => Exit::Usage,
+            Self::ReadFile { .. } | Self::Io { .. } | Self::Stdio { .. } | Self::Memory { .. } => {
+                Exit::Runtime
+            }
+            Self::Run { kind, .. } => Exit::for_error_kind(kind),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_errors_are_usage_errors_and_name_the_file() {
+        let error = CliError::ConfigUnknownKey {
+            path: "/x/oxydra.toml".into(),
+            key: "max_turn".into(),
+            table: "in [runtime]".into(),
+            expected: "max_turns, max_cost".into(),
+            line: Some(3),
+        };
+        assert_eq!(error.exit(), Exit::Usage);
+        assert_eq!(
+            error.to_string(),
+            "/x/oxydra.toml: unknown key `max_turn` in [runtime] (expected one of max_turns, max_cost) at line 3"
+        );
+        assert_eq!(CliError::NoProvider.exit(), Exit::Usage);
+        assert!(CliError::NoProvider.to_string().contains("OPENAI_API_KEY"));
+        let run = CliError::Run {
+            kind: "budget_exceeded".into(),
+            message: "max_turns".into(),
+        };
+        assert_eq!(run.exit(), Exit::Budget);
+    }
+}

@@ -1,0 +1,72 @@
+//! `--output jsonl`: each runtime event as one JSON object per line on stdout, exactly
+//! as `oxydra::types::RuntimeEvent` serialises (DESIGN.md §3.1).
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use oxydra::types::RuntimeEvent;
+
+/// Writes events as JSON lines.
+pub struct JsonlRenderer {
+    out: Mutex<Box<dyn Write + Send>>,
+}
+
+impl JsonlRenderer {
+    /// Writes to stdout.
+    pub fn stdout() -> Self {
+        Self::new(Box::new(std::io::stdout()))
+    }
+
+    /// Writes to `out`.
+    pub fn new(out: Box<dyn Write + Send>) -> Self {
+        Self {
+            out: Mutex::new(out),
+        }
+    }
+
+    /// Writes one event and flushes, so a reader sees it at once.
+    pub fn emit(&self, event: &RuntimeEvent) {
+        let Ok(line) = serde_json::to_string(event) else {
+            return;
+        };
+        let mut out = self
+            .out
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // A closed stdout (a pipe whose reader left) must not stop the run.
+        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::test_support::SharedBuffer;
+    use oxydra::types::{SessionId, Usage};
+
+    #[test]
+    fn one_object_per_line_with_a_type() {
+        let buffer = SharedBuffer::default();
+        let renderer = JsonlRenderer::new(Box::new(buffer.clone()));
+        renderer.emit(&RuntimeEvent::TextDelta {
+            text: "a\nb".into(),
+        });
+        renderer.emit(&RuntimeEvent::Final {
+            session_id: SessionId::from("ses_1"),
+            text: "done".into(),
+            turns: 1,
+            usage: Usage::default(),
+            cost: 0.0,
+        });
+        let text = buffer.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2);
+        let first: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(
+            first,
+            serde_json::json!({"type":"text_delta","text":"a\nb"})
+        );
+        let last: RuntimeEvent = serde_json::from_str(lines[1]).unwrap();
+        assert!(matches!(last, RuntimeEvent::Final { turns: 1, .. }));
+    }
+}

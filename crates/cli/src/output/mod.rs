@@ -1,0 +1,120 @@
+//! Rendering runtime events: for people (`text`) or for programs (`jsonl`).
+
+mod jsonl;
+mod text;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use oxydra::types::RuntimeEvent;
+
+pub use jsonl::JsonlRenderer;
+pub use text::TextRenderer;
+
+use crate::args::OutputFormat;
+
+/// The renderer of one run: receives every event of the runtime (it is the runtime's
+/// event sink) and prints it.
+pub struct Renderer {
+    kind: RendererKind,
+    ended: AtomicBool,
+}
+
+enum RendererKind {
+    Text(TextRenderer),
+    Jsonl(JsonlRenderer),
+}
+
+impl Renderer {
+    /// A renderer on the real stdout/stderr.
+    pub fn for_format(format: OutputFormat) -> Self {
+        let kind = match format {
+            OutputFormat::Text => RendererKind::Text(TextRenderer::terminal()),
+            OutputFormat::Jsonl => RendererKind::Jsonl(JsonlRenderer::stdout()),
+        };
+        Self {
+            kind,
+            ended: AtomicBool::new(false),
+        }
+    }
+
+    /// Prints one event.
+    pub fn emit(&self, event: &RuntimeEvent) {
+        if matches!(
+            event,
+            RuntimeEvent::Final { .. } | RuntimeEvent::Error { .. }
+        ) {
+            self.ended.store(true, Ordering::SeqCst);
+        }
+        match &self.kind {
+            RendererKind::Text(text) => text.emit(event),
+            RendererKind::Jsonl(jsonl) => jsonl.emit(event),
+        }
+    }
+
+    /// Whether a `final` or `error` event was printed since the last [`Renderer::reset`].
+    pub fn ended(&self) -> bool {
+        self.ended.load(Ordering::SeqCst)
+    }
+
+    /// Starts a new task (in `chat`).
+    pub fn reset(&self) {
+        self.ended.store(false, Ordering::SeqCst);
+    }
+
+    /// Ends a task that stopped without a closing event: prints the `error` event
+    /// (jsonl) so a reader always sees exactly one `final` or `error`.
+    pub fn ensure_ended(&self, kind: &str, message: &str) {
+        if !self.ended() {
+            self.emit(&RuntimeEvent::Error {
+                kind: kind.to_owned(),
+                message: message.to_owned(),
+            });
+        }
+    }
+
+    /// Stops the spinner (text) before the process prints anything else.
+    pub fn finish(&self) {
+        if let RendererKind::Text(text) = &self.kind {
+            text.finish();
+        }
+    }
+
+    /// Clears the spinner so a question can be asked on the terminal.
+    pub fn suspend(&self) {
+        if let RendererKind::Text(text) = &self.kind {
+            text.suspend();
+        }
+    }
+}
+
+impl oxydra::runtime::EventSink for Renderer {
+    fn emit(&self, event: RuntimeEvent) {
+        Renderer::emit(self, &event);
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    /// A cloneable in-memory writer.
+    #[derive(Clone, Default)]
+    pub struct SharedBuffer(Arc<Mutex<Vec<u8>>>);
+
+    impl SharedBuffer {
+        pub fn text(&self) -> String {
+            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+        }
+    }
+
+    impl Write for SharedBuffer {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+}

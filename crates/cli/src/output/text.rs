@@ -1,0 +1,353 @@
+//! `--output text`: the answer streams to stdout as it arrives; on stderr, a spinner
+//! with the progress message (only when stderr is a terminal), one line per tool with
+//! its status and duration, and a closing line with turns, tokens and cost.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use oxydra::types::{RuntimeEvent, RuntimeProgressKind, Usage};
+
+const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+const CLEAR_LINE: &str = "\r\x1b[2K";
+
+struct State {
+    out: Box<dyn Write + Send>,
+    err: Box<dyn Write + Send>,
+    /// The progress message while the spinner shows, `None` while text streams.
+    spinner: Option<String>,
+    /// Whether the spinner's line is currently drawn on stderr.
+    drawn: bool,
+    frame: usize,
+    /// stdout holds text not yet ended with a newline.
+    open_line: bool,
+    /// Text arrived since the last provider call.
+    streamed: bool,
+    started: HashMap<String, Instant>,
+}
+
+impl State {
+    fn clear_spinner(&mut self) {
+        if self.drawn {
+            let _ = write!(self.err, "{CLEAR_LINE}");
+            let _ = self.err.flush();
+            self.drawn = false;
+        }
+    }
+
+    fn draw_spinner(&mut self) {
+        if let Some(message) = &self.spinner {
+            let frame = FRAMES
+                .get(self.frame % FRAMES.len())
+                .copied()
+                .unwrap_or("-");
+            let _ = write!(self.err, "{CLEAR_LINE}{frame} {message}");
+            let _ = self.err.flush();
+            self.drawn = true;
+        }
+    }
+
+    fn end_text_line(&mut self) {
+        if self.open_line {
+            let _ = writeln!(self.out);
+            let _ = self.out.flush();
+            self.open_line = false;
+        }
+    }
+
+    /// Writes a whole status line on stderr without tearing the spinner.
+    fn status_line(&mut self, line: &str) {
+        self.clear_spinner();
+        self.end_text_line();
+        let _ = writeln!(self.err, "{line}");
+        let _ = self.err.flush();
+        self.draw_spinner();
+    }
+}
+
+/// Renders events for people.
+pub struct TextRenderer {
+    state: Arc<Mutex<State>>,
+    spinner_enabled: bool,
+    stop: Arc<AtomicBool>,
+    ticker: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl TextRenderer {
+    /// Renders to the real stdout and stderr; the spinner runs when stderr is a terminal.
+    pub fn terminal() -> Self {
+        use std::io::IsTerminal;
+        let spinner = std::io::stderr().is_terminal();
+        Self::new(
+            Box::new(std::io::stdout()),
+            Box::new(std::io::stderr()),
+            spinner,
+        )
+    }
+
+    /// Renders to `out` (the answer) and `err` (progress, tools, summary).
+    pub fn new(out: Box<dyn Write + Send>, err: Box<dyn Write + Send>, spinner: bool) -> Self {
+        let state = Arc::new(Mutex::new(State {
+            out,
+            err,
+            spinner: None,
+            drawn: false,
+            frame: 0,
+            open_line: false,
+            streamed: false,
+            started: HashMap::new(),
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let ticker = spinner.then(|| {
+            let state = Arc::clone(&state);
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    let mut state = lock(&state);
+                    if state.spinner.is_some() {
+                        state.frame = state.frame.wrapping_add(1);
+                        state.draw_spinner();
+                    }
+                }
+            })
+        });
+        Self {
+            state,
+            spinner_enabled: spinner,
+            stop,
+            ticker: Mutex::new(ticker),
+        }
+    }
+
+    /// Renders one event.
+    pub fn emit(&self, event: &RuntimeEvent) {
+        let mut state = lock(&self.state);
+        match event {
+            RuntimeEvent::Progress(progress) => {
+                if matches!(progress.kind, RuntimeProgressKind::ProviderCall) {
+                    state.streamed = false;
+                }
+                if self.spinner_enabled {
+                    state.clear_spinner();
+                    state.end_text_line();
+                    state.spinner = Some(progress.message.clone());
+                    state.draw_spinner();
+                }
+            }
+            RuntimeEvent::TextDelta { text } => {
+                state.clear_spinner();
+                state.spinner = None;
+                let _ = write!(state.out, "{text}");
+                let _ = state.out.flush();
+                if !text.is_empty() {
+                    state.streamed = true;
+                    state.open_line = !text.ends_with('\n');
+                }
+            }
+            RuntimeEvent::ToolStarted { call_id, .. } => {
+                state.started.insert(call_id.to_string(), Instant::now());
+            }
+            RuntimeEvent::ToolCompleted {
+                call_id,
+                name,
+                duration_ms,
+            } => {
+                state.started.remove(call_id.as_str());
+                state.status_line(&format!("  ✓ {name} ({duration_ms} ms)"));
+            }
+            RuntimeEvent::ToolFailed {
+                call_id,
+                name,
+                error,
+            } => {
+                let elapsed = state
+                    .started
+                    .remove(call_id.as_str())
+                    .map(|start| start.elapsed().as_millis())
+                    .unwrap_or(0);
+                let first_line = error.lines().next().unwrap_or("");
+                state.status_line(&format!("  ✗ {name} ({elapsed} ms): {first_line}"));
+            }
+            RuntimeEvent::TurnCompleted { .. } => {}
+            RuntimeEvent::Final {
+                session_id,
+                text,
+                turns,
+                usage,
+                cost,
+            } => {
+                state.clear_spinner();
+                state.spinner = None;
+                // A provider that does not stream still has an answer to show.
+                if !state.streamed && !text.is_empty() {
+                    let _ = write!(state.out, "{text}");
+                    state.open_line = !text.ends_with('\n');
+                }
+                state.end_text_line();
+                let line = summary_line(*turns, usage, *cost, session_id.as_str());
+                let _ = writeln!(state.err, "{line}");
+                let _ = state.err.flush();
+            }
+            RuntimeEvent::Error { .. } => {
+                // main prints the error once, with its exit code.
+                state.clear_spinner();
+                state.spinner = None;
+                state.end_text_line();
+            }
+        }
+    }
+
+    /// Hides the spinner until the next progress event (a question is being asked).
+    pub fn suspend(&self) {
+        let mut state = lock(&self.state);
+        state.clear_spinner();
+        state.spinner = None;
+        state.end_text_line();
+    }
+
+    /// Stops the spinner and clears its line.
+    pub fn finish(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(handle) = lock(&self.ticker).take() {
+            let _ = handle.join();
+        }
+        let mut state = lock(&self.state);
+        state.clear_spinner();
+        state.spinner = None;
+        state.end_text_line();
+    }
+}
+
+impl Drop for TextRenderer {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The closing line: `3 turns · 1,234 tokens (1,000 in, 234 out) · $0.0012 · session ses_…`.
+pub fn summary_line(turns: usize, usage: &Usage, cost: f64, session: &str) -> String {
+    let plural = if turns == 1 { "" } else { "s" };
+    format!(
+        "— {turns} turn{plural} · {} tokens ({} in, {} out) · ${cost:.4} · session {session}",
+        usage.total_tokens(),
+        usage.input_tokens,
+        usage.output_tokens
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::test_support::SharedBuffer;
+    use oxydra::types::{CallId, RuntimeProgressEvent, SafetyTier, SessionId};
+
+    fn render(events: &[RuntimeEvent], spinner: bool) -> (String, String) {
+        let out = SharedBuffer::default();
+        let err = SharedBuffer::default();
+        let renderer = TextRenderer::new(Box::new(out.clone()), Box::new(err.clone()), spinner);
+        for event in events {
+            renderer.emit(event);
+        }
+        renderer.finish();
+        (out.text(), err.text())
+    }
+
+    fn run_events() -> Vec<RuntimeEvent> {
+        vec![
+            RuntimeEvent::Progress(RuntimeProgressEvent::new(
+                RuntimeProgressKind::ProviderCall,
+                1,
+                8,
+            )),
+            RuntimeEvent::TextDelta {
+                text: "Reading".into(),
+            },
+            RuntimeEvent::Progress(RuntimeProgressEvent::new(
+                RuntimeProgressKind::ToolExecution {
+                    tool_names: vec!["file_read".into(), "shell_exec".into()],
+                },
+                1,
+                8,
+            )),
+            RuntimeEvent::ToolStarted {
+                call_id: CallId::from("c1"),
+                name: "file_read".into(),
+                tier: SafetyTier::ReadOnly,
+            },
+            RuntimeEvent::ToolCompleted {
+                call_id: CallId::from("c1"),
+                name: "file_read".into(),
+                duration_ms: 4,
+            },
+            RuntimeEvent::ToolFailed {
+                call_id: CallId::from("c2"),
+                name: "shell_exec".into(),
+                error: "permission denied\nmore".into(),
+            },
+            RuntimeEvent::TextDelta {
+                text: "Done.".into(),
+            },
+            RuntimeEvent::Final {
+                session_id: SessionId::from("ses_9"),
+                text: "Done.".into(),
+                turns: 2,
+                usage: Usage::new(100, 20, 0),
+                cost: 0.5,
+            },
+        ]
+    }
+
+    #[test]
+    fn text_streams_to_stdout_and_status_to_stderr() {
+        let (out, err) = render(&run_events(), false);
+        assert_eq!(out, "Reading\nDone.\n");
+        assert!(err.contains("  ✓ file_read (4 ms)\n"), "{err}");
+        assert!(err.contains("  ✗ shell_exec ("), "{err}");
+        assert!(err.contains("permission denied\n"));
+        assert!(!err.contains("more"));
+        assert!(err.contains("— 2 turns · 120 tokens (100 in, 20 out) · $0.5000 · session ses_9"));
+        assert!(
+            !err.contains("Executing tools"),
+            "no spinner off a terminal"
+        );
+    }
+
+    #[test]
+    fn spinner_shows_the_progress_message_on_a_terminal() {
+        let (out, err) = render(&run_events(), true);
+        assert_eq!(out, "Reading\nDone.\n");
+        assert!(err.contains("[1/8] Calling the model"));
+        assert!(err.contains("[1/8] Executing tools: file_read, shell_exec"));
+        assert!(err.contains("session ses_9\n"));
+    }
+
+    #[test]
+    fn final_text_is_shown_when_nothing_streamed() {
+        let events = vec![
+            RuntimeEvent::Progress(RuntimeProgressEvent::new(
+                RuntimeProgressKind::ProviderCall,
+                1,
+                8,
+            )),
+            RuntimeEvent::Final {
+                session_id: SessionId::from("ses_1"),
+                text: "Answer".into(),
+                turns: 1,
+                usage: Usage::default(),
+                cost: 0.0,
+            },
+        ];
+        let (out, _) = render(&events, false);
+        assert_eq!(out, "Answer\n");
+    }
+}

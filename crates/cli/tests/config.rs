@@ -1,0 +1,175 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+//! Configuration errors, `--print-config`, and `oxydra scrub`, through the real binary.
+
+mod common;
+
+use std::io::Write;
+use std::process::Stdio;
+
+use common::{Sandbox, stderr, stdout};
+
+fn run_with_config(sandbox: &Sandbox, toml: &str) -> std::process::Output {
+    let path = sandbox.path().join("oxydra.toml");
+    std::fs::write(&path, toml).unwrap();
+    let mut command = sandbox.command();
+    command.args(["run", "--base-url", "http://127.0.0.1:9/v1", "hello"]);
+    command.output().unwrap()
+}
+
+#[test]
+fn unknown_key_names_the_file_the_table_and_the_known_keys() {
+    let sandbox = Sandbox::new();
+    let output = run_with_config(&sandbox, "[runtime]\nmax_turn = 3\n");
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    let file = sandbox.path().join("oxydra.toml");
+    assert!(
+        err.starts_with(&format!(
+            "error: {}: unknown key `max_turn` in [runtime]",
+            file.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("expected one of max_turns, max_cost"), "{err}");
+}
+
+#[test]
+fn wrong_type_names_the_key_and_the_types() {
+    let sandbox = Sandbox::new();
+    let output = run_with_config(&sandbox, "[runtime]\nmax_turns = \"eight\"\n");
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(err.contains("oxydra.toml"), "{err}");
+    assert!(
+        err.contains("invalid type for runtime.max_turns: expected an integer, found a string"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_config_file_is_named() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command();
+    command.args(["run", "--config", "nowhere.toml", "hello"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("nowhere.toml: configuration file not found"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn no_provider_says_how_to_configure_one() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command();
+    command.args(["run", "hello"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(err.contains("no provider configured"), "{err}");
+    assert!(err.contains("OPENAI_API_KEY"), "{err}");
+    assert!(err.contains("ANTHROPIC_API_KEY"), "{err}");
+    assert!(err.contains("--base-url"), "{err}");
+}
+
+#[test]
+fn bad_flag_values_are_usage_errors() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command();
+    command.args(["run", "--max-turns", "lots", "hello"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--max-turns"));
+    let mut command = sandbox.command();
+    command.args(["run", "--base-url", "localhost:11434", "hello"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("--base-url"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn user_config_dir_file_is_used_and_print_config_masks_secrets() {
+    let sandbox = Sandbox::new();
+    let dir = sandbox.path().join("config").join("oxydra");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        "[provider]\nmodel = \"from-user-config\"\n[runtime]\nmax_turns = 5\n[memory]\ndb = \"store/o.db\"\n",
+    )
+    .unwrap();
+    let mut command = sandbox.command();
+    command
+        .env("OPENAI_API_KEY", "sk-proj-abcdefghijklmnopqrstuvwx9876")
+        .args(["run", "--print-config", "--max-cost", "0.25"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("model = \"from-user-config\""), "{text}");
+    assert!(text.contains("max_turns = 5"), "{text}");
+    assert!(text.contains("max_cost = 0.25"), "{text}");
+    assert!(text.contains("api_key = \"sk-****9876\""), "{text}");
+    assert!(!text.contains("abcdefghijkl"), "{text}");
+    // memory.db is relative to the config file.
+    assert!(
+        text.contains(&dir.join("store/o.db").display().to_string()),
+        "{text}"
+    );
+    // The printed configuration is itself valid TOML.
+    text.parse::<toml::Table>().unwrap();
+}
+
+#[test]
+fn scrub_redacts_stdin_and_reports_ranges() {
+    let sandbox = Sandbox::new();
+    let input = "host=db1\npassword: \"Xk9#mQ2$vL7pR4wZ8nB3\"\n";
+    for json in [false, true] {
+        let mut command = sandbox.command();
+        command
+            .arg("scrub")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        if json {
+            command.arg("--json");
+        }
+        let mut child = command.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        let text = stdout(&output);
+        assert!(!text.contains("Xk9#mQ2$vL7pR4wZ8nB3"), "{text}");
+        if json {
+            let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let redaction = &value["redactions"][0];
+            let (start, end) = (
+                redaction["start"].as_u64().unwrap() as usize,
+                redaction["end"].as_u64().unwrap() as usize,
+            );
+            assert!(input[start..end].contains("Xk9#mQ2"), "{value}");
+            assert!(value["text"].as_str().unwrap().starts_with("host=db1\n"));
+        } else {
+            assert!(text.starts_with("host=db1\n"), "{text}");
+        }
+    }
+    let mut command = sandbox.command();
+    command.args(["scrub", "missing.txt"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("missing.txt"));
+}
