@@ -16,6 +16,7 @@
 //! ```
 
 pub mod anthropic;
+pub mod mcp_servers;
 pub mod openai;
 mod server;
 

@@ -27,6 +27,12 @@ pub enum Command {
     Chat(ChatArgs),
     /// Stored sessions and their messages.
     Sessions(SessionsArgs),
+    /// Agent blueprints of the configuration (`[[agents]]`).
+    Agents(AgentsArgs),
+    /// Serve the coordinator HTTP API: list agents, start, inspect and cancel runs.
+    Serve(ServeArgs),
+    /// MCP servers of the configuration (`[[mcp_servers]]`).
+    Mcp(McpArgs),
     /// Redact secrets from FILE (or stdin) to stdout.
     Scrub(ScrubArgs),
 }
@@ -139,6 +145,106 @@ pub enum SessionsAction {
         #[command(flatten)]
         options: SessionsOptions,
     },
+}
+
+/// Options of the listing commands `agents list` and `mcp list`.
+#[derive(Debug, Clone, Args)]
+pub struct ListOptions {
+    /// Configuration file (default `./oxydra.toml` if present, else the user config dir).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// SQLite file (default in the user data dir).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// How to print on stdout (`text`: one JSON document; `jsonl`: one line per item).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+impl ListOptions {
+    /// As the options the configuration merge takes.
+    pub fn run_options(&self) -> RunOptions {
+        RunOptions {
+            config: self.config.clone(),
+            db: self.db.clone(),
+            ..RunOptions::default()
+        }
+    }
+}
+
+/// `oxydra agents`.
+#[derive(Debug, Args)]
+pub struct AgentsArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: AgentsAction,
+}
+
+/// `oxydra agents list`.
+#[derive(Debug, Subcommand)]
+pub enum AgentsAction {
+    /// Every blueprint with its type and parameters schema, as `GET /agents` returns them.
+    List(ListOptions),
+}
+
+/// `oxydra mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: McpAction,
+}
+
+/// `oxydra mcp list`.
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Starts each configured server, shows its state and its tools, and stops it.
+    List(ListOptions),
+}
+
+/// `oxydra serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (default `[serve] addr`, else `127.0.0.1:8080`; port 0 picks one).
+    #[arg(long, value_name = "ADDR")]
+    pub addr: Option<String>,
+    /// Configuration file (default `./oxydra.toml` if present, else the user config dir).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The provider's wire format for AI agents.
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderKind>,
+    /// Base URL of the provider of AI agents.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The model of AI agents without a model of their own.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// SQLite file for runs and sessions (default in the user data dir).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Root of the file tools (default the current dir).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// How requests for consent are answered (`ask` means `never`: nobody is at a terminal).
+    #[arg(long, value_enum)]
+    pub approve: Option<ApproveMode>,
+}
+
+impl ServeArgs {
+    /// As the options the configuration merge takes.
+    pub fn run_options(&self) -> RunOptions {
+        RunOptions {
+            config: self.config.clone(),
+            provider: self.provider,
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            db: self.db.clone(),
+            workspace: self.workspace.clone(),
+            approve: self.approve,
+            ..RunOptions::default()
+        }
+    }
 }
 
 /// `oxydra scrub`.

@@ -133,6 +133,23 @@ pub enum CliError {
         /// The database file.
         db: PathBuf,
     },
+    /// The MCP servers could not be set up (a bad `[[mcp_servers]]` entry or a tool
+    /// name that is already taken).
+    #[error("MCP servers: {0}")]
+    Mcp(String),
+    /// `oxydra serve` cannot listen on its address.
+    #[error("cannot listen on {addr} (from {origin}): {source}")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// Where it came from: `--addr`, `serve.addr`, or the default.
+        origin: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The coordinator failed.
+    #[error("coordinator: {0}")]
+    Coordinator(String),
     /// The agent runtime could not be set up.
     #[error("cannot set up the agent: {0}")]
     Setup(String),
@@ -164,7 +181,10 @@ impl CliError {
             | Self::NoProvider
             | Self::MissingApiKey { .. }
             | Self::SessionNotFound { .. }
+            | Self::Mcp(_)
+            | Self::Bind { .. }
             | Self::Setup(_) => Exit::Usage,
+            Self::Coordinator(_) => Exit::Runtime,
             Self::ReadFile { .. } | Self::Io { .. } | Self::Stdio { .. } | Self::Memory { .. } => {
                 Exit::Runtime
             }

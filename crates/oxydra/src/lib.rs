@@ -13,6 +13,7 @@
 //! | `scrubbing` | `oxydra-scrubbing` | `scrubbing` |
 //! | `runtime` | `oxydra-runtime` | `runtime` |
 //! | `coordinator` | `oxydra-coordinator` | `coordinator` |
+//! | `mcp` | `oxydra-mcp` | `mcp` |
 //!
 //! A complete agent: an OpenAI-compatible provider with retries, the built-in tools
 //! confined to a workspace, SQLite memory for sessions and retrieval, and budgets.
@@ -77,6 +78,8 @@ pub use oxydra_types as types;
 pub use oxydra_coordinator as coordinator;
 #[cfg(feature = "executor")]
 pub use oxydra_executor as executor;
+#[cfg(feature = "mcp")]
+pub use oxydra_mcp as mcp;
 #[cfg(feature = "memory")]
 pub use oxydra_memory as memory;
 #[cfg(feature = "provider")]

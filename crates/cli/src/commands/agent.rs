@@ -4,13 +4,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use oxydra::executor::ToolExecutorConfig;
+use oxydra::mcp::McpManager;
 use oxydra::memory::{Memory, SqliteMemory};
 use oxydra::provider::{AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, RetryPolicy};
 use oxydra::runtime::{AgentRuntime, EventSink, RuntimeLimits};
 use oxydra::tools::ToolRegistry;
 use oxydra::types::SessionId;
 
-use crate::config::{ApproveMode, Effective, ProviderKind};
+use crate::config::{ApproveMode, Effective, EffectiveProvider, EffectiveRuntime, ProviderKind};
 use crate::consent::TerminalBroker;
 use crate::error::CliError;
 use crate::output::Renderer;
@@ -28,19 +29,35 @@ pub struct Agent {
     pub runtime: AgentRuntime,
     /// The session store.
     pub memory: SqliteMemory,
+    /// The MCP servers whose tools the runtime has (stop them with [`Agent::stop`]).
+    pub mcp: Option<McpManager>,
 }
 
-/// Builds the provider client.
+impl Agent {
+    /// Stops the MCP servers; the runtime and the store need no stopping.
+    pub async fn stop(self) {
+        super::mcp_tools::stop(self.mcp).await;
+    }
+}
+
+/// Builds the provider client of a run.
 pub fn provider(effective: &Effective) -> Arc<dyn Provider> {
-    let settings = &effective.provider;
+    provider_client(&effective.provider, &effective.runtime)
+}
+
+/// Builds a provider client from its settings and the runtime's token overrides.
+pub fn provider_client(
+    settings: &EffectiveProvider,
+    runtime: &EffectiveRuntime,
+) -> Arc<dyn Provider> {
     let mut config = ProviderConfig::new(
         settings.base_url.clone(),
         settings.api_key.as_ref().map(|key| key.expose().to_owned()),
     );
-    if let Some(window) = effective.runtime.context_window {
+    if let Some(window) = runtime.context_window {
         config.context_window = Some(window);
     }
-    if let Some(max_output) = effective.runtime.max_output_tokens {
+    if let Some(max_output) = runtime.max_output_tokens {
         config.max_output_tokens = Some(max_output);
     }
     match settings.kind {
@@ -76,11 +93,13 @@ pub async fn build(effective: &Effective, renderer: Arc<Renderer>) -> Result<Age
     ));
     let sink: Arc<dyn EventSink> = renderer;
     let memory_handle: Arc<dyn Memory> = Arc::new(memory.clone());
+    let mut tools = ToolRegistry::with_builtins(&effective.tools);
+    let mcp = super::mcp_tools::start(&effective.mcp_servers, &mut tools).await?;
     let mut builder = AgentRuntime::builder()
         .provider(provider(effective))
         .retry_policy(RetryPolicy::default())
         .model(effective.provider.model.clone())
-        .tools(ToolRegistry::with_builtins(&effective.tools))
+        .tools(tools)
         .rules(crate::config::rules(&effective.rules))
         .executor_config(executor_config)
         .permission_broker(broker)
@@ -97,10 +116,17 @@ pub async fn build(effective: &Effective, renderer: Arc<Renderer>) -> Result<Age
     if effective.memory.retrieval {
         builder = builder.retrieval(Arc::new(memory.clone()));
     }
-    let runtime = builder
-        .build()
-        .map_err(|error| CliError::Setup(error.to_string()))?;
-    Ok(Agent { runtime, memory })
+    match builder.build() {
+        Ok(runtime) => Ok(Agent {
+            runtime,
+            memory,
+            mcp,
+        }),
+        Err(error) => {
+            super::mcp_tools::stop(mcp).await;
+            Err(CliError::Setup(error.to_string()))
+        }
+    }
 }
 
 /// Checks that a session given with `--session` (or `/switch`) is stored.

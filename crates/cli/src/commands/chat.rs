@@ -171,6 +171,7 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
         }
         let _ = editor.save_history(path);
     }
+    agent.stop().await;
     Ok(Exit::Done)
 }
 

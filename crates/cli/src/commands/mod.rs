@@ -1,9 +1,14 @@
 //! One module per subcommand.
 
 pub mod agent;
+pub mod agents;
 pub mod chat;
+pub mod mcp;
+pub mod mcp_tools;
 pub mod run;
 pub mod scrub;
+pub mod serve;
+pub mod service;
 pub mod sessions;
 
 use crate::args::{Cli, Command};
@@ -38,6 +43,9 @@ async fn dispatch_async(command: Command) -> Result<Exit, CliError> {
         Command::Run(args) => run::run(args).await,
         Command::Chat(args) => chat::run(args).await,
         Command::Sessions(args) => sessions::run(args).await,
+        Command::Agents(args) => agents::run(args).await,
+        Command::Serve(args) => serve::run(args).await,
+        Command::Mcp(args) => mcp::run(args).await,
         Command::Scrub(args) => scrub::run(&args),
     }
 }

@@ -47,6 +47,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let result = agent.runtime.run_session(&session, prompt, &cancel).await;
     interrupts.end_turn();
     renderer.finish();
+    agent.stop().await;
     finish_task(&renderer, &session, result.map(|_| ()))
 }
 

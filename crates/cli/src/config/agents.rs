@@ -3,6 +3,7 @@
 //! The CLI only parses and checks them here; `oxydra agents list` and `oxydra serve`
 //! hand them to the coordinator.
 
+use oxydra::coordinator::{BlueprintConfig, BlueprintKind, BlueprintLimits};
 use serde::{Deserialize, Serialize};
 
 use super::ProviderKind;
@@ -32,9 +33,15 @@ pub struct AgentConfig {
     /// System prompt of an AI agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
-    /// Tools an AI agent may use.
+    /// Tools an AI agent may use (absent: every configured tool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Tool rules of this agent, added to the top-level `[[rules]]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<String>,
+    pub rules: Vec<toml::Table>,
+    /// Budgets of an AI agent (`max_turns`, `max_cost`, `turn_timeout_secs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<BlueprintLimits>,
     /// JSON Schema (Draft 7) of a deterministic blueprint's parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters_schema: Option<serde_json::Value>,
@@ -58,6 +65,33 @@ pub struct StepConfig {
     /// Its arguments; strings may hold `{{parameter}}` placeholders.
     #[serde(default = "empty_object")]
     pub args: serde_json::Value,
+}
+
+impl AgentConfig {
+    /// The coordinator's blueprint for this entry (its rules already checked by the
+    /// file loader).
+    pub fn to_blueprint(&self) -> BlueprintConfig {
+        BlueprintConfig {
+            name: self.name.clone(),
+            kind: match self.kind {
+                AgentKind::Agent => BlueprintKind::Agent,
+                AgentKind::Deterministic => BlueprintKind::Deterministic,
+            },
+            description: self.description.clone(),
+            system_prompt: self.system_prompt.clone(),
+            provider: self.provider.map(|kind| kind.as_str().to_owned()),
+            model: self.model.clone(),
+            tools: self.tools.clone(),
+            rules: super::rules(&self.rules),
+            limits: self.limits.clone(),
+            parameters_schema: self.parameters_schema.clone(),
+            steps: self
+                .steps
+                .iter()
+                .map(|step| oxydra::coordinator::StepConfig::new(&step.tool, step.args.clone()))
+                .collect(),
+        }
+    }
 }
 
 fn empty_object() -> serde_json::Value {

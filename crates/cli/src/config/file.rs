@@ -119,8 +119,56 @@ fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
             format!("expected an http:// or https:// URL, found `{url}`"),
         ));
     }
-    for (index, table) in config.rules.iter().enumerate() {
-        use serde::Deserialize;
+    check_rules(path, "rules", &config.rules)?;
+    super::agents::validate(&config.agents).map_err(|(key, message)| invalid(&key, message))?;
+    for (index, agent) in config.agents.iter().enumerate() {
+        check_rules(path, &format!("agents[{index}].rules"), &agent.rules)?;
+    }
+    let serve = &config.serve;
+    if let Some(addr) = &serve.addr
+        && addr.parse::<std::net::SocketAddr>().is_err()
+    {
+        return Err(invalid(
+            "serve.addr",
+            format!("expected an address like 127.0.0.1:8080, found `{addr}`"),
+        ));
+    }
+    if serve.max_concurrent_runs == Some(0) {
+        return Err(invalid(
+            "serve.max_concurrent_runs",
+            "expected at least 1, found 0".into(),
+        ));
+    }
+    if serve.body_limit_bytes == Some(0) {
+        return Err(invalid(
+            "serve.body_limit_bytes",
+            "expected at least 1, found 0".into(),
+        ));
+    }
+    for (index, server) in config.mcp_servers.iter().enumerate() {
+        if let Err(error) = server.transport() {
+            return Err(invalid(&format!("mcp_servers[{index}]"), error.to_string()));
+        }
+        if config
+            .mcp_servers
+            .iter()
+            .take(index)
+            .any(|other| other.name == server.name)
+        {
+            return Err(invalid(
+                &format!("mcp_servers[{index}].name"),
+                format!("the name `{}` is used twice", server.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks each table of a `[[rules]]` list (`at` names the list: `rules`,
+/// `agents[0].rules`).
+fn check_rules(path: &Path, at: &str, tables: &[toml::Table]) -> Result<(), CliError> {
+    use serde::Deserialize;
+    for (index, table) in tables.iter().enumerate() {
         ToolRule::deserialize(toml::Value::Table(table.clone())).map_err(|error| {
             let what = table
                 .get("tool")
@@ -129,16 +177,16 @@ fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
                 .unwrap_or_default();
             CliError::ConfigInvalid {
                 path: path.to_path_buf(),
-                key: format!("rules[{index}]"),
+                key: format!("{at}[{index}]"),
                 message: format!(
-                    "invalid rule rules[{index}]{what}: {}",
+                    "invalid rule {at}[{index}]{what}: {}",
                     error.message().trim()
                 ),
                 line: None,
             }
         })?;
     }
-    super::agents::validate(&config.agents).map_err(|(key, message)| invalid(&key, message))
+    Ok(())
 }
 
 /// The `[[rules]]` tables of a checked file, as the executor takes them.

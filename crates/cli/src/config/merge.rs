@@ -8,7 +8,9 @@ use serde::Serialize;
 use super::mask::{Secret, mask_url};
 use oxydra::tools::BuiltinToolsConfig;
 
-use super::{AgentConfig, ApproveMode, LoadedFile, ProviderKind};
+use oxydra::mcp::McpServerConfig;
+
+use super::{AgentConfig, ApproveMode, LoadedFile, ProviderKind, ServeSection};
 use crate::args::RunOptions;
 use crate::error::CliError;
 
@@ -44,6 +46,33 @@ pub struct Effective {
     /// Agent blueprints.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentConfig>,
+    /// MCP servers whose tools are registered.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<McpServerConfig>,
+}
+
+/// What `oxydra serve`, `agents list` and `mcp list` use: the merged settings, where a
+/// provider is optional (without one, deterministic agents still run).
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// Where the file came from.
+    pub config_file: Option<PathBuf>,
+    /// The provider of AI agents, if one is configured.
+    pub provider: Option<EffectiveProvider>,
+    /// Budgets and behaviour of AI agents' loops.
+    pub runtime: EffectiveRuntime,
+    /// Where sessions and runs are stored.
+    pub memory: EffectiveMemory,
+    /// Tool settings.
+    pub tools: BuiltinToolsConfig,
+    /// Tool rules.
+    pub rules: Vec<toml::Table>,
+    /// Agent blueprints.
+    pub agents: Vec<AgentConfig>,
+    /// MCP servers.
+    pub mcp_servers: Vec<McpServerConfig>,
+    /// `[serve]`.
+    pub serve: ServeSection,
 }
 
 /// The provider a run talks to.
@@ -161,6 +190,52 @@ pub fn merge(
     stdin_is_terminal: bool,
 ) -> Result<Effective, CliError> {
     let provider = merge_provider(file, flags, env)?;
+    let (runtime, memory) = merge_settings(file, flags, env, stdin_is_terminal)?;
+    Ok(Effective {
+        config_file: file.path.clone(),
+        provider,
+        runtime,
+        memory,
+        tools: file.config.tools.clone(),
+        rules: file.config.rules.clone(),
+        agents: file.config.agents.clone(),
+        mcp_servers: file.config.mcp_servers.clone(),
+    })
+}
+
+/// Merges like [`merge`] for the service commands: no provider is no error, and
+/// consent is never asked in a terminal (`ask` becomes `never`).
+pub fn merge_service(
+    file: &LoadedFile,
+    flags: &RunOptions,
+    env: EnvLookup<'_>,
+) -> Result<ServiceConfig, CliError> {
+    let provider = match merge_provider(file, flags, env) {
+        Ok(provider) => Some(provider),
+        Err(CliError::NoProvider) => None,
+        Err(error) => return Err(error),
+    };
+    let (runtime, memory) = merge_settings(file, flags, env, false)?;
+    Ok(ServiceConfig {
+        config_file: file.path.clone(),
+        provider,
+        runtime,
+        memory,
+        tools: file.config.tools.clone(),
+        rules: file.config.rules.clone(),
+        agents: file.config.agents.clone(),
+        mcp_servers: file.config.mcp_servers.clone(),
+        serve: file.config.serve.clone(),
+    })
+}
+
+/// Everything but the provider.
+fn merge_settings(
+    file: &LoadedFile,
+    flags: &RunOptions,
+    env: EnvLookup<'_>,
+    stdin_is_terminal: bool,
+) -> Result<(EffectiveRuntime, EffectiveMemory), CliError> {
     let section = &file.config.runtime;
 
     let max_turns = flags.max_turns.or(section.max_turns).unwrap_or(8);
@@ -208,10 +283,8 @@ pub fn merge(
         .canonicalize()
         .unwrap_or_else(|_| absolute(&workspace));
 
-    Ok(Effective {
-        config_file: file.path.clone(),
-        provider,
-        runtime: EffectiveRuntime {
+    Ok((
+        EffectiveRuntime {
             max_turns,
             max_cost,
             turn_timeout_secs,
@@ -223,14 +296,11 @@ pub fn merge(
             workspace,
             session: flags.session.clone(),
         },
-        memory: EffectiveMemory {
+        EffectiveMemory {
             db: resolve_db(file, flags.db.as_deref(), env)?,
             retrieval: file.config.memory.retrieval.unwrap_or(true),
         },
-        tools: file.config.tools.clone(),
-        rules: file.config.rules.clone(),
-        agents: file.config.agents.clone(),
-    })
+    ))
 }
 
 fn merge_provider(
@@ -273,14 +343,7 @@ fn merge_provider(
         None if set("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
         None => return Err(CliError::NoProvider),
     };
-    let (default_var, default_url, default_model) = match kind {
-        ProviderKind::Openai => ("OPENAI_API_KEY", DEFAULT_OPENAI_URL, DEFAULT_OPENAI_MODEL),
-        ProviderKind::Anthropic => (
-            "ANTHROPIC_API_KEY",
-            DEFAULT_ANTHROPIC_URL,
-            DEFAULT_ANTHROPIC_MODEL,
-        ),
-    };
+    let (default_var, default_url, default_model) = provider_defaults(kind);
     let (api_key_env, api_key) = if let Some(var) = &section.api_key_env {
         let origin = file.path.as_ref().map_or_else(
             || "api_key_env".to_owned(),
@@ -312,6 +375,18 @@ fn merge_provider(
         api_key_env,
         api_key,
     })
+}
+
+/// The standard API key variable, base URL and model of a provider kind.
+pub fn provider_defaults(kind: ProviderKind) -> (&'static str, &'static str, &'static str) {
+    match kind {
+        ProviderKind::Openai => ("OPENAI_API_KEY", DEFAULT_OPENAI_URL, DEFAULT_OPENAI_MODEL),
+        ProviderKind::Anthropic => (
+            "ANTHROPIC_API_KEY",
+            DEFAULT_ANTHROPIC_URL,
+            DEFAULT_ANTHROPIC_MODEL,
+        ),
+    }
 }
 
 fn check_url(url: &str, error: impl FnOnce() -> CliError) -> Result<String, CliError> {

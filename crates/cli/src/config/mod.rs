@@ -9,12 +9,17 @@ mod merge;
 use std::path::PathBuf;
 
 use clap::ValueEnum;
+use oxydra::mcp::McpServerConfig;
 use oxydra::tools::BuiltinToolsConfig;
 use serde::{Deserialize, Serialize};
 
 pub use agents::AgentConfig;
 pub use file::{LoadedFile, load, rules};
-pub use merge::{Effective, merge, resolve_db};
+pub use mask::Secret;
+pub use merge::{
+    Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, merge, merge_service,
+    provider_defaults, resolve_db,
+};
 
 /// The wire format of a provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
@@ -24,6 +29,16 @@ pub enum ProviderKind {
     Openai,
     /// Anthropic Messages.
     Anthropic,
+}
+
+impl ProviderKind {
+    /// The name used in configuration files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Openai => "openai",
+            Self::Anthropic => "anthropic",
+        }
+    }
 }
 
 /// How requests for consent are answered.
@@ -61,6 +76,27 @@ pub struct FileConfig {
     /// `[[agents]]`: blueprints for the coordinator.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentConfig>,
+    /// `[serve]`: the coordinator HTTP API of `oxydra serve`.
+    #[serde(default)]
+    pub serve: ServeSection,
+    /// `[[mcp_servers]]`: Model Context Protocol servers whose tools agents may use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<McpServerConfig>,
+}
+
+/// `[serve]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeSection {
+    /// Address to listen on (default `127.0.0.1:8080`).
+    pub addr: Option<String>,
+    /// Most runs executing at once (default 4).
+    pub max_concurrent_runs: Option<usize>,
+    /// Largest accepted request body in bytes (default 1 MiB).
+    pub body_limit_bytes: Option<usize>,
+    /// Environment variable holding the bearer token every request must carry;
+    /// absent: no auth.
+    pub auth_token_env: Option<String>,
 }
 
 /// `[provider]`.

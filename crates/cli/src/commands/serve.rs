@@ -1,0 +1,61 @@
+//! `oxydra serve [--addr 127.0.0.1:8080]`: the coordinator HTTP API (DESIGN.md §3.3)
+//! until Ctrl-C or SIGTERM, after which in-flight requests finish and running runs
+//! end `failed` / `interrupted`.
+
+use std::net::SocketAddr;
+
+use oxydra::coordinator::shutdown_signal;
+use tokio::net::TcpListener;
+
+use crate::args::ServeArgs;
+use crate::error::CliError;
+use crate::exit_code::Exit;
+
+use super::service;
+
+/// The address when neither `--addr` nor `[serve] addr` gives one.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+
+/// Runs `oxydra serve`.
+pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
+    let settings = service::settings(&args.run_options())?;
+    let (addr, origin) = match (&args.addr, &settings.serve.addr) {
+        (Some(addr), _) => (addr.clone(), "--addr"),
+        (None, Some(addr)) => (addr.clone(), "serve.addr"),
+        (None, None) => (DEFAULT_ADDR.to_owned(), "the default"),
+    };
+    let socket: SocketAddr = addr.parse().map_err(|_| CliError::Flag {
+        flag: "--addr",
+        message: format!("expected an address like 127.0.0.1:8080, found `{addr}`"),
+    })?;
+    let listener = TcpListener::bind(socket)
+        .await
+        .map_err(|source| CliError::Bind {
+            addr: addr.clone(),
+            origin: origin.to_owned(),
+            source,
+        })?;
+    let service = service::start(&settings).await?;
+    let local = listener
+        .local_addr()
+        .map_or(addr, |local| local.to_string());
+    let agents = service.coordinator.blueprints().len();
+    let auth = if service.coordinator.config().auth_token.is_some() {
+        "bearer token required"
+    } else {
+        "no auth"
+    };
+    eprintln!(
+        "oxydra serve: listening on http://{local} ({agents} agents, {auth}, database {})",
+        settings.memory.db.display()
+    );
+    let served = service
+        .coordinator
+        .serve(listener, shutdown_signal())
+        .await
+        .map_err(|error| CliError::Coordinator(error.to_string()));
+    service.stop().await;
+    served?;
+    eprintln!("oxydra serve: stopped");
+    Ok(Exit::Done)
+}

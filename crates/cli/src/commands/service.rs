@@ -1,0 +1,178 @@
+//! The coordinator behind `oxydra serve` and `oxydra agents list`, built from the
+//! configuration: the `[[agents]]` blueprints, the built-in and MCP tools, the
+//! provider of AI agents (when one is configured) and the SQLite database.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use oxydra::coordinator::{Coordinator, CoordinatorConfig, CoordinatorError, RunnerDeps};
+use oxydra::executor::{AlwaysApprove, AlwaysDeny, PermissionBroker, ToolExecutorConfig};
+use oxydra::mcp::McpManager;
+use oxydra::memory::Memory;
+use oxydra::runtime::RuntimeLimits;
+use oxydra::tools::ToolRegistry;
+
+use crate::args::RunOptions;
+use crate::config::{self, ApproveMode, EffectiveProvider, ProviderKind, ServiceConfig};
+use crate::error::CliError;
+
+use super::agent::provider_client;
+use super::sessions::open;
+
+/// The variable `oxydra serve` reads its bearer token from when `[serve]` names none.
+pub const SERVE_TOKEN_VAR: &str = "OXYDRA_SERVE_TOKEN";
+
+/// A running coordinator and the MCP servers its tools come from.
+pub struct Service {
+    /// The coordinator.
+    pub coordinator: Coordinator,
+    /// The MCP servers, if any are configured.
+    pub mcp: Option<McpManager>,
+}
+
+impl Service {
+    /// Stops the coordinator (active runs end `failed` / `interrupted`) and the MCP servers.
+    pub async fn stop(self) {
+        self.coordinator.shutdown().await;
+        super::mcp_tools::stop(self.mcp).await;
+    }
+}
+
+/// Loads and merges the configuration of a service command.
+pub fn settings(options: &RunOptions) -> Result<ServiceConfig, CliError> {
+    let file = config::load(options.config.as_deref())?;
+    let env = |name: &str| std::env::var(name).ok();
+    config::merge_service(&file, options, &env)
+}
+
+/// Builds the coordinator: blueprints are checked (schemas compiled, tools looked up)
+/// and stored in the database.
+pub async fn start(settings: &ServiceConfig) -> Result<Service, CliError> {
+    let db = &settings.memory.db;
+    let memory = open(db).await?;
+    let mut tools = ToolRegistry::with_builtins(&settings.tools);
+    let mcp = super::mcp_tools::start(&settings.mcp_servers, &mut tools).await?;
+
+    let mut deps = RunnerDeps::new(tools, settings.runtime.workspace.clone());
+    deps.rules = config::rules(&settings.rules);
+    deps.executor_config = ToolExecutorConfig::default();
+    // Nobody sits at a terminal for an HTTP run: consent is answered by configuration.
+    let broker: Arc<dyn PermissionBroker> = match settings.runtime.approve {
+        ApproveMode::Always => Arc::new(AlwaysApprove),
+        ApproveMode::Ask | ApproveMode::Never => Arc::new(AlwaysDeny),
+    };
+    deps.permission_broker = Some(broker);
+    deps.limits = RuntimeLimits {
+        max_turns: settings.runtime.max_turns,
+        max_cost: settings.runtime.max_cost,
+        turn_timeout: Duration::from_secs(settings.runtime.turn_timeout_secs),
+        summary_trigger_ratio: settings.runtime.summary_trigger_ratio,
+        context_window: settings.runtime.context_window,
+        max_output_tokens: settings.runtime.max_output_tokens,
+        ..RuntimeLimits::default()
+    };
+    let memory: Arc<dyn Memory> = Arc::new(memory);
+    deps.memory = Some(memory);
+    if let Some(provider) = &settings.provider {
+        deps = deps.with_provider(
+            provider_client(provider, &settings.runtime),
+            provider.model.clone(),
+        );
+    }
+    for kind in [ProviderKind::Openai, ProviderKind::Anthropic] {
+        if let Some(named) = named_provider(settings, kind) {
+            deps =
+                deps.with_named_provider(kind.as_str(), provider_client(&named, &settings.runtime));
+        }
+    }
+
+    let coordinator_config = CoordinatorConfig {
+        db: Some(db.clone()),
+        max_concurrent_runs: settings
+            .serve
+            .max_concurrent_runs
+            .unwrap_or(CoordinatorConfig::default().max_concurrent_runs),
+        body_limit_bytes: settings
+            .serve
+            .body_limit_bytes
+            .unwrap_or(CoordinatorConfig::default().body_limit_bytes),
+        auth_token: auth_token(settings)?,
+        ..CoordinatorConfig::default()
+    };
+    let blueprints = settings
+        .agents
+        .iter()
+        .map(|agent| agent.to_blueprint())
+        .collect();
+    match Coordinator::new(coordinator_config, blueprints, deps).await {
+        Ok(coordinator) => Ok(Service { coordinator, mcp }),
+        Err(error) => {
+            super::mcp_tools::stop(mcp).await;
+            let at = settings
+                .config_file
+                .as_ref()
+                .map_or_else(String::new, |path| format!("{}: ", path.display()));
+            Err(match error {
+                // A blueprint the coordinator refuses is a configuration error.
+                CoordinatorError::InvalidConfig { .. }
+                | CoordinatorError::InvalidBlueprint { .. }
+                | CoordinatorError::InvalidSchema { .. }
+                | CoordinatorError::InvalidStep { .. }
+                | CoordinatorError::DuplicateBlueprint { .. }
+                | CoordinatorError::UnknownTool { .. }
+                | CoordinatorError::ProviderUnavailable { .. } => {
+                    CliError::Setup(format!("{at}[[agents]]: {error}"))
+                }
+                CoordinatorError::Storage { .. } | CoordinatorError::CorruptRow { .. } => {
+                    CliError::Memory {
+                        path: db.clone(),
+                        message: error.to_string(),
+                    }
+                }
+                other => CliError::Coordinator(other.to_string()),
+            })
+        }
+    }
+}
+
+/// The provider an agent gets with `provider = "<kind>"`: the configured one when it
+/// is of that kind, else the kind's public API when its standard key variable is set.
+fn named_provider(settings: &ServiceConfig, kind: ProviderKind) -> Option<EffectiveProvider> {
+    if let Some(provider) = settings.provider.as_ref().filter(|p| p.kind == kind) {
+        return Some(provider.clone());
+    }
+    let (var, url, model) = config::provider_defaults(kind);
+    let key = std::env::var(var)
+        .ok()
+        .filter(|key| !key.trim().is_empty())?;
+    Some(EffectiveProvider {
+        kind,
+        base_url: url.to_owned(),
+        model: model.to_owned(),
+        api_key_env: Some(var.to_owned()),
+        api_key: Some(config::Secret::new(key)),
+    })
+}
+
+/// The bearer token: from the variable `[serve] auth_token_env` names (which must then
+/// be set), else from `OXYDRA_SERVE_TOKEN`, else none.
+fn auth_token(settings: &ServiceConfig) -> Result<Option<String>, CliError> {
+    let set = |var: &str| {
+        std::env::var(var)
+            .ok()
+            .filter(|value| !value.trim().is_empty())
+    };
+    match &settings.serve.auth_token_env {
+        Some(var) => set(var).map(Some).ok_or_else(|| CliError::Env {
+            var: var.clone(),
+            message: format!(
+                "not set, but serve.auth_token_env{} names it as the API's bearer token",
+                settings
+                    .config_file
+                    .as_ref()
+                    .map_or_else(String::new, |path| format!(" in {}", path.display()))
+            ),
+        }),
+        None => Ok(set(SERVE_TOKEN_VAR)),
+    }
+}

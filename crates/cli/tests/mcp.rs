@@ -1,0 +1,167 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+//! `[[mcp_servers]]` in the real binary: `oxydra mcp list`, and an agent run whose
+//! model calls an MCP tool beside a built-in one, against the real
+//! `@modelcontextprotocol/server-everything` from the npm registry.
+
+mod common;
+
+use common::{Sandbox, json_lines, shape, stderr, stdout};
+use oxydra_e2e::{ScriptServer, mcp_servers, openai};
+
+fn sandbox_with_everything() -> Option<Sandbox> {
+    let script = mcp_servers::require("server-everything")?;
+    let sandbox = Sandbox::new();
+    let config = format!(
+        "[[mcp_servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n\
+         init_timeout_secs = 30\nallow_tools = [\"echo\", \"get-sum\", \"add\"]\n\
+         [mcp_servers.tool_tiers]\necho = \"read_only\"\n",
+        script.display().to_string()
+    );
+    std::fs::write(sandbox.path().join("oxydra.toml"), config).unwrap();
+    Some(sandbox)
+}
+
+#[test]
+fn mcp_list_shows_each_server_its_state_and_its_tools() {
+    let Some(sandbox) = sandbox_with_everything() else {
+        return;
+    };
+    let output = sandbox.command().args(["mcp", "list"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.starts_with("everything: running"), "{text}");
+    assert!(text.contains("everything__echo  read_only"), "{text}");
+    assert!(
+        !text.contains("everything__trigger"),
+        "allow_tools filters: {text}"
+    );
+
+    let output = sandbox
+        .command()
+        .args(["mcp", "list", "--output", "jsonl"])
+        .output()
+        .unwrap();
+    let servers = json_lines(&output);
+    assert_eq!(servers.len(), 1);
+    assert_eq!(servers[0]["name"], "everything");
+    assert_eq!(servers[0]["state"]["state"], "running");
+    let tools: Vec<&str> = servers[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"everything__echo"), "{tools:?}");
+}
+
+#[test]
+fn mcp_list_reports_a_server_that_does_not_start() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.path().join("oxydra.toml"),
+        "[[mcp_servers]]\nname = \"ghost\"\ncommand = \"oxydra-no-such-program\"\n",
+    )
+    .unwrap();
+    let output = sandbox.command().args(["mcp", "list"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.starts_with("ghost: failed"), "{text}");
+    assert!(text.contains("oxydra-no-such-program"), "{text}");
+}
+
+#[test]
+fn a_bad_mcp_server_entry_is_a_config_error_naming_the_key() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.path().join("oxydra.toml"),
+        "[[mcp_servers]]\nname = \"both\"\ncommand = \"node\"\nurl = \"http://127.0.0.1:1/mcp\"\n",
+    )
+    .unwrap();
+    let output = sandbox.command().args(["mcp", "list"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("oxydra.toml"), "{message}");
+    assert!(message.contains("mcp_servers[0]"), "{message}");
+}
+
+#[test]
+fn an_agent_calls_an_mcp_tool_and_a_builtin_in_one_parallel_batch() {
+    let Some(sandbox) = sandbox_with_everything() else {
+        return;
+    };
+    std::fs::write(sandbox.workspace.join("plan.md"), "step one\n").unwrap();
+    let server = ScriptServer::start(vec![
+        openai::tool_calls(&[
+            (
+                "call_echo",
+                "everything__echo",
+                r#"{"message":"hello from mcp"}"#,
+            ),
+            ("call_read", "file_read", r#"{"path":"plan.md"}"#),
+        ]),
+        openai::text("Both tools answered."),
+    ])
+    .unwrap();
+    let output = sandbox.run_openai(
+        &server.openai_url(),
+        &["--output", "jsonl"],
+        "Echo a greeting and read the plan",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = json_lines(&output);
+    let shape = shape(&events);
+    // One batch: both calls start (in request order) before either completes.
+    assert_eq!(
+        &shape[..4],
+        [
+            "progress provider_call 1",
+            "progress tool_execution 1",
+            "started everything__echo read_only",
+            "started file_read read_only",
+        ],
+        "{shape:?}"
+    );
+    let mut completed = shape[4..6].to_vec();
+    completed.sort();
+    assert_eq!(
+        completed,
+        ["completed everything__echo", "completed file_read"],
+        "{shape:?}"
+    );
+    assert_eq!(shape.last().map(String::as_str), Some("final"), "{shape:?}");
+
+    // The MCP tool's output reached the model, in request order before file_read's.
+    let requests = server.requests();
+    let second = requests[1].body["messages"].as_array().unwrap();
+    let tool_messages: Vec<&serde_json::Value> =
+        second.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(tool_messages.len(), 2);
+    assert_eq!(tool_messages[0]["tool_call_id"], "call_echo");
+    assert!(
+        tool_messages[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("hello from mcp"),
+        "{second:?}"
+    );
+    assert!(
+        tool_messages[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("step one")
+    );
+    // The tool schemas the model was offered include the MCP tool.
+    let offered: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(offered.contains(&"everything__echo"), "{offered:?}");
+}

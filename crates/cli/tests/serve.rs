@@ -1,0 +1,354 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+//! `oxydra agents list` and `oxydra serve`: the `[[agents]]` of the configuration
+//! reach the coordinator, and its HTTP API runs in the real binary.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Sandbox, json_lines, stderr, stdout};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+
+const CONFIG: &str = r#"
+[[agents]]
+name = "researcher"
+type = "agent"
+description = "Research assistant"
+system_prompt = "You research questions."
+tools = ["file_read"]
+
+[[agents]]
+name = "reader"
+type = "deterministic"
+description = "Reads one workspace file"
+parameters_schema = { type = "object", required = ["file"], properties = { file = { type = "string", minLength = 1 } }, additionalProperties = false }
+[[agents.steps]]
+tool = "file_read"
+args = { path = "{{file}}" }
+"#;
+
+fn sandbox_with_config(config: &str) -> Sandbox {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.path().join("oxydra.toml"), config).unwrap();
+    sandbox
+}
+
+#[test]
+fn agents_list_prints_the_blueprints_as_the_api_does() {
+    let sandbox = sandbox_with_config(CONFIG);
+    let mut command = sandbox.command();
+    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let listing: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let agents = listing["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 2);
+    assert_eq!(agents[0]["name"], "researcher");
+    assert_eq!(agents[0]["type"], "agent");
+    assert!(
+        agents[0].get("parameters_schema").is_none(),
+        "AI agents use the implicit prompt schema: {listing}"
+    );
+    assert_eq!(agents[1]["name"], "reader");
+    assert_eq!(agents[1]["type"], "deterministic");
+    assert_eq!(agents[1]["parameters_schema"]["required"], json!(["file"]));
+
+    let mut command = sandbox.command();
+    command
+        .args(["agents", "list", "--output", "jsonl", "--db"])
+        .arg(&sandbox.db);
+    let output = command.output().unwrap();
+    let lines = json_lines(&output);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["name"], "reader");
+}
+
+#[test]
+fn agents_list_needs_no_provider_and_no_agents() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command();
+    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let listing: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(listing, json!({"agents": []}));
+}
+
+#[test]
+fn an_invalid_parameters_schema_is_a_config_error_naming_the_file() {
+    let sandbox = sandbox_with_config(
+        r#"
+[[agents]]
+name = "broken"
+type = "deterministic"
+parameters_schema = { type = "object", properties = { url = { type = 12 } } }
+[[agents.steps]]
+tool = "web_fetch"
+args = { url = "{{url}}" }
+"#,
+    );
+    let mut command = sandbox.command();
+    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("oxydra.toml"), "{message}");
+    assert!(message.contains("broken"), "{message}");
+    assert!(message.contains("parameters_schema"), "{message}");
+}
+
+#[test]
+fn an_agent_naming_an_unknown_tool_is_refused() {
+    let sandbox = sandbox_with_config(
+        "[[agents]]\nname = \"a\"\ntype = \"agent\"\nsystem_prompt = \"x\"\ntools = [\"file_reed\"]\n",
+    );
+    let mut command = sandbox.command();
+    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("file_reed"), "{}", stderr(&output));
+}
+
+/// `oxydra serve --addr 127.0.0.1:0` and the address it reports listening on.
+struct Server {
+    child: Child,
+    base: String,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Server {
+    fn start(sandbox: &Sandbox, envs: &[(&str, &str)]) -> Self {
+        let mut command = sandbox.command();
+        command
+            .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+            .arg(&sandbox.db)
+            .arg("--workspace")
+            .arg(&sandbox.workspace)
+            .envs(envs.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let err = child.stderr.take().unwrap();
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = lines
+                .recv_timeout(left)
+                .expect("oxydra serve did not report its address");
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                let base = rest.split_whitespace().next().unwrap().to_owned();
+                return Self { child, base, lines };
+            }
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// SIGTERM, then the exit code and the rest of stderr.
+    fn terminate(mut self) -> (Option<i32>, String) {
+        kill(
+            Pid::from_raw(i32::try_from(self.child.id()).unwrap()),
+            Signal::SIGTERM,
+        )
+        .unwrap();
+        let status = self.child.wait().unwrap();
+        let rest: Vec<String> = self.lines.try_iter().collect();
+        (status.code(), rest.join("\n"))
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn serve_validates_and_runs_a_deterministic_agent_then_stops_on_sigterm() {
+    let sandbox = sandbox_with_config(CONFIG);
+    std::fs::write(
+        sandbox.workspace.join("notes.txt"),
+        "the launch is on tuesday\n",
+    )
+    .unwrap();
+    let server = Server::start(&sandbox, &[]);
+    runtime().block_on(async {
+        let client = reqwest::Client::new();
+        let agents: Value = client
+            .get(server.url("/agents"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(agents["agents"].as_array().unwrap().len(), 2);
+
+        // Invalid parameters: seed 002's body, with the schema to correct from.
+        let refused = client
+            .post(server.url("/runs"))
+            .json(&json!({"agent_name": "reader", "parameters": {"path": "notes.txt"}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 400);
+        let body: Value = refused.json().await.unwrap();
+        assert_eq!(body["error"], "parameter_validation_failed");
+        assert_eq!(body["agent_name"], "reader");
+        assert!(body["parameters_schema"].is_object(), "{body}");
+        assert!(!body["validation_errors"].as_array().unwrap().is_empty());
+
+        let unknown = client
+            .post(server.url("/runs"))
+            .json(&json!({"agent_name": "nobody", "parameters": {}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(unknown.status(), 404);
+
+        let created = client
+            .post(server.url("/runs"))
+            .json(&json!({"agent_name": "reader", "parameters": {"file": "notes.txt"}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(created.status(), 201);
+        let created: Value = created.json().await.unwrap();
+        let run_id = created["run_id"].as_str().unwrap().to_owned();
+
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let run = loop {
+            let run: Value = client
+                .get(server.url(&format!("/runs/{run_id}")))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let status = run["status"].as_str().unwrap().to_owned();
+            if status != "pending" && status != "running" {
+                break run;
+            }
+            assert!(Instant::now() < deadline, "run never finished: {run}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(run["status"], "completed", "{run}");
+        assert!(
+            run.to_string().contains("the launch is on tuesday"),
+            "the step's output is the result: {run}"
+        );
+    });
+    let (code, rest) = server.terminate();
+    assert_eq!(code, Some(0), "{rest}");
+    assert!(rest.contains("stopped"), "{rest}");
+}
+
+#[test]
+fn serve_requires_the_bearer_token_when_one_is_set() {
+    let sandbox = sandbox_with_config(CONFIG);
+    let server = Server::start(&sandbox, &[("OXYDRA_SERVE_TOKEN", "let-me-in")]);
+    runtime().block_on(async {
+        let client = reqwest::Client::new();
+        let anonymous = client.get(server.url("/agents")).send().await.unwrap();
+        assert_eq!(anonymous.status(), 401);
+        let body: Value = anonymous.json().await.unwrap();
+        assert!(body["error"].is_string(), "{body}");
+        let wrong = client
+            .get(server.url("/agents"))
+            .bearer_auth("guess")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(wrong.status(), 401);
+        let allowed = client
+            .get(server.url("/agents"))
+            .bearer_auth("let-me-in")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(allowed.status(), 200);
+    });
+    let (code, rest) = server.terminate();
+    assert_eq!(code, Some(0), "{rest}");
+}
+
+#[test]
+fn serve_names_the_address_it_cannot_listen_on() {
+    let sandbox = Sandbox::new();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let mut command = sandbox.command();
+    command
+        .args(["serve", "--addr", &addr, "--db"])
+        .arg(&sandbox.db);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(
+        message.contains(&format!("cannot listen on {addr} (from --addr)")),
+        "{message}"
+    );
+
+    let mut command = sandbox.command();
+    command.args(["serve", "--addr", "localhost:http"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--addr"), "{}", stderr(&output));
+}
+
+#[test]
+fn serve_refuses_a_token_variable_that_is_not_set() {
+    let sandbox = sandbox_with_config("[serve]\nauth_token_env = \"OXYDRA_TEST_UNSET_TOKEN\"\n");
+    let mut command = sandbox.command();
+    command
+        .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+        .arg(&sandbox.db)
+        .env_remove("OXYDRA_TEST_UNSET_TOKEN");
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("OXYDRA_TEST_UNSET_TOKEN"), "{message}");
+    assert!(message.contains("serve.auth_token_env"), "{message}");
+}
+
+#[test]
+fn bad_serve_keys_name_the_key() {
+    let sandbox = sandbox_with_config("[serve]\nmax_concurrent_runs = 0\n");
+    let mut command = sandbox.command();
+    command.args(["agents", "list"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("serve.max_concurrent_runs"),
+        "{}",
+        stderr(&output)
+    );
+    let sandbox = sandbox_with_config("[serve]\nport = 8080\n");
+    let mut command = sandbox.command();
+    command.args(["agents", "list"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("`port`"), "{}", stderr(&output));
+}
