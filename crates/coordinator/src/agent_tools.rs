@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use oxydra_executor::{ToolRule, ToolRuleKind};
 use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
 use oxydra_types::{SafetyTier, ToolSchema};
 use serde_json::{Value, json};
@@ -35,6 +36,15 @@ pub fn agent_tools(handle: &CoordinatorHandle) -> Vec<Arc<dyn Tool>> {
         Arc::new(StartAgentRun(handle.clone())),
         Arc::new(GetAgentRun(handle.clone())),
     ]
+}
+
+/// The rules the agent tools need in any executor that runs them: `get_agent_run` is
+/// read-only, but its answer changes as the run progresses, so it is never deduped
+/// (a model polling a run would otherwise get its first `pending` answer back for the
+/// whole dedupe window). The coordinator's own runners add these; add them too when
+/// registering [`agent_tools`] in a runtime of your own.
+pub fn agent_tool_rules() -> Vec<ToolRule> {
+    vec![ToolRule::new(GET_AGENT_RUN, ToolRuleKind::NeverDedupe)]
 }
 
 impl Coordinator {
@@ -144,7 +154,7 @@ impl Tool for StartAgentRun {
 }
 
 /// `get_agent_run`: the run as `GET /runs/{id}` returns it, optionally after waiting
-/// for it to end.
+/// for it to end. Never deduped (see [`agent_tool_rules`]).
 #[derive(Debug, Clone)]
 pub struct GetAgentRun(pub CoordinatorHandle);
 

@@ -11,9 +11,9 @@ use serde_json::Value;
 use crate::blueprint::{Blueprint, BlueprintSummary};
 use crate::config::{BlueprintConfig, CoordinatorConfig};
 use crate::error::CoordinatorError;
-use crate::queue::{CancelOutcome, RunQueue};
-use crate::run::{Run, RunStatus, now_millis};
-use crate::runners::{RunExecutor, RunRequest, RunnerDeps};
+use crate::queue::RunQueue;
+use crate::run::{Run, RunError, RunStatus, now_millis};
+use crate::runners::{RunExecutor, RunnerDeps};
 use crate::store::RunStore;
 
 /// What `POST /runs` and `start_agent_run` answer: the new run's id and status.
@@ -212,7 +212,7 @@ impl Coordinator {
             run_id: run_id.as_str().to_owned(),
             agent_name: agent_name.to_owned(),
             status: RunStatus::Pending,
-            parameters: parameters.clone(),
+            parameters,
             result: None,
             error: None,
             created_at: now_millis(),
@@ -224,12 +224,19 @@ impl Coordinator {
             run_id: run_id.as_str().to_owned(),
             status: RunStatus::Pending,
         };
-        self.inner.queue.enqueue(move |cancel| RunRequest {
-            run_id,
-            blueprint,
-            parameters,
-            cancel,
-        });
+        if let Err(error) = self.inner.queue.enqueue(run_id, blueprint) {
+            // Shutdown began after the check above: the run will never be taken.
+            self.inner
+                .store
+                .finish_run(
+                    &created.run_id,
+                    RunStatus::Failed,
+                    None,
+                    Some(RunError::interrupted()),
+                )
+                .await?;
+            return Err(error);
+        }
         Ok(created)
     }
 
@@ -265,26 +272,12 @@ impl Coordinator {
             });
         }
         let wait = self.inner.config.cancel_wait();
-        match self.inner.queue.cancel(run_id, wait).await {
-            CancelOutcome::Requested => {}
-            CancelOutcome::NotActive => {
-                // Not ours (or it just ended): end it in the store if it is still open.
-                self.inner
-                    .store
-                    .finish_run(
-                        run_id,
-                        RunStatus::Cancelled,
-                        None,
-                        Some(crate::run::RunError::cancelled()),
-                    )
-                    .await?;
-            }
-        }
+        self.inner.queue.cancel(run_id, wait).await?;
         self.get_run(run_id).await
     }
 
-    /// Stops accepting runs, cancels the active ones (they end `failed` with kind
-    /// `interrupted`) and waits for the workers.
+    /// Stops accepting runs, cancels the active ones and waits for the workers; active
+    /// and still-queued runs end `failed` with kind `interrupted`.
     pub async fn shutdown(&self) {
         self.inner.queue.shutdown().await;
     }

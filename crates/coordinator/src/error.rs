@@ -1,4 +1,5 @@
-//! The one error type of `oxydra-coordinator`.
+//! The error types of `oxydra-coordinator`: [`CoordinatorError`], and [`TemplateError`]
+//! (why a step template is refused, reported at load as `CoordinatorError::InvalidStep`).
 
 use thiserror::Error;
 
@@ -136,4 +137,25 @@ impl CoordinatorError {
     pub(crate) fn storage(action: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
         move |source| Self::Storage { action, source }
     }
+}
+
+/// Why a step's argument template is refused (at load, see [`crate::ArgsTemplate`]).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum TemplateError {
+    /// `{{name}}` names no property of the parameters schema.
+    #[error("placeholder `{{{{{name}}}}}` in args.{at} names no property of parameters_schema")]
+    UnknownPlaceholder {
+        /// The name.
+        name: String,
+        /// Where it occurs (`url`, `headers.x`, `list[1]`).
+        at: String,
+    },
+    /// `{{` without a closing `}}`, or a name that is not an identifier.
+    #[error("malformed placeholder in args.{at}: `{text}` (expected `{{{{name}}}}`)")]
+    Malformed {
+        /// The offending string.
+        text: String,
+        /// Where it occurs.
+        at: String,
+    },
 }

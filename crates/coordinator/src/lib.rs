@@ -42,13 +42,14 @@ mod http;
 mod queue;
 mod run;
 mod runners;
+mod scrub;
 mod store;
 mod template;
 mod validation;
 
 pub use agent_tools::{
     AGENT_TOOL_NAMES, GET_AGENT_RUN, GetAgentRun, LIST_AGENT_BLUEPRINTS, ListAgentBlueprints,
-    MAX_WAIT_SECS, START_AGENT_RUN, StartAgentRun, agent_tools,
+    MAX_WAIT_SECS, START_AGENT_RUN, StartAgentRun, agent_tool_rules, agent_tools,
 };
 pub use blueprint::{AgentSpec, Blueprint, BlueprintBody, BlueprintSummary, Step};
 pub use config::{
@@ -56,14 +57,14 @@ pub use config::{
     DEFAULT_MAX_CONCURRENT_RUNS, StepConfig,
 };
 pub use coordinator::{AgentListing, Coordinator, CoordinatorHandle, RunCreated};
-pub use error::CoordinatorError;
+pub use error::{CoordinatorError, TemplateError};
 pub use http::{ApiError, JsonBody, serve, shutdown_signal};
 pub use run::{Run, RunError, RunStatus};
 pub use runners::{
     AgentRunner, BlueprintRunner, DeterministicRunner, RunExecutor, RunRequest, RunnerDeps,
 };
 pub use store::RunStore;
-pub use template::{ArgsTemplate, TemplateError};
+pub use template::ArgsTemplate;
 pub use validation::{
     MAX_REPORTED_ISSUES, ParameterValidationFailure, ParameterValidator, SchemaProblem,
     ValidationIssue, implicit_prompt_schema,

@@ -1,18 +1,26 @@
-//! The worker pool: runs wait `pending` until one of `max_concurrent_runs` permits is
-//! free, then execute under their own cancellation token (a child of the
-//! coordinator's shutdown token), and end `completed`, `failed` or `cancelled`.
+//! The worker pool: a fixed set of `max_concurrent_runs` worker tasks pulls the ids of
+//! stored, pending runs from one queue. A queued run costs an id and a blueprint
+//! handle in memory (its parameters stay in the database row) — no task, no token —
+//! so a flood of accepted runs cannot grow the number of tasks. A worker moves its
+//! run `pending → running` with a conditional update (a run cancelled while queued
+//! is skipped), executes it under its own cancellation token (a child of the
+//! coordinator's shutdown token) and ends it `completed`, `failed` or `cancelled`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use oxydra_types::RunId;
 use serde_json::Value;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
+use crate::blueprint::Blueprint;
+use crate::error::CoordinatorError;
 use crate::run::{RunError, RunStatus};
 use crate::runners::{RunExecutor, RunRequest};
 use crate::store::RunStore;
@@ -20,123 +28,191 @@ use crate::store::RunStore;
 /// How long a cancelled executor may take to wind down before it is dropped.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
+/// A stored, pending run waiting for a worker.
+struct Queued {
+    run_id: RunId,
+    blueprint: Arc<Blueprint>,
+}
+
+/// A run a worker has taken (at most one per worker).
 struct ActiveRun {
     cancel: CancellationToken,
     by_user: Arc<AtomicBool>,
     done: watch::Receiver<bool>,
 }
 
-/// What [`RunQueue::cancel`] found.
-pub(crate) enum CancelOutcome {
-    /// The run was active; cancellation was requested and awaited (up to the wait).
-    Requested,
-    /// The run is not active in this coordinator.
-    NotActive,
-}
+type ActiveRuns = Arc<Mutex<HashMap<String, ActiveRun>>>;
+type Receiver = Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Queued>>>;
 
 pub(crate) struct RunQueue {
     store: RunStore,
-    executor: Arc<dyn RunExecutor>,
-    permits: Arc<Semaphore>,
+    sender: mpsc::UnboundedSender<Queued>,
+    receiver: Receiver,
     tracker: TaskTracker,
     shutdown: CancellationToken,
-    active: Arc<Mutex<HashMap<String, ActiveRun>>>,
+    active: ActiveRuns,
+    /// Bumped whenever a run starts or ends here, so waiters on a queued run wake.
+    changes: Arc<watch::Sender<u64>>,
 }
 
 impl RunQueue {
-    pub(crate) fn new(
-        store: RunStore,
-        executor: Arc<dyn RunExecutor>,
-        max_concurrent: usize,
-    ) -> Self {
-        Self {
+    /// Starts `workers` worker tasks (call from within a Tokio runtime).
+    pub(crate) fn new(store: RunStore, executor: Arc<dyn RunExecutor>, workers: usize) -> Self {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let receiver: Receiver = Arc::new(tokio::sync::Mutex::new(receiver));
+        let queue = Self {
             store,
-            executor,
-            permits: Arc::new(Semaphore::new(max_concurrent)),
+            sender,
+            receiver,
             tracker: TaskTracker::new(),
             shutdown: CancellationToken::new(),
             active: Arc::new(Mutex::new(HashMap::new())),
+            changes: Arc::new(watch::channel(0).0),
+        };
+        for index in 0..workers {
+            let worker = Worker {
+                store: queue.store.clone(),
+                executor: Arc::clone(&executor),
+                receiver: Arc::clone(&queue.receiver),
+                shutdown: queue.shutdown.clone(),
+                active: Arc::clone(&queue.active),
+                changes: Arc::clone(&queue.changes),
+            };
+            queue.tracker.spawn(
+                worker
+                    .serve()
+                    .instrument(tracing::debug_span!("coordinator_worker", worker = index)),
+            );
         }
+        queue
     }
 
     pub(crate) fn is_shutting_down(&self) -> bool {
         self.shutdown.is_cancelled()
     }
 
-    /// Starts a worker task for a stored, pending run.
+    /// How many worker tasks are alive (the pool size, whatever the queue length).
+    #[cfg(test)]
+    pub(crate) fn worker_tasks(&self) -> usize {
+        self.tracker.len()
+    }
+
+    /// Queues a stored, pending run. Refused once the coordinator is shutting down.
     pub(crate) fn enqueue(
         &self,
-        request_without_token: impl FnOnce(CancellationToken) -> RunRequest,
-    ) {
-        let cancel = self.shutdown.child_token();
-        let request = request_without_token(cancel.clone());
-        let run_id = request.run_id.as_str().to_owned();
-        let by_user = Arc::new(AtomicBool::new(false));
-        let (done_tx, done_rx) = watch::channel(false);
-        if let Ok(mut active) = self.active.lock() {
-            active.insert(
-                run_id.clone(),
-                ActiveRun {
-                    cancel: cancel.clone(),
-                    by_user: Arc::clone(&by_user),
-                    done: done_rx,
-                },
-            );
+        run_id: RunId,
+        blueprint: Arc<Blueprint>,
+    ) -> Result<(), CoordinatorError> {
+        if self.is_shutting_down() {
+            return Err(CoordinatorError::ShuttingDown);
         }
-        let worker = Worker {
-            store: self.store.clone(),
-            executor: Arc::clone(&self.executor),
-            permits: Arc::clone(&self.permits),
-            active: Arc::clone(&self.active),
-        };
-        let span = tracing::info_span!("coordinator_run", run_id = %run_id,
-            agent_name = %request.blueprint.name());
-        self.tracker.spawn(
-            async move {
-                worker.run(request, by_user).await;
-                let _ = done_tx.send(true);
-            }
-            .instrument(span),
-        );
+        self.sender
+            .send(Queued { run_id, blueprint })
+            .map_err(|_| CoordinatorError::ShuttingDown)
     }
 
-    /// Cancels an active run and waits up to `wait` for it to end.
-    pub(crate) async fn cancel(&self, run_id: &str, wait: Duration) -> CancelOutcome {
-        let done = match self.active.lock() {
-            Ok(active) => active.get(run_id).map(|run| {
-                run.by_user.store(true, Ordering::SeqCst);
-                run.cancel.cancel();
-                run.done.clone()
-            }),
-            Err(_) => None,
-        };
-        match done {
-            Some(done) => {
-                let _ = wait_done(done, wait).await;
-                CancelOutcome::Requested
-            }
-            None => CancelOutcome::NotActive,
-        }
+    /// Signals the active run `run_id` as cancelled by the user; its `done` receiver.
+    fn signal(&self, run_id: &str) -> Option<watch::Receiver<bool>> {
+        let active = self.active.lock().ok()?;
+        let run = active.get(run_id)?;
+        run.by_user.store(true, Ordering::SeqCst);
+        run.cancel.cancel();
+        Some(run.done.clone())
     }
 
-    /// Waits up to `wait` for an active run to end; `false` if it is still going.
+    /// Cancels run `run_id`. A run a worker has taken is signalled and awaited up to
+    /// `wait`; a queued one is ended `cancelled` in the store, so the worker that later
+    /// takes its id finds it no longer pending and skips it.
+    pub(crate) async fn cancel(
+        &self,
+        run_id: &str,
+        wait: Duration,
+    ) -> Result<(), CoordinatorError> {
+        if let Some(done) = self.signal(run_id) {
+            let _ = wait_done(done, wait).await;
+            return Ok(());
+        }
+        let ended = self
+            .store
+            .finish_run(
+                run_id,
+                RunStatus::Cancelled,
+                None,
+                Some(RunError::cancelled()),
+            )
+            .await?;
+        // A worker may have taken the run between the check and the update (a worker
+        // registers a run before starting it): make sure it stops.
+        if let Some(done) = self.signal(run_id) {
+            let _ = wait_done(done, wait).await;
+        }
+        if ended {
+            self.changes
+                .send_modify(|count| *count = count.wrapping_add(1));
+        }
+        Ok(())
+    }
+
+    /// Waits up to `wait` for run `run_id` to end, whether a worker has it or it is
+    /// still queued; `false` if it is still going.
     pub(crate) async fn wait(&self, run_id: &str, wait: Duration) -> bool {
-        let done = match self.active.lock() {
-            Ok(active) => active.get(run_id).map(|run| run.done.clone()),
-            Err(_) => None,
-        };
-        match done {
-            Some(done) => wait_done(done, wait).await,
-            None => true,
+        let deadline = Instant::now() + wait;
+        loop {
+            // Subscribe before looking, so a change in between is not missed.
+            let mut changes = self.changes.subscribe();
+            let done = match self.active.lock() {
+                Ok(active) => active.get(run_id).map(|run| run.done.clone()),
+                Err(_) => None,
+            };
+            if let Some(done) = done {
+                return wait_done(done, deadline.saturating_duration_since(Instant::now())).await;
+            }
+            match self.store.get_run(run_id).await {
+                Ok(Some(run)) if !run.status.is_terminal() => {}
+                // Ended, unknown or unreadable: nothing to wait for.
+                _ => return true,
+            }
+            if !matches!(
+                tokio::time::timeout_at(deadline, changes.changed()).await,
+                Ok(Ok(()))
+            ) {
+                return false;
+            }
         }
     }
 
-    /// Stops taking runs, cancels the active ones (they end `failed` / `interrupted`)
-    /// and waits for their workers.
+    /// Stops taking runs, cancels the active ones (they end `failed` / `interrupted`),
+    /// waits for the workers, then ends every run still queued `failed` /
+    /// `interrupted`.
     pub(crate) async fn shutdown(&self) {
         self.shutdown.cancel();
         self.tracker.close();
         self.tracker.wait().await;
+        let mut receiver = self.receiver.lock().await;
+        receiver.close();
+        let mut interrupted = 0_usize;
+        while let Ok(queued) = receiver.try_recv() {
+            match self
+                .store
+                .finish_run(
+                    queued.run_id.as_str(),
+                    RunStatus::Failed,
+                    None,
+                    Some(RunError::interrupted()),
+                )
+                .await
+            {
+                Ok(ended) => interrupted += usize::from(ended),
+                Err(error) => {
+                    tracing::error!(%error, run_id = %queued.run_id, "could not end a queued run");
+                }
+            }
+        }
+        if interrupted > 0 {
+            tracing::info!(runs = interrupted, "queued runs ended as interrupted");
+        }
+        self.changes
+            .send_modify(|count| *count = count.wrapping_add(1));
     }
 }
 
@@ -149,15 +225,58 @@ async fn wait_done(mut done: watch::Receiver<bool>, wait: Duration) -> bool {
 struct Worker {
     store: RunStore,
     executor: Arc<dyn RunExecutor>,
-    permits: Arc<Semaphore>,
-    active: Arc<Mutex<HashMap<String, ActiveRun>>>,
+    receiver: Receiver,
+    shutdown: CancellationToken,
+    active: ActiveRuns,
+    changes: Arc<watch::Sender<u64>>,
 }
 
 impl Worker {
-    async fn run(self, request: RunRequest, by_user: Arc<AtomicBool>) {
-        let run_id = request.run_id.as_str().to_owned();
-        let cancel = request.cancel.clone();
-        let outcome = self.execute(request).await;
+    /// Takes queued runs one at a time until shutdown (or the queue is dropped).
+    async fn serve(self) {
+        loop {
+            let next = {
+                let mut receiver = tokio::select! {
+                    biased;
+                    () = self.shutdown.cancelled() => break,
+                    receiver = self.receiver.lock() => receiver,
+                };
+                tokio::select! {
+                    biased;
+                    () = self.shutdown.cancelled() => break,
+                    next = receiver.recv() => next,
+                }
+            };
+            let Some(queued) = next else { break };
+            let span = tracing::info_span!("coordinator_run", run_id = %queued.run_id,
+                agent_name = %queued.blueprint.name());
+            self.run(queued).instrument(span).await;
+        }
+    }
+
+    fn changed(&self) {
+        self.changes
+            .send_modify(|count| *count = count.wrapping_add(1));
+    }
+
+    async fn run(&self, queued: Queued) {
+        let run_id = queued.run_id.as_str().to_owned();
+        let cancel = self.shutdown.child_token();
+        let by_user = Arc::new(AtomicBool::new(false));
+        let (done_tx, done_rx) = watch::channel(false);
+        // Registered before the run starts, so a cancellation from now on reaches it.
+        if let Ok(mut active) = self.active.lock() {
+            active.insert(
+                run_id.clone(),
+                ActiveRun {
+                    cancel: cancel.clone(),
+                    by_user: Arc::clone(&by_user),
+                    done: done_rx,
+                },
+            );
+        }
+        self.changed();
+        let outcome = self.execute(queued, cancel.clone()).await;
         let (status, result, error) = match outcome {
             Some(Ok(value)) => (RunStatus::Completed, Some(value), None),
             Some(Err(_)) | None if cancel.is_cancelled() => {
@@ -178,25 +297,34 @@ impl Worker {
         if let Ok(mut active) = self.active.lock() {
             active.remove(&run_id);
         }
+        let _ = done_tx.send(true);
+        self.changed();
     }
 
-    /// `None` when the run never started (cancelled while pending, or already ended).
-    async fn execute(&self, request: RunRequest) -> Option<Result<Value, RunError>> {
-        let cancel = request.cancel.clone();
-        let _permit = tokio::select! {
-            biased;
-            () = cancel.cancelled() => return None,
-            permit = Arc::clone(&self.permits).acquire_owned() => permit.ok()?,
-        };
-        match self.store.mark_running(request.run_id.as_str()).await {
-            Ok(true) => {}
-            Ok(false) => return None,
+    /// `None` when the run never started (cancelled while queued, or already ended).
+    async fn execute(
+        &self,
+        queued: Queued,
+        cancel: CancellationToken,
+    ) -> Option<Result<Value, RunError>> {
+        if cancel.is_cancelled() {
+            return None;
+        }
+        let parameters = match self.store.start_run(queued.run_id.as_str()).await {
+            Ok(Some(parameters)) => parameters,
+            Ok(None) => return None,
             Err(error) => {
                 tracing::error!(%error, "could not mark the run running");
                 return Some(Err(RunError::new("internal", error.to_string())));
             }
-        }
+        };
         tracing::info!("run started");
+        let request = RunRequest {
+            run_id: queued.run_id,
+            blueprint: queued.blueprint,
+            parameters,
+            cancel: cancel.clone(),
+        };
         let execution = self.executor.execute(request);
         tokio::pin!(execution);
         let outcome = tokio::select! {
@@ -209,5 +337,193 @@ impl Worker {
             }
         };
         Some(outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    use async_trait::async_trait;
+    use serde_json::json;
+    use tokio::sync::Semaphore;
+
+    use crate::config::BlueprintConfig;
+    use crate::run::{Run, new_run_id, now_millis};
+
+    /// Counts how many runs it executes at once; each run waits for a permit.
+    struct Counting {
+        release: Arc<Semaphore>,
+        in_flight: AtomicUsize,
+        max_in_flight: AtomicUsize,
+        executed: Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl RunExecutor for Counting {
+        async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
+            let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            self.max_in_flight.fetch_max(now, Ordering::SeqCst);
+            self.executed
+                .lock()
+                .unwrap()
+                .push(run.run_id.as_str().to_owned());
+            let permit = tokio::select! {
+                permit = self.release.acquire() => permit.ok(),
+                () = run.cancel.cancelled() => None,
+            };
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            match permit {
+                Some(permit) => {
+                    permit.forget();
+                    Ok(run.parameters)
+                }
+                None => Err(RunError::cancelled()),
+            }
+        }
+    }
+
+    fn counting() -> Arc<Counting> {
+        Arc::new(Counting {
+            release: Arc::new(Semaphore::new(0)),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
+            executed: Mutex::new(Vec::new()),
+        })
+    }
+
+    async fn submit(
+        store: &RunStore,
+        queue: &RunQueue,
+        blueprint: &Arc<Blueprint>,
+        n: usize,
+    ) -> String {
+        let run_id = new_run_id();
+        store
+            .insert_run(Run {
+                run_id: run_id.as_str().to_owned(),
+                agent_name: blueprint.name().to_owned(),
+                status: RunStatus::Pending,
+                parameters: json!({"prompt": format!("task {n}")}),
+                result: None,
+                error: None,
+                created_at: now_millis(),
+                started_at: None,
+                finished_at: None,
+            })
+            .await
+            .unwrap();
+        let id = run_id.as_str().to_owned();
+        queue.enqueue(run_id, Arc::clone(blueprint)).unwrap();
+        id
+    }
+
+    fn blueprint() -> Arc<Blueprint> {
+        Arc::new(
+            Blueprint::from_config(BlueprintConfig::agent("a", "An agent", "You act.")).unwrap(),
+        )
+    }
+
+    async fn wait_for(mut condition: impl FnMut() -> bool) {
+        for _ in 0..100 {
+            if condition() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("condition not reached within 1 s");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn many_queued_runs_share_a_fixed_pool_and_all_complete() {
+        let store = RunStore::open(None).unwrap();
+        let executor = counting();
+        let queue = RunQueue::new(store.clone(), executor.clone(), 3);
+        let blueprint = blueprint();
+        let mut ids = Vec::new();
+        for n in 0..100 {
+            ids.push(submit(&store, &queue, &blueprint, n).await);
+        }
+        wait_for(|| executor.in_flight.load(Ordering::SeqCst) == 3).await;
+        // 100 accepted runs, still only the 3 worker tasks.
+        assert_eq!(queue.worker_tasks(), 3);
+        let mut pending = 0;
+        for id in &ids {
+            if store.get_run(id).await.unwrap().unwrap().status == RunStatus::Pending {
+                pending += 1;
+            }
+        }
+        assert_eq!(pending, 97);
+        executor.release.add_permits(100);
+        for (n, id) in ids.iter().enumerate() {
+            assert!(queue.wait(id, Duration::from_secs(1)).await, "run {n}");
+            let run = store.get_run(id).await.unwrap().unwrap();
+            assert_eq!(run.status, RunStatus::Completed, "{run:?}");
+            assert_eq!(run.result, Some(json!({"prompt": format!("task {n}")})));
+        }
+        assert_eq!(executor.max_in_flight.load(Ordering::SeqCst), 3);
+        assert_eq!(executor.executed.lock().unwrap().len(), 100);
+        assert_eq!(queue.worker_tasks(), 3);
+        queue.shutdown().await;
+        assert_eq!(queue.worker_tasks(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_queued_run_cancelled_never_starts_and_waiters_see_it_end() {
+        let store = RunStore::open(None).unwrap();
+        let executor = counting();
+        let queue = RunQueue::new(store.clone(), executor.clone(), 1);
+        let blueprint = blueprint();
+        let first = submit(&store, &queue, &blueprint, 0).await;
+        let second = submit(&store, &queue, &blueprint, 1).await;
+        let third = submit(&store, &queue, &blueprint, 2).await;
+        wait_for(|| executor.in_flight.load(Ordering::SeqCst) == 1).await;
+
+        // A waiter on a queued run is woken when it ends.
+        let wait = queue.wait(&second, Duration::from_secs(1));
+        let cancel = async {
+            tokio::task::yield_now().await;
+            queue.cancel(&second, Duration::from_secs(1)).await.unwrap();
+        };
+        let (ended, ()) = tokio::join!(wait, cancel);
+        assert!(ended);
+        let cancelled = store.get_run(&second).await.unwrap().unwrap();
+        assert_eq!(cancelled.status, RunStatus::Cancelled);
+        assert!(cancelled.started_at.is_none());
+
+        executor.release.add_permits(2);
+        for id in [&first, &third] {
+            assert!(queue.wait(id, Duration::from_secs(1)).await);
+            let run = store.get_run(id).await.unwrap().unwrap();
+            assert_eq!(run.status, RunStatus::Completed);
+        }
+        assert_eq!(*executor.executed.lock().unwrap(), vec![first, third]);
+        assert_eq!(
+            store.get_run(&second).await.unwrap().unwrap().status,
+            RunStatus::Cancelled
+        );
+        queue.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn shutdown_interrupts_queued_runs_and_refuses_new_ones() {
+        let store = RunStore::open(None).unwrap();
+        let executor = counting();
+        let queue = RunQueue::new(store.clone(), executor.clone(), 1);
+        let blueprint = blueprint();
+        let running = submit(&store, &queue, &blueprint, 0).await;
+        let queued = submit(&store, &queue, &blueprint, 1).await;
+        wait_for(|| executor.in_flight.load(Ordering::SeqCst) == 1).await;
+        queue.shutdown().await;
+        for id in [&running, &queued] {
+            let run = store.get_run(id).await.unwrap().unwrap();
+            assert_eq!(run.status, RunStatus::Failed);
+            assert_eq!(run.error.unwrap().kind, "interrupted");
+        }
+        assert!(matches!(
+            queue.enqueue(new_run_id(), blueprint),
+            Err(CoordinatorError::ShuttingDown)
+        ));
     }
 }

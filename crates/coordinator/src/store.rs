@@ -1,14 +1,15 @@
 //! SQLite storage of blueprints and runs.
 //!
 //! Two tables of their own (`coordinator_blueprints`, `coordinator_runs`), so the
-//! store can share a database file with the session memory. Every state change is a
+//! store can share a database file with the session memory, created and upgraded by
+//! versioned migrations recorded in a third (`coordinator_schema_version`). Every state change is a
 //! conditional `UPDATE` (`… WHERE status = 'pending'`), so a late worker can never
 //! overwrite a run that was cancelled or recovered in the meantime. All calls run on
 //! the store's own database thread, never on an async worker.
 
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
 use crate::blueprint::BlueprintSummary;
@@ -16,8 +17,24 @@ use crate::config::BlueprintKind;
 use crate::db_thread::DbThread;
 use crate::error::CoordinatorError;
 use crate::run::{Run, RunError, RunStatus, now_millis};
+use crate::scrub::{scrub_error, scrub_value};
 
-const SCHEMA: &str = "
+/// The coordinator's own record of applied migrations. `PRAGMA user_version` is not
+/// used: the session memory may share the database file and owns that counter.
+const VERSION_TABLE: &str = "
+CREATE TABLE IF NOT EXISTS coordinator_schema_version (
+    version INTEGER PRIMARY KEY,
+    applied_at INTEGER NOT NULL
+);
+";
+
+/// The schema as versioned migrations, applied in order, each once, each in the same
+/// transaction as the record of it. Never edit a released migration: add the next
+/// one (`ALTER TABLE …`). Version 1 uses `IF NOT EXISTS`, so databases created before
+/// versioning adopt it without change.
+const MIGRATIONS: &[(i64, &str)] = &[(
+    1,
+    "
 CREATE TABLE IF NOT EXISTS coordinator_blueprints (
     name TEXT PRIMARY KEY,
     type TEXT NOT NULL CHECK (type IN ('agent', 'deterministic')),
@@ -38,7 +55,57 @@ CREATE TABLE IF NOT EXISTS coordinator_runs (
     finished_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS coordinator_runs_by_status ON coordinator_runs (status);
-";
+",
+)];
+
+/// The schema version this build writes and understands.
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+
+/// The highest coordinator schema version recorded in `connection` (0: none).
+fn schema_version(connection: &Connection) -> Result<i64, CoordinatorError> {
+    connection
+        .query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM coordinator_schema_version",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(CoordinatorError::storage("reading the schema version"))
+}
+
+/// Brings the coordinator's tables up to [`SCHEMA_VERSION`]. One immediate
+/// transaction, so two processes opening the same file cannot both migrate. A
+/// database written by a newer coordinator is refused rather than misread.
+fn migrate(connection: &mut Connection) -> Result<(), CoordinatorError> {
+    let tx = connection
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(CoordinatorError::storage("starting the schema migration"))?;
+    tx.execute_batch(VERSION_TABLE)
+        .map_err(CoordinatorError::storage(
+            "creating the schema version table",
+        ))?;
+    let current = schema_version(&tx)?;
+    if current > SCHEMA_VERSION {
+        return Err(CoordinatorError::CorruptRow {
+            what: "schema version",
+            detail: format!(
+                "the database has coordinator schema version {current}, newer than the \
+                 {SCHEMA_VERSION} this build supports"
+            ),
+        });
+    }
+    for (version, sql) in MIGRATIONS.iter().filter(|(version, _)| *version > current) {
+        tx.execute_batch(sql)
+            .map_err(CoordinatorError::storage("applying a schema migration"))?;
+        tx.execute(
+            "INSERT INTO coordinator_schema_version (version, applied_at) VALUES (?1, ?2)",
+            params![version, now_millis()],
+        )
+        .map_err(CoordinatorError::storage("recording a schema migration"))?;
+        tracing::debug!(version, "applied coordinator schema migration");
+    }
+    tx.commit()
+        .map_err(CoordinatorError::storage("committing the schema migration"))
+}
 
 const RUN_COLUMNS: &str =
     "id, agent_name, status, parameters, result, error, created_at, started_at, finished_at";
@@ -59,7 +126,7 @@ impl RunStore {
     /// Opens (creating if needed) the store in `path`, or in memory when `None`, and
     /// starts its database thread. Blocking: call it from `spawn_blocking`.
     pub fn open(path: Option<&Path>) -> Result<Self, CoordinatorError> {
-        let connection = match path {
+        let mut connection = match path {
             Some(path) => Connection::open(path),
             None => Connection::open_in_memory(),
         }
@@ -75,9 +142,7 @@ impl RunStore {
                 .pragma_update(None, "synchronous", "NORMAL")
                 .map_err(CoordinatorError::storage("setting synchronous"))?;
         }
-        connection
-            .execute_batch(SCHEMA)
-            .map_err(CoordinatorError::storage("creating the tables"))?;
+        migrate(&mut connection)?;
         Ok(Self {
             db: DbThread::spawn(connection)?,
         })
@@ -210,7 +275,32 @@ impl RunStore {
         .await
     }
 
+    /// Moves a pending run to running and returns its stored parameters; `None` when
+    /// it was no longer pending (cancelled while queued, or recovered).
+    pub(crate) async fn start_run(&self, run_id: &str) -> Result<Option<Value>, CoordinatorError> {
+        let run_id = run_id.to_owned();
+        self.with(move |connection| {
+            let parameters = connection
+                .prepare_cached(
+                    "UPDATE coordinator_runs SET status = 'running', started_at = ?2
+                     WHERE id = ?1 AND status = 'pending' RETURNING parameters",
+                )
+                .and_then(|mut statement| {
+                    statement
+                        .query_row(params![run_id, now_millis()], |row| row.get::<_, String>(0))
+                        .optional()
+                })
+                .map_err(CoordinatorError::storage("starting a run"))?;
+            parameters
+                .map(|text| parse_json("run parameters", &text))
+                .transpose()
+        })
+        .await
+    }
+
     /// Ends a run that is still pending or running; `false` when it had already ended.
+    /// `result` and `error` are scrubbed first: whatever a runner produced (tool
+    /// output, a model's text, an error message), no secret in it reaches the database.
     pub async fn finish_run(
         &self,
         run_id: &str,
@@ -219,7 +309,9 @@ impl RunStore {
         error: Option<RunError>,
     ) -> Result<bool, CoordinatorError> {
         let run_id = run_id.to_owned();
+        let result = result.map(scrub_value);
         let error = error
+            .map(scrub_error)
             .map(|error| serde_json::to_string(&error))
             .transpose()
             .map_err(|error| CoordinatorError::StorageTask(error.to_string()))?;
@@ -373,6 +465,16 @@ mod tests {
         store.insert_run(pending("r1")).await.unwrap();
         assert!(store.mark_running("r1").await.unwrap());
         assert!(!store.mark_running("r1").await.unwrap());
+        assert_eq!(store.start_run("r1").await.unwrap(), None);
+        store.insert_run(pending("r2")).await.unwrap();
+        assert_eq!(
+            store.start_run("r2").await.unwrap(),
+            Some(json!({"prompt": "hi"}))
+        );
+        assert_eq!(
+            store.get_run("r2").await.unwrap().unwrap().status,
+            RunStatus::Running
+        );
         assert!(
             store
                 .finish_run("r1", RunStatus::Completed, Some(json!({"ok": 1})), None)
@@ -415,6 +517,80 @@ mod tests {
         ];
         store.replace_blueprints(listed.clone()).await.unwrap();
         assert_eq!(store.list_blueprints().await.unwrap(), listed);
+    }
+
+    fn recorded_versions(path: &Path) -> Vec<i64> {
+        let connection = Connection::open(path).unwrap();
+        let mut statement = connection
+            .prepare("SELECT version FROM coordinator_schema_version ORDER BY version")
+            .unwrap();
+        statement
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn migrations_are_recorded_once_and_reopening_is_idempotent() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shared.db");
+        // The session memory owns `user_version` in a shared file: leave it alone.
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", 7)
+            .unwrap();
+        {
+            let store = RunStore::open(Some(&path)).unwrap();
+            store.insert_run(pending("kept")).await.unwrap();
+        }
+        assert_eq!(recorded_versions(&path), vec![SCHEMA_VERSION]);
+        let store = RunStore::open(Some(&path)).unwrap();
+        assert_eq!(recorded_versions(&path), vec![SCHEMA_VERSION]);
+        assert!(store.get_run("kept").await.unwrap().is_some());
+        let user_version: i64 = Connection::open(&path)
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(user_version, 7);
+    }
+
+    #[tokio::test]
+    async fn a_database_from_before_versioning_is_adopted_with_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("legacy.db");
+        {
+            let connection = Connection::open(&path).unwrap();
+            let (_, legacy_schema) = MIGRATIONS[0];
+            connection.execute_batch(legacy_schema).unwrap();
+            connection
+                .execute(
+                    "INSERT INTO coordinator_runs (id, agent_name, status, parameters, created_at)
+                     VALUES ('old', 'researcher', 'completed', '{}', 1)",
+                    [],
+                )
+                .unwrap();
+        }
+        let store = RunStore::open(Some(&path)).unwrap();
+        assert_eq!(recorded_versions(&path), vec![SCHEMA_VERSION]);
+        let run = store.get_run("old").await.unwrap().unwrap();
+        assert_eq!(run.status, RunStatus::Completed);
+    }
+
+    #[test]
+    fn a_database_from_a_newer_coordinator_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("newer.db");
+        drop(RunStore::open(Some(&path)).unwrap());
+        Connection::open(&path)
+            .unwrap()
+            .execute(
+                "INSERT INTO coordinator_schema_version (version, applied_at) VALUES (?1, 0)",
+                [SCHEMA_VERSION + 1],
+            )
+            .unwrap();
+        let error = RunStore::open(Some(&path)).unwrap_err();
+        assert!(error.to_string().contains("newer than"), "{error}");
     }
 
     #[tokio::test]

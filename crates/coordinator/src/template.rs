@@ -13,39 +13,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-/// Why a template is refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TemplateError {
-    /// `{{name}}` names no property of the parameters schema.
-    UnknownPlaceholder {
-        /// The name.
-        name: String,
-        /// Where it occurs (`url`, `headers.x`, `list[1]`).
-        at: String,
-    },
-    /// `{{` without a closing `}}`, or a name that is not an identifier.
-    Malformed {
-        /// The offending string.
-        text: String,
-        /// Where it occurs.
-        at: String,
-    },
-}
-
-impl std::fmt::Display for TemplateError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::UnknownPlaceholder { name, at } => write!(
-                f,
-                "placeholder `{{{{{name}}}}}` in args.{at} names no property of parameters_schema"
-            ),
-            Self::Malformed { text, at } => write!(
-                f,
-                "malformed placeholder in args.{at}: `{text}` (expected `{{{{name}}}}`)"
-            ),
-        }
-    }
-}
+use crate::error::TemplateError;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Piece {
@@ -286,6 +254,21 @@ mod tests {
                 "{bad}: {error:?}"
             );
         }
+    }
+
+    #[test]
+    fn template_errors_are_std_errors_with_exact_messages() {
+        let unknown = ArgsTemplate::parse(&json!({"u": "{{nope}}"}), &known(&[])).unwrap_err();
+        let as_std: &dyn std::error::Error = &unknown;
+        assert_eq!(
+            as_std.to_string(),
+            "placeholder `{{nope}}` in args.u names no property of parameters_schema"
+        );
+        let malformed = ArgsTemplate::parse(&json!({"k": "{{x"}), &known(&["x"])).unwrap_err();
+        assert_eq!(
+            malformed.to_string(),
+            "malformed placeholder in args.k: `{{x` (expected `{{name}}`)"
+        );
     }
 
     #[test]

@@ -10,7 +10,14 @@
 
 mod support;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use oxydra_coordinator::CoordinatorHandle;
+use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
+use oxydra_types::{SafetyTier, ToolSchema};
+use tokio::sync::Semaphore;
 
 use oxydra_coordinator::{
     BlueprintConfig, BlueprintLimits, Coordinator, CoordinatorConfig, CoordinatorError, RunnerDeps,
@@ -20,6 +27,36 @@ use oxydra_provider::{ScriptedProvider, ScriptedTurn};
 use oxydra_types::MessageRole;
 use serde_json::{Value, json};
 use support::{Served, registry, standard_blueprints};
+
+/// Read-only (so it does not clear the dedupe cache): lets the gated child run
+/// `run_id` through and waits (up to 1 s) for it to end.
+struct FinishChild {
+    release: Arc<Semaphore>,
+    coordinator: Arc<OnceLock<CoordinatorHandle>>,
+}
+
+#[async_trait]
+impl Tool for FinishChild {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema::new(
+            "finish_child",
+            "Lets the child run finish",
+            json!({"type": "object", "properties": {"run_id": {"type": "string"}}}),
+        )
+    }
+    fn safety_tier(&self) -> SafetyTier {
+        SafetyTier::ReadOnly
+    }
+    async fn execute(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        self.release.add_permits(1);
+        let coordinator = self.coordinator.get().unwrap().upgrade().unwrap();
+        let run = coordinator
+            .wait_for_run(args["run_id"].as_str().unwrap(), Duration::from_secs(1))
+            .await
+            .unwrap();
+        Ok(ToolOutput::text(run.status.as_str()))
+    }
+}
 
 fn researcher_with_echo() -> BlueprintConfig {
     let mut researcher = BlueprintConfig::agent(
@@ -152,6 +189,67 @@ async fn an_orchestrating_agent_corrects_itself_from_the_validation_error() {
     let crawl = server.finished(started["run_id"].as_str().unwrap()).await;
     assert_eq!(crawl["agent_name"], "web-crawler");
     assert_eq!(crawl["status"], "completed");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn polling_get_agent_run_is_never_served_a_stale_deduped_answer() {
+    let (gate_tool, mut control) = support::gate();
+    let handle = Arc::new(OnceLock::new());
+    let finish = FinishChild {
+        release: Arc::clone(&control.release),
+        coordinator: Arc::clone(&handle),
+    };
+    let provider = Arc::new(ScriptedProvider::new(vec![]));
+    let mut orchestrator = BlueprintConfig::agent("orchestrator", "Polls", "You poll runs.");
+    orchestrator.tools = Some(vec!["get_agent_run".into(), "finish_child".into()]);
+    let deps = RunnerDeps::new(registry(vec![Arc::new(gate_tool), Arc::new(finish)]), ".")
+        .with_provider(provider.clone(), "m");
+    let server = Served::with(
+        CoordinatorConfig::default(),
+        vec![support::gate_blueprint(), orchestrator],
+        deps,
+    )
+    .await;
+    handle.set(server.coordinator.handle()).unwrap();
+    let child = server
+        .coordinator
+        .create_run("waiter", json!({"label": "child"}))
+        .await
+        .unwrap();
+    control.entered.recv().await.unwrap();
+
+    // The same get_agent_run call twice; the child ends in between.
+    let poll = json!({"run_id": child.run_id}).to_string();
+    provider.push_turn(ScriptedTurn::tool_call("p1", "get_agent_run", &poll));
+    provider.push_turn(ScriptedTurn::tool_call("f1", "finish_child", &poll));
+    provider.push_turn(ScriptedTurn::tool_call("p2", "get_agent_run", &poll));
+    provider.push_turn(ScriptedTurn::text("The child finished."));
+    let created = server
+        .coordinator
+        .create_run("orchestrator", json!({"prompt": "Poll the child"}))
+        .await
+        .unwrap();
+    let run = server.finished(&created.run_id).await;
+    assert_eq!(run["status"], "completed", "{run}");
+
+    let requests = provider.requests();
+    let last = requests.last().unwrap();
+    let tool_text = |call: &str| -> String {
+        last.messages
+            .iter()
+            .find(|m| m.tool_call_id.as_ref().map(|id| id.as_str()) == Some(call))
+            .unwrap()
+            .text()
+            .to_owned()
+    };
+    assert_eq!(tool_text("f1"), "completed");
+    let first: Value = serde_json::from_str(&tool_text("p1")).unwrap();
+    assert_eq!(first["status"], "running");
+    let second = tool_text("p2");
+    let second: Value = serde_json::from_str(&second)
+        .unwrap_or_else(|_| panic!("not a fresh get_agent_run answer: {second}"));
+    assert_eq!(second["status"], "completed", "{second}");
     server.stop().await;
 }
 

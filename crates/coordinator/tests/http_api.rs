@@ -228,6 +228,18 @@ async fn unknown_agents_runs_routes_and_methods_answer_json() {
 }
 
 #[tokio::test]
+async fn an_undecodable_run_id_is_400_json_for_get_and_delete() {
+    let server = served(CoordinatorConfig::default()).await;
+    let (status, body) = server.get("/runs/%FF").await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"], "invalid_path");
+    let (status, body) = server.delete("/runs/%FF%FE").await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"], "invalid_path");
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn bearer_auth_guards_every_route_when_configured() {
     let config = CoordinatorConfig {
         auth_token: Some("s3cret-token".into()),

@@ -14,11 +14,41 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use async_trait::async_trait;
 use oxydra_coordinator::{
     BlueprintConfig, Coordinator, CoordinatorConfig, RunStatus, RunnerDeps, StepConfig,
 };
-use serde_json::json;
+use oxydra_tools::{BuiltinToolsConfig, Tool, ToolContext, ToolError, ToolOutput, builtin_tool};
+use oxydra_types::{CallId, SafetyTier, ToolSchema};
+use serde_json::{Value, json};
 use support::{Served, gate, gate_blueprint, registry, standard_blueprints};
+use tokio_util::sync::CancellationToken;
+
+const LIVE_KEY: &str = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e";
+const AWS_KEY: &str = "AKIAIOSFODNN7EXAMPLE";
+
+/// Fails with a secret in its error message.
+struct Leaky;
+
+#[async_trait]
+impl Tool for Leaky {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema::new("leaky", "Fails, leaking a key", json!({"type": "object"}))
+    }
+    fn safety_tier(&self) -> SafetyTier {
+        SafetyTier::ReadOnly
+    }
+    async fn execute(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Err(ToolError::Failed(format!(
+            "upstream refused key {AWS_KEY} (api_key={LIVE_KEY})"
+        )))
+    }
+}
+
+fn assert_no_secrets(text: &str) {
+    assert!(!text.contains(LIVE_KEY), "{text}");
+    assert!(!text.contains(AWS_KEY), "{text}");
+}
 
 #[tokio::test]
 async fn a_deterministic_run_renders_its_steps_and_stores_the_result() {
@@ -68,6 +98,108 @@ async fn a_deterministic_run_renders_its_steps_and_stores_the_result() {
         run["result"]["output"],
         "fetch https://a.example/x to depth "
     );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn step_outputs_and_errors_are_scrubbed_before_they_are_stored_and_served() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(
+        workspace.path().join("secrets.env"),
+        format!("api_key = \"{LIVE_KEY}\"\naws_access_key_id = {AWS_KEY}\n"),
+    )
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = data.path().join("coordinator.db");
+    let file_read = builtin_tool("file_read", &BuiltinToolsConfig::default()).unwrap();
+    let deps = RunnerDeps::new(registry(vec![file_read, Arc::new(Leaky)]), workspace.path());
+    let blueprints = vec![
+        BlueprintConfig::deterministic(
+            "read-secrets",
+            "Reads a file with secrets",
+            json!({"type": "object"}),
+            vec![StepConfig::new("file_read", json!({"path": "secrets.env"}))],
+        ),
+        BlueprintConfig::deterministic(
+            "leak",
+            "Reads, then fails with a secret in the error",
+            json!({"type": "object"}),
+            vec![
+                StepConfig::new("file_read", json!({"path": "secrets.env"})),
+                StepConfig::new("leaky", json!({})),
+            ],
+        ),
+    ];
+    let config = CoordinatorConfig {
+        db: Some(db.clone()),
+        ..CoordinatorConfig::default()
+    };
+    let server = Served::with(config, blueprints, deps).await;
+
+    let (_, created) = server.post_run(json!({"agent_name": "read-secrets"})).await;
+    let read_id = created["run_id"].as_str().unwrap().to_owned();
+    let run = server.finished(&read_id).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let output = run["result"]["output"].as_str().unwrap();
+    assert!(output.contains("[REDACTED]"), "{output}");
+    assert!(
+        run["result"]["steps"][0]["output"]
+            .as_str()
+            .unwrap()
+            .contains("[REDACTED]")
+    );
+    assert_no_secrets(&run.to_string());
+
+    let (_, created) = server.post_run(json!({"agent_name": "leak"})).await;
+    let leak_id = created["run_id"].as_str().unwrap().to_owned();
+    let run = server.finished(&leak_id).await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"]["kind"], "step_failed");
+    assert!(
+        run["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("[REDACTED]"),
+        "{run}"
+    );
+    assert_no_secrets(&run.to_string());
+
+    // What the orchestration tool serves is scrubbed as well.
+    let get_agent_run = server
+        .coordinator
+        .agent_tools()
+        .into_iter()
+        .find(|tool| tool.schema().name == "get_agent_run")
+        .unwrap();
+    let ctx = ToolContext::new(
+        workspace.path(),
+        CancellationToken::new(),
+        CallId::generate(),
+    );
+    for id in [&read_id, &leak_id] {
+        let served = get_agent_run
+            .execute(json!({"run_id": id}), &ctx)
+            .await
+            .unwrap();
+        assert!(served.content.contains("[REDACTED]"), "{}", served.content);
+        assert_no_secrets(&served.content);
+    }
+
+    // And so is what is in the database.
+    let connection = rusqlite::Connection::open(&db).unwrap();
+    let mut statement = connection
+        .prepare("SELECT COALESCE(result, ''), COALESCE(error, '') FROM coordinator_runs")
+        .unwrap();
+    let rows: Vec<(String, String)> = statement
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows.len(), 2);
+    for (result, error) in rows {
+        assert_no_secrets(&result);
+        assert_no_secrets(&error);
+    }
     server.stop().await;
 }
 

@@ -124,3 +124,23 @@ pub(crate) async fn method_not_allowed(
         format!("`{}` does not accept {method}", uri.path()),
     )
 }
+
+/// The `500` JSON answer to a handler that panicked (`CatchPanicLayer`). The panic
+/// message is logged (scrubbed), never sent: it may say more than a client should see.
+pub(crate) fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let detail = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a non-text panic payload");
+    tracing::error!(
+        panic = %crate::scrub::scrub_text(detail),
+        "a coordinator request handler panicked"
+    );
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal",
+        "the server failed while handling this request",
+    )
+    .into_response()
+}

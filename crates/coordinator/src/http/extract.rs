@@ -1,10 +1,12 @@
-//! A JSON body extractor whose every rejection is an [`ApiError`]: `400` for a
-//! malformed or mis-shaped body (never axum's `422`), `413` past the body limit.
-//! The content type is not checked, so `curl -d '{…}'` works as in seed 002.
+//! Extractors whose every rejection is an [`ApiError`]: a JSON body (`400` for a
+//! malformed or mis-shaped body, never axum's `422`; `413` past the body limit; the
+//! content type is not checked, so `curl -d '{…}'` works as in seed 002) and a path
+//! segment (`400` JSON, never axum's plain-text rejection, for `/runs/%FF`).
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, Request};
+use axum::extract::{FromRequest, FromRequestParts, Path, Request};
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
 use super::errors::ApiError;
@@ -50,6 +52,33 @@ where
                     ApiError::malformed_json(format!("the request body is not valid JSON: {error}"))
                 }
             }),
+        }
+    }
+}
+
+/// The one path parameter of a route (`/runs/{id}`), as text. A segment that is not
+/// valid percent-encoded UTF-8 is a `400 invalid_path` JSON error.
+#[derive(Debug, Clone)]
+pub(crate) struct PathParam(pub String);
+
+impl<S> FromRequestParts<S> for PathParam
+where
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match Path::<String>::from_request_parts(parts, state).await {
+            Ok(Path(value)) => Ok(Self(value)),
+            Err(rejection) => {
+                let status = rejection.status();
+                let code = if status.is_client_error() {
+                    "invalid_path"
+                } else {
+                    "internal"
+                };
+                Err(ApiError::new(status, code, rejection.body_text()))
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The HTTP API (DESIGN.md §3.3) on axum: `GET /agents`, `POST /runs`,
 //! `GET /runs/{id}`, `DELETE /runs/{id}`, a body size limit, JSON errors for every
-//! failure, optional bearer auth and graceful shutdown.
+//! failure (a panicking handler included: `500` JSON), optional bearer auth and
+//! graceful shutdown.
 
 mod auth;
 mod errors;
@@ -14,6 +15,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::coordinator::Coordinator;
@@ -46,7 +48,7 @@ impl Coordinator {
             )),
             None => router,
         };
-        router.layer(TraceLayer::new_for_http())
+        outer_layers(router)
     }
 
     /// Serves the API on `listener` until `shutdown` completes (in-flight requests
@@ -60,6 +62,14 @@ impl Coordinator {
         self.shutdown().await;
         served
     }
+}
+
+/// The layers around every route: a panic becomes a `500` JSON error (inside the
+/// trace layer, so the trace records the 500).
+fn outer_layers(router: Router) -> Router {
+    router
+        .layer(CatchPanicLayer::custom(errors::panic_response))
+        .layer(TraceLayer::new_for_http())
 }
 
 /// Serves `router` on `listener` until `shutdown` completes.
@@ -108,5 +118,54 @@ pub async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => tracing::info!("Ctrl-C: shutting down"),
         () = terminate => tracing::info!("SIGTERM: shutting down"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use tower::ServiceExt;
+
+    async fn call(router: Router, uri: &str) -> (StatusCode, serde_json::Value) {
+        let response = router
+            .oneshot(Request::get(uri).body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        let body = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| panic!("{status}: not JSON: {bytes:?}"));
+        (status, body)
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_answers_500_json_without_the_panic_message() {
+        async fn boom() -> &'static str {
+            panic!("secret detail api_key=sk-live-4f9a8b7c6d5e4f3a2b1c0d9e");
+        }
+        let router = outer_layers(Router::new().route("/boom", get(boom)));
+        let (status, body) = call(router, "/boom").await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(body["error"], "internal");
+        assert!(!body.to_string().contains("secret detail"), "{body}");
+    }
+
+    #[tokio::test]
+    async fn an_undecodable_path_segment_is_400_json() {
+        let router = Router::new().route(
+            "/runs/{id}",
+            get(|extract::PathParam(id): extract::PathParam| async move { id }),
+        );
+        let (status, body) = call(router, "/runs/%FF").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(body["error"], "invalid_path");
+        assert!(
+            body["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{body}"
+        );
     }
 }

@@ -1,13 +1,13 @@
 //! The route handlers of DESIGN.md §3.3.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::errors::ApiError;
-use super::extract::JsonBody;
+use super::extract::{JsonBody, PathParam};
 use crate::coordinator::{AgentListing, Coordinator, RunCreated};
 use crate::run::Run;
 
@@ -45,7 +45,7 @@ pub(crate) async fn create_run(
 /// `GET /runs/{id}`.
 pub(crate) async fn get_run(
     State(coordinator): State<Coordinator>,
-    Path(run_id): Path<String>,
+    PathParam(run_id): PathParam,
 ) -> Result<Json<Run>, ApiError> {
     Ok(Json(coordinator.get_run(&run_id).await?))
 }
@@ -53,7 +53,7 @@ pub(crate) async fn get_run(
 /// `DELETE /runs/{id}`: cancels the run, answers with it as it is afterwards.
 pub(crate) async fn cancel_run(
     State(coordinator): State<Coordinator>,
-    Path(run_id): Path<String>,
+    PathParam(run_id): PathParam,
 ) -> Result<Json<Run>, ApiError> {
     Ok(Json(coordinator.cancel_run(&run_id).await?))
 }

@@ -1,6 +1,10 @@
 //! AI agent runs: an `AgentRuntime` per run, built with the blueprint's system
 //! prompt, allowed tools, rules, provider, model and limits, given the run's
 //! `prompt` as the user message.
+//!
+//! The runtime scrubs tool output before the model sees it, but the model's final
+//! text may still echo a secret (from the prompt, say): the store scrubs the run's
+//! result and error before recording them (`RunStore::finish_run`).
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -14,10 +14,19 @@ use oxydra_tools::ToolRegistry;
 use super::BlueprintRunner;
 use super::agent::{AgentPlan, AgentRunner};
 use super::deterministic::DeterministicRunner;
-use crate::agent_tools::agent_tools;
+use crate::agent_tools::{agent_tool_rules, agent_tools};
 use crate::blueprint::{Blueprint, BlueprintBody};
 use crate::coordinator::CoordinatorHandle;
 use crate::error::CoordinatorError;
+
+/// The rules of the coordinator's own tools that `registry` holds (see
+/// [`agent_tool_rules`]: `get_agent_run` is never deduped).
+fn polling_rules(registry: &ToolRegistry) -> Vec<ToolRule> {
+    agent_tool_rules()
+        .into_iter()
+        .filter(|rule| registry.get(&rule.tool).is_some())
+        .collect()
+}
 
 /// The parts [`crate::Coordinator::new`] builds its runners from.
 #[derive(Clone)]
@@ -125,6 +134,7 @@ impl RunnerDeps {
             rules.extend(blueprint.rules().iter().cloned());
             match blueprint.body() {
                 BlueprintBody::Deterministic(_) => {
+                    rules.extend(polling_rules(&full));
                     let config = ToolExecutorConfig {
                         require_permissions: false,
                         ..self.executor_config.clone()
@@ -144,6 +154,7 @@ impl RunnerDeps {
                         // Every application tool; the coordinator's own only when named.
                         None => Arc::clone(&self.tools),
                     };
+                    rules.extend(polling_rules(&registry));
                     let provider = match &spec.provider {
                         Some(name) => self.providers.get(name).cloned().ok_or_else(|| {
                             let known: Vec<_> = self.providers.keys().cloned().collect();

@@ -5,6 +5,11 @@
 //! the executor is built without consent prompts (`require_permissions = false`);
 //! rules, argument validation, timeouts and cancellation all apply. The first step
 //! that fails ends the run `failed` with kind `step_failed`.
+//!
+//! The executor does not scrub tool output, so step outputs (text and structured)
+//! and step errors here are raw; the store scrubs the whole result and error before
+//! it records them (`RunStore::finish_run`), so no secret a step read reaches the
+//! database, `GET /runs/{id}` or `get_agent_run`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
