@@ -23,9 +23,12 @@ pub enum ProviderError {
         /// The provider's message.
         message: String,
     },
-    /// The provider is overloaded (Anthropic 529, `overloaded_error`).
-    #[error("provider overloaded: {message}")]
+    /// The provider is overloaded or unavailable (Anthropic 529, `overloaded_error`,
+    /// HTTP 503).
+    #[error("provider overloaded{}: {message}", retry_after.map(|d| format!(" (retry after {} ms)", d.as_millis())).unwrap_or_default())]
     Overloaded {
+        /// How long the provider asked us to wait (`Retry-After`), if it said.
+        retry_after: Option<Duration>,
         /// The provider's message.
         message: String,
     },

@@ -123,8 +123,16 @@ pub(crate) fn classify(
             status: status.unwrap_or(401),
             message,
         },
-        _ if kind == "overloaded_error" => ProviderError::Overloaded { message },
-        Some(529) => ProviderError::Overloaded { message },
+        _ if kind == "overloaded_error" => ProviderError::Overloaded {
+            retry_after,
+            message,
+        },
+        // 503 Service Unavailable is the generic "overloaded, come back later"; like
+        // 529 it often carries a `Retry-After`.
+        Some(503 | 529) => ProviderError::Overloaded {
+            retry_after,
+            message,
+        },
         Some(429) if code == "insufficient_quota" || kind == "insufficient_quota" => {
             ProviderError::InvalidRequest { message }
         }
@@ -189,7 +197,7 @@ mod tests {
             r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
         assert!(matches!(
             error_from_status(529, None, overloaded),
-            ProviderError::Overloaded { message } if message == "Overloaded"
+            ProviderError::Overloaded { message, retry_after: None } if message == "Overloaded"
         ));
         let openai_ctx = r#"{"error":{"message":"This model's maximum context length is 16385 tokens","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
         assert!(matches!(
@@ -211,7 +219,28 @@ mod tests {
         ));
         assert!(matches!(
             error_from_status(503, None, "<html>busy</html>"),
-            ProviderError::Server { status: 503, message } if message == "<html>busy</html>"
+            ProviderError::Overloaded { message, retry_after: None } if message == "<html>busy</html>"
+        ));
+        assert!(matches!(
+            error_from_status(502, None, "<html>bad gateway</html>"),
+            ProviderError::Server { status: 502, .. }
+        ));
+    }
+
+    #[test]
+    fn retry_after_is_kept_for_503_and_529() {
+        let wait = Some(Duration::from_secs(7));
+        for status in [503, 529] {
+            match error_from_status(status, wait, "busy") {
+                ProviderError::Overloaded { retry_after, .. } => assert_eq!(retry_after, wait),
+                other => panic!("{status}: {other:?}"),
+            }
+        }
+        let overloaded =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert!(matches!(
+            error_from_status(529, wait, overloaded),
+            ProviderError::Overloaded { retry_after, .. } if retry_after == wait
         ));
     }
 

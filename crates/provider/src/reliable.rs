@@ -1,6 +1,8 @@
 //! [`ReliableProvider`]: retries, backoff and the stream → complete fallback.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -18,11 +20,16 @@ use crate::retry_policy::{RetryPolicy, is_retryable};
 /// - Retries rate limits, overload, server (5xx) errors, broken connections and
 ///   timeouts, with exponential backoff and full jitter, honouring a provider's
 ///   `Retry-After`, within [`RetryPolicy::max_attempts`] and [`RetryPolicy::max_total`].
+/// - `max_total` bounds the whole call: each attempt (for a stream, up to its first
+///   item) is cut off when the time left runs out, giving [`ProviderError::Timeout`],
+///   and a wait (a `Retry-After` included) that would pass it is not taken.
 /// - Never retries once stream output has reached the caller: errors after the first
 ///   item pass through unchanged.
 /// - When a stream fails before yielding anything (a broken or garbled stream, an
 ///   `error` event inside a 200 response), falls back to `complete` and turns its
-///   response into stream items (text, one tool-call delta per call, usage, finish).
+///   response into stream items (text, one tool-call delta per call, usage, finish) —
+///   unless the error says the request itself is refused (`Auth`, `InvalidRequest`,
+///   `ContextLengthExceeded`), which is returned as it is.
 /// - The cancellation token interrupts any wait or request at once.
 pub struct ReliableProvider {
     inner: Arc<dyn Provider>,
@@ -40,8 +47,34 @@ impl std::fmt::Debug for ReliableProvider {
 
 /// What is left of a call's retry budget.
 struct Budget {
-    deadline: Instant,
+    /// When the total time runs out; `None` when `max_total` reaches past what an
+    /// `Instant` can represent (no bound in practice).
+    deadline: Option<Instant>,
     attempts: u32,
+}
+
+impl Budget {
+    /// The time left, `None` when unbounded.
+    fn remaining(&self) -> Option<Duration> {
+        self.deadline
+            .map(|deadline| deadline.saturating_duration_since(Instant::now()))
+    }
+}
+
+/// Runs `attempt` within what is left of the budget: `None` when the time ran out
+/// first (the attempt is dropped).
+async fn bounded<F: Future>(budget: &Budget, attempt: F) -> Option<F::Output> {
+    match budget.remaining() {
+        Some(limit) => tokio::time::timeout(limit, attempt).await.ok(),
+        None => Some(attempt.await),
+    }
+}
+
+/// Whether a stream that failed before any output with `error` is worth a `complete`
+/// call: not when the request itself is refused (authentication, a malformed or
+/// too-long request), since `complete` would be refused the same way.
+fn falls_back(error: &ProviderError) -> bool {
+    is_retryable(error) || matches!(error, ProviderError::Decode { .. })
 }
 
 impl ReliableProvider {
@@ -62,9 +95,19 @@ impl ReliableProvider {
 
     fn budget(&self) -> Budget {
         Budget {
-            deadline: Instant::now() + self.policy.max_total,
+            deadline: Instant::now().checked_add(self.policy.max_total),
             attempts: 0,
         }
+    }
+
+    /// The error for a call whose total time ran out during an attempt.
+    fn out_of_time(&self) -> ProviderError {
+        tracing::warn!(
+            provider = self.inner.name(),
+            max_total_ms = u64::try_from(self.policy.max_total.as_millis()).unwrap_or(u64::MAX),
+            "provider call stopped: the total time budget ran out"
+        );
+        ProviderError::Timeout(self.policy.max_total)
     }
 
     /// After a failed attempt: waits and returns `Ok(())` if another attempt may be
@@ -80,12 +123,19 @@ impl ReliableProvider {
             return Err(error);
         }
         let retry_after = match &error {
-            ProviderError::RateLimited { retry_after, .. } => *retry_after,
+            ProviderError::RateLimited { retry_after, .. }
+            | ProviderError::Overloaded { retry_after, .. } => *retry_after,
             _ => None,
         };
-        let delay = self.policy.delay(budget.attempts - 1, retry_after);
-        let now = Instant::now();
-        if now + delay > budget.deadline {
+        // `delay` caps a `Retry-After` at `max_total`; one longer than the time left
+        // is not waited for at all.
+        let delay = self
+            .policy
+            .delay(budget.attempts.saturating_sub(1), retry_after);
+        if budget
+            .remaining()
+            .is_some_and(|remaining| delay > remaining)
+        {
             tracing::warn!(
                 provider = self.inner.name(),
                 delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
@@ -117,10 +167,15 @@ impl ReliableProvider {
             if cancel.is_cancelled() {
                 return Err(ProviderError::Cancelled);
             }
-            let result = tokio::select! {
-                biased;
-                () = cancel.cancelled() => Err(ProviderError::Cancelled),
-                result = self.inner.complete(request, cancel) => result,
+            let attempt = async {
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => Err(ProviderError::Cancelled),
+                    result = self.inner.complete(request, cancel) => result,
+                }
+            };
+            let Some(result) = bounded(budget, attempt).await else {
+                return Err(self.out_of_time());
             };
             match result {
                 Ok(response) => return Ok(response),
@@ -199,7 +254,10 @@ impl Provider for ReliableProvider {
                 if cancel.is_cancelled() {
                     return Err(ProviderError::Cancelled);
                 }
-                match self.open_stream(request, cancel).await {
+                let Some(opened) = bounded(&budget, self.open_stream(request, cancel)).await else {
+                    return Err(self.out_of_time());
+                };
+                match opened {
                     Ok(stream) => return Ok(stream),
                     Err(StreamFailure::Open(error)) => {
                         if matches!(error, ProviderError::Decode { .. })
@@ -211,6 +269,9 @@ impl Provider for ReliableProvider {
                         self.wait_before_retry(&mut budget, error, cancel).await?;
                     }
                     Err(StreamFailure::BeforeOutput(error)) => {
+                        if !falls_back(&error) {
+                            return Err(error);
+                        }
                         if self.policy.fallback_to_complete {
                             tracing::warn!(
                                 provider = self.inner.name(),
@@ -259,6 +320,7 @@ mod tests {
             ScriptedTurn::StreamThenError {
                 items: vec![StreamItem::Text("par".into())],
                 error: ProviderError::Overloaded {
+                    retry_after: None,
                     message: "x".into(),
                 },
             },
@@ -327,6 +389,156 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(items.first(), Some(&StreamItem::Text("whole".into())));
+    }
+
+    #[tokio::test]
+    async fn refused_requests_failing_before_output_do_not_fall_back() {
+        let refusals = [
+            ProviderError::Auth {
+                status: 401,
+                message: "bad key".into(),
+            },
+            ProviderError::InvalidRequest {
+                message: "bad tools".into(),
+            },
+            ProviderError::ContextLengthExceeded {
+                message: "too long".into(),
+            },
+        ];
+        for refusal in refusals {
+            let expected = refusal.to_string();
+            let scripted = Arc::new(ScriptedProvider::new(vec![
+                ScriptedTurn::StreamThenError {
+                    items: vec![],
+                    error: refusal,
+                },
+                ScriptedTurn::text("must not be asked for"),
+            ]));
+            let provider = ReliableProvider::new(scripted.clone(), policy());
+            let error = provider
+                .stream(&request(), &CancellationToken::new())
+                .await
+                .err()
+                .unwrap();
+            assert_eq!(error.to_string(), expected);
+            assert_eq!(scripted.requests().len(), 1, "{expected}");
+            assert_eq!(scripted.remaining(), 1, "{expected}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_total_time_bounds_a_hanging_complete() {
+        let max_total = Duration::from_millis(100);
+        let provider = ReliableProvider::new(
+            Arc::new(ScriptedProvider::new(vec![ScriptedTurn::HangAfter(vec![])])),
+            policy().with_max_total(max_total),
+        );
+        let started = Instant::now();
+        let result = tokio::time::timeout(
+            Duration::from_secs(1),
+            provider.complete(&request(), &CancellationToken::new()),
+        )
+        .await
+        .expect("max_total must end the call");
+        assert!(
+            matches!(result, Err(ProviderError::Timeout(d)) if d == max_total),
+            "{result:?}"
+        );
+        assert!(started.elapsed() >= max_total);
+    }
+
+    #[tokio::test]
+    async fn the_total_time_bounds_a_stream_waiting_for_its_first_item() {
+        let max_total = Duration::from_millis(100);
+        let scripted = Arc::new(ScriptedProvider::new(vec![
+            ScriptedTurn::HangAfter(vec![]),
+            ScriptedTurn::text("too late"),
+        ]));
+        let provider = ReliableProvider::new(scripted.clone(), policy().with_max_total(max_total));
+        let result = tokio::time::timeout(
+            Duration::from_secs(1),
+            provider.stream(&request(), &CancellationToken::new()),
+        )
+        .await
+        .expect("max_total must end the call");
+        assert!(
+            matches!(result, Err(ProviderError::Timeout(d)) if d == max_total),
+            "{:?}",
+            result.err()
+        );
+        assert_eq!(scripted.requests().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_total_time_too_large_for_an_instant_is_no_bound() {
+        let provider = ReliableProvider::new(
+            Arc::new(ScriptedProvider::new(vec![
+                ScriptedTurn::Error(ProviderError::RateLimited {
+                    retry_after: Some(Duration::ZERO),
+                    message: "slow down".into(),
+                }),
+                ScriptedTurn::text("fine"),
+            ])),
+            policy().with_max_total(Duration::MAX),
+        );
+        let response = provider
+            .complete(&request(), &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(response.message.text(), "fine");
+    }
+
+    #[tokio::test]
+    async fn a_huge_retry_after_gives_up_without_overflow() {
+        for error in [
+            ProviderError::RateLimited {
+                retry_after: Some(Duration::from_secs(u64::MAX)),
+                message: "later".into(),
+            },
+            ProviderError::Overloaded {
+                retry_after: Some(Duration::MAX),
+                message: "later".into(),
+            },
+        ] {
+            let scripted = Arc::new(ScriptedProvider::new(vec![
+                ScriptedTurn::Error(error),
+                ScriptedTurn::text("never used"),
+            ]));
+            let provider = ReliableProvider::new(scripted.clone(), policy());
+            let started = Instant::now();
+            let error = provider
+                .complete(&request(), &CancellationToken::new())
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(
+                    error,
+                    ProviderError::RateLimited { .. } | ProviderError::Overloaded { .. }
+                ),
+                "{error:?}"
+            );
+            assert_eq!(scripted.requests().len(), 1);
+            assert!(started.elapsed() < Duration::from_secs(1));
+        }
+    }
+
+    #[tokio::test]
+    async fn overloaded_retry_after_is_honoured() {
+        let scripted = Arc::new(ScriptedProvider::new(vec![
+            ScriptedTurn::Error(ProviderError::Overloaded {
+                retry_after: Some(Duration::from_millis(50)),
+                message: "busy".into(),
+            }),
+            ScriptedTurn::text("back"),
+        ]));
+        let provider = ReliableProvider::new(scripted.clone(), policy());
+        let started = Instant::now();
+        let response = provider
+            .complete(&request(), &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(response.message.text(), "back");
+        assert!(started.elapsed() >= Duration::from_millis(50));
     }
 
     #[tokio::test]

@@ -16,8 +16,10 @@ pub struct RetryPolicy {
     pub base_delay: Duration,
     /// Largest backoff between two attempts (a `Retry-After` may ask for more).
     pub max_delay: Duration,
-    /// Total time allowed for all attempts and waits; a wait that would end past
-    /// it is not taken and the last error is returned instead.
+    /// Total time allowed for all attempts and waits. Each attempt is cut off when
+    /// it runs out (giving [`ProviderError::Timeout`]), and a wait that would end
+    /// past it is not taken: the last error is returned instead. It also caps a
+    /// provider's `Retry-After`.
     pub max_total: Duration,
     /// Whether a stream that fails before yielding anything falls back to `complete`.
     pub fallback_to_complete: bool,
@@ -78,10 +80,11 @@ impl RetryPolicy {
 
     /// The wait before retry `retry` (0-based): full jitter, uniform in
     /// `[0, backoff_ceiling(retry)]`, unless the provider asked for `retry_after`,
-    /// which is then honoured as it is.
+    /// which is then honoured, capped at [`max_total`](Self::max_total) (a wait that
+    /// long can never fit in the budget, so the caller gives up instead).
     pub fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
         if let Some(wait) = retry_after {
-            return wait;
+            return wait.min(self.max_total);
         }
         let ceiling = self.backoff_ceiling(retry);
         let nanos = u64::try_from(ceiling.as_nanos()).unwrap_or(u64::MAX);
@@ -122,6 +125,8 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 }
 
 /// Seconds since the epoch of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+/// `None` for anything else, including a date before 1970 or a year outside
+/// 1..=9999 (the format's four digits).
 fn parse_http_date(value: &str) -> Option<u64> {
     let mut parts = value.split_whitespace();
     let _weekday = parts.next()?;
@@ -146,23 +151,36 @@ fn parse_http_date(value: &str) -> Option<u64> {
     let hour: u64 = clock.next()?.parse().ok()?;
     let minute: u64 = clock.next()?.parse().ok()?;
     let second: u64 = clock.next()?.parse().ok()?;
-    if parts.next()? != "GMT" || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+    if parts.next()? != "GMT"
+        || !(1..=31).contains(&day)
+        || !(1..=9999).contains(&year)
+        || hour > 23
+        || minute > 59
+    {
         return None;
     }
-    let days = days_from_civil(year, month, i64::try_from(day).ok()?);
+    let days = days_from_civil(year, month, i64::try_from(day).ok()?)?;
     let days = u64::try_from(days).ok()?;
-    Some(days * 86_400 + hour * 3_600 + minute * 60 + second.min(60))
+    days.checked_mul(86_400)?
+        .checked_add(hour * 3_600 + minute * 60 + second.min(60))
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm);
+/// `month` in 1..=12 and `day` in 1..=31. `None` if it does not fit in an `i64`.
+fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
+    let year = if month <= 2 {
+        year.checked_sub(1)?
+    } else {
+        year
+    };
     let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
+    let year_of_era = year.rem_euclid(400);
     let month_index = (month + 9) % 12;
     let day_of_year = (153 * month_index + 2) / 5 + day - 1;
     let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
+    era.checked_mul(146_097)?
+        .checked_add(day_of_era)?
+        .checked_sub(719_468)
 }
 
 #[cfg(test)]
@@ -195,7 +213,7 @@ mod tests {
 
     #[test]
     fn epoch_arithmetic_is_right() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(1970, 1, 1), Some(0));
         assert_eq!(
             parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"),
             Some(784_111_777)
@@ -204,6 +222,41 @@ mod tests {
             parse_http_date("Thu, 29 Feb 2024 00:00:00 GMT"),
             Some(1_709_164_800)
         );
+    }
+
+    #[test]
+    fn nonsense_dates_are_absent_not_a_panic() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_445_412_470);
+        for value in [
+            "Wed, 21 Oct 9223372036854775807 07:28:00 GMT",
+            "Wed, 21 Jan -9223372036854775808 07:28:00 GMT",
+            "Wed, 21 Oct 99999999999 07:28:00 GMT",
+            "Wed, 21 Oct 10000 07:28:00 GMT",
+            "Wed, 21 Oct 0 07:28:00 GMT",
+            "Wed, 21 Oct 1969 07:28:00 GMT",
+            "Wed, 21 Oct 2015 99999999999999999999:28:00 GMT",
+        ] {
+            assert_eq!(parse_retry_after(value, now), None, "{value}");
+        }
+        // The arithmetic itself is checked, whatever the caller passes.
+        assert_eq!(days_from_civil(i64::MAX, 10, 21), None);
+        assert_eq!(days_from_civil(i64::MIN, 1, 21), None);
+        assert!(days_from_civil(i64::MIN, 10, 21).is_none());
+        // The latest date the format allows still works.
+        assert_eq!(
+            parse_http_date("Fri, 31 Dec 9999 23:59:59 GMT"),
+            Some(253_402_300_799)
+        );
+    }
+
+    #[test]
+    fn huge_retry_after_is_capped_at_the_total_budget() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_445_412_470);
+        let huge = parse_retry_after("18446744073709551615", now);
+        assert_eq!(huge, Some(Duration::from_secs(u64::MAX)));
+        let policy = RetryPolicy::default().with_max_total(Duration::from_secs(60));
+        assert_eq!(policy.delay(0, huge), Duration::from_secs(60));
+        assert_eq!(parse_retry_after("1e300", now), None);
     }
 
     #[test]
@@ -227,6 +280,7 @@ mod tests {
     #[test]
     fn only_transient_errors_are_retryable() {
         assert!(is_retryable(&ProviderError::Overloaded {
+            retry_after: None,
             message: String::new()
         }));
         assert!(is_retryable(&ProviderError::Server {

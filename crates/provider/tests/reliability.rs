@@ -110,6 +110,55 @@ async fn retry_after_beyond_the_time_budget_gives_up_at_once() {
 }
 
 #[tokio::test]
+async fn retry_after_of_u64_max_seconds_gives_up_without_overflow() {
+    for status in [429, 503] {
+        let server = serve(vec![
+            Reply::json(status, "{}").header("retry-after", "18446744073709551615"),
+            Reply::json(200, anthropic_message("never served")),
+        ])
+        .await;
+        let provider = anthropic(server.url(""), fast());
+        let started = Instant::now();
+        let error = provider
+            .complete(&request(), &CancellationToken::new())
+            .await
+            .unwrap_err();
+        let huge = Some(Duration::from_secs(u64::MAX));
+        assert!(
+            matches!(
+                &error,
+                ProviderError::RateLimited { retry_after, .. }
+                    | ProviderError::Overloaded { retry_after, .. } if *retry_after == huge
+            ),
+            "{status}: {error:?}"
+        );
+        assert_eq!(server.hits(), 1);
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+}
+
+#[tokio::test]
+async fn retries_503_honouring_retry_after() {
+    let server = serve(vec![
+        Reply::json(503, "busy").header("retry-after", "0.05"),
+        Reply::json(200, anthropic_message("after the wait")),
+    ])
+    .await;
+    let provider = anthropic(server.url(""), fast());
+    let started = Instant::now();
+    let response = provider
+        .complete(&request(), &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(response.message.text(), "after the wait");
+    assert!(
+        started.elapsed() >= Duration::from_millis(50),
+        "Retry-After of a 503 was not honoured"
+    );
+    assert_eq!(server.hits(), 2);
+}
+
+#[tokio::test]
 async fn retries_anthropic_529_overloaded() {
     let server = serve(vec![
         Reply::json(529, OVERLOADED),
@@ -128,14 +177,14 @@ async fn retries_anthropic_529_overloaded() {
 
 #[tokio::test]
 async fn gives_up_after_the_attempt_bound() {
-    let server = serve(vec![Reply::json(503, "upstream busy")]).await;
+    let server = serve(vec![Reply::json(502, "upstream broke")]).await;
     let provider = anthropic(server.url(""), fast().with_max_attempts(3));
     let error = provider
         .complete(&request(), &CancellationToken::new())
         .await
         .unwrap_err();
     assert!(
-        matches!(error, ProviderError::Server { status: 503, .. }),
+        matches!(error, ProviderError::Server { status: 502, .. }),
         "{error:?}"
     );
     assert_eq!(server.hits(), 3);
@@ -204,6 +253,66 @@ async fn stream_failing_before_output_falls_back_to_complete() {
     let requests = server.requests();
     assert_eq!(requests[0].body["stream"], true);
     assert!(requests[1].body.get("stream").is_none());
+}
+
+#[tokio::test]
+async fn a_refused_request_failing_before_output_does_not_fall_back() {
+    let refused = format!(
+        "event: error\ndata: {}\n\n",
+        r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#
+    );
+    let server = serve(vec![
+        Reply::sse(refused),
+        Reply::json(200, anthropic_message("must not be asked for")),
+    ])
+    .await;
+    let provider = anthropic(server.url(""), fast());
+    let error = provider
+        .stream(&request(), &CancellationToken::new())
+        .await
+        .err()
+        .unwrap();
+    assert!(matches!(error, ProviderError::Auth { .. }), "{error:?}");
+    assert_eq!(server.hits(), 1);
+}
+
+#[tokio::test]
+async fn the_total_time_bounds_each_attempt() {
+    let max_total = Duration::from_millis(200);
+    // Headers and part of the body, then the server goes quiet (well within the
+    // transport's own timeouts).
+    let server = serve(vec![Reply::json(200, "{\"content\":[").hanging()]).await;
+    let provider = anthropic(server.url(""), fast().with_max_total(max_total));
+    let started = Instant::now();
+    let error = tokio::time::timeout(
+        Duration::from_secs(1),
+        provider.complete(&request(), &CancellationToken::new()),
+    )
+    .await
+    .expect("max_total must end the call")
+    .unwrap_err();
+    assert!(
+        matches!(error, ProviderError::Timeout(d) if d == max_total),
+        "{error:?}"
+    );
+    assert!(started.elapsed() >= max_total);
+    assert_eq!(server.hits(), 1);
+
+    let server = serve(vec![Reply::sse(": keep-alive\n\n").hanging()]).await;
+    let provider = anthropic(server.url(""), fast().with_max_total(max_total));
+    let error = tokio::time::timeout(
+        Duration::from_secs(1),
+        provider.stream(&request(), &CancellationToken::new()),
+    )
+    .await
+    .expect("max_total must end the call")
+    .err()
+    .unwrap();
+    assert!(
+        matches!(error, ProviderError::Timeout(d) if d == max_total),
+        "{error:?}"
+    );
+    assert_eq!(server.hits(), 1);
 }
 
 #[tokio::test]

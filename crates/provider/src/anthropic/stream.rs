@@ -220,7 +220,9 @@ mod tests {
                 &mut VecDeque::new(),
             )
             .unwrap_err();
-        assert!(matches!(error, ProviderError::Overloaded { message } if message == "Overloaded"));
+        assert!(
+            matches!(error, ProviderError::Overloaded { message, .. } if message == "Overloaded")
+        );
     }
 
     #[test]

@@ -70,6 +70,12 @@ pub struct OpenAiStreamDecoder {
     saw_tool_calls: bool,
     refused: bool,
     done: bool,
+    /// One past the highest tool-call index seen (the index a new call without one gets).
+    next_call_index: u32,
+    /// The index of the tool call the latest fragment belonged to.
+    current_call: Option<u32>,
+    /// The id of each tool call, by index, once known.
+    call_ids: Vec<(u32, String)>,
 }
 
 impl OpenAiStreamDecoder {
@@ -116,22 +122,17 @@ impl OpenAiStreamDecoder {
                     self.refused = true;
                     out.push_back(StreamItem::Text(refusal.into_owned()));
                 }
-                for (position, call) in delta.tool_calls.unwrap_or_default().into_iter().enumerate()
-                {
+                for call in delta.tool_calls.unwrap_or_default() {
                     self.saw_tool_calls = true;
-                    let index = call
-                        .index
-                        .unwrap_or_else(|| u32::try_from(position).unwrap_or(u32::MAX));
+                    let id = call.id.filter(|id| !id.is_empty());
+                    let index = self.call_index(call.index, id.as_deref());
                     let (name, arguments) = match call.function {
                         Some(function) => (function.name, function.arguments),
                         None => (None, None),
                     };
                     out.push_back(StreamItem::ToolCallDelta(ToolCallDelta {
                         index,
-                        id: call
-                            .id
-                            .filter(|id| !id.is_empty())
-                            .map(|id| CallId::from(id.into_owned())),
+                        id: id.map(|id| CallId::from(id.into_owned())),
                         name: name.filter(|n| !n.is_empty()).map(Cow::into_owned),
                         arguments: arguments.map(Cow::into_owned).unwrap_or_default(),
                     }));
@@ -145,6 +146,42 @@ impl OpenAiStreamDecoder {
             out.push_back(StreamItem::Usage(usage.to_usage()));
         }
         Ok(())
+    }
+}
+
+impl OpenAiStreamDecoder {
+    /// The index of a tool-call fragment. Servers that omit `index` are followed by
+    /// id: a fragment with an id other than the current call's starts a new call, one
+    /// without an id continues the current call.
+    fn call_index(&mut self, given: Option<u32>, id: Option<&str>) -> u32 {
+        let known = |index: u32| {
+            self.call_ids
+                .iter()
+                .find(|(at, _)| *at == index)
+                .map(|(_, id)| id.as_str())
+        };
+        let index = match (given, self.current_call) {
+            (Some(index), _) => index,
+            (None, None) => self.next_call_index,
+            (None, Some(current)) => match id {
+                // A repeated id names its call; an id the current call does not have
+                // starts a new one.
+                Some(id) => match self.call_ids.iter().find(|(_, known)| known == id) {
+                    Some((index, _)) => *index,
+                    None if known(current).is_some() => self.next_call_index,
+                    None => current,
+                },
+                None => current,
+            },
+        };
+        if let Some(id) = id
+            && known(index).is_none()
+        {
+            self.call_ids.push((index, id.to_owned()));
+        }
+        self.next_call_index = self.next_call_index.max(index.saturating_add(1));
+        self.current_call = Some(index);
+        index
     }
 }
 
@@ -204,6 +241,67 @@ mod tests {
         assert_eq!(items[0], StreamItem::Text("Hi".into()));
         assert!(matches!(items[1], StreamItem::Usage(u) if u.input_tokens == 3));
         assert_eq!(items[2], StreamItem::Finish(FinishReason::Stop));
+    }
+
+    fn tool_deltas(out: VecDeque<StreamItem>) -> Vec<ToolCallDelta> {
+        out.into_iter()
+            .filter_map(|item| match item {
+                StreamItem::ToolCallDelta(delta) => Some(delta),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn calls_without_index_are_told_apart_by_id() {
+        let mut decoder = OpenAiStreamDecoder::new();
+        let mut out = VecDeque::new();
+        for chunk in [
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"call_a","type":"function","function":{"name":"read","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{\"p\":"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"call_a","function":{"arguments":"1}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"call_b","type":"function","function":{"name":"write","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":""}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"call_c","function":{"name":"list","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ] {
+            decoder.decode_data(chunk, &mut out).unwrap();
+        }
+        let indices: Vec<u32> = tool_deltas(out.clone()).iter().map(|d| d.index).collect();
+        assert_eq!(indices, vec![0, 0, 0, 1, 1, 2]);
+
+        let mut acc = crate::StreamAccumulator::new();
+        out.iter().for_each(|item| acc.push(item));
+        let response = acc.finish().unwrap();
+        let calls: Vec<(String, String, String)> = response
+            .message
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.to_string(), c.name.clone(), c.arguments.clone()))
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                ("call_a".into(), "read".into(), r#"{"p":1}"#.into()),
+                ("call_b".into(), "write".into(), "{}".into()),
+                ("call_c".into(), "list".into(), "{}".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn calls_with_index_keep_it_and_later_calls_without_one_follow_on() {
+        let mut decoder = OpenAiStreamDecoder::new();
+        let mut out = VecDeque::new();
+        for chunk in [
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"x","arguments":""}},{"index":1,"id":"b","function":{"name":"y","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"c","function":{"name":"z","arguments":"{}"}}]}}]}"#,
+        ] {
+            decoder.decode_data(chunk, &mut out).unwrap();
+        }
+        let indices: Vec<u32> = tool_deltas(out).iter().map(|d| d.index).collect();
+        assert_eq!(indices, vec![0, 1, 0, 2]);
     }
 
     #[test]
