@@ -37,10 +37,29 @@ pub(crate) struct Prepared {
     pub(crate) dedupe: DedupeMode,
 }
 
+/// What an admitted call holds of the rule state until it has run (seed 004 records
+/// `max_calls` counts and cooldown stamps after execution; they are reserved at
+/// admission so that concurrent calls cannot both pass a limit, and given back by
+/// [`ToolExecutor::release`] if the call fails).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Reservation {
+    /// A `max_calls` slot was taken in the batch.
+    pub(crate) counted: bool,
+    /// The cooldown clock was stamped with `stamp`; `previous` is what it held before.
+    pub(crate) cooldown: Option<CooldownStamp>,
+}
+
+/// A cooldown stamp taken at admission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CooldownStamp {
+    pub(crate) stamp: Instant,
+    pub(crate) previous: Option<Instant>,
+}
+
 /// What admission decided.
 pub(crate) enum Admission {
-    /// Run it.
-    Run,
+    /// Run it, holding this reservation.
+    Run(Reservation),
     /// Do not run it; reuse this earlier output.
     Reused(ToolOutput),
     /// Do not run it.
@@ -91,7 +110,8 @@ impl ToolExecutor {
         })
     }
 
-    /// Decide whether `call` may run now, reserving its rule counters when it may.
+    /// Decide whether `call` may run now, reserving its rule counters when it may
+    /// (see [`Reservation`]).
     pub(crate) async fn admit(
         &self,
         call: &ToolCall,
@@ -172,17 +192,60 @@ impl ToolExecutor {
                 return Admission::Refused(error);
             }
         }
+        let mut reservation = Reservation::default();
         if rules.has_batch_rules() {
-            self.batches
-                .update(ctx.batch_id, |batch| self.rules.commit(&call.name, batch));
+            self.batches.update(ctx.batch_id, |batch| {
+                reservation.counted = self.rules.commit(&call.name, batch);
+            });
         }
         if rules.cooldown.is_some() {
-            self.last_run.insert(call.name.clone(), Instant::now());
+            let stamp = Instant::now();
+            let previous = self.last_run.insert(call.name.clone(), stamp);
+            reservation.cooldown = Some(CooldownStamp { stamp, previous });
         }
         if prepared.tier != SafetyTier::ReadOnly {
             // The world may change: earlier reads of this session are no longer reusable.
             self.dedupe.clear_reads(&ctx.session_id);
         }
-        Admission::Run
+        Admission::Run(reservation)
+    }
+
+    /// Give back what a call that ran but failed (tool error, timeout, panic,
+    /// cancellation) reserved: its `max_calls` slot, and its cooldown stamp unless a
+    /// later call has stamped the clock since.
+    pub(crate) fn release(
+        &self,
+        ctx: &ExecutionContext,
+        tool_name: &str,
+        reservation: Reservation,
+    ) {
+        if reservation.counted {
+            self.batches
+                .update(ctx.batch_id, |batch| self.rules.uncount(tool_name, batch));
+        }
+        if let Some(CooldownStamp { stamp, previous }) = reservation.cooldown
+            && let dashmap::Entry::Occupied(mut entry) = self.last_run.entry(tool_name.to_owned())
+            && *entry.get() == stamp
+        {
+            match previous {
+                Some(previous) => {
+                    entry.insert(previous);
+                }
+                None => {
+                    entry.remove();
+                }
+            }
+        }
+    }
+
+    /// Confirm what a call that ran successfully reserved: its cooldown starts now,
+    /// when it finished (seed 004 stamps `last_execution` after execution).
+    pub(crate) fn confirm(&self, tool_name: &str, reservation: Reservation, finished: Instant) {
+        if reservation.cooldown.is_some() {
+            self.last_run
+                .entry(tool_name.to_owned())
+                .and_modify(|at| *at = (*at).max(finished))
+                .or_insert(finished);
+        }
     }
 }

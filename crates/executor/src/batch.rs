@@ -8,7 +8,7 @@ use oxydra_tools::ToolOutput;
 use oxydra_types::{RuntimeEvent, SafetyTier, ToolCall};
 use tokio::sync::Semaphore;
 
-use crate::admission::{Admission, DedupeMode, Prepared};
+use crate::admission::{Admission, DedupeMode, Prepared, Reservation};
 use crate::batch_planner::{PlanItem, Step, plan};
 use crate::context::ExecutionContext;
 use crate::error::ToolExecutionError;
@@ -30,6 +30,26 @@ struct Run<'a> {
 struct Outputs {
     slots: Vec<Option<ToolCallRecord>>,
     continuation: bool,
+}
+
+/// What is kept of an admitted call while it runs, to record it afterwards.
+struct Admitted {
+    /// Its position in the batch.
+    index: usize,
+    tier: SafetyTier,
+    /// The canonical dedupe key (empty when not needed).
+    key: String,
+    dedupe: DedupeMode,
+    /// The call carried `"request_heartbeat": true`.
+    heartbeat: bool,
+    /// The rule state it holds until it has run.
+    reservation: Reservation,
+}
+
+/// How many calls of a concurrent group may run at once: `max_parallel`, at least 1
+/// and at most what a semaphore can hold (`Semaphore::new` panics above that).
+fn parallel_permits(max_parallel: usize) -> usize {
+    max_parallel.clamp(1, Semaphore::MAX_PERMITS)
 }
 
 fn tool_span(call: &ToolCall, tier: Option<SafetyTier>) -> tracing::Span {
@@ -133,10 +153,8 @@ impl ToolExecutor {
         let mut failures = Vec::new();
         for (index, call) in calls.iter().enumerate() {
             match self.prepare(call) {
-                Ok(ready) => {
-                    outputs.continuation |= ready.heartbeat;
-                    prepared.push(Some(ready));
-                }
+                // A heartbeat request counts only once the call has produced output.
+                Ok(ready) => prepared.push(Some(ready)),
                 Err((tier, error)) => {
                     prepared.push(None);
                     failures.push((index, tier, error));
@@ -225,12 +243,14 @@ impl ToolExecutor {
                 .admit(call, &ready, process, run.ctx, run.bypass_start)
                 .await
             {
-                Admission::Run => {
-                    admitted.push((index, ready));
+                Admission::Run(reservation) => {
+                    admitted.push((index, call, ready, reservation));
                     continue;
                 }
                 Admission::Reused(output) => {
+                    // The model gets the earlier output, so its heartbeat request stands.
                     process.record(&call.name, call.id.clone(), Instant::now());
+                    outputs.continuation |= ready.heartbeat;
                     (Ok(output), true)
                 }
                 Admission::Refused(error) => (Err(error), false),
@@ -252,22 +272,26 @@ impl ToolExecutor {
         if admitted.is_empty() {
             return;
         }
-        let semaphore = Semaphore::new(self.config.max_parallel.max(1));
+        let semaphore = Semaphore::new(parallel_permits(self.config.max_parallel));
         let mut metas = Vec::with_capacity(admitted.len());
         let mut futures = Vec::with_capacity(admitted.len());
-        for (index, ready) in admitted {
-            let Some(call) = run.calls.get(index) else {
-                continue;
-            };
+        for (index, call, ready, reservation) in admitted {
             let Prepared {
                 tool,
                 tier,
                 args,
                 key,
                 dedupe,
-                ..
+                heartbeat,
             } = ready;
-            metas.push((index, tier, key, dedupe));
+            metas.push(Admitted {
+                index,
+                tier,
+                key,
+                dedupe,
+                heartbeat,
+                reservation,
+            });
             let invocation = Invocation {
                 tool,
                 tool_name: call.name.clone(),
@@ -300,40 +324,42 @@ impl ToolExecutor {
             });
         }
         let records = join_all(futures).await;
-        for ((index, tier, key, dedupe), record) in metas.into_iter().zip(records) {
-            if let Ok(output) = &record.outcome {
-                self.after_success(
-                    run.ctx,
-                    process,
-                    &record.call,
-                    tier,
-                    key,
-                    dedupe,
-                    output,
-                    outputs,
-                );
-            }
+        for (admitted, record) in metas.into_iter().zip(records) {
+            let index = admitted.index;
+            self.settle(run.ctx, process, &record, admitted, outputs);
             if let Some(slot) = outputs.slots.get_mut(index) {
                 *slot = Some(record);
             }
         }
     }
 
-    /// Update rule, dedupe and loop state after a call succeeded.
-    #[allow(clippy::too_many_arguments)]
-    fn after_success(
+    /// Update rule, dedupe and loop state once an admitted call has run: a failed
+    /// call gives its reservation back; a successful one is recorded.
+    fn settle(
         &self,
         ctx: &ExecutionContext,
         process: &mut ProcessToolState,
-        call: &ToolCall,
-        tier: SafetyTier,
-        key: String,
-        dedupe: DedupeMode,
-        output: &ToolOutput,
+        record: &ToolCallRecord,
+        admitted: Admitted,
         outputs: &mut Outputs,
     ) {
+        let call = &record.call;
+        let Ok(output) = &record.outcome else {
+            self.release(ctx, &call.name, admitted.reservation);
+            return;
+        };
+        let Admitted {
+            tier,
+            key,
+            dedupe,
+            heartbeat,
+            reservation,
+            ..
+        } = admitted;
+        self.confirm(&call.name, reservation, record.finished_at);
         let now = Instant::now();
         process.record(&call.name, call.id.clone(), now);
+        outputs.continuation |= heartbeat;
         match dedupe {
             DedupeMode::Reuse => self
                 .dedupe
@@ -353,5 +379,21 @@ impl ToolExecutor {
         if !process.start_constraints_done && self.rules.start_satisfied(process) {
             process.start_constraints_done = true;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_permits_are_clamped_to_what_a_semaphore_holds() {
+        assert_eq!(parallel_permits(0), 1);
+        assert_eq!(parallel_permits(1), 1);
+        assert_eq!(parallel_permits(16), 16);
+        assert_eq!(parallel_permits(usize::MAX), Semaphore::MAX_PERMITS);
+        // The clamped value is accepted.
+        let semaphore = Semaphore::new(parallel_permits(usize::MAX));
+        assert_eq!(semaphore.available_permits(), Semaphore::MAX_PERMITS);
     }
 }

@@ -14,7 +14,8 @@ pub struct ToolExecutorConfig {
     /// Whether every `Privileged` tool asks for consent even without a
     /// `requires_consent` rule (default `true`). Rule-bound consent always applies.
     pub require_permissions: bool,
-    /// How many read-only calls of one group run at once (default 16; 0 counts as 1).
+    /// How many read-only calls of one group run at once (default 16; clamped to
+    /// `1..=Semaphore::MAX_PERMITS`).
     pub max_parallel: usize,
 }
 

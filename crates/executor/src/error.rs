@@ -1,5 +1,6 @@
 //! The one error type of `oxydra-executor`: why a tool call did not produce output.
 
+use std::fmt;
 use std::time::Duration;
 
 use oxydra_tools::ToolError;
@@ -42,7 +43,7 @@ pub enum ToolExecutionError {
         /// Every registered tool, in name order.
         available: Vec<String>,
     },
-    /// A configured tool rule refused the call.
+    /// A configured tool rule refused the call (the message names the rule).
     #[error("{0}")]
     RuleViolation(ToolRuleViolation),
     /// Consent was refused, timed out or could not be asked for.
@@ -96,13 +97,11 @@ pub enum ToolExecutionError {
     Cancelled,
 }
 
-/// A tool rule that refused a call; the message names the rule.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+/// A tool rule that refused a call; the message names the rule. It is the payload of
+/// [`ToolExecutionError::RuleViolation`], not an error type of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolRuleViolation {
     /// `max_calls`: the tool reached its limit in this batch.
-    #[error(
-        "rule max_calls refused `{tool_name}`: it may be called at most {limit} time(s) per batch"
-    )]
     MaxCalls {
         /// The tool.
         tool_name: String,
@@ -110,11 +109,6 @@ pub enum ToolRuleViolation {
         limit: u32,
     },
     /// `exclusive_group`: another tool of the group was already used in this batch.
-    #[error(
-        "rule exclusive_group refused `{tool_name}`: `{used_by}` from the same exclusive group \
-         ({}) was already used in this batch",
-        members.join(", ")
-    )]
     ExclusiveGroup {
         /// The tool.
         tool_name: String,
@@ -124,7 +118,6 @@ pub enum ToolRuleViolation {
         used_by: String,
     },
     /// `start_constraint`: start tools must run successfully first.
-    #[error("rule start_constraint refused `{tool_name}`: these tools must run first: {}", pending.join(", "))]
     StartConstraint {
         /// The tool.
         tool_name: String,
@@ -132,10 +125,6 @@ pub enum ToolRuleViolation {
         pending: Vec<String>,
     },
     /// `requires_preceding_tools`: tools that must have run earlier have not.
-    #[error(
-        "rule requires_preceding_tools refused `{tool_name}`: call {} first",
-        missing.join(", ")
-    )]
     RequiresPrecedingTools {
         /// The tool.
         tool_name: String,
@@ -143,11 +132,6 @@ pub enum ToolRuleViolation {
         missing: Vec<String>,
     },
     /// `requires_following_tools`: tools that must come after this one already ran.
-    #[error(
-        "rule requires_following_tools refused `{tool_name}`: it must be called before {}, \
-         which already ran",
-        already_called.join(", ")
-    )]
     RequiresFollowingTools {
         /// The tool.
         tool_name: String,
@@ -155,11 +139,6 @@ pub enum ToolRuleViolation {
         already_called: Vec<String>,
     },
     /// `cooldown`: the tool ran too recently.
-    #[error(
-        "rule cooldown refused `{tool_name}`: it may run once every {} ms; try again in {} ms",
-        cooldown.as_millis(),
-        remaining.as_millis()
-    )]
     Cooldown {
         /// The tool.
         tool_name: String,
@@ -168,6 +147,58 @@ pub enum ToolRuleViolation {
         /// Time left until it may run again.
         remaining: Duration,
     },
+}
+
+impl fmt::Display for ToolRuleViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MaxCalls { tool_name, limit } => write!(
+                f,
+                "rule max_calls refused `{tool_name}`: it may be called at most {limit} time(s) \
+                 per batch"
+            ),
+            Self::ExclusiveGroup {
+                tool_name,
+                members,
+                used_by,
+            } => write!(
+                f,
+                "rule exclusive_group refused `{tool_name}`: `{used_by}` from the same exclusive \
+                 group ({}) was already used in this batch",
+                members.join(", ")
+            ),
+            Self::StartConstraint { tool_name, pending } => write!(
+                f,
+                "rule start_constraint refused `{tool_name}`: these tools must run first: {}",
+                pending.join(", ")
+            ),
+            Self::RequiresPrecedingTools { tool_name, missing } => write!(
+                f,
+                "rule requires_preceding_tools refused `{tool_name}`: call {} first",
+                missing.join(", ")
+            ),
+            Self::RequiresFollowingTools {
+                tool_name,
+                already_called,
+            } => write!(
+                f,
+                "rule requires_following_tools refused `{tool_name}`: it must be called before \
+                 {}, which already ran",
+                already_called.join(", ")
+            ),
+            Self::Cooldown {
+                tool_name,
+                cooldown,
+                remaining,
+            } => write!(
+                f,
+                "rule cooldown refused `{tool_name}`: it may run once every {} ms; try again in \
+                 {} ms",
+                cooldown.as_millis(),
+                remaining.as_millis()
+            ),
+        }
+    }
 }
 
 impl ToolExecutionError {
@@ -184,6 +215,69 @@ impl ToolExecutionError {
             Self::Failed(_) => "failed",
             Self::Panicked { .. } => "panicked",
             Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_violations_display_the_rule_and_wrap_without_a_second_error_type() {
+        let cases = [
+            (
+                ToolRuleViolation::MaxCalls {
+                    tool_name: "t".into(),
+                    limit: 2,
+                },
+                "rule max_calls refused `t`: it may be called at most 2 time(s) per batch",
+            ),
+            (
+                ToolRuleViolation::ExclusiveGroup {
+                    tool_name: "a".into(),
+                    members: vec!["a".into(), "b".into()],
+                    used_by: "b".into(),
+                },
+                "rule exclusive_group refused `a`: `b` from the same exclusive group (a, b) was \
+                 already used in this batch",
+            ),
+            (
+                ToolRuleViolation::StartConstraint {
+                    tool_name: "t".into(),
+                    pending: vec!["init".into()],
+                },
+                "rule start_constraint refused `t`: these tools must run first: init",
+            ),
+            (
+                ToolRuleViolation::RequiresPrecedingTools {
+                    tool_name: "w".into(),
+                    missing: vec!["r".into(), "s".into()],
+                },
+                "rule requires_preceding_tools refused `w`: call r, s first",
+            ),
+            (
+                ToolRuleViolation::RequiresFollowingTools {
+                    tool_name: "plan".into(),
+                    already_called: vec!["w".into()],
+                },
+                "rule requires_following_tools refused `plan`: it must be called before w, which \
+                 already ran",
+            ),
+            (
+                ToolRuleViolation::Cooldown {
+                    tool_name: "p".into(),
+                    cooldown: Duration::from_millis(1500),
+                    remaining: Duration::from_millis(200),
+                },
+                "rule cooldown refused `p`: it may run once every 1500 ms; try again in 200 ms",
+            ),
+        ];
+        for (violation, expected) in cases {
+            assert_eq!(violation.to_string(), expected);
+            let error = ToolExecutionError::RuleViolation(violation);
+            assert_eq!(error.to_string(), expected);
+            assert_eq!(error.kind(), "rule_violation");
         }
     }
 }

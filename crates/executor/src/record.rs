@@ -7,6 +7,11 @@ use oxydra_types::{SafetyTier, ToolCall};
 
 use crate::error::ToolExecutionError;
 
+/// What the model reads before an output that dedupe reused (DESIGN.md §2.5: a reused
+/// output is marked as such).
+pub const REUSED_OUTPUT_MARKER: &str =
+    "[reused output of an identical call made earlier in this session]\n";
+
 /// The outcome of one call.
 #[derive(Debug)]
 pub struct ToolCallRecord {
@@ -27,10 +32,12 @@ pub struct ToolCallRecord {
 }
 
 impl ToolCallRecord {
-    /// The tool-result text the model receives: the output, or
+    /// The tool-result text the model receives: the output (after
+    /// [`REUSED_OUTPUT_MARKER`] when dedupe reused it), or
     /// `Tool execution failed: {error}`.
     pub fn content_for_model(&self) -> String {
         match &self.outcome {
+            Ok(output) if self.reused => format!("{REUSED_OUTPUT_MARKER}{}", output.content),
             Ok(output) => output.content.clone(),
             Err(error) => format!("Tool execution failed: {error}"),
         }
@@ -54,8 +61,11 @@ pub struct ToolBatchResult {
     pub records: Vec<ToolCallRecord>,
     /// Wall time of the whole batch.
     pub duration: Duration,
-    /// Whether the model asked to keep going: some call carried
-    /// `"request_heartbeat": true`, or a tool with a `continue_loop` rule ran.
+    /// Whether the model asked to keep going: a call that carried
+    /// `"request_heartbeat": true` produced output (it ran successfully, or dedupe
+    /// reused an earlier output), or a tool with a `continue_loop` rule ran
+    /// successfully. A call refused before running (invalid arguments, a rule,
+    /// consent) or failing does not ask for continuation.
     pub requests_continuation: bool,
 }
 

@@ -287,3 +287,20 @@ async fn batches_of_different_sessions_run_on_spawned_tasks() {
         assert_eq!(handle.await.unwrap(), ("read:{}".to_owned(), 0));
     }
 }
+
+#[tokio::test]
+async fn max_parallel_beyond_what_a_semaphore_holds_is_clamped() {
+    let config = ToolExecutorConfig {
+        max_parallel: usize::MAX,
+        ..ToolExecutorConfig::default()
+    };
+    let ex = executor_with(&[echo("read", SafetyTier::ReadOnly)], vec![], config);
+    let calls = [
+        call("1", "read", r#"{"i":1}"#),
+        call("2", "read", r#"{"i":2}"#),
+    ];
+    let result = ex
+        .execute_batch(&calls, &mut ex.new_process_state(), &ctx(), &NoopEventSink)
+        .await;
+    assert!(result.all_succeeded());
+}

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use common::{FnTool, call, ctx, echo, executor, executor_with};
 use oxydra_executor::{
-    AlwaysApprove, CollectingEventSink, NoopEventSink, ToolExecutionError, ToolExecutorConfig,
-    ToolRule, ToolRuleKind,
+    AlwaysApprove, CollectingEventSink, NoopEventSink, REUSED_OUTPUT_MARKER, ToolExecutionError,
+    ToolExecutorConfig, ToolRule, ToolRuleKind,
 };
 use oxydra_tools::ToolOutput;
 use oxydra_types::{RuntimeEvent, SafetyTier};
@@ -45,7 +45,17 @@ async fn a_duplicate_read_reuses_the_output_until_a_side_effect_runs() {
     let sink = CollectingEventSink::new();
     let r = ex.execute_batch(&calls, &mut process, &ctx, &sink).await;
     assert_eq!(r.records[0].content_for_model(), "run 0");
-    assert_eq!(r.records[1].content_for_model(), "run 0");
+    // The model is told the output is a reused one (DESIGN.md §2.5).
+    assert_eq!(
+        r.records[1].content_for_model(),
+        "[reused output of an identical call made earlier in this session]\nrun 0"
+    );
+    assert_eq!(
+        r.records[1].content_for_model(),
+        format!("{REUSED_OUTPUT_MARKER}run 0")
+    );
+    // The output itself is unchanged.
+    assert_eq!(r.records[1].outcome.as_ref().unwrap().content, "run 0");
     assert!(!r.records[0].reused && r.records[1].reused);
     assert_eq!(read.runs(), 1);
     assert!(

@@ -354,3 +354,216 @@ async fn refused_calls_do_not_consume_limits() {
         .await;
     assert!(r.records[0].is_success());
 }
+
+/// A tool that fails as its `mode` argument says: `error` (the tool returns an
+/// error), `panic`, `hang` (runs into the execution timeout), anything else succeeds.
+fn moody(name: &str, tier: oxydra_types::SafetyTier) -> FnTool {
+    FnTool::new(name, tier, |args, _| async move {
+        match args["mode"].as_str() {
+            Some("error") => Err(oxydra_tools::ToolError::Failed("it broke".into())),
+            Some("panic") => panic!("it blew up"),
+            Some("hang") => {
+                std::future::pending::<()>().await;
+                Ok(ToolOutput::text("never"))
+            }
+            _ => Ok(ToolOutput::text("ok")),
+        }
+    })
+}
+
+fn short_timeout() -> oxydra_executor::ToolExecutorConfig {
+    oxydra_executor::ToolExecutorConfig {
+        execution_timeout: Duration::from_millis(30),
+        ..oxydra_executor::ToolExecutorConfig::default()
+    }
+}
+
+#[tokio::test]
+async fn failed_runs_do_not_consume_max_calls_or_start_the_cooldown() {
+    let rules = vec![
+        ToolRule::new("limited", ToolRuleKind::MaxCalls(1)),
+        ToolRule::new("cool", ToolRuleKind::Cooldown(Duration::from_secs(60))),
+    ];
+    let ex = common::executor_with(
+        &[
+            moody("limited", SideEffecting),
+            moody("cool", SideEffecting),
+        ],
+        rules,
+        short_timeout(),
+    );
+    for tool in ["limited", "cool"] {
+        let calls = [
+            call("1", tool, r#"{"mode":"error"}"#),
+            call("2", tool, r#"{"mode":"panic"}"#),
+            call("3", tool, r#"{"mode":"hang"}"#),
+            call("4", tool, r#"{"mode":"ok"}"#),
+            call("5", tool, r#"{"mode":"ok","again":true}"#),
+        ];
+        let r = ex
+            .execute_batch(&calls, &mut ex.new_process_state(), &ctx(), &NoopEventSink)
+            .await;
+        assert!(
+            matches!(r.records[0].outcome, Err(ToolExecutionError::Failed(_))),
+            "{tool}"
+        );
+        assert!(
+            matches!(
+                r.records[1].outcome,
+                Err(ToolExecutionError::Panicked { .. })
+            ),
+            "{tool}"
+        );
+        assert!(
+            matches!(
+                r.records[2].outcome,
+                Err(ToolExecutionError::Timeout { .. })
+            ),
+            "{tool}"
+        );
+        // The failures neither used up the one call nor started the cooldown ...
+        assert!(
+            r.records[3].is_success(),
+            "{tool}: {:?}",
+            r.records[3].outcome
+        );
+        // ... the successful run does.
+        match (tool, violation(&r.records[4])) {
+            ("limited", ToolRuleViolation::MaxCalls { limit: 1, .. })
+            | ("cool", ToolRuleViolation::Cooldown { .. }) => {}
+            (tool, other) => panic!("{tool}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn concurrent_calls_cannot_both_pass_max_calls_or_a_cooldown() {
+    let rules = vec![
+        ToolRule::new("limited", ToolRuleKind::MaxCalls(1)),
+        ToolRule::new("cool", ToolRuleKind::Cooldown(Duration::from_secs(60))),
+    ];
+    let limited = moody("limited", ReadOnly);
+    let cool = moody("cool", ReadOnly);
+    let ex = common::executor_with(&[limited.clone(), cool.clone()], rules, short_timeout());
+    let ctx = ctx();
+    // Read-only calls with different arguments form one concurrent group: the first
+    // call's reservation holds while it runs, so the second is refused.
+    let calls = [
+        call("1", "limited", r#"{"mode":"hang"}"#),
+        call("2", "limited", r#"{"mode":"ok"}"#),
+        call("3", "cool", r#"{"mode":"hang"}"#),
+        call("4", "cool", r#"{"mode":"ok"}"#),
+    ];
+    let r = ex
+        .execute_batch(&calls, &mut ex.new_process_state(), &ctx, &NoopEventSink)
+        .await;
+    assert!(matches!(
+        r.records[0].outcome,
+        Err(ToolExecutionError::Timeout { .. })
+    ));
+    assert!(matches!(
+        violation(&r.records[1]),
+        ToolRuleViolation::MaxCalls { .. }
+    ));
+    assert!(matches!(
+        r.records[2].outcome,
+        Err(ToolExecutionError::Timeout { .. })
+    ));
+    assert!(matches!(
+        violation(&r.records[3]),
+        ToolRuleViolation::Cooldown { .. }
+    ));
+    assert_eq!(limited.runs(), 1);
+    assert_eq!(cool.runs(), 1);
+    // The running calls failed, so their reservations were given back: in the same
+    // batch, the tools may run again.
+    let r = ex
+        .execute_batch(
+            &[
+                call("5", "limited", r#"{"mode":"ok"}"#),
+                call("6", "cool", r#"{"mode":"ok"}"#),
+            ],
+            &mut ex.new_process_state(),
+            &ctx,
+            &NoopEventSink,
+        )
+        .await;
+    assert!(r.all_succeeded(), "{:?}", r.records);
+}
+
+#[tokio::test]
+async fn a_heartbeat_request_counts_only_from_a_call_that_ran() {
+    let strict = echo("strict", ReadOnly).with_schema(serde_json::json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "additionalProperties": false
+    }));
+    let rules = vec![
+        ToolRule::new("limited", ToolRuleKind::MaxCalls(1)),
+        ToolRule::new(
+            "guarded",
+            ToolRuleKind::RequiresConsent {
+                scope: Default::default(),
+            },
+        ),
+    ];
+    // No permission broker: consent is always refused.
+    let ex = common::executor_with(
+        &[
+            strict,
+            echo("limited", SideEffecting),
+            echo("guarded", SideEffecting),
+            moody("moody", SideEffecting),
+        ],
+        rules,
+        short_timeout(),
+    );
+    let ctx = ctx();
+    let cases: [(&str, Vec<oxydra_types::ToolCall>); 5] = [
+        (
+            "unknown tool",
+            vec![call("1", "nope", r#"{"request_heartbeat":true}"#)],
+        ),
+        (
+            "invalid arguments",
+            vec![call("2", "strict", r#"{"b":1,"request_heartbeat":true}"#)],
+        ),
+        (
+            "rule",
+            vec![
+                call("3", "limited", "{}"),
+                call("4", "limited", r#"{"x":1,"request_heartbeat":true}"#),
+            ],
+        ),
+        (
+            "consent",
+            vec![call("5", "guarded", r#"{"request_heartbeat":true}"#)],
+        ),
+        (
+            "tool error",
+            vec![call(
+                "6",
+                "moody",
+                r#"{"mode":"error","request_heartbeat":true}"#,
+            )],
+        ),
+    ];
+    for (case, calls) in cases {
+        let r = ex
+            .execute_batch(&calls, &mut ex.new_process_state(), &ctx, &NoopEventSink)
+            .await;
+        assert!(r.records.last().unwrap().outcome.is_err(), "{case}");
+        assert!(!r.requests_continuation, "{case}");
+    }
+    // The same request on a call that runs does continue.
+    let r = ex
+        .execute_batch(
+            &[call("7", "strict", r#"{"a":1,"request_heartbeat":true}"#)],
+            &mut ex.new_process_state(),
+            &ctx,
+            &NoopEventSink,
+        )
+        .await;
+    assert!(r.records[0].is_success());
+    assert!(r.requests_continuation);
+}

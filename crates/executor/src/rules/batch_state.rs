@@ -11,7 +11,7 @@ use crate::context::BatchId;
 /// Counters of one batch.
 #[derive(Debug, Clone)]
 pub(crate) struct BatchConstraints {
-    /// Admitted calls per tool (for `max_calls`).
+    /// Calls per tool that ran successfully or are running (for `max_calls`).
     pub(crate) call_counts: HashMap<String, u32>,
     /// Group key → the member used first (for `exclusive_group`).
     pub(crate) exclusive_group_selections: HashMap<String, String>,

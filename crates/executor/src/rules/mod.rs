@@ -258,17 +258,30 @@ impl RuleSet {
         Ok(())
     }
 
-    /// Count an admitted call of `tool` in its batch.
-    pub(crate) fn commit(&self, tool: &str, batch: &mut BatchConstraints) {
+    /// Count an admitted call of `tool` in its batch (reserving a `max_calls` slot, and
+    /// taking its exclusive groups). Returns whether a `max_calls` slot was taken.
+    pub(crate) fn commit(&self, tool: &str, batch: &mut BatchConstraints) -> bool {
         let rules = self.for_tool(tool);
-        if rules.max_calls.is_some() {
-            *batch.call_counts.entry(tool.to_owned()).or_insert(0) += 1;
-        }
         for group in &rules.groups {
             batch
                 .exclusive_group_selections
                 .entry(group.clone())
                 .or_insert_with(|| tool.to_owned());
+        }
+        if rules.max_calls.is_some() {
+            let count = batch.call_counts.entry(tool.to_owned()).or_insert(0);
+            *count = count.saturating_add(1);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Give back a `max_calls` slot taken by [`commit`](Self::commit) for a call that
+    /// failed: per seed 004 only executed calls count.
+    pub(crate) fn uncount(&self, tool: &str, batch: &mut BatchConstraints) {
+        if let Some(count) = batch.call_counts.get_mut(tool) {
+            *count = count.saturating_sub(1);
         }
     }
 

@@ -27,7 +27,8 @@ pub struct ToolRule {
 /// `Cooldown` and consent grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolRuleKind {
-    /// At most this many calls per batch (`max_calls`, `value`).
+    /// At most this many successful calls per batch; a failed call gives its slot back
+    /// (`max_calls`, `value`).
     MaxCalls(u32),
     /// Only one tool of the group (this tool and the listed ones) may be used per batch
     /// (`exclusive_group`, `group = [tools]`).
@@ -56,7 +57,8 @@ pub enum ToolRuleKind {
     ContinueLoop,
     /// Running it ends the loop (`exit_loop`).
     ExitLoop,
-    /// At most one run per this much time, across batches (`cooldown`, `secs`).
+    /// At most one successful run per this much time (counted from when it finished),
+    /// across batches (`cooldown`, `secs`).
     Cooldown(Duration),
     /// Asks the permission broker before each run unless a standing grant covers it
     /// (`requires_consent`, `scope` = `tool` | `session` | `arguments`, default `session`).
@@ -303,7 +305,16 @@ impl TryFrom<RawToolRule> for ToolRule {
             KindName::ExitLoop => ToolRuleKind::ExitLoop,
             KindName::Cooldown => match raw.secs {
                 Some(secs) if secs.is_finite() && secs > 0.0 => {
-                    ToolRuleKind::Cooldown(Duration::from_secs_f64(secs))
+                    match Duration::try_from_secs_f64(secs) {
+                        Ok(cooldown) => ToolRuleKind::Cooldown(cooldown),
+                        Err(_) => {
+                            return Err(rule_error(
+                                &raw,
+                                name,
+                                format!("`secs` is too large to be a duration, got {secs}"),
+                            ));
+                        }
+                    }
                 }
                 Some(secs) => {
                     return Err(rule_error(
@@ -455,6 +466,14 @@ mod tests {
             ),
             (
                 "tool = \"x\"\nkind = \"cooldown\"\nsecs = -1",
+                "positive number",
+            ),
+            (
+                "tool = \"x\"\nkind = \"cooldown\"\nsecs = 1e20",
+                "rule for tool `x` (kind `cooldown`): `secs` is too large",
+            ),
+            (
+                "tool = \"x\"\nkind = \"cooldown\"\nsecs = inf",
                 "positive number",
             ),
             (
