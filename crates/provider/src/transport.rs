@@ -212,6 +212,60 @@ where
     }
 }
 
+/// One non-streaming call: sends `request` under a `provider.call` span, reads the
+/// body and hands it to `parse`, recording the outcome on the span.
+pub(crate) async fn complete_call(
+    provider: &str,
+    model: &str,
+    request: reqwest::RequestBuilder,
+    config: &crate::config::ProviderConfig,
+    cancel: &CancellationToken,
+    parse: impl FnOnce(&[u8]) -> Result<ProviderResponse, ProviderError>,
+) -> Result<ProviderResponse, ProviderError> {
+    use tracing::Instrument;
+    let span = call_span(provider, model, false);
+    let started = Instant::now();
+    let timeout = config.request_timeout;
+    let result = async {
+        let response = send(request, timeout, cancel).await?;
+        let bytes = read_body(response, timeout, cancel).await?;
+        parse(&bytes)
+    }
+    .instrument(span.clone())
+    .await;
+    record_outcome(&span, started, &result);
+    result
+}
+
+/// One streaming call: sends `request` under a `provider.call` span and, once the
+/// status is a success, returns the SSE body decoded by `decoder`.
+pub(crate) async fn stream_call<D: EventDecoder>(
+    provider: &str,
+    model: &str,
+    request: reqwest::RequestBuilder,
+    config: &crate::config::ProviderConfig,
+    cancel: &CancellationToken,
+    decoder: D,
+) -> Result<ProviderStream, ProviderError> {
+    use tracing::Instrument;
+    let span = call_span(provider, model, true);
+    let started = Instant::now();
+    let response = send(request, config.request_timeout, cancel)
+        .instrument(span.clone())
+        .await
+        .inspect_err(|error| {
+            span.in_scope(|| tracing::warn!(error = %error, "provider call failed"));
+        })?;
+    Ok(sse_stream(
+        response,
+        decoder,
+        cancel.clone(),
+        config.stream_idle_timeout,
+        span,
+        started,
+    ))
+}
+
 /// A [`ProviderStream`] over an SSE `response`, decoded by `decoder`.
 ///
 /// Items come out in order; a failure (cancellation, timeout, broken connection,

@@ -4,17 +4,14 @@
 mod stream;
 mod wire;
 
-use std::time::Instant;
-
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 use crate::config::ProviderConfig;
 use crate::error::ProviderError;
 use crate::provider::{Provider, ProviderCapabilities, ProviderStream};
 use crate::request::{ProviderRequest, ProviderResponse};
-use crate::transport::{call_span, read_body, record_outcome, send, sse_stream};
+use crate::transport::{complete_call, stream_call};
 
 pub use stream::OpenAiStreamDecoder;
 
@@ -116,19 +113,16 @@ impl Provider for OpenAiProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderResponse, ProviderError> {
-        let span = call_span(&self.name, &request.model, false);
-        let started = Instant::now();
-        let timeout = self.config.request_timeout;
-        let result = async {
-            let body = wire::request_body(request, false);
-            let response = send(self.request(&body), timeout, cancel).await?;
-            let bytes = read_body(response, timeout, cancel).await?;
-            wire::parse_completion(&bytes)
-        }
-        .instrument(span.clone())
-        .await;
-        record_outcome(&span, started, &result);
-        result
+        let body = wire::request_body(request, false);
+        complete_call(
+            &self.name,
+            &request.model,
+            self.request(&body),
+            &self.config,
+            cancel,
+            wire::parse_completion,
+        )
+        .await
     }
 
     async fn stream(
@@ -136,23 +130,16 @@ impl Provider for OpenAiProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderStream, ProviderError> {
-        let span = call_span(&self.name, &request.model, true);
-        let started = Instant::now();
         let body = wire::request_body(request, true);
-        let response = send(self.request(&body), self.config.request_timeout, cancel)
-            .instrument(span.clone())
-            .await
-            .inspect_err(|error| {
-                span.in_scope(|| tracing::warn!(error = %error, "provider call failed"));
-            })?;
-        Ok(sse_stream(
-            response,
+        stream_call(
+            &self.name,
+            &request.model,
+            self.request(&body),
+            &self.config,
+            cancel,
             OpenAiStreamDecoder::new(),
-            cancel.clone(),
-            self.config.stream_idle_timeout,
-            span,
-            started,
-        ))
+        )
+        .await
     }
 }
 
