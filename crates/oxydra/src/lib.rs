@@ -28,10 +28,19 @@
 //! use oxydra::tools::{BuiltinToolsConfig, ToolRegistry};
 //! use oxydra::types::{RuntimeEvent, SessionId};
 //!
-//! async fn agent() -> Result<(), Box<dyn std::error::Error>> {
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     // Opening the database is blocking file I/O (it applies migrations): do it before
+//!     // entering async code, or from async code in `tokio::task::spawn_blocking`.
+//!     let memory = Arc::new(SqliteMemory::open("oxydra.db", SqliteConfig::default())?);
+//!     // Then drive the agent on a tokio runtime, e.g.
+//!     // `tokio::runtime::Runtime::new()?.block_on(agent(memory))`.
+//!     # let _agent = agent(memory);
+//!     Ok(())
+//! }
+//!
+//! async fn agent(memory: Arc<SqliteMemory>) -> Result<(), Box<dyn std::error::Error>> {
 //!     let api_key = std::env::var("OPENAI_API_KEY").ok();
 //!     let provider = OpenAiProvider::new(ProviderConfig::new(OPENAI_BASE_URL, api_key));
-//!     let memory = Arc::new(SqliteMemory::open("oxydra.db", SqliteConfig::default())?);
 //!     let runtime = AgentRuntime::builder()
 //!         .provider(Arc::new(provider))
 //!         .retry_policy(RetryPolicy::default())

@@ -114,7 +114,8 @@ impl AgentRuntimeBuilder {
         self
     }
 
-    /// Where retrieval searches (default: every session).
+    /// Where retrieval searches (default: [`RetrievalScope::Session`], the running
+    /// session's chunks; [`RetrievalScope::Global`] searches every session's).
     pub fn retrieval_scope(mut self, scope: RetrievalScope) -> Self {
         self.retrieval_scope = scope;
         self

@@ -52,6 +52,7 @@ pub mod rolling_summary;
 mod runtime;
 mod session_state;
 mod session_store;
+mod token_cache;
 pub mod token_counter;
 mod tool_dispatch;
 mod turn_loop;

@@ -67,7 +67,8 @@ impl PreparedContext {
         self.request.messages.splice(..old_len, header);
     }
 
-    fn reset_window(&mut self, live_start: usize) {
+    /// Empties the window, then puts `pinned` (if any) in it.
+    fn reset_window(&mut self, live_start: usize, pinned: Option<Range<usize>>, entries: &[Entry]) {
         let header_len = self.header_len();
         self.request.messages.truncate(header_len);
         self.pinned = None;
@@ -75,6 +76,12 @@ impl PreparedContext {
         self.end = live_start;
         self.window_upper = 0;
         self.live_start = live_start;
+        if let Some(pinned) = pinned {
+            for entry in entries.get(pinned.clone()).unwrap_or_default() {
+                self.push_entry(entry);
+            }
+            self.pinned = Some(pinned);
+        }
     }
 
     fn push_entry(&mut self, entry: &Entry) {
@@ -112,6 +119,8 @@ impl PreparedContext {
 
     /// Brings the window up to date with `entries` (live from `live_start`), cutting old
     /// groups if the prompt would not fit `budget`. `fixed` is the tool schemas' cost.
+    /// The latest user message is always in the window: when the summary covers it
+    /// (`latest_user < live_start`), it goes first, before the live history.
     pub fn sync(
         &mut self,
         entries: &mut [Entry],
@@ -120,18 +129,23 @@ impl PreparedContext {
         fixed: &FixedTokens,
         budget: &ContextBudget,
     ) -> ContextReport {
+        let summarised_user = latest_user
+            .filter(|user| *user < live_start && *user < entries.len())
+            .map(|user| user..user + 1);
         // A user message pinned by an earlier cut that is no longer the latest one is
         // stale: choose the window again.
         let stale_pin = self
             .pinned
             .as_ref()
             .is_some_and(|pinned| !latest_user.is_some_and(|user| pinned.contains(&user)));
+        let missing_pin = summarised_user.is_some() && self.pinned != summarised_user;
         if stale_pin
+            || missing_pin
             || live_start != self.live_start
             || self.end > entries.len()
             || self.end < live_start
         {
-            self.reset_window(live_start);
+            self.reset_window(live_start, summarised_user.clone(), entries);
         }
         for entry in entries.get(self.end..).unwrap_or_default() {
             self.request.messages.push(entry.message.clone());
@@ -171,7 +185,18 @@ impl PreparedContext {
                 dropped: dropped_before,
             };
         }
-        // Choose the window again from the whole live history.
+        // Choose the window again from the whole live history (beside a summarised
+        // user message, which is kept whatever it costs).
+        let pinned_exact: u64 = match &summarised_user {
+            Some(range) => entries
+                .get_mut(range.clone())
+                .unwrap_or_default()
+                .iter_mut()
+                .map(|entry| u64::from(entry.tokens.exact(&entry.message)))
+                .sum(),
+            None => 0,
+        };
+        let fixed_exact = fixed_exact.saturating_add(pinned_exact);
         let live = entries.get_mut(live_start..).unwrap_or_default();
         let groups = group_ranges(live.iter().map(|entry| &entry.message));
         let selection = select_window(
@@ -186,16 +211,16 @@ impl PreparedContext {
             available.saturating_sub(fixed_exact),
             latest_user.and_then(|user| user.checked_sub(live_start)),
         );
-        self.reset_window(live_start);
-        self.pinned = selection
-            .pinned
-            .map(|range| range.start + live_start..range.end + live_start);
+        let pinned = summarised_user.or_else(|| {
+            selection
+                .pinned
+                .map(|range| range.start + live_start..range.end + live_start)
+        });
+        self.reset_window(live_start, pinned, entries);
         self.suffix_start = selection.suffix_start + live_start;
         self.end = entries.len();
-        for range in self.window_ranges().collect::<Vec<_>>() {
-            for entry in entries.get(range).unwrap_or_default() {
-                self.push_entry(entry);
-            }
+        for entry in entries.get(self.suffix_start..self.end).unwrap_or_default() {
+            self.push_entry(entry);
         }
         let tokens = fixed_exact.saturating_add(selection.tokens);
         if tokens > available {
@@ -213,9 +238,15 @@ impl PreparedContext {
         }
     }
 
+    /// Live messages left out of the window.
     fn dropped(&self, live_start: usize) -> usize {
-        let kept = self.end.saturating_sub(self.suffix_start)
-            + self.pinned.as_ref().map(|p| p.len()).unwrap_or(0);
+        let pinned_live = self
+            .pinned
+            .as_ref()
+            .filter(|pinned| pinned.start >= live_start)
+            .map(|pinned| pinned.len())
+            .unwrap_or(0);
+        let kept = self.end.saturating_sub(self.suffix_start) + pinned_live;
         self.end.saturating_sub(live_start).saturating_sub(kept)
     }
 }
@@ -305,6 +336,54 @@ mod tests {
         context.sync(&mut entries, 2, Some(3), &fixed, &budget(10_000));
         let texts: Vec<&str> = context.request.messages.iter().map(|m| m.text()).collect();
         assert_eq!(texts, vec!["m3", "m4"]);
+    }
+
+    #[test]
+    fn a_summarised_latest_question_stays_first_in_the_window() {
+        let fixed = FixedTokens::new(String::new());
+        let mut context = PreparedContext::default();
+        let call = |id: &str| ToolCall::new(CallId::from(id), "file_read", "{}");
+        let mut entries = vec![
+            entry(Message::user("the question"), 1),
+            entry(
+                Message::assistant_with_tool_calls(None, vec![call("c1")]),
+                2,
+            ),
+            entry(
+                Message::tool_result(CallId::from("c1"), "file_read", "r1"),
+                3,
+            ),
+            entry(
+                Message::assistant_with_tool_calls(None, vec![call("c2")]),
+                4,
+            ),
+            entry(
+                Message::tool_result(CallId::from("c2"), "file_read", "r2"),
+                5,
+            ),
+        ];
+        context.sync(&mut entries, 0, Some(0), &fixed, &budget(10_000));
+        assert_eq!(context.request.messages.len(), 5);
+        // A summary covers the question and the first turn.
+        let report = context.sync(&mut entries, 3, Some(0), &fixed, &budget(10_000));
+        let texts: Vec<&str> = context.request.messages.iter().map(|m| m.text()).collect();
+        assert_eq!(texts, vec!["the question", "", "r2"]);
+        assert_eq!(report.dropped, 0);
+        // New turns are appended after it; a cut keeps it too.
+        entries.push(entry(Message::assistant("word ".repeat(200)), 6));
+        context.sync(&mut entries, 3, Some(0), &fixed, &budget(10_000));
+        assert_eq!(context.request.messages.len(), 4);
+        entries.push(entry(Message::assistant("done"), 7));
+        let report = context.sync(&mut entries, 3, Some(0), &fixed, &budget(100));
+        let texts: Vec<&str> = context.request.messages.iter().map(|m| m.text()).collect();
+        assert_eq!(texts, vec!["the question", "done"]);
+        assert_eq!(report.dropped, 3);
+        assert!(report.tokens <= 100, "{report:?}");
+        // A new question replaces the pinned one.
+        entries.push(entry(Message::user("next"), 8));
+        context.sync(&mut entries, 3, Some(7), &fixed, &budget(10_000));
+        assert_eq!(context.request.messages[0].text(), "");
+        assert_eq!(context.request.messages.last().unwrap().text(), "next");
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //!
 //! When the live history (everything not yet condensed) passes
 //! `summary_trigger_ratio` of the usable context, the planner picks the oldest whole
-//! groups — never the latest user message or anything after it — and keeps the newest
-//! groups worth about half the trigger. The provider condenses the picked messages,
+//! groups and keeps the newest groups worth about half the trigger — and always the
+//! latest user message, verbatim, even when the turns around it are condensed (a long
+//! run of tool turns for one prompt). The provider condenses the picked messages,
 //! together with the previous summary, into a new summary; it is stored with an epoch
 //! compare-and-swap and sent as a system message in place of the condensed turns.
 
@@ -41,29 +42,54 @@ pub struct SummaryPlan {
 }
 
 /// Picks the oldest live groups to condense, keeping the newest groups whose exact
-/// tokens fit `keep_tokens` and always the latest user message and what follows it.
-/// `None` when nothing can be condensed.
+/// tokens fit `keep_tokens` (always at least the newest group) and the latest user
+/// message. `None` when nothing can be condensed.
+///
+/// The cut may fall after the latest user message, so that in a long run of tool turns
+/// for one prompt the old turns are condensed too. The user message is then condensed
+/// with them (so the summary carries it on once a newer prompt arrives) and stays in the
+/// prompt verbatim besides ([`SessionState::pinned_user`]). Groups are condensed whole,
+/// so a tool call is never separated from its results.
 pub(crate) fn plan(state: &mut SessionState, keep_tokens: u64) -> Option<SummaryPlan> {
     let live_start = state.live_start;
-    let limit = state.latest_user.unwrap_or(state.entries.len());
+    // The latest user message is kept whatever happens: its tokens come first.
+    let user_tokens = match state.latest_user {
+        Some(user) => state
+            .entries
+            .get_mut(user)
+            .map(|entry| u64::from(entry.tokens.exact(&entry.message)))
+            .unwrap_or(0),
+        None => 0,
+    };
+    let latest_user = state.latest_user.filter(|user| *user >= live_start);
     let live = state.entries.get_mut(live_start..)?;
     let groups = group_ranges(live.iter().map(|entry| &entry.message));
-    let mut kept = 0u64;
+    let user_group = latest_user
+        .map(|user| user - live_start)
+        .and_then(|user| groups.iter().position(|group| group.contains(&user)));
+    let mut remaining = keep_tokens.saturating_sub(user_tokens);
     let mut cut = live.len();
-    for group in groups.iter().rev() {
+    for (index, group) in groups.iter().enumerate().rev() {
+        if Some(index) == user_group {
+            cut = group.start;
+            continue;
+        }
         let tokens: u64 = live
             .get_mut(group.clone())
             .unwrap_or_default()
             .iter_mut()
             .map(|entry| u64::from(entry.tokens.exact(&entry.message)))
             .sum();
-        if kept.saturating_add(tokens) > keep_tokens {
+        let newest = index + 1 == groups.len();
+        if !newest && tokens > remaining {
             break;
         }
-        kept = kept.saturating_add(tokens);
+        remaining = remaining.saturating_sub(tokens);
         cut = group.start;
     }
-    let cut = (cut + live_start).min(limit);
+    // The walk stops only at a group newer than the user message (then the cut lies at
+    // least one group past it) or older than it (then the message stays live).
+    let cut = cut + live_start;
     if cut <= live_start {
         return None;
     }
@@ -145,6 +171,7 @@ pub fn summary_request<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use oxydra_memory::SessionSummary;
     use oxydra_types::{CallId, ToolCall};
 
     fn state_with(messages: Vec<Message>) -> SessionState {
@@ -192,6 +219,47 @@ mod tests {
         // Room for the tool result alone, but not for its call group.
         let plan = plan(&mut state, 80).unwrap();
         assert_eq!(plan.condense, 0..3);
+    }
+
+    #[test]
+    fn plan_condenses_tool_turns_after_the_latest_user_message() {
+        let turn = |id: &str| {
+            vec![
+                Message::assistant_with_tool_calls(
+                    None,
+                    vec![ToolCall::new(CallId::from(id), "file_read", "{}")],
+                ),
+                Message::tool_result(CallId::from(id), "file_read", long(id)),
+            ]
+        };
+        let mut messages = vec![Message::user("read the files")];
+        for id in ["c1", "c2", "c3"] {
+            messages.extend(turn(id));
+        }
+        let mut state = state_with(messages);
+        assert_eq!(state.latest_user, Some(0));
+        // Room for one tool turn (~110 tokens) beside the prompt: the two older turns
+        // go, with the prompt, which stays pinned in the prompt.
+        let plan = plan(&mut state, 130).unwrap();
+        assert_eq!(plan.condense, 0..5);
+        assert_eq!(plan.covers_through, 5);
+        state.apply_summary(SessionSummary {
+            text: Some("read c1 and c2".into()),
+            covers_through: plan.covers_through,
+            epoch: 1,
+        });
+        assert_eq!(state.live_start, 5);
+        assert_eq!(state.pinned_user(), Some(0));
+        assert!(state.history_upper() > state.live_upper);
+        // The newest group is kept even without room for it; nothing else is left.
+        assert_eq!(super::plan(&mut state, 0), None);
+        // The prompt and a single turn: nothing to condense.
+        let mut state = state_with({
+            let mut messages = vec![Message::user("read the files")];
+            messages.extend(turn("c1"));
+            messages
+        });
+        assert_eq!(super::plan(&mut state, 0), None);
     }
 
     #[test]

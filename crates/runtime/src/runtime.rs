@@ -23,11 +23,12 @@ use crate::turn_loop;
 /// Where retrieval searches for snippets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RetrievalScope {
-    /// Every stored chunk, so later sessions find what earlier ones said (default).
+    /// Only the chunks of the running session (default): what it said earlier that no
+    /// longer sits in the context verbatim.
     #[default]
-    Global,
-    /// Only the chunks of the running session.
     Session,
+    /// Every stored chunk, so later sessions also find what earlier ones said.
+    Global,
 }
 
 impl RetrievalScope {
@@ -249,7 +250,7 @@ impl AgentRuntime {
                 .append(session_id, &mut state, message)
                 .await?;
         }
-        self.inner.sessions.close(&mut state);
+        self.inner.sessions.close(session_id, &mut state);
         Ok(())
     }
 

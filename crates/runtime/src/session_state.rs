@@ -4,6 +4,7 @@ use oxydra_memory::{SessionSummary, StoredMessage};
 use oxydra_types::{Message, MessageRole};
 
 use crate::prepared_context::PreparedContext;
+use crate::token_cache::{CachedCount, fingerprint};
 use crate::token_counter::MessageTokens;
 
 /// A message of the session with its stored sequence number and cached token counts.
@@ -132,6 +133,36 @@ impl SessionState {
             .sum();
     }
 
+    /// The latest user message when the summary covers it: it stays in the prompt
+    /// verbatim (pinned before the live history) while it is the latest.
+    pub fn pinned_user(&self) -> Option<usize> {
+        self.latest_user.filter(|user| *user < self.live_start)
+    }
+
+    /// Upper bound of the tokens of the history the prompt is built from: the live
+    /// history and a pinned user message.
+    pub fn history_upper(&self) -> u64 {
+        let pinned = self
+            .pinned_user()
+            .and_then(|user| self.entries.get(user))
+            .map(|entry| u64::from(entry.tokens.upper()))
+            .unwrap_or(0);
+        self.live_upper.saturating_add(pinned)
+    }
+
+    /// Exact tokens of the history the prompt is built from (see [`Self::history_upper`]).
+    pub fn history_exact(&mut self) -> u64 {
+        let pinned = match self.pinned_user() {
+            Some(user) => self
+                .entries
+                .get_mut(user)
+                .map(|entry| u64::from(entry.tokens.exact(&entry.message)))
+                .unwrap_or(0),
+            None => 0,
+        };
+        self.live_exact().saturating_add(pinned)
+    }
+
     /// The exact tokens of the live history (counts computed once per message).
     pub fn live_exact(&mut self) -> u64 {
         let start = self.live_start;
@@ -141,6 +172,47 @@ impl SessionState {
             .iter_mut()
             .map(|entry| u64::from(entry.tokens.exact(&entry.message)))
             .sum()
+    }
+
+    /// Gives entries the exact counts of `cached` (in sequence order) computed earlier
+    /// for the same messages; returns how many were reused.
+    pub fn seed_counts(&mut self, cached: &[CachedCount]) -> usize {
+        if cached.is_empty() {
+            return 0;
+        }
+        let mut reused = 0;
+        for entry in &mut self.entries {
+            let first = cached.partition_point(|count| count.sequence < entry.sequence);
+            let candidates = cached
+                .get(first..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|count| count.sequence == entry.sequence);
+            let mut print = None;
+            for count in candidates {
+                let print = *print.get_or_insert_with(|| fingerprint(&entry.message));
+                if count.fingerprint == print {
+                    entry.tokens.seed_exact(count.exact);
+                    reused += 1;
+                    break;
+                }
+            }
+        }
+        reused
+    }
+
+    /// The exact counts computed so far, in sequence order, to keep for the next run.
+    pub fn exact_counts(&self) -> Vec<CachedCount> {
+        self.entries
+            .iter()
+            .filter_map(|entry| {
+                entry.tokens.cached_exact().map(|exact| CachedCount {
+                    sequence: entry.sequence,
+                    fingerprint: fingerprint(&entry.message),
+                    exact,
+                })
+            })
+            .collect()
     }
 
     /// The messages, oldest first.
@@ -183,6 +255,41 @@ mod tests {
         assert_eq!(state.next_sequence, 4);
         assert_eq!(state.latest_user, Some(3));
         assert_eq!(state.live_start, 0);
+    }
+
+    #[test]
+    fn exact_counts_are_reused_only_for_the_same_message() {
+        let call = ToolCall::new(CallId::from("c1"), "file_read", "{}");
+        let mut state = SessionState::new();
+        state.push(Message::user("what is in the file?"), 1);
+        state.push(Message::assistant_with_tool_calls(None, vec![call]), 2);
+        state.push(
+            Message::tool_result(CallId::from("c1"), "file_read", "interrupted"),
+            2,
+        );
+        state.push(Message::assistant("nothing"), 3);
+        state.live_exact();
+        let counts = state.exact_counts();
+        assert_eq!(counts.len(), 4);
+
+        let mut again = SessionState::new();
+        for entry in &state.entries {
+            again.push(entry.message.clone(), entry.sequence);
+        }
+        // The same sequence number holding another message is counted afresh.
+        again.entries[3] = Entry {
+            tokens: MessageTokens::new(&Message::assistant("something else")),
+            message: Message::assistant("something else"),
+            sequence: 3,
+        };
+        assert_eq!(again.seed_counts(&counts), 3);
+        for index in 0..3 {
+            assert_eq!(
+                again.entries[index].tokens.cached_exact(),
+                state.entries[index].tokens.cached_exact()
+            );
+        }
+        assert_eq!(again.entries[3].tokens.cached_exact(), None);
     }
 
     #[test]

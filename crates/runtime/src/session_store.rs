@@ -1,15 +1,17 @@
 //! Where sessions live: in memory (write-through) or, without memory, in the process.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
-use oxydra_memory::{Memory, MemoryRetrieval, SessionSummary};
+use oxydra_memory::{Memory, MemoryRetrieval, SessionSummary, repair_orphaned_calls};
 use oxydra_types::{Message, SessionId};
 use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::RuntimeError;
 use crate::session_state::SessionState;
+use crate::token_cache::TokenCache;
 
 type Slot = Arc<tokio::sync::Mutex<SessionState>>;
 
@@ -19,6 +21,8 @@ pub(crate) struct SessionStore {
     memory: Option<Arc<dyn Memory>>,
     retrieval: Option<Arc<dyn MemoryRetrieval>>,
     sessions: Mutex<HashMap<SessionId, Slot>>,
+    /// Exact token counts of sessions in memory, kept between runs.
+    token_counts: Mutex<TokenCache>,
 }
 
 impl SessionStore {
@@ -30,7 +34,14 @@ impl SessionStore {
             memory,
             retrieval,
             sessions: Mutex::new(HashMap::new()),
+            token_counts: Mutex::new(TokenCache::default()),
         }
+    }
+
+    fn token_counts(&self) -> MutexGuard<'_, TokenCache> {
+        self.token_counts
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub fn retrieval(&self) -> Option<&Arc<dyn MemoryRetrieval>> {
@@ -49,7 +60,9 @@ impl SessionStore {
     }
 
     /// Locks the session (waiting for a run on it to end) and, with memory, loads its
-    /// stored conversation and summary.
+    /// stored conversation (read once; interrupted tool calls get their synthetic
+    /// results as `Memory::restore` would give them) and summary, with the exact token
+    /// counts kept from earlier runs.
     pub async fn open(
         &self,
         session_id: &SessionId,
@@ -62,17 +75,25 @@ impl SessionStore {
             guard = slot.lock_owned() => guard,
         };
         if let Some(memory) = &self.memory {
-            let restored = memory.restore(session_id).await?;
             let stored = memory.messages(session_id).await?;
+            let restored =
+                repair_orphaned_calls(stored.iter().map(|m| m.message.clone()).collect());
             let summary = memory.load_summary(session_id).await?;
-            *guard = SessionState::from_restored(restored, &stored, summary);
+            let mut state = SessionState::from_restored(restored, &stored, summary);
+            let counts = self.token_counts().take(session_id);
+            let reused = state.seed_counts(&counts);
+            tracing::debug!(messages = state.entries.len(), reused, "session loaded");
+            *guard = state;
         }
         Ok(guard)
     }
 
-    /// Ends a run: with memory the process copy is dropped (memory has it all).
-    pub fn close(&self, state: &mut SessionState) {
+    /// Ends a run: with memory the process copy is dropped (memory has it all) and its
+    /// exact token counts are kept for the next run.
+    pub fn close(&self, session_id: &SessionId, state: &mut SessionState) {
         if self.memory.is_some() {
+            let counts = state.exact_counts();
+            self.token_counts().put(session_id.clone(), counts);
             *state = SessionState::new();
         }
     }
@@ -92,15 +113,45 @@ impl SessionStore {
         Ok(sequence)
     }
 
-    /// Indexes `text` for retrieval (best effort: a failure is logged, not fatal).
-    pub async fn index_text(&self, session_id: &SessionId, text: &str) {
+    /// Indexes `text` for retrieval, best effort: the message is already stored, so a
+    /// failure, or no answer within `timeout`, is logged and the run goes on. Stops at
+    /// once when `cancel` fires; returns `false` then (the caller ends the run).
+    pub async fn index_text(
+        &self,
+        session_id: &SessionId,
+        text: &str,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> bool {
         if text.trim().is_empty() {
-            return;
+            return true;
         }
-        if let Some(retrieval) = &self.retrieval
-            && let Err(error) = retrieval.store_text(Some(session_id), text).await
-        {
-            tracing::warn!(%error, session_id = %session_id, "could not index text for retrieval");
+        let Some(retrieval) = &self.retrieval else {
+            return true;
+        };
+        let store = tokio::time::timeout(timeout, retrieval.store_text(Some(session_id), text));
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                tracing::debug!(session_id = %session_id, "indexing for retrieval cancelled");
+                false
+            }
+            stored = store => {
+                match stored {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(error)) => {
+                        tracing::warn!(%error, session_id = %session_id, "could not index text for retrieval");
+                    }
+                    Err(_) => {
+                        tracing::warn!(
+                            session_id = %session_id,
+                            timeout_ms = timeout.as_millis() as u64,
+                            "indexing for retrieval timed out; the text is stored but not indexed"
+                        );
+                    }
+                }
+                true
+            }
         }
     }
 
@@ -166,13 +217,93 @@ impl SessionStore {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .remove(session_id);
+        self.token_counts().forget(session_id);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oxydra_memory::SqliteMemory;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use async_trait::async_trait;
+    use oxydra_memory::{MemoryError, SessionInfo, SqliteMemory, StoredMessage};
+
+    /// Memory that counts how often a session's history is read.
+    struct CountingMemory {
+        inner: SqliteMemory,
+        reads: AtomicUsize,
+    }
+
+    #[async_trait]
+    impl Memory for CountingMemory {
+        async fn append(&self, session: &SessionId, message: &Message) -> Result<u64, MemoryError> {
+            self.inner.append(session, message).await
+        }
+        async fn messages(&self, session: &SessionId) -> Result<Vec<StoredMessage>, MemoryError> {
+            self.reads.fetch_add(1, Ordering::SeqCst);
+            self.inner.messages(session).await
+        }
+        async fn restore(&self, session: &SessionId) -> Result<Vec<Message>, MemoryError> {
+            self.reads.fetch_add(1, Ordering::SeqCst);
+            self.inner.restore(session).await
+        }
+        async fn session_exists(&self, session: &SessionId) -> Result<bool, MemoryError> {
+            self.inner.session_exists(session).await
+        }
+        async fn list_sessions(&self) -> Result<Vec<SessionInfo>, MemoryError> {
+            self.inner.list_sessions().await
+        }
+        async fn load_summary(&self, session: &SessionId) -> Result<SessionSummary, MemoryError> {
+            self.inner.load_summary(session).await
+        }
+        async fn store_summary(
+            &self,
+            session: &SessionId,
+            expected_epoch: u64,
+            text: &str,
+            covers_through: u64,
+        ) -> Result<Option<u64>, MemoryError> {
+            self.inner
+                .store_summary(session, expected_epoch, text, covers_through)
+                .await
+        }
+        async fn delete_session(&self, session: &SessionId) -> Result<(), MemoryError> {
+            self.inner.delete_session(session).await
+        }
+    }
+
+    #[tokio::test]
+    async fn open_reads_the_history_once_and_repairs_interrupted_calls() {
+        let memory = Arc::new(CountingMemory {
+            inner: SqliteMemory::open_in_memory().unwrap(),
+            reads: AtomicUsize::new(0),
+        });
+        let session = SessionId::from("ses_once");
+        let call = oxydra_types::ToolCall::new(oxydra_types::CallId::from("c1"), "echo", "{}");
+        memory.append(&session, &Message::user("go")).await.unwrap();
+        memory
+            .append(
+                &session,
+                &Message::assistant_with_tool_calls(None, vec![call]),
+            )
+            .await
+            .unwrap();
+        let store = SessionStore::new(Some(memory.clone()), None);
+        let state = store
+            .open(&session, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(memory.reads.load(Ordering::SeqCst), 1);
+        // The interrupted call got its synthetic result, with the call's sequence.
+        assert_eq!(state.entries.len(), 3);
+        assert_eq!(
+            state.entries[2].message.text(),
+            oxydra_memory::INTERRUPTED_RESULT
+        );
+        assert_eq!(state.entries[2].sequence, 2);
+        assert_eq!(state.next_sequence, 3);
+    }
 
     #[tokio::test]
     async fn a_lost_summary_race_takes_the_stored_summary() {
@@ -240,7 +371,7 @@ mod tests {
                     .await
                     .unwrap()
             );
-            store.close(&mut state);
+            store.close(&session, &mut state);
         }
         let state = store.open(&session, &cancel).await.unwrap();
         assert_eq!(state.entries.len(), 2);

@@ -5,8 +5,15 @@
 //! so a text never has more tokens than bytes. Only when that bound says the context may
 //! be near its budget are messages counted exactly, and each count is cached with its
 //! message ([`MessageTokens`]).
+//!
+//! Loading the encoder parses a large BPE table; async code calls [`load_encoder`],
+//! which does it once per process on a blocking thread (`spawn_blocking`), before it
+//! counts. The synchronous [`count`] loads the encoder in place when nothing loaded it
+//! before (fine outside an async runtime).
 
+use std::cell::Cell;
 use std::sync::OnceLock;
+use std::thread::ThreadId;
 
 use oxydra_types::Message;
 use tiktoken_rs::CoreBPE;
@@ -17,22 +24,67 @@ pub const MESSAGE_OVERHEAD: u32 = 4;
 pub const TOOL_CALL_OVERHEAD: u32 = 4;
 
 static ENCODER: OnceLock<Option<CoreBPE>> = OnceLock::new();
+/// Async callers of [`load_encoder`] wait on one blocking load.
+static LOADING: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+/// The thread the encoder was loaded on.
+static LOADED_ON: OnceLock<ThreadId> = OnceLock::new();
+
+thread_local! {
+    /// Messages counted exactly on this thread (see [`messages_counted_on_this_thread`]).
+    static MESSAGES_COUNTED: Cell<u64> = const { Cell::new(0) };
+}
+
+fn load() -> Option<CoreBPE> {
+    let _ = LOADED_ON.set(std::thread::current().id());
+    match tiktoken_rs::cl100k_base() {
+        Ok(encoder) => Some(encoder),
+        Err(error) => {
+            tracing::warn!(%error, "cl100k_base failed to load; token counts fall back to byte counts");
+            None
+        }
+    }
+}
 
 fn encoder() -> Option<&'static CoreBPE> {
-    ENCODER
-        .get_or_init(|| match tiktoken_rs::cl100k_base() {
-            Ok(encoder) => Some(encoder),
-            Err(error) => {
-                tracing::warn!(%error, "cl100k_base failed to load; token counts fall back to byte counts");
-                None
+    ENCODER.get_or_init(load).as_ref()
+}
+
+/// Loads the `cl100k_base` encoder on a blocking thread, once per process; returns at
+/// once when it is loaded. Async code calls this before counting exactly, so the load
+/// never blocks an async worker thread.
+pub async fn load_encoder() {
+    if ENCODER.get().is_some() {
+        return;
+    }
+    LOADING
+        .get_or_init(|| async {
+            if let Err(error) = tokio::task::spawn_blocking(|| {
+                encoder();
+            })
+            .await
+            {
+                tracing::warn!(%error, "loading cl100k_base on a blocking thread failed");
             }
         })
-        .as_ref()
+        .await;
 }
 
 /// Whether the `cl100k_base` encoder has been loaded in this process.
 pub fn encoder_loaded() -> bool {
     ENCODER.get().is_some()
+}
+
+/// The thread the encoder was loaded on, if it was (for tests).
+#[doc(hidden)]
+pub fn encoder_load_thread() -> Option<ThreadId> {
+    LOADED_ON.get().copied()
+}
+
+/// How many messages have been counted exactly on the calling thread (for tests: a
+/// current-thread tokio test sees every count of the runs it drives).
+#[doc(hidden)]
+pub fn messages_counted_on_this_thread() -> u64 {
+    MESSAGES_COUNTED.with(Cell::get)
 }
 
 fn clamp(value: usize) -> u32 {
@@ -44,8 +96,9 @@ pub fn upper_bound(text: &str) -> u32 {
     clamp(text.len())
 }
 
-/// The exact `cl100k_base` token count of `text` (loads the encoder on first use; should
-/// it fail to load, the byte count is returned, which is still an upper bound).
+/// The exact `cl100k_base` token count of `text`. Loads the encoder in place on first
+/// use unless [`load_encoder`] did (async code awaits that first); should it fail to
+/// load, the byte count is returned, which is still an upper bound.
 pub fn count(text: &str) -> u32 {
     if text.is_empty() {
         return 0;
@@ -81,6 +134,7 @@ pub fn message_upper_bound(message: &Message) -> u32 {
 
 /// The exact tokens `message` takes in a prompt.
 pub fn message_count(message: &Message) -> u32 {
+    MESSAGES_COUNTED.with(|counted| counted.set(counted.get().saturating_add(1)));
     message_tokens(message, count)
 }
 
@@ -109,6 +163,11 @@ impl MessageTokens {
     /// The exact count if it has been computed.
     pub fn cached_exact(&self) -> Option<u32> {
         self.exact
+    }
+
+    /// Takes `exact` as the exact count (one computed earlier for the same message).
+    pub(crate) fn seed_exact(&mut self, exact: u32) {
+        self.exact = Some(exact.min(self.upper));
     }
 
     /// The exact count of `message` (which must be the message this was made for),

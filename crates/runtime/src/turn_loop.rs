@@ -16,6 +16,7 @@ use crate::retrieval_injection::snippets_message;
 use crate::rolling_summary::{self, summary_message};
 use crate::runtime::{RuntimeInner, SessionOutcome};
 use crate::session_state::SessionState;
+use crate::token_counter;
 use crate::tool_dispatch::{BatchKind, Dispatch};
 use crate::turn_state::{TurnState, TurnTracker};
 
@@ -47,7 +48,7 @@ pub(crate) async fn run(
         };
         let result = run.start(&mut state, user_message).await;
         inner.executor.complete_batch(run.batch_id);
-        inner.sessions.close(&mut state);
+        inner.sessions.close(session_id, &mut state);
         result
     }
     .instrument(span)
@@ -84,13 +85,15 @@ impl<'a> Run<'a> {
         user_message: String,
     ) -> Result<SessionOutcome, RuntimeError> {
         // Search before the new prompt is indexed, so it does not find itself.
-        self.snippets = self.retrieve(&user_message).await?;
+        self.snippets = self.retrieve(state, &user_message).await?;
         let inner: &'a RuntimeInner = self.inner;
         let sessions = &inner.sessions;
         sessions
             .append(self.session_id, state, Message::user(user_message.clone()))
             .await?;
-        sessions.index_text(self.session_id, &user_message).await;
+        if !self.index(&user_message).await {
+            return Err(RuntimeError::Cancelled);
+        }
         let request = &mut state.context.request;
         request.model.clone_from(&self.inner.model);
         request.tools.clone_from(&self.inner.tool_schemas);
@@ -99,23 +102,100 @@ impl<'a> Run<'a> {
         self.turns(state).await
     }
 
-    async fn retrieve(&self, query: &str) -> Result<Option<Message>, RuntimeError> {
+    /// Searches retrieval for `query` (bounded by the turn timeout) and returns the
+    /// snippets message, leaving out chunks the history the prompt is built from (and
+    /// the query) already holds verbatim.
+    async fn retrieve(
+        &self,
+        state: &SessionState,
+        query: &str,
+    ) -> Result<Option<Message>, RuntimeError> {
         let Some(retrieval) = self.inner.sessions.retrieval() else {
             return Ok(None);
         };
         let scope = self.inner.retrieval_scope.for_session(self.session_id);
-        let search = retrieval.search(query, &scope, self.inner.retrieval_top_k);
+        let top_k = self.inner.retrieval_top_k;
+        // Some hits may already be in the context: ask for more than will be kept.
+        let search = retrieval.search(query, &scope, top_k.saturating_mul(2));
+        let timeout = self.inner.limits.turn_timeout;
         let found = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => return Err(RuntimeError::Cancelled),
-            found = search => found,
+            found = tokio::time::timeout(timeout, search) => found,
         };
         match found {
-            Ok(chunks) => Ok(snippets_message(&chunks)),
-            Err(error) => {
+            Ok(Ok(mut chunks)) => {
+                let history: Vec<&Message> = state
+                    .pinned_user()
+                    .into_iter()
+                    .chain(state.live_start..state.entries.len())
+                    .filter_map(|index| state.entries.get(index))
+                    .map(|entry| &entry.message)
+                    .collect();
+                chunks.retain(|chunk| {
+                    let text = chunk.text.trim();
+                    !(query.contains(text)
+                        || history.iter().any(|message| message.text().contains(text)))
+                });
+                chunks.truncate(top_k);
+                Ok(snippets_message(&chunks))
+            }
+            Ok(Err(error)) => {
                 tracing::warn!(%error, "retrieval failed; continuing without snippets");
                 Ok(None)
             }
+            Err(_) => {
+                tracing::warn!(
+                    timeout_ms = timeout.as_millis() as u64,
+                    "retrieval timed out; continuing without snippets"
+                );
+                Ok(None)
+            }
+        }
+    }
+
+    /// Indexes `text` for retrieval (best effort, bounded by the turn timeout); `false`
+    /// when the run was cancelled meanwhile.
+    async fn index(&self, text: &str) -> bool {
+        self.inner
+            .sessions
+            .index_text(
+                self.session_id,
+                text,
+                self.inner.limits.turn_timeout,
+                self.cancel,
+            )
+            .await
+    }
+
+    /// Loads the token encoder (off the async threads) when the prompt may be near the
+    /// summary trigger or the budget, where exact counts are needed.
+    async fn load_encoder_if_needed(
+        &mut self,
+        state: &mut SessionState,
+    ) -> Result<(), RuntimeError> {
+        if token_counter::encoder_loaded() {
+            return Ok(());
+        }
+        self.refresh_header(state);
+        let inner = self.inner;
+        let limit = inner.budget.available().min(
+            inner
+                .budget
+                .summary_threshold(inner.limits.summary_trigger_ratio),
+        );
+        let upper = inner
+            .schema_tokens
+            .upper()
+            .saturating_add(state.context.header_upper())
+            .saturating_add(state.history_upper());
+        if upper <= limit {
+            return Ok(());
+        }
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(RuntimeError::Cancelled),
+            () = token_counter::load_encoder() => Ok(()),
         }
     }
 
@@ -190,6 +270,9 @@ impl<'a> Run<'a> {
         state: &mut SessionState,
         span: &Span,
     ) -> Result<Step, RuntimeError> {
+        self.load_encoder_if_needed(state)
+            .await
+            .map_err(|error| self.fail(span, error))?;
         self.maybe_summarise(state, span).await?;
         let report = self.prepare(state);
         span.record("context_tokens", report.tokens);
@@ -232,7 +315,12 @@ impl<'a> Run<'a> {
         let inner: &'a RuntimeInner = self.inner;
         let sessions = &inner.sessions;
         sessions.append(self.session_id, state, message).await?;
-        sessions.index_text(self.session_id, &text).await;
+        // Cancelled while indexing: a final answer ends the run as cancelled; tool calls
+        // still go to the dispatch, which gives each a result under the fired token.
+        let indexed = self.index(&text).await;
+        if !indexed && calls.is_empty() {
+            return Err(self.fail(span, RuntimeError::Cancelled));
+        }
 
         if calls.is_empty() {
             self.events.turn_completed(self.turn, turn_usage);
@@ -371,7 +459,7 @@ impl<'a> Run<'a> {
             .schema_tokens
             .upper()
             .saturating_add(state.context.header_upper())
-            .saturating_add(state.live_upper);
+            .saturating_add(state.history_upper());
         if upper <= threshold {
             return Ok(());
         }
@@ -379,7 +467,7 @@ impl<'a> Run<'a> {
             .schema_tokens
             .exact()
             .saturating_add(state.context.header_exact());
-        let live = state.live_exact();
+        let live = state.history_exact();
         if fixed.saturating_add(live) <= threshold {
             return Ok(());
         }
@@ -416,6 +504,13 @@ impl<'a> Run<'a> {
             Ok(call) => call,
             Err(RuntimeError::Provider(error)) => {
                 tracing::warn!(%error, "summarisation failed; the history will be truncated instead");
+                self.summary_failed = true;
+                return Ok(());
+            }
+            Err(RuntimeError::BudgetExceeded { budget, message })
+                if budget == "turn_timeout" && !self.cancel.is_cancelled() =>
+            {
+                tracing::warn!(%message, "summarisation timed out; the history will be truncated instead");
                 self.summary_failed = true;
                 return Ok(());
             }

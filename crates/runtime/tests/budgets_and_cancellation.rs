@@ -265,3 +265,146 @@ async fn a_token_cancelled_before_the_run_stops_it_at_once() {
     assert_eq!(error.kind(), "cancelled");
     assert!(provider.requests().is_empty());
 }
+
+/// Retrieval whose search finds nothing and whose indexing of texts containing `hang`
+/// never finishes (like an `/embeddings` call that hangs).
+struct HangingRetrieval {
+    hang: &'static str,
+    started: Arc<Notify>,
+    indexed: std::sync::Mutex<Vec<String>>,
+}
+
+impl HangingRetrieval {
+    fn new(hang: &'static str) -> Arc<Self> {
+        Arc::new(Self {
+            hang,
+            started: Arc::new(Notify::new()),
+            indexed: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl oxydra_memory::MemoryRetrieval for HangingRetrieval {
+    async fn store_text(
+        &self,
+        _session: Option<&SessionId>,
+        text: &str,
+    ) -> Result<Vec<i64>, oxydra_memory::MemoryError> {
+        if text.contains(self.hang) {
+            self.started.notify_one();
+            std::future::pending::<()>().await;
+        }
+        self.indexed.lock().unwrap().push(text.to_owned());
+        Ok(vec![1])
+    }
+
+    async fn search(
+        &self,
+        _query: &str,
+        _scope: &oxydra_memory::SearchScope,
+        _top_k: usize,
+    ) -> Result<Vec<oxydra_memory::RetrievedChunk>, oxydra_memory::MemoryError> {
+        Ok(Vec::new())
+    }
+}
+
+#[tokio::test]
+async fn cancelling_while_indexing_hangs_returns_promptly() {
+    let retrieval = HangingRetrieval::new("hang");
+    let provider = scripted(vec![ScriptedTurn::text("never asked")]);
+    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .retrieval(retrieval.clone())
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    let cancel = CancellationToken::new();
+    let run = {
+        let runtime = runtime.clone();
+        let session = session.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move { runtime.run_session(&session, "hang on", &cancel).await })
+    };
+    tokio::time::timeout(Duration::from_secs(1), retrieval.started.notified())
+        .await
+        .unwrap();
+    cancel.cancel();
+    let error = tokio::time::timeout(Duration::from_secs(1), run)
+        .await
+        .expect("the run ends promptly")
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(error, RuntimeError::Cancelled), "{error:?}");
+    assert!(provider.requests().is_empty());
+    // The prompt was stored before indexing.
+    assert_eq!(runtime.session_messages(&session).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn cancelling_while_indexing_a_tool_turn_still_stores_every_result() {
+    let retrieval = HangingRetrieval::new("hang");
+    let provider = scripted(vec![ScriptedTurn::Response(
+        oxydra_provider::ProviderResponse {
+            message: oxydra_types::Message::assistant_with_tool_calls(
+                Some("let me hang a while".into()),
+                vec![call("c1", "echo", r#"{"text":"x"}"#)],
+            ),
+            finish_reason: oxydra_types::FinishReason::ToolCalls,
+            usage: Usage::new(10, 5, 0),
+        },
+    )]);
+    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .tools(registry(vec![Arc::new(EchoTool)]))
+        .retrieval(retrieval.clone())
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    let cancel = CancellationToken::new();
+    let run = {
+        let runtime = runtime.clone();
+        let session = session.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move { runtime.run_session(&session, "go", &cancel).await })
+    };
+    tokio::time::timeout(Duration::from_secs(1), retrieval.started.notified())
+        .await
+        .unwrap();
+    cancel.cancel();
+    let error = tokio::time::timeout(Duration::from_secs(1), run)
+        .await
+        .expect("the run ends promptly")
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(error, RuntimeError::Cancelled), "{error:?}");
+    let messages = runtime.session_messages(&session).await.unwrap();
+    assert_eq!(messages.len(), 3);
+    assert_no_orphans(&messages);
+}
+
+#[tokio::test]
+async fn an_indexing_timeout_does_not_fail_the_turn() {
+    let retrieval = HangingRetrieval::new("slow");
+    let provider = scripted(vec![ScriptedTurn::text("a slow answer")]);
+    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .retrieval(retrieval.clone())
+        .limits(RuntimeLimits {
+            turn_timeout: Duration::from_millis(150),
+            ..limits()
+        })
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    let started = Instant::now();
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(1),
+        runtime.run_session(&session, "a slow question", &CancellationToken::new()),
+    )
+    .await
+    .expect("indexing is bounded by the turn timeout")
+    .unwrap();
+    assert_eq!(outcome.final_text, "a slow answer");
+    // Both indexing calls ran into the turn timeout; nothing was indexed.
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert!(retrieval.indexed.lock().unwrap().is_empty());
+    assert_eq!(runtime.session_messages(&session).await.unwrap().len(), 2);
+}

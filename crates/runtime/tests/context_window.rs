@@ -299,3 +299,194 @@ async fn a_failed_summary_falls_back_to_truncation_once_per_run() {
         );
     }
 }
+
+fn echo_apples(id: &str, n: usize) -> ScriptedTurn {
+    ScriptedTurn::tool_call(id, "echo", &format!(r#"{{"text":"{}"}}"#, apples(n)))
+}
+
+#[tokio::test]
+async fn a_long_single_prompt_run_condenses_its_old_tool_turns() {
+    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
+    // Every tool turn (call and echoed result) takes about 260 tokens; the summary
+    // triggers above 475 (half of 950 usable tokens).
+    let provider = scripted(vec![
+        echo_apples("c1", 120),
+        echo_apples("c2", 120),
+        ScriptedTurn::text("SUMMARY-1: echoed apples once"),
+        echo_apples("c3", 120),
+        ScriptedTurn::text("SUMMARY-2: echoed apples twice"),
+        ScriptedTurn::text("done"),
+    ]);
+    let events = Arc::new(CollectingEventSink::new());
+    let runtime = builder(provider.clone(), events.clone())
+        .tools(registry(vec![Arc::new(EchoTool)]))
+        .memory(memory.clone())
+        .limits(tiny_window(1_000, 0.5))
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    let outcome = runtime
+        .run_session(
+            &session,
+            "echo apples three times",
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "done");
+    assert_eq!(outcome.turns, 4);
+
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 6);
+    // The third call condenses the prompt and the first tool turn.
+    let first = &requests[2];
+    assert_eq!(first.messages[0].text(), SUMMARY_INSTRUCTIONS);
+    let transcript = first.messages[1].text();
+    assert!(
+        transcript.contains("[user] echo apples three times"),
+        "{transcript}"
+    );
+    assert!(
+        transcript.contains("[assistant called echo]"),
+        "{transcript}"
+    );
+    assert!(
+        transcript.contains("[echo result] echo: apples"),
+        "{transcript}"
+    );
+    assert_eq!(
+        transcript.matches("[echo result]").count(),
+        1,
+        "{transcript}"
+    );
+    // The next loop request: summary, the prompt verbatim, the newest tool turn.
+    let next = &requests[3];
+    assert_eq!(
+        next.messages[0].text(),
+        format!("{SUMMARY_HEADER}\nSUMMARY-1: echoed apples once")
+    );
+    assert_eq!(next.messages[1].role, MessageRole::User);
+    assert_eq!(next.messages[1].text(), "echo apples three times");
+    assert_eq!(next.messages.len(), 4, "{:#?}", next.messages);
+    assert_eq!(next.messages[2].tool_calls[0].id, CallId::from("c2"));
+    assert_no_orphans(&next.messages[1..]);
+    // The summary rolls on within the same run: the second one builds on the first.
+    let second = &requests[4];
+    assert_eq!(second.messages[0].text(), SUMMARY_INSTRUCTIONS);
+    assert!(
+        second.messages[1]
+            .text()
+            .starts_with("Previous summary:\nSUMMARY-1: echoed apples once")
+    );
+    assert!(!second.messages[1].text().contains("[user]"));
+    let last = &requests[5];
+    assert_eq!(
+        last.messages[0].text(),
+        format!("{SUMMARY_HEADER}\nSUMMARY-2: echoed apples twice")
+    );
+    assert_eq!(last.messages[1].text(), "echo apples three times");
+    assert_eq!(last.messages.len(), 4, "{:#?}", last.messages);
+    assert_eq!(last.messages[2].tool_calls[0].id, CallId::from("c3"));
+    assert_no_orphans(&last.messages[1..]);
+
+    // Stored with the epoch compare-and-swap, covering through the second tool turn.
+    let stored = memory.load_summary(&session).await.unwrap();
+    assert_eq!(
+        stored.text.as_deref(),
+        Some("SUMMARY-2: echoed apples twice")
+    );
+    assert_eq!(stored.epoch, 2);
+    assert_eq!(stored.covers_through, 5);
+    assert_eq!(memory.messages(&session).await.unwrap().len(), 8);
+    let summaries = events
+        .events()
+        .iter()
+        .filter(|e| matches!(e, RuntimeEvent::Progress(p) if p.kind == RuntimeProgressKind::RollingSummary))
+        .count();
+    assert_eq!(summaries, 2);
+}
+
+fn apple_history() -> Vec<Message> {
+    (0..4)
+        .map(|i| {
+            if i % 2 == 0 {
+                Message::user(apples(120))
+            } else {
+                Message::assistant(apples(120))
+            }
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_summary_timeout_falls_back_to_truncation() {
+    let provider = scripted(vec![
+        // The summariser never answers.
+        ScriptedTurn::HangAfter(Vec::new()),
+        ScriptedTurn::text("answered anyway"),
+    ]);
+    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .limits(RuntimeLimits {
+            turn_timeout: std::time::Duration::from_millis(200),
+            ..tiny_window(600, 0.8)
+        })
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    runtime
+        .append_messages(&session, apple_history())
+        .await
+        .unwrap();
+    let outcome = runtime
+        .run_session(&session, "q", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "answered anyway");
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].messages[0].text(), SUMMARY_INSTRUCTIONS);
+    let main = &requests[1];
+    assert!(
+        main.messages
+            .iter()
+            .all(|m| !m.text().starts_with(SUMMARY_HEADER))
+    );
+    assert_eq!(main.messages.last().unwrap().text(), "q");
+}
+
+#[tokio::test]
+async fn cancelling_during_a_summary_call_ends_the_run_as_cancelled() {
+    let provider = scripted(vec![
+        ScriptedTurn::HangAfter(Vec::new()),
+        ScriptedTurn::text("never"),
+    ]);
+    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .limits(tiny_window(600, 0.8))
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    runtime
+        .append_messages(&session, apple_history())
+        .await
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let canceller = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            cancel.cancel();
+        })
+    };
+    let started = std::time::Instant::now();
+    let error = runtime
+        .run_session(&session, "q", &cancel)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, oxydra_runtime::RuntimeError::Cancelled),
+        "{error:?}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    assert_eq!(provider.requests().len(), 1);
+    canceller.await.unwrap();
+}

@@ -59,4 +59,7 @@ async fn the_encoder_loads_only_when_the_context_may_be_near_its_budget() {
         .await
         .unwrap();
     assert!(token_counter::encoder_loaded());
+    // The encoder was loaded on a blocking thread, not on the runtime's (this) thread.
+    let loader = token_counter::encoder_load_thread().unwrap();
+    assert_ne!(loader, std::thread::current().id());
 }

@@ -11,10 +11,11 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
+use oxydra_memory::SearchScope;
 use oxydra_memory::{Memory, MemoryRetrieval, SqliteConfig, SqliteMemory};
 use oxydra_provider::ScriptedTurn;
-use oxydra_runtime::CollectingEventSink;
 use oxydra_runtime::retrieval_injection::RETRIEVAL_HEADER;
+use oxydra_runtime::{CollectingEventSink, RetrievalScope, RuntimeLimits, token_counter};
 use oxydra_types::{Message, MessageRole, SessionId};
 use tokio_util::sync::CancellationToken;
 
@@ -151,6 +152,7 @@ async fn retrieval_injects_snippets_from_earlier_sessions() {
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
         .memory(memory.clone())
         .retrieval(memory.clone())
+        .retrieval_scope(RetrievalScope::Global)
         .build()
         .unwrap();
     let cancel = CancellationToken::new();
@@ -191,4 +193,127 @@ async fn retrieval_injects_snippets_from_earlier_sessions() {
         "what is the staging database called?"
     );
     assert_eq!(request.messages.len(), 2);
+}
+
+#[tokio::test]
+async fn retrieval_searches_the_session_and_skips_what_the_context_holds() {
+    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
+    let provider = scripted(vec![
+        ScriptedTurn::text("noted: the staging database is called heliotrope"),
+        ScriptedTurn::text("I do not know yet"),
+        ScriptedTurn::text("heliotrope, in eu-west-1"),
+    ]);
+    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .memory(memory.clone())
+        .retrieval(memory.clone())
+        .build()
+        .unwrap();
+    let cancel = CancellationToken::new();
+    runtime
+        .run_session(
+            &SessionId::generate(),
+            "remember that the staging database is called heliotrope",
+            &cancel,
+        )
+        .await
+        .unwrap();
+    // Another session does not see the first one's chunks (session scope by default).
+    let session = SessionId::generate();
+    runtime
+        .run_session(&session, "which staging database is heliotrope?", &cancel)
+        .await
+        .unwrap();
+    let request = &provider.requests()[1];
+    assert!(
+        request
+            .messages
+            .iter()
+            .all(|m| !m.text().starts_with(RETRIEVAL_HEADER)),
+        "{:#?}",
+        request.messages
+    );
+    assert_eq!(request.messages.len(), 1);
+
+    // A note indexed for this session but not in its history is injected; the
+    // session's own messages, which the context holds verbatim, are not.
+    let note = "the heliotrope staging database lives in eu-west-1";
+    memory.store_text(Some(&session), note).await.unwrap();
+    let query = "where does the heliotrope staging database live?";
+    let found = memory
+        .search(query, &SearchScope::Session(session.clone()), 8)
+        .await
+        .unwrap();
+    assert!(
+        found
+            .iter()
+            .any(|c| c.text == "which staging database is heliotrope?"),
+        "{found:?}"
+    );
+    runtime.run_session(&session, query, &cancel).await.unwrap();
+    let request = &provider.requests()[2];
+    let snippets: Vec<&str> = request
+        .messages
+        .iter()
+        .filter(|m| m.role == MessageRole::System && m.text().starts_with(RETRIEVAL_HEADER))
+        .map(|m| m.text())
+        .collect();
+    assert_eq!(
+        snippets,
+        vec![format!("{RETRIEVAL_HEADER}\n- {note}").as_str()]
+    );
+    assert_eq!(request.messages.len(), 4);
+    assert_eq!(request.messages.last().unwrap().text(), query);
+}
+
+#[tokio::test]
+async fn a_second_run_does_not_recount_old_messages() {
+    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
+    let provider = scripted(vec![
+        ScriptedTurn::text("first answer"),
+        ScriptedTurn::text("second answer"),
+    ]);
+    // A window small enough for every message to be counted exactly, with the summary
+    // off.
+    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .memory(memory.clone())
+        .limits(RuntimeLimits {
+            context_window: Some(400),
+            max_output_tokens: Some(50),
+            safety_buffer_tokens: 0,
+            summary_trigger_ratio: 100.0,
+            ..RuntimeLimits::default()
+        })
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    let long = |text: &str| format!("{text} {}", "pear ".repeat(60));
+    runtime
+        .append_messages(
+            &session,
+            vec![
+                Message::user(long("q0")),
+                Message::assistant(long("a0")),
+                Message::user(long("q1")),
+                Message::assistant(long("a1")),
+            ],
+        )
+        .await
+        .unwrap();
+    let cancel = CancellationToken::new();
+    // Tokio tests run on the current thread: the counter sees every count of the runs.
+    let before = token_counter::messages_counted_on_this_thread();
+    runtime
+        .run_session(&session, "first question", &cancel)
+        .await
+        .unwrap();
+    let first = token_counter::messages_counted_on_this_thread() - before;
+    assert_eq!(first, 5, "the history and the question are counted once");
+    runtime
+        .run_session(&session, "second question", &cancel)
+        .await
+        .unwrap();
+    let second = token_counter::messages_counted_on_this_thread() - before - first;
+    // Only the first run's answer and the new question are new.
+    assert_eq!(second, 2);
+    assert_eq!(memory.messages(&session).await.unwrap().len(), 8);
 }
