@@ -3,7 +3,7 @@
 //! The CLI only parses and checks them here; `oxydra agents list` and `oxydra serve`
 //! hand them to the coordinator.
 
-use oxydra::coordinator::{BlueprintConfig, BlueprintKind, BlueprintLimits};
+use oxydra::coordinator::{BlueprintConfig, BlueprintKind, BlueprintLimits, StepConfig};
 use serde::{Deserialize, Serialize};
 
 use super::ProviderKind;
@@ -56,17 +56,6 @@ pub struct AgentConfig {
     pub model: Option<String>,
 }
 
-/// One `[[agents.steps]]` entry: a tool and its (templated) arguments.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StepConfig {
-    /// The tool to call.
-    pub tool: String,
-    /// Its arguments; strings may hold `{{parameter}}` placeholders.
-    #[serde(default = "empty_object")]
-    pub args: serde_json::Value,
-}
-
 impl AgentConfig {
     /// The coordinator's blueprint for this entry (its rules already checked by the
     /// file loader).
@@ -85,18 +74,11 @@ impl AgentConfig {
             rules: super::rules(&self.rules),
             limits: self.limits.clone(),
             parameters_schema: self.parameters_schema.clone(),
-            steps: self
-                .steps
-                .iter()
-                .map(|step| oxydra::coordinator::StepConfig::new(&step.tool, step.args.clone()))
-                .collect(),
+            steps: self.steps.clone(),
         }
     }
 }
 
-fn empty_object() -> serde_json::Value {
-    serde_json::Value::Object(serde_json::Map::new())
-}
 
 /// Checks what serde cannot: unique names and steps only where they belong.
 /// Returns the key at fault (`agents[1].steps`) and what is wrong.
