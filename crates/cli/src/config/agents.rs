@@ -79,7 +79,6 @@ impl AgentConfig {
     }
 }
 
-
 /// Checks what serde cannot: unique names and steps only where they belong.
 /// Returns the key at fault (`agents[1].steps`) and what is wrong.
 pub(super) fn validate(agents: &[AgentConfig]) -> Result<(), (String, String)> {
