@@ -148,14 +148,23 @@ impl Server {
             }
         });
         let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
+        let mut seen = Vec::new();
+        let base = loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let line = lines
-                .recv_timeout(left)
-                .expect("oxydra serve did not report its address");
-            if let Some(rest) = line.split("listening on ").nth(1) {
-                let base = rest.split_whitespace().next().unwrap().to_owned();
-                return Self { child, base, lines };
+            match lines.recv_timeout(left) {
+                Ok(line) => match line.split("listening on ").nth(1) {
+                    Some(rest) => break rest.split_whitespace().next().map(str::to_owned),
+                    None => seen.push(line),
+                },
+                Err(_) => break None,
+            }
+        };
+        match base {
+            Some(base) => Self { child, base, lines },
+            None => {
+                let _ = child.kill();
+                let status = child.wait();
+                panic!("oxydra serve did not report its address ({status:?}): {seen:?}");
             }
         }
     }
