@@ -69,7 +69,7 @@ async fn cancelling_sends_the_cancellation_notification() {
     );
     assert!(matches!(result, Err(ToolError::Cancelled)), "{result:?}");
     assert!(
-        elapsed.elapsed() < Duration::from_millis(500),
+        elapsed.elapsed() < Duration::from_secs(2),
         "Cancelled promptly"
     );
     let text = wait_for_log(&log, "cancelled:").await;

@@ -75,7 +75,8 @@ async fn a_missing_program_or_a_crashing_server_is_a_clear_failure() {
         .call_tool("ghost", "anything", serde_json::json!({}), &ctx)
         .await
         .unwrap_err();
-    assert!(started.elapsed() < Duration::from_millis(100));
+    // No restart is attempted (the message says when the next one is due).
+    assert!(started.elapsed() < Duration::from_secs(1));
     let text = err.to_string();
     assert!(text.contains("MCP server `ghost` is unavailable"), "{text}");
     assert!(text.contains("next restart attempt in"), "{text}");
