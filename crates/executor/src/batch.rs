@@ -52,6 +52,16 @@ fn parallel_permits(max_parallel: usize) -> usize {
     max_parallel.clamp(1, Semaphore::MAX_PERMITS)
 }
 
+/// The per-call limit: the executor's, or longer where the tool bounds its own calls
+/// ([`oxydra_tools::Tool::max_execution_time`]) so that its own timeout fires first.
+fn call_timeout(
+    configured: std::time::Duration,
+    tool: &dyn oxydra_tools::Tool,
+) -> std::time::Duration {
+    tool.max_execution_time()
+        .map_or(configured, |own| own.max(configured))
+}
+
 fn tool_span(call: &ToolCall, tier: Option<SafetyTier>) -> tracing::Span {
     tracing::info_span!(
         "tool_execution",
@@ -305,13 +315,9 @@ impl ToolExecutor {
                 let _permit = semaphore.acquire().await.ok();
                 let span = tool_span(call, Some(tier));
                 let started = Instant::now();
-                let (outcome, finished_at) = invoke(
-                    invocation,
-                    &run.ctx.cancel,
-                    self.config.execution_timeout,
-                    span.clone(),
-                )
-                .await;
+                let timeout = call_timeout(self.config.execution_timeout, &*invocation.tool);
+                let (outcome, finished_at) =
+                    invoke(invocation, &run.ctx.cancel, timeout, span.clone()).await;
                 finish(
                     call,
                     Some(tier),

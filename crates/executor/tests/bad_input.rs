@@ -254,6 +254,51 @@ async fn timeout_stops_a_tool_that_never_finishes_and_cancels_its_token() {
 }
 
 #[tokio::test]
+async fn a_tool_that_bounds_its_own_calls_is_not_cut_off_by_the_shorter_executor_timeout() {
+    // Like shell_exec with a long timeout_secs: the tool's own limit wins, so its own
+    // timeout (with whatever output it has) fires first.
+    let slow = FnTool::new("slow", SafetyTier::ReadOnly, |_, _| async {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        Ok(ToolOutput::text("finished"))
+    });
+    let config = ToolExecutorConfig {
+        execution_timeout: Duration::from_millis(30),
+        ..ToolExecutorConfig::default()
+    };
+    let ex = executor_with(
+        &[slow.clone().with_own_limit(Duration::from_secs(5))],
+        vec![],
+        config.clone(),
+    );
+    let mut process = ex.new_process_state();
+    let result = ex
+        .execute_batch(
+            &[call("1", "slow", "{}")],
+            &mut process,
+            &ctx(),
+            &NoopEventSink,
+        )
+        .await;
+    assert_eq!(result.records[0].content_for_model(), "finished");
+
+    // Without a limit of its own, the executor's timeout applies.
+    let ex = executor_with(&[slow], vec![], config);
+    let mut process = ex.new_process_state();
+    let result = ex
+        .execute_batch(
+            &[call("1", "slow", "{}")],
+            &mut process,
+            &ctx(),
+            &NoopEventSink,
+        )
+        .await;
+    assert!(matches!(
+        result.records[0].outcome,
+        Err(ToolExecutionError::Timeout { .. })
+    ));
+}
+
+#[tokio::test]
 async fn a_panicking_tool_is_caught_and_the_executor_keeps_working() {
     let bomb = FnTool::new("bomb", SafetyTier::ReadOnly, |_, _| async {
         if true {

@@ -1,5 +1,7 @@
 //! The `Tool` trait and what a tool returns.
 
+use std::time::Duration;
+
 use async_trait::async_trait;
 use oxydra_types::{SafetyTier, ToolSchema};
 
@@ -36,6 +38,15 @@ pub trait Tool: Send + Sync {
 
     /// How the executor must schedule the tool.
     fn safety_tier(&self) -> SafetyTier;
+
+    /// The longest one call may take when the tool bounds its calls itself (a shell
+    /// command's `timeout_secs`, an MCP server's call timeout). The executor then waits
+    /// at least this long before its own per-call timeout cuts the call off, so the
+    /// tool's timeout fires first and reports what it has. `None` (the default): the
+    /// executor's per-call timeout alone applies.
+    fn max_execution_time(&self) -> Option<Duration> {
+        None
+    }
 
     /// Run the call. Long-running tools watch `ctx.cancel`.
     async fn execute(

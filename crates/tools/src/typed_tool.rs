@@ -74,6 +74,11 @@ pub trait TypedTool: Send + Sync {
         None
     }
 
+    /// See [`Tool::max_execution_time`].
+    fn max_execution_time(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Run the call with arguments that deserialized cleanly.
     async fn run(&self, args: Self::Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }
@@ -127,6 +132,10 @@ impl<T: TypedTool> Tool for T {
 
     fn safety_tier(&self) -> SafetyTier {
         T::TIER
+    }
+
+    fn max_execution_time(&self) -> Option<std::time::Duration> {
+        TypedTool::max_execution_time(self)
     }
 
     async fn execute(

@@ -30,6 +30,8 @@ pub struct FnTool {
     pub tier: SafetyTier,
     pub schema: Value,
     pub runs: Arc<AtomicUsize>,
+    /// What [`Tool::max_execution_time`] answers.
+    pub own_limit: Option<std::time::Duration>,
     body: Body,
 }
 
@@ -44,12 +46,19 @@ impl FnTool {
             tier,
             schema: json!({"type": "object"}),
             runs: Arc::new(AtomicUsize::new(0)),
+            own_limit: None,
             body: Arc::new(move |args, ctx| Box::pin(body(args, ctx))),
         }
     }
 
     pub fn with_schema(mut self, schema: Value) -> Self {
         self.schema = schema;
+        self
+    }
+
+    /// The tool bounds its own calls to `limit`.
+    pub fn with_own_limit(mut self, limit: std::time::Duration) -> Self {
+        self.own_limit = Some(limit);
         self
     }
 
@@ -65,6 +74,9 @@ impl Tool for FnTool {
     }
     fn safety_tier(&self) -> SafetyTier {
         self.tier
+    }
+    fn max_execution_time(&self) -> Option<std::time::Duration> {
+        self.own_limit
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         self.runs.fetch_add(1, Ordering::SeqCst);

@@ -58,6 +58,9 @@ impl ShellExec {
     }
 }
 
+/// Time beyond a command's timeout for killing its group and reading its pipes.
+const KILL_GRACE: Duration = Duration::from_secs(5);
+
 /// How the command ended.
 enum Ending {
     Exited(ExitStatus),
@@ -78,6 +81,12 @@ impl TypedTool for ShellExec {
              timeout_secs (default {}, at most {}); background processes do not outlive it.",
             self.shell.default_timeout_secs, self.shell.max_timeout_secs
         )
+    }
+
+    fn max_execution_time(&self) -> Option<Duration> {
+        // The longest timeout a call may ask for, plus time to kill the group and
+        // collect what it printed.
+        Some(Duration::from_secs(self.shell.max_timeout_secs.max(1)) + KILL_GRACE)
     }
 
     async fn run(&self, args: ShellExecArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
