@@ -176,6 +176,10 @@ impl McpServerConfig {
                 "`name` must be non-empty ASCII letters, digits, `_` or `-`",
             ));
         }
+        if self.name.contains("__") {
+            // Tools are named `<server>__<tool>`: a `__` in the server name is ambiguous.
+            return Err(invalid("`name` must not contain `__`"));
+        }
         if self.init_timeout_secs == 0 || self.call_timeout_secs == 0 {
             return Err(invalid(
                 "`init_timeout_secs` and `call_timeout_secs` must be at least 1",
@@ -296,7 +300,8 @@ mod tests {
                 "not both",
             ),
             ("name = \"a b\"\ncommand = \"n\"", "`name` must be"),
-            ("name = \"a__b\"\ncommand = \" \"", "`command` is empty"),
+            ("name = \"ab\"\ncommand = \" \"", "`command` is empty"),
+            ("name = \"a__b\"\ncommand = \"n\"", "must not contain `__`"),
             ("name = \"x\"\nurl = \"ftp://h\"", "http:// or https://"),
             (
                 "name = \"x\"\nurl = \"http://h\"\nargs = [\"a\"]",

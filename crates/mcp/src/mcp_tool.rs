@@ -123,6 +123,12 @@ impl Tool for McpTool {
         self.spec.tier
     }
 
+    fn max_execution_time(&self) -> Option<std::time::Duration> {
+        // The server's call timeout (which also covers a restart), plus time to send
+        // the cancellation: the MCP timeout fires first and tells the server.
+        Some(self.server.call_timeout() + std::time::Duration::from_secs(2))
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,
@@ -183,7 +189,13 @@ pub fn tool_output(
     }
     if result.is_error == Some(true) {
         let message = if text.is_empty() {
-            "(no message)".to_owned()
+            // Some servers report the error only as structured content.
+            match &result.structured_content {
+                Some(details) => {
+                    truncate_output(&details.to_string(), DEFAULT_OUTPUT_LIMIT_BYTES).into_owned()
+                }
+                None => "(no message)".to_owned(),
+            }
         } else {
             truncate_output(&text, DEFAULT_OUTPUT_LIMIT_BYTES).into_owned()
         };
@@ -282,6 +294,29 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "MCP server `fs` tool `read_file` failed: Access denied"
+        );
+    }
+
+    #[test]
+    fn an_error_given_only_as_structured_content_keeps_its_details() {
+        let err = tool_output(
+            "db",
+            "query",
+            result(serde_json::json!({
+                "content": [],
+                "structuredContent": {"code": "E_LOCKED", "table": "users"},
+                "isError": true
+            })),
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("MCP server `db` tool `query` failed: {"),
+            "{text}"
+        );
+        assert!(
+            text.contains("E_LOCKED") && text.contains("users"),
+            "{text}"
         );
     }
 

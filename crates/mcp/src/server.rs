@@ -287,6 +287,11 @@ impl McpServer {
         Ok(conn)
     }
 
+    /// The limit on one call (`call_timeout_secs`).
+    pub(crate) fn call_timeout(&self) -> Duration {
+        self.config.call_timeout()
+    }
+
     /// Call the server's tool `mcp_name`, bounded by `call_timeout_secs` and `ctx.cancel`.
     /// Cancelling or timing out sends the MCP cancellation notification.
     pub(crate) async fn call(
@@ -328,26 +333,46 @@ impl McpServer {
             () = tokio::time::sleep_until(deadline) => return Err(timed_out()),
             handle = send => handle?,
         };
-        let id = handle.id.clone();
-        let peer = handle.peer.clone();
-        tokio::select! {
+        // The executor drops a tool's future when the run is cancelled or its own
+        // per-call limit fires, and then this select never sees the cancellation: the
+        // guard tells the server about a call dropped unanswered.
+        let mut in_flight = InFlight {
+            call: Some((handle.peer.clone(), handle.id.clone())),
+        };
+        let ended = tokio::select! {
             biased;
-            () = ctx.cancel.cancelled() => {
-                notify_cancelled(&peer, id, "cancelled by the caller").await;
+            () = ctx.cancel.cancelled() => Ended::Cancelled,
+            () = tokio::time::sleep_until(deadline) => Ended::TimedOut,
+            response = handle.await_response() => Ended::Answered(Box::new(response)),
+        };
+        match ended {
+            Ended::Cancelled => {
+                in_flight.notify("cancelled by the caller").await;
                 Err(ToolError::Cancelled)
             }
-            () = tokio::time::sleep_until(deadline) => {
-                notify_cancelled(&peer, id, "timed out").await;
+            Ended::TimedOut => {
+                in_flight.notify("timed out").await;
                 Err(timed_out())
             }
-            response = handle.await_response() => match response {
-                Ok(ServerResult::CallToolResult(result)) => Ok(result),
-                Ok(_) => Err(ToolError::Failed(format!(
-                    "MCP server `{}` answered the call to `{mcp_name}` with an unexpected result",
-                    self.config.name
-                ))),
-                Err(err) => Err(self.call_error(mcp_name, err)),
-            },
+            Ended::Answered(response) => {
+                in_flight.call = None;
+                self.answer(mcp_name, *response)
+            }
+        }
+    }
+
+    fn answer(
+        &self,
+        mcp_name: &str,
+        response: Result<ServerResult, ServiceError>,
+    ) -> Result<CallToolResult, ToolError> {
+        match response {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(_) => Err(ToolError::Failed(format!(
+                "MCP server `{}` answered the call to `{mcp_name}` with an unexpected result",
+                self.config.name
+            ))),
+            Err(err) => Err(self.call_error(mcp_name, err)),
         }
     }
 
@@ -364,6 +389,40 @@ impl McpServer {
             ),
             other => format!("MCP server `{server}`: the call to `{mcp_name}` failed: {other}"),
         })
+    }
+}
+
+/// How waiting for a call's answer ended.
+enum Ended {
+    Cancelled,
+    TimedOut,
+    Answered(Box<Result<ServerResult, ServiceError>>),
+}
+
+/// A call the server is working on. Dropped while it still holds the call (the caller
+/// dropped its future mid-call), it sends the MCP cancellation from a spawned task.
+struct InFlight {
+    call: Option<(Peer<RoleClient>, RequestId)>,
+}
+
+impl InFlight {
+    /// Sends the cancellation now; the guard is then spent.
+    async fn notify(&mut self, reason: &str) {
+        if let Some((peer, id)) = self.call.take() {
+            notify_cancelled(&peer, id, reason).await;
+        }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some((peer, id)) = self.call.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move {
+                notify_cancelled(&peer, id, "abandoned by the caller").await;
+            });
+        }
     }
 }
 

@@ -81,6 +81,29 @@ async fn cancelling_sends_the_cancellation_notification() {
 }
 
 #[tokio::test]
+async fn a_call_dropped_by_its_caller_is_cancelled_on_the_server() {
+    // The executor drops a tool's future when the run is cancelled or its own per-call
+    // limit fires: the server must still hear that the call is abandoned.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("probe.log");
+    let Some(config) = probe(&log) else { return };
+    let manager = McpManager::start(vec![config]).await.unwrap();
+    let ctx = common::ctx(dir.path());
+    let call = manager.call_tool("probe", "wait", json!({}), &ctx);
+    tokio::select! {
+        result = call => panic!("the probe's `wait` never answers: {result:?}"),
+        text = wait_for_log(&log, "started") => assert!(text.contains("started"), "{text:?}"),
+    }
+    // The call's future is dropped here, unanswered, without its token being cancelled.
+    let text = wait_for_log(&log, "cancelled:").await;
+    assert!(
+        text.contains("cancelled: abandoned by the caller"),
+        "{text:?}"
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_timed_out_call_is_cancelled_on_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("probe.log");
