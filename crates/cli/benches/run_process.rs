@@ -85,7 +85,6 @@ fn run_once(workspace: &std::path::Path) -> (Duration, Duration) {
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("RUST_LOG")
-        .current_dir(state.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

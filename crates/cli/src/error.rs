@@ -89,7 +89,7 @@ pub enum CliError {
     NoProvider,
     /// The API key variable the configuration names is not set.
     #[error(
-        "the API key variable {var} (from {origin}) is not set; export it, or remove api_key_env to call {base_url} without auth"
+        "the API key variable {var} (from {origin}) is not set; export it to call {base_url}, or use --base-url for a server that needs no key"
     )]
     MissingApiKey {
         /// The variable.

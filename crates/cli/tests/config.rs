@@ -173,3 +173,122 @@ fn scrub_redacts_stdin_and_reports_ranges() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("missing.txt"));
 }
+
+#[test]
+fn print_config_masks_the_secrets_of_mcp_servers() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.path().join("oxydra.toml"),
+        "[[mcp_servers]]\nname = \"gh\"\ncommand = \"github-mcp\"\n\
+         args = [\"--token=ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789\"]\n\
+         [mcp_servers.env]\nGITHUB_TOKEN = \"ghp_ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210\"\n\
+         [[mcp_servers]]\nname = \"remote\"\nurl = \"https://bot:hunter2secret@mcp.example.com/mcp\"\n",
+    )
+    .unwrap();
+    let mut command = sandbox.command();
+    command
+        .env("OPENAI_API_KEY", "sk-proj-abcdefghijklmnopqrstuvwx9876")
+        .args(["run", "--print-config"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("GITHUB_TOKEN = \"ghp****3210\""), "{text}");
+    assert!(!text.contains("ZyXwVuTsRq"), "{text}");
+    assert!(!text.contains("AbCdEfGhIj"), "{text}");
+    assert!(!text.contains("hunter2secret"), "{text}");
+    assert!(
+        text.contains("https://bot:****@mcp.example.com/mcp"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_provider_is_picked_from_anthropic_api_key_alone() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.command();
+    command
+        .env(
+            "ANTHROPIC_API_KEY",
+            "sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+        )
+        .args(["run", "--print-config"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("kind = \"anthropic\""), "{text}");
+    assert!(
+        text.contains("base_url = \"https://api.anthropic.com\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("api_key_env = \"ANTHROPIC_API_KEY\""),
+        "{text}"
+    );
+    // The default database is in the user data dir.
+    let data_db = sandbox.path().join("data").join("oxydra").join("oxydra.db");
+    assert!(text.contains(&data_db.display().to_string()), "{text}");
+}
+
+#[test]
+fn a_named_provider_without_its_key_names_the_variable() {
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .command()
+        .args(["run", "--provider", "anthropic", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("ANTHROPIC_API_KEY"), "{message}");
+    assert!(message.contains("--provider"), "{message}");
+}
+
+#[test]
+fn an_unset_api_key_env_names_the_variable_and_the_file() {
+    let sandbox = Sandbox::new();
+    let output = run_with_config(
+        &sandbox,
+        "[provider]\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"OXYDRA_TEST_NO_SUCH_KEY\"\n",
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("OXYDRA_TEST_NO_SUCH_KEY"), "{message}");
+    assert!(message.contains("oxydra.toml"), "{message}");
+}
+
+#[test]
+fn syntax_errors_and_out_of_range_values_name_the_file_and_key() {
+    let sandbox = Sandbox::new();
+    let output = run_with_config(&sandbox, "[runtime]\nmax_turns = \n");
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("oxydra.toml: line 2"), "{message}");
+
+    let output = run_with_config(&sandbox, "[runtime]\nmax_turns = 0\n");
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(message.contains("runtime.max_turns"), "{message}");
+    assert!(message.contains("at least 1"), "{message}");
+
+    let output = run_with_config(&sandbox, "[provider]\nkind = \"gemini\"\n");
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(message.contains("provider.kind"), "{message}");
+    assert!(message.contains("openai"), "{message}");
+}
+
+#[test]
+fn a_first_run_stores_its_session_in_the_user_data_dir() {
+    let sandbox = Sandbox::new();
+    let server = oxydra_e2e::ScriptServer::start(vec![oxydra_e2e::openai::text("Hello.")]).unwrap();
+    let output = sandbox
+        .command()
+        .current_dir(&sandbox.workspace)
+        .args(["run", "--base-url", &server.openai_url(), "Say hello"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output).trim(), "Hello.");
+    let data_db = sandbox.path().join("data").join("oxydra").join("oxydra.db");
+    assert!(data_db.is_file(), "no database at {}", data_db.display());
+}

@@ -93,7 +93,12 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
         what: "cannot read the terminal",
         source: std::io::Error::other(error),
     };
-    let mut editor = DefaultEditor::new().map_err(readline_error)?;
+    // The prompt and the line being edited go to the terminal, never to stdout, which
+    // carries only the answer (or, with --output jsonl, only events).
+    let editor_config = rustyline::Config::builder()
+        .behavior(rustyline::config::Behavior::PreferTerm)
+        .build();
+    let mut editor = DefaultEditor::with_config(editor_config).map_err(readline_error)?;
     let history = history_path();
     if let Some(path) = &history {
         let _ = editor.load_history(path);
@@ -103,6 +108,7 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
         effective.provider.model
     );
     let mut interrupted = false;
+    let mut exit = Exit::Done;
     loop {
         let (returned, line) = tokio::task::spawn_blocking(move || {
             let line = editor.readline("oxydra> ");
@@ -121,7 +127,11 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
                 eprintln!("(press Ctrl-C again or type /exit to quit)");
                 continue;
             }
-            Err(ReadlineError::Interrupted | ReadlineError::Eof) => break,
+            Err(ReadlineError::Interrupted) => {
+                exit = Exit::Cancelled;
+                break;
+            }
+            Err(ReadlineError::Eof) => break,
             Err(error) => return Err(readline_error(error)),
         };
         interrupted = false;
@@ -172,7 +182,7 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
         let _ = editor.save_history(path);
     }
     agent.stop().await;
-    Ok(Exit::Done)
+    Ok(exit)
 }
 
 async fn list_sessions(

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::mask::{Secret, mask_url};
+use super::mask::{Secret, mask_secret, mask_url};
 use oxydra::tools::BuiltinToolsConfig;
 
 use oxydra::mcp::McpServerConfig;
@@ -136,6 +136,18 @@ impl Effective {
     pub fn to_masked_toml(&self) -> String {
         let mut shown = self.clone();
         shown.provider.base_url = mask_url(&shown.provider.base_url);
+        // MCP servers often get their tokens through env, args or the URL.
+        for server in &mut shown.mcp_servers {
+            for value in server.env.values_mut() {
+                *value = mask_secret(value);
+            }
+            for arg in &mut server.args {
+                *arg = oxydra::scrubbing::scrub(arg).text.into_owned();
+            }
+            if let Some(url) = &server.url {
+                server.url = Some(mask_url(url));
+            }
+        }
         let source = self.config_file.as_ref().map_or_else(
             || "none (defaults, environment and flags)".to_owned(),
             |path| path.display().to_string(),
@@ -359,7 +371,28 @@ fn merge_provider(
         // A server of one's own (Ollama, vLLM …): no auth header unless a variable is named.
         (None, None)
     } else {
-        let key = set(default_var).ok_or(CliError::NoProvider)?;
+        let key = match (set(default_var), explicit_kind) {
+            (Some(key), _) => key,
+            // The provider was named (flag, environment or file) but has no key: say which.
+            (None, Some(_)) => {
+                let origin = if flags.provider.is_some() {
+                    "--provider".to_owned()
+                } else if env_kind.is_some() {
+                    "OXYDRA_PROVIDER".to_owned()
+                } else {
+                    file.path.as_ref().map_or_else(
+                        || "provider.kind".to_owned(),
+                        |path| format!("provider.kind in {}", path.display()),
+                    )
+                };
+                return Err(CliError::MissingApiKey {
+                    var: default_var.to_owned(),
+                    origin,
+                    base_url: default_url.to_owned(),
+                });
+            }
+            (None, None) => return Err(CliError::NoProvider),
+        };
         (Some(default_var.to_owned()), Some(Secret::new(key)))
     };
     let model = flags
