@@ -37,6 +37,18 @@ pub enum Command {
     Scrub(ScrubArgs),
 }
 
+impl Command {
+    /// Whether stdout carries runtime events as JSON lines (`run` / `chat` with
+    /// `--output jsonl`).
+    pub fn prints_events_as_jsonl(&self) -> bool {
+        match self {
+            Self::Run(args) => args.options.output == OutputFormat::Jsonl,
+            Self::Chat(args) => args.options.output == OutputFormat::Jsonl,
+            _ => false,
+        }
+    }
+}
+
 /// How events and listings are printed on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum OutputFormat {

@@ -169,6 +169,28 @@ fn at_line(line: Option<usize>) -> String {
 }
 
 impl CliError {
+    /// A stable, snake_case kind for the `error` event of `--output jsonl`.
+    pub fn kind(&self) -> &str {
+        match self {
+            Self::Run { kind, .. } => kind,
+            Self::NoProvider | Self::MissingApiKey { .. } => "no_provider",
+            Self::SessionNotFound { .. } => "session_not_found",
+            Self::Memory { .. } => "memory",
+            Self::Mcp(_) => "mcp",
+            Self::Coordinator(_) => "coordinator",
+            Self::ReadFile { .. } | Self::Io { .. } | Self::Stdio { .. } | Self::Bind { .. } => {
+                "io"
+            }
+            Self::ConfigNotFound { .. }
+            | Self::ConfigSyntax { .. }
+            | Self::ConfigUnknownKey { .. }
+            | Self::ConfigInvalid { .. }
+            | Self::Flag { .. }
+            | Self::Env { .. }
+            | Self::Setup(_) => "config",
+        }
+    }
+
     /// The exit code this error ends the process with.
     pub fn exit(&self) -> Exit {
         match self {

@@ -18,10 +18,22 @@ use clap::Parser;
 fn main() -> std::process::ExitCode {
     let cli = args::Cli::parse();
     logging::init(cli.verbose);
+    let jsonl = cli.command.prints_events_as_jsonl();
     let exit = match commands::dispatch(cli) {
         Ok(exit) => exit,
         Err(error) => {
             eprintln!("error: {error}");
+            // A run that started has printed its closing event already; one that could
+            // not start (configuration, session, setup) still ends its event stream.
+            if jsonl && !matches!(error, error::CliError::Run { .. }) {
+                let event = oxydra::types::RuntimeEvent::Error {
+                    kind: error.kind().to_owned(),
+                    message: error.to_string(),
+                };
+                if let Ok(line) = serde_json::to_string(&event) {
+                    println!("{line}");
+                }
+            }
             error.exit()
         }
     };

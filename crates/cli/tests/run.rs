@@ -253,6 +253,37 @@ fn unknown_session_is_a_usage_error() {
 }
 
 #[test]
+fn jsonl_ends_with_an_error_event_even_when_the_run_cannot_start() {
+    let sandbox = Sandbox::new();
+    let server = ScriptServer::start(vec![]).unwrap();
+    let output = sandbox.run_openai(
+        &server.openai_url(),
+        &["--session", "ses_nope", "--output", "jsonl"],
+        "hi",
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let events = json_lines(&output);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["type"], "error");
+    assert_eq!(events[0]["kind"], "session_not_found");
+    assert!(events[0]["message"].as_str().unwrap().contains("ses_nope"));
+
+    // With nothing configured: the no-provider error, as an event too.
+    let output = sandbox
+        .command()
+        .args(["run", "--output", "jsonl", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let events = json_lines(&output);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["kind"], "no_provider");
+    // Text output keeps stdout empty.
+    let output = sandbox.command().args(["run", "hi"]).output().unwrap();
+    assert!(stdout(&output).is_empty(), "{}", stdout(&output));
+}
+
+#[test]
 fn budget_exhaustion_exits_3_with_an_error_event() {
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.workspace.join("a.txt"), "x").unwrap();
