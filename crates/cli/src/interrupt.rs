@@ -1,5 +1,7 @@
 //! Ctrl-C: the first press cancels the running turn (cleanly, through its
-//! `CancellationToken`); a second press, or one while nothing runs, exits with 130.
+//! `CancellationToken`); a second press, or one while nothing runs, exits with 130
+//! after running the registered cleanup (killing MCP servers' process groups, which
+//! a terminal's Ctrl-C does not reach and an immediate exit would leave behind).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -7,10 +9,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::exit_code::Exit;
 
+/// What to do before an immediate exit.
+type Cleanup = Box<dyn Fn() + Send + Sync>;
+
 /// The process's Ctrl-C handling.
 #[derive(Clone, Default)]
 pub struct Interrupts {
     current: Arc<Mutex<Option<CancellationToken>>>,
+    cleanup: Arc<Mutex<Option<Cleanup>>>,
 }
 
 impl Interrupts {
@@ -18,6 +24,7 @@ impl Interrupts {
     pub fn install() -> Self {
         let interrupts = Self::default();
         let current = Arc::clone(&interrupts.current);
+        let cleanup = Arc::clone(&interrupts.cleanup);
         tokio::spawn(async move {
             while tokio::signal::ctrl_c().await.is_ok() {
                 let token = lock(&current).clone();
@@ -26,11 +33,21 @@ impl Interrupts {
                         token.cancel();
                         eprintln!("\ncancelling… (press Ctrl-C again to quit)");
                     }
-                    _ => std::process::exit(i32::from(Exit::Cancelled.code())),
+                    _ => {
+                        if let Some(cleanup) = lock(&cleanup).as_ref() {
+                            cleanup();
+                        }
+                        std::process::exit(i32::from(Exit::Cancelled.code()));
+                    }
                 }
             }
         });
         interrupts
+    }
+
+    /// Runs `cleanup` before an immediate exit (replacing any earlier one).
+    pub fn on_exit(&self, cleanup: impl Fn() + Send + Sync + 'static) {
+        *lock(&self.cleanup) = Some(Box::new(cleanup));
     }
 
     /// A token for a turn that is starting; Ctrl-C cancels it.

@@ -165,3 +165,97 @@ fn an_agent_calls_an_mcp_tool_and_a_builtin_in_one_parallel_batch() {
         .collect();
     assert!(offered.contains(&"everything__echo"), "{offered:?}");
 }
+
+/// Whether `pid` is gone (or a zombie waiting for its new parent to reap it).
+fn is_dead(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn ctrl_c_twice_kills_everything_an_mcp_server_started() {
+    let Some(script) = mcp_servers::require("server-everything") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let pid_file = sandbox.path().join("sleeper.pid");
+    // The server's process group also holds a process that never reads stdin, as a
+    // launcher like npx may leave: only killing the whole group stops it.
+    let launcher = format!(
+        "sleep 300 & echo $! > {}; exec node {} stdio",
+        pid_file.display(),
+        script.display()
+    );
+    std::fs::write(
+        sandbox.path().join("oxydra.toml"),
+        format!(
+            "[[mcp_servers]]\nname = \"everything\"\ncommand = \"sh\"\nargs = [\"-c\", {launcher:?}]\n\
+             init_timeout_secs = 30\n"
+        ),
+    )
+    .unwrap();
+    let server = ScriptServer::start(vec![openai::hold_after_text("Working on it")]).unwrap();
+    let mut command = sandbox.command();
+    command
+        .args([
+            "run",
+            "--base-url",
+            &server.openai_url(),
+            "--output",
+            "jsonl",
+        ])
+        .arg("--db")
+        .arg(&sandbox.db)
+        .arg("--workspace")
+        .arg(&sandbox.workspace)
+        .arg("A long task")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    assert!(
+        server.wait_for_requests(1, std::time::Duration::from_secs(30)),
+        "no request arrived"
+    );
+    let sleeper: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!is_dead(sleeper), "the sleeper should run with the server");
+    let oxydra = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    // The first Ctrl-C cancels the turn; the second, once the first was seen, exits
+    // at once (unless the cancelled run already stopped cleanly: the servers must be
+    // gone either way).
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let _ = nix::sys::signal::kill(oxydra, nix::sys::signal::Signal::SIGINT);
+    let mut seen = String::new();
+    while !seen.contains("cancelling") {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut err, &mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        seen.push_str(&line);
+    }
+    let _ = nix::sys::signal::kill(oxydra, nix::sys::signal::Signal::SIGINT);
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut err, &mut rest);
+    let output = child.wait_with_output().unwrap();
+    let stderr_text = format!("{seen}{rest}");
+    assert_eq!(output.status.code(), Some(130), "{stderr_text}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while !is_dead(sleeper) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let dead = is_dead(sleeper);
+    if !dead {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(sleeper),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(dead, "a process the MCP server started outlived oxydra");
+}

@@ -78,6 +78,11 @@ impl Connection {
     /// Close the connection: stdin is closed so the server can exit; a server still
     /// running after a grace period gets SIGTERM, then SIGKILL (its whole process group).
     pub(crate) async fn stop(mut self) {
+        // A server alive now leaves its process group to us: what it started (a
+        // launcher's children, background helpers) may outlive it when it exits on
+        // the closed stdin, so the group is killed at the end whatever the leader
+        // did. A server that died earlier is not: its group id may be reused by now.
+        let was_alive = self.alive.load(Ordering::SeqCst);
         self.stopping.store(true, Ordering::SeqCst);
         if let Some(cancel) = self.cancel.take() {
             cancel.cancel();
@@ -98,6 +103,9 @@ impl Connection {
             }
         }
         self.kill(Signal::SIGKILL);
+        if was_alive && let Some(pid) = self.pid {
+            kill_group(pid, Signal::SIGKILL);
+        }
     }
 
     fn kill(&self, signal: Signal) {

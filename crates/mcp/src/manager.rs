@@ -3,9 +3,11 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use nix::sys::signal::Signal;
 use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 
 use crate::config::McpServerConfig;
+use crate::connect::kill_group;
 use crate::error::McpError;
 use crate::mcp_tool::{McpTool, run_call};
 use crate::server::McpServer;
@@ -122,6 +124,21 @@ impl McpManager {
             .iter()
             .find(|server| server.name() == name)
             .and_then(|server| server.pid())
+    }
+
+    /// A function that kills every server's whole process group at once (SIGKILL),
+    /// for a process about to exit without running destructors (a second Ctrl-C):
+    /// the servers run in process groups of their own, so nothing else would stop
+    /// what they started. It is synchronous and safe to call at any time.
+    pub fn killer(&self) -> impl Fn() + Send + Sync + 'static {
+        let servers = self.servers.clone();
+        move || {
+            for server in &servers {
+                if let Some(group) = server.process_group() {
+                    kill_group(group, Signal::SIGKILL);
+                }
+            }
+        }
     }
 
     /// Stop every server: stdin is closed so it can exit; one still running 0.5 s

@@ -31,6 +31,9 @@ struct Shared {
     state: ServerState,
     generation: u64,
     pid: Option<u32>,
+    /// The process group of the current connection's child, kept until that
+    /// connection has been stopped (unlike `pid`, which goes when stopping begins).
+    group: Option<u32>,
     tools: Option<Vec<ToolSpec>>,
     stopped: bool,
 }
@@ -63,6 +66,7 @@ impl McpServer {
                 },
                 generation: 0,
                 pid: None,
+                group: None,
                 tools: None,
                 stopped: false,
             })),
@@ -89,6 +93,12 @@ impl McpServer {
     /// The tools the server listed the first time it started.
     pub(crate) fn tool_specs(&self) -> Vec<ToolSpec> {
         self.shared().tools.clone().unwrap_or_default()
+    }
+
+    /// The process group of a stdio server's child until it has been stopped, even
+    /// while a shutdown is still under way.
+    pub(crate) fn process_group(&self) -> Option<u32> {
+        self.shared().group
     }
 
     /// The child's pid while a stdio server runs.
@@ -124,6 +134,7 @@ impl McpServer {
         if let Some(conn) = conn {
             conn.stop().await;
         }
+        self.shared().group = None;
     }
 
     /// Stop the server now, without waiting (for `Drop`).
@@ -270,6 +281,7 @@ impl McpServer {
         if shared.generation == generation && conn.is_alive() {
             shared.state = ServerState::Running;
             shared.pid = conn.pid;
+            shared.group = conn.pid;
         }
         match &shared.tools {
             None => shared.tools = Some(tool_specs(&self.config, &conn.tools)),

@@ -280,3 +280,38 @@ async fn dropping_the_manager_kills_the_server() {
         .unwrap_err();
     assert!(err.to_string().contains("has been shut down"), "{err}");
 }
+
+#[tokio::test]
+async fn shutdown_stops_what_the_server_started_even_after_it_exits_on_eof() {
+    // A launcher (like npx) may leave processes that never read stdin: the server
+    // exits when its stdin closes, they would not. Shutdown kills the whole group.
+    let Some(mut config) = common::everything() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("helper.pid");
+    let script = config.args[0].clone();
+    config.command = Some("sh".to_owned());
+    config.args = vec![
+        "-c".to_owned(),
+        format!(
+            "sleep 300 & echo $! > {}; exec node {script} stdio",
+            pid_file.display()
+        ),
+    ];
+    let manager = McpManager::start(vec![config]).await.unwrap();
+    let helper: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(common::process_alive(helper));
+    manager.shutdown().await;
+    let gone = common::wait_process_gone(helper, Duration::from_secs(2)).await;
+    if !gone {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &helper.to_string()])
+            .status();
+    }
+    assert!(gone, "a process the server started outlived shutdown");
+}

@@ -34,6 +34,13 @@ pub struct Agent {
 }
 
 impl Agent {
+    /// Makes a forced exit on Ctrl-C kill the MCP servers first.
+    pub fn guard_exit(&self, interrupts: &crate::interrupt::Interrupts) {
+        if let Some(mcp) = &self.mcp {
+            interrupts.on_exit(mcp.killer());
+        }
+    }
+
     /// Stops the MCP servers; the runtime and the store need no stopping.
     pub async fn stop(self) {
         super::mcp_tools::stop(self.mcp).await;

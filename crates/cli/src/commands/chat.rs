@@ -89,6 +89,7 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
         None => SessionId::generate(),
     };
     let interrupts = Interrupts::install();
+    agent.guard_exit(&interrupts);
     let readline_error = |error: ReadlineError| CliError::Stdio {
         what: "cannot read the terminal",
         source: std::io::Error::other(error),

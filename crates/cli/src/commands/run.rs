@@ -43,6 +43,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     };
     tracing::debug!(session = %session, model = %effective.provider.model, "starting run");
     let interrupts = Interrupts::install();
+    agent.guard_exit(&interrupts);
     let cancel = interrupts.begin_turn();
     let result = agent.runtime.run_session(&session, prompt, &cancel).await;
     interrupts.end_turn();
