@@ -69,6 +69,21 @@ pub trait Memory: Send + Sync {
     /// return its sequence number once the write is committed.
     async fn append(&self, session: &SessionId, message: &Message) -> Result<u64, MemoryError>;
 
+    /// Append `messages` to `session` in order and return their sequence numbers once
+    /// they are committed. Stores override this to commit them in one transaction (all
+    /// or none); the default appends them one by one.
+    async fn append_many(
+        &self,
+        session: &SessionId,
+        messages: &[Message],
+    ) -> Result<Vec<u64>, MemoryError> {
+        let mut sequences = Vec::with_capacity(messages.len());
+        for message in messages {
+            sequences.push(self.append(session, message).await?);
+        }
+        Ok(sequences)
+    }
+
     /// The session's messages in sequence order (empty for an unknown session).
     async fn messages(&self, session: &SessionId) -> Result<Vec<StoredMessage>, MemoryError>;
 

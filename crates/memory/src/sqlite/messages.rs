@@ -21,43 +21,73 @@ pub fn append(
     session: &SessionId,
     message: &Message,
 ) -> Result<u64, MemoryError> {
-    let payload = serde_json::to_string(message).map_err(|error| MemoryError::Corrupt {
-        path: path.to_path_buf(),
-        what: format!("new message of session {session}"),
-        message: error.to_string(),
-    })?;
+    let sequences = append_many(conn, path, session, std::slice::from_ref(message))?;
+    sequences
+        .first()
+        .copied()
+        .ok_or_else(|| MemoryError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("append to session {session}"),
+            message: "no sequence returned".into(),
+        })
+}
+
+/// Append `messages` to `session` in order, in one committed transaction (all or
+/// none); returns their sequences.
+pub fn append_many(
+    conn: &mut Connection,
+    path: &Path,
+    session: &SessionId,
+    messages: &[Message],
+) -> Result<Vec<u64>, MemoryError> {
+    if messages.is_empty() {
+        return Ok(Vec::new());
+    }
+    let payloads = messages
+        .iter()
+        .map(serde_json::to_string)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| MemoryError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("new message of session {session}"),
+            message: error.to_string(),
+        })?;
     let err = |source| MemoryError::db(path, &format!("append to session {session}"), source);
     let now = now_ms();
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(err)?;
-    let sequence: i64 = tx
-        .prepare_cached(
-            "INSERT INTO sessions (session_id, created_at, updated_at, last_sequence)
-             VALUES (?1, ?2, ?2, 1)
-             ON CONFLICT (session_id) DO UPDATE
-             SET last_sequence = last_sequence + 1,
-                 updated_at = max(updated_at, excluded.updated_at)
-             RETURNING last_sequence",
+    let mut sequences = Vec::with_capacity(messages.len());
+    for (message, payload) in messages.iter().zip(&payloads) {
+        let sequence: i64 = tx
+            .prepare_cached(
+                "INSERT INTO sessions (session_id, created_at, updated_at, last_sequence)
+                 VALUES (?1, ?2, ?2, 1)
+                 ON CONFLICT (session_id) DO UPDATE
+                 SET last_sequence = last_sequence + 1,
+                     updated_at = max(updated_at, excluded.updated_at)
+                 RETURNING last_sequence",
+            )
+            .and_then(|mut stmt| stmt.query_row(params![session.as_str(), now], |row| row.get(0)))
+            .map_err(err)?;
+        tx.prepare_cached(
+            "INSERT INTO conversation_events (session_id, sequence, role, payload, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
         )
-        .and_then(|mut stmt| stmt.query_row(params![session.as_str(), now], |row| row.get(0)))
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                session.as_str(),
+                sequence,
+                message.role.as_str(),
+                payload,
+                now
+            ])
+        })
         .map_err(err)?;
-    tx.prepare_cached(
-        "INSERT INTO conversation_events (session_id, sequence, role, payload, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )
-    .and_then(|mut stmt| {
-        stmt.execute(params![
-            session.as_str(),
-            sequence,
-            message.role.as_str(),
-            payload,
-            now
-        ])
-    })
-    .map_err(err)?;
+        sequences.push(sequence.max(0) as u64);
+    }
     tx.commit().map_err(err)?;
-    Ok(sequence.max(0) as u64)
+    Ok(sequences)
 }
 
 /// The stored messages of `session`, in sequence order.

@@ -160,6 +160,26 @@ impl Memory for SqliteMemory {
         Ok(sequence)
     }
 
+    async fn append_many(
+        &self,
+        session: &SessionId,
+        messages: &[Message],
+    ) -> Result<Vec<u64>, MemoryError> {
+        if messages.is_empty() {
+            return Ok(Vec::new());
+        }
+        let span = tracing::debug_span!(
+            "memory.append_many",
+            session_id = %session,
+            messages = messages.len()
+        );
+        let (session, messages) = (session.clone(), messages.to_vec());
+        self.run(span, move |inner| {
+            messages::append_many(&mut inner.conn(), &inner.path, &session, &messages)
+        })
+        .await
+    }
+
     async fn messages(&self, session: &SessionId) -> Result<Vec<StoredMessage>, MemoryError> {
         let span = tracing::debug_span!("memory.messages", session_id = %session);
         let session = session.clone();
