@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use oxydra_provider::ProviderCapabilities;
 
 use crate::limits::RuntimeLimits;
-use crate::token_counter;
+use crate::token_counter::{self, CountMode};
 
 /// The token budget of a prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +90,7 @@ impl ContextReport {
 pub struct FixedTokens {
     text: String,
     upper: u64,
+    estimate: u64,
     exact: OnceLock<u64>,
 }
 
@@ -97,9 +98,11 @@ impl FixedTokens {
     /// The cost of `text`.
     pub fn new(text: String) -> Self {
         let upper = u64::from(token_counter::upper_bound(&text));
+        let estimate = u64::from(token_counter::estimate(&text));
         Self {
             text,
             upper,
+            estimate,
             exact: OnceLock::new(),
         }
     }
@@ -107,6 +110,19 @@ impl FixedTokens {
     /// The upper bound.
     pub fn upper(&self) -> u64 {
         self.upper
+    }
+
+    /// The estimate (see [`token_counter::estimate`]).
+    pub fn estimate(&self) -> u64 {
+        self.estimate
+    }
+
+    /// The count budgeting uses under `mode`.
+    pub fn counted(&self, mode: CountMode) -> u64 {
+        match mode {
+            CountMode::Estimate => self.estimate,
+            CountMode::Exact => self.exact(),
+        }
     }
 
     /// The exact count (computed on first use).
@@ -176,6 +192,8 @@ mod tests {
     fn fixed_tokens_count_once() {
         let fixed = FixedTokens::new("hello world".into());
         assert_eq!(fixed.upper(), 11);
+        assert_eq!(fixed.estimate(), 4);
+        assert_eq!(fixed.counted(CountMode::Estimate), 4);
         assert_eq!(fixed.exact(), 2);
         assert_eq!(fixed.exact(), 2);
     }

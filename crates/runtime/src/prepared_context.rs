@@ -5,17 +5,18 @@
 //! history that fits. Between turns only the new messages are appended and only their
 //! tokens are looked at, so preparing a turn costs O(new messages). The window is
 //! chosen again (whole groups, see [`crate::history_window`]) only when the prompt may
-//! no longer fit: first by the upper bounds, then by exact counts.
+//! no longer fit: first by the upper bounds, then by the counts of the [`CountMode`]
+//! in use (estimates before the encoder is loaded, exact counts after).
 
 use std::ops::Range;
 
 use oxydra_provider::ProviderRequest;
 use oxydra_types::Message;
 
-use crate::context_budget::{ContextBudget, ContextReport, FixedTokens};
+use crate::context_budget::{ContextReport, FixedTokens};
 use crate::history_window::{group_ranges, select_window};
 use crate::session_state::Entry;
-use crate::token_counter::MessageTokens;
+use crate::token_counter::{CountMode, MessageTokens};
 
 /// A provider request whose messages follow the session's history.
 #[derive(Debug)]
@@ -106,19 +107,28 @@ impl PreparedContext {
             .sum()
     }
 
-    /// Exact tokens of the header (cached per message).
-    pub fn header_exact(&mut self) -> u64 {
+    /// Estimate of the header's tokens.
+    pub fn header_estimate(&self) -> u64 {
+        self.header_tokens
+            .iter()
+            .map(|t| u64::from(t.estimate()))
+            .sum()
+    }
+
+    /// Tokens of the header under `mode` (exact counts cached per message).
+    pub fn header_counted(&mut self, mode: CountMode) -> u64 {
         let header_len = self.header_len();
         let messages = self.request.messages.get(..header_len).unwrap_or_default();
         self.header_tokens
             .iter_mut()
             .zip(messages)
-            .map(|(tokens, message)| u64::from(tokens.exact(message)))
+            .map(|(tokens, message)| u64::from(tokens.counted(message, mode)))
             .sum()
     }
 
     /// Brings the window up to date with `entries` (live from `live_start`), cutting old
-    /// groups if the prompt would not fit `budget`. `fixed` is the tool schemas' cost.
+    /// groups if the prompt would not fit `available` tokens counted under `mode`.
+    /// `fixed` is the tool schemas' cost.
     /// The latest user message is always in the window: when the summary covers it
     /// (`latest_user < live_start`), it goes first, before the live history.
     pub fn sync(
@@ -127,7 +137,8 @@ impl PreparedContext {
         live_start: usize,
         latest_user: Option<usize>,
         fixed: &FixedTokens,
-        budget: &ContextBudget,
+        available: u64,
+        mode: CountMode,
     ) -> ContextReport {
         let summarised_user = latest_user
             .filter(|user| *user < live_start && *user < entries.len())
@@ -154,7 +165,6 @@ impl PreparedContext {
                 .saturating_add(u64::from(entry.tokens.upper()));
         }
         self.end = entries.len();
-        let available = budget.available();
         let dropped_before = self.dropped(live_start);
         let upper = fixed
             .upper()
@@ -168,19 +178,22 @@ impl PreparedContext {
                 dropped: dropped_before,
             };
         }
-        let fixed_exact = fixed.exact().saturating_add(self.header_exact());
+        let is_exact = mode == CountMode::Exact;
+        let fixed_exact = fixed
+            .counted(mode)
+            .saturating_add(self.header_counted(mode));
         let mut window_exact = 0u64;
         for range in self.window_ranges().collect::<Vec<_>>() {
             for entry in entries.get_mut(range).unwrap_or_default() {
-                window_exact =
-                    window_exact.saturating_add(u64::from(entry.tokens.exact(&entry.message)));
+                window_exact = window_exact
+                    .saturating_add(u64::from(entry.tokens.counted(&entry.message, mode)));
             }
         }
         let exact = fixed_exact.saturating_add(window_exact);
         if exact <= available {
             return ContextReport {
                 tokens: exact,
-                exact: true,
+                exact: is_exact,
                 available,
                 dropped: dropped_before,
             };
@@ -192,7 +205,7 @@ impl PreparedContext {
                 .get_mut(range.clone())
                 .unwrap_or_default()
                 .iter_mut()
-                .map(|entry| u64::from(entry.tokens.exact(&entry.message)))
+                .map(|entry| u64::from(entry.tokens.counted(&entry.message, mode)))
                 .sum(),
             None => 0,
         };
@@ -205,7 +218,7 @@ impl PreparedContext {
                 live.get_mut(range)
                     .unwrap_or_default()
                     .iter_mut()
-                    .map(|entry| u64::from(entry.tokens.exact(&entry.message)))
+                    .map(|entry| u64::from(entry.tokens.counted(&entry.message, mode)))
                     .sum()
             },
             available.saturating_sub(fixed_exact),
@@ -232,10 +245,24 @@ impl PreparedContext {
         }
         ContextReport {
             tokens,
-            exact: true,
+            exact: is_exact,
             available,
             dropped: selection.dropped,
         }
+    }
+
+    /// Tokens under `mode` of the prompt as prepared (tool schemas, header and window).
+    pub fn counted(&mut self, entries: &mut [Entry], fixed: &FixedTokens, mode: CountMode) -> u64 {
+        let mut tokens = fixed
+            .counted(mode)
+            .saturating_add(self.header_counted(mode));
+        for range in self.window_ranges().collect::<Vec<_>>() {
+            for entry in entries.get_mut(range).unwrap_or_default() {
+                tokens =
+                    tokens.saturating_add(u64::from(entry.tokens.counted(&entry.message, mode)));
+            }
+        }
+        tokens
     }
 
     /// Live messages left out of the window.
@@ -256,6 +283,8 @@ mod tests {
     use super::*;
     use oxydra_types::{CallId, MessageRole, ToolCall};
 
+    const EXACT: CountMode = CountMode::Exact;
+
     fn entry(message: Message, sequence: u64) -> Entry {
         Entry {
             tokens: MessageTokens::new(&message),
@@ -264,12 +293,8 @@ mod tests {
         }
     }
 
-    fn budget(window: u32) -> ContextBudget {
-        ContextBudget {
-            context_window: window,
-            output_reserve: 0,
-            safety_buffer: 0,
-        }
+    fn budget(window: u32) -> u64 {
+        u64::from(window)
     }
 
     #[test]
@@ -278,11 +303,11 @@ mod tests {
         let mut context = PreparedContext::default();
         context.set_header(vec![Message::system("be brief")]);
         let mut entries = vec![entry(Message::user("hi"), 1)];
-        let report = context.sync(&mut entries, 0, Some(0), &fixed, &budget(10_000));
+        let report = context.sync(&mut entries, 0, Some(0), &fixed, budget(10_000), EXACT);
         assert!(!report.exact);
         assert_eq!(context.request.messages.len(), 2);
         entries.push(entry(Message::assistant("hello"), 2));
-        context.sync(&mut entries, 0, Some(0), &fixed, &budget(10_000));
+        context.sync(&mut entries, 0, Some(0), &fixed, budget(10_000), EXACT);
         assert_eq!(context.request.messages.len(), 3);
         assert!(entries.iter().all(|e| e.tokens.cached_exact().is_none()));
         // A new header replaces the old one in place.
@@ -310,7 +335,7 @@ mod tests {
             entry(Message::assistant(big), 4),
             entry(Message::user("new question"), 5),
         ];
-        let report = context.sync(&mut entries, 0, Some(4), &fixed, &budget(150));
+        let report = context.sync(&mut entries, 0, Some(4), &fixed, budget(150), EXACT);
         assert!(report.exact);
         assert!(report.tokens <= 150, "{report:?}");
         let roles: Vec<MessageRole> = context.request.messages.iter().map(|m| m.role).collect();
@@ -319,7 +344,7 @@ mod tests {
         assert_eq!(report.dropped, 4);
         // Later turns append to the cut window.
         entries.push(entry(Message::assistant("short"), 6));
-        let report = context.sync(&mut entries, 0, Some(4), &fixed, &budget(150));
+        let report = context.sync(&mut entries, 0, Some(4), &fixed, budget(150), EXACT);
         assert_eq!(context.request.messages.len(), 2);
         assert_eq!(report.dropped, 4);
     }
@@ -331,9 +356,9 @@ mod tests {
         let mut entries: Vec<Entry> = (1..=4)
             .map(|i| entry(Message::user(format!("m{i}")), i))
             .collect();
-        context.sync(&mut entries, 0, Some(3), &fixed, &budget(10_000));
+        context.sync(&mut entries, 0, Some(3), &fixed, budget(10_000), EXACT);
         assert_eq!(context.request.messages.len(), 4);
-        context.sync(&mut entries, 2, Some(3), &fixed, &budget(10_000));
+        context.sync(&mut entries, 2, Some(3), &fixed, budget(10_000), EXACT);
         let texts: Vec<&str> = context.request.messages.iter().map(|m| m.text()).collect();
         assert_eq!(texts, vec!["m3", "m4"]);
     }
@@ -362,26 +387,26 @@ mod tests {
                 5,
             ),
         ];
-        context.sync(&mut entries, 0, Some(0), &fixed, &budget(10_000));
+        context.sync(&mut entries, 0, Some(0), &fixed, budget(10_000), EXACT);
         assert_eq!(context.request.messages.len(), 5);
         // A summary covers the question and the first turn.
-        let report = context.sync(&mut entries, 3, Some(0), &fixed, &budget(10_000));
+        let report = context.sync(&mut entries, 3, Some(0), &fixed, budget(10_000), EXACT);
         let texts: Vec<&str> = context.request.messages.iter().map(|m| m.text()).collect();
         assert_eq!(texts, vec!["the question", "", "r2"]);
         assert_eq!(report.dropped, 0);
         // New turns are appended after it; a cut keeps it too.
         entries.push(entry(Message::assistant("word ".repeat(200)), 6));
-        context.sync(&mut entries, 3, Some(0), &fixed, &budget(10_000));
+        context.sync(&mut entries, 3, Some(0), &fixed, budget(10_000), EXACT);
         assert_eq!(context.request.messages.len(), 4);
         entries.push(entry(Message::assistant("done"), 7));
-        let report = context.sync(&mut entries, 3, Some(0), &fixed, &budget(100));
+        let report = context.sync(&mut entries, 3, Some(0), &fixed, budget(100), EXACT);
         let texts: Vec<&str> = context.request.messages.iter().map(|m| m.text()).collect();
         assert_eq!(texts, vec!["the question", "done"]);
         assert_eq!(report.dropped, 3);
         assert!(report.tokens <= 100, "{report:?}");
         // A new question replaces the pinned one.
         entries.push(entry(Message::user("next"), 8));
-        context.sync(&mut entries, 3, Some(7), &fixed, &budget(10_000));
+        context.sync(&mut entries, 3, Some(7), &fixed, budget(10_000), EXACT);
         assert_eq!(context.request.messages[0].text(), "");
         assert_eq!(context.request.messages.last().unwrap().text(), "next");
     }
@@ -400,13 +425,13 @@ mod tests {
                 4,
             ),
         ];
-        context.sync(&mut entries, 0, Some(0), &fixed, &budget(100));
+        context.sync(&mut entries, 0, Some(0), &fixed, budget(100), EXACT);
         let texts: Vec<&str> = context.request.messages.iter().map(|m| m.text()).collect();
         // The big answer is cut; the old question is kept (pinned) beside the newest group.
         assert_eq!(texts, vec!["old question", "", "short"]);
         entries.push(entry(Message::assistant("answer"), 5));
         entries.push(entry(Message::user("new question"), 6));
-        let report = context.sync(&mut entries, 0, Some(5), &fixed, &budget(100));
+        let report = context.sync(&mut entries, 0, Some(5), &fixed, budget(100), EXACT);
         let texts: Vec<&str> = context.request.messages.iter().map(|m| m.text()).collect();
         // The window is contiguous again: nothing older than the big answer comes back.
         assert_eq!(texts, vec!["", "short", "answer", "new question"]);

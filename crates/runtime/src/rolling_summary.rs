@@ -15,6 +15,7 @@ use oxydra_types::{Message, MessageRole};
 
 use crate::history_window::group_ranges;
 use crate::session_state::SessionState;
+use crate::token_counter::CountMode;
 
 /// The first line of the summary system message.
 pub const SUMMARY_HEADER: &str = "Summary of the earlier conversation:";
@@ -41,8 +42,8 @@ pub struct SummaryPlan {
     pub covers_through: u64,
 }
 
-/// Picks the oldest live groups to condense, keeping the newest groups whose exact
-/// tokens fit `keep_tokens` (always at least the newest group) and the latest user
+/// Picks the oldest live groups to condense, keeping the newest groups whose tokens
+/// (counted under `mode`) fit `keep_tokens` (always at least the newest group) and the latest user
 /// message. `None` when nothing can be condensed.
 ///
 /// The cut may fall after the latest user message, so that in a long run of tool turns
@@ -50,14 +51,18 @@ pub struct SummaryPlan {
 /// with them (so the summary carries it on once a newer prompt arrives) and stays in the
 /// prompt verbatim besides ([`SessionState::pinned_user`]). Groups are condensed whole,
 /// so a tool call is never separated from its results.
-pub(crate) fn plan(state: &mut SessionState, keep_tokens: u64) -> Option<SummaryPlan> {
+pub(crate) fn plan(
+    state: &mut SessionState,
+    keep_tokens: u64,
+    mode: CountMode,
+) -> Option<SummaryPlan> {
     let live_start = state.live_start;
     // The latest user message is kept whatever happens: its tokens come first.
     let user_tokens = match state.latest_user {
         Some(user) => state
             .entries
             .get_mut(user)
-            .map(|entry| u64::from(entry.tokens.exact(&entry.message)))
+            .map(|entry| u64::from(entry.tokens.counted(&entry.message, mode)))
             .unwrap_or(0),
         None => 0,
     };
@@ -78,7 +83,7 @@ pub(crate) fn plan(state: &mut SessionState, keep_tokens: u64) -> Option<Summary
             .get_mut(group.clone())
             .unwrap_or_default()
             .iter_mut()
-            .map(|entry| u64::from(entry.tokens.exact(&entry.message)))
+            .map(|entry| u64::from(entry.tokens.counted(&entry.message, mode)))
             .sum();
         let newest = index + 1 == groups.len();
         if !newest && tokens > remaining {
@@ -196,14 +201,14 @@ mod tests {
             Message::assistant(long("a1")),
             Message::user(long("q2")),
         ]);
-        let plan = plan(&mut state, 150).unwrap();
+        let plan = plan(&mut state, 150, CountMode::Exact).unwrap();
         // q2 (~100 tokens) kept; a1 does not fit beside it.
         assert_eq!(plan.condense, 0..4);
         assert_eq!(plan.covers_through, 4);
         // Even with room for everything, the latest user message stays.
-        let everything = super::plan(&mut state, 0).unwrap();
+        let everything = super::plan(&mut state, 0, CountMode::Exact).unwrap();
         assert_eq!(everything.condense, 0..4);
-        let none = super::plan(&mut state, 1_000_000);
+        let none = super::plan(&mut state, 1_000_000, CountMode::Exact);
         assert_eq!(none, None);
     }
 
@@ -217,7 +222,7 @@ mod tests {
             Message::user("q2".to_owned()),
         ]);
         // Room for the tool result alone, but not for its call group.
-        let plan = plan(&mut state, 80).unwrap();
+        let plan = plan(&mut state, 80, CountMode::Exact).unwrap();
         assert_eq!(plan.condense, 0..3);
     }
 
@@ -240,7 +245,7 @@ mod tests {
         assert_eq!(state.latest_user, Some(0));
         // Room for one tool turn (~110 tokens) beside the prompt: the two older turns
         // go, with the prompt, which stays pinned in the prompt.
-        let plan = plan(&mut state, 130).unwrap();
+        let plan = plan(&mut state, 130, CountMode::Exact).unwrap();
         assert_eq!(plan.condense, 0..5);
         assert_eq!(plan.covers_through, 5);
         state.apply_summary(SessionSummary {
@@ -252,14 +257,14 @@ mod tests {
         assert_eq!(state.pinned_user(), Some(0));
         assert!(state.history_upper() > state.live_upper);
         // The newest group is kept even without room for it; nothing else is left.
-        assert_eq!(super::plan(&mut state, 0), None);
+        assert_eq!(super::plan(&mut state, 0, CountMode::Exact), None);
         // The prompt and a single turn: nothing to condense.
         let mut state = state_with({
             let mut messages = vec![Message::user("read the files")];
             messages.extend(turn("c1"));
             messages
         });
-        assert_eq!(super::plan(&mut state, 0), None);
+        assert_eq!(super::plan(&mut state, 0, CountMode::Exact), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use oxydra_types::{Message, MessageRole};
 
 use crate::prepared_context::PreparedContext;
 use crate::token_cache::{CachedCount, fingerprint};
-use crate::token_counter::MessageTokens;
+use crate::token_counter::{CountMode, MessageTokens};
 
 /// A message of the session with its stored sequence number and cached token counts.
 #[derive(Debug, Clone)]
@@ -30,6 +30,8 @@ pub(crate) struct SessionState {
     pub live_start: usize,
     /// Upper bound of the tokens of `entries[live_start..]`.
     pub live_upper: u64,
+    /// Estimate of the tokens of `entries[live_start..]`.
+    pub live_estimate: u64,
     /// Index of the latest user message.
     pub latest_user: Option<usize>,
     /// The next sequence number when the runtime keeps the session in process.
@@ -104,6 +106,9 @@ impl SessionState {
             self.latest_user = Some(self.entries.len());
         }
         self.live_upper = self.live_upper.saturating_add(u64::from(tokens.upper()));
+        self.live_estimate = self
+            .live_estimate
+            .saturating_add(u64::from(tokens.estimate()));
         self.next_sequence = self.next_sequence.max(sequence.saturating_add(1));
         self.entries.push(Entry {
             message,
@@ -124,12 +129,14 @@ impl SessionState {
         };
         self.summary = summary;
         self.live_start = live_start;
-        self.live_upper = self
-            .entries
-            .get(live_start..)
-            .unwrap_or_default()
+        let live = self.entries.get(live_start..).unwrap_or_default();
+        self.live_upper = live
             .iter()
             .map(|entry| u64::from(entry.tokens.upper()))
+            .sum();
+        self.live_estimate = live
+            .iter()
+            .map(|entry| u64::from(entry.tokens.estimate()))
             .sum();
     }
 
@@ -150,8 +157,23 @@ impl SessionState {
         self.live_upper.saturating_add(pinned)
     }
 
-    /// Exact tokens of the history the prompt is built from (see [`Self::history_upper`]).
-    pub fn history_exact(&mut self) -> u64 {
+    /// Estimate of the tokens of the history the prompt is built from (see
+    /// [`Self::history_upper`]).
+    pub fn history_estimate(&self) -> u64 {
+        let pinned = self
+            .pinned_user()
+            .and_then(|user| self.entries.get(user))
+            .map(|entry| u64::from(entry.tokens.estimate()))
+            .unwrap_or(0);
+        self.live_estimate.saturating_add(pinned)
+    }
+
+    /// Tokens of the history the prompt is built from (see [`Self::history_upper`])
+    /// under `mode`.
+    pub fn history_counted(&mut self, mode: CountMode) -> u64 {
+        if mode == CountMode::Estimate {
+            return self.history_estimate();
+        }
         let pinned = match self.pinned_user() {
             Some(user) => self
                 .entries
@@ -307,6 +329,10 @@ mod tests {
         assert_eq!(state.live_start, 2);
         assert!(state.live_upper < before);
         assert_eq!(state.live_upper, u64::from(state.entries[2].tokens.upper()));
+        assert_eq!(
+            state.live_estimate,
+            u64::from(state.entries[2].tokens.estimate())
+        );
         assert!(state.live_exact() <= state.live_upper);
     }
 }

@@ -113,6 +113,29 @@ impl SessionStore {
         Ok(sequence)
     }
 
+    /// Stores `messages` (a tool batch's results, in request order; with memory in one
+    /// committed transaction) and appends them to the session.
+    pub async fn append_many(
+        &self,
+        session_id: &SessionId,
+        state: &mut SessionState,
+        messages: Vec<Message>,
+    ) -> Result<(), RuntimeError> {
+        if messages.is_empty() {
+            return Ok(());
+        }
+        let sequences = match &self.memory {
+            Some(memory) => memory.append_many(session_id, &messages).await?,
+            None => (0..messages.len() as u64)
+                .map(|offset| state.next_sequence.saturating_add(offset))
+                .collect(),
+        };
+        for (message, sequence) in messages.into_iter().zip(sequences) {
+            state.push(message, sequence);
+        }
+        Ok(())
+    }
+
     /// Indexes `text` for retrieval, best effort: the message is already stored, so a
     /// failure, or no answer within `timeout`, is logged and the run goes on. Stops at
     /// once when `cancel` fires; returns `false` then (the caller ends the run).

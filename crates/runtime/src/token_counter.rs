@@ -1,10 +1,26 @@
 //! Token counting with `cl100k_base`, loaded once and only when needed.
 //!
-//! Counting exactly costs a BPE pass, and loading the encoder costs more, so the runtime
-//! first uses a free upper bound: a `cl100k_base` token is at least one byte of UTF-8,
-//! so a text never has more tokens than bytes. Only when that bound says the context may
-//! be near its budget are messages counted exactly, and each count is cached with its
-//! message ([`MessageTokens`]).
+//! Counting exactly costs a BPE pass, and loading the encoder costs more (about 0.1 s of
+//! CPU and 20 MiB), so the runtime works with three measures of a text:
+//!
+//! - the **upper bound** ([`upper_bound`]): its bytes. A `cl100k_base` token is at least
+//!   one byte of UTF-8, so a text never has more tokens than bytes. Free; a prompt whose
+//!   upper bound fits needs no other count.
+//! - the **estimate** ([`estimate`]): every three ASCII bytes (rounded up) count as one
+//!   token, and every non-ASCII byte as one token. English prose and code average three
+//!   to four ASCII characters a token; non-ASCII scripts (CJK, emoji) take one to three
+//!   bytes a token, so counting each byte is generous. It can still be low for text
+//!   that tokenizes badly (random identifiers, base64). Computed with the upper bound
+//!   when a message is added.
+//! - the **exact** count ([`count`]): a BPE pass with the loaded encoder.
+//!
+//! While the encoder is not loaded, budgeting (what fits the context, when to summarise)
+//! uses estimates ([`CountMode::Estimate`]); the turn loop loads the encoder only when
+//! the estimate comes near the limit (see [`NEAR_LIMIT_PERCENT`]), and from then on
+//! counts are exact ([`CountMode::Exact`]), each cached with its message
+//! ([`MessageTokens`]). Because an estimate can be wrong, a provider's "context length
+//! exceeded" makes the turn loop load the encoder, recount and retry once with a tighter
+//! budget.
 //!
 //! Loading the encoder parses a large BPE table; async code calls [`load_encoder`],
 //! which does it once per process on a blocking thread (`spawn_blocking`), before it
@@ -17,6 +33,30 @@ use std::thread::ThreadId;
 
 use oxydra_types::Message;
 use tiktoken_rs::CoreBPE;
+
+/// The encoder loads once the estimate of a prompt reaches this share (in percent) of
+/// its limit; below it, estimates are trusted.
+pub const NEAR_LIMIT_PERCENT: u64 = 70;
+
+/// Which count budgeting uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountMode {
+    /// The cheap [`estimate`] (the encoder is not loaded).
+    Estimate,
+    /// The exact `cl100k_base` count.
+    Exact,
+}
+
+impl CountMode {
+    /// Exact once the encoder is loaded in this process, else the estimate.
+    pub fn current() -> Self {
+        if encoder_loaded() {
+            Self::Exact
+        } else {
+            Self::Estimate
+        }
+    }
+}
 
 /// Tokens every message costs beside its text (role and separators).
 pub const MESSAGE_OVERHEAD: u32 = 4;
@@ -96,6 +136,15 @@ pub fn upper_bound(text: &str) -> u32 {
     clamp(text.len())
 }
 
+/// A cheap estimate of the tokens of `text`: ASCII bytes / 3 (rounded up) plus one
+/// token per non-ASCII byte. Never above [`upper_bound`].
+pub fn estimate(text: &str) -> u32 {
+    let bytes = text.as_bytes();
+    let ascii = bytes.iter().filter(|byte| byte.is_ascii()).count();
+    let non_ascii = bytes.len() - ascii;
+    clamp(ascii.div_ceil(3).saturating_add(non_ascii))
+}
+
 /// The exact `cl100k_base` token count of `text`. Loads the encoder in place on first
 /// use unless [`load_encoder`] did (async code awaits that first); should it fail to
 /// load, the byte count is returned, which is still an upper bound.
@@ -132,25 +181,33 @@ pub fn message_upper_bound(message: &Message) -> u32 {
     message_tokens(message, upper_bound)
 }
 
+/// An estimate of the tokens `message` takes in a prompt (no encoder needed).
+pub fn message_estimate(message: &Message) -> u32 {
+    message_tokens(message, estimate)
+}
+
 /// The exact tokens `message` takes in a prompt.
 pub fn message_count(message: &Message) -> u32 {
     MESSAGES_COUNTED.with(|counted| counted.set(counted.get().saturating_add(1)));
     message_tokens(message, count)
 }
 
-/// The token cost of one message: its upper bound, computed when the message is added,
-/// and its exact count, computed the first time it is asked for and then kept.
+/// The token cost of one message: its upper bound and estimate, computed when the
+/// message is added, and its exact count, computed the first time it is asked for and
+/// then kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MessageTokens {
     upper: u32,
+    estimate: u32,
     exact: Option<u32>,
 }
 
 impl MessageTokens {
-    /// The cost of `message`, with only the upper bound computed.
+    /// The cost of `message`, with only the upper bound and the estimate computed.
     pub fn new(message: &Message) -> Self {
         Self {
             upper: message_upper_bound(message),
+            estimate: message_estimate(message),
             exact: None,
         }
     }
@@ -158,6 +215,20 @@ impl MessageTokens {
     /// The upper bound.
     pub fn upper(&self) -> u32 {
         self.upper
+    }
+
+    /// The estimate.
+    pub fn estimate(&self) -> u32 {
+        self.estimate
+    }
+
+    /// The count budgeting uses under `mode`: the estimate, or the exact count
+    /// (computed once).
+    pub fn counted(&mut self, message: &Message, mode: CountMode) -> u32 {
+        match mode {
+            CountMode::Estimate => self.estimate,
+            CountMode::Exact => self.exact(message),
+        }
     }
 
     /// The exact count if it has been computed.
@@ -207,6 +278,7 @@ mod tests {
         ];
         for text in texts {
             assert!(count(text) <= upper_bound(text), "{text}");
+            assert!(estimate(text) <= upper_bound(text), "{text}");
         }
         let call = ToolCall::new(CallId::from("call_1"), "file_read", r#"{"path":"a.rs"}"#);
         let messages = [
@@ -222,5 +294,21 @@ mod tests {
             assert!(exact <= tokens.upper());
             assert_eq!(tokens.cached_exact(), Some(exact));
         }
+    }
+
+    #[test]
+    fn estimates_count_ascii_by_thirds_and_other_bytes_one_each() {
+        assert_eq!(estimate(""), 0);
+        assert_eq!(estimate("abc"), 1);
+        assert_eq!(estimate("abcd"), 2);
+        assert_eq!(estimate(&"x".repeat(300)), 100);
+        // "é" is two bytes, "☃" three.
+        assert_eq!(estimate("é"), 2);
+        assert_eq!(estimate("ab☃"), 4);
+        let message = Message::user("a".repeat(30));
+        assert_eq!(message_estimate(&message), MESSAGE_OVERHEAD + 10);
+        let mut tokens = MessageTokens::new(&message);
+        assert_eq!(tokens.counted(&message, CountMode::Estimate), 14);
+        assert_eq!(tokens.cached_exact(), None);
     }
 }

@@ -1,22 +1,28 @@
 //! The turn loop of seed 003, step for step:
 //! persist the user message → turn check → maybe summarise → prepare the context →
 //! request the provider → enforce the cost budget → persist the assistant message →
-//! no tool calls ⇒ yield → run the tools → scrub and persist each result → loop.
+//! no tool calls ⇒ yield → run the tools → scrub and persist the results → loop.
+//!
+//! Budgeting uses token estimates until the prompt comes near its limit, then exact
+//! counts (see [`crate::token_counter`]). Should the provider still find the prompt too
+//! long, the loop recounts exactly, prepares the prompt again within a tighter budget
+//! and retries the call once.
 
 use oxydra_executor::{BatchId, ProcessToolState};
+use oxydra_provider::ProviderError;
 use oxydra_types::{Message, RuntimeProgressKind, SessionId, Usage};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
-use crate::context_budget::ContextReport;
+use crate::context_budget::{ContextBudget, ContextReport};
 use crate::error::RuntimeError;
 use crate::events::RunEvents;
-use crate::provider_call;
+use crate::provider_call::{self, ProviderCall};
 use crate::retrieval_injection::snippets_message;
 use crate::rolling_summary::{self, summary_message};
 use crate::runtime::{RuntimeInner, SessionOutcome};
 use crate::session_state::SessionState;
-use crate::token_counter;
+use crate::token_counter::{self, CountMode};
 use crate::tool_dispatch::{BatchKind, Dispatch};
 use crate::turn_state::{TurnState, TurnTracker};
 
@@ -45,6 +51,7 @@ pub(crate) async fn run(
             snippets: None,
             header_epoch: None,
             summary_failed: false,
+            budget: inner.budget,
         };
         let result = run.start(&mut state, user_message).await;
         inner.executor.complete_batch(run.batch_id);
@@ -76,7 +83,14 @@ struct Run<'a> {
     header_epoch: Option<u64>,
     /// A summarisation failed in this run; truncation alone keeps the prompt in budget.
     summary_failed: bool,
+    /// The context budget of this run: the runtime's, tightened when the provider found
+    /// a prompt too long.
+    budget: ContextBudget,
 }
+
+/// After a "context length exceeded", the prompt must fit this share (in percent) of
+/// the tokens (counted exactly) of the prompt the provider refused.
+const OVERFLOW_RETRY_PERCENT: u64 = 85;
 
 impl<'a> Run<'a> {
     async fn start(
@@ -168,8 +182,9 @@ impl<'a> Run<'a> {
             .await
     }
 
-    /// Loads the token encoder (off the async threads) when the prompt may be near the
-    /// summary trigger or the budget, where exact counts are needed.
+    /// Loads the token encoder (off the async threads) when the prompt's estimate comes
+    /// within [`token_counter::NEAR_LIMIT_PERCENT`] of the summary trigger or the
+    /// budget, where exact counts are needed. Below that, estimates are used.
     async fn load_encoder_if_needed(
         &mut self,
         state: &mut SessionState,
@@ -179,9 +194,8 @@ impl<'a> Run<'a> {
         }
         self.refresh_header(state);
         let inner = self.inner;
-        let limit = inner.budget.available().min(
-            inner
-                .budget
+        let limit = self.budget.available().min(
+            self.budget
                 .summary_threshold(inner.limits.summary_trigger_ratio),
         );
         let upper = inner
@@ -192,11 +206,90 @@ impl<'a> Run<'a> {
         if upper <= limit {
             return Ok(());
         }
+        let estimate = inner
+            .schema_tokens
+            .estimate()
+            .saturating_add(state.context.header_estimate())
+            .saturating_add(state.history_estimate());
+        if estimate.saturating_mul(100) < limit.saturating_mul(token_counter::NEAR_LIMIT_PERCENT) {
+            return Ok(());
+        }
+        tracing::debug!(
+            estimate,
+            limit,
+            "the prompt nears its limit; loading the token encoder"
+        );
+        self.load_encoder().await
+    }
+
+    async fn load_encoder(&self) -> Result<(), RuntimeError> {
         tokio::select! {
             biased;
             _ = self.cancel.cancelled() => Err(RuntimeError::Cancelled),
             () = token_counter::load_encoder() => Ok(()),
         }
+    }
+
+    async fn call_provider(&self, state: &SessionState) -> Result<ProviderCall, RuntimeError> {
+        self.events
+            .progress(RuntimeProgressKind::ProviderCall, self.turn);
+        provider_call::request_response(
+            self.inner.provider.as_ref(),
+            &state.context.request,
+            self.inner.streaming,
+            self.inner.limits.turn_timeout,
+            self.cancel,
+            Some(self.events),
+        )
+        .await
+    }
+
+    /// The provider found the prompt too long although our count said it fits (an
+    /// estimate was low, or its tokenizer counts differently): loads the encoder, counts
+    /// the refused prompt exactly and tightens the run's budget to
+    /// [`OVERFLOW_RETRY_PERCENT`] of it, then prepares the prompt again (summarising or
+    /// truncating whole groups as usual).
+    async fn recover_from_overflow(
+        &mut self,
+        state: &mut SessionState,
+        span: &Span,
+    ) -> Result<(), RuntimeError> {
+        self.load_encoder()
+            .await
+            .map_err(|error| self.fail(span, error))?;
+        let sent = {
+            let SessionState {
+                entries, context, ..
+            } = state;
+            context.counted(entries, &self.inner.schema_tokens, CountMode::Exact)
+        };
+        let available = self.budget.available();
+        let target = available.min(sent).saturating_mul(OVERFLOW_RETRY_PERCENT) / 100;
+        let cut = u32::try_from(available.saturating_sub(target)).unwrap_or(u32::MAX);
+        self.budget.safety_buffer = self.budget.safety_buffer.saturating_add(cut);
+        tracing::warn!(
+            sent,
+            available,
+            tightened = self.budget.available(),
+            "the provider found the prompt too long; retrying once within a tighter budget"
+        );
+        self.maybe_summarise(state, span).await?;
+        let report = self.prepare(state);
+        self.record_report(span, &report);
+        Ok(())
+    }
+
+    fn record_report(&self, span: &Span, report: &ContextReport) {
+        span.record("context_tokens", report.tokens);
+        span.record("context_utilisation", report.utilisation());
+        span.record("dropped_messages", report.dropped);
+        tracing::debug!(
+            tokens = report.tokens,
+            exact = report.exact,
+            available = report.available,
+            utilisation = report.utilisation(),
+            "context budget"
+        );
     }
 
     fn dispatch(&self) -> Dispatch<'a> {
@@ -275,29 +368,17 @@ impl<'a> Run<'a> {
             .map_err(|error| self.fail(span, error))?;
         self.maybe_summarise(state, span).await?;
         let report = self.prepare(state);
-        span.record("context_tokens", report.tokens);
-        span.record("context_utilisation", report.utilisation());
-        span.record("dropped_messages", report.dropped);
-        tracing::debug!(
-            tokens = report.tokens,
-            exact = report.exact,
-            available = report.available,
-            utilisation = report.utilisation(),
-            "context budget"
-        );
+        self.record_report(span, &report);
 
         self.enter(span, TurnState::Streaming);
-        self.events
-            .progress(RuntimeProgressKind::ProviderCall, self.turn);
-        let call = provider_call::request_response(
-            self.inner.provider.as_ref(),
-            &state.context.request,
-            self.inner.streaming,
-            self.inner.limits.turn_timeout,
-            self.cancel,
-            Some(self.events),
-        )
-        .await
+        let call = match self.call_provider(state).await {
+            Err(RuntimeError::Provider(ProviderError::ContextLengthExceeded { message })) => {
+                tracing::warn!(%message, "context length exceeded");
+                self.recover_from_overflow(state, span).await?;
+                self.call_provider(state).await
+            }
+            other => other,
+        }
         .map_err(|error| self.fail(span, error))?;
         let turn_usage = call.response.usage;
         tracing::debug!(
@@ -340,9 +421,10 @@ impl<'a> Run<'a> {
         let (_, outcome) = dispatch
             .run(BatchKind::Calls, &calls, &mut self.process)
             .await;
-        for result in outcome.results {
-            sessions.append(self.session_id, state, result).await?;
-        }
+        // Every result is stored, in request order, before the next provider call.
+        sessions
+            .append_many(self.session_id, state, outcome.results)
+            .await?;
         if let Some(error) = outcome.ended {
             return Err(self.fail(span, error));
         }
@@ -395,9 +477,9 @@ impl<'a> Run<'a> {
                     Message::assistant_with_tool_calls(None, calls),
                 )
                 .await?;
-            for result in outcome.results {
-                sessions.append(self.session_id, state, result).await?;
-            }
+            sessions
+                .append_many(self.session_id, state, outcome.results)
+                .await?;
         }
         match outcome.ended {
             Some(error) => Err(error),
@@ -437,7 +519,8 @@ impl<'a> Run<'a> {
             *live_start,
             *latest_user,
             &self.inner.schema_tokens,
-            &self.inner.budget,
+            self.budget.available(),
+            CountMode::current(),
         )
     }
 
@@ -452,7 +535,7 @@ impl<'a> Run<'a> {
         }
         self.refresh_header(state);
         let inner = self.inner;
-        let threshold = inner
+        let threshold = self
             .budget
             .summary_threshold(inner.limits.summary_trigger_ratio);
         let upper = inner
@@ -463,16 +546,19 @@ impl<'a> Run<'a> {
         if upper <= threshold {
             return Ok(());
         }
+        // Estimates before the encoder is loaded, exact counts after: the same counts
+        // the prompt is prepared with.
+        let mode = CountMode::current();
         let fixed = inner
             .schema_tokens
-            .exact()
-            .saturating_add(state.context.header_exact());
-        let live = state.history_exact();
+            .counted(mode)
+            .saturating_add(state.context.header_counted(mode));
+        let live = state.history_counted(mode);
         if fixed.saturating_add(live) <= threshold {
             return Ok(());
         }
         let keep = (threshold / 2).saturating_sub(fixed);
-        let Some(plan) = rolling_summary::plan(state, keep) else {
+        let Some(plan) = rolling_summary::plan(state, keep, mode) else {
             return Ok(());
         };
         self.events

@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use common::*;
 use oxydra_memory::{Memory, SqliteMemory};
-use oxydra_provider::ScriptedTurn;
+use oxydra_provider::{ProviderError, ScriptedTurn};
 use oxydra_runtime::rolling_summary::{SUMMARY_HEADER, SUMMARY_INSTRUCTIONS};
-use oxydra_runtime::{CollectingEventSink, RuntimeLimits};
+use oxydra_runtime::{CollectingEventSink, RuntimeError, RuntimeLimits};
 use oxydra_types::{CallId, Message, MessageRole, RuntimeEvent, RuntimeProgressKind, SessionId};
 use tokio_util::sync::CancellationToken;
 
@@ -496,4 +496,79 @@ async fn cancelling_during_a_summary_call_ends_the_run_as_cancelled() {
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].messages[0].text(), SUMMARY_INSTRUCTIONS);
     canceller.await.unwrap();
+}
+
+fn too_long() -> ScriptedTurn {
+    ScriptedTurn::Error(ProviderError::ContextLengthExceeded {
+        message: "prompt is too long".into(),
+    })
+}
+
+#[tokio::test]
+async fn a_context_length_error_is_retried_once_with_fewer_messages() {
+    let provider = scripted(vec![
+        ScriptedTurn::tool_call("c1", "echo", &format!(r#"{{"text":"{}"}}"#, apples(40))),
+        ScriptedTurn::tool_calls(vec![
+            call("c2", "echo", r#"{"text":"a"}"#),
+            call("c3", "echo", r#"{"text":"b"}"#),
+        ]),
+        too_long(),
+        ScriptedTurn::text("done"),
+    ]);
+    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .tools(registry(vec![Arc::new(EchoTool)]))
+        .limits(tiny_window(100_000, 100.0))
+        .build()
+        .unwrap();
+    let outcome = runtime
+        .run_session(
+            &SessionId::generate(),
+            "count the apples",
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "done");
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 4);
+    let refused = &requests[2].messages;
+    let retried = &requests[3].messages;
+    assert_eq!(refused.len(), 1 + 2 + 3);
+    assert!(retried.len() < refused.len(), "{retried:?}");
+    assert_no_orphans(retried);
+    // The oldest call group went whole; the question and the newest group stayed.
+    assert_eq!(retried[0].text(), "count the apples");
+    let results: Vec<String> = tool_results(&requests[3])
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(results, vec!["c2", "c3"]);
+}
+
+#[tokio::test]
+async fn a_second_context_length_error_fails_the_run() {
+    let provider = scripted(vec![
+        ScriptedTurn::tool_call("c1", "echo", r#"{"text":"hi"}"#),
+        too_long(),
+        too_long(),
+        ScriptedTurn::text("never"),
+    ]);
+    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .tools(registry(vec![Arc::new(EchoTool)]))
+        .limits(tiny_window(100_000, 100.0))
+        .build()
+        .unwrap();
+    let error = runtime
+        .run_session(&SessionId::generate(), "go", &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            RuntimeError::Provider(ProviderError::ContextLengthExceeded { .. })
+        ),
+        "{error:?}"
+    );
+    assert_eq!(provider.requests().len(), 3);
+    assert_eq!(provider.remaining(), 1);
 }

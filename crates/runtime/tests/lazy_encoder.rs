@@ -53,7 +53,9 @@ async fn the_encoder_loads_only_when_the_context_may_be_near_its_budget() {
     runtime
         .run_session(
             &SessionId::generate(),
-            "a question long enough to pass the byte bound of the budget",
+            // Its estimate (about 44 tokens) passes 70% of the 50 available, its byte
+            // count the whole budget; its exact count fits.
+            "a question long enough to pass the byte bound of the budget, and long enough that its estimate nears the budget too",
             &CancellationToken::new(),
         )
         .await
