@@ -130,45 +130,32 @@ pub struct SessionsArgs {
     pub action: SessionsAction,
 }
 
-/// Options shared by the `sessions` subcommands.
-#[derive(Debug, Clone, Args)]
-pub struct SessionsOptions {
-    /// Configuration file (its `[memory] db` is used unless `--db` is given).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// SQLite file (default in the user data dir).
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// How to print on stdout.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub output: OutputFormat,
-}
-
 /// `oxydra sessions list|show`.
 #[derive(Debug, Subcommand)]
 pub enum SessionsAction {
     /// One line per stored session.
-    List(SessionsOptions),
+    List(ListOptions),
     /// The stored messages of one session.
     Show {
         /// The session id.
         id: String,
         /// Options.
         #[command(flatten)]
-        options: SessionsOptions,
+        options: ListOptions,
     },
 }
 
-/// Options of the listing commands `agents list` and `mcp list`.
+/// Options of the listing commands: `sessions list|show`, `agents list`, `mcp list`.
 #[derive(Debug, Clone, Args)]
 pub struct ListOptions {
-    /// Configuration file (default `./oxydra.toml` if present, else the user config dir).
+    /// Configuration file (default `./oxydra.toml` if present, else the user config
+    /// dir; its `[memory] db` is used unless `--db` is given).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// SQLite file (default in the user data dir).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
-    /// How to print on stdout (`text`: one JSON document; `jsonl`: one line per item).
+    /// How to print on stdout (`jsonl`: one JSON object per line).
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
 }

@@ -7,7 +7,7 @@ use oxydra::memory::{Memory, SessionInfo, SqliteConfig, SqliteMemory, StoredMess
 use oxydra::types::SessionId;
 use serde_json::json;
 
-use crate::args::{OutputFormat, SessionsAction, SessionsArgs, SessionsOptions};
+use crate::args::{ListOptions, OutputFormat, SessionsAction, SessionsArgs};
 use crate::config;
 use crate::error::CliError;
 use crate::exit_code::Exit;
@@ -20,7 +20,7 @@ pub async fn run(args: SessionsArgs) -> Result<Exit, CliError> {
     }
 }
 
-fn db_path(options: &SessionsOptions) -> Result<PathBuf, CliError> {
+fn db_path(options: &ListOptions) -> Result<PathBuf, CliError> {
     let file = config::load(options.config.as_deref())?;
     let env = |name: &str| std::env::var(name).ok();
     config::resolve_db(&file, options.db.as_deref(), &env)
@@ -60,7 +60,7 @@ pub fn memory_error(path: &Path, error: impl std::fmt::Display) -> CliError {
     }
 }
 
-async fn list(options: &SessionsOptions) -> Result<Exit, CliError> {
+async fn list(options: &ListOptions) -> Result<Exit, CliError> {
     let path = db_path(options)?;
     let sessions = match open_existing(&path).await? {
         Some(memory) => memory
@@ -74,7 +74,7 @@ async fn list(options: &SessionsOptions) -> Result<Exit, CliError> {
     Ok(Exit::Done)
 }
 
-async fn show(id: &str, options: &SessionsOptions) -> Result<Exit, CliError> {
+async fn show(id: &str, options: &ListOptions) -> Result<Exit, CliError> {
     let path = db_path(options)?;
     let not_found = || CliError::SessionNotFound {
         id: id.to_owned(),
