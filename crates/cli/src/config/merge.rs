@@ -10,18 +10,12 @@ use oxydra::tools::BuiltinToolsConfig;
 
 use oxydra::mcp::McpServerConfig;
 
+use super::provider_pick::merge_provider;
+#[cfg(test)]
+use super::provider_pick::{DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, DEFAULT_OPENAI_URL};
 use super::{AgentConfig, ApproveMode, LoadedFile, ProviderKind, ServeSection};
 use crate::args::RunOptions;
 use crate::error::CliError;
-
-/// Default model for OpenAI-compatible servers.
-pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
-/// Default model for Anthropic.
-pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
-/// Default base URL of OpenAI.
-pub const DEFAULT_OPENAI_URL: &str = "https://api.openai.com/v1";
-/// Default base URL of Anthropic.
-pub const DEFAULT_ANTHROPIC_URL: &str = "https://api.anthropic.com";
 
 /// Reads an environment variable (a function so tests need not touch the real environment).
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -313,121 +307,6 @@ fn merge_settings(
             retrieval: file.config.memory.retrieval.unwrap_or(true),
         },
     ))
-}
-
-fn merge_provider(
-    file: &LoadedFile,
-    flags: &RunOptions,
-    env: EnvLookup<'_>,
-) -> Result<EffectiveProvider, CliError> {
-    let section = &file.config.provider;
-    let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
-
-    let env_kind = match set("OXYDRA_PROVIDER") {
-        Some(value) => Some(match value.trim() {
-            "openai" => ProviderKind::Openai,
-            "anthropic" => ProviderKind::Anthropic,
-            other => {
-                return Err(CliError::Env {
-                    var: "OXYDRA_PROVIDER".into(),
-                    message: format!("expected `openai` or `anthropic`, found `{other}`"),
-                });
-            }
-        }),
-        None => None,
-    };
-    let base_url = match (&flags.base_url, set("OXYDRA_BASE_URL")) {
-        (Some(url), _) => Some(check_url(url, || CliError::Flag {
-            flag: "--base-url",
-            message: format!("expected an http:// or https:// URL, found `{url}`"),
-        })?),
-        (None, Some(url)) => Some(check_url(&url, || CliError::Env {
-            var: "OXYDRA_BASE_URL".into(),
-            message: format!("expected an http:// or https:// URL, found `{url}`"),
-        })?),
-        (None, None) => section.base_url.clone(),
-    };
-    let explicit_kind = flags.provider.or(env_kind).or(section.kind);
-    let kind = match explicit_kind {
-        Some(kind) => kind,
-        None if base_url.is_some() || section.api_key_env.is_some() => ProviderKind::Openai,
-        None if set("OPENAI_API_KEY").is_some() => ProviderKind::Openai,
-        None if set("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
-        None => return Err(CliError::NoProvider),
-    };
-    let (default_var, default_url, default_model) = provider_defaults(kind);
-    let (api_key_env, api_key) = if let Some(var) = &section.api_key_env {
-        let origin = file.path.as_ref().map_or_else(
-            || "api_key_env".to_owned(),
-            |path| format!("api_key_env in {}", path.display()),
-        );
-        let key = set(var).ok_or_else(|| CliError::MissingApiKey {
-            var: var.clone(),
-            origin,
-            base_url: base_url.clone().unwrap_or_else(|| default_url.to_owned()),
-        })?;
-        (Some(var.clone()), Some(Secret::new(key)))
-    } else if base_url.is_some() {
-        // A server of one's own (Ollama, vLLM …): no auth header unless a variable is named.
-        (None, None)
-    } else {
-        let key = match (set(default_var), explicit_kind) {
-            (Some(key), _) => key,
-            // The provider was named (flag, environment or file) but has no key: say which.
-            (None, Some(_)) => {
-                let origin = if flags.provider.is_some() {
-                    "--provider".to_owned()
-                } else if env_kind.is_some() {
-                    "OXYDRA_PROVIDER".to_owned()
-                } else {
-                    file.path.as_ref().map_or_else(
-                        || "provider.kind".to_owned(),
-                        |path| format!("provider.kind in {}", path.display()),
-                    )
-                };
-                return Err(CliError::MissingApiKey {
-                    var: default_var.to_owned(),
-                    origin,
-                    base_url: default_url.to_owned(),
-                });
-            }
-            (None, None) => return Err(CliError::NoProvider),
-        };
-        (Some(default_var.to_owned()), Some(Secret::new(key)))
-    };
-    let model = flags
-        .model
-        .clone()
-        .or_else(|| set("OXYDRA_MODEL"))
-        .or_else(|| section.model.clone())
-        .unwrap_or_else(|| default_model.to_owned());
-    Ok(EffectiveProvider {
-        kind,
-        base_url: base_url.unwrap_or_else(|| default_url.to_owned()),
-        model,
-        api_key_env,
-        api_key,
-    })
-}
-
-/// The standard API key variable, base URL and model of a provider kind.
-pub fn provider_defaults(kind: ProviderKind) -> (&'static str, &'static str, &'static str) {
-    match kind {
-        ProviderKind::Openai => ("OPENAI_API_KEY", DEFAULT_OPENAI_URL, DEFAULT_OPENAI_MODEL),
-        ProviderKind::Anthropic => (
-            "ANTHROPIC_API_KEY",
-            DEFAULT_ANTHROPIC_URL,
-            DEFAULT_ANTHROPIC_MODEL,
-        ),
-    }
-}
-
-fn check_url(url: &str, error: impl FnOnce() -> CliError) -> Result<String, CliError> {
-    if url.starts_with("http://") || url.starts_with("https://") {
-        Ok(url.trim_end_matches('/').to_owned())
-    } else {
-        Err(error())
-    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ mod agents;
 mod file;
 mod mask;
 mod merge;
+mod provider_pick;
 
 use std::path::PathBuf;
 
@@ -17,9 +18,9 @@ pub use agents::AgentConfig;
 pub use file::{LoadedFile, load, rules};
 pub use mask::Secret;
 pub use merge::{
-    Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, merge, merge_service,
-    provider_defaults, resolve_db,
+    Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, merge, merge_service, resolve_db,
 };
+pub use provider_pick::provider_defaults;
 
 /// The wire format of a provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
