@@ -39,6 +39,7 @@ mod coordinator;
 mod db_thread;
 mod error;
 mod http;
+mod migrations;
 mod queue;
 mod run;
 mod runners;

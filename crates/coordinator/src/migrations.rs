@@ -1,0 +1,95 @@
+//! The coordinator's schema and its versioned migrations, recorded in a table of its
+//! own (`coordinator_schema_version`).
+
+use rusqlite::{Connection, TransactionBehavior, params};
+
+use crate::error::CoordinatorError;
+use crate::run::now_millis;
+
+/// The coordinator's own record of applied migrations. `PRAGMA user_version` is not
+/// used: the session memory may share the database file and owns that counter.
+const VERSION_TABLE: &str = "
+CREATE TABLE IF NOT EXISTS coordinator_schema_version (
+    version INTEGER PRIMARY KEY,
+    applied_at INTEGER NOT NULL
+);
+";
+
+/// The schema as versioned migrations, applied in order, each once, each in the same
+/// transaction as the record of it. Never edit a released migration: add the next
+/// one (`ALTER TABLE …`). Version 1 uses `IF NOT EXISTS`, so databases created before
+/// versioning adopt it without change.
+pub(crate) const MIGRATIONS: &[(i64, &str)] = &[(
+    1,
+    "
+CREATE TABLE IF NOT EXISTS coordinator_blueprints (
+    name TEXT PRIMARY KEY,
+    type TEXT NOT NULL CHECK (type IN ('agent', 'deterministic')),
+    description TEXT NOT NULL,
+    parameters_schema TEXT,
+    position INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS coordinator_runs (
+    id TEXT PRIMARY KEY,
+    agent_name TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'completed', 'failed', 'cancelled')),
+    parameters TEXT NOT NULL,
+    result TEXT,
+    error TEXT,
+    created_at INTEGER NOT NULL,
+    started_at INTEGER,
+    finished_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS coordinator_runs_by_status ON coordinator_runs (status);
+",
+)];
+
+/// The schema version this build writes and understands.
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+
+/// The highest coordinator schema version recorded in `connection` (0: none).
+fn schema_version(connection: &Connection) -> Result<i64, CoordinatorError> {
+    connection
+        .query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM coordinator_schema_version",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(CoordinatorError::storage("reading the schema version"))
+}
+
+/// Brings the coordinator's tables up to [`SCHEMA_VERSION`]. One immediate
+/// transaction, so two processes opening the same file cannot both migrate. A
+/// database written by a newer coordinator is refused rather than misread.
+pub(crate) fn migrate(connection: &mut Connection) -> Result<(), CoordinatorError> {
+    let tx = connection
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(CoordinatorError::storage("starting the schema migration"))?;
+    tx.execute_batch(VERSION_TABLE)
+        .map_err(CoordinatorError::storage(
+            "creating the schema version table",
+        ))?;
+    let current = schema_version(&tx)?;
+    if current > SCHEMA_VERSION {
+        return Err(CoordinatorError::CorruptRow {
+            what: "schema version",
+            detail: format!(
+                "the database has coordinator schema version {current}, newer than the \
+                 {SCHEMA_VERSION} this build supports"
+            ),
+        });
+    }
+    for (version, sql) in MIGRATIONS.iter().filter(|(version, _)| *version > current) {
+        tx.execute_batch(sql)
+            .map_err(CoordinatorError::storage("applying a schema migration"))?;
+        tx.execute(
+            "INSERT INTO coordinator_schema_version (version, applied_at) VALUES (?1, ?2)",
+            params![version, now_millis()],
+        )
+        .map_err(CoordinatorError::storage("recording a schema migration"))?;
+        tracing::debug!(version, "applied coordinator schema migration");
+    }
+    tx.commit()
+        .map_err(CoordinatorError::storage("committing the schema migration"))
+}
