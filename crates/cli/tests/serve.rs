@@ -74,6 +74,22 @@ fn agents_list_prints_the_blueprints_as_the_api_does() {
 }
 
 #[test]
+fn agents_list_never_touches_the_database_a_server_may_share() {
+    // Building a coordinator on a database recovers its runs (running ones become
+    // failed / interrupted): listing must not do that to a live server's runs.
+    let sandbox = sandbox_with_config(CONFIG);
+    let mut command = sandbox.command();
+    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        !sandbox.db.exists(),
+        "agents list opened {}",
+        sandbox.db.display()
+    );
+}
+
+#[test]
 fn agents_list_needs_no_provider_and_no_agents() {
     let sandbox = Sandbox::new();
     let mut command = sandbox.command();

@@ -7,7 +7,7 @@ use oxydra::executor::ToolExecutorConfig;
 use oxydra::mcp::McpManager;
 use oxydra::memory::{Memory, SqliteMemory};
 use oxydra::provider::{AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, RetryPolicy};
-use oxydra::runtime::{AgentRuntime, EventSink, RuntimeLimits};
+use oxydra::runtime::{AgentRuntime, EventSink};
 use oxydra::tools::ToolRegistry;
 use oxydra::types::SessionId;
 
@@ -77,15 +77,7 @@ pub fn provider_client(
 pub async fn build(effective: &Effective, renderer: Arc<Renderer>) -> Result<Agent, CliError> {
     let memory = open(&effective.memory.db).await?;
     let runtime_settings = &effective.runtime;
-    let limits = RuntimeLimits {
-        max_turns: runtime_settings.max_turns,
-        max_cost: runtime_settings.max_cost,
-        turn_timeout: Duration::from_secs(runtime_settings.turn_timeout_secs),
-        summary_trigger_ratio: runtime_settings.summary_trigger_ratio,
-        context_window: runtime_settings.context_window,
-        max_output_tokens: runtime_settings.max_output_tokens,
-        ..RuntimeLimits::default()
-    };
+    let limits = runtime_settings.limits();
     let executor_config = ToolExecutorConfig {
         // A person answering in the terminal may take a while.
         permission_timeout: match runtime_settings.approve {

@@ -35,7 +35,7 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
             origin: origin.to_owned(),
             source,
         })?;
-    let service = service::start(&settings).await?;
+    let service = service::start(&settings, service::Purpose::Serve).await?;
     let local = listener
         .local_addr()
         .map_or(addr, |local| local.to_string());

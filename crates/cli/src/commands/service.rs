@@ -3,13 +3,14 @@
 //! provider of AI agents (when one is configured) and the SQLite database.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use oxydra::coordinator::{Coordinator, CoordinatorConfig, CoordinatorError, RunnerDeps};
+use oxydra::coordinator::{
+    Coordinator, CoordinatorConfig, CoordinatorError, DEFAULT_BODY_LIMIT,
+    DEFAULT_MAX_CONCURRENT_RUNS, RunnerDeps,
+};
 use oxydra::executor::{AlwaysApprove, AlwaysDeny, PermissionBroker, ToolExecutorConfig};
 use oxydra::mcp::McpManager;
 use oxydra::memory::Memory;
-use oxydra::runtime::RuntimeLimits;
 use oxydra::tools::ToolRegistry;
 
 use crate::args::RunOptions;
@@ -45,11 +46,21 @@ pub fn settings(options: &RunOptions) -> Result<ServiceConfig, CliError> {
     config::merge_service(&file, options, &env)
 }
 
+/// What the coordinator is built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// `oxydra serve`: runs stored in the database, which recovery after a crash
+    /// tidies (runs left running are marked failed / interrupted).
+    Serve,
+    /// `oxydra agents list`: blueprints only. The store is in memory, so listing never
+    /// touches the runs of a server using the same database.
+    List,
+}
+
 /// Builds the coordinator: blueprints are checked (schemas compiled, tools looked up)
-/// and stored in the database.
-pub async fn start(settings: &ServiceConfig) -> Result<Service, CliError> {
+/// and stored (for [`Purpose::Serve`], in the database).
+pub async fn start(settings: &ServiceConfig, purpose: Purpose) -> Result<Service, CliError> {
     let db = &settings.memory.db;
-    let memory = open(db).await?;
     let mut tools = ToolRegistry::with_builtins(&settings.tools);
     let mcp = super::mcp_tools::start(&settings.mcp_servers, &mut tools).await?;
 
@@ -62,17 +73,11 @@ pub async fn start(settings: &ServiceConfig) -> Result<Service, CliError> {
         ApproveMode::Ask | ApproveMode::Never => Arc::new(AlwaysDeny),
     };
     deps.permission_broker = Some(broker);
-    deps.limits = RuntimeLimits {
-        max_turns: settings.runtime.max_turns,
-        max_cost: settings.runtime.max_cost,
-        turn_timeout: Duration::from_secs(settings.runtime.turn_timeout_secs),
-        summary_trigger_ratio: settings.runtime.summary_trigger_ratio,
-        context_window: settings.runtime.context_window,
-        max_output_tokens: settings.runtime.max_output_tokens,
-        ..RuntimeLimits::default()
-    };
-    let memory: Arc<dyn Memory> = Arc::new(memory);
-    deps.memory = Some(memory);
+    deps.limits = settings.runtime.limits();
+    if purpose == Purpose::Serve {
+        let memory: Arc<dyn Memory> = Arc::new(open(db).await?);
+        deps.memory = Some(memory);
+    }
     if let Some(provider) = &settings.provider {
         deps = deps.with_provider(
             provider_client(provider, &settings.runtime),
@@ -87,15 +92,15 @@ pub async fn start(settings: &ServiceConfig) -> Result<Service, CliError> {
     }
 
     let coordinator_config = CoordinatorConfig {
-        db: Some(db.clone()),
+        db: (purpose == Purpose::Serve).then(|| db.clone()),
         max_concurrent_runs: settings
             .serve
             .max_concurrent_runs
-            .unwrap_or(CoordinatorConfig::default().max_concurrent_runs),
+            .unwrap_or(DEFAULT_MAX_CONCURRENT_RUNS),
         body_limit_bytes: settings
             .serve
             .body_limit_bytes
-            .unwrap_or(CoordinatorConfig::default().body_limit_bytes),
+            .unwrap_or(DEFAULT_BODY_LIMIT),
         auth_token: auth_token(settings)?,
         ..CoordinatorConfig::default()
     };

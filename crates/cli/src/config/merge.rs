@@ -116,6 +116,21 @@ pub struct EffectiveRuntime {
     pub session: Option<String>,
 }
 
+impl EffectiveRuntime {
+    /// The runtime's budgets and context settings.
+    pub fn limits(&self) -> oxydra::runtime::RuntimeLimits {
+        oxydra::runtime::RuntimeLimits {
+            max_turns: self.max_turns,
+            max_cost: self.max_cost,
+            turn_timeout: std::time::Duration::from_secs(self.turn_timeout_secs),
+            summary_trigger_ratio: self.summary_trigger_ratio,
+            context_window: self.context_window,
+            max_output_tokens: self.max_output_tokens,
+            ..oxydra::runtime::RuntimeLimits::default()
+        }
+    }
+}
+
 /// Where sessions are stored.
 #[derive(Debug, Clone, Serialize)]
 pub struct EffectiveMemory {
