@@ -113,7 +113,6 @@ pub(crate) fn classify(
         "authentication_error" => Some(401),
         "permission_error" => Some(403),
         "rate_limit_error" => Some(429),
-        "overloaded_error" => Some(529),
         "api_error" | "server_error" => Some(500),
         "invalid_request_error" | "not_found_error" => Some(400),
         _ => None,
@@ -123,16 +122,14 @@ pub(crate) fn classify(
             status: status.unwrap_or(401),
             message,
         },
-        _ if kind == "overloaded_error" => ProviderError::Overloaded {
-            retry_after,
-            message,
-        },
         // 503 Service Unavailable is the generic "overloaded, come back later"; like
         // 529 it often carries a `Retry-After`.
-        Some(503 | 529) => ProviderError::Overloaded {
-            retry_after,
-            message,
-        },
+        _ if kind == "overloaded_error" || matches!(status, Some(503 | 529)) => {
+            ProviderError::Overloaded {
+                retry_after,
+                message,
+            }
+        }
         Some(429) if code == "insufficient_quota" || kind == "insufficient_quota" => {
             ProviderError::InvalidRequest { message }
         }
