@@ -56,7 +56,7 @@ impl ToolExecutor {
     /// registry may be a subset) but logged.
     pub fn new(tools: Arc<ToolRegistry>, rules: Vec<ToolRule>, config: ToolExecutorConfig) -> Self {
         for rule in &rules {
-            if tools.get(&rule.tool).is_none() {
+            if !tools.contains(&rule.tool) {
                 tracing::warn!(tool = %rule.tool, kind = rule.kind_name(), "rule names a tool that is not registered");
             }
         }

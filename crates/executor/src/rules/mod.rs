@@ -46,7 +46,6 @@ pub(crate) struct ToolRules {
     pub(crate) start: bool,
     pub(crate) preceding: Vec<String>,
     pub(crate) following: Vec<String>,
-    pub(crate) before_exit: bool,
     pub(crate) continue_loop: bool,
     pub(crate) exit_loop: bool,
     pub(crate) cooldown: Option<Duration>,
@@ -115,7 +114,6 @@ impl RuleSet {
                     push_unique(&mut entry.following, tools.iter().cloned());
                 }
                 ToolRuleKind::RequiredBeforeExit => {
-                    entry.before_exit = true;
                     push_unique(&mut set.exit_tools, [rule.tool.clone()]);
                 }
                 ToolRuleKind::ContinueLoop => entry.continue_loop = true,

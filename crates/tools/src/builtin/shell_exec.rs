@@ -56,6 +56,11 @@ impl ShellExec {
             shell: config.shell,
         }
     }
+
+    /// The longest timeout a call may ask for (at least 1 s).
+    fn max_secs(&self) -> u64 {
+        self.shell.max_timeout_secs.max(1)
+    }
 }
 
 /// Time beyond a command's timeout for killing its group and reading its pipes.
@@ -86,7 +91,7 @@ impl TypedTool for ShellExec {
     fn max_execution_time(&self) -> Option<Duration> {
         // The longest timeout a call may ask for, plus time to kill the group and
         // collect what it printed.
-        Some(Duration::from_secs(self.shell.max_timeout_secs.max(1)) + KILL_GRACE)
+        Some(Duration::from_secs(self.max_secs()) + KILL_GRACE)
     }
 
     async fn run(&self, args: ShellExecArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -99,7 +104,7 @@ impl TypedTool for ShellExec {
             Some(secs) => secs,
             None => self.shell.default_timeout_secs,
         }
-        .min(self.shell.max_timeout_secs.max(1));
+        .min(self.max_secs());
         if args.command.trim().is_empty() {
             return Err(ToolError::InvalidArguments {
                 message: "`shell_exec`: command must not be empty".to_owned(),
