@@ -370,15 +370,13 @@ impl<'a> Run<'a> {
         if !calls.is_empty() {
             let inner: &'a RuntimeInner = self.inner;
             let sessions = &inner.sessions;
+            // The synthetic call and its results are stored together, in one
+            // transaction: no crash can leave the call without its results.
+            let mut messages = Vec::with_capacity(outcome.results.len() + 1);
+            messages.push(Message::assistant_with_tool_calls(None, calls));
+            messages.extend(outcome.results);
             sessions
-                .append(
-                    self.session_id,
-                    state,
-                    Message::assistant_with_tool_calls(None, calls),
-                )
-                .await?;
-            sessions
-                .append_many(self.session_id, state, outcome.results)
+                .append_many(self.session_id, state, messages)
                 .await?;
         }
         match outcome.ended {
