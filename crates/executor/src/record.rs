@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use oxydra_tools::ToolOutput;
-use oxydra_types::{SafetyTier, ToolCall};
+use oxydra_types::{SafetyTier, TOOL_FAILURE_PREFIX, ToolCall};
 
 use crate::error::ToolExecutionError;
 
@@ -39,7 +39,7 @@ impl ToolCallRecord {
         match &self.outcome {
             Ok(output) if self.reused => format!("{REUSED_OUTPUT_MARKER}{}", output.content),
             Ok(output) => output.content.clone(),
-            Err(error) => format!("Tool execution failed: {error}"),
+            Err(error) => format!("{TOOL_FAILURE_PREFIX}: {error}"),
         }
     }
 

@@ -63,6 +63,11 @@ pub fn repair_orphaned_calls(messages: Vec<Message>) -> Vec<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_interrupted_result_reads_as_a_tool_failure() {
+        assert!(INTERRUPTED_RESULT.starts_with(oxydra_types::TOOL_FAILURE_PREFIX));
+    }
     use oxydra_types::{CallId, ToolCall};
 
     fn call(id: &str) -> ToolCall {

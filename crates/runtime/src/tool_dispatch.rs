@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use oxydra_executor::{BatchId, ExecutionContext, ProcessToolState, ToolBatchResult, ToolExecutor};
 use oxydra_scrubbing::Scrubber;
-use oxydra_types::{Message, SessionId, ToolCall};
+use oxydra_types::{Message, SessionId, TOOL_FAILURE_PREFIX, ToolCall};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -123,9 +123,9 @@ impl Dispatch<'_> {
             BatchKind::Start | BatchKind::Exit => records.iter().map(|r| r.call.clone()).collect(),
         };
         let missing_reason = match &ended {
-            Some(RuntimeError::Cancelled) => "Tool execution failed: cancelled".to_owned(),
-            Some(other) => format!("Tool execution failed: {other}"),
-            None => "Tool execution failed: no result was returned".to_owned(),
+            Some(RuntimeError::Cancelled) => format!("{TOOL_FAILURE_PREFIX}: cancelled"),
+            Some(other) => format!("{TOOL_FAILURE_PREFIX}: {other}"),
+            None => format!("{TOOL_FAILURE_PREFIX}: no result was returned"),
         };
         let mut results = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {

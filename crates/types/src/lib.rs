@@ -38,5 +38,5 @@ pub use ids::{CallId, RunId, SessionId};
 pub use message::{Message, MessageRole};
 pub use progress::{RuntimeProgressEvent, RuntimeProgressKind};
 pub use stream::{FinishReason, StreamItem, ToolCallDelta};
-pub use tool::{SafetyTier, ToolCall, ToolSchema};
+pub use tool::{SafetyTier, TOOL_FAILURE_PREFIX, ToolCall, ToolSchema};
 pub use usage::Usage;

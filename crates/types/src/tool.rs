@@ -5,6 +5,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::TypesError;
 use crate::ids::CallId;
 
+/// How every failed tool call's result message begins (`Tool execution failed: …`).
+/// The model corrects itself from these; the Anthropic client marks them `is_error`.
+pub const TOOL_FAILURE_PREFIX: &str = "Tool execution failed";
+
 /// How much harm a tool can do, which decides how the executor schedules it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -11,9 +11,8 @@ use crate::request::{ProviderRequest, ProviderResponse, ToolChoice};
 /// `max_tokens` sent when the request names none (the API requires one).
 pub const DEFAULT_MAX_TOKENS: u32 = 4_096;
 
-/// The prefix the executor gives failed tool results; such results are flagged
-/// `is_error` for the model.
-const FAILED_TOOL_PREFIX: &str = "Tool execution failed";
+/// Failed tool results (they begin with this) are flagged `is_error` for the model.
+const FAILED_TOOL_PREFIX: &str = oxydra_types::TOOL_FAILURE_PREFIX;
 
 /// A tool call's `input` object: the raw arguments parsed. Arguments that are not a
 /// JSON object (the model sent bad JSON earlier) are passed back as
