@@ -159,10 +159,7 @@ impl PreparedContext {
             self.reset_window(live_start, summarised_user.clone(), entries);
         }
         for entry in entries.get(self.end..).unwrap_or_default() {
-            self.request.messages.push(entry.message.clone());
-            self.window_upper = self
-                .window_upper
-                .saturating_add(u64::from(entry.tokens.upper()));
+            self.push_entry(entry);
         }
         self.end = entries.len();
         let dropped_before = self.dropped(live_start);
