@@ -174,22 +174,6 @@ impl RunStore {
         .await
     }
 
-    /// Moves a pending run to running; `false` when it was no longer pending.
-    pub async fn mark_running(&self, run_id: &str) -> Result<bool, CoordinatorError> {
-        let run_id = run_id.to_owned();
-        self.with(move |connection| {
-            let changed = connection
-                .prepare_cached(
-                    "UPDATE coordinator_runs SET status = 'running', started_at = ?2
-                     WHERE id = ?1 AND status = 'pending'",
-                )
-                .and_then(|mut statement| statement.execute(params![run_id, now_millis()]))
-                .map_err(CoordinatorError::storage("starting a run"))?;
-            Ok(changed == 1)
-        })
-        .await
-    }
-
     /// Moves a pending run to running and returns its stored parameters; `None` when
     /// it was no longer pending (cancelled while queued, or recovered).
     pub(crate) async fn start_run(&self, run_id: &str) -> Result<Option<Value>, CoordinatorError> {
@@ -378,8 +362,8 @@ mod tests {
     async fn runs_move_through_their_states_once() {
         let store = RunStore::open(None).unwrap();
         store.insert_run(pending("r1")).await.unwrap();
-        assert!(store.mark_running("r1").await.unwrap());
-        assert!(!store.mark_running("r1").await.unwrap());
+        assert!(store.start_run("r1").await.unwrap().is_some());
+        assert!(store.start_run("r1").await.unwrap().is_none());
         assert_eq!(store.start_run("r1").await.unwrap(), None);
         store.insert_run(pending("r2")).await.unwrap();
         assert_eq!(
@@ -517,7 +501,7 @@ mod tests {
             for id in ["a", "b", "c"] {
                 store.insert_run(pending(id)).await.unwrap();
             }
-            store.mark_running("a").await.unwrap();
+            store.start_run("a").await.unwrap();
             store
                 .finish_run("c", RunStatus::Completed, Some(json!(1)), None)
                 .await
