@@ -4,32 +4,52 @@
 //! the tool and its arguments on stderr and asks `[y]es once / [a]lways this session /
 //! [n]o`. `--approve always|never` answers without asking; without a terminal on
 //! stdin the answer is no (the configuration merge turns `ask` into `never` then).
+//!
+//! The answer is read through [`TerminalInput`]: while the question is open it gets
+//! the next line (a running turn's watcher steps aside), and when the executor stops
+//! waiting (the turn was cancelled, the permission timeout passed) the read stops
+//! within one poll slice instead of staying blocked on stdin and taking the next line.
 
 use std::io::{BufRead, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use oxydra::executor::{PermissionBroker, PermissionDecision, PermissionRequest};
 
 use crate::config::ApproveMode;
 use crate::output::Renderer;
+use crate::terminal_input::TerminalInput;
 
 /// Answers permission requests for one `oxydra run` / `oxydra chat` process.
 pub struct TerminalBroker {
     mode: ApproveMode,
     renderer: Arc<Renderer>,
+    input: TerminalInput,
     /// One question at a time.
     asking: tokio::sync::Mutex<()>,
 }
 
 impl TerminalBroker {
-    /// A broker answering per `mode`; `renderer` is paused while a question is shown.
-    pub fn new(mode: ApproveMode, renderer: Arc<Renderer>) -> Self {
+    /// A broker answering per `mode`, reading answers from `input`; `renderer` is
+    /// paused while a question is shown.
+    pub fn new(mode: ApproveMode, renderer: Arc<Renderer>, input: TerminalInput) -> Self {
         Self {
             mode,
             renderer,
+            input,
             asking: tokio::sync::Mutex::new(()),
         }
+    }
+}
+
+/// Set when the request future is dropped: the executor no longer waits for the
+/// answer, so the reader stops.
+struct Abandoned(Arc<AtomicBool>);
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
     }
 }
 
@@ -45,13 +65,19 @@ impl PermissionBroker for TerminalBroker {
             ApproveMode::Ask => {
                 let _turn = self.asking.lock().await;
                 self.renderer.suspend();
+                let abandoned = Abandoned(Arc::new(AtomicBool::new(false)));
+                let stop = Arc::clone(&abandoned.0);
+                // Opened before the question is shown: the next line is its answer.
+                let question = self.input.question();
+                let input = self.input.clone();
                 let asked = tokio::task::spawn_blocking(move || {
-                    let stdin = std::io::stdin();
-                    let mut input = stdin.lock();
+                    let _question = question;
+                    let mut lines = input.lines(move || stop.load(Ordering::SeqCst));
                     let mut err = std::io::stderr();
-                    ask(&mut input, &mut err, &request)
+                    ask(&mut lines, &mut err, &request)
                 })
                 .await;
+                drop(abandoned);
                 asked.unwrap_or(PermissionDecision::Deny)
             }
         }
@@ -147,12 +173,34 @@ mod tests {
     #[tokio::test]
     async fn fixed_modes_answer_without_asking() {
         let renderer = Arc::new(Renderer::for_format(crate::args::OutputFormat::Jsonl));
-        let always = TerminalBroker::new(ApproveMode::Always, Arc::clone(&renderer));
+        let input = TerminalInput::from_fd(None, false);
+        let always = TerminalBroker::new(ApproveMode::Always, Arc::clone(&renderer), input.clone());
         assert_eq!(
             always.request(request()).await,
             PermissionDecision::ApproveOnce
         );
-        let never = TerminalBroker::new(ApproveMode::Never, renderer);
+        let never = TerminalBroker::new(ApproveMode::Never, renderer, input);
         assert_eq!(never.request(request()).await, PermissionDecision::Deny);
+    }
+
+    #[tokio::test]
+    async fn an_abandoned_question_lets_go_of_stdin() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let input = TerminalInput::from_fd(Some(reader.into()), true);
+        let renderer = Arc::new(Renderer::for_format(crate::args::OutputFormat::Jsonl));
+        let broker = TerminalBroker::new(ApproveMode::Ask, renderer, input);
+        // Nobody answers and the executor gives up (as on a cancelled turn).
+        let waited = std::time::Duration::from_millis(200);
+        assert!(
+            tokio::time::timeout(waited, broker.request(request()))
+                .await
+                .is_err()
+        );
+        // The next line answers the next question, not the abandoned one.
+        writer.write_all(b"a\n").unwrap();
+        assert_eq!(
+            broker.request(request()).await,
+            PermissionDecision::ApproveForScope
+        );
     }
 }

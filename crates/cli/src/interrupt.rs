@@ -20,13 +20,25 @@ pub struct Interrupts {
 }
 
 impl Interrupts {
-    /// Installs the handler (must run inside the tokio runtime).
+    /// Installs the handler (must run inside the tokio runtime). The handler is in
+    /// place when this returns, so install it before anything worth cancelling starts
+    /// (the MCP servers of `run` and `chat` start under [`Interrupts::begin_turn`] too),
+    /// but after a rustyline editor is created: the editor sets a SIGINT handler of its
+    /// own, which would replace this one, while this one chains to it.
     pub fn install() -> Self {
         let interrupts = Self::default();
+        let mut signals =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
+                Ok(signals) => signals,
+                Err(error) => {
+                    tracing::warn!("cannot handle Ctrl-C, it will end oxydra at once: {error}");
+                    return interrupts;
+                }
+            };
         let current = Arc::clone(&interrupts.current);
         let cleanup = Arc::clone(&interrupts.cleanup);
         tokio::spawn(async move {
-            while tokio::signal::ctrl_c().await.is_ok() {
+            while signals.recv().await.is_some() {
                 let token = lock(&current).clone();
                 match token {
                     Some(token) if !token.is_cancelled() => {
@@ -50,7 +62,7 @@ impl Interrupts {
         *lock(&self.cleanup) = Some(Box::new(cleanup));
     }
 
-    /// A token for a turn that is starting; Ctrl-C cancels it.
+    /// A token for a turn (or a start-up) that is beginning; Ctrl-C cancels it.
     pub fn begin_turn(&self) -> CancellationToken {
         let token = CancellationToken::new();
         *lock(&self.current) = Some(token.clone());

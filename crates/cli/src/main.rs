@@ -12,6 +12,7 @@ mod exit_code;
 mod interrupt;
 mod logging;
 mod output;
+mod terminal_input;
 
 use clap::Parser;
 

@@ -14,7 +14,9 @@ use oxydra::types::SessionId;
 use crate::config::{ApproveMode, Effective, EffectiveProvider, EffectiveRuntime, ProviderKind};
 use crate::consent::TerminalBroker;
 use crate::error::CliError;
+use crate::interrupt::Interrupts;
 use crate::output::Renderer;
+use crate::terminal_input::TerminalInput;
 
 use super::sessions::{memory_error, open};
 
@@ -34,13 +36,6 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// Makes a forced exit on Ctrl-C kill the MCP servers first.
-    pub fn guard_exit(&self, interrupts: &crate::interrupt::Interrupts) {
-        if let Some(mcp) = &self.mcp {
-            interrupts.on_exit(mcp.killer());
-        }
-    }
-
     /// Stops the MCP servers; the runtime and the store need no stopping.
     pub async fn stop(self) {
         super::mcp_tools::stop(self.mcp).await;
@@ -73,8 +68,19 @@ pub fn provider_client(
     }
 }
 
-/// Opens the store and builds the runtime; events go to `renderer`.
-pub async fn build(effective: &Effective, renderer: Arc<Renderer>) -> Result<Agent, CliError> {
+/// Opens the store and builds the runtime; events go to `renderer`, consent answers
+/// are read from `input`.
+///
+/// Ctrl-C (`interrupts`, which must be installed already) cancels the start of the MCP
+/// servers: those started so far are killed and the error is of kind `cancelled`
+/// (exit code 130), with the closing `error` event printed. Once they are started, a
+/// forced exit (a second Ctrl-C) kills their process groups first.
+pub async fn build(
+    effective: &Effective,
+    renderer: Arc<Renderer>,
+    interrupts: &Interrupts,
+    input: TerminalInput,
+) -> Result<Agent, CliError> {
     let memory = open(&effective.memory.db).await?;
     let runtime_settings = &effective.runtime;
     let limits = runtime_settings.limits();
@@ -89,11 +95,30 @@ pub async fn build(effective: &Effective, renderer: Arc<Renderer>) -> Result<Age
     let broker = Arc::new(TerminalBroker::new(
         runtime_settings.approve,
         Arc::clone(&renderer),
+        input,
     ));
-    let sink: Arc<dyn EventSink> = renderer;
     let memory_handle: Arc<dyn Memory> = Arc::new(memory.clone());
     let mut tools = ToolRegistry::with_builtins(&effective.tools);
-    let mcp = super::mcp_tools::start(&effective.mcp_servers, &mut tools).await?;
+    let startup = interrupts.begin_turn();
+    let started = super::mcp_tools::start_until(&effective.mcp_servers, &mut tools, &startup).await;
+    interrupts.end_turn();
+    // A run that started is the one to print its closing event: print it here.
+    let end_cancelled = |error: CliError| {
+        if let CliError::Run { kind, message } = &error {
+            renderer.ensure_ended(kind, message);
+        }
+        error
+    };
+    let mcp = started.map_err(end_cancelled)?;
+    if let Some(mcp) = &mcp {
+        interrupts.on_exit(mcp.killer());
+    }
+    if startup.is_cancelled() {
+        // Ctrl-C came as the last server finished starting.
+        super::mcp_tools::stop(mcp).await;
+        return Err(end_cancelled(super::mcp_tools::cancelled_at_start()));
+    }
+    let sink: Arc<dyn EventSink> = renderer;
     let mut builder = AgentRuntime::builder()
         .provider(provider(effective))
         .retry_policy(RetryPolicy::default())

@@ -1,8 +1,14 @@
 //! `oxydra chat [OPTIONS]`: an interactive session with line editing and history.
 //!
 //! Commands: `/new` (a fresh session), `/sessions` (stored sessions), `/switch ID`
-//! (continue a stored one), `/cancel` (Ctrl-C cancels a running turn), `/help`,
-//! `/exit`. Ctrl-C cancels the current turn; a second Ctrl-C exits.
+//! (continue a stored one), `/cancel` (stop the running turn), `/help`, `/exit`.
+//! Ctrl-C cancels the current turn; a second Ctrl-C exits.
+//!
+//! On a terminal the prompt is rustyline's, with history. While a turn runs, the
+//! lines typed go to a watcher ([`TerminalInput::watch`]): `/cancel` cancels the turn
+//! as Ctrl-C does, anything else gets a hint; a consent question, while open, takes
+//! the next line as its answer instead. Without a terminal on stdin nothing is read
+//! during a turn: the lines are messages and commands, one after another.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,12 +17,15 @@ use oxydra::memory::Memory;
 use oxydra::types::SessionId;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
+use tokio_util::sync::CancellationToken;
 
 use crate::args::{ChatArgs, OutputFormat};
+use crate::config::Effective;
 use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::interrupt::Interrupts;
 use crate::output::Renderer;
+use crate::terminal_input::{LineRead, Priority, TerminalInput};
 
 use super::agent::{self, Agent};
 use super::sessions::{memory_error, write_sessions};
@@ -25,9 +34,12 @@ const HELP: &str = "commands:
   /new          start a new session
   /sessions     list stored sessions
   /switch ID    continue a stored session
-  /cancel       (Ctrl-C cancels a running turn; press it twice to quit)
+  /cancel       stop the running turn (as Ctrl-C does; Ctrl-C twice quits)
   /help         this text
   /exit         quit (also Ctrl-D)";
+
+/// Shown when a line other than `/cancel` is typed while a turn runs.
+const TURN_HINT: &str = "a turn is running — /cancel or Ctrl-C stops it";
 
 /// What a line typed at the prompt asks for.
 #[derive(Debug, PartialEq, Eq)]
@@ -79,111 +91,271 @@ fn history_path() -> Option<PathBuf> {
     dirs::data_dir().map(|dir| dir.join("oxydra").join("chat_history.txt"))
 }
 
+/// What reading the prompt gave.
+enum Prompted {
+    /// A line.
+    Line(String),
+    /// Ctrl-C at the prompt.
+    Interrupted,
+    /// Ctrl-D or the end of input.
+    Eof,
+}
+
+/// Where the lines typed at the prompt come from.
+enum Prompt {
+    /// A terminal: rustyline, with history (moved to a blocking thread while it reads).
+    Editor {
+        editor: Option<Box<DefaultEditor>>,
+        history: Option<PathBuf>,
+        /// Where a line typed as the last turn ended may wait.
+        input: TerminalInput,
+    },
+    /// A pipe or a file: one line at a time.
+    Lines(TerminalInput),
+}
+
+fn terminal_error(error: impl std::fmt::Display) -> CliError {
+    CliError::Stdio {
+        what: "cannot read the terminal",
+        source: std::io::Error::other(error.to_string()),
+    }
+}
+
+impl Prompt {
+    fn new(input: &TerminalInput) -> Result<Self, CliError> {
+        if !input.is_terminal() {
+            return Ok(Self::Lines(input.clone()));
+        }
+        // The prompt and the line being edited go to the terminal, never to stdout,
+        // which carries only the answer (or, with --output jsonl, only events).
+        let config = rustyline::Config::builder()
+            .behavior(rustyline::config::Behavior::PreferTerm)
+            .build();
+        let mut editor = DefaultEditor::with_config(config).map_err(terminal_error)?;
+        let history = history_path();
+        if let Some(path) = &history {
+            let _ = editor.load_history(path);
+        }
+        Ok(Self::Editor {
+            editor: Some(Box::new(editor)),
+            history,
+            input: input.clone(),
+        })
+    }
+
+    async fn read(&mut self) -> Result<Prompted, CliError> {
+        match self {
+            Self::Editor { editor, input, .. } => {
+                // A line the turn's watcher read but did not get to hand over as
+                // the turn ended is the next one (the terminal echoed it already).
+                if let Some(line) = input.take_pending_line() {
+                    eprintln!("oxydra> {line}");
+                    return Ok(Prompted::Line(line));
+                }
+                let mut taken = editor
+                    .take()
+                    .ok_or_else(|| terminal_error("the line editor is gone"))?;
+                let (returned, line) = tokio::task::spawn_blocking(move || {
+                    let line = taken.readline("oxydra> ");
+                    (taken, line)
+                })
+                .await
+                .map_err(terminal_error)?;
+                *editor = Some(returned);
+                match line {
+                    Ok(line) => Ok(Prompted::Line(line)),
+                    Err(ReadlineError::Interrupted) => Ok(Prompted::Interrupted),
+                    Err(ReadlineError::Eof) => Ok(Prompted::Eof),
+                    Err(error) => Err(terminal_error(error)),
+                }
+            }
+            Self::Lines(input) => {
+                let input = input.clone();
+                let read = tokio::task::spawn_blocking(move || {
+                    input.read_line(&|| false, Priority::Foreground)
+                })
+                .await
+                .map_err(terminal_error)?;
+                Ok(match read {
+                    LineRead::Line(line) => Prompted::Line(line),
+                    LineRead::Eof | LineRead::Stopped | LineRead::Yielded => Prompted::Eof,
+                })
+            }
+        }
+    }
+
+    /// Adds a line to the history (terminal only).
+    fn remember(&mut self, line: &str) {
+        if let Self::Editor {
+            editor: Some(editor),
+            ..
+        } = self
+        {
+            let _ = editor.add_history_entry(line);
+        }
+    }
+
+    /// Saves the history (terminal only).
+    fn save(&mut self) {
+        if let Self::Editor {
+            editor: Some(editor),
+            history: Some(path),
+            ..
+        } = self
+        {
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let _ = editor.save_history(path);
+        }
+    }
+}
+
+/// What a chat holds across its lines.
+struct Chat {
+    agent: Agent,
+    effective: Effective,
+    renderer: Arc<Renderer>,
+    interrupts: Interrupts,
+    input: TerminalInput,
+    session: SessionId,
+    output: OutputFormat,
+}
+
 /// Runs `oxydra chat`.
 pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
     let effective = super::run::effective(&args.options)?;
     let renderer = Arc::new(Renderer::for_format(args.options.output));
-    let agent = agent::build(&effective, Arc::clone(&renderer)).await?;
-    let mut session = match &effective.runtime.session {
+    let input = TerminalInput::stdin();
+    // On a terminal, creating the line editor replaces the SIGINT handler with
+    // rustyline's own (which only wakes a pending `readline`) until the editor is
+    // dropped. Installed after it, ours chains to it instead of being replaced: so the
+    // editor comes first and lives until the very end.
+    let mut prompt = Prompt::new(&input)?;
+    let interrupts = Interrupts::install();
+    let agent = agent::build(
+        &effective,
+        Arc::clone(&renderer),
+        &interrupts,
+        input.clone(),
+    )
+    .await?;
+    let session = match &effective.runtime.session {
         Some(id) => agent::require_session(&agent.memory, id, &effective).await?,
         None => SessionId::generate(),
     };
-    let interrupts = Interrupts::install();
-    agent.guard_exit(&interrupts);
-    let readline_error = |error: ReadlineError| CliError::Stdio {
-        what: "cannot read the terminal",
-        source: std::io::Error::other(error),
-    };
-    // The prompt and the line being edited go to the terminal, never to stdout, which
-    // carries only the answer (or, with --output jsonl, only events).
-    let editor_config = rustyline::Config::builder()
-        .behavior(rustyline::config::Behavior::PreferTerm)
-        .build();
-    let mut editor = DefaultEditor::with_config(editor_config).map_err(readline_error)?;
-    let history = history_path();
-    if let Some(path) = &history {
-        let _ = editor.load_history(path);
-    }
     eprintln!(
         "oxydra chat — model {}, session {session}. Type /help for commands.",
         effective.provider.model
     );
+    let mut chat = Chat {
+        agent,
+        effective,
+        renderer,
+        interrupts,
+        input,
+        session,
+        output: args.options.output,
+    };
     let mut interrupted = false;
     let mut exit = Exit::Done;
     loop {
-        let (returned, line) = tokio::task::spawn_blocking(move || {
-            let line = editor.readline("oxydra> ");
-            (editor, line)
-        })
-        .await
-        .map_err(|error| CliError::Stdio {
-            what: "cannot read the terminal",
-            source: std::io::Error::other(error),
-        })?;
-        editor = returned;
-        let line = match line {
-            Ok(line) => line,
-            Err(ReadlineError::Interrupted) if !interrupted => {
+        let line = match prompt.read().await? {
+            Prompted::Line(line) => line,
+            Prompted::Interrupted if !interrupted => {
                 interrupted = true;
                 eprintln!("(press Ctrl-C again or type /exit to quit)");
                 continue;
             }
-            Err(ReadlineError::Interrupted) => {
+            Prompted::Interrupted => {
                 exit = Exit::Cancelled;
                 break;
             }
-            Err(ReadlineError::Eof) => break,
-            Err(error) => return Err(readline_error(error)),
+            Prompted::Eof => break,
         };
         interrupted = false;
         let input = parse(&line);
         if input != Input::Empty {
-            let _ = editor.add_history_entry(line.trim());
+            prompt.remember(line.trim());
         }
         match input {
             Input::Empty => {}
             Input::Exit => break,
             Input::Help => eprintln!("{HELP}"),
-            Input::Cancel => eprintln!("no turn is running (Ctrl-C cancels a running turn)"),
+            Input::Cancel => eprintln!("no turn is running"),
             Input::Unknown(text) => eprintln!("unknown command `{text}` — /help lists them"),
             Input::New => {
-                session = SessionId::generate();
-                eprintln!("new session {session}");
+                chat.session = SessionId::generate();
+                eprintln!("new session {}", chat.session);
             }
-            Input::Sessions => list_sessions(&agent, &effective.memory.db, &session).await?,
+            Input::Sessions => {
+                list_sessions(&chat.agent, &chat.effective.memory.db, &chat.session).await?;
+            }
             Input::Switch(id) => {
-                match agent::require_session(&agent.memory, id, &effective).await {
+                match agent::require_session(&chat.agent.memory, id, &chat.effective).await {
                     Ok(found) => {
-                        session = found;
-                        eprintln!("switched to session {session}");
+                        chat.session = found;
+                        eprintln!("switched to session {}", chat.session);
                     }
                     Err(error) => eprintln!("error: {error}"),
                 }
             }
-            Input::Message(text) => {
-                renderer.reset();
-                let cancel = interrupts.begin_turn();
-                let result = agent.runtime.run_session(&session, text, &cancel).await;
-                interrupts.end_turn();
-                renderer.suspend();
-                if let Err(error) = result {
-                    renderer.ensure_ended(error.kind(), &error.to_string());
-                    if args.options.output == OutputFormat::Text {
-                        eprintln!("error: {error}");
-                    }
-                }
+            Input::Message(text) => chat.turn(text).await,
+        }
+    }
+    chat.renderer.finish();
+    prompt.save();
+    chat.agent.stop().await;
+    drop(prompt);
+    Ok(exit)
+}
+
+impl Chat {
+    /// Runs one turn; Ctrl-C, or `/cancel` typed on the terminal, cancels it.
+    async fn turn(&self, text: &str) {
+        self.renderer.reset();
+        let cancel = self.interrupts.begin_turn();
+        let watch = self.input.is_terminal().then(|| {
+            let cancel = cancel.clone();
+            let renderer = Arc::clone(&self.renderer);
+            self.input
+                .watch(move |line| typed_during_turn(&line, &cancel, &renderer))
+        });
+        let result = self
+            .agent
+            .runtime
+            .run_session(&self.session, text, &cancel)
+            .await;
+        self.interrupts.end_turn();
+        if let Some(watch) = watch {
+            watch.finish().await;
+        }
+        self.renderer.suspend();
+        if let Err(error) = result {
+            self.renderer.ensure_ended(error.kind(), &error.to_string());
+            if self.output == OutputFormat::Text {
+                eprintln!("error: {error}");
             }
         }
     }
-    renderer.finish();
-    if let Some(path) = &history {
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
+}
+
+/// A line typed on the terminal while a turn runs.
+fn typed_during_turn(line: &str, cancel: &CancellationToken, renderer: &Renderer) {
+    match parse(line) {
+        Input::Empty => {}
+        Input::Cancel => {
+            if !cancel.is_cancelled() {
+                cancel.cancel();
+                renderer.suspend();
+                eprintln!("cancelling the turn…");
+            }
         }
-        let _ = editor.save_history(path);
+        _ => {
+            renderer.suspend();
+            eprintln!("{TURN_HINT}");
+        }
     }
-    agent.stop().await;
-    Ok(exit)
 }
 
 async fn list_sessions(

@@ -3,6 +3,7 @@
 
 use oxydra::mcp::{McpManager, McpServerConfig, ServerState};
 use oxydra::tools::ToolRegistry;
+use tokio_util::sync::CancellationToken;
 
 use crate::error::CliError;
 
@@ -14,12 +15,36 @@ pub async fn start(
     configs: &[McpServerConfig],
     registry: &mut ToolRegistry,
 ) -> Result<Option<McpManager>, CliError> {
+    start_until(configs, registry, &CancellationToken::new()).await
+}
+
+/// [`start`], given up when `cancel` is cancelled (Ctrl-C during start-up): the
+/// servers are then killed — those that started, with their whole process groups;
+/// those still in their handshake, by killing the process — and the error is
+/// [`cancelled_at_start`].
+pub async fn start_until(
+    configs: &[McpServerConfig],
+    registry: &mut ToolRegistry,
+    cancel: &CancellationToken,
+) -> Result<Option<McpManager>, CliError> {
     if configs.is_empty() {
         return Ok(None);
     }
-    let manager = McpManager::start(configs.to_vec())
-        .await
-        .map_err(|error| CliError::Mcp(error.to_string()))?;
+    let manager = tokio::select! {
+        biased;
+        () = cancel.cancelled() => None,
+        started = McpManager::start(configs.to_vec()) => Some(started),
+    };
+    let Some(manager) = manager else {
+        // Dropping the start dropped every server: a connected one kills its process
+        // group at once; one in its handshake is killed by a task of its transport,
+        // which must get a turn before the process exits.
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        return Err(cancelled_at_start());
+    };
+    let manager = manager.map_err(|error| CliError::Mcp(error.to_string()))?;
     for status in manager.status() {
         if let ServerState::Failed { reason } = &status.state {
             eprintln!(
@@ -33,6 +58,14 @@ pub async fn start(
         return Err(CliError::Mcp(error.to_string()));
     }
     Ok(Some(manager))
+}
+
+/// The error of a start-up cancelled with Ctrl-C (exit code 130).
+pub fn cancelled_at_start() -> CliError {
+    CliError::Run {
+        kind: "cancelled".to_owned(),
+        message: "cancelled while starting the MCP servers".to_owned(),
+    }
 }
 
 /// Stops the servers, if any were started.

@@ -30,8 +30,8 @@ pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
                     source,
                 })?;
             let result = runtime.block_on(dispatch_async(command));
-            // A consent question left unanswered by Ctrl-C still blocks a thread on
-            // stdin: do not wait for it. Everything the run stored is committed.
+            // Nothing left running holds anything worth waiting for (stdin readers stop
+            // within one poll slice; everything the run stored is committed).
             runtime.shutdown_background();
             result
         }

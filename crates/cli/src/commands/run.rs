@@ -11,6 +11,7 @@ use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::interrupt::Interrupts;
 use crate::output::Renderer;
+use crate::terminal_input::TerminalInput;
 
 use super::agent;
 
@@ -36,14 +37,14 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     }
     let prompt = prompt_text(args.prompt.as_deref())?;
     let renderer = Arc::new(Renderer::for_format(args.options.output));
-    let agent = agent::build(&effective, Arc::clone(&renderer)).await?;
+    let interrupts = Interrupts::install();
+    let input = TerminalInput::stdin();
+    let agent = agent::build(&effective, Arc::clone(&renderer), &interrupts, input).await?;
     let session = match &effective.runtime.session {
         Some(id) => agent::require_session(&agent.memory, id, &effective).await?,
         None => SessionId::generate(),
     };
     tracing::debug!(session = %session, model = %effective.provider.model, "starting run");
-    let interrupts = Interrupts::install();
-    agent.guard_exit(&interrupts);
     let cancel = interrupts.begin_turn();
     let result = agent.runtime.run_session(&session, prompt, &cancel).await;
     interrupts.end_turn();

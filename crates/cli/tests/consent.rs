@@ -1,0 +1,167 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+//! Consent asked in a real terminal: `oxydra run --approve ask` and `oxydra chat` on a
+//! pseudo-terminal, answered by typing on it.
+
+mod common;
+
+use common::{KillOnDrop, Pty, Sandbox, spawn_in_pty, wait_exit};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use oxydra_e2e::{ScriptServer, openai};
+
+const QUESTION: &str = "Allow? [y]es once / [a]lways this session / [n]o: ";
+
+/// Runs a task whose model calls `shell_exec`, answers the question with `answer`,
+/// and returns the sandbox, the server and everything the terminal showed.
+fn run_answering(answer: &str) -> (Sandbox, ScriptServer, String) {
+    let sandbox = Sandbox::new();
+    let server = ScriptServer::start(vec![
+        openai::tool_calls(&[(
+            "call_sh",
+            "shell_exec",
+            r#"{"command":"echo approved > ran.txt"}"#,
+        )]),
+        openai::text("Done."),
+    ])
+    .unwrap();
+    let mut command = sandbox.pty_command();
+    command
+        .args([
+            "run",
+            "--base-url",
+            &server.openai_url(),
+            "--approve",
+            "ask",
+            "--output",
+            "jsonl",
+        ])
+        .arg("--db")
+        .arg(&sandbox.db)
+        .arg("--workspace")
+        .arg(&sandbox.workspace)
+        .arg("Run the command");
+    let (mut child, mut pty) = spawn_in_pty(command);
+    let shown = pty.output.wait_for(QUESTION);
+    assert!(
+        shown.contains("shell_exec (privileged) asks for permission"),
+        "{shown}"
+    );
+    assert!(shown.contains("echo approved > ran.txt"), "{shown}");
+    pty.type_text(&format!("{answer}\n"));
+    let status = wait_exit(&mut child, &|| pty.output.text());
+    let text = pty.output.text();
+    assert_eq!(status.code(), Some(0), "{text}");
+    (sandbox, server, text)
+}
+
+/// The content of the tool result the model saw in the second request.
+fn tool_result(server: &ScriptServer) -> String {
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].body["messages"].as_array().unwrap().clone();
+    let tool = messages
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .expect("a tool result");
+    assert_eq!(tool["tool_call_id"], "call_sh");
+    tool["content"].as_str().unwrap_or("").to_owned()
+}
+
+#[test]
+fn yes_on_the_terminal_runs_the_command() {
+    let (sandbox, server, text) = run_answering("y");
+    let ran = std::fs::read_to_string(sandbox.workspace.join("ran.txt")).unwrap();
+    assert_eq!(ran.trim(), "approved");
+    let result = tool_result(&server);
+    assert!(!result.contains("denied"), "{result}");
+    assert!(text.contains(r#""type":"final""#), "{text}");
+}
+
+#[test]
+fn no_on_the_terminal_denies_the_command() {
+    let (sandbox, server, _) = run_answering("n");
+    assert!(!sandbox.workspace.join("ran.txt").exists());
+    let result = tool_result(&server);
+    assert!(result.contains("denied"), "{result}");
+}
+
+/// `oxydra chat --approve ask` on a terminal, whose model calls `shell_exec` first.
+fn chat_asking(sandbox: &Sandbox) -> (ScriptServer, KillOnDrop, Pty) {
+    let server = ScriptServer::start(vec![
+        openai::tool_calls(&[(
+            "call_sh",
+            "shell_exec",
+            r#"{"command":"echo approved > ran.txt"}"#,
+        )]),
+        openai::text("Done."),
+        openai::text("Later answer."),
+    ])
+    .unwrap();
+    let mut command = sandbox.pty_command();
+    command
+        .args([
+            "chat",
+            "--base-url",
+            &server.openai_url(),
+            "--approve",
+            "ask",
+            "--output",
+            "jsonl",
+        ])
+        .arg("--db")
+        .arg(&sandbox.db)
+        .arg("--workspace")
+        .arg(&sandbox.workspace);
+    let (child, mut pty) = spawn_in_pty(command);
+    pty.output.wait_for("oxydra> ");
+    pty.type_text("run the command\r");
+    pty.output.wait_for(QUESTION);
+    (server, child, pty)
+}
+
+#[test]
+fn in_chat_the_question_gets_the_line_typed_during_the_turn() {
+    let sandbox = Sandbox::new();
+    let (server, mut child, mut pty) = chat_asking(&sandbox);
+    // The turn's `/cancel` watcher steps aside: this line is the answer.
+    pty.type_text("y\r");
+    pty.output.wait_for_after(r#""text":"Done.""#, "oxydra> ");
+    let ran = std::fs::read_to_string(sandbox.workspace.join("ran.txt")).unwrap();
+    assert_eq!(ran.trim(), "approved");
+    assert!(!tool_result(&server).contains("denied"));
+    pty.type_text("/exit\r");
+    let status = wait_exit(&mut child, &|| pty.output.text());
+    assert_eq!(status.code(), Some(0), "{}", pty.output.text());
+}
+
+#[test]
+fn a_question_withdrawn_by_ctrl_c_leaves_the_next_line_to_the_prompt() {
+    let sandbox = Sandbox::new();
+    let (server, mut child, mut pty) = chat_asking(&sandbox);
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        Signal::SIGINT,
+    )
+    .unwrap();
+    pty.output
+        .wait_for_after(r#""kind":"cancelled""#, "oxydra> ");
+    // The withdrawn question does not take this line: it is the next message.
+    pty.type_text("y\r");
+    pty.output.wait_for(r#""text":"Done.""#);
+    pty.output.wait_for_after(r#""text":"Done.""#, "oxydra> ");
+    pty.type_text("/exit\r");
+    let status = wait_exit(&mut child, &|| pty.output.text());
+    assert_eq!(status.code(), Some(0), "{}", pty.output.text());
+    assert!(!sandbox.workspace.join("ran.txt").exists());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let last = requests[1].body["messages"].as_array().unwrap();
+    assert_eq!(last.last().unwrap()["role"], "user");
+    assert_eq!(last.last().unwrap()["content"], "y");
+}
