@@ -127,6 +127,32 @@ impl Drop for Connection {
     }
 }
 
+/// Kills a stdio server's whole process group (SIGKILL) when dropped while armed.
+///
+/// [`connect`] holds one from the spawn until it returns a [`Connection`], so a start
+/// that fails (a broken handshake, a timeout, a failed `tools/list`) or is cancelled
+/// (its future dropped, e.g. Ctrl-C during start-up) leaves nothing behind: rmcp's
+/// transport kills only the direct child, and helpers the server started in its
+/// group would survive it. Unlike [`Connection::stop`], it kills the group even when
+/// the leader has died already: a start lasts seconds, far too little for the pid
+/// space to wrap round, so the id is still this server's group (or nobody's).
+struct GroupGuard(Option<u32>);
+
+impl GroupGuard {
+    /// The start succeeded: the [`Connection`] now owns the group.
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.take() {
+            kill_group(pid, Signal::SIGKILL);
+        }
+    }
+}
+
 /// Send `signal` to the process group led by `pid`.
 pub(crate) fn kill_group(pid: u32, signal: Signal) {
     if let Ok(raw) = i32::try_from(pid)
@@ -138,6 +164,8 @@ pub(crate) fn kill_group(pid: u32, signal: Signal) {
 
 /// Open a connection to `config`'s server, bounded by its `init_timeout_secs`.
 /// `on_exit` is called with a reason if the server goes away before [`Connection::stop`].
+/// Until it returns a connection, a failure or a cancellation kills a stdio server's
+/// whole process group ([`GroupGuard`]).
 pub(crate) async fn connect(
     config: &McpServerConfig,
     on_exit: impl FnOnce(String) + Send + 'static,
@@ -156,7 +184,7 @@ pub(crate) async fn connect(
         stderr: stderr.text(),
     };
 
-    let (service, pid, stderr_task) = match transport {
+    let (service, pid, stderr_task, group) = match transport {
         McpTransportConfig::Stdio {
             command,
             args,
@@ -180,10 +208,14 @@ pub(crate) async fn connect(
                     source,
                 })?;
             let pid = child.id();
+            let group = GroupGuard(pid);
             let stderr_task = child_stderr.map(|s| spawn_stderr_reader(&server, s, stderr.clone()));
             match tokio::time::timeout(init_timeout, client.serve(child)).await {
-                Ok(Ok(service)) => (service, pid, stderr_task),
+                Ok(Ok(service)) => (service, pid, stderr_task, group),
                 Ok(Err(err)) => {
+                    // Killed first: a helper holding the stderr pipe would keep the
+                    // reader from seeing its end (what was written stays readable).
+                    drop(group);
                     wait_for_stderr(stderr_task).await;
                     return Err(McpError::Handshake {
                         server,
@@ -192,9 +224,7 @@ pub(crate) async fn connect(
                     });
                 }
                 Err(_) => {
-                    if let Some(pid) = pid {
-                        kill_group(pid, Signal::SIGKILL);
-                    }
+                    drop(group);
                     return Err(timeout_error(&stderr));
                 }
             }
@@ -203,7 +233,7 @@ pub(crate) async fn connect(
             install_crypto_provider();
             let transport = StreamableHttpClientTransport::from_uri(url.as_str());
             match tokio::time::timeout(init_timeout, client.serve(transport)).await {
-                Ok(Ok(service)) => (service, None, None),
+                Ok(Ok(service)) => (service, None, None, GroupGuard(None)),
                 Ok(Err(err)) => {
                     return Err(McpError::Handshake {
                         server,
@@ -264,6 +294,7 @@ pub(crate) async fn connect(
     match tools {
         Ok(Ok(tools)) => {
             connection.tools = tools;
+            group.disarm();
             Ok(connection)
         }
         Ok(Err(err)) => {

@@ -11,12 +11,13 @@ use crate::connect::kill_group;
 use crate::error::McpError;
 use crate::mcp_tool::{McpTool, run_call};
 use crate::server::McpServer;
-use crate::status::ServerStatus;
+use crate::status::{ServerState, ServerStatus};
 
 /// The MCP servers of one runtime.
 ///
 /// [`McpManager::start`] starts every server at once (a server that fails to start
-/// is reported by [`McpManager::status`], not as an error);
+/// is reported by [`McpManager::status`], not as an error, and is not started again:
+/// its tools are discovered only by a successful start, so it contributes none);
 /// [`McpManager::register_tools`] adds their tools to a [`ToolRegistry`];
 /// [`McpManager::shutdown`] stops them. Dropping the manager kills any server
 /// still running, even while tools registered from it are still held.
@@ -28,7 +29,9 @@ pub struct McpManager {
 impl McpManager {
     /// Check every config, then start all servers concurrently, each bounded by
     /// its `init_timeout_secs` (and restart attempts). Only invalid or duplicate
-    /// configs are errors.
+    /// configs are errors. A server that still fails is left `failed` without tools
+    /// and is not retried; a stdio server's whole process group is killed when its
+    /// start fails or this future is dropped.
     pub async fn start(configs: Vec<McpServerConfig>) -> Result<Self, McpError> {
         let mut names = HashSet::new();
         for config in &configs {
@@ -45,7 +48,16 @@ impl McpManager {
             .collect();
         let starts = servers.iter().map(|server| async move {
             if let Err(err) = server.start().await {
-                tracing::warn!(server = %server.name(), "MCP server did not start: {err}");
+                // The state's reason rather than the error, whose "next try in …" is
+                // about calls: agents never call a server without tools.
+                let reason = match server.status().state {
+                    ServerState::Failed { reason } => reason,
+                    _ => err.to_string(),
+                };
+                tracing::warn!(
+                    server = %server.name(),
+                    "MCP server did not start and is not retried; it contributes no tools: {reason}"
+                );
             }
         });
         futures::future::join_all(starts).await;

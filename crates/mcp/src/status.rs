@@ -11,8 +11,10 @@ use serde::{Deserialize, Serialize};
 pub enum ServerState {
     /// Connected and answering.
     Running,
-    /// Not running: it failed to start or died. It is started again on the next call
-    /// (within its restart budget).
+    /// Not running: it failed to start or died. A server that died is started again
+    /// on the next call (within its restart budget); one that failed its first start
+    /// has no registered tools, so agents never call it and it stays down (only a
+    /// direct `McpManager::call_tool` tries it again).
     Failed {
         /// The last failure.
         reason: String,
