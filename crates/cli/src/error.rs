@@ -169,6 +169,14 @@ fn at_line(line: Option<usize>) -> String {
 }
 
 impl CliError {
+    /// Writing to stdout failed (`cannot write to stdout: …`).
+    pub fn stdout(source: std::io::Error) -> Self {
+        Self::Stdio {
+            what: "cannot write to stdout",
+            source,
+        }
+    }
+
     /// A stable, snake_case kind for the `error` event of `--output jsonl`.
     pub fn kind(&self) -> &str {
         match self {

@@ -28,10 +28,7 @@ async fn list(options: &ListOptions) -> Result<Exit, CliError> {
     let mut out = std::io::stdout().lock();
     write_listing(&mut out, &listing, options.output)
         .and_then(|()| out.flush())
-        .map_err(|source| CliError::Stdio {
-            what: "cannot write to stdout",
-            source,
-        })?;
+        .map_err(CliError::stdout)?;
     Ok(Exit::Done)
 }
 

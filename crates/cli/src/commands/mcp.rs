@@ -37,10 +37,7 @@ async fn list(options: &ListOptions) -> Result<Exit, CliError> {
     let mut out = std::io::stdout().lock();
     write_status(&mut out, &status, options.output)
         .and_then(|()| out.flush())
-        .map_err(|source| CliError::Stdio {
-            what: "cannot write to stdout",
-            source,
-        })?;
+        .map_err(CliError::stdout)?;
     // A server that did not start is worth a non-zero exit for scripts.
     if status
         .iter()

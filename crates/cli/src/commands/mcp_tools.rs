@@ -9,7 +9,8 @@ use crate::error::CliError;
 
 /// Starts the servers (all at once, each within its handshake timeout) and registers
 /// the tools of those that started as `<server>__<tool>`. A server that did not
-/// start is reported on stderr and contributes no tools; the others still work.
+/// start is reported on stderr, contributes no tools and is not tried again; the
+/// others still work.
 /// `None` when no server is configured (nothing is started).
 pub async fn start(
     configs: &[McpServerConfig],
@@ -19,9 +20,8 @@ pub async fn start(
 }
 
 /// [`start`], given up when `cancel` is cancelled (Ctrl-C during start-up): the
-/// servers are then killed — those that started, with their whole process groups;
-/// those still in their handshake, by killing the process — and the error is
-/// [`cancelled_at_start`].
+/// servers are then killed with their whole process groups, whether they had started
+/// or were still in their handshake, and the error is [`cancelled_at_start`].
 pub async fn start_until(
     configs: &[McpServerConfig],
     registry: &mut ToolRegistry,
@@ -36,9 +36,9 @@ pub async fn start_until(
         started = McpManager::start(configs.to_vec()) => Some(started),
     };
     let Some(manager) = manager else {
-        // Dropping the start dropped every server: a connected one kills its process
-        // group at once; one in its handshake is killed by a task of its transport,
-        // which must get a turn before the process exits.
+        // Dropping the start dropped every server, which kills its process group at
+        // once; the task of the transport that reaps a child still in its handshake
+        // gets a turn before the process exits.
         for _ in 0..4 {
             tokio::task::yield_now().await;
         }
@@ -48,7 +48,7 @@ pub async fn start_until(
     for status in manager.status() {
         if let ServerState::Failed { reason } = &status.state {
             eprintln!(
-                "warning: MCP server `{}` did not start, its tools are unavailable: {reason}",
+                "warning: MCP server `{}` did not start and will not be retried; its tools are unavailable: {reason}",
                 status.name
             );
         }

@@ -29,10 +29,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
         let mut out = std::io::stdout().lock();
         out.write_all(effective.to_masked_toml().as_bytes())
             .and_then(|()| out.flush())
-            .map_err(|source| CliError::Stdio {
-                what: "cannot write to stdout",
-                source,
-            })?;
+            .map_err(CliError::stdout)?;
         return Ok(Exit::Done);
     }
     let prompt = prompt_text(args.prompt.as_deref())?;

@@ -32,10 +32,7 @@ pub fn run(args: &ScrubArgs) -> Result<Exit, CliError> {
     let mut out = std::io::stdout().lock();
     out.write_all(rendered.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(|source| CliError::Stdio {
-            what: "cannot write to stdout",
-            source,
-        })?;
+        .map_err(CliError::stdout)?;
     Ok(Exit::Done)
 }
 

@@ -78,16 +78,21 @@ pub async fn start(settings: &ServiceConfig, purpose: Purpose) -> Result<Service
         let memory: Arc<dyn Memory> = Arc::new(open(db).await?);
         deps.memory = Some(memory);
     }
+    // The configured provider's client serves as the default and as the named
+    // provider of its kind: it is built once.
+    let mut default = None;
     if let Some(provider) = &settings.provider {
-        deps = deps.with_provider(
-            provider_client(provider, &settings.runtime),
-            provider.model.clone(),
-        );
+        let client = provider_client(provider, &settings.runtime);
+        deps = deps.with_provider(Arc::clone(&client), provider.model.clone());
+        default = Some((provider.kind, client));
     }
     for kind in [ProviderKind::Openai, ProviderKind::Anthropic] {
-        if let Some(named) = named_provider(settings, kind) {
-            deps =
-                deps.with_named_provider(kind.as_str(), provider_client(&named, &settings.runtime));
+        let client = match &default {
+            Some((default_kind, client)) if *default_kind == kind => Some(Arc::clone(client)),
+            _ => public_provider(kind).map(|named| provider_client(&named, &settings.runtime)),
+        };
+        if let Some(client) = client {
+            deps = deps.with_named_provider(kind.as_str(), client);
         }
     }
 
@@ -140,12 +145,10 @@ pub async fn start(settings: &ServiceConfig, purpose: Purpose) -> Result<Service
     }
 }
 
-/// The provider an agent gets with `provider = "<kind>"`: the configured one when it
-/// is of that kind, else the kind's public API when its standard key variable is set.
-fn named_provider(settings: &ServiceConfig, kind: ProviderKind) -> Option<EffectiveProvider> {
-    if let Some(provider) = settings.provider.as_ref().filter(|p| p.kind == kind) {
-        return Some(provider.clone());
-    }
+/// The provider an agent gets with `provider = "<kind>"` when the configured one is of
+/// another kind (or there is none): the kind's public API, when its standard key
+/// variable is set.
+fn public_provider(kind: ProviderKind) -> Option<EffectiveProvider> {
     let (var, url, model) = config::provider_defaults(kind);
     let key = std::env::var(var)
         .ok()

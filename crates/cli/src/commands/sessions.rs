@@ -70,7 +70,7 @@ async fn list(options: &ListOptions) -> Result<Exit, CliError> {
         None => Vec::new(),
     };
     let mut out = std::io::stdout().lock();
-    write_sessions(&mut out, &sessions, options.output).map_err(stdout_error)?;
+    write_sessions(&mut out, &sessions, options.output).map_err(CliError::stdout)?;
     Ok(Exit::Done)
 }
 
@@ -94,15 +94,8 @@ async fn show(id: &str, options: &ListOptions) -> Result<Exit, CliError> {
         .await
         .map_err(|error| memory_error(&path, error))?;
     let mut out = std::io::stdout().lock();
-    write_messages(&mut out, &messages, options.output).map_err(stdout_error)?;
+    write_messages(&mut out, &messages, options.output).map_err(CliError::stdout)?;
     Ok(Exit::Done)
-}
-
-fn stdout_error(source: std::io::Error) -> CliError {
-    CliError::Stdio {
-        what: "cannot write to stdout",
-        source,
-    }
 }
 
 /// Prints sessions, one per line.

@@ -8,25 +8,15 @@ use serde::{Deserialize, Serialize};
 
 use super::ProviderKind;
 
-/// The two kinds of blueprint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentKind {
-    /// An AI agent: a model with tools, the implicit `{prompt}` schema.
-    Agent,
-    /// Tool steps with templated arguments, no model.
-    Deterministic,
-}
-
 /// One `[[agents]]` entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
     /// Unique name.
     pub name: String,
-    /// `agent` or `deterministic`.
+    /// `agent` or `deterministic` (the coordinator's kind, with its serde form).
     #[serde(rename = "type")]
-    pub kind: AgentKind,
+    pub kind: BlueprintKind,
     /// What it does.
     #[serde(default)]
     pub description: String,
@@ -62,10 +52,7 @@ impl AgentConfig {
     pub fn to_blueprint(&self) -> BlueprintConfig {
         BlueprintConfig {
             name: self.name.clone(),
-            kind: match self.kind {
-                AgentKind::Agent => BlueprintKind::Agent,
-                AgentKind::Deterministic => BlueprintKind::Deterministic,
-            },
+            kind: self.kind,
             description: self.description.clone(),
             system_prompt: self.system_prompt.clone(),
             provider: self.provider.map(|kind| kind.as_str().to_owned()),
@@ -98,13 +85,13 @@ pub(super) fn validate(agents: &[AgentConfig]) -> Result<(), (String, String)> {
             ));
         }
         match agent.kind {
-            AgentKind::Deterministic if agent.steps.is_empty() => {
+            BlueprintKind::Deterministic if agent.steps.is_empty() => {
                 return Err((
                     at("steps"),
                     "a deterministic agent needs at least one step".into(),
                 ));
             }
-            AgentKind::Agent if !agent.steps.is_empty() => {
+            BlueprintKind::Agent if !agent.steps.is_empty() => {
                 return Err((at("steps"), "only deterministic agents have steps".into()));
             }
             _ => {}

@@ -111,13 +111,12 @@ fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
             format!("expected a number in (0, 1], found {ratio}"),
         ));
     }
+    // The file's URL is checked, but kept as written (flags' and the environment's
+    // lose a trailing `/`).
     if let Some(url) = &config.provider.base_url
-        && !(url.starts_with("http://") || url.starts_with("https://"))
+        && let Err(message) = super::provider_pick::http_url(url)
     {
-        return Err(invalid(
-            "provider.base_url",
-            format!("expected an http:// or https:// URL, found `{url}`"),
-        ));
+        return Err(invalid("provider.base_url", message));
     }
     check_rules(path, "rules", &config.rules)?;
     super::agents::validate(&config.agents).map_err(|(key, message)| invalid(&key, message))?;

@@ -12,25 +12,29 @@ use oxydra::mcp::McpServerConfig;
 
 use super::provider_pick::merge_provider;
 #[cfg(test)]
-use super::provider_pick::{DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, DEFAULT_OPENAI_URL};
+use super::provider_pick::{DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL};
 use super::{AgentConfig, ApproveMode, LoadedFile, ProviderKind, ServeSection};
 use crate::args::RunOptions;
 use crate::error::CliError;
+#[cfg(test)]
+use oxydra::provider::OPENAI_BASE_URL as DEFAULT_OPENAI_URL;
 
 /// Reads an environment variable (a function so tests need not touch the real environment).
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
-/// What a run uses, after merging.
+/// The merged configuration: defaults, the file, the environment and the flags.
+/// `P` is the provider: required for a run ([`Effective`]), optional for the service
+/// commands ([`ServiceConfig`]). Everything else is merged the same way for both.
 #[derive(Debug, Clone, Serialize)]
-pub struct Effective {
+pub struct Merged<P> {
     /// Where the file came from (not printed as a key).
     #[serde(skip)]
     pub config_file: Option<PathBuf>,
     /// The provider.
-    pub provider: EffectiveProvider,
+    pub provider: P,
     /// Budgets and behaviour of the loop.
     pub runtime: EffectiveRuntime,
-    /// Where sessions are stored.
+    /// Where sessions (and runs) are stored.
     pub memory: EffectiveMemory,
     /// Tool settings.
     pub tools: BuiltinToolsConfig,
@@ -43,31 +47,17 @@ pub struct Effective {
     /// MCP servers whose tools are registered.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<McpServerConfig>,
+    /// `[serve]`, used by `oxydra serve` only (not printed by `--print-config`).
+    #[serde(skip)]
+    pub serve: ServeSection,
 }
+
+/// What a run uses, after merging.
+pub type Effective = Merged<EffectiveProvider>;
 
 /// What `oxydra serve`, `agents list` and `mcp list` use: the merged settings, where a
 /// provider is optional (without one, deterministic agents still run).
-#[derive(Debug, Clone)]
-pub struct ServiceConfig {
-    /// Where the file came from.
-    pub config_file: Option<PathBuf>,
-    /// The provider of AI agents, if one is configured.
-    pub provider: Option<EffectiveProvider>,
-    /// Budgets and behaviour of AI agents' loops.
-    pub runtime: EffectiveRuntime,
-    /// Where sessions and runs are stored.
-    pub memory: EffectiveMemory,
-    /// Tool settings.
-    pub tools: BuiltinToolsConfig,
-    /// Tool rules.
-    pub rules: Vec<toml::Table>,
-    /// Agent blueprints.
-    pub agents: Vec<AgentConfig>,
-    /// MCP servers.
-    pub mcp_servers: Vec<McpServerConfig>,
-    /// `[serve]`.
-    pub serve: ServeSection,
-}
+pub type ServiceConfig = Merged<Option<EffectiveProvider>>;
 
 /// The provider a run talks to.
 #[derive(Debug, Clone, Serialize)]
@@ -211,17 +201,7 @@ pub fn merge(
     stdin_is_terminal: bool,
 ) -> Result<Effective, CliError> {
     let provider = merge_provider(file, flags, env)?;
-    let (runtime, memory) = merge_settings(file, flags, env, stdin_is_terminal)?;
-    Ok(Effective {
-        config_file: file.path.clone(),
-        provider,
-        runtime,
-        memory,
-        tools: file.config.tools.clone(),
-        rules: file.config.rules.clone(),
-        agents: file.config.agents.clone(),
-        mcp_servers: file.config.mcp_servers.clone(),
-    })
+    merge_settings(file, flags, env, stdin_is_terminal, provider)
 }
 
 /// Merges like [`merge`] for the service commands: no provider is no error, and
@@ -236,27 +216,17 @@ pub fn merge_service(
         Err(CliError::NoProvider) => None,
         Err(error) => return Err(error),
     };
-    let (runtime, memory) = merge_settings(file, flags, env, false)?;
-    Ok(ServiceConfig {
-        config_file: file.path.clone(),
-        provider,
-        runtime,
-        memory,
-        tools: file.config.tools.clone(),
-        rules: file.config.rules.clone(),
-        agents: file.config.agents.clone(),
-        mcp_servers: file.config.mcp_servers.clone(),
-        serve: file.config.serve.clone(),
-    })
+    merge_settings(file, flags, env, false, provider)
 }
 
-/// Everything but the provider.
-fn merge_settings(
+/// Everything but the provider, which is merged already.
+fn merge_settings<P>(
     file: &LoadedFile,
     flags: &RunOptions,
     env: EnvLookup<'_>,
     stdin_is_terminal: bool,
-) -> Result<(EffectiveRuntime, EffectiveMemory), CliError> {
+    provider: P,
+) -> Result<Merged<P>, CliError> {
     let section = &file.config.runtime;
 
     let max_turns = flags.max_turns.or(section.max_turns).unwrap_or(8);
@@ -304,8 +274,10 @@ fn merge_settings(
         .canonicalize()
         .unwrap_or_else(|_| absolute(&workspace));
 
-    Ok((
-        EffectiveRuntime {
+    Ok(Merged {
+        config_file: file.path.clone(),
+        provider,
+        runtime: EffectiveRuntime {
             max_turns,
             max_cost,
             turn_timeout_secs,
@@ -317,11 +289,16 @@ fn merge_settings(
             workspace,
             session: flags.session.clone(),
         },
-        EffectiveMemory {
+        memory: EffectiveMemory {
             db: resolve_db(file, flags.db.as_deref(), env)?,
             retrieval: file.config.memory.retrieval.unwrap_or(true),
         },
-    ))
+        tools: file.config.tools.clone(),
+        rules: file.config.rules.clone(),
+        agents: file.config.agents.clone(),
+        mcp_servers: file.config.mcp_servers.clone(),
+        serve: file.config.serve.clone(),
+    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Picking the provider a run talks to: flags, then the environment, then the file's
 //! `[provider]`, then whichever API key is set; and each kind's defaults.
 
+use oxydra::provider::{ANTHROPIC_BASE_URL, OPENAI_BASE_URL};
+
 use super::mask::Secret;
 use super::merge::{EffectiveProvider, EnvLookup};
 use super::{LoadedFile, ProviderKind};
@@ -11,10 +13,6 @@ use crate::error::CliError;
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 /// Default model for Anthropic.
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
-/// Default base URL of OpenAI.
-pub const DEFAULT_OPENAI_URL: &str = "https://api.openai.com/v1";
-/// Default base URL of Anthropic.
-pub const DEFAULT_ANTHROPIC_URL: &str = "https://api.anthropic.com";
 
 /// The provider of a run: see docs/configuration.md, "How the provider is picked".
 pub(super) fn merge_provider(
@@ -39,14 +37,22 @@ pub(super) fn merge_provider(
         None => None,
     };
     let base_url = match (&flags.base_url, set("OXYDRA_BASE_URL")) {
-        (Some(url), _) => Some(check_url(url, || CliError::Flag {
-            flag: "--base-url",
-            message: format!("expected an http:// or https:// URL, found `{url}`"),
-        })?),
-        (None, Some(url)) => Some(check_url(&url, || CliError::Env {
-            var: "OXYDRA_BASE_URL".into(),
-            message: format!("expected an http:// or https:// URL, found `{url}`"),
-        })?),
+        (Some(url), _) => Some(
+            http_url(url)
+                .map_err(|message| CliError::Flag {
+                    flag: "--base-url",
+                    message,
+                })?
+                .to_owned(),
+        ),
+        (None, Some(url)) => Some(
+            http_url(&url)
+                .map_err(|message| CliError::Env {
+                    var: "OXYDRA_BASE_URL".into(),
+                    message,
+                })?
+                .to_owned(),
+        ),
         (None, None) => section.base_url.clone(),
     };
     let explicit_kind = flags.provider.or(env_kind).or(section.kind);
@@ -115,19 +121,23 @@ pub(super) fn merge_provider(
 /// The standard API key variable, base URL and model of a provider kind.
 pub fn provider_defaults(kind: ProviderKind) -> (&'static str, &'static str, &'static str) {
     match kind {
-        ProviderKind::Openai => ("OPENAI_API_KEY", DEFAULT_OPENAI_URL, DEFAULT_OPENAI_MODEL),
+        ProviderKind::Openai => ("OPENAI_API_KEY", OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL),
         ProviderKind::Anthropic => (
             "ANTHROPIC_API_KEY",
-            DEFAULT_ANTHROPIC_URL,
+            ANTHROPIC_BASE_URL,
             DEFAULT_ANTHROPIC_MODEL,
         ),
     }
 }
 
-fn check_url(url: &str, error: impl FnOnce() -> CliError) -> Result<String, CliError> {
+/// Checks that `url` is an `http(s)://` URL (a `base_url` from a flag, the environment
+/// or the file): the URL without trailing `/`, or what is wrong.
+pub(super) fn http_url(url: &str) -> Result<&str, String> {
     if url.starts_with("http://") || url.starts_with("https://") {
-        Ok(url.trim_end_matches('/').to_owned())
+        Ok(url.trim_end_matches('/'))
     } else {
-        Err(error())
+        Err(format!(
+            "expected an http:// or https:// URL, found `{url}`"
+        ))
     }
 }
