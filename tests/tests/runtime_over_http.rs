@@ -139,3 +139,38 @@ async fn recorded_openai_streams_drive_the_runtime() {
     assert!(second.contains("Tool execution failed"), "{second}");
     assert!(outcome.usage.input_tokens > 0);
 }
+
+/// A stream that cannot open is retried by the `ReliableProvider` up to its policy's
+/// attempts, and that is all: the runtime does not fall back to `complete` on top,
+/// which would run every retry a second time.
+#[tokio::test]
+async fn a_failing_provider_gets_the_policy_attempts_and_no_more() {
+    use oxydra::provider::RetryPolicy;
+    let dir = tempfile::tempdir().unwrap();
+    let bad_gateway = || Reply::Status(502, r#"{"error":{"message":"bad gateway"}}"#.into());
+    let server = ScriptServer::start(vec![
+        bad_gateway(),
+        bad_gateway(),
+        bad_gateway(),
+        bad_gateway(),
+        openai::text("too late"),
+    ])
+    .unwrap();
+    let provider = OpenAiProvider::new(ProviderConfig::new(server.openai_url(), None));
+    let policy = RetryPolicy::default()
+        .with_max_attempts(2)
+        .with_base_delay(std::time::Duration::from_millis(1));
+    let runtime = AgentRuntime::builder()
+        .provider(Arc::new(provider))
+        .retry_policy(policy)
+        .model("gpt-4o-mini")
+        .tools(ToolRegistry::with_builtins(&BuiltinToolsConfig::default()))
+        .workspace_root(dir.path().to_path_buf())
+        .build()
+        .unwrap();
+    let result = runtime
+        .run_session(&SessionId::generate(), "hello", &CancellationToken::new())
+        .await;
+    assert!(result.is_err(), "the run should fail: {result:?}");
+    assert_eq!(server.requests().len(), 2);
+}

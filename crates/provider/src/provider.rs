@@ -52,4 +52,12 @@ pub trait Provider: Send + Sync {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderStream, ProviderError>;
+
+    /// Whether this provider retries failed calls and falls back from `stream` to
+    /// `complete` itself, as [`ReliableProvider`](crate::ReliableProvider) does. A caller
+    /// must then take its errors as final: a fallback of its own would run every retry
+    /// again. Plain clients answer `false`.
+    fn retries_and_falls_back(&self) -> bool {
+        false
+    }
 }

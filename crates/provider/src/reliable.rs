@@ -234,6 +234,10 @@ impl Provider for ReliableProvider {
         self.inner.capabilities(model)
     }
 
+    fn retries_and_falls_back(&self) -> bool {
+        true
+    }
+
     async fn complete(
         &self,
         request: &ProviderRequest,

@@ -40,9 +40,12 @@ async fn read_stream(
     cancel: &CancellationToken,
     events: Option<&RunEvents>,
 ) -> Result<(ProviderResponse, bool), ProviderError> {
+    // A provider that retries and falls back itself has done both by the time it
+    // returns an error: falling back again would repeat all of its retries.
+    let own_fallback = !provider.retries_and_falls_back();
     let mut stream = match provider.stream(request, cancel).await {
         Ok(stream) => stream,
-        Err(error) if falls_back(&error) => {
+        Err(error) if own_fallback && falls_back(&error) => {
             tracing::warn!(%error, "stream failed to start; falling back to complete");
             return provider.complete(request, cancel).await.map(|r| (r, true));
         }
@@ -61,7 +64,7 @@ async fn read_stream(
                 got_output = true;
                 accumulator.push(&item);
             }
-            Err(error) if !got_output && falls_back(&error) => {
+            Err(error) if own_fallback && !got_output && falls_back(&error) => {
                 tracing::warn!(%error, "stream failed before any output; falling back to complete");
                 drop(stream);
                 return provider.complete(request, cancel).await.map(|r| (r, true));
