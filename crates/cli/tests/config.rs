@@ -9,10 +9,7 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::Stdio;
-
-use common::{Sandbox, stderr, stdout};
+use common::{Sandbox, output_with_stdin, stderr, stdout};
 
 fn run_with_config(sandbox: &Sandbox, toml: &str) -> std::process::Output {
     let path = sandbox.path().join("oxydra.toml");
@@ -136,21 +133,11 @@ fn scrub_redacts_stdin_and_reports_ranges() {
     let input = "host=db1\npassword: \"Xk9#mQ2$vL7pR4wZ8nB3\"\n";
     for json in [false, true] {
         let mut command = sandbox.command();
-        command
-            .arg("scrub")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
+        command.arg("scrub");
         if json {
             command.arg("--json");
         }
-        let mut child = command.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let output = child.wait_with_output().unwrap();
+        let output = output_with_stdin(command, input.as_bytes());
         assert_eq!(output.status.code(), Some(0));
         let text = stdout(&output);
         assert!(!text.contains("Xk9#mQ2$vL7pR4wZ8nB3"), "{text}");

@@ -10,42 +10,35 @@
 
 mod common;
 
-use common::{KillOnDrop, Pty, Sandbox, spawn_in_pty, wait_exit};
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
-use oxydra_e2e::{ScriptServer, openai};
+use common::{
+    KillOnDrop, Pty, Sandbox, assert_exit_code, interrupt, spawn_chat_in_pty, spawn_in_pty,
+};
+use oxydra_e2e::{Reply, ScriptServer, openai};
 
 const QUESTION: &str = "Allow? [y]es once / [a]lways this session / [n]o: ";
 
-/// Runs a task whose model calls `shell_exec`, answers the question with `answer`,
-/// and returns the sandbox, the server and everything the terminal showed.
-fn run_answering(answer: &str) -> (Sandbox, ScriptServer, String) {
-    let sandbox = Sandbox::new();
-    let server = ScriptServer::start(vec![
+/// A server whose model calls `shell_exec` (`echo approved > ran.txt`), answers
+/// "Done." to its result, then gives the `later` replies.
+fn server_calling_shell_exec(later: Vec<Reply>) -> ScriptServer {
+    let mut replies = vec![
         openai::tool_calls(&[(
             "call_sh",
             "shell_exec",
             r#"{"command":"echo approved > ran.txt"}"#,
         )]),
         openai::text("Done."),
-    ])
-    .unwrap();
-    let mut command = sandbox.pty_command();
-    command
-        .args([
-            "run",
-            "--base-url",
-            &server.openai_url(),
-            "--approve",
-            "ask",
-            "--output",
-            "jsonl",
-        ])
-        .arg("--db")
-        .arg(&sandbox.db)
-        .arg("--workspace")
-        .arg(&sandbox.workspace)
-        .arg("Run the command");
+    ];
+    replies.extend(later);
+    ScriptServer::start(replies).unwrap()
+}
+
+/// Runs a task whose model calls `shell_exec`, answers the question with `answer`,
+/// and returns the sandbox, the server and everything the terminal showed.
+fn run_answering(answer: &str) -> (Sandbox, ScriptServer, String) {
+    let sandbox = Sandbox::new();
+    let server = server_calling_shell_exec(vec![]);
+    let mut command = sandbox.oxydra_pty_command(&server, "run");
+    command.args(["--approve", "ask", "Run the command"]);
     let (mut child, mut pty) = spawn_in_pty(command);
     let shown = pty.output.wait_for(QUESTION);
     assert!(
@@ -54,10 +47,8 @@ fn run_answering(answer: &str) -> (Sandbox, ScriptServer, String) {
     );
     assert!(shown.contains("echo approved > ran.txt"), "{shown}");
     pty.type_text(&format!("{answer}\n"));
-    let status = wait_exit(&mut child, &|| pty.output.text());
-    let text = pty.output.text();
-    assert_eq!(status.code(), Some(0), "{text}");
-    (sandbox, server, text)
+    assert_exit_code(&mut child, 0, &pty.output);
+    (sandbox, server, pty.output.all())
 }
 
 /// The content of the tool result the model saw in the second request.
@@ -93,33 +84,10 @@ fn no_on_the_terminal_denies_the_command() {
 
 /// `oxydra chat --approve ask` on a terminal, whose model calls `shell_exec` first.
 fn chat_asking(sandbox: &Sandbox) -> (ScriptServer, KillOnDrop, Pty) {
-    let server = ScriptServer::start(vec![
-        openai::tool_calls(&[(
-            "call_sh",
-            "shell_exec",
-            r#"{"command":"echo approved > ran.txt"}"#,
-        )]),
-        openai::text("Done."),
-        openai::text("Later answer."),
-    ])
-    .unwrap();
-    let mut command = sandbox.pty_command();
-    command
-        .args([
-            "chat",
-            "--base-url",
-            &server.openai_url(),
-            "--approve",
-            "ask",
-            "--output",
-            "jsonl",
-        ])
-        .arg("--db")
-        .arg(&sandbox.db)
-        .arg("--workspace")
-        .arg(&sandbox.workspace);
-    let (child, mut pty) = spawn_in_pty(command);
-    pty.output.wait_for("oxydra> ");
+    let server = server_calling_shell_exec(vec![openai::text("Later answer.")]);
+    let mut command = sandbox.oxydra_pty_command(&server, "chat");
+    command.args(["--approve", "ask"]);
+    let (child, mut pty) = spawn_chat_in_pty(command);
     pty.type_text("run the command\r");
     pty.output.wait_for(QUESTION);
     (server, child, pty)
@@ -136,19 +104,14 @@ fn in_chat_the_question_gets_the_line_typed_during_the_turn() {
     assert_eq!(ran.trim(), "approved");
     assert!(!tool_result(&server).contains("denied"));
     pty.type_text("/exit\r");
-    let status = wait_exit(&mut child, &|| pty.output.text());
-    assert_eq!(status.code(), Some(0), "{}", pty.output.text());
+    assert_exit_code(&mut child, 0, &pty.output);
 }
 
 #[test]
 fn a_question_withdrawn_by_ctrl_c_leaves_the_next_line_to_the_prompt() {
     let sandbox = Sandbox::new();
     let (server, mut child, mut pty) = chat_asking(&sandbox);
-    kill(
-        Pid::from_raw(i32::try_from(child.id()).unwrap()),
-        Signal::SIGINT,
-    )
-    .unwrap();
+    interrupt(&child);
     pty.output
         .wait_for_after(r#""kind":"cancelled""#, "oxydra> ");
     // The withdrawn question does not take this line: it is the next message.
@@ -156,8 +119,7 @@ fn a_question_withdrawn_by_ctrl_c_leaves_the_next_line_to_the_prompt() {
     pty.output.wait_for(r#""text":"Done.""#);
     pty.output.wait_for_after(r#""text":"Done.""#, "oxydra> ");
     pty.type_text("/exit\r");
-    let status = wait_exit(&mut child, &|| pty.output.text());
-    assert_eq!(status.code(), Some(0), "{}", pty.output.text());
+    assert_exit_code(&mut child, 0, &pty.output);
     assert!(!sandbox.workspace.join("ran.txt").exists());
     let requests = server.requests();
     assert_eq!(requests.len(), 2);

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{Sandbox, json_lines, shape, stderr, stdout};
+use common::{Sandbox, is_gone, json_lines, read_pid, shape, stderr, stdout};
 use oxydra_e2e::{ScriptServer, mcp_servers, openai};
 
 fn sandbox_with_everything() -> Option<Sandbox> {
@@ -166,16 +166,6 @@ fn an_agent_calls_an_mcp_tool_and_a_builtin_in_one_parallel_batch() {
     assert!(offered.contains(&"everything__echo"), "{offered:?}");
 }
 
-/// Whether `pid` is gone (or a zombie waiting for its new parent to reap it).
-fn is_dead(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-    }
-}
-
 #[test]
 fn ctrl_c_twice_kills_everything_an_mcp_server_started() {
     let Some(script) = mcp_servers::require("server-everything") else {
@@ -199,19 +189,8 @@ fn ctrl_c_twice_kills_everything_an_mcp_server_started() {
     )
     .unwrap();
     let server = ScriptServer::start(vec![openai::hold_after_text("Working on it")]).unwrap();
-    let mut command = sandbox.command();
+    let mut command = sandbox.oxydra_command(&server, "run");
     command
-        .args([
-            "run",
-            "--base-url",
-            &server.openai_url(),
-            "--output",
-            "jsonl",
-        ])
-        .arg("--db")
-        .arg(&sandbox.db)
-        .arg("--workspace")
-        .arg(&sandbox.workspace)
         .arg("A long task")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
@@ -220,12 +199,8 @@ fn ctrl_c_twice_kills_everything_an_mcp_server_started() {
         server.wait_for_requests(1, std::time::Duration::from_secs(30)),
         "no request arrived"
     );
-    let sleeper: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(!is_dead(sleeper), "the sleeper should run with the server");
+    let sleeper = read_pid(&pid_file).unwrap();
+    assert!(!is_gone(sleeper), "the sleeper should run with the server");
     let oxydra = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
     // The first Ctrl-C cancels the turn; the second, once the first was seen, exits
     // at once (unless the cancelled run already stopped cleanly: the servers must be
@@ -247,10 +222,10 @@ fn ctrl_c_twice_kills_everything_an_mcp_server_started() {
     let stderr_text = format!("{seen}{rest}");
     assert_eq!(output.status.code(), Some(130), "{stderr_text}");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
-    while !is_dead(sleeper) && std::time::Instant::now() < deadline {
+    while !is_gone(sleeper) && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let dead = is_dead(sleeper);
+    let dead = is_gone(sleeper);
     if !dead {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(sleeper),

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{Sandbox, json_lines, shape, stderr, stdout};
+use common::{Sandbox, events_of_type, json_lines, shape, stderr, stdout};
 use oxydra_e2e::{ScriptServer, openai};
 
 fn tool_messages(body: &serde_json::Value) -> Vec<(String, String)> {
@@ -302,7 +302,7 @@ fn budget_exhaustion_exits_3_with_an_error_event() {
     let last = events.last().unwrap();
     assert_eq!(last["type"], "error");
     assert_eq!(last["kind"], "budget_exceeded");
-    assert_eq!(events.iter().filter(|e| e["type"] == "error").count(), 1);
+    assert_eq!(events_of_type(&events, "error").len(), 1);
 }
 
 #[test]
@@ -318,20 +318,10 @@ fn anthropic_format_server_runs_a_tool_turn() {
         oxydra_e2e::anthropic::text("We ship on Friday."),
     ])
     .unwrap();
-    let mut command = sandbox.command();
+    let mut command = sandbox.stored_command("run");
     command
         .env("ANTHROPIC_API_KEY", "sk-ant-test-0123456789abcdef")
-        .args([
-            "run",
-            "--provider",
-            "anthropic",
-            "--base-url",
-            &server.url(),
-        ])
-        .arg("--db")
-        .arg(&sandbox.db)
-        .arg("--workspace")
-        .arg(&sandbox.workspace)
+        .args(["--provider", "anthropic", "--base-url", &server.url()])
         .args(["--output", "jsonl", "When do we ship?"]);
     let output = command.output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -366,15 +356,8 @@ fn api_key_from_the_environment_is_sent_to_the_configured_server() {
         ),
     )
     .unwrap();
-    let mut command = sandbox.command();
-    command
-        .env("MY_KEY", "secret-key-value")
-        .arg("run")
-        .arg("--db")
-        .arg(&sandbox.db)
-        .arg("--workspace")
-        .arg(&sandbox.workspace)
-        .arg("hi");
+    let mut command = sandbox.stored_command("run");
+    command.env("MY_KEY", "secret-key-value").arg("hi");
     let output = command.output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let request = &server.requests()[0];

@@ -11,40 +11,22 @@
 mod common;
 
 use std::io::Write;
-use std::path::Path;
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
-use common::{Captured, KillOnDrop, PATIENCE, Sandbox, json_lines, json_values, stderr, wait_exit};
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+use common::{
+    Sandbox, assert_exit_code, events_of_type, interrupt, is_gone, json_lines, json_values,
+    output_with_stdin, poll_until, read_pid, spawn_captured, spawn_with_stdin, stderr,
+    wait_for_first_request,
+};
 use oxydra_e2e::{ScriptServer, mcp_servers, openai};
-
-fn interrupt(child: &Child) {
-    kill(
-        Pid::from_raw(i32::try_from(child.id()).unwrap()),
-        Signal::SIGINT,
-    )
-    .unwrap();
-}
 
 #[test]
 fn sigint_mid_run_exits_130_and_keeps_the_session() {
     let sandbox = Sandbox::new();
     let server = ScriptServer::start(vec![openai::hold_after_text("Working on it")]).unwrap();
-    let mut command = sandbox.command();
+    let mut command = sandbox.oxydra_command(&server, "run");
     command
-        .args([
-            "run",
-            "--base-url",
-            &server.openai_url(),
-            "--output",
-            "jsonl",
-        ])
-        .arg("--db")
-        .arg(&sandbox.db)
-        .arg("--workspace")
-        .arg(&sandbox.workspace)
         .arg("A long task")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -53,11 +35,7 @@ fn sigint_mid_run_exits_130_and_keeps_the_session() {
         server.wait_for_requests(1, Duration::from_secs(10)),
         "no request arrived"
     );
-    kill(
-        Pid::from_raw(i32::try_from(child.id()).unwrap()),
-        Signal::SIGINT,
-    )
-    .unwrap();
+    interrupt(&child);
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
     let events = json_lines(&output);
@@ -84,35 +62,13 @@ fn chat_reads_lines_and_commands_from_stdin() {
         openai::text("Second answer."),
     ])
     .unwrap();
-    let mut command = sandbox.command();
-    command
-        .args([
-            "chat",
-            "--base-url",
-            &server.openai_url(),
-            "--output",
-            "jsonl",
-        ])
-        .arg("--db")
-        .arg(&sandbox.db)
-        .arg("--workspace")
-        .arg(&sandbox.workspace)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"hello\n/bogus\n/new\nagain\n/sessions\n/exit\n")
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = output_with_stdin(
+        sandbox.oxydra_command(&server, "chat"),
+        b"hello\n/bogus\n/new\nagain\n/sessions\n/exit\n",
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let finals: Vec<_> = json_lines(&output)
-        .into_iter()
-        .filter(|e| e["type"] == "final")
-        .collect();
+    let events = json_lines(&output);
+    let finals = events_of_type(&events, "final");
     assert_eq!(finals.len(), 2);
     assert_eq!(finals[0]["text"], "First answer.");
     assert_eq!(finals[1]["text"], "Second answer.");
@@ -134,33 +90,11 @@ fn sigint_in_chat_cancels_the_turn_and_a_second_one_at_the_prompt_exits_130() {
         openai::text("Second answer."),
     ])
     .unwrap();
-    let mut command = sandbox.command();
-    command
-        .args([
-            "chat",
-            "--base-url",
-            &server.openai_url(),
-            "--output",
-            "jsonl",
-        ])
-        .arg("--db")
-        .arg(&sandbox.db)
-        .arg("--workspace")
-        .arg(&sandbox.workspace)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = KillOnDrop(command.spawn().unwrap());
-    let mut stdin = child.stdin.take().unwrap();
-    let out = Captured::start(child.stdout.take().unwrap());
-    let err = Captured::start(child.stderr.take().unwrap());
+    let (mut child, mut stdin, out, err) =
+        spawn_with_stdin(sandbox.oxydra_command(&server, "chat"));
 
     stdin.write_all(b"a long task\n").unwrap();
-    assert!(
-        server.wait_for_requests(1, PATIENCE),
-        "no request arrived: {}",
-        err.text()
-    );
+    wait_for_first_request(&server, &err);
     interrupt(&child);
     out.wait_for(r#""kind":"cancelled""#);
 
@@ -173,27 +107,9 @@ fn sigint_in_chat_cancels_the_turn_and_a_second_one_at_the_prompt_exits_130() {
     stdin.write_all(b"/sessions\n").unwrap();
     err.wait_for("current: ses_");
     interrupt(&child);
-    let status = wait_exit(&mut child, &|| err.text());
-    assert_eq!(status.code(), Some(130), "{}", err.text());
-    let finals = json_values(&out.text())
-        .into_iter()
-        .filter(|event| event["type"] == "final")
-        .count();
-    assert_eq!(finals, 1);
-}
-
-/// Whether process `pid` is gone (or a zombie nobody reaped yet).
-fn is_gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
-    }
-}
-
-fn read_pid(path: &Path) -> Option<i32> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+    assert_exit_code(&mut child, 130, &err);
+    let events = json_values(&out.all());
+    assert_eq!(events_of_type(&events, "final").len(), 1);
 }
 
 #[test]
@@ -223,49 +139,25 @@ fn sigint_while_mcp_servers_start_kills_them_and_exits_130() {
     );
     std::fs::write(sandbox.path().join("oxydra.toml"), config).unwrap();
     let server = ScriptServer::start(vec![openai::text("never asked")]).unwrap();
-    let mut command = sandbox.command();
-    command
-        .args([
-            "run",
-            "--base-url",
-            &server.openai_url(),
-            "--output",
-            "jsonl",
-        ])
-        .arg("--db")
-        .arg(&sandbox.db)
-        .arg("--workspace")
-        .arg(&sandbox.workspace)
-        .arg("A task")
-        .env("RUST_LOG", "oxydra_mcp=info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = KillOnDrop(command.spawn().unwrap());
-    let out = Captured::start(child.stdout.take().unwrap());
-    let err = Captured::start(child.stderr.take().unwrap());
+    let mut command = sandbox.oxydra_command(&server, "run");
+    command.arg("A task").env("RUST_LOG", "oxydra_mcp=info");
+    let (mut child, out, err) = spawn_captured(command);
     err.wait_until("`everything` to start", |text| {
         text.lines()
             .any(|line| line.contains("MCP server started") && line.contains("everything"))
     });
-    let deadline = Instant::now() + PATIENCE;
-    while read_pid(&stuck_pid).is_none() {
-        assert!(
-            Instant::now() < deadline,
-            "`stuck` never ran: {}",
-            err.text()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    poll_until(|| read_pid(&stuck_pid).is_some(), &|| {
+        format!("`stuck` never ran: {}", err.text())
+    });
     let started = read_pid(&started_pid).unwrap();
     let helper = read_pid(&helper_pid).unwrap();
     let stuck = read_pid(&stuck_pid).unwrap();
     assert!(!is_gone(started) && !is_gone(helper) && !is_gone(stuck));
 
     interrupt(&child);
-    let status = wait_exit(&mut child, &|| err.text());
-    assert_eq!(status.code(), Some(130), "{}", err.text());
+    assert_exit_code(&mut child, 130, &err);
     assert!(
-        err.text()
+        err.all()
             .contains("cancelled while starting the MCP servers"),
         "{}",
         err.text()
@@ -277,15 +169,15 @@ fn sigint_while_mcp_servers_start_kills_them_and_exits_130() {
     assert_eq!(server.requests().len(), 0);
     // Both servers are killed: the started one with its whole process group, the one
     // still in its handshake too.
-    let deadline = Instant::now() + PATIENCE;
-    while !(is_gone(started) && is_gone(helper) && is_gone(stuck)) {
-        assert!(
-            Instant::now() < deadline,
-            "MCP processes left running: everything {}, its helper {}, stuck {}",
-            !is_gone(started),
-            !is_gone(helper),
-            !is_gone(stuck)
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    poll_until(
+        || is_gone(started) && is_gone(helper) && is_gone(stuck),
+        &|| {
+            format!(
+                "MCP processes left running: everything {}, its helper {}, stuck {}",
+                !is_gone(started),
+                !is_gone(helper),
+                !is_gone(stuck)
+            )
+        },
+    );
 }

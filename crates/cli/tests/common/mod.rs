@@ -6,10 +6,14 @@
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use oxydra_e2e::ScriptServer;
+use serde_json::Value;
 use tempfile::TempDir;
 
 /// How long a test waits for something that should come (generous: the machine may
@@ -75,16 +79,49 @@ impl Sandbox {
             .stdin(Stdio::null());
     }
 
-    /// `oxydra run` against an OpenAI-format server with the sandbox's db and workspace.
-    pub fn run_openai(&self, base_url: &str, extra: &[&str], prompt: &str) -> Output {
+    /// `oxydra <subcommand> --db DB --workspace WS`: the sandbox's database and workspace.
+    pub fn stored_command(&self, subcommand: &str) -> Command {
         let mut command = self.command();
+        self.add_store(&mut command, subcommand);
         command
-            .arg("run")
-            .args(["--base-url", base_url])
+    }
+
+    /// `oxydra <subcommand> --base-url URL --output jsonl --db DB --workspace WS`, against
+    /// `server`'s OpenAI-format endpoint.
+    pub fn oxydra_command(&self, server: &ScriptServer, subcommand: &str) -> Command {
+        let mut command = self.command();
+        self.add_jsonl_against(&mut command, server, subcommand);
+        command
+    }
+
+    /// [`Sandbox::oxydra_command`] on a terminal of its own (see [`Sandbox::pty_command`]).
+    pub fn oxydra_pty_command(&self, server: &ScriptServer, subcommand: &str) -> Command {
+        let mut command = self.pty_command();
+        self.add_jsonl_against(&mut command, server, subcommand);
+        command
+    }
+
+    /// Adds `<subcommand> --db DB --workspace WS --base-url URL --output jsonl`.
+    fn add_jsonl_against(&self, command: &mut Command, server: &ScriptServer, subcommand: &str) {
+        self.add_store(command, subcommand);
+        command.args(["--base-url", &server.openai_url(), "--output", "jsonl"]);
+    }
+
+    /// Adds `<subcommand> --db DB --workspace WS`.
+    fn add_store(&self, command: &mut Command, subcommand: &str) {
+        command
+            .arg(subcommand)
             .arg("--db")
             .arg(&self.db)
             .arg("--workspace")
-            .arg(&self.workspace)
+            .arg(&self.workspace);
+    }
+
+    /// `oxydra run` against an OpenAI-format server with the sandbox's db and workspace.
+    pub fn run_openai(&self, base_url: &str, extra: &[&str], prompt: &str) -> Output {
+        let mut command = self.stored_command("run");
+        command
+            .args(["--base-url", base_url])
             .args(extra)
             .arg(prompt);
         command.output().unwrap()
@@ -106,7 +143,7 @@ pub fn stderr(output: &Output) -> String {
 }
 
 /// Every stdout line parsed as JSON (a line that is not JSON fails the test).
-pub fn json_lines(output: &Output) -> Vec<serde_json::Value> {
+pub fn json_lines(output: &Output) -> Vec<Value> {
     stdout(output)
         .lines()
         .map(|line| {
@@ -115,8 +152,16 @@ pub fn json_lines(output: &Output) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The events whose `type` is `kind`, in order.
+pub fn events_of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|event| event["type"] == kind)
+        .collect()
+}
+
 /// A compact form of an event stream for comparison: consecutive text deltas merge.
-pub fn shape(events: &[serde_json::Value]) -> Vec<String> {
+pub fn shape(events: &[Value]) -> Vec<String> {
     let mut shape: Vec<String> = Vec::new();
     for event in events {
         let kind = event["type"].as_str().unwrap();
@@ -150,7 +195,8 @@ pub fn shape(events: &[serde_json::Value]) -> Vec<String> {
 /// What a child writes to one of its outputs, gathered by a thread as it comes.
 #[derive(Clone)]
 pub struct Captured {
-    shared: Arc<(Mutex<Vec<u8>>, Condvar)>,
+    /// The bytes so far, and whether the output has ended.
+    shared: Arc<(Mutex<(Vec<u8>, bool)>, Condvar)>,
 }
 
 impl Captured {
@@ -158,7 +204,7 @@ impl Captured {
     /// gives once the child is gone).
     pub fn start(mut reader: impl Read + Send + 'static) -> Self {
         let captured = Self {
-            shared: Arc::new((Mutex::new(Vec::new()), Condvar::new())),
+            shared: Arc::new((Mutex::new((Vec::new(), false)), Condvar::new())),
         };
         let shared = Arc::clone(&captured.shared);
         std::thread::spawn(move || {
@@ -167,31 +213,51 @@ impl Captured {
                 if read == 0 {
                     break;
                 }
-                shared.0.lock().unwrap().extend_from_slice(&buffer[..read]);
+                shared
+                    .0
+                    .lock()
+                    .unwrap()
+                    .0
+                    .extend_from_slice(&buffer[..read]);
                 shared.1.notify_all();
             }
+            shared.0.lock().unwrap().1 = true;
+            shared.1.notify_all();
         });
         captured
     }
 
     /// Everything so far.
     pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.shared.0.lock().unwrap()).into_owned()
+        String::from_utf8_lossy(&self.shared.0.lock().unwrap().0).into_owned()
+    }
+
+    /// Everything, once the output has ended (the child exited): the reader thread may
+    /// still be taking the last bytes when the child's exit is seen.
+    pub fn all(&self) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        let mut state = self.shared.0.lock().unwrap();
+        while !state.1 {
+            let now = Instant::now();
+            assert!(now < deadline, "the output did not end");
+            state = self.shared.1.wait_timeout(state, deadline - now).unwrap().0;
+        }
+        String::from_utf8_lossy(&state.0).into_owned()
     }
 
     /// Waits until `done` holds for what was written ([`PATIENCE`] at most); panics
     /// with the text otherwise.
     pub fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + PATIENCE;
-        let mut bytes = self.shared.0.lock().unwrap();
+        let mut state = self.shared.0.lock().unwrap();
         loop {
-            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let text = String::from_utf8_lossy(&state.0).into_owned();
             if done(&text) {
                 return text;
             }
             let now = Instant::now();
             assert!(now < deadline, "timed out waiting for {what}; got:\n{text}");
-            bytes = self.shared.1.wait_timeout(bytes, deadline - now).unwrap().0;
+            state = self.shared.1.wait_timeout(state, deadline - now).unwrap().0;
         }
     }
 
@@ -249,6 +315,35 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// Runs `command` with `input` on its stdin (closed once written) and stdout and stderr
+/// piped, and returns its output.
+pub fn output_with_stdin(mut command: Command, input: &[u8]) -> Output {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Spawns `command` with its stdout and stderr piped, each captured as it comes.
+pub fn spawn_captured(mut command: Command) -> (KillOnDrop, Captured, Captured) {
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = KillOnDrop(command.spawn().unwrap());
+    let stdout = Captured::start(child.stdout.take().unwrap());
+    let stderr = Captured::start(child.stderr.take().unwrap());
+    (child, stdout, stderr)
+}
+
+/// [`spawn_captured`] with a pipe to the child's stdin too, for typing lines into it.
+pub fn spawn_with_stdin(mut command: Command) -> (KillOnDrop, ChildStdin, Captured, Captured) {
+    command.stdin(Stdio::piped());
+    let (mut child, stdout, stderr) = spawn_captured(command);
+    let stdin = child.stdin.take().unwrap();
+    (child, stdin, stdout, stderr)
+}
+
 /// Spawns `command` (see [`Sandbox::pty_command`]) on a new pseudo-terminal.
 pub fn spawn_in_pty(mut command: Command) -> (KillOnDrop, Pty) {
     let size = nix::pty::Winsize {
@@ -271,6 +366,64 @@ pub fn spawn_in_pty(mut command: Command) -> (KillOnDrop, Pty) {
     (KillOnDrop(child), Pty { master, output })
 }
 
+/// Spawns an `oxydra chat` `command` on a new pseudo-terminal and waits for its prompt.
+pub fn spawn_chat_in_pty(command: Command) -> (KillOnDrop, Pty) {
+    let (child, pty) = spawn_in_pty(command);
+    pty.output.wait_for("oxydra> ");
+    (child, pty)
+}
+
+/// Waits for `server`'s first request ([`PATIENCE`] at most); fails showing `output`.
+pub fn wait_for_first_request(server: &ScriptServer, output: &Captured) {
+    assert!(
+        server.wait_for_requests(1, PATIENCE),
+        "no request arrived: {}",
+        output.text()
+    );
+}
+
+/// Sends SIGINT (a Ctrl-C) to `child`.
+pub fn interrupt(child: &Child) {
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        Signal::SIGINT,
+    )
+    .unwrap();
+}
+
+/// Waits for `child` to exit (see [`wait_exit`]) and asserts its exit code; `output`
+/// is what a failure shows.
+pub fn assert_exit_code(child: &mut Child, code: i32, output: &Captured) {
+    let status = wait_exit(child, &|| output.text());
+    assert_eq!(status.code(), Some(code), "{}", output.text());
+}
+
+/// Checks `done` every 20 ms until it holds ([`PATIENCE`] at most; then the test fails
+/// with `what`).
+pub fn poll_until(done: impl Fn() -> bool, what: &dyn Fn() -> String) {
+    let deadline = Instant::now() + PATIENCE;
+    while !done() {
+        assert!(Instant::now() < deadline, "{}", what());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet).
+pub fn is_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| {
+            let state = rest.trim_start();
+            state.starts_with('Z') || state.starts_with('X')
+        }),
+    }
+}
+
+/// The process id a shell wrote to `path` (`echo $$ > path`), once it is there.
+pub fn read_pid(path: &Path) -> Option<i32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
 /// Waits for `child` to exit ([`PATIENCE`] at most; then it is killed and the test fails).
 pub fn wait_exit(child: &mut Child, what: &dyn Fn() -> String) -> ExitStatus {
     let deadline = Instant::now() + PATIENCE;
@@ -288,7 +441,7 @@ pub fn wait_exit(child: &mut Child, what: &dyn Fn() -> String) -> ExitStatus {
 }
 
 /// The JSON lines of `text` (other lines, such as a terminal's echo, are skipped).
-pub fn json_values(text: &str) -> Vec<serde_json::Value> {
+pub fn json_values(text: &str) -> Vec<Value> {
     text.lines()
         .filter_map(|line| {
             let start = line.find('{')?;
