@@ -7,7 +7,7 @@ use std::time::Instant;
 use oxydra_tools::{Tool, ToolOutput};
 use oxydra_types::{SafetyTier, ToolCall};
 
-use crate::consent::{ConsentCheck, PermissionRequest, PermissionScope};
+use crate::consent::{ConsentCheck, GrantLookup, PermissionRequest, PermissionScope};
 use crate::context::ExecutionContext;
 use crate::dedupe::canonical_key;
 use crate::error::ToolExecutionError;
@@ -179,7 +179,14 @@ impl ToolExecutor {
                 timeout: self.config.permission_timeout,
                 cancel: &ctx.cancel,
             };
-            let request = PermissionRequest {
+            let lookup = GrantLookup {
+                tool_name: &call.name,
+                scope,
+                session_id: &ctx.session_id,
+                args_key: &prepared.key,
+            };
+            // The request (with a copy of the arguments) is built only if the broker is asked.
+            let request = || PermissionRequest {
                 tool_name: call.name.clone(),
                 arguments: prepared.args.clone(),
                 tier: prepared.tier,
@@ -188,7 +195,7 @@ impl ToolExecutor {
                 call_id: call.id.clone(),
                 reason: reason.to_owned(),
             };
-            if let Err(error) = check.authorize(request, &prepared.key).await {
+            if let Err(error) = check.authorize(lookup, request).await {
                 return Admission::Refused(error);
             }
         }

@@ -3,7 +3,6 @@
 
 use std::time::Instant;
 
-use futures::future::join_all;
 use oxydra_tools::ToolOutput;
 use oxydra_types::{RuntimeEvent, SafetyTier, ToolCall};
 use tokio::sync::Semaphore;
@@ -14,7 +13,7 @@ use crate::context::ExecutionContext;
 use crate::error::ToolExecutionError;
 use crate::events::ToolEventSink;
 use crate::executor::ToolExecutor;
-use crate::invoke::{Invocation, invoke};
+use crate::invoke::{Invocation, Job, Ran, run_concurrently, run_one};
 use crate::record::{ToolBatchResult, ToolCallRecord};
 use crate::rules::process_state::{ExecutionPhase, ProcessToolState};
 
@@ -47,7 +46,7 @@ struct Admitted {
 }
 
 /// How many calls of a concurrent group may run at once: `max_parallel`, at least 1
-/// and at most what a semaphore can hold (`Semaphore::new` panics above that).
+/// and at most `Semaphore::MAX_PERMITS` (the documented clamp of `max_parallel`).
 fn parallel_permits(max_parallel: usize) -> usize {
     max_parallel.clamp(1, Semaphore::MAX_PERMITS)
 }
@@ -160,25 +159,24 @@ impl ToolExecutor {
             continuation: false,
         };
         let mut prepared: Vec<Option<Prepared>> = Vec::with_capacity(calls.len());
+        // Each call's tier (`None` for an unknown tool), by position.
+        let mut tiers: Vec<Option<SafetyTier>> = Vec::with_capacity(calls.len());
         let mut failures = Vec::new();
         for (index, call) in calls.iter().enumerate() {
             match self.prepare(call) {
                 // A heartbeat request counts only once the call has produced output.
-                Ok(ready) => prepared.push(Some(ready)),
+                Ok(ready) => {
+                    tiers.push(Some(ready.tier));
+                    prepared.push(Some(ready));
+                }
                 Err((tier, error)) => {
+                    tiers.push(tier);
                     prepared.push(None);
                     failures.push((index, tier, error));
                 }
             }
         }
-        for (index, call) in calls.iter().enumerate() {
-            let tier = match prepared.get(index) {
-                Some(Some(ready)) => Some(ready.tier),
-                _ => failures
-                    .iter()
-                    .find(|(at, _, _)| *at == index)
-                    .and_then(|(_, tier, _)| *tier),
-            };
+        for (call, tier) in calls.iter().zip(&tiers) {
             events.emit(RuntimeEvent::ToolStarted {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
@@ -259,7 +257,8 @@ impl ToolExecutor {
                 }
                 Admission::Reused(output) => {
                     // The model gets the earlier output, so its heartbeat request stands.
-                    process.record(&call.name, call.id.clone(), Instant::now());
+                    self.rules
+                        .record_run(process, &call.name, call.id.clone(), Instant::now());
                     outputs.continuation |= ready.heartbeat;
                     (Ok(output), true)
                 }
@@ -282,9 +281,25 @@ impl ToolExecutor {
         if admitted.is_empty() {
             return;
         }
-        let semaphore = Semaphore::new(parallel_permits(self.config.max_parallel));
+        for (admitted, record) in self.run_admitted(run, admitted).await {
+            let index = admitted.index;
+            self.settle(run.ctx, process, &record, admitted, outputs);
+            if let Some(slot) = outputs.slots.get_mut(index) {
+                *slot = Some(record);
+            }
+        }
+    }
+
+    /// Run the admitted calls of a group: one alone on the batch's task, more each on
+    /// its own task, at most `max_parallel` at once. Each call's record is built (and
+    /// its event emitted) as soon as it finishes; they come back in request order.
+    async fn run_admitted<'c>(
+        &self,
+        run: &Run<'c>,
+        admitted: Vec<(usize, &'c ToolCall, Prepared, Reservation)>,
+    ) -> Vec<(Admitted, ToolCallRecord)> {
         let mut metas = Vec::with_capacity(admitted.len());
-        let mut futures = Vec::with_capacity(admitted.len());
+        let mut jobs = Vec::with_capacity(admitted.len());
         for (index, call, ready, reservation) in admitted {
             let Prepared {
                 tool,
@@ -294,49 +309,66 @@ impl ToolExecutor {
                 dedupe,
                 heartbeat,
             } = ready;
-            metas.push(Admitted {
+            let span = tool_span(call, Some(tier));
+            jobs.push(Job {
+                timeout: call_timeout(self.config.execution_timeout, &*tool),
+                invocation: Invocation {
+                    tool,
+                    tool_name: call.name.clone(),
+                    args,
+                    call_id: call.id.clone(),
+                    workspace_root: run.ctx.workspace_root.clone(),
+                },
+                span: span.clone(),
+            });
+            let admitted = Admitted {
                 index,
                 tier,
                 key,
                 dedupe,
                 heartbeat,
                 reservation,
-            });
-            let invocation = Invocation {
-                tool,
-                tool_name: call.name.clone(),
-                args,
-                call_id: call.id.clone(),
-                workspace_root: run.ctx.workspace_root.clone(),
             };
-            let semaphore = &semaphore;
-            futures.push(async move {
-                // The semaphore is never closed; without a permit the call still runs.
-                let _permit = semaphore.acquire().await.ok();
-                let span = tool_span(call, Some(tier));
-                let started = Instant::now();
-                let timeout = call_timeout(self.config.execution_timeout, &*invocation.tool);
-                let (outcome, finished_at) =
-                    invoke(invocation, &run.ctx.cancel, timeout, span.clone()).await;
-                finish(
-                    call,
-                    Some(tier),
-                    outcome,
-                    false,
-                    (started, finished_at),
-                    &span,
-                    run.events,
-                )
-            });
+            metas.push((call, span, admitted));
         }
-        let records = join_all(futures).await;
-        for (admitted, record) in metas.into_iter().zip(records) {
-            let index = admitted.index;
-            self.settle(run.ctx, process, &record, admitted, outputs);
-            if let Some(slot) = outputs.slots.get_mut(index) {
-                *slot = Some(record);
+        let mut records: Vec<Option<ToolCallRecord>> = metas.iter().map(|_| None).collect();
+        let mut record = |position: usize, ran: Ran| {
+            let (Some((call, span, admitted)), Some(slot)) =
+                (metas.get(position), records.get_mut(position))
+            else {
+                return;
+            };
+            *slot = Some(finish(
+                call,
+                Some(admitted.tier),
+                ran.outcome,
+                false,
+                (ran.started, ran.finished_at),
+                span,
+                run.events,
+            ));
+        };
+        match <[Job; 1]>::try_from(jobs) {
+            Ok([job]) => record(0, run_one(job, run.ctx.cancel.clone()).await),
+            Err(jobs) => {
+                let limit = parallel_permits(self.config.max_parallel);
+                run_concurrently(jobs, &run.ctx.cancel, limit, record).await;
             }
         }
+        metas
+            .into_iter()
+            .zip(records)
+            .map(|((call, span, admitted), record)| {
+                // Every job reports back; were one not to, its call still gets a result.
+                let record = record.unwrap_or_else(|| {
+                    let outcome = Err(ToolExecutionError::Cancelled);
+                    let at = (Instant::now(), None);
+                    let tier = Some(admitted.tier);
+                    finish(call, tier, outcome, false, at, &span, run.events)
+                });
+                (admitted, record)
+            })
+            .collect()
     }
 
     /// Update rule, dedupe and loop state once an admitted call has run: a failed
@@ -364,7 +396,8 @@ impl ToolExecutor {
         } = admitted;
         self.confirm(&call.name, reservation, record.finished_at);
         let now = Instant::now();
-        process.record(&call.name, call.id.clone(), now);
+        self.rules
+            .record_run(process, &call.name, call.id.clone(), now);
         outputs.continuation |= heartbeat;
         match dedupe {
             DedupeMode::Reuse => self
@@ -382,9 +415,6 @@ impl ToolExecutor {
             process.phase = ExecutionPhase::ExitRequested;
         }
         outputs.continuation |= rules.continue_loop;
-        if !process.start_constraints_done && self.rules.start_satisfied(process) {
-            process.start_constraints_done = true;
-        }
     }
 }
 

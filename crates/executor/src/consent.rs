@@ -167,26 +167,38 @@ pub(crate) struct ConsentCheck<'a> {
     pub(crate) cancel: &'a CancellationToken,
 }
 
+/// What a standing grant for one call is looked up by.
+pub(crate) struct GrantLookup<'a> {
+    pub(crate) tool_name: &'a str,
+    pub(crate) scope: PermissionScope,
+    pub(crate) session_id: &'a SessionId,
+    /// The call's canonical arguments (for [`PermissionScope::Arguments`]).
+    pub(crate) args_key: &'a str,
+}
+
 impl ConsentCheck<'_> {
-    /// `Ok` when the call may run; the grant is cached when the decision is a standing one.
+    /// `Ok` when the call may run: a standing grant covers it, or the broker approves
+    /// the request `request` builds (built only when the broker is asked). The grant is
+    /// cached when the decision is a standing one.
     pub(crate) async fn authorize(
         &self,
-        request: PermissionRequest,
-        args_key: &str,
+        lookup: GrantLookup<'_>,
+        request: impl FnOnce() -> PermissionRequest,
     ) -> Result<(), ToolExecutionError> {
-        let key = GrantStore::key(
-            &request.tool_name,
-            request.scope,
-            &request.session_id,
+        let GrantLookup {
+            tool_name,
+            scope,
+            session_id,
             args_key,
-        );
+        } = lookup;
+        let key = GrantStore::key(tool_name, scope, session_id, args_key);
         if self.grants.has_grant(&key, Instant::now()) {
-            tracing::debug!(tool = %request.tool_name, scope = %request.scope, "standing grant");
+            tracing::debug!(tool = %tool_name, scope = %scope, "standing grant");
             return Ok(());
         }
         let denied = |reason: String| ToolExecutionError::PermissionDenied {
-            tool_name: request.tool_name.clone(),
-            scope: request.scope,
+            tool_name: tool_name.to_owned(),
+            scope,
             reason,
         };
         let Some(broker) = self.broker else {
@@ -197,7 +209,7 @@ impl ConsentCheck<'_> {
         let decision = tokio::select! {
             biased;
             () = self.cancel.cancelled() => return Err(ToolExecutionError::Cancelled),
-            decision = tokio::time::timeout(self.timeout, broker.request(request.clone())) => decision,
+            decision = tokio::time::timeout(self.timeout, broker.request(request())) => decision,
         };
         match decision {
             Err(_) => Err(denied(format!(

@@ -97,12 +97,15 @@ impl ToolExecutor {
     /// Fresh per-process state for one `process()` call (a heartbeat continuation
     /// starts a new one too).
     pub fn new_process_state(&self) -> ProcessToolState {
-        ProcessToolState {
+        let mut process = ProcessToolState {
             history: Vec::new(),
-            start_constraints_done: self.rules.start_tools().is_empty(),
+            start_constraints_done: false,
             exit_requirements_pending: self.rules.exit_tools().to_vec(),
             phase: ExecutionPhase::Running,
-        }
+        };
+        // Met at once when there are no start tools.
+        self.rules.note_start_constraints(&mut process);
+        process
     }
 
     /// Parse and validate `call`'s arguments without running it (the guard
@@ -128,7 +131,9 @@ impl ToolExecutor {
     ) -> ToolBatchResult {
         let calls = synthetic_calls(self.rules.start_tools().iter());
         let result = self.run_calls(&calls, process, ctx, events, true).await;
-        process.start_constraints_done = self.rules.start_satisfied(process);
+        // Each start tool that ran has been noted already; this covers a process state
+        // that was not made by `new_process_state` and an executor without start tools.
+        self.rules.note_start_constraints(process);
         result
     }
 

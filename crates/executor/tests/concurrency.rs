@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{FnTool, InFlight, call, ctx, echo, executor, executor_with};
-use oxydra_executor::{CollectingEventSink, NoopEventSink, ToolExecutorConfig};
+use oxydra_executor::{CollectingEventSink, NoopEventSink, ToolExecutionError, ToolExecutorConfig};
 use oxydra_tools::ToolOutput;
 use oxydra_types::{RuntimeEvent, SafetyTier};
 use tokio::sync::{Barrier, oneshot};
@@ -303,4 +303,79 @@ async fn max_parallel_beyond_what_a_semaphore_holds_is_clamped() {
         .execute_batch(&calls, &mut ex.new_process_state(), &ctx(), &NoopEventSink)
         .await;
     assert!(result.all_succeeded());
+}
+
+#[tokio::test]
+async fn a_tool_panicking_as_it_is_called_fails_only_its_own_call() {
+    let boom = FnTool::new("boom", SafetyTier::ReadOnly, |_, _| {
+        if std::hint::black_box(true) {
+            panic!("boom before any future");
+        }
+        async { Ok(ToolOutput::text("never")) }
+    });
+    let ex = executor(&[boom, echo("read", SafetyTier::ReadOnly)], vec![]);
+    let calls = [call("1", "boom", "{}"), call("2", "read", "{}")];
+    let result = ex
+        .execute_batch(&calls, &mut ex.new_process_state(), &ctx(), &NoopEventSink)
+        .await;
+    assert!(matches!(
+        result.records[0].outcome,
+        Err(ToolExecutionError::Panicked { .. })
+    ));
+    assert_eq!(result.records[1].content_for_model(), "read:{}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_of_a_group_keep_their_own_timeouts_and_are_cancelled_together() {
+    let forever = FnTool::new("forever", SafetyTier::ReadOnly, |_, tool_ctx| async move {
+        tool_ctx.cancel.cancelled().await;
+        Ok(ToolOutput::text("stopped"))
+    });
+    let config = ToolExecutorConfig {
+        execution_timeout: Duration::from_millis(30),
+        ..ToolExecutorConfig::default()
+    };
+    let ex = executor_with(
+        &[forever, echo("read", SafetyTier::ReadOnly)],
+        vec![],
+        config,
+    );
+    // A timeout ends only the call that hangs; the other call of its group succeeds.
+    let calls = [call("1", "forever", "{}"), call("2", "read", "{}")];
+    let result = ex
+        .execute_batch(&calls, &mut ex.new_process_state(), &ctx(), &NoopEventSink)
+        .await;
+    assert!(matches!(
+        result.records[0].outcome,
+        Err(ToolExecutionError::Timeout { .. })
+    ));
+    assert_eq!(result.records[1].content_for_model(), "read:{}");
+
+    // Cancelling the batch ends every call of the group, promptly.
+    let ex = executor(
+        &[FnTool::new("forever", SafetyTier::ReadOnly, |_, _| async {
+            std::future::pending::<()>().await;
+            Ok(ToolOutput::text("never"))
+        })],
+        vec![],
+    );
+    let ctx = ctx();
+    let cancel = ctx.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        cancel.cancel();
+    });
+    let calls = [
+        call("1", "forever", r#"{"i":1}"#),
+        call("2", "forever", r#"{"i":2}"#),
+    ];
+    let result = tokio::time::timeout(
+        Duration::from_secs(1),
+        ex.execute_batch(&calls, &mut ex.new_process_state(), &ctx, &NoopEventSink),
+    )
+    .await
+    .expect("cancellation must be prompt");
+    for record in &result.records {
+        assert!(matches!(record.outcome, Err(ToolExecutionError::Cancelled)));
+    }
 }

@@ -201,3 +201,35 @@ async fn requires_following_tools_refuses_once_a_follower_ran() {
         }
     );
 }
+
+#[tokio::test]
+async fn a_start_tool_whose_output_is_reused_meets_the_start_constraint() {
+    // A read-only start tool, called again in a later process of the same session:
+    // dedupe gives the model the earlier output, and that call counts as its run.
+    let (init, init_args) = recorder("init", ReadOnly);
+    let ex = executor(
+        &[init, echo("work", ReadOnly)],
+        vec![ToolRule::new("init", ToolRuleKind::StartConstraint)],
+    );
+    let ctx = ctx();
+    let mut first = ex.new_process_state();
+    ex.execute_start_constraints(&mut first, &ctx, &NoopEventSink)
+        .await;
+    assert!(first.start_constraints_done());
+
+    let mut next = ex.new_process_state();
+    assert!(!next.start_constraints_done());
+    let r = ex
+        .execute_batch(
+            &[call("1", "init", "{}"), call("2", "work", "{}")],
+            &mut next,
+            &ctx,
+            &NoopEventSink,
+        )
+        .await;
+    assert!(r.records[0].reused);
+    assert!(r.records[1].is_success(), "{:?}", r.records[1].outcome);
+    assert!(next.has_run("init"));
+    assert!(next.start_constraints_done());
+    assert_eq!(init_args.lock().unwrap().len(), 1);
+}

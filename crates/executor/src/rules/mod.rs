@@ -8,6 +8,8 @@ pub mod rule;
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
+use oxydra_types::CallId;
+
 use crate::consent::PermissionScope;
 use crate::error::ToolRuleViolation;
 use batch_state::BatchConstraints;
@@ -169,6 +171,28 @@ impl RuleSet {
     /// Whether every start tool has run in `process`.
     pub(crate) fn start_satisfied(&self, process: &ProcessToolState) -> bool {
         self.start_tools.iter().all(|tool| process.has_run(tool))
+    }
+
+    /// Record in `process` that a call of `tool_name` produced output (it ran
+    /// successfully, or dedupe gave it an earlier call's output), and note when that
+    /// meets the start constraints.
+    pub(crate) fn record_run(
+        &self,
+        process: &mut ProcessToolState,
+        tool_name: &str,
+        call_id: CallId,
+        finished_at: Instant,
+    ) {
+        process.record(tool_name, call_id, finished_at);
+        self.note_start_constraints(process);
+    }
+
+    /// Set `process.start_constraints_done` once every start tool has run (at once when
+    /// there are none); it is never cleared. The only writer of the flag.
+    pub(crate) fn note_start_constraints(&self, process: &mut ProcessToolState) {
+        if !process.start_constraints_done && self.start_satisfied(process) {
+            process.start_constraints_done = true;
+        }
     }
 
     /// Check every rule for one call of `tool`. `bypass_start` is set when the
