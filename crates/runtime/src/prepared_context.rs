@@ -15,8 +15,8 @@ use oxydra_types::Message;
 
 use crate::context_budget::{ContextReport, FixedTokens};
 use crate::history_window::{group_ranges, select_window};
-use crate::session_state::Entry;
-use crate::token_counter::{CountMode, MessageTokens};
+use crate::session_state::{Entry, counted_tokens};
+use crate::token_counter::{CountMode, MessageTokens, sum_counted};
 
 /// A provider request whose messages follow the session's history.
 #[derive(Debug)]
@@ -119,11 +119,25 @@ impl PreparedContext {
     pub fn header_counted(&mut self, mode: CountMode) -> u64 {
         let header_len = self.header_len();
         let messages = self.request.messages.get(..header_len).unwrap_or_default();
-        self.header_tokens
-            .iter_mut()
-            .zip(messages)
-            .map(|(tokens, message)| u64::from(tokens.counted(message, mode)))
-            .sum()
+        sum_counted(self.header_tokens.iter_mut().zip(messages), mode)
+    }
+
+    /// Tokens under `mode` of the part of the prompt outside the window: the tool
+    /// schemas (`fixed`) and the header.
+    pub fn fixed_counted(&mut self, fixed: &FixedTokens, mode: CountMode) -> u64 {
+        fixed
+            .counted(mode)
+            .saturating_add(self.header_counted(mode))
+    }
+
+    /// Tokens under `mode` of the window's messages (`entries` as last synced).
+    fn window_counted(&self, entries: &mut [Entry], mode: CountMode) -> u64 {
+        self.window_ranges().fold(0, |total: u64, range| {
+            total.saturating_add(counted_tokens(
+                entries.get_mut(range).unwrap_or_default(),
+                mode,
+            ))
+        })
     }
 
     /// Brings the window up to date with `entries` (live from `live_start`), cutting old
@@ -176,17 +190,7 @@ impl PreparedContext {
             };
         }
         let is_exact = mode == CountMode::Exact;
-        let fixed_exact = fixed
-            .counted(mode)
-            .saturating_add(self.header_counted(mode));
-        let mut window_exact = 0u64;
-        for range in self.window_ranges().collect::<Vec<_>>() {
-            for entry in entries.get_mut(range).unwrap_or_default() {
-                window_exact = window_exact
-                    .saturating_add(u64::from(entry.tokens.counted(&entry.message, mode)));
-            }
-        }
-        let exact = fixed_exact.saturating_add(window_exact);
+        let exact = self.counted(entries, fixed, mode);
         if exact <= available {
             return ContextReport {
                 tokens: exact,
@@ -197,27 +201,16 @@ impl PreparedContext {
         }
         // Choose the window again from the whole live history (beside a summarised
         // user message, which is kept whatever it costs).
-        let pinned_exact: u64 = match &summarised_user {
-            Some(range) => entries
-                .get_mut(range.clone())
-                .unwrap_or_default()
-                .iter_mut()
-                .map(|entry| u64::from(entry.tokens.counted(&entry.message, mode)))
-                .sum(),
+        let pinned_exact = match &summarised_user {
+            Some(range) => counted_tokens(entries.get_mut(range.clone()).unwrap_or_default(), mode),
             None => 0,
         };
-        let fixed_exact = fixed_exact.saturating_add(pinned_exact);
+        let fixed_exact = self.fixed_counted(fixed, mode).saturating_add(pinned_exact);
         let live = entries.get_mut(live_start..).unwrap_or_default();
         let groups = group_ranges(live.iter().map(|entry| &entry.message));
         let selection = select_window(
             &groups,
-            |range| {
-                live.get_mut(range)
-                    .unwrap_or_default()
-                    .iter_mut()
-                    .map(|entry| u64::from(entry.tokens.counted(&entry.message, mode)))
-                    .sum()
-            },
+            |range| counted_tokens(live.get_mut(range).unwrap_or_default(), mode),
             available.saturating_sub(fixed_exact),
             latest_user.and_then(|user| user.checked_sub(live_start)),
         );
@@ -250,16 +243,8 @@ impl PreparedContext {
 
     /// Tokens under `mode` of the prompt as prepared (tool schemas, header and window).
     pub fn counted(&mut self, entries: &mut [Entry], fixed: &FixedTokens, mode: CountMode) -> u64 {
-        let mut tokens = fixed
-            .counted(mode)
-            .saturating_add(self.header_counted(mode));
-        for range in self.window_ranges().collect::<Vec<_>>() {
-            for entry in entries.get_mut(range).unwrap_or_default() {
-                tokens =
-                    tokens.saturating_add(u64::from(entry.tokens.counted(&entry.message, mode)));
-            }
-        }
-        tokens
+        self.fixed_counted(fixed, mode)
+            .saturating_add(self.window_counted(entries, mode))
     }
 
     /// Live messages left out of the window.

@@ -14,7 +14,7 @@ use oxydra_provider::ProviderRequest;
 use oxydra_types::{Message, MessageRole};
 
 use crate::history_window::group_ranges;
-use crate::session_state::SessionState;
+use crate::session_state::{SessionState, counted_tokens};
 use crate::token_counter::CountMode;
 
 /// The first line of the summary system message.
@@ -59,11 +59,7 @@ pub(crate) fn plan(
     let live_start = state.live_start;
     // The latest user message is kept whatever happens: its tokens come first.
     let user_tokens = match state.latest_user {
-        Some(user) => state
-            .entries
-            .get_mut(user)
-            .map(|entry| u64::from(entry.tokens.counted(&entry.message, mode)))
-            .unwrap_or(0),
+        Some(user) => counted_tokens(state.entries.get_mut(user..=user).unwrap_or_default(), mode),
         None => 0,
     };
     let latest_user = state.latest_user.filter(|user| *user >= live_start);
@@ -79,12 +75,7 @@ pub(crate) fn plan(
             cut = group.start;
             continue;
         }
-        let tokens: u64 = live
-            .get_mut(group.clone())
-            .unwrap_or_default()
-            .iter_mut()
-            .map(|entry| u64::from(entry.tokens.counted(&entry.message, mode)))
-            .sum();
+        let tokens = counted_tokens(live.get_mut(group.clone()).unwrap_or_default(), mode);
         let newest = index + 1 == groups.len();
         if !newest && tokens > remaining {
             break;

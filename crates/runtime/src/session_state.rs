@@ -5,7 +5,7 @@ use oxydra_types::{Message, MessageRole};
 
 use crate::prepared_context::PreparedContext;
 use crate::token_cache::{CachedCount, fingerprint};
-use crate::token_counter::{CountMode, MessageTokens};
+use crate::token_counter::{CountMode, MessageTokens, sum_counted};
 
 /// A message of the session with its stored sequence number and cached token counts.
 #[derive(Debug, Clone)]
@@ -17,6 +17,17 @@ pub(crate) struct Entry {
     pub sequence: u64,
     /// Its token cost.
     pub tokens: MessageTokens,
+}
+
+/// The tokens of `entries` under `mode` (each exact count computed once and kept with
+/// its entry).
+pub(crate) fn counted_tokens(entries: &mut [Entry], mode: CountMode) -> u64 {
+    sum_counted(
+        entries
+            .iter_mut()
+            .map(|entry| (&mut entry.tokens, &entry.message)),
+        mode,
+    )
 }
 
 /// The session's messages, rolling summary and prepared prompt.
@@ -49,9 +60,15 @@ impl SessionState {
         }
     }
 
-    /// A session rebuilt from memory: `restored` is `Memory::restore` (stored messages
-    /// plus synthetic results for interrupted calls), `stored` the stored messages with
-    /// their sequence numbers.
+    /// A session rebuilt from memory: `stored` are the stored messages with their
+    /// sequence numbers, `restored` the same messages with synthetic results for
+    /// interrupted calls inserted (`repair_orphaned_calls`, as `Memory::restore` gives
+    /// them). A synthetic result takes the sequence number of the stored message before
+    /// it.
+    ///
+    /// `restored` must hold every stored message, in order (it only adds messages):
+    /// matching each stored message to the first equal restored one then pairs them all
+    /// up, because that greedy match finds a subsequence whenever there is one.
     pub fn from_restored(
         restored: Vec<Message>,
         stored: &[StoredMessage],
@@ -60,35 +77,11 @@ impl SessionState {
         let mut state = Self::new();
         let mut stored_iter = stored.iter().peekable();
         let mut last_sequence = 0;
-        let mut sequences = Vec::with_capacity(restored.len());
-        for message in &restored {
-            match stored_iter.peek() {
-                Some(next) if next.message == *message => {
-                    last_sequence = next.sequence;
-                    stored_iter.next();
-                }
-                _ => {}
+        for message in restored {
+            if let Some(next) = stored_iter.next_if(|next| next.message == message) {
+                last_sequence = next.sequence;
             }
-            sequences.push(last_sequence);
-        }
-        if stored_iter.peek().is_some() {
-            // The restored messages do not line up with the stored ones (a store that
-            // rewrites messages on the way back); fall back to positions.
-            tracing::warn!(
-                restored = restored.len(),
-                stored = stored.len(),
-                "restored messages differ from the stored ones; aligning by position"
-            );
-            let mut last = 0;
-            for (index, sequence) in sequences.iter_mut().enumerate() {
-                if let Some(stored) = stored.get(index) {
-                    last = stored.sequence;
-                }
-                *sequence = last;
-            }
-        }
-        for (message, sequence) in restored.into_iter().zip(sequences) {
-            state.push(message, sequence);
+            state.push(message, last_sequence);
         }
         state.next_sequence = stored
             .last()
@@ -175,11 +168,9 @@ impl SessionState {
             return self.history_estimate();
         }
         let pinned = match self.pinned_user() {
-            Some(user) => self
-                .entries
-                .get_mut(user)
-                .map(|entry| u64::from(entry.tokens.exact(&entry.message)))
-                .unwrap_or(0),
+            Some(user) => {
+                counted_tokens(self.entries.get_mut(user..=user).unwrap_or_default(), mode)
+            }
             None => 0,
         };
         self.live_exact().saturating_add(pinned)
@@ -188,12 +179,10 @@ impl SessionState {
     /// The exact tokens of the live history (counts computed once per message).
     pub fn live_exact(&mut self) -> u64 {
         let start = self.live_start;
-        self.entries
-            .get_mut(start..)
-            .unwrap_or_default()
-            .iter_mut()
-            .map(|entry| u64::from(entry.tokens.exact(&entry.message)))
-            .sum()
+        counted_tokens(
+            self.entries.get_mut(start..).unwrap_or_default(),
+            CountMode::Exact,
+        )
     }
 
     /// Gives entries the exact counts of `cached` (in sequence order) computed earlier

@@ -192,6 +192,19 @@ pub fn message_count(message: &Message) -> u32 {
     message_tokens(message, count)
 }
 
+/// The sum of the counts under `mode` of messages paired with their costs (each exact
+/// count computed once and kept in its [`MessageTokens`]).
+pub(crate) fn sum_counted<'a>(
+    messages: impl IntoIterator<Item = (&'a mut MessageTokens, &'a Message)>,
+    mode: CountMode,
+) -> u64 {
+    messages
+        .into_iter()
+        .fold(0, |total: u64, (tokens, message)| {
+            total.saturating_add(u64::from(tokens.counted(message, mode)))
+        })
+}
+
 /// The token cost of one message: its upper bound and estimate, computed when the
 /// message is added, and its exact count, computed the first time it is asked for and
 /// then kept.

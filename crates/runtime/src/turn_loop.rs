@@ -263,6 +263,10 @@ impl<'a> Run<'a> {
         state: &mut SessionState,
         span: &Span,
     ) -> Result<Step, RuntimeError> {
+        // The header is brought up to date once a turn, before anything measures or
+        // sends it; within the turn only a new summary changes it, and
+        // `maybe_summarise` rebuilds it then.
+        self.refresh_header(state);
         self.load_encoder_if_needed(state)
             .await
             .map_err(|error| self.fail(span, error))?;

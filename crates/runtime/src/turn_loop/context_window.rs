@@ -38,7 +38,6 @@ impl Run<'_> {
         if token_counter::encoder_loaded() {
             return Ok(());
         }
-        self.refresh_header(state);
         let inner = self.inner;
         let limit = self.budget.available().min(
             self.budget
@@ -120,6 +119,11 @@ impl Run<'_> {
         );
     }
 
+    /// Builds the prompt header (system prompt, rolling summary, snippets) unless it
+    /// was built for the current summary already. The turn loop calls it once at the
+    /// start of each turn, and [`Self::maybe_summarise`] again after it stored a new
+    /// summary, the only change to the header within a turn (the snippets are set
+    /// before the first turn).
     pub(super) fn refresh_header(&mut self, state: &mut SessionState) {
         if self.header_epoch == Some(state.summary.epoch) {
             return;
@@ -139,7 +143,6 @@ impl Run<'_> {
     }
 
     pub(super) fn prepare(&mut self, state: &mut SessionState) -> ContextReport {
-        self.refresh_header(state);
         let SessionState {
             entries,
             context,
@@ -166,7 +169,6 @@ impl Run<'_> {
         if self.summary_failed {
             return Ok(());
         }
-        self.refresh_header(state);
         let inner = self.inner;
         let threshold = self
             .budget
@@ -178,10 +180,7 @@ impl Run<'_> {
         // Estimates before the encoder is loaded, exact counts after: the same counts
         // the prompt is prepared with.
         let mode = CountMode::current();
-        let fixed = inner
-            .schema_tokens
-            .counted(mode)
-            .saturating_add(state.context.header_counted(mode));
+        let fixed = state.context.fixed_counted(&inner.schema_tokens, mode);
         let live = state.history_counted(mode);
         if fixed.saturating_add(live) <= threshold {
             return Ok(());
