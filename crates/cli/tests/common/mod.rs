@@ -195,8 +195,16 @@ pub fn shape(events: &[Value]) -> Vec<String> {
 /// What a child writes to one of its outputs, gathered by a thread as it comes.
 #[derive(Clone)]
 pub struct Captured {
-    /// The bytes so far, and whether the output has ended.
-    shared: Arc<(Mutex<(Vec<u8>, bool)>, Condvar)>,
+    shared: Arc<(Mutex<CapturedBytes>, Condvar)>,
+}
+
+/// What a [`Captured`] output holds.
+#[derive(Default)]
+struct CapturedBytes {
+    /// The bytes so far.
+    bytes: Vec<u8>,
+    /// The output has ended.
+    ended: bool,
 }
 
 impl Captured {
@@ -204,7 +212,7 @@ impl Captured {
     /// gives once the child is gone).
     pub fn start(mut reader: impl Read + Send + 'static) -> Self {
         let captured = Self {
-            shared: Arc::new((Mutex::new((Vec::new(), false)), Condvar::new())),
+            shared: Arc::new((Mutex::new(CapturedBytes::default()), Condvar::new())),
         };
         let shared = Arc::clone(&captured.shared);
         std::thread::spawn(move || {
@@ -217,11 +225,11 @@ impl Captured {
                     .0
                     .lock()
                     .unwrap()
-                    .0
+                    .bytes
                     .extend_from_slice(&buffer[..read]);
                 shared.1.notify_all();
             }
-            shared.0.lock().unwrap().1 = true;
+            shared.0.lock().unwrap().ended = true;
             shared.1.notify_all();
         });
         captured
@@ -229,7 +237,7 @@ impl Captured {
 
     /// Everything so far.
     pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.shared.0.lock().unwrap().0).into_owned()
+        String::from_utf8_lossy(&self.shared.0.lock().unwrap().bytes).into_owned()
     }
 
     /// Everything, once the output has ended (the child exited): the reader thread may
@@ -237,12 +245,12 @@ impl Captured {
     pub fn all(&self) -> String {
         let deadline = Instant::now() + PATIENCE;
         let mut state = self.shared.0.lock().unwrap();
-        while !state.1 {
+        while !state.ended {
             let now = Instant::now();
             assert!(now < deadline, "the output did not end");
             state = self.shared.1.wait_timeout(state, deadline - now).unwrap().0;
         }
-        String::from_utf8_lossy(&state.0).into_owned()
+        String::from_utf8_lossy(&state.bytes).into_owned()
     }
 
     /// Waits until `done` holds for what was written ([`PATIENCE`] at most); panics
@@ -251,7 +259,7 @@ impl Captured {
         let deadline = Instant::now() + PATIENCE;
         let mut state = self.shared.0.lock().unwrap();
         loop {
-            let text = String::from_utf8_lossy(&state.0).into_owned();
+            let text = String::from_utf8_lossy(&state.bytes).into_owned();
             if done(&text) {
                 return text;
             }
