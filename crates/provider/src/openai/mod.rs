@@ -56,7 +56,7 @@ impl OpenAiProvider {
         format!("{}/chat/completions", self.config.base())
     }
 
-    fn request(&self, body: &serde_json::Value) -> reqwest::RequestBuilder {
+    fn request(&self, body: &impl serde::Serialize) -> reqwest::RequestBuilder {
         let mut builder = self.config.client.post(self.endpoint()).json(body);
         if let Some(key) = &self.config.api_key {
             builder = builder.bearer_auth(key);

@@ -1,11 +1,11 @@
 //! The OpenAI chat-completions wire format: request bodies and whole responses.
 
 use oxydra_types::{CallId, FinishReason, Message, MessageRole, ToolCall, Usage};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::ProviderError;
-use crate::http_error::{excerpt, object};
+use crate::http_error::excerpt;
 use crate::request::{ProviderRequest, ProviderResponse, ToolChoice};
 
 /// Whether `model` wants `max_completion_tokens` instead of `max_tokens` (OpenAI's
@@ -17,89 +17,148 @@ fn uses_max_completion_tokens(model: &str) -> bool {
         .any(|prefix| name.starts_with(prefix))
 }
 
-/// One message on the wire.
-fn message_to_wire(message: &Message) -> Value {
+/// The JSON body of a chat-completions request, borrowing from the request: it is
+/// serialised straight from the messages, without building (and dropping) a copy of
+/// the whole conversation as a `serde_json::Value` on every call.
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestBody<'a> {
+    model: &'a str,
+    messages: Vec<RequestMessage<'a>>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    /// Instead of `max_tokens` for OpenAI's reasoning models.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<RequestTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
+}
+
+#[derive(Debug, Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// One message on the wire. `content` is always present: `null` for an assistant
+/// message that only calls tools.
+#[derive(Debug, Serialize)]
+struct RequestMessage<'a> {
+    role: &'a str,
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<RequestToolCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+#[derive(Debug, Serialize)]
+struct RequestToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: RequestFunctionCall<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct RequestFunctionCall<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct RequestTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: RequestFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct RequestFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+fn message_to_wire(message: &Message) -> RequestMessage<'_> {
     match message.role {
-        MessageRole::System | MessageRole::User => json!({
-            "role": message.role.as_str(),
-            "content": message.text(),
-        }),
-        MessageRole::Assistant => {
-            let mut wire = object(json!({
-                "role": "assistant",
-                "content": message.content.as_deref().filter(|t| !t.is_empty()),
-            }));
-            if !message.tool_calls.is_empty() {
-                let calls: Vec<Value> = message
-                    .tool_calls
-                    .iter()
-                    .map(|call| {
-                        json!({
-                            "id": call.id.as_str(),
-                            "type": "function",
-                            "function": {"name": call.name, "arguments": call.arguments},
-                        })
-                    })
-                    .collect();
-                wire.insert("tool_calls".into(), Value::Array(calls));
-            }
-            Value::Object(wire)
-        }
-        MessageRole::Tool => json!({
-            "role": "tool",
-            "tool_call_id": message.tool_call_id.as_ref().map(CallId::as_str).unwrap_or_default(),
-            "content": message.text(),
-        }),
+        MessageRole::System | MessageRole::User => RequestMessage {
+            role: message.role.as_str(),
+            content: Some(message.text()),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        },
+        MessageRole::Assistant => RequestMessage {
+            role: "assistant",
+            content: message.content.as_deref().filter(|text| !text.is_empty()),
+            tool_calls: message
+                .tool_calls
+                .iter()
+                .map(|call| RequestToolCall {
+                    id: call.id.as_str(),
+                    kind: "function",
+                    function: RequestFunctionCall {
+                        name: &call.name,
+                        arguments: &call.arguments,
+                    },
+                })
+                .collect(),
+            tool_call_id: None,
+        },
+        MessageRole::Tool => RequestMessage {
+            role: "tool",
+            content: Some(message.text()),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(
+                message
+                    .tool_call_id
+                    .as_ref()
+                    .map(CallId::as_str)
+                    .unwrap_or_default(),
+            ),
+        },
     }
 }
 
-/// The JSON body of a chat-completions request.
-pub(crate) fn request_body(request: &ProviderRequest, stream: bool) -> Value {
-    let messages: Vec<Value> = request.messages.iter().map(message_to_wire).collect();
-    let mut body = object(json!({
-        "model": request.model,
-        "messages": messages,
-        "stream": stream,
-    }));
-    if stream {
-        body.insert("stream_options".into(), json!({"include_usage": true}));
+/// The body of a chat-completions request.
+pub(crate) fn request_body(request: &ProviderRequest, stream: bool) -> RequestBody<'_> {
+    let reasoning = uses_max_completion_tokens(&request.model);
+    let tools: Vec<RequestTool<'_>> = request
+        .tools
+        .iter()
+        .map(|tool| RequestTool {
+            kind: "function",
+            function: RequestFunction {
+                name: &tool.name,
+                description: &tool.description,
+                parameters: &tool.parameters,
+            },
+        })
+        .collect();
+    let tool_choice = (!tools.is_empty()).then(|| match &request.tool_choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+    });
+    RequestBody {
+        model: &request.model,
+        messages: request.messages.iter().map(message_to_wire).collect(),
+        stream,
+        stream_options: stream.then_some(StreamOptions {
+            include_usage: true,
+        }),
+        max_tokens: request.max_tokens.filter(|_| !reasoning),
+        max_completion_tokens: request.max_tokens.filter(|_| reasoning),
+        temperature: request.temperature,
+        tools,
+        tool_choice,
     }
-    if let Some(max_tokens) = request.max_tokens {
-        let field = if uses_max_completion_tokens(&request.model) {
-            "max_completion_tokens"
-        } else {
-            "max_tokens"
-        };
-        body.insert(field.into(), json!(max_tokens));
-    }
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    },
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-        let choice = match &request.tool_choice {
-            ToolChoice::Auto => json!("auto"),
-            ToolChoice::None => json!("none"),
-            ToolChoice::Required => json!("required"),
-            ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
-        };
-        body.insert("tool_choice".into(), choice);
-    }
-    Value::Object(body)
 }
 
 /// OpenAI's finish reason.
@@ -258,12 +317,72 @@ mod tests {
         ));
     }
 
+    fn body(request: &ProviderRequest, stream: bool) -> Value {
+        serde_json::to_value(request_body(request, stream)).unwrap()
+    }
+
     #[test]
     fn reasoning_models_get_max_completion_tokens() {
         let mut request = ProviderRequest::new("o3-mini", vec![Message::user("x")]);
         request.max_tokens = Some(100);
-        assert_eq!(request_body(&request, false)["max_completion_tokens"], 100);
+        assert_eq!(body(&request, false)["max_completion_tokens"], 100);
+        assert!(body(&request, false).get("max_tokens").is_none());
         request.model = "gpt-4o".into();
-        assert_eq!(request_body(&request, false)["max_tokens"], 100);
+        assert_eq!(body(&request, false)["max_tokens"], 100);
+        assert!(body(&request, false).get("max_completion_tokens").is_none());
+    }
+
+    #[test]
+    fn every_role_is_written_in_the_chat_completions_shape() {
+        let assistant = Message::assistant_with_tool_calls(
+            None,
+            vec![ToolCall::new(
+                CallId::from("c1"),
+                "file_read",
+                r#"{"path":"a"}"#,
+            )],
+        );
+        let mut request = ProviderRequest::new(
+            "gpt-4o",
+            vec![
+                Message::system("be brief"),
+                Message::user("read a"),
+                assistant,
+                Message::tool_result(CallId::from("c1"), "file_read", "contents"),
+            ],
+        );
+        request.temperature = Some(0.5);
+        request.tools = vec![oxydra_types::ToolSchema::new(
+            "file_read",
+            "Reads a file",
+            json!({"type": "object"}),
+        )];
+        assert_eq!(
+            body(&request, true),
+            json!({
+                "model": "gpt-4o",
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "temperature": 0.5,
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "read a"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "c1", "type": "function",
+                         "function": {"name": "file_read", "arguments": "{\"path\":\"a\"}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "contents"},
+                ],
+                "tools": [{"type": "function", "function": {
+                    "name": "file_read", "description": "Reads a file",
+                    "parameters": {"type": "object"}}}],
+                "tool_choice": "auto",
+            })
+        );
+        // Without tools there is no tool_choice; without streaming no stream_options.
+        request.tools.clear();
+        let plain = body(&request, false);
+        assert!(plain.get("tool_choice").is_none());
+        assert!(plain.get("stream_options").is_none());
     }
 }
