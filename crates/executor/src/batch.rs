@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use futures::future::join_all;
 use oxydra_tools::ToolOutput;
 use oxydra_types::{RuntimeEvent, SafetyTier, ToolCall};
 use tokio::sync::Semaphore;
@@ -13,7 +14,7 @@ use crate::context::ExecutionContext;
 use crate::error::ToolExecutionError;
 use crate::events::ToolEventSink;
 use crate::executor::ToolExecutor;
-use crate::invoke::{Invocation, Job, Ran, run_concurrently, run_one};
+use crate::invoke::{Invocation, invoke};
 use crate::record::{ToolBatchResult, ToolCallRecord};
 use crate::rules::process_state::{ExecutionPhase, ProcessToolState};
 
@@ -46,7 +47,7 @@ struct Admitted {
 }
 
 /// How many calls of a concurrent group may run at once: `max_parallel`, at least 1
-/// and at most `Semaphore::MAX_PERMITS` (the documented clamp of `max_parallel`).
+/// and at most what a semaphore can hold (`Semaphore::new` panics above that).
 fn parallel_permits(max_parallel: usize) -> usize {
     max_parallel.clamp(1, Semaphore::MAX_PERMITS)
 }
@@ -281,25 +282,9 @@ impl ToolExecutor {
         if admitted.is_empty() {
             return;
         }
-        for (admitted, record) in self.run_admitted(run, admitted).await {
-            let index = admitted.index;
-            self.settle(run.ctx, process, &record, admitted, outputs);
-            if let Some(slot) = outputs.slots.get_mut(index) {
-                *slot = Some(record);
-            }
-        }
-    }
-
-    /// Run the admitted calls of a group: one alone on the batch's task, more each on
-    /// its own task, at most `max_parallel` at once. Each call's record is built (and
-    /// its event emitted) as soon as it finishes; they come back in request order.
-    async fn run_admitted<'c>(
-        &self,
-        run: &Run<'c>,
-        admitted: Vec<(usize, &'c ToolCall, Prepared, Reservation)>,
-    ) -> Vec<(Admitted, ToolCallRecord)> {
+        let semaphore = Semaphore::new(parallel_permits(self.config.max_parallel));
         let mut metas = Vec::with_capacity(admitted.len());
-        let mut jobs = Vec::with_capacity(admitted.len());
+        let mut futures = Vec::with_capacity(admitted.len());
         for (index, call, ready, reservation) in admitted {
             let Prepared {
                 tool,
@@ -309,66 +294,51 @@ impl ToolExecutor {
                 dedupe,
                 heartbeat,
             } = ready;
-            let span = tool_span(call, Some(tier));
-            jobs.push(Job {
-                timeout: call_timeout(self.config.execution_timeout, &*tool),
-                invocation: Invocation {
-                    tool,
-                    tool_name: call.name.clone(),
-                    args,
-                    call_id: call.id.clone(),
-                    workspace_root: run.ctx.workspace_root.clone(),
-                },
-                span: span.clone(),
-            });
-            let admitted = Admitted {
+            metas.push(Admitted {
                 index,
                 tier,
                 key,
                 dedupe,
                 heartbeat,
                 reservation,
+            });
+            let timeout = call_timeout(self.config.execution_timeout, &*tool);
+            let invocation = Invocation {
+                tool,
+                tool_name: call.name.clone(),
+                args,
+                call_id: call.id.clone(),
+                workspace_root: run.ctx.workspace_root.clone(),
             };
-            metas.push((call, span, admitted));
+            let semaphore = &semaphore;
+            // Polled together on the batch's task (no spawn per call); each call's
+            // record is built, and its event emitted, as soon as it finishes.
+            futures.push(async move {
+                // The semaphore is never closed; without a permit the call still runs.
+                let _permit = semaphore.acquire().await.ok();
+                let span = tool_span(call, Some(tier));
+                let started = Instant::now();
+                let (outcome, finished_at) =
+                    invoke(invocation, &run.ctx.cancel, timeout, span.clone()).await;
+                finish(
+                    call,
+                    Some(tier),
+                    outcome,
+                    false,
+                    (started, finished_at),
+                    &span,
+                    run.events,
+                )
+            });
         }
-        let mut records: Vec<Option<ToolCallRecord>> = metas.iter().map(|_| None).collect();
-        let mut record = |position: usize, ran: Ran| {
-            let (Some((call, span, admitted)), Some(slot)) =
-                (metas.get(position), records.get_mut(position))
-            else {
-                return;
-            };
-            *slot = Some(finish(
-                call,
-                Some(admitted.tier),
-                ran.outcome,
-                false,
-                (ran.started, ran.finished_at),
-                span,
-                run.events,
-            ));
-        };
-        match <[Job; 1]>::try_from(jobs) {
-            Ok([job]) => record(0, run_one(job, run.ctx.cancel.clone()).await),
-            Err(jobs) => {
-                let limit = parallel_permits(self.config.max_parallel);
-                run_concurrently(jobs, &run.ctx.cancel, limit, record).await;
+        let records = join_all(futures).await;
+        for (admitted, record) in metas.into_iter().zip(records) {
+            let index = admitted.index;
+            self.settle(run.ctx, process, &record, admitted, outputs);
+            if let Some(slot) = outputs.slots.get_mut(index) {
+                *slot = Some(record);
             }
         }
-        metas
-            .into_iter()
-            .zip(records)
-            .map(|((call, span, admitted), record)| {
-                // Every job reports back; were one not to, its call still gets a result.
-                let record = record.unwrap_or_else(|| {
-                    let outcome = Err(ToolExecutionError::Cancelled);
-                    let at = (Instant::now(), None);
-                    let tier = Some(admitted.tier);
-                    finish(call, tier, outcome, false, at, &span, run.events)
-                });
-                (admitted, record)
-            })
-            .collect()
     }
 
     /// Update rule, dedupe and loop state once an admitted call has run: a failed

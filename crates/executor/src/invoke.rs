@@ -1,11 +1,9 @@
-//! Running admitted calls: panics caught, a timeout, and cancellation passed down as a
-//! child token.
+//! Running one admitted call: panics caught, a timeout, and cancellation passed down
+//! as a child token.
 //!
-//! Every call runs inside the batch's own task; a read-only group's calls are polled
-//! together ([`run_concurrently`]), at most `max_parallel` at once and started in
-//! request order. A group costs no task spawns or cross-thread wake-ups (16 no-op calls
-//! in ~25 µs); the price is that a tool blocking its thread holds up its group, which is
-//! why the tool contract asks tools to put heavy blocking work in `spawn_blocking`.
+//! The tool's future runs inside the batch's own task (wrapped in `catch_unwind`), so a
+//! concurrent group costs no task spawns or cross-thread wake-ups; tools with heavy
+//! blocking work use `spawn_blocking` themselves, as the tool contract asks.
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
@@ -13,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::{FutureExt, StreamExt};
+use futures::FutureExt;
 use oxydra_tools::{Tool, ToolContext, ToolOutput};
 use oxydra_types::CallId;
 use tokio_util::sync::CancellationToken;
@@ -80,56 +78,6 @@ pub(crate) async fn invoke(
         child.cancel();
     }
     (outcome, finished_at)
-}
-
-/// One admitted call ready to run: the call, its per-call limit and its span.
-pub(crate) struct Job {
-    pub(crate) invocation: Invocation,
-    pub(crate) timeout: Duration,
-    pub(crate) span: tracing::Span,
-}
-
-/// How a call ran.
-pub(crate) struct Ran {
-    /// When it started running.
-    pub(crate) started: Instant,
-    /// Its output, or why there is none.
-    pub(crate) outcome: Result<ToolOutput, ToolExecutionError>,
-    /// When the tool's own future completed (`None` on a timeout or cancellation).
-    pub(crate) finished_at: Option<Instant>,
-}
-
-/// Run `job` under `cancel`: [`invoke`] with the time it started.
-pub(crate) async fn run_one(job: Job, cancel: CancellationToken) -> Ran {
-    let Job {
-        invocation,
-        timeout,
-        span,
-    } = job;
-    let started = Instant::now();
-    let (outcome, finished_at) = invoke(invocation, &cancel, timeout, span).await;
-    Ran {
-        started,
-        outcome,
-        finished_at,
-    }
-}
-
-/// Run `jobs` inside the calling task, at most `limit` (at least 1) at once, starting
-/// them in order, and hand each result to `finished` with the job's position as soon as
-/// it ends (in the order they end). Dropping the returned future drops the calls.
-pub(crate) async fn run_concurrently(
-    jobs: Vec<Job>,
-    cancel: &CancellationToken,
-    limit: usize,
-    mut finished: impl FnMut(usize, Ran),
-) {
-    let mut running = futures::stream::iter(jobs.into_iter().enumerate())
-        .map(|(position, job)| run_one(job, cancel.clone()).map(move |ran| (position, ran)))
-        .buffer_unordered(limit.max(1));
-    while let Some((position, ran)) = running.next().await {
-        finished(position, ran);
-    }
 }
 
 fn panic_message(payload: Box<dyn Any + Send>) -> String {
