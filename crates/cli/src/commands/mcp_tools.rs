@@ -36,12 +36,8 @@ pub async fn start_until(
         started = McpManager::start(configs.to_vec()) => Some(started),
     };
     let Some(manager) = manager else {
-        // Dropping the start dropped every server, which kills its process group at
-        // once; the task of the transport that reaps a child still in its handshake
-        // gets a turn before the process exits.
-        for _ in 0..4 {
-            tokio::task::yield_now().await;
-        }
+        // Dropping the start dropped every server, which killed its process group
+        // (the mcp crate's start guard), whether it had connected or not.
         return Err(cancelled_at_start());
     };
     let manager = manager.map_err(|error| CliError::Mcp(error.to_string()))?;
