@@ -3,7 +3,7 @@
 //! [`ScriptServer`] is a local HTTP server (axum on `127.0.0.1:0`, on its own thread)
 //! that plays scripted provider responses — one [`Reply`] per request, built with the
 //! [`openai`] and [`anthropic`] helpers or read from the recorded streams in
-//! `../shared/fixtures` — and records every request it receives. The tests in `tests/`
+//! `tests/fixtures` — and records every request it receives. The tests in `tests/`
 //! exercise the library crates together against it; the `oxydra` binary's end-to-end
 //! tests (in `crates/cli/tests`) use it too.
 //!
@@ -24,11 +24,11 @@ use std::path::PathBuf;
 
 pub use server::{RecordedRequest, Reply, ScriptServer, SseEvent};
 
-/// The folder of recorded provider streams shared beside the checkout
-/// (`../shared/fixtures`), or `OXYDRA_FIXTURES` when set.
+/// The folder of recorded provider streams kept in the repository
+/// (`tests/fixtures`), or `OXYDRA_FIXTURES` when set.
 pub fn fixtures_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("OXYDRA_FIXTURES") {
         return PathBuf::from(dir);
     }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }

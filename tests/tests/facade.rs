@@ -11,7 +11,7 @@ fn facade_exposes_the_data_model() {
 }
 
 #[test]
-fn shared_fixtures_are_beside_the_checkout() {
+fn recorded_fixtures_are_in_the_repository() {
     let dir = oxydra_e2e::fixtures_dir();
     assert!(
         dir.join("openai/gpt4o_mini_stream_turn2.sse").is_file(),

@@ -174,21 +174,19 @@ mod tests {
 
     #[test]
     fn known_bodies_map_to_their_kinds() {
-        let openrouter = std::fs::read_to_string(concat!(
+        let openrouter = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/fixtures/openai/openrouter_429_rate_limited.json"
+            "/../../tests/fixtures/openai/openrouter_429_rate_limited.json"
         ));
-        if let Ok(body) = openrouter {
-            match error_from_status(429, Some(Duration::from_secs(2)), &body) {
-                ProviderError::RateLimited {
-                    retry_after,
-                    message,
-                } => {
-                    assert_eq!(retry_after, Some(Duration::from_secs(2)));
-                    assert!(message.starts_with("Provider returned error: google/gemini"));
-                }
-                other => panic!("{other:?}"),
+        match error_from_status(429, Some(Duration::from_secs(2)), openrouter) {
+            ProviderError::RateLimited {
+                retry_after,
+                message,
+            } => {
+                assert_eq!(retry_after, Some(Duration::from_secs(2)));
+                assert!(message.starts_with("Provider returned error: google/gemini"));
             }
+            other => panic!("{other:?}"),
         }
         let overloaded =
             r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;

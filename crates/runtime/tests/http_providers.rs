@@ -33,10 +33,7 @@ fn fixture(name: &str) -> Vec<u8> {
     let dir = std::env::var_os("OXYDRA_FIXTURES")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/fixtures"
-            ))
+            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures"))
         });
     std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("fixture {name}: {e}"))
 }

@@ -26,10 +26,7 @@ pub fn fixtures_dir() -> PathBuf {
     std::env::var_os("OXYDRA_FIXTURES")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/fixtures"
-            ))
+            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures"))
         })
 }
 
