@@ -15,6 +15,45 @@
 //! | `coordinator` | `oxydra-coordinator` | `coordinator` |
 //! | `mcp` | `oxydra-mcp` | `mcp` |
 //!
+//! The crates its public API exposes are re-exported too ([`async_trait`], [`serde`],
+//! [`schemars`], [`serde_json`], [`CancellationToken`]), so a typed tool needs no other
+//! dependency than `oxydra`:
+//!
+//! ```
+//! use oxydra::schemars::JsonSchema;
+//! use oxydra::serde::Deserialize;
+//! use oxydra::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
+//! use oxydra::types::SafetyTier;
+//!
+//! /// Arguments of `shout`.
+//! #[derive(Deserialize, JsonSchema)]
+//! #[serde(crate = "oxydra::serde")]
+//! #[schemars(crate = "oxydra::schemars")]
+//! struct ShoutArgs {
+//!     /// What to shout.
+//!     text: String,
+//! }
+//!
+//! struct Shout;
+//!
+//! #[oxydra::async_trait]
+//! impl TypedTool for Shout {
+//!     type Args = ShoutArgs;
+//!     const NAME: &'static str = "shout";
+//!     const TIER: SafetyTier = SafetyTier::ReadOnly;
+//!     fn description(&self) -> String {
+//!         "Repeats the text in capitals".into()
+//!     }
+//!     async fn run(&self, args: ShoutArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+//!         Ok(ToolOutput::text(args.text.to_uppercase()))
+//!     }
+//! }
+//!
+//! let schema = oxydra::tools::Tool::schema(&Shout);
+//! assert_eq!(schema.parameters["required"], oxydra::serde_json::json!(["text"]));
+//! let _cancel = oxydra::CancellationToken::new();
+//! ```
+//!
 //! A complete agent: an OpenAI-compatible provider with retries, the built-in tools
 //! confined to a workspace, SQLite memory for sessions and retrieval, and budgets.
 //! The session id can be passed to a later run (or another process) to continue.
@@ -82,6 +121,17 @@
 //! ```
 
 pub use oxydra_types as types;
+
+// What the public API of the layers exposes, so that an application depends on
+// `oxydra` (and `tokio`) alone: tools are written with `async_trait`, typed tools derive
+// `serde::Deserialize` and `schemars::JsonSchema` (with `#[serde(crate =
+// "oxydra::serde")]` and `#[schemars(crate = "oxydra::schemars")]`), arguments and
+// schemas are `serde_json` values, and every call takes a `CancellationToken`.
+pub use async_trait::async_trait;
+pub use schemars;
+pub use serde;
+pub use serde_json;
+pub use tokio_util::sync::CancellationToken;
 
 #[cfg(feature = "coordinator")]
 pub use oxydra_coordinator as coordinator;
