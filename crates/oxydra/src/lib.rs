@@ -15,7 +15,7 @@
 //! | `coordinator` | `oxydra-coordinator` | `coordinator` |
 //! | `mcp` | `oxydra-mcp` | `mcp` |
 //!
-//! The crates its public API exposes are re-exported too ([`async_trait`], [`serde`],
+//! The crates its public API exposes are re-exported too ([`async_trait`](macro@async_trait), [`serde`],
 //! [`schemars`], [`serde_json`], [`CancellationToken`]), so a typed tool needs no other
 //! dependency than `oxydra`:
 //!
