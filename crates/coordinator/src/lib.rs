@@ -44,6 +44,7 @@ mod queue;
 mod run;
 mod runners;
 mod scrub;
+mod shell_words;
 mod store;
 mod template;
 mod validation;
@@ -65,7 +66,7 @@ pub use runners::{
     AgentRunner, BlueprintRunner, DeterministicRunner, RunExecutor, RunRequest, RunnerDeps,
 };
 pub use store::RunStore;
-pub use template::ArgsTemplate;
+pub use template::{ArgsTemplate, shell_command_arg};
 pub use validation::{
     MAX_REPORTED_ISSUES, ParameterValidationFailure, ParameterValidator, SchemaProblem,
     ValidationIssue, implicit_prompt_schema,
