@@ -60,7 +60,9 @@ pub use config::{
 };
 pub use coordinator::{AgentListing, Coordinator, CoordinatorHandle, RunCreated};
 pub use error::{CoordinatorError, TemplateError};
-pub use http::{ApiError, JsonBody, serve, shutdown_signal};
+pub use http::{
+    ApiError, JsonBody, is_allowed_host_entry, is_allowed_origin_entry, serve, shutdown_signal,
+};
 pub use run::{Run, RunError, RunStatus};
 pub use runners::{
     AgentRunner, BlueprintRunner, DeterministicRunner, RunExecutor, RunRequest, RunnerDeps,

@@ -93,6 +93,17 @@ impl HostEntry {
     }
 }
 
+/// Whether `entry` is usable in `allowed_hosts`: a host name, maybe with a port.
+pub fn is_allowed_host_entry(entry: &str) -> bool {
+    !entry.contains('/') && HostEntry::parse(entry).is_some()
+}
+
+/// Whether `entry` is usable in `allowed_origins`: `http` or `https`, a host, maybe a
+/// port, no path.
+pub fn is_allowed_origin_entry(entry: &str) -> bool {
+    Origin::parse(entry).is_some_and(|origin| matches!(origin.scheme.as_str(), "http" | "https"))
+}
+
 /// The checks of one router: what `Host` and `Origin` may say.
 #[derive(Debug, Clone)]
 pub(crate) struct RequestGuard {
@@ -214,7 +225,7 @@ pub(crate) async fn guard_request(
         Err(error) => {
             tracing::warn!(
                 status = %error.status,
-                reason = %error.body["error"],
+                reason = %error.body.get("error").unwrap_or(&serde_json::Value::Null),
                 "refused a request from outside the allowed hosts and origins"
             );
             error.into_response()
@@ -386,6 +397,32 @@ mod tests {
             ("origin", "http://dash.example.lan"),
         ]);
         assert!(guard.check(&other, &uri).is_err());
+    }
+
+    #[test]
+    fn config_entries_are_checked() {
+        for ok in ["oxydra.lan", "oxydra.lan:8080", "10.0.0.5", "[fe80::1]:80"] {
+            assert!(is_allowed_host_entry(ok), "{ok}");
+        }
+        for bad in ["", "a b", "user@host", "http://x", "x/y"] {
+            assert!(!is_allowed_host_entry(bad), "{bad}");
+        }
+        for ok in [
+            "https://dash.example.lan",
+            "http://localhost:3000",
+            "http://a.lan/",
+        ] {
+            assert!(is_allowed_origin_entry(ok), "{ok}");
+        }
+        for bad in [
+            "dash.example.lan",
+            "ftp://a.lan",
+            "https://a.lan/path",
+            "null",
+            "*",
+        ] {
+            assert!(!is_allowed_origin_entry(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::error::CoordinatorError;
 
 pub use errors::ApiError;
 pub use extract::JsonBody;
+pub use guard::{is_allowed_host_entry, is_allowed_origin_entry};
 
 impl Coordinator {
     /// The API's router, with the body limit, JSON fallbacks, the `Host` / `Origin`
