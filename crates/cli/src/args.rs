@@ -228,6 +228,10 @@ pub struct ServeArgs {
     /// How requests for consent are answered (`ask` means `never`: nobody is at a terminal).
     #[arg(long, value_enum)]
     pub approve: Option<ApproveMode>,
+    /// Serve a non-loopback address (`0.0.0.0:8080`, a LAN IP) without a bearer token:
+    /// anyone who can reach it may start runs.
+    #[arg(long)]
+    pub insecure_no_auth: bool,
 }
 
 impl ServeArgs {

@@ -147,6 +147,19 @@ pub enum CliError {
         /// Why.
         source: std::io::Error,
     },
+    /// `oxydra serve` was asked to listen beyond loopback with no bearer token.
+    #[error(
+        "refusing to serve {addr} (from {origin}) without authentication: it is reachable \
+         from other machines. Set a bearer token (the variable OXYDRA_SERVE_TOKEN, or the one \
+         serve.auth_token_env names), listen on 127.0.0.1, or pass --insecure-no-auth \
+         (serve.allow_unauthenticated = true) to serve it open to anyone who can reach it"
+    )]
+    Unauthenticated {
+        /// The address.
+        addr: String,
+        /// Where it came from: `--addr`, `serve.addr`, or the default.
+        origin: String,
+    },
     /// The coordinator failed.
     #[error("coordinator: {0}")]
     Coordinator(String),
@@ -195,6 +208,7 @@ impl CliError {
             | Self::ConfigInvalid { .. }
             | Self::Flag { .. }
             | Self::Env { .. }
+            | Self::Unauthenticated { .. }
             | Self::Setup(_) => "config",
         }
     }
@@ -213,6 +227,7 @@ impl CliError {
             | Self::SessionNotFound { .. }
             | Self::Mcp(_)
             | Self::Bind { .. }
+            | Self::Unauthenticated { .. }
             | Self::Setup(_) => Exit::Usage,
             Self::Coordinator(_) => Exit::Runtime,
             Self::ReadFile { .. } | Self::Io { .. } | Self::Stdio { .. } | Self::Memory { .. } => {

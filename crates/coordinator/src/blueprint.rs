@@ -69,6 +69,7 @@ pub struct Blueprint {
     schema: Value,
     validator: ParameterValidator,
     rules: Vec<ToolRule>,
+    allow_privileged: Vec<String>,
     body: BlueprintBody,
 }
 
@@ -164,6 +165,7 @@ impl Blueprint {
             schema,
             validator,
             rules: config.rules,
+            allow_privileged: config.allow_privileged,
             body,
         })
     }
@@ -195,6 +197,16 @@ impl Blueprint {
     /// Its tool rules.
     pub fn rules(&self) -> &[ToolRule] {
         &self.rules
+    }
+
+    /// The Privileged tools it declares it may use (`allow_privileged`).
+    pub fn allow_privileged(&self) -> &[String] {
+        &self.allow_privileged
+    }
+
+    /// Whether it declares the Privileged tool `tool`.
+    pub fn allows_privileged(&self, tool: &str) -> bool {
+        self.allow_privileged.iter().any(|name| name == tool)
     }
 
     /// An AI agent's or a pipeline's specifics.
@@ -261,7 +273,7 @@ fn compile_steps(
             if !step.args.is_object() {
                 return Err(step_error("args must be a table (a JSON object)".into()));
             }
-            let args = ArgsTemplate::parse(&step.args, &known)
+            let args = ArgsTemplate::parse_for_tool(&step.args, &known, &step.tool)
                 .map_err(|error| step_error(error.to_string()))?;
             Ok(Step {
                 tool: step.tool,

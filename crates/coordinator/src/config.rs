@@ -27,6 +27,14 @@ pub struct CoordinatorConfig {
     /// How long `DELETE /runs/{id}` waits for a running run to stop before answering
     /// with its state at that moment, in milliseconds (default 5000).
     pub cancel_wait_ms: u64,
+    /// Host names (`api.example.lan`, or `name:port` for one port only) accepted in the
+    /// `Host` header besides the loopback names `localhost`, `127.0.0.1` and `[::1]`.
+    /// Without a token the `Host` check always applies; with a token it applies only
+    /// when this list is non-empty (the token is then what authenticates a client).
+    pub allowed_hosts: Vec<String>,
+    /// Origins (`https://dash.example.lan`, `http://localhost:3000`) accepted in the
+    /// `Origin` header besides the loopback origins of the port the API listens on.
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for CoordinatorConfig {
@@ -37,6 +45,8 @@ impl Default for CoordinatorConfig {
             body_limit_bytes: DEFAULT_BODY_LIMIT,
             auth_token: None,
             cancel_wait_ms: 5000,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
         }
     }
 }
@@ -108,6 +118,12 @@ pub struct BlueprintConfig {
     /// only when named here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<String>>,
+    /// The Privileged tools (`shell_exec`, …) this blueprint may use. A blueprint that
+    /// names a Privileged tool in `tools` or a step without listing it here is refused
+    /// at load; an AI agent without `tools` gets only the Privileged tools listed here.
+    /// Each call still needs consent from the permission broker.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_privileged: Vec<String>,
     /// Tool rules for this blueprint, on top of the global ones (same shape as `[[rules]]`).
     #[serde(default, skip_serializing)]
     pub rules: Vec<oxydra_executor::ToolRule>,
@@ -139,6 +155,7 @@ impl BlueprintConfig {
             provider: None,
             model: None,
             tools: None,
+            allow_privileged: Vec::new(),
             rules: Vec::new(),
             limits: None,
             parameters_schema: None,
@@ -161,6 +178,7 @@ impl BlueprintConfig {
             provider: None,
             model: None,
             tools: None,
+            allow_privileged: Vec::new(),
             rules: Vec::new(),
             limits: None,
             parameters_schema: Some(parameters_schema),

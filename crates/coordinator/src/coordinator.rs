@@ -300,6 +300,24 @@ fn check_config(config: &CoordinatorConfig) -> Result<(), CoordinatorError> {
             "auth_token must be non-empty, without surrounding whitespace",
         ));
     }
+    if let Some(host) = config
+        .allowed_hosts
+        .iter()
+        .find(|host| !crate::http::is_allowed_host_entry(host))
+    {
+        return Err(invalid(&format!(
+            "allowed_hosts: `{host}` is not a host name (like `oxydra.lan` or `oxydra.lan:8080`)"
+        )));
+    }
+    if let Some(origin) = config
+        .allowed_origins
+        .iter()
+        .find(|origin| !crate::http::is_allowed_origin_entry(origin))
+    {
+        return Err(invalid(&format!(
+            "allowed_origins: `{origin}` is not an origin (like `https://dash.example.lan`)"
+        )));
+    }
     Ok(())
 }
 

@@ -64,6 +64,17 @@ pub enum CoordinatorError {
         /// Registered tool names, comma-separated.
         available: String,
     },
+    /// A blueprint uses a Privileged tool it does not declare in `allow_privileged`.
+    #[error(
+        "blueprint `{blueprint}` uses the privileged tool `{tool}` without declaring it: \
+         add `allow_privileged = [\"{tool}\"]` to its [[agents]] entry if it is meant to"
+    )]
+    UndeclaredPrivilegedTool {
+        /// The blueprint.
+        blueprint: String,
+        /// The tool.
+        tool: String,
+    },
     /// An AI agent blueprint has no provider to run with.
     #[error("blueprint `{blueprint}`: {reason}")]
     ProviderUnavailable {
@@ -149,6 +160,20 @@ pub enum TemplateError {
         name: String,
         /// Where it occurs (`url`, `headers.x`, `list[1]`).
         at: String,
+    },
+    /// A placeholder in a shell command where its quoted value would not be one
+    /// literal word.
+    #[error(
+        "placeholder `{{{{{name}}}}}` in args.{at} is {spot}, where a value could run as \
+         shell code: place it as a word of its own (the value is single-quoted there)"
+    )]
+    UnsafeShellPlaceholder {
+        /// The name.
+        name: String,
+        /// The argument (`command`).
+        at: String,
+        /// Where it stands (`inside double quotes`, …).
+        spot: &'static str,
     },
     /// `{{` without a closing `}}`, or a name that is not an identifier.
     #[error("malformed placeholder in args.{at}: `{text}` (expected `{{{{name}}}}`)")]

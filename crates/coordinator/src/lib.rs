@@ -44,6 +44,7 @@ mod queue;
 mod run;
 mod runners;
 mod scrub;
+mod shell_words;
 mod store;
 mod template;
 mod validation;
@@ -59,13 +60,15 @@ pub use config::{
 };
 pub use coordinator::{AgentListing, Coordinator, CoordinatorHandle, RunCreated};
 pub use error::{CoordinatorError, TemplateError};
-pub use http::{ApiError, JsonBody, serve, shutdown_signal};
+pub use http::{
+    ApiError, JsonBody, is_allowed_host_entry, is_allowed_origin_entry, serve, shutdown_signal,
+};
 pub use run::{Run, RunError, RunStatus};
 pub use runners::{
     AgentRunner, BlueprintRunner, DeterministicRunner, RunExecutor, RunRequest, RunnerDeps,
 };
 pub use store::RunStore;
-pub use template::ArgsTemplate;
+pub use template::{ArgsTemplate, shell_command_arg};
 pub use validation::{
     MAX_REPORTED_ISSUES, ParameterValidationFailure, ParameterValidator, SchemaProblem,
     ValidationIssue, implicit_prompt_schema,

@@ -8,12 +8,29 @@
 //! removes the key holding a whole-string placeholder, or becomes `null` in an array,
 //! and becomes empty text inside a longer string. Templates are parsed once, at load,
 //! where a placeholder naming no parameter of the schema is an error.
+//!
+//! Values are data. Rendering is one pass over the parsed template, so a value that
+//! itself contains `{{other}}` stays that text; strings stay JSON strings whatever
+//! they contain. A string the step's tool runs as a shell command (`shell_exec`'s
+//! `command`, see [`shell_command_arg`]) is a shell template: every value spliced
+//! into it, whole or embedded, is single-quoted as one shell word, and a placeholder
+//! where quoting would not hold (inside quotes, a comment, a here-document …) is
+//! refused at load.
 
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
 use crate::error::TemplateError;
+use crate::shell_words::{ShellScan, quote};
+
+/// The argument of `tool` that the tool runs as a shell command, if it has one.
+pub fn shell_command_arg(tool: &str) -> Option<&'static str> {
+    match tool {
+        "shell_exec" => Some("command"),
+        _ => None,
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 enum Piece {
@@ -26,6 +43,7 @@ enum Node {
     Literal(Value),
     Whole(String),
     Interpolated(Vec<Piece>),
+    Shell(Vec<Piece>),
     Array(Vec<Node>),
     Object(Vec<(String, Node)>),
 }
@@ -39,9 +57,41 @@ pub struct ArgsTemplate {
 impl ArgsTemplate {
     /// Parses `args`, checking every placeholder against `known` parameter names.
     pub fn parse(args: &Value, known: &BTreeSet<String>) -> Result<Self, TemplateError> {
-        Ok(Self {
-            root: parse_node(args, known, "")?,
-        })
+        Self::parse_for(args, known, None)
+    }
+
+    /// Parses the `args` of a step calling `tool`: like [`ArgsTemplate::parse`], and
+    /// the tool's shell command argument (if any) is a shell template.
+    pub fn parse_for_tool(
+        args: &Value,
+        known: &BTreeSet<String>,
+        tool: &str,
+    ) -> Result<Self, TemplateError> {
+        Self::parse_for(args, known, shell_command_arg(tool))
+    }
+
+    fn parse_for(
+        args: &Value,
+        known: &BTreeSet<String>,
+        shell_key: Option<&str>,
+    ) -> Result<Self, TemplateError> {
+        let root = match (args, shell_key) {
+            (Value::Object(map), Some(shell_key)) => Node::Object(
+                map.iter()
+                    .map(|(key, item)| {
+                        let node = match item {
+                            Value::String(text) if key == shell_key => {
+                                parse_shell(text, known, key)?
+                            }
+                            other => parse_node(other, known, key)?,
+                        };
+                        Ok((key.clone(), node))
+                    })
+                    .collect::<Result<Vec<_>, TemplateError>>()?,
+            ),
+            _ => parse_node(args, known, "")?,
+        };
+        Ok(Self { root })
     }
 
     /// The arguments for a run with `parameters`.
@@ -131,6 +181,40 @@ fn parse_string(text: &str, known: &BTreeSet<String>, at: &str) -> Result<Node, 
     }
 }
 
+/// A shell command template: placeholders only where a quoted word is one word.
+fn parse_shell(text: &str, known: &BTreeSet<String>, at: &str) -> Result<Node, TemplateError> {
+    let pieces = match parse_string(text, known, at)? {
+        Node::Whole(name) => vec![Piece::Param(name)],
+        Node::Interpolated(pieces) => pieces,
+        literal => return Ok(literal),
+    };
+    let mut scan = ShellScan::default();
+    for piece in &pieces {
+        match piece {
+            Piece::Text(literal) => scan.feed(literal),
+            Piece::Param(name) => {
+                scan.placeholder()
+                    .map_err(|spot| TemplateError::UnsafeShellPlaceholder {
+                        name: name.clone(),
+                        at: at.to_owned(),
+                        spot: spot.describe(),
+                    })?;
+            }
+        }
+    }
+    Ok(Node::Shell(pieces))
+}
+
+/// A parameter's value as text: strings as they are, absent or `null` empty, other
+/// values as JSON.
+fn value_text(value: Option<&Value>) -> std::borrow::Cow<'_, str> {
+    match value {
+        Some(Value::String(text)) => text.as_str().into(),
+        Some(Value::Null) | None => "".into(),
+        Some(other) => other.to_string().into(),
+    }
+}
+
 /// `None` means "leave this value out" (an absent optional parameter).
 fn render_node(node: &Node, parameters: &Map<String, Value>) -> Option<Value> {
     match node {
@@ -141,11 +225,17 @@ fn render_node(node: &Node, parameters: &Map<String, Value>) -> Option<Value> {
             for piece in pieces {
                 match piece {
                     Piece::Text(literal) => text.push_str(literal),
-                    Piece::Param(name) => match parameters.get(name) {
-                        Some(Value::String(value)) => text.push_str(value),
-                        Some(Value::Null) | None => {}
-                        Some(other) => text.push_str(&other.to_string()),
-                    },
+                    Piece::Param(name) => text.push_str(&value_text(parameters.get(name))),
+                }
+            }
+            Some(Value::String(text))
+        }
+        Node::Shell(pieces) => {
+            let mut text = String::new();
+            for piece in pieces {
+                match piece {
+                    Piece::Text(literal) => text.push_str(literal),
+                    Piece::Param(name) => text.push_str(&quote(&value_text(parameters.get(name)))),
                 }
             }
             Some(Value::String(text))
@@ -171,7 +261,7 @@ fn collect(node: &Node, names: &mut BTreeSet<String>) {
         Node::Whole(name) => {
             names.insert(name.clone());
         }
-        Node::Interpolated(pieces) => {
+        Node::Interpolated(pieces) | Node::Shell(pieces) => {
             for piece in pieces {
                 if let Piece::Param(name) = piece {
                     names.insert(name.clone());
@@ -269,6 +359,81 @@ mod tests {
             malformed.to_string(),
             "malformed placeholder in args.k: `{{x` (expected `{{name}}`)"
         );
+    }
+
+    #[test]
+    fn values_are_never_expanded_again_and_stay_json_strings() {
+        let template = ArgsTemplate::parse(
+            &json!({"a": "{{first}}", "b": "x {{first}} {{second}}"}),
+            &known(&["first", "second"]),
+        )
+        .unwrap();
+        let sneaky = "{{second}}\", \"injected\": \"1";
+        let rendered = template.render(&params(json!({"first": sneaky, "second": "S"})));
+        assert_eq!(rendered["a"], json!(sneaky));
+        assert_eq!(rendered["b"], json!(format!("x {sneaky} S")));
+        let wire: Value = serde_json::from_str(&rendered.to_string()).unwrap();
+        assert_eq!(wire.as_object().unwrap().len(), 2, "{wire}");
+        assert_eq!(wire["a"], json!(sneaky));
+    }
+
+    #[test]
+    fn shell_commands_quote_every_value_as_one_word() {
+        let template = ArgsTemplate::parse_for_tool(
+            &json!({"command": "echo {{msg}} n={{n}}", "timeout_secs": "{{n}}"}),
+            &known(&["msg", "n"]),
+            "shell_exec",
+        )
+        .unwrap();
+        let rendered = template.render(&params(json!({"msg": "hi; id > x", "n": 3})));
+        assert_eq!(
+            rendered,
+            json!({"command": "echo 'hi; id > x' n='3'", "timeout_secs": 3})
+        );
+        let rendered = template.render(&params(json!({"msg": "it's {{n}}"})));
+        assert_eq!(rendered["command"], "echo 'it'\\''s {{n}}' n=''");
+        // A whole-string command is one quoted word too, never a command line.
+        let whole = ArgsTemplate::parse_for_tool(
+            &json!({"command": "{{msg}}"}),
+            &known(&["msg"]),
+            "shell_exec",
+        )
+        .unwrap();
+        assert_eq!(
+            whole.render(&params(json!({"msg": "rm -rf ~"})))["command"],
+            "'rm -rf ~'"
+        );
+        // Other tools' strings are not shell.
+        let other =
+            ArgsTemplate::parse_for_tool(&json!({"command": "{{msg}}"}), &known(&["msg"]), "x")
+                .unwrap();
+        assert_eq!(
+            other.render(&params(json!({"msg": "a b"})))["command"],
+            "a b"
+        );
+    }
+
+    #[test]
+    fn shell_placeholders_where_quoting_would_not_hold_are_refused() {
+        for command in [
+            "echo '{{msg}}'",
+            "echo \"{{msg}}\"",
+            "echo hi # {{msg}}",
+            "cat <<EOF\n{{msg}}\nEOF",
+            "echo ${{msg}}",
+        ] {
+            let error = ArgsTemplate::parse_for_tool(
+                &json!({"command": command}),
+                &known(&["msg"]),
+                "shell_exec",
+            )
+            .unwrap_err();
+            assert!(
+                matches!(error, TemplateError::UnsafeShellPlaceholder { ref name, .. } if name == "msg"),
+                "{command}: {error:?}"
+            );
+            assert!(error.to_string().contains("args.command"), "{error}");
+        }
     }
 
     #[test]

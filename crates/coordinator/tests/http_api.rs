@@ -142,6 +142,7 @@ async fn malformed_and_misshaped_bodies_are_400_json_never_422() {
             server
                 .client
                 .post(&url)
+                .header("content-type", "application/json")
                 .body("{\"agent_name\": \"researcher\", "),
         )
         .await;
@@ -152,7 +153,7 @@ async fn malformed_and_misshaped_bodies_are_400_json_never_422() {
             server
                 .client
                 .post(&url)
-                .header("content-type", "text/plain")
+                .header("content-type", "application/json; charset=utf-8")
                 .body("not json"),
         )
         .await;

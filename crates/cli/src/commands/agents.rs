@@ -21,7 +21,7 @@ pub async fn run(args: AgentsArgs) -> Result<Exit, CliError> {
 
 async fn list(options: &ListOptions) -> Result<Exit, CliError> {
     let settings = service::settings(&options.run_options())?;
-    let service = service::start(&settings, service::Purpose::List).await?;
+    let service = service::start(&settings, service::Purpose::List, None).await?;
     let listing = service.coordinator.list_blueprints().await;
     service.stop().await;
     let listing = listing.map_err(|error| CliError::Coordinator(error.to_string()))?;

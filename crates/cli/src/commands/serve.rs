@@ -1,6 +1,10 @@
-//! `oxydra serve [--addr 127.0.0.1:8080]`: the coordinator HTTP API (DESIGN.md §3.3)
-//! until Ctrl-C or SIGTERM, after which in-flight requests finish and running runs
-//! end `failed` / `interrupted`.
+//! `oxydra serve [--addr 127.0.0.1:8080]`: the coordinator HTTP API until Ctrl-C or
+//! SIGTERM, after which in-flight requests finish and running runs end `failed` /
+//! `interrupted`.
+//!
+//! Without a bearer token the API is served on loopback addresses only: a
+//! non-loopback address needs a token or an explicit `--insecure-no-auth`
+//! (`[serve] allow_unauthenticated = true`).
 
 use std::net::SocketAddr;
 
@@ -28,6 +32,17 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
         flag: "--addr",
         message: format!("expected an address like 127.0.0.1:8080, found `{addr}`"),
     })?;
+    let auth_token = service::auth_token(&settings)?;
+    let open_allowed = args.insecure_no_auth || settings.serve.allow_unauthenticated == Some(true);
+    if auth_token.is_none() && !socket.ip().is_loopback() {
+        if !open_allowed {
+            return Err(CliError::Unauthenticated {
+                addr,
+                origin: origin.to_owned(),
+            });
+        }
+        tracing::warn!(%addr, "serving a non-loopback address without authentication");
+    }
     let listener = TcpListener::bind(socket)
         .await
         .map_err(|source| CliError::Bind {
@@ -35,15 +50,18 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
             origin: origin.to_owned(),
             source,
         })?;
-    let service = service::start(&settings, service::Purpose::Serve).await?;
+    let service = service::start(&settings, service::Purpose::Serve, auth_token).await?;
     let local = listener
         .local_addr()
         .map_or(addr, |local| local.to_string());
     let agents = service.coordinator.blueprints().len();
-    let auth = if service.coordinator.config().auth_token.is_some() {
-        "bearer token required"
-    } else {
-        "no auth"
+    let auth = match (
+        service.coordinator.config().auth_token.is_some(),
+        socket.ip().is_loopback(),
+    ) {
+        (true, _) => "bearer token required",
+        (false, true) => "no auth, loopback only",
+        (false, false) => "NO AUTH, open to the network (--insecure-no-auth)",
     };
     eprintln!(
         "oxydra serve: listening on http://{local} ({agents} agents, {auth}, database {})",

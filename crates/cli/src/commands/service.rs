@@ -58,8 +58,13 @@ pub enum Purpose {
 }
 
 /// Builds the coordinator: blueprints are checked (schemas compiled, tools looked up)
-/// and stored (for [`Purpose::Serve`], in the database).
-pub async fn start(settings: &ServiceConfig, purpose: Purpose) -> Result<Service, CliError> {
+/// and stored (for [`Purpose::Serve`], in the database). With `auth_token` (see
+/// [`auth_token`]) every request must carry it.
+pub async fn start(
+    settings: &ServiceConfig,
+    purpose: Purpose,
+    auth_token: Option<String>,
+) -> Result<Service, CliError> {
     let db = &settings.memory.db;
     let mut tools = ToolRegistry::with_builtins(&settings.tools);
     let mcp = super::mcp_tools::start(&settings.mcp_servers, &mut tools).await?;
@@ -106,7 +111,9 @@ pub async fn start(settings: &ServiceConfig, purpose: Purpose) -> Result<Service
             .serve
             .body_limit_bytes
             .unwrap_or(DEFAULT_BODY_LIMIT),
-        auth_token: auth_token(settings)?,
+        auth_token,
+        allowed_hosts: settings.serve.allowed_hosts.clone(),
+        allowed_origins: settings.serve.allowed_origins.clone(),
         ..CoordinatorConfig::default()
     };
     let blueprints = settings
@@ -130,6 +137,7 @@ pub async fn start(settings: &ServiceConfig, purpose: Purpose) -> Result<Service
                 | CoordinatorError::InvalidStep { .. }
                 | CoordinatorError::DuplicateBlueprint { .. }
                 | CoordinatorError::UnknownTool { .. }
+                | CoordinatorError::UndeclaredPrivilegedTool { .. }
                 | CoordinatorError::ProviderUnavailable { .. } => {
                     CliError::Setup(format!("{at}[[agents]]: {error}"))
                 }
@@ -163,24 +171,47 @@ fn public_provider(kind: ProviderKind) -> Option<EffectiveProvider> {
 }
 
 /// The bearer token: from the variable `[serve] auth_token_env` names (which must then
-/// be set), else from `OXYDRA_SERVE_TOKEN`, else none.
-fn auth_token(settings: &ServiceConfig) -> Result<Option<String>, CliError> {
-    let set = |var: &str| {
-        std::env::var(var)
-            .ok()
-            .filter(|value| !value.trim().is_empty())
+/// be set), else from `OXYDRA_SERVE_TOKEN`, else none. A variable that is set but empty
+/// (or only whitespace) is an error naming it: it never means "no auth".
+pub fn auth_token(settings: &ServiceConfig) -> Result<Option<String>, CliError> {
+    let named = settings.serve.auth_token_env.as_deref();
+    let var = named.unwrap_or(SERVE_TOKEN_VAR);
+    let origin = || match named {
+        Some(_) => format!(
+            "serve.auth_token_env{}",
+            settings
+                .config_file
+                .as_ref()
+                .map_or_else(String::new, |path| format!(" in {}", path.display()))
+        ),
+        None => "oxydra serve".to_owned(),
     };
-    match &settings.serve.auth_token_env {
-        Some(var) => set(var).map(Some).ok_or_else(|| CliError::Env {
-            var: var.clone(),
+    match std::env::var_os(var) {
+        None if named.is_none() => Ok(None),
+        None => Err(CliError::Env {
+            var: var.to_owned(),
             message: format!(
-                "not set, but serve.auth_token_env{} names it as the API's bearer token",
-                settings
-                    .config_file
-                    .as_ref()
-                    .map_or_else(String::new, |path| format!(" in {}", path.display()))
+                "not set, but {} names it as the API's bearer token",
+                origin()
             ),
         }),
-        None => Ok(set(SERVE_TOKEN_VAR)),
+        Some(value) => {
+            let value = value.into_string().map_err(|_| CliError::Env {
+                var: var.to_owned(),
+                message: "not valid UTF-8".to_owned(),
+            })?;
+            let token = value.trim();
+            if token.is_empty() {
+                return Err(CliError::Env {
+                    var: var.to_owned(),
+                    message: format!(
+                        "empty, but {} reads it as the API's bearer token: set a token, \
+                         or unset the variable",
+                        origin()
+                    ),
+                });
+            }
+            Ok(Some(token.to_owned()))
+        }
     }
 }

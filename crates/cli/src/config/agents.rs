@@ -26,6 +26,10 @@ pub struct AgentConfig {
     /// Tools an AI agent may use (absent: every configured tool).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<String>>,
+    /// Privileged tools (`shell_exec`, …) this agent may use; naming one in `tools` or a
+    /// step without listing it here is an error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_privileged: Vec<String>,
     /// Tool rules of this agent, added to the top-level `[[rules]]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<toml::Table>,
@@ -58,6 +62,7 @@ impl AgentConfig {
             provider: self.provider.map(|kind| kind.as_str().to_owned()),
             model: self.model.clone(),
             tools: self.tools.clone(),
+            allow_privileged: self.allow_privileged.clone(),
             rules: super::rules(&self.rules),
             limits: self.limits.clone(),
             parameters_schema: self.parameters_schema.clone(),

@@ -144,6 +144,27 @@ fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
             "expected at least 1, found 0".into(),
         ));
     }
+    for (index, host) in serve.allowed_hosts.iter().enumerate() {
+        if !oxydra::coordinator::is_allowed_host_entry(host) {
+            return Err(invalid(
+                &format!("serve.allowed_hosts[{index}]"),
+                format!(
+                    "expected a host name like `oxydra.lan` or `oxydra.lan:8080`, found `{host}`"
+                ),
+            ));
+        }
+    }
+    for (index, origin) in serve.allowed_origins.iter().enumerate() {
+        if !oxydra::coordinator::is_allowed_origin_entry(origin) {
+            return Err(invalid(
+                &format!("serve.allowed_origins[{index}]"),
+                format!(
+                    "expected an origin like `https://dash.example.lan` or \
+                     `http://localhost:3000`, found `{origin}`"
+                ),
+            ));
+        }
+    }
     for (index, server) in config.mcp_servers.iter().enumerate() {
         if let Err(error) = server.transport() {
             return Err(invalid(&format!("mcp_servers[{index}]"), error.to_string()));

@@ -96,8 +96,16 @@ pub struct ServeSection {
     /// Largest accepted request body in bytes (default 1 MiB).
     pub body_limit_bytes: Option<usize>,
     /// Environment variable holding the bearer token every request must carry;
-    /// absent: no auth.
+    /// absent: `OXYDRA_SERVE_TOKEN` if set, else no auth.
     pub auth_token_env: Option<String>,
+    /// Serve a non-loopback address without a token (as `--insecure-no-auth`).
+    pub allow_unauthenticated: Option<bool>,
+    /// Host names accepted in the `Host` header besides the loopback ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_hosts: Vec<String>,
+    /// Origins accepted in the `Origin` header besides the server's own loopback ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_origins: Vec<String>,
 }
 
 /// `[provider]`.

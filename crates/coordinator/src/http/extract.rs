@@ -1,12 +1,16 @@
-//! Extractors whose every rejection is an [`ApiError`]: a JSON body (`400` for a
-//! malformed or mis-shaped body, never axum's `422`; `413` past the body limit; the
-//! content type is not checked, so `curl -d '{…}'` works as in seed 002) and a path
-//! segment (`400` JSON, never axum's plain-text rejection, for `/runs/%FF`).
+//! Extractors whose every rejection is an [`ApiError`]: a JSON body (`415` unless the
+//! request says `Content-Type: application/json`, before the body is read; `400` for
+//! a malformed or mis-shaped body, never axum's `422`; `413` past the body limit) and
+//! a path segment (`400` JSON, never axum's plain-text rejection, for `/runs/%FF`).
+//!
+//! The content type is what keeps a web page from starting runs: a page may send a
+//! cross-site `text/plain` or form body without asking the browser's permission
+//! (no CORS preflight), but not an `application/json` one.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Path, Request};
-use axum::http::StatusCode;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 
 use super::errors::ApiError;
@@ -27,6 +31,7 @@ where
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        check_json_content_type(request.headers())?;
         let limit = request
             .extensions()
             .get::<BodyLimit>()
@@ -56,6 +61,36 @@ where
     }
 }
 
+/// `Ok` when the `Content-Type` is `application/json` (parameters such as
+/// `; charset=utf-8` allowed), else `415 unsupported_media_type`.
+fn check_json_content_type(headers: &HeaderMap) -> Result<(), ApiError> {
+    let value = headers.get(header::CONTENT_TYPE);
+    let text = value.and_then(|value| value.to_str().ok());
+    let essence = text
+        .and_then(|text| text.split(';').next())
+        .map(str::trim)
+        .unwrap_or_default();
+    if essence.eq_ignore_ascii_case("application/json") {
+        return Ok(());
+    }
+    let shown = match (value, text) {
+        (None, _) => "none".to_owned(),
+        (Some(_), Some(text)) => format!("`{text}`"),
+        (Some(_), None) => "an undecodable value".to_owned(),
+    };
+    Err(ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        format!(
+            "the request body must be sent with `Content-Type: application/json`, found {shown}"
+        ),
+    )
+    .with(
+        "content_type",
+        text.map_or(serde_json::Value::Null, Into::into),
+    ))
+}
+
 /// The one path parameter of a route (`/runs/{id}`), as text. A segment that is not
 /// valid percent-encoded UTF-8 is a `400 invalid_path` JSON error.
 #[derive(Debug, Clone)]
@@ -79,6 +114,49 @@ where
                 };
                 Err(ApiError::new(status, code, rejection.body_text()))
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn with(content_type: Option<&str>) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        if let Some(value) = content_type {
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_str(value).unwrap());
+        }
+        headers
+    }
+
+    #[test]
+    fn only_application_json_is_accepted() {
+        for ok in [
+            "application/json",
+            "application/json; charset=utf-8",
+            "Application/JSON;charset=UTF-8",
+        ] {
+            assert_eq!(check_json_content_type(&with(Some(ok))), Ok(()), "{ok}");
+        }
+        for refused in [
+            Some("text/plain"),
+            Some("text/plain; charset=utf-8"),
+            Some("application/x-www-form-urlencoded"),
+            Some("multipart/form-data; boundary=x"),
+            Some("application/jsonp"),
+            Some("text/json"),
+            Some(""),
+            None,
+        ] {
+            let error = check_json_content_type(&with(refused)).unwrap_err();
+            assert_eq!(
+                error.status,
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "{refused:?}"
+            );
+            assert_eq!(error.body["error"], "unsupported_media_type");
         }
     }
 }

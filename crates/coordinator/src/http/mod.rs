@@ -1,11 +1,12 @@
-//! The HTTP API (DESIGN.md §3.3) on axum: `GET /agents`, `POST /runs`,
-//! `GET /runs/{id}`, `DELETE /runs/{id}`, a body size limit, JSON errors for every
-//! failure (a panicking handler included: `500` JSON), optional bearer auth and
-//! graceful shutdown.
+//! The HTTP API on axum: `GET /agents`, `POST /runs`, `GET /runs/{id}`,
+//! `DELETE /runs/{id}`, a body size limit, JSON bodies only (`415` otherwise), JSON
+//! errors for every failure (a panicking handler included: `500` JSON), `Host` /
+//! `Origin` checks against web pages, optional bearer auth and graceful shutdown.
 
 mod auth;
 mod errors;
 mod extract;
+mod guard;
 mod routes;
 
 use std::future::Future;
@@ -23,11 +24,19 @@ use crate::error::CoordinatorError;
 
 pub use errors::ApiError;
 pub use extract::JsonBody;
+pub use guard::{is_allowed_host_entry, is_allowed_origin_entry};
 
 impl Coordinator {
-    /// The API's router, with the body limit, JSON fallbacks and (when a token is
-    /// configured) bearer auth on every route.
+    /// The API's router, with the body limit, JSON fallbacks, the `Host` / `Origin`
+    /// checks and (when a token is configured) bearer auth on every route. Loopback
+    /// origins of any port are accepted; [`Coordinator::serve`] accepts only those of
+    /// the port it listens on.
     pub fn router(&self) -> Router {
+        self.router_on(None)
+    }
+
+    /// The router for a listener on `port`.
+    fn router_on(&self, port: Option<u16>) -> Router {
         let limit = self.config().body_limit_bytes;
         let router = Router::new()
             .route("/agents", get(routes::list_agents))
@@ -48,6 +57,11 @@ impl Coordinator {
             )),
             None => router,
         };
+        let guard = Arc::new(guard::RequestGuard::new(self.config(), port));
+        let router = router.layer(axum::middleware::from_fn_with_state(
+            guard,
+            guard::guard_request,
+        ));
         outer_layers(router)
     }
 
@@ -58,7 +72,8 @@ impl Coordinator {
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        let served = serve(listener, self.router(), shutdown).await;
+        let port = listener.local_addr().ok().map(|addr| addr.port());
+        let served = serve(listener, self.router_on(port), shutdown).await;
         self.shutdown().await;
         served
     }

@@ -10,6 +10,7 @@ use oxydra_memory::Memory;
 use oxydra_provider::Provider;
 use oxydra_runtime::RuntimeLimits;
 use oxydra_tools::ToolRegistry;
+use oxydra_types::SafetyTier;
 
 use super::BlueprintRunner;
 use super::agent::{AgentPlan, AgentRunner};
@@ -26,6 +27,48 @@ fn polling_rules(registry: &ToolRegistry) -> Vec<ToolRule> {
         .into_iter()
         .filter(|rule| registry.get(&rule.tool).is_some())
         .collect()
+}
+
+/// Checks that every tool `blueprint` names or declares is registered, and that each
+/// Privileged one it names is declared in `allow_privileged`.
+fn check_privileges(blueprint: &Blueprint, full: &ToolRegistry) -> Result<(), CoordinatorError> {
+    let unknown = |tool: &str| CoordinatorError::UnknownTool {
+        blueprint: blueprint.name().to_owned(),
+        tool: tool.to_owned(),
+        available: full.names().join(", "),
+    };
+    for tool in blueprint.allow_privileged() {
+        if full.get(tool).is_none() {
+            return Err(unknown(tool));
+        }
+    }
+    for tool in blueprint.named_tools() {
+        match full.tier(tool) {
+            None => return Err(unknown(tool)),
+            Some(SafetyTier::Privileged) if !blueprint.allows_privileged(tool) => {
+                return Err(CoordinatorError::UndeclaredPrivilegedTool {
+                    blueprint: blueprint.name().to_owned(),
+                    tool: tool.to_owned(),
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// The tools of `tools` an AI agent without a `tools` list gets: all but the
+/// Privileged ones `blueprint` does not declare.
+fn declared_tools(tools: &ToolRegistry, blueprint: &Blueprint) -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    for name in tools.names() {
+        let declared =
+            tools.tier(&name) != Some(SafetyTier::Privileged) || blueprint.allows_privileged(&name);
+        if let Some(tool) = tools.get(&name).filter(|_| declared) {
+            let _ = registry.register_arc(tool);
+        }
+    }
+    registry
 }
 
 /// The parts [`crate::Coordinator::new`] builds its runners from.
@@ -121,25 +164,19 @@ impl RunnerDeps {
         let mut executors = HashMap::new();
         let mut plans = HashMap::new();
         for blueprint in blueprints {
-            for tool in blueprint.named_tools() {
-                if full.get(tool).is_none() {
-                    return Err(CoordinatorError::UnknownTool {
-                        blueprint: blueprint.name().to_owned(),
-                        tool: tool.to_owned(),
-                        available: full.names().join(", "),
-                    });
-                }
-            }
+            check_privileges(blueprint, &full)?;
             let mut rules = self.rules.clone();
             rules.extend(blueprint.rules().iter().cloned());
             match blueprint.body() {
                 BlueprintBody::Deterministic(_) => {
                     rules.extend(polling_rules(&full));
-                    let config = ToolExecutorConfig {
-                        require_permissions: false,
-                        ..self.executor_config.clone()
-                    };
-                    let executor = ToolExecutor::new(Arc::clone(&full), rules, config);
+                    // The same consent as AI agents: a step's arguments come from
+                    // whoever started the run, not from whoever wrote the blueprint.
+                    let mut executor =
+                        ToolExecutor::new(Arc::clone(&full), rules, self.executor_config.clone());
+                    if let Some(broker) = &self.permission_broker {
+                        executor = executor.with_permission_broker(Arc::clone(broker));
+                    }
                     executors.insert(blueprint.name().to_owned(), Arc::new(executor));
                 }
                 BlueprintBody::Agent(spec) => {
@@ -151,8 +188,9 @@ impl RunnerDeps {
                             }
                             Arc::new(registry)
                         }
-                        // Every application tool; the coordinator's own only when named.
-                        None => Arc::clone(&self.tools),
+                        // Every application tool but the Privileged ones it does not
+                        // declare; the coordinator's own only when named.
+                        None => Arc::new(declared_tools(&self.tools, blueprint)),
                     };
                     rules.extend(polling_rules(&registry));
                     let provider = match &spec.provider {

@@ -1,10 +1,12 @@
 //! Deterministic runs: the blueprint's steps, their arguments rendered from the run's
 //! parameters, executed one by one through a `ToolExecutor` with no model.
 //!
-//! Steps were written by whoever configured the blueprint, not chosen by a model, so
-//! the executor is built without consent prompts (`require_permissions = false`);
-//! rules, argument validation, timeouts and cancellation all apply. The first step
-//! that fails ends the run `failed` with kind `step_failed`.
+//! Steps were written by whoever configured the blueprint, but their arguments come
+//! from whoever started the run, so the executor asks the same consent as for AI
+//! agents: a Privileged step (which the blueprint must declare in `allow_privileged`)
+//! runs only when the permission broker approves it. Rules, argument validation,
+//! timeouts and cancellation all apply. The first step that fails (a refused consent
+//! included) ends the run `failed` with kind `step_failed`.
 //!
 //! The executor does not scrub tool output, so step outputs (text and structured)
 //! and step errors here are raw; the store scrubs the whole result and error before
