@@ -41,6 +41,10 @@ impl RunStore {
     /// Opens (creating if needed) the store in `path`, or in memory when `None`, and
     /// starts its database thread. Blocking: call it from `spawn_blocking`.
     pub fn open(path: Option<&Path>) -> Result<Self, CoordinatorError> {
+        if let Some(path) = path {
+            // Runs hold prompts and results: the file is owner-only, like memory's.
+            oxydra_memory::secure_database_file(path);
+        }
         let mut connection = match path {
             Some(path) => Connection::open(path),
             None => Connection::open_in_memory(),

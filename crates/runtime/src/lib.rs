@@ -42,6 +42,7 @@
 mod builder;
 pub mod context_budget;
 mod error;
+mod event_scrub;
 mod events;
 pub mod history_window;
 mod limits;
@@ -61,6 +62,7 @@ mod turn_state;
 pub use builder::{AgentRuntimeBuilder, DEFAULT_RETRIEVAL_TOP_K};
 pub use context_budget::{ContextBudget, ContextReport};
 pub use error::RuntimeError;
+pub use event_scrub::scrub_event;
 pub use events::{CollectingEventSink, EventSink, NoopEventSink, RuntimeEventStream};
 pub use limits::RuntimeLimits;
 pub use runtime::{AgentRuntime, RetrievalScope, SessionOutcome};

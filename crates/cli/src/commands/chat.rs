@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use oxydra::memory::Memory;
+use oxydra::scrubbing::scrub;
 use oxydra::types::SessionId;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
@@ -297,7 +298,9 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
                         chat.session = found;
                         eprintln!("switched to session {}", chat.session);
                     }
-                    Err(error) => eprintln!("error: {error}"),
+                    Err(error) => {
+                        eprintln!("error: {}", scrub(&error.to_string()).text)
+                    }
                 }
             }
             Input::Message(text) => chat.turn(text).await,
@@ -334,7 +337,8 @@ impl Chat {
         if let Err(error) = result {
             self.renderer.ensure_ended(error.kind(), &error.to_string());
             if self.output == OutputFormat::Text {
-                eprintln!("error: {error}");
+                // The message can quote a provider's answer: scrubbed.
+                eprintln!("error: {}", scrub(&error.to_string()).text);
             }
         }
     }

@@ -34,12 +34,13 @@ pub async fn open_existing(path: &Path) -> Result<Option<SqliteMemory>, CliError
     open(path).await.map(Some)
 }
 
-/// Opens (or creates) the database at `path`, creating its directory.
+/// Opens (or creates) the database at `path`, creating its directory owner-only
+/// (`0700`); the file itself is made `0600` when it is opened.
 pub async fn open(path: &Path) -> Result<SqliteMemory, CliError> {
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {
-        std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
+        oxydra::memory::create_database_dir(dir).map_err(|source| CliError::Io {
             what: "cannot create the database directory",
             path: dir.to_path_buf(),
             source,
