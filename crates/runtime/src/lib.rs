@@ -40,6 +40,7 @@
 //! ```
 
 mod builder;
+mod call_ids;
 pub mod context_budget;
 mod error;
 mod event_scrub;

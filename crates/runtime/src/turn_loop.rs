@@ -14,6 +14,7 @@ use oxydra_types::{Message, RuntimeProgressKind, SessionId, Usage};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
+use crate::call_ids;
 use crate::context_budget::ContextBudget;
 use crate::error::RuntimeError;
 use crate::events::RunEvents;
@@ -294,7 +295,9 @@ impl<'a> Run<'a> {
         );
         self.account(turn_usage, span)?;
 
-        let message = call.response.message;
+        let mut message = call.response.message;
+        // Every call must have its own id before it is stored or run.
+        call_ids::make_unique(&mut message.tool_calls);
         let text = message.text().to_owned();
         let calls = message.tool_calls.clone();
         let inner: &'a RuntimeInner = self.inner;
