@@ -1,6 +1,7 @@
 //! Rendering runtime events: for people (`text`) or for programs (`jsonl`).
 
 mod jsonl;
+pub mod shown;
 mod text;
 
 use std::sync::atomic::{AtomicBool, Ordering};
