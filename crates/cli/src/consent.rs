@@ -180,7 +180,10 @@ mod tests {
         }
         assert!(shown.contains("shell\\u{202e}exec (privileged)"), "{shown}");
         assert!(shown.contains("rule\\u{2066}"), "{shown}");
-        assert!(shown.contains(r"rm -rf ~ #\u{202e}\u001b[2Kls\u{200b}"), "{shown}");
+        assert!(
+            shown.contains(r"rm -rf ~ #\u{202e}\u001b[2Kls\u{200b}"),
+            "{shown}"
+        );
     }
 
     #[test]

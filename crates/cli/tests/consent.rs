@@ -164,5 +164,8 @@ fn hidden_characters_in_a_tool_name_are_escaped_in_the_text_output() {
     assert_eq!(output.status.code(), Some(0), "{}", common::stderr(&output));
     let err = common::stderr(&output);
     assert!(err.contains(r"✗ file_\u{202e}daer\u{1b}[2K"), "{err}");
-    assert!(!err.contains('\u{202e}') && !err.contains('\u{1b}'), "{err:?}");
+    assert!(
+        !err.contains('\u{202e}') && !err.contains('\u{1b}'),
+        "{err:?}"
+    );
 }

@@ -38,8 +38,16 @@ fn mode(path: &Path) -> u32 {
 }
 
 fn assert_nowhere(secret: &str, output: &Output, sandbox: &Sandbox) {
-    assert!(!stdout(output).contains(secret), "stdout: {}", stdout(output));
-    assert!(!stderr(output).contains(secret), "stderr: {}", stderr(output));
+    assert!(
+        !stdout(output).contains(secret),
+        "stdout: {}",
+        stdout(output)
+    );
+    assert!(
+        !stderr(output).contains(secret),
+        "stderr: {}",
+        stderr(output)
+    );
     let db = database_bytes(&sandbox.db);
     assert!(!db.is_empty(), "no database was written");
     assert!(!db.contains(secret), "the database holds the secret");
@@ -86,7 +94,11 @@ fn a_500_page_holding_a_password_leaks_it_nowhere() {
     assert!(error.contains("500"), "{error}");
     assert!(error.contains("[REDACTED]"), "{error}");
     // The failure was logged too (debug), scrubbed.
-    assert!(stderr(&output).contains("tool call failed"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("tool call failed"),
+        "{}",
+        stderr(&output)
+    );
     assert_nowhere(PASSWORD, &output, &sandbox);
     let sent = model.requests()[1].body.to_string();
     assert!(!sent.contains(PASSWORD), "{sent}");
@@ -117,8 +129,8 @@ fn provider_401() -> Reply {
 fn a_provider_401_echoing_the_key_leaks_it_nowhere() {
     for format in ["jsonl", "text"] {
         let sandbox = Sandbox::new();
-        let server = ScriptServer::start(vec![provider_401(), provider_401(), provider_401()])
-            .unwrap();
+        let server =
+            ScriptServer::start(vec![provider_401(), provider_401(), provider_401()]).unwrap();
         std::fs::write(
             sandbox.path().join("oxydra.toml"),
             format!(
@@ -146,7 +158,10 @@ fn a_provider_401_echoing_the_key_leaks_it_nowhere() {
             assert_eq!(errors.len(), 1, "{events:?}");
             let message = errors[0]["message"].as_str().unwrap();
             assert!(message.contains("401"), "{message}");
-            assert!(message.contains("[REDACTED]"), "the echo reached the message: {message}");
+            assert!(
+                message.contains("[REDACTED]"),
+                "the echo reached the message: {message}"
+            );
         }
         assert_nowhere(KEY, &output, &sandbox);
         assert_nowhere(&KEY[8..], &output, &sandbox);

@@ -95,6 +95,11 @@ impl<'a> Run<'a> {
         state: &mut SessionState,
         user_message: String,
     ) -> Result<SessionOutcome, RuntimeError> {
+        // The prompt is stored and sent to the provider: no secret in it goes either way.
+        let user_message = match self.inner.scrubber.scrub(&user_message) {
+            scrubbed if scrubbed.is_clean() => user_message,
+            scrubbed => scrubbed.into_owned(),
+        };
         // Search before the new prompt is indexed, so it does not find itself.
         self.snippets = self.retrieve(state, &user_message).await?;
         let inner: &'a RuntimeInner = self.inner;

@@ -75,9 +75,6 @@ mod tests {
 
     #[test]
     fn zero_width_characters_are_escaped() {
-        assert_eq!(
-            escape("cu\u{200b}rl\u{feff}"),
-            "cu\\u{200b}rl\\u{feff}"
-        );
+        assert_eq!(escape("cu\u{200b}rl\u{feff}"), "cu\\u{200b}rl\\u{feff}");
     }
 }
