@@ -204,8 +204,10 @@ impl Prompt {
             ..
         } = self
         {
+            // The history holds what was typed: an owner-only directory (rustyline
+            // writes the file itself `0600`).
             if let Some(dir) = path.parent() {
-                let _ = std::fs::create_dir_all(dir);
+                let _ = oxydra::memory::create_database_dir(dir);
             }
             let _ = editor.save_history(path);
         }
