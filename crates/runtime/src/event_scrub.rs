@@ -76,6 +76,12 @@ pub fn scrub_event(scrubber: &Scrubber, event: RuntimeEvent) -> RuntimeEvent {
     }
 }
 
+/// `value` as text, scrubbed with the default scrubber: for error values the runtime
+/// logs (`error = %log_safe(&error)`), which can quote a provider's or tool's answer.
+pub(crate) fn log_safe(value: &impl std::fmt::Display) -> String {
+    scrub_string(&Scrubber::new(), value.to_string())
+}
+
 /// `text` scrubbed; the same allocation when it holds no secret.
 fn scrub_string(scrubber: &Scrubber, text: String) -> String {
     let scrubbed = scrubber.scrub(&text);
@@ -143,6 +149,12 @@ mod tests {
         for event in events {
             assert_clean(&scrub_event(&scrubber, event));
         }
+    }
+
+    #[test]
+    fn logged_values_are_scrubbed() {
+        let logged = log_safe(&format!("HTTP 401: password={SECRET}"));
+        assert_eq!(logged, "HTTP 401: password=[REDACTED]");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use tracing::{Instrument, Span, field};
 use crate::call_ids;
 use crate::context_budget::ContextBudget;
 use crate::error::RuntimeError;
+use crate::event_scrub::log_safe;
 use crate::events::RunEvents;
 use crate::provider_call::{self, ProviderCall};
 use crate::retrieval_injection::snippets_message;
@@ -157,7 +158,7 @@ impl<'a> Run<'a> {
                 Ok(snippets_message(&chunks))
             }
             Ok(Err(error)) => {
-                tracing::warn!(%error, "retrieval failed; continuing without snippets");
+                tracing::warn!(error = %log_safe(&error), "retrieval failed; continuing without snippets");
                 Ok(None)
             }
             Err(_) => {
@@ -283,7 +284,7 @@ impl<'a> Run<'a> {
         self.enter(span, TurnState::Streaming);
         let call = match self.call_provider(state).await {
             Err(RuntimeError::Provider(ProviderError::ContextLengthExceeded { message })) => {
-                tracing::warn!(%message, "context length exceeded");
+                tracing::warn!(message = %log_safe(&message), "context length exceeded");
                 self.recover_from_overflow(state, span).await?;
                 self.call_provider(state).await
             }
