@@ -19,6 +19,7 @@ use oxydra::executor::{PermissionBroker, PermissionDecision, PermissionRequest};
 
 use crate::config::ApproveMode;
 use crate::output::Renderer;
+use crate::output::shown::escape;
 use crate::terminal_input::TerminalInput;
 
 /// Answers permission requests for one `oxydra run` / `oxydra chat` process.
@@ -93,19 +94,21 @@ pub fn ask(
 ) -> PermissionDecision {
     let arguments = serde_json::to_string_pretty(&request.arguments)
         .unwrap_or_else(|_| request.arguments.to_string());
+    // The name, reason and arguments come from the model: every control, bidi and
+    // zero-width character is shown escaped, so the person sees what will run.
     let _ = writeln!(
         out,
         "\n{} ({}) asks for permission{}:",
-        request.tool_name,
+        escape(&request.tool_name),
         request.tier.as_str(),
         if request.reason.is_empty() {
             String::new()
         } else {
-            format!(" — {}", request.reason)
+            format!(" — {}", escape(&request.reason))
         }
     );
     for line in arguments.lines() {
-        let _ = writeln!(out, "    {line}");
+        let _ = writeln!(out, "    {}", escape(line));
     }
     for _ in 0..3 {
         let _ = write!(out, "Allow? [y]es once / [a]lways this session / [n]o: ");
@@ -161,6 +164,26 @@ mod tests {
         assert!(shown.contains("[y]es once / [a]lways this session / [n]o"));
         assert_eq!(answer("a\n").0, PermissionDecision::ApproveForScope);
         assert_eq!(answer("No\n").0, PermissionDecision::Deny);
+    }
+
+    #[test]
+    fn hidden_characters_in_the_request_are_shown_escaped() {
+        let mut request = request();
+        request.tool_name = "shell\u{202e}exec".into();
+        request.arguments = serde_json::json!({"command": "rm -rf ~ #\u{202e}\u{1b}[2Kls\u{200b}"});
+        request.reason = "rule\u{2066}".into();
+        let mut out = Vec::new();
+        ask(&mut "n\n".as_bytes(), &mut out, &request);
+        let shown = String::from_utf8(out).unwrap();
+        for raw in ['\u{202e}', '\u{1b}', '\u{200b}', '\u{2066}'] {
+            assert!(!shown.contains(raw), "{raw:?} shown raw: {shown}");
+        }
+        assert!(shown.contains("shell\\u{202e}exec (privileged)"), "{shown}");
+        assert!(shown.contains("rule\\u{2066}"), "{shown}");
+        assert!(
+            shown.contains(r"rm -rf ~ #\u{202e}\u001b[2Kls\u{200b}"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -23,13 +23,16 @@ fn main() -> std::process::ExitCode {
     let exit = match commands::dispatch(cli) {
         Ok(exit) => exit,
         Err(error) => {
-            eprintln!("error: {error}");
+            // Error messages can quote what a provider or tool answered: scrubbed.
+            let message = error.to_string();
+            let message = oxydra::scrubbing::scrub(&message).text;
+            eprintln!("error: {message}");
             // A run that started has printed its closing event already; one that could
             // not start (configuration, session, setup) still ends its event stream.
             if jsonl && !matches!(error, error::CliError::Run { .. }) {
                 let event = oxydra::types::RuntimeEvent::Error {
                     kind: error.kind().to_owned(),
-                    message: error.to_string(),
+                    message: message.clone().into_owned(),
                 };
                 if let Ok(line) = serde_json::to_string(&event) {
                     println!("{line}");

@@ -127,3 +127,45 @@ fn a_question_withdrawn_by_ctrl_c_leaves_the_next_line_to_the_prompt() {
     assert_eq!(last.last().unwrap()["role"], "user");
     assert_eq!(last.last().unwrap()["content"], "y");
 }
+
+#[test]
+fn a_bidi_override_in_the_command_is_shown_escaped_on_the_terminal() {
+    let sandbox = Sandbox::new();
+    // Shown raw, U+202E would display this command's tail reversed.
+    let command_line = "echo hi > \u{202e}txt.exe";
+    let server = ScriptServer::start(vec![
+        openai::tool_calls(&[(
+            "call_sh",
+            "shell_exec",
+            &serde_json::json!({ "command": command_line }).to_string(),
+        )]),
+        openai::text("Done."),
+    ])
+    .unwrap();
+    let mut command = sandbox.oxydra_pty_command(&server, "run");
+    command.args(["--approve", "ask", "Run the command"]);
+    let (mut child, mut pty) = spawn_in_pty(command);
+    let shown = pty.output.wait_for(QUESTION);
+    assert!(shown.contains(r"echo hi > \u{202e}txt.exe"), "{shown}");
+    assert!(!shown.contains('\u{202e}'), "shown raw: {shown}");
+    pty.type_text("n\n");
+    assert_exit_code(&mut child, 0, &pty.output);
+}
+
+#[test]
+fn hidden_characters_in_a_tool_name_are_escaped_in_the_text_output() {
+    let sandbox = Sandbox::new();
+    let server = ScriptServer::start(vec![
+        openai::tool_calls(&[("call_x", "file_\u{202e}daer\u{1b}[2K", "{}")]),
+        openai::text("Done."),
+    ])
+    .unwrap();
+    let output = sandbox.run_openai(&server.openai_url(), &["--output", "text"], "go");
+    assert_eq!(output.status.code(), Some(0), "{}", common::stderr(&output));
+    let err = common::stderr(&output);
+    assert!(err.contains(r"✗ file_\u{202e}daer\u{1b}[2K"), "{err}");
+    assert!(
+        !err.contains('\u{202e}') && !err.contains('\u{1b}'),
+        "{err:?}"
+    );
+}

@@ -41,6 +41,10 @@ impl RunStore {
     /// Opens (creating if needed) the store in `path`, or in memory when `None`, and
     /// starts its database thread. Blocking: call it from `spawn_blocking`.
     pub fn open(path: Option<&Path>) -> Result<Self, CoordinatorError> {
+        if let Some(path) = path {
+            // Runs hold prompts and results: the file is owner-only, like memory's.
+            oxydra_memory::secure_database_file(path);
+        }
         let mut connection = match path {
             Some(path) => Connection::open(path),
             None => Connection::open_in_memory(),
@@ -151,8 +155,10 @@ impl RunStore {
         .await
     }
 
-    /// Stores a new run.
+    /// Stores a new run. Its parameters are scrubbed first: the stored copy (and so what
+    /// the run is started with) holds no secret.
     pub async fn insert_run(&self, run: Run) -> Result<(), CoordinatorError> {
+        let parameters = scrub_value(run.parameters).to_string();
         self.with(move |connection| {
             connection
                 .prepare_cached(
@@ -164,7 +170,7 @@ impl RunStore {
                         run.run_id,
                         run.agent_name,
                         run.status.as_str(),
-                        run.parameters.to_string(),
+                        parameters,
                         run.created_at
                     ])
                 })
@@ -356,6 +362,27 @@ mod tests {
             started_at: None,
             finished_at: None,
         }
+    }
+
+    #[tokio::test]
+    async fn run_parameters_are_stored_scrubbed_in_an_owner_only_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.db");
+        let store = RunStore::open(Some(&path)).unwrap();
+        let mut run = pending("r1");
+        run.parameters = json!({"prompt": "log in with password=hunter2-very-secret"});
+        store.insert_run(run).await.unwrap();
+        let started = store.start_run("r1").await.unwrap().unwrap().to_string();
+        assert!(!started.contains("hunter2"), "{started}");
+        assert!(started.contains("[REDACTED]"), "{started}");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let mut bytes = Vec::new();
+        for suffix in ["", "-wal"] {
+            bytes.extend(std::fs::read(format!("{}{suffix}", path.display())).unwrap_or_default());
+        }
+        assert!(!String::from_utf8_lossy(&bytes).contains("hunter2"));
     }
 
     #[tokio::test]

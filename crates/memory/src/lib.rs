@@ -41,7 +41,10 @@ pub use embedder::{Embedder, HashingEmbedder, OpenAiEmbedder, OpenAiEmbedderConf
 pub use error::MemoryError;
 pub use restore::{INTERRUPTED_RESULT, repair_orphaned_calls};
 pub use retrieval::{match_expression, query_terms};
-pub use sqlite::{SCHEMA_VERSION, SqliteMemory};
+pub use sqlite::{
+    DATABASE_DIR_MODE, DATABASE_FILE_MODE, SCHEMA_VERSION, SqliteMemory, create_database_dir,
+    secure_database_file,
+};
 pub use traits::{
     Memory, MemoryRetrieval, RetrievedChunk, SearchScope, SessionInfo, SessionSummary,
     StoredMessage,

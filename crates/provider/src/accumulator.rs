@@ -94,7 +94,8 @@ impl StreamAccumulator {
     }
 
     /// The assembled response. Fails with [`ProviderError::Decode`] when no finish
-    /// reason arrived (the stream was cut) or a tool call never got an id or a name.
+    /// reason arrived (the stream was cut) or a tool call never got an id; a call that
+    /// never got a name is kept with an empty one.
     pub fn finish(self) -> Result<ProviderResponse, ProviderError> {
         let Some(finish_reason) = self.finish else {
             return Err(ProviderError::Decode {
@@ -107,12 +108,15 @@ impl StreamAccumulator {
         };
         let mut tool_calls = Vec::with_capacity(self.calls.len());
         for (index, call) in self.calls {
-            let (Some(id), Some(name)) = (call.id, call.name) else {
+            let Some(id) = call.id else {
                 return Err(ProviderError::Decode {
                     what: format!("tool call at index {index}"),
-                    excerpt: "the call never received an id and a name".into(),
+                    excerpt: "the call never received an id".into(),
                 });
             };
+            // A call without a name is still the model's call: it keeps an empty name,
+            // and the executor answers it with an error result the model can correct.
+            let name = call.name.unwrap_or_default();
             tool_calls.push(ToolCall::new(id, name, call.arguments));
         }
         let content = if self.text.is_empty() && !tool_calls.is_empty() {
@@ -198,6 +202,23 @@ mod tests {
         acc.push(&delta(0, None, Some("x"), "{}"));
         acc.push(&StreamItem::Finish(FinishReason::ToolCalls));
         assert!(matches!(acc.finish(), Err(ProviderError::Decode { .. })));
+    }
+
+    #[test]
+    fn a_call_without_a_name_keeps_an_empty_one() {
+        let mut acc = StreamAccumulator::new();
+        acc.push(&delta(0, Some("a"), Some(""), "{}"));
+        acc.push(&delta(1, Some("b"), None, "{}"));
+        acc.push(&StreamItem::Finish(FinishReason::ToolCalls));
+        let response = acc.finish().unwrap();
+        let names: Vec<&str> = response
+            .message
+            .tool_calls
+            .iter()
+            .map(|call| call.name.as_str())
+            .collect();
+        assert_eq!(names, ["", ""]);
+        assert_eq!(response.message.tool_calls[1].id.as_str(), "b");
     }
 
     #[test]

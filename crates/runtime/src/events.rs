@@ -5,8 +5,11 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::Stream;
+use oxydra_scrubbing::Scrubber;
 use oxydra_types::{RuntimeEvent, RuntimeProgressEvent, RuntimeProgressKind, Usage};
 use tokio::sync::mpsc;
+
+use crate::event_scrub::scrub_event;
 
 /// Receives the runtime's events (the executor's tool-event sink trait).
 pub use oxydra_executor::ToolEventSink as EventSink;
@@ -39,8 +42,9 @@ impl Stream for RuntimeEventStream {
     }
 }
 
-/// The sinks of one run; every event goes to each of them.
+/// The sinks of one run; every event is scrubbed, then goes to each of them.
 pub(crate) struct RunEvents {
+    scrubber: Scrubber,
     runtime_sink: Arc<dyn EventSink>,
     run_sink: Option<Arc<dyn EventSink>>,
     channel: Option<mpsc::UnboundedSender<RuntimeEvent>>,
@@ -49,12 +53,14 @@ pub(crate) struct RunEvents {
 
 impl RunEvents {
     pub(crate) fn new(
+        scrubber: Scrubber,
         runtime_sink: Arc<dyn EventSink>,
         run_sink: Option<Arc<dyn EventSink>>,
         channel: Option<mpsc::UnboundedSender<RuntimeEvent>>,
         max_turns: usize,
     ) -> Self {
         Self {
+            scrubber,
             runtime_sink,
             run_sink,
             channel,
@@ -85,7 +91,10 @@ impl RunEvents {
 }
 
 impl EventSink for RunEvents {
+    /// Scrubs `event` (the one place every event of a run passes, the executor's tool
+    /// events included) and hands it to each sink.
     fn emit(&self, event: RuntimeEvent) {
+        let event = scrub_event(&self.scrubber, event);
         if let Some(channel) = &self.channel {
             // A dropped receiver only means nobody listens any more.
             let _ = channel.send(event.clone());
@@ -107,7 +116,13 @@ mod tests {
         let runtime_sink = Arc::new(CollectingEventSink::new());
         let run_sink = Arc::new(CollectingEventSink::new());
         let (tx, rx) = mpsc::unbounded_channel();
-        let events = RunEvents::new(runtime_sink.clone(), Some(run_sink.clone()), Some(tx), 8);
+        let events = RunEvents::new(
+            Scrubber::new(),
+            runtime_sink.clone(),
+            Some(run_sink.clone()),
+            Some(tx),
+            8,
+        );
         events.progress(RuntimeProgressKind::ProviderCall, 1);
         events.text_delta("hi");
         events.turn_completed(1, Usage::new(1, 1, 0));
@@ -123,5 +138,22 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_tool_error_is_scrubbed_before_any_sink_sees_it() {
+        let runtime_sink = Arc::new(CollectingEventSink::new());
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let events = RunEvents::new(Scrubber::new(), runtime_sink.clone(), None, Some(tx), 8);
+        events.emit(RuntimeEvent::ToolFailed {
+            call_id: oxydra_types::CallId::from("call_1"),
+            name: "web_fetch".into(),
+            error: "HTTP 500: password=hunter2-very-secret".into(),
+        });
+        let streamed = rx.try_recv().unwrap();
+        assert_eq!(runtime_sink.events(), vec![streamed.clone()]);
+        let json = serde_json::to_string(&streamed).unwrap();
+        assert!(!json.contains("hunter2"), "{json}");
+        assert!(json.contains("password=[REDACTED]"), "{json}");
     }
 }

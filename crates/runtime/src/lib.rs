@@ -40,8 +40,10 @@
 //! ```
 
 mod builder;
+mod call_ids;
 pub mod context_budget;
 mod error;
+mod event_scrub;
 mod events;
 pub mod history_window;
 mod limits;
@@ -61,6 +63,7 @@ mod turn_state;
 pub use builder::{AgentRuntimeBuilder, DEFAULT_RETRIEVAL_TOP_K};
 pub use context_budget::{ContextBudget, ContextReport};
 pub use error::RuntimeError;
+pub use event_scrub::scrub_event;
 pub use events::{CollectingEventSink, EventSink, NoopEventSink, RuntimeEventStream};
 pub use limits::RuntimeLimits;
 pub use runtime::{AgentRuntime, RetrievalScope, SessionOutcome};

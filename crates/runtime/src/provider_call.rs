@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::error::RuntimeError;
+use crate::event_scrub::log_safe;
 use crate::events::RunEvents;
 
 /// Whether a stream that failed before any output is worth a `complete` call: not when
@@ -46,7 +47,7 @@ async fn read_stream(
     let mut stream = match provider.stream(request, cancel).await {
         Ok(stream) => stream,
         Err(error) if own_fallback && falls_back(&error) => {
-            tracing::warn!(%error, "stream failed to start; falling back to complete");
+            tracing::warn!(error = %log_safe(&error), "stream failed to start; falling back to complete");
             return provider.complete(request, cancel).await.map(|r| (r, true));
         }
         Err(error) => return Err(error),
@@ -65,7 +66,7 @@ async fn read_stream(
                 accumulator.push(&item);
             }
             Err(error) if own_fallback && !got_output && falls_back(&error) => {
-                tracing::warn!(%error, "stream failed before any output; falling back to complete");
+                tracing::warn!(error = %log_safe(&error), "stream failed before any output; falling back to complete");
                 drop(stream);
                 return provider.complete(request, cancel).await.map(|r| (r, true));
             }

@@ -139,6 +139,7 @@ impl AgentRuntime {
         cancel: &CancellationToken,
     ) -> Result<SessionOutcome, RuntimeError> {
         let events = RunEvents::new(
+            self.inner.scrubber.clone(),
             self.inner.event_sink.clone(),
             None,
             None,
@@ -157,6 +158,7 @@ impl AgentRuntime {
         events: Arc<dyn EventSink>,
     ) -> Result<SessionOutcome, RuntimeError> {
         let events = RunEvents::new(
+            self.inner.scrubber.clone(),
             self.inner.event_sink.clone(),
             Some(events),
             None,
@@ -182,6 +184,7 @@ impl AgentRuntime {
     ) {
         let (sender, receiver) = mpsc::unbounded_channel();
         let events = RunEvents::new(
+            self.inner.scrubber.clone(),
             self.inner.event_sink.clone(),
             None,
             Some(sender),

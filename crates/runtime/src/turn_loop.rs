@@ -14,8 +14,10 @@ use oxydra_types::{Message, RuntimeProgressKind, SessionId, Usage};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
+use crate::call_ids;
 use crate::context_budget::ContextBudget;
 use crate::error::RuntimeError;
+use crate::event_scrub::log_safe;
 use crate::events::RunEvents;
 use crate::provider_call::{self, ProviderCall};
 use crate::retrieval_injection::snippets_message;
@@ -94,6 +96,11 @@ impl<'a> Run<'a> {
         state: &mut SessionState,
         user_message: String,
     ) -> Result<SessionOutcome, RuntimeError> {
+        // The prompt is stored and sent to the provider: no secret in it goes either way.
+        let user_message = match self.inner.scrubber.scrub(&user_message) {
+            scrubbed if scrubbed.is_clean() => user_message,
+            scrubbed => scrubbed.into_owned(),
+        };
         // Search before the new prompt is indexed, so it does not find itself.
         self.snippets = self.retrieve(state, &user_message).await?;
         let inner: &'a RuntimeInner = self.inner;
@@ -151,7 +158,7 @@ impl<'a> Run<'a> {
                 Ok(snippets_message(&chunks))
             }
             Ok(Err(error)) => {
-                tracing::warn!(%error, "retrieval failed; continuing without snippets");
+                tracing::warn!(error = %log_safe(&error), "retrieval failed; continuing without snippets");
                 Ok(None)
             }
             Err(_) => {
@@ -277,7 +284,7 @@ impl<'a> Run<'a> {
         self.enter(span, TurnState::Streaming);
         let call = match self.call_provider(state).await {
             Err(RuntimeError::Provider(ProviderError::ContextLengthExceeded { message })) => {
-                tracing::warn!(%message, "context length exceeded");
+                tracing::warn!(message = %log_safe(&message), "context length exceeded");
                 self.recover_from_overflow(state, span).await?;
                 self.call_provider(state).await
             }
@@ -294,7 +301,9 @@ impl<'a> Run<'a> {
         );
         self.account(turn_usage, span)?;
 
-        let message = call.response.message;
+        let mut message = call.response.message;
+        // Every call must have its own id before it is stored or run.
+        call_ids::make_unique(&mut message.tool_calls);
         let text = message.text().to_owned();
         let calls = message.tool_calls.clone();
         let inner: &'a RuntimeInner = self.inner;

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use oxydra::memory::Memory;
+use oxydra::scrubbing::scrub;
 use oxydra::types::SessionId;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
@@ -203,8 +204,10 @@ impl Prompt {
             ..
         } = self
         {
+            // The history holds what was typed: an owner-only directory (rustyline
+            // writes the file itself `0600`).
             if let Some(dir) = path.parent() {
-                let _ = std::fs::create_dir_all(dir);
+                let _ = oxydra::memory::create_database_dir(dir);
             }
             let _ = editor.save_history(path);
         }
@@ -297,7 +300,9 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
                         chat.session = found;
                         eprintln!("switched to session {}", chat.session);
                     }
-                    Err(error) => eprintln!("error: {error}"),
+                    Err(error) => {
+                        eprintln!("error: {}", scrub(&error.to_string()).text)
+                    }
                 }
             }
             Input::Message(text) => chat.turn(text).await,
@@ -334,7 +339,8 @@ impl Chat {
         if let Err(error) = result {
             self.renderer.ensure_ended(error.kind(), &error.to_string());
             if self.output == OutputFormat::Text {
-                eprintln!("error: {error}");
+                // The message can quote a provider's answer: scrubbed.
+                eprintln!("error: {}", scrub(&error.to_string()).text);
             }
         }
     }

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use oxydra::memory::{Memory, SessionInfo, SqliteConfig, SqliteMemory, StoredMessage};
+use oxydra::scrubbing::scrub;
 use oxydra::types::SessionId;
 use serde_json::json;
 
@@ -11,6 +12,7 @@ use crate::args::{ListOptions, OutputFormat, SessionsAction, SessionsArgs};
 use crate::config;
 use crate::error::CliError;
 use crate::exit_code::Exit;
+use crate::output::shown::escape;
 
 /// Runs `oxydra sessions …`.
 pub async fn run(args: SessionsArgs) -> Result<Exit, CliError> {
@@ -34,12 +36,13 @@ pub async fn open_existing(path: &Path) -> Result<Option<SqliteMemory>, CliError
     open(path).await.map(Some)
 }
 
-/// Opens (or creates) the database at `path`, creating its directory.
+/// Opens (or creates) the database at `path`, creating its directory owner-only
+/// (`0700`); the file itself is made `0600` when it is opened.
 pub async fn open(path: &Path) -> Result<SqliteMemory, CliError> {
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {
-        std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
+        oxydra::memory::create_database_dir(dir).map_err(|source| CliError::Io {
             what: "cannot create the database directory",
             path: dir.to_path_buf(),
             source,
@@ -134,14 +137,22 @@ pub fn write_sessions(
     out.flush()
 }
 
-/// Prints stored messages, one per line (text: one block per message).
+/// Prints stored messages, one per line (text: one block per message). Contents and
+/// call arguments are scrubbed (a database written by an older version may hold
+/// secrets); in text, call names and arguments show hidden characters escaped.
 pub fn write_messages(
     out: &mut impl Write,
     messages: &[StoredMessage],
     format: OutputFormat,
 ) -> std::io::Result<()> {
     for stored in messages {
-        let message = &stored.message;
+        let mut message = stored.message.clone();
+        if let Some(content) = &mut message.content {
+            *content = scrub(content).text.into_owned();
+        }
+        for call in &mut message.tool_calls {
+            call.arguments = scrub(&call.arguments).text.into_owned();
+        }
         match format {
             OutputFormat::Jsonl => {
                 let line = json!({
@@ -167,7 +178,13 @@ pub fn write_messages(
                     }
                 }
                 for call in &message.tool_calls {
-                    writeln!(out, "  → {} {} ({})", call.name, call.arguments, call.id)?;
+                    writeln!(
+                        out,
+                        "  → {} {} ({})",
+                        escape(&call.name),
+                        escape(&call.arguments),
+                        escape(call.id.as_str())
+                    )?;
                 }
             }
         }
@@ -234,6 +251,37 @@ mod tests {
                 .unwrap()
                 .starts_with("ses_1  updated")
         );
+    }
+
+    #[test]
+    fn shown_messages_are_scrubbed_and_escaped() {
+        let call = ToolCall::new(
+            CallId::from("c1"),
+            "shell\u{202e}exec",
+            r#"{"command":"mysql --password=hunter2-very-secret"}"#,
+        );
+        let messages = vec![
+            StoredMessage {
+                sequence: 1,
+                message: Message::user("my password=hunter2-very-secret"),
+                created_at_ms: 0,
+            },
+            StoredMessage {
+                sequence: 2,
+                message: Message::assistant_with_tool_calls(None, vec![call]),
+                created_at_ms: 0,
+            },
+        ];
+        for format in [OutputFormat::Jsonl, OutputFormat::Text] {
+            let mut out = Vec::new();
+            write_messages(&mut out, &messages, format).unwrap();
+            let out = String::from_utf8(out).unwrap();
+            assert!(!out.contains("hunter2"), "{out}");
+            if format == OutputFormat::Text {
+                assert!(out.contains(r"shell\u{202e}exec"), "{out}");
+                assert!(!out.contains('\u{202e}'), "{out}");
+            }
+        }
     }
 
     #[test]

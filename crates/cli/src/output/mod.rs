@@ -1,10 +1,13 @@
 //! Rendering runtime events: for people (`text`) or for programs (`jsonl`).
 
 mod jsonl;
+pub mod shown;
 mod text;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use oxydra::runtime::scrub_event;
+use oxydra::scrubbing::Scrubber;
 use oxydra::types::RuntimeEvent;
 
 pub use jsonl::JsonlRenderer;
@@ -37,8 +40,10 @@ impl Renderer {
         }
     }
 
-    /// Prints one event.
+    /// Prints one event, scrubbed first: whatever made it (the runtime, or the CLI
+    /// closing a run that could not start), no secret reaches stdout or stderr.
     pub fn emit(&self, event: &RuntimeEvent) {
+        let event = &scrub_event(&Scrubber::new(), event.clone());
         if matches!(
             event,
             RuntimeEvent::Final { .. } | RuntimeEvent::Error { .. }

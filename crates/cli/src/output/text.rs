@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use oxydra::types::{RuntimeEvent, RuntimeProgressKind, Usage};
 
+use super::shown::escape;
+
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const CLEAR_LINE: &str = "\r\x1b[2K";
 
@@ -134,7 +136,7 @@ impl TextRenderer {
                 if self.spinner_enabled {
                     state.clear_spinner();
                     state.end_text_line();
-                    state.spinner = Some(progress.message.clone());
+                    state.spinner = Some(escape(&progress.message).into_owned());
                     state.draw_spinner();
                 }
             }
@@ -157,6 +159,7 @@ impl TextRenderer {
                 duration_ms,
             } => {
                 state.started.remove(call_id.as_str());
+                let name = escape(name);
                 state.status_line(&format!("  ✓ {name} ({duration_ms} ms)"));
             }
             RuntimeEvent::ToolFailed {
@@ -169,7 +172,8 @@ impl TextRenderer {
                     .remove(call_id.as_str())
                     .map(|start| start.elapsed().as_millis())
                     .unwrap_or(0);
-                let first_line = error.lines().next().unwrap_or("");
+                let first_line = escape(error.lines().next().unwrap_or(""));
+                let name = escape(name);
                 state.status_line(&format!("  ✗ {name} ({elapsed} ms): {first_line}"));
             }
             RuntimeEvent::TurnCompleted { .. } => {}

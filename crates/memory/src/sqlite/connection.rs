@@ -8,14 +8,17 @@ use super::migrations::migrate;
 use crate::config::SqliteConfig;
 use crate::error::MemoryError;
 
-/// Open (creating if needed) the database at `path`: busy timeout, WAL,
-/// `synchronous`, then the schema migrations. `None` opens a private in-memory database.
+/// Open (creating if needed) the database at `path`: owner-only file modes, busy
+/// timeout, WAL, `synchronous`, then the schema migrations. `None` opens a private in-memory database.
 pub fn open_connection(
     path: Option<&Path>,
     config: &SqliteConfig,
 ) -> Result<Connection, MemoryError> {
     let shown = path.unwrap_or(Path::new(":memory:"));
     let err = |action: &'static str| move |source| MemoryError::db(shown, action, source);
+    if let Some(path) = path {
+        super::file_mode::secure_database_file(path);
+    }
     let mut conn = match path {
         Some(path) => Connection::open_with_flags(
             path,
@@ -77,5 +80,23 @@ mod tests {
         let full = open_connection(Some(&dir.path().join("f.db")), &config).unwrap();
         assert_eq!(pragma(&full, "synchronous"), "Integer(2)");
         assert_eq!(pragma(&full, "busy_timeout"), "Integer(250)");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_database_and_its_wal_and_shm_files_are_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.db");
+        let conn = open_connection(Some(&path), &SqliteConfig::default()).unwrap();
+        conn.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        for name in ["m.db", "m.db-wal", "m.db-shm"] {
+            let mode = std::fs::metadata(dir.path().join(name))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "{name}");
+        }
     }
 }

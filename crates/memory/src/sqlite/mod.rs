@@ -2,6 +2,7 @@
 
 pub(crate) mod chunks;
 mod connection;
+mod file_mode;
 mod messages;
 mod migrations;
 mod summary;
@@ -15,6 +16,9 @@ use oxydra_types::{Message, SessionId};
 use rusqlite::Connection;
 use tracing::{Span, field};
 
+pub use file_mode::{
+    DATABASE_DIR_MODE, DATABASE_FILE_MODE, create_database_dir, secure_database_file,
+};
 pub use migrations::SCHEMA_VERSION;
 
 use crate::config::SqliteConfig;

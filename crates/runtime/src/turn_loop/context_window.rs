@@ -8,6 +8,7 @@ use tracing::Span;
 use super::Run;
 use crate::context_budget::ContextReport;
 use crate::error::RuntimeError;
+use crate::event_scrub::log_safe;
 use crate::provider_call;
 use crate::rolling_summary::{self, summary_message};
 use crate::runtime::RuntimeInner;
@@ -217,7 +218,7 @@ impl Run<'_> {
         {
             Ok(call) => call,
             Err(RuntimeError::Provider(error)) => {
-                tracing::warn!(%error, "summarisation failed; the history will be truncated instead");
+                tracing::warn!(error = %log_safe(&error), "summarisation failed; the history will be truncated instead");
                 self.summary_failed = true;
                 return Ok(());
             }

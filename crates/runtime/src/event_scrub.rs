@@ -1,0 +1,169 @@
+//! Scrubbing events before they leave the runtime: every text an event carries (tool
+//! names, tool errors, progress lines, streamed and final text, error messages) passes
+//! the scrubber, so no secret reaches a sink, a stream or the CLI's output.
+
+use oxydra_scrubbing::Scrubber;
+use oxydra_types::{RuntimeEvent, RuntimeProgressEvent, RuntimeProgressKind};
+
+/// `event` with every text it carries scrubbed by `scrubber`. Ids, numbers and usage
+/// are left as they are; text without a secret is not copied.
+pub fn scrub_event(scrubber: &Scrubber, event: RuntimeEvent) -> RuntimeEvent {
+    match event {
+        RuntimeEvent::Progress(progress) => RuntimeEvent::Progress(RuntimeProgressEvent {
+            kind: match progress.kind {
+                RuntimeProgressKind::ToolExecution { tool_names } => {
+                    RuntimeProgressKind::ToolExecution {
+                        tool_names: tool_names
+                            .into_iter()
+                            .map(|name| scrub_string(scrubber, name))
+                            .collect(),
+                    }
+                }
+                other => other,
+            },
+            message: scrub_string(scrubber, progress.message),
+            turn: progress.turn,
+            max_turns: progress.max_turns,
+        }),
+        RuntimeEvent::TextDelta { text } => RuntimeEvent::TextDelta {
+            text: scrub_string(scrubber, text),
+        },
+        RuntimeEvent::ToolStarted {
+            call_id,
+            name,
+            tier,
+        } => RuntimeEvent::ToolStarted {
+            call_id,
+            name: scrub_string(scrubber, name),
+            tier,
+        },
+        RuntimeEvent::ToolCompleted {
+            call_id,
+            name,
+            duration_ms,
+        } => RuntimeEvent::ToolCompleted {
+            call_id,
+            name: scrub_string(scrubber, name),
+            duration_ms,
+        },
+        RuntimeEvent::ToolFailed {
+            call_id,
+            name,
+            error,
+        } => RuntimeEvent::ToolFailed {
+            call_id,
+            name: scrub_string(scrubber, name),
+            error: scrub_string(scrubber, error),
+        },
+        RuntimeEvent::TurnCompleted { turn, usage } => RuntimeEvent::TurnCompleted { turn, usage },
+        RuntimeEvent::Final {
+            session_id,
+            text,
+            turns,
+            usage,
+            cost,
+        } => RuntimeEvent::Final {
+            session_id,
+            text: scrub_string(scrubber, text),
+            turns,
+            usage,
+            cost,
+        },
+        RuntimeEvent::Error { kind, message } => RuntimeEvent::Error {
+            kind,
+            message: scrub_string(scrubber, message),
+        },
+    }
+}
+
+/// `value` as text, scrubbed with the default scrubber: for error values the runtime
+/// logs (`error = %log_safe(&error)`), which can quote a provider's or tool's answer.
+pub(crate) fn log_safe(value: &impl std::fmt::Display) -> String {
+    scrub_string(&Scrubber::new(), value.to_string())
+}
+
+/// `text` scrubbed; the same allocation when it holds no secret.
+fn scrub_string(scrubber: &Scrubber, text: String) -> String {
+    let scrubbed = scrubber.scrub(&text);
+    if scrubbed.is_clean() {
+        drop(scrubbed);
+        text
+    } else {
+        scrubbed.into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxydra_types::{CallId, SessionId, Usage};
+
+    const SECRET: &str = "hunter2-very-secret";
+
+    fn assert_clean(event: &RuntimeEvent) {
+        let json = serde_json::to_string(event).unwrap();
+        assert!(!json.contains(SECRET), "{json}");
+        assert!(json.contains("[REDACTED]"), "{json}");
+    }
+
+    #[test]
+    fn every_text_field_is_scrubbed() {
+        let scrubber = Scrubber::new();
+        let leak = format!("HTTP 500: password={SECRET}");
+        let events = [
+            RuntimeEvent::ToolFailed {
+                call_id: CallId::from("call_1"),
+                name: "web_fetch".into(),
+                error: leak.clone(),
+            },
+            RuntimeEvent::Error {
+                kind: "provider".into(),
+                message: leak.clone(),
+            },
+            RuntimeEvent::TextDelta { text: leak.clone() },
+            RuntimeEvent::Final {
+                session_id: SessionId::from("ses_1"),
+                text: leak.clone(),
+                turns: 1,
+                usage: Usage::default(),
+                cost: 0.0,
+            },
+            RuntimeEvent::Progress(RuntimeProgressEvent::new(
+                RuntimeProgressKind::ToolExecution {
+                    tool_names: vec![leak.clone()],
+                },
+                1,
+                8,
+            )),
+            RuntimeEvent::ToolStarted {
+                call_id: CallId::from("call_1"),
+                name: leak.clone(),
+                tier: oxydra_types::SafetyTier::ReadOnly,
+            },
+            RuntimeEvent::ToolCompleted {
+                call_id: CallId::from("call_1"),
+                name: leak,
+                duration_ms: 1,
+            },
+        ];
+        for event in events {
+            assert_clean(&scrub_event(&scrubber, event));
+        }
+    }
+
+    #[test]
+    fn logged_values_are_scrubbed() {
+        let logged = log_safe(&format!("HTTP 401: password={SECRET}"));
+        assert_eq!(logged, "HTTP 401: password=[REDACTED]");
+    }
+
+    #[test]
+    fn clean_events_are_unchanged() {
+        let event = RuntimeEvent::ToolFailed {
+            call_id: CallId::from("call_1"),
+            name: "web_fetch".into(),
+            error: "Tool execution failed: HTTP 404".into(),
+        };
+        assert_eq!(scrub_event(&Scrubber::new(), event.clone()), event);
+    }
+}
