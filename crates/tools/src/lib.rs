@@ -60,6 +60,7 @@ mod config;
 mod context;
 mod error;
 mod network_policy;
+mod protected_paths;
 mod registry;
 mod tool;
 mod truncate;
@@ -71,6 +72,7 @@ pub use config::{BuiltinToolsConfig, DEFAULT_OUTPUT_LIMIT_BYTES, SearchConfig, S
 pub use context::ToolContext;
 pub use error::ToolError;
 pub use network_policy::{NetworkPolicy, VettedUrl, forbidden_reason};
+pub use protected_paths::{CONFIG_FILE_NAME, ProtectedKind, ProtectedPaths};
 pub use registry::ToolRegistry;
 pub use tool::{Tool, ToolOutput};
 pub use truncate::truncate_output;
