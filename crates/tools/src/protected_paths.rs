@@ -43,10 +43,15 @@ impl ProtectedKind {
     }
 }
 
-/// One protected file: its path, lower-cased for comparison.
+/// One protected file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Entry {
+    /// The path as it was given, made absolute.
+    given: PathBuf,
+    /// The path as resolved when it was added, lower-cased.
     folded: String,
+    /// Its file name, lower-cased.
+    name: String,
     kind: ProtectedKind,
 }
 
@@ -74,21 +79,27 @@ impl ProtectedPaths {
     /// file tools resolve theirs.
     #[must_use]
     pub fn with(mut self, kind: ProtectedKind, path: impl AsRef<Path>) -> Self {
-        let path = comparable(path.as_ref());
+        let path = path.as_ref();
+        let given = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
         if kind == ProtectedKind::Database {
             for suffix in SQLITE_SIBLINGS {
-                let mut sibling = path.clone().into_os_string();
+                let mut sibling = given.clone().into_os_string();
                 sibling.push(suffix);
-                self.push(kind, &PathBuf::from(sibling));
+                self.push(kind, PathBuf::from(sibling));
             }
         }
-        self.push(kind, &path);
+        self.push(kind, given);
         self
     }
 
-    fn push(&mut self, kind: ProtectedKind, path: &Path) {
+    fn push(&mut self, kind: ProtectedKind, given: PathBuf) {
         let entry = Entry {
-            folded: fold(path),
+            folded: fold(&comparable(&given)),
+            name: given
+                .file_name()
+                .map(|name| name.to_string_lossy().to_lowercase())
+                .unwrap_or_default(),
+            given,
             kind,
         };
         if !self.entries.contains(&entry) {
@@ -99,14 +110,18 @@ impl ProtectedPaths {
     /// What `path` (absolute, resolved) is, if it is protected.
     pub fn kind_of(&self, path: &Path) -> Option<ProtectedKind> {
         let folded = fold(path);
+        let name = path.file_name()?.to_string_lossy().to_lowercase();
         // The exact files first: the database or trust store may well be named
-        // anything, and reading them is refused too.
-        if let Some(entry) = self.entries.iter().find(|entry| entry.folded == folded) {
+        // anything, and reading them is refused too. A file whose directory did not
+        // exist when it was added (a database not yet created) is resolved again.
+        let exact = self.entries.iter().find(|entry| {
+            entry.folded == folded
+                || (entry.name == name && fold(&comparable(&entry.given)) == folded)
+        });
+        if let Some(entry) = exact {
             return Some(entry.kind);
         }
-        let name = path.file_name()?.to_string_lossy();
-        name.eq_ignore_ascii_case(CONFIG_FILE_NAME)
-            .then_some(ProtectedKind::Config)
+        (name == CONFIG_FILE_NAME).then_some(ProtectedKind::Config)
     }
 
     /// Refuses writing (or editing) `path`, the resolved absolute path of a file tool;
@@ -218,6 +233,25 @@ mod tests {
                 .check_write(&root.join("state/other.sqlite"), "x")
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn a_directory_created_after_the_list_is_resolved_when_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("real"), dir.path().join("link")).unwrap();
+        // `link/later` does not exist yet: the path is kept as given.
+        let protected = ProtectedPaths::default()
+            .with(ProtectedKind::Database, dir.path().join("link/later/o.db"));
+        std::fs::create_dir(dir.path().join("real/later")).unwrap();
+        let resolved = dir
+            .path()
+            .canonicalize()
+            .unwrap()
+            .join("real/later/o.db-wal");
+        assert_eq!(protected.kind_of(&resolved), Some(ProtectedKind::Database));
+        let other = dir.path().canonicalize().unwrap().join("real/later/p.db");
+        assert_eq!(protected.kind_of(&other), None);
     }
 
     #[test]
