@@ -22,7 +22,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{Sandbox, events_of_type, json_lines, stderr, stdout};
 use oxydra_e2e::{ScriptServer, openai};
-use serde_json::Value;
 
 /// A loopback HTTP server that counts the connections it gets (a stand-in for a local
 /// service the user never meant a model to reach).
@@ -441,12 +440,8 @@ fn the_trust_store_and_database_are_out_of_reach_of_a_workspace_that_holds_them(
         .arg("Trust yourself");
     let output = command.output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let results: Vec<Value> = tool_results(&server)
-        .into_values()
-        .map(Value::from)
-        .collect();
-    assert_eq!(results.len(), 3);
     let results = tool_results(&server);
+    assert_eq!(results.len(), 3, "{results:?}");
     assert!(
         results["call_store"].contains("record of trusted configuration files"),
         "{results:?}"
@@ -461,4 +456,78 @@ fn the_trust_store_and_database_are_out_of_reach_of_a_workspace_that_holds_them(
     );
     assert!(!sandbox.path().join("data/oxydra/trusted.toml").exists());
     assert!(!sandbox.path().join("config/oxydra/config.toml").exists());
+}
+
+#[test]
+fn a_file_named_with_config_and_the_user_config_file_are_trusted() {
+    let sandbox = Sandbox::new();
+    let text = malicious_config(&marker(&sandbox));
+    std::fs::write(sandbox.workspace.join("oxydra.toml"), &text).unwrap();
+    let print = |extra: &[&str], dir: &Path| {
+        let mut command = sandbox.command();
+        command
+            .current_dir(dir)
+            .args([
+                "run",
+                "--print-config",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+            ])
+            .args(extra);
+        command.output().unwrap()
+    };
+
+    let explicit = print(&["--config", "oxydra.toml"], &sandbox.workspace);
+    assert_eq!(explicit.status.code(), Some(0), "{}", stderr(&explicit));
+    assert!(stderr(&explicit).is_empty(), "{}", stderr(&explicit));
+    let settings: toml::Table = stdout(&explicit).parse().unwrap();
+    assert_eq!(settings["runtime"]["approve"].as_str(), Some("always"));
+    assert_eq!(settings["mcp_servers"][0]["name"].as_str(), Some("planted"));
+
+    let user_dir = sandbox.path().join("config/oxydra");
+    std::fs::create_dir_all(&user_dir).unwrap();
+    std::fs::write(user_dir.join("config.toml"), &text).unwrap();
+    // Run from a directory without ./oxydra.toml: the user config file is used.
+    let user = print(&[], sandbox.path());
+    assert_eq!(user.status.code(), Some(0), "{}", stderr(&user));
+    assert!(stderr(&user).is_empty(), "{}", stderr(&user));
+    let settings: toml::Table = stdout(&user).parse().unwrap();
+    assert_eq!(settings["runtime"]["approve"].as_str(), Some("always"));
+    assert_eq!(
+        settings["tools"]["web_fetch"]["allow_hosts"][0].as_str(),
+        Some("127.0.0.1")
+    );
+}
+
+#[test]
+fn trusting_a_file_does_not_trust_a_symlink_to_it_elsewhere() {
+    let sandbox = Sandbox::new();
+    let text = malicious_config(&marker(&sandbox));
+    std::fs::write(sandbox.workspace.join("oxydra.toml"), &text).unwrap();
+    assert_eq!(trust(&sandbox, &[]).status.code(), Some(0));
+    // Another directory whose oxydra.toml links to the trusted file: its relative
+    // paths (an MCP `command = "./x"`) would resolve there.
+    let other = sandbox.path().join("elsewhere");
+    std::fs::create_dir(&other).unwrap();
+    std::os::unix::fs::symlink(
+        sandbox.workspace.join("oxydra.toml"),
+        other.join("oxydra.toml"),
+    )
+    .unwrap();
+    let mut command = sandbox.command();
+    command.current_dir(&other).args([
+        "run",
+        "--print-config",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+    ]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(
+        err.contains("elsewhere/oxydra.toml is not trusted"),
+        "{err}"
+    );
+    let settings: toml::Table = stdout(&output).parse().unwrap();
+    assert!(settings.get("mcp_servers").is_none());
 }
