@@ -11,7 +11,9 @@
 //! built-in tools (`file_read`, `file_list`, `file_search`, `web_fetch`,
 //! `file_write`, `file_edit`, `shell_exec`; see [`builtin`]) keep file access
 //! inside the workspace ([`WorkspacePolicy`]), keep `web_fetch` off private
-//! networks ([`NetworkPolicy`]) and cut long output with [`truncate_output`].
+//! networks ([`NetworkPolicy`]) and cut long output with [`truncate_output`]. The
+//! file tools refuse Oxydra's own files: any `oxydra.toml` and the configuration,
+//! database and trust store the embedding program lists in [`ProtectedPaths`].
 //!
 //! ```
 //! use oxydra_tools::{BuiltinToolsConfig, SafetyTier, ToolRegistry};
