@@ -35,6 +35,9 @@ pub enum Command {
     Mcp(McpArgs),
     /// Redact secrets from FILE (or stdin) to stdout.
     Scrub(ScrubArgs),
+    /// Trust a project configuration file (`./oxydra.toml`), so that its settings
+    /// that grant power (MCP servers, `approve`, allow-lists …) apply.
+    Trust(TrustArgs),
 }
 
 impl Command {
@@ -250,6 +253,20 @@ impl ServeArgs {
     }
 }
 
+/// `oxydra trust`.
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The file (default `./oxydra.toml`).
+    #[arg(value_name = "FILE", conflicts_with = "list")]
+    pub file: Option<PathBuf>,
+    /// Forget the file instead: its settings that grant power are ignored again.
+    #[arg(long, conflicts_with = "list")]
+    pub revoke: bool,
+    /// List the trusted files, each `trusted`, `changed` or `missing`.
+    #[arg(long)]
+    pub list: bool,
+}
+
 /// `oxydra scrub`.
 #[derive(Debug, Args)]
 pub struct ScrubArgs {
@@ -317,6 +334,27 @@ mod tests {
         assert!(Cli::try_parse_from(["oxydra", "run"]).is_err());
         assert!(Cli::try_parse_from(["oxydra", "run", "--print-config"]).is_ok());
         assert!(Cli::try_parse_from(["oxydra", "run", "--max-turns", "x", "p"]).is_err());
+    }
+
+    #[test]
+    fn trust_parses_and_its_modes_exclude_each_other() {
+        let cli = Cli::try_parse_from(["oxydra", "trust"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Trust(TrustArgs {
+                file: None,
+                revoke: false,
+                list: false
+            })
+        ));
+        let cli = Cli::try_parse_from(["oxydra", "trust", "--revoke", "x.toml"]).unwrap();
+        let Command::Trust(args) = cli.command else {
+            panic!("not trust")
+        };
+        assert!(args.revoke);
+        assert_eq!(args.file.as_deref(), Some(std::path::Path::new("x.toml")));
+        assert!(Cli::try_parse_from(["oxydra", "trust", "--list", "x.toml"]).is_err());
+        assert!(Cli::try_parse_from(["oxydra", "trust", "--list", "--revoke"]).is_err());
     }
 
     #[test]

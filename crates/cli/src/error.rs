@@ -68,6 +68,14 @@ pub enum CliError {
         /// 1-based line, if known.
         line: Option<usize>,
     },
+    /// The trust store cannot be read or written.
+    #[error("trust store {}: {message}", path.display())]
+    TrustStore {
+        /// The store's file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// A flag has a bad value.
     #[error("invalid value for {flag}: {message}")]
     Flag {
@@ -206,6 +214,7 @@ impl CliError {
             | Self::ConfigSyntax { .. }
             | Self::ConfigUnknownKey { .. }
             | Self::ConfigInvalid { .. }
+            | Self::TrustStore { .. }
             | Self::Flag { .. }
             | Self::Env { .. }
             | Self::Unauthenticated { .. }
@@ -220,6 +229,7 @@ impl CliError {
             | Self::ConfigSyntax { .. }
             | Self::ConfigUnknownKey { .. }
             | Self::ConfigInvalid { .. }
+            | Self::TrustStore { .. }
             | Self::Flag { .. }
             | Self::Env { .. }
             | Self::NoProvider

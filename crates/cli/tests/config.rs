@@ -164,14 +164,12 @@ fn scrub_redacts_stdin_and_reports_ranges() {
 #[test]
 fn print_config_masks_the_secrets_of_mcp_servers() {
     let sandbox = Sandbox::new();
-    std::fs::write(
-        sandbox.path().join("oxydra.toml"),
+    sandbox.write_trusted_config(
         "[[mcp_servers]]\nname = \"gh\"\ncommand = \"github-mcp\"\n\
          args = [\"--token=ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789\"]\n\
          [mcp_servers.env]\nGITHUB_TOKEN = \"ghp_ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210\"\n\
          [[mcp_servers]]\nname = \"remote\"\nurl = \"https://bot:hunter2secret@mcp.example.com/mcp\"\n",
-    )
-    .unwrap();
+    );
     let mut command = sandbox.command();
     command
         .env("OPENAI_API_KEY", "sk-proj-abcdefghijklmnopqrstuvwx9876")
@@ -233,10 +231,15 @@ fn a_named_provider_without_its_key_names_the_variable() {
 #[test]
 fn an_unset_api_key_env_names_the_variable_and_the_file() {
     let sandbox = Sandbox::new();
-    let output = run_with_config(
-        &sandbox,
+    sandbox.write_trusted_config(
         "[provider]\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"OXYDRA_TEST_NO_SUCH_KEY\"\n",
     );
+    let output = sandbox
+        .command()
+        .args(["run", "hello"])
+        .env_remove("OXYDRA_TEST_NO_SUCH_KEY")
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let message = stderr(&output);
     assert!(message.contains("OXYDRA_TEST_NO_SUCH_KEY"), "{message}");

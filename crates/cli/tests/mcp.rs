@@ -23,7 +23,7 @@ fn sandbox_with_everything() -> Option<Sandbox> {
          [mcp_servers.tool_tiers]\necho = \"read_only\"\n",
         script.display().to_string()
     );
-    std::fs::write(sandbox.path().join("oxydra.toml"), config).unwrap();
+    sandbox.write_trusted_config(&config);
     Some(sandbox)
 }
 
@@ -63,11 +63,9 @@ fn mcp_list_shows_each_server_its_state_and_its_tools() {
 #[test]
 fn mcp_list_reports_a_server_that_does_not_start() {
     let sandbox = Sandbox::new();
-    std::fs::write(
-        sandbox.path().join("oxydra.toml"),
+    sandbox.write_trusted_config(
         "[[mcp_servers]]\nname = \"ghost\"\ncommand = \"oxydra-no-such-program\"\n",
-    )
-    .unwrap();
+    );
     let output = sandbox.command().args(["mcp", "list"]).output().unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let text = stdout(&output);
@@ -180,14 +178,10 @@ fn ctrl_c_twice_kills_everything_an_mcp_server_started() {
         pid_file.display(),
         script.display()
     );
-    std::fs::write(
-        sandbox.path().join("oxydra.toml"),
-        format!(
-            "[[mcp_servers]]\nname = \"everything\"\ncommand = \"sh\"\nargs = [\"-c\", {launcher:?}]\n\
-             init_timeout_secs = 30\n"
-        ),
-    )
-    .unwrap();
+    sandbox.write_trusted_config(&format!(
+        "[[mcp_servers]]\nname = \"everything\"\ncommand = \"sh\"\nargs = [\"-c\", {launcher:?}]\n\
+         init_timeout_secs = 30\n"
+    ));
     let server = ScriptServer::start(vec![openai::hold_after_text("Working on it")]).unwrap();
     let mut command = sandbox.oxydra_command(&server, "run");
     command

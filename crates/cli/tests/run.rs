@@ -348,14 +348,10 @@ fn anthropic_format_server_runs_a_tool_turn() {
 fn api_key_from_the_environment_is_sent_to_the_configured_server() {
     let sandbox = Sandbox::new();
     let server = ScriptServer::start(vec![openai::text("ok")]).unwrap();
-    std::fs::write(
-        sandbox.path().join("oxydra.toml"),
-        format!(
-            "[provider]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"local-model\"\napi_key_env = \"MY_KEY\"\n",
-            server.openai_url()
-        ),
-    )
-    .unwrap();
+    sandbox.write_trusted_config(&format!(
+        "[provider]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"local-model\"\napi_key_env = \"MY_KEY\"\n",
+        server.openai_url()
+    ));
     let mut command = sandbox.stored_command("run");
     command.env("MY_KEY", "secret-key-value").arg("hi");
     let output = command.output().unwrap();

@@ -37,7 +37,15 @@ tool = "file_read"
 args = { path = "{{file}}" }
 "#;
 
+/// A sandbox whose `./oxydra.toml` is `config`, trusted.
 fn sandbox_with_config(config: &str) -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.write_trusted_config(config);
+    sandbox
+}
+
+/// A sandbox whose `./oxydra.toml` is `config`, which cannot be trusted (it is invalid).
+fn sandbox_with_invalid_config(config: &str) -> Sandbox {
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.path().join("oxydra.toml"), config).unwrap();
     sandbox
@@ -366,7 +374,7 @@ fn serve_refuses_a_token_variable_that_is_not_set() {
 
 #[test]
 fn bad_serve_keys_name_the_key() {
-    let sandbox = sandbox_with_config("[serve]\nmax_concurrent_runs = 0\n");
+    let sandbox = sandbox_with_invalid_config("[serve]\nmax_concurrent_runs = 0\n");
     let mut command = sandbox.command();
     command.args(["agents", "list"]);
     let output = command.output().unwrap();
@@ -376,7 +384,7 @@ fn bad_serve_keys_name_the_key() {
         "{}",
         stderr(&output)
     );
-    let sandbox = sandbox_with_config("[serve]\nport = 8080\n");
+    let sandbox = sandbox_with_invalid_config("[serve]\nport = 8080\n");
     let mut command = sandbox.command();
     command.args(["agents", "list"]);
     let output = command.output().unwrap();

@@ -137,7 +137,7 @@ fn sigint_while_mcp_servers_start_kills_them_and_exits_130() {
         ),
         stuck = format!("echo $$ > '{}'; exec sleep 120", stuck_pid.display()),
     );
-    std::fs::write(sandbox.path().join("oxydra.toml"), config).unwrap();
+    sandbox.write_trusted_config(&config);
     let server = ScriptServer::start(vec![openai::text("never asked")]).unwrap();
     let mut command = sandbox.oxydra_command(&server, "run");
     command.arg("A task").env("RUST_LOG", "oxydra_mcp=info");

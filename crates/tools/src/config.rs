@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::network_policy::NetworkPolicy;
+use crate::protected_paths::ProtectedPaths;
 
 /// Default cap on a tool's output: 16 KiB.
 pub const DEFAULT_OUTPUT_LIMIT_BYTES: usize = 16 * 1024;
@@ -31,6 +32,10 @@ pub struct BuiltinToolsConfig {
     pub shell: ShellConfig,
     /// Limits of `file_search`.
     pub file_search: SearchConfig,
+    /// Oxydra's own files, which the file tools refuse (set by the embedding program,
+    /// never read from a file).
+    #[serde(skip)]
+    pub protected: ProtectedPaths,
 }
 
 impl Default for BuiltinToolsConfig {
@@ -40,6 +45,7 @@ impl Default for BuiltinToolsConfig {
             web_fetch: NetworkPolicy::default(),
             shell: ShellConfig::default(),
             file_search: SearchConfig::default(),
+            protected: ProtectedPaths::default(),
         }
     }
 }

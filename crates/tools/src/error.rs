@@ -47,6 +47,16 @@ pub enum ToolError {
         #[source]
         source: std::io::Error,
     },
+    /// The path is one of Oxydra's own files (configuration, database, trust store).
+    #[error("refused: `{path}` is {what}; it may not be {verb} by the file tools")]
+    Protected {
+        /// The path the model gave.
+        path: String,
+        /// What the file is.
+        what: &'static str,
+        /// What was refused (`changed`, `read`).
+        verb: &'static str,
+    },
     /// The call was cancelled.
     #[error("cancelled")]
     Cancelled,

@@ -11,7 +11,9 @@
 //! built-in tools (`file_read`, `file_list`, `file_search`, `web_fetch`,
 //! `file_write`, `file_edit`, `shell_exec`; see [`builtin`]) keep file access
 //! inside the workspace ([`WorkspacePolicy`]), keep `web_fetch` off private
-//! networks ([`NetworkPolicy`]) and cut long output with [`truncate_output`].
+//! networks ([`NetworkPolicy`]) and cut long output with [`truncate_output`]. The
+//! file tools refuse Oxydra's own files: any `oxydra.toml` and the configuration,
+//! database and trust store the embedding program lists in [`ProtectedPaths`].
 //!
 //! ```
 //! use oxydra_tools::{BuiltinToolsConfig, SafetyTier, ToolRegistry};
@@ -60,6 +62,7 @@ mod config;
 mod context;
 mod error;
 mod network_policy;
+mod protected_paths;
 mod registry;
 mod tool;
 mod truncate;
@@ -71,6 +74,7 @@ pub use config::{BuiltinToolsConfig, DEFAULT_OUTPUT_LIMIT_BYTES, SearchConfig, S
 pub use context::ToolContext;
 pub use error::ToolError;
 pub use network_policy::{NetworkPolicy, VettedUrl, forbidden_reason};
+pub use protected_paths::{CONFIG_FILE_NAME, ProtectedKind, ProtectedPaths};
 pub use registry::ToolRegistry;
 pub use tool::{Tool, ToolOutput};
 pub use truncate::truncate_output;

@@ -10,6 +10,7 @@ pub mod scrub;
 pub mod serve;
 pub mod service;
 pub mod sessions;
+pub mod trust;
 
 use crate::args::{Cli, Command};
 use crate::error::CliError;
@@ -19,6 +20,7 @@ use crate::exit_code::Exit;
 pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     match cli.command {
         Command::Scrub(args) => scrub::run(&args),
+        Command::Trust(args) => trust::run(&args),
         command => {
             // One thread is plenty for one agent: tools run concurrently on it, and
             // SQLite and blocking reads go to the blocking pool.
@@ -47,5 +49,6 @@ async fn dispatch_async(command: Command) -> Result<Exit, CliError> {
         Command::Serve(args) => serve::run(args).await,
         Command::Mcp(args) => mcp::run(args).await,
         Command::Scrub(args) => scrub::run(&args),
+        Command::Trust(args) => trust::run(&args),
     }
 }

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use oxydra::executor::ToolRule;
+use oxydra::tools::CONFIG_FILE_NAME;
 
 use super::FileConfig;
 use crate::error::CliError;
@@ -13,45 +14,89 @@ use crate::error::CliError;
 pub struct LoadedFile {
     /// Where it was read from; `None` when no file exists (all defaults).
     pub path: Option<PathBuf>,
-    /// Its contents.
+    /// Its contents (without the settings that were ignored).
     pub config: FileConfig,
+    /// Settings that grant power, ignored because the file is not trusted.
+    pub ignored: Vec<String>,
+}
+
+/// Where a configuration file was found, which decides whether it is trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Named with `--config`: the user's own choice, trusted.
+    Explicit,
+    /// `./oxydra.toml`: anyone who can write in the directory may have put it there,
+    /// so its settings that grant power apply only once the user trusted it.
+    Project,
+    /// The user config dir's file: trusted.
+    User,
+}
+
+/// The user config dir's file: `<config dir>/oxydra/config.toml`.
+pub fn user_config_path() -> Option<PathBuf> {
+    dirs::config_dir().map(|dir| dir.join("oxydra").join("config.toml"))
 }
 
 /// Where the configuration is: `--config`, else `./oxydra.toml` if present, else
 /// `<user config dir>/oxydra/config.toml` if present, else none.
-pub fn locate(explicit: Option<&Path>) -> Result<Option<PathBuf>, CliError> {
+pub fn locate(explicit: Option<&Path>) -> Result<Option<(PathBuf, Origin)>, CliError> {
     if let Some(path) = explicit {
         if path.is_file() {
-            return Ok(Some(path.to_path_buf()));
+            return Ok(Some((path.to_path_buf(), Origin::Explicit)));
         }
         return Err(CliError::ConfigNotFound {
             path: path.to_path_buf(),
         });
     }
-    let local = PathBuf::from("oxydra.toml");
+    let local = PathBuf::from(CONFIG_FILE_NAME);
     if local.is_file() {
-        return Ok(Some(local));
+        return Ok(Some((local, Origin::Project)));
     }
-    Ok(dirs::config_dir()
-        .map(|dir| dir.join("oxydra").join("config.toml"))
-        .filter(|path| path.is_file()))
+    Ok(user_config_path()
+        .filter(|path| path.is_file())
+        .map(|path| (path, Origin::User)))
 }
 
-/// Locates and reads the configuration (see [`locate`]).
+/// Locates and reads the configuration (see [`locate`]). A project file that is not
+/// trusted loses its settings that grant power, with a warning on stderr.
 pub fn load(explicit: Option<&Path>) -> Result<LoadedFile, CliError> {
-    let Some(path) = locate(explicit)? else {
-        return Ok(LoadedFile::default());
+    let store = super::trust::default_store_path();
+    let (loaded, warnings) = load_with(explicit, store.as_deref())?;
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(loaded)
+}
+
+/// [`load`] with the trust store at `store`; the warnings are returned, not printed.
+pub fn load_with(
+    explicit: Option<&Path>,
+    store: Option<&Path>,
+) -> Result<(LoadedFile, Vec<String>), CliError> {
+    let Some((path, origin)) = locate(explicit)? else {
+        return Ok((LoadedFile::default(), Vec::new()));
     };
+    // One read: what is checked for trust is exactly what is parsed.
     let text = std::fs::read_to_string(&path).map_err(|source| CliError::ReadFile {
         path: path.clone(),
         source,
     })?;
     let path = std::path::absolute(&path).unwrap_or(path);
-    let config = parse(&path, &text)?;
-    Ok(LoadedFile {
-        path: Some(path),
-        config,
-    })
+    let mut config = parse(&path, &text)?;
+    let mut warnings = Vec::new();
+    let ignored = if origin == Origin::Project {
+        super::trust::apply(&path, text.as_bytes(), &mut config, store, &mut warnings)
+    } else {
+        Vec::new()
+    };
+    Ok((
+        LoadedFile {
+            path: Some(path),
+            config,
+            ignored,
+        },
+        warnings,
+    ))
 }
 
 /// Parses and checks the text of the file at `path`.

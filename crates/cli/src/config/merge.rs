@@ -30,6 +30,9 @@ pub struct Merged<P> {
     /// Where the file came from (not printed as a key).
     #[serde(skip)]
     pub config_file: Option<PathBuf>,
+    /// Settings of the file ignored because it is not trusted (not printed as a key).
+    #[serde(skip)]
+    pub ignored: Vec<String>,
     /// The provider.
     pub provider: P,
     /// Budgets and behaviour of the loop.
@@ -153,7 +156,15 @@ impl Effective {
         );
         let body = toml::to_string(&shown)
             .unwrap_or_else(|error| format!("# cannot render configuration: {error}\n"));
-        format!("# Effective oxydra configuration\n# config file: {source}\n\n{body}")
+        let ignored = if self.ignored.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "# not trusted, so ignored: {} (see `oxydra trust`)\n",
+                self.ignored.join(", ")
+            )
+        };
+        format!("# Effective oxydra configuration\n# config file: {source}\n{ignored}\n{body}")
     }
 }
 
@@ -274,8 +285,13 @@ fn merge_settings<P>(
         .canonicalize()
         .unwrap_or_else(|_| absolute(&workspace));
 
+    let db = resolve_db(file, flags.db.as_deref(), env)?;
+    let mut tools = file.config.tools.clone();
+    tools.protected = super::protected::protected_paths(file.path.as_deref(), &db);
+
     Ok(Merged {
         config_file: file.path.clone(),
+        ignored: file.ignored.clone(),
         provider,
         runtime: EffectiveRuntime {
             max_turns,
@@ -290,10 +306,10 @@ fn merge_settings<P>(
             session: flags.session.clone(),
         },
         memory: EffectiveMemory {
-            db: resolve_db(file, flags.db.as_deref(), env)?,
+            db,
             retrieval: file.config.memory.retrieval.unwrap_or(true),
         },
-        tools: file.config.tools.clone(),
+        tools,
         rules: file.config.rules.clone(),
         agents: file.config.agents.clone(),
         mcp_servers: file.config.mcp_servers.clone(),
@@ -319,6 +335,7 @@ mod tests {
         LoadedFile {
             path: Some(PathBuf::from("/etc/ox/oxydra.toml")),
             config: crate::config::file::parse(Path::new("/etc/ox/oxydra.toml"), text).unwrap(),
+            ignored: Vec::new(),
         }
     }
 
@@ -470,6 +487,7 @@ mod tests {
             &LoadedFile {
                 path: None,
                 config: FileConfig::default(),
+                ignored: Vec::new(),
             },
             &RunOptions::default(),
             &env,

@@ -5,7 +5,10 @@ mod agents;
 mod file;
 mod mask;
 mod merge;
+mod powers;
+mod protected;
 mod provider_pick;
+pub mod trust;
 
 use std::path::PathBuf;
 
@@ -15,11 +18,12 @@ use oxydra::tools::BuiltinToolsConfig;
 use serde::{Deserialize, Serialize};
 
 pub use agents::AgentConfig;
-pub use file::{LoadedFile, load, rules};
+pub use file::{LoadedFile, load, parse, rules};
 pub use mask::Secret;
 pub use merge::{
     Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, merge, merge_service, resolve_db,
 };
+pub use powers::strip_powers;
 pub use provider_pick::provider_defaults;
 
 /// The wire format of a provider.

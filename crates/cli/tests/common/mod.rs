@@ -127,6 +127,17 @@ impl Sandbox {
         command.output().unwrap()
     }
 
+    /// Writes `text` as the project configuration `./oxydra.toml` of the sandbox (the
+    /// directory the binary runs in) and trusts it with `oxydra trust`, as its user
+    /// would before relying on its settings that grant power.
+    pub fn write_trusted_config(&self, text: &str) -> PathBuf {
+        let path = self.path().join("oxydra.toml");
+        std::fs::write(&path, text).unwrap();
+        let output = self.command().arg("trust").output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        path
+    }
+
     pub fn sessions(&self, args: &[&str]) -> Output {
         let mut command = self.command();
         command.arg("sessions").args(args).arg("--db").arg(&self.db);

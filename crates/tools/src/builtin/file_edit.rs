@@ -9,6 +9,7 @@ use super::{blocking, io_error, policy};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::protected_paths::ProtectedPaths;
 use crate::tool::ToolOutput;
 use crate::typed_tool::TypedTool;
 
@@ -28,6 +29,7 @@ pub struct FileEditArgs {
 #[derive(Debug, Clone)]
 pub struct FileEdit {
     output_limit: usize,
+    protected: ProtectedPaths,
 }
 
 impl FileEdit {
@@ -35,6 +37,7 @@ impl FileEdit {
     pub fn new(config: &BuiltinToolsConfig) -> Self {
         Self {
             output_limit: config.output_limit_bytes,
+            protected: config.protected.clone(),
         }
     }
 }
@@ -62,6 +65,8 @@ impl TypedTool for FileEdit {
             });
         }
         let resolved = policy(ctx)?.resolve(&args.path)?;
+        self.protected
+            .check_write(&resolved.absolute, &resolved.relative)?;
         let message = blocking(move || {
             let rel = resolved.relative;
             let path = resolved.absolute;

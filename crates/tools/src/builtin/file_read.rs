@@ -12,6 +12,7 @@ use super::{blocking, io_error, looks_binary, policy};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::protected_paths::ProtectedPaths;
 use crate::tool::ToolOutput;
 use crate::truncate::truncate_with_dropped;
 use crate::typed_tool::TypedTool;
@@ -32,6 +33,7 @@ pub struct FileReadArgs {
 #[derive(Debug, Clone)]
 pub struct FileRead {
     output_limit: usize,
+    protected: ProtectedPaths,
 }
 
 impl FileRead {
@@ -39,6 +41,7 @@ impl FileRead {
     pub fn new(config: &BuiltinToolsConfig) -> Self {
         Self {
             output_limit: config.output_limit_bytes,
+            protected: config.protected.clone(),
         }
     }
 }
@@ -67,6 +70,8 @@ impl TypedTool for FileRead {
             None => u64::MAX,
         };
         let resolved = policy(ctx)?.resolve(&args.path)?;
+        self.protected
+            .check_read(&resolved.absolute, &resolved.relative)?;
         let output_limit = self.output_limit;
         let content = blocking(move || {
             let rel = resolved.relative;

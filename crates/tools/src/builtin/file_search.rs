@@ -13,6 +13,7 @@ use super::{blocking, io_error, looks_binary, policy};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::protected_paths::ProtectedPaths;
 use crate::tool::ToolOutput;
 use crate::typed_tool::TypedTool;
 
@@ -38,6 +39,7 @@ pub struct FileSearchArgs {
 pub struct FileSearch {
     output_limit: usize,
     max_results: usize,
+    protected: ProtectedPaths,
 }
 
 impl FileSearch {
@@ -46,6 +48,7 @@ impl FileSearch {
         Self {
             output_limit: config.output_limit_bytes,
             max_results: config.file_search.max_results.max(1),
+            protected: config.protected.clone(),
         }
     }
 }
@@ -73,6 +76,9 @@ impl TypedTool for FileSearch {
         })?;
         let policy = policy(ctx)?;
         let resolved = policy.resolve(args.path.as_deref().unwrap_or("."))?;
+        self.protected
+            .check_read(&resolved.absolute, &resolved.relative)?;
+        let protected = self.protected.clone();
         let cancel = ctx.cancel.clone();
         let max_results = self.max_results;
         let text = blocking(move || {
@@ -83,6 +89,7 @@ impl TypedTool for FileSearch {
                 root: policy.root().to_owned(),
                 cancel,
                 max_results,
+                protected,
                 matches: Vec::new(),
             };
             let complete = search.path(&resolved.absolute)?;
@@ -107,6 +114,8 @@ struct Search {
     root: PathBuf,
     cancel: CancellationToken,
     max_results: usize,
+    /// Files that may not be read: skipped.
+    protected: ProtectedPaths,
     matches: Vec<String>,
 }
 
@@ -135,7 +144,10 @@ impl Search {
                 }
             }
             Ok(true)
-        } else if meta.is_file() && meta.len() <= MAX_FILE_BYTES {
+        } else if meta.is_file()
+            && meta.len() <= MAX_FILE_BYTES
+            && !self.protected.refuses_read(path)
+        {
             Ok(self.file(path))
         } else {
             // Symlinks are not followed (they may lead outside); huge files are skipped.

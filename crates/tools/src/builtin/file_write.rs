@@ -9,6 +9,7 @@ use super::{blocking, io_error, policy};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::protected_paths::ProtectedPaths;
 use crate::tool::ToolOutput;
 use crate::typed_tool::TypedTool;
 
@@ -26,6 +27,7 @@ pub struct FileWriteArgs {
 #[derive(Debug, Clone)]
 pub struct FileWrite {
     output_limit: usize,
+    protected: ProtectedPaths,
 }
 
 impl FileWrite {
@@ -33,6 +35,7 @@ impl FileWrite {
     pub fn new(config: &BuiltinToolsConfig) -> Self {
         Self {
             output_limit: config.output_limit_bytes,
+            protected: config.protected.clone(),
         }
     }
 }
@@ -55,6 +58,8 @@ impl TypedTool for FileWrite {
 
     async fn run(&self, args: FileWriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let resolved = policy(ctx)?.resolve(&args.path)?;
+        self.protected
+            .check_write(&resolved.absolute, &resolved.relative)?;
         let message = blocking(move || {
             let rel = resolved.relative;
             let path = resolved.absolute;

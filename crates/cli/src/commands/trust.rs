@@ -1,0 +1,104 @@
+//! `oxydra trust [FILE] | --revoke [FILE] | --list`: the project configuration files
+//! whose settings that grant power apply.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use oxydra::tools::CONFIG_FILE_NAME;
+
+use crate::args::TrustArgs;
+use crate::config::trust::{TrustStore, Verdict, default_store_path, key_of, sha256_hex};
+use crate::config::{parse, strip_powers};
+use crate::error::CliError;
+use crate::exit_code::Exit;
+
+/// Runs `oxydra trust`.
+pub fn run(args: &TrustArgs) -> Result<Exit, CliError> {
+    let store_path = default_store_path().ok_or_else(|| {
+        CliError::Setup("no user data directory is known, so no trust store can be kept".into())
+    })?;
+    let mut store = TrustStore::open(&store_path)?;
+    let text = if args.list {
+        list(&store)
+    } else {
+        let file = args
+            .file
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(CONFIG_FILE_NAME));
+        if args.revoke {
+            revoke(&mut store, &file)?
+        } else {
+            trust(&mut store, &file)?
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(CliError::stdout)?;
+    Ok(Exit::Done)
+}
+
+/// Trusts `file` as it is now; it must be a valid configuration file.
+fn trust(store: &mut TrustStore, file: &Path) -> Result<String, CliError> {
+    let text = std::fs::read_to_string(file).map_err(|source| CliError::ReadFile {
+        path: file.to_path_buf(),
+        source,
+    })?;
+    let key = key_of(file);
+    let mut config = parse(&key, &text)?;
+    let powers = strip_powers(&mut config);
+    store.trust(&key, text.as_bytes());
+    store.save()?;
+    let hash = sha256_hex(text.as_bytes());
+    let short = hash.get(..12).unwrap_or(&hash);
+    let granted = if powers.is_empty() {
+        "It holds no settings that grant power.".to_owned()
+    } else {
+        format!(
+            "Its settings that grant power now apply: {}.",
+            powers.join(", ")
+        )
+    };
+    Ok(format!(
+        "trusted {} (sha256 {short}…); any change to it untrusts it.\n{granted}\n",
+        key.display()
+    ))
+}
+
+/// Forgets `file`.
+fn revoke(store: &mut TrustStore, file: &Path) -> Result<String, CliError> {
+    let key = key_of(file);
+    if store.revoke(&key) {
+        store.save()?;
+        Ok(format!(
+            "revoked {}: its settings that grant power are ignored from now on.\n",
+            key.display()
+        ))
+    } else {
+        Ok(format!("{} was not trusted.\n", key.display()))
+    }
+}
+
+/// One line per trusted file: `trusted`, `changed` (edited since) or `missing`.
+fn list(store: &TrustStore) -> String {
+    if store.entries().is_empty() {
+        return format!(
+            "no trusted configuration files (store: {})\n",
+            store.path().display()
+        );
+    }
+    store
+        .entries()
+        .iter()
+        .map(|entry| {
+            let state = match std::fs::read(&entry.path) {
+                Err(_) => "missing",
+                Ok(content) => match store.verdict(&entry.path, &content) {
+                    Verdict::Trusted => "trusted",
+                    Verdict::Changed | Verdict::Untrusted => "changed",
+                },
+            };
+            format!("{state:<8} {}\n", entry.path.display())
+        })
+        .collect()
+}
