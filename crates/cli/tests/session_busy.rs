@@ -7,7 +7,8 @@
 )]
 //! Two `oxydra run --session S` at once: one writes the session, the other fails with
 //! `session_busy` (exit 1) and writes nothing; the stored session stays well-formed and
-//! the next run sends the provider one result per call, in place.
+//! the next run sends the provider one result per call, in place. A session stored
+//! interleaved (by runs before sessions had one writer) is repaired on restore.
 
 mod common;
 
@@ -18,6 +19,8 @@ use common::{
     Captured, KillOnDrop, PATIENCE, Sandbox, assert_exit_code, interrupt, json_lines, json_values,
     spawn_captured, stderr,
 };
+use oxydra::memory::{Memory, SqliteConfig, SqliteMemory};
+use oxydra::types::{CallId, Message, SessionId, ToolCall};
 use oxydra_e2e::{ScriptServer, openai};
 use serde_json::Value;
 
@@ -191,4 +194,82 @@ fn two_runs_on_one_session_at_once_one_fails_busy_and_the_session_stays_well_for
         .map(|m| m["tool_call_id"].as_str().unwrap())
         .collect();
     assert_eq!(tool_ids, ["call_a", "call_b"]);
+}
+
+/// What two runs of the same script stored on one session before leases: both users'
+/// messages, both calls with the same ids, four results, both answers — interleaved.
+fn interleaved_session() -> Vec<Message> {
+    let calls = || {
+        Message::assistant_with_tool_calls(
+            None,
+            vec![
+                ToolCall::new(CallId::from("call_a"), "file_read", r#"{"path":"a.txt"}"#),
+                ToolCall::new(CallId::from("call_b"), "file_read", r#"{"path":"b.txt"}"#),
+            ],
+        )
+    };
+    let result = |id: &str, run: &str| {
+        Message::tool_result(CallId::from(id), "file_read", format!("{run}: {id}"))
+    };
+    vec![
+        Message::user("task one"),
+        Message::user("task two"),
+        calls(),
+        calls(),
+        result("call_a", "one"),
+        result("call_b", "one"),
+        Message::assistant("one done"),
+        result("call_a", "two"),
+        result("call_b", "two"),
+        result("call_b", "stray duplicate"),
+        Message::assistant("two done"),
+    ]
+}
+
+#[test]
+fn a_session_stored_interleaved_is_sent_well_formed() {
+    let sandbox = Sandbox::new();
+    let session = SessionId::from("ses_interleaved");
+    std::fs::create_dir_all(sandbox.db.parent().unwrap()).unwrap();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let memory = SqliteMemory::open(&sandbox.db, SqliteConfig::default()).unwrap();
+        memory
+            .append_many(&session, &interleaved_session())
+            .await
+            .unwrap();
+    });
+    let server = ScriptServer::start(vec![openai::text("Continued.")]).unwrap();
+    let mut command = sandbox.oxydra_command(&server, "run");
+    command.args(["--session", session.as_str(), "go on"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    let request = &server.requests()[0].body;
+    let messages = request["messages"].as_array().unwrap();
+    well_formed(messages).unwrap_or_else(|error| panic!("{error}: {messages:#?}"));
+    // Four results for four calls (the stray duplicate dropped), each after its call.
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "assistant",
+            "tool",
+            "tool",
+            "assistant",
+            "assistant",
+            "user"
+        ]
+    );
+    // The stored session itself is left as it was: repairs are made on restore.
+    let show = sandbox.sessions(&["show", session.as_str(), "--output", "jsonl"]);
+    assert_eq!(json_lines(&show).len(), interleaved_session().len() + 2);
 }
