@@ -300,10 +300,21 @@ mod tests {
         LeaseOwner, MemoryError, SessionInfo, SessionLease, SqliteMemory, StoredMessage,
     };
 
-    /// Memory that counts how often a session's history is read.
+    /// Memory that counts how often a session's history is read and its lease renewed.
     struct CountingMemory {
         inner: SqliteMemory,
         reads: AtomicUsize,
+        renewals: AtomicUsize,
+    }
+
+    impl CountingMemory {
+        fn new() -> Self {
+            Self {
+                inner: SqliteMemory::open_in_memory().unwrap(),
+                reads: AtomicUsize::new(0),
+                renewals: AtomicUsize::new(0),
+            }
+        }
     }
 
     #[async_trait]
@@ -355,6 +366,7 @@ mod tests {
             lease: &SessionLease,
             ttl: Duration,
         ) -> Result<SessionLease, MemoryError> {
+            self.renewals.fetch_add(1, Ordering::SeqCst);
             self.inner.renew_session_lease(lease, ttl).await
         }
         async fn release_session_lease(&self, lease: &SessionLease) -> Result<(), MemoryError> {
@@ -364,10 +376,7 @@ mod tests {
 
     #[tokio::test]
     async fn open_reads_the_history_once_and_repairs_interrupted_calls() {
-        let memory = Arc::new(CountingMemory {
-            inner: SqliteMemory::open_in_memory().unwrap(),
-            reads: AtomicUsize::new(0),
-        });
+        let memory = Arc::new(CountingMemory::new());
         let session = SessionId::from("ses_once");
         let call = oxydra_types::ToolCall::new(oxydra_types::CallId::from("c1"), "echo", "{}");
         memory.append(&session, &Message::user("go")).await.unwrap();
@@ -469,5 +478,46 @@ mod tests {
         assert_eq!(store.messages(&session).await.unwrap().len(), 2);
         store.forget(&session);
         assert!(store.messages(&session).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_open_session_renews_its_lease_until_released() {
+        let memory = Arc::new(CountingMemory::new());
+        let settings = LeaseSettings {
+            ttl: Duration::from_millis(150),
+            wait: Duration::ZERO,
+        };
+        let store = SessionStore::new(Some(memory.clone()), None, settings);
+        let session = SessionId::from("ses_renewed");
+        let mut state = store
+            .open(&session, &CancellationToken::new())
+            .await
+            .unwrap();
+        // Renewed every third of its time to live while open.
+        for _ in 0..1_000 {
+            if memory.renewals.load(Ordering::SeqCst) >= 3 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(memory.renewals.load(Ordering::SeqCst) >= 3);
+        let other = oxydra_memory::LeaseOwner::generate();
+        let busy = memory
+            .acquire_session_lease(&session, &other, settings.ttl)
+            .await;
+        assert!(
+            matches!(busy, Err(MemoryError::SessionBusy { .. })),
+            "{busy:?}"
+        );
+
+        // Released: renewing stops (the renewer has ended) and the lease is free.
+        state.release().await;
+        let renewals = memory.renewals.load(Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        assert_eq!(memory.renewals.load(Ordering::SeqCst), renewals);
+        memory
+            .acquire_session_lease(&session, &other, settings.ttl)
+            .await
+            .unwrap();
     }
 }

@@ -220,6 +220,40 @@ async fn a_cancelled_run_releases_the_session() {
 }
 
 #[tokio::test]
+async fn a_run_dropped_midway_releases_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("oxydra.db");
+    let session = SessionId::generate();
+    let held = scripted(vec![ScriptedTurn::gated(
+        Arc::new(Notify::new()),
+        ScriptedTurn::text("never"),
+    )]);
+    let (first, _) = runtime_on(&path, held.clone(), Duration::ZERO);
+    let running = tokio::spawn({
+        let session = session.clone();
+        async move {
+            first
+                .run_session(&session, "first", &CancellationToken::new())
+                .await
+        }
+    });
+    wait_for_requests(&held, 1).await;
+    // The run's future is dropped (its task aborted) without ending normally.
+    running.abort();
+    assert!(running.await.unwrap_err().is_cancelled());
+    let (second, _) = runtime_on(
+        &path,
+        scripted(vec![ScriptedTurn::text("second done")]),
+        Duration::from_secs(60),
+    );
+    let outcome = second
+        .run_session(&session, "second", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "second done");
+}
+
+#[tokio::test]
 async fn a_lease_ttl_under_a_second_is_refused() {
     let error = builder(scripted(vec![]), Arc::new(CollectingEventSink::new()))
         .session_lease_ttl(Duration::from_millis(10))
