@@ -273,3 +273,41 @@ fn a_session_stored_interleaved_is_sent_well_formed() {
     let show = sandbox.sessions(&["show", session.as_str(), "--output", "jsonl"]);
     assert_eq!(json_lines(&show).len(), interleaved_session().len() + 2);
 }
+
+#[test]
+fn a_run_killed_with_sigkill_does_not_lock_its_session() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.path().join("oxydra.toml"),
+        "[runtime]\nsession_wait_secs = 0.5\n",
+    )
+    .unwrap();
+    let server = ScriptServer::start(vec![
+        openai::hold_after_text("Working on it"),
+        openai::text("Continued."),
+    ])
+    .unwrap();
+    let mut command = sandbox.oxydra_command(&server, "run");
+    command.arg("first");
+    let (mut child, output, _) = spawn_captured(command);
+    assert!(
+        server.wait_for_requests(1, PATIENCE),
+        "no request arrived: {}",
+        output.text()
+    );
+    // Killed holding the session's lease, well within its time to live.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let list = sandbox.sessions(&["list", "--output", "jsonl"]);
+    let session = json_lines(&list)[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // Its process is gone, so the next run takes the session over at once.
+    let mut command = sandbox.oxydra_command(&server, "run");
+    command.args(["--session", &session, "second"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(json_lines(&output).last().unwrap()["text"], "Continued.");
+}

@@ -1,6 +1,7 @@
 //! Session leases: one writer per session at a time.
 
 use std::fmt;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use oxydra_types::{RunId, SessionId};
@@ -11,13 +12,16 @@ use oxydra_types::{RunId, SessionId};
 pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(15);
 
 /// Who holds, or asks for, a session's lease: an id unique to one run, and the process
-/// it runs in (shown to whoever finds the session busy).
+/// and host it runs on (shown to whoever finds the session busy, and used to take over
+/// at once from a holder whose process is gone).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseOwner {
     /// Unique to the run holding the lease.
     pub id: String,
     /// The process the run lives in.
     pub pid: u32,
+    /// The host name of the machine it runs on.
+    pub host: String,
 }
 
 impl LeaseOwner {
@@ -27,8 +31,52 @@ impl LeaseOwner {
         Self {
             id: format!("pid{pid}-{}", RunId::generate()),
             pid,
+            host: this_host().to_owned(),
         }
     }
+}
+
+/// This machine's host name (empty when it cannot be read).
+pub fn this_host() -> &'static str {
+    static HOST: OnceLock<String> = OnceLock::new();
+    HOST.get_or_init(|| {
+        #[cfg(unix)]
+        {
+            nix::unistd::gethostname()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        }
+        #[cfg(not(unix))]
+        {
+            String::new()
+        }
+    })
+}
+
+/// Whether the process holding `lease` is known to be gone: it ran on this host (by
+/// name) and no process has its id any more. Anything uncertain — another host, an
+/// unknown host name, a process id that exists (perhaps reused), no permission to ask —
+/// counts as alive, and the lease then lapses only after its time to live.
+pub(crate) fn holder_is_gone(lease: &SessionLease) -> bool {
+    let host = this_host();
+    !host.is_empty() && lease.host == host && lease.pid != 0 && !process_exists(lease.pid)
+}
+
+#[cfg(unix)]
+fn process_exists(pid: u32) -> bool {
+    use nix::errno::Errno;
+    use nix::sys::signal::kill;
+    use nix::unistd::Pid;
+    let Ok(raw) = i32::try_from(pid) else {
+        return true;
+    };
+    // Signal 0 checks that the process exists without sending anything.
+    !matches!(kill(Pid::from_raw(raw), None), Err(Errno::ESRCH))
+}
+
+#[cfg(not(unix))]
+fn process_exists(_pid: u32) -> bool {
+    true
 }
 
 /// A session's lease as stored: who holds it, since when, until when.
@@ -40,6 +88,8 @@ pub struct SessionLease {
     pub owner: String,
     /// The holder's process id.
     pub pid: u32,
+    /// The host name of the holder's machine.
+    pub host: String,
     /// When the holder took it (ms since the Unix epoch).
     pub acquired_at_ms: i64,
     /// When it lapses unless renewed (ms since the Unix epoch).
@@ -99,6 +149,27 @@ mod tests {
         assert_ne!(a.id, b.id);
         assert_eq!(a.pid, std::process::id());
         assert!(a.id.starts_with(&format!("pid{}-", a.pid)));
+        assert_eq!(a.host, this_host());
+    }
+
+    #[test]
+    fn only_a_holder_known_gone_on_this_host_counts_as_gone() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let lease = |pid: u32, host: &str| SessionLease {
+            session_id: SessionId::from("ses_x"),
+            owner: "o".into(),
+            pid,
+            host: host.into(),
+            acquired_at_ms: 0,
+            expires_at_ms: i64::MAX,
+        };
+        assert!(!this_host().is_empty());
+        assert!(holder_is_gone(&lease(dead, this_host())));
+        assert!(!holder_is_gone(&lease(std::process::id(), this_host())));
+        assert!(!holder_is_gone(&lease(dead, "another-host")));
+        assert!(!holder_is_gone(&lease(0, this_host())));
     }
 
     #[test]
@@ -107,6 +178,7 @@ mod tests {
             session_id: SessionId::from("ses_x"),
             owner: "o".into(),
             pid: 42,
+            host: "h".into(),
             // 2026-11-23 17:20:03.5 UTC
             acquired_at_ms: 1_795_454_403_500,
             expires_at_ms: 0,

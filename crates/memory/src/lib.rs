@@ -40,7 +40,7 @@ pub use chunking::chunk_text;
 pub use config::{RetrievalConfig, SqliteConfig, Synchronous};
 pub use embedder::{Embedder, HashingEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig, normalize};
 pub use error::MemoryError;
-pub use lease::{DEFAULT_LEASE_TTL, LeaseOwner, SessionLease};
+pub use lease::{DEFAULT_LEASE_TTL, LeaseOwner, SessionLease, this_host};
 pub use restore::{INTERRUPTED_RESULT, is_well_formed, repair_sequence, repair_stored};
 pub use retrieval::{match_expression, query_terms};
 pub use sqlite::{SCHEMA_VERSION, SqliteMemory};

@@ -10,7 +10,9 @@
 
 use std::time::Duration;
 
-use oxydra_memory::{LeaseOwner, Memory, MemoryError, SqliteConfig, SqliteMemory, is_well_formed};
+use oxydra_memory::{
+    LeaseOwner, Memory, MemoryError, SqliteConfig, SqliteMemory, is_well_formed, this_host,
+};
 use oxydra_types::{CallId, Message, SessionId, ToolCall};
 
 const TTL: Duration = Duration::from_secs(60);
@@ -183,4 +185,47 @@ async fn restore_repairs_messages_two_writers_interleaved() {
     let restored = memory.restore(&session).await.unwrap();
     assert!(is_well_formed(&restored), "{restored:#?}");
     assert_eq!(restored.len(), stored.len());
+}
+
+#[tokio::test]
+async fn a_holder_whose_process_is_gone_is_taken_over_at_once() {
+    let (_dir, first, second) = two_stores();
+    // A process that held a lease and died (as after `kill -9`): its lease is still
+    // within its time to live.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let gone = LeaseOwner {
+        id: "gone".into(),
+        pid: dead,
+        host: this_host().to_owned(),
+    };
+    let session = SessionId::from("ses_orphaned");
+    first
+        .acquire_session_lease(&session, &gone, TTL)
+        .await
+        .unwrap();
+    let b = LeaseOwner::generate();
+    let lease = second
+        .acquire_session_lease(&session, &b, TTL)
+        .await
+        .unwrap();
+    assert!(lease.is_held_by(&b));
+
+    // A holder on another host is not second-guessed: its lease runs its course.
+    let remote = LeaseOwner {
+        id: "remote".into(),
+        pid: dead,
+        host: "another-host".into(),
+    };
+    let elsewhere = SessionId::from("ses_remote");
+    first
+        .acquire_session_lease(&elsewhere, &remote, TTL)
+        .await
+        .unwrap();
+    let busy = second.acquire_session_lease(&elsewhere, &b, TTL).await;
+    assert!(
+        matches!(busy, Err(MemoryError::SessionBusy { .. })),
+        "{busy:?}"
+    );
 }

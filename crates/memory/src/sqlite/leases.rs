@@ -8,15 +8,16 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehav
 
 use super::now_ms;
 use crate::error::MemoryError;
-use crate::lease::{LeaseOwner, SessionLease, expiry};
+use crate::lease::{LeaseOwner, SessionLease, expiry, holder_is_gone};
 
 fn lease_from_row(session: &SessionId, row: &Row<'_>) -> rusqlite::Result<SessionLease> {
     Ok(SessionLease {
         session_id: session.clone(),
         owner: row.get(0)?,
         pid: u32::try_from(row.get::<_, i64>(1)?).unwrap_or(0),
-        acquired_at_ms: row.get(2)?,
-        expires_at_ms: row.get(3)?,
+        host: row.get(2)?,
+        acquired_at_ms: row.get(3)?,
+        expires_at_ms: row.get(4)?,
     })
 }
 
@@ -27,7 +28,7 @@ pub fn live_lease(
     now: i64,
 ) -> rusqlite::Result<Option<SessionLease>> {
     tx.prepare_cached(
-        "SELECT owner, pid, acquired_at, expires_at FROM session_leases
+        "SELECT owner, pid, host, acquired_at, expires_at FROM session_leases
          WHERE session_id = ?1 AND expires_at > ?2",
     )?
     .query_row(params![session.as_str(), now], |row| {
@@ -58,29 +59,33 @@ pub fn acquire(
     let now = now_ms();
     let current = live_lease(&tx, session, now).map_err(err)?;
     let acquired_at = match current {
-        Some(holder) if holder.owner != owner.id => {
-            return Err(MemoryError::SessionBusy { holder });
+        Some(holder) if holder.owner == owner.id => holder.acquired_at_ms,
+        Some(holder) if holder_is_gone(&holder) => {
+            tracing::info!(session_id = %session, pid = holder.pid, "taking the session over from a holder whose process is gone");
+            now
         }
-        Some(mine) => mine.acquired_at_ms,
+        Some(holder) => return Err(MemoryError::SessionBusy { holder }),
         None => now,
     };
     let lease = SessionLease {
         session_id: session.clone(),
         owner: owner.id.clone(),
         pid: owner.pid,
+        host: owner.host.clone(),
         acquired_at_ms: acquired_at,
         expires_at_ms: expiry(now, ttl),
     };
     tx.execute(
-        "INSERT INTO session_leases (session_id, owner, pid, acquired_at, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)
+        "INSERT INTO session_leases (session_id, owner, pid, host, acquired_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (session_id) DO UPDATE
-         SET owner = excluded.owner, pid = excluded.pid,
+         SET owner = excluded.owner, pid = excluded.pid, host = excluded.host,
              acquired_at = excluded.acquired_at, expires_at = excluded.expires_at",
         params![
             session.as_str(),
             lease.owner,
             i64::from(lease.pid),
+            lease.host,
             lease.acquired_at_ms,
             lease.expires_at_ms
         ],

@@ -67,6 +67,7 @@ const MIGRATIONS: &[&str] = &[
         session_id  TEXT PRIMARY KEY NOT NULL,
         owner       TEXT NOT NULL,
         pid         INTEGER NOT NULL,
+        host        TEXT NOT NULL,
         acquired_at INTEGER NOT NULL,
         expires_at  INTEGER NOT NULL
     ) WITHOUT ROWID;
