@@ -136,11 +136,13 @@ fn two_runs_on_one_session_at_once_one_fails_busy_and_the_session_stays_well_for
     let message = last["message"].as_str().unwrap();
     let expected = format!("session {session} is in use by another run (pid {winner_pid}, since ");
     assert!(message.starts_with(&expected), "{message}");
+    let loser_err = errors[loser].all();
+    assert!(loser_err.contains(&expected), "{loser_err}");
     assert!(
-        errors[loser].all().contains(&expected),
-        "{}",
-        errors[loser].text()
+        loser_err.contains("try again when it has finished"),
+        "{loser_err}"
     );
+    assert!(!loser_err.contains("keeps what was done"), "{loser_err}");
     // Nothing reached the provider from the loser, and the winner is still running.
     assert!(
         server.wait_for_requests(3, PATIENCE),
