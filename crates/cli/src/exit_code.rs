@@ -28,6 +28,9 @@ impl Exit {
     }
 
     /// The exit for a runtime error kind (`RuntimeError::kind()` / the `error` event's `kind`).
+    ///
+    /// `session_busy` (another run is writing the session) is a runtime error, 1: the
+    /// command was right and succeeds once the other run has finished.
     pub fn for_error_kind(kind: &str) -> Self {
         match kind {
             "budget_exceeded" => Self::Budget,
@@ -58,5 +61,6 @@ mod tests {
         assert_eq!(Exit::for_error_kind("budget_exceeded"), Exit::Budget);
         assert_eq!(Exit::for_error_kind("cancelled"), Exit::Cancelled);
         assert_eq!(Exit::for_error_kind("provider"), Exit::Runtime);
+        assert_eq!(Exit::for_error_kind("session_busy"), Exit::Runtime);
     }
 }

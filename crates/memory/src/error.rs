@@ -2,7 +2,10 @@
 
 use std::path::PathBuf;
 
+use oxydra_types::SessionId;
 use thiserror::Error;
+
+use crate::lease::SessionLease;
 
 /// Why a memory operation failed. Errors about the database name its file.
 #[derive(Debug, Error)]
@@ -44,6 +47,25 @@ pub enum MemoryError {
     /// The embedder failed.
     #[error("embedding failed: {0}")]
     Embedding(String),
+    /// Another run holds the session's lease: the session has one writer at a time.
+    #[error(
+        "session {} is in use by another run ({}); try again when it has finished",
+        holder.session_id,
+        holder.holder()
+    )]
+    SessionBusy {
+        /// The lease the other run holds.
+        holder: SessionLease,
+    },
+    /// This run's lease on the session is no longer its own: it lapsed (the run stopped
+    /// renewing it for longer than its time to live) and another run may have taken it.
+    #[error(
+        "the lease on session {session} was lost: it lapsed and another run may have taken the session over"
+    )]
+    LeaseLost {
+        /// The session.
+        session: SessionId,
+    },
     /// The blocking task running the SQLite work was lost.
     #[error("memory worker stopped: {0}")]
     Worker(String),

@@ -30,6 +30,7 @@ mod chunking;
 mod config;
 mod embedder;
 mod error;
+mod lease;
 mod restore;
 mod retrieval;
 mod sqlite;
@@ -39,7 +40,8 @@ pub use chunking::chunk_text;
 pub use config::{RetrievalConfig, SqliteConfig, Synchronous};
 pub use embedder::{Embedder, HashingEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig, normalize};
 pub use error::MemoryError;
-pub use restore::{INTERRUPTED_RESULT, repair_orphaned_calls};
+pub use lease::{DEFAULT_LEASE_TTL, LeaseOwner, SessionLease, this_host};
+pub use restore::{INTERRUPTED_RESULT, is_well_formed, repair_sequence, repair_stored};
 pub use retrieval::{match_expression, query_terms};
 pub use sqlite::{
     DATABASE_DIR_MODE, DATABASE_FILE_MODE, SCHEMA_VERSION, SqliteMemory, create_database_dir,

@@ -1,9 +1,12 @@
 //! The memory traits and the records they exchange.
 
+use std::time::Duration;
+
 use async_trait::async_trait;
 use oxydra_types::{Message, SessionId};
 
 use crate::error::MemoryError;
+use crate::lease::{LeaseOwner, SessionLease};
 
 /// A message as stored, with its place in the session.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,10 +66,21 @@ pub struct RetrievedChunk {
 }
 
 /// Conversation storage. Every call is durable when it returns.
+///
+/// A session has one writer at a time: a run takes the session's lease
+/// ([`acquire_session_lease`](Memory::acquire_session_lease)) before it writes, renews
+/// it while it runs and releases it when done. While another owner holds a live lease,
+/// acquiring fails with [`MemoryError::SessionBusy`] and so does appending through a
+/// store that does not hold it, so two runs can never interleave their messages. A
+/// lease that is not renewed lapses after its time to live, so a holder that died never
+/// locks its session for ever. Reading needs no lease.
 #[async_trait]
 pub trait Memory: Send + Sync {
     /// Append `message` to `session` (creating the session on its first message) and
     /// return its sequence number once the write is committed.
+    ///
+    /// Fails with [`MemoryError::SessionBusy`] while an owner other than the ones this
+    /// store acquired holds a live lease on the session.
     async fn append(&self, session: &SessionId, message: &Message) -> Result<u64, MemoryError>;
 
     /// Append `messages` to `session` in order and return their sequence numbers once
@@ -87,8 +101,10 @@ pub trait Memory: Send + Sync {
     /// The session's messages in sequence order (empty for an unknown session).
     async fn messages(&self, session: &SessionId) -> Result<Vec<StoredMessage>, MemoryError>;
 
-    /// The session as a conversation to continue: its messages in order, with a
-    /// synthetic `interrupted` tool result after any tool call left without one.
+    /// The session as a conversation to continue: its messages repaired by
+    /// [`repair_sequence`](crate::repair_sequence) — each tool call followed at once by
+    /// exactly one result, in call order (a synthetic `interrupted` one when none was
+    /// stored), and no tool result anywhere else.
     async fn restore(&self, session: &SessionId) -> Result<Vec<Message>, MemoryError>;
 
     /// Whether the session has been stored.
@@ -112,6 +128,33 @@ pub trait Memory: Send + Sync {
 
     /// Delete the session with its messages, summary and chunks.
     async fn delete_session(&self, session: &SessionId) -> Result<(), MemoryError>;
+
+    /// Take the lease on `session` for `owner` until `ttl` from now: when nobody holds
+    /// it, when the holder's lease has lapsed (the session is taken over) or when
+    /// `owner` holds it already (then it is renewed). One attempt, no waiting.
+    ///
+    /// # Errors
+    /// [`MemoryError::SessionBusy`] naming the holder while another owner's lease is live.
+    async fn acquire_session_lease(
+        &self,
+        session: &SessionId,
+        owner: &LeaseOwner,
+        ttl: Duration,
+    ) -> Result<SessionLease, MemoryError>;
+
+    /// Extend `lease` until `ttl` from now.
+    ///
+    /// # Errors
+    /// [`MemoryError::LeaseLost`] when the lease is no longer the holder's (it lapsed and
+    /// another owner took the session, or it was released).
+    async fn renew_session_lease(
+        &self,
+        lease: &SessionLease,
+        ttl: Duration,
+    ) -> Result<SessionLease, MemoryError>;
+
+    /// Give `lease` up (nothing happens when it is no longer the holder's).
+    async fn release_session_lease(&self, lease: &SessionLease) -> Result<(), MemoryError>;
 }
 
 /// Retrieval of relevant snippets.

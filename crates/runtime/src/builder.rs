@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use oxydra_executor::{
     NoopEventSink, PermissionBroker, ToolExecutor, ToolExecutorConfig, ToolRule,
@@ -16,7 +17,12 @@ use crate::error::RuntimeError;
 use crate::events::EventSink;
 use crate::limits::RuntimeLimits;
 use crate::runtime::{AgentRuntime, RetrievalScope, RuntimeInner};
+use crate::session_lease::LeaseSettings;
 use crate::session_store::SessionStore;
+
+/// The shortest session lease time to live: renewing takes a database write, so a
+/// shorter one would lapse under a loaded machine while its run is alive.
+const MIN_LEASE_TTL: Duration = Duration::from_secs(1);
 
 /// Snippets injected per run when retrieval is set, unless changed.
 pub const DEFAULT_RETRIEVAL_TOP_K: usize = 4;
@@ -45,6 +51,7 @@ pub struct AgentRuntimeBuilder {
     event_sink: Option<Arc<dyn EventSink>>,
     pricing: Option<PricingTable>,
     streaming: Option<bool>,
+    lease: LeaseSettings,
 }
 
 impl AgentRuntimeBuilder {
@@ -157,6 +164,23 @@ impl AgentRuntimeBuilder {
         self
     }
 
+    /// How long a run waits for a session another run holds (in another runtime or
+    /// process sharing the memory) before failing with
+    /// [`RuntimeError::SessionBusy`] (default [`DEFAULT_SESSION_WAIT`](crate::DEFAULT_SESSION_WAIT); zero: fail at
+    /// once).
+    pub fn session_wait(mut self, wait: Duration) -> Self {
+        self.lease.wait = wait;
+        self
+    }
+
+    /// The time to live of a run's lease on its session (default
+    /// [`DEFAULT_LEASE_TTL`](oxydra_memory::DEFAULT_LEASE_TTL)): the run renews it every third of that; a run that died
+    /// stops renewing, and its session is free again after at most this long.
+    pub fn session_lease_ttl(mut self, ttl: Duration) -> Self {
+        self.lease.ttl = ttl;
+        self
+    }
+
     /// Whether to stream responses (default: when the provider can).
     pub fn streaming(mut self, streaming: bool) -> Self {
         self.streaming = Some(streaming);
@@ -182,6 +206,13 @@ impl AgentRuntimeBuilder {
             .ok_or_else(|| RuntimeError::Config("a model name is required".into()))?;
         let limits = self.limits.unwrap_or_default();
         limits.validate()?;
+        if self.lease.ttl < MIN_LEASE_TTL {
+            return Err(RuntimeError::Config(format!(
+                "the session lease time to live must be at least {} ms (got {} ms)",
+                MIN_LEASE_TTL.as_millis(),
+                self.lease.ttl.as_millis()
+            )));
+        }
         let tools = self.tools.unwrap_or_default();
         let tool_schemas = tools.schemas();
         let schema_json = serde_json::to_string(&tool_schemas)
@@ -210,7 +241,7 @@ impl AgentRuntimeBuilder {
             schema_tokens: FixedTokens::new(schema_json),
             limits,
             budget,
-            sessions: SessionStore::new(self.memory, self.retrieval),
+            sessions: SessionStore::new(self.memory, self.retrieval, self.lease),
             retrieval_scope: self.retrieval_scope,
             retrieval_top_k: self.retrieval_top_k.unwrap_or(DEFAULT_RETRIEVAL_TOP_K),
             scrubber: self.scrubber.unwrap_or_default(),

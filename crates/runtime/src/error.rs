@@ -27,21 +27,40 @@ pub enum RuntimeError {
     Provider(#[from] ProviderError),
     /// Storing or loading the conversation failed.
     #[error("memory error: {0}")]
-    Memory(#[from] MemoryError),
+    Memory(#[source] MemoryError),
+    /// Another run holds the session (it has one writer at a time), or held it while
+    /// this run's lease had lapsed: the memory error says which run, since when.
+    #[error("{0}")]
+    SessionBusy(#[source] MemoryError),
     /// The runtime was built or called with an invalid configuration.
     #[error("configuration error: {0}")]
     Config(String),
 }
 
+impl From<MemoryError> for RuntimeError {
+    /// A busy session or a lost lease is [`RuntimeError::SessionBusy`]; any other memory
+    /// failure is [`RuntimeError::Memory`].
+    fn from(error: MemoryError) -> Self {
+        match error {
+            MemoryError::SessionBusy { .. } | MemoryError::LeaseLost { .. } => {
+                Self::SessionBusy(error)
+            }
+            other => Self::Memory(other),
+        }
+    }
+}
+
 impl RuntimeError {
     /// A stable snake_case name of the error, as the `error` event and the CLI's exit
-    /// codes use it: `budget_exceeded`, `cancelled`, `provider`, `memory` or `config`.
+    /// codes use it: `budget_exceeded`, `cancelled`, `provider`, `memory`,
+    /// `session_busy` or `config`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::BudgetExceeded { .. } => "budget_exceeded",
             Self::Cancelled => "cancelled",
             Self::Provider(_) => "provider",
             Self::Memory(_) => "memory",
+            Self::SessionBusy(_) => "session_busy",
             Self::Config(_) => "config",
         }
     }
@@ -85,6 +104,13 @@ mod tests {
         assert_eq!(provider.kind(), "provider");
         assert!(provider.to_string().contains("reset"));
         assert_eq!(RuntimeError::Config("x".into()).kind(), "config");
+        let lost = RuntimeError::from(MemoryError::LeaseLost {
+            session: oxydra_types::SessionId::from("ses_x"),
+        });
+        assert_eq!(lost.kind(), "session_busy");
+        assert!(lost.to_string().starts_with("the lease on session ses_x"));
+        let memory = RuntimeError::from(MemoryError::Worker("gone".into()));
+        assert_eq!(memory.kind(), "memory");
         let budget = RuntimeError::budget("max_cost", "spent $2.00 of $1.00");
         assert_eq!(
             budget.to_string(),

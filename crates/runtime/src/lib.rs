@@ -52,6 +52,7 @@ mod provider_call;
 pub mod retrieval_injection;
 pub mod rolling_summary;
 mod runtime;
+mod session_lease;
 mod session_state;
 mod session_store;
 mod token_cache;
@@ -67,6 +68,7 @@ pub use event_scrub::scrub_event;
 pub use events::{CollectingEventSink, EventSink, NoopEventSink, RuntimeEventStream};
 pub use limits::RuntimeLimits;
 pub use runtime::{AgentRuntime, RetrievalScope, SessionOutcome};
+pub use session_lease::DEFAULT_SESSION_WAIT;
 /// The cancellation token every run takes (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;
 pub use turn_state::{TurnState, TurnTracker};

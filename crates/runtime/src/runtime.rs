@@ -127,11 +127,17 @@ impl AgentRuntime {
     /// Events go to the runtime's event sink as they happen, ending with exactly one
     /// `final` or `error` event.
     ///
+    /// With memory the run holds the session's lease from start to end: a session has
+    /// one writer at a time, across runtimes and processes sharing the store.
+    ///
     /// # Errors
     /// [`RuntimeError::Cancelled`] when `cancel` fires, [`RuntimeError::BudgetExceeded`]
     /// when a budget runs out, [`RuntimeError::Provider`] when the provider fails,
-    /// [`RuntimeError::Memory`] when storing fails. Whatever was stored before the error
-    /// stays stored, and every tool call has its result.
+    /// [`RuntimeError::Memory`] when storing fails, [`RuntimeError::SessionBusy`] when
+    /// another run holds the session past the builder's
+    /// [`session_wait`](crate::AgentRuntimeBuilder::session_wait) (nothing is stored
+    /// then). Whatever was stored before the error stays stored, and every tool call has
+    /// its result.
     pub async fn run_session(
         &self,
         session_id: &SessionId,
@@ -238,23 +244,32 @@ impl AgentRuntime {
     /// Appends messages to a session without running the loop (e.g. importing an
     /// earlier conversation). Tool results are stored as given — scrub them first.
     ///
+    /// Takes the session's lease like a run.
+    ///
     /// # Errors
-    /// [`RuntimeError::Memory`] when storing fails.
+    /// [`RuntimeError::Memory`] when storing fails, [`RuntimeError::SessionBusy`] when
+    /// another run holds the session.
     pub async fn append_messages(
         &self,
         session_id: &SessionId,
         messages: Vec<Message>,
     ) -> Result<(), RuntimeError> {
         let cancel = CancellationToken::new();
-        let mut state = self.inner.sessions.open(session_id, &cancel).await?;
+        let sessions = &self.inner.sessions;
+        let mut state = sessions.open(session_id, &cancel).await?;
+        let mut stored = Ok(());
         for message in messages {
-            self.inner
-                .sessions
+            stored = sessions
                 .append(session_id, &mut state, message)
-                .await?;
+                .await
+                .map(drop);
+            if stored.is_err() {
+                break;
+            }
         }
-        self.inner.sessions.close(session_id, &mut state);
-        Ok(())
+        sessions.close(session_id, &mut state);
+        state.release().await;
+        stored
     }
 
     /// Forgets the process copy of a session (the only copy without memory).

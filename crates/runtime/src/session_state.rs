@@ -60,34 +60,19 @@ impl SessionState {
         }
     }
 
-    /// A session rebuilt from memory: `stored` are the stored messages with their
-    /// sequence numbers, `restored` the same messages with synthetic results for
-    /// interrupted calls inserted (`repair_orphaned_calls`, as `Memory::restore` gives
-    /// them). A synthetic result takes the sequence number of the stored message before
-    /// it.
-    ///
-    /// `restored` must hold every stored message, in order (it only adds messages):
-    /// matching each stored message to the first equal restored one then pairs them all
-    /// up, because that greedy match finds a subsequence whenever there is one.
+    /// A session rebuilt from memory: `restored` are the stored messages repaired by
+    /// `repair_stored` (as `Memory::restore` gives them), each with the sequence number
+    /// it is counted under; `next_sequence` follows the last stored message.
     pub fn from_restored(
-        restored: Vec<Message>,
-        stored: &[StoredMessage],
+        restored: Vec<StoredMessage>,
+        next_sequence: u64,
         summary: SessionSummary,
     ) -> Self {
         let mut state = Self::new();
-        let mut stored_iter = stored.iter().peekable();
-        let mut last_sequence = 0;
-        for message in restored {
-            if let Some(next) = stored_iter.next_if(|next| next.message == message) {
-                last_sequence = next.sequence;
-            }
-            state.push(message, last_sequence);
+        for stored in restored {
+            state.push(stored.message, stored.sequence);
         }
-        state.next_sequence = stored
-            .last()
-            .map(|m| m.sequence)
-            .unwrap_or(0)
-            .saturating_add(1);
+        state.next_sequence = next_sequence;
         state.apply_summary(summary);
         state
     }
@@ -253,16 +238,14 @@ mod tests {
             stored(2, Message::assistant_with_tool_calls(None, vec![call])),
             stored(3, Message::user("again")),
         ];
-        let mut restored: Vec<Message> =
-            stored_messages.iter().map(|m| m.message.clone()).collect();
-        restored.insert(
-            2,
-            Message::tool_result(CallId::from("c1"), "file_read", "interrupted"),
-        );
-        let state =
-            SessionState::from_restored(restored, &stored_messages, SessionSummary::default());
+        let restored = oxydra_memory::repair_stored(stored_messages);
+        let state = SessionState::from_restored(restored, 4, SessionSummary::default());
         let sequences: Vec<u64> = state.entries.iter().map(|e| e.sequence).collect();
         assert_eq!(sequences, vec![1, 2, 2, 3]);
+        assert_eq!(
+            state.entries[2].message.text(),
+            oxydra_memory::INTERRUPTED_RESULT
+        );
         assert_eq!(state.next_sequence, 4);
         assert_eq!(state.latest_user, Some(3));
         assert_eq!(state.live_start, 0);

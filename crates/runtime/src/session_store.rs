@@ -4,35 +4,71 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use oxydra_memory::{Memory, MemoryRetrieval, SessionSummary, repair_orphaned_calls};
+use oxydra_memory::{Memory, MemoryRetrieval, SessionSummary, repair_stored};
 use oxydra_types::{Message, SessionId};
 use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::RuntimeError;
+use crate::session_lease::{self, HeldLease, LeaseSettings};
 use crate::session_state::SessionState;
 use crate::token_cache::TokenCache;
 
 type Slot = Arc<tokio::sync::Mutex<SessionState>>;
 
 /// The sessions of a runtime. One run at a time per session: a run holds its session's
-/// lock from start to end.
+/// lock from start to end, and with memory also the session's lease, so that runs of
+/// other runtimes and processes on the same store are kept out too.
 pub(crate) struct SessionStore {
     memory: Option<Arc<dyn Memory>>,
     retrieval: Option<Arc<dyn MemoryRetrieval>>,
+    lease: LeaseSettings,
     sessions: Mutex<HashMap<SessionId, Slot>>,
     /// Exact token counts of sessions in memory, kept between runs.
     token_counts: Mutex<TokenCache>,
+}
+
+/// A session opened for writing: its state, locked, and with memory the lease on it.
+/// Release it with [`OpenSession::release`] when the run ends (dropping it releases the
+/// lease on a spawned task).
+#[derive(Debug)]
+pub(crate) struct OpenSession {
+    state: OwnedMutexGuard<SessionState>,
+    lease: Option<HeldLease>,
+}
+
+impl OpenSession {
+    /// Gives the session's lease up (the state stays locked until this is dropped).
+    pub async fn release(&mut self) {
+        if let Some(lease) = self.lease.take() {
+            lease.release().await;
+        }
+    }
+}
+
+impl std::ops::Deref for OpenSession {
+    type Target = SessionState;
+    fn deref(&self) -> &SessionState {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for OpenSession {
+    fn deref_mut(&mut self) -> &mut SessionState {
+        &mut self.state
+    }
 }
 
 impl SessionStore {
     pub fn new(
         memory: Option<Arc<dyn Memory>>,
         retrieval: Option<Arc<dyn MemoryRetrieval>>,
+        lease: LeaseSettings,
     ) -> Self {
         Self {
             memory,
             retrieval,
+            lease,
             sessions: Mutex::new(HashMap::new()),
             token_counts: Mutex::new(TokenCache::default()),
         }
@@ -59,33 +95,43 @@ impl SessionStore {
             .clone()
     }
 
-    /// Locks the session (waiting for a run on it to end) and, with memory, loads its
-    /// stored conversation (read once; interrupted tool calls get their synthetic
-    /// results as `Memory::restore` would give them) and summary, with the exact token
-    /// counts kept from earlier runs.
+    /// Opens the session for writing: locks it (waiting for a run of this runtime on it
+    /// to end) and, with memory, takes its lease (waiting a bounded time for a run
+    /// elsewhere to end, then failing with [`RuntimeError::SessionBusy`]) and loads its
+    /// stored conversation (read once, repaired as `Memory::restore` repairs it) and
+    /// summary, with the exact token counts kept from earlier runs.
     pub async fn open(
         &self,
         session_id: &SessionId,
         cancel: &CancellationToken,
-    ) -> Result<OwnedMutexGuard<SessionState>, RuntimeError> {
+    ) -> Result<OpenSession, RuntimeError> {
         let slot = self.slot(session_id);
-        let mut guard = tokio::select! {
+        let guard = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(RuntimeError::Cancelled),
             guard = slot.lock_owned() => guard,
         };
-        if let Some(memory) = &self.memory {
-            let stored = memory.messages(session_id).await?;
-            let restored =
-                repair_orphaned_calls(stored.iter().map(|m| m.message.clone()).collect());
-            let summary = memory.load_summary(session_id).await?;
-            let mut state = SessionState::from_restored(restored, &stored, summary);
-            let counts = self.token_counts().take(session_id);
-            let reused = state.seed_counts(&counts);
-            tracing::debug!(messages = state.entries.len(), reused, "session loaded");
-            *guard = state;
-        }
-        Ok(guard)
+        let Some(memory) = &self.memory else {
+            return Ok(OpenSession {
+                state: guard,
+                lease: None,
+            });
+        };
+        let lease = session_lease::acquire(memory, session_id, self.lease, cancel).await?;
+        // From here the lease is released on every path: dropped with `open` on error.
+        let mut open = OpenSession {
+            state: guard,
+            lease: Some(lease),
+        };
+        let stored = memory.messages(session_id).await?;
+        let next_sequence = stored.last().map_or(0, |m| m.sequence).saturating_add(1);
+        let summary = memory.load_summary(session_id).await?;
+        let mut state = SessionState::from_restored(repair_stored(stored), next_sequence, summary);
+        let counts = self.token_counts().take(session_id);
+        let reused = state.seed_counts(&counts);
+        tracing::debug!(messages = state.entries.len(), reused, "session loaded");
+        *open.state = state;
+        Ok(open)
     }
 
     /// Ends a run: with memory the process copy is dropped (memory has it all) and its
@@ -250,12 +296,25 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use async_trait::async_trait;
-    use oxydra_memory::{MemoryError, SessionInfo, SqliteMemory, StoredMessage};
+    use oxydra_memory::{
+        LeaseOwner, MemoryError, SessionInfo, SessionLease, SqliteMemory, StoredMessage,
+    };
 
-    /// Memory that counts how often a session's history is read.
+    /// Memory that counts how often a session's history is read and its lease renewed.
     struct CountingMemory {
         inner: SqliteMemory,
         reads: AtomicUsize,
+        renewals: AtomicUsize,
+    }
+
+    impl CountingMemory {
+        fn new() -> Self {
+            Self {
+                inner: SqliteMemory::open_in_memory().unwrap(),
+                reads: AtomicUsize::new(0),
+                renewals: AtomicUsize::new(0),
+            }
+        }
     }
 
     #[async_trait]
@@ -294,14 +353,30 @@ mod tests {
         async fn delete_session(&self, session: &SessionId) -> Result<(), MemoryError> {
             self.inner.delete_session(session).await
         }
+        async fn acquire_session_lease(
+            &self,
+            session: &SessionId,
+            owner: &LeaseOwner,
+            ttl: Duration,
+        ) -> Result<SessionLease, MemoryError> {
+            self.inner.acquire_session_lease(session, owner, ttl).await
+        }
+        async fn renew_session_lease(
+            &self,
+            lease: &SessionLease,
+            ttl: Duration,
+        ) -> Result<SessionLease, MemoryError> {
+            self.renewals.fetch_add(1, Ordering::SeqCst);
+            self.inner.renew_session_lease(lease, ttl).await
+        }
+        async fn release_session_lease(&self, lease: &SessionLease) -> Result<(), MemoryError> {
+            self.inner.release_session_lease(lease).await
+        }
     }
 
     #[tokio::test]
     async fn open_reads_the_history_once_and_repairs_interrupted_calls() {
-        let memory = Arc::new(CountingMemory {
-            inner: SqliteMemory::open_in_memory().unwrap(),
-            reads: AtomicUsize::new(0),
-        });
+        let memory = Arc::new(CountingMemory::new());
         let session = SessionId::from("ses_once");
         let call = oxydra_types::ToolCall::new(oxydra_types::CallId::from("c1"), "echo", "{}");
         memory.append(&session, &Message::user("go")).await.unwrap();
@@ -312,7 +387,7 @@ mod tests {
             )
             .await
             .unwrap();
-        let store = SessionStore::new(Some(memory.clone()), None);
+        let store = SessionStore::new(Some(memory.clone()), None, LeaseSettings::default());
         let state = store
             .open(&session, &CancellationToken::new())
             .await
@@ -331,7 +406,7 @@ mod tests {
     #[tokio::test]
     async fn a_lost_summary_race_takes_the_stored_summary() {
         let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
-        let store = SessionStore::new(Some(memory.clone()), None);
+        let store = SessionStore::new(Some(memory.clone()), None, LeaseSettings::default());
         let session = SessionId::from("ses_race");
         let cancel = CancellationToken::new();
         let mut state = store.open(&session, &cancel).await.unwrap();
@@ -369,7 +444,7 @@ mod tests {
 
     #[tokio::test]
     async fn without_memory_sessions_live_in_the_process() {
-        let store = SessionStore::new(None, None);
+        let store = SessionStore::new(None, None, LeaseSettings::default());
         let session = SessionId::from("ses_local");
         let cancel = CancellationToken::new();
         {
@@ -403,5 +478,46 @@ mod tests {
         assert_eq!(store.messages(&session).await.unwrap().len(), 2);
         store.forget(&session);
         assert!(store.messages(&session).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_open_session_renews_its_lease_until_released() {
+        let memory = Arc::new(CountingMemory::new());
+        let settings = LeaseSettings {
+            ttl: Duration::from_millis(150),
+            wait: Duration::ZERO,
+        };
+        let store = SessionStore::new(Some(memory.clone()), None, settings);
+        let session = SessionId::from("ses_renewed");
+        let mut state = store
+            .open(&session, &CancellationToken::new())
+            .await
+            .unwrap();
+        // Renewed every third of its time to live while open.
+        for _ in 0..1_000 {
+            if memory.renewals.load(Ordering::SeqCst) >= 3 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(memory.renewals.load(Ordering::SeqCst) >= 3);
+        let other = oxydra_memory::LeaseOwner::generate();
+        let busy = memory
+            .acquire_session_lease(&session, &other, settings.ttl)
+            .await;
+        assert!(
+            matches!(busy, Err(MemoryError::SessionBusy { .. })),
+            "{busy:?}"
+        );
+
+        // Released: renewing stops (the renewer has ended) and the lease is free.
+        state.release().await;
+        let renewals = memory.renewals.load(Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        assert_eq!(memory.renewals.load(Ordering::SeqCst), renewals);
+        memory
+            .acquire_session_lease(&session, &other, settings.ttl)
+            .await
+            .unwrap();
     }
 }

@@ -28,7 +28,7 @@ use crate::turn_state::{TurnState, TurnTracker};
 
 mod context_window;
 
-/// Runs one session: locks and loads it, runs the loop, releases it.
+/// Runs one session: locks it, takes its lease and loads it, runs the loop, releases it.
 pub(crate) async fn run(
     inner: &RuntimeInner,
     session_id: &SessionId,
@@ -58,6 +58,7 @@ pub(crate) async fn run(
         let result = run.start(&mut state, user_message).await;
         inner.executor.complete_batch(run.batch_id);
         inner.sessions.close(session_id, &mut state);
+        state.release().await;
         result
     }
     .instrument(span)

@@ -129,6 +129,7 @@ pub async fn build(
         .permission_broker(broker)
         .limits(limits)
         .memory(memory_handle)
+        .session_wait(runtime_settings.session_wait())
         .system_prompt(
             runtime_settings
                 .system_prompt

@@ -3,6 +3,7 @@
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
 
+use oxydra::runtime::RuntimeError;
 use oxydra::types::SessionId;
 
 use crate::args::{RunArgs, RunOptions};
@@ -54,16 +55,21 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
 pub fn finish_task(
     renderer: &Renderer,
     session: &SessionId,
-    result: Result<(), oxydra::runtime::RuntimeError>,
+    result: Result<(), RuntimeError>,
 ) -> Result<Exit, CliError> {
     match result {
         Ok(()) => Ok(Exit::Done),
         Err(error) => {
             let kind = error.kind().to_owned();
             renderer.ensure_ended(&kind, &error.to_string());
-            let message = format!(
-                "{error} (session {session} keeps what was done; continue it with --session {session})"
-            );
+            // A busy session was never opened: this run did nothing to it.
+            let message = if matches!(error, RuntimeError::SessionBusy(_)) {
+                error.to_string()
+            } else {
+                format!(
+                    "{error} (session {session} keeps what was done; continue it with --session {session})"
+                )
+            };
             Err(CliError::Run { kind, message })
         }
     }

@@ -9,6 +9,9 @@ use oxydra::tools::CONFIG_FILE_NAME;
 use super::FileConfig;
 use crate::error::CliError;
 
+/// The longest `runtime.session_wait_secs`: an hour.
+const MAX_SESSION_WAIT_SECS: f64 = 3600.0;
+
 /// A configuration file that was found and parsed.
 #[derive(Debug, Clone, Default)]
 pub struct LoadedFile {
@@ -146,6 +149,14 @@ fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
         return Err(invalid(
             "runtime.turn_timeout_secs",
             "expected at least 1, found 0".into(),
+        ));
+    }
+    if let Some(wait) = runtime.session_wait_secs
+        && !(wait.is_finite() && (0.0..=MAX_SESSION_WAIT_SECS).contains(&wait))
+    {
+        return Err(invalid(
+            "runtime.session_wait_secs",
+            format!("expected a number of seconds in [0, {MAX_SESSION_WAIT_SECS}], found {wait}"),
         ));
     }
     if let Some(ratio) = runtime.summary_trigger_ratio
@@ -506,6 +517,10 @@ args = { url = "{{url}}" }
         assert!(
             parse_err("[runtime]\nsummary_trigger_ratio = 1.5\n")
                 .contains("runtime.summary_trigger_ratio")
+        );
+        assert!(
+            parse_err("[runtime]\nsession_wait_secs = -1.0\n")
+                .contains("runtime.session_wait_secs")
         );
         assert!(parse_err("[provider]\nbase_url = \"localhost\"\n").contains("provider.base_url"));
         let syntax = parse_err("[runtime\n");

@@ -107,6 +107,8 @@ pub struct EffectiveRuntime {
     /// Session to continue.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// Most seconds a run waits for a session another run is writing.
+    pub session_wait_secs: f64,
 }
 
 impl EffectiveRuntime {
@@ -121,6 +123,12 @@ impl EffectiveRuntime {
             max_output_tokens: self.max_output_tokens,
             ..oxydra::runtime::RuntimeLimits::default()
         }
+    }
+
+    /// How long a run waits for a session another run is writing.
+    pub fn session_wait(&self) -> std::time::Duration {
+        std::time::Duration::try_from_secs_f64(self.session_wait_secs)
+            .unwrap_or(oxydra::runtime::DEFAULT_SESSION_WAIT)
     }
 }
 
@@ -304,6 +312,9 @@ fn merge_settings<P>(
             approve,
             workspace,
             session: flags.session.clone(),
+            session_wait_secs: section
+                .session_wait_secs
+                .unwrap_or(oxydra::runtime::DEFAULT_SESSION_WAIT.as_secs_f64()),
         },
         memory: EffectiveMemory {
             db,

@@ -146,6 +146,8 @@ pub struct RuntimeSection {
     pub system_prompt: Option<String>,
     /// How consent is answered (`ask`, `always`, `never`).
     pub approve: Option<ApproveMode>,
+    /// Most seconds a run waits for a session another run is writing.
+    pub session_wait_secs: Option<f64>,
 }
 
 /// `[memory]`.

@@ -6,7 +6,7 @@ use oxydra_types::{Message, SessionId};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::now_ms;
+use super::{leases, now_ms};
 use crate::error::MemoryError;
 use crate::traits::{SessionInfo, StoredMessage};
 
@@ -20,8 +20,9 @@ pub fn append(
     path: &Path,
     session: &SessionId,
     message: &Message,
+    held: Option<&str>,
 ) -> Result<u64, MemoryError> {
-    let sequences = append_many(conn, path, session, std::slice::from_ref(message))?;
+    let sequences = append_many(conn, path, session, std::slice::from_ref(message), held)?;
     sequences
         .first()
         .copied()
@@ -34,11 +35,17 @@ pub fn append(
 
 /// Append `messages` to `session` in order, in one committed transaction (all or
 /// none); returns their sequences.
+///
+/// `held` is the owner of the lease the caller holds on the session, if any: while
+/// another owner holds a live lease the append is refused, inside the same transaction,
+/// so a run whose lease lapsed and was taken over cannot write between the new
+/// holder's messages.
 pub fn append_many(
     conn: &mut Connection,
     path: &Path,
     session: &SessionId,
     messages: &[Message],
+    held: Option<&str>,
 ) -> Result<Vec<u64>, MemoryError> {
     if messages.is_empty() {
         return Ok(Vec::new());
@@ -57,6 +64,11 @@ pub fn append_many(
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(err)?;
+    if let Some(holder) = leases::live_lease(&tx, session, now).map_err(err)?
+        && Some(holder.owner.as_str()) != held
+    {
+        return Err(MemoryError::SessionBusy { holder });
+    }
     let mut sequences = Vec::with_capacity(messages.len());
     for (message, payload) in messages.iter().zip(&payloads) {
         let sequence: i64 = tx

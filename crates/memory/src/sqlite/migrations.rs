@@ -61,6 +61,17 @@ const MIGRATIONS: &[&str] = &[
         INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text);
     END;
     ",
+    // 2: session leases, so that a session has one writer at a time.
+    "
+    CREATE TABLE session_leases (
+        session_id  TEXT PRIMARY KEY NOT NULL,
+        owner       TEXT NOT NULL,
+        pid         INTEGER NOT NULL,
+        host        TEXT NOT NULL,
+        acquired_at INTEGER NOT NULL,
+        expires_at  INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this code writes.

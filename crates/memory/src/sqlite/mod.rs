@@ -3,13 +3,15 @@
 pub(crate) mod chunks;
 mod connection;
 mod file_mode;
+mod leases;
 mod messages;
 mod migrations;
 mod summary;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use oxydra_types::{Message, SessionId};
@@ -23,7 +25,8 @@ pub use migrations::SCHEMA_VERSION;
 
 use crate::config::SqliteConfig;
 use crate::error::MemoryError;
-use crate::restore::repair_orphaned_calls;
+use crate::lease::{LeaseOwner, SessionLease};
+use crate::restore::repair_sequence;
 use crate::retrieval::VectorIndex;
 use crate::traits::{Memory, SessionInfo, SessionSummary, StoredMessage};
 
@@ -43,6 +46,9 @@ pub(crate) struct Inner {
     conn: Mutex<Connection>,
     /// Lazily loaded vector cache. Lock order: `conn` before `index`.
     pub(crate) index: Mutex<Option<VectorIndex>>,
+    /// The leases this store holds: session id → owner id. Appends through this store
+    /// may write where one of these is the live lease. Lock order: `conn` before `held`.
+    held: Mutex<HashMap<String, String>>,
     pub(crate) config: SqliteConfig,
 }
 
@@ -89,6 +95,7 @@ impl SqliteMemory {
                 path,
                 conn: Mutex::new(conn),
                 index: Mutex::new(None),
+                held: Mutex::new(HashMap::new()),
                 config,
             }),
         }
@@ -134,6 +141,23 @@ impl Inner {
     pub(crate) fn index(&self) -> MutexGuard<'_, Option<VectorIndex>> {
         self.index.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    fn held(&self) -> MutexGuard<'_, HashMap<String, String>> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Forgets `lease` as one this store holds (if it still is).
+    fn forget_held(&self, lease: &SessionLease) {
+        let mut held = self.held();
+        if held.get(lease.session_id.as_str()) == Some(&lease.owner) {
+            held.remove(lease.session_id.as_str());
+        }
+    }
+
+    /// The owner of the lease this store holds on `session`, if any.
+    fn held_owner(&self, session: &SessionId) -> Option<String> {
+        self.held().get(session.as_str()).cloned()
+    }
 }
 
 /// Milliseconds since the Unix epoch.
@@ -157,7 +181,14 @@ impl Memory for SqliteMemory {
         let record = span.clone();
         let sequence = self
             .run(span, move |inner| {
-                messages::append(&mut inner.conn(), &inner.path, &session, &message)
+                let held = inner.held_owner(&session);
+                messages::append(
+                    &mut inner.conn(),
+                    &inner.path,
+                    &session,
+                    &message,
+                    held.as_deref(),
+                )
             })
             .await?;
         record.record("sequence", sequence);
@@ -179,7 +210,14 @@ impl Memory for SqliteMemory {
         );
         let (session, messages) = (session.clone(), messages.to_vec());
         self.run(span, move |inner| {
-            messages::append_many(&mut inner.conn(), &inner.path, &session, &messages)
+            let held = inner.held_owner(&session);
+            messages::append_many(
+                &mut inner.conn(),
+                &inner.path,
+                &session,
+                &messages,
+                held.as_deref(),
+            )
         })
         .await
     }
@@ -199,7 +237,7 @@ impl Memory for SqliteMemory {
         let session = session.clone();
         self.run(span, move |inner| {
             let stored = messages::messages(&inner.conn(), &inner.path, &session)?;
-            let restored = repair_orphaned_calls(stored.into_iter().map(|m| m.message).collect());
+            let restored = repair_sequence(stored.into_iter().map(|m| m.message).collect());
             Span::current().record("messages", restored.len());
             Ok(restored)
         })
@@ -273,6 +311,54 @@ impl Memory for SqliteMemory {
                 index.remove_session(session.as_str());
             }
             Ok(())
+        })
+        .await
+    }
+
+    async fn acquire_session_lease(
+        &self,
+        session: &SessionId,
+        owner: &LeaseOwner,
+        ttl: Duration,
+    ) -> Result<SessionLease, MemoryError> {
+        let span = tracing::debug_span!("memory.acquire_session_lease", session_id = %session, owner = %owner.id);
+        let (session, owner) = (session.clone(), owner.clone());
+        self.run(span, move |inner| {
+            let mut conn = inner.conn();
+            let lease = leases::acquire(&mut conn, &inner.path, &session, &owner, ttl)?;
+            inner
+                .held()
+                .insert(session.into_string(), lease.owner.clone());
+            Ok(lease)
+        })
+        .await
+    }
+
+    async fn renew_session_lease(
+        &self,
+        lease: &SessionLease,
+        ttl: Duration,
+    ) -> Result<SessionLease, MemoryError> {
+        let span = tracing::debug_span!("memory.renew_session_lease", session_id = %lease.session_id, owner = %lease.owner);
+        let lease = lease.clone();
+        self.run(span, move |inner| {
+            let mut conn = inner.conn();
+            let renewed = leases::renew(&mut conn, &inner.path, &lease, ttl);
+            if matches!(renewed, Err(MemoryError::LeaseLost { .. })) {
+                inner.forget_held(&lease);
+            }
+            renewed
+        })
+        .await
+    }
+
+    async fn release_session_lease(&self, lease: &SessionLease) -> Result<(), MemoryError> {
+        let span = tracing::debug_span!("memory.release_session_lease", session_id = %lease.session_id, owner = %lease.owner);
+        let lease = lease.clone();
+        self.run(span, move |inner| {
+            let conn = inner.conn();
+            inner.forget_held(&lease);
+            leases::release(&conn, &inner.path, &lease)
         })
         .await
     }
