@@ -55,11 +55,7 @@ fn assert_nowhere(secret: &str, output: &Output, sandbox: &Sandbox) {
 
 /// A config allowing `web_fetch` to reach the local page server.
 fn allow_loopback_fetch(sandbox: &Sandbox) {
-    std::fs::write(
-        sandbox.path().join("oxydra.toml"),
-        "[tools.web_fetch]\nallow_hosts = [\"127.0.0.1\"]\n",
-    )
-    .unwrap();
+    sandbox.write_trusted_config("[tools.web_fetch]\nallow_hosts = [\"127.0.0.1\"]\n");
 }
 
 #[test]
@@ -131,14 +127,10 @@ fn a_provider_401_echoing_the_key_leaks_it_nowhere() {
         let sandbox = Sandbox::new();
         let server =
             ScriptServer::start(vec![provider_401(), provider_401(), provider_401()]).unwrap();
-        std::fs::write(
-            sandbox.path().join("oxydra.toml"),
-            format!(
-                "[provider]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key_env = \"MY_KEY\"\n",
-                server.openai_url()
-            ),
-        )
-        .unwrap();
+        sandbox.write_trusted_config(&format!(
+            "[provider]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key_env = \"MY_KEY\"\n",
+            server.openai_url()
+        ));
         let mut command = sandbox.stored_command("run");
         command
             .env("MY_KEY", KEY)

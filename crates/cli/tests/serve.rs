@@ -757,7 +757,7 @@ fn bad_allowed_hosts_and_origins_name_the_key() {
             "serve.allowed_origins[0]",
         ),
     ] {
-        let sandbox = sandbox_with_config(config);
+        let sandbox = sandbox_with_invalid_config(config);
         let mut command = sandbox.command();
         command.args(["agents", "list"]);
         let output = command.output().unwrap();
