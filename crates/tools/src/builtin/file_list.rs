@@ -114,8 +114,14 @@ fn walk(
     if cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
-    let entries =
-        beneath::entries(dir).map_err(|e| io_error("listing", &base.display().to_string(), e))?;
+    let entries = beneath::entries(dir).map_err(|e| {
+        let shown = if base.as_os_str().is_empty() {
+            ".".to_owned()
+        } else {
+            base.display().to_string()
+        };
+        io_error("listing", &shown, e)
+    })?;
     for (name, kind) in entries {
         if lines.len() >= MAX_ENTRIES {
             return Ok(false);

@@ -297,6 +297,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_fifo_is_refused_without_blocking() {
+        let (dir, ctx) = workspace();
+        let fifo = dir.path().join("pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        // Opening a FIFO for reading blocks until a writer comes: this would hang.
+        let err = tool()
+            .execute(json!({"path": "pipe"}), &ctx)
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("`pipe` is not a regular file"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
     async fn large_output_is_truncated_with_marker() {
         let (dir, ctx) = workspace();
         let config = BuiltinToolsConfig {
