@@ -254,6 +254,7 @@ mod tests {
         );
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_fifo_opens_without_blocking() {
         let s = setup();

@@ -296,6 +296,7 @@ mod tests {
         assert_eq!(out.content, "(`empty.txt` is empty)");
     }
 
+    #[cfg(target_os = "linux")]
     #[tokio::test]
     async fn a_fifo_is_refused_without_blocking() {
         let (dir, ctx) = workspace();
