@@ -57,6 +57,7 @@
 //! assert_eq!(registry.schemas()[0].name, "clock");
 //! ```
 
+mod beneath;
 pub mod builtin;
 mod config;
 mod context;

@@ -5,6 +5,11 @@
 //! root. The part that does not exist yet (a file about to be written) may only
 //! be plain names — no `..` — and its first name must not be a dangling symlink,
 //! so nothing created later can land outside either.
+//!
+//! This is the check, made once per call; the resolved path it returns holds no
+//! symlink and no `..`. The file tools never open that path by name: they open it
+//! beneath a handle on the root following no symlink (`crate::beneath`), so a
+//! directory swapped for a symlink after the check cannot lead them outside.
 
 use std::ffi::OsString;
 use std::io;
@@ -21,7 +26,8 @@ pub struct WorkspacePolicy {
 /// A path checked to lie inside the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedPath {
-    /// The absolute path to use (symlinks of its existing part resolved).
+    /// The absolute path (symlinks of its existing part resolved), to open beneath
+    /// the root handle.
     pub absolute: PathBuf,
     /// The path relative to the workspace root, for messages (`.` for the root).
     pub relative: String,

@@ -1,11 +1,13 @@
 //! `file_edit`: replace one exact occurrence of a text in a file.
 
+use std::io::{self, Read, Seek, SeekFrom, Write};
+
 use async_trait::async_trait;
 use oxydra_types::SafetyTier;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{blocking, io_error, policy};
+use super::{blocking, io_error, open_workspace};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -64,18 +66,31 @@ impl TypedTool for FileEdit {
                 message: "`file_edit`: `old` must not be empty".to_owned(),
             });
         }
-        let resolved = policy(ctx)?.resolve(&args.path)?;
+        let ws = open_workspace(ctx)?;
+        let resolved = ws.policy.resolve(&args.path)?;
         self.protected
             .check_write(&resolved.absolute, &resolved.relative)?;
         let message = blocking(move || {
             let rel = resolved.relative;
-            let path = resolved.absolute;
-            if path.is_dir() {
+            // One handle for the read and the write: the file edited is the file read.
+            let mut file = match ws.dir.open_read_write(&resolved.absolute) {
+                Ok(file) => file,
+                Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
+                    return Err(ToolError::Failed(format!(
+                        "`{rel}` is a directory, not a file"
+                    )));
+                }
+                Err(e) => return Err(ws.error("opening", &args.path, &rel, e)),
+            };
+            let meta = file.metadata().map_err(|e| io_error("reading", &rel, e))?;
+            if !meta.is_file() {
                 return Err(ToolError::Failed(format!(
-                    "`{rel}` is a directory, not a file"
+                    "`{rel}` is not a regular file (a FIFO, socket or device); it cannot be edited"
                 )));
             }
-            let bytes = std::fs::read(&path).map_err(|e| io_error("reading", &rel, e))?;
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)
+                .map_err(|e| io_error("reading", &rel, e))?;
             let text = String::from_utf8(bytes).map_err(|_| {
                 ToolError::Failed(format!("`{rel}` is not UTF-8 text; it cannot be edited"))
             })?;
@@ -97,7 +112,10 @@ impl TypedTool for FileEdit {
             };
             let line = text.get(..at).map_or(0, |head| head.matches('\n').count()) + 1;
             let edited = text.replacen(args.old.as_str(), &args.new, 1);
-            std::fs::write(&path, edited.as_bytes()).map_err(|e| io_error("writing", &rel, e))?;
+            file.set_len(0)
+                .and_then(|()| file.seek(SeekFrom::Start(0)))
+                .and_then(|_| file.write_all(edited.as_bytes()))
+                .map_err(|e| io_error("writing", &rel, e))?;
             Ok(format!(
                 "Edited `{rel}`: replaced {} bytes at line {line} with {} bytes",
                 args.old.len(),

@@ -1,5 +1,6 @@
 //! `file_list`: the entries of a directory, optionally recursive.
 
+use std::fs::File;
 use std::path::Path;
 
 use async_trait::async_trait;
@@ -8,7 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::{blocking, io_error, policy};
+use super::{blocking, io_error, open_workspace};
+use crate::beneath::{self, EntryKind};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -67,26 +69,24 @@ impl TypedTool for FileList {
     }
 
     async fn run(&self, args: FileListArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let policy = policy(ctx)?;
-        let resolved = policy.resolve(&args.path)?;
+        let ws = open_workspace(ctx)?;
+        let resolved = ws.policy.resolve(&args.path)?;
         let cancel = ctx.cancel.clone();
         let listing = blocking(move || {
             let rel = &resolved.relative;
-            let meta =
-                std::fs::metadata(&resolved.absolute).map_err(|e| io_error("listing", rel, e))?;
+            let dir = ws
+                .dir
+                .open_read(&resolved.absolute)
+                .map_err(|e| ws.error("listing", &args.path, rel, e))?;
+            let meta = dir.metadata().map_err(|e| io_error("listing", rel, e))?;
             if !meta.is_dir() {
                 return Err(ToolError::Failed(format!(
                     "`{rel}` is a file, not a directory; use file_read to read it"
                 )));
             }
             let mut lines = Vec::new();
-            let complete = walk(
-                &resolved.absolute,
-                policy.root(),
-                args.recursive,
-                &cancel,
-                &mut lines,
-            )?;
+            let base = ws.below_root(&resolved.absolute);
+            let complete = walk(&dir, base, args.recursive, &cancel, &mut lines)?;
             if lines.is_empty() {
                 return Ok(format!("(`{rel}` is empty)"));
             }
@@ -101,11 +101,12 @@ impl TypedTool for FileList {
     }
 }
 
-/// Push the entries under `dir` (sorted, depth first) onto `lines`; `false` when
-/// the entry cap stopped the walk. Symlinks are listed, never followed.
+/// Push the entries of `dir` (open at `base`, relative to the root; sorted, depth
+/// first) onto `lines`; `false` when the entry cap stopped the walk. Each child is
+/// opened from its parent's handle; symlinks are listed, never followed.
 fn walk(
-    dir: &Path,
-    root: &Path,
+    dir: &File,
+    base: &Path,
     recursive: bool,
     cancel: &CancellationToken,
     lines: &mut Vec<String>,
@@ -113,32 +114,36 @@ fn walk(
     if cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
-    let rel_dir = dir.strip_prefix(root).unwrap_or(dir).display().to_string();
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| io_error("listing", &rel_dir, e))?
-        .filter_map(Result::ok)
-        .collect();
-    entries.sort_by_key(|entry| entry.file_name());
-    for entry in entries {
+    let entries = beneath::entries(dir).map_err(|e| {
+        let shown = if base.as_os_str().is_empty() {
+            ".".to_owned()
+        } else {
+            base.display().to_string()
+        };
+        io_error("listing", &shown, e)
+    })?;
+    for (name, kind) in entries {
         if lines.len() >= MAX_ENTRIES {
             return Ok(false);
         }
-        let path = entry.path();
-        let rel = path
-            .strip_prefix(root)
-            .unwrap_or(&path)
-            .display()
-            .to_string();
-        let kind = entry.file_type().ok();
-        if kind.is_some_and(|k| k.is_symlink()) {
-            lines.push(format!("{rel}@"));
-        } else if kind.is_some_and(|k| k.is_dir()) {
-            lines.push(format!("{rel}/"));
-            if recursive && !walk(&path, root, recursive, cancel, lines)? {
-                return Ok(false);
+        let path = base.join(&name);
+        let rel = path.display().to_string();
+        match kind {
+            EntryKind::Symlink => lines.push(format!("{rel}@")),
+            EntryKind::Dir => {
+                lines.push(format!("{rel}/"));
+                if !recursive {
+                    continue;
+                }
+                // Gone or swapped for a symlink since it was listed: nothing to descend.
+                let Ok(child) = beneath::open_child_dir(dir, &name) else {
+                    continue;
+                };
+                if !walk(&child, &path, recursive, cancel, lines)? {
+                    return Ok(false);
+                }
             }
-        } else {
-            lines.push(rel);
+            EntryKind::File | EntryKind::Other => lines.push(rel),
         }
     }
     Ok(true)

@@ -8,7 +8,7 @@ use oxydra_types::SafetyTier;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{blocking, io_error, looks_binary, policy};
+use super::{blocking, io_error, looks_binary, open_workspace};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -69,18 +69,29 @@ impl TypedTool for FileRead {
             Some(n) => n,
             None => u64::MAX,
         };
-        let resolved = policy(ctx)?.resolve(&args.path)?;
+        let ws = open_workspace(ctx)?;
+        let resolved = ws.policy.resolve(&args.path)?;
         self.protected
             .check_read(&resolved.absolute, &resolved.relative)?;
         let output_limit = self.output_limit;
         let content = blocking(move || {
             let rel = resolved.relative;
-            if resolved.absolute.is_dir() {
+            let file = ws
+                .dir
+                .open_read(&resolved.absolute)
+                .map_err(|e| ws.error("reading", &args.path, &rel, e))?;
+            let meta = file.metadata().map_err(|e| io_error("reading", &rel, e))?;
+            if meta.is_dir() {
                 return Err(ToolError::Failed(format!(
                     "`{rel}` is a directory; use file_list to see what it holds"
                 )));
             }
-            let file = File::open(&resolved.absolute).map_err(|e| io_error("reading", &rel, e))?;
+            if !meta.is_file() {
+                return Err(ToolError::Failed(format!(
+                    "`{rel}` is not a regular file (a FIFO, socket or device); file_read only \
+                     reads files"
+                )));
+            }
             let window = read_window(file, &rel, start, limit, output_limit)?;
             Ok(window.render(&rel, start, output_limit))
         })
@@ -288,6 +299,30 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(out.content, "(`empty.txt` is empty)");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_fifo_is_refused_without_blocking() {
+        let (dir, ctx) = workspace();
+        let fifo = dir.path().join("pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        // Opening a FIFO for reading blocks until a writer comes: this would hang.
+        let err = tool()
+            .execute(json!({"path": "pipe"}), &ctx)
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("`pipe` is not a regular file"),
+            "{err}"
+        );
     }
 
     #[tokio::test]

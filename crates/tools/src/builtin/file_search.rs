@@ -1,5 +1,7 @@
 //! `file_search`: lines matching a regex, as `file:line: text`.
 
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
@@ -9,7 +11,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::{blocking, io_error, looks_binary, policy};
+use super::{blocking, looks_binary, open_workspace};
+use crate::beneath::{self, EntryKind};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -74,25 +77,30 @@ impl TypedTool for FileSearch {
         let regex = Regex::new(&args.pattern).map_err(|err| ToolError::InvalidArguments {
             message: format!("`file_search`: invalid regex `{}`: {err}", args.pattern),
         })?;
-        let policy = policy(ctx)?;
-        let resolved = policy.resolve(args.path.as_deref().unwrap_or("."))?;
+        let ws = open_workspace(ctx)?;
+        let given = args.path.unwrap_or_else(|| ".".to_owned());
+        let resolved = ws.policy.resolve(&given)?;
         self.protected
             .check_read(&resolved.absolute, &resolved.relative)?;
         let protected = self.protected.clone();
+        let root = ws.policy.root().to_path_buf();
         let cancel = ctx.cancel.clone();
         let max_results = self.max_results;
         let text = blocking(move || {
             let rel = &resolved.relative;
-            std::fs::metadata(&resolved.absolute).map_err(|e| io_error("searching", rel, e))?;
+            let start = ws
+                .dir
+                .open_read(&resolved.absolute)
+                .map_err(|e| ws.error("searching", &given, rel, e))?;
             let mut search = Search {
                 regex,
-                root: policy.root().to_owned(),
                 cancel,
                 max_results,
                 protected,
+                root,
                 matches: Vec::new(),
             };
-            let complete = search.path(&resolved.absolute)?;
+            let complete = search.start(start, ws.below_root(&resolved.absolute))?;
             if search.matches.is_empty() {
                 return Ok(format!("no matches for `{}` in `{rel}`", args.pattern));
             }
@@ -111,66 +119,84 @@ impl TypedTool for FileSearch {
 
 struct Search {
     regex: Regex,
-    root: PathBuf,
     cancel: CancellationToken,
     max_results: usize,
     /// Files that may not be read: skipped.
     protected: ProtectedPaths,
+    /// The workspace root, which the relative paths of the walk are below.
+    root: PathBuf,
     matches: Vec<String>,
 }
 
 impl Search {
-    /// Search a file or directory; `false` once the result cap is reached.
-    fn path(&mut self, path: &Path) -> Result<bool, ToolError> {
-        if self.cancel.is_cancelled() {
-            return Err(ToolError::Cancelled);
-        }
-        let Ok(meta) = std::fs::symlink_metadata(path) else {
-            return Ok(true);
-        };
-        if meta.is_dir() {
-            let mut entries: Vec<PathBuf> = match std::fs::read_dir(path) {
-                Ok(entries) => entries.filter_map(Result::ok).map(|e| e.path()).collect(),
-                Err(_) => return Ok(true),
-            };
-            entries.sort();
-            for entry in entries {
-                let skipped = entry
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| SKIPPED_DIRS.contains(&n));
-                if !skipped && !self.path(&entry)? {
-                    return Ok(false);
-                }
-            }
-            Ok(true)
-        } else if meta.is_file()
-            && meta.len() <= MAX_FILE_BYTES
-            && !self.protected.refuses_read(path)
-        {
-            Ok(self.file(path))
-        } else {
-            // Symlinks are not followed (they may lead outside); huge files are skipped.
-            Ok(true)
+    /// Search what `start` (open at `rel`, relative to the root) is: a directory
+    /// or a file. `false` once the result cap is reached.
+    fn start(&mut self, start: File, rel: &Path) -> Result<bool, ToolError> {
+        match start.metadata() {
+            Ok(meta) if meta.is_dir() => self.dir(&start, rel),
+            Ok(meta) if meta.is_file() => Ok(self.file(&start, rel)),
+            _ => Ok(true),
         }
     }
 
-    /// Search one file; binary and non-UTF-8 files are skipped.
-    fn file(&mut self, path: &Path) -> bool {
-        let Ok(bytes) = std::fs::read(path) else {
-            return true;
+    /// Search the directory `dir` (open at `base`), each child opened from its
+    /// handle; symlinks are never followed (they may lead outside).
+    fn dir(&mut self, dir: &File, base: &Path) -> Result<bool, ToolError> {
+        if self.cancel.is_cancelled() {
+            return Err(ToolError::Cancelled);
+        }
+        let Ok(entries) = beneath::entries(dir) else {
+            return Ok(true);
         };
+        for (name, kind) in entries {
+            if self.cancel.is_cancelled() {
+                return Err(ToolError::Cancelled);
+            }
+            if name.to_str().is_some_and(|n| SKIPPED_DIRS.contains(&n)) {
+                continue;
+            }
+            let path = base.join(&name);
+            // An entry gone or swapped for a symlink since it was listed fails to
+            // open, and is skipped.
+            let more = match kind {
+                EntryKind::Dir => match beneath::open_child_dir(dir, &name) {
+                    Ok(child) => self.dir(&child, &path)?,
+                    Err(_) => true,
+                },
+                EntryKind::File if self.protected.refuses_read(&self.root.join(&path)) => true,
+                EntryKind::File => match beneath::open_child_file(dir, &name) {
+                    Ok(file) => self.file(&file, &path),
+                    Err(_) => true,
+                },
+                EntryKind::Symlink | EntryKind::Other => true,
+            };
+            if !more {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Search one open file (`rel` names it); anything but a regular file, huge,
+    /// binary and non-UTF-8 files are skipped.
+    fn file(&mut self, mut file: &File, rel: &Path) -> bool {
+        let is_small_file = file
+            .metadata()
+            .is_ok_and(|meta| meta.is_file() && meta.len() <= MAX_FILE_BYTES);
+        if !is_small_file {
+            return true;
+        }
+        let mut bytes = Vec::new();
+        if file.read_to_end(&mut bytes).is_err() {
+            return true;
+        }
         if looks_binary(&bytes) {
             return true;
         }
         let Ok(text) = std::str::from_utf8(&bytes) else {
             return true;
         };
-        let rel = path
-            .strip_prefix(&self.root)
-            .unwrap_or(path)
-            .display()
-            .to_string();
+        let rel = rel.display().to_string();
         for (index, line) in text.lines().enumerate() {
             if self.regex.is_match(line) {
                 if self.matches.len() >= self.max_results {

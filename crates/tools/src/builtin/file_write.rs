@@ -1,11 +1,13 @@
 //! `file_write`: create or overwrite a file, with its parent directories.
 
+use std::io::{self, Write};
+
 use async_trait::async_trait;
 use oxydra_types::SafetyTier;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{blocking, io_error, policy};
+use super::{blocking, io_error, open_workspace};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -57,23 +59,28 @@ impl TypedTool for FileWrite {
     }
 
     async fn run(&self, args: FileWriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let resolved = policy(ctx)?.resolve(&args.path)?;
+        let ws = open_workspace(ctx)?;
+        let resolved = ws.policy.resolve(&args.path)?;
         self.protected
             .check_write(&resolved.absolute, &resolved.relative)?;
         let message = blocking(move || {
             let rel = resolved.relative;
-            let path = resolved.absolute;
-            if path.is_dir() {
+            let (mut file, existed) = match ws.dir.create(&resolved.absolute) {
+                Ok(created) => created,
+                Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
+                    return Err(ToolError::Failed(format!(
+                        "`{rel}` is a directory, not a file"
+                    )));
+                }
+                Err(e) => return Err(ws.error("writing", &args.path, &rel, e)),
+            };
+            let meta = file.metadata().map_err(|e| io_error("writing", &rel, e))?;
+            if !meta.is_file() {
                 return Err(ToolError::Failed(format!(
-                    "`{rel}` is a directory, not a file"
+                    "`{rel}` is not a regular file (a FIFO, socket or device); it was not written"
                 )));
             }
-            let existed = path.exists();
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| io_error("creating the directories of", &rel, e))?;
-            }
-            std::fs::write(&path, args.content.as_bytes())
+            file.write_all(args.content.as_bytes())
                 .map_err(|e| io_error("writing", &rel, e))?;
             let verb = if existed { "Overwrote" } else { "Created" };
             Ok(format!("{verb} `{rel}` ({} bytes)", args.content.len()))

@@ -9,6 +9,7 @@ mod shell_exec;
 mod web_fetch;
 
 use std::io;
+use std::path::Path;
 use std::sync::Arc;
 
 pub use file_edit::{FileEdit, FileEditArgs};
@@ -19,6 +20,7 @@ pub use file_write::{FileWrite, FileWriteArgs};
 pub use shell_exec::{ShellExec, ShellExecArgs};
 pub use web_fetch::{WebFetch, WebFetchArgs};
 
+use crate::beneath::{self, WorkspaceDir};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -59,9 +61,58 @@ pub fn builtin_tools(config: &BuiltinToolsConfig) -> Vec<Arc<dyn Tool>> {
         .collect()
 }
 
+/// The workspace of a call: the policy that resolves and checks the paths a model
+/// gives, and the root held open, through which every file is then opened.
+#[derive(Debug)]
+struct Workspace {
+    policy: WorkspacePolicy,
+    dir: WorkspaceDir,
+}
+
 /// The workspace policy of the call's workspace.
 fn policy(ctx: &ToolContext) -> Result<WorkspacePolicy, ToolError> {
     WorkspacePolicy::new(ctx.workspace_root())
+}
+
+/// The workspace of the call, its root held open.
+fn open_workspace(ctx: &ToolContext) -> Result<Workspace, ToolError> {
+    let policy = policy(ctx)?;
+    let dir = WorkspaceDir::open(policy.root()).map_err(|source| ToolError::Io {
+        action: "opening the workspace",
+        path: policy.root().display().to_string(),
+        source,
+    })?;
+    Ok(Workspace { policy, dir })
+}
+
+impl Workspace {
+    /// The error for `source`, met `action` the path the model gave as `given`
+    /// (resolved to `relative`): an open that would have left the workspace is
+    /// [`ToolError::OutsideWorkspace`], like the check before it.
+    fn error(
+        &self,
+        action: &'static str,
+        given: &str,
+        relative: &str,
+        source: io::Error,
+    ) -> ToolError {
+        if beneath::is_escape(&source) {
+            ToolError::OutsideWorkspace {
+                path: given.to_owned(),
+                workspace: self.policy.root().to_owned(),
+            }
+        } else {
+            io_error(action, relative, source)
+        }
+    }
+
+    /// `absolute` (a resolved path) relative to the root, as a path (empty for the
+    /// root itself).
+    fn below_root<'a>(&self, absolute: &'a Path) -> &'a Path {
+        absolute
+            .strip_prefix(self.policy.root())
+            .unwrap_or(Path::new(""))
+    }
 }
 
 /// An I/O error on `relative`, with a missing file reported as such.
