@@ -69,6 +69,17 @@ pub enum ProviderError {
         /// The offending input, shortened.
         excerpt: String,
     },
+    /// The response was larger than the configured cap
+    /// ([`ProviderConfig::max_response_bytes`](crate::ProviderConfig::max_response_bytes));
+    /// reading stopped there. Neither retried nor a reason to fall back: a provider
+    /// that sent this much once will do it again.
+    #[error("the response exceeded {limit} bytes ({what}); reading stopped")]
+    ResponseTooLarge {
+        /// The cap that was passed, in bytes.
+        limit: usize,
+        /// What passed it: the text and tool-call arguments, one event, or the body.
+        what: &'static str,
+    },
     /// The caller cancelled.
     #[error("cancelled")]
     Cancelled,
