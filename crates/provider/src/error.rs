@@ -73,11 +73,12 @@ pub enum ProviderError {
     /// ([`ProviderConfig::max_response_bytes`](crate::ProviderConfig::max_response_bytes));
     /// reading stopped there. Neither retried nor a reason to fall back: a provider
     /// that sent this much once will do it again.
-    #[error("the response exceeded {limit} bytes ({what}); reading stopped")]
+    #[error("the response exceeded {limit} {what}; reading stopped")]
     ResponseTooLarge {
-        /// The cap that was passed, in bytes.
+        /// The cap that was passed.
         limit: usize,
-        /// What passed it: the text and tool-call arguments, one event, or the body.
+        /// What it counts: bytes of text and tool calls, bytes of one event or of the
+        /// body, or tool calls.
         what: &'static str,
     },
     /// The caller cancelled.

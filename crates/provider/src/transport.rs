@@ -197,7 +197,10 @@ where
                 }
                 parser.feed(&chunk, &mut decode).and_then(|()| {
                     if parser.pending_bytes() > self.max_event_bytes {
-                        Err(too_large(self.max_event_bytes, "one server-sent event"))
+                        Err(too_large(
+                            self.max_event_bytes,
+                            "bytes in one server-sent event",
+                        ))
                     } else {
                         Ok(())
                     }
@@ -262,7 +265,7 @@ pub(crate) async fn complete_call(
         if message_bytes(&response.message) > config.max_response_bytes {
             return Err(too_large(
                 config.max_response_bytes,
-                "text and tool-call arguments",
+                crate::response_cap::TEXT_AND_CALLS,
             ));
         }
         Ok(response)

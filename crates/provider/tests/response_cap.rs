@@ -131,6 +131,18 @@ async fn openai_endless_tool_arguments_stop_at_the_cap() {
     assert_stopped_near_the_cap(server).await;
 }
 
+/// Empty tool-call fragments carry no text, yet each one costs memory to assemble:
+/// they count toward the cap too.
+#[tokio::test]
+async fn openai_endless_empty_tool_call_fragments_stop_at_the_cap() {
+    let head = "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}\n\n".to_owned();
+    let piece = "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0}]}}]}\n\n".to_owned();
+    let (url, server) = endless(head, piece).await;
+    let (_, error) = drain(&OpenAiProvider::new(config(&url))).await;
+    assert_too_large(&error);
+    assert_stopped_near_the_cap(server).await;
+}
+
 #[tokio::test]
 async fn anthropic_endless_text_and_tool_input_stop_at_the_cap() {
     let start = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"x\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n";
@@ -169,7 +181,7 @@ async fn one_endless_event_stops_at_the_event_cap() {
     assert_eq!(bytes, 0);
     assert_too_large(&error);
     assert!(
-        error.to_string().contains("one server-sent event"),
+        error.to_string().contains("bytes in one server-sent event"),
         "{error}"
     );
     assert_stopped_near_the_cap(server).await;
@@ -188,6 +200,6 @@ async fn an_endless_complete_body_stops_at_the_cap() {
         .unwrap_err();
     drop(provider);
     assert_too_large(&error);
-    assert!(error.to_string().contains("the response body"), "{error}");
+    assert!(error.to_string().contains("bytes of body"), "{error}");
     assert_stopped_near_the_cap(server).await;
 }
