@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{Sandbox, events_of_type, json_lines, stderr};
+use oxydra_e2e::{ScriptServer, openai};
 
 /// What the endless server would send: far past any cap.
 const ENDLESS: usize = 200 * 1024 * 1024;
@@ -96,4 +97,60 @@ fn an_endless_provider_stream_stops_at_the_response_cap() {
     );
     let sent = seen.bytes.load(Ordering::SeqCst);
     assert!(sent < 16 * cap, "the client read {sent} bytes");
+}
+
+/// The attack: the model searches with a pattern a megabyte long that does not
+/// compile. The error, which quotes the pattern, reaches the `tool_failed` event and
+/// the next request cut at the output limit, with the truncation marker, not whole.
+#[test]
+fn a_megabyte_tool_error_comes_back_truncated() {
+    let sandbox = Sandbox::new();
+    let pattern = format!("({}", "a".repeat(1_000_000));
+    let args = serde_json::json!({ "pattern": pattern }).to_string();
+    let server = ScriptServer::start(vec![
+        openai::tool_calls(&[("call_big", "file_search", args.as_str())]),
+        openai::text("That pattern does not compile."),
+    ])
+    .unwrap();
+    let output = sandbox.run_openai(
+        &server.openai_url(),
+        &["--output", "jsonl"],
+        "search for it",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = json_lines(&output);
+    let failed = events_of_type(&events, "tool_failed");
+    assert_eq!(failed.len(), 1, "{events:?}");
+    let error = failed[0]["error"].as_str().unwrap();
+    assert!(error.len() < 20 * 1024, "an error of {} bytes", error.len());
+    assert!(
+        error.contains("[... truncated "),
+        "{}",
+        &error[error.len() - 60..]
+    );
+    let requests = server.requests();
+    let result = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        result.starts_with("Tool execution failed: "),
+        "{}",
+        &result[..60]
+    );
+    assert!(
+        result.len() < 20 * 1024,
+        "a result of {} bytes",
+        result.len()
+    );
+    assert!(
+        result.contains("[... truncated "),
+        "{}",
+        &result[result.len() - 60..]
+    );
 }
