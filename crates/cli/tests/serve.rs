@@ -765,3 +765,137 @@ fn bad_allowed_hosts_and_origins_name_the_key() {
         assert!(stderr(&output).contains(key), "{}", stderr(&output));
     }
 }
+
+/// A one-shot HTTP server for the deep page: it sends the headers and all of the body
+/// but its last bytes, then holds the rest until `release` fires.
+fn held_deep_page(release: std::sync::mpsc::Receiver<()>) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/deep", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let depth = 100_000;
+        let body = format!(
+            "<html><body>{}deep text{}</body></html>",
+            "<div>".repeat(depth),
+            "</div>".repeat(depth)
+        );
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut request = Vec::new();
+        let mut buf = [0_u8; 1024];
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = stream.read(&mut buf).unwrap();
+            assert!(n > 0, "the client hung up before its request was complete");
+            request.extend_from_slice(&buf[..n]);
+        }
+        let (head, tail) = body.as_bytes().split_at(body.len() - 14);
+        let headers = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(headers.as_bytes()).unwrap();
+        stream.write_all(head).unwrap();
+        stream.flush().unwrap();
+        let _ = release.recv();
+        let _ = stream.write_all(tail);
+    });
+    url
+}
+
+/// The attack through `oxydra serve`: a deterministic agent fetches a page of 100,000
+/// nested `<div>`s. While the run is in flight the API keeps answering, and once the
+/// page arrives it is converted (as plain text) long before the tool's timeout, so the
+/// run completes and the API stays responsive throughout.
+#[test]
+fn serve_stays_responsive_while_a_run_fetches_a_deeply_nested_page() {
+    let sandbox = sandbox_with_config(
+        r#"
+[tools.web_fetch]
+allow_hosts = ["127.0.0.1"]
+
+[[agents]]
+name = "crawler"
+type = "deterministic"
+description = "Fetches one page"
+parameters_schema = { type = "object", required = ["url"], properties = { url = { type = "string" } } }
+[[agents.steps]]
+tool = "web_fetch"
+args = { url = "{{url}}" }
+"#,
+    );
+    let (release, held) = std::sync::mpsc::channel();
+    let page = held_deep_page(held);
+    let server = Server::start(&sandbox, &[]);
+    runtime().block_on(async {
+        let client = reqwest::Client::new();
+        let created = client
+            .post(server.url("/runs"))
+            .json(&json!({"agent_name": "crawler", "parameters": {"url": page}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(created.status(), 201);
+        let created: Value = created.json().await.unwrap();
+        let run_url = server.url(&format!("/runs/{}", created["run_id"].as_str().unwrap()));
+        let status = |run: &Value| run["status"].as_str().unwrap().to_owned();
+
+        // The page is still held back: the run is in flight, and the API answers.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let run: Value = client
+                .get(&run_url)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if status(&run) == "running" {
+                break;
+            }
+            assert_eq!(status(&run), "pending", "{run}");
+            assert!(Instant::now() < deadline, "the run never started: {run}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let agents = client.get(server.url("/agents")).send().await.unwrap();
+        assert_eq!(agents.status(), 200);
+        let run: Value = client
+            .get(&run_url)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            status(&run),
+            "running",
+            "/agents answered while the run ran: {run}"
+        );
+
+        // The rest of the page arrives; the conversion must not hold the server.
+        release.send(()).unwrap();
+        let run = loop {
+            let agents = client.get(server.url("/agents")).send().await.unwrap();
+            assert_eq!(agents.status(), 200);
+            let run: Value = client
+                .get(&run_url)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if status(&run) != "running" {
+                break run;
+            }
+            assert!(Instant::now() < deadline, "the run never finished: {run}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(status(&run), "completed", "{run}");
+        let text = run.to_string();
+        assert!(text.contains("deep text"), "{text}");
+        assert!(text.contains("too deeply to lay out"), "{text}");
+    });
+    let (code, rest) = server.terminate();
+    assert_eq!(code, Some(0), "{rest}");
+}

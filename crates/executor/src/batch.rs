@@ -103,11 +103,12 @@ fn finish(
             });
         }
         Err(error) => {
+            let error = crate::record::error_text(error);
             tracing::debug!(parent: span, %error, "tool call failed");
             events.emit(RuntimeEvent::ToolFailed {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
-                error: error.to_string(),
+                error,
             });
         }
     }

@@ -84,7 +84,7 @@ pub use dedupe::canonical_key;
 pub use error::{ToolExecutionError, ToolRuleViolation};
 pub use events::{CollectingEventSink, NoopEventSink, ToolEventSink};
 pub use executor::{BATCH_STATE_TTL, ExecutorStateStats, ToolExecutor};
-pub use record::{REUSED_OUTPUT_MARKER, ToolBatchResult, ToolCallRecord};
+pub use record::{MAX_ERROR_BYTES, REUSED_OUTPUT_MARKER, ToolBatchResult, ToolCallRecord};
 pub use rules::process_state::{ExecutionPhase, ProcessToolState, ToolExecution};
 pub use rules::rule::{ToolRule, ToolRuleKind};
 pub use validation::{

@@ -12,6 +12,21 @@ use crate::error::ToolExecutionError;
 pub const REUSED_OUTPUT_MARKER: &str =
     "[reused output of an identical call made earlier in this session]\n";
 
+/// The most bytes of an error message the model (and the `tool_failed` event) gets;
+/// longer messages are cut with the output truncation marker. Errors can echo what
+/// the model sent (a megabyte-long tool name or path), so they are bounded like output
+/// (the same 16 KiB as the built-in tools' default output limit).
+pub const MAX_ERROR_BYTES: usize = 16 * 1024;
+
+/// `error` as the model reads it: its message, cut at [`MAX_ERROR_BYTES`].
+pub(crate) fn error_text(error: &ToolExecutionError) -> String {
+    let message = error.to_string();
+    match oxydra_tools::truncate_output(&message, MAX_ERROR_BYTES) {
+        std::borrow::Cow::Borrowed(_) => message,
+        std::borrow::Cow::Owned(cut) => cut,
+    }
+}
+
 /// The outcome of one call.
 #[derive(Debug)]
 pub struct ToolCallRecord {
@@ -34,12 +49,13 @@ pub struct ToolCallRecord {
 impl ToolCallRecord {
     /// The tool-result text the model receives: the output (after
     /// [`REUSED_OUTPUT_MARKER`] when dedupe reused it), or
-    /// `Tool execution failed: {error}`.
+    /// `Tool execution failed: {error}` (the error's message cut at
+    /// [`MAX_ERROR_BYTES`]).
     pub fn content_for_model(&self) -> String {
         match &self.outcome {
             Ok(output) if self.reused => format!("{REUSED_OUTPUT_MARKER}{}", output.content),
             Ok(output) => output.content.clone(),
-            Err(error) => format!("{TOOL_FAILURE_PREFIX}: {error}"),
+            Err(error) => format!("{TOOL_FAILURE_PREFIX}: {}", error_text(error)),
         }
     }
 

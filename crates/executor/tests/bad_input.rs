@@ -387,3 +387,45 @@ async fn heartbeat_is_stripped_and_reported() {
         .await;
     assert!(!plain.requests_continuation);
 }
+
+/// The attack: the model names a tool a megabyte long; the error that echoes the name
+/// reaches the model and the `tool_failed` event cut to `MAX_ERROR_BYTES`, with the
+/// output truncation marker.
+#[tokio::test]
+async fn a_megabyte_error_is_cut_for_the_model_and_the_event() {
+    let tool = file_read();
+    let ex = executor(std::slice::from_ref(&tool), vec![]);
+    let mut process = ex.new_process_state();
+    let name = "n".repeat(1_000_000);
+    let events = oxydra_executor::CollectingEventSink::new();
+    let result = ex
+        .execute_batch(&[call("1", &name, "{}")], &mut process, &ctx(), &events)
+        .await;
+    let limit = oxydra_executor::MAX_ERROR_BYTES;
+    let text = result.records[0].content_for_model();
+    assert!(
+        text.starts_with("Tool execution failed: unknown tool `nnn"),
+        "{}",
+        &text[..80]
+    );
+    assert!(text.len() < limit + 100, "{} bytes", text.len());
+    assert!(
+        text.contains("[... truncated "),
+        "{}",
+        &text[text.len() - 80..]
+    );
+    let failed = events
+        .events()
+        .into_iter()
+        .find_map(|event| match event {
+            oxydra_types::RuntimeEvent::ToolFailed { error, .. } => Some(error),
+            _ => None,
+        })
+        .unwrap();
+    assert!(failed.len() < limit + 100, "{} bytes", failed.len());
+    assert!(
+        failed.ends_with(" bytes ...]"),
+        "{}",
+        &failed[failed.len() - 80..]
+    );
+}

@@ -24,7 +24,17 @@ pub struct ProviderConfig {
     pub max_output_tokens: Option<u32>,
     /// Extra headers sent with every request (e.g. OpenRouter's `HTTP-Referer`).
     pub extra_headers: Vec<(String, String)>,
+    /// The most one response may hold: its text and tool-call arguments, in bytes
+    /// (default [`DEFAULT_MAX_RESPONSE_BYTES`]). Past it the call fails with
+    /// [`ProviderError::ResponseTooLarge`](crate::ProviderError::ResponseTooLarge) and
+    /// reading stops. One server-sent event, and a non-streamed body, may take
+    /// [`ProviderConfig::max_wire_bytes`] (room for JSON escaping).
+    pub max_response_bytes: usize,
 }
+
+/// The default of [`ProviderConfig::max_response_bytes`]: 8 MiB, far above what a
+/// model writes in one answer (128k output tokens are about 512 KiB of text).
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;
 
 impl ProviderConfig {
     /// A config for `base_url` with `api_key`, a default client and default timeouts
@@ -39,7 +49,24 @@ impl ProviderConfig {
             context_window: None,
             max_output_tokens: None,
             extra_headers: Vec::new(),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         }
+    }
+
+    /// The same config with another [`max_response_bytes`](Self::max_response_bytes)
+    /// (at least 1).
+    pub fn with_max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = bytes.max(1);
+        self
+    }
+
+    /// The most bytes one server-sent event or a whole non-streamed body may take:
+    /// twice [`max_response_bytes`](Self::max_response_bytes) (JSON escaping can
+    /// double a text) plus 64 KiB for the envelope.
+    pub fn max_wire_bytes(&self) -> usize {
+        self.max_response_bytes
+            .saturating_mul(2)
+            .saturating_add(64 * 1024)
     }
 
     /// The same config using `client`.

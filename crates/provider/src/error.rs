@@ -69,6 +69,18 @@ pub enum ProviderError {
         /// The offending input, shortened.
         excerpt: String,
     },
+    /// The response was larger than the configured cap
+    /// ([`ProviderConfig::max_response_bytes`](crate::ProviderConfig::max_response_bytes));
+    /// reading stopped there. Neither retried nor a reason to fall back: a provider
+    /// that sent this much once will do it again.
+    #[error("the response exceeded {limit} {what}; reading stopped")]
+    ResponseTooLarge {
+        /// The cap that was passed.
+        limit: usize,
+        /// What it counts: bytes of text and tool calls, bytes of one event or of the
+        /// body, or tool calls.
+        what: &'static str,
+    },
     /// The caller cancelled.
     #[error("cancelled")]
     Cancelled,

@@ -51,6 +51,7 @@ mod pricing;
 mod provider;
 mod reliable;
 mod request;
+mod response_cap;
 mod retry_policy;
 #[cfg(feature = "testing")]
 mod scripted;
@@ -62,7 +63,7 @@ pub use anthropic::{
     ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicProvider, AnthropicStreamDecoder,
     DEFAULT_MAX_TOKENS,
 };
-pub use config::ProviderConfig;
+pub use config::{DEFAULT_MAX_RESPONSE_BYTES, ProviderConfig};
 pub use error::ProviderError;
 pub use openai::{OPENAI_BASE_URL, OpenAiProvider, OpenAiStreamDecoder};
 pub use pricing::{ModelPrice, PricingTable, cost};

@@ -408,6 +408,10 @@ mod tests {
             ProviderError::ContextLengthExceeded {
                 message: "too long".into(),
             },
+            ProviderError::ResponseTooLarge {
+                limit: 8,
+                what: "one server-sent event",
+            },
         ];
         for refusal in refusals {
             let expected = refusal.to_string();
@@ -428,6 +432,24 @@ mod tests {
             assert_eq!(scripted.requests().len(), 1, "{expected}");
             assert_eq!(scripted.remaining(), 1, "{expected}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_response_over_the_cap_is_neither_retried_nor_completed_instead() {
+        let scripted = Arc::new(ScriptedProvider::new(vec![
+            ScriptedTurn::Error(ProviderError::ResponseTooLarge {
+                limit: 8,
+                what: "the response body",
+            }),
+            ScriptedTurn::text("must not be asked for"),
+        ]));
+        let provider = ReliableProvider::new(scripted.clone(), policy());
+        let error = provider
+            .complete(&request(), &CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(matches!(error, ProviderError::ResponseTooLarge { .. }));
+        assert_eq!(scripted.requests().len(), 1);
     }
 
     #[tokio::test]

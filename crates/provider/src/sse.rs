@@ -49,6 +49,16 @@ impl SseParser {
         self.dispatched
     }
 
+    /// Bytes held for the event being read: the part of a line not yet ended and the
+    /// `data` gathered so far. A caller bounds one event's size by checking this after
+    /// each [`feed`](Self::feed).
+    pub fn pending_bytes(&self) -> usize {
+        self.partial
+            .len()
+            .saturating_add(self.current.data.len())
+            .saturating_add(self.current.event.len())
+    }
+
     /// Whether input is pending: part of a line, or an event not yet ended.
     pub fn has_pending(&self) -> bool {
         !self.partial.is_empty() || self.has_data || !self.current.event.is_empty()
@@ -206,6 +216,17 @@ mod tests {
         for size in 1..=input.len() {
             assert_eq!(parse_in_chunks(input, size), vec![event("", "héllo ✓")]);
         }
+    }
+
+    #[test]
+    fn pending_bytes_grow_with_an_unfinished_event_and_reset_after_it() {
+        let mut parser = SseParser::new();
+        parser
+            .feed::<()>(b"data: abc\ndata: de", |_| Ok(()))
+            .unwrap();
+        assert_eq!(parser.pending_bytes(), "abc".len() + "data: de".len());
+        parser.feed::<()>(b"f\n\n", |_| Ok(())).unwrap();
+        assert_eq!(parser.pending_bytes(), 0);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::error::ProviderError;
 use crate::http_error::{error_from_status, excerpt, transport_error};
 use crate::provider::ProviderStream;
 use crate::request::ProviderResponse;
+use crate::response_cap::{ResponseCap, message_bytes, read_capped, too_large};
 use crate::retry_policy::parse_retry_after;
 use crate::sse::{SseEvent, SseParser};
 
@@ -60,26 +61,31 @@ pub(crate) async fn send(
     let body = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(ProviderError::Cancelled),
-        body = tokio::time::timeout(timeout, response.text()) => match body {
-            Ok(Ok(body)) => body,
+        body = tokio::time::timeout(timeout, read_capped(response, MAX_ERROR_BODY_BYTES)) => match body {
+            Ok(Ok(Ok(body))) => String::from_utf8_lossy(&body).into_owned(),
+            Ok(Ok(Err(_))) => format!("(an error body of more than {MAX_ERROR_BODY_BYTES} bytes)"),
             Ok(Err(_)) | Err(_) => String::new(),
         },
     };
     Err(error_from_status(status.as_u16(), retry_after, &body))
 }
 
-/// Reads a whole body, with cancellation and a timeout.
+/// The most of an error response's body that is read (it is only quoted).
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// Reads a whole body of at most `limit` bytes, with cancellation and a timeout.
 pub(crate) async fn read_body(
     response: reqwest::Response,
+    limit: usize,
     timeout: Duration,
     cancel: &CancellationToken,
-) -> Result<Bytes, ProviderError> {
+) -> Result<Vec<u8>, ProviderError> {
     tokio::select! {
         biased;
         () = cancel.cancelled() => Err(ProviderError::Cancelled),
-        body = tokio::time::timeout(timeout, response.bytes()) => match body {
+        body = tokio::time::timeout(timeout, read_capped(response, limit)) => match body {
             Err(_) => Err(ProviderError::Timeout(timeout)),
-            Ok(body) => body.map_err(|e| transport_error(&e, timeout)),
+            Ok(body) => body.map_err(|e| transport_error(&e, timeout))?,
         },
     }
 }
@@ -137,6 +143,10 @@ struct SseState<S, D> {
     /// The first bytes of the body, kept until an event has been read, to quote
     /// when the body turns out not to be an event stream at all.
     head: Vec<u8>,
+    /// The bytes of text and tool calls decoded so far, against the response cap.
+    cap: ResponseCap,
+    /// The most one event (or one line) may take.
+    max_event_bytes: usize,
 }
 
 /// How much of the body's start is kept for [`SseState::head`].
@@ -162,9 +172,22 @@ where
             decoder,
             queue,
             head,
+            cap,
             ..
         } = self;
-        let mut decode = |event: &crate::sse::SseEvent| decoder.decode(event, queue);
+        let mut decode = |event: &crate::sse::SseEvent| {
+            let before = queue.len();
+            decoder.decode(event, queue)?;
+            let taken = queue
+                .iter()
+                .skip(before)
+                .try_for_each(|item| cap.take(item));
+            if taken.is_err() {
+                // Nothing of the event that passed the cap is handed on.
+                queue.truncate(before);
+            }
+            taken
+        };
         let outcome = match next {
             Err(_) => Err(ProviderError::Timeout(self.idle_timeout)),
             Ok(Some(Ok(chunk))) => {
@@ -172,7 +195,16 @@ where
                     let room = HEAD_BYTES - head.len();
                     head.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
                 }
-                parser.feed(&chunk, &mut decode)
+                parser.feed(&chunk, &mut decode).and_then(|()| {
+                    if parser.pending_bytes() > self.max_event_bytes {
+                        Err(too_large(
+                            self.max_event_bytes,
+                            "bytes in one server-sent event",
+                        ))
+                    } else {
+                        Ok(())
+                    }
+                })
             }
             Ok(Some(Err(error))) => Err(transport_error(&error, self.idle_timeout)),
             Ok(None) => parser.finish(&mut decode).and_then(|()| {
@@ -228,8 +260,15 @@ pub(crate) async fn complete_call(
     let timeout = config.request_timeout;
     let result = async {
         let response = send(request, timeout, cancel).await?;
-        let bytes = read_body(response, timeout, cancel).await?;
-        parse(&bytes)
+        let bytes = read_body(response, config.max_wire_bytes(), timeout, cancel).await?;
+        let response = parse(&bytes)?;
+        if message_bytes(&response.message) > config.max_response_bytes {
+            return Err(too_large(
+                config.max_response_bytes,
+                crate::response_cap::TEXT_AND_CALLS,
+            ));
+        }
+        Ok(response)
     }
     .instrument(span.clone())
     .await;
@@ -259,24 +298,39 @@ pub(crate) async fn stream_call<D: EventDecoder>(
     Ok(sse_stream(
         response,
         decoder,
-        cancel.clone(),
-        config.stream_idle_timeout,
+        SseLimits {
+            cancel: cancel.clone(),
+            idle_timeout: config.stream_idle_timeout,
+            max_response_bytes: config.max_response_bytes,
+            max_event_bytes: config.max_wire_bytes(),
+        },
         span,
         started,
     ))
 }
 
+/// What bounds an SSE stream.
+pub(crate) struct SseLimits {
+    /// Stops the stream at once.
+    pub cancel: CancellationToken,
+    /// Longest silence between two chunks.
+    pub idle_timeout: Duration,
+    /// The most text and tool-call bytes the response may hold.
+    pub max_response_bytes: usize,
+    /// The most one event (or line) may take.
+    pub max_event_bytes: usize,
+}
+
 /// A [`ProviderStream`] over an SSE `response`, decoded by `decoder`.
 ///
 /// Items come out in order; a failure (cancellation, timeout, broken connection,
-/// undecodable event, cut before the end marker) is yielded once as an error and ends
-/// the stream. The stream ends after the decoder has seen the end marker, without
+/// undecodable event, cut before the end marker, a response or event past its cap) is
+/// yielded once as an error and ends the stream. The stream ends after the decoder has seen the end marker, without
 /// waiting for the server to close the connection.
 pub(crate) fn sse_stream<D: EventDecoder>(
     response: reqwest::Response,
     decoder: D,
-    cancel: CancellationToken,
-    idle_timeout: Duration,
+    limits: SseLimits,
     span: Span,
     started: Instant,
 ) -> ProviderStream {
@@ -287,11 +341,13 @@ pub(crate) fn sse_stream<D: EventDecoder>(
         queue: VecDeque::new(),
         error: None,
         ended: false,
-        cancel,
-        idle_timeout,
+        cancel: limits.cancel,
+        idle_timeout: limits.idle_timeout,
         span,
         started,
         head: Vec::new(),
+        cap: ResponseCap::new(limits.max_response_bytes),
+        max_event_bytes: limits.max_event_bytes,
     };
     Box::pin(futures::stream::unfold(Some(state), |state| async move {
         let mut state = state?;

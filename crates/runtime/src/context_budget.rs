@@ -125,6 +125,16 @@ impl FixedTokens {
         }
     }
 
+    /// The text, and whether its exact count is still to be computed.
+    pub(crate) fn uncounted_text(&self) -> Option<&str> {
+        self.exact.get().is_none().then_some(self.text.as_str())
+    }
+
+    /// Takes `exact` as the exact count (computed elsewhere for the same text).
+    pub(crate) fn seed_exact(&self, exact: u64) {
+        let _ = self.exact.set(exact);
+    }
+
     /// The exact count (computed on first use).
     pub fn exact(&self) -> u64 {
         *self

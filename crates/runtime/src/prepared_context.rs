@@ -99,6 +99,24 @@ impl PreparedContext {
             .chain(std::iter::once(self.suffix_start..self.end))
     }
 
+    /// The header messages without an exact count yet: their indices and copies.
+    pub fn header_uncounted(&self) -> Vec<(usize, Message)> {
+        self.header_tokens
+            .iter()
+            .zip(self.header())
+            .enumerate()
+            .filter(|(_, (tokens, _))| tokens.cached_exact().is_none())
+            .map(|(index, (_, message))| (index, message.clone()))
+            .collect()
+    }
+
+    /// Takes `exact` as the exact count of header message `index`.
+    pub fn seed_header_exact(&mut self, index: usize, exact: u32) {
+        if let Some(tokens) = self.header_tokens.get_mut(index) {
+            tokens.seed_exact(exact);
+        }
+    }
+
     /// Upper bound of the header's tokens.
     pub fn header_upper(&self) -> u64 {
         self.header_tokens

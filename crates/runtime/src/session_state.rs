@@ -161,6 +161,30 @@ impl SessionState {
         self.live_exact().saturating_add(pinned)
     }
 
+    /// The entries budgeting counts (the live history and a pinned user message)
+    /// without an exact count yet: their indices and copies of their messages.
+    pub fn uncounted(&self) -> Vec<(usize, Message)> {
+        self.pinned_user()
+            .into_iter()
+            .chain(self.live_start..self.entries.len())
+            .filter_map(|index| {
+                let entry = self.entries.get(index)?;
+                entry
+                    .tokens
+                    .cached_exact()
+                    .is_none()
+                    .then(|| (index, entry.message.clone()))
+            })
+            .collect()
+    }
+
+    /// Takes `exact` as the exact count of entry `index`.
+    pub fn seed_exact(&mut self, index: usize, exact: u32) {
+        if let Some(entry) = self.entries.get_mut(index) {
+            entry.tokens.seed_exact(exact);
+        }
+    }
+
     /// The exact tokens of the live history (counts computed once per message).
     pub fn live_exact(&mut self) -> u64 {
         let start = self.live_start;

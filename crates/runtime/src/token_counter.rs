@@ -12,7 +12,11 @@
 //!   bytes a token, so counting each byte is generous. It can still be low for text
 //!   that tokenizes badly (random identifiers, base64). Computed with the upper bound
 //!   when a message is added.
-//! - the **exact** count ([`count`]): a BPE pass with the loaded encoder.
+//! - the **exact** count ([`count`]): a BPE pass with the loaded encoder over the
+//!   first [`EXACT_PREFIX_BYTES`] of the text; the rest of a longer text (a tool's
+//!   megabytes, a hostile model's answer) counts at the prefix's tokens per byte, or
+//!   its estimate if that is higher. A BPE pass costs about a millisecond per
+//!   kilobyte, so one text never costs more than a bounded time however long it is.
 //!
 //! While the encoder is not loaded, budgeting (what fits the context, when to summarise)
 //! uses estimates ([`CountMode::Estimate`]); the turn loop loads the encoder only when
@@ -25,14 +29,19 @@
 //! Loading the encoder parses a large BPE table; async code calls [`load_encoder`],
 //! which does it once per process on a blocking thread (`spawn_blocking`), before it
 //! counts. The synchronous [`count`] loads the encoder in place when nothing loaded it
-//! before (fine outside an async runtime).
+//! before (fine outside an async runtime). The turn loop computes the exact counts it
+//! is about to need with [`count_off_thread`], on a blocking thread, under the run's
+//! cancellation token and turn timeout, so budgeting finds them cached and never
+//! counts on an async thread.
 
 use std::cell::Cell;
 use std::sync::OnceLock;
 use std::thread::ThreadId;
+use std::time::Duration;
 
 use oxydra_types::Message;
 use tiktoken_rs::CoreBPE;
+use tokio_util::sync::CancellationToken;
 
 /// The encoder loads once the estimate of a prompt reaches this share (in percent) of
 /// its limit; below it, estimates are trusted.
@@ -57,6 +66,9 @@ impl CountMode {
         }
     }
 }
+
+/// The bytes of a text [`count`] runs the encoder over; the rest is scaled from them.
+pub const EXACT_PREFIX_BYTES: usize = 64 * 1024;
 
 /// Tokens every message costs beside its text (role and separators).
 pub const MESSAGE_OVERHEAD: u32 = 4;
@@ -145,17 +157,34 @@ pub fn estimate(text: &str) -> u32 {
     clamp(ascii.div_ceil(3).saturating_add(non_ascii))
 }
 
-/// The exact `cl100k_base` token count of `text`. Loads the encoder in place on first
-/// use unless [`load_encoder`] did (async code awaits that first); should it fail to
-/// load, the byte count is returned, which is still an upper bound.
+/// The `cl100k_base` token count of `text`: exact up to [`EXACT_PREFIX_BYTES`];
+/// beyond, the prefix is counted exactly and the rest at the prefix's tokens per byte
+/// (or by its [`estimate`] when that is higher), so the cost is bounded. Loads the
+/// encoder in place on first use unless [`load_encoder`] did (async code awaits that
+/// first); should it fail to load, the byte count is returned, which is still an
+/// upper bound.
 pub fn count(text: &str) -> u32 {
     if text.is_empty() {
         return 0;
     }
-    match encoder() {
-        Some(encoder) => clamp(encoder.encode_ordinary(text).len()),
-        None => upper_bound(text),
+    let Some(encoder) = encoder() else {
+        return upper_bound(text);
+    };
+    if text.len() <= EXACT_PREFIX_BYTES {
+        return clamp(encoder.encode_ordinary(text).len());
     }
+    let mut cut = EXACT_PREFIX_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let (head, rest) = text.split_at(cut);
+    let head_tokens = encoder.encode_ordinary(head).len();
+    let scaled = rest
+        .len()
+        .saturating_mul(head_tokens)
+        .div_ceil(head.len().max(1));
+    let rest_tokens = scaled.max(usize::try_from(estimate(rest)).unwrap_or(usize::MAX));
+    clamp(head_tokens.saturating_add(rest_tokens)).min(upper_bound(text))
 }
 
 fn message_tokens(message: &Message, measure: fn(&str) -> u32) -> u32 {
@@ -190,6 +219,79 @@ pub fn message_estimate(message: &Message) -> u32 {
 pub fn message_count(message: &Message) -> u32 {
     MESSAGES_COUNTED.with(|counted| counted.set(counted.get().saturating_add(1)));
     message_tokens(message, count)
+}
+
+/// Why [`count_off_thread`] gave no counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountInterrupted {
+    /// The cancellation token fired.
+    Cancelled,
+    /// The counts took longer than the time allowed.
+    TimedOut,
+}
+
+/// What [`count_off_thread`] counted, in the order it was given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OffThreadCounts {
+    /// The messages' counts, as [`message_count`] gives them.
+    pub messages: Vec<u32>,
+    /// The texts' counts, as [`count`] gives them.
+    pub texts: Vec<u32>,
+}
+
+/// The exact counts of `messages` and `texts`, computed on a blocking thread so that
+/// no async thread waits on the encoder. Returns as soon as `cancel` fires or
+/// `timeout` passes; the blocking thread then stops before its next item. Messages
+/// counted this way are added to the calling thread's
+/// [`messages_counted_on_this_thread`].
+pub async fn count_off_thread(
+    messages: Vec<Message>,
+    texts: Vec<String>,
+    cancel: &CancellationToken,
+    timeout: Duration,
+) -> Result<OffThreadCounts, CountInterrupted> {
+    if messages.is_empty() && texts.is_empty() {
+        return Ok(OffThreadCounts::default());
+    }
+    let stop = cancel.child_token();
+    let worker_stop = stop.clone();
+    // Whatever way this returns, the worker stops at its next message.
+    let _stop_worker = stop.drop_guard();
+    let work = tokio::task::spawn_blocking(move || {
+        let mut counts = OffThreadCounts {
+            messages: Vec::with_capacity(messages.len()),
+            texts: Vec::with_capacity(texts.len()),
+        };
+        for message in &messages {
+            if worker_stop.is_cancelled() {
+                return None;
+            }
+            counts.messages.push(message_tokens(message, count));
+        }
+        for text in &texts {
+            if worker_stop.is_cancelled() {
+                return None;
+            }
+            counts.texts.push(count(text));
+        }
+        Some(counts)
+    });
+    let counts = tokio::select! {
+        biased;
+        () = cancel.cancelled() => return Err(CountInterrupted::Cancelled),
+        joined = tokio::time::timeout(timeout, work) => match joined {
+            Err(_) => return Err(CountInterrupted::TimedOut),
+            Ok(Ok(Some(counts))) => counts,
+            Ok(Ok(None)) => return Err(CountInterrupted::Cancelled),
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "counting tokens on a blocking thread failed");
+                return Ok(OffThreadCounts::default());
+            }
+        },
+    };
+    let counted = u64::try_from(counts.messages.len()).unwrap_or(u64::MAX);
+    MESSAGES_COUNTED.with(|total| total.set(total.get().saturating_add(counted)));
+    Ok(counts)
 }
 
 /// The sum of the counts under `mode` of messages paired with their costs (each exact
@@ -307,6 +409,73 @@ mod tests {
             assert!(exact <= tokens.upper());
             assert_eq!(tokens.cached_exact(), Some(exact));
         }
+    }
+
+    #[test]
+    fn long_texts_count_a_prefix_exactly_and_scale_the_rest() {
+        let prose = "the quick brown fox jumps over the lazy dog ".repeat(10_000);
+        let head = &prose[..EXACT_PREFIX_BYTES];
+        let head_tokens = count(head) as usize;
+        let total = count(&prose) as usize;
+        let rest = &prose[EXACT_PREFIX_BYTES..];
+        let scaled = head_tokens + (head_tokens * rest.len()).div_ceil(head.len());
+        let estimated = head_tokens + estimate(rest) as usize;
+        // Errs high: the larger of the scaled prefix and the estimate of the rest.
+        assert_eq!(
+            total,
+            scaled.max(estimated),
+            "{total} vs {scaled} / {estimated}"
+        );
+        assert!(total <= prose.len());
+        // A text that tokenizes badly past the prefix is not counted below its estimate.
+        let mixed = format!("{}{}", "a".repeat(EXACT_PREFIX_BYTES), "é".repeat(100_000));
+        assert!(count(&mixed) as usize >= 200_000);
+    }
+
+    #[test]
+    fn a_huge_text_costs_about_as_much_as_its_prefix() {
+        let text = "x".repeat(50 * 1024 * 1024);
+        let started = std::time::Instant::now();
+        let tokens = count(&text);
+        assert!(tokens > 0 && tokens <= upper_bound(&text));
+        // Exactly, 50 MB took over a minute; a 64 KiB prefix and a linear scan take
+        // well under a second even unoptimised.
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn counting_off_thread_honours_cancellation() {
+        let messages = vec![Message::user("x".repeat(1_000_000)); 1_000];
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let outcome = count_off_thread(
+            messages.clone(),
+            Vec::new(),
+            &cancel,
+            Duration::from_secs(60),
+        )
+        .await;
+        assert_eq!(outcome, Err(CountInterrupted::Cancelled));
+        let outcome = count_off_thread(
+            messages,
+            Vec::new(),
+            &CancellationToken::new(),
+            Duration::from_millis(1),
+        )
+        .await;
+        assert_eq!(outcome, Err(CountInterrupted::TimedOut));
+        let before = messages_counted_on_this_thread();
+        let counts = count_off_thread(
+            vec![Message::user("hello world")],
+            vec!["hello world".to_owned()],
+            &CancellationToken::new(),
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap();
+        assert_eq!(counts.messages, vec![MESSAGE_OVERHEAD + 2]);
+        assert_eq!(counts.texts, vec![2]);
+        assert_eq!(messages_counted_on_this_thread() - before, 1);
     }
 
     #[test]

@@ -278,7 +278,14 @@ impl<'a> Run<'a> {
         self.load_encoder_if_needed(state)
             .await
             .map_err(|error| self.fail(span, error))?;
+        self.count_off_thread(state, false)
+            .await
+            .map_err(|error| self.fail(span, error))?;
         self.maybe_summarise(state, span).await?;
+        // A new summary changed the header: its count is taken off-thread as well.
+        self.count_off_thread(state, false)
+            .await
+            .map_err(|error| self.fail(span, error))?;
         let report = self.prepare(state);
         self.record_report(span, &report);
 

@@ -2,6 +2,8 @@
 
 use std::borrow::Cow;
 
+use crate::error::ToolError;
+
 /// Cut `text` to at most `limit` bytes (on a char boundary) and append a marker
 /// `[... truncated N bytes ...]` saying how many bytes were cut. Text within the
 /// limit is returned as is.
@@ -44,6 +46,32 @@ pub(crate) fn truncate_with_dropped(
     Cow::Owned(out)
 }
 
+/// An error whose message is over `limit` bytes, with the message cut as
+/// [`truncate_output`] cuts output (an error can echo what the model sent, such as a
+/// megabyte-long path). `InvalidArguments` and `Failed` keep their kind; any other
+/// long error becomes [`ToolError::Failed`] with its cut message. Shorter errors are
+/// returned as they are.
+pub(crate) fn truncate_error(error: ToolError, limit: usize) -> ToolError {
+    match error {
+        ToolError::InvalidArguments { message } if message.len() > limit => {
+            ToolError::InvalidArguments {
+                message: truncate_output(&message, limit).into_owned(),
+            }
+        }
+        ToolError::Failed(message) if message.len() > limit => {
+            ToolError::Failed(truncate_output(&message, limit).into_owned())
+        }
+        ToolError::InvalidArguments { .. } | ToolError::Failed(_) => error,
+        other => {
+            let message = other.to_string();
+            if message.len() <= limit {
+                return other;
+            }
+            ToolError::Failed(truncate_output(&message, limit).into_owned())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +103,33 @@ mod tests {
             assert_eq!(head.len() % 3, 0);
         }
         assert_eq!(truncate_output(text, 4), "€\n[... truncated 6 bytes ...]");
+    }
+
+    #[test]
+    fn long_errors_are_cut_with_the_marker_and_short_ones_kept() {
+        let short = truncate_error(ToolError::NotFound { path: "a".into() }, 100);
+        assert!(matches!(short, ToolError::NotFound { .. }));
+        let long = truncate_error(
+            ToolError::NotFound {
+                path: "p".repeat(1_000_000),
+            },
+            64,
+        );
+        let text = long.to_string();
+        assert!(matches!(long, ToolError::Failed(_)));
+        assert!(text.starts_with("`ppp"), "{text}");
+        assert!(text.ends_with(" bytes ...]"), "{text}");
+        assert!(text.len() < 64 + 40, "{}", text.len());
+        let invalid = truncate_error(
+            ToolError::InvalidArguments {
+                message: "v".repeat(1_000),
+            },
+            10,
+        );
+        assert_eq!(
+            invalid.to_string(),
+            "invalid arguments: vvvvvvvvvv\n[... truncated 990 bytes ...]"
+        );
     }
 
     #[test]

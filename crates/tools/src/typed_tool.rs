@@ -11,12 +11,12 @@ use tracing::Instrument;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::tool::{Tool, ToolOutput};
-use crate::truncate::truncate_output;
+use crate::truncate::{truncate_error, truncate_output};
 
 /// A tool whose arguments are a Rust struct. Every `TypedTool` is a [`Tool`]: its
 /// schema is generated from `Args` (JSON Schema draft 2020-12, `type: object`),
 /// bad arguments become [`ToolError::InvalidArguments`], each call runs in a
-/// `tool` tracing span (name, tier, call id), and output over
+/// `tool` tracing span (name, tier, call id), and output (or an error message) over
 /// [`TypedTool::output_limit`] is truncated.
 ///
 /// ```
@@ -68,8 +68,8 @@ pub trait TypedTool: Send + Sync {
     /// What the tool does, for the model.
     fn description(&self) -> String;
 
-    /// Output over this many bytes is truncated with a marker; `None` (the
-    /// default) leaves output as it is.
+    /// Output over this many bytes is truncated with a marker, and so is the message
+    /// of an error over it; `None` (the default) leaves both as they are.
     fn output_limit(&self) -> Option<usize> {
         None
     }
@@ -150,21 +150,27 @@ impl<T: TypedTool> Tool for T {
             call_id = %ctx.call_id,
         );
         async move {
-            let args = parse_arguments::<T::Args>(T::NAME, args)?;
-            let result = self.run(args, ctx).await;
-            match (&result, self.output_limit()) {
-                (Ok(output), Some(limit)) if output.content.len() > limit => {
-                    let content = truncate_output(&output.content, limit).into_owned();
-                    Ok(ToolOutput {
-                        content,
-                        structured: output.structured.clone(),
-                    })
-                }
-                (Err(err), _) => {
+            let limit = self.output_limit();
+            let result = match parse_arguments::<T::Args>(T::NAME, args) {
+                Ok(args) => self.run(args, ctx).await,
+                Err(err) => Err(err),
+            };
+            match result {
+                Ok(output) => match limit {
+                    Some(limit) if output.content.len() > limit => Ok(ToolOutput {
+                        content: truncate_output(&output.content, limit).into_owned(),
+                        structured: output.structured,
+                    }),
+                    _ => Ok(output),
+                },
+                Err(err) => {
+                    let err = match limit {
+                        Some(limit) => truncate_error(err, limit),
+                        None => err,
+                    };
                     tracing::debug!(error = %err, "tool call failed");
-                    result
+                    Err(err)
                 }
-                _ => result,
             }
         }
         .instrument(span)
@@ -261,8 +267,46 @@ mod tests {
                 other => panic!("{args}: expected InvalidArguments, got {other:?}"),
             }
         }
+        // The message is cut at the output limit (8 bytes) like output.
         let err = Echo.execute(json!({"tags": []}), &ctx()).await.unwrap_err();
-        assert!(err.to_string().contains("missing field `path`"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "invalid arguments: `echo`: \n[... truncated 20 bytes ...]"
+        );
+    }
+
+    struct Refuse;
+
+    #[async_trait]
+    impl TypedTool for Refuse {
+        type Args = Args;
+        const NAME: &'static str = "refuse";
+        const TIER: SafetyTier = SafetyTier::ReadOnly;
+        fn description(&self) -> String {
+            "fails naming its path".into()
+        }
+        fn output_limit(&self) -> Option<usize> {
+            Some(1024)
+        }
+        async fn run(&self, args: Args, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+            Err(ToolError::NotFound { path: args.path })
+        }
+    }
+
+    /// The attack: a megabyte-long path comes back in the error; the error is cut at
+    /// the output limit with the same marker as output.
+    #[tokio::test]
+    async fn a_megabyte_error_is_truncated_with_the_marker() {
+        let path = "d/".repeat(500_000);
+        let err = Refuse
+            .execute(json!({"path": path, "tags": []}), &ctx())
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(text.len() <= 1024 + 40, "{} bytes", text.len());
+        assert!(text.starts_with("`d/d/"), "{text}");
+        assert!(text.ends_with(" bytes ...]"), "{text}");
+        assert!(text.contains("[... truncated "), "{text}");
     }
 
     #[tokio::test]

@@ -17,6 +17,10 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::error::ToolError;
 
+/// The longest path accepted, in bytes (Linux's `PATH_MAX`). Resolving walks the path
+/// back one name at a time, so a path of a million names would cost minutes.
+pub(crate) const MAX_PATH_BYTES: usize = 4096;
+
 /// Resolves the paths a model gives against the workspace root.
 #[derive(Debug, Clone)]
 pub struct WorkspacePolicy {
@@ -64,6 +68,14 @@ impl WorkspacePolicy {
             path: path.to_owned(),
             workspace: self.root.clone(),
         };
+        if path.len() > MAX_PATH_BYTES {
+            return Err(ToolError::InvalidArguments {
+                message: format!(
+                    "the path is {} bytes long; the longest allowed is {MAX_PATH_BYTES}",
+                    path.len()
+                ),
+            });
+        }
         if path.contains('\0') {
             return Err(ToolError::InvalidArguments {
                 message: format!("path {path:?} contains a NUL byte"),
@@ -151,6 +163,25 @@ mod tests {
             policy,
             outside,
         }
+    }
+
+    /// A path of half a million names is refused at once (walking it back one name
+    /// at a time took 20 s).
+    #[test]
+    fn overlong_paths_are_refused_before_any_lookup() {
+        let s = setup();
+        let started = std::time::Instant::now();
+        let err = s.policy.resolve(&"d/".repeat(500_000)).unwrap_err();
+        assert!(
+            matches!(err, ToolError::InvalidArguments { ref message } if message.contains("1000000 bytes")),
+            "{err}"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        let longest = "d".repeat(MAX_PATH_BYTES);
+        assert!(!matches!(
+            s.policy.resolve(&longest),
+            Err(ToolError::InvalidArguments { .. })
+        ));
     }
 
     fn assert_outside(policy: &WorkspacePolicy, path: &str) {

@@ -61,6 +61,21 @@ async fn big(State(app): State<App>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain")], "x".repeat(200_000)).into_response()
 }
 
+/// 100,000 nested `<div>`s (1.1 MB): html2text takes about a minute on it.
+fn deep_page() -> String {
+    let depth = 100_000;
+    format!(
+        "<html><body><p>before</p>{}deep text{}</body></html>",
+        "<div>".repeat(depth),
+        "</div>".repeat(depth)
+    )
+}
+
+async fn deep(State(app): State<App>) -> Response {
+    app.hits.fetch_add(1, Ordering::SeqCst);
+    ([(header::CONTENT_TYPE, "text/html")], deep_page()).into_response()
+}
+
 async fn missing(State(app): State<App>) -> Response {
     app.hits.fetch_add(1, Ordering::SeqCst);
     (
@@ -116,6 +131,7 @@ async fn server() -> App {
         .route("/png", get(png))
         .route("/big", get(big))
         .route("/missing", get(missing))
+        .route("/deep", get(deep))
         .route("/chain/{n}", get(chain))
         .route("/to-private", get(to_private))
         .route("/to-metadata", get(to_metadata))
@@ -313,4 +329,52 @@ async fn cancellation_stops_a_fetch() {
         .await
         .unwrap_err();
     assert!(matches!(err, ToolError::Cancelled));
+}
+
+/// The attack: a page nested 100,000 deep. It is converted as plain text, well within
+/// the tool's timeout (which would otherwise turn the call into a timeout error).
+#[tokio::test]
+async fn a_deeply_nested_page_degrades_to_plain_text_within_the_timeout() {
+    let app = server().await;
+    let mut config = allow_local();
+    config.web_fetch.timeout_secs = 10;
+    let text = fetch(&config, &format!("http://{}/deep", app.addr))
+        .await
+        .unwrap();
+    assert!(text.contains("before"), "{text}");
+    assert!(text.contains("deep text"), "{text}");
+    assert!(
+        text.contains("nests its elements too deeply to lay out"),
+        "{text}"
+    );
+    assert!(!text.contains("<div>"), "{text}");
+}
+
+/// While the deep page is fetched and converted, other tasks of a single-threaded
+/// runtime keep running: a ping-pong with another task completes its rounds before the
+/// fetch has finished.
+#[tokio::test(flavor = "current_thread")]
+async fn other_tasks_progress_while_a_deep_page_converts() {
+    let app = server().await;
+    let config = allow_local();
+    let url = format!("http://{}/deep", app.addr);
+    let fetch = tokio::spawn(async move { fetch(&config, &url).await });
+    let (ping_tx, mut ping_rx) = tokio::sync::mpsc::channel::<u32>(1);
+    let (pong_tx, mut pong_rx) = tokio::sync::mpsc::channel::<u32>(1);
+    tokio::spawn(async move {
+        while let Some(n) = ping_rx.recv().await {
+            if pong_tx.send(n).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut rounds = 0;
+    while !fetch.is_finished() {
+        ping_tx.send(rounds).await.unwrap();
+        assert_eq!(pong_rx.recv().await, Some(rounds));
+        rounds += 1;
+    }
+    let text = fetch.await.unwrap().unwrap();
+    assert!(text.contains("deep text"), "{text}");
+    assert!(rounds > 0);
 }

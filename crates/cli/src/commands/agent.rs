@@ -62,6 +62,9 @@ pub fn provider_client(
     if let Some(max_output) = runtime.max_output_tokens {
         config.max_output_tokens = Some(max_output);
     }
+    if let Some(bytes) = settings.max_response_bytes {
+        config = config.with_max_response_bytes(bytes);
+    }
     match settings.kind {
         ProviderKind::Openai => Arc::new(OpenAiProvider::new(config)),
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)),

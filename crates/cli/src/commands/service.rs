@@ -167,6 +167,7 @@ fn public_provider(kind: ProviderKind) -> Option<EffectiveProvider> {
         model: model.to_owned(),
         api_key_env: Some(var.to_owned()),
         api_key: Some(config::Secret::new(key)),
+        max_response_bytes: None,
     })
 }
 

@@ -167,6 +167,12 @@ fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
             format!("expected a number in (0, 1], found {ratio}"),
         ));
     }
+    if config.provider.max_response_bytes == Some(0) {
+        return Err(invalid(
+            "provider.max_response_bytes",
+            "expected at least 1, found 0".into(),
+        ));
+    }
     // The file's URL is checked, but kept as written (flags' and the environment's
     // lose a trailing `/`).
     if let Some(url) = &config.provider.base_url
@@ -523,6 +529,10 @@ args = { url = "{{url}}" }
                 .contains("runtime.session_wait_secs")
         );
         assert!(parse_err("[provider]\nbase_url = \"localhost\"\n").contains("provider.base_url"));
+        assert!(
+            parse_err("[provider]\nmax_response_bytes = 0\n")
+                .contains("provider.max_response_bytes")
+        );
         let syntax = parse_err("[runtime\n");
         assert!(syntax.starts_with("/cfg/oxydra.toml: line 1"), "{syntax}");
         let missing = parse_err("[[agents]]\ntype = \"agent\"\n");

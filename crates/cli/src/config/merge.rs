@@ -77,6 +77,9 @@ pub struct EffectiveProvider {
     /// The key (masked when printed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_key: Option<Secret>,
+    /// `[provider] max_response_bytes`; `None`: the client's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_response_bytes: Option<usize>,
 }
 
 /// Loop budgets and behaviour.

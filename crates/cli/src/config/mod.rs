@@ -124,6 +124,9 @@ pub struct ProviderSection {
     pub model: Option<String>,
     /// Environment variable holding the API key; absent with a `base_url`: no auth header.
     pub api_key_env: Option<String>,
+    /// The most text and tool-call arguments one response may hold, in bytes
+    /// (default 8 MiB); a response past it fails the call.
+    pub max_response_bytes: Option<usize>,
 }
 
 /// `[runtime]`.

@@ -115,6 +115,7 @@ pub(super) fn merge_provider(
         model,
         api_key_env,
         api_key,
+        max_response_bytes: section.max_response_bytes,
     })
 }
 

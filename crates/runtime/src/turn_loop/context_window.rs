@@ -64,6 +64,70 @@ impl Run<'_> {
         self.load_encoder().await
     }
 
+    /// Computes on a blocking thread, under the cancellation token and the turn
+    /// timeout, the exact counts budgeting is about to ask for — the tool schemas',
+    /// the header's and the history's — so that preparing the prompt finds them
+    /// cached and never counts on an async thread. Does nothing while estimates are
+    /// in use, or (unless `always`) while the prompt's upper bound fits its limits,
+    /// where budgeting counts nothing.
+    pub(super) async fn count_off_thread(
+        &mut self,
+        state: &mut SessionState,
+        always: bool,
+    ) -> Result<(), RuntimeError> {
+        if CountMode::current() != CountMode::Exact {
+            return Ok(());
+        }
+        let inner = self.inner;
+        if !always {
+            let limit = self.budget.available().min(
+                self.budget
+                    .summary_threshold(inner.limits.summary_trigger_ratio),
+            );
+            if prompt_upper(inner, state) <= limit {
+                return Ok(());
+            }
+        }
+        let header = state.context.header_uncounted();
+        let history = state.uncounted();
+        let schemas = inner.schema_tokens.uncounted_text();
+        if header.is_empty() && history.is_empty() && schemas.is_none() {
+            return Ok(());
+        }
+        let mut messages: Vec<Message> = Vec::with_capacity(header.len() + history.len());
+        messages.extend(header.iter().map(|(_, message)| message.clone()));
+        messages.extend(history.iter().map(|(_, message)| message.clone()));
+        let texts: Vec<String> = schemas.map(str::to_owned).into_iter().collect();
+        let timeout = inner.limits.turn_timeout;
+        let counts = token_counter::count_off_thread(messages, texts, self.cancel, timeout)
+            .await
+            .map_err(|interrupted| match interrupted {
+                token_counter::CountInterrupted::Cancelled => RuntimeError::Cancelled,
+                token_counter::CountInterrupted::TimedOut => RuntimeError::budget(
+                    "turn_timeout",
+                    format!(
+                        "counting the prompt's tokens did not finish within {} ms",
+                        timeout.as_millis()
+                    ),
+                ),
+            })?;
+        if let Some(exact) = counts.texts.first() {
+            inner.schema_tokens.seed_exact(u64::from(*exact));
+        }
+        let mut counts = counts.messages.into_iter();
+        for (index, _) in &header {
+            if let Some(exact) = counts.next() {
+                state.context.seed_header_exact(*index, exact);
+            }
+        }
+        for (index, _) in &history {
+            if let Some(exact) = counts.next() {
+                state.seed_exact(*index, exact);
+            }
+        }
+        Ok(())
+    }
+
     async fn load_encoder(&self) -> Result<(), RuntimeError> {
         tokio::select! {
             biased;
@@ -85,6 +149,9 @@ impl Run<'_> {
         self.load_encoder()
             .await
             .map_err(|error| self.fail(span, error))?;
+        self.count_off_thread(state, true)
+            .await
+            .map_err(|error| self.fail(span, error))?;
         let sent = {
             let SessionState {
                 entries, context, ..
@@ -102,6 +169,9 @@ impl Run<'_> {
             "the provider found the prompt too long; retrying once within a tighter budget"
         );
         self.maybe_summarise(state, span).await?;
+        self.count_off_thread(state, false)
+            .await
+            .map_err(|error| self.fail(span, error))?;
         let report = self.prepare(state);
         self.record_report(span, &report);
         Ok(())

@@ -4,6 +4,13 @@
 //! the host itself; the request then goes to exactly that address (reqwest's
 //! `resolve` override), with proxies and automatic redirects off, so neither a
 //! second DNS answer nor a redirect can reach an address the policy refused.
+//!
+//! HTML is turned into text on a blocking thread, within the call's timeout and
+//! cancellation, and bounded by itself ([`html`]): a page too deep or too large for
+//! html2text is stripped of its tags in linear time instead.
+
+mod html;
+mod nesting;
 
 use std::time::Duration;
 
@@ -130,7 +137,8 @@ impl WebFetch {
                 ))
             })?;
             let body = read_body(response, self.policy.max_body_bytes, &url).await?;
-            let text = render(kind, &body.bytes, &url)?;
+            let rendered = render(kind, body.bytes, &url).await?;
+            let text = rendered.text;
             if !status.is_success() {
                 let excerpt: String = text.chars().take(500).collect();
                 return Err(ToolError::Failed(format!(
@@ -138,6 +146,12 @@ impl WebFetch {
                 )));
             }
             let mut content = format!("URL: {url}\n\n{text}");
+            if let Some(reason) = rendered.plain_because {
+                if !content.ends_with('\n') {
+                    content.push('\n');
+                }
+                content.push_str(&format!("[{reason}: its text is shown without layout]"));
+            }
             if body.truncated {
                 if !content.ends_with('\n') {
                     content.push('\n');
@@ -227,18 +241,50 @@ async fn read_body(
     Ok(body)
 }
 
-fn render(kind: Kind, bytes: &[u8], url: &Url) -> Result<String, ToolError> {
+/// The text of a body.
+struct Rendered {
+    text: String,
+    /// Why an HTML page was reduced to plain text, if it was.
+    plain_because: Option<&'static str>,
+}
+
+/// Turns a body into text. HTML conversion runs on a blocking thread (it is CPU work
+/// bounded by [`html::to_text`]'s limits); the caller's timeout and cancellation stop
+/// the wait for it.
+async fn render(kind: Kind, bytes: Vec<u8>, url: &Url) -> Result<Rendered, ToolError> {
     match kind {
-        Kind::Html => html2text::from_read(bytes, TEXT_WIDTH).map_err(|err| {
-            ToolError::Failed(format!("cannot convert the HTML of {url} to text: {err}"))
-        }),
+        Kind::Html => {
+            let converted =
+                convert_off_thread(bytes, url, |html| html::to_text(html, TEXT_WIDTH)).await?;
+            Ok(Rendered {
+                text: converted.text,
+                plain_because: converted.plain_because,
+            })
+        }
         Kind::Text => {
             if bytes.contains(&0) {
                 return Err(ToolError::Failed(format!("{url} returned binary content")));
             }
-            Ok(String::from_utf8_lossy(bytes).into_owned())
+            Ok(Rendered {
+                text: String::from_utf8_lossy(&bytes).into_owned(),
+                plain_because: None,
+            })
         }
     }
+}
+
+/// Runs `convert` on `html` on a blocking thread and waits for it.
+async fn convert_off_thread(
+    html: Vec<u8>,
+    url: &Url,
+    convert: impl FnOnce(&[u8]) -> Result<html::Converted, String> + Send + 'static,
+) -> Result<html::Converted, ToolError> {
+    tokio::task::spawn_blocking(move || convert(&html))
+        .await
+        .map_err(|err| ToolError::Failed(format!("converting the HTML of {url} failed: {err}")))?
+        .map_err(|err| {
+            ToolError::Failed(format!("cannot convert the HTML of {url} to text: {err}"))
+        })
 }
 
 #[cfg(test)]
@@ -274,5 +320,30 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(err, ToolError::NetworkRefused { .. }), "{err}");
+    }
+
+    /// The conversion runs off the async thread: on a single-threaded runtime, a
+    /// conversion that waits for another task of that runtime still finishes (run on
+    /// the runtime's own thread, it would wait forever and fail).
+    #[tokio::test(flavor = "current_thread")]
+    async fn html_conversion_leaves_the_async_thread_free() {
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
+        let other_task = tokio::spawn(async move {
+            started_rx.await.unwrap();
+            go_tx.send(()).unwrap();
+        });
+        let url = Url::parse("http://example.com/").unwrap();
+        let converted = convert_off_thread(b"<p>hi</p>".to_vec(), &url, move |html| {
+            started_tx.send(()).unwrap();
+            go_rx
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .map_err(|_| "the other task never ran".to_owned())?;
+            html::to_text(html, 80)
+        })
+        .await
+        .unwrap();
+        assert!(converted.text.contains("hi"));
+        other_task.await.unwrap();
     }
 }
