@@ -1,4 +1,4 @@
-//! The command line: subcommands and options of `oxydra` (DESIGN.md §3.1).
+//! The command line: subcommands and options of `oxydra` (docs/cli.md).
 
 use std::path::PathBuf;
 
@@ -58,7 +58,7 @@ pub enum OutputFormat {
     /// For people: streamed text, one line per tool, a closing summary.
     #[default]
     Text,
-    /// One JSON object per line (DESIGN.md §3.1).
+    /// One JSON object per line: the runtime's events, as docs/cli.md lists them.
     Jsonl,
 }
 

@@ -1,4 +1,4 @@
-//! The process exit codes of DESIGN.md §3.1.
+//! The process exit codes (docs/cli.md).
 
 /// How `oxydra` ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

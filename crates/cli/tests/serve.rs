@@ -244,7 +244,7 @@ fn serve_validates_and_runs_a_deterministic_agent_then_stops_on_sigterm() {
             .unwrap();
         assert_eq!(agents["agents"].as_array().unwrap().len(), 2);
 
-        // Invalid parameters: seed 002's body, with the schema to correct from.
+        // Invalid parameters: the validation body, with the schema to correct from.
         let refused = client
             .post(server.url("/runs"))
             .json(&json!({"agent_name": "reader", "parameters": {"path": "notes.txt"}}))

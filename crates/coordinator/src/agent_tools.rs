@@ -1,7 +1,7 @@
 //! The coordinator as tools for AI agents that orchestrate others:
 //! `list_agent_blueprints`, `start_agent_run` and `get_agent_run`. They return the
 //! same JSON as the HTTP API; a refused run's error is the API's error body (for
-//! invalid parameters, seed 002's `parameter_validation_failed` body with the
+//! invalid parameters, the `parameter_validation_failed` body with the
 //! schema), so the model can correct its parameters and retry.
 
 use std::sync::Arc;

@@ -234,7 +234,7 @@ impl Blueprint {
         }
     }
 
-    /// Checks `parameters` against the schema; the error is seed 002's 400 body.
+    /// Checks `parameters` against the schema; the error is the API's 400 body.
     pub fn validate(&self, parameters: &Value) -> Result<(), Box<ParameterValidationFailure>> {
         if self.validator.is_valid(parameters) {
             return Ok(());

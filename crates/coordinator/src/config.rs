@@ -1,5 +1,5 @@
 //! Configuration: the coordinator's own settings and the `[[agents]]` blueprint entries
-//! of the config file (DESIGN.md §3.4).
+//! of the config file (docs/configuration.md).
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -183,7 +183,7 @@ impl Coordinator {
 
     /// Validates `parameters` against `agent_name`'s schema, stores a pending run and
     /// queues it. Unknown agent: [`CoordinatorError::AgentNotFound`]; invalid
-    /// parameters: [`CoordinatorError::InvalidParameters`] with seed 002's body.
+    /// parameters: [`CoordinatorError::InvalidParameters`] with the `parameter_validation_failed` body.
     pub async fn create_run(
         &self,
         agent_name: &str,

@@ -2,9 +2,9 @@
 //!
 //! `oxydra-coordinator` owns agent blueprints (`agent` and `deterministic`) with their
 //! parameter schemas, validation of run parameters with structured errors an AI can
-//! correct itself from (seed 002), the SQLite-backed run queue and its bounded worker
+//! correct itself from, the SQLite-backed run queue and its bounded worker
 //! pool, the HTTP API that lists agents and starts, inspects and cancels runs
-//! (DESIGN.md §3.3), and the same operations as tools for orchestrating agents.
+//! (docs/coordinator.md), and the same operations as tools for orchestrating agents.
 //!
 //! ```
 //! use oxydra_coordinator::{BlueprintConfig, Coordinator, CoordinatorConfig, RunnerDeps};

@@ -1,5 +1,5 @@
-//! Scrubbing of what runs produce before it is stored (DESIGN.md §4: nothing
-//! unscrubbed reaches the database).
+//! Scrubbing of what runs produce before it is stored: nothing unscrubbed
+//! reaches the database.
 //!
 //! A run's result and error are JSON: deterministic step outputs (tool text and
 //! structured output, which the executor does not scrub), an AI agent's final text

@@ -1,4 +1,5 @@
-//! Draft 7 validation of run parameters, with errors in seed 002's shape.
+//! Draft 7 validation of run parameters, with errors an AI can correct from
+//! (`path`, `message`, `schema_path` per error).
 //!
 //! A [`ParameterValidator`] is compiled once per blueprint (format checking on:
 //! `uri`, `email`, `date-time`, …). Each failed check becomes a [`ValidationIssue`]
@@ -26,7 +27,7 @@ static IMPLICIT_PROMPT_SCHEMA: LazyLock<Value> = LazyLock::new(|| {
     })
 });
 
-/// The implicit schema of every AI agent blueprint (seed 002): `{"prompt": "..."}`,
+/// The implicit schema of every AI agent blueprint: `{"prompt": "..."}`,
 /// a non-empty string, and nothing else.
 pub fn implicit_prompt_schema() -> &'static Value {
     &IMPLICIT_PROMPT_SCHEMA
@@ -52,7 +53,7 @@ pub struct SchemaProblem {
     pub location: String,
 }
 
-/// The body of a refused run (seed 002), returned with `400` by `POST /runs` and as the
+/// The body of a refused run, returned with `400` by `POST /runs` and as the
 /// error output of the `start_agent_run` tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ParameterValidationFailure {

@@ -172,7 +172,7 @@ async fn an_orchestrating_agent_corrects_itself_from_the_validation_error() {
     let (_, api_listing) = server.get("/agents").await;
     let listing: Value = serde_json::from_str(&tool_text(1, "c1")).unwrap();
     assert_eq!(listing, api_listing);
-    // The refusal carries seed 002's body, schema included.
+    // The refusal carries the validation body, schema included.
     let refusal = tool_text(2, "c2");
     assert!(refusal.starts_with("Tool execution failed: "), "{refusal}");
     let body: Value =

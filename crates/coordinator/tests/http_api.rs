@@ -5,7 +5,7 @@
     clippy::indexing_slicing,
     missing_docs
 )]
-//! The HTTP API against a real server on 127.0.0.1:0: seed 002's acceptance criteria
+//! The HTTP API against a real server on 127.0.0.1:0: the API's acceptance criteria
 //! and every error path answering JSON.
 
 mod support;

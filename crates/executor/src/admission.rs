@@ -37,7 +37,7 @@ pub(crate) struct Prepared {
     pub(crate) dedupe: DedupeMode,
 }
 
-/// What an admitted call holds of the rule state until it has run (seed 004 records
+/// What an admitted call holds of the rule state until it has run (the rules record
 /// `max_calls` counts and cooldown stamps after execution; they are reserved at
 /// admission so that concurrent calls cannot both pass a limit, and given back by
 /// [`ToolExecutor::release`] if the call fails).
@@ -246,7 +246,7 @@ impl ToolExecutor {
     }
 
     /// Confirm what a call that ran successfully reserved: its cooldown starts now,
-    /// when it finished (seed 004 stamps `last_execution` after execution).
+    /// when it finished (`last_execution` is stamped after execution).
     pub(crate) fn confirm(&self, tool_name: &str, reservation: Reservation, finished: Instant) {
         if reservation.cooldown.is_some() {
             self.last_run

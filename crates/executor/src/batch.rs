@@ -124,7 +124,7 @@ fn finish(
 }
 
 impl ToolExecutor {
-    /// Run a whole batch per DESIGN.md §2: contiguous read-only calls concurrently (at
+    /// Run a whole batch: contiguous read-only calls concurrently (at
     /// most `max_parallel` at once), side-effecting and privileged calls alone; the
     /// results come back in request order and no failure aborts the batch.
     ///

@@ -1,4 +1,4 @@
-//! Batch planning (DESIGN.md §2.1): contiguous read-only calls form a concurrent
+//! Batch planning: contiguous read-only calls form a concurrent
 //! group; a side-effecting or privileged call is a barrier that runs alone.
 
 use oxydra_types::SafetyTier;

@@ -7,8 +7,8 @@ use oxydra_types::{SafetyTier, TOOL_FAILURE_PREFIX, ToolCall};
 
 use crate::error::ToolExecutionError;
 
-/// What the model reads before an output that dedupe reused (DESIGN.md §2.5: a reused
-/// output is marked as such).
+/// What the model reads before an output that dedupe reused: a reused output
+/// is marked as such, so the model knows it may be stale.
 pub const REUSED_OUTPUT_MARKER: &str =
     "[reused output of an identical call made earlier in this session]\n";
 

@@ -5,7 +5,7 @@
     clippy::indexing_slicing,
     missing_docs
 )]
-//! Consent per DESIGN.md §2.6: brokers, decisions and standing grants.
+//! Consent (docs/executor.md): brokers, decisions and standing grants.
 
 mod common;
 

@@ -5,7 +5,7 @@
     clippy::indexing_slicing,
     missing_docs
 )]
-//! Dedupe per DESIGN.md §2.5.
+//! Dedupe (docs/executor.md).
 
 mod common;
 
@@ -45,7 +45,7 @@ async fn a_duplicate_read_reuses_the_output_until_a_side_effect_runs() {
     let sink = CollectingEventSink::new();
     let r = ex.execute_batch(&calls, &mut process, &ctx, &sink).await;
     assert_eq!(r.records[0].content_for_model(), "run 0");
-    // The model is told the output is a reused one (DESIGN.md §2.5).
+    // The model is told the output is a reused one.
     assert_eq!(
         r.records[1].content_for_model(),
         "[reused output of an identical call made earlier in this session]\nrun 0"

@@ -5,7 +5,7 @@
     clippy::indexing_slicing,
     missing_docs
 )]
-//! One or more tests per rule of seed 004's table, with its scope.
+//! One or more tests per rule kind, with its scope.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! The turn loop of seed 003, step for step:
+//! The turn loop, step for step:
 //! persist the user message → turn check → maybe summarise → prepare the context →
 //! request the provider → enforce the cost budget → persist the assistant message →
 //! no tool calls ⇒ yield → run the tools → scrub and persist the results → loop.

@@ -1,4 +1,4 @@
-//! `[[agents]]`: agent blueprints for the coordinator (DESIGN.md §3.4, seed 002).
+//! `[[agents]]`: agent blueprints for the coordinator (docs/configuration.md).
 //!
 //! The CLI only parses and checks them here; `oxydra agents list` and `oxydra serve`
 //! hand them to the coordinator.

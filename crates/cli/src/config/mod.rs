@@ -1,4 +1,4 @@
-//! Configuration: the TOML file of DESIGN.md §3.4, where it is found, and how it is
+//! Configuration: the TOML file (docs/configuration.md), where it is found, and how it is
 //! merged with the environment and the flags into the [`Effective`] configuration.
 
 mod agents;

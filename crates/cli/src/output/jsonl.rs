@@ -1,5 +1,5 @@
 //! `--output jsonl`: each runtime event as one JSON object per line on stdout, exactly
-//! as `oxydra::types::RuntimeEvent` serialises (DESIGN.md §3.1).
+//! as `oxydra::types::RuntimeEvent` serialises (docs/cli.md lists them).
 
 use std::io::Write;
 use std::sync::Mutex;

@@ -1,4 +1,4 @@
-//! The route handlers of DESIGN.md §3.3.
+//! The route handlers of the HTTP API (docs/coordinator.md).
 
 use axum::Json;
 use axum::extract::State;

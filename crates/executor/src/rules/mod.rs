@@ -300,7 +300,7 @@ impl RuleSet {
     }
 
     /// Give back a `max_calls` slot taken by [`commit`](Self::commit) for a call that
-    /// failed: per seed 004 only executed calls count.
+    /// failed: only executed calls count.
     pub(crate) fn uncount(&self, tool: &str, batch: &mut BatchConstraints) {
         if let Some(count) = batch.call_counts.get_mut(tool) {
             *count = count.saturating_sub(1);

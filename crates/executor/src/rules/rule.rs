@@ -22,7 +22,7 @@ pub struct ToolRule {
     pub kind: ToolRuleKind,
 }
 
-/// What a rule says about its tool. Scopes follow seed 004: per batch for
+/// What a rule says about its tool. Scopes: per batch (one turn's calls) for
 /// `MaxCalls` and `ExclusiveGroup`, per process for the ordering rules, persistent for
 /// `Cooldown` and consent grants.
 #[derive(Debug, Clone, PartialEq, Eq)]

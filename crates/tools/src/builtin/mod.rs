@@ -1,4 +1,4 @@
-//! The built-in tools of DESIGN.md §3.2 and what they share.
+//! The built-in tools (docs/tools.md) and what they share.
 
 mod file_edit;
 mod file_list;
