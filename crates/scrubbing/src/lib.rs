@@ -32,15 +32,19 @@
 //! assert!(matches!(clean.text, Cow::Borrowed(_)));
 //! ```
 
+mod block;
 mod entropy;
 mod error;
 mod key_names;
 mod keyword_patterns;
 mod labelled;
+mod markup;
 mod merge;
+mod prose;
 mod redaction;
 mod scrubber;
 mod value_filter;
+mod wrapped;
 
 pub use entropy::{ENTROPY_THRESHOLD, MAX_CANDIDATE_LEN, MIN_CANDIDATE_LEN, shannon_entropy};
 pub use error::ScrubError;

@@ -1,0 +1,110 @@
+//! Secrets given in prose: `the admin password is Summer2024!`, `the API key for
+//! staging was changed to …`, ``set the passphrase to `…` ``, `log in with password …`.
+//!
+//! After the secret word, up to two `for …` / `of …` phrases and a verb (`is`, `was`,
+//! `is now`, `set to`, `changed to`, `to`) must come before the value; after a password
+//! word the value may also follow directly. A quoted value is taken as it is; a bare one
+//! must look like a password (a digit, a symbol or an inner capital), so `the password
+//! is stored in the vault` stays.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::key_names::KeyInfo;
+use crate::redaction::Keyword;
+use crate::value_filter::{MIN_VALUE_CHARS, is_placeholder, looks_like_password};
+
+static PROSE: LazyLock<Result<Regex, regex::Error>> = LazyLock::new(|| {
+    Regex::new(
+        r#"\A(?:[ \t]+(?:for|of|on)[ \t]+\S+){0,2}[ \t]+(?:(?:is|was|are)(?:[ \t]+now)?|(?:has[ \t]+been[ \t]+|was[ \t]+|is[ \t]+)?(?:changed|set|reset)[ \t]+to|to)[ \t]+(?:`(?P<bq>[^`\n]+)`|"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<uv>\S+))"#,
+    )
+});
+
+static DIRECT: LazyLock<Result<Regex, regex::Error>> =
+    LazyLock::new(|| Regex::new(r"\A[ \t]+(?P<uv>\S+)"));
+
+/// Compiles the patterns; an error here makes the built-in patterns unavailable.
+pub(crate) fn compile() -> Result<(), String> {
+    PROSE.as_ref().map_err(ToString::to_string)?;
+    DIRECT.as_ref().map(|_| ()).map_err(ToString::to_string)
+}
+
+/// The secret after the secret word ending at `key_end`, in prose on the same line.
+pub(crate) fn prose_value(
+    text: &str,
+    key_end: usize,
+    line_end: usize,
+    info: KeyInfo,
+) -> Option<Range<usize>> {
+    let rest = text.get(key_end..line_end)?;
+    if !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    let caps = PROSE.as_ref().ok()?.captures(rest).or_else(|| {
+        let direct = info.keyword == Keyword::Password && !info.is_pwd && !info.weak;
+        direct
+            .then(|| DIRECT.as_ref().ok()?.captures(rest))
+            .flatten()
+    })?;
+    if let Some(quoted) = caps.name("bq").or(caps.name("dq")).or(caps.name("sq")) {
+        let value = quoted.as_str();
+        let wanted = value.chars().count() >= MIN_VALUE_CHARS && !is_placeholder(value);
+        return wanted.then(|| key_end + quoted.start()..key_end + quoted.end());
+    }
+    let bare = caps.name("uv")?;
+    let value = bare
+        .as_str()
+        .trim_end_matches(['.', ',', ';', ':', ')', '"', '\'']);
+    if info.keyword == Keyword::Token && value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    looks_like_password(value).then(|| key_end + bare.start()..key_end + bare.start() + value.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key_names::classify_key;
+
+    fn find(text: &str, key: &str) -> Option<String> {
+        let start = text.find(key).unwrap();
+        let info = classify_key(key).unwrap();
+        prose_value(text, start + key.len(), text.len(), info).map(|r| text[r].to_owned())
+    }
+
+    #[test]
+    fn secrets_in_prose() {
+        let f = |t: &str, k: &str| find(t, k).unwrap_or_default();
+        assert_eq!(
+            f("the admin password is Summer2024!", "password"),
+            "Summer2024!"
+        );
+        assert_eq!(
+            f("The root password for db1 is hunter2.", "password"),
+            "hunter2"
+        );
+        assert_eq!(
+            f("Set the passphrase to `open sesame`", "passphrase"),
+            "open sesame"
+        );
+        assert_eq!(f("the token has been changed to ab12cd", "token"), "ab12cd");
+        assert_eq!(f("log in with password x9k2 then", "password"), "x9k2");
+    }
+
+    #[test]
+    fn prose_without_secrets() {
+        for (text, key) in [
+            ("The password is stored in the vault.", "password"),
+            ("the secret is out", "secret"),
+            ("Pass the token to the handler", "token"),
+            ("A password is required.", "password"),
+            ("password reset link sent", "password"),
+            ("the token is 3600", "token"),
+            ("sshpass -phunter22 ssh host", "sshpass"),
+        ] {
+            assert_eq!(find(text, key), None, "{text}");
+        }
+    }
+}
