@@ -242,7 +242,7 @@ fn is_path(token: &str) -> bool {
 }
 
 /// Rule 5: every piece between `+/_-` is digits and/or camelCase words.
-fn is_words(token: &str) -> bool {
+pub(crate) fn is_words(token: &str) -> bool {
     token
         .split(['+', '/', '_', '-', '='])
         .filter(|p| !p.is_empty())

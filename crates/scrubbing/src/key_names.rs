@@ -257,7 +257,11 @@ pub(crate) fn classify_in_context(text: &str, key_start: usize, key: &str) -> Op
             .iter()
             .any(|k| key.eq_ignore_ascii_case(k))
     {
-        return Some(KeyInfo::strong(Keyword::Key));
+        // `?key=name` also sorts by a field: the value must look like data.
+        return Some(KeyInfo {
+            weak: true,
+            ..KeyInfo::strong(Keyword::Key)
+        });
     }
     if before != Some(b' ') || !key.eq_ignore_ascii_case("key") {
         return None;

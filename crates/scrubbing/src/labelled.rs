@@ -23,7 +23,7 @@ use crate::markup::markup_value;
 use crate::merge::{Candidate, PRIORITY_KEYWORD};
 use crate::prose::prose_value;
 use crate::redaction::{Keyword, RedactionKind};
-use crate::value_filter::{ValueShape, is_non_secret_value, is_placeholder, is_prose};
+use crate::value_filter::{ValueShape, is_non_secret_value, is_prose};
 
 /// Labelled values: for each trigger hit, walk back to the start of the key it is in
 /// and look at what follows the key. Markup, pairs and prose are looked for only when
@@ -156,6 +156,13 @@ fn separated_values(
     }
 }
 
+/// A cookie's value is secret only when it looks like data (`theme=dark` is not).
+const COOKIE: KeyInfo = KeyInfo {
+    keyword: Keyword::Cookie,
+    is_pwd: false,
+    weak: true,
+};
+
 /// `Cookie:` / `Set-Cookie:` headers.
 fn is_cookie_header(key: &str) -> bool {
     key.eq_ignore_ascii_case("cookie") || key.eq_ignore_ascii_case("set-cookie")
@@ -183,7 +190,7 @@ fn cookie_values(
             let value = pair.get(eq + 1..).unwrap_or_default();
             let trimmed = value.trim_end_matches(['\r', ' ', '\'', '"']);
             let start = offset + eq + 1;
-            if trimmed.chars().count() >= 3 && !is_placeholder(trimmed) {
+            if !is_non_secret_value(trimmed, COOKIE, ValueShape::Quoted) {
                 found.push(start..start + trimmed.len());
             }
         }
@@ -297,11 +304,11 @@ mod tests {
 
     #[test]
     fn cookie_header_values() {
-        let text = "Cookie: theme=dark; sessionid=abc123xyz\r\n";
+        let text = "Cookie: theme=dark; sessionid=abc123xyz; csrf=Zx9qL2mN\r\n";
         let mut found = Vec::new();
         cookie_values(text, 6, text.len() - 2, false, &mut found);
         let values: Vec<&str> = found.iter().map(|r| &text[r.clone()]).collect();
-        assert_eq!(values, ["dark", "abc123xyz"]);
+        assert_eq!(values, ["abc123xyz", "Zx9qL2mN"]);
         let text = "Set-Cookie: sid=abc123; Path=/; HttpOnly";
         let mut found = Vec::new();
         cookie_values(text, 10, text.len(), true, &mut found);

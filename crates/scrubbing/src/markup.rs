@@ -85,10 +85,19 @@ pub(crate) fn markup_value(
     let mut window = text
         .get(key_end..window_end)
         .or_else(|| text.get(key_end..))?;
-    for stop in ["}", "]", "\n-", "\n\n"] {
+    for stop in ["}", "]", "\n\n"] {
         if let Some(i) = window.find(stop) {
             window = window.get(..i)?;
         }
+    }
+    // A YAML list's next item (`- name: …`) belongs to another pair.
+    let mut offset = 0;
+    for line in window.split_inclusive('\n') {
+        if offset > 0 && line.trim_start().starts_with("- ") {
+            window = window.get(..offset)?;
+            break;
+        }
+        offset += line.len();
     }
     let caps = patterns.field.captures(window)?;
     let (value, shape) = match caps.name("dq").or(caps.name("sq")).or(caps.name("eq")) {
@@ -222,5 +231,7 @@ mod tests {
         );
         assert_eq!(value("<password/>", "password"), None);
         assert_eq!(value("title: password", "password"), None);
+        let k8s = "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {}\n  - name: X\n    value: info\n";
+        assert_eq!(value(k8s, "DB_PASSWORD"), None);
     }
 }

@@ -14,7 +14,7 @@ use regex::Regex;
 
 use crate::key_names::KeyInfo;
 use crate::redaction::Keyword;
-use crate::value_filter::{MIN_VALUE_CHARS, is_placeholder, looks_like_password};
+use crate::value_filter::{ValueShape, is_non_secret_value, looks_like_password};
 
 static PROSE: LazyLock<Result<Regex, regex::Error>> = LazyLock::new(|| {
     Regex::new(
@@ -49,9 +49,8 @@ pub(crate) fn prose_value(
             .flatten()
     })?;
     if let Some(quoted) = caps.name("bq").or(caps.name("dq")).or(caps.name("sq")) {
-        let value = quoted.as_str();
-        let wanted = value.chars().count() >= MIN_VALUE_CHARS && !is_placeholder(value);
-        return wanted.then(|| key_end + quoted.start()..key_end + quoted.end());
+        let secret = !is_non_secret_value(quoted.as_str(), info, ValueShape::Quoted);
+        return secret.then(|| key_end + quoted.start()..key_end + quoted.end());
     }
     let bare = caps.name("uv")?;
     let value = bare
@@ -103,6 +102,7 @@ mod tests {
             ("password reset link sent", "password"),
             ("the token is 3600", "token"),
             ("sshpass -phunter22 ssh host", "sshpass"),
+            ("the password is `None`", "password"),
         ] {
             assert_eq!(find(text, key), None, "{text}");
         }

@@ -8,6 +8,7 @@
 //! names (`password: String`), calls and generics (`token = get_token()`,
 //! `Option<String>`) and field paths (`self.config.token`).
 
+use crate::entropy::is_words;
 use crate::key_names::KeyInfo;
 use crate::redaction::Keyword;
 
@@ -119,17 +120,14 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     }
 }
 
-/// A weak label's value that is a word, identifier or path rather than data: no digit,
-/// only letters and `_-./:`, and capitals only as word starts (`basic`, `BASIC`,
-/// `TestParseConfig`, not `dXNlcjpwYXNz`); or a path (`/etc/creds.json`, `~/.netrc`).
+/// A weak label's value that is a word, identifier or path rather than data: no digit
+/// and made of words (`basic`, `BASIC`, `TestParseYAMLBlock`, `oauth-proxy`, not
+/// `dXNlcjpwYXNz`); or a path (`/etc/creds.json`, `~/.netrc`).
 fn is_word_or_path(value: &str) -> bool {
-    let bytes = value.as_bytes();
-    let letters = bytes.iter().filter(|b| b.is_ascii_alphabetic()).count();
-    let upper = bytes.iter().filter(|b| b.is_ascii_uppercase()).count();
-    let wordy = bytes
-        .iter()
-        .all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'-' | b'.' | b'/' | b':'))
-        && (upper == letters || letters >= 4 * upper);
+    let wordy = !value.bytes().any(|b| b.is_ascii_digit())
+        && value
+            .split(['.', ':', '/'])
+            .all(|part| part.is_empty() || is_words(part));
     wordy
         || ["/", "~/", "./", "../"]
             .iter()
@@ -290,6 +288,7 @@ mod tests {
             "/etc/app/creds.json",
             "~/.netrc",
             "TestParseConfig",
+            "TestScrubYAMLBlock",
             "include",
         ] {
             assert!(is_non_secret_value(value, weak, BARE), "{value}");

@@ -5,6 +5,148 @@ use super::values::{ALNUM, HEX, LOWER_ALNUM, Rng, UPPER_ALNUM, base64};
 
 type Gen = fn(&mut Rng) -> String;
 
+/// Hand-written hard negatives, each used once: `(kind, text)`.
+const FIXED: &[(&str, &str)] = &[
+    ("labelled-meta", "max_tokens: 1024\ntoken_count: 42"),
+    ("labelled-meta", "password_file: /run/secrets/db_password"),
+    ("labelled-meta", "PASSWORD=${DB_PASSWORD}"),
+    ("labelled-meta", "auth: true"),
+    ("labelled-meta", "auth_method: oauth2"),
+    ("labelled-meta", "auth: basic"),
+    ("labelled-meta", "--- PASS: TestParseConfig (0.00s)"),
+    ("labelled-meta", "PASS: tests/unit/parser"),
+    ("labelled-meta", "credentials: /etc/app/creds.json"),
+    ("labelled-meta", "session_timeout: 30m"),
+    ("labelled-meta", "cookie_secure: true"),
+    ("labelled-meta", "key: name"),
+    ("labelled-meta", "primary_key: id"),
+    ("labelled-meta", "license: MIT"),
+    ("labelled-meta", "password_min_length: 12"),
+    ("labelled-meta", "token_type: Bearer"),
+    ("labelled-meta", "\"auth_type\": \"oauth\""),
+    ("labelled-meta", "pass_rate: 0.97"),
+    ("labelled-meta", "bypass_cache: true"),
+    ("labelled-meta", "api_key: <YOUR_API_KEY>"),
+    ("labelled-meta", "token: ${{ secrets.NPM_TOKEN }}"),
+    ("labelled-meta", "password: null"),
+    ("labelled-meta", "auth: none"),
+    ("labelled-meta", "secret: ''"),
+    ("labelled-meta", "TOKEN_TTL=3600"),
+    ("labelled-meta", "pw: ab"),
+    ("labelled-meta", "auth_required: yes"),
+    ("labelled-meta", "credentials: include"),
+    ("labelled-meta", "LICENSE_KEY_PATH=/etc/license.key"),
+    ("labelled-meta", "session: redis"),
+    ("labelled-meta", "PASS=1 FAIL=0"),
+    (
+        "labelled-meta",
+        "<input type=\"password\" name=\"password\" placeholder=\"Password\">",
+    ),
+    ("labelled-meta", "--password-file /run/secrets/pw"),
+    ("labelled-meta", "auth: jwt"),
+    ("labelled-meta", "authentication: required"),
+    ("code", "let password = read_password()?;"),
+    ("code", "fn auth(&self) -> Result<AuthToken, Error> {"),
+    ("code", "    password: String,\n    token: Option<String>,"),
+    ("code", "if (!auth) { return res.status(401).end(); }"),
+    ("code", "def check_password(password: str) -> bool:"),
+    ("code", "const token = await getToken(session.user);"),
+    ("code", "self.session = requests.Session()"),
+    ("code", "cookie = request.cookies.get('session')"),
+    ("code", "password = getpass.getpass()"),
+    ("code", "headers['Authorization'] = f'Bearer {token}'"),
+    ("code", "let pass = config.pass.clone();"),
+    ("code", "auth = HTTPBasicAuth(user, password)"),
+    ("prose", "The password is stored in the vault."),
+    ("prose", "Please reset your password to continue."),
+    ("prose", "The API key is invalid or expired."),
+    ("prose", "Your session cookie expired; sign in again."),
+    ("prose", "Token limit exceeded for this model."),
+    ("prose", "Enter your password:"),
+    ("prose", "A password is required."),
+    ("prose", "The key is in the top drawer."),
+    ("prose", "Tests: 42 passed, 0 failed"),
+    ("prose", "Authentication failed for user ada"),
+    ("prose", "the password was changed yesterday"),
+    ("prose", "Pass the token to the handler"),
+    ("prose", "the secret is out"),
+    ("prose", "Credentials are rotated every 90 days."),
+    ("prose", "The admin password is managed by Vault"),
+    ("rule-edges", "auth: fix login redirect loop"),
+    ("rule-edges", "token: refresh the cache before the deploy"),
+    (
+        "rule-edges",
+        "        - name: DB_PASSWORD\n          valueFrom:\n            secretKeyRef:\n              name: db-secret\n              key: password\n        - name: LOG_LEVEL\n          value: info\n",
+    ),
+    ("rule-edges", "<password/>"),
+    ("rule-edges", "<token>{{ token }}</token>"),
+    ("rule-edges", "<password></password>"),
+    (
+        "rule-edges",
+        "<input type=\"password\" name=\"password\" value=\"\">",
+    ),
+    (
+        "rule-edges",
+        "<label for=\"password\">Password</label><input id=\"password\" name=\"password\">",
+    ),
+    (
+        "rule-edges",
+        "{\"name\": \"db_password\", \"type\": \"string\", \"required\": true}",
+    ),
+    ("rule-edges", "{\"name\": \"api_key\", \"value\": null}"),
+    (
+        "rule-edges",
+        "password:\n  description: The user password\n  type: string\n  minLength: 12\n",
+    ),
+    (
+        "rule-edges",
+        "auth:\n  type: oauth2\n  flows:\n    implicit: {}\n",
+    ),
+    ("rule-edges", "token:\n  - read\n  - write\n"),
+    ("rule-edges", "secret: |\n  {{ .Values.secret }}\n"),
+    ("rule-edges", "mysql -P 3306 -h localhost -u root -p"),
+    ("rule-edges", "mysql -u root -p mydb"),
+    (
+        "rule-edges",
+        "docker login -u ada --password-stdin registry.example.com",
+    ),
+    ("rule-edges", "redis-cli -a $REDIS_PASSWORD ping"),
+    ("rule-edges", "sshpass -e ssh ada@host"),
+    (
+        "rule-edges",
+        "https://example.com/search?key=name&order=asc",
+    ),
+    (
+        "rule-edges",
+        "https://api.example.com/v1/sort?key=created_at&sig=none",
+    ),
+    ("rule-edges", "Cookie: theme=dark; lang=en"),
+    ("rule-edges", "Authorization: Bearer ${TOKEN}"),
+    ("rule-edges", "The password is at least 12 characters long."),
+    ("rule-edges", "the token was refreshed at startup"),
+    ("rule-edges", "The key is to test often."),
+    ("rule-edges", "the password is `None`"),
+    ("rule-edges", "Password is Required"),
+    ("rule-edges", "the API key is `<YOUR_API_KEY>`"),
+    ("rule-edges", "Set the password to something memorable."),
+    ("rule-edges", "VERSION=1.2.3\nBUILD=release\n"),
+    (
+        "rule-edges",
+        "/home/ada/projects/scrubber\n/home/ada/projects/runtime\n",
+    ),
+    ("rule-edges", "SESSION=redis\nCOOKIE_DOMAIN=.example.com\n"),
+    (
+        "rule-edges",
+        "https://sentry.io/organizations/acme/issues/?project=4504",
+    ),
+    ("rule-edges", "git clone ssh://git@github.com/acme/app.git"),
+    ("rule-edges", "Login: ada\nPassword: (ask Bob)\n"),
+    ("rule-edges", "PASS: test_parser\nFAIL: test_lexer\n"),
+    ("rule-edges", "--- PASS: TestScrubYAMLBlock (0.00s)"),
+    ("rule-edges", "credentials: &default_creds\n  <<: *base\n"),
+    ("rule-edges", "pass: [1, 2, 3]"),
+];
+
 const WORDS: &[&str] = &[
     "config", "server", "handler", "request", "response", "parse", "build", "client", "user",
     "account", "session", "cache", "manager", "factory", "provider", "service", "token", "render",
@@ -18,7 +160,7 @@ const PROSE: &[&str] = &[
 ];
 
 fn word(r: &mut Rng) -> &'static str {
-    *r.pick(WORDS)
+    r.pick::<&str>(WORDS)
 }
 
 fn camel(r: &mut Rng, n: usize) -> String {
@@ -237,84 +379,6 @@ fn generators() -> Vec<(&'static str, Gen)> {
         ("ulid", |r| {
             format!("order {} created", r.string(UPPER_ALNUM, 26))
         }),
-        ("labelled-meta", |r| {
-            r.pick(&[
-                "max_tokens: 1024\ntoken_count: 42",
-                "password_file: /run/secrets/db_password",
-                "PASSWORD=${DB_PASSWORD}",
-                "auth: true",
-                "auth_method: oauth2",
-                "auth: basic",
-                "--- PASS: TestParseConfig (0.00s)",
-                "PASS: tests/unit/parser",
-                "credentials: /etc/app/creds.json",
-                "session_timeout: 30m",
-                "cookie_secure: true",
-                "key: name",
-                "primary_key: id",
-                "license: MIT",
-                "password_min_length: 12",
-                "token_type: Bearer",
-                "\"auth_type\": \"oauth\"",
-                "pass_rate: 0.97",
-                "bypass_cache: true",
-                "api_key: <YOUR_API_KEY>",
-                "token: ${{ secrets.NPM_TOKEN }}",
-                "password: null",
-                "auth: none",
-                "secret: ''",
-                "TOKEN_TTL=3600",
-                "pw: ab",
-                "auth_required: yes",
-                "credentials: include",
-                "LICENSE_KEY_PATH=/etc/license.key",
-                "session: redis",
-                "cookie: sameSite=lax",
-                "PASS=1 FAIL=0",
-                "<input type=\"password\" name=\"password\" placeholder=\"Password\">",
-                "--password-file /run/secrets/pw",
-                "auth: jwt",
-                "authentication: required",
-            ])
-            .to_string()
-        }),
-        ("code", |r| {
-            r.pick(&[
-                "let password = read_password()?;",
-                "fn auth(&self) -> Result<AuthToken, Error> {",
-                "    password: String,\n    token: Option<String>,",
-                "if (!auth) { return res.status(401).end(); }",
-                "def check_password(password: str) -> bool:",
-                "const token = await getToken(session.user);",
-                "self.session = requests.Session()",
-                "cookie = request.cookies.get('session')",
-                "password = getpass.getpass()",
-                "headers['Authorization'] = f'Bearer {token}'",
-                "let pass = config.pass.clone();",
-                "auth = HTTPBasicAuth(user, password)",
-            ])
-            .to_string()
-        }),
-        ("prose", |r| {
-            r.pick(&[
-                "The password is stored in the vault.",
-                "Please reset your password to continue.",
-                "The API key is invalid or expired.",
-                "Your session cookie expired; sign in again.",
-                "Token limit exceeded for this model.",
-                "Enter your password:",
-                "A password is required.",
-                "The key is in the top drawer.",
-                "Tests: 42 passed, 0 failed",
-                "Authentication failed for user ada",
-                "the password was changed yesterday",
-                "Pass the token to the handler",
-                "the secret is out",
-                "Credentials are rotated every 90 days.",
-                "The admin password is managed by Vault",
-            ])
-            .to_string()
-        }),
         ("test-output", |r| {
             format!("test {}::tests::{} ... ok", word(r), snake(r, 4))
         }),
@@ -348,5 +412,6 @@ pub fn cases(per_kind: usize) -> Vec<(&'static str, String)> {
             out.push((kind, generate(&mut rng)));
         }
     }
+    out.extend(FIXED.iter().map(|(kind, text)| (*kind, (*text).to_owned())));
     out
 }

@@ -83,7 +83,7 @@ fn key_style(rng: &mut Rng, env: &str) -> String {
 }
 
 fn env_name(rng: &mut Rng) -> &'static str {
-    *rng.pick(ENV_NAMES)
+    rng.pick::<&str>(ENV_NAMES)
 }
 
 fn host(rng: &mut Rng) -> String {
@@ -104,7 +104,7 @@ fn host(rng: &mut Rng) -> String {
 }
 
 fn user(rng: &mut Rng) -> &'static str {
-    *rng.pick(&[
+    rng.pick::<&str>(&[
         "ada", "root", "admin", "deploy", "app_user", "svc-ci", "postgres",
     ])
 }
