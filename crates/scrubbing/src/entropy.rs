@@ -17,7 +17,7 @@
 //!    — unless that text is `user:password` or holds a secret the patterns find;
 //!    padded base64 of `user:password` counts from 16 bytes;
 //! 7. it is not labelled as a hash (`sha512-…` subresource integrity, `h1:` Go sums,
-//!    `sha256:`);
+//!    `sha256:`) or a public key (`ssh-rsa AAAA…`, `ssh-ed25519 AAAA…`);
 //! 8. it is not a lowercase slug: no capitals and no piece between `-_/.` longer than
 //!    12 bytes (Kubernetes pod names, branch names).
 //!
@@ -36,7 +36,22 @@ pub const MAX_CANDIDATE_LEN: usize = 512;
 /// Minimum Shannon entropy, in bits per character.
 pub const ENTROPY_THRESHOLD: f64 = 3.8;
 
-const HASH_LABELS_BEFORE: &[&str] = &["h1:", "sha1:", "sha256:", "sha384:", "sha512:", "md5:"];
+const HASH_LABELS_BEFORE: &[&str] = &[
+    "h1:",
+    "sha1:",
+    "sha256:",
+    "sha384:",
+    "sha512:",
+    "md5:",
+    // SSH public keys are public.
+    "ssh-rsa ",
+    "ssh-ed25519 ",
+    "ssh-dss ",
+    "ecdsa-sha2-nistp256 ",
+    "ecdsa-sha2-nistp384 ",
+    "ecdsa-sha2-nistp521 ",
+    "sk-ssh-ed25519@openssh.com ",
+];
 const HASH_PREFIXES: &[&str] = &["sha1-", "sha256-", "sha384-", "sha512-"];
 
 /// Pushes a candidate for every high-entropy string in `text`.

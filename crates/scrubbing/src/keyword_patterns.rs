@@ -211,7 +211,7 @@ fn pattern_defs() -> Vec<PatternDef> {
         ),
         def(
             "authorization|Authorization|AUTHORIZATION",
-            r#"(?i:(?-u:\b)(?:proxy-)?authorization)(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?(?:(?i:bearer|basic|token|bot)[ \t]+)?(?P<secret>[^\s"'`<>,;]+)"#,
+            r#"(?i:(?-u:\b)(?:proxy-)?authorization)(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?(?:(?i:bearer|basic|token|bot)[ \t]+)?(?P<secret>[^\s"'`<>,;\\][^\r\n"'`<>\\]*)"#,
             Rule::Authorization,
         ),
         def(
@@ -400,7 +400,10 @@ fn collect_pattern(
                 let Some(secret) = caps.name("secret") else {
                     continue;
                 };
-                let value = secret.as_str();
+                // Everything after the scheme is credentials (`AWS4-HMAC-SHA256
+                // Credential=…, Signature=…`), up to a quote or the line end.
+                let value = secret.as_str().trim_end();
+                let range = secret.start()..secret.start() + value.len();
                 let is_scheme = ["bearer", "basic", "token", "bot"]
                     .iter()
                     .any(|s| value.eq_ignore_ascii_case(s));
@@ -409,7 +412,7 @@ fn collect_pattern(
                     _ => value.len() >= 3 && !is_scheme,
                 };
                 if wanted && !is_placeholder(value) {
-                    push(secret.range(), RedactionKind::Authorization, priority);
+                    push(range, RedactionKind::Authorization, priority);
                 }
             }
         }

@@ -72,7 +72,12 @@ pub(crate) fn markup_value(
         return element_value(text, key_end, info);
     }
     if !after_name_field(bytes, key_start) {
-        return None;
+        return match before {
+            Some(quote @ (b'"' | b'\'')) if bytes.get(key_end) == Some(&quote) => {
+                quoted_pair_value(text, key_end + 1, info)
+            }
+            _ => None,
+        };
     }
     let line_start = text.get(..key_start)?.rfind('\n').map_or(0, |i| i + 1);
     let head = text.get(line_start..key_start)?;
@@ -106,6 +111,25 @@ pub(crate) fn markup_value(
     };
     (!is_non_secret_value(value.as_str(), info, shape))
         .then(|| key_end + value.start()..key_end + value.end())
+}
+
+/// `define('DB_PASSWORD', 'value')`, `setdefault("api_key", "value")`: a quoted name,
+/// a comma and a quoted value (the closing quote of the name is at `after - 1`).
+fn quoted_pair_value(text: &str, after: usize, info: KeyInfo) -> Option<Range<usize>> {
+    let rest = text.get(after..)?;
+    let trimmed = rest.trim_start_matches([' ', '\t']).strip_prefix(',')?;
+    let trimmed = trimmed.trim_start_matches([' ', '\t']);
+    let quote = trimmed.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+    let start = after + (rest.len() - trimmed.len()) + 1;
+    let body = text.get(start..)?;
+    let len = body.find([quote, '\n'])?;
+    let value = body.get(..len)?;
+    // `"db_password", "value": …` is a name/value pair, not `define(name, value)`.
+    let after_value = body.get(len + 1..)?.trim_start();
+    (body.get(len..)?.starts_with(quote)
+        && !after_value.starts_with(':')
+        && !is_non_secret_value(value, info, ValueShape::Quoted))
+    .then_some(start..start + len)
 }
 
 /// True when the key is the value of a name field: `name="…`, `"Name": "…`, `key: …`.
@@ -212,6 +236,11 @@ mod tests {
         );
         assert_eq!(
             v("- name: DB_PASSWORD\n  value: p4ss\n", "DB_PASSWORD"),
+            "p4ss"
+        );
+        assert_eq!(v("define('DB_PASSWORD', 'p4ss');", "DB_PASSWORD"), "p4ss");
+        assert_eq!(
+            v(r#"os.environ.setdefault("API_KEY", "p4ss")"#, "API_KEY"),
             "p4ss"
         );
     }

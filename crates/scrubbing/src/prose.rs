@@ -25,9 +25,17 @@ static PROSE: LazyLock<Result<Regex, regex::Error>> = LazyLock::new(|| {
 static DIRECT: LazyLock<Result<Regex, regex::Error>> =
     LazyLock::new(|| Regex::new(r"\A[ \t]+(?P<uv>\S+)"));
 
+/// `Password for root: …`, `password of the admin account: …`.
+static QUALIFIED: LazyLock<Result<Regex, regex::Error>> = LazyLock::new(|| {
+    Regex::new(
+        r#"\A(?:[ \t]+(?:for|of|on|to)(?:[ \t]+[^\s:]+){1,3}):[ \t]+(?:`(?P<bq>[^`\n]+)`|"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<lv>\S+))"#,
+    )
+});
+
 /// Compiles the patterns; an error here makes the built-in patterns unavailable.
 pub(crate) fn compile() -> Result<(), String> {
     PROSE.as_ref().map_err(ToString::to_string)?;
+    QUALIFIED.as_ref().map_err(ToString::to_string)?;
     DIRECT.as_ref().map(|_| ()).map_err(ToString::to_string)
 }
 
@@ -42,17 +50,32 @@ pub(crate) fn prose_value(
     if !rest.starts_with([' ', '\t']) {
         return None;
     }
-    let caps = PROSE.as_ref().ok()?.captures(rest).or_else(|| {
-        let direct = info.keyword == Keyword::Password && !info.is_pwd && !info.weak;
-        direct
-            .then(|| DIRECT.as_ref().ok()?.captures(rest))
-            .flatten()
-    })?;
+    let qualified = QUALIFIED.as_ref().ok()?.captures(rest);
+    if let Some(labelled) = qualified.as_ref().and_then(|c| c.name("lv")) {
+        // A colon labels the value: it need not look like a password.
+        let value = labelled.as_str();
+        let secret = !is_non_secret_value(value, info, ValueShape::Unquoted { next: None });
+        return secret.then(|| key_end + labelled.start()..key_end + labelled.end());
+    }
+    let caps = qualified
+        .or_else(|| PROSE.as_ref().ok()?.captures(rest))
+        .or_else(|| {
+            let direct = info.keyword == Keyword::Password && !info.is_pwd && !info.weak;
+            direct
+                .then(|| DIRECT.as_ref().ok()?.captures(rest))
+                .flatten()
+        })?;
     if let Some(quoted) = caps.name("bq").or(caps.name("dq")).or(caps.name("sq")) {
         let secret = !is_non_secret_value(quoted.as_str(), info, ValueShape::Quoted);
         return secret.then(|| key_end + quoted.start()..key_end + quoted.end());
     }
     let bare = caps.name("uv")?;
+    // `.netrc`: `machine host login ada password <value>` takes any value.
+    let line_start = text.get(..key_end)?.rfind('\n').map_or(0, |i| i + 1);
+    let line = text.get(line_start..key_end)?.trim_start();
+    if line.starts_with("machine ") || line.starts_with("default ") {
+        return Some(key_end + bare.start()..key_end + bare.end());
+    }
     let value = bare
         .as_str()
         .trim_end_matches(['.', ',', ';', ':', ')', '"', '\'']);
@@ -90,6 +113,14 @@ mod tests {
         );
         assert_eq!(f("the token has been changed to ab12cd", "token"), "ab12cd");
         assert_eq!(f("log in with password x9k2 then", "password"), "x9k2");
+        assert_eq!(f("Password for root: hunter", "Password"), "hunter");
+        assert_eq!(
+            f(
+                "machine api.example.com login ada password hunter",
+                "password"
+            ),
+            "hunter"
+        );
     }
 
     #[test]
