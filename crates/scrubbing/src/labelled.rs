@@ -54,8 +54,12 @@ pub(crate) fn collect_labelled(
             key_end += 1;
         }
         done_until = key_end;
-        // Cheap checks before any regex: the key must label a secret.
+        // Cheap checks before any regex: the flag pattern wants a `--flag`, and the
+        // key must label a secret.
         let key = text.get(key_start..key_end).unwrap_or_default();
+        if !unseparated && !key.starts_with("--") {
+            continue;
+        }
         let Some(info) = classify_key(key).or_else(|| classify_in_context(text, key_start, key))
         else {
             continue;
@@ -108,26 +112,26 @@ fn separated_values(
     let Some(rest) = text.get(key_start..line_end) else {
         return;
     };
-    if let Some(caps) = anchored.captures(rest) {
-        if let Some((range, _)) = labelled_value_with(rest, &caps, info) {
-            let range = range.start + key_start..range.end + key_start;
-            let quoted = caps.name("uv").is_none();
-            let after = text.get(range.end..line_end).unwrap_or_default();
-            if quoted {
-                if let Some(next) = quoted_continuation(text, range.end) {
-                    found.push(next);
-                }
-            } else if after.trim().is_empty()
-                && let Some(block) = indented_block(text, key_start, line_end, false)
-                && text
-                    .get(block.clone())
-                    .is_some_and(|b| !b.contains([' ', '\t']))
-            {
-                found.push(range.start..block.end);
-                return;
+    if let Some(caps) = anchored.captures(rest)
+        && let Some((range, _)) = labelled_value_with(rest, &caps, info)
+    {
+        let range = range.start + key_start..range.end + key_start;
+        let quoted = caps.name("uv").is_none();
+        let after = text.get(range.end..line_end).unwrap_or_default();
+        if quoted {
+            if let Some(next) = quoted_continuation(text, range.end) {
+                found.push(next);
             }
-            found.push(range);
+        } else if after.trim().is_empty()
+            && let Some(block) = indented_block(text, key_start, line_end, false)
+            && text
+                .get(block.clone())
+                .is_some_and(|b| !b.contains([' ', '\t']))
+        {
+            found.push(range.start..block.end);
+            return;
         }
+        found.push(range);
         return;
     }
     // Nothing (or only a YAML block indicator) after the separator: the value is on
