@@ -105,8 +105,17 @@ fn consider(text: &str, mut start: usize, end: usize, out: &mut Vec<Candidate>) 
         return;
     };
     if end - start < MIN_CANDIDATE_LEN {
-        // Short padded base64 is only a secret as an encoded `user:password`.
-        if token.ends_with('=') && base64_text(token).is_some_and(|t| is_credential_pair(&t)) {
+        // Short base64 is only a secret as an encoded `user:password`: padded, or
+        // a whole number of standard base64 quads with a digit and both cases.
+        let bytes = token.as_bytes();
+        let quads = bytes.len() % 4 == 0
+            && !token.contains(['-', '_'])
+            && bytes.iter().any(u8::is_ascii_digit)
+            && bytes.iter().any(u8::is_ascii_uppercase)
+            && bytes.iter().any(u8::is_ascii_lowercase);
+        if (token.ends_with('=') || quads)
+            && base64_text(token).is_some_and(|t| is_credential_pair(&t))
+        {
             push(start, end, out);
         }
         return;
@@ -392,8 +401,10 @@ mod tests {
         let mut out = Vec::new();
         collect("auth ZGVwbG95Ong5azI= end", &mut out);
         assert_eq!(out.len(), 1, "short padded base64 of deploy:x9k2");
+        collect("echo cm9vdDpiYXR0ZXJ5 | base64 -d", &mut out);
+        assert_eq!(out.len(), 2, "short base64 of root:battery");
         collect("pod/policy-5qztccv5lc-io7sq Running", &mut out);
-        assert_eq!(out.len(), 1, "k8s pod names are slugs");
+        assert_eq!(out.len(), 2, "k8s pod names are slugs");
     }
 
     #[test]

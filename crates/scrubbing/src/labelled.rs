@@ -194,7 +194,23 @@ fn cookie_values(
             let value = pair.get(eq + 1..).unwrap_or_default();
             let trimmed = value.trim_end_matches(['\r', ' ', '\'', '"']);
             let start = offset + eq + 1;
-            if !is_non_secret_value(trimmed, COOKIE, ValueShape::Quoted) {
+            // A session cookie (`sid`, `PHPSESSID`, `auth`, `remember_token`) is
+            // secret whatever it looks like; another only when it looks like data.
+            let name = pair.get(..eq).unwrap_or_default().trim();
+            let lower = name.to_ascii_lowercase();
+            let session = lower.contains("sid") || lower.contains("sess");
+            let info = match classify_key(name) {
+                Some(info) => KeyInfo {
+                    weak: false,
+                    ..info
+                },
+                None if session => KeyInfo {
+                    weak: false,
+                    ..COOKIE
+                },
+                None => COOKIE,
+            };
+            if !is_non_secret_value(trimmed, info, ValueShape::Quoted) {
                 found.push(start..start + trimmed.len());
             }
         }
@@ -308,11 +324,11 @@ mod tests {
 
     #[test]
     fn cookie_header_values() {
-        let text = "Cookie: theme=dark; sessionid=abc123xyz; csrf=Zx9qL2mN\r\n";
+        let text = "Cookie: theme=dark; sessionid=abc123xyz; csrf=Zx9qL2mN; sid=battery\r\n";
         let mut found = Vec::new();
         cookie_values(text, 6, text.len() - 2, false, &mut found);
         let values: Vec<&str> = found.iter().map(|r| &text[r.clone()]).collect();
-        assert_eq!(values, ["abc123xyz", "Zx9qL2mN"]);
+        assert_eq!(values, ["abc123xyz", "Zx9qL2mN", "battery"]);
         let text = "Set-Cookie: sid=abc123; Path=/; HttpOnly";
         let mut found = Vec::new();
         cookie_values(text, 10, text.len(), true, &mut found);

@@ -20,7 +20,7 @@ use oxydra_scrubbing::{Redaction, scrub};
 
 /// Positive cases per format (value shapes cycle through random, dictionary, short,
 /// token, hex and base64).
-const PER_FORMAT: usize = 22;
+const PER_FORMAT: usize = 26;
 /// Negative cases per generator.
 const PER_NEGATIVE: usize = 40;
 

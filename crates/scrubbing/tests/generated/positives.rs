@@ -915,6 +915,25 @@ fn formats() -> Vec<(&'static str, &'static str, bool, Gen)> {
     ]
 }
 
+/// Formats that quote their values (so a value may contain blanks).
+const QUOTED: &[&str] = &[
+    "dotenv-quoted",
+    "dotenv-single",
+    "quoted",
+    "k8s-env",
+    "key-value",
+    "name-value",
+    "escaped",
+    "table",
+    "literal",
+    "element",
+    "appsettings",
+    "attribute",
+    "input-password",
+    "input-hidden",
+    "input-value-first",
+];
+
 /// Every format with every value shape, `per_format` cases each.
 pub fn cases(per_format: usize) -> Vec<Case> {
     let mut rng = Rng::new(0x0c5d_1a7e);
@@ -922,7 +941,7 @@ pub fn cases(per_format: usize) -> Vec<Case> {
     for (family, name, url_safe, generate) in formats() {
         for i in 0..per_format {
             let shape = SHAPES[i % SHAPES.len()];
-            let value = secret(&mut rng, shape, url_safe);
+            let value = secret(&mut rng, shape, url_safe, QUOTED.contains(&name));
             out.push(generate(&mut rng, &value).case(family, name));
         }
     }

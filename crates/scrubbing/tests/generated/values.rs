@@ -62,6 +62,11 @@ pub enum Shape {
     Hex,
     /// Standard base64 of random bytes.
     Base64,
+    /// A lowercase dictionary word with no digit: `sunshine`.
+    Word,
+    /// Three or four words: `correct horse battery staple` where the format quotes
+    /// values, `correct-horse-battery-staple` elsewhere.
+    Passphrase,
 }
 
 pub const SHAPES: &[Shape] = &[
@@ -76,10 +81,18 @@ pub const SHAPES: &[Shape] = &[
     Shape::Token,
     Shape::Hex,
     Shape::Base64,
+    Shape::Word,
+    Shape::Passphrase,
 ];
 
-/// A secret of `shape`; `url_safe` keeps to characters a URL or shell word allows.
-pub fn secret(rng: &mut Rng, shape: Shape, url_safe: bool) -> String {
+const PLAIN_WORDS: &[&str] = &[
+    "sunshine", "letmein", "monkey", "dragon", "hunter", "trustno", "welcome", "shadow", "correct",
+    "horse", "battery", "staple", "orange", "violet", "granite", "harbor",
+];
+
+/// A secret of `shape`; `url_safe` keeps to characters a URL or shell word allows,
+/// `spaces` allows blanks (the format quotes its values).
+pub fn secret(rng: &mut Rng, shape: Shape, url_safe: bool, spaces: bool) -> String {
     let symbols = if url_safe { URL_SYMBOLS } else { SYMBOLS };
     match shape {
         Shape::Random => {
@@ -121,6 +134,12 @@ pub fn secret(rng: &mut Rng, shape: Shape, url_safe: bool) -> String {
         Shape::Hex => {
             let len = if rng.below(2) == 0 { 32 } else { 40 };
             rng.string(HEX, len)
+        }
+        Shape::Word => rng.pick::<&str>(PLAIN_WORDS).to_string(),
+        Shape::Passphrase => {
+            let n = 3 + rng.below(2);
+            let words: Vec<&str> = (0..n).map(|_| *rng.pick::<&str>(PLAIN_WORDS)).collect();
+            words.join(if spaces { " " } else { "-" })
         }
         Shape::Base64 => {
             let bytes = {
