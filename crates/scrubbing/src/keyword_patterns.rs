@@ -175,7 +175,7 @@ fn pattern_defs() -> Vec<PatternDef> {
             Rule::Whole(K::Api(P::HuggingFace)),
         ),
         def(
-            "SG.",
+            r"SG\.",
             r"(?-u:\b)SG\.[A-Za-z0-9_-]{16}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{16}[A-Za-z0-9_-]*",
             Rule::Whole(K::Api(P::SendGrid)),
         ),
@@ -229,8 +229,10 @@ fn pattern_defs() -> Vec<PatternDef> {
             &format!(r#"{KEY}(?:\\?["'])?[ \t]*(?::=|=>|[:=])[ \t]*{VALUE}"#),
             Rule::Labelled,
         ),
+        // Triggered by `--` alone: a second copy of the keyword literals would double
+        // the pre-filter's literal set and disable its fast literal search.
         def(
-            KEYWORD_TRIGGER,
+            "--",
             &format!(r"--{KEY}[ \t]+{BARE_FLAG_VALUE}"),
             Rule::LabelledFlag,
         ),
@@ -247,7 +249,14 @@ struct Compiled {
     /// For labelled values: the pattern anchored at the start (`\A`), run from the
     /// start of the key around each trigger hit.
     anchored: Option<Regex>,
+    /// Run without asking the pre-filter: the keyword trigger's own search is as
+    /// cheap as the set's, and its frequent short literals (`pw`, `key`) would slow
+    /// the set's search for the rare ones.
+    always: bool,
 }
+
+/// A pre-filter entry that never matches (for patterns that always run).
+const NEVER: &str = r"[^\s\S]";
 
 /// The compiled built-in patterns.
 pub(crate) struct Builtins {
@@ -260,7 +269,14 @@ static BUILTINS: LazyLock<Result<Builtins, String>> = LazyLock::new(|| {
     crate::markup::compile()?;
     crate::prose::compile()?;
     let defs = pattern_defs();
-    let set = RegexSet::new(defs.iter().map(|d| d.trigger)).map_err(|e| e.to_string())?;
+    let set = RegexSet::new(defs.iter().map(|d| {
+        if matches!(d.rule, Rule::Labelled) {
+            NEVER
+        } else {
+            d.trigger
+        }
+    }))
+    .map_err(|e| e.to_string())?;
     let patterns = defs
         .into_iter()
         .map(|d| {
@@ -283,6 +299,7 @@ static BUILTINS: LazyLock<Result<Builtins, String>> = LazyLock::new(|| {
                 rule: d.rule,
                 line_trigger,
                 anchored,
+                always: matches!(d.rule, Rule::Labelled),
             })
         })
         .collect::<Result<Vec<_>, regex::Error>>()
@@ -298,45 +315,54 @@ pub(crate) fn builtins() -> Result<&'static Builtins, &'static str> {
 impl Builtins {
     /// Pushes every built-in match in `text` onto `out`.
     pub(crate) fn collect(&self, text: &str, out: &mut Vec<Candidate>) {
+        for (index, pattern) in self.patterns.iter().enumerate() {
+            if pattern.always {
+                run(index, pattern, text, out);
+            }
+        }
         if !self.set.is_match(text) {
             return;
         }
         for index in self.set.matches(text).iter() {
-            let Some(pattern) = self.patterns.get(index) else {
-                continue;
-            };
-            let priority = u16::try_from(index).unwrap_or(u16::MAX);
-            match (&pattern.line_trigger, &pattern.anchored) {
-                (Some(trigger), Some(anchored)) => collect_labelled(
-                    text,
-                    trigger,
-                    anchored,
-                    matches!(pattern.rule, Rule::Labelled),
-                    out,
-                ),
-                (Some(trigger), None) => {
-                    let mut done_until = 0;
-                    for hit in trigger.find_iter(text) {
-                        if hit.start() < done_until {
-                            continue;
-                        }
-                        let (line_start, line_end) = line_around(text, hit.start(), hit.end());
-                        if let Some(line) = text.get(line_start..line_end) {
-                            collect_pattern(
-                                line,
-                                line_start,
-                                &pattern.regex,
-                                pattern.rule,
-                                priority,
-                                out,
-                            );
-                        }
-                        done_until = line_end;
-                    }
-                }
-                _ => collect_pattern(text, 0, &pattern.regex, pattern.rule, priority, out),
+            if let Some(pattern) = self.patterns.get(index) {
+                run(index, pattern, text, out);
             }
         }
+    }
+}
+
+/// Runs built-in pattern number `index` over `text`.
+fn run(index: usize, pattern: &Compiled, text: &str, out: &mut Vec<Candidate>) {
+    let priority = u16::try_from(index).unwrap_or(u16::MAX);
+    match (&pattern.line_trigger, &pattern.anchored) {
+        (Some(trigger), Some(anchored)) => collect_labelled(
+            text,
+            trigger,
+            anchored,
+            matches!(pattern.rule, Rule::Labelled),
+            out,
+        ),
+        (Some(trigger), None) => {
+            let mut done_until = 0;
+            for hit in trigger.find_iter(text) {
+                if hit.start() < done_until {
+                    continue;
+                }
+                let (line_start, line_end) = line_around(text, hit.start(), hit.end());
+                if let Some(line) = text.get(line_start..line_end) {
+                    collect_pattern(
+                        line,
+                        line_start,
+                        &pattern.regex,
+                        pattern.rule,
+                        priority,
+                        out,
+                    );
+                }
+                done_until = line_end;
+            }
+        }
+        _ => collect_pattern(text, 0, &pattern.regex, pattern.rule, priority, out),
     }
 }
 
