@@ -1,12 +1,13 @@
-//! The built-in patterns: labelled values, authorization headers, private-key blocks,
-//! credentials in URLs and well-known key formats.
+//! The built-in patterns: labelled values, authorization headers, command-line
+//! passwords, private-key blocks, credentials in URLs and well-known key formats.
 //!
 //! Everything is compiled once, in a [`LazyLock`]: a [`RegexSet`] of the patterns'
 //! literal *triggers* (the pre-filter: it says which patterns can occur in the text at
 //! all) and one [`Regex`] per pattern, run only for the patterns the set reported, to
 //! find positions. Patterns with a literal prefix run over the whole text; the
-//! single-line header patterns run only on the lines where their trigger occurs; the
-//! labelled-value patterns are driven by trigger hits (see `labelled`).
+//! single-line header and command patterns run only on the lines where their trigger
+//! occurs; the labelled-value patterns are driven by trigger hits (see `labelled`),
+//! and the keyword trigger is searched on its own, outside the set.
 
 use std::ops::Range;
 use std::sync::LazyLock;
