@@ -3,6 +3,9 @@
 //! Every positive case knows the byte ranges of its secret(s) and the label that must
 //! stay visible; every negative case is text that must come back unchanged.
 
+pub mod formats_config;
+pub mod formats_wire;
+pub mod helpers;
 pub mod negatives;
 pub mod positives;
 pub mod values;
