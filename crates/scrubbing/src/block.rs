@@ -4,11 +4,29 @@
 
 use std::ops::Range;
 
-/// The start of the line holding byte `pos`.
+/// How far the checks around a key look back or ahead on its line: bounds the work
+/// per trigger hit, so a huge single line with many hits stays linear.
+pub(crate) const LOOK_AROUND: usize = 4096;
+
+/// The start of the line holding byte `pos`, looking back at most [`LOOK_AROUND`]
+/// bytes (a longer line is taken to start there).
 pub(crate) fn line_start(text: &str, pos: usize) -> usize {
-    text.get(..pos)
+    let mut from = pos.saturating_sub(LOOK_AROUND);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    text.get(from..pos)
         .and_then(|before| before.rfind('\n'))
-        .map_or(0, |i| i + 1)
+        .map_or(from, |i| from + i + 1)
+}
+
+/// At most the first [`LOOK_AROUND`] bytes of `text` (on a character boundary).
+pub(crate) fn ahead(text: &str) -> &str {
+    let mut end = text.len().min(LOOK_AROUND);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.get(..end).unwrap_or_default()
 }
 
 /// The lines after `line_end` (the end of the key's line) indented deeper than the key
@@ -82,7 +100,7 @@ pub(crate) fn quoted_continuation(text: &str, value_end: usize) -> Option<Range<
         return None;
     }
     let start = pos + 1;
-    let len = text.get(start..)?.find([char::from(quote), '\n'])?;
+    let len = ahead(text.get(start..)?).find([char::from(quote), '\n'])?;
     (len > 0).then_some(start..start + len)
 }
 

@@ -13,6 +13,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::block::{ahead, line_start};
 use crate::key_names::KeyInfo;
 use crate::keyword_patterns::VALUE;
 use crate::value_filter::{ValueShape, is_non_secret_value};
@@ -79,7 +80,7 @@ pub(crate) fn markup_value(
             _ => None,
         };
     }
-    let line_start = text.get(..key_start)?.rfind('\n').map_or(0, |i| i + 1);
+    let line_start = line_start(text, key_start);
     let head = text.get(line_start..key_start)?;
     if let Some(open) = head.rfind('<')
         && !head.get(open..)?.contains('>')
@@ -122,7 +123,7 @@ fn quoted_pair_value(text: &str, after: usize, info: KeyInfo) -> Option<Range<us
     let quote = trimmed.chars().next().filter(|c| matches!(c, '"' | '\''))?;
     let start = after + (rest.len() - trimmed.len()) + 1;
     let body = text.get(start..)?;
-    let len = body.find([quote, '\n'])?;
+    let len = ahead(body).find([quote, '\n'])?;
     let value = body.get(..len)?;
     // `"db_password", "value": …` is a name/value pair, not `define(name, value)`.
     let after_value = body.get(len + 1..)?.trim_start();
@@ -162,7 +163,7 @@ fn after_name_field(bytes: &[u8], key_start: usize) -> bool {
 /// `<password>value</password>`: the element's contents.
 fn element_value(text: &str, key_end: usize, info: KeyInfo) -> Option<Range<usize>> {
     let rest = text.get(key_end..)?;
-    let close = rest.find('>')?;
+    let close = ahead(rest).find('>')?;
     if rest.get(..close)?.contains(['\n', '<']) || rest.get(..close)?.ends_with('/') {
         return None;
     }
@@ -177,7 +178,7 @@ fn tag_value(
     info: KeyInfo,
     attribute: &Regex,
 ) -> Option<Range<usize>> {
-    let close = key_end + text.get(key_end..)?.find('>')?;
+    let close = key_end + ahead(text.get(key_end..)?).find('>')?;
     let tag = text.get(open..close)?;
     if let Some(caps) = attribute.captures(tag) {
         let value = caps.name("dq").or(caps.name("sq"))?;
@@ -196,7 +197,7 @@ fn tag_value(
 /// The trimmed text from `start` to the next `<`.
 fn contents(text: &str, start: usize, info: KeyInfo) -> Option<Range<usize>> {
     let rest = text.get(start..)?;
-    let raw = rest.get(..rest.find('<')?)?;
+    let raw = rest.get(..ahead(rest).find('<')?)?;
     let value = raw.trim();
     let lead = raw.len() - raw.trim_start().len();
     (!is_non_secret_value(value, info, ValueShape::Quoted))

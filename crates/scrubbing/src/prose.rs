@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::block::line_start;
 use crate::key_names::KeyInfo;
 use crate::redaction::Keyword;
 use crate::value_filter::{ValueShape, is_non_secret_value, looks_like_password};
@@ -71,8 +72,7 @@ pub(crate) fn prose_value(
     }
     let bare = caps.name("uv")?;
     // `.netrc`: `machine host login ada password <value>` takes any value.
-    let line_start = text.get(..key_end)?.rfind('\n').map_or(0, |i| i + 1);
-    let line = text.get(line_start..key_end)?.trim_start();
+    let line = text.get(line_start(text, key_end)..key_end)?.trim_start();
     if line.starts_with("machine ") || line.starts_with("default ") {
         return Some(key_end + bare.start()..key_end + bare.end());
     }
