@@ -234,7 +234,13 @@ fn followed_by_separator(bytes: &[u8], mut pos: usize, is_flag: bool) -> bool {
     while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
         pos += 1;
     }
-    matches!(bytes.get(pos), Some(b':' | b'=')) || (is_flag && pos > blanks_from)
+    // `token_counter::estimate` is a path, `token == x` a comparison.
+    let path_or_comparison = matches!(
+        (bytes.get(pos), bytes.get(pos + 1)),
+        (Some(b':'), Some(b':')) | (Some(b'='), Some(b'='))
+    );
+    (matches!(bytes.get(pos), Some(b':' | b'=')) && !path_or_comparison)
+        || (is_flag && pos > blanks_from)
 }
 
 /// The secret value of a `key <sep> value` match, if the key labels a secret and the
@@ -308,6 +314,12 @@ mod tests {
         assert!(followed_by_separator(b"\"key\" = v", 4, false));
         assert!(followed_by_separator(br#"\"key\": v"#, 5, false));
         assert!(!followed_by_separator(b"key v", 3, false));
+        assert!(!followed_by_separator(
+            b"token_counter::estimate",
+            13,
+            false
+        ));
+        assert!(!followed_by_separator(b"token == x", 5, false));
         assert!(followed_by_separator(b"--key v", 5, true));
         assert!(!followed_by_separator(b"--key\n", 5, true));
     }

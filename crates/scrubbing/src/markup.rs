@@ -70,7 +70,7 @@ pub(crate) fn markup_value(
     let bytes = text.as_bytes();
     let before = key_start.checked_sub(1).and_then(|i| bytes.get(i)).copied();
     if before == Some(b'<') {
-        return element_value(text, key_end, info);
+        return element_value(text, key_start, key_end, info);
     }
     if !after_name_field(bytes, key_start) {
         return match before {
@@ -161,13 +161,23 @@ fn after_name_field(bytes: &[u8], key_start: usize) -> bool {
 }
 
 /// `<password>value</password>`: the element's contents.
-fn element_value(text: &str, key_end: usize, info: KeyInfo) -> Option<Range<usize>> {
+fn element_value(
+    text: &str,
+    key_start: usize,
+    key_end: usize,
+    info: KeyInfo,
+) -> Option<Range<usize>> {
     let rest = text.get(key_end..)?;
     let close = ahead(rest).find('>')?;
     if rest.get(..close)?.contains(['\n', '<']) || rest.get(..close)?.ends_with('/') {
         return None;
     }
-    contents(text, key_end + close + 1, info)
+    contents(
+        text,
+        key_end + close + 1,
+        text.get(key_start..key_end)?,
+        info,
+    )
 }
 
 /// A tag from `open` naming a secret: its `value` attribute, else its contents.
@@ -191,13 +201,19 @@ fn tag_value(
     if tag.ends_with('/') || void {
         return None;
     }
-    contents(text, close + 1, info)
+    contents(text, close + 1, "", info)
 }
 
-/// The trimmed text from `start` to the next `<`.
-fn contents(text: &str, start: usize, info: KeyInfo) -> Option<Range<usize>> {
+/// The trimmed text from `start` to the closing tag `</name` that must follow it (so
+/// `<token>` in prose is not an element).
+fn contents(text: &str, start: usize, name: &str, info: KeyInfo) -> Option<Range<usize>> {
     let rest = text.get(start..)?;
-    let raw = rest.get(..ahead(rest).find('<')?)?;
+    let end = ahead(rest).find('<')?;
+    let closing = rest.get(end..)?.strip_prefix("</")?;
+    if !closing.starts_with(name) {
+        return None;
+    }
+    let raw = rest.get(..end)?;
     let value = raw.trim();
     let lead = raw.len() - raw.trim_start().len();
     (!is_non_secret_value(value, info, ValueShape::Quoted))
@@ -261,6 +277,13 @@ mod tests {
         );
         assert_eq!(value("<password/>", "password"), None);
         assert_eq!(value("title: password", "password"), None);
+        assert_eq!(
+            value(
+                "without `Authorization: Bearer <token>` a `401`.\nfn x() -> Arc<str>",
+                "token"
+            ),
+            None
+        );
         let k8s = "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {}\n  - name: X\n    value: info\n";
         assert_eq!(value(k8s, "DB_PASSWORD"), None);
     }

@@ -148,7 +148,10 @@ pub(crate) fn is_prose(value: &str, rest: &str) -> bool {
 /// inner capital, and not a path, URL or placeholder.
 pub(crate) fn looks_like_password(value: &str) -> bool {
     let chars = value.chars().count();
-    if chars < MIN_VALUE_CHARS || is_placeholder(value) || value.starts_with('/') {
+    if chars < MIN_VALUE_CHARS
+        || is_placeholder(value)
+        || value.starts_with(['/', '(', '[', '{', '<', '`'])
+    {
         return false;
     }
     if value.contains("://")
@@ -185,7 +188,13 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
     if chars.all(|c| c == first) && value.chars().count() >= 3 {
         return matches!(first, '*' | 'x' | 'X' | '•' | '.' | '#' | '-' | '?');
     }
-    is_variable_reference(value)
+    // An elided example: `sk-...`, `ghp_…`, `…`.
+    let elided = value
+        .strip_suffix("...")
+        .or_else(|| value.strip_suffix('…'))
+        .is_some_and(|head| head.len() <= 10);
+    elided
+        || is_variable_reference(value)
         || (value.starts_with("{{") && value.ends_with("}}"))
         || (value.starts_with('<') && value.ends_with('>'))
         || (value.starts_with('%') && value.ends_with('%') && value.len() > 2)
@@ -259,6 +268,9 @@ mod tests {
             "<your-token>",
             "[REDACTED]",
             "%API_TOKEN%",
+            "sk-...",
+            "ghp_…",
+            "…",
         ] {
             assert!(
                 is_non_secret_value(value, TOKEN, ValueShape::Quoted),
@@ -296,6 +308,12 @@ mod tests {
         for value in ["dXNlcjpwYXNz", "Summer2024!", "a1b2c3"] {
             assert!(!is_non_secret_value(value, weak, BARE), "{value}");
         }
+    }
+
+    #[test]
+    fn prose_values_do_not_start_with_brackets() {
+        assert!(!looks_like_password("(`SMTP_PASS=x1`);"));
+        assert!(!looks_like_password("[x1]"));
     }
 
     #[test]

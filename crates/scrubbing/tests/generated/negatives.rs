@@ -145,6 +145,21 @@ const FIXED: &[(&str, &str)] = &[
     ("rule-edges", "--- PASS: TestScrubYAMLBlock (0.00s)"),
     ("rule-edges", "credentials: &default_creds\n  <<: *base\n"),
     ("rule-edges", "pass: [1, 2, 3]"),
+    ("rule-edges", "use crate::token_counter::CountMode;"),
+    ("rule-edges", "  - OpenAI:     export OPENAI_API_KEY=sk-..."),
+    (
+        "rule-edges",
+        "sent as `Authorization: Bearer …`; without a key",
+    ),
+    (
+        "rule-edges",
+        "a plain word password (`SMTP_PASS=monkey`) stays",
+    ),
+    ("rule-edges", "if token == expected { return; }"),
+    (
+        "rule-edges",
+        "/// Refuses a request without `Authorization: Bearer <token>` with a `401` JSON error.\npub(crate) async fn require_bearer(\n    State(token): State<Arc<str>>,",
+    ),
 ];
 
 const WORDS: &[&str] = &[
