@@ -434,9 +434,13 @@ fn collect_pattern(
                 let is_scheme = ["bearer", "basic", "token", "bot"]
                     .iter()
                     .any(|s| value.eq_ignore_ascii_case(s));
+                // Code, not a header: `authorization: Option<String>`,
+                // `authorization: header_text("authorization")`.
+                let is_code =
+                    value.contains('(') || text.as_bytes().get(secret.end()) == Some(&b'<');
                 let wanted = match rule {
                     Rule::BareBearer => value.bytes().any(|b| b.is_ascii_digit()),
-                    _ => value.len() >= 3 && !is_scheme,
+                    _ => value.len() >= 3 && !is_scheme && !is_code,
                 };
                 if wanted && !is_placeholder(value) {
                     push(range, RedactionKind::Authorization, priority);

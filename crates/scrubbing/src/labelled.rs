@@ -193,6 +193,11 @@ fn cookie_values(
         if let Some(eq) = pair.find('=') {
             let value = pair.get(eq + 1..).unwrap_or_default();
             let trimmed = value.trim_end_matches(['\r', ' ', '\'', '"']);
+            // A cookie value has no blanks, quotes or backticks: otherwise this is
+            // prose that mentions a `Cookie:` header.
+            if trimmed.contains([' ', '\t', '"', '\'', '`', '\\']) {
+                break;
+            }
             let start = offset + eq + 1;
             // A session cookie (`sid`, `PHPSESSID`, `auth`, `remember_token`) is
             // secret whatever it looks like; another only when it looks like data.
@@ -346,5 +351,9 @@ mod tests {
         cookie_values(text, 10, text.len(), true, &mut found);
         assert_eq!(found.len(), 1);
         assert_eq!(&text[found[0].clone()], "abc123");
+        let text = "`Cookie:` redacts the value of each `name=value` pair that looks like";
+        let mut found = Vec::new();
+        cookie_values(text, 7, text.len(), false, &mut found);
+        assert!(found.is_empty(), "{found:?}");
     }
 }

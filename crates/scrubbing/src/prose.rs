@@ -78,7 +78,7 @@ pub(crate) fn prose_value(
     }
     let value = bare
         .as_str()
-        .trim_end_matches(['.', ',', ';', ':', ')', '"', '\'']);
+        .trim_end_matches(['.', ',', ';', ':', ')', '"', '\'', '`']);
     if info.keyword == Keyword::Token && value.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -134,6 +134,7 @@ mod tests {
             ("the token is 3600", "token"),
             ("sshpass -phunter22 ssh host", "sshpass"),
             ("the password is `None`", "password"),
+            ("(`the secret is shadow`).", "secret"),
         ] {
             assert_eq!(find(text, key), None, "{text}");
         }

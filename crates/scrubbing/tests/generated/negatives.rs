@@ -158,6 +158,18 @@ const FIXED: &[(&str, &str)] = &[
     ("rule-edges", "if token == expected { return; }"),
     (
         "rule-edges",
+        "`Cookie:` redacts the value of each `name=value` pair that looks like",
+    ),
+    (
+        "rule-edges",
+        "or in prose (`the secret is shadow`) looks like",
+    ),
+    (
+        "rule-edges",
+        "    pub authorization: Option<String>,\n    authorization: header_text(\"authorization\"),",
+    ),
+    (
+        "rule-edges",
         "/// Refuses a request without `Authorization: Bearer <token>` with a `401` JSON error.\npub(crate) async fn require_bearer(\n    State(token): State<Arc<str>>,",
     ),
 ];
