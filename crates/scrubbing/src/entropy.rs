@@ -13,9 +13,13 @@
 //!    camelCase words averaging at least 2.5 letters with digits only at its ends
 //!    (`parse_config_v2`, `HttpClient2`), or words averaging at least 4 letters with
 //!    at most one digit group per two words between them (`parseHttp2Response`);
-//! 6. it is not base64 that decodes to printable ASCII text (encoded prose, not keys);
+//! 6. it is not base64 that decodes to printable ASCII text (encoded prose, not keys)
+//!    — unless that text is `user:password` or holds a secret the patterns find;
+//!    padded base64 of `user:password` counts from 16 bytes;
 //! 7. it is not labelled as a hash (`sha512-…` subresource integrity, `h1:` Go sums,
-//!    `sha256:`).
+//!    `sha256:`) or a public key (`ssh-rsa AAAA…`, `ssh-ed25519 AAAA…`);
+//! 8. it is not a lowercase slug: no capitals and no piece between `-_/.` longer than
+//!    12 bytes (Kubernetes pod names, branch names).
 //!
 //! A candidate containing `/` whose segments are mostly words (`/usr/lib/python3/…`)
 //! is a path: each segment is then judged on its own.
@@ -25,12 +29,29 @@ use crate::redaction::RedactionKind;
 
 /// Shortest candidate considered (bytes).
 pub const MIN_CANDIDATE_LEN: usize = 24;
+/// Shortest padded base64 considered as an encoded `user:password` (bytes).
+const MIN_PAIR_LEN: usize = 16;
 /// Longest candidate considered (bytes); longer runs are data blobs, not keys.
 pub const MAX_CANDIDATE_LEN: usize = 512;
 /// Minimum Shannon entropy, in bits per character.
 pub const ENTROPY_THRESHOLD: f64 = 3.8;
 
-const HASH_LABELS_BEFORE: &[&str] = &["h1:", "sha1:", "sha256:", "sha384:", "sha512:", "md5:"];
+const HASH_LABELS_BEFORE: &[&str] = &[
+    "h1:",
+    "sha1:",
+    "sha256:",
+    "sha384:",
+    "sha512:",
+    "md5:",
+    // SSH public keys are public.
+    "ssh-rsa ",
+    "ssh-ed25519 ",
+    "ssh-dss ",
+    "ecdsa-sha2-nistp256 ",
+    "ecdsa-sha2-nistp384 ",
+    "ecdsa-sha2-nistp521 ",
+    "sk-ssh-ed25519@openssh.com ",
+];
 const HASH_PREFIXES: &[&str] = &["sha1-", "sha256-", "sha384-", "sha512-"];
 
 /// Pushes a candidate for every high-entropy string in `text`.
@@ -46,11 +67,11 @@ pub(crate) fn collect(text: &str, out: &mut Vec<Candidate>) {
         in_run = run_byte;
         if run_byte {
             start = i;
-        } else if i - start >= MIN_CANDIDATE_LEN - 2 {
+        } else if i - start >= MIN_PAIR_LEN - 2 {
             consider(text, start, with_padding(bytes, i), out);
         }
     }
-    if in_run && bytes.len() - start >= MIN_CANDIDATE_LEN {
+    if in_run && bytes.len() - start >= MIN_PAIR_LEN {
         consider(text, start, bytes.len(), out);
     }
 }
@@ -71,13 +92,37 @@ fn is_run_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-')
 }
 
-fn consider(text: &str, start: usize, end: usize, out: &mut Vec<Candidate>) {
-    if end - start < MIN_CANDIDATE_LEN {
-        return;
+fn consider(text: &str, mut start: usize, end: usize, out: &mut Vec<Candidate>) {
+    // A short command-line flag glued to its value (`-pS3cr3t…`) keeps the flag.
+    let bytes = text.as_bytes();
+    if bytes.get(start) == Some(&b'-')
+        && bytes.get(start + 1).is_some_and(u8::is_ascii_alphabetic)
+        && bytes.get(start + 2).is_some_and(|b| *b != b'-')
+    {
+        start += 2;
     }
     let Some(token) = text.get(start..end) else {
         return;
     };
+    if end - start < MIN_CANDIDATE_LEN {
+        // Short base64 is only a secret as an encoded `user:password`: padded, or
+        // a whole number of standard base64 quads with a digit and both cases.
+        let bytes = token.as_bytes();
+        let quads = bytes.len() % 4 == 0
+            && !token.contains(['-', '_'])
+            && bytes.iter().any(u8::is_ascii_digit)
+            && bytes.iter().any(u8::is_ascii_uppercase)
+            && bytes.iter().any(u8::is_ascii_lowercase);
+        if (token.ends_with('=') || quads)
+            && base64_text(token).is_some_and(|t| is_credential_pair(&t))
+        {
+            push(start, end, out);
+        }
+        return;
+    }
+    if HASH_PREFIXES.iter().any(|p| token.starts_with(p)) {
+        return;
+    }
     // Cheap class checks first: a run that fails them has no part that passes.
     if !has_secret_classes(token.as_bytes()) {
         return;
@@ -101,12 +146,16 @@ fn judge(text: &str, start: usize, end: usize, out: &mut Vec<Candidate>) {
         return;
     };
     if looks_secret(token) && !HASH_LABELS_BEFORE.iter().any(|l| before.ends_with(l)) {
-        out.push(Candidate {
-            range: start..end,
-            kind: RedactionKind::HighEntropy,
-            priority: PRIORITY_ENTROPY,
-        });
+        push(start, end, out);
     }
+}
+
+fn push(start: usize, end: usize, out: &mut Vec<Candidate>) {
+    out.push(Candidate {
+        range: start..end,
+        kind: RedactionKind::HighEntropy,
+        priority: PRIORITY_ENTROPY,
+    });
 }
 
 /// Rules 1–3: length, character classes, not hex.
@@ -128,17 +177,56 @@ fn has_secret_classes(bytes: &[u8]) -> bool {
 }
 
 /// True when `token` (one candidate run) looks like a secret by rules 1–7.
-fn looks_secret(token: &str) -> bool {
+pub(crate) fn looks_secret(token: &str) -> bool {
     if !has_secret_classes(token.as_bytes())
         || is_words(token)
+        || is_slug(token)
         || HASH_PREFIXES.iter().any(|p| token.starts_with(p))
     {
         return false;
     }
-    if shannon_entropy(token) < ENTROPY_THRESHOLD || is_base64_text(token) {
+    if shannon_entropy(token) < ENTROPY_THRESHOLD {
         return false;
     }
+    if let Some(decoded) = base64_text(token) {
+        // Encoded text is a secret only when it holds one: `user:password` (a Docker
+        // or Basic `auth`), or text the patterns find a secret in.
+        return is_credential_pair(&decoded) || holds_secret(&decoded);
+    }
     !(token.contains('/') && is_path(token))
+}
+
+/// A lowercase slug: no capitals and every piece between `-_/.` at most 12 bytes
+/// (`pod/web-5qztccv5lc-io7sq`, `release-2024-rc1-hotfix`).
+fn is_slug(token: &str) -> bool {
+    !token.bytes().any(|b| b.is_ascii_uppercase())
+        && token
+            .split(['-', '_', '/', '.'])
+            .all(|piece| piece.len() <= 12)
+}
+
+/// `user:password` with no blanks: what Docker and HTTP Basic encode.
+fn is_credential_pair(text: &str) -> bool {
+    let Some((user, password)) = text.split_once(':') else {
+        return false;
+    };
+    !user.is_empty()
+        && user.len() <= 128
+        && user
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'@' | b'+'))
+        && password.len() >= 3
+        && !password.starts_with("//")
+        && password.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// True when the built-in patterns find a secret in decoded text.
+fn holds_secret(text: &str) -> bool {
+    let mut found = Vec::new();
+    if let Ok(builtins) = crate::keyword_patterns::builtins() {
+        builtins.collect(text, &mut found);
+    }
+    !found.is_empty()
 }
 
 /// Shannon entropy of `text` in bits per byte.
@@ -178,7 +266,7 @@ fn is_path(token: &str) -> bool {
 }
 
 /// Rule 5: every piece between `+/_-` is digits and/or camelCase words.
-fn is_words(token: &str) -> bool {
+pub(crate) fn is_words(token: &str) -> bool {
     token
         .split(['+', '/', '_', '-', '='])
         .filter(|p| !p.is_empty())
@@ -227,15 +315,17 @@ fn is_word_piece(piece: &str) -> bool {
     }
 }
 
-/// Rule 6: standard or URL-safe base64 that decodes to printable ASCII text.
-fn is_base64_text(token: &str) -> bool {
+/// Rule 6: standard or URL-safe base64 that decodes to printable ASCII text: the
+/// text, or `None` for anything else (random key material decodes to binary).
+fn base64_text(token: &str) -> Option<String> {
     let body = token.trim_end_matches('=');
     let standard = body.contains(['+', '/']);
     let url_safe = body.contains(['-', '_']);
     if (standard && url_safe) || body.len() % 4 == 1 {
-        return false;
+        return None;
     }
-    let (mut acc, mut bits, mut decoded) = (0u32, 0u32, 0usize);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    let mut decoded = String::with_capacity(body.len() * 3 / 4);
     for b in body.bytes() {
         let value = match b {
             b'A'..=b'Z' => b - b'A',
@@ -243,22 +333,22 @@ fn is_base64_text(token: &str) -> bool {
             b'0'..=b'9' => b - b'0' + 52,
             b'+' | b'-' => 62,
             b'/' | b'_' => 63,
-            _ => return false,
+            _ => return None,
         };
         acc = (acc << 6) | u32::from(value);
         bits += 6;
         if bits >= 8 {
             bits -= 8;
-            let byte = (acc >> bits) & 0xff;
+            let byte = u8::try_from((acc >> bits) & 0xff).ok()?;
             acc &= (1 << bits) - 1;
             let printable = (0x20..=0x7e).contains(&byte) || matches!(byte, 0x09 | 0x0a | 0x0d);
             if !printable {
-                return false;
+                return None;
             }
-            decoded += 1;
+            decoded.push(char::from(byte));
         }
     }
-    decoded > 0
+    (!decoded.is_empty()).then_some(decoded)
 }
 
 #[cfg(test)]
@@ -294,10 +384,27 @@ mod tests {
 
     #[test]
     fn base64_text_is_recognised() {
-        assert!(is_base64_text(
-            "dGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw=="
-        ));
-        assert!(!is_base64_text("wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"));
+        assert_eq!(
+            base64_text("dGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw==").as_deref(),
+            Some("the quick brown fox jumps over the lazy dog")
+        );
+        assert_eq!(base64_text("wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"), None);
+    }
+
+    #[test]
+    fn encoded_credentials_are_secret() {
+        // base64("deploy:Summer2024!") and of an AWS key pair.
+        assert!(looks_secret("ZGVwbG95OlN1bW1lcjIwMjQh"));
+        assert!(is_credential_pair("ada:x9k2"));
+        assert!(!is_credential_pair("https://example.com"));
+        assert!(!is_credential_pair("note: hello"));
+        let mut out = Vec::new();
+        collect("auth ZGVwbG95Ong5azI= end", &mut out);
+        assert_eq!(out.len(), 1, "short padded base64 of deploy:x9k2");
+        collect("echo cm9vdDpiYXR0ZXJ5 | base64 -d", &mut out);
+        assert_eq!(out.len(), 2, "short base64 of root:battery");
+        collect("pod/policy-5qztccv5lc-io7sq Running", &mut out);
+        assert_eq!(out.len(), 2, "k8s pod names are slugs");
     }
 
     #[test]

@@ -3,10 +3,17 @@
 //! A key such as `OPENAI_API_KEY`, `x-api-key`, `clientSecret` or `db.password` is split
 //! into words at `_`, `-`, `.` and camelCase humps. It labels a secret when one of its
 //! words is (or ends with) a secret word — `token`, `secret`, `password`, `passwd`,
-//! `passphrase`, `pwd`, `apikey` — or when `api`, `private`, `signing`, `encryption`,
-//! `master` or `access` is followed by `key`. A secret word followed by a word that
-//! describes metadata (`token_count`, `token_type`, `password_file`, `api_key_env`)
-//! does not count, and neither do plurals like `max_tokens`.
+//! `passphrase`, `passcode`, `pwd`, `apikey`, `sessionid` — or when a key-material
+//! prefix (`api`, `private`, `signing`, `account`, `license`, `hmac`, …) is followed by
+//! `key`. A secret word followed by a word that describes metadata (`token_count`,
+//! `token_type`, `password_file`, `api_key_env`) does not count, and neither do plurals
+//! like `max_tokens`.
+//!
+//! Some words are secret only as the **last** word of a key, because as a first word
+//! they usually name a setting: `pass`, `pw` (`SMTP_PASS`, `ROOT_PW`, but `pass_rate`),
+//! `auth`, `credentials`, `creds` (`BASIC_AUTH`, but `auth_method`) and `cookie`
+//! (`SESSION_COOKIE`, but `cookie_secure`). Their values must also look like data
+//! (see `value_filter`): `auth: basic` and `credentials: /etc/creds.json` stay.
 
 use crate::redaction::Keyword;
 
@@ -17,6 +24,19 @@ pub(crate) struct KeyInfo {
     pub(crate) keyword: Keyword,
     /// The word was `pwd` (the shell's working directory is a path, not a password).
     pub(crate) is_pwd: bool,
+    /// The word was a weak one (`auth`, `credentials`, `cookie`, a lone `pass`/`pw`):
+    /// its value must look like data, not a word, identifier or path.
+    pub(crate) weak: bool,
+}
+
+impl KeyInfo {
+    const fn strong(keyword: Keyword) -> Self {
+        Self {
+            keyword,
+            is_pwd: false,
+            weak: false,
+        }
+    }
 }
 
 /// Words that, following a secret word, make the key describe the secret rather than
@@ -73,13 +93,61 @@ const METADATA_SUFFIXES: &[&str] = &[
     "set",
 ];
 
+/// Words that make a following `key` key material (`ACCOUNT_KEY`, `hmac_key`).
 const KEY_PREFIXES: &[&str] = &[
     "api",
     "private",
     "signing",
     "encryption",
+    "decryption",
     "master",
     "access",
+    "account",
+    "license",
+    "licence",
+    "storage",
+    "auth",
+    "client",
+    "app",
+    "service",
+    "shared",
+    "hmac",
+    "session",
+    "consumer",
+    "subscription",
+    "admin",
+    "root",
+    "deploy",
+    "webhook",
+    "crypt",
+    "cipher",
+    "aes",
+    "jwt",
+    "sign",
+    "product",
+    "activation",
+    "instrumentation",
+    "user",
+    "sas",
+    "secret",
+];
+
+/// Words ending in `pass` that have nothing to do with passwords.
+const NOT_PASS: &[&str] = &[
+    "bypass",
+    "compass",
+    "encompass",
+    "trespass",
+    "overpass",
+    "underpass",
+    "surpass",
+    "multipass",
+    "firstpass",
+    "onepass",
+    "twopass",
+    "singlepass",
+    "renderpass",
+    "subpass",
 ];
 
 /// Classifies a key name; `None` when it does not label a secret.
@@ -87,8 +155,10 @@ pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
     let mut found: Option<KeyInfo> = None;
     let mut previous: Option<&str> = None;
     for word in words(key) {
-        // The word after a secret word decides whether it was metadata.
+        // The word after a secret word decides whether it was metadata; a weak word
+        // only counts as the last word.
         if let Some(info) = found
+            && !info.weak
             && !METADATA_SUFFIXES
                 .iter()
                 .any(|m| word.eq_ignore_ascii_case(m))
@@ -98,13 +168,12 @@ pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
         found = word_keyword(word).or_else(|| {
             let after_prefix =
                 previous.is_some_and(|p| KEY_PREFIXES.iter().any(|k| p.eq_ignore_ascii_case(k)));
-            (after_prefix && word.eq_ignore_ascii_case("key")).then(|| KeyInfo {
-                keyword: if previous.is_some_and(|p| p.eq_ignore_ascii_case("api")) {
+            (after_prefix && word.eq_ignore_ascii_case("key")).then(|| {
+                KeyInfo::strong(if previous.is_some_and(|p| p.eq_ignore_ascii_case("api")) {
                     Keyword::ApiKey
                 } else {
                     Keyword::Key
-                },
-                is_pwd: false,
+                })
             })
         });
         previous = Some(word);
@@ -113,19 +182,22 @@ pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
 }
 
 fn word_keyword(word: &str) -> Option<KeyInfo> {
-    let info = |keyword| {
+    let info = |keyword| Some(KeyInfo::strong(keyword));
+    let weak = |keyword| {
         Some(KeyInfo {
             keyword,
             is_pwd: false,
+            weak: true,
         })
     };
     if ends_with_ci(word, "pwd") {
         return Some(KeyInfo {
             keyword: Keyword::Password,
             is_pwd: true,
+            weak: false,
         });
     }
-    for stem in ["password", "passwd", "passphrase"] {
+    for stem in ["password", "passwd", "passphrase", "passcode"] {
         if starts_with_ci(word, stem) || ends_with_ci(word, stem) {
             return info(Keyword::Password);
         }
@@ -139,18 +211,76 @@ fn word_keyword(word: &str) -> Option<KeyInfo> {
     if ends_with_ci(word, "token") {
         return info(Keyword::Token);
     }
+    if ends_with_ci(word, "sessionid") || ends_with_ci(word, "sessid") {
+        return info(Keyword::Cookie);
+    }
     for stem in [
         "privatekey",
         "signingkey",
         "encryptionkey",
         "masterkey",
         "accesskey",
+        "accountkey",
+        "authkey",
     ] {
         if ends_with_ci(word, stem) {
             return info(Keyword::Key);
         }
     }
+    let is_pass =
+        ends_with_ci(word, "pass") && !NOT_PASS.iter().any(|n| word.eq_ignore_ascii_case(n));
+    if is_pass || ends_with_ci(word, "pw") {
+        return weak(Keyword::Password);
+    }
+    if ["auth", "credentials", "credential", "creds", "cred"]
+        .iter()
+        .any(|w| word.eq_ignore_ascii_case(w))
+    {
+        return weak(Keyword::Credential);
+    }
+    if word.eq_ignore_ascii_case("cookie") {
+        return weak(Keyword::Cookie);
+    }
     None
+}
+
+/// A key that labels a secret only in its context: `key`, `sig` or `signature` as a URL
+/// query parameter (`?key=…`, `&sig=…`), and `key` after a key-material word and a
+/// blank, as in prose (`the API key is …`, `Secret Key: …`).
+pub(crate) fn classify_in_context(text: &str, key_start: usize, key: &str) -> Option<KeyInfo> {
+    let bytes = text.as_bytes();
+    let before = key_start.checked_sub(1).and_then(|i| bytes.get(i)).copied();
+    let in_query =
+        matches!(before, Some(b'?' | b'&')) && bytes.get(key_start + key.len()) == Some(&b'=');
+    if in_query
+        && ["key", "sig", "signature"]
+            .iter()
+            .any(|k| key.eq_ignore_ascii_case(k))
+    {
+        // `?key=name` also sorts by a field: the value must look like data.
+        return Some(KeyInfo {
+            weak: true,
+            ..KeyInfo::strong(Keyword::Key)
+        });
+    }
+    if before != Some(b' ') || !key.eq_ignore_ascii_case("key") {
+        return None;
+    }
+    let head = text.get(..key_start - 1)?;
+    let word_start = head
+        .rfind(|c: char| !c.is_ascii_alphanumeric())
+        .map_or(0, |i| i + 1);
+    let previous = head.get(word_start..)?;
+    if previous.eq_ignore_ascii_case("api") {
+        Some(KeyInfo::strong(Keyword::ApiKey))
+    } else if KEY_PREFIXES
+        .iter()
+        .any(|k| previous.eq_ignore_ascii_case(k))
+    {
+        Some(KeyInfo::strong(Keyword::Key))
+    } else {
+        None
+    }
 }
 
 fn starts_with_ci(word: &str, stem: &str) -> bool {
@@ -250,6 +380,24 @@ mod tests {
             ("pwd", Keyword::Password),
             ("private_key", Keyword::Key),
             ("signingKey", Keyword::Key),
+            ("SMTP_PASS", Keyword::Password),
+            ("ADMIN_PASS", Keyword::Password),
+            ("PASS", Keyword::Password),
+            ("PW", Keyword::Password),
+            ("ldapBindPw", Keyword::Password),
+            ("PASSCODE", Keyword::Password),
+            ("AUTH", Keyword::Credential),
+            ("BASIC_AUTH", Keyword::Credential),
+            ("CREDENTIALS", Keyword::Credential),
+            ("db_creds", Keyword::Credential),
+            ("SESSION_COOKIE", Keyword::Cookie),
+            ("sessionid", Keyword::Cookie),
+            ("PHPSESSID", Keyword::Cookie),
+            ("ACCOUNT_KEY", Keyword::Key),
+            ("LICENSE_KEY", Keyword::Key),
+            ("AccountKey", Keyword::Key),
+            ("hmac-key", Keyword::Key),
+            ("AUTH_KEY", Keyword::Key),
         ] {
             assert_eq!(keyword(key), Some(expected), "{key}");
         }
@@ -269,9 +417,36 @@ mod tests {
             "monkey",
             "primary_key",
             "input",
+            "pass_rate",
+            "bypass",
+            "bypass_cache",
+            "auth_method",
+            "auth_required",
+            "credentials_file",
+            "cookie_secure",
+            "session",
+            "session_timeout",
+            "public_key",
+            "author",
+            "oauth",
         ] {
             assert_eq!(keyword(key), None, "{key}");
         }
+    }
+
+    #[test]
+    fn keys_in_context() {
+        let key =
+            |text: &str, at: usize, k: &str| classify_in_context(text, at, k).map(|i| i.keyword);
+        assert_eq!(key("https://x.io/a?key=abc", 15, "key"), Some(Keyword::Key));
+        assert_eq!(
+            key("https://x.io/a?b=1&sig=abc", 19, "sig"),
+            Some(Keyword::Key)
+        );
+        assert_eq!(key("the API key is x", 8, "key"), Some(Keyword::ApiKey));
+        assert_eq!(key("Secret Key: x", 7, "Key"), Some(Keyword::Key));
+        assert_eq!(key("the key is x", 4, "key"), None);
+        assert_eq!(key("key=abc", 0, "key"), None);
     }
 
     #[test]
@@ -280,7 +455,8 @@ mod tests {
             classify_key("OLDPWD"),
             Some(KeyInfo {
                 keyword: Keyword::Password,
-                is_pwd: true
+                is_pwd: true,
+                weak: false,
             })
         );
     }

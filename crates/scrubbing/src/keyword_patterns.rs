@@ -1,12 +1,13 @@
-//! The built-in patterns: labelled values, authorization headers, private-key blocks,
-//! credentials in URLs and well-known key formats.
+//! The built-in patterns: labelled values, authorization headers, command-line
+//! passwords, private-key blocks, credentials in URLs and well-known key formats.
 //!
 //! Everything is compiled once, in a [`LazyLock`]: a [`RegexSet`] of the patterns'
 //! literal *triggers* (the pre-filter: it says which patterns can occur in the text at
 //! all) and one [`Regex`] per pattern, run only for the patterns the set reported, to
 //! find positions. Patterns with a literal prefix run over the whole text; the
-//! single-line header patterns run only on the lines where their trigger occurs; the
-//! labelled-value patterns are driven by trigger hits (see `labelled`).
+//! single-line header and command patterns run only on the lines where their trigger
+//! occurs; the labelled-value patterns are driven by trigger hits (see `labelled`),
+//! and the keyword trigger is searched on its own, outside the set.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -34,6 +35,13 @@ enum Rule {
     /// `key <sep> value`: the key (group `key`) must label a secret and the value
     /// (groups `dq`, `sq`, `eq`, `uv`) must not be obviously harmless.
     Labelled,
+    /// `--key value`: like [`Rule::Labelled`], for command-line flags.
+    LabelledFlag,
+    /// A command's password argument (`mysql -pX`, `sshpass -p X`): groups `sq`, `dq`
+    /// or `uv`, not a placeholder.
+    Cli,
+    /// `scheme://<token>@host` without a password: group `secret`, with a digit.
+    Userinfo,
 }
 
 /// The kinds a built-in rule can report (`RedactionKind` minus the heap-carrying
@@ -59,16 +67,21 @@ impl FixedKind {
     }
 }
 
-/// The secret words of a key name (see `key_names` for the word-level check).
-const KEY: &str = r"(?P<key>(?i:[a-z0-9_.-]*(?:token|secret|passw(?:or)?d|pwd|passphrase|api[_.-]?key|(?:private|signing|encryption|master|access)[_.-]?key)[a-z0-9_.-]*))";
+/// A key name; whether it labels a secret is decided word by word (`key_names`)
+/// before this pattern runs.
+const KEY: &str = r"(?P<key>[A-Za-z0-9_.-]+)";
 /// A value: double-quoted (with escapes), single-quoted, escaped-double-quoted (JSON
 /// inside a JSON string) or bare.
-const VALUE: &str = r#"(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|\\"(?P<eq>(?:[^"\\\r\n]|\\[^"\r\n])*)\\"|(?P<uv>[^\s"'`,;&\[\](){}<>\\]+))"#;
+pub(crate) const VALUE: &str = r#"(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|\\"(?P<eq>(?:[^"\\\r\n]|\\[^"\r\n])*)\\"|(?P<uv>[^\s"'`,;&\[\](){}<>\\]+))"#;
 const BARE_FLAG_VALUE: &str = r#"(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|(?P<uv>[^\s"'`,;&\[\](){}<>\\-][^\s"'`,;&\[\](){}<>\\]*))"#;
 
 /// Case-sensitive literal trigger of the labelled-value patterns: a secret word in
-/// lower, Capitalised or UPPER case (`key` covers `api_key`, `private_key`, ...).
-const KEYWORD_TRIGGER: &str = "token|Token|TOKEN|secret|Secret|SECRET|passw|Passw|PASSW|passp|Passp|PASSP|pwd|Pwd|PWD|key|Key|KEY";
+/// lower, Capitalised or UPPER case (`key` covers `api_key`, `private_key`, ...; `pass`
+/// covers `password`, `passphrase`, `SMTP_PASS`; `pw` covers `pwd`; `sess` covers
+/// `sessionid`; `sig` a URL's `&sig=`).
+const KEYWORD_TRIGGER: &str = "token|Token|TOKEN|secret|Secret|SECRET|pass|Pass|PASS|pw|Pw|PW|key|Key|KEY|auth|Auth|AUTH|cred|Cred|CRED|cookie|Cookie|COOKIE|sess|Sess|SESS|sig|Sig|SIG";
+/// A command-line argument value: single-quoted, double-quoted or bare.
+const ARG: &str = r#"(?:'(?P<sq>[^'\r\n]*)'|"(?P<dq>[^"\r\n]*)"|(?P<uv>[^\s'"]+))"#;
 
 struct PatternDef {
     /// Literal alternation that every match of `regex` contains (the set pre-filter).
@@ -148,13 +161,58 @@ fn pattern_defs() -> Vec<PatternDef> {
             Rule::Whole(K::Jwt),
         ),
         def(
+            "glpat-",
+            r"(?-u:\b)glpat-[A-Za-z0-9_-]{20}[A-Za-z0-9_-]*",
+            Rule::Whole(K::Api(P::GitLab)),
+        ),
+        def(
+            "npm_",
+            r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)",
+            Rule::Whole(K::Api(P::Npm)),
+        ),
+        def(
+            "hf_",
+            r"(?-u:\b)hf_[A-Za-z0-9]{30}[A-Za-z0-9]*",
+            Rule::Whole(K::Api(P::HuggingFace)),
+        ),
+        def(
+            r"SG\.",
+            r"(?-u:\b)SG\.[A-Za-z0-9_-]{16}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{16}[A-Za-z0-9_-]*",
+            Rule::Whole(K::Api(P::SendGrid)),
+        ),
+        def(
             "://",
             r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@?#"'<>\[\]]*:(?P<secret>[^\s/?#"'<>]+)@"#,
             Rule::Group(K::UrlCredentials),
         ),
         def(
+            "://",
+            r"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://(?P<secret>[A-Za-z0-9_.~-]{16}[A-Za-z0-9_.~-]*)@",
+            Rule::Userinfo,
+        ),
+        def(
+            "mysql|mariadb",
+            &format!(r"(?:mysql|mariadb)[A-Za-z_-]*[^\n]*?[ \t]-p{ARG}"),
+            Rule::Cli,
+        ),
+        def(
+            "sshpass",
+            &format!(r"sshpass(?:[ \t]+-[a-oq-zA-Z]\S*)*[ \t]+-p[ \t]*{ARG}"),
+            Rule::Cli,
+        ),
+        def(
+            "redis-cli",
+            &format!(r"redis-cli[^\n]*?[ \t]-a[ \t]+{ARG}"),
+            Rule::Cli,
+        ),
+        def(
+            "login",
+            &format!(r"login[^\n]*?[ \t]-p[ \t]+{ARG}"),
+            Rule::Cli,
+        ),
+        def(
             "authorization|Authorization|AUTHORIZATION",
-            r#"(?i:(?-u:\b)(?:proxy-)?authorization)(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?(?:(?i:bearer|basic|token|bot)[ \t]+)?(?P<secret>[A-Za-z0-9._~+/=-]+)"#,
+            r#"(?i:(?-u:\b)(?:proxy-)?authorization)(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?(?:(?i:bearer|basic|token|bot)[ \t]+)?(?P<secret>[^\s"'`<>,;\\][^\r\n"'`<>\\]*)"#,
             Rule::Authorization,
         ),
         def(
@@ -172,10 +230,12 @@ fn pattern_defs() -> Vec<PatternDef> {
             &format!(r#"{KEY}(?:\\?["'])?[ \t]*(?::=|=>|[:=])[ \t]*{VALUE}"#),
             Rule::Labelled,
         ),
+        // Triggered by `--` alone: a second copy of the keyword literals would double
+        // the pre-filter's literal set and disable its fast literal search.
         def(
-            KEYWORD_TRIGGER,
+            "--",
             &format!(r"--{KEY}[ \t]+{BARE_FLAG_VALUE}"),
-            Rule::Labelled,
+            Rule::LabelledFlag,
         ),
     ]
 }
@@ -190,7 +250,14 @@ struct Compiled {
     /// For labelled values: the pattern anchored at the start (`\A`), run from the
     /// start of the key around each trigger hit.
     anchored: Option<Regex>,
+    /// Run without asking the pre-filter: the keyword trigger's own search is as
+    /// cheap as the set's, and its frequent short literals (`pw`, `key`) would slow
+    /// the set's search for the rare ones.
+    always: bool,
 }
+
+/// A pre-filter entry that never matches (for patterns that always run).
+const NEVER: &str = r"[^\s\S]";
 
 /// The compiled built-in patterns.
 pub(crate) struct Builtins {
@@ -200,19 +267,32 @@ pub(crate) struct Builtins {
 }
 
 static BUILTINS: LazyLock<Result<Builtins, String>> = LazyLock::new(|| {
+    crate::markup::compile()?;
+    crate::prose::compile()?;
     let defs = pattern_defs();
-    let set = RegexSet::new(defs.iter().map(|d| d.trigger)).map_err(|e| e.to_string())?;
+    let set = RegexSet::new(defs.iter().map(|d| {
+        if matches!(d.rule, Rule::Labelled) {
+            NEVER
+        } else {
+            d.trigger
+        }
+    }))
+    .map_err(|e| e.to_string())?;
     let patterns = defs
         .into_iter()
         .map(|d| {
             let line_trigger = match d.rule {
-                Rule::Labelled | Rule::Authorization | Rule::BareBearer => {
-                    Some(Regex::new(d.trigger)?)
-                }
+                Rule::Labelled
+                | Rule::LabelledFlag
+                | Rule::Authorization
+                | Rule::BareBearer
+                | Rule::Cli => Some(Regex::new(d.trigger)?),
                 _ => None,
             };
             let anchored = match d.rule {
-                Rule::Labelled => Some(Regex::new(&format!(r"\A(?:{})", d.regex))?),
+                Rule::Labelled | Rule::LabelledFlag => {
+                    Some(Regex::new(&format!(r"\A(?:{})", d.regex))?)
+                }
                 _ => None,
             };
             Ok(Compiled {
@@ -220,6 +300,7 @@ static BUILTINS: LazyLock<Result<Builtins, String>> = LazyLock::new(|| {
                 rule: d.rule,
                 line_trigger,
                 anchored,
+                always: matches!(d.rule, Rule::Labelled),
             })
         })
         .collect::<Result<Vec<_>, regex::Error>>()
@@ -235,39 +316,54 @@ pub(crate) fn builtins() -> Result<&'static Builtins, &'static str> {
 impl Builtins {
     /// Pushes every built-in match in `text` onto `out`.
     pub(crate) fn collect(&self, text: &str, out: &mut Vec<Candidate>) {
+        for (index, pattern) in self.patterns.iter().enumerate() {
+            if pattern.always {
+                run(index, pattern, text, out);
+            }
+        }
         if !self.set.is_match(text) {
             return;
         }
         for index in self.set.matches(text).iter() {
-            let Some(pattern) = self.patterns.get(index) else {
-                continue;
-            };
-            let priority = u16::try_from(index).unwrap_or(u16::MAX);
-            match (&pattern.line_trigger, &pattern.anchored) {
-                (Some(trigger), Some(anchored)) => collect_labelled(text, trigger, anchored, out),
-                (Some(trigger), None) => {
-                    let mut done_until = 0;
-                    for hit in trigger.find_iter(text) {
-                        if hit.start() < done_until {
-                            continue;
-                        }
-                        let (line_start, line_end) = line_around(text, hit.start(), hit.end());
-                        if let Some(line) = text.get(line_start..line_end) {
-                            collect_pattern(
-                                line,
-                                line_start,
-                                &pattern.regex,
-                                pattern.rule,
-                                priority,
-                                out,
-                            );
-                        }
-                        done_until = line_end;
-                    }
-                }
-                _ => collect_pattern(text, 0, &pattern.regex, pattern.rule, priority, out),
+            if let Some(pattern) = self.patterns.get(index) {
+                run(index, pattern, text, out);
             }
         }
+    }
+}
+
+/// Runs built-in pattern number `index` over `text`.
+fn run(index: usize, pattern: &Compiled, text: &str, out: &mut Vec<Candidate>) {
+    let priority = u16::try_from(index).unwrap_or(u16::MAX);
+    match (&pattern.line_trigger, &pattern.anchored) {
+        (Some(trigger), Some(anchored)) => collect_labelled(
+            text,
+            trigger,
+            anchored,
+            matches!(pattern.rule, Rule::Labelled),
+            out,
+        ),
+        (Some(trigger), None) => {
+            let mut done_until = 0;
+            for hit in trigger.find_iter(text) {
+                if hit.start() < done_until {
+                    continue;
+                }
+                let (line_start, line_end) = line_around(text, hit.start(), hit.end());
+                if let Some(line) = text.get(line_start..line_end) {
+                    collect_pattern(
+                        line,
+                        line_start,
+                        &pattern.regex,
+                        pattern.rule,
+                        priority,
+                        out,
+                    );
+                }
+                done_until = line_end;
+            }
+        }
+        _ => collect_pattern(text, 0, &pattern.regex, pattern.rule, priority, out),
     }
 }
 
@@ -331,20 +427,51 @@ fn collect_pattern(
                 let Some(secret) = caps.name("secret") else {
                     continue;
                 };
-                let value = secret.as_str();
+                // Everything after the scheme is credentials (`AWS4-HMAC-SHA256
+                // Credential=…, Signature=…`), up to a quote or the line end.
+                let value = secret.as_str().trim_end();
+                let range = secret.start()..secret.start() + value.len();
                 let is_scheme = ["bearer", "basic", "token", "bot"]
                     .iter()
                     .any(|s| value.eq_ignore_ascii_case(s));
+                // Code, not a header: `authorization: Option<String>`,
+                // `authorization: header_text("authorization")`.
+                let is_code =
+                    value.contains('(') || text.as_bytes().get(secret.end()) == Some(&b'<');
                 let wanted = match rule {
                     Rule::BareBearer => value.bytes().any(|b| b.is_ascii_digit()),
-                    _ => value.len() >= 3 && !is_scheme,
+                    _ => value.len() >= 3 && !is_scheme && !is_code,
                 };
                 if wanted && !is_placeholder(value) {
-                    push(secret.range(), RedactionKind::Authorization, priority);
+                    push(range, RedactionKind::Authorization, priority);
                 }
             }
         }
-        Rule::Labelled => {
+        Rule::Cli => {
+            for caps in regex.captures_iter(text) {
+                let Some(value) = caps.name("sq").or(caps.name("dq")).or(caps.name("uv")) else {
+                    continue;
+                };
+                if value.as_str().chars().count() >= 3 && !is_placeholder(value.as_str()) {
+                    push(
+                        value.range(),
+                        RedactionKind::Keyword(Keyword::Password),
+                        PRIORITY_KEYWORD,
+                    );
+                }
+            }
+        }
+        Rule::Userinfo => {
+            for caps in regex.captures_iter(text) {
+                if let Some(secret) = caps.name("secret")
+                    && secret.as_str().bytes().any(|b| b.is_ascii_digit())
+                    && !is_placeholder(secret.as_str())
+                {
+                    push(secret.range(), RedactionKind::UrlCredentials, priority);
+                }
+            }
+        }
+        Rule::Labelled | Rule::LabelledFlag => {
             for caps in regex.captures_iter(text) {
                 if let Some((range, keyword)) = labelled_value(text, &caps) {
                     push(range, RedactionKind::Keyword(keyword), PRIORITY_KEYWORD);
@@ -371,7 +498,16 @@ mod tests {
         "AIzaSyD-abcdefghijklmnopqrstuvwxyz01234",
         "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc",
+        "glpat-abcdefghij0123456789",
+        "npm_abcdefghij0123456789abcdefghij012345",
+        "hf_abcdefghij0123456789abcdefghij01",
+        "SG.abcdefghij012345.abcdefghij012345",
         "postgres://app:hunter22@db",
+        "https://0123456789abcdef0123@o1.ingest.sentry.io/1",
+        "mysql -u root -phunter22 db",
+        "sshpass -p hunter22 ssh host",
+        "redis-cli -h x -a hunter22",
+        "docker login -u ada -p hunter22",
         "Authorization: Bearer abcdef",
         "bearer abcdefghijklmnop1",
         "curl -u ada:lovelace https://x",

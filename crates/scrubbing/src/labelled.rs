@@ -2,25 +2,37 @@
 //!
 //! The labelled patterns have no literal prefix (the key can start anywhere), so they
 //! are not run over the whole text. Instead their literal trigger (a secret word such
-//! as `token` or `KEY`) is searched for; around each hit the key is delimited by hand,
-//! checked word by word (`key_names`), and must be followed by a separator; only then
-//! is the full pattern run, anchored at the start of the key, on the rest of the line.
+//! as `token`, `pass` or `KEY`) is searched for; around each hit the key is delimited
+//! by hand and checked word by word (`key_names`). Then, by what follows the key:
+//!
+//! - a separator (`:`, `=`, …): the full pattern is run, anchored at the start of the
+//!   key, on the rest of the line. A `Cookie:` header gives each cookie's value; an
+//!   empty value or a YAML block indicator (`|`, `>-`) takes the more-indented lines
+//!   below (`block`);
+//! - markup or a name/value pair (`<password>…</password>`, `name="password"
+//!   value="…"`, `{"name": "db_password", "value": "…"}`): see `markup`;
+//! - prose (`the admin password is …`): see `prose`.
 
 use std::ops::Range;
 
 use regex::{Captures, Regex};
 
-use crate::key_names::classify_key;
+use crate::block::{indented_block, quoted_continuation};
+use crate::key_names::{KeyInfo, classify_in_context, classify_key};
+use crate::markup::markup_value;
 use crate::merge::{Candidate, PRIORITY_KEYWORD};
+use crate::prose::prose_value;
 use crate::redaction::{Keyword, RedactionKind};
-use crate::value_filter::{ValueShape, is_non_secret_value};
+use crate::value_filter::{ValueShape, is_non_secret_value, is_prose};
 
 /// Labelled values: for each trigger hit, walk back to the start of the key it is in
-/// and try the anchored pattern there, on the rest of the line.
+/// and look at what follows the key. Markup, pairs and prose are looked for only when
+/// `unseparated` (by one of the two labelled patterns).
 pub(crate) fn collect_labelled(
     text: &str,
     trigger: &Regex,
     anchored: &Regex,
+    unseparated: bool,
     out: &mut Vec<Candidate>,
 ) {
     let bytes = text.as_bytes();
@@ -42,35 +54,175 @@ pub(crate) fn collect_labelled(
             key_end += 1;
         }
         done_until = key_end;
-        // Cheap checks before the regex: the key must label a secret and be followed
-        // by a separator.
+        // Cheap checks before any regex: the flag pattern wants a `--flag`, and the
+        // key must label a secret.
         let key = text.get(key_start..key_end).unwrap_or_default();
-        if classify_key(key).is_none()
-            || !followed_by_separator(bytes, key_end, key.starts_with("--"))
-        {
+        if !unseparated && !key.starts_with("--") {
             continue;
         }
+        let Some(info) = classify_key(key).or_else(|| classify_in_context(text, key_start, key))
+        else {
+            continue;
+        };
         if line_end < hit.end() {
             line_end = text
                 .get(hit.end()..)
                 .and_then(|after| after.find('\n'))
                 .map_or(text.len(), |i| hit.end() + i);
         }
-        let Some(rest) = text.get(key_start..line_end) else {
+        let mut found = Vec::new();
+        if followed_by_separator(bytes, key_end, key.starts_with("--")) {
+            separated_values(
+                text, key_start, key_end, line_end, anchored, info, &mut found,
+            );
+        } else if !unseparated {
             continue;
-        };
-        if let Some(caps) = anchored.captures(rest) {
-            if let Some(whole) = caps.get(0) {
-                done_until = done_until.max(key_start + whole.end());
+        } else if let Some(range) = markup_value(text, key_start, key_end, info) {
+            found.push(range);
+        } else if let Some(range) = prose_value(text, key_end, line_end, info) {
+            found.push(range);
+        }
+        for range in found {
+            done_until = done_until.max(range.end);
+            out.push(Candidate {
+                range,
+                kind: RedactionKind::Keyword(info.keyword),
+                priority: PRIORITY_KEYWORD,
+            });
+        }
+    }
+}
+
+/// The values of `key <sep> …`: a cookie header's values, the inline value (with its
+/// continuation lines), or the indented block below an empty value.
+fn separated_values(
+    text: &str,
+    key_start: usize,
+    key_end: usize,
+    line_end: usize,
+    anchored: &Regex,
+    info: KeyInfo,
+    found: &mut Vec<Range<usize>>,
+) {
+    let key = text.get(key_start..key_end).unwrap_or_default();
+    if is_cookie_header(key) {
+        cookie_values(text, key_end, line_end, key.len() > "cookie".len(), found);
+        return;
+    }
+    let Some(rest) = text.get(key_start..line_end) else {
+        return;
+    };
+    if let Some(caps) = anchored.captures(rest)
+        && let Some((range, _)) = labelled_value_with(rest, &caps, info)
+    {
+        let range = range.start + key_start..range.end + key_start;
+        let quoted = caps.name("uv").is_none();
+        let after = text.get(range.end..line_end).unwrap_or_default();
+        if quoted {
+            if let Some(next) = quoted_continuation(text, range.end) {
+                found.push(next);
             }
-            if let Some((range, keyword)) = labelled_value(rest, &caps) {
-                out.push(Candidate {
-                    range: range.start + key_start..range.end + key_start,
-                    kind: RedactionKind::Keyword(keyword),
-                    priority: PRIORITY_KEYWORD,
-                });
+        } else if after.trim().is_empty()
+            && let Some(block) = indented_block(text, key_start, line_end, false)
+            && text
+                .get(block.clone())
+                .is_some_and(|b| !b.contains([' ', '\t']))
+        {
+            found.push(range.start..block.end);
+            return;
+        }
+        found.push(range);
+        return;
+    }
+    // Nothing (or only a YAML block indicator) after the separator: the value is on
+    // the lines below.
+    let after_sep = text
+        .get(key_end..line_end)
+        .unwrap_or_default()
+        .trim_start_matches(['"', '\'', '\\'])
+        .trim_start()
+        .trim_start_matches([':', '='])
+        .trim();
+    let is_block = matches!(after_sep, "|" | "|-" | "|+" | ">" | ">-" | ">+");
+    if (after_sep.is_empty() || is_block)
+        && let Some(block) = indented_block(text, key_start, line_end, is_block)
+        && let Some(value) = text.get(block.clone())
+    {
+        let value = value.trim_matches(['"', '\'']);
+        let shape = if is_block {
+            ValueShape::Quoted
+        } else {
+            ValueShape::Unquoted { next: None }
+        };
+        if !is_non_secret_value(value, info, shape) {
+            found.push(block);
+        }
+    }
+}
+
+/// A cookie's value is secret only when it looks like data (`theme=dark` is not).
+const COOKIE: KeyInfo = KeyInfo {
+    keyword: Keyword::Cookie,
+    is_pwd: false,
+    weak: true,
+};
+
+/// `Cookie:` / `Set-Cookie:` headers.
+fn is_cookie_header(key: &str) -> bool {
+    key.eq_ignore_ascii_case("cookie") || key.eq_ignore_ascii_case("set-cookie")
+}
+
+/// The values of a `Cookie:` header's `name=value` pairs; of a `Set-Cookie:` header,
+/// only the first pair (the rest are attributes such as `Path=/`).
+fn cookie_values(
+    text: &str,
+    key_end: usize,
+    line_end: usize,
+    set_cookie: bool,
+    found: &mut Vec<Range<usize>>,
+) {
+    let Some(header) = text.get(key_end..line_end) else {
+        return;
+    };
+    let Some(colon) = header.find(':') else {
+        return;
+    };
+    let mut offset = key_end + colon + 1;
+    let body = header.get(colon + 1..).unwrap_or_default();
+    for pair in body.split(';') {
+        if let Some(eq) = pair.find('=') {
+            let value = pair.get(eq + 1..).unwrap_or_default();
+            let trimmed = value.trim_end_matches(['\r', ' ', '\'', '"']);
+            // A cookie value has no blanks, quotes or backticks: otherwise this is
+            // prose that mentions a `Cookie:` header.
+            if trimmed.contains([' ', '\t', '"', '\'', '`', '\\']) {
+                break;
+            }
+            let start = offset + eq + 1;
+            // A session cookie (`sid`, `PHPSESSID`, `auth`, `remember_token`) is
+            // secret whatever it looks like; another only when it looks like data.
+            let name = pair.get(..eq).unwrap_or_default().trim();
+            let lower = name.to_ascii_lowercase();
+            let session = lower.contains("sid") || lower.contains("sess");
+            let info = match classify_key(name) {
+                Some(info) => KeyInfo {
+                    weak: false,
+                    ..info
+                },
+                None if session => KeyInfo {
+                    weak: false,
+                    ..COOKIE
+                },
+                None => COOKIE,
+            };
+            if !is_non_secret_value(trimmed, info, ValueShape::Quoted) {
+                found.push(start..start + trimmed.len());
             }
         }
+        if set_cookie {
+            break;
+        }
+        offset += pair.len() + 1;
     }
 }
 
@@ -87,13 +239,29 @@ fn followed_by_separator(bytes: &[u8], mut pos: usize, is_flag: bool) -> bool {
     while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
         pos += 1;
     }
-    matches!(bytes.get(pos), Some(b':' | b'=')) || (is_flag && pos > blanks_from)
+    // `token_counter::estimate` is a path, `token == x` a comparison.
+    let path_or_comparison = matches!(
+        (bytes.get(pos), bytes.get(pos + 1)),
+        (Some(b':'), Some(b':')) | (Some(b'='), Some(b'='))
+    );
+    (matches!(bytes.get(pos), Some(b':' | b'=')) && !path_or_comparison)
+        || (is_flag && pos > blanks_from)
 }
 
 /// The secret value of a `key <sep> value` match, if the key labels a secret and the
 /// value is not obviously harmless.
 pub(crate) fn labelled_value(text: &str, caps: &Captures<'_>) -> Option<(Range<usize>, Keyword)> {
-    let key = classify_key(caps.name("key")?.as_str())?;
+    let key = caps.name("key")?.as_str();
+    let start = caps.name("key")?.start();
+    let info = classify_key(key).or_else(|| classify_in_context(text, start, key))?;
+    labelled_value_with(text, caps, info)
+}
+
+fn labelled_value_with(
+    text: &str,
+    caps: &Captures<'_>,
+    info: KeyInfo,
+) -> Option<(Range<usize>, Keyword)> {
     let (value, shape) = if let Some(v) = caps.name("dq").or(caps.name("sq")).or(caps.name("eq")) {
         (v, ValueShape::Quoted)
     } else {
@@ -101,14 +269,19 @@ pub(crate) fn labelled_value(text: &str, caps: &Captures<'_>) -> Option<(Range<u
         let next = text.get(v.end()..).and_then(|rest| rest.chars().next());
         (v, ValueShape::Unquoted { next })
     };
-    if is_non_secret_value(value.as_str(), key, shape) {
+    if is_non_secret_value(value.as_str(), info, shape) {
+        return None;
+    }
+    if matches!(shape, ValueShape::Unquoted { .. })
+        && is_prose(value.as_str(), text.get(value.end()..).unwrap_or_default())
+    {
         return None;
     }
     let mut range = value.range();
     if matches!(shape, ValueShape::Unquoted { .. }) {
         range.end = extend_over_ampersands(text.as_bytes(), range.end);
     }
-    Some((range, key.keyword))
+    Some((range, info.keyword))
 }
 
 /// A bare value stops at `&` (the next URL query parameter), but `Tr0ub4dor&3` in a
@@ -146,6 +319,12 @@ mod tests {
         assert!(followed_by_separator(b"\"key\" = v", 4, false));
         assert!(followed_by_separator(br#"\"key\": v"#, 5, false));
         assert!(!followed_by_separator(b"key v", 3, false));
+        assert!(!followed_by_separator(
+            b"token_counter::estimate",
+            13,
+            false
+        ));
+        assert!(!followed_by_separator(b"token == x", 5, false));
         assert!(followed_by_separator(b"--key v", 5, true));
         assert!(!followed_by_separator(b"--key\n", 5, true));
     }
@@ -158,5 +337,23 @@ mod tests {
         assert_eq!(extend_over_ampersands(query, 5), 5);
         let tail = b"t=abc&";
         assert_eq!(extend_over_ampersands(tail, 5), 6);
+    }
+
+    #[test]
+    fn cookie_header_values() {
+        let text = "Cookie: theme=dark; sessionid=abc123xyz; csrf=Zx9qL2mN; sid=battery\r\n";
+        let mut found = Vec::new();
+        cookie_values(text, 6, text.len() - 2, false, &mut found);
+        let values: Vec<&str> = found.iter().map(|r| &text[r.clone()]).collect();
+        assert_eq!(values, ["abc123xyz", "Zx9qL2mN", "battery"]);
+        let text = "Set-Cookie: sid=abc123; Path=/; HttpOnly";
+        let mut found = Vec::new();
+        cookie_values(text, 10, text.len(), true, &mut found);
+        assert_eq!(found.len(), 1);
+        assert_eq!(&text[found[0].clone()], "abc123");
+        let text = "`Cookie:` redacts the value of each `name=value` pair that looks like";
+        let mut found = Vec::new();
+        cookie_values(text, 7, text.len(), false, &mut found);
+        assert!(found.is_empty(), "{found:?}");
     }
 }

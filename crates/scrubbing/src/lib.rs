@@ -5,14 +5,21 @@
 //!
 //! - **labelled secrets** — the value of any key whose name says it is secret
 //!   (`api_key: "…"`, `password=…`, `"access_token": "…"`, `export GITHUB_TOKEN=…`,
-//!   `X-Api-Key: …`, `--password …`), keeping the key and any quotes;
+//!   `SMTP_PASS=…`, `X-Api-Key: …`, `--password …`), keeping the key and any quotes;
+//!   also on the lines below the key (YAML), in markup (`<password>…</password>`),
+//!   in name/value pairs (`{"name": "db_password", "value": "…"}`), in cookies and in
+//!   prose (`the admin password is …`);
 //! - **`Authorization` headers** (`Authorization: Bearer [REDACTED]`);
+//! - **command-line passwords** (`mysql -p…`, `sshpass -p …`, `redis-cli -a …`);
 //! - **private-key blocks** (`-----BEGIN … PRIVATE KEY-----` … `-----END …-----`);
-//! - **credentials in URLs** (`postgres://user:[REDACTED]@host`) and `curl -u user:pass`;
-//! - **well-known key formats** wherever they appear: AWS, GitHub, Slack, OpenAI,
-//!   Anthropic, Google, Stripe keys and JWTs;
-//! - **unlabelled high-entropy strings** (`[REDACTED:high-entropy]`), while leaving
-//!   hashes, UUIDs, paths, identifiers and base64-encoded text alone.
+//! - **credentials in URLs** (`postgres://user:[REDACTED]@host`, `?key=…`, a Sentry
+//!   DSN's key) and `curl -u user:pass`;
+//! - **well-known key formats** wherever they appear: AWS, GitHub, GitLab, Slack,
+//!   OpenAI, Anthropic, Google, Stripe, npm, Hugging Face and SendGrid keys and JWTs,
+//!   also when wrapped over two lines;
+//! - **unlabelled high-entropy strings** (`[REDACTED:high-entropy]`), including base64
+//!   of `user:password` or of text holding a secret, while leaving hashes, UUIDs,
+//!   paths, identifiers, slugs, SSH public keys and base64-encoded prose alone.
 //!
 //! A [`Scrubber`] adds user patterns and can turn entropy detection off. It depends on
 //! no other Oxydra crate.
@@ -32,15 +39,19 @@
 //! assert!(matches!(clean.text, Cow::Borrowed(_)));
 //! ```
 
+mod block;
 mod entropy;
 mod error;
 mod key_names;
 mod keyword_patterns;
 mod labelled;
+mod markup;
 mod merge;
+mod prose;
 mod redaction;
 mod scrubber;
 mod value_filter;
+mod wrapped;
 
 pub use entropy::{ENTROPY_THRESHOLD, MAX_CANDIDATE_LEN, MIN_CANDIDATE_LEN, shannon_entropy};
 pub use error::ScrubError;

@@ -102,11 +102,16 @@ pub enum Keyword {
     Secret,
     /// `token`, `access_token`, `GITHUB_TOKEN`.
     Token,
-    /// `password`, `passwd`, `pwd`, `passphrase`.
+    /// `password`, `passwd`, `pwd`, `passphrase`, `passcode`, `SMTP_PASS`, `ROOT_PW`.
     Password,
     /// Other key material: `private_key`, `signing_key`, `encryption_key`, `master_key`,
-    /// `access_key`.
+    /// `access_key`, `account_key`, `license_key`, `hmac_key`, …; a `?key=` URL parameter.
     Key,
+    /// Credentials under a weaker label: `auth`, `credentials`, `creds` (`BASIC_AUTH`,
+    /// a Docker config's `"auth"`).
+    Credential,
+    /// A session cookie or id: `SESSION_COOKIE`, `sessionid`, a `Cookie:` header.
+    Cookie,
 }
 
 impl Keyword {
@@ -118,6 +123,8 @@ impl Keyword {
             Self::Token => "token",
             Self::Password => "password",
             Self::Key => "key",
+            Self::Credential => "credential",
+            Self::Cookie => "cookie",
         }
     }
 }
@@ -141,6 +148,14 @@ pub enum KeyProvider {
     Google,
     /// Stripe secret or restricted key (`sk_live_`, `rk_live_`, `sk_test_`, `rk_test_`).
     Stripe,
+    /// GitLab personal access token (`glpat-…`).
+    GitLab,
+    /// npm access token (`npm_…`).
+    Npm,
+    /// Hugging Face token (`hf_…`).
+    HuggingFace,
+    /// SendGrid API key (`SG.….…`).
+    SendGrid,
 }
 
 impl KeyProvider {
@@ -155,6 +170,10 @@ impl KeyProvider {
             Self::Anthropic => "anthropic_api_key",
             Self::Google => "google_api_key",
             Self::Stripe => "stripe_key",
+            Self::GitLab => "gitlab_token",
+            Self::Npm => "npm_token",
+            Self::HuggingFace => "huggingface_token",
+            Self::SendGrid => "sendgrid_api_key",
         }
     }
 }

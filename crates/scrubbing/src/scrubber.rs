@@ -127,7 +127,10 @@ impl Scrubber {
     pub fn scrub<'a>(&self, text: &'a str) -> Scrubbed<'a> {
         let mut candidates = Vec::new();
         match builtins() {
-            Ok(builtins) => builtins.collect(text, &mut candidates),
+            Ok(builtins) => {
+                builtins.collect(text, &mut candidates);
+                crate::wrapped::collect(text, &mut candidates);
+            }
             Err(_) if !text.is_empty() => return withheld(text),
             Err(_) => {}
         }

@@ -8,6 +8,7 @@
 //! names (`password: String`), calls and generics (`token = get_token()`,
 //! `Option<String>`) and field paths (`self.config.token`).
 
+use crate::entropy::is_words;
 use crate::key_names::KeyInfo;
 use crate::redaction::Keyword;
 
@@ -106,6 +107,9 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     if key.is_pwd && (value.starts_with('/') || value.starts_with('~')) {
         return true;
     }
+    if key.weak && is_word_or_path(value) {
+        return true;
+    }
     match shape {
         ValueShape::Quoted => false,
         ValueShape::Unquoted { next } => {
@@ -114,6 +118,59 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
                 || is_field_path(value)
         }
     }
+}
+
+/// A weak label's value that is a word, identifier or path rather than data: no digit
+/// and made of words (`basic`, `BASIC`, `TestParseYAMLBlock`, `oauth-proxy`, not
+/// `dXNlcjpwYXNz`); or a path (`/etc/creds.json`, `~/.netrc`).
+fn is_word_or_path(value: &str) -> bool {
+    let wordy = !value.bytes().any(|b| b.is_ascii_digit())
+        && value
+            .split(['.', ':', '/'])
+            .all(|part| part.is_empty() || is_words(part));
+    wordy
+        || ["/", "~/", "./", "../"]
+            .iter()
+            .any(|p| value.starts_with(p))
+}
+
+/// True when a bare value is a lowercase word followed by more words: prose such as
+/// a commit subject `token: fix the refresh` rather than `token: a1b2c3`.
+pub(crate) fn is_prose(value: &str, rest: &str) -> bool {
+    value.bytes().all(|b| b.is_ascii_lowercase())
+        && rest
+            .strip_prefix(' ')
+            .is_some_and(|r| r.bytes().next().is_some_and(|b| b.is_ascii_lowercase()))
+}
+
+/// True when a value found in prose (`the admin password is X`) looks like a
+/// password rather than a word: at least 3 characters with a digit, a symbol or an
+/// inner capital, and not a path, URL or placeholder.
+pub(crate) fn looks_like_password(value: &str) -> bool {
+    let chars = value.chars().count();
+    if chars < MIN_VALUE_CHARS
+        || is_placeholder(value)
+        || value.starts_with(['/', '(', '[', '{', '<', '`'])
+    {
+        return false;
+    }
+    if value.contains("://")
+        || NON_SECRET_WORDS
+            .iter()
+            .any(|w| value.eq_ignore_ascii_case(w))
+    {
+        return false;
+    }
+    let digits = value.bytes().filter(u8::is_ascii_digit).count();
+    if digits == value.len() {
+        return digits >= 4;
+    }
+    let symbol = value
+        .bytes()
+        .any(|b| !b.is_ascii_alphanumeric() && !matches!(b, b'-' | b'\'' | b'.' | b','));
+    let inner_capital = value.bytes().skip(1).any(|b| b.is_ascii_uppercase())
+        && value.bytes().any(|b| b.is_ascii_lowercase());
+    digits > 0 || symbol || inner_capital
 }
 
 /// True for values that stand for a secret without being one: already redacted
@@ -131,7 +188,13 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
     if chars.all(|c| c == first) && value.chars().count() >= 3 {
         return matches!(first, '*' | 'x' | 'X' | '•' | '.' | '#' | '-' | '?');
     }
-    is_variable_reference(value)
+    // An elided example: `sk-...`, `ghp_…`, `…`.
+    let elided = value
+        .strip_suffix("...")
+        .or_else(|| value.strip_suffix('…'))
+        .is_some_and(|head| head.len() <= 10);
+    elided
+        || is_variable_reference(value)
         || (value.starts_with("{{") && value.ends_with("}}"))
         || (value.starts_with('<') && value.ends_with('>'))
         || (value.starts_with('%') && value.ends_with('%') && value.len() > 2)
@@ -173,14 +236,17 @@ mod tests {
     const TOKEN: KeyInfo = KeyInfo {
         keyword: Keyword::Token,
         is_pwd: false,
+        weak: false,
     };
     const PASSWORD: KeyInfo = KeyInfo {
         keyword: Keyword::Password,
         is_pwd: false,
+        weak: false,
     };
     const PWD: KeyInfo = KeyInfo {
         keyword: Keyword::Password,
         is_pwd: true,
+        weak: false,
     };
     const BARE: ValueShape = ValueShape::Unquoted { next: None };
 
@@ -202,6 +268,9 @@ mod tests {
             "<your-token>",
             "[REDACTED]",
             "%API_TOKEN%",
+            "sk-...",
+            "ghp_…",
+            "…",
         ] {
             assert!(
                 is_non_secret_value(value, TOKEN, ValueShape::Quoted),
@@ -217,6 +286,62 @@ mod tests {
             PASSWORD,
             ValueShape::Unquoted { next: Some('(') }
         ));
+    }
+
+    #[test]
+    fn weak_labels_need_data() {
+        let weak = KeyInfo {
+            weak: true,
+            ..PASSWORD
+        };
+        for value in [
+            "basic",
+            "oauth-proxy",
+            "/etc/app/creds.json",
+            "~/.netrc",
+            "TestParseConfig",
+            "TestScrubYAMLBlock",
+            "include",
+        ] {
+            assert!(is_non_secret_value(value, weak, BARE), "{value}");
+        }
+        for value in ["dXNlcjpwYXNz", "Summer2024!", "a1b2c3"] {
+            assert!(!is_non_secret_value(value, weak, BARE), "{value}");
+        }
+    }
+
+    #[test]
+    fn prose_values_do_not_start_with_brackets() {
+        assert!(!looks_like_password("(`SMTP_PASS=x1`);"));
+        assert!(!looks_like_password("[x1]"));
+    }
+
+    #[test]
+    fn prose_values() {
+        assert!(is_prose("fix", " the refresh"));
+        assert!(!is_prose("fix", ""));
+        assert!(!is_prose("a1b2", " the"));
+        for value in [
+            "Summer2024!",
+            "hunter2",
+            "x9k2",
+            "P@ss",
+            "correctHorse",
+            "123456",
+        ] {
+            assert!(looks_like_password(value), "{value}");
+        }
+        for value in [
+            "stored",
+            "invalid",
+            "required",
+            "12",
+            "Vault",
+            "/etc/passwd",
+            "https://x.io",
+        ] {
+            assert!(!looks_like_password(value), "{value}");
+        }
     }
 
     #[test]

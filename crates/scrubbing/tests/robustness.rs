@@ -138,3 +138,20 @@ fn long_runs_and_unterminated_blocks() {
     assert!(!out.text.contains("MIIEvQIBADAN"));
     check_invariants(&text, &out);
 }
+
+#[test]
+fn one_long_line_of_markup_and_prose_hits() {
+    // Hits without a separator look around the key on its line; on one huge line
+    // without `>`, `<` or a line break that look is bounded, so this stays linear.
+    for unit in [
+        "name=\"password\" ",
+        "<password ",
+        "the password for ",
+        "\"db_password\", ",
+        "Cookie ",
+    ] {
+        let line = unit.repeat(20_000);
+        let out = scrub(&line);
+        check_invariants(&line, &out);
+    }
+}

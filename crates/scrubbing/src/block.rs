@@ -1,0 +1,135 @@
+//! Values that continue below their key's line: YAML values on the next line or in a
+//! `|` / `>` block, YAML plain scalars folded over more-indented lines, and string
+//! literals continued with `+` on the next line.
+
+use std::ops::Range;
+
+/// How far the checks around a key look back or ahead on its line: bounds the work
+/// per trigger hit, so a huge single line with many hits stays linear.
+pub(crate) const LOOK_AROUND: usize = 4096;
+
+/// The start of the line holding byte `pos`, looking back at most [`LOOK_AROUND`]
+/// bytes (a longer line is taken to start there).
+pub(crate) fn line_start(text: &str, pos: usize) -> usize {
+    let mut from = pos.saturating_sub(LOOK_AROUND);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    text.get(from..pos)
+        .and_then(|before| before.rfind('\n'))
+        .map_or(from, |i| from + i + 1)
+}
+
+/// At most the first [`LOOK_AROUND`] bytes of `text` (on a character boundary).
+pub(crate) fn ahead(text: &str) -> &str {
+    let mut end = text.len().min(LOOK_AROUND);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.get(..end).unwrap_or_default()
+}
+
+/// The lines after `line_end` (the end of the key's line) indented deeper than the key
+/// at `key_start`, as one range from the first to the last non-blank character.
+///
+/// In a block scalar (`is_block`) every such line belongs to the value. Otherwise
+/// (a plain value on the next line, or a folded continuation) the value stops at a
+/// line that looks like structure: `key:`, `key: value`, `- item` or `# comment`.
+pub(crate) fn indented_block(
+    text: &str,
+    key_start: usize,
+    line_end: usize,
+    is_block: bool,
+) -> Option<Range<usize>> {
+    let key_column = key_start - line_start(text, key_start);
+    let mut pos = line_end + 1;
+    let mut block: Option<Range<usize>> = None;
+    while let Some(rest) = text.get(pos..) {
+        if rest.is_empty() {
+            break;
+        }
+        let line = rest.split('\n').next().unwrap_or_default();
+        let content = line.trim_start_matches([' ', '\t']);
+        let indent = line.len() - content.len();
+        let content = content.trim_end();
+        if content.is_empty() || indent <= key_column {
+            break;
+        }
+        let structural = content.ends_with(':')
+            || content.contains(": ")
+            || content.starts_with("- ")
+            || content.starts_with('#');
+        if !is_block && structural {
+            break;
+        }
+        let start = pos + indent;
+        let end = start + content.len();
+        block = Some(block.map_or(start..end, |b| b.start..end));
+        pos += line.len() + 1;
+    }
+    block
+}
+
+/// After a quoted value ending at `value_end` (its closing quote), a string literal
+/// continued on the next line — `"abc" +` / `"def"` — gives the second literal's
+/// contents.
+pub(crate) fn quoted_continuation(text: &str, value_end: usize) -> Option<Range<usize>> {
+    let bytes = text.as_bytes();
+    let quote = *bytes.get(value_end)?;
+    if !matches!(quote, b'"' | b'\'') {
+        return None;
+    }
+    let mut pos = value_end + 1;
+    while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
+        pos += 1;
+    }
+    if matches!(bytes.get(pos), Some(b'+' | b'.' | b'\\')) {
+        pos += 1;
+    }
+    while matches!(bytes.get(pos), Some(b' ' | b'\t' | b'\r')) {
+        pos += 1;
+    }
+    if bytes.get(pos) != Some(&b'\n') {
+        return None;
+    }
+    pos += 1;
+    while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
+        pos += 1;
+    }
+    if bytes.get(pos) != Some(&quote) {
+        return None;
+    }
+    let start = pos + 1;
+    let len = ahead(text.get(start..)?).find([char::from(quote), '\n'])?;
+    (len > 0).then_some(start..start + len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block<'a>(text: &'a str, key: &str, is_block: bool) -> Option<&'a str> {
+        let key_start = text.find(key).unwrap();
+        let line_end = text[key_start..].find('\n').unwrap() + key_start;
+        indented_block(text, key_start, line_end, is_block).map(|r| &text[r])
+    }
+
+    #[test]
+    fn next_line_and_block_values() {
+        let text = "smtp:\n  password:\n    s3cr3t!\n  port: 587\n";
+        assert_eq!(block(text, "password", false), Some("s3cr3t!"));
+        let text = "key: |\n  line one\n  line: two\nnext: 1\n";
+        assert_eq!(block(text, "key", true), Some("line one\n  line: two"));
+        let text = "password:\nport: 1\n";
+        assert_eq!(block(text, "password", false), None);
+        let text = "password:\n  - a\n  - b\n";
+        assert_eq!(block(text, "password", false), None);
+    }
+
+    #[test]
+    fn continued_literals() {
+        let text = "k = \"abc\" +\n    \"def\";";
+        assert_eq!(quoted_continuation(text, 8).map(|r| &text[r]), Some("def"));
+        assert_eq!(quoted_continuation("k = \"abc\";\n\"x\"", 8), None);
+    }
+}

@@ -1,0 +1,142 @@
+//! Secrets given in prose: `the admin password is Summer2024!`, `the API key for
+//! staging was changed to …`, ``set the passphrase to `…` ``, `log in with password …`.
+//!
+//! After the secret word, up to two `for …` / `of …` phrases and a verb (`is`, `was`,
+//! `is now`, `set to`, `changed to`, `to`) must come before the value; after a password
+//! word the value may also follow directly. A quoted value is taken as it is; a bare one
+//! must look like a password (a digit, a symbol or an inner capital), so `the password
+//! is stored in the vault` stays.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::block::line_start;
+use crate::key_names::KeyInfo;
+use crate::redaction::Keyword;
+use crate::value_filter::{ValueShape, is_non_secret_value, looks_like_password};
+
+static PROSE: LazyLock<Result<Regex, regex::Error>> = LazyLock::new(|| {
+    Regex::new(
+        r#"\A(?:[ \t]+(?:for|of|on)[ \t]+\S+){0,2}[ \t]+(?:(?:is|was|are)(?:[ \t]+now)?|(?:has[ \t]+been[ \t]+|was[ \t]+|is[ \t]+)?(?:changed|set|reset)[ \t]+to|to)[ \t]+(?:`(?P<bq>[^`\n]+)`|"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<uv>\S+))"#,
+    )
+});
+
+static DIRECT: LazyLock<Result<Regex, regex::Error>> =
+    LazyLock::new(|| Regex::new(r"\A[ \t]+(?P<uv>\S+)"));
+
+/// `Password for root: …`, `password of the admin account: …`.
+static QUALIFIED: LazyLock<Result<Regex, regex::Error>> = LazyLock::new(|| {
+    Regex::new(
+        r#"\A(?:[ \t]+(?:for|of|on|to)(?:[ \t]+[^\s:]+){1,3}):[ \t]+(?:`(?P<bq>[^`\n]+)`|"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<lv>\S+))"#,
+    )
+});
+
+/// Compiles the patterns; an error here makes the built-in patterns unavailable.
+pub(crate) fn compile() -> Result<(), String> {
+    PROSE.as_ref().map_err(ToString::to_string)?;
+    QUALIFIED.as_ref().map_err(ToString::to_string)?;
+    DIRECT.as_ref().map(|_| ()).map_err(ToString::to_string)
+}
+
+/// The secret after the secret word ending at `key_end`, in prose on the same line.
+pub(crate) fn prose_value(
+    text: &str,
+    key_end: usize,
+    line_end: usize,
+    info: KeyInfo,
+) -> Option<Range<usize>> {
+    let rest = text.get(key_end..line_end)?;
+    if !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    let qualified = QUALIFIED.as_ref().ok()?.captures(rest);
+    if let Some(labelled) = qualified.as_ref().and_then(|c| c.name("lv")) {
+        // A colon labels the value: it need not look like a password.
+        let value = labelled.as_str();
+        let secret = !is_non_secret_value(value, info, ValueShape::Unquoted { next: None });
+        return secret.then(|| key_end + labelled.start()..key_end + labelled.end());
+    }
+    let caps = qualified
+        .or_else(|| PROSE.as_ref().ok()?.captures(rest))
+        .or_else(|| {
+            let direct = info.keyword == Keyword::Password && !info.is_pwd && !info.weak;
+            direct
+                .then(|| DIRECT.as_ref().ok()?.captures(rest))
+                .flatten()
+        })?;
+    if let Some(quoted) = caps.name("bq").or(caps.name("dq")).or(caps.name("sq")) {
+        let secret = !is_non_secret_value(quoted.as_str(), info, ValueShape::Quoted);
+        return secret.then(|| key_end + quoted.start()..key_end + quoted.end());
+    }
+    let bare = caps.name("uv")?;
+    // `.netrc`: `machine host login ada password <value>` takes any value.
+    let line = text.get(line_start(text, key_end)..key_end)?.trim_start();
+    if line.starts_with("machine ") || line.starts_with("default ") {
+        return Some(key_end + bare.start()..key_end + bare.end());
+    }
+    let value = bare
+        .as_str()
+        .trim_end_matches(['.', ',', ';', ':', ')', '"', '\'', '`']);
+    if info.keyword == Keyword::Token && value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    looks_like_password(value).then(|| key_end + bare.start()..key_end + bare.start() + value.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key_names::classify_key;
+
+    fn find(text: &str, key: &str) -> Option<String> {
+        let start = text.find(key).unwrap();
+        let info = classify_key(key).unwrap();
+        prose_value(text, start + key.len(), text.len(), info).map(|r| text[r].to_owned())
+    }
+
+    #[test]
+    fn secrets_in_prose() {
+        let f = |t: &str, k: &str| find(t, k).unwrap_or_default();
+        assert_eq!(
+            f("the admin password is Summer2024!", "password"),
+            "Summer2024!"
+        );
+        assert_eq!(
+            f("The root password for db1 is hunter2.", "password"),
+            "hunter2"
+        );
+        assert_eq!(
+            f("Set the passphrase to `open sesame`", "passphrase"),
+            "open sesame"
+        );
+        assert_eq!(f("the token has been changed to ab12cd", "token"), "ab12cd");
+        assert_eq!(f("log in with password x9k2 then", "password"), "x9k2");
+        assert_eq!(f("Password for root: hunter", "Password"), "hunter");
+        assert_eq!(
+            f(
+                "machine api.example.com login ada password hunter",
+                "password"
+            ),
+            "hunter"
+        );
+    }
+
+    #[test]
+    fn prose_without_secrets() {
+        for (text, key) in [
+            ("The password is stored in the vault.", "password"),
+            ("the secret is out", "secret"),
+            ("Pass the token to the handler", "token"),
+            ("A password is required.", "password"),
+            ("password reset link sent", "password"),
+            ("the token is 3600", "token"),
+            ("sshpass -phunter22 ssh host", "sshpass"),
+            ("the password is `None`", "password"),
+            ("(`the secret is shadow`).", "secret"),
+        ] {
+            assert_eq!(find(text, key), None, "{text}");
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Secrets wrapped over two lines: a key or token that a terminal, an editor or a
+//! config generator broke in the middle (`API_KEY=sk-proj-abc…` / `…xyz`).
+//!
+//! At every line break where the line ends in a token-like run and the next line is
+//! nothing but one such run (after indentation, before an optional closing quote or
+//! comma), the two runs are joined. When the join is a well-known key format crossing
+//! the break, or a high-entropy secret, both halves are redacted.
+
+use std::ops::Range;
+
+use crate::entropy;
+use crate::keyword_patterns::builtins;
+use crate::merge::{Candidate, PRIORITY_ENTROPY};
+use crate::redaction::RedactionKind;
+
+/// Shortest first half considered.
+const MIN_HEAD: usize = 8;
+/// Shortest second half considered.
+const MIN_TAIL: usize = 4;
+/// Shortest join considered.
+const MIN_JOINED: usize = 20;
+/// Longest half considered.
+const MAX_HALF: usize = 600;
+
+/// Bytes of a wrapped run (`=` only as trailing padding of the second half).
+#[inline]
+fn is_wrap_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-' | b'.')
+}
+
+/// Pushes both halves of every secret wrapped over a line break in `text`.
+pub(crate) fn collect(text: &str, out: &mut Vec<Candidate>) {
+    let bytes = text.as_bytes();
+    for newline in memchr::memchr_iter(b'\n', bytes) {
+        let Some(head) = head_run(bytes, newline) else {
+            continue;
+        };
+        let Some(tail) = tail_run(bytes, newline + 1) else {
+            continue;
+        };
+        if head.len() + tail.len() < MIN_JOINED {
+            continue;
+        }
+        if let (Some(a), Some(b)) = (text.get(head.clone()), text.get(tail.clone()))
+            && let Some(kind) = joined_secret(a, b)
+        {
+            for range in [head.clone(), tail] {
+                out.push(Candidate {
+                    range,
+                    kind: kind.clone(),
+                    priority: PRIORITY_ENTROPY,
+                });
+            }
+        }
+    }
+}
+
+/// The run of token bytes ending the line that ends at `newline` (before any `\r`).
+fn head_run(bytes: &[u8], newline: usize) -> Option<Range<usize>> {
+    let mut end = newline;
+    if end > 0 && bytes.get(end - 1) == Some(&b'\r') {
+        end -= 1;
+    }
+    let mut start = end;
+    while start > 0
+        && end - start <= MAX_HALF
+        && bytes.get(start - 1).is_some_and(|b| is_wrap_byte(*b))
+    {
+        start -= 1;
+    }
+    (end - start >= MIN_HEAD && end - start <= MAX_HALF).then_some(start..end)
+}
+
+/// The run of token bytes that is the whole line starting at `line_start`.
+fn tail_run(bytes: &[u8], line_start: usize) -> Option<Range<usize>> {
+    let mut start = line_start;
+    while matches!(bytes.get(start), Some(b' ' | b'\t')) {
+        start += 1;
+    }
+    let mut end = start;
+    while bytes.get(end).is_some_and(|b| is_wrap_byte(*b)) && end - start <= MAX_HALF {
+        end += 1;
+    }
+    if end - start < MIN_TAIL || end - start > MAX_HALF {
+        return None;
+    }
+    while end - start < MAX_HALF + 2 && bytes.get(end) == Some(&b'=') {
+        end += 1;
+    }
+    let mut after = end;
+    if matches!(bytes.get(after), Some(b'"' | b'\'' | b',' | b';')) {
+        after += 1;
+    }
+    if bytes.get(after) == Some(&b'\r') {
+        after += 1;
+    }
+    matches!(bytes.get(after), None | Some(b'\n')).then_some(start..end)
+}
+
+/// The kind of secret `head + tail` is, if it is one that crosses the break.
+fn joined_secret(head: &str, tail: &str) -> Option<RedactionKind> {
+    let joined = format!("{head}{tail}");
+    let mut found = Vec::new();
+    if let Ok(builtins) = builtins() {
+        builtins.collect(&joined, &mut found);
+    }
+    let crossing = found
+        .into_iter()
+        .find(|c| c.range.start < head.len() && c.range.end > head.len());
+    if let Some(candidate) = crossing {
+        return Some(candidate.kind);
+    }
+    entropy::looks_secret(&joined).then_some(RedactionKind::HighEntropy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn halves(text: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        collect(text, &mut out);
+        out.iter().map(|c| &text[c.range.clone()]).collect()
+    }
+
+    #[test]
+    fn wrapped_keys_are_found() {
+        let text = "key:\nghp_16C7e42F292c\n6912E7710c838347Ae178B4a\n";
+        assert_eq!(
+            halves(text),
+            ["ghp_16C7e42F292c", "6912E7710c838347Ae178B4a"]
+        );
+        let text = "API_KEY=Zx9qL2mN8vB4kR7t\n  Y1wE3uI6oP0aS5dF\"\n";
+        assert_eq!(halves(text), ["Zx9qL2mN8vB4kR7t", "Y1wE3uI6oP0aS5dF"]);
+    }
+
+    #[test]
+    fn plain_lines_are_not_joined() {
+        for text in [
+            "parse_config_file\nRunning tests\n",
+            "9fceb02d0ae598e95dc970b74767f19372d61af8\n1a2b3c4d5e6f7a8b9c0d\n",
+            "see README.md\ndone\n",
+            "NODE_ENV=production\nADMIN_PW=Admin.13\n",
+            "_auth=ZGVwbG95Ojc0UXpWTW9KUWt3MUpFdWE1LTR6QXgxS1QyUF9nVA==\nalways-auth=true\n",
+            "dGhlIHF1aWNrIGJyb3duIGZveCBq\ndW1wcyBvdmVyIHRoZSBsYXp5IGRvZw==\n",
+        ] {
+            assert!(halves(text).is_empty(), "{text}");
+        }
+    }
+}
