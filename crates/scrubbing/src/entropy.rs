@@ -7,7 +7,8 @@
 //! 1. it is 24–512 bytes long;
 //! 2. it has a digit and a letter, and either at least three of the classes
 //!    lowercase / uppercase / digit / symbol (`+/_-`), or at least 32 bytes;
-//! 3. it is not hex (digits, `a-f`, `A-F` and `-` only: hashes, git SHAs, UUIDs);
+//! 3. it is not hex (digits, `a-f`, `A-F` and `-` only: hashes, git SHAs, UUIDs),
+//!    nor hex behind a short lowercase prefix (`ses_…`, `run_…`, `req_…`: ids);
 //! 4. its Shannon entropy is at least 3.8 bits per character;
 //! 5. it is not made of words: split at `+/_-`, every piece is at most 4 bytes, or
 //!    camelCase words averaging at least 2.5 letters with digits only at its ends
@@ -179,6 +180,7 @@ fn has_secret_classes(bytes: &[u8]) -> bool {
 /// True when `token` (one candidate run) looks like a secret by rules 1–7.
 pub(crate) fn looks_secret(token: &str) -> bool {
     if !has_secret_classes(token.as_bytes())
+        || is_prefixed_hex_id(token)
         || is_words(token)
         || is_slug(token)
         || HASH_PREFIXES.iter().any(|p| token.starts_with(p))
@@ -194,6 +196,18 @@ pub(crate) fn looks_secret(token: &str) -> bool {
         return is_credential_pair(&decoded) || holds_secret(&decoded);
     }
     !(token.contains('/') && is_path(token))
+}
+
+/// An id: a lowercase prefix of at most 8 letters, `_`, then hex only (`ses_01a2…`,
+/// the ids Oxydra and many APIs generate). Hex under a secret label is still caught by
+/// the label; unlabelled, hex is a hash or an id.
+fn is_prefixed_hex_id(token: &str) -> bool {
+    token.split_once('_').is_some_and(|(prefix, rest)| {
+        (1..=8).contains(&prefix.len())
+            && prefix.bytes().all(|b| b.is_ascii_lowercase())
+            && rest.len() >= 8
+            && rest.bytes().all(|b| b.is_ascii_hexdigit())
+    })
 }
 
 /// A lowercase slug: no capitals and every piece between `-_/.` at most 12 bytes
@@ -417,5 +431,18 @@ mod tests {
         assert!(!looks_secret("very_long_function_name_for_testing"));
         assert!(!looks_secret("parseHttpResponseHeaders2024Version3"));
         assert!(!looks_secret("short1A"));
+    }
+
+    #[test]
+    fn prefixed_hex_ids_are_not_secrets() {
+        // Oxydra's own session, run and call ids, and ids of the same shape.
+        assert!(!looks_secret("ses_01a209aef8e23abd7cacce565a4c0000"));
+        assert!(!looks_secret("run_019a7b3c4d5e6f708192a3b4c5d6e7f8"));
+        assert!(!looks_secret("req_0123456789abcdef0123456789ABCDEF"));
+        // A prefix is not a licence: mixed-case random text behind it stays a secret.
+        assert!(looks_secret("sess_Zx9qL2mN8vB4kR7tY1wE3uI6oP0aS5dF"));
+        assert!(looks_secret(
+            "toolongprefix_01a209aef8e23abd7cacce565a4c0000Zq"
+        ));
     }
 }
