@@ -162,6 +162,85 @@ fn scrub_redacts_stdin_and_reports_ranges() {
 }
 
 #[test]
+fn scrub_is_byte_exact_outside_its_redactions() {
+    let sandbox = Sandbox::new();
+    // 2,000 bytes of every value (came out as 3,613 when decoded lossily), then Latin-1
+    // text around a secret, whose offsets must count the input's bytes.
+    let mut input: Vec<u8> = (0..2000_u32).map(|i| (i * 37 % 256) as u8).collect();
+    input.extend_from_slice(b"\ncaf\xe9 cr\xe8me\npassword: \"Xk9#mQ2$vL7pR4wZ8nB3\"\n\xe9\n");
+    let output = output_with_stdin(
+        {
+            let mut c = sandbox.command();
+            c.arg("scrub");
+            c
+        },
+        &input,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let secret = b"Xk9#mQ2$vL7pR4wZ8nB3";
+    assert!(!output.stdout.windows(secret.len()).any(|w| w == secret));
+    let at = input
+        .windows(secret.len())
+        .position(|w| w == secret)
+        .unwrap();
+    assert_eq!(
+        output.stdout[..at],
+        input[..at],
+        "bytes before the secret changed"
+    );
+    assert!(output.stdout.ends_with(b"\"\n\xe9\n"));
+
+    let output = output_with_stdin(
+        {
+            let mut c = sandbox.command();
+            c.args(["scrub", "--json"]);
+            c
+        },
+        &input,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let redaction = &value["redactions"][0];
+    let (start, end) = (
+        redaction["start"].as_u64().unwrap() as usize,
+        redaction["end"].as_u64().unwrap() as usize,
+    );
+    assert!(start >= at - 1 && end <= at + secret.len() + 1, "{value}");
+    assert!(
+        input[start..end].windows(4).any(|w| w == b"Xk9#"),
+        "{value}"
+    );
+    assert!(
+        value["base64"].is_string(),
+        "non-UTF-8 output is given exactly: {value}"
+    );
+}
+
+#[test]
+fn scrub_into_a_closed_pipe_exits_quietly() {
+    let sandbox = Sandbox::new();
+    let big = "line of harmless text\n".repeat(200_000);
+    let path = sandbox.path().join("big.log");
+    std::fs::write(&path, &big).unwrap();
+    let mut child = sandbox
+        .command()
+        .arg("scrub")
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one line, then hang up, as `| head -1` does.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0_u8; 22];
+    std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+    drop(stdout);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stderr(&output), "", "a closed pipe is not an error");
+}
+
+#[test]
 fn print_config_masks_the_secrets_of_mcp_servers() {
     let sandbox = Sandbox::new();
     sandbox.write_trusted_config(
