@@ -82,6 +82,8 @@ struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
+    /// Step 1, then the loop: the user message is scrubbed, searched for snippets,
+    /// stored and indexed; the window readied for the run; start constraints run.
     async fn start(
         &mut self,
         state: &mut SessionState,
@@ -94,15 +96,33 @@ impl<'a> Run<'a> {
         };
         // Search before the new prompt is indexed, so it does not find itself.
         let snippets = self.retrieve(state, &user_message).await?;
+        self.persist_user_message(state, user_message).await?;
+        state.window.begin_run(self.window_settings(snippets));
+        self.constraint_batch(state, BatchKind::Start).await?;
+        self.turns(state).await
+    }
+
+    /// Stores the user message and indexes it for retrieval.
+    async fn persist_user_message(
+        &mut self,
+        state: &mut SessionState,
+        user_message: String,
+    ) -> Result<(), RuntimeError> {
         let inner: &'a RuntimeInner = self.inner;
-        let sessions = &inner.sessions;
-        sessions
+        inner
+            .sessions
             .append(self.session_id, state, Message::user(user_message.clone()))
             .await?;
         if !self.index(&user_message).await {
             return Err(RuntimeError::Cancelled);
         }
-        state.window.begin_run(WindowSettings {
+        Ok(())
+    }
+
+    /// What the session's context window needs for this run.
+    fn window_settings(&self, snippets: Option<Message>) -> WindowSettings {
+        let inner = self.inner;
+        WindowSettings {
             model: inner.model.clone(),
             tools: inner.tool_schemas.clone(),
             schema_tokens: inner.schema_tokens.clone(),
@@ -111,9 +131,7 @@ impl<'a> Run<'a> {
             snippets,
             budget: inner.budget,
             summary_trigger_ratio: inner.limits.summary_trigger_ratio,
-        });
-        self.constraint_batch(state, BatchKind::Start).await?;
-        self.turns(state).await
+        }
     }
 
     /// Searches retrieval for `query` (bounded by the turn timeout) and returns the
