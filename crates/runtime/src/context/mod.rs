@@ -2,8 +2,9 @@
 //!
 //! One type owns it all, [`ContextWindow`]: the session's messages with their token
 //! costs and the rolling summary ([`history`]), the provider request prepared from them
-//! ([`prepared`]), the run's [`ContextBudget`] and the window's own [`CountMode`]
-//! (estimates until the prompt nears its limit, exact `cl100k_base` counts after). The
+//! ([`prepared`]), the run's [`ContextBudget`] and the window's own count mode
+//! ([`message_tokens::CountMode`]: estimates until the prompt nears its limit, exact
+//! `cl100k_base` counts after). The
 //! turn loop calls, per turn: [`ContextWindow::measure`] (get the counts ready off the
 //! async threads), [`ContextWindow::summary_job`] (condense old turns when the trigger
 //! is passed), [`ContextWindow::prepare`] (the request within the budget) and, when the

@@ -20,7 +20,7 @@ pub enum CountInterrupted {
 /// What [`count_off_thread`] counted, in the order it was given.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OffThreadCounts {
-    /// The messages' counts, as [`message_count`] gives them.
+    /// The messages' counts, as [`message_count`](super::tokens::message_count) gives them.
     pub messages: Vec<u32>,
     /// The texts' counts, as [`count`] gives them.
     pub texts: Vec<u32>,
