@@ -4,11 +4,11 @@
 //! costs and the rolling summary ([`history`]), the provider request prepared from them
 //! ([`prepared`]), the run's [`ContextBudget`] and the window's own count mode
 //! ([`message_tokens::CountMode`]: estimates until the prompt nears its limit, exact
-//! `cl100k_base` counts after). The
-//! turn loop calls, per turn: [`ContextWindow::measure`] (get the counts ready off the
-//! async threads), [`ContextWindow::summary_job`] (condense old turns when the trigger
-//! is passed), [`ContextWindow::prepare`] (the request within the budget) and, when the
-//! provider still finds the prompt too long, [`ContextWindow::tighten_after_overflow`].
+//! `cl100k_base` counts after). The turn loop calls, per turn:
+//! [`ContextWindow::measure`] (get the counts ready off the async threads),
+//! [`ContextWindow::summary_job`] (condense old turns when the trigger is passed),
+//! [`ContextWindow::prepare`] (the request within the budget) and, when the provider
+//! still finds the prompt too long, [`ContextWindow::tighten_after_overflow`].
 //!
 //! Invariants:
 //! - a tool call is never sent or condensed without its results: the history is cut
