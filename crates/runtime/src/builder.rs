@@ -12,7 +12,7 @@ use oxydra_provider::{PricingTable, Provider, ReliableProvider, RetryPolicy};
 use oxydra_scrubbing::Scrubber;
 use oxydra_tools::ToolRegistry;
 
-use crate::context_budget::{ContextBudget, FixedTokens};
+use crate::context::{ContextBudget, FixedTokens};
 use crate::error::RuntimeError;
 use crate::events::EventSink;
 use crate::limits::RuntimeLimits;
@@ -238,7 +238,7 @@ impl AgentRuntimeBuilder {
             model,
             executor,
             tool_schemas,
-            schema_tokens: FixedTokens::new(schema_json),
+            schema_tokens: Arc::new(FixedTokens::new(schema_json)),
             limits,
             budget,
             sessions: SessionStore::new(self.memory, self.retrieval, self.lease),

@@ -3,10 +3,9 @@
 //! `oxydra-runtime` owns [`AgentRuntime`]: the turn loop that sends the context to a
 //! provider, runs the tool calls the model returns through the executor, scrubs and
 //! stores every result, and loops until a final answer — under turn, cost and time
-//! budgets ([`RuntimeLimits`]), cancellable at every await. It also owns context
-//! budgeting with real token counts ([`ContextBudget`], [`token_counter`]), history
-//! truncation that keeps tool calls with their results ([`history_window`]), the
-//! rolling summary ([`rolling_summary`]), retrieval injection, the [`TurnState`]
+//! budgets ([`RuntimeLimits`]), cancellable at every await. It also owns each
+//! session's context window (token budgeting, history truncation that keeps tool calls
+//! with their results, the rolling summary, retrieval snippets), the [`TurnState`]
 //! machine, and progress and lifecycle events ([`EventSink`], [`RuntimeEventStream`]).
 //!
 //! ```
@@ -41,28 +40,23 @@
 
 mod builder;
 mod call_ids;
-pub mod context_budget;
+mod context;
 mod error;
 mod event_scrub;
 mod events;
-pub mod history_window;
 mod limits;
-mod prepared_context;
 mod provider_call;
-pub mod retrieval_injection;
-pub mod rolling_summary;
 mod runtime;
 mod session_lease;
 mod session_state;
 mod session_store;
-mod token_cache;
-pub mod token_counter;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod tool_dispatch;
 mod turn_loop;
 mod turn_state;
 
 pub use builder::{AgentRuntimeBuilder, DEFAULT_RETRIEVAL_TOP_K};
-pub use context_budget::{ContextBudget, ContextReport};
 pub use error::RuntimeError;
 pub use event_scrub::scrub_event;
 pub use events::{CollectingEventSink, EventSink, NoopEventSink, RuntimeEventStream};

@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::builder::AgentRuntimeBuilder;
-use crate::context_budget::{ContextBudget, FixedTokens};
+use crate::context::{ContextBudget, FixedTokens};
 use crate::error::RuntimeError;
 use crate::events::{EventSink, RunEvents, RuntimeEventStream};
 use crate::limits::RuntimeLimits;
@@ -60,7 +60,7 @@ pub(crate) struct RuntimeInner {
     pub model: String,
     pub executor: ToolExecutor,
     pub tool_schemas: Vec<ToolSchema>,
-    pub schema_tokens: FixedTokens,
+    pub schema_tokens: Arc<FixedTokens>,
     pub limits: RuntimeLimits,
     pub budget: ContextBudget,
     pub streaming: bool,
@@ -109,11 +109,6 @@ impl AgentRuntime {
     /// The budgets.
     pub fn limits(&self) -> &RuntimeLimits {
         &self.inner.limits
-    }
-
-    /// The context budget (window, output reserve, safety buffer).
-    pub fn context_budget(&self) -> ContextBudget {
-        self.inner.budget
     }
 
     /// The tool executor.

@@ -1,54 +1,18 @@
-//! A session's conversation as the runtime holds it while a run is going on.
+//! A session as the runtime holds it while a run is going on: its context window and
+//! the next sequence number to store under.
 
 use oxydra_memory::{SessionSummary, StoredMessage};
-use oxydra_types::{Message, MessageRole};
+use oxydra_types::Message;
 
-use crate::prepared_context::PreparedContext;
-use crate::token_cache::{CachedCount, fingerprint};
-use crate::token_counter::{CountMode, MessageTokens, sum_counted};
+use crate::context::ContextWindow;
 
-/// A message of the session with its stored sequence number and cached token counts.
-#[derive(Debug, Clone)]
-pub(crate) struct Entry {
-    /// The message.
-    pub message: Message,
-    /// Its sequence number in memory (a synthetic restore result carries the number of
-    /// the stored message before it).
-    pub sequence: u64,
-    /// Its token cost.
-    pub tokens: MessageTokens,
-}
-
-/// The tokens of `entries` under `mode` (each exact count computed once and kept with
-/// its entry).
-pub(crate) fn counted_tokens(entries: &mut [Entry], mode: CountMode) -> u64 {
-    sum_counted(
-        entries
-            .iter_mut()
-            .map(|entry| (&mut entry.tokens, &entry.message)),
-        mode,
-    )
-}
-
-/// The session's messages, rolling summary and prepared prompt.
+/// The session's context window and where its stored sequence continues.
 #[derive(Debug, Default)]
 pub(crate) struct SessionState {
-    /// Every message, oldest first.
-    pub entries: Vec<Entry>,
-    /// The rolling summary; entries with `sequence <= covers_through` are in it.
-    pub summary: SessionSummary,
-    /// Index of the first entry not condensed into the summary.
-    pub live_start: usize,
-    /// Upper bound of the tokens of `entries[live_start..]`.
-    pub live_upper: u64,
-    /// Estimate of the tokens of `entries[live_start..]`.
-    pub live_estimate: u64,
-    /// Index of the latest user message.
-    pub latest_user: Option<usize>,
+    /// The messages as the model sees them, the summary and the prepared request.
+    pub window: ContextWindow,
     /// The next sequence number when the runtime keeps the session in process.
     pub next_sequence: u64,
-    /// The prompt prepared for the provider, kept up to date incrementally.
-    pub context: PreparedContext,
 }
 
 impl SessionState {
@@ -73,171 +37,14 @@ impl SessionState {
             state.push(stored.message, stored.sequence);
         }
         state.next_sequence = next_sequence;
-        state.apply_summary(summary);
+        state.window.apply_summary(summary);
         state
     }
 
     /// Appends a message that has been stored as `sequence`.
     pub fn push(&mut self, message: Message, sequence: u64) {
-        let tokens = MessageTokens::new(&message);
-        if message.role == MessageRole::User {
-            self.latest_user = Some(self.entries.len());
-        }
-        self.live_upper = self.live_upper.saturating_add(u64::from(tokens.upper()));
-        self.live_estimate = self
-            .live_estimate
-            .saturating_add(u64::from(tokens.estimate()));
         self.next_sequence = self.next_sequence.max(sequence.saturating_add(1));
-        self.entries.push(Entry {
-            message,
-            sequence,
-            tokens,
-        });
-    }
-
-    /// Takes `summary` as the session's summary: entries it covers leave the live history.
-    pub fn apply_summary(&mut self, summary: SessionSummary) {
-        let live_start = if summary.text.is_some() {
-            self.entries
-                .iter()
-                .position(|entry| entry.sequence > summary.covers_through)
-                .unwrap_or(self.entries.len())
-        } else {
-            0
-        };
-        self.summary = summary;
-        self.live_start = live_start;
-        let live = self.entries.get(live_start..).unwrap_or_default();
-        self.live_upper = live
-            .iter()
-            .map(|entry| u64::from(entry.tokens.upper()))
-            .sum();
-        self.live_estimate = live
-            .iter()
-            .map(|entry| u64::from(entry.tokens.estimate()))
-            .sum();
-    }
-
-    /// The latest user message when the summary covers it: it stays in the prompt
-    /// verbatim (pinned before the live history) while it is the latest.
-    pub fn pinned_user(&self) -> Option<usize> {
-        self.latest_user.filter(|user| *user < self.live_start)
-    }
-
-    /// Upper bound of the tokens of the history the prompt is built from: the live
-    /// history and a pinned user message.
-    pub fn history_upper(&self) -> u64 {
-        let pinned = self
-            .pinned_user()
-            .and_then(|user| self.entries.get(user))
-            .map(|entry| u64::from(entry.tokens.upper()))
-            .unwrap_or(0);
-        self.live_upper.saturating_add(pinned)
-    }
-
-    /// Estimate of the tokens of the history the prompt is built from (see
-    /// [`Self::history_upper`]).
-    pub fn history_estimate(&self) -> u64 {
-        let pinned = self
-            .pinned_user()
-            .and_then(|user| self.entries.get(user))
-            .map(|entry| u64::from(entry.tokens.estimate()))
-            .unwrap_or(0);
-        self.live_estimate.saturating_add(pinned)
-    }
-
-    /// Tokens of the history the prompt is built from (see [`Self::history_upper`])
-    /// under `mode`.
-    pub fn history_counted(&mut self, mode: CountMode) -> u64 {
-        if mode == CountMode::Estimate {
-            return self.history_estimate();
-        }
-        let pinned = match self.pinned_user() {
-            Some(user) => {
-                counted_tokens(self.entries.get_mut(user..=user).unwrap_or_default(), mode)
-            }
-            None => 0,
-        };
-        self.live_exact().saturating_add(pinned)
-    }
-
-    /// The entries budgeting counts (the live history and a pinned user message)
-    /// without an exact count yet: their indices and copies of their messages.
-    pub fn uncounted(&self) -> Vec<(usize, Message)> {
-        self.pinned_user()
-            .into_iter()
-            .chain(self.live_start..self.entries.len())
-            .filter_map(|index| {
-                let entry = self.entries.get(index)?;
-                entry
-                    .tokens
-                    .cached_exact()
-                    .is_none()
-                    .then(|| (index, entry.message.clone()))
-            })
-            .collect()
-    }
-
-    /// Takes `exact` as the exact count of entry `index`.
-    pub fn seed_exact(&mut self, index: usize, exact: u32) {
-        if let Some(entry) = self.entries.get_mut(index) {
-            entry.tokens.seed_exact(exact);
-        }
-    }
-
-    /// The exact tokens of the live history (counts computed once per message).
-    pub fn live_exact(&mut self) -> u64 {
-        let start = self.live_start;
-        counted_tokens(
-            self.entries.get_mut(start..).unwrap_or_default(),
-            CountMode::Exact,
-        )
-    }
-
-    /// Gives entries the exact counts of `cached` (in sequence order) computed earlier
-    /// for the same messages; returns how many were reused.
-    pub fn seed_counts(&mut self, cached: &[CachedCount]) -> usize {
-        if cached.is_empty() {
-            return 0;
-        }
-        let mut reused = 0;
-        for entry in &mut self.entries {
-            let first = cached.partition_point(|count| count.sequence < entry.sequence);
-            let candidates = cached
-                .get(first..)
-                .unwrap_or_default()
-                .iter()
-                .take_while(|count| count.sequence == entry.sequence);
-            let mut print = None;
-            for count in candidates {
-                let print = *print.get_or_insert_with(|| fingerprint(&entry.message));
-                if count.fingerprint == print {
-                    entry.tokens.seed_exact(count.exact);
-                    reused += 1;
-                    break;
-                }
-            }
-        }
-        reused
-    }
-
-    /// The exact counts computed so far, in sequence order, to keep for the next run.
-    pub fn exact_counts(&self) -> Vec<CachedCount> {
-        self.entries
-            .iter()
-            .filter_map(|entry| {
-                entry.tokens.cached_exact().map(|exact| CachedCount {
-                    sequence: entry.sequence,
-                    fingerprint: fingerprint(&entry.message),
-                    exact,
-                })
-            })
-            .collect()
-    }
-
-    /// The messages, oldest first.
-    pub fn messages(&self) -> impl Iterator<Item = &Message> {
-        self.entries.iter().map(|entry| &entry.message)
+        self.window.push(message, sequence);
     }
 }
 
@@ -264,71 +71,15 @@ mod tests {
         ];
         let restored = oxydra_memory::repair_stored(stored_messages);
         let state = SessionState::from_restored(restored, 4, SessionSummary::default());
-        let sequences: Vec<u64> = state.entries.iter().map(|e| e.sequence).collect();
+        let history = state.window.history();
+        let sequences: Vec<u64> = history.entries.iter().map(|e| e.sequence).collect();
         assert_eq!(sequences, vec![1, 2, 2, 3]);
         assert_eq!(
-            state.entries[2].message.text(),
+            history.entries[2].message.text(),
             oxydra_memory::INTERRUPTED_RESULT
         );
         assert_eq!(state.next_sequence, 4);
-        assert_eq!(state.latest_user, Some(3));
-        assert_eq!(state.live_start, 0);
-    }
-
-    #[test]
-    fn exact_counts_are_reused_only_for_the_same_message() {
-        let call = ToolCall::new(CallId::from("c1"), "file_read", "{}");
-        let mut state = SessionState::new();
-        state.push(Message::user("what is in the file?"), 1);
-        state.push(Message::assistant_with_tool_calls(None, vec![call]), 2);
-        state.push(
-            Message::tool_result(CallId::from("c1"), "file_read", "interrupted"),
-            2,
-        );
-        state.push(Message::assistant("nothing"), 3);
-        state.live_exact();
-        let counts = state.exact_counts();
-        assert_eq!(counts.len(), 4);
-
-        let mut again = SessionState::new();
-        for entry in &state.entries {
-            again.push(entry.message.clone(), entry.sequence);
-        }
-        // The same sequence number holding another message is counted afresh.
-        again.entries[3] = Entry {
-            tokens: MessageTokens::new(&Message::assistant("something else")),
-            message: Message::assistant("something else"),
-            sequence: 3,
-        };
-        assert_eq!(again.seed_counts(&counts), 3);
-        for index in 0..3 {
-            assert_eq!(
-                again.entries[index].tokens.cached_exact(),
-                state.entries[index].tokens.cached_exact()
-            );
-        }
-        assert_eq!(again.entries[3].tokens.cached_exact(), None);
-    }
-
-    #[test]
-    fn summary_moves_the_live_start_past_covered_messages() {
-        let mut state = SessionState::new();
-        for (sequence, text) in [(1, "a"), (2, "b"), (3, "c")] {
-            state.push(Message::user(text), sequence);
-        }
-        let before = state.live_upper;
-        state.apply_summary(SessionSummary {
-            text: Some("a and b".into()),
-            covers_through: 2,
-            epoch: 1,
-        });
-        assert_eq!(state.live_start, 2);
-        assert!(state.live_upper < before);
-        assert_eq!(state.live_upper, u64::from(state.entries[2].tokens.upper()));
-        assert_eq!(
-            state.live_estimate,
-            u64::from(state.entries[2].tokens.estimate())
-        );
-        assert!(state.live_exact() <= state.live_upper);
+        assert_eq!(history.latest_user, Some(3));
+        assert_eq!(history.live_start, 0);
     }
 }

@@ -9,10 +9,10 @@ use oxydra_types::{Message, SessionId};
 use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
 
+use crate::context::TokenCache;
 use crate::error::RuntimeError;
 use crate::session_lease::{self, HeldLease, LeaseSettings};
 use crate::session_state::SessionState;
-use crate::token_cache::TokenCache;
 
 type Slot = Arc<tokio::sync::Mutex<SessionState>>;
 
@@ -128,8 +128,12 @@ impl SessionStore {
         let summary = memory.load_summary(session_id).await?;
         let mut state = SessionState::from_restored(repair_stored(stored), next_sequence, summary);
         let counts = self.token_counts().take(session_id);
-        let reused = state.seed_counts(&counts);
-        tracing::debug!(messages = state.entries.len(), reused, "session loaded");
+        let reused = state.window.seed_counts(&counts);
+        tracing::debug!(
+            messages = state.window.messages().count(),
+            reused,
+            "session loaded"
+        );
         *open.state = state;
         Ok(open)
     }
@@ -138,7 +142,7 @@ impl SessionStore {
     /// exact token counts are kept for the next run.
     pub fn close(&self, session_id: &SessionId, state: &mut SessionState) {
         if self.memory.is_some() {
-            let counts = state.exact_counts();
+            let counts = state.window.exact_counts();
             self.token_counts().put(session_id.clone(), counts);
             *state = SessionState::new();
         }
@@ -236,13 +240,13 @@ impl SessionStore {
     ) -> Result<bool, RuntimeError> {
         match &self.memory {
             Some(memory) => {
-                let expected = state.summary.epoch;
+                let expected = state.window.summary().epoch;
                 match memory
                     .store_summary(session_id, expected, &text, covers_through)
                     .await?
                 {
                     Some(epoch) => {
-                        state.apply_summary(SessionSummary {
+                        state.window.apply_summary(SessionSummary {
                             text: Some(text),
                             covers_through,
                             epoch,
@@ -252,14 +256,14 @@ impl SessionStore {
                     None => {
                         tracing::info!(session_id = %session_id, expected, "summary epoch moved; taking the stored summary");
                         let stored = memory.load_summary(session_id).await?;
-                        state.apply_summary(stored);
+                        state.window.apply_summary(stored);
                         Ok(false)
                     }
                 }
             }
             None => {
-                let epoch = state.summary.epoch.saturating_add(1);
-                state.apply_summary(SessionSummary {
+                let epoch = state.window.summary().epoch.saturating_add(1);
+                state.window.apply_summary(SessionSummary {
                     text: Some(text),
                     covers_through,
                     epoch,
@@ -277,7 +281,7 @@ impl SessionStore {
         }
         let slot = self.slot(session_id);
         let state = slot.lock().await;
-        Ok(state.messages().cloned().collect())
+        Ok(state.window.messages().cloned().collect())
     }
 
     /// Drops the process copy of a session (memory, if any, keeps it).
@@ -394,12 +398,13 @@ mod tests {
             .unwrap();
         assert_eq!(memory.reads.load(Ordering::SeqCst), 1);
         // The interrupted call got its synthetic result, with the call's sequence.
-        assert_eq!(state.entries.len(), 3);
+        let history = state.window.history();
+        assert_eq!(history.entries.len(), 3);
         assert_eq!(
-            state.entries[2].message.text(),
+            history.entries[2].message.text(),
             oxydra_memory::INTERRUPTED_RESULT
         );
-        assert_eq!(state.entries[2].sequence, 2);
+        assert_eq!(history.entries[2].sequence, 2);
         assert_eq!(state.next_sequence, 3);
     }
 
@@ -429,9 +434,9 @@ mod tests {
             .await
             .unwrap();
         assert!(!kept);
-        assert_eq!(state.summary.text.as_deref(), Some("theirs"));
-        assert_eq!(state.summary.epoch, 1);
-        assert_eq!(state.live_start, 3);
+        assert_eq!(state.window.summary().text.as_deref(), Some("theirs"));
+        assert_eq!(state.window.summary().epoch, 1);
+        assert_eq!(state.window.history().live_start, 3);
         // With the current epoch the next store wins.
         let kept = store
             .store_summary(&session, &mut state, "ours".into(), 4)
@@ -439,7 +444,7 @@ mod tests {
             .unwrap();
         assert!(kept);
         assert_eq!(memory.load_summary(&session).await.unwrap().epoch, 2);
-        assert_eq!(state.live_start, 4);
+        assert_eq!(state.window.history().live_start, 4);
     }
 
     #[tokio::test]
@@ -472,8 +477,8 @@ mod tests {
             store.close(&session, &mut state);
         }
         let state = store.open(&session, &cancel).await.unwrap();
-        assert_eq!(state.entries.len(), 2);
-        assert_eq!(state.live_start, 1);
+        assert_eq!(state.window.history().entries.len(), 2);
+        assert_eq!(state.window.history().live_start, 1);
         drop(state);
         assert_eq!(store.messages(&session).await.unwrap().len(), 2);
         store.forget(&session);

@@ -3,30 +3,29 @@
 //! request the provider → enforce the cost budget → persist the assistant message →
 //! no tool calls ⇒ yield → run the tools → scrub and persist the results → loop.
 //!
-//! Budgeting uses token estimates until the prompt comes near its limit, then exact
-//! counts (see [`crate::token_counter`]). Should the provider still find the prompt too
-//! long, the loop recounts exactly, prepares the prompt again within a tighter budget
-//! and retries the call once.
+//! Each step is one call in [`Run::turn_once`]. The context steps (summarise, prepare,
+//! recover from an overflow) ask the session's context window (see [`crate::context`]);
+//! should the provider still find the prompt too long, the window recounts exactly,
+//! tightens the run's budget and the call is retried once.
 
 use oxydra_executor::{BatchId, ProcessToolState};
 use oxydra_provider::ProviderError;
-use oxydra_types::{Message, RuntimeProgressKind, SessionId, Usage};
+use oxydra_types::{Message, RuntimeProgressKind, SessionId, ToolCall, Usage};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
 use crate::call_ids;
-use crate::context_budget::ContextBudget;
+use crate::context::{WindowSettings, snippets_message};
 use crate::error::RuntimeError;
 use crate::event_scrub::log_safe;
 use crate::events::RunEvents;
 use crate::provider_call::{self, ProviderCall};
-use crate::retrieval_injection::snippets_message;
 use crate::runtime::{RuntimeInner, SessionOutcome};
 use crate::session_state::SessionState;
 use crate::tool_dispatch::{BatchKind, Dispatch};
 use crate::turn_state::{TurnState, TurnTracker};
 
-mod context_window;
+mod context_steps;
 
 /// Runs one session: locks it, takes its lease and loads it, runs the loop, releases it.
 pub(crate) async fn run(
@@ -50,10 +49,7 @@ pub(crate) async fn run(
             tracker: TurnTracker::new(),
             process: inner.executor.new_process_state(),
             batch_id: BatchId::next(),
-            snippets: None,
-            header_epoch: None,
             summary_failed: false,
-            budget: inner.budget,
         };
         let result = run.start(&mut state, user_message).await;
         inner.executor.complete_batch(run.batch_id);
@@ -81,17 +77,13 @@ struct Run<'a> {
     tracker: TurnTracker,
     process: ProcessToolState,
     batch_id: BatchId,
-    snippets: Option<Message>,
-    /// The summary epoch the prompt header was built for (`None`: rebuild it).
-    header_epoch: Option<u64>,
     /// A summarisation failed in this run; truncation alone keeps the prompt in budget.
     summary_failed: bool,
-    /// The context budget of this run: the runtime's, tightened when the provider found
-    /// a prompt too long.
-    budget: ContextBudget,
 }
 
 impl<'a> Run<'a> {
+    /// Step 1, then the loop: the user message is scrubbed, searched for snippets,
+    /// stored and indexed; the window readied for the run; start constraints run.
     async fn start(
         &mut self,
         state: &mut SessionState,
@@ -103,21 +95,43 @@ impl<'a> Run<'a> {
             scrubbed => scrubbed.into_owned(),
         };
         // Search before the new prompt is indexed, so it does not find itself.
-        self.snippets = self.retrieve(state, &user_message).await?;
+        let snippets = self.retrieve(state, &user_message).await?;
+        self.persist_user_message(state, user_message).await?;
+        state.window.begin_run(self.window_settings(snippets));
+        self.constraint_batch(state, BatchKind::Start).await?;
+        self.turns(state).await
+    }
+
+    /// Stores the user message and indexes it for retrieval.
+    async fn persist_user_message(
+        &mut self,
+        state: &mut SessionState,
+        user_message: String,
+    ) -> Result<(), RuntimeError> {
         let inner: &'a RuntimeInner = self.inner;
-        let sessions = &inner.sessions;
-        sessions
+        inner
+            .sessions
             .append(self.session_id, state, Message::user(user_message.clone()))
             .await?;
         if !self.index(&user_message).await {
             return Err(RuntimeError::Cancelled);
         }
-        let request = &mut state.context.request;
-        request.model.clone_from(&self.inner.model);
-        request.tools.clone_from(&self.inner.tool_schemas);
-        request.max_tokens = self.inner.limits.max_output_tokens;
-        self.constraint_batch(state, BatchKind::Start).await?;
-        self.turns(state).await
+        Ok(())
+    }
+
+    /// What the session's context window needs for this run.
+    fn window_settings(&self, snippets: Option<Message>) -> WindowSettings {
+        let inner = self.inner;
+        WindowSettings {
+            model: inner.model.clone(),
+            tools: inner.tool_schemas.clone(),
+            schema_tokens: inner.schema_tokens.clone(),
+            max_output_tokens: inner.limits.max_output_tokens,
+            system_prompt: inner.system_prompt.clone(),
+            snippets,
+            budget: inner.budget,
+            summary_trigger_ratio: inner.limits.summary_trigger_ratio,
+        }
     }
 
     /// Searches retrieval for `query` (bounded by the turn timeout) and returns the
@@ -143,13 +157,7 @@ impl<'a> Run<'a> {
         };
         match found {
             Ok(Ok(mut chunks)) => {
-                let history: Vec<&Message> = state
-                    .pinned_user()
-                    .into_iter()
-                    .chain(state.live_start..state.entries.len())
-                    .filter_map(|index| state.entries.get(index))
-                    .map(|entry| &entry.message)
-                    .collect();
+                let history: Vec<&Message> = state.window.context_messages().collect();
                 chunks.retain(|chunk| {
                     let text = chunk.text.trim();
                     !(query.contains(text)
@@ -191,7 +199,7 @@ impl<'a> Run<'a> {
             .progress(RuntimeProgressKind::ProviderCall, self.turn);
         provider_call::request_response(
             self.inner.provider.as_ref(),
-            &state.context.request,
+            state.window.request(),
             self.inner.streaming,
             self.inner.limits.turn_timeout,
             self.cancel,
@@ -266,29 +274,39 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// One turn, step for step (the user message is persisted and the turn checked
+    /// before it).
     async fn turn_once(
         &mut self,
         state: &mut SessionState,
         span: &Span,
     ) -> Result<Step, RuntimeError> {
-        // The header is brought up to date once a turn, before anything measures or
-        // sends it; within the turn only a new summary changes it, and
-        // `maybe_summarise` rebuilds it then.
-        self.refresh_header(state);
-        self.load_encoder_if_needed(state)
-            .await
-            .map_err(|error| self.fail(span, error))?;
-        self.count_off_thread(state, false)
-            .await
-            .map_err(|error| self.fail(span, error))?;
         self.maybe_summarise(state, span).await?;
-        // A new summary changed the header: its count is taken off-thread as well.
-        self.count_off_thread(state, false)
-            .await
-            .map_err(|error| self.fail(span, error))?;
-        let report = self.prepare(state);
-        self.record_report(span, &report);
+        self.prepare_context(state, span).await?;
+        let call = self.request_provider(state, span).await?;
+        let usage = call.response.usage;
+        self.account(usage, span)?;
+        let (text, calls) = self
+            .persist_assistant(state, call.response.message, span)
+            .await?;
+        if calls.is_empty() {
+            return self.yield_answer(state, span, usage, text).await;
+        }
+        self.run_and_persist_tools(state, span, &calls).await?;
+        if self.inner.executor.should_exit_loop(&self.process) {
+            return self.yield_answer(state, span, usage, text).await;
+        }
+        self.events.turn_completed(self.turn, usage);
+        Ok(Step::Continue)
+    }
 
+    /// Sends the prepared request; a "context length exceeded" is recovered from once
+    /// (see [`Self::recover_from_overflow`]) and the call retried.
+    async fn request_provider(
+        &mut self,
+        state: &mut SessionState,
+        span: &Span,
+    ) -> Result<ProviderCall, RuntimeError> {
         self.enter(span, TurnState::Streaming);
         let call = match self.call_provider(state).await {
             Err(RuntimeError::Provider(ProviderError::ContextLengthExceeded { message })) => {
@@ -299,38 +317,65 @@ impl<'a> Run<'a> {
             other => other,
         }
         .map_err(|error| self.fail(span, error))?;
-        let turn_usage = call.response.usage;
         tracing::debug!(
             latency_ms = call.latency.as_millis() as u64,
             fell_back = call.fell_back,
-            input_tokens = turn_usage.input_tokens,
-            output_tokens = turn_usage.output_tokens,
+            input_tokens = call.response.usage.input_tokens,
+            output_tokens = call.response.usage.output_tokens,
             "provider answered"
         );
-        self.account(turn_usage, span)?;
+        Ok(call)
+    }
 
-        let mut message = call.response.message;
+    /// Stores the model's message, every tool call with an id of its own, and indexes
+    /// its text; returns the text and the calls. Cancelled while indexing, a final
+    /// answer ends the run as cancelled; tool calls still go to the dispatch, which
+    /// gives each a result under the fired token.
+    async fn persist_assistant(
+        &mut self,
+        state: &mut SessionState,
+        mut message: Message,
+        span: &Span,
+    ) -> Result<(String, Vec<ToolCall>), RuntimeError> {
         // Every call must have its own id before it is stored or run.
         call_ids::make_unique(&mut message.tool_calls);
         let text = message.text().to_owned();
         let calls = message.tool_calls.clone();
         let inner: &'a RuntimeInner = self.inner;
-        let sessions = &inner.sessions;
-        sessions.append(self.session_id, state, message).await?;
-        // Cancelled while indexing: a final answer ends the run as cancelled; tool calls
-        // still go to the dispatch, which gives each a result under the fired token.
+        inner
+            .sessions
+            .append(self.session_id, state, message)
+            .await?;
         let indexed = self.index(&text).await;
         if !indexed && calls.is_empty() {
             return Err(self.fail(span, RuntimeError::Cancelled));
         }
+        Ok((text, calls))
+    }
 
-        if calls.is_empty() {
-            self.events.turn_completed(self.turn, turn_usage);
-            self.enter(span, TurnState::Yielding);
-            self.constraint_batch(state, BatchKind::Exit).await?;
-            return Ok(Step::Done(text));
-        }
+    /// Ends the loop with `text` as the final answer: the turn is completed and the
+    /// executor's exit-requirement tools run.
+    async fn yield_answer(
+        &mut self,
+        state: &mut SessionState,
+        span: &Span,
+        usage: Usage,
+        text: String,
+    ) -> Result<Step, RuntimeError> {
+        self.events.turn_completed(self.turn, usage);
+        self.enter(span, TurnState::Yielding);
+        self.constraint_batch(state, BatchKind::Exit).await?;
+        Ok(Step::Done(text))
+    }
 
+    /// Runs the tool calls as one batch, then stores every (scrubbed) result, in
+    /// request order, before the next provider call.
+    async fn run_and_persist_tools(
+        &mut self,
+        state: &mut SessionState,
+        span: &Span,
+        calls: &[ToolCall],
+    ) -> Result<(), RuntimeError> {
         self.enter(span, TurnState::ToolExecution);
         self.events.progress(
             RuntimeProgressKind::ToolExecution {
@@ -340,22 +385,17 @@ impl<'a> Run<'a> {
         );
         let dispatch = self.dispatch();
         let (_, outcome) = dispatch
-            .run(BatchKind::Calls, &calls, &mut self.process)
+            .run(BatchKind::Calls, calls, &mut self.process)
             .await;
-        // Every result is stored, in request order, before the next provider call.
-        sessions
+        let inner: &'a RuntimeInner = self.inner;
+        inner
+            .sessions
             .append_many(self.session_id, state, outcome.results)
             .await?;
-        if let Some(error) = outcome.ended {
-            return Err(self.fail(span, error));
+        match outcome.ended {
+            Some(error) => Err(self.fail(span, error)),
+            None => Ok(()),
         }
-        self.events.turn_completed(self.turn, turn_usage);
-        if self.inner.executor.should_exit_loop(&self.process) {
-            self.enter(span, TurnState::Yielding);
-            self.constraint_batch(state, BatchKind::Exit).await?;
-            return Ok(Step::Done(text));
-        }
-        Ok(Step::Continue)
     }
 
     /// Adds a provider call's usage and cost, and enforces `max_cost`.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use common::*;
 use oxydra_memory::{Memory, SqliteMemory};
 use oxydra_provider::{ProviderError, ScriptedTurn};
-use oxydra_runtime::rolling_summary::{SUMMARY_HEADER, SUMMARY_INSTRUCTIONS};
+use oxydra_runtime::testing::{SUMMARY_HEADER, SUMMARY_INSTRUCTIONS};
 use oxydra_runtime::{CollectingEventSink, RuntimeError, RuntimeLimits};
 use oxydra_types::{CallId, Message, MessageRole, RuntimeEvent, RuntimeProgressKind, SessionId};
 use tokio_util::sync::CancellationToken;

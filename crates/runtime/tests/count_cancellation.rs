@@ -16,7 +16,7 @@ use std::time::Duration;
 use common::*;
 use oxydra_memory::SqliteMemory;
 use oxydra_provider::ScriptedTurn;
-use oxydra_runtime::{CollectingEventSink, RuntimeError, RuntimeLimits, token_counter};
+use oxydra_runtime::{CollectingEventSink, RuntimeError, RuntimeLimits, testing};
 use oxydra_types::{Message, SessionId};
 use tokio_util::sync::CancellationToken;
 
@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 /// `Cancelled` within the bound, never asking the provider.
 #[tokio::test(flavor = "current_thread")]
 async fn cancelling_while_counting_returns_promptly() {
-    assert!(!token_counter::encoder_loaded());
+    assert!(!testing::encoder_loaded());
     let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
     let provider = scripted(vec![ScriptedTurn::text("never reached")]);
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
@@ -53,7 +53,7 @@ async fn cancelling_while_counting_returns_promptly() {
     let canceller = {
         let cancel = cancel.clone();
         tokio::spawn(async move {
-            while !token_counter::encoder_loaded() {
+            while !testing::encoder_loaded() {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
             cancel.cancel();

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use common::*;
 use oxydra_provider::ScriptedTurn;
-use oxydra_runtime::{CollectingEventSink, RuntimeLimits, token_counter};
+use oxydra_runtime::{CollectingEventSink, RuntimeLimits, testing};
 use oxydra_types::SessionId;
 use tokio_util::sync::CancellationToken;
 
@@ -72,8 +72,8 @@ async fn a_history_that_fits_by_estimate_is_neither_counted_exactly_nor_cut() {
     assert_eq!(last.messages.len(), 1 + 4 * 2);
     assert_eq!(tool_results(last).len(), 4);
     assert!(
-        !token_counter::encoder_loaded(),
+        !testing::encoder_loaded(),
         "an estimate well under the budget needs no encoder"
     );
-    assert_eq!(token_counter::messages_counted_on_this_thread(), 0);
+    assert_eq!(testing::messages_counted_on_this_thread(), 0);
 }

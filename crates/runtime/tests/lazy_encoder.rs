@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use common::*;
 use oxydra_provider::ScriptedTurn;
-use oxydra_runtime::{CollectingEventSink, RuntimeLimits, token_counter};
+use oxydra_runtime::{CollectingEventSink, RuntimeLimits, testing};
 use oxydra_types::SessionId;
 use tokio_util::sync::CancellationToken;
 
@@ -35,7 +35,7 @@ async fn the_encoder_loads_only_when_the_context_may_be_near_its_budget() {
         .await
         .unwrap();
     assert!(
-        !token_counter::encoder_loaded(),
+        !testing::encoder_loaded(),
         "a small context needs no exact count"
     );
 
@@ -60,8 +60,8 @@ async fn the_encoder_loads_only_when_the_context_may_be_near_its_budget() {
         )
         .await
         .unwrap();
-    assert!(token_counter::encoder_loaded());
+    assert!(testing::encoder_loaded());
     // The encoder was loaded on a blocking thread, not on the runtime's (this) thread.
-    let loader = token_counter::encoder_load_thread().unwrap();
+    let loader = testing::encoder_load_thread().unwrap();
     assert_ne!(loader, std::thread::current().id());
 }

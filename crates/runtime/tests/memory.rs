@@ -14,8 +14,8 @@ use common::*;
 use oxydra_memory::SearchScope;
 use oxydra_memory::{Memory, MemoryRetrieval, SqliteConfig, SqliteMemory};
 use oxydra_provider::ScriptedTurn;
-use oxydra_runtime::retrieval_injection::RETRIEVAL_HEADER;
-use oxydra_runtime::{CollectingEventSink, RetrievalScope, RuntimeLimits, token_counter};
+use oxydra_runtime::testing::RETRIEVAL_HEADER;
+use oxydra_runtime::{CollectingEventSink, RetrievalScope, RuntimeLimits, testing};
 use oxydra_types::{Message, MessageRole, SessionId};
 use tokio_util::sync::CancellationToken;
 
@@ -301,18 +301,18 @@ async fn a_second_run_does_not_recount_old_messages() {
         .unwrap();
     let cancel = CancellationToken::new();
     // Tokio tests run on the current thread: the counter sees every count of the runs.
-    let before = token_counter::messages_counted_on_this_thread();
+    let before = testing::messages_counted_on_this_thread();
     runtime
         .run_session(&session, "first question", &cancel)
         .await
         .unwrap();
-    let first = token_counter::messages_counted_on_this_thread() - before;
+    let first = testing::messages_counted_on_this_thread() - before;
     assert_eq!(first, 5, "the history and the question are counted once");
     runtime
         .run_session(&session, "second question", &cancel)
         .await
         .unwrap();
-    let second = token_counter::messages_counted_on_this_thread() - before - first;
+    let second = testing::messages_counted_on_this_thread() - before - first;
     // Only the first run's answer and the new question are new.
     assert_eq!(second, 2);
     assert_eq!(memory.messages(&session).await.unwrap().len(), 8);

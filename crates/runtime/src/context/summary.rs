@@ -13,9 +13,9 @@ use std::ops::Range;
 use oxydra_provider::ProviderRequest;
 use oxydra_types::{Message, MessageRole};
 
-use crate::history_window::group_ranges;
-use crate::session_state::{SessionState, counted_tokens};
-use crate::token_counter::CountMode;
+use super::groups::group_ranges;
+use super::history::{History, counted_tokens};
+use super::message_tokens::CountMode;
 
 /// The first line of the summary system message.
 pub const SUMMARY_HEADER: &str = "Summary of the earlier conversation:";
@@ -49,13 +49,9 @@ pub struct SummaryPlan {
 /// The cut may fall after the latest user message, so that in a long run of tool turns
 /// for one prompt the old turns are condensed too. The user message is then condensed
 /// with them (so the summary carries it on once a newer prompt arrives) and stays in the
-/// prompt verbatim besides ([`SessionState::pinned_user`]). Groups are condensed whole,
+/// prompt verbatim besides ([`History::pinned_user`]). Groups are condensed whole,
 /// so a tool call is never separated from its results.
-pub(crate) fn plan(
-    state: &mut SessionState,
-    keep_tokens: u64,
-    mode: CountMode,
-) -> Option<SummaryPlan> {
+pub(crate) fn plan(state: &mut History, keep_tokens: u64, mode: CountMode) -> Option<SummaryPlan> {
     let live_start = state.live_start;
     // The latest user message is kept whatever happens: its tokens come first.
     let user_tokens = match state.latest_user {
@@ -170,8 +166,8 @@ mod tests {
     use oxydra_memory::SessionSummary;
     use oxydra_types::{CallId, ToolCall};
 
-    fn state_with(messages: Vec<Message>) -> SessionState {
-        let mut state = SessionState::new();
+    fn state_with(messages: Vec<Message>) -> History {
+        let mut state = History::default();
         for (index, message) in messages.into_iter().enumerate() {
             state.push(message, index as u64 + 1);
         }

@@ -4,19 +4,19 @@
 //! rolling summary and the retrieved snippets; the window is the part of the live
 //! history that fits. Between turns only the new messages are appended and only their
 //! tokens are looked at, so preparing a turn costs O(new messages). The window is
-//! chosen again (whole groups, see [`crate::history_window`]) only when the prompt may
-//! no longer fit: first by the upper bounds, then by the counts of the [`CountMode`]
-//! in use (estimates before the encoder is loaded, exact counts after).
+//! chosen again (whole groups, see [`super::groups`]) only when the prompt may no
+//! longer fit: first by the upper bounds, then by the counts of the window's
+//! [`CountMode`] (estimates until the prompt nears its limit, exact counts after).
 
 use std::ops::Range;
 
 use oxydra_provider::ProviderRequest;
 use oxydra_types::Message;
 
-use crate::context_budget::{ContextReport, FixedTokens};
-use crate::history_window::{group_ranges, select_window};
-use crate::session_state::{Entry, counted_tokens};
-use crate::token_counter::{CountMode, MessageTokens, sum_counted};
+use super::budget::{ContextReport, FixedTokens};
+use super::groups::{group_ranges, select_window};
+use super::history::{Entry, counted_tokens};
+use super::message_tokens::{CountMode, MessageTokens, sum_counted};
 
 /// A provider request whose messages follow the session's history.
 #[derive(Debug)]

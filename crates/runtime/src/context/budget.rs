@@ -8,11 +8,12 @@ use std::sync::OnceLock;
 
 use oxydra_provider::ProviderCapabilities;
 
+use super::message_tokens::CountMode;
+use super::tokens;
 use crate::limits::RuntimeLimits;
-use crate::token_counter::{self, CountMode};
 
 /// The token budget of a prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ContextBudget {
     /// The model's context window.
     pub context_window: u32,
@@ -86,7 +87,7 @@ impl ContextReport {
 
 /// The tokens of a text that is part of every prompt (the tool schemas): an upper
 /// bound at once, the exact count computed once on demand.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct FixedTokens {
     text: String,
     upper: u64,
@@ -97,8 +98,8 @@ pub struct FixedTokens {
 impl FixedTokens {
     /// The cost of `text`.
     pub fn new(text: String) -> Self {
-        let upper = u64::from(token_counter::upper_bound(&text));
-        let estimate = u64::from(token_counter::estimate(&text));
+        let upper = u64::from(tokens::upper_bound(&text));
+        let estimate = u64::from(tokens::estimate(&text));
         Self {
             text,
             upper,
@@ -112,7 +113,7 @@ impl FixedTokens {
         self.upper
     }
 
-    /// The estimate (see [`token_counter::estimate`]).
+    /// The estimate (see [`tokens::estimate`]).
     pub fn estimate(&self) -> u64 {
         self.estimate
     }
@@ -139,7 +140,7 @@ impl FixedTokens {
     pub fn exact(&self) -> u64 {
         *self
             .exact
-            .get_or_init(|| u64::from(token_counter::count(&self.text)))
+            .get_or_init(|| u64::from(tokens::count(&self.text)))
     }
 }
 

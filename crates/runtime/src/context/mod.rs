@@ -1,0 +1,46 @@
+//! The context window: what of a session the model sees, and how it fits the budget.
+//!
+//! One type owns it all, [`ContextWindow`]: the session's messages with their token
+//! costs and the rolling summary ([`history`]), the provider request prepared from them
+//! ([`prepared`]), the run's [`ContextBudget`] and the window's own count mode
+//! ([`message_tokens::CountMode`]: estimates until the prompt nears its limit, exact
+//! `cl100k_base` counts after). The turn loop calls, per turn:
+//! [`ContextWindow::measure`] (get the counts ready off the async threads),
+//! [`ContextWindow::summary_job`] (condense old turns when the trigger is passed),
+//! [`ContextWindow::prepare`] (the request within the budget) and, when the provider
+//! still finds the prompt too long, [`ContextWindow::tighten_after_overflow`].
+//!
+//! Invariants:
+//! - a tool call is never sent or condensed without its results: the history is cut
+//!   and condensed in whole groups ([`groups`]);
+//! - the newest group and the latest user message are always in the prompt;
+//! - preparing a turn costs O(new messages): only new messages are looked at until the
+//!   prompt may no longer fit;
+//! - no count runs on an async thread, and none costs unbounded time (a 64 KiB prefix
+//!   per text, [`tokens`]); counting is cancellable and bounded by the turn timeout;
+//! - preparation, truncation and the summary trigger use the same count mode;
+//! - the count mode is the window's: one runtime's sessions never change another's.
+
+mod budget;
+mod count_cache;
+mod groups;
+mod history;
+mod message_tokens;
+mod off_thread;
+mod prepared;
+mod snippets;
+mod summary;
+mod tokens;
+mod window;
+
+pub(crate) use budget::{ContextBudget, ContextReport, FixedTokens};
+pub(crate) use count_cache::TokenCache;
+pub(crate) use snippets::snippets_message;
+pub(crate) use window::{ContextWindow, WindowSettings};
+
+#[cfg(feature = "testing")]
+pub use snippets::RETRIEVAL_HEADER;
+#[cfg(feature = "testing")]
+pub use summary::{SUMMARY_HEADER, SUMMARY_INSTRUCTIONS};
+#[cfg(feature = "testing")]
+pub use tokens::{encoder_load_thread, encoder_loaded, messages_counted_on_this_thread};

@@ -1,0 +1,126 @@
+//! The context steps of a turn: maybe summarise, prepare the context, and recover when
+//! the provider still finds the prompt too long. The session's [`ContextWindow`]
+//! decides; these steps run the summarisation call, store the summary and record the
+//! outcome on the turn's span.
+//!
+//! [`ContextWindow`]: crate::context::ContextWindow
+
+use oxydra_types::RuntimeProgressKind;
+use tracing::Span;
+
+use super::Run;
+use crate::context::ContextReport;
+use crate::error::RuntimeError;
+use crate::event_scrub::log_safe;
+use crate::provider_call;
+use crate::session_state::SessionState;
+
+impl Run<'_> {
+    /// Gets the window's counts ready, then condenses the oldest turns when the prompt
+    /// passes the summary trigger. A failed, empty or timed-out summarisation is not
+    /// tried again in this run; truncation alone keeps the prompt in budget.
+    pub(super) async fn maybe_summarise(
+        &mut self,
+        state: &mut SessionState,
+        span: &Span,
+    ) -> Result<(), RuntimeError> {
+        let timeout = self.inner.limits.turn_timeout;
+        state
+            .window
+            .measure(self.cancel, timeout)
+            .await
+            .map_err(|error| self.fail(span, error))?;
+        if self.summary_failed {
+            return Ok(());
+        }
+        let Some(job) = state.window.summary_job() else {
+            return Ok(());
+        };
+        self.events
+            .progress(RuntimeProgressKind::RollingSummary, self.turn);
+        let call = match provider_call::request_response(
+            self.inner.provider.as_ref(),
+            &job.request,
+            false,
+            timeout,
+            self.cancel,
+            None,
+        )
+        .await
+        {
+            Ok(call) => call,
+            Err(RuntimeError::Provider(error)) => {
+                tracing::warn!(error = %log_safe(&error), "summarisation failed; the history will be truncated instead");
+                self.summary_failed = true;
+                return Ok(());
+            }
+            Err(RuntimeError::BudgetExceeded { budget, message })
+                if budget == "turn_timeout" && !self.cancel.is_cancelled() =>
+            {
+                tracing::warn!(%message, "summarisation timed out; the history will be truncated instead");
+                self.summary_failed = true;
+                return Ok(());
+            }
+            Err(error) => return Err(self.fail(span, error)),
+        };
+        self.account(call.response.usage, span)?;
+        let text = call.response.message.text().trim().to_owned();
+        if text.is_empty() {
+            tracing::warn!("the provider returned an empty summary; keeping the history");
+            self.summary_failed = true;
+            return Ok(());
+        }
+        self.inner
+            .sessions
+            .store_summary(self.session_id, state, text, job.covers_through)
+            .await?;
+        Ok(())
+    }
+
+    /// Prepares the request within the budget (a new summary's header counted off the
+    /// async threads first) and records how full it is.
+    pub(super) async fn prepare_context(
+        &mut self,
+        state: &mut SessionState,
+        span: &Span,
+    ) -> Result<(), RuntimeError> {
+        state
+            .window
+            .measure(self.cancel, self.inner.limits.turn_timeout)
+            .await
+            .map_err(|error| self.fail(span, error))?;
+        let report = state.window.prepare();
+        record_report(span, &report);
+        Ok(())
+    }
+
+    /// The provider found the prompt too long although the count said it fits: the
+    /// window counts the refused prompt exactly and tightens the run's budget, then the
+    /// prompt is summarised and prepared again as usual.
+    pub(super) async fn recover_from_overflow(
+        &mut self,
+        state: &mut SessionState,
+        span: &Span,
+    ) -> Result<(), RuntimeError> {
+        state
+            .window
+            .tighten_after_overflow(self.cancel, self.inner.limits.turn_timeout)
+            .await
+            .map_err(|error| self.fail(span, error))?;
+        self.maybe_summarise(state, span).await?;
+        self.prepare_context(state, span).await
+    }
+}
+
+fn record_report(span: &Span, report: &ContextReport) {
+    span.record("context_tokens", report.tokens);
+    span.record("context_utilisation", report.utilisation());
+    span.record("dropped_messages", report.dropped);
+    tracing::debug!(
+        tokens = report.tokens,
+        exact = report.exact,
+        available = report.available,
+        utilisation = report.utilisation(),
+        "context budget"
+    );
+}
