@@ -10,6 +10,7 @@ use super::wire::{WireUsage, finish_reason};
 use crate::error::ProviderError;
 use crate::http_error::{WireError, classify, excerpt};
 use crate::sse::SseEvent;
+use crate::text_tool_calls::{MARKERS, marker_start, new_call_id, recover};
 use crate::transport::EventDecoder;
 
 /// A chunk, reading only the fields we need (strings borrowed where unescaped).
@@ -37,6 +38,12 @@ struct Delta<'a> {
     content: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     refusal: Option<Cow<'a, str>>,
+    /// llama.cpp, vLLM, DeepSeek.
+    #[serde(default, borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    /// Ollama's `/v1`, Groq, OpenRouter.
+    #[serde(default, borrow)]
+    reasoning: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     tool_calls: Option<Vec<ToolCallChunk<'a>>>,
 }
@@ -63,7 +70,14 @@ struct FunctionChunk<'a> {
 ///
 /// The finish reason is held back until `[DONE]` so that the usage-only chunk that
 /// follows it (with `stream_options.include_usage`) comes out before
-/// [`StreamItem::Finish`].
+/// [`StreamItem::Finish`]. A `stop` finish beside tool calls (Ollama) is `ToolCalls`.
+/// Reasoning deltas (`reasoning_content`, `reasoning`) become
+/// [`StreamItem::Reasoning`].
+///
+/// Built [`with_tools`](Self::with_tools), it also recovers tool calls the model
+/// wrote as text: text is held back from the first `<tool_call>` or ```` ``` ```` to
+/// the end, and at `[DONE]`, when no real tool call came, the blocks naming one of
+/// the tools become calls and leave the text.
 #[derive(Debug, Default)]
 pub struct OpenAiStreamDecoder {
     finish: Option<FinishReason>,
@@ -76,12 +90,26 @@ pub struct OpenAiStreamDecoder {
     current_call: Option<u32>,
     /// The id of each tool call, by index, once known.
     call_ids: Vec<(u32, String)>,
+    /// The request's tool names, for recovering calls written as text (empty: none).
+    tools: Vec<String>,
+    /// Text held back: a cut marker at the end of the text so far or, once `holding`,
+    /// everything from a whole marker on.
+    held: String,
+    holding: bool,
 }
 
 impl OpenAiStreamDecoder {
     /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder that recovers tool calls written as text naming one of `tools`.
+    pub fn with_tools(tools: Vec<String>) -> Self {
+        Self {
+            tools,
+            ..Self::default()
+        }
     }
 
     /// Decodes one SSE `data` payload, pushing the items it yields onto `out`.
@@ -93,13 +121,13 @@ impl OpenAiStreamDecoder {
         let data = data.trim();
         if data == "[DONE]" {
             self.done = true;
-            let reason = self.finish.take().unwrap_or(if self.refused {
-                FinishReason::Refusal
-            } else if self.saw_tool_calls {
-                FinishReason::ToolCalls
-            } else {
-                FinishReason::Stop
-            });
+            self.flush_held(out);
+            let reason = match self.finish.take() {
+                None if self.refused => FinishReason::Refusal,
+                Some(FinishReason::Stop) | None if self.saw_tool_calls => FinishReason::ToolCalls,
+                Some(reason) => reason,
+                None => FinishReason::Stop,
+            };
             out.push_back(StreamItem::Finish(reason));
             return Ok(());
         }
@@ -115,8 +143,15 @@ impl OpenAiStreamDecoder {
         }
         for choice in chunk.choices {
             if let Some(delta) = choice.delta {
+                if let Some(text) = delta
+                    .reasoning_content
+                    .or(delta.reasoning)
+                    .filter(|t| !t.is_empty())
+                {
+                    out.push_back(StreamItem::Reasoning(text.into_owned()));
+                }
                 if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                    out.push_back(StreamItem::Text(text.into_owned()));
+                    self.push_text(text, out);
                 }
                 if let Some(refusal) = delta.refusal.filter(|t| !t.is_empty()) {
                     self.refused = true;
@@ -150,6 +185,62 @@ impl OpenAiStreamDecoder {
 }
 
 impl OpenAiStreamDecoder {
+    /// Hands `text` on, unless tools are known and it may open a block written as
+    /// text: then it is held back (see [`flush_held`](Self::flush_held)).
+    fn push_text(&mut self, text: Cow<'_, str>, out: &mut VecDeque<StreamItem>) {
+        if self.tools.is_empty() || (self.held.is_empty() && marker_start(&text).is_none()) {
+            out.push_back(StreamItem::Text(text.into_owned()));
+            return;
+        }
+        self.held.push_str(&text);
+        if self.holding {
+            return;
+        }
+        match marker_start(&self.held) {
+            None => out.push_back(StreamItem::Text(std::mem::take(&mut self.held))),
+            Some(at) => {
+                let rest = self.held.split_off(at);
+                let before = std::mem::replace(&mut self.held, rest);
+                if !before.is_empty() {
+                    out.push_back(StreamItem::Text(before));
+                }
+                self.holding = MARKERS.iter().any(|marker| self.held.starts_with(marker));
+            }
+        }
+    }
+
+    /// At the end: the held text, as tool calls when it holds blocks naming the
+    /// request's tools and no real call came, else as text.
+    fn flush_held(&mut self, out: &mut VecDeque<StreamItem>) {
+        let held = std::mem::take(&mut self.held);
+        self.holding = false;
+        if held.is_empty() {
+            return;
+        }
+        let recovered = if self.saw_tool_calls {
+            None
+        } else {
+            recover(&held, &self.tools)
+        };
+        let Some(recovered) = recovered else {
+            out.push_back(StreamItem::Text(held));
+            return;
+        };
+        if !recovered.text.is_empty() {
+            out.push_back(StreamItem::Text(recovered.text));
+        }
+        for call in recovered.calls {
+            self.saw_tool_calls = true;
+            out.push_back(StreamItem::ToolCallDelta(ToolCallDelta {
+                index: self.next_call_index,
+                id: Some(CallId::from(new_call_id())),
+                name: Some(call.name),
+                arguments: call.arguments,
+            }));
+            self.next_call_index = self.next_call_index.saturating_add(1);
+        }
+    }
+
     /// The index of a tool-call fragment. Servers that omit `index` are followed by
     /// id: a fragment with an id other than the current call's starts a new call, one
     /// without an id continues the current call.
@@ -331,5 +422,147 @@ mod tests {
             )
             .unwrap_err();
         assert!(matches!(error, ProviderError::Overloaded { .. }));
+    }
+
+    fn decode_all(decoder: &mut OpenAiStreamDecoder, chunks: &[&str]) -> Vec<StreamItem> {
+        let mut out = VecDeque::new();
+        for chunk in chunks {
+            decoder.decode_data(chunk, &mut out).unwrap();
+        }
+        out.into_iter().collect()
+    }
+
+    fn text_chunk(text: &str) -> String {
+        serde_json::json!({"choices": [{"delta": {"content": text}}]}).to_string()
+    }
+
+    #[test]
+    fn reasoning_fields_become_reasoning_items() {
+        let items = decode_all(
+            &mut OpenAiStreamDecoder::new(),
+            &[
+                r#"{"choices":[{"delta":{"reasoning_content":"Let me"}}]}"#,
+                r#"{"choices":[{"delta":{"reasoning":" think","channel":"analysis"}}]}"#,
+                r#"{"choices":[{"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#,
+                "[DONE]",
+            ],
+        );
+        assert_eq!(
+            items,
+            vec![
+                StreamItem::Reasoning("Let me".into()),
+                StreamItem::Reasoning(" think".into()),
+                StreamItem::Text("Hi".into()),
+                StreamItem::Finish(FinishReason::Stop),
+            ]
+        );
+    }
+
+    #[test]
+    fn stop_beside_tool_calls_is_tool_calls() {
+        let items = decode_all(
+            &mut OpenAiStreamDecoder::new(),
+            &[
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"x","arguments":"{}"}}]},"finish_reason":"stop"}]}"#,
+                "[DONE]",
+            ],
+        );
+        assert_eq!(
+            items.last(),
+            Some(&StreamItem::Finish(FinishReason::ToolCalls))
+        );
+    }
+
+    #[test]
+    fn a_call_written_as_text_is_recovered_across_chunks() {
+        let tools = vec!["file_read".to_owned()];
+        let pieces = [
+            "Reading it now. <tool",
+            "_call>{\"name\": \"file_read\", ",
+            "\"arguments\": {\"path\": \"a.md\"}}</tool_call>",
+        ];
+        let mut chunks: Vec<String> = pieces.iter().map(|p| text_chunk(p)).collect();
+        chunks.push(r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#.into());
+        chunks.push("[DONE]".into());
+        let chunks: Vec<&str> = chunks.iter().map(String::as_str).collect();
+        let items = decode_all(&mut OpenAiStreamDecoder::with_tools(tools), &chunks);
+        let mut acc = crate::StreamAccumulator::new();
+        items.iter().for_each(|item| acc.push(item));
+        let response = acc.finish().unwrap();
+        assert_eq!(response.message.text(), "Reading it now. ");
+        assert_eq!(response.message.tool_calls.len(), 1);
+        assert_eq!(response.message.tool_calls[0].name, "file_read");
+        assert_eq!(
+            response.message.tool_calls[0].arguments,
+            r#"{"path":"a.md"}"#
+        );
+        assert!(
+            response.message.tool_calls[0]
+                .id
+                .as_str()
+                .starts_with("call_")
+        );
+        assert_eq!(response.finish_reason, FinishReason::ToolCalls);
+        // The text before the block was not held back.
+        assert_eq!(items[0], StreamItem::Text("Reading it now. ".into()));
+    }
+
+    #[test]
+    fn text_blocks_stay_text_when_unregistered_or_beside_real_calls() {
+        let block = text_chunk("<tool_call>{\"name\":\"file_read\",\"arguments\":{}}</tool_call>");
+        // A real call in the same response: the block stays text.
+        let items = decode_all(
+            &mut OpenAiStreamDecoder::with_tools(vec!["file_read".into()]),
+            &[
+                &block,
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"file_read","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#,
+                "[DONE]",
+            ],
+        );
+        let deltas = tool_deltas(items.iter().cloned().collect());
+        assert_eq!(deltas.len(), 1);
+        assert_eq!(deltas[0].id.as_ref().map(CallId::as_str), Some("c"));
+        assert!(items.contains(&StreamItem::Text(
+            "<tool_call>{\"name\":\"file_read\",\"arguments\":{}}</tool_call>".into()
+        )));
+        // A name the request does not offer: text, finish stays stop.
+        let items = decode_all(
+            &mut OpenAiStreamDecoder::with_tools(vec!["other".into()]),
+            &[
+                &block,
+                r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+                "[DONE]",
+            ],
+        );
+        assert!(tool_deltas(items.iter().cloned().collect()).is_empty());
+        assert_eq!(items.last(), Some(&StreamItem::Finish(FinishReason::Stop)));
+        // Without tools nothing is held back: each piece comes out as it arrives.
+        let items = decode_all(
+            &mut OpenAiStreamDecoder::new(),
+            &[&text_chunk("a ``"), &text_chunk("`x")],
+        );
+        assert_eq!(
+            items,
+            vec![
+                StreamItem::Text("a ``".into()),
+                StreamItem::Text("`x".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_cut_marker_that_turns_out_plain_is_released() {
+        let items = decode_all(
+            &mut OpenAiStreamDecoder::with_tools(vec!["t".into()]),
+            &[&text_chunk("1 <"), &text_chunk(" 2"), "[DONE]"],
+        );
+        assert_eq!(
+            items,
+            vec![
+                StreamItem::Text("1 ".into()),
+                StreamItem::Text("< 2".into()),
+                StreamItem::Finish(FinishReason::Stop),
+            ]
+        );
     }
 }
