@@ -52,7 +52,7 @@ pub(crate) fn recover(text: &str, tools: &[String]) -> Option<Recovered> {
         rest.push_str(text.get(at..start).unwrap_or(""));
         match block
             .call
-            .filter(|call| tools.iter().any(|t| *t == call.name))
+            .filter(|call| tools.contains(&call.name))
         {
             Some(call) => calls.push(call),
             None => rest.push_str(text.get(start..block.end).unwrap_or("")),
