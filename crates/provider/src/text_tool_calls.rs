@@ -50,10 +50,7 @@ pub(crate) fn recover(text: &str, tools: &[String]) -> Option<Recovered> {
     let mut at = 0;
     while let Some((start, block)) = next_block(text, at) {
         rest.push_str(text.get(at..start).unwrap_or(""));
-        match block
-            .call
-            .filter(|call| tools.contains(&call.name))
-        {
+        match block.call.filter(|call| tools.contains(&call.name)) {
             Some(call) => calls.push(call),
             None => rest.push_str(text.get(start..block.end).unwrap_or("")),
         }

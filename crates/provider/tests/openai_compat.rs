@@ -190,3 +190,23 @@ async fn fenced_json_call_in_a_whole_response_is_recovered() {
     assert_eq!(response.message.tool_calls[0].arguments, r#"{"path":"a"}"#);
     assert_eq!(response.finish_reason, FinishReason::ToolCalls);
 }
+
+#[tokio::test]
+async fn an_empty_200_stream_is_an_error_not_an_empty_answer() {
+    // llama-cpp-python may answer a streamed request with tools this way.
+    let server = serve_strict(vec![Reply::sse(Vec::new())]).await;
+    let mut request = ProviderRequest::new("smollm2", vec![Message::user("x")]);
+    request.tools = tools(&["file_list"]);
+    let result: Result<Vec<_>, _> = provider(server.url("/v1"))
+        .stream(&request, &CancellationToken::new())
+        .await
+        .unwrap()
+        .try_collect()
+        .await;
+    let error = result.unwrap_err();
+    // A decode error, which the runtime answers by falling back to `complete`.
+    assert!(
+        matches!(&error, oxydra_provider::ProviderError::Decode { what, .. } if what.contains("held no events")),
+        "{error:?}"
+    );
+}

@@ -13,6 +13,12 @@ use crate::sse::SseEvent;
 use crate::text_tool_calls::{MARKERS, marker_start, new_call_id, recover};
 use crate::transport::EventDecoder;
 
+/// The most text held back while a block written as text may be open. A tool call is
+/// far smaller; past this the text is handed on (and counted against the response
+/// cap) and nothing more is recovered from this stream, so an endless answer after a
+/// ```` ``` ```` is never buffered without bound.
+pub(crate) const MAX_HELD_BYTES: usize = 64 * 1024;
+
 /// A chunk, reading only the fields we need (strings borrowed where unescaped).
 #[derive(Deserialize)]
 struct Chunk<'a> {
@@ -194,6 +200,11 @@ impl OpenAiStreamDecoder {
         }
         self.held.push_str(&text);
         if self.holding {
+            if self.held.len() > MAX_HELD_BYTES {
+                self.tools.clear();
+                self.holding = false;
+                out.push_back(StreamItem::Text(std::mem::take(&mut self.held)));
+            }
             return;
         }
         match marker_start(&self.held) {
@@ -548,6 +559,36 @@ mod tests {
                 StreamItem::Text("`x".into())
             ]
         );
+    }
+
+    #[test]
+    fn held_text_is_bounded() {
+        let mut decoder = OpenAiStreamDecoder::with_tools(vec!["t".into()]);
+        let mut out = VecDeque::new();
+        let piece = text_chunk(&"x".repeat(1024));
+        decoder
+            .decode_data(&text_chunk("```json\n"), &mut out)
+            .unwrap();
+        for _ in 0..(MAX_HELD_BYTES / 1024 - 1) {
+            decoder.decode_data(&piece, &mut out).unwrap();
+        }
+        assert!(out.is_empty(), "held while a block may be open");
+        decoder.decode_data(&piece, &mut out).unwrap();
+        let released: usize = out
+            .iter()
+            .map(|item| match item {
+                StreamItem::Text(text) => text.len(),
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(released, MAX_HELD_BYTES + "```json\n".len());
+        // From then on text flows as it comes, even a whole block.
+        out.clear();
+        let block = text_chunk("<tool_call>{\"name\":\"t\",\"arguments\":{}}</tool_call>");
+        decoder.decode_data(&block, &mut out).unwrap();
+        decoder.decode_data("[DONE]", &mut out).unwrap();
+        assert_eq!(out.len(), 2);
+        assert!(matches!(&out[0], StreamItem::Text(t) if t.starts_with("<tool_call>")));
     }
 
     #[test]

@@ -330,6 +330,23 @@ mod tests {
     }
 
     #[test]
+    fn reasoning_content_is_kept_apart_and_stop_beside_calls_is_tool_calls() {
+        let body = br#"{"choices":[{"message":{"role":"assistant","content":"",
+            "reasoning_content":"Think.","tool_calls":[{"id":"c","type":"function",
+            "function":{"name":"a","arguments":{"x":1}}}]},"finish_reason":"stop"}]}"#;
+        let response = parse_completion(body).unwrap();
+        assert_eq!(response.reasoning.as_deref(), Some("Think."));
+        assert_eq!(response.message.content, None);
+        assert_eq!(response.finish_reason, FinishReason::ToolCalls);
+        // Arguments sent as an object are kept as its JSON text.
+        assert_eq!(response.message.tool_calls[0].arguments, r#"{"x":1}"#);
+        let body = br#"{"choices":[{"message":{"content":"Hi","reasoning_content":""},"finish_reason":"stop"}]}"#;
+        let response = parse_completion(body).unwrap();
+        assert_eq!(response.reasoning, None);
+        assert_eq!(response.finish_reason, FinishReason::Stop);
+    }
+
+    #[test]
     fn malformed_response_is_a_decode_error_with_excerpt() {
         match parse_completion(b"{\"choices\": [oops") {
             Err(ProviderError::Decode { excerpt, .. }) => assert!(excerpt.contains("oops")),
