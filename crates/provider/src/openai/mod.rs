@@ -2,6 +2,7 @@
 //! llama.cpp servers).
 
 mod stream;
+mod text_hold;
 mod wire;
 
 use async_trait::async_trait;

@@ -6,18 +6,13 @@ use std::collections::VecDeque;
 use oxydra_types::{CallId, FinishReason, StreamItem, ToolCallDelta};
 use serde::Deserialize;
 
+use super::text_hold::TextHold;
 use super::wire::{WireUsage, finish_reason};
 use crate::error::ProviderError;
 use crate::http_error::{WireError, classify, excerpt};
 use crate::sse::SseEvent;
-use crate::text_tool_calls::{MARKERS, marker_start, new_call_id, recover};
+use crate::text_tool_calls::new_call_id;
 use crate::transport::EventDecoder;
-
-/// The most text held back while a block written as text may be open. A tool call is
-/// far smaller; past this the text is handed on (and counted against the response
-/// cap) and nothing more is recovered from this stream, so an endless answer after a
-/// ```` ``` ```` is never buffered without bound.
-pub(crate) const MAX_HELD_BYTES: usize = 64 * 1024;
 
 /// A chunk, reading only the fields we need (strings borrowed where unescaped).
 #[derive(Deserialize)]
@@ -96,12 +91,8 @@ pub struct OpenAiStreamDecoder {
     current_call: Option<u32>,
     /// The id of each tool call, by index, once known.
     call_ids: Vec<(u32, String)>,
-    /// The request's tool names, for recovering calls written as text (empty: none).
-    tools: Vec<String>,
-    /// Text held back: a cut marker at the end of the text so far or, once `holding`,
-    /// everything from a whole marker on.
-    held: String,
-    holding: bool,
+    /// Text held back while it may hold a tool call written as text.
+    hold: TextHold,
 }
 
 impl OpenAiStreamDecoder {
@@ -113,7 +104,7 @@ impl OpenAiStreamDecoder {
     /// A decoder that recovers tool calls written as text naming one of `tools`.
     pub fn with_tools(tools: Vec<String>) -> Self {
         Self {
-            tools,
+            hold: TextHold::new(tools),
             ..Self::default()
         }
     }
@@ -157,7 +148,7 @@ impl OpenAiStreamDecoder {
                     out.push_back(StreamItem::Reasoning(text.into_owned()));
                 }
                 if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                    self.push_text(text, out);
+                    self.hold.push(text, out);
                 }
                 if let Some(refusal) = delta.refusal.filter(|t| !t.is_empty()) {
                     self.refused = true;
@@ -191,56 +182,10 @@ impl OpenAiStreamDecoder {
 }
 
 impl OpenAiStreamDecoder {
-    /// Hands `text` on, unless tools are known and it may open a block written as
-    /// text: then it is held back (see [`flush_held`](Self::flush_held)).
-    fn push_text(&mut self, text: Cow<'_, str>, out: &mut VecDeque<StreamItem>) {
-        if self.tools.is_empty() || (self.held.is_empty() && marker_start(&text).is_none()) {
-            out.push_back(StreamItem::Text(text.into_owned()));
-            return;
-        }
-        self.held.push_str(&text);
-        if self.holding {
-            if self.held.len() > MAX_HELD_BYTES {
-                self.tools.clear();
-                self.holding = false;
-                out.push_back(StreamItem::Text(std::mem::take(&mut self.held)));
-            }
-            return;
-        }
-        match marker_start(&self.held) {
-            None => out.push_back(StreamItem::Text(std::mem::take(&mut self.held))),
-            Some(at) => {
-                let rest = self.held.split_off(at);
-                let before = std::mem::replace(&mut self.held, rest);
-                if !before.is_empty() {
-                    out.push_back(StreamItem::Text(before));
-                }
-                self.holding = MARKERS.iter().any(|marker| self.held.starts_with(marker));
-            }
-        }
-    }
-
-    /// At the end: the held text, as tool calls when it holds blocks naming the
-    /// request's tools and no real call came, else as text.
+    /// At the end: the held text, with the tool calls it holds recovered when no real
+    /// call came.
     fn flush_held(&mut self, out: &mut VecDeque<StreamItem>) {
-        let held = std::mem::take(&mut self.held);
-        self.holding = false;
-        if held.is_empty() {
-            return;
-        }
-        let recovered = if self.saw_tool_calls {
-            None
-        } else {
-            recover(&held, &self.tools)
-        };
-        let Some(recovered) = recovered else {
-            out.push_back(StreamItem::Text(held));
-            return;
-        };
-        if !recovered.text.is_empty() {
-            out.push_back(StreamItem::Text(recovered.text));
-        }
-        for call in recovered.calls {
+        for call in self.hold.finish(self.saw_tool_calls, out) {
             self.saw_tool_calls = true;
             out.push_back(StreamItem::ToolCallDelta(ToolCallDelta {
                 index: self.next_call_index,
@@ -316,7 +261,7 @@ impl EventDecoder for OpenAiStreamDecoder {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -345,7 +290,7 @@ mod tests {
         assert_eq!(items[2], StreamItem::Finish(FinishReason::Stop));
     }
 
-    fn tool_deltas(out: VecDeque<StreamItem>) -> Vec<ToolCallDelta> {
+    pub(crate) fn tool_deltas(out: VecDeque<StreamItem>) -> Vec<ToolCallDelta> {
         out.into_iter()
             .filter_map(|item| match item {
                 StreamItem::ToolCallDelta(delta) => Some(delta),
@@ -435,7 +380,10 @@ mod tests {
         assert!(matches!(error, ProviderError::Overloaded { .. }));
     }
 
-    fn decode_all(decoder: &mut OpenAiStreamDecoder, chunks: &[&str]) -> Vec<StreamItem> {
+    pub(crate) fn decode_all(
+        decoder: &mut OpenAiStreamDecoder,
+        chunks: &[&str],
+    ) -> Vec<StreamItem> {
         let mut out = VecDeque::new();
         for chunk in chunks {
             decoder.decode_data(chunk, &mut out).unwrap();
@@ -443,7 +391,7 @@ mod tests {
         out.into_iter().collect()
     }
 
-    fn text_chunk(text: &str) -> String {
+    pub(crate) fn text_chunk(text: &str) -> String {
         serde_json::json!({"choices": [{"delta": {"content": text}}]}).to_string()
     }
 
@@ -481,129 +429,6 @@ mod tests {
         assert_eq!(
             items.last(),
             Some(&StreamItem::Finish(FinishReason::ToolCalls))
-        );
-    }
-
-    #[test]
-    fn a_call_written_as_text_is_recovered_across_chunks() {
-        let tools = vec!["file_read".to_owned()];
-        let pieces = [
-            "Reading it now. <tool",
-            "_call>{\"name\": \"file_read\", ",
-            "\"arguments\": {\"path\": \"a.md\"}}</tool_call>",
-        ];
-        let mut chunks: Vec<String> = pieces.iter().map(|p| text_chunk(p)).collect();
-        chunks.push(r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#.into());
-        chunks.push("[DONE]".into());
-        let chunks: Vec<&str> = chunks.iter().map(String::as_str).collect();
-        let items = decode_all(&mut OpenAiStreamDecoder::with_tools(tools), &chunks);
-        let mut acc = crate::StreamAccumulator::new();
-        items.iter().for_each(|item| acc.push(item));
-        let response = acc.finish().unwrap();
-        assert_eq!(response.message.text(), "Reading it now. ");
-        assert_eq!(response.message.tool_calls.len(), 1);
-        assert_eq!(response.message.tool_calls[0].name, "file_read");
-        assert_eq!(
-            response.message.tool_calls[0].arguments,
-            r#"{"path":"a.md"}"#
-        );
-        assert!(
-            response.message.tool_calls[0]
-                .id
-                .as_str()
-                .starts_with("call_")
-        );
-        assert_eq!(response.finish_reason, FinishReason::ToolCalls);
-        // The text before the block was not held back.
-        assert_eq!(items[0], StreamItem::Text("Reading it now. ".into()));
-    }
-
-    #[test]
-    fn text_blocks_stay_text_when_unregistered_or_beside_real_calls() {
-        let block = text_chunk("<tool_call>{\"name\":\"file_read\",\"arguments\":{}}</tool_call>");
-        // A real call in the same response: the block stays text.
-        let items = decode_all(
-            &mut OpenAiStreamDecoder::with_tools(vec!["file_read".into()]),
-            &[
-                &block,
-                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"file_read","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#,
-                "[DONE]",
-            ],
-        );
-        let deltas = tool_deltas(items.iter().cloned().collect());
-        assert_eq!(deltas.len(), 1);
-        assert_eq!(deltas[0].id.as_ref().map(CallId::as_str), Some("c"));
-        assert!(items.contains(&StreamItem::Text(
-            "<tool_call>{\"name\":\"file_read\",\"arguments\":{}}</tool_call>".into()
-        )));
-        // A name the request does not offer: text, finish stays stop.
-        let items = decode_all(
-            &mut OpenAiStreamDecoder::with_tools(vec!["other".into()]),
-            &[
-                &block,
-                r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
-                "[DONE]",
-            ],
-        );
-        assert!(tool_deltas(items.iter().cloned().collect()).is_empty());
-        assert_eq!(items.last(), Some(&StreamItem::Finish(FinishReason::Stop)));
-        // Without tools nothing is held back: each piece comes out as it arrives.
-        let items = decode_all(
-            &mut OpenAiStreamDecoder::new(),
-            &[&text_chunk("a ``"), &text_chunk("`x")],
-        );
-        assert_eq!(
-            items,
-            vec![
-                StreamItem::Text("a ``".into()),
-                StreamItem::Text("`x".into())
-            ]
-        );
-    }
-
-    #[test]
-    fn held_text_is_bounded() {
-        let mut decoder = OpenAiStreamDecoder::with_tools(vec!["t".into()]);
-        let mut out = VecDeque::new();
-        let piece = text_chunk(&"x".repeat(1024));
-        decoder
-            .decode_data(&text_chunk("```json\n"), &mut out)
-            .unwrap();
-        for _ in 0..(MAX_HELD_BYTES / 1024 - 1) {
-            decoder.decode_data(&piece, &mut out).unwrap();
-        }
-        assert!(out.is_empty(), "held while a block may be open");
-        decoder.decode_data(&piece, &mut out).unwrap();
-        let released: usize = out
-            .iter()
-            .map(|item| match item {
-                StreamItem::Text(text) => text.len(),
-                _ => 0,
-            })
-            .sum();
-        assert_eq!(released, MAX_HELD_BYTES + "```json\n".len());
-        // From then on text flows as it comes, even a whole block.
-        out.clear();
-        let block = text_chunk("<tool_call>{\"name\":\"t\",\"arguments\":{}}</tool_call>");
-        decoder.decode_data(&block, &mut out).unwrap();
-        decoder.decode_data("[DONE]", &mut out).unwrap();
-        assert_eq!(out.len(), 2);
-        assert!(matches!(&out[0], StreamItem::Text(t) if t.starts_with("<tool_call>")));
-    }
-
-    #[test]
-    fn a_cut_marker_that_turns_out_plain_is_released() {
-        let items = decode_all(
-            &mut OpenAiStreamDecoder::with_tools(vec!["t".into()]),
-            &[&text_chunk("1 <"), &text_chunk(" 2"), "[DONE]"],
-        );
-        assert_eq!(
-            items,
-            vec![
-                StreamItem::Text("1 ".into()),
-                StreamItem::Text("< 2".into()),
-                StreamItem::Finish(FinishReason::Stop),
-            ]
         );
     }
 }
