@@ -418,6 +418,21 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_legacy_function_call_beside_tool_calls_is_no_second_call() {
+        let items = decode_all(
+            &mut OpenAiStreamDecoder::new(),
+            &[
+                r#"{"choices":[{"delta":{"function_call":{"name":"file_list:","arguments":"{}"},"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"file_list","arguments":"{}"}}]}}]}"#,
+                r#"{"choices":[{"delta":{"function_call":{"arguments":""}},"finish_reason":"tool_calls"}]}"#,
+                "[DONE]",
+            ],
+        );
+        let deltas = tool_deltas(items.into_iter().collect());
+        assert_eq!(deltas.len(), 1);
+        assert_eq!(deltas[0].name.as_deref(), Some("file_list"));
+    }
+
+    #[test]
     fn stop_beside_tool_calls_is_tool_calls() {
         let items = decode_all(
             &mut OpenAiStreamDecoder::new(),
