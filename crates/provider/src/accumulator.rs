@@ -17,7 +17,8 @@ struct PartialCall {
 
 /// Feeds on [`StreamItem`]s and builds the final [`ProviderResponse`].
 ///
-/// Text pieces are concatenated; tool-call deltas are grouped by `index` (the first
+/// Text pieces are concatenated, and so are reasoning pieces (kept apart, in
+/// [`ProviderResponse::reasoning`]); tool-call deltas are grouped by `index` (the first
 /// `id` and `name` seen for an index win, argument fragments are concatenated); the
 /// last [`StreamItem::Usage`] is taken as the call's total; a
 /// [`StreamItem::Finish`] must arrive, or [`finish`](Self::finish) fails. Argument
@@ -39,6 +40,7 @@ struct PartialCall {
 #[derive(Debug, Default)]
 pub struct StreamAccumulator {
     text: String,
+    reasoning: String,
     calls: BTreeMap<u32, PartialCall>,
     usage: Usage,
     finish: Option<FinishReason>,
@@ -56,6 +58,7 @@ impl StreamAccumulator {
         self.items = self.items.saturating_add(1);
         match item {
             StreamItem::Text(text) => self.text.push_str(text),
+            StreamItem::Reasoning(text) => self.reasoning.push_str(text),
             StreamItem::ToolCallDelta(delta) => self.push_delta(delta),
             StreamItem::Usage(usage) => self.usage = *usage,
             StreamItem::Finish(reason) => self.finish = Some(reason.clone()),
@@ -128,6 +131,7 @@ impl StreamAccumulator {
             message: Message::assistant_with_tool_calls(content, tool_calls),
             finish_reason,
             usage: self.usage,
+            reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),
         })
     }
 }
@@ -136,7 +140,10 @@ impl StreamAccumulator {
 /// [`ToolCallDelta`] per call with the whole argument string, the usage and the finish
 /// reason. Feeding them to a [`StreamAccumulator`] gives the response back.
 pub fn response_to_stream_items(response: &ProviderResponse) -> Vec<StreamItem> {
-    let mut items = Vec::with_capacity(response.message.tool_calls.len() + 3);
+    let mut items = Vec::with_capacity(response.message.tool_calls.len() + 4);
+    if let Some(reasoning) = response.reasoning.as_ref().filter(|t| !t.is_empty()) {
+        items.push(StreamItem::Reasoning(reasoning.clone()));
+    }
     if let Some(text) = response.message.content.as_ref().filter(|t| !t.is_empty()) {
         items.push(StreamItem::Text(text.clone()));
     }
@@ -230,6 +237,7 @@ mod tests {
             ),
             finish_reason: FinishReason::ToolCalls,
             usage: Usage::new(5, 6, 1),
+            reasoning: Some("think first".into()),
         };
         let mut acc = StreamAccumulator::new();
         for item in response_to_stream_items(&response) {

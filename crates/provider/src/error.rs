@@ -77,7 +77,7 @@ pub enum ProviderError {
     ResponseTooLarge {
         /// The cap that was passed.
         limit: usize,
-        /// What it counts: bytes of text and tool calls, bytes of one event or of the
+        /// What it counts: bytes of text, reasoning and tool calls, bytes of one event or of the
         /// body, or tool calls.
         what: &'static str,
     },

@@ -104,6 +104,8 @@ pub(crate) fn classify(
     let lower = message.to_ascii_lowercase();
     let context_exceeded = code == "context_length_exceeded"
         || kind == "request_too_large"
+        // llama.cpp's server (its `code` is the HTTP status number).
+        || kind == "exceed_context_size_error"
         || lower.contains("prompt is too long")
         || lower.contains("maximum context length")
         || lower.contains("context length exceeded")
@@ -198,6 +200,15 @@ mod tests {
         assert!(matches!(
             error_from_status(400, None, openai_ctx),
             ProviderError::ContextLengthExceeded { .. }
+        ));
+        let llamacpp_ctx = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/local/llamacpp_400_exceed_context_size.json"
+        ));
+        assert!(matches!(
+            error_from_status(400, None, llamacpp_ctx),
+            ProviderError::ContextLengthExceeded { message }
+                if message.contains("exceeds the available context size (512 tokens)")
         ));
         let anthropic_ctx = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
         assert!(matches!(

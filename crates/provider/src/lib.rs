@@ -56,6 +56,7 @@ mod retry_policy;
 #[cfg(feature = "testing")]
 mod scripted;
 pub mod sse;
+mod text_tool_calls;
 mod transport;
 
 pub use accumulator::{StreamAccumulator, response_to_stream_items};

@@ -56,4 +56,8 @@ pub struct ProviderResponse {
     pub finish_reason: FinishReason,
     /// Tokens used.
     pub usage: Usage,
+    /// The model's reasoning text, when the server sent it apart from the answer
+    /// (`reasoning_content`, `reasoning`); `None` when it sent none. Never part of
+    /// the message.
+    pub reasoning: Option<String>,
 }

@@ -8,7 +8,7 @@ use oxydra_types::{Message, StreamItem};
 use crate::error::ProviderError;
 
 /// What [`ResponseCap`] counts, as the error names it.
-pub(crate) const TEXT_AND_CALLS: &str = "bytes of text and tool calls";
+pub(crate) const TEXT_AND_CALLS: &str = "bytes of text, reasoning and tool calls";
 
 /// The most tool calls one response may hold (by index): far more than any model
 /// asks for at once, few enough that assembling them stays cheap.
@@ -18,11 +18,11 @@ pub(crate) const MAX_TOOL_CALLS: u32 = 1024;
 /// also meets the cap.
 const DELTA_OVERHEAD: usize = 16;
 
-/// The bytes of `item` that stay in the response: text, and a tool call's id, name
+/// The bytes of `item` that stay in the response: text, reasoning, and a tool call's id, name
 /// and argument fragment (plus a small fixed cost per fragment).
 pub(crate) fn item_bytes(item: &StreamItem) -> usize {
     match item {
-        StreamItem::Text(text) => text.len(),
+        StreamItem::Text(text) | StreamItem::Reasoning(text) => text.len(),
         StreamItem::ToolCallDelta(delta) => delta
             .arguments
             .len()

@@ -60,6 +60,7 @@ impl ScriptedTurn {
             message: Message::assistant(text),
             finish_reason: FinishReason::Stop,
             usage: Usage::new(10, 5, 0),
+            reasoning: None,
         })
     }
 
@@ -69,6 +70,7 @@ impl ScriptedTurn {
             message: Message::assistant_with_tool_calls(None, calls),
             finish_reason: FinishReason::ToolCalls,
             usage: Usage::new(10, 5, 0),
+            reasoning: None,
         })
     }
 

@@ -143,7 +143,7 @@ struct SseState<S, D> {
     /// The first bytes of the body, kept until an event has been read, to quote
     /// when the body turns out not to be an event stream at all.
     head: Vec<u8>,
-    /// The bytes of text and tool calls decoded so far, against the response cap.
+    /// The bytes of text, reasoning and tool calls decoded so far, against the response cap.
     cap: ResponseCap,
     /// The most one event (or one line) may take.
     max_event_bytes: usize,

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{Reply, fixture, serve};
+use common::{Reply, fixture, serve, serve_strict, validate_openai_request};
 use futures::TryStreamExt;
 use oxydra_provider::{
     AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, ProviderRequest, ToolChoice,
@@ -58,7 +58,8 @@ async fn drain(provider: &dyn Provider, request: &ProviderRequest) -> Vec<Stream
 
 #[tokio::test]
 async fn openai_stream_request_shape_with_key() {
-    let server = serve(vec![Reply::sse(fixture(
+    // Strict: the server refuses what llama.cpp-based servers refuse.
+    let server = serve_strict(vec![Reply::sse(fixture(
         "openai/gpt4o_mini_stream_turn2.sse",
     ))])
     .await;
@@ -87,7 +88,7 @@ async fn openai_stream_request_shape_with_key() {
         json!([
             {"role":"system","content":"You are terse."},
             {"role":"user","content":"Weather in Paris and Rome?"},
-            {"role":"assistant","content":null,"tool_calls":[
+            {"role":"assistant","content":"","tool_calls":[
                 {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
                 {"id":"call_2","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}}]},
             {"role":"tool","tool_call_id":"call_1","content":"sunny"},
@@ -175,4 +176,83 @@ async fn anthropic_complete_parses_whole_message() {
     assert_eq!(captured.path, "/v1/messages");
     assert!(captured.headers.get("x-api-key").is_none());
     assert!(captured.body.get("stream").is_none());
+}
+
+#[test]
+fn strict_validation_refuses_what_llama_cpp_servers_refuse() {
+    let call = json!({"id":"c1","type":"function","function":{"name":"t","arguments":"{}"}});
+    let good = json!({"messages":[
+        {"role":"system","content":"s"},
+        {"role":"user","content":[{"type":"text","text":"hi"}]},
+        {"role":"assistant","content":"","tool_calls":[call]},
+        {"role":"tool","tool_call_id":"c1","content":"ok"},
+    ]});
+    assert_eq!(validate_openai_request(&good), Ok(()));
+    let bad = [
+        (
+            json!({"messages":[{"role":"assistant","content":null,"tool_calls":[call]}]}),
+            "null",
+        ),
+        (
+            json!({"messages":[{"role":"assistant","tool_calls":[call]}]}),
+            "missing",
+        ),
+        (
+            json!({"messages":[{"role":"assistant","content":[{"type":"text","text":"x"}]}]}),
+            "content is",
+        ),
+        (
+            json!({"messages":[{"role":"user","content":[{"text":"x"}]}]}),
+            "without a type",
+        ),
+        (
+            json!({"messages":[{"role":"robot","content":"x"}]}),
+            "unknown role",
+        ),
+        (
+            json!({"messages":[{"role":"tool","tool_call_id":"c1","content":"x"}]}),
+            "answers no earlier call",
+        ),
+        (
+            json!({"messages":[{"role":"assistant","content":"","tool_calls":[call]},
+            {"role":"tool","content":"x"}]}),
+            "answers no earlier call",
+        ),
+        (
+            json!({"messages":[{"role":"assistant","content":"","tool_calls":[
+            {"id":"c1","type":"function","function":{"name":"t","arguments":{}}}]}]}),
+            "malformed",
+        ),
+        (json!({"messages":"hi"}), "not an array"),
+    ];
+    for (body, why) in bad {
+        let error = validate_openai_request(&body).unwrap_err();
+        assert!(error.contains(why), "{body}: {error}");
+    }
+}
+
+#[tokio::test]
+async fn strict_server_answers_a_refused_request_with_the_recorded_500() {
+    let server = serve_strict(vec![Reply::sse(fixture(
+        "openai/gpt4o_mini_stream_turn2.sse",
+    ))])
+    .await;
+    let client = reqwest::Client::new();
+    let response = client
+        .post(server.url("/v1/chat/completions"))
+        .json(
+            &json!({"messages":[{"role":"assistant","content":null,"tool_calls":[
+            {"id":"c1","type":"function","function":{"name":"t","arguments":"{}"}}]}]}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 500);
+    assert!(
+        response
+            .text()
+            .await
+            .unwrap()
+            .contains("Input should be a valid string")
+    );
 }

@@ -51,12 +51,14 @@ impl InstantProvider {
                 ),
                 finish_reason: FinishReason::ToolCalls,
                 usage: Usage::new(100, 10, 0),
+                reasoning: None,
             }
         } else {
             ProviderResponse {
                 message: Message::assistant("done"),
                 finish_reason: FinishReason::Stop,
                 usage: Usage::new(120, 5, 0),
+                reasoning: None,
             }
         }
     }

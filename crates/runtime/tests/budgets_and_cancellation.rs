@@ -351,6 +351,7 @@ async fn cancelling_while_indexing_a_tool_turn_still_stores_every_result() {
             ),
             finish_reason: oxydra_types::FinishReason::ToolCalls,
             usage: Usage::new(10, 5, 0),
+            reasoning: None,
         },
     )]);
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))

@@ -226,3 +226,79 @@ async fn anthropic_streams_drive_a_tool_turn_and_an_answer() {
     );
     assert!(second.contains("sunny, 21 C"), "{second}");
 }
+
+/// A tool that counts its executions.
+struct Counted(&'static str, Arc<std::sync::atomic::AtomicUsize>);
+
+#[async_trait]
+impl Tool for Counted {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema::new(self.0, "Counts its calls", json!({"type":"object"}))
+    }
+    fn safety_tier(&self) -> SafetyTier {
+        SafetyTier::ReadOnly
+    }
+    async fn execute(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(ToolOutput::text("-3"))
+    }
+}
+
+#[tokio::test]
+async fn llama_cpp_streams_with_a_cut_call_and_reasoning_drive_a_run() {
+    let (base, replay) = start(
+        "/v1/chat/completions",
+        vec![
+            fixture("local/llamacpp_tool_call_cut_by_length.sse"),
+            fixture("local/llamacpp_qwen3_reasoning_then_tool_call.sse"),
+            fixture("openai/gpt4o_mini_stream_turn2.sse"),
+        ],
+    )
+    .await;
+    let provider = Arc::new(OpenAiProvider::new(ProviderConfig::new(
+        format!("{base}/v1"),
+        None,
+    )));
+    let records = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let subtracts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let runtime = AgentRuntime::builder()
+        .provider(provider)
+        .model("qwen3")
+        .tools(registry(vec![
+            Arc::new(Counted("record", records.clone())),
+            Arc::new(Counted("subtract", subtracts.clone())),
+        ]))
+        .event_sink(Arc::new(CollectingEventSink::new()))
+        .workspace_root(std::env::temp_dir())
+        .build()
+        .unwrap();
+    let outcome = runtime
+        .run_session(&SessionId::generate(), "2 - 5?", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.turns, 3);
+    assert_eq!(outcome.final_text, "The capital of the UK is London.");
+    // The call cut by `length` never ran: its half-JSON came back as an error the
+    // model can correct. The whole call ran once.
+    assert_eq!(records.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(subtracts.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let bodies = replay.bodies.lock().unwrap().clone();
+    let second = bodies[1]["messages"].as_array().unwrap();
+    let cut = second.iter().find(|m| m["role"] == "assistant").unwrap();
+    assert_eq!(cut["content"], "", "never null beside tool calls");
+    assert_eq!(
+        cut["tool_calls"][0]["function"]["arguments"],
+        r#"{"note": "The"#
+    );
+    let result = second.iter().find(|m| m["role"] == "tool").unwrap();
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON"),
+        "{result}"
+    );
+    // Reasoning stays out of the conversation sent back.
+    let third = bodies[2]["messages"].to_string();
+    assert!(!third.contains("Okay, the user wants"), "{third}");
+}

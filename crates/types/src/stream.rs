@@ -49,6 +49,9 @@ pub enum FinishReason {
 pub enum StreamItem {
     /// A piece of assistant text.
     Text(String),
+    /// A piece of the model's reasoning (`reasoning_content` / `reasoning` on
+    /// OpenAI-compatible servers): kept beside the answer, never part of its text.
+    Reasoning(String),
     /// A piece of a tool call.
     ToolCallDelta(ToolCallDelta),
     /// Token usage (usually once, near the end).
@@ -70,6 +73,7 @@ mod tests {
     fn every_stream_item_round_trips() {
         let items = vec![
             StreamItem::Text("hel".into()),
+            StreamItem::Reasoning("thinking".into()),
             StreamItem::ToolCallDelta(ToolCallDelta {
                 index: 1,
                 id: Some(CallId::from("call_9")),

@@ -236,6 +236,7 @@ pub(crate) fn parse_response(body: &[u8]) -> Result<ProviderResponse, ProviderEr
         message: Message::assistant_with_tool_calls(content, tool_calls),
         finish_reason,
         usage: response.usage.to_usage(),
+        reasoning: None,
     })
 }
 

@@ -2,6 +2,7 @@
 //! llama.cpp servers).
 
 mod stream;
+mod text_hold;
 mod wire;
 
 use async_trait::async_trait;
@@ -11,6 +12,7 @@ use crate::config::ProviderConfig;
 use crate::error::ProviderError;
 use crate::provider::{Provider, ProviderCapabilities, ProviderStream};
 use crate::request::{ProviderRequest, ProviderResponse};
+use crate::text_tool_calls::recover_in_response;
 use crate::transport::{complete_call, stream_call};
 
 pub use stream::OpenAiStreamDecoder;
@@ -23,7 +25,10 @@ pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// Sends `Authorization: Bearer <key>` when a key is configured and no auth header
 /// otherwise (local servers). Streams with `stream_options.include_usage`, assembles
 /// nothing itself: tool-call deltas are handed on by `index` (see
-/// [`StreamAccumulator`](crate::StreamAccumulator)).
+/// [`StreamAccumulator`](crate::StreamAccumulator)). A tool call a local model wrote
+/// as text (`<tool_call>…</tool_call>`, a fenced `{"name", "arguments"}` block, a
+/// gemma `tool_code` call) is recovered when it names one of the request's tools and
+/// the response has no real tool calls.
 #[derive(Debug, Clone)]
 pub struct OpenAiProvider {
     config: ProviderConfig,
@@ -66,6 +71,15 @@ impl OpenAiProvider {
         }
         builder
     }
+}
+
+/// The names of the request's tools: tool calls written as text are recovered only
+/// when they name one of these (none when the request forbids tool calls).
+fn tool_names(request: &ProviderRequest) -> Vec<String> {
+    if request.tool_choice == crate::request::ToolChoice::None {
+        return Vec::new();
+    }
+    request.tools.iter().map(|tool| tool.name.clone()).collect()
 }
 
 /// Known limits of OpenAI models by name prefix: (context window, max output).
@@ -114,13 +128,14 @@ impl Provider for OpenAiProvider {
         cancel: &CancellationToken,
     ) -> Result<ProviderResponse, ProviderError> {
         let body = wire::request_body(request, false);
+        let tools = tool_names(request);
         complete_call(
             &self.name,
             &request.model,
             self.request(&body),
             &self.config,
             cancel,
-            wire::parse_completion,
+            |bytes| wire::parse_completion(bytes).map(|r| recover_in_response(r, &tools)),
         )
         .await
     }
@@ -137,7 +152,7 @@ impl Provider for OpenAiProvider {
             self.request(&body),
             &self.config,
             cancel,
-            OpenAiStreamDecoder::new(),
+            OpenAiStreamDecoder::with_tools(tool_names(request)),
         )
         .await
     }

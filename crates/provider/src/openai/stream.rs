@@ -6,10 +6,12 @@ use std::collections::VecDeque;
 use oxydra_types::{CallId, FinishReason, StreamItem, ToolCallDelta};
 use serde::Deserialize;
 
+use super::text_hold::TextHold;
 use super::wire::{WireUsage, finish_reason};
 use crate::error::ProviderError;
 use crate::http_error::{WireError, classify, excerpt};
 use crate::sse::SseEvent;
+use crate::text_tool_calls::new_call_id;
 use crate::transport::EventDecoder;
 
 /// A chunk, reading only the fields we need (strings borrowed where unescaped).
@@ -37,6 +39,12 @@ struct Delta<'a> {
     content: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     refusal: Option<Cow<'a, str>>,
+    /// llama.cpp, vLLM, DeepSeek.
+    #[serde(default, borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    /// Ollama's `/v1`, Groq, OpenRouter.
+    #[serde(default, borrow)]
+    reasoning: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     tool_calls: Option<Vec<ToolCallChunk<'a>>>,
 }
@@ -63,7 +71,14 @@ struct FunctionChunk<'a> {
 ///
 /// The finish reason is held back until `[DONE]` so that the usage-only chunk that
 /// follows it (with `stream_options.include_usage`) comes out before
-/// [`StreamItem::Finish`].
+/// [`StreamItem::Finish`]. A `stop` finish beside tool calls (Ollama) is `ToolCalls`.
+/// Reasoning deltas (`reasoning_content`, `reasoning`) become
+/// [`StreamItem::Reasoning`].
+///
+/// Built [`with_tools`](Self::with_tools), it also recovers tool calls the model
+/// wrote as text: text is held back from the first `<tool_call>` or ```` ``` ```` to
+/// the end, and at `[DONE]`, when no real tool call came, the blocks naming one of
+/// the tools become calls and leave the text.
 #[derive(Debug, Default)]
 pub struct OpenAiStreamDecoder {
     finish: Option<FinishReason>,
@@ -76,12 +91,22 @@ pub struct OpenAiStreamDecoder {
     current_call: Option<u32>,
     /// The id of each tool call, by index, once known.
     call_ids: Vec<(u32, String)>,
+    /// Text held back while it may hold a tool call written as text.
+    hold: TextHold,
 }
 
 impl OpenAiStreamDecoder {
     /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder that recovers tool calls written as text naming one of `tools`.
+    pub fn with_tools(tools: Vec<String>) -> Self {
+        Self {
+            hold: TextHold::new(tools),
+            ..Self::default()
+        }
     }
 
     /// Decodes one SSE `data` payload, pushing the items it yields onto `out`.
@@ -93,13 +118,13 @@ impl OpenAiStreamDecoder {
         let data = data.trim();
         if data == "[DONE]" {
             self.done = true;
-            let reason = self.finish.take().unwrap_or(if self.refused {
-                FinishReason::Refusal
-            } else if self.saw_tool_calls {
-                FinishReason::ToolCalls
-            } else {
-                FinishReason::Stop
-            });
+            self.flush_held(out);
+            let reason = match self.finish.take() {
+                None if self.refused => FinishReason::Refusal,
+                Some(FinishReason::Stop) | None if self.saw_tool_calls => FinishReason::ToolCalls,
+                Some(reason) => reason,
+                None => FinishReason::Stop,
+            };
             out.push_back(StreamItem::Finish(reason));
             return Ok(());
         }
@@ -115,8 +140,15 @@ impl OpenAiStreamDecoder {
         }
         for choice in chunk.choices {
             if let Some(delta) = choice.delta {
+                if let Some(text) = delta
+                    .reasoning_content
+                    .or(delta.reasoning)
+                    .filter(|t| !t.is_empty())
+                {
+                    out.push_back(StreamItem::Reasoning(text.into_owned()));
+                }
                 if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                    out.push_back(StreamItem::Text(text.into_owned()));
+                    self.hold.push(text, out);
                 }
                 if let Some(refusal) = delta.refusal.filter(|t| !t.is_empty()) {
                     self.refused = true;
@@ -150,6 +182,21 @@ impl OpenAiStreamDecoder {
 }
 
 impl OpenAiStreamDecoder {
+    /// At the end: the held text, with the tool calls it holds recovered when no real
+    /// call came.
+    fn flush_held(&mut self, out: &mut VecDeque<StreamItem>) {
+        for call in self.hold.finish(self.saw_tool_calls, out) {
+            self.saw_tool_calls = true;
+            out.push_back(StreamItem::ToolCallDelta(ToolCallDelta {
+                index: self.next_call_index,
+                id: Some(CallId::from(new_call_id())),
+                name: Some(call.name),
+                arguments: call.arguments,
+            }));
+            self.next_call_index = self.next_call_index.saturating_add(1);
+        }
+    }
+
     /// The index of a tool-call fragment. Servers that omit `index` are followed by
     /// id: a fragment with an id other than the current call's starts a new call, one
     /// without an id continues the current call.
@@ -214,7 +261,7 @@ impl EventDecoder for OpenAiStreamDecoder {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -243,7 +290,7 @@ mod tests {
         assert_eq!(items[2], StreamItem::Finish(FinishReason::Stop));
     }
 
-    fn tool_deltas(out: VecDeque<StreamItem>) -> Vec<ToolCallDelta> {
+    pub(crate) fn tool_deltas(out: VecDeque<StreamItem>) -> Vec<ToolCallDelta> {
         out.into_iter()
             .filter_map(|item| match item {
                 StreamItem::ToolCallDelta(delta) => Some(delta),
@@ -331,5 +378,72 @@ mod tests {
             )
             .unwrap_err();
         assert!(matches!(error, ProviderError::Overloaded { .. }));
+    }
+
+    pub(crate) fn decode_all(
+        decoder: &mut OpenAiStreamDecoder,
+        chunks: &[&str],
+    ) -> Vec<StreamItem> {
+        let mut out = VecDeque::new();
+        for chunk in chunks {
+            decoder.decode_data(chunk, &mut out).unwrap();
+        }
+        out.into_iter().collect()
+    }
+
+    pub(crate) fn text_chunk(text: &str) -> String {
+        serde_json::json!({"choices": [{"delta": {"content": text}}]}).to_string()
+    }
+
+    #[test]
+    fn reasoning_fields_become_reasoning_items() {
+        let items = decode_all(
+            &mut OpenAiStreamDecoder::new(),
+            &[
+                r#"{"choices":[{"delta":{"reasoning_content":"Let me"}}]}"#,
+                r#"{"choices":[{"delta":{"reasoning":" think","channel":"analysis"}}]}"#,
+                r#"{"choices":[{"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#,
+                "[DONE]",
+            ],
+        );
+        assert_eq!(
+            items,
+            vec![
+                StreamItem::Reasoning("Let me".into()),
+                StreamItem::Reasoning(" think".into()),
+                StreamItem::Text("Hi".into()),
+                StreamItem::Finish(FinishReason::Stop),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_legacy_function_call_beside_tool_calls_is_no_second_call() {
+        let items = decode_all(
+            &mut OpenAiStreamDecoder::new(),
+            &[
+                r#"{"choices":[{"delta":{"function_call":{"name":"file_list:","arguments":"{}"},"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"file_list","arguments":"{}"}}]}}]}"#,
+                r#"{"choices":[{"delta":{"function_call":{"arguments":""}},"finish_reason":"tool_calls"}]}"#,
+                "[DONE]",
+            ],
+        );
+        let deltas = tool_deltas(items.into_iter().collect());
+        assert_eq!(deltas.len(), 1);
+        assert_eq!(deltas[0].name.as_deref(), Some("file_list"));
+    }
+
+    #[test]
+    fn stop_beside_tool_calls_is_tool_calls() {
+        let items = decode_all(
+            &mut OpenAiStreamDecoder::new(),
+            &[
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"x","arguments":"{}"}}]},"finish_reason":"stop"}]}"#,
+                "[DONE]",
+            ],
+        );
+        assert_eq!(
+            items.last(),
+            Some(&StreamItem::Finish(FinishReason::ToolCalls))
+        );
     }
 }

@@ -45,12 +45,13 @@ struct StreamOptions {
     include_usage: bool,
 }
 
-/// One message on the wire. `content` is always present: `null` for an assistant
-/// message that only calls tools.
+/// One message on the wire. `content` is always a string: `""` for an assistant
+/// message that only calls tools. Every OpenAI-compatible server takes `""` there;
+/// llama-cpp-python answers 500 to `null` and its chat template fails on a missing key.
 #[derive(Debug, Serialize)]
 struct RequestMessage<'a> {
     role: &'a str,
-    content: Option<&'a str>,
+    content: &'a str,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<RequestToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -89,13 +90,13 @@ fn message_to_wire(message: &Message) -> RequestMessage<'_> {
     match message.role {
         MessageRole::System | MessageRole::User => RequestMessage {
             role: message.role.as_str(),
-            content: Some(message.text()),
+            content: message.text(),
             tool_calls: Vec::new(),
             tool_call_id: None,
         },
         MessageRole::Assistant => RequestMessage {
             role: "assistant",
-            content: message.content.as_deref().filter(|text| !text.is_empty()),
+            content: message.content.as_deref().unwrap_or(""),
             tool_calls: message
                 .tool_calls
                 .iter()
@@ -112,7 +113,7 @@ fn message_to_wire(message: &Message) -> RequestMessage<'_> {
         },
         MessageRole::Tool => RequestMessage {
             role: "tool",
-            content: Some(message.text()),
+            content: message.text(),
             tool_calls: Vec::new(),
             tool_call_id: Some(
                 message
@@ -158,6 +159,16 @@ pub(crate) fn request_body(request: &ProviderRequest, stream: bool) -> RequestBo
         temperature: request.temperature,
         tools,
         tool_choice,
+    }
+}
+
+/// The finish reason, as the server named it (`None`: it named none); a `stop` beside
+/// tool calls (Ollama) is `ToolCalls`.
+pub(crate) fn finish_reason_with_calls(reason: Option<&str>, has_calls: bool) -> FinishReason {
+    match reason.map(finish_reason) {
+        Some(FinishReason::Stop) | None if has_calls => FinishReason::ToolCalls,
+        Some(reason) => reason,
+        None => FinishReason::Stop,
     }
 }
 
@@ -222,6 +233,14 @@ struct WireMessage {
     content: Option<String>,
     #[serde(default)]
     refusal: Option<String>,
+    /// llama.cpp, vLLM, DeepSeek.
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    /// Ollama's `/v1`, Groq, OpenRouter.
+    #[serde(default)]
+    reasoning: Option<String>,
+    /// Only `tool_calls` is read: llama-cpp-python repeats the first call in the
+    /// legacy `function_call` (its name with a stray `:`), which is no second call.
     #[serde(default)]
     tool_calls: Vec<WireToolCall>,
 }
@@ -269,11 +288,15 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<ProviderResponse, Provider
         .collect();
     let refused = choice.message.refusal.is_some() && choice.message.content.is_none();
     let content = choice.message.content.or(choice.message.refusal);
-    let finish_reason = match choice.finish_reason.as_deref() {
-        _ if refused => FinishReason::Refusal,
-        Some(reason) => finish_reason(reason),
-        None if !tool_calls.is_empty() => FinishReason::ToolCalls,
-        None => FinishReason::Stop,
+    let reasoning = choice
+        .message
+        .reasoning_content
+        .or(choice.message.reasoning)
+        .filter(|text| !text.is_empty());
+    let finish_reason = if refused {
+        FinishReason::Refusal
+    } else {
+        finish_reason_with_calls(choice.finish_reason.as_deref(), !tool_calls.is_empty())
     };
     let content = if tool_calls.is_empty() {
         Some(content.unwrap_or_default())
@@ -284,6 +307,7 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<ProviderResponse, Provider
         message: Message::assistant_with_tool_calls(content, tool_calls),
         finish_reason,
         usage,
+        reasoning,
     })
 }
 
@@ -303,6 +327,23 @@ mod tests {
         assert_eq!(response.usage, Usage::new(12, 7, 4));
         assert_eq!(response.message.content, None);
         assert_eq!(response.message.tool_calls[1].arguments, "{bad");
+    }
+
+    #[test]
+    fn reasoning_content_is_kept_apart_and_stop_beside_calls_is_tool_calls() {
+        let body = br#"{"choices":[{"message":{"role":"assistant","content":"",
+            "reasoning_content":"Think.","tool_calls":[{"id":"c","type":"function",
+            "function":{"name":"a","arguments":{"x":1}}}]},"finish_reason":"stop"}]}"#;
+        let response = parse_completion(body).unwrap();
+        assert_eq!(response.reasoning.as_deref(), Some("Think."));
+        assert_eq!(response.message.content, None);
+        assert_eq!(response.finish_reason, FinishReason::ToolCalls);
+        // Arguments sent as an object are kept as its JSON text.
+        assert_eq!(response.message.tool_calls[0].arguments, r#"{"x":1}"#);
+        let body = br#"{"choices":[{"message":{"content":"Hi","reasoning_content":""},"finish_reason":"stop"}]}"#;
+        let response = parse_completion(body).unwrap();
+        assert_eq!(response.reasoning, None);
+        assert_eq!(response.finish_reason, FinishReason::Stop);
     }
 
     #[test]
@@ -367,7 +408,7 @@ mod tests {
                 "messages": [
                     {"role": "system", "content": "be brief"},
                     {"role": "user", "content": "read a"},
-                    {"role": "assistant", "content": null, "tool_calls": [
+                    {"role": "assistant", "content": "", "tool_calls": [
                         {"id": "c1", "type": "function",
                          "function": {"name": "file_read", "arguments": "{\"path\":\"a\"}"}}
                     ]},

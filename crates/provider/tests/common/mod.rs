@@ -94,6 +94,9 @@ pub struct Captured {
 
 #[derive(Clone)]
 struct Shared {
+    /// Check each request as a llama.cpp-based server would (see
+    /// [`validate_openai_request`]) and answer its recorded 500 when it fails.
+    strict: bool,
     replies: Arc<Vec<Reply>>,
     hits: Arc<AtomicUsize>,
     captured: Arc<Mutex<Vec<Captured>>>,
@@ -128,12 +131,23 @@ async fn handle(
 ) -> Response {
     let hit = shared.hits.fetch_add(1, Ordering::SeqCst);
     let body = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
+    let refused = if shared.strict {
+        validate_openai_request(&body).err()
+    } else {
+        None
+    };
     shared.captured.lock().unwrap().push(Captured {
         path: uri.path().to_owned(),
         headers,
         body,
     });
-    let reply = shared.replies[hit.min(shared.replies.len() - 1)].clone();
+    let reply = match refused {
+        Some(reason) => {
+            eprintln!("strict server refused the request: {reason}");
+            Reply::json(500, fixture(STRICT_REFUSAL))
+        }
+        None => shared.replies[hit.min(shared.replies.len() - 1)].clone(),
+    };
     let size = if reply.chunk_size == 0 {
         reply.body.len().max(1)
     } else {
@@ -166,8 +180,87 @@ async fn handle(
 
 /// Serves `replies`: the n-th request gets `replies[n]` (the last one repeats).
 pub async fn serve(replies: Vec<Reply>) -> TestServer {
+    serve_with(replies, false).await
+}
+
+/// Like [`serve`], but each request must pass [`validate_openai_request`]; one that
+/// fails is answered as llama-cpp-python answers it: HTTP 500 with its recorded body.
+pub async fn serve_strict(replies: Vec<Reply>) -> TestServer {
+    serve_with(replies, true).await
+}
+
+/// What a llama.cpp-based server answered to an assistant message with `content: null`.
+pub const STRICT_REFUSAL: &str = "local/llama_cpp_python_500_null_assistant_content.json";
+
+/// Checks a chat-completions request body as a llama.cpp-based server (llama.cpp's
+/// server, llama-cpp-python) does: `messages` is an array; each message has a known
+/// role and a `content` that is a string (or, for system and user messages, an array
+/// of typed parts), never `null` or missing; an assistant's `tool_calls` carry an id,
+/// `type: function`, a name and a string of arguments; a tool message's
+/// `tool_call_id` names a call of an earlier assistant message.
+pub fn validate_openai_request(body: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value;
+    let messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or("`messages` is not an array")?;
+    let mut call_ids: Vec<&str> = Vec::new();
+    for (at, message) in messages.iter().enumerate() {
+        let role = message.get("role").and_then(Value::as_str).unwrap_or("");
+        if !["system", "user", "assistant", "tool"].contains(&role) {
+            return Err(format!("messages[{at}]: unknown role {role:?}"));
+        }
+        match message.get("content") {
+            Some(Value::String(_)) => {}
+            Some(Value::Array(parts)) if role == "system" || role == "user" => {
+                if parts
+                    .iter()
+                    .any(|part| part.get("type").and_then(Value::as_str).is_none())
+                {
+                    return Err(format!("messages[{at}]: a content part without a type"));
+                }
+            }
+            Some(Value::Null) => return Err(format!("messages[{at}]: content is null")),
+            Some(other) => return Err(format!("messages[{at}]: content is {other}")),
+            None => return Err(format!("messages[{at}]: content is missing")),
+        }
+        if let Some(calls) = message.get("tool_calls") {
+            let calls = calls
+                .as_array()
+                .filter(|_| role == "assistant")
+                .ok_or(format!(
+                    "messages[{at}]: tool_calls is not an assistant's list"
+                ))?;
+            for call in calls {
+                let id = call.get("id").and_then(Value::as_str);
+                let kind = call.get("type").and_then(Value::as_str);
+                let name = call.pointer("/function/name").and_then(Value::as_str);
+                let arguments = call.pointer("/function/arguments").and_then(Value::as_str);
+                match (id, kind, name, arguments) {
+                    (Some(id), Some("function"), Some(_), Some(_)) => call_ids.push(id),
+                    _ => return Err(format!("messages[{at}]: malformed tool call {call}")),
+                }
+            }
+        }
+        if role == "tool" {
+            let id = message.get("tool_call_id").and_then(Value::as_str);
+            match id {
+                Some(id) if call_ids.contains(&id) => {}
+                _ => {
+                    return Err(format!(
+                        "messages[{at}]: tool_call_id {id:?} answers no earlier call"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn serve_with(replies: Vec<Reply>, strict: bool) -> TestServer {
     assert!(!replies.is_empty());
     let shared = Shared {
+        strict,
         replies: Arc::new(replies),
         hits: Arc::new(AtomicUsize::new(0)),
         captured: Arc::new(Mutex::new(Vec::new())),
