@@ -302,7 +302,6 @@ impl<'a> Run<'a> {
         let turn_usage = call.response.usage;
         tracing::debug!(
             latency_ms = call.latency.as_millis() as u64,
-            fell_back = call.fell_back,
             input_tokens = turn_usage.input_tokens,
             output_tokens = turn_usage.output_tokens,
             "provider answered"
