@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use oxydra::memory::{Memory, SqliteConfig, SqliteMemory};
 use oxydra::provider::{OpenAiProvider, ProviderConfig};
-use oxydra::runtime::{AgentRuntime, CollectingEventSink};
+use oxydra::runtime::{AgentRuntime, AgentRuntimeBuilder, CollectingEventSink};
 use oxydra::tools::{BuiltinToolsConfig, ToolRegistry};
 use oxydra::types::{MessageRole, RuntimeEvent, SessionId};
 use oxydra_e2e::{Reply, ScriptServer, fixtures_dir, openai};
@@ -173,4 +173,92 @@ async fn a_failing_provider_gets_the_policy_attempts_and_no_more() {
         .await;
     assert!(result.is_err(), "the run should fail: {result:?}");
     assert_eq!(server.requests().len(), 2);
+}
+
+fn bad_gateway() -> Reply {
+    Reply::Status(502, r#"{"error":{"message":"bad gateway"}}"#.into())
+}
+
+fn runtime_over(provider: OpenAiProvider, workspace: &std::path::Path) -> AgentRuntimeBuilder {
+    AgentRuntime::builder()
+        .provider(Arc::new(provider))
+        .model("gpt-4o-mini")
+        .workspace_root(workspace.to_path_buf())
+}
+
+/// A runtime built without a retry policy retries with the default one.
+#[tokio::test]
+async fn a_runtime_built_without_a_policy_retries_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptServer::start(vec![bad_gateway(), openai::text("after one retry")]).unwrap();
+    let provider = OpenAiProvider::new(ProviderConfig::new(server.openai_url(), None));
+    let runtime = runtime_over(provider, dir.path()).build().unwrap();
+    let outcome = runtime
+        .run_session(&SessionId::generate(), "hello", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "after one retry");
+    assert_eq!(server.requests().len(), 2);
+}
+
+/// `without_retries` uses the client as given: its first error ends the run.
+#[tokio::test]
+async fn a_runtime_built_without_retries_does_not_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptServer::start(vec![bad_gateway(), openai::text("never asked for")]).unwrap();
+    let provider = OpenAiProvider::new(ProviderConfig::new(server.openai_url(), None));
+    let runtime = runtime_over(provider, dir.path())
+        .without_retries()
+        .build()
+        .unwrap();
+    let error = runtime
+        .run_session(&SessionId::generate(), "hello", &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "provider");
+    assert_eq!(server.requests().len(), 1);
+    assert_eq!(server.remaining(), 1);
+}
+
+/// A stream that breaks before any output (a server error inside a 200) falls back
+/// to one plain request, within the policy's attempts; the runtime adds no fallback
+/// of its own on top.
+#[tokio::test]
+async fn a_stream_broken_before_output_falls_back_once_per_policy() {
+    use oxydra::provider::RetryPolicy;
+    use oxydra_e2e::SseEvent;
+    let dir = tempfile::tempdir().unwrap();
+    let broken = || {
+        Reply::Sse(vec![SseEvent::data(
+            r#"{"error":{"message":"Internal error","type":"server_error"}}"#,
+        )])
+    };
+    let server = ScriptServer::start(vec![
+        broken(),
+        bad_gateway(),
+        bad_gateway(),
+        broken(),
+        openai::text("too late"),
+    ])
+    .unwrap();
+    let provider = OpenAiProvider::new(ProviderConfig::new(server.openai_url(), None));
+    let policy = RetryPolicy::default()
+        .with_max_attempts(3)
+        .with_base_delay(std::time::Duration::from_millis(1));
+    let runtime = runtime_over(provider, dir.path())
+        .retry_policy(policy)
+        .build()
+        .unwrap();
+    let error = runtime
+        .run_session(&SessionId::generate(), "hello", &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "provider");
+    let requests = server.requests();
+    let streamed: Vec<bool> = requests
+        .iter()
+        .map(|r| r.body["stream"] == serde_json::json!(true))
+        .collect();
+    // One stream, then two plain requests: three attempts in all.
+    assert_eq!(streamed, [true, false, false]);
 }

@@ -899,3 +899,45 @@ args = { url = "{{url}}" }
     let (code, rest) = server.terminate();
     assert_eq!(code, Some(0), "{rest}");
 }
+
+/// `oxydra serve` builds its provider where `run` does, with the same retries: an AI
+/// agent's run survives a provider that fails once with 502.
+#[test]
+fn a_serve_run_retries_a_provider_502_like_run_does() {
+    use oxydra_e2e::{Reply, ScriptServer, openai};
+    let provider = ScriptServer::start(vec![
+        Reply::Status(502, r#"{"error":{"message":"bad gateway"}}"#.into()),
+        openai::text("recovered after one retry"),
+    ])
+    .unwrap();
+    let sandbox = sandbox_with_config(CONFIG);
+    let server = Server::start_with(
+        &sandbox,
+        &[],
+        &[
+            "--addr",
+            "127.0.0.1:0",
+            "--base-url",
+            &provider.openai_url(),
+        ],
+    );
+    let run = runtime().block_on(async {
+        let client = reqwest::Client::new();
+        run_to_end(
+            &client,
+            &server,
+            json!({"agent_name": "researcher", "parameters": {"prompt": "hello"}}),
+        )
+        .await
+    });
+    let (code, rest) = server.terminate();
+    assert_eq!(run["status"], "completed", "{run}\n{rest}");
+    assert!(
+        run.to_string().contains("recovered after one retry"),
+        "{run}"
+    );
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2, "one 502, one retry");
+    assert_eq!(requests[0].body, requests[1].body, "the same request again");
+    assert_eq!(code, Some(0), "{rest}");
+}

@@ -62,7 +62,7 @@
 //! use std::sync::Arc;
 //!
 //! use oxydra::memory::{SqliteConfig, SqliteMemory};
-//! use oxydra::provider::{OPENAI_BASE_URL, OpenAiProvider, ProviderConfig, RetryPolicy};
+//! use oxydra::provider::{OPENAI_BASE_URL, OpenAiProvider, ProviderConfig};
 //! use oxydra::runtime::{AgentRuntime, CancellationToken, RuntimeLimits};
 //! use oxydra::tools::{BuiltinToolsConfig, ToolRegistry};
 //! use oxydra::types::{RuntimeEvent, SessionId};
@@ -81,8 +81,8 @@
 //!     let api_key = std::env::var("OPENAI_API_KEY").ok();
 //!     let provider = OpenAiProvider::new(ProviderConfig::new(OPENAI_BASE_URL, api_key));
 //!     let runtime = AgentRuntime::builder()
+//!         // Retried with the default `RetryPolicy` (`.without_retries()` opts out).
 //!         .provider(Arc::new(provider))
-//!         .retry_policy(RetryPolicy::default())
 //!         .model("gpt-4o-mini")
 //!         .system_prompt("You are a careful coding assistant.")
 //!         .tools(ToolRegistry::with_builtins(&BuiltinToolsConfig::default()))

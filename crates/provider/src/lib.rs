@@ -5,8 +5,10 @@
 //! call can end in ([`ProviderError`]). It also owns:
 //!
 //! - [`StreamAccumulator`], which assembles stream items into a [`ProviderResponse`];
-//! - [`ReliableProvider`], which retries transient failures under a [`RetryPolicy`] and
-//!   falls back from `stream` to `complete` when a stream breaks before any output;
+//! - [`ReliableProvider`], the one retry and fallback policy: it retries transient
+//!   failures under a [`RetryPolicy`], falls back from `stream` to `complete` when a
+//!   stream breaks before any output, and stops streaming to an endpoint that answers
+//!   streamed requests with an empty or undecodable body;
 //! - [`PricingTable`] and [`cost`], the price of a call in US dollars;
 //! - `ScriptedProvider` (feature `testing`), a provider that replays a script.
 //!
@@ -45,6 +47,7 @@ mod accumulator;
 mod anthropic;
 mod config;
 mod error;
+mod fallback;
 mod http_error;
 mod openai;
 mod pricing;

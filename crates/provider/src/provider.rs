@@ -1,5 +1,6 @@
 //! The `Provider` trait.
 
+use std::any::Any;
 use std::pin::Pin;
 
 use async_trait::async_trait;
@@ -30,8 +31,11 @@ pub struct ProviderCapabilities {
 }
 
 /// An LLM behind an API.
+///
+/// A provider is `Any` so that a wrapper can be recognised behind an
+/// `Arc<dyn Provider>` ([`ReliableProvider::downcast`](crate::ReliableProvider::downcast)).
 #[async_trait]
-pub trait Provider: Send + Sync {
+pub trait Provider: Any + Send + Sync {
     /// A short name for logs (`openai`, `anthropic`, …).
     fn name(&self) -> &str;
 
@@ -52,12 +56,4 @@ pub trait Provider: Send + Sync {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderStream, ProviderError>;
-
-    /// Whether this provider retries failed calls and falls back from `stream` to
-    /// `complete` itself, as [`ReliableProvider`](crate::ReliableProvider) does. A caller
-    /// must then take its errors as final: a fallback of its own would run every retry
-    /// again. Plain clients answer `false`.
-    fn retries_and_falls_back(&self) -> bool {
-        false
-    }
 }

@@ -1,7 +1,9 @@
 //! [`ReliableProvider`]: retries, backoff and the stream → complete fallback.
 
+use std::any::Any;
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -11,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::accumulator::response_to_stream_items;
 use crate::error::ProviderError;
+use crate::fallback::{falls_back, stream_is_unusable};
 use crate::provider::{Provider, ProviderCapabilities, ProviderStream};
 use crate::request::{ProviderRequest, ProviderResponse};
 use crate::retry_policy::{RetryPolicy, is_retryable};
@@ -25,15 +28,28 @@ use crate::retry_policy::{RetryPolicy, is_retryable};
 ///   and a wait (a `Retry-After` included) that would pass it is not taken.
 /// - Never retries once stream output has reached the caller: errors after the first
 ///   item pass through unchanged.
-/// - When a stream fails before yielding anything (a broken or garbled stream, an
-///   `error` event inside a 200 response), falls back to `complete` and turns its
-///   response into stream items (text, one tool-call delta per call, usage, finish) —
-///   unless the error says the request itself is refused (`Auth`, `InvalidRequest`,
-///   `ContextLengthExceeded`), which is returned as it is.
+/// - When a stream fails before yielding anything with an error that says the stream
+///   broke (see the rule below), falls back to `complete` — once per call — and turns
+///   its response into stream items (text, one tool-call delta per call, usage,
+///   finish). Any other error is retried as a stream (a 429 after its `Retry-After`)
+///   or returned as it is.
+/// - Once the endpoint answered a streamed request with an empty or undecodable body,
+///   every later `stream` call of this instance is served by `complete` directly
+///   ([`streaming_disabled`](Self::streaming_disabled)); this is logged once.
 /// - The cancellation token interrupts any wait or request at once.
+///
+/// Which errors fall back: `Decode`, `Transport`, `Timeout`, `Server` and
+/// `Overloaded` met after the response was accepted and before any item. Never
+/// `RateLimited` (the `complete` request counts against the same quota: the stream is
+/// retried after the wait the provider asked for), `Auth`, `InvalidRequest`,
+/// `ContextLengthExceeded` (refused the same way), `ResponseTooLarge` or `Cancelled`.
+/// A request that fails outright (an error status, a refused connection) is retried
+/// as a stream, never answered by `complete`.
 pub struct ReliableProvider {
     inner: Arc<dyn Provider>,
     policy: RetryPolicy,
+    /// Set once the endpoint answered a streamed request with an unreadable body.
+    streaming_disabled: AtomicBool,
 }
 
 impl std::fmt::Debug for ReliableProvider {
@@ -41,6 +57,7 @@ impl std::fmt::Debug for ReliableProvider {
         f.debug_struct("ReliableProvider")
             .field("inner", &self.inner.name())
             .field("policy", &self.policy)
+            .field("streaming_disabled", &self.streaming_disabled())
             .finish()
     }
 }
@@ -70,17 +87,49 @@ async fn bounded<F: Future>(budget: &Budget, attempt: F) -> Option<F::Output> {
     }
 }
 
-/// Whether a stream that failed before any output with `error` is worth a `complete`
-/// call: not when the request itself is refused (authentication, a malformed or
-/// too-long request), since `complete` would be refused the same way.
-fn falls_back(error: &ProviderError) -> bool {
-    is_retryable(error) || matches!(error, ProviderError::Decode { .. })
-}
-
 impl ReliableProvider {
     /// Wraps `inner` with `policy`.
     pub fn new(inner: Arc<dyn Provider>, policy: RetryPolicy) -> Self {
-        Self { inner, policy }
+        Self {
+            inner,
+            policy,
+            streaming_disabled: AtomicBool::new(false),
+        }
+    }
+
+    /// `provider` with retries: wrapped in a `ReliableProvider` under `policy`, unless
+    /// it already is one, which is returned as it is (with its own policy), so a
+    /// provider is never wrapped twice.
+    pub fn wrap(provider: Arc<dyn Provider>, policy: RetryPolicy) -> Arc<dyn Provider> {
+        if Self::downcast(provider.as_ref()).is_some() {
+            provider
+        } else {
+            Arc::new(Self::new(provider, policy))
+        }
+    }
+
+    /// The `ReliableProvider` behind `provider`, if that is what it is.
+    pub fn downcast(provider: &dyn Provider) -> Option<&Self> {
+        let provider: &dyn Any = provider;
+        provider.downcast_ref::<Self>()
+    }
+
+    /// Whether this provider answers every `stream` call with `complete`, because
+    /// the endpoint answered a streamed request with an empty or undecodable body.
+    pub fn streaming_disabled(&self) -> bool {
+        self.streaming_disabled.load(Ordering::Relaxed)
+    }
+
+    /// Remembers that the endpoint cannot stream; logs it the first time.
+    fn disable_streaming(&self, error: &ProviderError) {
+        if !self.streaming_disabled.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                provider = self.inner.name(),
+                error = %error,
+                "the endpoint answered a streamed request with an unreadable body; \
+                 asking it with plain completions from now on"
+            );
+        }
     }
 
     /// The policy in use.
@@ -234,10 +283,6 @@ impl Provider for ReliableProvider {
         self.inner.capabilities(model)
     }
 
-    fn retries_and_falls_back(&self) -> bool {
-        true
-    }
-
     async fn complete(
         &self,
         request: &ProviderRequest,
@@ -253,7 +298,7 @@ impl Provider for ReliableProvider {
         cancel: &CancellationToken,
     ) -> Result<ProviderStream, ProviderError> {
         let mut budget = self.budget();
-        if self.inner.capabilities(&request.model).streaming {
+        if self.inner.capabilities(&request.model).streaming && !self.streaming_disabled() {
             loop {
                 if cancel.is_cancelled() {
                     return Err(ProviderError::Cancelled);
@@ -261,33 +306,33 @@ impl Provider for ReliableProvider {
                 let Some(opened) = bounded(&budget, self.open_stream(request, cancel)).await else {
                     return Err(self.out_of_time());
                 };
-                match opened {
+                let error = match opened {
                     Ok(stream) => return Ok(stream),
                     Err(StreamFailure::Open(error)) => {
-                        if matches!(error, ProviderError::Decode { .. })
-                            && self.policy.fallback_to_complete
-                        {
-                            tracing::warn!(error = %error, "stream unreadable; falling back to complete");
+                        if self.policy.fallback_to_complete && stream_is_unusable(&error) {
+                            self.disable_streaming(&error);
                             break;
                         }
-                        self.wait_before_retry(&mut budget, error, cancel).await?;
+                        error
                     }
                     Err(StreamFailure::BeforeOutput(error)) => {
-                        if !falls_back(&error) {
-                            return Err(error);
-                        }
-                        if self.policy.fallback_to_complete {
-                            tracing::warn!(
-                                provider = self.inner.name(),
-                                error = %error,
-                                "stream failed before any output; falling back to complete"
-                            );
+                        if self.policy.fallback_to_complete && falls_back(&error) {
+                            if stream_is_unusable(&error) {
+                                self.disable_streaming(&error);
+                            } else {
+                                tracing::warn!(
+                                    provider = self.inner.name(),
+                                    error = %error,
+                                    "stream failed before any output; falling back to complete"
+                                );
+                            }
                             budget.attempts = budget.attempts.saturating_add(1);
                             break;
                         }
-                        self.wait_before_retry(&mut budget, error, cancel).await?;
+                        error
                     }
-                }
+                };
+                self.wait_before_retry(&mut budget, error, cancel).await?;
             }
         }
         // The fallback gets at least one attempt, whatever the stream attempts used.
@@ -301,282 +346,4 @@ impl Provider for ReliableProvider {
 }
 
 #[cfg(all(test, feature = "testing"))]
-mod tests {
-    use std::time::Duration;
-
-    use futures::TryStreamExt;
-    use oxydra_types::{FinishReason, Message, StreamItem};
-
-    use super::*;
-    use crate::scripted::{ScriptedProvider, ScriptedTurn};
-
-    fn policy() -> RetryPolicy {
-        RetryPolicy::default().with_base_delay(Duration::from_millis(1))
-    }
-
-    fn request() -> ProviderRequest {
-        ProviderRequest::new("m", vec![Message::user("hi")])
-    }
-
-    #[tokio::test]
-    async fn errors_after_output_pass_through_without_retry() {
-        let scripted = Arc::new(ScriptedProvider::new(vec![
-            ScriptedTurn::StreamThenError {
-                items: vec![StreamItem::Text("par".into())],
-                error: ProviderError::Overloaded {
-                    retry_after: None,
-                    message: "x".into(),
-                },
-            },
-            ScriptedTurn::text("never used"),
-        ]));
-        let provider = ReliableProvider::new(scripted.clone(), policy());
-        let mut stream = provider
-            .stream(&request(), &CancellationToken::new())
-            .await
-            .unwrap();
-        assert_eq!(
-            stream.next().await.unwrap().unwrap(),
-            StreamItem::Text("par".into())
-        );
-        assert!(matches!(
-            stream.next().await,
-            Some(Err(ProviderError::Overloaded { .. }))
-        ));
-        assert_eq!(scripted.requests().len(), 1);
-        assert_eq!(scripted.remaining(), 1);
-    }
-
-    #[tokio::test]
-    async fn failure_before_output_falls_back_and_retries_complete() {
-        let scripted = Arc::new(ScriptedProvider::new(vec![
-            ScriptedTurn::StreamThenError {
-                items: vec![],
-                error: ProviderError::Decode {
-                    what: "chunk".into(),
-                    excerpt: "{".into(),
-                },
-            },
-            ScriptedTurn::Error(ProviderError::Server {
-                status: 502,
-                message: "bad gateway".into(),
-            }),
-            ScriptedTurn::text("recovered"),
-        ]));
-        let provider = ReliableProvider::new(scripted.clone(), policy());
-        let items: Vec<StreamItem> = provider
-            .stream(&request(), &CancellationToken::new())
-            .await
-            .unwrap()
-            .try_collect()
-            .await
-            .unwrap();
-        assert_eq!(items.first(), Some(&StreamItem::Text("recovered".into())));
-        assert_eq!(items.last(), Some(&StreamItem::Finish(FinishReason::Stop)));
-        assert_eq!(scripted.requests().len(), 3);
-    }
-
-    #[tokio::test]
-    async fn non_streaming_providers_are_served_by_complete() {
-        let scripted = ScriptedProvider::new(vec![ScriptedTurn::text("whole")]);
-        let capabilities = ProviderCapabilities {
-            streaming: false,
-            ..scripted.capabilities("m")
-        };
-        let provider =
-            ReliableProvider::new(Arc::new(scripted.with_capabilities(capabilities)), policy());
-        let items: Vec<StreamItem> = provider
-            .stream(&request(), &CancellationToken::new())
-            .await
-            .unwrap()
-            .try_collect()
-            .await
-            .unwrap();
-        assert_eq!(items.first(), Some(&StreamItem::Text("whole".into())));
-    }
-
-    #[tokio::test]
-    async fn refused_requests_failing_before_output_do_not_fall_back() {
-        let refusals = [
-            ProviderError::Auth {
-                status: 401,
-                message: "bad key".into(),
-            },
-            ProviderError::InvalidRequest {
-                message: "bad tools".into(),
-            },
-            ProviderError::ContextLengthExceeded {
-                message: "too long".into(),
-            },
-            ProviderError::ResponseTooLarge {
-                limit: 8,
-                what: "one server-sent event",
-            },
-        ];
-        for refusal in refusals {
-            let expected = refusal.to_string();
-            let scripted = Arc::new(ScriptedProvider::new(vec![
-                ScriptedTurn::StreamThenError {
-                    items: vec![],
-                    error: refusal,
-                },
-                ScriptedTurn::text("must not be asked for"),
-            ]));
-            let provider = ReliableProvider::new(scripted.clone(), policy());
-            let error = provider
-                .stream(&request(), &CancellationToken::new())
-                .await
-                .err()
-                .unwrap();
-            assert_eq!(error.to_string(), expected);
-            assert_eq!(scripted.requests().len(), 1, "{expected}");
-            assert_eq!(scripted.remaining(), 1, "{expected}");
-        }
-    }
-
-    #[tokio::test]
-    async fn a_response_over_the_cap_is_neither_retried_nor_completed_instead() {
-        let scripted = Arc::new(ScriptedProvider::new(vec![
-            ScriptedTurn::Error(ProviderError::ResponseTooLarge {
-                limit: 8,
-                what: "the response body",
-            }),
-            ScriptedTurn::text("must not be asked for"),
-        ]));
-        let provider = ReliableProvider::new(scripted.clone(), policy());
-        let error = provider
-            .complete(&request(), &CancellationToken::new())
-            .await
-            .unwrap_err();
-        assert!(matches!(error, ProviderError::ResponseTooLarge { .. }));
-        assert_eq!(scripted.requests().len(), 1);
-    }
-
-    #[tokio::test]
-    async fn the_total_time_bounds_a_hanging_complete() {
-        let max_total = Duration::from_millis(100);
-        let provider = ReliableProvider::new(
-            Arc::new(ScriptedProvider::new(vec![ScriptedTurn::HangAfter(vec![])])),
-            policy().with_max_total(max_total),
-        );
-        let started = Instant::now();
-        let result = tokio::time::timeout(
-            Duration::from_secs(1),
-            provider.complete(&request(), &CancellationToken::new()),
-        )
-        .await
-        .expect("max_total must end the call");
-        assert!(
-            matches!(result, Err(ProviderError::Timeout(d)) if d == max_total),
-            "{result:?}"
-        );
-        assert!(started.elapsed() >= max_total);
-    }
-
-    #[tokio::test]
-    async fn the_total_time_bounds_a_stream_waiting_for_its_first_item() {
-        let max_total = Duration::from_millis(100);
-        let scripted = Arc::new(ScriptedProvider::new(vec![
-            ScriptedTurn::HangAfter(vec![]),
-            ScriptedTurn::text("too late"),
-        ]));
-        let provider = ReliableProvider::new(scripted.clone(), policy().with_max_total(max_total));
-        let result = tokio::time::timeout(
-            Duration::from_secs(1),
-            provider.stream(&request(), &CancellationToken::new()),
-        )
-        .await
-        .expect("max_total must end the call");
-        assert!(
-            matches!(result, Err(ProviderError::Timeout(d)) if d == max_total),
-            "{:?}",
-            result.err()
-        );
-        assert_eq!(scripted.requests().len(), 1);
-    }
-
-    #[tokio::test]
-    async fn a_total_time_too_large_for_an_instant_is_no_bound() {
-        let provider = ReliableProvider::new(
-            Arc::new(ScriptedProvider::new(vec![
-                ScriptedTurn::Error(ProviderError::RateLimited {
-                    retry_after: Some(Duration::ZERO),
-                    message: "slow down".into(),
-                }),
-                ScriptedTurn::text("fine"),
-            ])),
-            policy().with_max_total(Duration::MAX),
-        );
-        let response = provider
-            .complete(&request(), &CancellationToken::new())
-            .await
-            .unwrap();
-        assert_eq!(response.message.text(), "fine");
-    }
-
-    #[tokio::test]
-    async fn a_huge_retry_after_gives_up_without_overflow() {
-        for error in [
-            ProviderError::RateLimited {
-                retry_after: Some(Duration::from_secs(u64::MAX)),
-                message: "later".into(),
-            },
-            ProviderError::Overloaded {
-                retry_after: Some(Duration::MAX),
-                message: "later".into(),
-            },
-        ] {
-            let scripted = Arc::new(ScriptedProvider::new(vec![
-                ScriptedTurn::Error(error),
-                ScriptedTurn::text("never used"),
-            ]));
-            let provider = ReliableProvider::new(scripted.clone(), policy());
-            let started = Instant::now();
-            let error = provider
-                .complete(&request(), &CancellationToken::new())
-                .await
-                .unwrap_err();
-            assert!(
-                matches!(
-                    error,
-                    ProviderError::RateLimited { .. } | ProviderError::Overloaded { .. }
-                ),
-                "{error:?}"
-            );
-            assert_eq!(scripted.requests().len(), 1);
-            assert!(started.elapsed() < Duration::from_secs(1));
-        }
-    }
-
-    #[tokio::test]
-    async fn overloaded_retry_after_is_honoured() {
-        let scripted = Arc::new(ScriptedProvider::new(vec![
-            ScriptedTurn::Error(ProviderError::Overloaded {
-                retry_after: Some(Duration::from_millis(50)),
-                message: "busy".into(),
-            }),
-            ScriptedTurn::text("back"),
-        ]));
-        let provider = ReliableProvider::new(scripted.clone(), policy());
-        let started = Instant::now();
-        let response = provider
-            .complete(&request(), &CancellationToken::new())
-            .await
-            .unwrap();
-        assert_eq!(response.message.text(), "back");
-        assert!(started.elapsed() >= Duration::from_millis(50));
-    }
-
-    #[tokio::test]
-    async fn cancelled_before_first_item_is_cancelled() {
-        let provider = ReliableProvider::new(
-            Arc::new(ScriptedProvider::new(vec![ScriptedTurn::HangAfter(vec![])])),
-            policy(),
-        );
-        let cancel = CancellationToken::new();
-        let request = request();
-        let pending = provider.stream(&request, &cancel);
-        cancel.cancel();
-        assert!(matches!(pending.await, Err(ProviderError::Cancelled)));
-    }
-}
+mod tests;

@@ -27,14 +27,29 @@ const MIN_LEASE_TTL: Duration = Duration::from_secs(1);
 /// Snippets injected per run when retrieval is set, unless changed.
 pub const DEFAULT_RETRIEVAL_TOP_K: usize = 4;
 
+/// How the builder makes the provider retry.
+#[derive(Debug, Default)]
+enum Retries {
+    /// Wrapped in a [`ReliableProvider`] with the default [`RetryPolicy`], unless it
+    /// already is one (which keeps its own policy).
+    #[default]
+    Default,
+    /// Wrapped in a [`ReliableProvider`] with this policy (one that is already a
+    /// `ReliableProvider` gets its inner provider re-wrapped).
+    Policy(RetryPolicy),
+    /// Used as given.
+    Off,
+}
+
 /// Builds an [`AgentRuntime`]; `provider` and `model` are required, everything else
-/// has a default (no tools, default limits, no memory, the default scrubber, no system
-/// prompt, the current directory as workspace, no event sink, the built-in prices).
+/// has a default (the default retry policy, no tools, default limits, no memory, the
+/// default scrubber, no system prompt, the current directory as workspace, no event
+/// sink, the built-in prices).
 #[derive(Default)]
 #[must_use]
 pub struct AgentRuntimeBuilder {
     provider: Option<Arc<dyn Provider>>,
-    retry: Option<RetryPolicy>,
+    retries: Retries,
     model: Option<String>,
     tools: Option<Arc<ToolRegistry>>,
     rules: Vec<ToolRule>,
@@ -60,16 +75,26 @@ impl AgentRuntimeBuilder {
         Self::default()
     }
 
-    /// The provider (required).
+    /// The provider (required). It is wrapped in a [`ReliableProvider`] with the
+    /// default [`RetryPolicy`] (retries with backoff, and the stream → complete
+    /// fallback) unless it already is one, or [`retry_policy`](Self::retry_policy) or
+    /// [`without_retries`](Self::without_retries) says otherwise.
     pub fn provider(mut self, provider: Arc<dyn Provider>) -> Self {
         self.provider = Some(provider);
         self
     }
 
-    /// Wraps the provider in a [`ReliableProvider`] with `policy` (retries with backoff,
-    /// and the stream-to-complete fallback).
+    /// Retries under `policy` instead of the default one.
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
-        self.retry = Some(policy);
+        self.retries = Retries::Policy(policy);
+        self
+    }
+
+    /// Uses the provider exactly as given: no retries and no stream → complete
+    /// fallback, so its first error ends the call (unless it is a
+    /// [`ReliableProvider`] itself).
+    pub fn without_retries(mut self) -> Self {
+        self.retries = Retries::Off;
         self
     }
 
@@ -196,10 +221,7 @@ impl AgentRuntimeBuilder {
         let provider = self
             .provider
             .ok_or_else(|| RuntimeError::Config("a provider is required".into()))?;
-        let provider: Arc<dyn Provider> = match self.retry {
-            Some(policy) => Arc::new(ReliableProvider::new(provider, policy)),
-            None => provider,
-        };
+        let provider = with_retries(provider, self.retries);
         let model = self
             .model
             .filter(|model| !model.trim().is_empty())
@@ -253,5 +275,64 @@ impl AgentRuntimeBuilder {
         Ok(AgentRuntime {
             inner: Arc::new(inner),
         })
+    }
+}
+
+/// `provider` made to retry as `retries` says, never wrapped twice.
+fn with_retries(provider: Arc<dyn Provider>, retries: Retries) -> Arc<dyn Provider> {
+    match retries {
+        Retries::Default => ReliableProvider::wrap(provider, RetryPolicy::default()),
+        Retries::Policy(policy) => {
+            let inner = match ReliableProvider::downcast(provider.as_ref()) {
+                Some(reliable) => Arc::clone(reliable.inner()),
+                None => provider,
+            };
+            Arc::new(ReliableProvider::new(inner, policy))
+        }
+        Retries::Off => provider,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use oxydra_provider::ScriptedProvider;
+
+    use super::*;
+
+    fn plain() -> Arc<dyn Provider> {
+        Arc::new(ScriptedProvider::new(vec![]))
+    }
+
+    fn policy_of(provider: &Arc<dyn Provider>) -> Option<RetryPolicy> {
+        ReliableProvider::downcast(provider.as_ref()).map(|r| r.policy().clone())
+    }
+
+    #[test]
+    fn a_provider_gets_the_default_policy_unless_told_otherwise() {
+        let provider = plain();
+        let wrapped = with_retries(Arc::clone(&provider), Retries::Default);
+        assert_eq!(policy_of(&wrapped), Some(RetryPolicy::default()));
+        let kept = with_retries(Arc::clone(&provider), Retries::Off);
+        assert!(Arc::ptr_eq(&kept, &provider));
+        let custom = RetryPolicy::default().with_max_attempts(2);
+        let chosen = with_retries(provider, Retries::Policy(custom.clone()));
+        assert_eq!(policy_of(&chosen), Some(custom));
+    }
+
+    #[test]
+    fn a_reliable_provider_is_never_wrapped_twice() {
+        let inner = plain();
+        let custom = RetryPolicy::default().with_max_attempts(2);
+        let reliable: Arc<dyn Provider> =
+            Arc::new(ReliableProvider::new(Arc::clone(&inner), custom.clone()));
+        let default = with_retries(Arc::clone(&reliable), Retries::Default);
+        assert!(Arc::ptr_eq(&default, &reliable));
+        assert_eq!(policy_of(&default), Some(custom));
+        // An explicit policy replaces the wrapper's, around the same inner provider.
+        let other = RetryPolicy::default().with_max_attempts(5);
+        let replaced = with_retries(reliable, Retries::Policy(other.clone()));
+        assert_eq!(policy_of(&replaced), Some(other));
+        let replaced = ReliableProvider::downcast(replaced.as_ref()).unwrap();
+        assert!(Arc::ptr_eq(replaced.inner(), &inner));
     }
 }

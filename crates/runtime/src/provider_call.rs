@@ -1,4 +1,7 @@
-//! One provider call: stream (falling back to `complete`), accumulate, emit text deltas.
+//! One provider call: stream, accumulate, emit text deltas.
+//!
+//! Retries and the stream → complete fallback are the provider's: the builder wraps
+//! it in a `ReliableProvider` unless told not to, and its errors are final here.
 
 use std::time::{Duration, Instant};
 
@@ -11,69 +14,34 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::error::RuntimeError;
-use crate::event_scrub::log_safe;
 use crate::events::RunEvents;
 
-/// Whether a stream that failed before any output is worth a `complete` call: not when
-/// the request itself is refused or the caller cancelled.
-fn falls_back(error: &ProviderError) -> bool {
-    !matches!(
-        error,
-        ProviderError::Cancelled
-            | ProviderError::Auth { .. }
-            | ProviderError::InvalidRequest { .. }
-            | ProviderError::ContextLengthExceeded { .. }
-            | ProviderError::RateLimited { .. }
-    )
-}
-
-/// A provider response and how it was obtained.
+/// A provider response and how long it took.
 #[derive(Debug)]
 pub(crate) struct ProviderCall {
     pub response: ProviderResponse,
     pub latency: Duration,
-    pub fell_back: bool,
 }
 
+/// Streams the response, sending every text piece to `events` as it arrives.
 async fn read_stream(
     provider: &dyn Provider,
     request: &ProviderRequest,
     cancel: &CancellationToken,
     events: Option<&RunEvents>,
-) -> Result<(ProviderResponse, bool), ProviderError> {
-    // A provider that retries and falls back itself has done both by the time it
-    // returns an error: falling back again would repeat all of its retries.
-    let own_fallback = !provider.retries_and_falls_back();
-    let mut stream = match provider.stream(request, cancel).await {
-        Ok(stream) => stream,
-        Err(error) if own_fallback && falls_back(&error) => {
-            tracing::warn!(error = %log_safe(&error), "stream failed to start; falling back to complete");
-            return provider.complete(request, cancel).await.map(|r| (r, true));
-        }
-        Err(error) => return Err(error),
-    };
+) -> Result<ProviderResponse, ProviderError> {
+    let mut stream = provider.stream(request, cancel).await?;
     let mut accumulator = StreamAccumulator::new();
-    let mut got_output = false;
     while let Some(item) = stream.next().await {
-        match item {
-            Ok(item) => {
-                if let (StreamItem::Text(text), Some(events)) = (&item, events)
-                    && !text.is_empty()
-                {
-                    events.text_delta(text);
-                }
-                got_output = true;
-                accumulator.push(&item);
-            }
-            Err(error) if own_fallback && !got_output && falls_back(&error) => {
-                tracing::warn!(error = %log_safe(&error), "stream failed before any output; falling back to complete");
-                drop(stream);
-                return provider.complete(request, cancel).await.map(|r| (r, true));
-            }
-            Err(error) => return Err(error),
+        let item = item?;
+        if let (StreamItem::Text(text), Some(events)) = (&item, events)
+            && !text.is_empty()
+        {
+            events.text_delta(text);
         }
+        accumulator.push(&item);
     }
-    accumulator.finish().map(|r| (r, false))
+    accumulator.finish()
 }
 
 /// Requests a response: streamed when `streaming` (text deltas go to `events`), else
@@ -96,14 +64,13 @@ pub(crate) async fn request_response(
         input_tokens = tracing::field::Empty,
         output_tokens = tracing::field::Empty,
         latency_ms = tracing::field::Empty,
-        fell_back = tracing::field::Empty,
     );
     let started = Instant::now();
     let work = async {
         if streaming {
             read_stream(provider, request, cancel, events).await
         } else {
-            provider.complete(request, cancel).await.map(|r| (r, false))
+            provider.complete(request, cancel).await
         }
     };
     let outcome = tokio::select! {
@@ -117,37 +84,8 @@ pub(crate) async fn request_response(
     };
     let latency = started.elapsed();
     span.record("latency_ms", latency.as_millis() as u64);
-    let (response, fell_back) = outcome?;
+    let response = outcome?;
     span.record("input_tokens", response.usage.input_tokens);
     span.record("output_tokens", response.usage.output_tokens);
-    span.record("fell_back", fell_back);
-    Ok(ProviderCall {
-        response,
-        latency,
-        fell_back,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_transient_failures_fall_back() {
-        assert!(falls_back(&ProviderError::Transport {
-            message: "reset".into()
-        }));
-        assert!(falls_back(&ProviderError::Server {
-            status: 502,
-            message: "bad gateway".into()
-        }));
-        assert!(!falls_back(&ProviderError::Cancelled));
-        assert!(!falls_back(&ProviderError::Auth {
-            status: 401,
-            message: "no".into()
-        }));
-        assert!(!falls_back(&ProviderError::InvalidRequest {
-            message: "bad".into()
-        }));
-    }
+    Ok(ProviderCall { response, latency })
 }

@@ -319,7 +319,6 @@ impl<'a> Run<'a> {
         .map_err(|error| self.fail(span, error))?;
         tracing::debug!(
             latency_ms = call.latency.as_millis() as u64,
-            fell_back = call.fell_back,
             input_tokens = call.response.usage.input_tokens,
             output_tokens = call.response.usage.output_tokens,
             "provider answered"

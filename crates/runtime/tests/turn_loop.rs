@@ -282,6 +282,8 @@ async fn a_provider_error_ends_the_session_with_an_error_event() {
     assert_eq!(runtime.session_messages(&session).await.unwrap().len(), 1);
 }
 
+/// The runtime's provider is wrapped in a `ReliableProvider` by default, whose
+/// fallback answers a stream that broke before any output.
 #[tokio::test]
 async fn a_stream_that_fails_before_output_falls_back_to_complete() {
     let provider = scripted(vec![
@@ -299,6 +301,27 @@ async fn a_stream_that_fails_before_output_falls_back_to_complete() {
         .unwrap();
     assert_eq!(outcome.final_text, "from complete");
     assert_eq!(provider.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn without_retries_a_stream_that_fails_before_output_ends_the_run() {
+    let provider = scripted(vec![
+        ScriptedTurn::Error(oxydra_provider::ProviderError::Transport {
+            message: "connection reset".into(),
+        }),
+        ScriptedTurn::text("must not be asked for"),
+    ]);
+    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .without_retries()
+        .build()
+        .unwrap();
+    let error = runtime
+        .run_session(&SessionId::generate(), "hi", &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "provider");
+    assert_eq!(provider.requests().len(), 1);
+    assert_eq!(provider.remaining(), 1);
 }
 
 #[test]

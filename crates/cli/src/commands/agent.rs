@@ -6,12 +6,11 @@ use std::time::Duration;
 use oxydra::executor::ToolExecutorConfig;
 use oxydra::mcp::McpManager;
 use oxydra::memory::{Memory, SqliteMemory};
-use oxydra::provider::{AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, RetryPolicy};
 use oxydra::runtime::{AgentRuntime, EventSink};
 use oxydra::tools::ToolRegistry;
 use oxydra::types::SessionId;
 
-use crate::config::{ApproveMode, Effective, EffectiveProvider, EffectiveRuntime, ProviderKind};
+use crate::config::{ApproveMode, Effective};
 use crate::consent::TerminalBroker;
 use crate::error::CliError;
 use crate::interrupt::Interrupts;
@@ -39,35 +38,6 @@ impl Agent {
     /// Stops the MCP servers; the runtime and the store need no stopping.
     pub async fn stop(self) {
         super::mcp_tools::stop(self.mcp).await;
-    }
-}
-
-/// Builds the provider client of a run.
-pub fn provider(effective: &Effective) -> Arc<dyn Provider> {
-    provider_client(&effective.provider, &effective.runtime)
-}
-
-/// Builds a provider client from its settings and the runtime's token overrides.
-pub fn provider_client(
-    settings: &EffectiveProvider,
-    runtime: &EffectiveRuntime,
-) -> Arc<dyn Provider> {
-    let mut config = ProviderConfig::new(
-        settings.base_url.clone(),
-        settings.api_key.as_ref().map(|key| key.expose().to_owned()),
-    );
-    if let Some(window) = runtime.context_window {
-        config.context_window = Some(window);
-    }
-    if let Some(max_output) = runtime.max_output_tokens {
-        config.max_output_tokens = Some(max_output);
-    }
-    if let Some(bytes) = settings.max_response_bytes {
-        config = config.with_max_response_bytes(bytes);
-    }
-    match settings.kind {
-        ProviderKind::Openai => Arc::new(OpenAiProvider::new(config)),
-        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)),
     }
 }
 
@@ -123,8 +93,7 @@ pub async fn build(
     }
     let sink: Arc<dyn EventSink> = renderer;
     let mut builder = AgentRuntime::builder()
-        .provider(provider(effective))
-        .retry_policy(RetryPolicy::default())
+        .provider(super::provider::of_run(effective))
         .model(effective.provider.model.clone())
         .tools(tools)
         .rules(crate::config::rules(&effective.rules))

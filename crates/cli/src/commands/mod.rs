@@ -5,6 +5,7 @@ pub mod agents;
 pub mod chat;
 pub mod mcp;
 pub mod mcp_tools;
+pub mod provider;
 pub mod run;
 pub mod scrub;
 pub mod serve;

@@ -17,7 +17,7 @@ use crate::args::RunOptions;
 use crate::config::{self, ApproveMode, EffectiveProvider, ProviderKind, ServiceConfig};
 use crate::error::CliError;
 
-use super::agent::provider_client;
+use super::provider;
 use super::sessions::open;
 
 /// The variable `oxydra serve` reads its bearer token from when `[serve]` names none.
@@ -86,15 +86,15 @@ pub async fn start(
     // The configured provider's client serves as the default and as the named
     // provider of its kind: it is built once.
     let mut default = None;
-    if let Some(provider) = &settings.provider {
-        let client = provider_client(provider, &settings.runtime);
-        deps = deps.with_provider(Arc::clone(&client), provider.model.clone());
-        default = Some((provider.kind, client));
+    if let Some(configured) = &settings.provider {
+        let client = provider::build(configured, &settings.runtime);
+        deps = deps.with_provider(Arc::clone(&client), configured.model.clone());
+        default = Some((configured.kind, client));
     }
     for kind in [ProviderKind::Openai, ProviderKind::Anthropic] {
         let client = match &default {
             Some((default_kind, client)) if *default_kind == kind => Some(Arc::clone(client)),
-            _ => public_provider(kind).map(|named| provider_client(&named, &settings.runtime)),
+            _ => public_provider(kind).map(|named| provider::build(&named, &settings.runtime)),
         };
         if let Some(client) = client {
             deps = deps.with_named_provider(kind.as_str(), client);

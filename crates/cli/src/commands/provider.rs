@@ -1,0 +1,39 @@
+//! The one place the CLI builds a provider, for every command (`run`, `chat`,
+//! `serve`, `agents list`): the configured API client wrapped in a
+//! `ReliableProvider` with the default retry policy, so every command retries the same
+//! way and falls back from a broken stream the same way.
+
+use std::sync::Arc;
+
+use oxydra::provider::{
+    AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, ReliableProvider, RetryPolicy,
+};
+
+use crate::config::{Effective, EffectiveProvider, EffectiveRuntime, ProviderKind};
+
+/// The provider of a run (`run`, `chat`).
+pub fn of_run(effective: &Effective) -> Arc<dyn Provider> {
+    build(&effective.provider, &effective.runtime)
+}
+
+/// A provider from its settings and the runtime's token overrides, with retries.
+pub fn build(settings: &EffectiveProvider, runtime: &EffectiveRuntime) -> Arc<dyn Provider> {
+    let mut config = ProviderConfig::new(
+        settings.base_url.clone(),
+        settings.api_key.as_ref().map(|key| key.expose().to_owned()),
+    );
+    if let Some(window) = runtime.context_window {
+        config.context_window = Some(window);
+    }
+    if let Some(max_output) = runtime.max_output_tokens {
+        config.max_output_tokens = Some(max_output);
+    }
+    if let Some(bytes) = settings.max_response_bytes {
+        config = config.with_max_response_bytes(bytes);
+    }
+    let client: Arc<dyn Provider> = match settings.kind {
+        ProviderKind::Openai => Arc::new(OpenAiProvider::new(config)),
+        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)),
+    };
+    Arc::new(ReliableProvider::new(client, RetryPolicy::default()))
+}
