@@ -8,7 +8,7 @@
 //! long, the loop recounts exactly, prepares the prompt again within a tighter budget
 //! and retries the call once.
 
-use oxydra_executor::{BatchId, ProcessToolState};
+use oxydra_executor::{ProcessToolState, SessionRunId};
 use oxydra_provider::ProviderError;
 use oxydra_types::{Message, RuntimeProgressKind, SessionId, Usage};
 use tokio_util::sync::CancellationToken;
@@ -49,14 +49,14 @@ pub(crate) async fn run(
             cost: 0.0,
             tracker: TurnTracker::new(),
             process: inner.executor.new_process_state(),
-            batch_id: BatchId::next(),
+            session_run: SessionRunId::next(),
             snippets: None,
             header_epoch: None,
             summary_failed: false,
             budget: inner.budget,
         };
         let result = run.start(&mut state, user_message).await;
-        inner.executor.complete_batch(run.batch_id);
+        inner.executor.complete_session_run(run.session_run);
         inner.sessions.close(session_id, &mut state);
         state.release().await;
         result
@@ -80,7 +80,7 @@ struct Run<'a> {
     cost: f64,
     tracker: TurnTracker,
     process: ProcessToolState,
-    batch_id: BatchId,
+    session_run: SessionRunId,
     snippets: Option<Message>,
     /// The summary epoch the prompt header was built for (`None`: rebuild it).
     header_epoch: Option<u64>,
@@ -207,7 +207,7 @@ impl<'a> Run<'a> {
             scrubber: &inner.scrubber,
             session_id: self.session_id,
             workspace_root: &inner.workspace_root,
-            batch_id: self.batch_id,
+            session_run: self.session_run,
             timeout: self.inner.limits.turn_timeout,
             cancel: self.cancel,
             events: self.events,

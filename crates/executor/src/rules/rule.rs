@@ -22,16 +22,16 @@ pub struct ToolRule {
     pub kind: ToolRuleKind,
 }
 
-/// What a rule says about its tool. Scopes: per batch (one turn's calls) for
-/// `MaxCalls` and `ExclusiveGroup`, per process for the ordering rules, persistent for
-/// `Cooldown` and consent grants.
+/// What a rule says about its tool. Scopes: per session run (a user message and the
+/// turns that follow it, across their batches) for `MaxCalls` and `ExclusiveGroup`, per
+/// process for the ordering rules, persistent for `Cooldown` and consent grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolRuleKind {
-    /// At most this many successful calls per batch; a failed call gives its slot back
-    /// (`max_calls`, `value`).
+    /// At most this many successful calls per session run; a failed call gives its slot
+    /// back (`max_calls`, `value`).
     MaxCalls(u32),
-    /// Only one tool of the group (this tool and the listed ones) may be used per batch
-    /// (`exclusive_group`, `group = [tools]`).
+    /// Only one tool of the group (this tool and the listed ones) may be used per session
+    /// run (`exclusive_group`, `group = [tools]`).
     ExclusiveGroup(Vec<String>),
     /// A named exclusive group: rules naming the same group merge their tools
     /// (`exclusive_group`, `group = "name"`, `tools = [...]`).
@@ -58,7 +58,7 @@ pub enum ToolRuleKind {
     /// Running it ends the loop (`exit_loop`).
     ExitLoop,
     /// At most one successful run per this much time (counted from when it finished),
-    /// across batches (`cooldown`, `secs`).
+    /// across session runs (`cooldown`, `secs`).
     Cooldown(Duration),
     /// Asks the permission broker before each run unless a standing grant covers it
     /// (`requires_consent`, `scope` = `tool` | `session` | `arguments`, default `session`).
@@ -262,7 +262,7 @@ impl TryFrom<RawToolRule> for ToolRule {
                     return Err(rule_error(
                         &raw,
                         name,
-                        "missing `value` (the most calls per batch)".into(),
+                        "missing `value` (the most calls per run)".into(),
                     ));
                 }
             },
