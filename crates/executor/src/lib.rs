@@ -85,6 +85,7 @@ pub use error::{ToolExecutionError, ToolRuleViolation};
 pub use events::{CollectingEventSink, NoopEventSink, ToolEventSink};
 pub use executor::{ExecutorStateStats, RUN_STATE_TTL, ToolExecutor};
 pub use record::{MAX_ERROR_BYTES, REUSED_OUTPUT_MARKER, ToolBatchResult, ToolCallRecord};
+pub use rules::kinds::{RULE_KINDS, RuleKindSpec, RuleScope};
 pub use rules::process_state::{ExecutionPhase, ProcessToolState, ToolExecution};
 pub use rules::rule::{ToolRule, ToolRuleKind};
 pub use validation::{

@@ -1,6 +1,8 @@
-//! Tool rules: what they say ([`rule`]), the state they are checked against
-//! ([`process_state`], [`run_state`]) and the index that checks them ([`RuleSet`]).
+//! Tool rules: the kinds there are ([`kinds`]), what a rule says ([`rule`]), the state
+//! they are checked against ([`process_state`], [`run_state`]) and the index that checks
+//! them ([`RuleSet`]).
 
+pub mod kinds;
 pub mod process_state;
 pub mod rule;
 pub mod run_state;
