@@ -43,7 +43,7 @@ pub(crate) struct Prepared {
 /// [`ToolExecutor::release`] if the call fails).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Reservation {
-    /// A `max_calls` slot was taken in the batch.
+    /// A `max_calls` slot was taken in the session run.
     pub(crate) counted: bool,
     /// The cooldown clock was stamped with `stamp`; `previous` is what it held before.
     pub(crate) cooldown: Option<CooldownStamp>,
@@ -153,10 +153,10 @@ impl ToolExecutor {
             Some(_) => self.last_run.get(&call.name).map(|at| *at.value()),
             None => None,
         };
-        let checked = if rules.has_batch_rules() {
-            self.batches.read(ctx.batch_id, |batch| {
+        let checked = if rules.has_run_rules() {
+            self.runs.read(ctx.session_run, |run| {
                 self.rules
-                    .check(&call.name, process, batch, last_run, now, bypass_start)
+                    .check(&call.name, process, run, last_run, now, bypass_start)
             })
         } else {
             self.rules
@@ -200,9 +200,9 @@ impl ToolExecutor {
             }
         }
         let mut reservation = Reservation::default();
-        if rules.has_batch_rules() {
-            self.batches.update(ctx.batch_id, |batch| {
-                reservation.counted = self.rules.commit(&call.name, batch);
+        if rules.has_run_rules() {
+            self.runs.update(ctx.session_run, |run| {
+                reservation.counted = self.rules.commit(&call.name, run);
             });
         }
         if rules.cooldown.is_some() {
@@ -227,8 +227,8 @@ impl ToolExecutor {
         reservation: Reservation,
     ) {
         if reservation.counted {
-            self.batches
-                .update(ctx.batch_id, |batch| self.rules.uncount(tool_name, batch));
+            self.runs
+                .update(ctx.session_run, |run| self.rules.uncount(tool_name, run));
         }
         if let Some(CooldownStamp { stamp, previous }) = reservation.cooldown
             && let dashmap::Entry::Occupied(mut entry) = self.last_run.entry(tool_name.to_owned())

@@ -1,4 +1,4 @@
-//! What a batch runs in: its id, session, workspace and cancellation.
+//! What a batch of calls runs in: its session run, session, workspace and cancellation.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -6,31 +6,33 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use oxydra_types::SessionId;
 use tokio_util::sync::CancellationToken;
 
-static NEXT_BATCH: AtomicU64 = AtomicU64::new(1);
+static NEXT_SESSION_RUN: AtomicU64 = AtomicU64::new(1);
 
-/// Identifies a batch: the span of processing (one user message and its heartbeat
-/// continuations) that per-batch rule state (`max_calls`, `exclusive_group`) is kept for.
+/// Identifies one session run: one user message and every turn and heartbeat
+/// continuation that follows it (one `run_session` call of the runtime; one step of a
+/// deterministic blueprint). Per-run rule state (`max_calls`, `exclusive_group`) is kept
+/// for it across the run's batches, each batch being one turn's tool calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct BatchId(pub u64);
+pub struct SessionRunId(pub u64);
 
-impl BatchId {
+impl SessionRunId {
     /// A fresh id, unique in this process.
     pub fn next() -> Self {
-        Self(NEXT_BATCH.fetch_add(1, Ordering::Relaxed))
+        Self(NEXT_SESSION_RUN.fetch_add(1, Ordering::Relaxed))
     }
 }
 
-impl std::fmt::Display for BatchId {
+impl std::fmt::Display for SessionRunId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "batch-{}", self.0)
+        write!(f, "run-{}", self.0)
     }
 }
 
 /// Where and for whom calls run.
 #[derive(Debug, Clone)]
 pub struct ExecutionContext {
-    /// The batch whose per-batch rule state applies.
-    pub batch_id: BatchId,
+    /// The session run whose per-run rule state applies.
+    pub session_run: SessionRunId,
     /// The session (dedupe and session-scoped grants are kept per session).
     pub session_id: SessionId,
     /// Root directory the file tools work in.
@@ -40,19 +42,19 @@ pub struct ExecutionContext {
 }
 
 impl ExecutionContext {
-    /// A context with a fresh batch id and a new cancellation token.
+    /// A context with a fresh session run id and a new cancellation token.
     pub fn new(session_id: SessionId, workspace_root: impl Into<PathBuf>) -> Self {
         Self {
-            batch_id: BatchId::next(),
+            session_run: SessionRunId::next(),
             session_id,
             workspace_root: workspace_root.into(),
             cancel: CancellationToken::new(),
         }
     }
 
-    /// The same context with another batch id.
-    pub fn with_batch(mut self, batch_id: BatchId) -> Self {
-        self.batch_id = batch_id;
+    /// The same context in another session run.
+    pub fn with_session_run(mut self, session_run: SessionRunId) -> Self {
+        self.session_run = session_run;
         self
     }
 
@@ -68,10 +70,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn batch_ids_are_fresh() {
-        let a = BatchId::next();
-        let b = BatchId::next();
+    fn session_run_ids_are_fresh() {
+        let a = SessionRunId::next();
+        let b = SessionRunId::next();
         assert_ne!(a, b);
-        assert_eq!(a.to_string(), format!("batch-{}", a.0));
+        assert_eq!(a.to_string(), format!("run-{}", a.0));
     }
 }

@@ -101,14 +101,14 @@ pub enum ToolExecutionError {
 /// [`ToolExecutionError::RuleViolation`], not an error type of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolRuleViolation {
-    /// `max_calls`: the tool reached its limit in this batch.
+    /// `max_calls`: the tool reached its limit in this session run.
     MaxCalls {
         /// The tool.
         tool_name: String,
         /// The limit.
         limit: u32,
     },
-    /// `exclusive_group`: another tool of the group was already used in this batch.
+    /// `exclusive_group`: another tool of the group was already used in this session run.
     ExclusiveGroup {
         /// The tool.
         tool_name: String,
@@ -155,7 +155,7 @@ impl fmt::Display for ToolRuleViolation {
             Self::MaxCalls { tool_name, limit } => write!(
                 f,
                 "rule max_calls refused `{tool_name}`: it may be called at most {limit} time(s) \
-                 per batch"
+                 per run"
             ),
             Self::ExclusiveGroup {
                 tool_name,
@@ -164,7 +164,7 @@ impl fmt::Display for ToolRuleViolation {
             } => write!(
                 f,
                 "rule exclusive_group refused `{tool_name}`: `{used_by}` from the same exclusive \
-                 group ({}) was already used in this batch",
+                 group ({}) was already used in this run",
                 members.join(", ")
             ),
             Self::StartConstraint { tool_name, pending } => write!(
@@ -231,7 +231,7 @@ mod tests {
                     tool_name: "t".into(),
                     limit: 2,
                 },
-                "rule max_calls refused `t`: it may be called at most 2 time(s) per batch",
+                "rule max_calls refused `t`: it may be called at most 2 time(s) per run",
             ),
             (
                 ToolRuleViolation::ExclusiveGroup {
@@ -240,7 +240,7 @@ mod tests {
                     used_by: "b".into(),
                 },
                 "rule exclusive_group refused `a`: `b` from the same exclusive group (a, b) was \
-                 already used in this batch",
+                 already used in this run",
             ),
             (
                 ToolRuleViolation::StartConstraint {

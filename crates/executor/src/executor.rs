@@ -9,32 +9,32 @@ use oxydra_types::{CallId, ToolCall};
 
 use crate::config::ToolExecutorConfig;
 use crate::consent::{GrantStore, PermissionBroker};
-use crate::context::{BatchId, ExecutionContext};
+use crate::context::{ExecutionContext, SessionRunId};
 use crate::dedupe::DedupeCache;
 use crate::error::ToolExecutionError;
 use crate::events::ToolEventSink;
 use crate::record::ToolBatchResult;
 use crate::rules::RuleSet;
-use crate::rules::batch_state::BatchStates;
 use crate::rules::process_state::{ExecutionPhase, ProcessToolState};
 use crate::rules::rule::ToolRule;
+use crate::rules::run_state::RunStates;
 use crate::validation::{CheckedArguments, SchemaCache};
 
-/// How long per-batch state of a batch that was never completed is kept.
-pub const BATCH_STATE_TTL: Duration = Duration::from_secs(3600);
+/// How long per-run state of a session run that was never completed is kept.
+pub const RUN_STATE_TTL: Duration = Duration::from_secs(3600);
 
 /// Runs tool calls under validation, rules, dedupe, consent and timeouts.
 ///
 /// One executor serves many sessions: per-process state lives in the
-/// [`ProcessToolState`] the caller holds, per-batch state is kept here by
-/// [`BatchId`], and dedupe entries, cooldowns and standing grants persist here.
+/// [`ProcessToolState`] the caller holds, per-run state is kept here by
+/// [`SessionRunId`], and dedupe entries, cooldowns and standing grants persist here.
 pub struct ToolExecutor {
     pub(crate) tools: Arc<ToolRegistry>,
     pub(crate) rules: RuleSet,
     pub(crate) config: ToolExecutorConfig,
     pub(crate) broker: Option<Arc<dyn PermissionBroker>>,
     pub(crate) schemas: SchemaCache,
-    pub(crate) batches: BatchStates,
+    pub(crate) runs: RunStates,
     pub(crate) dedupe: DedupeCache,
     pub(crate) last_run: DashMap<String, Instant>,
     pub(crate) grants: GrantStore,
@@ -66,7 +66,7 @@ impl ToolExecutor {
             config,
             broker: None,
             schemas: SchemaCache::new(),
-            batches: BatchStates::default(),
+            runs: RunStates::default(),
             dedupe: DedupeCache::default(),
             last_run: DashMap::new(),
             grants: GrantStore::default(),
@@ -163,12 +163,12 @@ impl ToolExecutor {
         !self.rules.for_tool(tool_name).continue_loop
     }
 
-    /// Forget a finished batch's per-batch state.
-    pub fn complete_batch(&self, batch_id: BatchId) {
-        self.batches.remove(batch_id);
+    /// Forget a finished session run's per-run state.
+    pub fn complete_session_run(&self, session_run: SessionRunId) {
+        self.runs.remove(session_run);
     }
 
-    /// Drop expired dedupe entries, cooldowns, duration grants and stale batches.
+    /// Drop expired dedupe entries, cooldowns, duration grants and stale session runs.
     pub fn prune_expired(&self) {
         let now = Instant::now();
         self.dedupe.prune(self.config.dedupe_window, now);
@@ -176,7 +176,7 @@ impl ToolExecutor {
         self.last_run
             .retain(|_, at| now.saturating_duration_since(*at) < longest);
         self.grants.prune(now);
-        self.batches.prune(BATCH_STATE_TTL, now);
+        self.runs.prune(RUN_STATE_TTL, now);
     }
 
     /// Drop every standing grant of `tool_name`.
@@ -192,7 +192,7 @@ impl ToolExecutor {
     /// Sizes of the persistent state, for diagnostics.
     pub fn state_stats(&self) -> ExecutorStateStats {
         ExecutorStateStats {
-            batches: self.batches.len(),
+            session_runs: self.runs.len(),
             dedupe_sessions: self.dedupe.sessions(),
             cooldowns: self.last_run.len(),
             grants: self.grants.len(),
@@ -204,8 +204,8 @@ impl ToolExecutor {
 /// How much state an executor holds (see [`ToolExecutor::state_stats`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExecutorStateStats {
-    /// Batches with per-batch state.
-    pub batches: usize,
+    /// Session runs with per-run state.
+    pub session_runs: usize,
     /// Sessions with dedupe entries.
     pub dedupe_sessions: usize,
     /// Tools with a recorded last run (for cooldowns).

@@ -79,12 +79,13 @@ pub use consent::{
     AlwaysApprove, AlwaysDeny, PermissionBroker, PermissionDecision, PermissionRequest,
     PermissionScope, StaticBroker,
 };
-pub use context::{BatchId, ExecutionContext};
+pub use context::{ExecutionContext, SessionRunId};
 pub use dedupe::canonical_key;
 pub use error::{ToolExecutionError, ToolRuleViolation};
 pub use events::{CollectingEventSink, NoopEventSink, ToolEventSink};
-pub use executor::{BATCH_STATE_TTL, ExecutorStateStats, ToolExecutor};
+pub use executor::{ExecutorStateStats, RUN_STATE_TTL, ToolExecutor};
 pub use record::{MAX_ERROR_BYTES, REUSED_OUTPUT_MARKER, ToolBatchResult, ToolCallRecord};
+pub use rules::kinds::{RULE_KINDS, RuleKindSpec, RuleScope};
 pub use rules::process_state::{ExecutionPhase, ProcessToolState, ToolExecution};
 pub use rules::rule::{ToolRule, ToolRuleKind};
 pub use validation::{

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use common::{FnTool, call, ctx, echo, executor};
 use oxydra_executor::{
-    BatchId, ExecutionPhase, NoopEventSink, ToolExecutionError, ToolRule, ToolRuleKind,
+    ExecutionPhase, NoopEventSink, SessionRunId, ToolExecutionError, ToolRule, ToolRuleKind,
     ToolRuleViolation,
 };
 use oxydra_tools::ToolOutput;
@@ -40,7 +40,7 @@ fn recorder(name: &str, tier: oxydra_types::SafetyTier) -> (FnTool, Arc<Mutex<Ve
 }
 
 #[tokio::test]
-async fn max_calls_is_per_batch_and_survives_heartbeat_continuations() {
+async fn max_calls_is_per_session_run_and_survives_heartbeat_continuations() {
     let ex = executor(
         &[echo("t", SideEffecting)],
         vec![ToolRule::new("t", ToolRuleKind::MaxCalls(2))],
@@ -63,7 +63,7 @@ async fn max_calls_is_per_batch_and_survives_heartbeat_continuations() {
             limit: 2
         }
     );
-    // A heartbeat continuation: fresh process state, same batch — still refused.
+    // A heartbeat continuation: fresh process state, same session run — still refused.
     let mut continued = ex.new_process_state();
     let r = ex
         .execute_batch(
@@ -74,8 +74,8 @@ async fn max_calls_is_per_batch_and_survives_heartbeat_continuations() {
         )
         .await;
     assert!(r.records[0].content_for_model().contains("rule max_calls"));
-    // A new batch starts counting again; so does a completed one.
-    let next = ctx.clone().with_batch(BatchId::next());
+    // A new session run starts counting again; so does a completed one.
+    let next = ctx.clone().with_session_run(SessionRunId::next());
     let r = ex
         .execute_batch(
             &[call("5", "t", "{}")],
@@ -85,7 +85,7 @@ async fn max_calls_is_per_batch_and_survives_heartbeat_continuations() {
         )
         .await;
     assert!(r.records[0].is_success());
-    ex.complete_batch(ctx.batch_id);
+    ex.complete_session_run(ctx.session_run);
     let r = ex
         .execute_batch(
             &[call("6", "t", "{}")],
@@ -98,7 +98,7 @@ async fn max_calls_is_per_batch_and_survives_heartbeat_continuations() {
 }
 
 #[tokio::test]
-async fn exclusive_group_allows_one_member_per_batch() {
+async fn exclusive_group_allows_one_member_per_session_run() {
     let rules = vec![ToolRule::new(
         "file_write",
         ToolRuleKind::ExclusiveGroup(vec!["file_edit".into()]),
@@ -136,7 +136,7 @@ async fn exclusive_group_allows_one_member_per_batch() {
         .execute_batch(
             &[call("4", "file_write", "{}")],
             &mut process,
-            &ctx.clone().with_batch(BatchId::next()),
+            &ctx.clone().with_session_run(SessionRunId::next()),
             &NoopEventSink,
         )
         .await;
@@ -269,7 +269,7 @@ async fn exit_loop_ends_the_loop_after_it_ran() {
 }
 
 #[tokio::test]
-async fn cooldown_is_persistent_across_batches_and_sessions() {
+async fn cooldown_is_persistent_across_session_runs_and_sessions() {
     let cooldown = Duration::from_millis(150);
     let ex = executor(
         &[echo("ping", SideEffecting)],
@@ -476,7 +476,7 @@ async fn concurrent_calls_cannot_both_pass_max_calls_or_a_cooldown() {
     assert_eq!(limited.runs(), 1);
     assert_eq!(cool.runs(), 1);
     // The running calls failed, so their reservations were given back: in the same
-    // batch, the tools may run again.
+    // session run, the tools may run again.
     let r = ex
         .execute_batch(
             &[

@@ -4,7 +4,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use oxydra_executor::{BatchId, ExecutionContext, ProcessToolState, ToolBatchResult, ToolExecutor};
+use oxydra_executor::{
+    ExecutionContext, ProcessToolState, SessionRunId, ToolBatchResult, ToolExecutor,
+};
 use oxydra_scrubbing::Scrubber;
 use oxydra_types::{Message, SessionId, TOOL_FAILURE_PREFIX, ToolCall};
 use tokio_util::sync::CancellationToken;
@@ -31,7 +33,7 @@ pub(crate) struct Dispatch<'a> {
     pub scrubber: &'a Scrubber,
     pub session_id: &'a SessionId,
     pub workspace_root: &'a Path,
-    pub batch_id: BatchId,
+    pub session_run: SessionRunId,
     pub timeout: Duration,
     pub cancel: &'a CancellationToken,
     pub events: &'a RunEvents,
@@ -59,7 +61,7 @@ impl Dispatch<'_> {
     ) -> (Vec<ToolCall>, DispatchOutcome) {
         let tool_cancel = self.cancel.child_token();
         let ctx = ExecutionContext {
-            batch_id: self.batch_id,
+            session_run: self.session_run,
             session_id: self.session_id.clone(),
             workspace_root: self.workspace_root.to_path_buf(),
             cancel: tool_cancel.clone(),

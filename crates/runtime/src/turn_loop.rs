@@ -8,7 +8,7 @@
 //! should the provider still find the prompt too long, the window recounts exactly,
 //! tightens the run's budget and the call is retried once.
 
-use oxydra_executor::{BatchId, ProcessToolState};
+use oxydra_executor::{ProcessToolState, SessionRunId};
 use oxydra_provider::ProviderError;
 use oxydra_types::{Message, RuntimeProgressKind, SessionId, ToolCall, Usage};
 use tokio_util::sync::CancellationToken;
@@ -48,11 +48,11 @@ pub(crate) async fn run(
             cost: 0.0,
             tracker: TurnTracker::new(),
             process: inner.executor.new_process_state(),
-            batch_id: BatchId::next(),
+            session_run: SessionRunId::next(),
             summary_failed: false,
         };
         let result = run.start(&mut state, user_message).await;
-        inner.executor.complete_batch(run.batch_id);
+        inner.executor.complete_session_run(run.session_run);
         inner.sessions.close(session_id, &mut state);
         state.release().await;
         result
@@ -76,7 +76,7 @@ struct Run<'a> {
     cost: f64,
     tracker: TurnTracker,
     process: ProcessToolState,
-    batch_id: BatchId,
+    session_run: SessionRunId,
     /// A summarisation failed in this run; truncation alone keeps the prompt in budget.
     summary_failed: bool,
 }
@@ -215,7 +215,7 @@ impl<'a> Run<'a> {
             scrubber: &inner.scrubber,
             session_id: self.session_id,
             workspace_root: &inner.workspace_root,
-            batch_id: self.batch_id,
+            session_run: self.session_run,
             timeout: self.inner.limits.turn_timeout,
             cancel: self.cancel,
             events: self.events,

@@ -48,62 +48,48 @@ impl fmt::Display for TurnState {
     }
 }
 
-/// The current state of a session's loop and every state it went through, each move
-/// logged with `tracing` (an illegal move is logged as an error and still recorded, so
-/// a bug shows up in traces rather than as a crash).
-#[derive(Debug, Clone)]
+/// The current state of a session's loop. Each move is checked with
+/// [`TurnState::can_move_to`] and logged with `tracing`; an illegal move is logged as
+/// an error and still taken, so a bug shows up in traces rather than as a crash.
+#[derive(Debug, Clone, Default)]
 pub struct TurnTracker {
-    history: Vec<(usize, TurnState)>,
-}
-
-impl Default for TurnTracker {
-    fn default() -> Self {
-        Self::new()
-    }
+    current: Option<TurnState>,
 }
 
 impl TurnTracker {
     /// A tracker that has not entered any state yet.
     pub fn new() -> Self {
-        Self {
-            history: Vec::new(),
-        }
+        Self::default()
     }
 
     /// The current state (`None` before the first provider call).
     pub fn current(&self) -> Option<TurnState> {
-        self.history.last().map(|(_, state)| *state)
+        self.current
     }
 
-    /// Every `(turn, state)` entered, in order.
-    pub fn history(&self) -> &[(usize, TurnState)] {
-        &self.history
-    }
-
-    /// Moves to `next` during `turn`.
-    pub fn enter(&mut self, turn: usize, next: TurnState) {
-        match self.current() {
-            None if next == TurnState::Streaming || next == TurnState::Cancelled => {
-                tracing::debug!(turn, to = next.as_str(), "turn state");
-            }
-            Some(current) if current.can_move_to(next) => {
-                tracing::debug!(
-                    turn,
-                    from = current.as_str(),
-                    to = next.as_str(),
-                    "turn state"
-                );
-            }
-            current => {
-                tracing::error!(
-                    turn,
-                    from = current.map(TurnState::as_str).unwrap_or("start"),
-                    to = next.as_str(),
-                    "illegal turn state transition"
-                );
-            }
+    /// Moves to `next` during `turn`; returns whether the move was legal.
+    pub fn enter(&mut self, turn: usize, next: TurnState) -> bool {
+        let legal = match self.current {
+            None => next == TurnState::Streaming || next == TurnState::Cancelled,
+            Some(current) => current.can_move_to(next),
+        };
+        if legal {
+            tracing::debug!(
+                turn,
+                from = self.current.map(TurnState::as_str).unwrap_or("start"),
+                to = next.as_str(),
+                "turn state"
+            );
+        } else {
+            tracing::error!(
+                turn,
+                from = self.current.map(TurnState::as_str).unwrap_or("start"),
+                to = next.as_str(),
+                "illegal turn state transition"
+            );
         }
-        self.history.push((turn, next));
+        self.current = Some(next);
+        legal
     }
 }
 
@@ -127,15 +113,28 @@ mod tests {
     }
 
     #[test]
-    fn tracker_records_every_state() {
+    fn tracker_follows_every_move() {
         let mut tracker = TurnTracker::new();
         assert_eq!(tracker.current(), None);
-        tracker.enter(1, TurnState::Streaming);
-        tracker.enter(1, TurnState::ToolExecution);
-        tracker.enter(2, TurnState::Streaming);
-        tracker.enter(2, TurnState::Yielding);
+        assert!(tracker.enter(1, TurnState::Streaming));
+        assert_eq!(tracker.current(), Some(TurnState::Streaming));
+        assert!(tracker.enter(1, TurnState::ToolExecution));
+        assert_eq!(tracker.current(), Some(TurnState::ToolExecution));
+        assert!(tracker.enter(2, TurnState::Streaming));
+        assert_eq!(tracker.current(), Some(TurnState::Streaming));
+        assert!(tracker.enter(2, TurnState::Yielding));
         assert_eq!(tracker.current(), Some(TurnState::Yielding));
-        assert_eq!(tracker.history().len(), 4);
-        assert_eq!(tracker.history()[2], (2, TurnState::Streaming));
+    }
+
+    #[test]
+    fn illegal_moves_are_reported_and_still_taken() {
+        let mut tracker = TurnTracker::new();
+        assert!(!tracker.enter(1, TurnState::ToolExecution));
+        assert_eq!(tracker.current(), Some(TurnState::ToolExecution));
+        assert!(tracker.enter(1, TurnState::Yielding));
+        assert!(!tracker.enter(2, TurnState::Streaming));
+        assert_eq!(tracker.current(), Some(TurnState::Streaming));
+        let mut cancelled_at_start = TurnTracker::new();
+        assert!(cancelled_at_start.enter(0, TurnState::Cancelled));
     }
 }

@@ -32,7 +32,7 @@ pub struct AgentConfig {
     pub allow_privileged: Vec<String>,
     /// Tool rules of this agent, added to the top-level `[[rules]]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rules: Vec<toml::Table>,
+    pub rules: Vec<super::RuleEntry>,
     /// Budgets of an AI agent (`max_turns`, `max_cost`, `turn_timeout_secs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<BlueprintLimits>,
@@ -51,8 +51,8 @@ pub struct AgentConfig {
 }
 
 impl AgentConfig {
-    /// The coordinator's blueprint for this entry (its rules already checked by the
-    /// file loader).
+    /// The coordinator's blueprint for this entry (its rules were parsed when the file
+    /// was read).
     pub fn to_blueprint(&self) -> BlueprintConfig {
         BlueprintConfig {
             name: self.name.clone(),

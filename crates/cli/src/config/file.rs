@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use oxydra::executor::ToolRule;
 use oxydra::tools::CONFIG_FILE_NAME;
 
 use super::FileConfig;
+use super::rule_entry::INVALID_RULE;
 use crate::error::CliError;
 
 /// The longest `runtime.session_wait_secs`: an hour.
@@ -180,11 +180,7 @@ fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
     {
         return Err(invalid("provider.base_url", message));
     }
-    check_rules(path, "rules", &config.rules)?;
     super::agents::validate(&config.agents).map_err(|(key, message)| invalid(&key, message))?;
-    for (index, agent) in config.agents.iter().enumerate() {
-        check_rules(path, &format!("agents[{index}].rules"), &agent.rules)?;
-    }
     let serve = &config.serve;
     if let Some(addr) = &serve.addr
         && addr.parse::<std::net::SocketAddr>().is_err()
@@ -246,40 +242,6 @@ fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Checks each table of a `[[rules]]` list (`at` names the list: `rules`,
-/// `agents[0].rules`).
-fn check_rules(path: &Path, at: &str, tables: &[toml::Table]) -> Result<(), CliError> {
-    use serde::Deserialize;
-    for (index, table) in tables.iter().enumerate() {
-        ToolRule::deserialize(toml::Value::Table(table.clone())).map_err(|error| {
-            let what = table
-                .get("tool")
-                .and_then(toml::Value::as_str)
-                .map(|tool| format!(" (tool `{tool}`)"))
-                .unwrap_or_default();
-            CliError::ConfigInvalid {
-                path: path.to_path_buf(),
-                key: format!("{at}[{index}]"),
-                message: format!(
-                    "invalid rule {at}[{index}]{what}: {}",
-                    error.message().trim()
-                ),
-                line: None,
-            }
-        })?;
-    }
-    Ok(())
-}
-
-/// The `[[rules]]` tables of a checked file, as the executor takes them.
-pub fn rules(tables: &[toml::Table]) -> Vec<ToolRule> {
-    use serde::Deserialize;
-    tables
-        .iter()
-        .filter_map(|table| ToolRule::deserialize(toml::Value::Table(table.clone())).ok())
-        .collect()
-}
-
 /// Turns a deserialisation error into a message naming the key and the expected type.
 fn describe(
     path: &Path,
@@ -337,6 +299,9 @@ fn describe(
             format!("[{key}]")
         };
         format!("missing key `{field}` in {table}")
+    } else if let Some(rest) = message.strip_prefix(INVALID_RULE) {
+        // A `[[rules]]` table that is no valid rule: `invalid rule rules[0] (tool `x`): …`.
+        format!("{INVALID_RULE} {key}{rest}")
     } else if message.starts_with("unknown variant") || message.starts_with("invalid value") {
         format!("invalid value for {key}: {message}")
     } else {
@@ -463,7 +428,7 @@ args = { url = "{{url}}" }
             "url"
         );
         assert_eq!(config.tools.web_fetch.allow_hosts, vec!["127.0.0.1"]);
-        assert_eq!(rules(&config.rules).len(), 1);
+        assert_eq!(crate::config::rules(&config.rules).len(), 1);
     }
 
     #[test]
@@ -475,6 +440,21 @@ args = { url = "{{url}}" }
         );
         let message = parse_err("[[rules]]\ntool = \"x\"\nkind = \"sometimes\"\n");
         assert!(message.contains("rules[0]"), "{message}");
+    }
+
+    #[test]
+    fn bad_agent_rules_name_the_agent_and_the_rule() {
+        let message = parse_err(
+            "[[agents]]\nname = \"a\"\ntype = \"agent\"\n\
+             [[agents.rules]]\ntool = \"x\"\nkind = \"exit_loop\"\n\
+             [[agents.rules]]\ntool = \"web_fetch\"\nkind = \"cooldown\"\nsecs = -1\n",
+        );
+        assert!(
+            message.contains("invalid rule agents[0].rules[1] (tool `web_fetch`): "),
+            "{message}"
+        );
+        assert!(message.contains("positive number"), "{message}");
+        assert!(message.contains("/cfg/oxydra.toml"), "{message}");
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub struct Merged<P> {
     pub tools: BuiltinToolsConfig,
     /// Tool rules.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub rules: Vec<toml::Table>,
+    pub rules: Vec<super::RuleEntry>,
     /// Agent blueprints.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentConfig>,

@@ -8,6 +8,7 @@ mod merge;
 mod powers;
 mod protected;
 mod provider_pick;
+mod rule_entry;
 pub mod trust;
 
 use std::path::PathBuf;
@@ -18,13 +19,14 @@ use oxydra::tools::BuiltinToolsConfig;
 use serde::{Deserialize, Serialize};
 
 pub use agents::AgentConfig;
-pub use file::{LoadedFile, load, parse, rules};
+pub use file::{LoadedFile, load, parse};
 pub use mask::Secret;
 pub use merge::{
     Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, merge, merge_service, resolve_db,
 };
 pub use powers::strip_powers;
 pub use provider_pick::provider_defaults;
+pub use rule_entry::{RuleEntry, rules};
 
 /// The wire format of a provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
@@ -75,9 +77,9 @@ pub struct FileConfig {
     /// `allow_hosts` …, `[tools.shell]`, `[tools.file_search]`).
     #[serde(default)]
     pub tools: BuiltinToolsConfig,
-    /// `[[rules]]`: tool rules, as the executor deserialises them.
+    /// `[[rules]]`: tool rules, each parsed once into the executor's rule.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rules: Vec<toml::Table>,
+    pub rules: Vec<RuleEntry>,
     /// `[[agents]]`: blueprints for the coordinator.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentConfig>,

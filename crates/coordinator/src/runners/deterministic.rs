@@ -93,7 +93,7 @@ impl DeterministicRunner {
                 )
                 .instrument(span)
                 .await;
-            executor.complete_batch(ctx.batch_id);
+            executor.complete_session_run(ctx.session_run);
             let record = batch.records.pop().ok_or_else(|| {
                 RunError::new("internal", format!("step {number} produced no result"))
             })?;

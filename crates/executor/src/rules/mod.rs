@@ -1,9 +1,11 @@
-//! Tool rules: what they say ([`rule`]), the state they are checked against
-//! ([`process_state`], [`batch_state`]) and the index that checks them ([`RuleSet`]).
+//! Tool rules: the kinds there are ([`kinds`]), what a rule says ([`rule`]), the state
+//! they are checked against ([`process_state`], [`run_state`]) and the index that checks
+//! them ([`RuleSet`]).
 
-pub mod batch_state;
+pub mod kinds;
 pub mod process_state;
 pub mod rule;
+pub mod run_state;
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
@@ -12,9 +14,9 @@ use oxydra_types::CallId;
 
 use crate::consent::PermissionScope;
 use crate::error::ToolRuleViolation;
-use batch_state::BatchConstraints;
 use process_state::ProcessToolState;
 use rule::{ToolRule, ToolRuleKind};
+use run_state::RunConstraints;
 
 /// Whether a tool takes part in dedupe.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -29,8 +31,8 @@ pub(crate) enum DedupePolicy {
 }
 
 impl ToolRules {
-    /// Whether any per-batch rule (`max_calls`, `exclusive_group`) applies.
-    pub(crate) fn has_batch_rules(&self) -> bool {
+    /// Whether any per-run rule (`max_calls`, `exclusive_group`) applies.
+    pub(crate) fn has_run_rules(&self) -> bool {
         self.max_calls.is_some() || !self.groups.is_empty()
     }
 
@@ -201,7 +203,7 @@ impl RuleSet {
         &self,
         tool: &str,
         process: &ProcessToolState,
-        batch: Option<&BatchConstraints>,
+        run: Option<&RunConstraints>,
         last_run: Option<Instant>,
         now: Instant,
         bypass_start: bool,
@@ -245,17 +247,17 @@ impl RuleSet {
                 already_called,
             });
         }
-        if let (Some(limit), Some(batch)) = (rules.max_calls, batch)
-            && batch.call_counts.get(tool).copied().unwrap_or(0) >= limit
+        if let (Some(limit), Some(run)) = (rules.max_calls, run)
+            && run.call_counts.get(tool).copied().unwrap_or(0) >= limit
         {
             return Err(ToolRuleViolation::MaxCalls {
                 tool_name: tool.to_owned(),
                 limit,
             });
         }
-        if let Some(batch) = batch {
+        if let Some(run) = run {
             for group in &rules.groups {
-                match batch.exclusive_group_selections.get(group) {
+                match run.exclusive_group_selections.get(group) {
                     Some(used_by) if used_by != tool => {
                         return Err(ToolRuleViolation::ExclusiveGroup {
                             tool_name: tool.to_owned(),
@@ -280,18 +282,17 @@ impl RuleSet {
         Ok(())
     }
 
-    /// Count an admitted call of `tool` in its batch (reserving a `max_calls` slot, and
+    /// Count an admitted call of `tool` in its session run (reserving a `max_calls` slot, and
     /// taking its exclusive groups). Returns whether a `max_calls` slot was taken.
-    pub(crate) fn commit(&self, tool: &str, batch: &mut BatchConstraints) -> bool {
+    pub(crate) fn commit(&self, tool: &str, run: &mut RunConstraints) -> bool {
         let rules = self.for_tool(tool);
         for group in &rules.groups {
-            batch
-                .exclusive_group_selections
+            run.exclusive_group_selections
                 .entry(group.clone())
                 .or_insert_with(|| tool.to_owned());
         }
         if rules.max_calls.is_some() {
-            let count = batch.call_counts.entry(tool.to_owned()).or_insert(0);
+            let count = run.call_counts.entry(tool.to_owned()).or_insert(0);
             *count = count.saturating_add(1);
             true
         } else {
@@ -301,8 +302,8 @@ impl RuleSet {
 
     /// Give back a `max_calls` slot taken by [`commit`](Self::commit) for a call that
     /// failed: only executed calls count.
-    pub(crate) fn uncount(&self, tool: &str, batch: &mut BatchConstraints) {
-        if let Some(count) = batch.call_counts.get_mut(tool) {
+    pub(crate) fn uncount(&self, tool: &str, run: &mut RunConstraints) {
+        if let Some(count) = run.call_counts.get_mut(tool) {
             *count = count.saturating_sub(1);
         }
     }

@@ -1,11 +1,14 @@
 //! Tool rules as configured: each binds one rule kind to one tool.
 
-use std::fmt;
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
+use super::kinds::{
+    CONTINUE_LOOP, COOLDOWN, DEDUPE, EXCLUSIVE_GROUP, EXIT_LOOP, MAX_CALLS, NEVER_DEDUPE,
+    REQUIRED_BEFORE_EXIT, REQUIRES_CONSENT, REQUIRES_FOLLOWING_TOOLS, REQUIRES_PRECEDING_TOOLS,
+    RawToolRule, RuleKindSpec, START_CONSTRAINT,
+};
 use crate::consent::PermissionScope;
 
 /// One rule, bound to the tool it constrains.
@@ -22,16 +25,16 @@ pub struct ToolRule {
     pub kind: ToolRuleKind,
 }
 
-/// What a rule says about its tool. Scopes: per batch (one turn's calls) for
-/// `MaxCalls` and `ExclusiveGroup`, per process for the ordering rules, persistent for
-/// `Cooldown` and consent grants.
+/// What a rule says about its tool. Scopes: per session run (a user message and the
+/// turns that follow it, across their batches) for `MaxCalls` and `ExclusiveGroup`, per
+/// process for the ordering rules, persistent for `Cooldown` and consent grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolRuleKind {
-    /// At most this many successful calls per batch; a failed call gives its slot back
-    /// (`max_calls`, `value`).
+    /// At most this many successful calls per session run; a failed call gives its slot
+    /// back (`max_calls`, `value`).
     MaxCalls(u32),
-    /// Only one tool of the group (this tool and the listed ones) may be used per batch
-    /// (`exclusive_group`, `group = [tools]`).
+    /// Only one tool of the group (this tool and the listed ones) may be used per session
+    /// run (`exclusive_group`, `group = [tools]`).
     ExclusiveGroup(Vec<String>),
     /// A named exclusive group: rules naming the same group merge their tools
     /// (`exclusive_group`, `group = "name"`, `tools = [...]`).
@@ -58,7 +61,7 @@ pub enum ToolRuleKind {
     /// Running it ends the loop (`exit_loop`).
     ExitLoop,
     /// At most one successful run per this much time (counted from when it finished),
-    /// across batches (`cooldown`, `secs`).
+    /// across session runs (`cooldown`, `secs`).
     Cooldown(Duration),
     /// Asks the permission broker before each run unless a standing grant covers it
     /// (`requires_consent`, `scope` = `tool` | `session` | `arguments`, default `session`).
@@ -91,102 +94,25 @@ impl ToolRule {
 impl ToolRuleKind {
     /// The config name of the kind (`max_calls`, `cooldown`, …).
     pub fn name(&self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The kind's entry in [`RULE_KINDS`](super::kinds::RULE_KINDS).
+    pub fn spec(&self) -> &'static RuleKindSpec {
         match self {
-            Self::MaxCalls(_) => "max_calls",
-            Self::ExclusiveGroup(_) | Self::NamedExclusiveGroup { .. } => "exclusive_group",
-            Self::StartConstraint => "start_constraint",
-            Self::RequiresPrecedingTools(_) => "requires_preceding_tools",
-            Self::RequiresFollowingTools(_) => "requires_following_tools",
-            Self::RequiredBeforeExit => "required_before_exit",
-            Self::ContinueLoop => "continue_loop",
-            Self::ExitLoop => "exit_loop",
-            Self::Cooldown(_) => "cooldown",
-            Self::RequiresConsent { .. } => "requires_consent",
-            Self::NeverDedupe => "never_dedupe",
-            Self::Dedupe => "dedupe",
+            Self::MaxCalls(_) => &MAX_CALLS,
+            Self::ExclusiveGroup(_) | Self::NamedExclusiveGroup { .. } => &EXCLUSIVE_GROUP,
+            Self::StartConstraint => &START_CONSTRAINT,
+            Self::RequiresPrecedingTools(_) => &REQUIRES_PRECEDING_TOOLS,
+            Self::RequiresFollowingTools(_) => &REQUIRES_FOLLOWING_TOOLS,
+            Self::RequiredBeforeExit => &REQUIRED_BEFORE_EXIT,
+            Self::ContinueLoop => &CONTINUE_LOOP,
+            Self::ExitLoop => &EXIT_LOOP,
+            Self::Cooldown(_) => &COOLDOWN,
+            Self::RequiresConsent { .. } => &REQUIRES_CONSENT,
+            Self::NeverDedupe => &NEVER_DEDUPE,
+            Self::Dedupe => &DEDUPE,
         }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum KindName {
-    MaxCalls,
-    ExclusiveGroup,
-    StartConstraint,
-    RequiresPrecedingTools,
-    RequiresFollowingTools,
-    RequiredBeforeExit,
-    ContinueLoop,
-    ExitLoop,
-    Cooldown,
-    RequiresConsent,
-    NeverDedupe,
-    Dedupe,
-}
-
-/// `group` is either the member list or a group name (with `tools`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum GroupSpec {
-    Members(Vec<String>),
-    Name(String),
-}
-
-impl<'de> Deserialize<'de> for GroupSpec {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct GroupVisitor;
-        impl<'de> Visitor<'de> for GroupVisitor {
-            type Value = GroupSpec;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a list of tool names or a group name")
-            }
-            fn visit_str<E: de::Error>(self, value: &str) -> Result<GroupSpec, E> {
-                Ok(GroupSpec::Name(value.to_owned()))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<GroupSpec, A::Error> {
-                let mut members = Vec::new();
-                while let Some(name) = seq.next_element::<String>()? {
-                    members.push(name);
-                }
-                Ok(GroupSpec::Members(members))
-            }
-        }
-        deserializer.deserialize_any(GroupVisitor)
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawToolRule {
-    tool: String,
-    kind: KindName,
-    value: Option<u32>,
-    group: Option<GroupSpec>,
-    tools: Option<Vec<String>>,
-    secs: Option<f64>,
-    scope: Option<PermissionScope>,
-}
-
-impl RawToolRule {
-    /// Fields given besides `tool` and `kind`, by name.
-    fn given(&self) -> Vec<&'static str> {
-        let mut given = Vec::new();
-        if self.value.is_some() {
-            given.push("value");
-        }
-        if self.group.is_some() {
-            given.push("group");
-        }
-        if self.tools.is_some() {
-            given.push("tools");
-        }
-        if self.secs.is_some() {
-            given.push("secs");
-        }
-        if self.scope.is_some() {
-            given.push("scope");
-        }
-        given
     }
 }
 
@@ -194,149 +120,32 @@ fn rule_error(raw: &RawToolRule, kind: &str, what: String) -> String {
     format!("rule for tool `{}` (kind `{kind}`): {what}", raw.tool)
 }
 
-fn nonempty_tools(
-    raw: &RawToolRule,
-    kind: &str,
-    tools: Option<Vec<String>>,
-) -> Result<Vec<String>, String> {
-    match tools {
-        Some(tools) if !tools.is_empty() => Ok(tools),
-        Some(_) => Err(rule_error(
-            raw,
-            kind,
-            "`tools` must name at least one tool".into(),
-        )),
-        None => Err(rule_error(
-            raw,
-            kind,
-            "missing `tools` (a list of tool names)".into(),
-        )),
-    }
-}
-
 impl TryFrom<RawToolRule> for ToolRule {
     type Error = String;
 
     fn try_from(raw: RawToolRule) -> Result<Self, String> {
-        let (allowed, name): (&[&str], &str) = match raw.kind {
-            KindName::MaxCalls => (&["value"], "max_calls"),
-            KindName::ExclusiveGroup => (&["group", "tools"], "exclusive_group"),
-            KindName::StartConstraint => (&[], "start_constraint"),
-            KindName::RequiresPrecedingTools => (&["tools"], "requires_preceding_tools"),
-            KindName::RequiresFollowingTools => (&["tools"], "requires_following_tools"),
-            KindName::RequiredBeforeExit => (&[], "required_before_exit"),
-            KindName::ContinueLoop => (&[], "continue_loop"),
-            KindName::ExitLoop => (&[], "exit_loop"),
-            KindName::Cooldown => (&["secs"], "cooldown"),
-            KindName::RequiresConsent => (&["scope"], "requires_consent"),
-            KindName::NeverDedupe => (&[], "never_dedupe"),
-            KindName::Dedupe => (&[], "dedupe"),
-        };
-        if let Some(extra) = raw.given().into_iter().find(|f| !allowed.contains(f)) {
-            let uses = if allowed.is_empty() {
+        let spec = raw.kind;
+        if let Some(extra) = raw.given().into_iter().find(|f| !spec.fields.contains(f)) {
+            let uses = if spec.fields.is_empty() {
                 "it takes no parameters".to_owned()
             } else {
-                format!("it uses {}", allowed.join(", "))
+                format!("it uses {}", spec.fields.join(", "))
             };
             return Err(rule_error(
                 &raw,
-                name,
+                spec.name,
                 format!("field `{extra}` does not apply ({uses})"),
             ));
         }
         if raw.tool.trim().is_empty() {
-            return Err(format!("rule of kind `{name}`: `tool` must not be empty"));
+            return Err(format!(
+                "rule of kind `{}`: `tool` must not be empty",
+                spec.name
+            ));
         }
-        let kind = match raw.kind {
-            KindName::MaxCalls => match raw.value {
-                Some(0) => {
-                    return Err(rule_error(
-                        &raw,
-                        name,
-                        "`value` must be at least 1 (remove the tool from the agent instead)"
-                            .into(),
-                    ));
-                }
-                Some(value) => ToolRuleKind::MaxCalls(value),
-                None => {
-                    return Err(rule_error(
-                        &raw,
-                        name,
-                        "missing `value` (the most calls per batch)".into(),
-                    ));
-                }
-            },
-            KindName::ExclusiveGroup => match (raw.group.clone(), raw.tools.clone()) {
-                (Some(GroupSpec::Members(members)), None) if !members.is_empty() => {
-                    ToolRuleKind::ExclusiveGroup(members)
-                }
-                (Some(GroupSpec::Members(_)), None) => {
-                    return Err(rule_error(
-                        &raw,
-                        name,
-                        "`group` must list at least one tool".into(),
-                    ));
-                }
-                (Some(GroupSpec::Name(group)), tools) => ToolRuleKind::NamedExclusiveGroup {
-                    name: group,
-                    tools: tools.unwrap_or_default(),
-                },
-                (Some(GroupSpec::Members(_)), Some(_)) => {
-                    return Err(rule_error(&raw, name, "give `group` as a list of tools, or as a name together with `tools`, not both lists".into()));
-                }
-                (None, _) => {
-                    return Err(rule_error(
-                        &raw,
-                        name,
-                        "missing `group` (a list of tool names, or a group name with `tools`)"
-                            .into(),
-                    ));
-                }
-            },
-            KindName::StartConstraint => ToolRuleKind::StartConstraint,
-            KindName::RequiresPrecedingTools => {
-                ToolRuleKind::RequiresPrecedingTools(nonempty_tools(&raw, name, raw.tools.clone())?)
-            }
-            KindName::RequiresFollowingTools => {
-                ToolRuleKind::RequiresFollowingTools(nonempty_tools(&raw, name, raw.tools.clone())?)
-            }
-            KindName::RequiredBeforeExit => ToolRuleKind::RequiredBeforeExit,
-            KindName::ContinueLoop => ToolRuleKind::ContinueLoop,
-            KindName::ExitLoop => ToolRuleKind::ExitLoop,
-            KindName::Cooldown => match raw.secs {
-                Some(secs) if secs.is_finite() && secs > 0.0 => {
-                    match Duration::try_from_secs_f64(secs) {
-                        Ok(cooldown) => ToolRuleKind::Cooldown(cooldown),
-                        Err(_) => {
-                            return Err(rule_error(
-                                &raw,
-                                name,
-                                format!("`secs` is too large to be a duration, got {secs}"),
-                            ));
-                        }
-                    }
-                }
-                Some(secs) => {
-                    return Err(rule_error(
-                        &raw,
-                        name,
-                        format!("`secs` must be a positive number of seconds, got {secs}"),
-                    ));
-                }
-                None => {
-                    return Err(rule_error(
-                        &raw,
-                        name,
-                        "missing `secs` (seconds between runs)".into(),
-                    ));
-                }
-            },
-            KindName::RequiresConsent => ToolRuleKind::RequiresConsent {
-                scope: raw.scope.unwrap_or_default(),
-            },
-            KindName::NeverDedupe => ToolRuleKind::NeverDedupe,
-            KindName::Dedupe => ToolRuleKind::Dedupe,
-        };
+        let kind = spec
+            .parse(&raw)
+            .map_err(|what| rule_error(&raw, spec.name, what))?;
         Ok(ToolRule {
             tool: raw.tool,
             kind,
