@@ -20,14 +20,15 @@ pub struct VectorIndex {
     codes: Vec<i8>,
     /// Per vector: the value of one i8 step.
     scales: Vec<f32>,
-    /// SQLite's `data_version` when the cache was loaded; a change means another
-    /// connection wrote to the database and the cache must be reloaded.
-    pub data_version: i64,
+    /// The store's data generation when the cache was loaded (SQLite's `data_version`);
+    /// a change means another connection wrote to the database and the cache must be
+    /// reloaded.
+    pub generation: i64,
 }
 
 impl VectorIndex {
     /// An empty index of `dims`-long vectors.
-    pub fn new(dims: usize, data_version: i64) -> Self {
+    pub fn new(dims: usize, generation: i64) -> Self {
         Self {
             dims: dims.max(1),
             ids: Vec::new(),
@@ -36,7 +37,7 @@ impl VectorIndex {
             data: Vec::new(),
             codes: Vec::new(),
             scales: Vec::new(),
-            data_version,
+            generation,
         }
     }
 
