@@ -14,6 +14,7 @@ use crate::error::CoordinatorError;
 use crate::queue::RunQueue;
 use crate::run::{Run, RunError, RunStatus, now_millis};
 use crate::runners::{RunExecutor, RunnerDeps};
+use crate::sqlite::SqliteRunStore;
 use crate::store::RunStore;
 
 /// What `POST /runs` and `start_agent_run` answer: the new run's id and status.
@@ -36,7 +37,7 @@ pub(crate) struct Inner {
     pub(crate) config: CoordinatorConfig,
     order: Vec<Arc<Blueprint>>,
     by_name: HashMap<String, Arc<Blueprint>>,
-    store: RunStore,
+    store: Arc<dyn RunStore>,
     queue: RunQueue,
 }
 
@@ -96,7 +97,7 @@ impl Coordinator {
         let loaded = load_blueprints(blueprints)?;
         let handle = CoordinatorHandle::default();
         let runner = deps.into_runner(&loaded, handle.clone())?;
-        Self::assemble(config, loaded, Arc::new(runner), handle).await
+        Self::assemble(config, loaded, Arc::new(runner), handle, None).await
     }
 
     /// Like [`Coordinator::new`], with the executor `make_executor` builds (it receives
@@ -112,7 +113,24 @@ impl Coordinator {
         let loaded = load_blueprints(blueprints)?;
         let handle = CoordinatorHandle::default();
         let executor = make_executor(handle.clone());
-        Self::assemble(config, loaded, executor, handle).await
+        Self::assemble(config, loaded, executor, handle, None).await
+    }
+
+    /// Like [`Coordinator::with_executor`], keeping blueprints and runs in `store` (any
+    /// [`RunStore`] backend) instead of the SQLite database of `config.db`.
+    pub async fn with_store<F>(
+        config: CoordinatorConfig,
+        blueprints: Vec<BlueprintConfig>,
+        store: Arc<dyn RunStore>,
+        make_executor: F,
+    ) -> Result<Self, CoordinatorError>
+    where
+        F: FnOnce(CoordinatorHandle) -> Arc<dyn RunExecutor>,
+    {
+        let loaded = load_blueprints(blueprints)?;
+        let handle = CoordinatorHandle::default();
+        let executor = make_executor(handle.clone());
+        Self::assemble(config, loaded, executor, handle, Some(store)).await
     }
 
     async fn assemble(
@@ -120,12 +138,20 @@ impl Coordinator {
         loaded: Vec<Arc<Blueprint>>,
         executor: Arc<dyn RunExecutor>,
         handle: CoordinatorHandle,
+        store: Option<Arc<dyn RunStore>>,
     ) -> Result<Self, CoordinatorError> {
         check_config(&config)?;
-        let path = config.db.clone();
-        let store = tokio::task::spawn_blocking(move || RunStore::open(path.as_deref()))
-            .await
-            .map_err(|error| CoordinatorError::StorageTask(error.to_string()))??;
+        let store = match store {
+            Some(store) => store,
+            None => {
+                let path = config.db.clone();
+                Arc::new(
+                    tokio::task::spawn_blocking(move || SqliteRunStore::open(path.as_deref()))
+                        .await
+                        .map_err(|error| CoordinatorError::StorageTask(error.to_string()))??,
+                )
+            }
+        };
         let recovered = store.recover_interrupted().await?;
         if recovered > 0 {
             tracing::warn!(

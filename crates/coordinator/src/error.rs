@@ -83,14 +83,15 @@ pub enum CoordinatorError {
         /// Why (no default provider, unknown provider name, no model).
         reason: String,
     },
-    /// A SQLite operation failed.
-    #[error("coordinator database: {action}: {source}")]
+    /// The run store's database failed.
+    #[error("coordinator database ({backend}): {action}: {message}")]
     Storage {
+        /// Which backend (`sqlite`, `postgres`).
+        backend: &'static str,
         /// What the store was doing.
         action: &'static str,
-        /// The SQLite error.
-        #[source]
-        source: rusqlite::Error,
+        /// The backend's own message.
+        message: String,
     },
     /// A stored row could not be read back.
     #[error("coordinator database: corrupt {what}: {detail}")]
@@ -141,13 +142,6 @@ pub enum CoordinatorError {
         #[source]
         source: std::io::Error,
     },
-}
-
-impl CoordinatorError {
-    /// A storage error of `action`.
-    pub(crate) fn storage(action: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
-        move |source| Self::Storage { action, source }
-    }
 }
 
 /// Why a step's argument template is refused (at load, see [`crate::ArgsTemplate`]).

@@ -52,15 +52,17 @@ pub use embedder::{
     normalize,
 };
 pub use error::MemoryError;
-pub use lease::{DEFAULT_LEASE_TTL, LeaseOwner, SessionLease, holder_is_gone, lease_expiry, this_host};
+pub use lease::{
+    DEFAULT_LEASE_TTL, LeaseOwner, SessionLease, holder_is_gone, lease_expiry, this_host,
+};
 pub use restore::{INTERRUPTED_RESULT, is_well_formed, repair_sequence, repair_stored};
 pub use retrieval::{
     VectorIndex, candidate_count, match_expression, merge, query_terms, terms_expression,
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{
-    DATABASE_DIR_MODE, DATABASE_FILE_MODE, SCHEMA_VERSION, SqliteConfig, SqliteMemory,
-    Synchronous, create_database_dir, secure_database_file,
+    DATABASE_DIR_MODE, DATABASE_FILE_MODE, SCHEMA_VERSION, SqliteConfig, SqliteMemory, Synchronous,
+    create_database_dir, secure_database_file,
 };
 pub use traits::{
     Memory, MemoryRetrieval, RetrievedChunk, SearchScope, SessionInfo, SessionSummary,

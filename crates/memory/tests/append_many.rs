@@ -7,10 +7,8 @@
 )]
 //! `SqliteMemory::append_many` is one transaction: a failing message stores none of the batch.
 
-
 use oxydra_memory::{Memory, SqliteConfig, SqliteMemory};
 use oxydra_types::{Message, SessionId};
-
 
 #[tokio::test]
 async fn a_failing_message_stores_none_of_the_batch() {

@@ -1,4 +1,5 @@
-//! SQLite storage of blueprints and runs.
+//! [`SqliteRunStore`]: the SQLite [`RunStore`]; the one module of the crate naming
+//! `rusqlite`, whose errors become [`CoordinatorError::Storage`] here.
 //!
 //! Two tables of their own (`coordinator_blueprints`, `coordinator_runs`), so the
 //! store can share a database file with the session memory, created and upgraded by
@@ -7,37 +8,56 @@
 //! overwrite a run that was cancelled or recovered in the meantime. All calls run on
 //! the store's own database thread, never on an async worker.
 
+mod db_thread;
+mod migrations;
+
 use std::path::Path;
 
+use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use crate::blueprint::BlueprintSummary;
 use crate::config::BlueprintKind;
-use crate::db_thread::DbThread;
 use crate::error::CoordinatorError;
-use crate::migrations::migrate;
-#[cfg(test)]
-use crate::migrations::{MIGRATIONS, SCHEMA_VERSION};
 use crate::run::{Run, RunError, RunStatus, now_millis};
 use crate::scrub::{scrub_error, scrub_value};
+use crate::store::RunStore;
+use db_thread::DbThread;
+use migrations::migrate;
+#[cfg(test)]
+use migrations::{MIGRATIONS, SCHEMA_VERSION};
 
 const RUN_COLUMNS: &str =
     "id, agent_name, status, parameters, result, error, created_at, started_at, finished_at";
 
-/// The coordinator's SQLite store; cheap to clone.
-#[derive(Clone)]
-pub struct RunStore {
-    db: DbThread,
-}
+/// The backend name in errors.
+const BACKEND: &str = "sqlite";
 
-impl std::fmt::Debug for RunStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunStore").finish_non_exhaustive()
+impl CoordinatorError {
+    /// A [`CoordinatorError::Storage`] of `action`, keeping SQLite's message.
+    pub(crate) fn storage(action: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
+        move |source| Self::Storage {
+            backend: BACKEND,
+            action,
+            message: source.to_string(),
+        }
     }
 }
 
-impl RunStore {
+/// The coordinator's SQLite store; cheap to clone.
+#[derive(Clone)]
+pub struct SqliteRunStore {
+    db: DbThread,
+}
+
+impl std::fmt::Debug for SqliteRunStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteRunStore").finish_non_exhaustive()
+    }
+}
+
+impl SqliteRunStore {
     /// Opens (creating if needed) the store in `path`, or in memory when `None`, and
     /// starts its database thread. Blocking: call it from `spawn_blocking`.
     pub fn open(path: Option<&Path>) -> Result<Self, CoordinatorError> {
@@ -75,9 +95,12 @@ impl RunStore {
     {
         self.db.call(work).await
     }
+}
 
+#[async_trait]
+impl RunStore for SqliteRunStore {
     /// Replaces the stored blueprints with `blueprints` (in this order).
-    pub async fn replace_blueprints(
+    async fn replace_blueprints(
         &self,
         blueprints: Vec<BlueprintSummary>,
     ) -> Result<(), CoordinatorError> {
@@ -113,7 +136,7 @@ impl RunStore {
     }
 
     /// The stored blueprints, in config order.
-    pub async fn list_blueprints(&self) -> Result<Vec<BlueprintSummary>, CoordinatorError> {
+    async fn list_blueprints(&self) -> Result<Vec<BlueprintSummary>, CoordinatorError> {
         self.with(|connection| {
             let mut statement = connection
                 .prepare_cached(
@@ -157,7 +180,7 @@ impl RunStore {
 
     /// Stores a new run. Its parameters are scrubbed first: the stored copy (and so what
     /// the run is started with) holds no secret.
-    pub async fn insert_run(&self, run: Run) -> Result<(), CoordinatorError> {
+    async fn insert_run(&self, run: Run) -> Result<(), CoordinatorError> {
         let parameters = scrub_value(run.parameters).to_string();
         self.with(move |connection| {
             connection
@@ -182,7 +205,7 @@ impl RunStore {
 
     /// Moves a pending run to running and returns its stored parameters; `None` when
     /// it was no longer pending (cancelled while queued, or recovered).
-    pub(crate) async fn start_run(&self, run_id: &str) -> Result<Option<Value>, CoordinatorError> {
+    async fn start_run(&self, run_id: &str) -> Result<Option<Value>, CoordinatorError> {
         let run_id = run_id.to_owned();
         self.with(move |connection| {
             let parameters = connection
@@ -206,7 +229,7 @@ impl RunStore {
     /// Ends a run that is still pending or running; `false` when it had already ended.
     /// `result` and `error` are scrubbed first: whatever a runner produced (tool
     /// output, a model's text, an error message), no secret in it reaches the database.
-    pub async fn finish_run(
+    async fn finish_run(
         &self,
         run_id: &str,
         status: RunStatus,
@@ -243,7 +266,7 @@ impl RunStore {
     }
 
     /// The run with `run_id`, if any.
-    pub async fn get_run(&self, run_id: &str) -> Result<Option<Run>, CoordinatorError> {
+    async fn get_run(&self, run_id: &str) -> Result<Option<Run>, CoordinatorError> {
         let run_id = run_id.to_owned();
         self.with(move |connection| {
             let row = connection
@@ -275,7 +298,7 @@ impl RunStore {
 
     /// Marks every run left pending or running (by a coordinator that stopped without
     /// finishing them) as failed with kind `interrupted`; returns how many.
-    pub async fn recover_interrupted(&self) -> Result<usize, CoordinatorError> {
+    async fn recover_interrupted(&self) -> Result<usize, CoordinatorError> {
         let error = serde_json::to_string(&RunError::interrupted())
             .map_err(|error| CoordinatorError::StorageTask(error.to_string()))?;
         self.with(move |connection| {
@@ -369,7 +392,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("runs.db");
-        let store = RunStore::open(Some(&path)).unwrap();
+        let store = SqliteRunStore::open(Some(&path)).unwrap();
         let mut run = pending("r1");
         run.parameters = json!({"prompt": "log in with password=hunter2-very-secret"});
         store.insert_run(run).await.unwrap();
@@ -383,66 +406,6 @@ mod tests {
             bytes.extend(std::fs::read(format!("{}{suffix}", path.display())).unwrap_or_default());
         }
         assert!(!String::from_utf8_lossy(&bytes).contains("hunter2"));
-    }
-
-    #[tokio::test]
-    async fn runs_move_through_their_states_once() {
-        let store = RunStore::open(None).unwrap();
-        store.insert_run(pending("r1")).await.unwrap();
-        assert!(store.start_run("r1").await.unwrap().is_some());
-        assert!(store.start_run("r1").await.unwrap().is_none());
-        assert_eq!(store.start_run("r1").await.unwrap(), None);
-        store.insert_run(pending("r2")).await.unwrap();
-        assert_eq!(
-            store.start_run("r2").await.unwrap(),
-            Some(json!({"prompt": "hi"}))
-        );
-        assert_eq!(
-            store.get_run("r2").await.unwrap().unwrap().status,
-            RunStatus::Running
-        );
-        assert!(
-            store
-                .finish_run("r1", RunStatus::Completed, Some(json!({"ok": 1})), None)
-                .await
-                .unwrap()
-        );
-        assert!(
-            !store
-                .finish_run("r1", RunStatus::Failed, None, Some(RunError::cancelled()))
-                .await
-                .unwrap()
-        );
-        let run = store.get_run("r1").await.unwrap().unwrap();
-        assert_eq!(run.status, RunStatus::Completed);
-        assert_eq!(run.result, Some(json!({"ok": 1})));
-        assert!(run.started_at.is_some() && run.finished_at.is_some());
-        assert!(store.get_run("nope").await.unwrap().is_none());
-    }
-
-    #[tokio::test]
-    async fn blueprints_are_replaced_and_listed_in_order() {
-        let store = RunStore::open(None).unwrap();
-        let summary = |name: &str, schema: Option<Value>| BlueprintSummary {
-            name: name.into(),
-            kind: if schema.is_some() {
-                BlueprintKind::Deterministic
-            } else {
-                BlueprintKind::Agent
-            },
-            description: format!("{name} does things"),
-            parameters_schema: schema,
-        };
-        store
-            .replace_blueprints(vec![summary("old", None)])
-            .await
-            .unwrap();
-        let listed = vec![
-            summary("zeta", None),
-            summary("alpha", Some(json!({"type": "object"}))),
-        ];
-        store.replace_blueprints(listed.clone()).await.unwrap();
-        assert_eq!(store.list_blueprints().await.unwrap(), listed);
     }
 
     fn recorded_versions(path: &Path) -> Vec<i64> {
@@ -467,11 +430,11 @@ mod tests {
             .pragma_update(None, "user_version", 7)
             .unwrap();
         {
-            let store = RunStore::open(Some(&path)).unwrap();
+            let store = SqliteRunStore::open(Some(&path)).unwrap();
             store.insert_run(pending("kept")).await.unwrap();
         }
         assert_eq!(recorded_versions(&path), vec![SCHEMA_VERSION]);
-        let store = RunStore::open(Some(&path)).unwrap();
+        let store = SqliteRunStore::open(Some(&path)).unwrap();
         assert_eq!(recorded_versions(&path), vec![SCHEMA_VERSION]);
         assert!(store.get_run("kept").await.unwrap().is_some());
         let user_version: i64 = Connection::open(&path)
@@ -497,7 +460,7 @@ mod tests {
                 )
                 .unwrap();
         }
-        let store = RunStore::open(Some(&path)).unwrap();
+        let store = SqliteRunStore::open(Some(&path)).unwrap();
         assert_eq!(recorded_versions(&path), vec![SCHEMA_VERSION]);
         let run = store.get_run("old").await.unwrap().unwrap();
         assert_eq!(run.status, RunStatus::Completed);
@@ -507,7 +470,7 @@ mod tests {
     fn a_database_from_a_newer_coordinator_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("newer.db");
-        drop(RunStore::open(Some(&path)).unwrap());
+        drop(SqliteRunStore::open(Some(&path)).unwrap());
         Connection::open(&path)
             .unwrap()
             .execute(
@@ -515,35 +478,7 @@ mod tests {
                 [SCHEMA_VERSION + 1],
             )
             .unwrap();
-        let error = RunStore::open(Some(&path)).unwrap_err();
+        let error = SqliteRunStore::open(Some(&path)).unwrap_err();
         assert!(error.to_string().contains("newer than"), "{error}");
-    }
-
-    #[tokio::test]
-    async fn recovery_fails_unfinished_runs_in_a_file_db() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("coordinator.db");
-        {
-            let store = RunStore::open(Some(&path)).unwrap();
-            for id in ["a", "b", "c"] {
-                store.insert_run(pending(id)).await.unwrap();
-            }
-            store.start_run("a").await.unwrap();
-            store
-                .finish_run("c", RunStatus::Completed, Some(json!(1)), None)
-                .await
-                .unwrap();
-        }
-        let store = RunStore::open(Some(&path)).unwrap();
-        assert_eq!(store.recover_interrupted().await.unwrap(), 2);
-        for id in ["a", "b"] {
-            let run = store.get_run(id).await.unwrap().unwrap();
-            assert_eq!(run.status, RunStatus::Failed);
-            assert_eq!(run.error.unwrap().kind, "interrupted");
-        }
-        assert_eq!(
-            store.get_run("c").await.unwrap().unwrap().status,
-            RunStatus::Completed
-        );
     }
 }

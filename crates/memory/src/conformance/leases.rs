@@ -16,9 +16,12 @@ use crate::{LeaseOwner, Memory, MemoryError, RetrievalConfig, is_well_formed, th
 
 const TTL: Duration = Duration::from_secs(60);
 
-/// Moved from the SQLite tests; see the assertions.
+/// A live lease excludes other owners from taking it and from appending; releasing hands it over.
 pub async fn two_holders_exclude_each_other<B: MemoryBackend>(backend: &B) {
-    let (first, second) = (backend.open(RetrievalConfig::default()), backend.open(RetrievalConfig::default()));
+    let (first, second) = (
+        backend.open(RetrievalConfig::default()),
+        backend.open(RetrievalConfig::default()),
+    );
     let session = SessionId::from("ses_shared");
     let (a, b) = (LeaseOwner::generate(), LeaseOwner::generate());
     let lease = first
@@ -99,9 +102,12 @@ pub async fn two_holders_exclude_each_other<B: MemoryBackend>(backend: &B) {
     );
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// A lapsed lease is taken over; its old holder gets `LeaseLost` on renewal and cannot append.
 pub async fn a_lapsed_lease_is_taken_over_and_its_holder_fenced_off<B: MemoryBackend>(backend: &B) {
-    let (first, second) = (backend.open(RetrievalConfig::default()), backend.open(RetrievalConfig::default()));
+    let (first, second) = (
+        backend.open(RetrievalConfig::default()),
+        backend.open(RetrievalConfig::default()),
+    );
     let session = SessionId::from("ses_crashed");
     let (a, b) = (LeaseOwner::generate(), LeaseOwner::generate());
     // A holder that stopped renewing: its lease has lapsed (a zero time to live lapses
@@ -149,7 +155,7 @@ pub async fn a_lapsed_lease_is_taken_over_and_its_holder_fenced_off<B: MemoryBac
     assert!(renewed.expires_at_ms >= lease.expires_at_ms);
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// Restore repairs what two unleased writers interleaved into a well-formed conversation.
 pub async fn restore_repairs_messages_two_writers_interleaved<B: MemoryBackend>(backend: &B) {
     let memory = backend.open(RetrievalConfig::default());
     let session = SessionId::from("ses_interleaved");
@@ -177,9 +183,12 @@ pub async fn restore_repairs_messages_two_writers_interleaved<B: MemoryBackend>(
     assert_eq!(restored.len(), stored.len());
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// A lease whose holder's process is gone (this host) is taken over at once; one on another host is not.
 pub async fn a_holder_whose_process_is_gone_is_taken_over_at_once<B: MemoryBackend>(backend: &B) {
-    let (first, second) = (backend.open(RetrievalConfig::default()), backend.open(RetrievalConfig::default()));
+    let (first, second) = (
+        backend.open(RetrievalConfig::default()),
+        backend.open(RetrievalConfig::default()),
+    );
     // A process that held a lease and died (as after `kill -9`): its lease is still
     // within its time to live.
     let mut child = std::process::Command::new("true").spawn().unwrap();

@@ -57,7 +57,6 @@ fn distractors() -> Vec<String> {
 const PLANTED: &str = "The production database failover runbook: promote the replica in eu-west-1, then rotate credentials";
 const QUERY: &str = "how do we run a database failover to the replica?";
 
-
 async fn planted_ranks_first<B: MemoryBackend>(backend: &B, vector_weight: f32, text_weight: f32) {
     let memory = backend.open(weights(vector_weight, text_weight));
     let mut texts = distractors();
@@ -74,22 +73,22 @@ async fn planted_ranks_first<B: MemoryBackend>(backend: &B, vector_weight: f32, 
     assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// Among 1,000 distractors the planted chunk ranks first by full text alone.
 pub async fn planted_chunk_first_by_text_alone<B: MemoryBackend>(backend: &B) {
     planted_ranks_first(backend, 0.0, 1.0).await;
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// Among 1,000 distractors the planted chunk ranks first by vectors alone.
 pub async fn planted_chunk_first_by_vectors_alone<B: MemoryBackend>(backend: &B) {
     planted_ranks_first(backend, 1.0, 0.0).await;
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// Among 1,000 distractors the planted chunk ranks first with the merged score.
 pub async fn planted_chunk_first_merged<B: MemoryBackend>(backend: &B) {
     planted_ranks_first(backend, 0.7, 0.3).await;
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// Full text alone finds nothing for words no chunk contains.
 pub async fn text_alone_does_not_find_unrelated_words<B: MemoryBackend>(backend: &B) {
     let memory = backend.open(weights(0.0, 1.0));
     store_each(&memory, distractors()).await;
@@ -102,7 +101,7 @@ pub async fn text_alone_does_not_find_unrelated_words<B: MemoryBackend>(backend:
     );
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// A session scope sees only its own chunks; the global scope sees all; `top_k` bounds the hits.
 pub async fn session_scope_sees_only_its_chunks_and_global_sees_all<B: MemoryBackend>(backend: &B) {
     let memory = backend.open(RetrievalConfig::default());
     let (a, b) = (SessionId::from("ses_a"), SessionId::from("ses_b"));
@@ -154,7 +153,7 @@ pub async fn session_scope_sees_only_its_chunks_and_global_sees_all<B: MemoryBac
     );
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// Full-text operators, unbalanced quotes, punctuation and empty queries are searched as plain words, never an error.
 pub async fn hostile_and_empty_queries_do_not_error<B: MemoryBackend>(backend: &B) {
     let memory = backend.open(weights(0.0, 1.0));
     memory
@@ -203,7 +202,7 @@ pub async fn hostile_and_empty_queries_do_not_error<B: MemoryBackend>(backend: &
     merged.search("!!!", &SearchScope::Global, 5).await.unwrap();
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// Long texts are split into chunks that are found by their words; blank text stores nothing.
 pub async fn long_texts_are_chunked_with_overlap<B: MemoryBackend>(backend: &B) {
     let memory = backend.open(RetrievalConfig {
         chunk_max_chars: 200,
@@ -224,7 +223,7 @@ pub async fn long_texts_are_chunked_with_overlap<B: MemoryBackend>(backend: &B) 
     assert!(memory.store_text(None, "   ").await.unwrap().is_empty());
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// A search sees chunks another store wrote after the searching store loaded its vectors.
 pub async fn vector_cache_sees_writes_from_another_connection<B: MemoryBackend>(backend: &B) {
     let reader = backend.open(weights(1.0, 0.0));
     let writer = backend.open(RetrievalConfig::default());
@@ -254,8 +253,10 @@ pub async fn vector_cache_sees_writes_from_another_connection<B: MemoryBackend>(
     assert!(hits[0].text.contains("seals"));
 }
 
-/// Moved from the SQLite tests; see the assertions.
-pub async fn very_common_words_are_left_out_unless_nothing_else_remains<B: MemoryBackend>(backend: &B) {
+/// Words in more than `max_term_docs` chunks are left out of the full-text search unless only such words remain.
+pub async fn very_common_words_are_left_out_unless_nothing_else_remains<B: MemoryBackend>(
+    backend: &B,
+) {
     let memory = backend.open(RetrievalConfig {
         vector_weight: 0.0,
         text_weight: 1.0,

@@ -17,7 +17,7 @@ fn call(id: &str, name: &str) -> ToolCall {
     ToolCall::new(CallId::from(id), name, r#"{"path":"a.txt"}"#)
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// Appends get sequences 1, 2, …; a store opened again restores them in order and continues the sequence; unknown sessions are empty.
 pub async fn append_and_restore_in_order_across_reopening<B: MemoryBackend>(backend: &B) {
     let session = SessionId::generate();
     let conversation = vec![
@@ -58,7 +58,7 @@ pub async fn append_and_restore_in_order_across_reopening<B: MemoryBackend>(back
     assert!(memory.restore(&unknown).await.unwrap().is_empty());
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// Concurrent appends to one session get unique, gap-free sequences, each task's messages in its order.
 pub async fn concurrent_appends_are_unique_and_gap_free<B: MemoryBackend>(backend: &B) {
     let memory = Arc::new(backend.open(RetrievalConfig::default()));
     let session = SessionId::from("ses_busy");
@@ -117,7 +117,7 @@ pub async fn concurrent_appends_are_unique_and_gap_free<B: MemoryBackend>(backen
     assert_eq!(other_sequences, (1..=40).collect::<Vec<u64>>());
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// Sessions are listed most recently updated first, with their message counts.
 pub async fn list_sessions_most_recent_first_with_counts<B: MemoryBackend>(backend: &B) {
     let memory = backend.open(RetrievalConfig::default());
     assert!(memory.list_sessions().await.unwrap().is_empty());
@@ -134,7 +134,7 @@ pub async fn list_sessions_most_recent_first_with_counts<B: MemoryBackend>(backe
     assert!(sessions[0].updated_at_ms > sessions[0].created_at_ms);
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// Of two summaries stored against one epoch exactly one wins; a stale epoch is refused.
 pub async fn summary_epoch_compare_and_swap<B: MemoryBackend>(backend: &B) {
     let memory = backend.open(RetrievalConfig::default());
     let session = SessionId::from("ses_summary");
@@ -183,8 +183,10 @@ pub async fn summary_epoch_compare_and_swap<B: MemoryBackend>(backend: &B) {
     assert_eq!(memory.store_summary(&fresh, 3, "x", 1).await.unwrap(), None);
 }
 
-/// Moved from the SQLite tests; see the assertions.
-pub async fn restore_synthesises_interrupted_results_only_for_orphans<B: MemoryBackend>(backend: &B) {
+/// Restore adds an `interrupted` result for each unanswered tool call only, and writes nothing.
+pub async fn restore_synthesises_interrupted_results_only_for_orphans<B: MemoryBackend>(
+    backend: &B,
+) {
     let memory = backend.open(RetrievalConfig::default());
     let session = SessionId::from("ses_orphans");
     let stored = vec![
@@ -236,7 +238,7 @@ pub async fn restore_synthesises_interrupted_results_only_for_orphans<B: MemoryB
     assert_eq!(memory.messages(&session).await.unwrap().len(), 3);
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// Deleting a session removes its messages, summary and chunks (also from a loaded search cache), and nothing else.
 pub async fn delete_session_removes_messages_state_and_chunks<B: MemoryBackend>(backend: &B) {
     let memory = backend.open(RetrievalConfig::default());
     let (gone, kept) = (SessionId::from("ses_gone"), SessionId::from("ses_kept"));
@@ -294,7 +296,7 @@ pub async fn delete_session_removes_messages_state_and_chunks<B: MemoryBackend>(
         .unwrap();
 }
 
-/// Moved from the SQLite tests; see the assertions.
+/// `append_many` batches are contiguous and in order amid concurrent single appends; no gaps.
 pub async fn batches_and_single_appends_interleave_without_gaps<B: MemoryBackend>(backend: &B) {
     let memory = Arc::new(backend.open(RetrievalConfig::default()));
     let session = SessionId::from("ses_batch");

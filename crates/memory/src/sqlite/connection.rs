@@ -4,8 +4,8 @@ use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};
 
-use super::migrations::migrate;
 use super::config::SqliteConfig;
+use super::migrations::migrate;
 use crate::error::MemoryError;
 
 /// Open (creating if needed) the database at `path`: owner-only file modes, busy

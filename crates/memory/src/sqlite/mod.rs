@@ -24,10 +24,10 @@ use oxydra_types::{Message, SessionId};
 use rusqlite::Connection;
 use tracing::{Span, field};
 
+pub use config::{SqliteConfig, Synchronous};
 pub use file_mode::{
     DATABASE_DIR_MODE, DATABASE_FILE_MODE, create_database_dir, secure_database_file,
 };
-pub use config::{SqliteConfig, Synchronous};
 pub use migrations::SCHEMA_VERSION;
 
 use crate::error::MemoryError;

@@ -1,0 +1,60 @@
+//! [`RunStore`]: where the coordinator keeps its blueprints and runs.
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::blueprint::BlueprintSummary;
+use crate::error::CoordinatorError;
+use crate::run::{Run, RunError, RunStatus};
+
+/// Storage of blueprints and runs, used by the HTTP layer, the agent tools and the
+/// worker pool. [`SqliteRunStore`](crate::SqliteRunStore) is the built-in backend; the
+/// suites in `oxydra_coordinator::conformance` (feature `conformance`) check any other.
+///
+/// Contract every backend keeps:
+/// - every state change is conditional on the current status, so a late worker can
+///   never overwrite a run that was cancelled or recovered in the meantime: a run is
+///   started (`pending` → `running`) at most once and ended at most once;
+/// - parameters, results and errors are scrubbed of secrets before they are stored
+///   (with [`scrub_value`](crate::scrub_value) and [`scrub_error`](crate::scrub_error));
+/// - every call is durable when it returns and never blocks an async worker;
+/// - errors of the database are [`CoordinatorError::Storage`] naming the backend and the
+///   action, undecodable rows [`CoordinatorError::CorruptRow`].
+#[async_trait]
+pub trait RunStore: Send + Sync + std::fmt::Debug {
+    /// Replaces the stored blueprints with `blueprints` (in this order).
+    async fn replace_blueprints(
+        &self,
+        blueprints: Vec<BlueprintSummary>,
+    ) -> Result<(), CoordinatorError>;
+
+    /// The stored blueprints, in the order last given.
+    async fn list_blueprints(&self) -> Result<Vec<BlueprintSummary>, CoordinatorError>;
+
+    /// Stores a new run, its parameters scrubbed first: the stored copy (and so what the
+    /// run is started with) holds no secret.
+    async fn insert_run(&self, run: Run) -> Result<(), CoordinatorError>;
+
+    /// Claims a pending run for a worker: moves it to running and returns its stored
+    /// parameters; `None` when it was no longer pending (cancelled while queued, or
+    /// recovered) or does not exist.
+    async fn start_run(&self, run_id: &str) -> Result<Option<Value>, CoordinatorError>;
+
+    /// Ends a run that is still pending or running with `status` (`completed`,
+    /// `failed`, `cancelled`), `result` and `error` scrubbed first; `false` when it had
+    /// already ended (or does not exist).
+    async fn finish_run(
+        &self,
+        run_id: &str,
+        status: RunStatus,
+        result: Option<Value>,
+        error: Option<RunError>,
+    ) -> Result<bool, CoordinatorError>;
+
+    /// The run with `run_id`, if any.
+    async fn get_run(&self, run_id: &str) -> Result<Option<Run>, CoordinatorError>;
+
+    /// Marks every run left pending or running (by a coordinator that stopped without
+    /// finishing them) as failed with kind `interrupted`; returns how many.
+    async fn recover_interrupted(&self) -> Result<usize, CoordinatorError>;
+}
