@@ -46,6 +46,11 @@ impl VectorIndex {
         self.ids.len()
     }
 
+    /// Whether it holds no vector.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
     /// Add chunk `id`'s unit `vector`; a vector of another length is refused (`false`).
     pub fn push(&mut self, id: i64, session: Option<&str>, vector: &[f32]) -> bool {
         if vector.len() != self.dims {
@@ -277,6 +282,8 @@ mod tests {
         );
         index.remove_session("even");
         assert_eq!(index.len(), 1_000);
+        assert!(!index.is_empty());
+        assert!(VectorIndex::new(16, 0).is_empty());
         assert_eq!(index.search(&query, None, 1)[0].0, 123);
     }
 
