@@ -14,7 +14,6 @@ use crate::error::CoordinatorError;
 use crate::queue::RunQueue;
 use crate::run::{Run, RunError, RunStatus, now_millis};
 use crate::runners::{RunExecutor, RunnerDeps};
-use crate::sqlite::SqliteRunStore;
 use crate::store::RunStore;
 
 /// What `POST /runs` and `start_agent_run` answer: the new run's id and status.
@@ -84,6 +83,27 @@ impl CoordinatorHandle {
     }
 }
 
+/// The SQLite run store on `config.db` (in memory when unset).
+#[cfg(feature = "sqlite")]
+async fn open_default_store(
+    config: &CoordinatorConfig,
+) -> Result<Arc<dyn RunStore>, CoordinatorError> {
+    let path = config.db.clone();
+    let store = tokio::task::spawn_blocking(move || crate::SqliteRunStore::open(path.as_deref()))
+        .await
+        .map_err(|error| CoordinatorError::StorageTask(error.to_string()))??;
+    Ok(Arc::new(store))
+}
+
+/// Without the `sqlite` feature there is no built-in store: use
+/// [`Coordinator::with_store`].
+#[cfg(not(feature = "sqlite"))]
+async fn open_default_store(
+    _config: &CoordinatorConfig,
+) -> Result<Arc<dyn RunStore>, CoordinatorError> {
+    Err(CoordinatorError::NoRunStore)
+}
+
 impl Coordinator {
     /// Loads `blueprints` (each checked and its validator compiled), opens the store
     /// (marking runs a previous process left pending or running as failed with kind
@@ -143,14 +163,7 @@ impl Coordinator {
         check_config(&config)?;
         let store = match store {
             Some(store) => store,
-            None => {
-                let path = config.db.clone();
-                Arc::new(
-                    tokio::task::spawn_blocking(move || SqliteRunStore::open(path.as_deref()))
-                        .await
-                        .map_err(|error| CoordinatorError::StorageTask(error.to_string()))??,
-                )
-            }
+            None => open_default_store(&config).await?,
         };
         let recovered = store.recover_interrupted().await?;
         if recovered > 0 {

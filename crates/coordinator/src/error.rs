@@ -101,6 +101,11 @@ pub enum CoordinatorError {
         /// What is wrong.
         detail: String,
     },
+    /// No run store was given and this build has no built-in one.
+    #[error(
+        "no run store: this build of oxydra-coordinator has no SQLite backend (cargo feature `sqlite`); pass a store to Coordinator::with_store"
+    )]
+    NoRunStore,
     /// A blocking storage task died.
     #[error("coordinator database task failed: {0}")]
     StorageTask(String),

@@ -45,6 +45,7 @@ mod run;
 mod runners;
 mod scrub;
 mod shell_words;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;
 mod template;
@@ -69,6 +70,7 @@ pub use runners::{
     AgentRunner, BlueprintRunner, DeterministicRunner, RunExecutor, RunRequest, RunnerDeps,
 };
 pub use scrub::{scrub_error, scrub_value};
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteRunStore;
 pub use store::RunStore;
 pub use template::{ArgsTemplate, shell_command_arg};

@@ -97,6 +97,7 @@ impl RunQueue {
 
     /// How many worker tasks are alive (the pool size, whatever the queue length).
     #[cfg(test)]
+    #[cfg(feature = "sqlite")]
     pub(crate) fn worker_tasks(&self) -> usize {
         self.tracker.len()
     }
@@ -345,6 +346,7 @@ impl Worker {
 }
 
 #[cfg(test)]
+#[cfg(feature = "sqlite")]
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
