@@ -36,7 +36,7 @@ pub(crate) struct Inner {
     pub(crate) config: CoordinatorConfig,
     order: Vec<Arc<Blueprint>>,
     by_name: HashMap<String, Arc<Blueprint>>,
-    store: RunStore,
+    store: Arc<dyn RunStore>,
     queue: RunQueue,
 }
 
@@ -83,6 +83,27 @@ impl CoordinatorHandle {
     }
 }
 
+/// The SQLite run store on `config.db` (in memory when unset).
+#[cfg(feature = "sqlite")]
+async fn open_default_store(
+    config: &CoordinatorConfig,
+) -> Result<Arc<dyn RunStore>, CoordinatorError> {
+    let path = config.db.clone();
+    let store = tokio::task::spawn_blocking(move || crate::SqliteRunStore::open(path.as_deref()))
+        .await
+        .map_err(|error| CoordinatorError::StorageTask(error.to_string()))??;
+    Ok(Arc::new(store))
+}
+
+/// Without the `sqlite` feature there is no built-in store: use
+/// [`Coordinator::with_store`].
+#[cfg(not(feature = "sqlite"))]
+async fn open_default_store(
+    _config: &CoordinatorConfig,
+) -> Result<Arc<dyn RunStore>, CoordinatorError> {
+    Err(CoordinatorError::NoRunStore)
+}
+
 impl Coordinator {
     /// Loads `blueprints` (each checked and its validator compiled), opens the store
     /// (marking runs a previous process left pending or running as failed with kind
@@ -96,7 +117,7 @@ impl Coordinator {
         let loaded = load_blueprints(blueprints)?;
         let handle = CoordinatorHandle::default();
         let runner = deps.into_runner(&loaded, handle.clone())?;
-        Self::assemble(config, loaded, Arc::new(runner), handle).await
+        Self::assemble(config, loaded, Arc::new(runner), handle, None).await
     }
 
     /// Like [`Coordinator::new`], with the executor `make_executor` builds (it receives
@@ -112,7 +133,24 @@ impl Coordinator {
         let loaded = load_blueprints(blueprints)?;
         let handle = CoordinatorHandle::default();
         let executor = make_executor(handle.clone());
-        Self::assemble(config, loaded, executor, handle).await
+        Self::assemble(config, loaded, executor, handle, None).await
+    }
+
+    /// Like [`Coordinator::with_executor`], keeping blueprints and runs in `store` (any
+    /// [`RunStore`] backend) instead of the SQLite database of `config.db`.
+    pub async fn with_store<F>(
+        config: CoordinatorConfig,
+        blueprints: Vec<BlueprintConfig>,
+        store: Arc<dyn RunStore>,
+        make_executor: F,
+    ) -> Result<Self, CoordinatorError>
+    where
+        F: FnOnce(CoordinatorHandle) -> Arc<dyn RunExecutor>,
+    {
+        let loaded = load_blueprints(blueprints)?;
+        let handle = CoordinatorHandle::default();
+        let executor = make_executor(handle.clone());
+        Self::assemble(config, loaded, executor, handle, Some(store)).await
     }
 
     async fn assemble(
@@ -120,12 +158,13 @@ impl Coordinator {
         loaded: Vec<Arc<Blueprint>>,
         executor: Arc<dyn RunExecutor>,
         handle: CoordinatorHandle,
+        store: Option<Arc<dyn RunStore>>,
     ) -> Result<Self, CoordinatorError> {
         check_config(&config)?;
-        let path = config.db.clone();
-        let store = tokio::task::spawn_blocking(move || RunStore::open(path.as_deref()))
-            .await
-            .map_err(|error| CoordinatorError::StorageTask(error.to_string()))??;
+        let store = match store {
+            Some(store) => store,
+            None => open_default_store(&config).await?,
+        };
         let recovered = store.recover_interrupted().await?;
         if recovered > 0 {
             tracing::warn!(

@@ -83,14 +83,15 @@ pub enum CoordinatorError {
         /// Why (no default provider, unknown provider name, no model).
         reason: String,
     },
-    /// A SQLite operation failed.
-    #[error("coordinator database: {action}: {source}")]
+    /// The run store's database failed.
+    #[error("coordinator database ({backend}): {action}: {message}")]
     Storage {
+        /// Which backend (`sqlite`, `postgres`).
+        backend: &'static str,
         /// What the store was doing.
         action: &'static str,
-        /// The SQLite error.
-        #[source]
-        source: rusqlite::Error,
+        /// The backend's own message.
+        message: String,
     },
     /// A stored row could not be read back.
     #[error("coordinator database: corrupt {what}: {detail}")]
@@ -100,6 +101,11 @@ pub enum CoordinatorError {
         /// What is wrong.
         detail: String,
     },
+    /// No run store was given and this build has no built-in one.
+    #[error(
+        "no run store: this build of oxydra-coordinator has no SQLite backend (cargo feature `sqlite`); pass a store to Coordinator::with_store"
+    )]
+    NoRunStore,
     /// A blocking storage task died.
     #[error("coordinator database task failed: {0}")]
     StorageTask(String),
@@ -141,13 +147,6 @@ pub enum CoordinatorError {
         #[source]
         source: std::io::Error,
     },
-}
-
-impl CoordinatorError {
-    /// A storage error of `action`.
-    pub(crate) fn storage(action: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
-        move |source| Self::Storage { action, source }
-    }
 }
 
 /// Why a step's argument template is refused (at load, see [`crate::ArgsTemplate`]).

@@ -35,16 +35,18 @@
 mod agent_tools;
 mod blueprint;
 mod config;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 mod coordinator;
-mod db_thread;
 mod error;
 mod http;
-mod migrations;
 mod queue;
 mod run;
 mod runners;
 mod scrub;
 mod shell_words;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 mod store;
 mod template;
 mod validation;
@@ -67,6 +69,9 @@ pub use run::{Run, RunError, RunStatus};
 pub use runners::{
     AgentRunner, BlueprintRunner, DeterministicRunner, RunExecutor, RunRequest, RunnerDeps,
 };
+pub use scrub::{scrub_error, scrub_value};
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteRunStore;
 pub use store::RunStore;
 pub use template::{ArgsTemplate, shell_command_arg};
 pub use validation::{

@@ -45,7 +45,7 @@ type ActiveRuns = Arc<Mutex<HashMap<String, ActiveRun>>>;
 type Receiver = Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Queued>>>;
 
 pub(crate) struct RunQueue {
-    store: RunStore,
+    store: Arc<dyn RunStore>,
     sender: mpsc::UnboundedSender<Queued>,
     receiver: Receiver,
     tracker: TaskTracker,
@@ -57,7 +57,11 @@ pub(crate) struct RunQueue {
 
 impl RunQueue {
     /// Starts `workers` worker tasks (call from within a Tokio runtime).
-    pub(crate) fn new(store: RunStore, executor: Arc<dyn RunExecutor>, workers: usize) -> Self {
+    pub(crate) fn new(
+        store: Arc<dyn RunStore>,
+        executor: Arc<dyn RunExecutor>,
+        workers: usize,
+    ) -> Self {
         let (sender, receiver) = mpsc::unbounded_channel();
         let receiver: Receiver = Arc::new(tokio::sync::Mutex::new(receiver));
         let queue = Self {
@@ -93,6 +97,7 @@ impl RunQueue {
 
     /// How many worker tasks are alive (the pool size, whatever the queue length).
     #[cfg(test)]
+    #[cfg(feature = "sqlite")]
     pub(crate) fn worker_tasks(&self) -> usize {
         self.tracker.len()
     }
@@ -223,7 +228,7 @@ async fn wait_done(mut done: watch::Receiver<bool>, wait: Duration) -> bool {
 }
 
 struct Worker {
-    store: RunStore,
+    store: Arc<dyn RunStore>,
     executor: Arc<dyn RunExecutor>,
     receiver: Receiver,
     shutdown: CancellationToken,
@@ -341,6 +346,7 @@ impl Worker {
 }
 
 #[cfg(test)]
+#[cfg(feature = "sqlite")]
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
@@ -351,6 +357,7 @@ mod tests {
 
     use crate::config::BlueprintConfig;
     use crate::run::{Run, new_run_id, now_millis};
+    use crate::sqlite::SqliteRunStore;
 
     /// Counts how many runs it executes at once; each run waits for a permit.
     struct Counting {
@@ -394,7 +401,7 @@ mod tests {
     }
 
     async fn submit(
-        store: &RunStore,
+        store: &dyn RunStore,
         queue: &RunQueue,
         blueprint: &Arc<Blueprint>,
         n: usize,
@@ -437,13 +444,13 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn many_queued_runs_share_a_fixed_pool_and_all_complete() {
-        let store = RunStore::open(None).unwrap();
+        let store = Arc::new(SqliteRunStore::open(None).unwrap());
         let executor = counting();
         let queue = RunQueue::new(store.clone(), executor.clone(), 3);
         let blueprint = blueprint();
         let mut ids = Vec::new();
         for n in 0..100 {
-            ids.push(submit(&store, &queue, &blueprint, n).await);
+            ids.push(submit(store.as_ref(), &queue, &blueprint, n).await);
         }
         wait_for(|| executor.in_flight.load(Ordering::SeqCst) == 3).await;
         // 100 accepted runs, still only the 3 worker tasks.
@@ -471,13 +478,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_queued_run_cancelled_never_starts_and_waiters_see_it_end() {
-        let store = RunStore::open(None).unwrap();
+        let store = Arc::new(SqliteRunStore::open(None).unwrap());
         let executor = counting();
         let queue = RunQueue::new(store.clone(), executor.clone(), 1);
         let blueprint = blueprint();
-        let first = submit(&store, &queue, &blueprint, 0).await;
-        let second = submit(&store, &queue, &blueprint, 1).await;
-        let third = submit(&store, &queue, &blueprint, 2).await;
+        let first = submit(store.as_ref(), &queue, &blueprint, 0).await;
+        let second = submit(store.as_ref(), &queue, &blueprint, 1).await;
+        let third = submit(store.as_ref(), &queue, &blueprint, 2).await;
         wait_for(|| executor.in_flight.load(Ordering::SeqCst) == 1).await;
 
         // A waiter on a queued run is woken when it ends.
@@ -508,12 +515,12 @@ mod tests {
 
     #[tokio::test]
     async fn shutdown_interrupts_queued_runs_and_refuses_new_ones() {
-        let store = RunStore::open(None).unwrap();
+        let store = Arc::new(SqliteRunStore::open(None).unwrap());
         let executor = counting();
         let queue = RunQueue::new(store.clone(), executor.clone(), 1);
         let blueprint = blueprint();
-        let running = submit(&store, &queue, &blueprint, 0).await;
-        let queued = submit(&store, &queue, &blueprint, 1).await;
+        let running = submit(store.as_ref(), &queue, &blueprint, 0).await;
+        let queued = submit(store.as_ref(), &queue, &blueprint, 1).await;
         wait_for(|| executor.in_flight.load(Ordering::SeqCst) == 1).await;
         queue.shutdown().await;
         for id in [&running, &queued] {

@@ -23,7 +23,7 @@ pub(crate) fn scrub_text(text: &str) -> String {
 }
 
 /// `value` with every secret in it redacted.
-pub(crate) fn scrub_value(value: Value) -> Value {
+pub fn scrub_value(value: Value) -> Value {
     match value {
         Value::String(text) => match scrub(&text) {
             scrubbed if scrubbed.is_clean() => Value::String(text),
@@ -63,7 +63,7 @@ fn scrub_entry(key: &str, value: Value) -> Value {
 }
 
 /// `error` with its message and detail scrubbed (its kind is a fixed code).
-pub(crate) fn scrub_error(error: RunError) -> RunError {
+pub fn scrub_error(error: RunError) -> RunError {
     RunError {
         kind: error.kind,
         message: scrub_text(&error.message),

@@ -1,549 +1,60 @@
-//! SQLite storage of blueprints and runs.
-//!
-//! Two tables of their own (`coordinator_blueprints`, `coordinator_runs`), so the
-//! store can share a database file with the session memory, created and upgraded by
-//! versioned migrations (`migrations.rs`) recorded in a third. Every state change is a
-//! conditional `UPDATE` (`… WHERE status = 'pending'`), so a late worker can never
-//! overwrite a run that was cancelled or recovered in the meantime. All calls run on
-//! the store's own database thread, never on an async worker.
+//! [`RunStore`]: where the coordinator keeps its blueprints and runs.
 
-use std::path::Path;
-
-use rusqlite::{Connection, OptionalExtension, params};
+use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::blueprint::BlueprintSummary;
-use crate::config::BlueprintKind;
-use crate::db_thread::DbThread;
 use crate::error::CoordinatorError;
-use crate::migrations::migrate;
-#[cfg(test)]
-use crate::migrations::{MIGRATIONS, SCHEMA_VERSION};
-use crate::run::{Run, RunError, RunStatus, now_millis};
-use crate::scrub::{scrub_error, scrub_value};
+use crate::run::{Run, RunError, RunStatus};
 
-const RUN_COLUMNS: &str =
-    "id, agent_name, status, parameters, result, error, created_at, started_at, finished_at";
-
-/// The coordinator's SQLite store; cheap to clone.
-#[derive(Clone)]
-pub struct RunStore {
-    db: DbThread,
-}
-
-impl std::fmt::Debug for RunStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunStore").finish_non_exhaustive()
-    }
-}
-
-impl RunStore {
-    /// Opens (creating if needed) the store in `path`, or in memory when `None`, and
-    /// starts its database thread. Blocking: call it from `spawn_blocking`.
-    pub fn open(path: Option<&Path>) -> Result<Self, CoordinatorError> {
-        if let Some(path) = path {
-            // Runs hold prompts and results: the file is owner-only, like memory's.
-            oxydra_memory::secure_database_file(path);
-        }
-        let mut connection = match path {
-            Some(path) => Connection::open(path),
-            None => Connection::open_in_memory(),
-        }
-        .map_err(CoordinatorError::storage("opening the database"))?;
-        connection
-            .busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(CoordinatorError::storage("setting the busy timeout"))?;
-        if path.is_some() {
-            connection
-                .pragma_update(None, "journal_mode", "WAL")
-                .map_err(CoordinatorError::storage("enabling WAL"))?;
-            connection
-                .pragma_update(None, "synchronous", "NORMAL")
-                .map_err(CoordinatorError::storage("setting synchronous"))?;
-        }
-        migrate(&mut connection)?;
-        Ok(Self {
-            db: DbThread::spawn(connection)?,
-        })
-    }
-
-    /// Runs `work` with the connection on the database thread.
-    async fn with<R, F>(&self, work: F) -> Result<R, CoordinatorError>
-    where
-        R: Send + 'static,
-        F: FnOnce(&mut Connection) -> Result<R, CoordinatorError> + Send + 'static,
-    {
-        self.db.call(work).await
-    }
-
+/// Storage of blueprints and runs, used by the HTTP layer, the agent tools and the
+/// worker pool. [`SqliteRunStore`](crate::SqliteRunStore) is the built-in backend; the
+/// suites in `oxydra_coordinator::conformance` (feature `conformance`) check any other.
+///
+/// Contract every backend keeps:
+/// - every state change is conditional on the current status, so a late worker can
+///   never overwrite a run that was cancelled or recovered in the meantime: a run is
+///   started (`pending` → `running`) at most once and ended at most once;
+/// - parameters, results and errors are scrubbed of secrets before they are stored
+///   (with [`scrub_value`](crate::scrub_value) and [`scrub_error`](crate::scrub_error));
+/// - every call is durable when it returns and never blocks an async worker;
+/// - errors of the database are [`CoordinatorError::Storage`] naming the backend and the
+///   action, undecodable rows [`CoordinatorError::CorruptRow`].
+#[async_trait]
+pub trait RunStore: Send + Sync + std::fmt::Debug {
     /// Replaces the stored blueprints with `blueprints` (in this order).
-    pub async fn replace_blueprints(
+    async fn replace_blueprints(
         &self,
         blueprints: Vec<BlueprintSummary>,
-    ) -> Result<(), CoordinatorError> {
-        self.with(move |connection| {
-            // A savepoint, as the job may run inside a group-commit transaction.
-            let tx = connection
-                .savepoint()
-                .map_err(CoordinatorError::storage("starting a savepoint"))?;
-            tx.execute("DELETE FROM coordinator_blueprints", [])
-                .map_err(CoordinatorError::storage("clearing blueprints"))?;
-            let now = now_millis();
-            for (position, blueprint) in blueprints.iter().enumerate() {
-                let schema = blueprint.parameters_schema.as_ref().map(Value::to_string);
-                tx.execute(
-                    "INSERT INTO coordinator_blueprints
-                     (name, type, description, parameters_schema, position, updated_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![
-                        blueprint.name,
-                        blueprint.kind.as_str(),
-                        blueprint.description,
-                        schema,
-                        i64::try_from(position).unwrap_or(i64::MAX),
-                        now
-                    ],
-                )
-                .map_err(CoordinatorError::storage("storing a blueprint"))?;
-            }
-            tx.commit()
-                .map_err(CoordinatorError::storage("committing blueprints"))
-        })
-        .await
-    }
+    ) -> Result<(), CoordinatorError>;
 
-    /// The stored blueprints, in config order.
-    pub async fn list_blueprints(&self) -> Result<Vec<BlueprintSummary>, CoordinatorError> {
-        self.with(|connection| {
-            let mut statement = connection
-                .prepare_cached(
-                    "SELECT name, type, description, parameters_schema
-                     FROM coordinator_blueprints ORDER BY position",
-                )
-                .map_err(CoordinatorError::storage("listing blueprints"))?;
-            let rows = statement
-                .query_map([], |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, String>(1)?,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, Option<String>>(3)?,
-                    ))
-                })
-                .map_err(CoordinatorError::storage("listing blueprints"))?;
-            let mut summaries = Vec::new();
-            for row in rows {
-                let (name, kind, description, schema) =
-                    row.map_err(CoordinatorError::storage("reading a blueprint"))?;
-                let kind =
-                    BlueprintKind::parse(&kind).ok_or_else(|| CoordinatorError::CorruptRow {
-                        what: "blueprint",
-                        detail: format!("`{name}` has type `{kind}`"),
-                    })?;
-                let parameters_schema = schema
-                    .map(|text| parse_json("blueprint schema", &text))
-                    .transpose()?;
-                summaries.push(BlueprintSummary {
-                    name,
-                    kind,
-                    description,
-                    parameters_schema,
-                });
-            }
-            Ok(summaries)
-        })
-        .await
-    }
+    /// The stored blueprints, in the order last given.
+    async fn list_blueprints(&self) -> Result<Vec<BlueprintSummary>, CoordinatorError>;
 
-    /// Stores a new run. Its parameters are scrubbed first: the stored copy (and so what
-    /// the run is started with) holds no secret.
-    pub async fn insert_run(&self, run: Run) -> Result<(), CoordinatorError> {
-        let parameters = scrub_value(run.parameters).to_string();
-        self.with(move |connection| {
-            connection
-                .prepare_cached(
-                    "INSERT INTO coordinator_runs (id, agent_name, status, parameters, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
-                .and_then(|mut statement| {
-                    statement.execute(params![
-                        run.run_id,
-                        run.agent_name,
-                        run.status.as_str(),
-                        parameters,
-                        run.created_at
-                    ])
-                })
-                .map_err(CoordinatorError::storage("storing a run"))?;
-            Ok(())
-        })
-        .await
-    }
+    /// Stores a new run, its parameters scrubbed first: the stored copy (and so what the
+    /// run is started with) holds no secret.
+    async fn insert_run(&self, run: Run) -> Result<(), CoordinatorError>;
 
-    /// Moves a pending run to running and returns its stored parameters; `None` when
-    /// it was no longer pending (cancelled while queued, or recovered).
-    pub(crate) async fn start_run(&self, run_id: &str) -> Result<Option<Value>, CoordinatorError> {
-        let run_id = run_id.to_owned();
-        self.with(move |connection| {
-            let parameters = connection
-                .prepare_cached(
-                    "UPDATE coordinator_runs SET status = 'running', started_at = ?2
-                     WHERE id = ?1 AND status = 'pending' RETURNING parameters",
-                )
-                .and_then(|mut statement| {
-                    statement
-                        .query_row(params![run_id, now_millis()], |row| row.get::<_, String>(0))
-                        .optional()
-                })
-                .map_err(CoordinatorError::storage("starting a run"))?;
-            parameters
-                .map(|text| parse_json("run parameters", &text))
-                .transpose()
-        })
-        .await
-    }
+    /// Claims a pending run for a worker: moves it to running and returns its stored
+    /// parameters; `None` when it was no longer pending (cancelled while queued, or
+    /// recovered) or does not exist.
+    async fn start_run(&self, run_id: &str) -> Result<Option<Value>, CoordinatorError>;
 
-    /// Ends a run that is still pending or running; `false` when it had already ended.
-    /// `result` and `error` are scrubbed first: whatever a runner produced (tool
-    /// output, a model's text, an error message), no secret in it reaches the database.
-    pub async fn finish_run(
+    /// Ends a run that is still pending or running with `status` (`completed`,
+    /// `failed`, `cancelled`), `result` and `error` scrubbed first; `false` when it had
+    /// already ended (or does not exist).
+    async fn finish_run(
         &self,
         run_id: &str,
         status: RunStatus,
         result: Option<Value>,
         error: Option<RunError>,
-    ) -> Result<bool, CoordinatorError> {
-        let run_id = run_id.to_owned();
-        let result = result.map(scrub_value);
-        let error = error
-            .map(scrub_error)
-            .map(|error| serde_json::to_string(&error))
-            .transpose()
-            .map_err(|error| CoordinatorError::StorageTask(error.to_string()))?;
-        self.with(move |connection| {
-            let changed = connection
-                .prepare_cached(
-                    "UPDATE coordinator_runs
-                     SET status = ?2, result = ?3, error = ?4, finished_at = ?5
-                     WHERE id = ?1 AND status IN ('pending', 'running')",
-                )
-                .and_then(|mut statement| {
-                    statement.execute(params![
-                        run_id,
-                        status.as_str(),
-                        result.map(|value| value.to_string()),
-                        error,
-                        now_millis()
-                    ])
-                })
-                .map_err(CoordinatorError::storage("ending a run"))?;
-            Ok(changed == 1)
-        })
-        .await
-    }
+    ) -> Result<bool, CoordinatorError>;
 
     /// The run with `run_id`, if any.
-    pub async fn get_run(&self, run_id: &str) -> Result<Option<Run>, CoordinatorError> {
-        let run_id = run_id.to_owned();
-        self.with(move |connection| {
-            let row = connection
-                .prepare_cached(&format!(
-                    "SELECT {RUN_COLUMNS} FROM coordinator_runs WHERE id = ?1"
-                ))
-                .and_then(|mut statement| {
-                    statement
-                        .query_row([&run_id], |row| {
-                            Ok(RawRun {
-                                id: row.get(0)?,
-                                agent_name: row.get(1)?,
-                                status: row.get(2)?,
-                                parameters: row.get(3)?,
-                                result: row.get(4)?,
-                                error: row.get(5)?,
-                                created_at: row.get(6)?,
-                                started_at: row.get(7)?,
-                                finished_at: row.get(8)?,
-                            })
-                        })
-                        .optional()
-                })
-                .map_err(CoordinatorError::storage("reading a run"))?;
-            row.map(RawRun::into_run).transpose()
-        })
-        .await
-    }
+    async fn get_run(&self, run_id: &str) -> Result<Option<Run>, CoordinatorError>;
 
     /// Marks every run left pending or running (by a coordinator that stopped without
     /// finishing them) as failed with kind `interrupted`; returns how many.
-    pub async fn recover_interrupted(&self) -> Result<usize, CoordinatorError> {
-        let error = serde_json::to_string(&RunError::interrupted())
-            .map_err(|error| CoordinatorError::StorageTask(error.to_string()))?;
-        self.with(move |connection| {
-            connection
-                .execute(
-                    "UPDATE coordinator_runs SET status = 'failed', error = ?1, finished_at = ?2
-                     WHERE status IN ('pending', 'running')",
-                    params![error, now_millis()],
-                )
-                .map_err(CoordinatorError::storage("recovering interrupted runs"))
-        })
-        .await
-    }
-}
-
-struct RawRun {
-    id: String,
-    agent_name: String,
-    status: String,
-    parameters: String,
-    result: Option<String>,
-    error: Option<String>,
-    created_at: i64,
-    started_at: Option<i64>,
-    finished_at: Option<i64>,
-}
-
-impl RawRun {
-    fn into_run(self) -> Result<Run, CoordinatorError> {
-        let status =
-            RunStatus::parse(&self.status).ok_or_else(|| CoordinatorError::CorruptRow {
-                what: "run",
-                detail: format!("`{}` has status `{}`", self.id, self.status),
-            })?;
-        let error = self
-            .error
-            .map(|text| {
-                serde_json::from_str::<RunError>(&text).map_err(|error| {
-                    CoordinatorError::CorruptRow {
-                        what: "run error",
-                        detail: error.to_string(),
-                    }
-                })
-            })
-            .transpose()?;
-        Ok(Run {
-            run_id: self.id,
-            agent_name: self.agent_name,
-            status,
-            parameters: parse_json("run parameters", &self.parameters)?,
-            result: self
-                .result
-                .map(|text| parse_json("run result", &text))
-                .transpose()?,
-            error,
-            created_at: self.created_at,
-            started_at: self.started_at,
-            finished_at: self.finished_at,
-        })
-    }
-}
-
-fn parse_json(what: &'static str, text: &str) -> Result<Value, CoordinatorError> {
-    serde_json::from_str(text).map_err(|error| CoordinatorError::CorruptRow {
-        what,
-        detail: error.to_string(),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn pending(id: &str) -> Run {
-        Run {
-            run_id: id.into(),
-            agent_name: "researcher".into(),
-            status: RunStatus::Pending,
-            parameters: json!({"prompt": "hi"}),
-            result: None,
-            error: None,
-            created_at: now_millis(),
-            started_at: None,
-            finished_at: None,
-        }
-    }
-
-    #[tokio::test]
-    async fn run_parameters_are_stored_scrubbed_in_an_owner_only_file() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("runs.db");
-        let store = RunStore::open(Some(&path)).unwrap();
-        let mut run = pending("r1");
-        run.parameters = json!({"prompt": "log in with password=hunter2-very-secret"});
-        store.insert_run(run).await.unwrap();
-        let started = store.start_run("r1").await.unwrap().unwrap().to_string();
-        assert!(!started.contains("hunter2"), "{started}");
-        assert!(started.contains("[REDACTED]"), "{started}");
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
-        let mut bytes = Vec::new();
-        for suffix in ["", "-wal"] {
-            bytes.extend(std::fs::read(format!("{}{suffix}", path.display())).unwrap_or_default());
-        }
-        assert!(!String::from_utf8_lossy(&bytes).contains("hunter2"));
-    }
-
-    #[tokio::test]
-    async fn runs_move_through_their_states_once() {
-        let store = RunStore::open(None).unwrap();
-        store.insert_run(pending("r1")).await.unwrap();
-        assert!(store.start_run("r1").await.unwrap().is_some());
-        assert!(store.start_run("r1").await.unwrap().is_none());
-        assert_eq!(store.start_run("r1").await.unwrap(), None);
-        store.insert_run(pending("r2")).await.unwrap();
-        assert_eq!(
-            store.start_run("r2").await.unwrap(),
-            Some(json!({"prompt": "hi"}))
-        );
-        assert_eq!(
-            store.get_run("r2").await.unwrap().unwrap().status,
-            RunStatus::Running
-        );
-        assert!(
-            store
-                .finish_run("r1", RunStatus::Completed, Some(json!({"ok": 1})), None)
-                .await
-                .unwrap()
-        );
-        assert!(
-            !store
-                .finish_run("r1", RunStatus::Failed, None, Some(RunError::cancelled()))
-                .await
-                .unwrap()
-        );
-        let run = store.get_run("r1").await.unwrap().unwrap();
-        assert_eq!(run.status, RunStatus::Completed);
-        assert_eq!(run.result, Some(json!({"ok": 1})));
-        assert!(run.started_at.is_some() && run.finished_at.is_some());
-        assert!(store.get_run("nope").await.unwrap().is_none());
-    }
-
-    #[tokio::test]
-    async fn blueprints_are_replaced_and_listed_in_order() {
-        let store = RunStore::open(None).unwrap();
-        let summary = |name: &str, schema: Option<Value>| BlueprintSummary {
-            name: name.into(),
-            kind: if schema.is_some() {
-                BlueprintKind::Deterministic
-            } else {
-                BlueprintKind::Agent
-            },
-            description: format!("{name} does things"),
-            parameters_schema: schema,
-        };
-        store
-            .replace_blueprints(vec![summary("old", None)])
-            .await
-            .unwrap();
-        let listed = vec![
-            summary("zeta", None),
-            summary("alpha", Some(json!({"type": "object"}))),
-        ];
-        store.replace_blueprints(listed.clone()).await.unwrap();
-        assert_eq!(store.list_blueprints().await.unwrap(), listed);
-    }
-
-    fn recorded_versions(path: &Path) -> Vec<i64> {
-        let connection = Connection::open(path).unwrap();
-        let mut statement = connection
-            .prepare("SELECT version FROM coordinator_schema_version ORDER BY version")
-            .unwrap();
-        statement
-            .query_map([], |row| row.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap()
-    }
-
-    #[tokio::test]
-    async fn migrations_are_recorded_once_and_reopening_is_idempotent() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("shared.db");
-        // The session memory owns `user_version` in a shared file: leave it alone.
-        Connection::open(&path)
-            .unwrap()
-            .pragma_update(None, "user_version", 7)
-            .unwrap();
-        {
-            let store = RunStore::open(Some(&path)).unwrap();
-            store.insert_run(pending("kept")).await.unwrap();
-        }
-        assert_eq!(recorded_versions(&path), vec![SCHEMA_VERSION]);
-        let store = RunStore::open(Some(&path)).unwrap();
-        assert_eq!(recorded_versions(&path), vec![SCHEMA_VERSION]);
-        assert!(store.get_run("kept").await.unwrap().is_some());
-        let user_version: i64 = Connection::open(&path)
-            .unwrap()
-            .query_row("PRAGMA user_version", [], |row| row.get(0))
-            .unwrap();
-        assert_eq!(user_version, 7);
-    }
-
-    #[tokio::test]
-    async fn a_database_from_before_versioning_is_adopted_with_its_rows() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("legacy.db");
-        {
-            let connection = Connection::open(&path).unwrap();
-            let (_, legacy_schema) = MIGRATIONS[0];
-            connection.execute_batch(legacy_schema).unwrap();
-            connection
-                .execute(
-                    "INSERT INTO coordinator_runs (id, agent_name, status, parameters, created_at)
-                     VALUES ('old', 'researcher', 'completed', '{}', 1)",
-                    [],
-                )
-                .unwrap();
-        }
-        let store = RunStore::open(Some(&path)).unwrap();
-        assert_eq!(recorded_versions(&path), vec![SCHEMA_VERSION]);
-        let run = store.get_run("old").await.unwrap().unwrap();
-        assert_eq!(run.status, RunStatus::Completed);
-    }
-
-    #[test]
-    fn a_database_from_a_newer_coordinator_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("newer.db");
-        drop(RunStore::open(Some(&path)).unwrap());
-        Connection::open(&path)
-            .unwrap()
-            .execute(
-                "INSERT INTO coordinator_schema_version (version, applied_at) VALUES (?1, 0)",
-                [SCHEMA_VERSION + 1],
-            )
-            .unwrap();
-        let error = RunStore::open(Some(&path)).unwrap_err();
-        assert!(error.to_string().contains("newer than"), "{error}");
-    }
-
-    #[tokio::test]
-    async fn recovery_fails_unfinished_runs_in_a_file_db() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("coordinator.db");
-        {
-            let store = RunStore::open(Some(&path)).unwrap();
-            for id in ["a", "b", "c"] {
-                store.insert_run(pending(id)).await.unwrap();
-            }
-            store.start_run("a").await.unwrap();
-            store
-                .finish_run("c", RunStatus::Completed, Some(json!(1)), None)
-                .await
-                .unwrap();
-        }
-        let store = RunStore::open(Some(&path)).unwrap();
-        assert_eq!(store.recover_interrupted().await.unwrap(), 2);
-        for id in ["a", "b"] {
-            let run = store.get_run(id).await.unwrap().unwrap();
-            assert_eq!(run.status, RunStatus::Failed);
-            assert_eq!(run.error.unwrap().kind, "interrupted");
-        }
-        assert_eq!(
-            store.get_run("c").await.unwrap().unwrap().status,
-            RunStatus::Completed
-        );
-    }
+    async fn recover_interrupted(&self) -> Result<usize, CoordinatorError>;
 }

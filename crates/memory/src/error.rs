@@ -1,31 +1,32 @@
 //! The one error type of `oxydra-memory`.
 
-use std::path::PathBuf;
-
 use oxydra_types::SessionId;
 use thiserror::Error;
 
 use crate::lease::SessionLease;
 
-/// Why a memory operation failed. Errors about the database name its file.
+/// Why a memory operation failed. Backend-neutral: a backend converts its own errors at
+/// its edge into these variants, keeping what it was doing and the driver's message.
+/// Errors about the database name it (a file path, a server and database name).
 #[derive(Debug, Error)]
 pub enum MemoryError {
-    /// SQLite failed on the database at `path`.
-    #[error("database {}: {action}: {source}", path.display())]
-    Database {
-        /// The database file.
-        path: PathBuf,
+    /// The storage backend failed while doing `action` on the database at `location`.
+    #[error("{backend} database {location}: {action}: {message}")]
+    Storage {
+        /// Which backend (`sqlite`, `postgres`).
+        backend: &'static str,
+        /// The database: a file path or a server and database name.
+        location: String,
         /// What was being done.
         action: String,
-        /// The SQLite error.
-        #[source]
-        source: rusqlite::Error,
+        /// The backend's own message.
+        message: String,
     },
     /// A stored record could not be decoded.
-    #[error("database {}: corrupt record {what}: {message}", path.display())]
+    #[error("database {location}: corrupt record {what}: {message}")]
     Corrupt {
-        /// The database file.
-        path: PathBuf,
+        /// The database.
+        location: String,
         /// Which record.
         what: String,
         /// What is wrong.
@@ -33,13 +34,12 @@ pub enum MemoryError {
     },
     /// The database was written by a newer version of Oxydra.
     #[error(
-        "database {}: schema version {found} is newer than this build supports ({supported}); upgrade Oxydra",
-        path.display()
+        "database {location}: schema version {found} is newer than this build supports ({supported}); upgrade Oxydra"
     )]
     SchemaTooNew {
-        /// The database file.
-        path: PathBuf,
-        /// The version stored in the file.
+        /// The database.
+        location: String,
+        /// The version stored in the database.
         found: i64,
         /// The newest version this code knows.
         supported: i64,
@@ -66,18 +66,7 @@ pub enum MemoryError {
         /// The session.
         session: SessionId,
     },
-    /// The blocking task running the SQLite work was lost.
+    /// The task running the storage work was lost.
     #[error("memory worker stopped: {0}")]
     Worker(String),
-}
-
-impl MemoryError {
-    /// A [`MemoryError::Database`] for `path` while doing `action`.
-    pub(crate) fn db(path: &std::path::Path, action: &str, source: rusqlite::Error) -> Self {
-        Self::Database {
-            path: path.to_path_buf(),
-            action: action.to_owned(),
-            source,
-        }
-    }
 }

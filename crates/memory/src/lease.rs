@@ -57,7 +57,7 @@ pub fn this_host() -> &'static str {
 /// name) and no process has its id any more. Anything uncertain — another host, an
 /// unknown host name, a process id that exists (perhaps reused), no permission to ask —
 /// counts as alive, and the lease then lapses only after its time to live.
-pub(crate) fn holder_is_gone(lease: &SessionLease) -> bool {
+pub fn holder_is_gone(lease: &SessionLease) -> bool {
     let host = this_host();
     !host.is_empty() && lease.host == host && lease.pid != 0 && !process_exists(lease.pid)
 }
@@ -134,8 +134,8 @@ fn utc_time(ms: i64) -> String {
     )
 }
 
-/// A lease's expiry `ttl` after `now_ms`.
-pub(crate) fn expiry(now_ms: i64, ttl: Duration) -> i64 {
+/// A lease's expiry `ttl` after `now_ms` (saturating), for backends storing leases.
+pub fn lease_expiry(now_ms: i64, ttl: Duration) -> i64 {
     now_ms.saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
 }
 
@@ -185,7 +185,7 @@ mod tests {
         };
         assert_eq!(lease.holder(), "pid 42, since 17:20:03 UTC");
         assert!(lease.to_string().contains("ses_x"));
-        assert_eq!(expiry(1_000, Duration::from_secs(2)), 3_000);
-        assert_eq!(expiry(i64::MAX, Duration::from_secs(2)), i64::MAX);
+        assert_eq!(lease_expiry(1_000, Duration::from_secs(2)), 3_000);
+        assert_eq!(lease_expiry(i64::MAX, Duration::from_secs(2)), i64::MAX);
     }
 }

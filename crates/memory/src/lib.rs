@@ -2,13 +2,17 @@
 //!
 //! `oxydra-memory` owns the [`Memory`] trait (sessions, write-through message storage
 //! with sequence numbers, crash restore, the rolling summary with an epoch
-//! compare-and-swap) and the [`MemoryRetrieval`] trait (chunks of text searched by
-//! full text and by vectors), and implements both in [`SqliteMemory`]: one SQLite file
-//! in WAL mode with versioned migrations, an FTS5 index and an in-memory vector cache.
+//! compare-and-swap, session leases) and the [`MemoryRetrieval`] trait (chunks of text
+//! searched by full text and by vectors), with a backend-neutral [`MemoryError`] and the
+//! pure retrieval algorithms (query terms, vector cache, score merging). Behind the
+//! default `sqlite` feature, `SqliteMemory` implements both: one SQLite file in WAL
+//! mode with versioned migrations, an FTS5 index and an in-memory vector cache. The
+//! `conformance` feature adds the test suites every backend must pass.
 //! Vectors come from an [`Embedder`]: the local [`HashingEmbedder`] (default) or an
 //! OpenAI-compatible server through [`OpenAiEmbedder`].
 //!
 //! ```
+//! # #[cfg(feature = "sqlite")] {
 //! use oxydra_memory::{Memory, MemoryRetrieval, SearchScope, SqliteMemory};
 //! use oxydra_types::{Message, SessionId};
 //!
@@ -24,6 +28,7 @@
 //! assert!(hits[0].text.contains("eu-west-1"));
 //! # Ok::<(), oxydra_memory::MemoryError>(())
 //! # }).unwrap();
+//! # }
 //! ```
 
 mod chunking;
@@ -33,19 +38,31 @@ mod error;
 mod lease;
 mod restore;
 mod retrieval;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 mod traits;
 
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
 pub use chunking::chunk_text;
-pub use config::{RetrievalConfig, SqliteConfig, Synchronous};
-pub use embedder::{Embedder, HashingEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig, normalize};
+pub use config::RetrievalConfig;
+pub use embedder::{
+    Embedder, HashingEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig, embed_query, embed_texts,
+    normalize,
+};
 pub use error::MemoryError;
-pub use lease::{DEFAULT_LEASE_TTL, LeaseOwner, SessionLease, this_host};
+pub use lease::{
+    DEFAULT_LEASE_TTL, LeaseOwner, SessionLease, holder_is_gone, lease_expiry, this_host,
+};
 pub use restore::{INTERRUPTED_RESULT, is_well_formed, repair_sequence, repair_stored};
-pub use retrieval::{match_expression, query_terms};
+pub use retrieval::{
+    VectorIndex, candidate_count, match_expression, merge, query_terms, terms_expression,
+};
+#[cfg(feature = "sqlite")]
 pub use sqlite::{
-    DATABASE_DIR_MODE, DATABASE_FILE_MODE, SCHEMA_VERSION, SqliteMemory, create_database_dir,
-    secure_database_file,
+    DATABASE_DIR_MODE, DATABASE_FILE_MODE, SCHEMA_VERSION, SqliteConfig, SqliteMemory, Synchronous,
+    create_database_dir, secure_database_file,
 };
 pub use traits::{
     Memory, MemoryRetrieval, RetrievedChunk, SearchScope, SessionInfo, SessionSummary,

@@ -25,7 +25,13 @@ fn garbage_file_is_an_error_naming_it() {
     let error = SqliteMemory::open(&path, SqliteConfig::default()).unwrap_err();
     let text = error.to_string();
     assert!(text.contains(path.to_str().unwrap()), "{text}");
-    assert!(matches!(error, MemoryError::Database { .. }));
+    assert!(matches!(
+        error,
+        MemoryError::Storage {
+            backend: "sqlite",
+            ..
+        }
+    ));
     // The garbage is left alone.
     assert_eq!(std::fs::read(&path).unwrap(), vec![0xA5_u8; 8192]);
 }

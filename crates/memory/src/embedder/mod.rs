@@ -36,3 +36,60 @@ pub fn normalize(vector: &mut [f32]) {
         }
     }
 }
+
+/// How many texts go to the embedder in one call.
+const EMBED_BATCH: usize = 64;
+
+/// Unit vectors for `texts`, in order, asking `embedder` for at most 64 at a time.
+///
+/// # Errors
+/// [`MemoryError::Embedding`] when the embedder fails, returns a vector count other than
+/// the text count, or a vector of another length than it declares.
+pub async fn embed_texts(
+    embedder: &dyn Embedder,
+    texts: &[String],
+) -> Result<Vec<Vec<f32>>, MemoryError> {
+    let dims = embedder.dimensions();
+    let mut out = Vec::with_capacity(texts.len());
+    for batch in texts.chunks(EMBED_BATCH) {
+        let vectors = embedder.embed(batch).await?;
+        if vectors.len() != batch.len() {
+            return Err(MemoryError::Embedding(format!(
+                "{} vectors for {} texts",
+                vectors.len(),
+                batch.len()
+            )));
+        }
+        for mut vector in vectors {
+            check_dims(&vector, dims)?;
+            normalize(&mut vector);
+            out.push(vector);
+        }
+    }
+    Ok(out)
+}
+
+/// The unit vector of one search query.
+///
+/// # Errors
+/// As [`embed_texts`], and when the embedder returns no vector.
+pub async fn embed_query(embedder: &dyn Embedder, query: &str) -> Result<Vec<f32>, MemoryError> {
+    let mut vectors = embedder.embed(&[query.to_owned()]).await?;
+    let mut vector = vectors
+        .pop()
+        .ok_or_else(|| MemoryError::Embedding("no vector for the query".into()))?;
+    check_dims(&vector, embedder.dimensions())?;
+    normalize(&mut vector);
+    Ok(vector)
+}
+
+fn check_dims(vector: &[f32], dims: usize) -> Result<(), MemoryError> {
+    if vector.len() == dims {
+        Ok(())
+    } else {
+        Err(MemoryError::Embedding(format!(
+            "embedder returned {} dimensions, declared {dims}",
+            vector.len()
+        )))
+    }
+}

@@ -20,14 +20,15 @@ pub struct VectorIndex {
     codes: Vec<i8>,
     /// Per vector: the value of one i8 step.
     scales: Vec<f32>,
-    /// SQLite's `data_version` when the cache was loaded; a change means another
-    /// connection wrote to the database and the cache must be reloaded.
-    pub data_version: i64,
+    /// The store's data generation when the cache was loaded (SQLite's `data_version`);
+    /// a change means another connection wrote to the database and the cache must be
+    /// reloaded.
+    pub generation: i64,
 }
 
 impl VectorIndex {
     /// An empty index of `dims`-long vectors.
-    pub fn new(dims: usize, data_version: i64) -> Self {
+    pub fn new(dims: usize, generation: i64) -> Self {
         Self {
             dims: dims.max(1),
             ids: Vec::new(),
@@ -36,13 +37,18 @@ impl VectorIndex {
             data: Vec::new(),
             codes: Vec::new(),
             scales: Vec::new(),
-            data_version,
+            generation,
         }
     }
 
     /// How many vectors it holds.
     pub fn len(&self) -> usize {
         self.ids.len()
+    }
+
+    /// Whether it holds no vector.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
     }
 
     /// Add chunk `id`'s unit `vector`; a vector of another length is refused (`false`).
@@ -276,6 +282,8 @@ mod tests {
         );
         index.remove_session("even");
         assert_eq!(index.len(), 1_000);
+        assert!(!index.is_empty());
+        assert!(VectorIndex::new(16, 0).is_empty());
         assert_eq!(index.search(&query, None, 1)[0].0, 123);
     }
 

@@ -26,7 +26,7 @@ pub fn insert_chunks(
     model: &str,
     chunks: &[NewChunk],
 ) -> Result<Vec<i64>, MemoryError> {
-    let err = |source| MemoryError::db(path, "store chunks", source);
+    let err = |source| super::error::db(path, "store chunks", source);
     let now = now_ms();
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -63,7 +63,7 @@ pub fn load_index(
     model: &str,
     dims: usize,
 ) -> Result<VectorIndex, MemoryError> {
-    let err = |source| MemoryError::db(path, "load vectors", source);
+    let err = |source| super::error::db(path, "load vectors", source);
     let version = data_version(conn, path)?;
     let mut index = VectorIndex::new(dims, version);
     let mut stmt = conn
@@ -81,7 +81,7 @@ pub fn load_index(
             ValueRef::Blob(blob) => blob,
             other => {
                 return Err(MemoryError::Corrupt {
-                    path: path.to_path_buf(),
+                    location: super::error::location(path),
                     what: format!("chunk {id} embedding"),
                     message: format!("stored as {:?}, not a blob", other.data_type()),
                 });
@@ -90,7 +90,7 @@ pub fn load_index(
         decode_vector(blob, &mut vector);
         if !index.push(id, session.as_deref(), &vector) {
             return Err(MemoryError::Corrupt {
-                path: path.to_path_buf(),
+                location: super::error::location(path),
                 what: format!("chunk {id} embedding"),
                 message: format!("{} bytes for {dims} dimensions", blob.len()),
             });
@@ -103,7 +103,7 @@ pub fn load_index(
 /// SQLite's `data_version`: changes when another connection commits.
 pub fn data_version(conn: &Connection, path: &Path) -> Result<i64, MemoryError> {
     conn.query_row("PRAGMA data_version", [], |row| row.get(0))
-        .map_err(|source| MemoryError::db(path, "read data_version", source))
+        .map_err(|source| super::error::db(path, "read data_version", source))
 }
 
 /// Up to `limit` chunks matching the FTS5 expression `expression`, best BM25 first,
@@ -115,7 +115,7 @@ pub fn fts_search(
     session: Option<&SessionId>,
     limit: usize,
 ) -> Result<Vec<(i64, f32)>, MemoryError> {
-    let err = |source| MemoryError::db(path, "full-text search", source);
+    let err = |source| super::error::db(path, "full-text search", source);
     let limit = limit as i64;
     let map =
         |row: &rusqlite::Row<'_>| Ok((row.get::<_, i64>(0)?, -(row.get::<_, f64>(1)? as f32)));
@@ -155,7 +155,7 @@ pub fn selective_terms(
     terms: Vec<String>,
     max_docs: usize,
 ) -> Result<Vec<String>, MemoryError> {
-    let err = |source| MemoryError::db(path, "read term frequencies", source);
+    let err = |source| super::error::db(path, "read term frequencies", source);
     let mut stmt = conn
         .prepare_cached("SELECT doc FROM chunks_vocab WHERE term = ?1")
         .map_err(err)?;
@@ -191,7 +191,7 @@ pub fn fetch_chunk(
             stmt.query_row([id], |row| Ok((row.get(0)?, row.get(1)?)))
                 .optional()
         })
-        .map_err(|source| MemoryError::db(path, &format!("read chunk {id}"), source))
+        .map_err(|source| super::error::db(path, &format!("read chunk {id}"), source))
 }
 
 /// Little-endian f32s.

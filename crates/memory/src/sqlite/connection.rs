@@ -4,8 +4,8 @@ use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};
 
+use super::config::SqliteConfig;
 use super::migrations::migrate;
-use crate::config::SqliteConfig;
 use crate::error::MemoryError;
 
 /// Open (creating if needed) the database at `path`: owner-only file modes, busy
@@ -15,7 +15,7 @@ pub fn open_connection(
     config: &SqliteConfig,
 ) -> Result<Connection, MemoryError> {
     let shown = path.unwrap_or(Path::new(":memory:"));
-    let err = |action: &'static str| move |source| MemoryError::db(shown, action, source);
+    let err = |action: &'static str| move |source| super::error::db(shown, action, source);
     if let Some(path) = path {
         super::file_mode::secure_database_file(path);
     }
@@ -54,7 +54,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::config::Synchronous;
+    use crate::sqlite::config::Synchronous;
 
     fn pragma(conn: &Connection, name: &str) -> String {
         conn.query_row(&format!("PRAGMA {name}"), [], |row| {

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehav
 
 use super::now_ms;
 use crate::error::MemoryError;
-use crate::lease::{LeaseOwner, SessionLease, expiry, holder_is_gone};
+use crate::lease::{LeaseOwner, SessionLease, holder_is_gone, lease_expiry as expiry};
 
 fn lease_from_row(session: &SessionId, row: &Row<'_>) -> rusqlite::Result<SessionLease> {
     Ok(SessionLease {
@@ -47,7 +47,7 @@ pub fn acquire(
     ttl: Duration,
 ) -> Result<SessionLease, MemoryError> {
     let err = |source| {
-        MemoryError::db(
+        super::error::db(
             path,
             &format!("take the lease on session {session}"),
             source,
@@ -104,7 +104,7 @@ pub fn renew(
 ) -> Result<SessionLease, MemoryError> {
     let session = &lease.session_id;
     let err = |source| {
-        MemoryError::db(
+        super::error::db(
             path,
             &format!("renew the lease on session {session}"),
             source,
@@ -135,7 +135,7 @@ pub fn release(conn: &Connection, path: &Path, lease: &SessionLease) -> Result<(
         .and_then(|mut stmt| stmt.execute(params![session.as_str(), lease.owner]))
         .map(|_| ())
         .map_err(|source| {
-            MemoryError::db(
+            super::error::db(
                 path,
                 &format!("release the lease on session {session}"),
                 source,

@@ -27,7 +27,7 @@ pub fn append(
         .first()
         .copied()
         .ok_or_else(|| MemoryError::Corrupt {
-            path: path.to_path_buf(),
+            location: super::error::location(path),
             what: format!("append to session {session}"),
             message: "no sequence returned".into(),
         })
@@ -55,11 +55,11 @@ pub fn append_many(
         .map(serde_json::to_string)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|error| MemoryError::Corrupt {
-            path: path.to_path_buf(),
+            location: super::error::location(path),
             what: format!("new message of session {session}"),
             message: error.to_string(),
         })?;
-    let err = |source| MemoryError::db(path, &format!("append to session {session}"), source);
+    let err = |source| super::error::db(path, &format!("append to session {session}"), source);
     let now = now_ms();
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -108,7 +108,7 @@ pub fn messages(
     path: &Path,
     session: &SessionId,
 ) -> Result<Vec<StoredMessage>, MemoryError> {
-    let err = |source| MemoryError::db(path, &format!("read session {session}"), source);
+    let err = |source| super::error::db(path, &format!("read session {session}"), source);
     let mut stmt = conn
         .prepare_cached(
             "SELECT sequence, payload, created_at FROM conversation_events
@@ -131,7 +131,7 @@ pub fn messages(
             )),
         };
         let message = parsed.map_err(|message| MemoryError::Corrupt {
-            path: path.to_path_buf(),
+            location: super::error::location(path),
             what: format!("session {session} message {sequence}"),
             message,
         })?;
@@ -153,12 +153,12 @@ pub fn session_exists(
     conn.prepare_cached("SELECT 1 FROM sessions WHERE session_id = ?1")
         .and_then(|mut stmt| stmt.query_row([session.as_str()], |_| Ok(())).optional())
         .map(|found| found.is_some())
-        .map_err(|source| MemoryError::db(path, &format!("look up session {session}"), source))
+        .map_err(|source| super::error::db(path, &format!("look up session {session}"), source))
 }
 
 /// Every session, most recently updated first.
 pub fn list_sessions(conn: &Connection, path: &Path) -> Result<Vec<SessionInfo>, MemoryError> {
-    let err = |source| MemoryError::db(path, "list sessions", source);
+    let err = |source| super::error::db(path, "list sessions", source);
     let mut stmt = conn
         .prepare_cached(
             "SELECT session_id, created_at, updated_at, last_sequence FROM sessions
@@ -184,7 +184,7 @@ pub fn delete_session(
     path: &Path,
     session: &SessionId,
 ) -> Result<(), MemoryError> {
-    let err = |source| MemoryError::db(path, &format!("delete session {session}"), source);
+    let err = |source| super::error::db(path, &format!("delete session {session}"), source);
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(err)?;

@@ -80,7 +80,7 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// Bring the database at `path` up to [`SCHEMA_VERSION`] in one transaction; refuse a
 /// database from a newer build.
 pub fn migrate(conn: &mut Connection, path: &Path) -> Result<(), MemoryError> {
-    let err = |source| MemoryError::db(path, "migrate schema", source);
+    let err = |source| super::error::db(path, "migrate schema", source);
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(err)?;
@@ -89,7 +89,7 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<(), MemoryError> {
         .map_err(err)?;
     if found > SCHEMA_VERSION {
         return Err(MemoryError::SchemaTooNew {
-            path: path.to_path_buf(),
+            location: super::error::location(path),
             found,
             supported: SCHEMA_VERSION,
         });

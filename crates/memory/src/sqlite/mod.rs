@@ -1,11 +1,17 @@
 //! [`SqliteMemory`]: the SQLite-backed [`Memory`] and [`MemoryRetrieval`](crate::MemoryRetrieval).
+//!
+//! The one home of `impl SqliteMemory` and of every SQL statement of the memory crate;
+//! `rusqlite` errors become [`MemoryError`]s in `error.rs`, at this module's edge.
 
-pub(crate) mod chunks;
+mod chunks;
+mod config;
 mod connection;
+mod error;
 mod file_mode;
 mod leases;
 mod messages;
 mod migrations;
+mod search;
 mod summary;
 
 use std::collections::HashMap;
@@ -18,12 +24,12 @@ use oxydra_types::{Message, SessionId};
 use rusqlite::Connection;
 use tracing::{Span, field};
 
+pub use config::{SqliteConfig, Synchronous};
 pub use file_mode::{
     DATABASE_DIR_MODE, DATABASE_FILE_MODE, create_database_dir, secure_database_file,
 };
 pub use migrations::SCHEMA_VERSION;
 
-use crate::config::SqliteConfig;
 use crate::error::MemoryError;
 use crate::lease::{LeaseOwner, SessionLease};
 use crate::restore::repair_sequence;
@@ -38,18 +44,19 @@ use crate::traits::{Memory, SessionInfo, SessionSummary, StoredMessage};
 /// to the busy timeout).
 #[derive(Clone)]
 pub struct SqliteMemory {
-    pub(crate) inner: Arc<Inner>,
+    inner: Arc<Inner>,
 }
 
-pub(crate) struct Inner {
-    pub(crate) path: PathBuf,
+/// The state every clone shares; only this module and its children see its fields.
+struct Inner {
+    path: PathBuf,
     conn: Mutex<Connection>,
     /// Lazily loaded vector cache. Lock order: `conn` before `index`.
-    pub(crate) index: Mutex<Option<VectorIndex>>,
+    index: Mutex<Option<VectorIndex>>,
     /// The leases this store holds: session id → owner id. Appends through this store
     /// may write where one of these is the live lease. Lock order: `conn` before `held`.
     held: Mutex<HashMap<String, String>>,
-    pub(crate) config: SqliteConfig,
+    config: SqliteConfig,
 }
 
 impl std::fmt::Debug for SqliteMemory {
@@ -112,7 +119,7 @@ impl SqliteMemory {
     }
 
     /// Run `work` on the blocking pool inside `span`.
-    pub(crate) async fn run<T, F>(&self, span: Span, work: F) -> Result<T, MemoryError>
+    async fn run<T, F>(&self, span: Span, work: F) -> Result<T, MemoryError>
     where
         T: Send + 'static,
         F: FnOnce(&Inner) -> Result<T, MemoryError> + Send + 'static,
@@ -134,11 +141,11 @@ impl SqliteMemory {
 impl Inner {
     /// The connection; a panic while it was held left no transaction open (rusqlite
     /// rolls back on drop), so a poisoned lock is still safe to use.
-    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
+    fn conn(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(crate) fn index(&self) -> MutexGuard<'_, Option<VectorIndex>> {
+    fn index(&self) -> MutexGuard<'_, Option<VectorIndex>> {
         self.index.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -161,7 +168,7 @@ impl Inner {
 }
 
 /// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> i64 {
+fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))

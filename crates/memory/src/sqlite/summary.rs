@@ -29,7 +29,7 @@ pub fn load_summary(
         .optional()
     })
     .map(Option::unwrap_or_default)
-    .map_err(|source| MemoryError::db(path, &format!("load summary of {session}"), source))
+    .map_err(|source| super::error::db(path, &format!("load summary of {session}"), source))
 }
 
 /// Store a summary if the epoch is still `expected_epoch`; the new epoch, or `None`.
@@ -41,7 +41,7 @@ pub fn store_summary(
     text: &str,
     covers_through: u64,
 ) -> Result<Option<u64>, MemoryError> {
-    let err = |source| MemoryError::db(path, &format!("store summary of {session}"), source);
+    let err = |source| super::error::db(path, &format!("store summary of {session}"), source);
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(err)?;

@@ -2,33 +2,26 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
+    clippy::indexing_slicing
 )]
-//! Session leases: one writer per session, across stores sharing one file (as two
-//! processes do), and a lapsed lease taken over.
+//! Session leases: one writer per session across two stores on one database (as two
+//! processes have), a lapsed lease taken over, a dead holder taken over at once.
 
 use std::time::Duration;
 
-use oxydra_memory::{
-    LeaseOwner, Memory, MemoryError, SqliteConfig, SqliteMemory, is_well_formed, this_host,
-};
 use oxydra_types::{CallId, Message, SessionId, ToolCall};
+
+use super::MemoryBackend;
+use crate::{LeaseOwner, Memory, MemoryError, RetrievalConfig, is_well_formed, this_host};
 
 const TTL: Duration = Duration::from_secs(60);
 
-/// Two stores on one database file: two processes as far as SQLite is concerned.
-fn two_stores() -> (tempfile::TempDir, SqliteMemory, SqliteMemory) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("memory.db");
-    let first = SqliteMemory::open(&path, SqliteConfig::default()).unwrap();
-    let second = SqliteMemory::open(&path, SqliteConfig::default()).unwrap();
-    (dir, first, second)
-}
-
-#[tokio::test]
-async fn two_holders_exclude_each_other() {
-    let (_dir, first, second) = two_stores();
+/// A live lease excludes other owners from taking it and from appending; releasing hands it over.
+pub async fn two_holders_exclude_each_other<B: MemoryBackend>(backend: &B) {
+    let (first, second) = (
+        backend.open(RetrievalConfig::default()),
+        backend.open(RetrievalConfig::default()),
+    );
     let session = SessionId::from("ses_shared");
     let (a, b) = (LeaseOwner::generate(), LeaseOwner::generate());
     let lease = first
@@ -109,9 +102,12 @@ async fn two_holders_exclude_each_other() {
     );
 }
 
-#[tokio::test]
-async fn a_lapsed_lease_is_taken_over_and_its_holder_fenced_off() {
-    let (_dir, first, second) = two_stores();
+/// A lapsed lease is taken over; its old holder gets `LeaseLost` on renewal and cannot append.
+pub async fn a_lapsed_lease_is_taken_over_and_its_holder_fenced_off<B: MemoryBackend>(backend: &B) {
+    let (first, second) = (
+        backend.open(RetrievalConfig::default()),
+        backend.open(RetrievalConfig::default()),
+    );
     let session = SessionId::from("ses_crashed");
     let (a, b) = (LeaseOwner::generate(), LeaseOwner::generate());
     // A holder that stopped renewing: its lease has lapsed (a zero time to live lapses
@@ -159,9 +155,9 @@ async fn a_lapsed_lease_is_taken_over_and_its_holder_fenced_off() {
     assert!(renewed.expires_at_ms >= lease.expires_at_ms);
 }
 
-#[tokio::test]
-async fn restore_repairs_messages_two_writers_interleaved() {
-    let memory = SqliteMemory::open_in_memory().unwrap();
+/// Restore repairs what two unleased writers interleaved into a well-formed conversation.
+pub async fn restore_repairs_messages_two_writers_interleaved<B: MemoryBackend>(backend: &B) {
+    let memory = backend.open(RetrievalConfig::default());
     let session = SessionId::from("ses_interleaved");
     let call = |id: &str| ToolCall::new(CallId::from(id), "file_read", "{}");
     let result = |id: &str, run: &str| {
@@ -187,9 +183,12 @@ async fn restore_repairs_messages_two_writers_interleaved() {
     assert_eq!(restored.len(), stored.len());
 }
 
-#[tokio::test]
-async fn a_holder_whose_process_is_gone_is_taken_over_at_once() {
-    let (_dir, first, second) = two_stores();
+/// A lease whose holder's process is gone (this host) is taken over at once; one on another host is not.
+pub async fn a_holder_whose_process_is_gone_is_taken_over_at_once<B: MemoryBackend>(backend: &B) {
+    let (first, second) = (
+        backend.open(RetrievalConfig::default()),
+        backend.open(RetrievalConfig::default()),
+    );
     // A process that held a lease and died (as after `kill -9`): its lease is still
     // within its time to live.
     let mut child = std::process::Command::new("true").spawn().unwrap();

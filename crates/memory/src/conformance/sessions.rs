@@ -2,26 +2,23 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
+    clippy::indexing_slicing
 )]
-//! Sessions, messages, restore and the summary compare-and-swap.
+//! Sessions, messages, restore, `append_many` and the summary compare-and-swap.
 
 use std::sync::Arc;
 
-use oxydra_memory::{
-    INTERRUPTED_RESULT, Memory, MemoryRetrieval, SearchScope, SqliteConfig, SqliteMemory,
-};
 use oxydra_types::{CallId, Message, MessageRole, SessionId, ToolCall};
+
+use super::MemoryBackend;
+use crate::{INTERRUPTED_RESULT, Memory, MemoryRetrieval, RetrievalConfig, SearchScope};
 
 fn call(id: &str, name: &str) -> ToolCall {
     ToolCall::new(CallId::from(id), name, r#"{"path":"a.txt"}"#)
 }
 
-#[tokio::test]
-async fn append_and_restore_in_order_across_reopening() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("memory.db");
+/// Appends get sequences 1, 2, …; a store opened again restores them in order and continues the sequence; unknown sessions are empty.
+pub async fn append_and_restore_in_order_across_reopening<B: MemoryBackend>(backend: &B) {
     let session = SessionId::generate();
     let conversation = vec![
         Message::system("be brief"),
@@ -31,7 +28,7 @@ async fn append_and_restore_in_order_across_reopening() {
         Message::assistant("it says hello"),
     ];
     {
-        let memory = SqliteMemory::open(&path, SqliteConfig::default()).unwrap();
+        let memory = backend.open(RetrievalConfig::default());
         assert!(!memory.session_exists(&session).await.unwrap());
         for (i, message) in conversation.iter().enumerate() {
             assert_eq!(
@@ -40,7 +37,7 @@ async fn append_and_restore_in_order_across_reopening() {
             );
         }
     }
-    let memory = SqliteMemory::open(&path, SqliteConfig::default()).unwrap();
+    let memory = backend.open(RetrievalConfig::default());
     assert!(memory.session_exists(&session).await.unwrap());
     assert_eq!(memory.restore(&session).await.unwrap(), conversation);
     let stored = memory.messages(&session).await.unwrap();
@@ -61,9 +58,9 @@ async fn append_and_restore_in_order_across_reopening() {
     assert!(memory.restore(&unknown).await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn concurrent_appends_are_unique_and_gap_free() {
-    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
+/// Concurrent appends to one session get unique, gap-free sequences, each task's messages in its order.
+pub async fn concurrent_appends_are_unique_and_gap_free<B: MemoryBackend>(backend: &B) {
+    let memory = Arc::new(backend.open(RetrievalConfig::default()));
     let session = SessionId::from("ses_busy");
     let other = SessionId::from("ses_other");
     let mut tasks = tokio::task::JoinSet::new();
@@ -120,9 +117,9 @@ async fn concurrent_appends_are_unique_and_gap_free() {
     assert_eq!(other_sequences, (1..=40).collect::<Vec<u64>>());
 }
 
-#[tokio::test]
-async fn list_sessions_most_recent_first_with_counts() {
-    let memory = SqliteMemory::open_in_memory().unwrap();
+/// Sessions are listed most recently updated first, with their message counts.
+pub async fn list_sessions_most_recent_first_with_counts<B: MemoryBackend>(backend: &B) {
+    let memory = backend.open(RetrievalConfig::default());
     assert!(memory.list_sessions().await.unwrap().is_empty());
     let (a, b) = (SessionId::from("ses_a"), SessionId::from("ses_b"));
     memory.append(&a, &Message::user("1")).await.unwrap();
@@ -137,9 +134,9 @@ async fn list_sessions_most_recent_first_with_counts() {
     assert!(sessions[0].updated_at_ms > sessions[0].created_at_ms);
 }
 
-#[tokio::test]
-async fn summary_epoch_compare_and_swap() {
-    let memory = SqliteMemory::open_in_memory().unwrap();
+/// Of two summaries stored against one epoch exactly one wins; a stale epoch is refused.
+pub async fn summary_epoch_compare_and_swap<B: MemoryBackend>(backend: &B) {
+    let memory = backend.open(RetrievalConfig::default());
     let session = SessionId::from("ses_summary");
     let initial = memory.load_summary(&session).await.unwrap();
     assert_eq!(
@@ -186,9 +183,11 @@ async fn summary_epoch_compare_and_swap() {
     assert_eq!(memory.store_summary(&fresh, 3, "x", 1).await.unwrap(), None);
 }
 
-#[tokio::test]
-async fn restore_synthesises_interrupted_results_only_for_orphans() {
-    let memory = SqliteMemory::open_in_memory().unwrap();
+/// Restore adds an `interrupted` result for each unanswered tool call only, and writes nothing.
+pub async fn restore_synthesises_interrupted_results_only_for_orphans<B: MemoryBackend>(
+    backend: &B,
+) {
+    let memory = backend.open(RetrievalConfig::default());
     let session = SessionId::from("ses_orphans");
     let stored = vec![
         Message::user("do three things"),
@@ -239,9 +238,9 @@ async fn restore_synthesises_interrupted_results_only_for_orphans() {
     assert_eq!(memory.messages(&session).await.unwrap().len(), 3);
 }
 
-#[tokio::test]
-async fn delete_session_removes_messages_state_and_chunks() {
-    let memory = SqliteMemory::open_in_memory().unwrap();
+/// Deleting a session removes its messages, summary and chunks (also from a loaded search cache), and nothing else.
+pub async fn delete_session_removes_messages_state_and_chunks<B: MemoryBackend>(backend: &B) {
+    let memory = backend.open(RetrievalConfig::default());
     let (gone, kept) = (SessionId::from("ses_gone"), SessionId::from("ses_kept"));
     for session in [&gone, &kept] {
         memory
@@ -295,4 +294,49 @@ async fn delete_session_removes_messages_state_and_chunks() {
         .delete_session(&SessionId::from("ses_never"))
         .await
         .unwrap();
+}
+
+/// `append_many` batches are contiguous and in order amid concurrent single appends; no gaps.
+pub async fn batches_and_single_appends_interleave_without_gaps<B: MemoryBackend>(backend: &B) {
+    let memory = Arc::new(backend.open(RetrievalConfig::default()));
+    let session = SessionId::from("ses_batch");
+    let mut tasks = Vec::new();
+    for task in 0..4 {
+        let memory = Arc::clone(&memory);
+        let session = session.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            for round in 0..5 {
+                if task % 2 == 0 {
+                    let batch: Vec<Message> = (0..3)
+                        .map(|i| Message::user(format!("t{task} r{round} m{i}")))
+                        .collect();
+                    let sequences = memory.append_many(&session, &batch).await.unwrap();
+                    // A batch is contiguous and in order.
+                    assert_eq!(sequences.len(), 3);
+                    assert_eq!(sequences[1], sequences[0] + 1);
+                    assert_eq!(sequences[2], sequences[0] + 2);
+                    mine.extend(sequences.into_iter().zip(batch));
+                } else {
+                    let message = Message::user(format!("t{task} r{round}"));
+                    let sequence = memory.append(&session, &message).await.unwrap();
+                    mine.push((sequence, message));
+                }
+            }
+            mine
+        }));
+    }
+    let mut expected = Vec::new();
+    for task in tasks {
+        expected.extend(task.await.unwrap());
+    }
+    expected.sort_by_key(|(sequence, _)| *sequence);
+    let stored = memory.messages(&session).await.unwrap();
+    assert_eq!(stored.len(), 2 * 5 * 3 + 2 * 5);
+    for (index, (stored, (sequence, message))) in stored.iter().zip(&expected).enumerate() {
+        assert_eq!(stored.sequence, index as u64 + 1);
+        assert_eq!(stored.sequence, *sequence);
+        assert_eq!(stored.message, *message);
+    }
+    assert!(memory.append_many(&session, &[]).await.unwrap().is_empty());
 }

@@ -2,24 +2,33 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
+    clippy::indexing_slicing
 )]
-//! Hybrid retrieval: FTS5 alone, vectors alone, merged; scopes; bad queries.
+//! Retrieval: full text alone, vectors alone, merged; scopes; hostile queries; chunking;
+//! a search seeing another store's writes; very common words.
 
-use oxydra_memory::{MemoryRetrieval, RetrievalConfig, SearchScope, SqliteConfig, SqliteMemory};
 use oxydra_types::SessionId;
 
-fn memory_with(vector_weight: f32, text_weight: f32) -> SqliteMemory {
-    SqliteMemory::open_in_memory_with(SqliteConfig {
-        retrieval: RetrievalConfig {
-            vector_weight,
-            text_weight,
-            ..RetrievalConfig::default()
-        },
-        ..SqliteConfig::default()
-    })
-    .unwrap()
+use super::MemoryBackend;
+use crate::{MemoryRetrieval, RetrievalConfig, SearchScope};
+
+fn weights(vector_weight: f32, text_weight: f32) -> RetrievalConfig {
+    RetrievalConfig {
+        vector_weight,
+        text_weight,
+        ..RetrievalConfig::default()
+    }
+}
+
+/// Stores each text as one chunk (each is shorter than a chunk); their ids in order.
+async fn store_each(memory: &impl MemoryRetrieval, texts: Vec<String>) -> Vec<i64> {
+    let mut ids = Vec::with_capacity(texts.len());
+    for text in texts {
+        let stored = memory.store_text(None, &text).await.unwrap();
+        assert_eq!(stored.len(), 1, "{text}");
+        ids.extend(stored);
+    }
+    ids
 }
 
 /// 1,000 distractor chunks about other things, deterministic.
@@ -48,11 +57,11 @@ fn distractors() -> Vec<String> {
 const PLANTED: &str = "The production database failover runbook: promote the replica in eu-west-1, then rotate credentials";
 const QUERY: &str = "how do we run a database failover to the replica?";
 
-async fn planted_ranks_first(vector_weight: f32, text_weight: f32) {
-    let memory = memory_with(vector_weight, text_weight);
+async fn planted_ranks_first<B: MemoryBackend>(backend: &B, vector_weight: f32, text_weight: f32) {
+    let memory = backend.open(weights(vector_weight, text_weight));
     let mut texts = distractors();
     texts.insert(537, PLANTED.to_owned());
-    let ids = memory.store_chunks(None, texts).await.unwrap();
+    let ids = store_each(&memory, texts).await;
     assert_eq!(ids.len(), 1001);
     let hits = memory.search(QUERY, &SearchScope::Global, 5).await.unwrap();
     assert_eq!(
@@ -64,25 +73,25 @@ async fn planted_ranks_first(vector_weight: f32, text_weight: f32) {
     assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
 }
 
-#[tokio::test]
-async fn planted_chunk_first_by_text_alone() {
-    planted_ranks_first(0.0, 1.0).await;
+/// Among 1,000 distractors the planted chunk ranks first by full text alone.
+pub async fn planted_chunk_first_by_text_alone<B: MemoryBackend>(backend: &B) {
+    planted_ranks_first(backend, 0.0, 1.0).await;
 }
 
-#[tokio::test]
-async fn planted_chunk_first_by_vectors_alone() {
-    planted_ranks_first(1.0, 0.0).await;
+/// Among 1,000 distractors the planted chunk ranks first by vectors alone.
+pub async fn planted_chunk_first_by_vectors_alone<B: MemoryBackend>(backend: &B) {
+    planted_ranks_first(backend, 1.0, 0.0).await;
 }
 
-#[tokio::test]
-async fn planted_chunk_first_merged() {
-    planted_ranks_first(0.7, 0.3).await;
+/// Among 1,000 distractors the planted chunk ranks first with the merged score.
+pub async fn planted_chunk_first_merged<B: MemoryBackend>(backend: &B) {
+    planted_ranks_first(backend, 0.7, 0.3).await;
 }
 
-#[tokio::test]
-async fn text_alone_does_not_find_unrelated_words() {
-    let memory = memory_with(0.0, 1.0);
-    memory.store_chunks(None, distractors()).await.unwrap();
+/// Full text alone finds nothing for words no chunk contains.
+pub async fn text_alone_does_not_find_unrelated_words<B: MemoryBackend>(backend: &B) {
+    let memory = backend.open(weights(0.0, 1.0));
+    store_each(&memory, distractors()).await;
     assert!(
         memory
             .search("failover replica", &SearchScope::Global, 5)
@@ -92,9 +101,9 @@ async fn text_alone_does_not_find_unrelated_words() {
     );
 }
 
-#[tokio::test]
-async fn session_scope_sees_only_its_chunks_and_global_sees_all() {
-    let memory = SqliteMemory::open_in_memory().unwrap();
+/// A session scope sees only its own chunks; the global scope sees all; `top_k` bounds the hits.
+pub async fn session_scope_sees_only_its_chunks_and_global_sees_all<B: MemoryBackend>(backend: &B) {
+    let memory = backend.open(RetrievalConfig::default());
     let (a, b) = (SessionId::from("ses_a"), SessionId::from("ses_b"));
     memory
         .store_text(Some(&a), "alpha team deploys the kafka cluster on fridays")
@@ -144,9 +153,9 @@ async fn session_scope_sees_only_its_chunks_and_global_sees_all() {
     );
 }
 
-#[tokio::test]
-async fn hostile_and_empty_queries_do_not_error() {
-    let memory = memory_with(0.0, 1.0);
+/// Full-text operators, unbalanced quotes, punctuation and empty queries are searched as plain words, never an error.
+pub async fn hostile_and_empty_queries_do_not_error<B: MemoryBackend>(backend: &B) {
+    let memory = backend.open(weights(0.0, 1.0));
     memory
         .store_text(
             None,
@@ -188,22 +197,18 @@ async fn hostile_and_empty_queries_do_not_error() {
             .is_empty()
     );
     // Merged weights with a punctuation-only query: no text hits, no error.
-    let merged = SqliteMemory::open_in_memory().unwrap();
+    let merged = backend.open(RetrievalConfig::default());
     merged.store_text(None, "something").await.unwrap();
     merged.search("!!!", &SearchScope::Global, 5).await.unwrap();
 }
 
-#[tokio::test]
-async fn long_texts_are_chunked_with_overlap() {
-    let memory = SqliteMemory::open_in_memory_with(SqliteConfig {
-        retrieval: RetrievalConfig {
-            chunk_max_chars: 200,
-            chunk_overlap: 40,
-            ..RetrievalConfig::default()
-        },
-        ..SqliteConfig::default()
-    })
-    .unwrap();
+/// Long texts are split into chunks that are found by their words; blank text stores nothing.
+pub async fn long_texts_are_chunked_with_overlap<B: MemoryBackend>(backend: &B) {
+    let memory = backend.open(RetrievalConfig {
+        chunk_max_chars: 200,
+        chunk_overlap: 40,
+        ..RetrievalConfig::default()
+    });
     let text = (0..100)
         .map(|i| format!("sentence{i} about topic{}.", i % 7))
         .collect::<Vec<_>>()
@@ -218,20 +223,10 @@ async fn long_texts_are_chunked_with_overlap() {
     assert!(memory.store_text(None, "   ").await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn vector_cache_sees_writes_from_another_connection() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("shared.db");
-    let vector_only = SqliteConfig {
-        retrieval: RetrievalConfig {
-            vector_weight: 1.0,
-            text_weight: 0.0,
-            ..RetrievalConfig::default()
-        },
-        ..SqliteConfig::default()
-    };
-    let reader = SqliteMemory::open(&path, vector_only).unwrap();
-    let writer = SqliteMemory::open(&path, SqliteConfig::default()).unwrap();
+/// A search sees chunks another store wrote after the searching store loaded its vectors.
+pub async fn vector_cache_sees_writes_from_another_connection<B: MemoryBackend>(backend: &B) {
+    let reader = backend.open(weights(1.0, 0.0));
+    let writer = backend.open(RetrievalConfig::default());
     writer
         .store_text(None, "first note about penguins")
         .await
@@ -258,23 +253,21 @@ async fn vector_cache_sees_writes_from_another_connection() {
     assert!(hits[0].text.contains("seals"));
 }
 
-#[tokio::test]
-async fn very_common_words_are_left_out_unless_nothing_else_remains() {
-    let memory = SqliteMemory::open_in_memory_with(SqliteConfig {
-        retrieval: RetrievalConfig {
-            vector_weight: 0.0,
-            text_weight: 1.0,
-            max_term_docs: 10,
-            ..RetrievalConfig::default()
-        },
-        ..SqliteConfig::default()
-    })
-    .unwrap();
+/// Words in more than `max_term_docs` chunks are left out of the full-text search unless only such words remain.
+pub async fn very_common_words_are_left_out_unless_nothing_else_remains<B: MemoryBackend>(
+    backend: &B,
+) {
+    let memory = backend.open(RetrievalConfig {
+        vector_weight: 0.0,
+        text_weight: 1.0,
+        max_term_docs: 10,
+        ..RetrievalConfig::default()
+    });
     let mut texts: Vec<String> = (0..50)
         .map(|i| format!("widget report number {i}"))
         .collect();
     texts.push("widget calibration procedure".into());
-    memory.store_chunks(None, texts).await.unwrap();
+    store_each(&memory, texts).await;
     let hits = memory
         .search("widget calibration", &SearchScope::Global, 10)
         .await
