@@ -7,13 +7,11 @@
     missing_docs
 )]
 
-mod common;
-
-use common::{Reply, fixture, serve};
 use futures::TryStreamExt;
 use oxydra_provider::{
     AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, ProviderRequest, ToolChoice,
 };
+use oxydra_test_support::{MockServer, Reply, fixture};
 use oxydra_types::{CallId, Message, StreamItem, ToolCall, ToolSchema};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -58,10 +56,10 @@ async fn drain(provider: &dyn Provider, request: &ProviderRequest) -> Vec<Stream
 
 #[tokio::test]
 async fn openai_stream_request_shape_with_key() {
-    let server = serve(vec![Reply::sse(fixture(
+    let server = MockServer::repeating(vec![Reply::sse(fixture(
         "openai/gpt4o_mini_stream_turn2.sse",
     ))])
-    .await;
+    .unwrap();
     let provider = OpenAiProvider::new(ProviderConfig::new(
         server.url("/v1/"),
         Some("sk-123".into()),
@@ -100,7 +98,7 @@ async fn openai_stream_request_shape_with_key() {
 async fn openai_without_key_sends_no_auth_and_complete_is_plain_json() {
     let completion = json!({"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"hello"},
         "finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1}});
-    let server = serve(vec![Reply::json(200, completion.to_string())]).await;
+    let server = MockServer::repeating(vec![Reply::json(200, completion.to_string())]).unwrap();
     let provider = OpenAiProvider::new(ProviderConfig::new(server.url("/v1"), None));
     let request = ProviderRequest::new("llama3.2", vec![Message::user("hi")]);
     let response = provider
@@ -118,7 +116,8 @@ async fn openai_without_key_sends_no_auth_and_complete_is_plain_json() {
 
 #[tokio::test]
 async fn anthropic_stream_request_shape() {
-    let server = serve(vec![Reply::sse(fixture("anthropic/basic_response.sse"))]).await;
+    let server =
+        MockServer::repeating(vec![Reply::sse(fixture("anthropic/basic_response.sse"))]).unwrap();
     let provider =
         AnthropicProvider::new(ProviderConfig::new(server.url(""), Some("sk-ant-1".into())));
     let mut request = conversation();
@@ -158,7 +157,7 @@ async fn anthropic_complete_parses_whole_message() {
     let message = json!({"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-20250514",
         "content":[{"type":"text","text":"Checking."},{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}],
         "stop_reason":"tool_use","usage":{"input_tokens":100,"cache_read_input_tokens":20,"output_tokens":30}});
-    let server = serve(vec![Reply::json(200, message.to_string())]).await;
+    let server = MockServer::repeating(vec![Reply::json(200, message.to_string())]).unwrap();
     let provider = AnthropicProvider::new(ProviderConfig::new(server.url("/v1"), None));
     let response = provider
         .complete(&conversation(), &CancellationToken::new())
