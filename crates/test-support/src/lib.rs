@@ -38,4 +38,4 @@ pub use fixtures::{fixture, fixture_text, fixtures_dir};
 pub use reply::{Release, Reply};
 pub use request::RecordedRequest;
 pub use server::{MockServer, MockServerBuilder};
-pub use sse::{SseEvent, encode as encode_events};
+pub use sse::SseEvent;

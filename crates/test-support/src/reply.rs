@@ -109,11 +109,6 @@ impl Reply {
         self.endless = Some((piece.into(), limit));
         self
     }
-
-    /// The status code.
-    pub fn status(&self) -> u16 {
-        self.status
-    }
 }
 
 /// The test's handle on a reply made with [`Reply::held_at`].

@@ -36,7 +36,7 @@ impl SseEvent {
 }
 
 /// `events` on the wire, one after the other.
-pub fn encode(events: &[SseEvent]) -> String {
+pub(crate) fn encode(events: &[SseEvent]) -> String {
     events.iter().map(SseEvent::encode).collect()
 }
 

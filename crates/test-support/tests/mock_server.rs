@@ -143,6 +143,17 @@ async fn a_chunked_body_arrives_whole() {
     assert_eq!(server.bytes_sent(), body.len());
 }
 
+/// Each piece goes out as its own HTTP chunk: the framing shows the sizes.
+#[test]
+fn a_chunked_body_goes_out_in_pieces_of_the_given_size() {
+    let raw = String::from_utf8(raw_response(&Reply::sse("abcdefghij").chunked(3))).unwrap();
+    let body = &raw[raw.find("\r\n\r\n").unwrap() + 4..];
+    assert_eq!(
+        body,
+        "3\r\nabc\r\n3\r\ndef\r\n3\r\nghi\r\n1\r\nj\r\n0\r\n\r\n"
+    );
+}
+
 #[tokio::test]
 async fn a_held_body_stops_until_the_test_releases_it() {
     let body = "0123456789abcdef";
