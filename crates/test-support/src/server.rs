@@ -48,8 +48,9 @@ impl MockServerBuilder {
         self
     }
 
-    /// Like the real API, serves only `method` on `path`: any other request gets 404
-    /// (and a body that is not JSON gets 400) without using a scripted reply.
+    /// Like the real API, serves only `method` on `path` with JSON bodies: another
+    /// method or path gets 404, a `content-type` other than `application/json` 415 and
+    /// a body that is not JSON 400, none of them using a scripted reply.
     pub fn only(mut self, method: &str, path: &str) -> Self {
         self.only = Some((method.to_owned(), path.to_owned()));
         self
@@ -320,6 +321,13 @@ impl Shared {
             if request.method != *method || request.path != *path {
                 let message = format!("no route for {} {}", request.method, request.path);
                 return error(404, &message, "not_found_error");
+            }
+            let json_type = request
+                .header("content-type")
+                .is_some_and(|kind| kind.starts_with("application/json"));
+            if !json_type {
+                let message = "expected a request with `content-type: application/json`";
+                return error(415, message, "invalid_request_error");
             }
             if request.body.is_null() {
                 return error(400, "the body is not JSON", "invalid_request_error");

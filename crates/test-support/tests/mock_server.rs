@@ -77,7 +77,7 @@ async fn a_repeating_server_answers_with_its_last_reply() {
 /// The attack on the test itself: a client that posts to the wrong place or sends a
 /// body that is not JSON must not get a scripted success, as with the real API.
 #[tokio::test]
-async fn a_strict_route_refuses_other_paths_methods_and_non_json_bodies() {
+async fn a_strict_route_refuses_other_paths_methods_content_types_and_bodies() {
     let server = MockServer::builder()
         .only("POST", anthropic::MESSAGES_PATH)
         .replies(vec![anthropic::text("Hi.")])
@@ -94,6 +94,13 @@ async fn a_strict_route_refuses_other_paths_methods_and_non_json_bodies() {
     );
     let wrong_method = reqwest::get(server.url("/v1/messages")).await.unwrap();
     assert_eq!(wrong_method.status(), 404);
+    let not_declared = reqwest::Client::new()
+        .post(server.url("/v1/messages"))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(not_declared.status(), 415);
     let not_json = post(server.url("/v1/messages"), "{broken").await;
     assert_eq!(not_json.status(), 400);
     assert!(
@@ -107,7 +114,7 @@ async fn a_strict_route_refuses_other_paths_methods_and_non_json_bodies() {
     let good = post(server.url("/v1/messages"), "{}").await;
     assert_eq!(good.status(), 200);
     assert!(good.text().await.unwrap().contains("event: message_stop"));
-    assert_eq!(server.hits(), 4);
+    assert_eq!(server.hits(), 5);
 }
 
 #[tokio::test]
