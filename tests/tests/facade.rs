@@ -12,7 +12,7 @@ fn facade_exposes_the_data_model() {
 
 #[test]
 fn recorded_fixtures_are_in_the_repository() {
-    let dir = oxydra_e2e::fixtures_dir();
+    let dir = oxydra_test_support::fixtures_dir();
     assert!(
         dir.join("openai/gpt4o_mini_stream_turn2.sse").is_file(),
         "recorded provider streams missing at {}",

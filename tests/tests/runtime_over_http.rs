@@ -16,11 +16,11 @@ use oxydra::provider::{OpenAiProvider, ProviderConfig};
 use oxydra::runtime::{AgentRuntime, AgentRuntimeBuilder, CollectingEventSink};
 use oxydra::tools::{BuiltinToolsConfig, ToolRegistry};
 use oxydra::types::{MessageRole, RuntimeEvent, SessionId};
-use oxydra_e2e::{Reply, ScriptServer, fixtures_dir, openai};
+use oxydra_test_support::{MockServer, Reply, fixture, openai};
 use tokio_util::sync::CancellationToken;
 
 fn runtime(
-    server: &ScriptServer,
+    server: &MockServer,
     memory: &SqliteMemory,
     workspace: &std::path::Path,
     events: Arc<CollectingEventSink>,
@@ -46,7 +46,7 @@ async fn a_session_survives_a_restart_of_the_whole_stack() {
     let db = dir.path().join("oxydra.db");
     let session = SessionId::generate();
 
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::tool_calls(&[
             ("c1", "file_read", r#"{"path":"plan.md"}"#),
             ("c2", "file_list", r#"{}"#),
@@ -76,7 +76,7 @@ async fn a_session_survives_a_restart_of_the_whole_stack() {
     drop(memory);
 
     // A new process: reopen the file, continue the session.
-    let server = ScriptServer::start(vec![openai::text("Measure first.")]).unwrap();
+    let server = MockServer::start(vec![openai::text("Measure first.")]).unwrap();
     let memory = SqliteMemory::open(&db, SqliteConfig::default()).unwrap();
     let stored = memory.messages(&session).await.unwrap();
     let roles: Vec<MessageRole> = stored.iter().map(|m| m.message.role).collect();
@@ -108,10 +108,9 @@ async fn a_session_survives_a_restart_of_the_whole_stack() {
 
 #[tokio::test]
 async fn recorded_openai_streams_drive_the_runtime() {
-    let fixtures = fixtures_dir().join("openai");
-    let turn1 = std::fs::read_to_string(fixtures.join("gpt4o_mini_stream_turn1.sse")).unwrap();
-    let turn2 = std::fs::read_to_string(fixtures.join("gpt4o_mini_stream_turn2.sse")).unwrap();
-    let server = ScriptServer::start(vec![Reply::Raw(turn1), Reply::Raw(turn2)]).unwrap();
+    let turn1 = fixture("openai/gpt4o_mini_stream_turn1.sse");
+    let turn2 = fixture("openai/gpt4o_mini_stream_turn2.sse");
+    let server = MockServer::start(vec![Reply::sse(turn1), Reply::sse(turn2)]).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let memory = SqliteMemory::open_in_memory().unwrap();
     let events = Arc::new(CollectingEventSink::new());
@@ -147,8 +146,8 @@ async fn recorded_openai_streams_drive_the_runtime() {
 async fn a_failing_provider_gets_the_policy_attempts_and_no_more() {
     use oxydra::provider::RetryPolicy;
     let dir = tempfile::tempdir().unwrap();
-    let bad_gateway = || Reply::Status(502, r#"{"error":{"message":"bad gateway"}}"#.into());
-    let server = ScriptServer::start(vec![
+    let bad_gateway = || Reply::json(502, r#"{"error":{"message":"bad gateway"}}"#);
+    let server = MockServer::start(vec![
         bad_gateway(),
         bad_gateway(),
         bad_gateway(),
@@ -176,7 +175,7 @@ async fn a_failing_provider_gets_the_policy_attempts_and_no_more() {
 }
 
 fn bad_gateway() -> Reply {
-    Reply::Status(502, r#"{"error":{"message":"bad gateway"}}"#.into())
+    Reply::json(502, r#"{"error":{"message":"bad gateway"}}"#)
 }
 
 fn runtime_over(provider: OpenAiProvider, workspace: &std::path::Path) -> AgentRuntimeBuilder {
@@ -190,7 +189,7 @@ fn runtime_over(provider: OpenAiProvider, workspace: &std::path::Path) -> AgentR
 #[tokio::test]
 async fn a_runtime_built_without_a_policy_retries_by_default() {
     let dir = tempfile::tempdir().unwrap();
-    let server = ScriptServer::start(vec![bad_gateway(), openai::text("after one retry")]).unwrap();
+    let server = MockServer::start(vec![bad_gateway(), openai::text("after one retry")]).unwrap();
     let provider = OpenAiProvider::new(ProviderConfig::new(server.openai_url(), None));
     let runtime = runtime_over(provider, dir.path()).build().unwrap();
     let outcome = runtime
@@ -205,7 +204,7 @@ async fn a_runtime_built_without_a_policy_retries_by_default() {
 #[tokio::test]
 async fn a_runtime_built_without_retries_does_not_retry() {
     let dir = tempfile::tempdir().unwrap();
-    let server = ScriptServer::start(vec![bad_gateway(), openai::text("never asked for")]).unwrap();
+    let server = MockServer::start(vec![bad_gateway(), openai::text("never asked for")]).unwrap();
     let provider = OpenAiProvider::new(ProviderConfig::new(server.openai_url(), None));
     let runtime = runtime_over(provider, dir.path())
         .without_retries()
@@ -226,14 +225,14 @@ async fn a_runtime_built_without_retries_does_not_retry() {
 #[tokio::test]
 async fn a_stream_broken_before_output_falls_back_once_per_policy() {
     use oxydra::provider::RetryPolicy;
-    use oxydra_e2e::SseEvent;
+    use oxydra_test_support::SseEvent;
     let dir = tempfile::tempdir().unwrap();
     let broken = || {
-        Reply::Sse(vec![SseEvent::data(
+        Reply::events(&[SseEvent::data(
             r#"{"error":{"message":"Internal error","type":"server_error"}}"#,
         )])
     };
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         broken(),
         bad_gateway(),
         bad_gateway(),

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use nix::sys::resource::{UsageWho, getrusage};
-use oxydra_e2e::{Reply, ScriptServer, openai};
+use oxydra_test_support::{MockServer, Reply, openai};
 
 const TURNS: usize = 20;
 const CALLS_PER_TURN: usize = 8;
@@ -65,7 +65,7 @@ fn children_usage() -> Usage {
 /// fork copied from this (much larger) bench process before the exec, and overstates
 /// the binary's footprint several times.
 fn run_once(workspace: &std::path::Path) -> (Duration, Duration, u64) {
-    let server = ScriptServer::start(script()).unwrap();
+    let server = MockServer::start(script()).unwrap();
     let state = tempfile::tempdir().unwrap();
     let before = children_usage();
     let start = Instant::now();

@@ -16,13 +16,13 @@ use common::{
     KillOnDrop, Pty, Sandbox, assert_exit_code, events_of_type, json_values, spawn_chat_in_pty,
     spawn_with_stdin, wait_for_first_request,
 };
-use oxydra_e2e::{ScriptServer, openai};
+use oxydra_test_support::{MockServer, openai};
 
 const FINAL: &str = r#""type":"final""#;
 
 /// `oxydra chat` on a terminal, once "a long task" typed at its prompt reached the server
 /// (whose first reply holds the turn).
-fn chat_in_a_long_turn(sandbox: &Sandbox, server: &ScriptServer) -> (KillOnDrop, Pty) {
+fn chat_in_a_long_turn(sandbox: &Sandbox, server: &MockServer) -> (KillOnDrop, Pty) {
     let (child, mut pty) = spawn_chat_in_pty(sandbox.oxydra_pty_command(server, "chat"));
     // Enter in a terminal is a carriage return.
     pty.type_text("a long task\r");
@@ -33,7 +33,7 @@ fn chat_in_a_long_turn(sandbox: &Sandbox, server: &ScriptServer) -> (KillOnDrop,
 #[test]
 fn switch_continues_a_stored_session_and_a_bad_id_is_reported() {
     let sandbox = Sandbox::new();
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::text("First answer."),
         openai::text("Second answer."),
     ])
@@ -70,7 +70,7 @@ fn switch_continues_a_stored_session_and_a_bad_id_is_reported() {
 #[test]
 fn cancel_typed_during_a_turn_cancels_it_and_the_prompt_returns() {
     let sandbox = Sandbox::new();
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::hold_after_text("Working on it"),
         openai::text("Second answer."),
     ])
@@ -99,7 +99,7 @@ fn cancel_typed_during_a_turn_cancels_it_and_the_prompt_returns() {
 #[test]
 fn ctrl_c_typed_during_a_turn_cancels_it_and_twice_at_the_prompt_quits() {
     let sandbox = Sandbox::new();
-    let server = ScriptServer::start(vec![openai::hold_after_text("Working on it")]).unwrap();
+    let server = MockServer::start(vec![openai::hold_after_text("Working on it")]).unwrap();
     let (mut child, mut pty) = chat_in_a_long_turn(&sandbox, &server);
     // The terminal turns Ctrl-C into SIGINT while the turn runs (cooked mode).
     pty.type_text("\x03");

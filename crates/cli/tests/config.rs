@@ -349,7 +349,9 @@ fn syntax_errors_and_out_of_range_values_name_the_file_and_key() {
 #[test]
 fn a_first_run_stores_its_session_in_the_user_data_dir() {
     let sandbox = Sandbox::new();
-    let server = oxydra_e2e::ScriptServer::start(vec![oxydra_e2e::openai::text("Hello.")]).unwrap();
+    let server =
+        oxydra_test_support::MockServer::start(vec![oxydra_test_support::openai::text("Hello.")])
+            .unwrap();
     let output = sandbox
         .command()
         .current_dir(&sandbox.workspace)

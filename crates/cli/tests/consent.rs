@@ -13,13 +13,13 @@ mod common;
 use common::{
     KillOnDrop, Pty, Sandbox, assert_exit_code, interrupt, spawn_chat_in_pty, spawn_in_pty,
 };
-use oxydra_e2e::{Reply, ScriptServer, openai};
+use oxydra_test_support::{MockServer, Reply, openai};
 
 const QUESTION: &str = "Allow? [y]es once / [a]lways this session / [n]o: ";
 
 /// A server whose model calls `shell_exec` (`echo approved > ran.txt`), answers
 /// "Done." to its result, then gives the `later` replies.
-fn server_calling_shell_exec(later: Vec<Reply>) -> ScriptServer {
+fn server_calling_shell_exec(later: Vec<Reply>) -> MockServer {
     let mut replies = vec![
         openai::tool_calls(&[(
             "call_sh",
@@ -29,12 +29,12 @@ fn server_calling_shell_exec(later: Vec<Reply>) -> ScriptServer {
         openai::text("Done."),
     ];
     replies.extend(later);
-    ScriptServer::start(replies).unwrap()
+    MockServer::start(replies).unwrap()
 }
 
 /// Runs a task whose model calls `shell_exec`, answers the question with `answer`,
 /// and returns the sandbox, the server and everything the terminal showed.
-fn run_answering(answer: &str) -> (Sandbox, ScriptServer, String) {
+fn run_answering(answer: &str) -> (Sandbox, MockServer, String) {
     let sandbox = Sandbox::new();
     let server = server_calling_shell_exec(vec![]);
     let mut command = sandbox.oxydra_pty_command(&server, "run");
@@ -52,7 +52,7 @@ fn run_answering(answer: &str) -> (Sandbox, ScriptServer, String) {
 }
 
 /// The content of the tool result the model saw in the second request.
-fn tool_result(server: &ScriptServer) -> String {
+fn tool_result(server: &MockServer) -> String {
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let messages = requests[1].body["messages"].as_array().unwrap().clone();
@@ -83,7 +83,7 @@ fn no_on_the_terminal_denies_the_command() {
 }
 
 /// `oxydra chat --approve ask` on a terminal, whose model calls `shell_exec` first.
-fn chat_asking(sandbox: &Sandbox) -> (ScriptServer, KillOnDrop, Pty) {
+fn chat_asking(sandbox: &Sandbox) -> (MockServer, KillOnDrop, Pty) {
     let server = server_calling_shell_exec(vec![openai::text("Later answer.")]);
     let mut command = sandbox.oxydra_pty_command(&server, "chat");
     command.args(["--approve", "ask"]);
@@ -133,7 +133,7 @@ fn a_bidi_override_in_the_command_is_shown_escaped_on_the_terminal() {
     let sandbox = Sandbox::new();
     // Shown raw, U+202E would display this command's tail reversed.
     let command_line = "echo hi > \u{202e}txt.exe";
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::tool_calls(&[(
             "call_sh",
             "shell_exec",
@@ -155,7 +155,7 @@ fn a_bidi_override_in_the_command_is_shown_escaped_on_the_terminal() {
 #[test]
 fn hidden_characters_in_a_tool_name_are_escaped_in_the_text_output() {
     let sandbox = Sandbox::new();
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::tool_calls(&[("call_x", "file_\u{202e}daer\u{1b}[2K", "{}")]),
         openai::text("Done."),
     ])

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::Output;
 
 use common::{Sandbox, events_of_type, json_lines, stderr, stdout};
-use oxydra_e2e::{Reply, ScriptServer, openai};
+use oxydra_test_support::{MockServer, Reply, openai};
 
 const PASSWORD: &str = "hunter2-very-secret";
 const KEY: &str = "sk-proj-Zq8xKf3LmN9pR2tVw5yB7cD1eG4hJ6kS";
@@ -62,13 +62,13 @@ fn allow_loopback_fetch(sandbox: &Sandbox) {
 fn a_500_page_holding_a_password_leaks_it_nowhere() {
     let sandbox = Sandbox::new();
     allow_loopback_fetch(&sandbox);
-    let page = ScriptServer::start(vec![Reply::Status(
+    let page = MockServer::start(vec![Reply::json(
         500,
         format!(r#"{{"debug": "db connect failed", "password": "{PASSWORD}", "dsn": "password={PASSWORD}"}}"#),
     )])
     .unwrap();
-    let url = format!("{}/admin", page.url());
-    let model = ScriptServer::start(vec![
+    let url = format!("{}/admin", page.url(""));
+    let model = MockServer::start(vec![
         openai::tool_calls(&[(
             "call_f",
             "web_fetch",
@@ -113,7 +113,7 @@ fn a_500_page_holding_a_password_leaks_it_nowhere() {
 }
 
 fn provider_401() -> Reply {
-    Reply::Status(
+    Reply::json(
         401,
         format!(
             r#"{{"error": {{"message": "Incorrect API key provided: {KEY}. You can find your API key at the dashboard.", "type": "invalid_request_error", "code": "invalid_api_key"}}}}"#
@@ -126,7 +126,7 @@ fn a_provider_401_echoing_the_key_leaks_it_nowhere() {
     for format in ["jsonl", "text"] {
         let sandbox = Sandbox::new();
         let server =
-            ScriptServer::start(vec![provider_401(), provider_401(), provider_401()]).unwrap();
+            MockServer::start(vec![provider_401(), provider_401(), provider_401()]).unwrap();
         sandbox.write_trusted_config(&format!(
             "[provider]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key_env = \"MY_KEY\"\n",
             server.openai_url()
@@ -140,7 +140,7 @@ fn a_provider_401_echoing_the_key_leaks_it_nowhere() {
         assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
         assert!(stderr(&output).contains("error:"), "{}", stderr(&output));
         assert_eq!(
-            server.requests()[0].authorization.as_deref(),
+            server.requests()[0].authorization(),
             Some(format!("Bearer {KEY}").as_str()),
             "the key was sent, so the echo is real"
         );
@@ -163,7 +163,7 @@ fn a_provider_401_echoing_the_key_leaks_it_nowhere() {
 #[test]
 fn an_existing_world_readable_database_is_tightened() {
     let sandbox = Sandbox::new();
-    let server = ScriptServer::start(vec![openai::text("one"), openai::text("two")]).unwrap();
+    let server = MockServer::start(vec![openai::text("one"), openai::text("two")]).unwrap();
     let first = sandbox.run_openai(&server.openai_url(), &[], "first");
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
     std::fs::set_permissions(&sandbox.db, std::fs::Permissions::from_mode(0o644)).unwrap();
@@ -209,7 +209,7 @@ fn assistant_call_ids(body: &serde_json::Value) -> Vec<String> {
 fn a_tool_call_with_an_empty_name_is_an_error_the_model_sees() {
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.workspace.join("a.txt"), "alpha").unwrap();
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::tool_calls(&[
             ("call_empty", "", "{}"),
             ("call_a", "file_read", r#"{"path":"a.txt"}"#),
@@ -241,7 +241,7 @@ fn duplicate_call_ids_in_one_turn_get_one_result_each() {
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.workspace.join("a.txt"), "alpha").unwrap();
     std::fs::write(sandbox.workspace.join("b.txt"), "beta").unwrap();
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::tool_calls(&[
             ("call_same", "file_read", r#"{"path":"a.txt"}"#),
             ("call_same", "file_read", r#"{"path":"b.txt"}"#),

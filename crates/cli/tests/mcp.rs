@@ -12,7 +12,7 @@
 mod common;
 
 use common::{Sandbox, is_gone, json_lines, read_pid, shape, stderr, stdout};
-use oxydra_e2e::{ScriptServer, mcp_servers, openai};
+use oxydra_test_support::{MockServer, mcp_servers, openai};
 
 fn sandbox_with_everything() -> Option<Sandbox> {
     let script = mcp_servers::require("server-everything")?;
@@ -94,7 +94,7 @@ fn an_agent_calls_an_mcp_tool_and_a_builtin_in_one_parallel_batch() {
         return;
     };
     std::fs::write(sandbox.workspace.join("plan.md"), "step one\n").unwrap();
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::tool_calls(&[
             (
                 "call_echo",
@@ -182,7 +182,7 @@ fn ctrl_c_twice_kills_everything_an_mcp_server_started() {
         "[[mcp_servers]]\nname = \"everything\"\ncommand = \"sh\"\nargs = [\"-c\", {launcher:?}]\n\
          init_timeout_secs = 30\n"
     ));
-    let server = ScriptServer::start(vec![openai::hold_after_text("Working on it")]).unwrap();
+    let server = MockServer::start(vec![openai::hold_after_text("Working on it")]).unwrap();
     let mut command = sandbox.oxydra_command(&server, "run");
     command
         .arg("A long task")

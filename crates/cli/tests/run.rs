@@ -10,7 +10,7 @@
 mod common;
 
 use common::{Sandbox, events_of_type, json_lines, shape, stderr, stdout};
-use oxydra_e2e::{ScriptServer, openai};
+use oxydra_test_support::{MockServer, openai};
 
 fn tool_messages(body: &serde_json::Value) -> Vec<(String, String)> {
     body["messages"]
@@ -33,7 +33,7 @@ fn multi_turn_task_streams_every_event_and_stores_the_session() {
     std::fs::write(sandbox.workspace.join("a.txt"), "alpha contents").unwrap();
     std::fs::write(sandbox.workspace.join("b.txt"), "beta contents").unwrap();
     std::fs::write(sandbox.workspace.join("c.txt"), "gamma contents").unwrap();
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::tool_calls(&[
             ("call_a", "file_read", r#"{"path":"a.txt"}"#),
             ("call_b", "file_read", r#"{"path":"b.txt"}"#),
@@ -124,7 +124,7 @@ fn multi_turn_task_streams_every_event_and_stores_the_session() {
     assert_eq!(requests.len(), 5);
     assert!(requests.iter().all(|r| r.path == "/v1/chat/completions"));
     assert!(
-        requests.iter().all(|r| r.authorization.is_none()),
+        requests.iter().all(|r| r.authorization().is_none()),
         "no auth for --base-url alone"
     );
     assert_eq!(requests[0].body["stream"], true);
@@ -190,7 +190,7 @@ fn multi_turn_task_streams_every_event_and_stores_the_session() {
     assert_eq!(messages[2]["tool_call_id"], "call_a");
 
     // --session continues it: the provider sees the earlier conversation.
-    let next = ScriptServer::start(vec![openai::text("Still here.")]).unwrap();
+    let next = MockServer::start(vec![openai::text("Still here.")]).unwrap();
     let output = sandbox.run_openai(
         &next.openai_url(),
         &["--output", "jsonl", "--session", &session],
@@ -216,7 +216,7 @@ fn multi_turn_task_streams_every_event_and_stores_the_session() {
 #[test]
 fn approved_privileged_call_runs_and_text_output_reads_well() {
     let sandbox = Sandbox::new();
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::tool_calls(&[(
             "call_sh",
             "shell_exec",
@@ -241,7 +241,7 @@ fn approved_privileged_call_runs_and_text_output_reads_well() {
 #[test]
 fn unknown_session_is_a_usage_error() {
     let sandbox = Sandbox::new();
-    let server = ScriptServer::start(vec![]).unwrap();
+    let server = MockServer::start(vec![]).unwrap();
     let output = sandbox.run_openai(&server.openai_url(), &["--session", "ses_nope"], "hi");
     assert_eq!(output.status.code(), Some(2));
     assert!(
@@ -255,7 +255,7 @@ fn unknown_session_is_a_usage_error() {
 #[test]
 fn jsonl_ends_with_an_error_event_even_when_the_run_cannot_start() {
     let sandbox = Sandbox::new();
-    let server = ScriptServer::start(vec![]).unwrap();
+    let server = MockServer::start(vec![]).unwrap();
     let output = sandbox.run_openai(
         &server.openai_url(),
         &["--session", "ses_nope", "--output", "jsonl"],
@@ -287,7 +287,7 @@ fn jsonl_ends_with_an_error_event_even_when_the_run_cannot_start() {
 fn budget_exhaustion_exits_3_with_an_error_event() {
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.workspace.join("a.txt"), "x").unwrap();
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::tool_calls(&[("c1", "file_read", r#"{"path":"a.txt"}"#)]),
         openai::tool_calls(&[("c2", "file_list", r#"{}"#)]),
     ])
@@ -313,15 +313,19 @@ fn anthropic_format_server_runs_a_tool_turn() {
         "# Notes\nship on friday",
     )
     .unwrap();
-    let server = ScriptServer::start(vec![
-        oxydra_e2e::anthropic::tool_uses(&[("toolu_1", "file_read", r#"{"path":"notes.md"}"#)]),
-        oxydra_e2e::anthropic::text("We ship on Friday."),
+    let server = MockServer::start(vec![
+        oxydra_test_support::anthropic::tool_uses(&[(
+            "toolu_1",
+            "file_read",
+            r#"{"path":"notes.md"}"#,
+        )]),
+        oxydra_test_support::anthropic::text("We ship on Friday."),
     ])
     .unwrap();
     let mut command = sandbox.stored_command("run");
     command
         .env("ANTHROPIC_API_KEY", "sk-ant-test-0123456789abcdef")
-        .args(["--provider", "anthropic", "--base-url", &server.url()])
+        .args(["--provider", "anthropic", "--base-url", &server.url("")])
         .args(["--output", "jsonl", "When do we ship?"]);
     let output = command.output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -339,7 +343,7 @@ fn anthropic_format_server_runs_a_tool_turn() {
     assert!(requests.iter().all(|r| r.path == "/v1/messages"));
     assert_eq!(requests[0].body["model"], "claude-sonnet-4-5");
     // --base-url alone means no key is sent, even with ANTHROPIC_API_KEY set.
-    assert!(requests[0].api_key.is_none());
+    assert!(requests[0].api_key().is_none());
     let second = requests[1].body.to_string();
     assert!(second.contains("ship on friday"), "{second}");
 }
@@ -347,7 +351,7 @@ fn anthropic_format_server_runs_a_tool_turn() {
 #[test]
 fn api_key_from_the_environment_is_sent_to_the_configured_server() {
     let sandbox = Sandbox::new();
-    let server = ScriptServer::start(vec![openai::text("ok")]).unwrap();
+    let server = MockServer::start(vec![openai::text("ok")]).unwrap();
     sandbox.write_trusted_config(&format!(
         "[provider]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"local-model\"\napi_key_env = \"MY_KEY\"\n",
         server.openai_url()
@@ -357,9 +361,6 @@ fn api_key_from_the_environment_is_sent_to_the_configured_server() {
     let output = command.output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let request = &server.requests()[0];
-    assert_eq!(
-        request.authorization.as_deref(),
-        Some("Bearer secret-key-value")
-    );
+    assert_eq!(request.authorization(), Some("Bearer secret-key-value"));
     assert_eq!(request.body["model"], "local-model");
 }

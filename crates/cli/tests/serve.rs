@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use common::{Sandbox, json_lines, stderr, stdout};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
+use oxydra_test_support::{MockServer, Release, Reply};
 use serde_json::{Value, json};
 
 const CONFIG: &str = r#"
@@ -766,39 +767,21 @@ fn bad_allowed_hosts_and_origins_name_the_key() {
     }
 }
 
-/// A one-shot HTTP server for the deep page: it sends the headers and all of the body
-/// but its last bytes, then holds the rest until `release` fires.
-fn held_deep_page(release: std::sync::mpsc::Receiver<()>) -> String {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/deep", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let depth = 100_000;
-        let body = format!(
-            "<html><body>{}deep text{}</body></html>",
-            "<div>".repeat(depth),
-            "</div>".repeat(depth)
-        );
-        let (mut stream, _) = listener.accept().unwrap();
-        let mut request = Vec::new();
-        let mut buf = [0_u8; 1024];
-        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-            let n = stream.read(&mut buf).unwrap();
-            assert!(n > 0, "the client hung up before its request was complete");
-            request.extend_from_slice(&buf[..n]);
-        }
-        let (head, tail) = body.as_bytes().split_at(body.len() - 14);
-        let headers = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-            body.len()
-        );
-        stream.write_all(headers.as_bytes()).unwrap();
-        stream.write_all(head).unwrap();
-        stream.flush().unwrap();
-        let _ = release.recv();
-        let _ = stream.write_all(tail);
-    });
-    url
+/// A server for the deep page: it sends the headers and all of the body but its last
+/// bytes, then holds the rest until the test releases it.
+fn held_deep_page() -> (MockServer, Release) {
+    let depth = 100_000;
+    let body = format!(
+        "<html><body>{}deep text{}</body></html>",
+        "<div>".repeat(depth),
+        "</div>".repeat(depth)
+    );
+    let (reply, release) = Reply::new(200)
+        .header("content-type", "text/html")
+        .header("content-length", &body.len().to_string())
+        .body(body.clone())
+        .held_at(body.len() - 14);
+    (MockServer::start(vec![reply]).unwrap(), release)
 }
 
 /// The attack through `oxydra serve`: a deterministic agent fetches a page of 100,000
@@ -822,8 +805,8 @@ tool = "web_fetch"
 args = { url = "{{url}}" }
 "#,
     );
-    let (release, held) = std::sync::mpsc::channel();
-    let page = held_deep_page(held);
+    let (page_server, release) = held_deep_page();
+    let page = page_server.url("/deep");
     let server = Server::start(&sandbox, &[]);
     runtime().block_on(async {
         let client = reqwest::Client::new();
@@ -873,7 +856,7 @@ args = { url = "{{url}}" }
         );
 
         // The rest of the page arrives; the conversion must not hold the server.
-        release.send(()).unwrap();
+        release.release();
         let run = loop {
             let agents = client.get(server.url("/agents")).send().await.unwrap();
             assert_eq!(agents.status(), 200);
@@ -904,9 +887,9 @@ args = { url = "{{url}}" }
 /// agent's run survives a provider that fails once with 502.
 #[test]
 fn a_serve_run_retries_a_provider_502_like_run_does() {
-    use oxydra_e2e::{Reply, ScriptServer, openai};
-    let provider = ScriptServer::start(vec![
-        Reply::Status(502, r#"{"error":{"message":"bad gateway"}}"#.into()),
+    use oxydra_test_support::openai;
+    let provider = MockServer::start(vec![
+        Reply::json(502, r#"{"error":{"message":"bad gateway"}}"#),
         openai::text("recovered after one retry"),
     ])
     .unwrap();

@@ -21,7 +21,7 @@ use common::{
 };
 use oxydra::memory::{Memory, SqliteConfig, SqliteMemory};
 use oxydra::types::{CallId, Message, SessionId, ToolCall};
-use oxydra_e2e::{ScriptServer, openai};
+use oxydra_test_support::{MockServer, openai};
 use serde_json::Value;
 
 /// Whether `messages` (stored messages or a request's, as JSON) satisfy the restore
@@ -83,7 +83,7 @@ fn two_runs_on_one_session_at_once_one_fails_busy_and_the_session_stays_well_for
         "[runtime]\nsession_wait_secs = 0.5\n",
     )
     .unwrap();
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::tool_calls(&[
             ("call_a", "file_read", r#"{"path":"a.txt"}"#),
             ("call_b", "file_read", r#"{"path":"b.txt"}"#),
@@ -240,7 +240,7 @@ fn a_session_stored_interleaved_is_sent_well_formed() {
             .await
             .unwrap();
     });
-    let server = ScriptServer::start(vec![openai::text("Continued.")]).unwrap();
+    let server = MockServer::start(vec![openai::text("Continued.")]).unwrap();
     let mut command = sandbox.oxydra_command(&server, "run");
     command.args(["--session", session.as_str(), "go on"]);
     let output = command.output().unwrap();
@@ -284,7 +284,7 @@ fn a_run_killed_with_sigkill_does_not_lock_its_session() {
         "[runtime]\nsession_wait_secs = 0.5\n",
     )
     .unwrap();
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::hold_after_text("Working on it"),
         openai::text("Continued."),
     ])

@@ -19,12 +19,12 @@ use common::{
     output_with_stdin, poll_until, read_pid, spawn_captured, spawn_with_stdin, stderr,
     wait_for_first_request,
 };
-use oxydra_e2e::{ScriptServer, mcp_servers, openai};
+use oxydra_test_support::{MockServer, mcp_servers, openai};
 
 #[test]
 fn sigint_mid_run_exits_130_and_keeps_the_session() {
     let sandbox = Sandbox::new();
-    let server = ScriptServer::start(vec![openai::hold_after_text("Working on it")]).unwrap();
+    let server = MockServer::start(vec![openai::hold_after_text("Working on it")]).unwrap();
     let mut command = sandbox.oxydra_command(&server, "run");
     command
         .arg("A long task")
@@ -57,7 +57,7 @@ fn sigint_mid_run_exits_130_and_keeps_the_session() {
 #[test]
 fn chat_reads_lines_and_commands_from_stdin() {
     let sandbox = Sandbox::new();
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::text("First answer."),
         openai::text("Second answer."),
     ])
@@ -85,7 +85,7 @@ fn chat_reads_lines_and_commands_from_stdin() {
 #[test]
 fn sigint_in_chat_cancels_the_turn_and_a_second_one_at_the_prompt_exits_130() {
     let sandbox = Sandbox::new();
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::hold_after_text("Working on it"),
         openai::text("Second answer."),
     ])
@@ -138,7 +138,7 @@ fn sigint_while_mcp_servers_start_kills_them_and_exits_130() {
         stuck = format!("echo $$ > '{}'; exec sleep 120", stuck_pid.display()),
     );
     sandbox.write_trusted_config(&config);
-    let server = ScriptServer::start(vec![openai::text("never asked")]).unwrap();
+    let server = MockServer::start(vec![openai::text("never asked")]).unwrap();
     let mut command = sandbox.oxydra_command(&server, "run");
     command.arg("A task").env("RUST_LOG", "oxydra_mcp=info");
     let (mut child, out, err) = spawn_captured(command);

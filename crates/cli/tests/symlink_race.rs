@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use common::{Sandbox, stderr, stdout};
-use oxydra_e2e::{ScriptServer, openai};
+use oxydra_test_support::{MockServer, openai};
 use rustix::fs::{CWD, RenameFlags, renameat_with};
 
 const TURNS: usize = 40;
@@ -82,7 +82,7 @@ fn a_model_racing_a_symlink_swap_never_reads_or_writes_outside() {
         })
         .collect();
     script.push(openai::text("Done."));
-    let server = ScriptServer::start(script).unwrap();
+    let server = MockServer::start(script).unwrap();
 
     // The local process: swaps `sub` and `alt` atomically until the run is over,
     // and counts the swaps made while the calls ran (from the server's first answer

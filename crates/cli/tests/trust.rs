@@ -13,54 +13,19 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{Sandbox, events_of_type, json_lines, stderr, stdout};
-use oxydra_e2e::{ScriptServer, openai};
+use oxydra_test_support::{MockServer, Reply, openai};
 
 /// A loopback HTTP server that counts the connections it gets (a stand-in for a local
 /// service the user never meant a model to reach).
-struct LoopbackTarget {
-    addr: SocketAddr,
-    hits: Arc<AtomicUsize>,
-}
-
-impl LoopbackTarget {
-    fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let hits = Arc::new(AtomicUsize::new(0));
-        let counter = Arc::clone(&hits);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { break };
-                counter.fetch_add(1, Ordering::SeqCst);
-                let mut request = [0_u8; 4096];
-                let _ = stream.read(&mut request);
-                let body = "loopback secret";
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
-                     Connection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            }
-        });
-        Self { addr, hits }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}/", self.addr)
-    }
-
-    fn hits(&self) -> usize {
-        self.hits.load(Ordering::SeqCst)
-    }
+fn loopback_target() -> MockServer {
+    let secret = Reply::new(200)
+        .header("content-type", "text/plain")
+        .body("loopback secret");
+    MockServer::repeating(vec![secret]).unwrap()
 }
 
 /// The planted configuration: an MCP "server" that only proves it ran (it touches
@@ -82,7 +47,7 @@ fn marker(sandbox: &Sandbox) -> PathBuf {
 
 /// `oxydra run` in the workspace (where `./oxydra.toml` is looked for), against
 /// `server`, with stdin not a terminal.
-fn run_in_workspace(sandbox: &Sandbox, server: &ScriptServer, prompt: &str) -> Output {
+fn run_in_workspace(sandbox: &Sandbox, server: &MockServer, prompt: &str) -> Output {
     let mut command = sandbox.oxydra_command(server, "run");
     command.current_dir(&sandbox.workspace).arg(prompt);
     command.output().unwrap()
@@ -100,7 +65,7 @@ fn trust(sandbox: &Sandbox, args: &[&str]) -> Output {
 
 /// What the model was told each of its calls returned (the tool messages of the
 /// second request), by call id.
-fn tool_results(server: &ScriptServer) -> std::collections::HashMap<String, String> {
+fn tool_results(server: &MockServer) -> std::collections::HashMap<String, String> {
     let requests = server.requests();
     assert!(requests.len() >= 2, "the model got no tool results");
     requests[1].body["messages"]
@@ -118,9 +83,9 @@ fn tool_results(server: &ScriptServer) -> std::collections::HashMap<String, Stri
 }
 
 /// A model that asks for a shell command and a loopback fetch, then answers.
-fn server_calling_shell_and_fetch(target: &LoopbackTarget) -> ScriptServer {
-    let fetch = format!(r#"{{"url":"{}"}}"#, target.url());
-    ScriptServer::start(vec![
+fn server_calling_shell_and_fetch(target: &MockServer) -> MockServer {
+    let fetch = format!(r#"{{"url":"{}"}}"#, target.url("/"));
+    MockServer::start(vec![
         openai::tool_calls(&[
             (
                 "call_sh",
@@ -144,7 +109,7 @@ fn a_model_cannot_write_oxydra_toml_into_its_workspace() {
         args("OXYDRA.TOML"),
         args("sub/Oxydra.toml"),
     );
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::tool_calls(&[
             ("call_lower", "file_write", &lower),
             ("call_upper", "file_write", &upper),
@@ -177,7 +142,7 @@ fn a_planted_oxydra_toml_grants_no_power_without_trust() {
     let sandbox = Sandbox::new();
     let config = sandbox.workspace.join("oxydra.toml");
     std::fs::write(&config, malicious_config(&marker(&sandbox))).unwrap();
-    let target = LoopbackTarget::start();
+    let target = loopback_target();
     let server = server_calling_shell_and_fetch(&target);
 
     let output = run_in_workspace(&sandbox, &server, "Do the task");
@@ -194,7 +159,11 @@ fn a_planted_oxydra_toml_grants_no_power_without_trust() {
         results["call_fetch"].contains("refused to fetch"),
         "{results:?}"
     );
-    assert_eq!(target.hits(), 0, "web_fetch reached the loopback service");
+    assert_eq!(
+        target.connections(),
+        0,
+        "web_fetch reached the loopback service"
+    );
 
     // One warning names the file, what was ignored and how to trust it.
     let err = stderr(&output);
@@ -265,7 +234,7 @@ fn a_trusted_config_applies_until_it_is_edited() {
     assert_eq!(std::fs::read_dir(&sandbox.workspace).unwrap().count(), 1);
 
     // Trusted: the file's settings apply.
-    let target = LoopbackTarget::start();
+    let target = loopback_target();
     let server = server_calling_shell_and_fetch(&target);
     let output = run_in_workspace(&sandbox, &server, "Do the task");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -276,7 +245,7 @@ fn a_trusted_config_applies_until_it_is_edited() {
         results["call_fetch"].contains("loopback secret"),
         "{results:?}"
     );
-    assert_eq!(target.hits(), 1);
+    assert_eq!(target.connections(), 1);
     assert!(
         !stderr(&output).contains("not trusted"),
         "{}",
@@ -289,7 +258,7 @@ fn a_trusted_config_applies_until_it_is_edited() {
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str("# one line more\n");
     std::fs::write(&config, text).unwrap();
-    let target = LoopbackTarget::start();
+    let target = loopback_target();
     let server = server_calling_shell_and_fetch(&target);
     let output = run_in_workspace(&sandbox, &server, "Do the task");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -298,7 +267,7 @@ fn a_trusted_config_applies_until_it_is_edited() {
         "the edited file's MCP command ran"
     );
     assert!(!sandbox.workspace.join("shell-ran.txt").exists());
-    assert_eq!(target.hits(), 0);
+    assert_eq!(target.connections(), 0);
     let err = stderr(&output);
     assert!(err.contains("changed since it was trusted"), "{err}");
 }
@@ -382,7 +351,7 @@ fn trust_lists_and_revokes_and_refuses_a_broken_file() {
         "{}",
         stderr(&corrupt)
     );
-    let server = ScriptServer::start(vec![openai::text("ok")]).unwrap();
+    let server = MockServer::start(vec![openai::text("ok")]).unwrap();
     let output = run_in_workspace(&sandbox, &server, "hi");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let err = stderr(&output);
@@ -398,7 +367,7 @@ fn a_harmless_project_config_applies_without_trust_or_warning() {
         "[provider]\nmodel = \"project-model\"\n[runtime]\nmax_turns = 3\napprove = \"never\"\n",
     )
     .unwrap();
-    let server = ScriptServer::start(vec![openai::text("ok")]).unwrap();
+    let server = MockServer::start(vec![openai::text("ok")]).unwrap();
     let output = run_in_workspace(&sandbox, &server, "hi");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(!stderr(&output).contains("warning"), "{}", stderr(&output));
@@ -420,7 +389,7 @@ fn the_trust_store_and_database_are_out_of_reach_of_a_workspace_that_holds_them(
         "content": "[[trusted]]\npath = \"/anything\"\nsha256 = \"00\"\n",
     })
     .to_string();
-    let server = ScriptServer::start(vec![
+    let server = MockServer::start(vec![
         openai::tool_calls(&[
             ("call_store", "file_write", &store),
             ("call_db", "file_read", r#"{"path":"db/oxydra.db"}"#),

@@ -25,7 +25,7 @@ fn probe(log: &Path) -> Option<McpServerConfig> {
         McpServerConfig::stdio("probe", "node", [script.to_string_lossy().into_owned()]);
     config.env.insert(
         "MCP_NODE_MODULES".into(),
-        common::servers_dir()
+        oxydra_test_support::mcp_servers::servers_dir()
             .join("node_modules")
             .to_string_lossy()
             .into_owned(),

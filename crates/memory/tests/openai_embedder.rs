@@ -7,41 +7,23 @@
 )]
 //! `OpenAiEmbedder` against a real local HTTP server.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::routing::post;
-use axum::{Json, Router};
 use oxydra_memory::{
     Embedder, MemoryError, MemoryRetrieval, OpenAiEmbedder, OpenAiEmbedderConfig, SearchScope,
     SqliteConfig, SqliteMemory,
 };
+use oxydra_test_support::{MockServer, RecordedRequest, Reply};
 use serde_json::{Value, json};
-
-/// A request as the server saw it: its `Authorization` header and JSON body.
-type SeenRequest = (Option<String>, Value);
-
-#[derive(Clone, Default)]
-struct Seen {
-    requests: Arc<Mutex<Vec<SeenRequest>>>,
-}
 
 /// A tiny embedding server: vector = [count of 'a', count of 'b', count of 'c', 1],
 /// returned in reverse order with explicit indexes. A model named "broken" gets a 500.
-async fn embeddings(
-    State(seen): State<Seen>,
-    headers: HeaderMap,
-    Json(body): Json<Value>,
-) -> (StatusCode, Json<Value>) {
-    let auth = headers
-        .get("authorization")
-        .map(|v| v.to_str().unwrap().to_owned());
-    seen.requests.lock().unwrap().push((auth, body.clone()));
+fn embeddings(request: &RecordedRequest) -> Reply {
+    let body = &request.body;
     if body["model"] == "broken" {
-        return (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            Json(json!({"error": {"message": "model exploded"}})),
+        return Reply::json(
+            500,
+            json!({"error": {"message": "model exploded"}}).to_string(),
         );
     }
     let inputs = body["input"].as_array().unwrap();
@@ -55,21 +37,29 @@ async fn embeddings(
         })
         .collect();
     data.reverse();
-    (
-        StatusCode::OK,
-        Json(json!({"object": "list", "data": data, "model": body["model"]})),
+    Reply::json(
+        200,
+        json!({"object": "list", "data": data, "model": body["model"]}).to_string(),
     )
 }
 
-async fn server() -> (String, Seen) {
-    let seen = Seen::default();
-    let app = Router::new()
-        .route("/v1/embeddings", post(embeddings))
-        .with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{addr}/v1/"), seen)
+/// Serves only `POST /v1/embeddings` with JSON bodies, like the real API.
+async fn server() -> (String, MockServer) {
+    let server = MockServer::builder()
+        .only("POST", "/v1/embeddings")
+        .respond_with(embeddings)
+        .start()
+        .unwrap();
+    (server.url("/v1/"), server)
+}
+
+/// The `Authorization` header and JSON body of each request the server saw.
+fn seen(server: &MockServer) -> Vec<(Option<String>, Value)> {
+    server
+        .requests()
+        .into_iter()
+        .map(|r| (r.authorization().map(str::to_owned), r.body))
+        .collect()
 }
 
 fn embedder(base_url: &str, model: &str, key: Option<&str>) -> OpenAiEmbedder {
@@ -80,7 +70,7 @@ fn embedder(base_url: &str, model: &str, key: Option<&str>) -> OpenAiEmbedder {
 
 #[tokio::test]
 async fn embeds_in_input_order_with_bearer_auth() {
-    let (url, seen) = server().await;
+    let (url, server) = server().await;
     let embedder = embedder(&url, "text-embedding-test", Some("sk-test"));
     assert_eq!(embedder.dimensions(), 4);
     let vectors = embedder.embed(&["aaa".into(), "bb".into()]).await.unwrap();
@@ -98,7 +88,7 @@ async fn embeds_in_input_order_with_bearer_auth() {
             assert!((g - w).abs() < 1e-6, "{got:?}");
         }
     }
-    let requests = seen.requests.lock().unwrap();
+    let requests = seen(&server);
     assert_eq!(requests[0].0.as_deref(), Some("Bearer sk-test"));
     assert_eq!(
         requests[0].1,
@@ -108,12 +98,12 @@ async fn embeds_in_input_order_with_bearer_auth() {
 
 #[tokio::test]
 async fn no_key_sends_no_auth_and_errors_name_url_and_status() {
-    let (url, seen) = server().await;
+    let (url, server) = server().await;
     embedder(&url, "m", None)
         .embed(&["x".into()])
         .await
         .unwrap();
-    assert_eq!(seen.requests.lock().unwrap()[0].0, None);
+    assert_eq!(seen(&server)[0].0, None);
 
     let error = embedder(&url, "broken", None)
         .embed(&["x".into()])
@@ -137,10 +127,7 @@ async fn no_key_sends_no_auth_and_errors_name_url_and_status() {
         error.to_string().contains("4 dimensions, expected 8"),
         "{error}"
     );
-    assert_eq!(
-        seen.requests.lock().unwrap().last().unwrap().1["dimensions"],
-        8
-    );
+    assert_eq!(seen(&server).last().unwrap().1["dimensions"], 8);
 
     // Nothing listening.
     let error = embedder("http://127.0.0.1:9", "m", None)
@@ -152,7 +139,7 @@ async fn no_key_sends_no_auth_and_errors_name_url_and_status() {
 
 #[tokio::test]
 async fn sqlite_memory_searches_with_the_openai_embedder() {
-    let (url, _seen) = server().await;
+    let (url, _server) = server().await;
     let memory = SqliteMemory::open_in_memory_with(SqliteConfig {
         embedder: Arc::new(embedder(&url, "m", None)),
         ..SqliteConfig::default()

@@ -176,11 +176,9 @@ mod tests {
 
     #[test]
     fn known_bodies_map_to_their_kinds() {
-        let openrouter = include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../tests/fixtures/openai/openrouter_429_rate_limited.json"
-        ));
-        match error_from_status(429, Some(Duration::from_secs(2)), openrouter) {
+        let openrouter =
+            oxydra_test_support::fixture_text("openai/openrouter_429_rate_limited.json");
+        match error_from_status(429, Some(Duration::from_secs(2)), &openrouter) {
             ProviderError::RateLimited {
                 retry_after,
                 message,

@@ -8,14 +8,12 @@
     missing_docs
 )]
 
-mod common;
-
-use common::{Reply, fixture, serve};
 use futures::StreamExt;
 use oxydra_provider::{
     AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, ProviderError, ProviderRequest,
     ProviderResponse, StreamAccumulator,
 };
+use oxydra_test_support::{MockServer, Reply, fixture};
 use oxydra_types::{FinishReason, Message, StreamItem, Usage};
 use tokio_util::sync::CancellationToken;
 
@@ -32,7 +30,7 @@ async fn stream_fixture(
 ) -> (ProviderResponse, Vec<StreamItem>) {
     let mut results = Vec::new();
     for chunk in [0, 7, 64] {
-        let server = serve(vec![Reply::sse(fixture(name)).chunked(chunk)]).await;
+        let server = MockServer::repeating(vec![Reply::sse(fixture(name)).chunked(chunk)]).unwrap();
         let provider = make(server.url(suffix));
         let mut stream = provider
             .stream(&request("m"), &CancellationToken::new())
@@ -209,11 +207,11 @@ async fn anthropic_refusal() {
 
 #[tokio::test]
 async fn openrouter_429_body_is_rate_limited_with_retry_after() {
-    let server = serve(vec![
+    let server = MockServer::repeating(vec![
         Reply::json(429, fixture("openai/openrouter_429_rate_limited.json"))
             .header("retry-after", "2"),
     ])
-    .await;
+    .unwrap();
     let provider = OpenAiProvider::new(ProviderConfig::new(server.url("/api/v1"), None));
     let error = provider
         .complete(
@@ -253,7 +251,8 @@ fn usage_items(items: &[StreamItem]) -> usize {
 async fn complete_fixture(name: &str, request: &ProviderRequest) -> ProviderResponse {
     let mut results = Vec::new();
     for chunk in [0, 7] {
-        let server = serve(vec![Reply::json(200, fixture(name)).chunked(chunk)]).await;
+        let server =
+            MockServer::repeating(vec![Reply::json(200, fixture(name)).chunked(chunk)]).unwrap();
         let response = openai(server.url("/v1"))
             .complete(request, &CancellationToken::new())
             .await
@@ -269,7 +268,7 @@ async fn complete_fixture(name: &str, request: &ProviderRequest) -> ProviderResp
 
 /// `name` served as the body of an HTTP `status` to `complete`.
 async fn error_fixture(name: &str, status: u16) -> ProviderError {
-    let server = serve(vec![Reply::json(status, fixture(name))]).await;
+    let server = MockServer::repeating(vec![Reply::json(status, fixture(name))]).unwrap();
     openai(server.url("/v1"))
         .complete(&request("m"), &CancellationToken::new())
         .await

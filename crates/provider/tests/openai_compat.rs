@@ -8,14 +8,12 @@
     missing_docs
 )]
 
-mod common;
-
-use common::{Reply, fixture, serve_strict};
 use futures::TryStreamExt;
 use oxydra_provider::{
     OpenAiProvider, Provider, ProviderConfig, ProviderRequest, ProviderResponse, StreamAccumulator,
     ToolChoice,
 };
+use oxydra_test_support::{MockServer, Reply, fixture};
 use oxydra_types::{FinishReason, Message, ToolSchema};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -55,13 +53,23 @@ fn next_turn(request: &ProviderRequest, response: &ProviderResponse) -> Provider
     next
 }
 
+/// A server as strict as llama.cpp's: it answers a request such a server refuses
+/// with that server's recorded 500; the last reply repeats.
+fn strict(replies: Vec<Reply>) -> MockServer {
+    MockServer::builder()
+        .replies(replies)
+        .repeat_last()
+        .strict_openai()
+        .start()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn streamed_tool_conversation_passes_a_strict_server() {
-    let server = serve_strict(vec![
+    let server = strict(vec![
         Reply::sse(fixture("local/llamacpp_qwen3_reasoning_then_tool_call.sse")),
         Reply::sse(fixture("openai/gpt4o_mini_stream_turn2.sse")),
-    ])
-    .await;
+    ]);
     let provider = provider(server.url("/v1"));
     let mut request = ProviderRequest::new("qwen3", vec![Message::user("2 - 5?")]);
     request.tools = tools(&["subtract"]);
@@ -83,14 +91,13 @@ async fn streamed_tool_conversation_passes_a_strict_server() {
 async fn whole_tool_conversation_passes_a_strict_server() {
     let done = json!({"choices":[{"index":0,"message":{"role":"assistant","content":"Done."},
         "finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":2}});
-    let server = serve_strict(vec![
+    let server = strict(vec![
         Reply::json(
             200,
             fixture("local/llama_cpp_python_tool_call_with_function_call.json"),
         ),
         Reply::json(200, done.to_string()),
-    ])
-    .await;
+    ]);
     let provider = provider(server.url("/v1"));
     let mut request = ProviderRequest::new("smollm2", vec![Message::user("list plan.md")]);
     request.tools = tools(&["file_list"]);
@@ -130,11 +137,10 @@ async fn hermes_tool_call_written_as_text_is_recovered_over_http() {
         "{\"path\": \"notes.md\"}}\n</tool_call>",
     ]);
     for chunk in [0, 5] {
-        let server = serve_strict(vec![
+        let server = strict(vec![
             Reply::sse(body.clone()).chunked(chunk),
             Reply::sse(fixture("openai/gpt4o_mini_stream_turn2.sse")),
-        ])
-        .await;
+        ]);
         let provider = provider(server.url("/v1"));
         let mut request = ProviderRequest::new("qwen2.5", vec![Message::user("read notes.md")]);
         request.tools = tools(&["file_read", "file_write"]);
@@ -158,7 +164,7 @@ async fn text_calls_are_not_recovered_when_tools_are_off_or_unknown() {
         (&["file_read"][..], ToolChoice::None),
         (&["file_write"][..], ToolChoice::Auto),
     ] {
-        let server = serve_strict(vec![Reply::sse(body.clone())]).await;
+        let server = strict(vec![Reply::sse(body.clone())]);
         let mut request = ProviderRequest::new("m", vec![Message::user("x")]);
         request.tools = tools(names);
         request.tool_choice = choice;
@@ -178,7 +184,7 @@ async fn fenced_json_call_in_a_whole_response_is_recovered() {
         "Let me look.\n```json\n{\"name\": \"file_read\", \"arguments\": {\"path\": \"a\"}}\n```";
     let body = json!({"choices":[{"index":0,"message":{"role":"assistant","content":content},
         "finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":9}});
-    let server = serve_strict(vec![Reply::json(200, body.to_string())]).await;
+    let server = strict(vec![Reply::json(200, body.to_string())]);
     let mut request = ProviderRequest::new("m", vec![Message::user("read a")]);
     request.tools = tools(&["file_read"]);
     let response = provider(server.url("/v1"))
@@ -194,7 +200,7 @@ async fn fenced_json_call_in_a_whole_response_is_recovered() {
 #[tokio::test]
 async fn an_empty_200_stream_is_an_error_not_an_empty_answer() {
     // llama-cpp-python may answer a streamed request with tools this way.
-    let server = serve_strict(vec![Reply::sse(Vec::new())]).await;
+    let server = strict(vec![Reply::sse(Vec::new())]);
     let mut request = ProviderRequest::new("smollm2", vec![Message::user("x")]);
     request.tools = tools(&["file_list"]);
     let result: Result<Vec<_>, _> = provider(server.url("/v1"))

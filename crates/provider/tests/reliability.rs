@@ -7,17 +7,15 @@
     missing_docs
 )]
 
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Reply, fixture, serve};
 use futures::{StreamExt, TryStreamExt};
 use oxydra_provider::{
     AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, ProviderError, ProviderRequest,
     ReliableProvider, RetryPolicy, StreamAccumulator,
 };
+use oxydra_test_support::{MockServer, Reply, fixture};
 use oxydra_types::{Message, StreamItem};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -62,12 +60,12 @@ fn anthropic_message(text: &str) -> String {
 #[tokio::test]
 async fn retries_429_honouring_retry_after() {
     let body = fixture("openai/openrouter_429_rate_limited.json");
-    let server = serve(vec![
+    let server = MockServer::repeating(vec![
         Reply::json(429, body.clone()).header("retry-after", "0.05"),
         Reply::json(429, body).header("retry-after", "0"),
         Reply::sse(fixture("openai/gpt4o_mini_stream_turn2.sse")),
     ])
-    .await;
+    .unwrap();
     let provider = openai(server.url("/v1"), fast());
     let started = Instant::now();
     let items: Vec<StreamItem> = provider
@@ -92,7 +90,8 @@ async fn retries_429_honouring_retry_after() {
 
 #[tokio::test]
 async fn retry_after_beyond_the_time_budget_gives_up_at_once() {
-    let server = serve(vec![Reply::json(429, "{}").header("retry-after", "30")]).await;
+    let server =
+        MockServer::repeating(vec![Reply::json(429, "{}").header("retry-after", "30")]).unwrap();
     let provider = openai(
         server.url("/v1"),
         fast().with_max_total(Duration::from_secs(5)),
@@ -112,11 +111,11 @@ async fn retry_after_beyond_the_time_budget_gives_up_at_once() {
 #[tokio::test]
 async fn retry_after_of_u64_max_seconds_gives_up_without_overflow() {
     for status in [429, 503] {
-        let server = serve(vec![
+        let server = MockServer::repeating(vec![
             Reply::json(status, "{}").header("retry-after", "18446744073709551615"),
             Reply::json(200, anthropic_message("never served")),
         ])
-        .await;
+        .unwrap();
         let provider = anthropic(server.url(""), fast());
         let started = Instant::now();
         let error = provider
@@ -139,11 +138,11 @@ async fn retry_after_of_u64_max_seconds_gives_up_without_overflow() {
 
 #[tokio::test]
 async fn retries_503_honouring_retry_after() {
-    let server = serve(vec![
+    let server = MockServer::repeating(vec![
         Reply::json(503, "busy").header("retry-after", "0.05"),
         Reply::json(200, anthropic_message("after the wait")),
     ])
-    .await;
+    .unwrap();
     let provider = anthropic(server.url(""), fast());
     let started = Instant::now();
     let response = provider
@@ -160,12 +159,12 @@ async fn retries_503_honouring_retry_after() {
 
 #[tokio::test]
 async fn retries_anthropic_529_overloaded() {
-    let server = serve(vec![
+    let server = MockServer::repeating(vec![
         Reply::json(529, OVERLOADED),
         Reply::json(529, OVERLOADED),
         Reply::json(200, anthropic_message("finally")),
     ])
-    .await;
+    .unwrap();
     let provider = anthropic(server.url(""), fast());
     let response = provider
         .complete(&request(), &CancellationToken::new())
@@ -177,7 +176,7 @@ async fn retries_anthropic_529_overloaded() {
 
 #[tokio::test]
 async fn gives_up_after_the_attempt_bound() {
-    let server = serve(vec![Reply::json(502, "upstream broke")]).await;
+    let server = MockServer::repeating(vec![Reply::json(502, "upstream broke")]).unwrap();
     let provider = anthropic(server.url(""), fast().with_max_attempts(3));
     let error = provider
         .complete(&request(), &CancellationToken::new())
@@ -189,7 +188,7 @@ async fn gives_up_after_the_attempt_bound() {
     );
     assert_eq!(server.hits(), 3);
 
-    let server = serve(vec![Reply::json(529, OVERLOADED)]).await;
+    let server = MockServer::repeating(vec![Reply::json(529, OVERLOADED)]).unwrap();
     let provider = anthropic(server.url(""), fast().with_max_attempts(2));
     let result = provider.stream(&request(), &CancellationToken::new()).await;
     assert!(matches!(result, Err(ProviderError::Overloaded { .. })));
@@ -212,7 +211,7 @@ async fn no_retry_on_400_or_401() {
             r#"{"type":"error","error":{"type":"invalid_request_error","message":"tools.0: bad"}}"#,
         ),
     ] {
-        let server = serve(vec![Reply::json(status, body)]).await;
+        let server = MockServer::repeating(vec![Reply::json(status, body)]).unwrap();
         let provider = anthropic(server.url(""), fast());
         let error = provider
             .stream(&request(), &CancellationToken::new())
@@ -234,11 +233,11 @@ async fn no_retry_on_400_or_401() {
 #[tokio::test]
 async fn stream_failing_before_output_falls_back_to_complete() {
     let error_in_200 = format!("event: error\ndata: {OVERLOADED}\n\n");
-    let server = serve(vec![
+    let server = MockServer::repeating(vec![
         Reply::sse(error_in_200),
         Reply::json(200, anthropic_message("from complete")),
     ])
-    .await;
+    .unwrap();
     let provider = anthropic(server.url(""), fast());
     let items: Vec<StreamItem> = provider
         .stream(&request(), &CancellationToken::new())
@@ -261,11 +260,11 @@ async fn a_refused_request_failing_before_output_does_not_fall_back() {
         "event: error\ndata: {}\n\n",
         r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#
     );
-    let server = serve(vec![
+    let server = MockServer::repeating(vec![
         Reply::sse(refused),
         Reply::json(200, anthropic_message("must not be asked for")),
     ])
-    .await;
+    .unwrap();
     let provider = anthropic(server.url(""), fast());
     let error = provider
         .stream(&request(), &CancellationToken::new())
@@ -281,7 +280,7 @@ async fn the_total_time_bounds_each_attempt() {
     let max_total = Duration::from_millis(200);
     // Headers and part of the body, then the server goes quiet (well within the
     // transport's own timeouts).
-    let server = serve(vec![Reply::json(200, "{\"content\":[").hanging()]).await;
+    let server = MockServer::repeating(vec![Reply::json(200, "{\"content\":[").hanging()]).unwrap();
     let provider = anthropic(server.url(""), fast().with_max_total(max_total));
     let started = Instant::now();
     let error = tokio::time::timeout(
@@ -298,7 +297,7 @@ async fn the_total_time_bounds_each_attempt() {
     assert!(started.elapsed() >= max_total);
     assert_eq!(server.hits(), 1);
 
-    let server = serve(vec![Reply::sse(": keep-alive\n\n").hanging()]).await;
+    let server = MockServer::repeating(vec![Reply::sse(": keep-alive\n\n").hanging()]).unwrap();
     let provider = anthropic(server.url(""), fast().with_max_total(max_total));
     let error = tokio::time::timeout(
         Duration::from_secs(1),
@@ -319,7 +318,7 @@ async fn the_total_time_bounds_each_attempt() {
 async fn never_retries_once_output_reached_the_caller() {
     let full = String::from_utf8(fixture("openai/gpt4o_mini_stream_turn2.sse")).unwrap();
     let cut = &full[..full.find("data: [DONE]").unwrap()];
-    let server = serve(vec![Reply::sse(cut.to_owned())]).await;
+    let server = MockServer::repeating(vec![Reply::sse(cut.to_owned())]).unwrap();
     let provider = openai(server.url("/v1"), fast());
     let mut stream = provider
         .stream(&request(), &CancellationToken::new())
@@ -347,7 +346,7 @@ async fn cancellation_mid_stream_is_prompt() {
     // Everything up to the first text deltas, then the server holds the connection open.
     let full = String::from_utf8(fixture("anthropic/tool_use_response.sse")).unwrap();
     let head = &full[..full.find("event: content_block_stop").unwrap()];
-    let server = serve(vec![Reply::sse(head.to_owned()).hanging()]).await;
+    let server = MockServer::repeating(vec![Reply::sse(head.to_owned()).hanging()]).unwrap();
     let provider = anthropic(server.url(""), fast());
     let cancel = CancellationToken::new();
     let mut stream =
@@ -379,10 +378,11 @@ async fn cancellation_mid_stream_is_prompt() {
 
 #[tokio::test]
 async fn cancellation_interrupts_a_backoff_wait() {
-    let server = serve(vec![Reply::json(429, "{}").header("retry-after", "20")]).await;
+    let server =
+        MockServer::repeating(vec![Reply::json(429, "{}").header("retry-after", "20")]).unwrap();
     let provider = openai(server.url("/v1"), fast());
     let cancel = CancellationToken::new();
-    let hits = server.hits.clone();
+    let hits = server.hit_counter();
     let watcher = {
         let cancel = cancel.clone();
         tokio::spawn(async move {

@@ -7,13 +7,11 @@
     missing_docs
 )]
 
-mod common;
-
-use common::{Reply, fixture, serve, serve_strict, validate_openai_request};
 use futures::TryStreamExt;
 use oxydra_provider::{
     AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, ProviderRequest, ToolChoice,
 };
+use oxydra_test_support::{MockServer, Reply, fixture};
 use oxydra_types::{CallId, Message, StreamItem, ToolCall, ToolSchema};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -59,10 +57,14 @@ async fn drain(provider: &dyn Provider, request: &ProviderRequest) -> Vec<Stream
 #[tokio::test]
 async fn openai_stream_request_shape_with_key() {
     // Strict: the server refuses what llama.cpp-based servers refuse.
-    let server = serve_strict(vec![Reply::sse(fixture(
-        "openai/gpt4o_mini_stream_turn2.sse",
-    ))])
-    .await;
+    let server = MockServer::builder()
+        .replies(vec![Reply::sse(fixture(
+            "openai/gpt4o_mini_stream_turn2.sse",
+        ))])
+        .repeat_last()
+        .strict_openai()
+        .start()
+        .unwrap();
     let provider = OpenAiProvider::new(ProviderConfig::new(
         server.url("/v1/"),
         Some("sk-123".into()),
@@ -101,7 +103,7 @@ async fn openai_stream_request_shape_with_key() {
 async fn openai_without_key_sends_no_auth_and_complete_is_plain_json() {
     let completion = json!({"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"hello"},
         "finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1}});
-    let server = serve(vec![Reply::json(200, completion.to_string())]).await;
+    let server = MockServer::repeating(vec![Reply::json(200, completion.to_string())]).unwrap();
     let provider = OpenAiProvider::new(ProviderConfig::new(server.url("/v1"), None));
     let request = ProviderRequest::new("llama3.2", vec![Message::user("hi")]);
     let response = provider
@@ -119,7 +121,8 @@ async fn openai_without_key_sends_no_auth_and_complete_is_plain_json() {
 
 #[tokio::test]
 async fn anthropic_stream_request_shape() {
-    let server = serve(vec![Reply::sse(fixture("anthropic/basic_response.sse"))]).await;
+    let server =
+        MockServer::repeating(vec![Reply::sse(fixture("anthropic/basic_response.sse"))]).unwrap();
     let provider =
         AnthropicProvider::new(ProviderConfig::new(server.url(""), Some("sk-ant-1".into())));
     let mut request = conversation();
@@ -159,7 +162,7 @@ async fn anthropic_complete_parses_whole_message() {
     let message = json!({"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-20250514",
         "content":[{"type":"text","text":"Checking."},{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}],
         "stop_reason":"tool_use","usage":{"input_tokens":100,"cache_read_input_tokens":20,"output_tokens":30}});
-    let server = serve(vec![Reply::json(200, message.to_string())]).await;
+    let server = MockServer::repeating(vec![Reply::json(200, message.to_string())]).unwrap();
     let provider = AnthropicProvider::new(ProviderConfig::new(server.url("/v1"), None));
     let response = provider
         .complete(&conversation(), &CancellationToken::new())
@@ -176,83 +179,4 @@ async fn anthropic_complete_parses_whole_message() {
     assert_eq!(captured.path, "/v1/messages");
     assert!(captured.headers.get("x-api-key").is_none());
     assert!(captured.body.get("stream").is_none());
-}
-
-#[test]
-fn strict_validation_refuses_what_llama_cpp_servers_refuse() {
-    let call = json!({"id":"c1","type":"function","function":{"name":"t","arguments":"{}"}});
-    let good = json!({"messages":[
-        {"role":"system","content":"s"},
-        {"role":"user","content":[{"type":"text","text":"hi"}]},
-        {"role":"assistant","content":"","tool_calls":[call]},
-        {"role":"tool","tool_call_id":"c1","content":"ok"},
-    ]});
-    assert_eq!(validate_openai_request(&good), Ok(()));
-    let bad = [
-        (
-            json!({"messages":[{"role":"assistant","content":null,"tool_calls":[call]}]}),
-            "null",
-        ),
-        (
-            json!({"messages":[{"role":"assistant","tool_calls":[call]}]}),
-            "missing",
-        ),
-        (
-            json!({"messages":[{"role":"assistant","content":[{"type":"text","text":"x"}]}]}),
-            "content is",
-        ),
-        (
-            json!({"messages":[{"role":"user","content":[{"text":"x"}]}]}),
-            "without a type",
-        ),
-        (
-            json!({"messages":[{"role":"robot","content":"x"}]}),
-            "unknown role",
-        ),
-        (
-            json!({"messages":[{"role":"tool","tool_call_id":"c1","content":"x"}]}),
-            "answers no earlier call",
-        ),
-        (
-            json!({"messages":[{"role":"assistant","content":"","tool_calls":[call]},
-            {"role":"tool","content":"x"}]}),
-            "answers no earlier call",
-        ),
-        (
-            json!({"messages":[{"role":"assistant","content":"","tool_calls":[
-            {"id":"c1","type":"function","function":{"name":"t","arguments":{}}}]}]}),
-            "malformed",
-        ),
-        (json!({"messages":"hi"}), "not an array"),
-    ];
-    for (body, why) in bad {
-        let error = validate_openai_request(&body).unwrap_err();
-        assert!(error.contains(why), "{body}: {error}");
-    }
-}
-
-#[tokio::test]
-async fn strict_server_answers_a_refused_request_with_the_recorded_500() {
-    let server = serve_strict(vec![Reply::sse(fixture(
-        "openai/gpt4o_mini_stream_turn2.sse",
-    ))])
-    .await;
-    let client = reqwest::Client::new();
-    let response = client
-        .post(server.url("/v1/chat/completions"))
-        .json(
-            &json!({"messages":[{"role":"assistant","content":null,"tool_calls":[
-            {"id":"c1","type":"function","function":{"name":"t","arguments":"{}"}}]}]}),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 500);
-    assert!(
-        response
-            .text()
-            .await
-            .unwrap()
-            .contains("Input should be a valid string")
-    );
 }

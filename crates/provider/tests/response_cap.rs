@@ -7,15 +7,14 @@
     missing_docs
 )]
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use futures::StreamExt;
 use oxydra_provider::{
     AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, ProviderError, ProviderRequest,
 };
+use oxydra_test_support::{MockServer, Reply};
 use oxydra_types::{Message, StreamItem};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 /// The cap the clients get in these tests.
@@ -25,37 +24,10 @@ const ENDLESS: usize = 200 * 1024 * 1024;
 
 /// A server that answers one request with `head` and then `piece` over and over
 /// (generated as it goes, never held whole), up to [`ENDLESS`] bytes or until the
-/// client hangs up. The handle gives the bytes it managed to send.
-async fn endless(head: String, piece: String) -> (String, tokio::task::JoinHandle<usize>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let handle = tokio::spawn(async move {
-        let (mut socket, _) = listener.accept().await.unwrap();
-        let mut request = Vec::new();
-        let mut buf = [0_u8; 4096];
-        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-            let n = socket.read(&mut buf).await.unwrap();
-            assert!(n > 0);
-            request.extend_from_slice(&buf[..n]);
-        }
-        let sent = Arc::new(AtomicUsize::new(0));
-        let headers =
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
-        if socket.write_all(headers.as_bytes()).await.is_err()
-            || socket.write_all(head.as_bytes()).await.is_err()
-        {
-            return 0;
-        }
-        sent.fetch_add(head.len(), Ordering::SeqCst);
-        while sent.load(Ordering::SeqCst) < ENDLESS {
-            if socket.write_all(piece.as_bytes()).await.is_err() {
-                break;
-            }
-            sent.fetch_add(piece.len(), Ordering::SeqCst);
-        }
-        sent.load(Ordering::SeqCst)
-    });
-    (url, handle)
+/// client hangs up. It counts the bytes it managed to send.
+fn endless(head: String, piece: String) -> (String, MockServer) {
+    let server = MockServer::start(vec![Reply::sse(head).endless(piece, ENDLESS)]).unwrap();
+    (server.url(""), server)
 }
 
 fn config(url: &str) -> ProviderConfig {
@@ -83,8 +55,12 @@ async fn drain(provider: &dyn Provider) -> (usize, ProviderError) {
 
 /// The server saw the client hang up not far past the cap (socket buffers hold a
 /// few MiB), nowhere near the 200 MiB it would have sent.
-async fn assert_stopped_near_the_cap(server: tokio::task::JoinHandle<usize>) {
-    let sent = server.await.unwrap();
+async fn assert_stopped_near_the_cap(server: MockServer) {
+    assert!(
+        server.wait_idle_async(Duration::from_secs(10)).await,
+        "the client never hung up"
+    );
+    let sent = server.bytes_sent();
     assert!(sent < ENDLESS, "the client read all {sent} bytes");
     assert!(sent < 16 * CAP, "the client read {sent} bytes");
 }
@@ -107,7 +83,7 @@ async fn openai_endless_text_stops_at_the_cap() {
         "data: {{\"choices\":[{{\"delta\":{{\"content\":\"{}\"}}}}]}}\n\n",
         "x".repeat(4096)
     );
-    let (url, server) = endless(String::new(), piece).await;
+    let (url, server) = endless(String::new(), piece);
     let provider = OpenAiProvider::new(config(&url));
     let (bytes, error) = drain(&provider).await;
     drop(provider);
@@ -124,7 +100,7 @@ async fn openai_endless_tool_arguments_stop_at_the_cap() {
         "data: {{\"choices\":[{{\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":\"{}\"}}}}]}}}}]}}\n\n",
         "a".repeat(4096)
     );
-    let (url, server) = endless(head, piece).await;
+    let (url, server) = endless(head, piece);
     let (bytes, error) = drain(&OpenAiProvider::new(config(&url))).await;
     assert_too_large(&error);
     assert!(bytes <= CAP, "{bytes} bytes of arguments came out");
@@ -137,7 +113,7 @@ async fn openai_endless_tool_arguments_stop_at_the_cap() {
 async fn openai_endless_empty_tool_call_fragments_stop_at_the_cap() {
     let head = "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}\n\n".to_owned();
     let piece = "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0}]}}]}\n\n".to_owned();
-    let (url, server) = endless(head, piece).await;
+    let (url, server) = endless(head, piece);
     let (_, error) = drain(&OpenAiProvider::new(config(&url))).await;
     assert_too_large(&error);
     assert_stopped_near_the_cap(server).await;
@@ -151,7 +127,7 @@ async fn anthropic_endless_text_and_tool_input_stop_at_the_cap() {
         "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"{}\"}}}}\n\n",
         "x".repeat(4096)
     );
-    let (url, server) = endless(format!("{start}{text_block}"), text).await;
+    let (url, server) = endless(format!("{start}{text_block}"), text);
     let (bytes, error) = drain(&AnthropicProvider::new(config(&url))).await;
     assert_too_large(&error);
     assert!(bytes <= CAP);
@@ -162,7 +138,7 @@ async fn anthropic_endless_text_and_tool_input_stop_at_the_cap() {
         "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}}}\n\n",
         "a".repeat(4096)
     );
-    let (url, server) = endless(format!("{start}{tool_block}"), json).await;
+    let (url, server) = endless(format!("{start}{tool_block}"), json);
     let (bytes, error) = drain(&AnthropicProvider::new(config(&url))).await;
     assert_too_large(&error);
     assert!(bytes <= CAP);
@@ -175,8 +151,7 @@ async fn one_endless_event_stops_at_the_event_cap() {
     let (url, server) = endless(
         "data: {\"choices\":[{\"delta\":{\"content\":\"".to_owned(),
         "y".repeat(8192),
-    )
-    .await;
+    );
     let (bytes, error) = drain(&OpenAiProvider::new(config(&url))).await;
     assert_eq!(bytes, 0);
     assert_too_large(&error);
@@ -191,7 +166,7 @@ async fn one_endless_event_stops_at_the_event_cap() {
 #[tokio::test]
 async fn an_endless_complete_body_stops_at_the_cap() {
     let head = "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"".to_owned();
-    let (url, server) = endless(head, "z".repeat(8192)).await;
+    let (url, server) = endless(head, "z".repeat(8192));
     let provider = OpenAiProvider::new(config(&url));
     let request = ProviderRequest::new("m", vec![Message::user("hi")]);
     let error = provider

@@ -7,13 +7,11 @@
     missing_docs
 )]
 
-mod common;
-
-use common::{Reply, fixture, serve};
 use futures::StreamExt;
 use oxydra_provider::{
     AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, ProviderError, ProviderRequest,
 };
+use oxydra_test_support::{MockServer, Reply, fixture};
 use oxydra_types::{Message, StreamItem};
 use tokio_util::sync::CancellationToken;
 
@@ -55,7 +53,7 @@ fn anthropic(url: String) -> AnthropicProvider {
 async fn openai_stream_cut_before_done_is_an_error() {
     let full = String::from_utf8(fixture("openai/gpt4o_complex_run_turn2.sse")).unwrap();
     let cut = full.replace("data: [DONE]", "");
-    let server = serve(vec![Reply::sse(cut).chunked(7)]).await;
+    let server = MockServer::repeating(vec![Reply::sse(cut).chunked(7)]).unwrap();
     let (items, error) = run(&openai(server.url("/v1"))).await;
     assert!(!items.iter().any(|i| matches!(i, StreamItem::Finish(_))));
     assert!(
@@ -68,7 +66,7 @@ async fn openai_stream_cut_before_done_is_an_error() {
 async fn anthropic_stream_cut_before_message_stop_is_an_error() {
     let full = String::from_utf8(fixture("anthropic/tool_use_response.sse")).unwrap();
     let cut = &full[..full.find("event: message_stop").unwrap()];
-    let server = serve(vec![Reply::sse(cut.to_owned())]).await;
+    let server = MockServer::repeating(vec![Reply::sse(cut.to_owned())]).unwrap();
     let (items, error) = run(&anthropic(server.url(""))).await;
     assert!(!items.is_empty());
     match error {
@@ -82,7 +80,7 @@ async fn malformed_sse_line_is_a_decode_error_with_excerpt() {
     let body = "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n\
                 data: {\"choices\":[{\"delta\":{\"content\":\"broken\"}\n\n\
                 data: [DONE]\n\n";
-    let server = serve(vec![Reply::sse(body)]).await;
+    let server = MockServer::repeating(vec![Reply::sse(body)]).unwrap();
     let (items, error) = run(&openai(server.url("/v1"))).await;
     assert_eq!(items, vec![StreamItem::Text("ok".into())]);
     match error {
@@ -94,7 +92,7 @@ async fn malformed_sse_line_is_a_decode_error_with_excerpt() {
     }
 
     let body = "event: message_start\ndata: {not json at all\n\n";
-    let server = serve(vec![Reply::sse(body)]).await;
+    let server = MockServer::repeating(vec![Reply::sse(body)]).unwrap();
     let (_, error) = run(&anthropic(server.url(""))).await;
     assert!(
         matches!(error, Some(ProviderError::Decode { excerpt, .. }) if excerpt == "{not json at all")
@@ -108,7 +106,7 @@ async fn anthropic_error_event_inside_200_fails_the_stream() {
     let body = format!(
         "{start}event: error\ndata: {{\"type\":\"error\",\"error\":{{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}}}\n\n"
     );
-    let server = serve(vec![Reply::sse(body)]).await;
+    let server = MockServer::repeating(vec![Reply::sse(body)]).unwrap();
     let (items, error) = run(&anthropic(server.url(""))).await;
     assert!(items.iter().any(|i| matches!(i, StreamItem::Text(_))));
     assert!(
@@ -125,7 +123,7 @@ async fn invalid_tool_arguments_are_handed_on_raw() {
         "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
         "data: [DONE]\n\n",
     );
-    let server = serve(vec![Reply::sse(body)]).await;
+    let server = MockServer::repeating(vec![Reply::sse(body)]).unwrap();
     let (items, error) = run(&openai(server.url("/v1"))).await;
     assert!(error.is_none());
     let mut acc = oxydra_provider::StreamAccumulator::new();
@@ -138,7 +136,7 @@ async fn invalid_tool_arguments_are_handed_on_raw() {
 #[tokio::test]
 async fn context_length_errors_are_recognised() {
     let body = r#"{"error":{"message":"This model's maximum context length is 16385 tokens. However, your messages resulted in 20000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
-    let server = serve(vec![Reply::json(400, body)]).await;
+    let server = MockServer::repeating(vec![Reply::json(400, body)]).unwrap();
     let error = openai(server.url("/v1"))
         .stream(&request(), &CancellationToken::new())
         .await
@@ -167,7 +165,8 @@ async fn connection_refused_is_a_transport_error() {
 
 #[tokio::test]
 async fn a_200_body_that_is_not_an_event_stream_is_a_decode_error() {
-    let server = serve(vec![Reply::json(200, r#"{"error":"model not loaded"}"#)]).await;
+    let server =
+        MockServer::repeating(vec![Reply::json(200, r#"{"error":"model not loaded"}"#)]).unwrap();
     let (items, error) = run(&openai(server.url("/v1"))).await;
     assert!(items.is_empty());
     match error {

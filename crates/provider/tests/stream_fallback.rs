@@ -8,17 +8,15 @@
     missing_docs
 )]
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Captured, Reply, fixture, serve};
 use futures::TryStreamExt;
 use oxydra_provider::{
     OpenAiProvider, Provider, ProviderConfig, ProviderError, ProviderRequest, ReliableProvider,
     RetryPolicy, StreamAccumulator,
 };
+use oxydra_test_support::{MockServer, RecordedRequest, Reply, fixture};
 use oxydra_types::{Message, StreamItem};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -51,7 +49,7 @@ fn completion(text: &str) -> String {
     .to_string()
 }
 
-fn streamed(requests: &[Captured]) -> usize {
+fn streamed(requests: &[RecordedRequest]) -> usize {
     requests
         .iter()
         .filter(|r| r.body.get("stream") == Some(&json!(true)))
@@ -68,12 +66,12 @@ async fn answer(provider: &ReliableProvider) -> Result<Vec<StreamItem>, Provider
 
 #[tokio::test]
 async fn a_transient_stream_failure_falls_back_once_and_streaming_stays_on() {
-    let server = serve(vec![
+    let server = MockServer::repeating(vec![
         Reply::sse(SERVER_ERROR_EVENT),
         Reply::json(200, completion("from complete")),
         Reply::sse(fixture("openai/gpt4o_mini_stream_turn2.sse")),
     ])
-    .await;
+    .unwrap();
     let provider = openai(server.url("/v1"), fast());
     let first = answer(&provider).await.unwrap();
     assert_eq!(first[0], StreamItem::Text("from complete".into()));
@@ -98,11 +96,11 @@ async fn a_transient_stream_failure_falls_back_once_and_streaming_stays_on() {
 #[tokio::test]
 async fn the_fallback_shares_the_policy_attempts_and_is_not_repeated() {
     // The stream breaks; every plain request then fails with 502.
-    let server = serve(vec![
+    let server = MockServer::repeating(vec![
         Reply::sse(SERVER_ERROR_EVENT),
         Reply::json(502, r#"{"error":{"message":"bad gateway"}}"#),
     ])
-    .await;
+    .unwrap();
     let provider = openai(server.url("/v1"), fast());
     let error = answer(&provider).await.unwrap_err();
     assert!(
@@ -119,11 +117,11 @@ async fn the_fallback_shares_the_policy_attempts_and_is_not_repeated() {
 async fn a_rate_limit_inside_a_stream_is_retried_as_a_stream() {
     let rate_limited =
         "data: {\"error\":{\"message\":\"Rate limit reached\",\"type\":\"rate_limit_error\"}}\n\n";
-    let server = serve(vec![
+    let server = MockServer::repeating(vec![
         Reply::sse(rate_limited),
         Reply::sse(fixture("openai/gpt4o_mini_stream_turn2.sse")),
     ])
-    .await;
+    .unwrap();
     let provider = openai(server.url("/v1"), fast());
     let items = answer(&provider).await.unwrap();
     assert!(matches!(items.last(), Some(StreamItem::Finish(_))));
@@ -137,13 +135,13 @@ async fn a_rate_limit_inside_a_stream_is_retried_as_a_stream() {
 #[tokio::test]
 async fn an_empty_streamed_body_sends_every_later_call_straight_to_complete() {
     let tool_call = fixture("local/llama_cpp_python_tool_call_with_function_call.json");
-    let server = serve(vec![
+    let server = MockServer::repeating(vec![
         Reply::sse(Vec::new()),
         Reply::json(200, tool_call.clone()),
         Reply::json(200, tool_call.clone()),
         Reply::json(200, tool_call),
     ])
-    .await;
+    .unwrap();
     let provider = openai(server.url("/v1"), fast());
     for call in 1..=3 {
         let items = answer(&provider).await.unwrap();
@@ -165,11 +163,11 @@ async fn an_empty_streamed_body_sends_every_later_call_straight_to_complete() {
 
 #[tokio::test]
 async fn a_body_that_is_not_an_event_stream_also_disables_streaming() {
-    let server = serve(vec![
+    let server = MockServer::repeating(vec![
         Reply::sse("<html>proxy error page</html>"),
         Reply::json(200, completion("plain")),
     ])
-    .await;
+    .unwrap();
     let provider = openai(server.url("/v1"), fast());
     for _ in 0..2 {
         let items = answer(&provider).await.unwrap();

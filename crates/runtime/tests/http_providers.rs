@@ -11,81 +11,36 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
-use axum::Router;
-use axum::body::Body;
-use axum::extract::State;
-use axum::http::{StatusCode, header};
-use axum::response::Response;
-use axum::routing::post;
 use common::*;
 use oxydra_provider::{AnthropicProvider, OpenAiProvider, ProviderConfig};
 use oxydra_runtime::{AgentRuntime, CollectingEventSink};
+use oxydra_test_support::{MockServer, Reply, anthropic, fixture, openai};
 use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
 use oxydra_types::{RuntimeEvent, SafetyTier, SessionId, ToolSchema};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-fn fixture(name: &str) -> Vec<u8> {
-    let dir = std::env::var_os("OXYDRA_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures"))
-        });
-    std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("fixture {name}: {e}"))
-}
-
-#[derive(Clone, Default)]
-struct Replay {
-    streams: Arc<Mutex<Vec<Vec<u8>>>>,
-    bodies: Arc<Mutex<Vec<Value>>>,
-}
-
-async fn serve(State(replay): State<Replay>, body: String) -> Response {
-    replay
-        .bodies
-        .lock()
+/// A provider endpoint as strict as the real one about where and what it is sent
+/// (only `POST path`, JSON bodies), replaying the recorded `streams` in order.
+fn replay(path: &str, streams: &[&str]) -> MockServer {
+    MockServer::builder()
+        .only("POST", path)
+        .replies(
+            streams
+                .iter()
+                .map(|name| Reply::sse(fixture(name)))
+                .collect(),
+        )
+        .start()
         .unwrap()
-        .push(serde_json::from_str(&body).unwrap());
-    let next = {
-        let mut streams = replay.streams.lock().unwrap();
-        if streams.is_empty() {
-            None
-        } else {
-            Some(streams.remove(0))
-        }
-    };
-    match next {
-        Some(stream) => Response::builder()
-            .status(StatusCode::OK)
-            .header(header::CONTENT_TYPE, "text/event-stream")
-            .body(Body::from(stream))
-            .unwrap(),
-        None => Response::builder()
-            .status(StatusCode::BAD_REQUEST)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(
-                r#"{"error":{"message":"script exhausted","type":"invalid_request_error"}}"#,
-            ))
-            .unwrap(),
-    }
 }
 
-async fn start(path: &str, streams: Vec<Vec<u8>>) -> (String, Replay) {
-    let replay = Replay {
-        streams: Arc::new(Mutex::new(streams)),
-        bodies: Arc::default(),
-    };
-    let app = Router::new()
-        .route(path, post(serve))
-        .with_state(replay.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{addr}"), replay)
+/// The JSON bodies the server received.
+fn bodies(server: &MockServer) -> Vec<Value> {
+    server.requests().into_iter().map(|r| r.body).collect()
 }
 
 /// Answers `get_capital` / `get_weather` like the recorded conversations expect.
@@ -110,16 +65,15 @@ impl Tool for Lookup {
 
 #[tokio::test]
 async fn openai_streams_drive_a_tool_turn_and_an_answer() {
-    let (base, replay) = start(
-        "/v1/chat/completions",
-        vec![
-            fixture("openai/gpt4o_mini_stream_turn1.sse"),
-            fixture("openai/gpt4o_mini_stream_turn2.sse"),
+    let server = replay(
+        openai::CHAT_PATH,
+        &[
+            "openai/gpt4o_mini_stream_turn1.sse",
+            "openai/gpt4o_mini_stream_turn2.sse",
         ],
-    )
-    .await;
+    );
     let provider = Arc::new(OpenAiProvider::new(ProviderConfig::new(
-        format!("{base}/v1"),
+        server.openai_url(),
         Some("test-key".into()),
     )));
     let events = Arc::new(CollectingEventSink::new());
@@ -151,7 +105,7 @@ async fn openai_streams_drive_a_tool_turn_and_an_answer() {
     assert_eq!(outcome.turns, 2);
     assert!(outcome.usage.input_tokens >= 53);
 
-    let bodies = replay.bodies.lock().unwrap().clone();
+    let bodies = bodies(&server);
     assert_eq!(bodies.len(), 2);
     assert_eq!(bodies[0]["stream"], true);
     assert_eq!(bodies[0]["tools"][0]["function"]["name"], "get_capital");
@@ -178,16 +132,15 @@ async fn openai_streams_drive_a_tool_turn_and_an_answer() {
 
 #[tokio::test]
 async fn anthropic_streams_drive_a_tool_turn_and_an_answer() {
-    let (base, replay) = start(
-        "/v1/messages",
-        vec![
-            fixture("anthropic/tool_use_response.sse"),
-            fixture("anthropic/basic_response.sse"),
+    let server = replay(
+        anthropic::MESSAGES_PATH,
+        &[
+            "anthropic/tool_use_response.sse",
+            "anthropic/basic_response.sse",
         ],
-    )
-    .await;
+    );
     let provider = Arc::new(AnthropicProvider::new(ProviderConfig::new(
-        base,
+        server.url(""),
         Some("test-key".into()),
     )));
     let runtime = AgentRuntime::builder()
@@ -212,7 +165,7 @@ async fn anthropic_streams_drive_a_tool_turn_and_an_answer() {
         .unwrap();
     assert_eq!(outcome.turns, 2);
     assert!(!outcome.final_text.is_empty());
-    let bodies = replay.bodies.lock().unwrap().clone();
+    let bodies = bodies(&server);
     assert_eq!(bodies.len(), 2);
     assert!(
         bodies[0]["system"]
@@ -246,17 +199,19 @@ impl Tool for Counted {
 
 #[tokio::test]
 async fn llama_cpp_streams_with_a_cut_call_and_reasoning_drive_a_run() {
-    let (base, replay) = start(
-        "/v1/chat/completions",
-        vec![
-            fixture("local/llamacpp_tool_call_cut_by_length.sse"),
-            fixture("local/llamacpp_qwen3_reasoning_then_tool_call.sse"),
-            fixture("openai/gpt4o_mini_stream_turn2.sse"),
-        ],
-    )
-    .await;
+    // A llama.cpp server: it refuses (500) what such a server refuses.
+    let server = MockServer::builder()
+        .only("POST", openai::CHAT_PATH)
+        .strict_openai()
+        .replies(vec![
+            Reply::sse(fixture("local/llamacpp_tool_call_cut_by_length.sse")),
+            Reply::sse(fixture("local/llamacpp_qwen3_reasoning_then_tool_call.sse")),
+            Reply::sse(fixture("openai/gpt4o_mini_stream_turn2.sse")),
+        ])
+        .start()
+        .unwrap();
     let provider = Arc::new(OpenAiProvider::new(ProviderConfig::new(
-        format!("{base}/v1"),
+        server.openai_url(),
         None,
     )));
     let records = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -282,7 +237,7 @@ async fn llama_cpp_streams_with_a_cut_call_and_reasoning_drive_a_run() {
     // model can correct. The whole call ran once.
     assert_eq!(records.load(std::sync::atomic::Ordering::SeqCst), 0);
     assert_eq!(subtracts.load(std::sync::atomic::Ordering::SeqCst), 1);
-    let bodies = replay.bodies.lock().unwrap().clone();
+    let bodies = bodies(&server);
     let second = bodies[1]["messages"].as_array().unwrap();
     let cut = second.iter().find(|m| m["role"] == "assistant").unwrap();
     assert_eq!(cut["content"], "", "never null beside tool calls");

@@ -7,59 +7,11 @@
 )]
 //! `web_fetch` against a real local server on 127.0.0.1.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use axum::Router;
-use axum::extract::{Path, State};
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use oxydra_test_support::{MockServer, RecordedRequest, Reply};
 use oxydra_tools::builtin::WebFetch;
 use oxydra_tools::{BuiltinToolsConfig, NetworkPolicy, Tool, ToolContext, ToolError};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-
-#[derive(Clone)]
-struct App {
-    hits: Arc<AtomicUsize>,
-    addr: SocketAddr,
-}
-
-async fn page(State(app): State<App>) -> Response {
-    app.hits.fetch_add(1, Ordering::SeqCst);
-    (
-        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-        "<html><head><title>T</title><style>p{color:red}</style></head>\
-         <body><h1>Welcome</h1><p>Hello <b>world</b>, this is a page.</p>\
-         <ul><li>first</li><li>second</li></ul></body></html>",
-    )
-        .into_response()
-}
-
-async fn json_doc(State(app): State<App>) -> Response {
-    app.hits.fetch_add(1, Ordering::SeqCst);
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        r#"{"answer": 42}"#,
-    )
-        .into_response()
-}
-
-async fn png(State(app): State<App>) -> Response {
-    app.hits.fetch_add(1, Ordering::SeqCst);
-    (
-        [(header::CONTENT_TYPE, "image/png")],
-        vec![0x89_u8, b'P', b'N', b'G', 0, 0],
-    )
-        .into_response()
-}
-
-async fn big(State(app): State<App>) -> Response {
-    app.hits.fetch_add(1, Ordering::SeqCst);
-    ([(header::CONTENT_TYPE, "text/plain")], "x".repeat(200_000)).into_response()
-}
 
 /// 100,000 nested `<div>`s (1.1 MB): html2text takes about a minute on it.
 fn deep_page() -> String {
@@ -71,75 +23,53 @@ fn deep_page() -> String {
     )
 }
 
-async fn deep(State(app): State<App>) -> Response {
-    app.hits.fetch_add(1, Ordering::SeqCst);
-    ([(header::CONTENT_TYPE, "text/html")], deep_page()).into_response()
+fn page(content_type: &str, body: impl Into<Vec<u8>>) -> Reply {
+    Reply::new(200)
+        .header("content-type", content_type)
+        .body(body)
 }
 
-async fn missing(State(app): State<App>) -> Response {
-    app.hits.fetch_add(1, Ordering::SeqCst);
-    (
-        StatusCode::NOT_FOUND,
-        [(header::CONTENT_TYPE, "text/plain")],
-        "no such page",
-    )
-        .into_response()
-}
-
-fn redirect_to(location: String) -> Response {
-    (StatusCode::FOUND, [(header::LOCATION, location)]).into_response()
-}
-
-async fn chain(State(app): State<App>, Path(n): Path<u32>) -> Response {
-    app.hits.fetch_add(1, Ordering::SeqCst);
-    if n == 0 {
-        redirect_to("/page".to_owned())
-    } else {
-        redirect_to(format!("/chain/{}", n - 1))
+/// The site: pages of each kind, redirect chains and redirects to refused places.
+fn site(request: &RecordedRequest) -> Reply {
+    if request.method != "GET" {
+        return Reply::new(405);
+    }
+    let port = request
+        .header("host")
+        .and_then(|host| host.rsplit(':').next())
+        .unwrap_or_default()
+        .to_owned();
+    match request.path.as_str() {
+        "/page" => page(
+            "text/html; charset=utf-8",
+            "<html><head><title>T</title><style>p{color:red}</style></head>\
+             <body><h1>Welcome</h1><p>Hello <b>world</b>, this is a page.</p>\
+             <ul><li>first</li><li>second</li></ul></body></html>",
+        ),
+        "/json" => page("application/json", r#"{"answer": 42}"#),
+        "/png" => page("image/png", vec![0x89_u8, b'P', b'N', b'G', 0, 0]),
+        "/big" => page("text/plain", "x".repeat(200_000)),
+        "/deep" => page("text/html", deep_page()),
+        "/missing" => Reply::new(404)
+            .header("content-type", "text/plain")
+            .body("no such page"),
+        "/to-private" => Reply::redirect("http://10.0.0.1/secret"),
+        "/to-metadata" => Reply::redirect("http://169.254.169.254/latest/meta-data/"),
+        "/to-localhost" => Reply::redirect(format!("http://localhost:{port}/page")),
+        "/to-ftp" => Reply::redirect("ftp://127.0.0.1/file"),
+        path => match path
+            .strip_prefix("/chain/")
+            .and_then(|n| n.parse::<u32>().ok())
+        {
+            Some(0) => Reply::redirect("/page"),
+            Some(n) => Reply::redirect(format!("/chain/{}", n - 1)),
+            None => Reply::new(404),
+        },
     }
 }
 
-async fn to_private(State(app): State<App>) -> Response {
-    app.hits.fetch_add(1, Ordering::SeqCst);
-    redirect_to("http://10.0.0.1/secret".to_owned())
-}
-
-async fn to_metadata(State(app): State<App>) -> Response {
-    app.hits.fetch_add(1, Ordering::SeqCst);
-    redirect_to("http://169.254.169.254/latest/meta-data/".to_owned())
-}
-
-async fn to_localhost(State(app): State<App>) -> Response {
-    app.hits.fetch_add(1, Ordering::SeqCst);
-    redirect_to(format!("http://localhost:{}/page", app.addr.port()))
-}
-
-async fn to_ftp(State(app): State<App>) -> Response {
-    app.hits.fetch_add(1, Ordering::SeqCst);
-    redirect_to("ftp://127.0.0.1/file".to_owned())
-}
-
-async fn server() -> App {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let app = App {
-        hits: Arc::new(AtomicUsize::new(0)),
-        addr: listener.local_addr().unwrap(),
-    };
-    let router = Router::new()
-        .route("/page", get(page))
-        .route("/json", get(json_doc))
-        .route("/png", get(png))
-        .route("/big", get(big))
-        .route("/missing", get(missing))
-        .route("/deep", get(deep))
-        .route("/chain/{n}", get(chain))
-        .route("/to-private", get(to_private))
-        .route("/to-metadata", get(to_metadata))
-        .route("/to-localhost", get(to_localhost))
-        .route("/to-ftp", get(to_ftp))
-        .with_state(app.clone());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    app
+async fn server() -> MockServer {
+    MockServer::builder().respond_with(site).start().unwrap()
 }
 
 fn allow_local() -> BuiltinToolsConfig {
@@ -170,11 +100,11 @@ async fn fetch(config: &BuiltinToolsConfig, url: &str) -> Result<String, ToolErr
 #[tokio::test]
 async fn html_becomes_readable_text() {
     let app = server().await;
-    let text = fetch(&allow_local(), &format!("http://{}/page", app.addr))
+    let text = fetch(&allow_local(), &format!("http://{}/page", app.addr()))
         .await
         .unwrap();
     assert!(
-        text.starts_with(&format!("URL: http://{}/page\n\n", app.addr)),
+        text.starts_with(&format!("URL: http://{}/page\n\n", app.addr())),
         "{text}"
     );
     assert!(text.contains("Welcome"), "{text}");
@@ -190,15 +120,15 @@ async fn html_becomes_readable_text() {
 #[tokio::test]
 async fn json_passes_through_and_other_types_are_refused() {
     let app = server().await;
-    let text = fetch(&allow_local(), &format!("http://{}/json", app.addr))
+    let text = fetch(&allow_local(), &format!("http://{}/json", app.addr()))
         .await
         .unwrap();
     assert!(text.ends_with(r#"{"answer": 42}"#), "{text}");
-    let err = fetch(&allow_local(), &format!("http://{}/png", app.addr))
+    let err = fetch(&allow_local(), &format!("http://{}/png", app.addr()))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("`image/png`"), "{err}");
-    let err = fetch(&allow_local(), &format!("http://{}/missing", app.addr))
+    let err = fetch(&allow_local(), &format!("http://{}/missing", app.addr()))
         .await
         .unwrap_err();
     assert!(
@@ -211,28 +141,24 @@ async fn json_passes_through_and_other_types_are_refused() {
 async fn redirects_are_followed_up_to_five() {
     let app = server().await;
     // /chain/4 → 3 → 2 → 1 → 0 → /page: five redirects.
-    let text = fetch(&allow_local(), &format!("http://{}/chain/4", app.addr))
+    let text = fetch(&allow_local(), &format!("http://{}/chain/4", app.addr()))
         .await
         .unwrap();
     assert!(
-        text.starts_with(&format!("URL: http://{}/page", app.addr)),
+        text.starts_with(&format!("URL: http://{}/page", app.addr())),
         "{text}"
     );
     assert!(text.contains("Welcome"));
     // Six redirects are one too many.
-    let before = app.hits.load(Ordering::SeqCst);
-    let err = fetch(&allow_local(), &format!("http://{}/chain/5", app.addr))
+    let before = app.hits();
+    let err = fetch(&allow_local(), &format!("http://{}/chain/5", app.addr()))
         .await
         .unwrap_err();
     assert!(
         err.to_string().contains("too many redirects: more than 5"),
         "{err}"
     );
-    assert_eq!(
-        app.hits.load(Ordering::SeqCst) - before,
-        6,
-        "the sixth redirect is not followed"
-    );
+    assert_eq!(app.hits() - before, 6, "the sixth redirect is not followed");
 }
 
 #[tokio::test]
@@ -244,7 +170,7 @@ async fn redirects_to_refused_addresses_are_refused() {
         ("to-localhost", "`localhost` resolves to"),
         ("to-ftp", "not `ftp`"),
     ] {
-        let err = fetch(&allow_local(), &format!("http://{}/{path}", app.addr))
+        let err = fetch(&allow_local(), &format!("http://{}/{path}", app.addr()))
             .await
             .unwrap_err();
         assert!(
@@ -254,7 +180,7 @@ async fn redirects_to_refused_addresses_are_refused() {
         assert!(err.to_string().contains(needle), "{path}: {err}");
     }
     // Only the redirecting handlers were reached; the page behind `localhost` was not.
-    assert_eq!(app.hits.load(Ordering::SeqCst), 4);
+    assert_eq!(app.hits(), 4);
 }
 
 #[tokio::test]
@@ -263,7 +189,7 @@ async fn body_is_capped() {
     let mut config = allow_local();
     config.web_fetch.max_body_bytes = 1000;
     config.output_limit_bytes = 100_000;
-    let text = fetch(&config, &format!("http://{}/big", app.addr))
+    let text = fetch(&config, &format!("http://{}/big", app.addr()))
         .await
         .unwrap();
     assert_eq!(text.matches('x').count(), 1000);
@@ -274,7 +200,7 @@ async fn body_is_capped() {
     // The output limit applies on top.
     let mut config = allow_local();
     config.output_limit_bytes = 500;
-    let text = fetch(&config, &format!("http://{}/big", app.addr))
+    let text = fetch(&config, &format!("http://{}/big", app.addr()))
         .await
         .unwrap();
     assert!(text.len() < 600);
@@ -285,7 +211,7 @@ async fn body_is_capped() {
 async fn local_and_private_targets_are_refused_without_allow_list() {
     let app = server().await;
     let config = BuiltinToolsConfig::default();
-    let port = app.addr.port();
+    let port = app.addr().port();
     for url in [
         format!("http://127.0.0.1:{port}/page"),
         format!("http://localhost:{port}/page"),
@@ -312,11 +238,7 @@ async fn local_and_private_targets_are_refused_without_allow_list() {
             "{url}: {err}"
         );
     }
-    assert_eq!(
-        app.hits.load(Ordering::SeqCst),
-        0,
-        "nothing reached the server"
-    );
+    assert_eq!(app.hits(), 0, "nothing reached the server");
 }
 
 #[tokio::test]
@@ -325,7 +247,10 @@ async fn cancellation_stops_a_fetch() {
     let ctx = ctx();
     ctx.cancel.cancel();
     let err = WebFetch::new(&allow_local())
-        .execute(json!({ "url": format!("http://{}/page", app.addr) }), &ctx)
+        .execute(
+            json!({ "url": format!("http://{}/page", app.addr()) }),
+            &ctx,
+        )
         .await
         .unwrap_err();
     assert!(matches!(err, ToolError::Cancelled));
@@ -338,7 +263,7 @@ async fn a_deeply_nested_page_degrades_to_plain_text_within_the_timeout() {
     let app = server().await;
     let mut config = allow_local();
     config.web_fetch.timeout_secs = 10;
-    let text = fetch(&config, &format!("http://{}/deep", app.addr))
+    let text = fetch(&config, &format!("http://{}/deep", app.addr()))
         .await
         .unwrap();
     assert!(text.contains("before"), "{text}");
@@ -357,7 +282,7 @@ async fn a_deeply_nested_page_degrades_to_plain_text_within_the_timeout() {
 async fn other_tasks_progress_while_a_deep_page_converts() {
     let app = server().await;
     let config = allow_local();
-    let url = format!("http://{}/deep", app.addr);
+    let url = format!("http://{}/deep", app.addr());
     let fetch = tokio::spawn(async move { fetch(&config, &url).await });
     let (ping_tx, mut ping_rx) = tokio::sync::mpsc::channel::<u32>(1);
     let (pong_tx, mut pong_rx) = tokio::sync::mpsc::channel::<u32>(1);

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use oxydra_e2e::ScriptServer;
+use oxydra_test_support::MockServer;
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -88,21 +88,21 @@ impl Sandbox {
 
     /// `oxydra <subcommand> --base-url URL --output jsonl --db DB --workspace WS`, against
     /// `server`'s OpenAI-format endpoint.
-    pub fn oxydra_command(&self, server: &ScriptServer, subcommand: &str) -> Command {
+    pub fn oxydra_command(&self, server: &MockServer, subcommand: &str) -> Command {
         let mut command = self.command();
         self.add_jsonl_against(&mut command, server, subcommand);
         command
     }
 
     /// [`Sandbox::oxydra_command`] on a terminal of its own (see [`Sandbox::pty_command`]).
-    pub fn oxydra_pty_command(&self, server: &ScriptServer, subcommand: &str) -> Command {
+    pub fn oxydra_pty_command(&self, server: &MockServer, subcommand: &str) -> Command {
         let mut command = self.pty_command();
         self.add_jsonl_against(&mut command, server, subcommand);
         command
     }
 
     /// Adds `<subcommand> --db DB --workspace WS --base-url URL --output jsonl`.
-    fn add_jsonl_against(&self, command: &mut Command, server: &ScriptServer, subcommand: &str) {
+    fn add_jsonl_against(&self, command: &mut Command, server: &MockServer, subcommand: &str) {
         self.add_store(command, subcommand);
         command.args(["--base-url", &server.openai_url(), "--output", "jsonl"]);
     }
@@ -393,7 +393,7 @@ pub fn spawn_chat_in_pty(command: Command) -> (KillOnDrop, Pty) {
 }
 
 /// Waits for `server`'s first request ([`PATIENCE`] at most); fails showing `output`.
-pub fn wait_for_first_request(server: &ScriptServer, output: &Captured) {
+pub fn wait_for_first_request(server: &MockServer, output: &Captured) {
     assert!(
         server.wait_for_requests(1, PATIENCE),
         "no request arrived: {}",

@@ -1,59 +1,16 @@
-//! Locating the MCP test servers that scripts/install-mcp-test-servers.sh installs.
+//! The MCP test servers that scripts/install-mcp-test-servers.sh installs, as configs.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use oxydra_mcp::{McpManager, McpServerConfig, ServerState};
 use oxydra_tools::ToolContext;
 use tokio_util::sync::CancellationToken;
 
-/// Where the install script puts the servers.
-pub fn servers_dir() -> PathBuf {
-    match std::env::var_os("OXYDRA_MCP_SERVERS_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers"),
-    }
-}
-
-fn node_available() -> bool {
-    std::process::Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|out| out.status.success())
-}
-
-/// The entry script of `@modelcontextprotocol/<package>`, or `None` when the test
-/// must be skipped. Missing node or servers fail the test loudly unless
-/// `OXYDRA_SKIP_MCP_TESTS=1` is set — never a silent pass.
-pub fn server_script(package: &str) -> Option<PathBuf> {
-    let script = servers_dir()
-        .join("node_modules/@modelcontextprotocol")
-        .join(package)
-        .join("dist/index.js");
-    let problem = if !node_available() {
-        Some("node is not installed".to_owned())
-    } else if !script.is_file() {
-        Some(format!("{} is missing", script.display()))
-    } else {
-        None
-    };
-    let Some(problem) = problem else {
-        return Some(script);
-    };
-    let skip = std::env::var("OXYDRA_SKIP_MCP_TESTS").is_ok_and(|v| v == "1");
-    eprintln!(
-        "\n!!!!!!!! MCP TEST NOT RUN: {problem}. Run scripts/install-mcp-test-servers.sh \
-         (needs node + npm). {} !!!!!!!!\n",
-        if skip {
-            "Skipping because OXYDRA_SKIP_MCP_TESTS=1"
-        } else {
-            "Set OXYDRA_SKIP_MCP_TESTS=1 to skip"
-        }
-    );
-    assert!(skip, "MCP test servers unavailable: {problem}");
-    None
-}
+/// The entry script of an MCP test server package
+/// (`None` only when `OXYDRA_SKIP_MCP_TESTS=1`; otherwise a missing server fails loudly).
+pub use oxydra_test_support::mcp_servers::require as server_script;
 
 /// `server-everything` over stdio, named `everything`.
 pub fn everything() -> Option<McpServerConfig> {

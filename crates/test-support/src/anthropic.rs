@@ -1,8 +1,16 @@
-//! Scripted replies in the Anthropic Messages streaming format.
+//! Scripted replies in the Anthropic Messages streaming format, built as plain JSON.
+//!
+//! What the real API sends and these do too: `message_start` with input usage, each
+//! content block opened, filled in deltas (a `ping` between) and closed, then
+//! `message_delta` with the stop reason and output usage, and `message_stop`.
+
+/// The path of the Messages endpoint, under the base URL.
+pub const MESSAGES_PATH: &str = "/v1/messages";
 
 use serde_json::json;
 
-use crate::server::{Reply, SseEvent};
+use crate::reply::Reply;
+use crate::sse::SseEvent;
 
 fn event(name: &str, data: serde_json::Value) -> SseEvent {
     SseEvent::named(name, data.to_string())
@@ -57,7 +65,7 @@ pub fn text(text: &str) -> Reply {
         json!({"type": "content_block_stop", "index": 0}),
     ));
     events.extend(stop("end_turn"));
-    Reply::Sse(events)
+    Reply::events(&events)
 }
 
 /// A turn of `tool_use` blocks: (id, tool name, JSON input text split in two deltas).
@@ -86,5 +94,5 @@ pub fn tool_uses(calls: &[(&str, &str, &str)]) -> Reply {
         ));
     }
     events.extend(stop("tool_use"));
-    Reply::Sse(events)
+    Reply::events(&events)
 }

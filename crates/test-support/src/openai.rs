@@ -1,8 +1,17 @@
-//! Scripted replies in the OpenAI chat-completions streaming format.
+//! Scripted replies in the OpenAI chat-completions streaming format, built as plain
+//! JSON (no dependency on the provider crate that parses them).
+//!
+//! What the real API sends and these do too: a first delta with the role, content in
+//! several deltas, tool-call arguments split across deltas with the id and name only
+//! in the first, a `finish_reason` chunk, a usage chunk with empty `choices`, `[DONE]`.
 
 use serde_json::json;
 
-use crate::server::{Reply, SseEvent};
+use crate::reply::Reply;
+use crate::sse::SseEvent;
+
+/// The path of the chat-completions endpoint, under the `/v1` base URL.
+pub const CHAT_PATH: &str = "/v1/chat/completions";
 
 /// A tool call the scripted model makes: id, tool name, raw argument text.
 pub type Call<'a> = (&'a str, &'a str, &'a str);
@@ -54,7 +63,7 @@ pub fn text_events(text: &str) -> Vec<SseEvent> {
 
 /// A streamed text answer.
 pub fn text(text: &str) -> Reply {
-    Reply::Sse(text_events(text))
+    Reply::events(&text_events(text))
 }
 
 /// The events of a turn of parallel tool calls, each call's arguments split in two deltas.
@@ -84,13 +93,14 @@ pub fn tool_call_events(calls: &[Call<'_>]) -> Vec<SseEvent> {
 
 /// A turn of tool calls.
 pub fn tool_calls(calls: &[Call<'_>]) -> Reply {
-    Reply::Sse(tool_call_events(calls))
+    Reply::events(&tool_call_events(calls))
 }
 
 /// A stream that sends some text and then stays open (for cancellation tests).
 pub fn hold_after_text(text: &str) -> Reply {
-    Reply::Hold(vec![
+    Reply::events(&[
         chunk(json!({"role": "assistant", "content": ""}), None),
         chunk(json!({"content": text}), None),
     ])
+    .hanging()
 }

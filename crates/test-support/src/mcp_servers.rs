@@ -1,5 +1,5 @@
 //! The real MCP servers `scripts/install-mcp-test-servers.sh` installs from the npm
-//! registry, for the binary's end-to-end tests.
+//! registry, for the tests that talk to them (crates/mcp, the binary's end-to-end tests).
 
 use std::path::{Path, PathBuf};
 
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 pub fn servers_dir() -> PathBuf {
     match std::env::var_os("OXYDRA_MCP_SERVERS_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/mcp-servers"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers"),
     }
 }
 
@@ -42,7 +42,10 @@ pub fn require(package: &str) -> Option<PathBuf> {
     match server_script(package) {
         Ok(script) => Some(script),
         Err(problem) if std::env::var("OXYDRA_SKIP_MCP_TESTS").is_ok_and(|v| v == "1") => {
-            eprintln!("!!!!!!!! MCP TEST NOT RUN ({problem}): OXYDRA_SKIP_MCP_TESTS=1 !!!!!!!!");
+            eprintln!(
+                "\n!!!!!!!! MCP TEST NOT RUN ({problem}): skipped because \
+                 OXYDRA_SKIP_MCP_TESTS=1 !!!!!!!!\n"
+            );
             None
         }
         Err(problem) => {

@@ -1,0 +1,45 @@
+//! What the workspace's tests share, in one dev-dependency:
+//!
+//! - the recorded provider streams in `tests/fixtures` ([`fixtures_dir`], [`fixture`],
+//!   [`fixture_text`]; `OXYDRA_FIXTURES` points elsewhere);
+//! - [`MockServer`], a real local HTTP server standing in for a provider: scripted
+//!   [`Reply`]s in order (SSE streams, JSON bodies, any status with headers, bodies
+//!   delivered in N-byte pieces, held until the test [`Release`]s them, held for ever,
+//!   or generated without end), every request recorded ([`RecordedRequest`]: method,
+//!   path, headers, body), hit, connection and byte counters; optionally strict
+//!   about requests as a llama.cpp-based server is
+//!   ([`MockServerBuilder::strict_openai`], [`validate_openai_request`]);
+//! - the scripted model turns in the OpenAI ([`openai`]) and Anthropic ([`anthropic`])
+//!   streaming formats, built as plain JSON;
+//! - where the real MCP test servers are installed ([`mcp_servers`]).
+//!
+//! It depends on none of our crates, so any crate's tests can use it without a cycle.
+//!
+//! ```
+//! use oxydra_test_support::{MockServer, Reply, openai};
+//!
+//! let server = MockServer::start(vec![
+//!     Reply::json(429, "{}").header("retry-after", "0"),
+//!     openai::text("Hello!"),
+//! ])
+//! .unwrap();
+//! assert!(server.openai_url().starts_with("http://127.0.0.1:"));
+//! assert_eq!(server.remaining(), 2);
+//! ```
+
+pub mod anthropic;
+mod fixtures;
+pub mod mcp_servers;
+pub mod openai;
+mod reply;
+mod request;
+mod server;
+mod sse;
+mod strict_openai;
+
+pub use fixtures::{fixture, fixture_text, fixtures_dir};
+pub use reply::{Release, Reply};
+pub use request::RecordedRequest;
+pub use server::{MockServer, MockServerBuilder};
+pub use sse::SseEvent;
+pub use strict_openai::{STRICT_REFUSAL, validate_openai_request};
