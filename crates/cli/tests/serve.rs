@@ -334,6 +334,28 @@ fn serve_requires_the_bearer_token_when_one_is_set() {
     assert_eq!(code, Some(0), "{rest}");
 }
 
+/// `--addr localhost:0`: the host name is resolved (to a loopback address, so no token
+/// is needed) and the bound address, with the port picked, is printed and serves.
+#[test]
+fn serve_resolves_a_host_name_and_prints_the_bound_address() {
+    let sandbox = sandbox_with_config(CONFIG);
+    let server = Server::start_with(&sandbox, &[], &["--addr", "localhost:0"]);
+    let bound: std::net::SocketAddr = server
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .unwrap_or_else(|_| panic!("not an address: {}", server.base));
+    assert!(bound.ip().is_loopback(), "{bound}");
+    assert_ne!(bound.port(), 0);
+    runtime().block_on(async {
+        let client = reqwest::Client::new();
+        let agents = client.get(server.url("/agents")).send().await.unwrap();
+        assert_eq!(agents.status(), 200);
+    });
+    let (code, rest) = server.terminate();
+    assert_eq!(code, Some(0), "{rest}");
+}
+
 #[test]
 fn serve_names_the_address_it_cannot_listen_on() {
     let sandbox = Sandbox::new();

@@ -20,6 +20,35 @@ use super::service;
 /// The address when neither `--addr` nor `[serve] addr` gives one.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 
+/// The address to listen on: an IP address with its port, or a host name (`localhost:0`)
+/// resolved to its first address.
+async fn resolve(addr: &str, origin: &str) -> Result<SocketAddr, CliError> {
+    let invalid = || CliError::Flag {
+        flag: if origin == "serve.addr" {
+            "serve.addr"
+        } else {
+            "--addr"
+        },
+        message: format!("expected an address like 127.0.0.1:8080 or localhost:0, found `{addr}`"),
+    };
+    if let Ok(socket) = addr.parse::<SocketAddr>() {
+        return Ok(socket);
+    }
+    // Only `host:port` is looked up: anything else is no address at all.
+    match addr.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {}
+        _ => return Err(invalid()),
+    }
+    let mut found = tokio::net::lookup_host(addr)
+        .await
+        .map_err(|source| CliError::Bind {
+            addr: addr.to_owned(),
+            origin: origin.to_owned(),
+            source,
+        })?;
+    found.next().ok_or_else(invalid)
+}
+
 /// Runs `oxydra serve`.
 pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
     let settings = service::settings(&args.run_options())?;
@@ -28,10 +57,7 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
         (None, Some(addr)) => (addr.clone(), "serve.addr"),
         (None, None) => (DEFAULT_ADDR.to_owned(), "the default"),
     };
-    let socket: SocketAddr = addr.parse().map_err(|_| CliError::Flag {
-        flag: "--addr",
-        message: format!("expected an address like 127.0.0.1:8080, found `{addr}`"),
-    })?;
+    let socket = resolve(&addr, origin).await?;
     let auth_token = service::auth_token(&settings)?;
     let open_allowed = args.insecure_no_auth || settings.serve.allow_unauthenticated == Some(true);
     if auth_token.is_none() && !socket.ip().is_loopback() {
