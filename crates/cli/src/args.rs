@@ -1,7 +1,10 @@
 //! The command line: subcommands and options of `oxydra` (docs/cli.md).
 
+use std::ffi::OsString;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
+use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::{ApproveMode, ProviderKind};
@@ -16,6 +19,58 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Parses the command line `argv` (the program name first).
+///
+/// `oxydra run` without a prompt reads it from stdin when stdin is not a terminal
+/// (`echo hi | oxydra run`). A command line clap refuses is reported as clap does, exit
+/// 2; with `--output jsonl` the closing `error` event is printed on stdout as well.
+/// `Err` holds the exit code (0 for `--help` and `--version`).
+pub fn parse(argv: Vec<OsString>) -> Result<Cli, std::process::ExitCode> {
+    let error = match Cli::try_parse_from(&argv) {
+        Ok(cli) => return Ok(cli),
+        Err(error) => error,
+    };
+    if error.kind() == ErrorKind::MissingRequiredArgument && !std::io::stdin().is_terminal() {
+        let mut from_stdin = argv.clone();
+        from_stdin.push("-".into());
+        if let Ok(cli) = Cli::try_parse_from(&from_stdin)
+            && matches!(&cli.command, Command::Run(run) if run.prompt.as_deref() == Some("-"))
+        {
+            return Ok(cli);
+        }
+    }
+    if error.use_stderr() && asks_for_jsonl(&argv) {
+        crate::output::print_error_event("config", &summary(&error.to_string()));
+    }
+    // Nothing sensible is left to do should stderr be closed.
+    let _ = error.print();
+    Err(std::process::ExitCode::from(
+        u8::try_from(error.exit_code()).unwrap_or(2),
+    ))
+}
+
+/// Whether the command line holds `--output jsonl` (or `--output=jsonl`).
+fn asks_for_jsonl(argv: &[OsString]) -> bool {
+    argv.iter().enumerate().any(|(index, arg)| {
+        arg == "--output=jsonl"
+            || (arg == "--output" && argv.get(index + 1).is_some_and(|next| next == "jsonl"))
+    })
+}
+
+/// A clap error on one line: its message, without the `error: ` prefix, the usage
+/// and the hint that follow it.
+fn summary(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|line| !line.is_empty() && !line.starts_with("Usage:"))
+        .collect();
+    let joined = lines.join(" ");
+    joined
+        .strip_prefix("error: ")
+        .map_or_else(|| joined.clone(), str::to_owned)
 }
 
 /// The subcommands.
@@ -89,8 +144,9 @@ pub struct RunOptions {
     /// Most turns (provider calls) per task (default 8).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<usize>,
-    /// Most cost per task, in US dollars.
-    #[arg(long, value_name = "X")]
+    /// Most cost per task, in US dollars (the model's price must be known: built in,
+    /// or `[pricing."MODEL"]` in the configuration).
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub max_cost: Option<f64>,
     /// Most seconds one turn may take (default 120).
     #[arg(long, value_name = "SECS")]
@@ -112,7 +168,7 @@ pub struct RunArgs {
     /// Print the effective configuration (TOML, secrets masked) and exit.
     #[arg(long)]
     pub print_config: bool,
-    /// The task (`-` reads it from stdin).
+    /// The task (`-`, or none with stdin not a terminal, reads it from stdin).
     #[arg(required_unless_present = "print_config")]
     pub prompt: Option<String>,
 }
@@ -334,6 +390,37 @@ mod tests {
         assert!(Cli::try_parse_from(["oxydra", "run"]).is_err());
         assert!(Cli::try_parse_from(["oxydra", "run", "--print-config"]).is_ok());
         assert!(Cli::try_parse_from(["oxydra", "run", "--max-turns", "x", "p"]).is_err());
+    }
+
+    #[test]
+    fn max_cost_takes_a_negative_number_for_the_merge_to_refuse() {
+        let cli = Cli::try_parse_from(["oxydra", "run", "--max-cost", "-1", "p"]).unwrap();
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(run.options.max_cost, Some(-1.0));
+    }
+
+    #[test]
+    fn a_clap_error_is_summarised_on_one_line() {
+        let error = Cli::try_parse_from(["oxydra", "run"]).unwrap_err();
+        let line = summary(&error.to_string());
+        assert!(line.contains("<PROMPT>"), "{line}");
+        assert!(!line.contains('\n') && !line.contains("Usage"), "{line}");
+        assert!(!line.starts_with("error:"), "{line}");
+    }
+
+    #[test]
+    fn jsonl_is_found_in_both_spellings() {
+        let argv = |args: &[&str]| args.iter().map(OsString::from).collect::<Vec<_>>();
+        assert!(asks_for_jsonl(&argv(&[
+            "oxydra", "run", "--output", "jsonl"
+        ])));
+        assert!(asks_for_jsonl(&argv(&["oxydra", "run", "--output=jsonl"])));
+        assert!(!asks_for_jsonl(&argv(&[
+            "oxydra", "run", "--output", "text", "jsonl"
+        ])));
+        assert!(!asks_for_jsonl(&argv(&["oxydra", "run", "jsonl"])));
     }
 
     #[test]

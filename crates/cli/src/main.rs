@@ -14,10 +14,11 @@ mod logging;
 mod output;
 mod terminal_input;
 
-use clap::Parser;
-
 fn main() -> std::process::ExitCode {
-    let cli = args::Cli::parse();
+    let cli = match args::parse(std::env::args_os().collect()) {
+        Ok(cli) => cli,
+        Err(exit) => return exit,
+    };
     logging::init(cli.verbose);
     let jsonl = cli.command.prints_events_as_jsonl();
     let exit = match commands::dispatch(cli) {
@@ -30,13 +31,7 @@ fn main() -> std::process::ExitCode {
             // A run that started has printed its closing event already; one that could
             // not start (configuration, session, setup) still ends its event stream.
             if jsonl && !matches!(error, error::CliError::Run { .. }) {
-                let event = oxydra::types::RuntimeEvent::Error {
-                    kind: error.kind().to_owned(),
-                    message: message.clone().into_owned(),
-                };
-                if let Ok(line) = serde_json::to_string(&event) {
-                    println!("{line}");
-                }
+                output::print_error_event(error.kind(), &message);
             }
             error.exit()
         }

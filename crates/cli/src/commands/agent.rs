@@ -100,6 +100,7 @@ pub async fn build(
         .executor_config(executor_config)
         .permission_broker(broker)
         .limits(limits)
+        .pricing(effective.pricing_table())
         .memory(memory_handle)
         .session_wait(runtime_settings.session_wait())
         .system_prompt(

@@ -228,6 +228,7 @@ struct Chat {
 /// Runs `oxydra chat`.
 pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
     let effective = super::run::effective(&args.options)?;
+    effective.require_known_price(&args.options)?;
     let renderer = Arc::new(Renderer::for_format(args.options.output));
     let input = TerminalInput::stdin();
     // On a terminal, creating the line editor replaces the SIGINT handler with

@@ -33,6 +33,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
             .map_err(CliError::stdout)?;
         return Ok(Exit::Done);
     }
+    effective.require_known_price(&args.options)?;
     let prompt = prompt_text(args.prompt.as_deref())?;
     let renderer = Arc::new(Renderer::for_format(args.options.output));
     let interrupts = Interrupts::install();
@@ -97,7 +98,7 @@ fn non_empty(text: String) -> Result<String, CliError> {
     if text.trim().is_empty() {
         Err(CliError::Flag {
             flag: "<PROMPT>",
-            message: "the prompt is empty".into(),
+            message: "the prompt is empty: give it as the argument, or on stdin".into(),
         })
     } else {
         Ok(text)

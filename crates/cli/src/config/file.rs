@@ -181,6 +181,7 @@ fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
         return Err(invalid("provider.base_url", message));
     }
     super::agents::validate(&config.agents).map_err(|(key, message)| invalid(&key, message))?;
+    super::pricing::validate(&config.pricing).map_err(|(key, message)| invalid(&key, message))?;
     let serve = &config.serve;
     if let Some(addr) = &serve.addr
         && addr.parse::<std::net::SocketAddr>().is_err()
@@ -286,11 +287,14 @@ fn describe(
     }
     let message = if let Some(rest) = message.strip_prefix("invalid type: ") {
         let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, "?"));
-        format!(
-            "invalid type for {key}: expected {}, found {}",
-            type_name(expected),
-            found_name(found)
-        )
+        let (expected, found) = (type_name(expected), found_name(found));
+        if expected == "an integer" && found == "an integer" {
+            // An integer of the right type that does not fit it.
+            let direction = if rest.contains('-') { "small" } else { "large" };
+            format!("invalid value for {key}: the number is too {direction}")
+        } else {
+            format!("invalid type for {key}: expected {expected}, found {found}")
+        }
     } else if let Some(rest) = message.strip_prefix("missing field `") {
         let field = rest.trim_end_matches('`');
         let table = if key.is_empty() {

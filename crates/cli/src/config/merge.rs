@@ -53,6 +53,9 @@ pub struct Merged<P> {
     /// `[serve]`, used by `oxydra serve` only (not printed by `--print-config`).
     #[serde(skip)]
     pub serve: ServeSection,
+    /// Prices of models the built-in table does not know.
+    #[serde(skip_serializing_if = "super::Prices::is_empty")]
+    pub pricing: super::Prices,
 }
 
 /// What a run uses, after merging.
@@ -144,7 +147,36 @@ pub struct EffectiveMemory {
     pub retrieval: bool,
 }
 
+impl<P> Merged<P> {
+    /// The built-in prices with the configured ones added.
+    pub fn pricing_table(&self) -> oxydra::provider::PricingTable {
+        super::pricing::table(&self.pricing)
+    }
+}
+
 impl Effective {
+    /// Refuses a cost budget (`--max-cost`, `runtime.max_cost`) for a model whose price
+    /// is unknown: it could not be counted, so it would silently allow anything.
+    pub fn require_known_price(&self, flags: &RunOptions) -> Result<(), CliError> {
+        let model = &self.provider.model;
+        if self.runtime.max_cost.is_none() || self.pricing_table().price(model).is_some() {
+            return Ok(());
+        }
+        let message = super::pricing::unknown_price_message(model);
+        Err(match &self.config_file {
+            Some(path) if flags.max_cost.is_none() => CliError::ConfigInvalid {
+                path: path.clone(),
+                key: "runtime.max_cost".to_owned(),
+                message: format!("invalid value for runtime.max_cost: {message}"),
+                line: None,
+            },
+            _ => CliError::Flag {
+                flag: "--max-cost",
+                message,
+            },
+        })
+    }
+
     /// The configuration as TOML, secrets masked, with a header saying where it came from.
     pub fn to_masked_toml(&self) -> String {
         let mut shown = self.clone();
@@ -328,6 +360,7 @@ fn merge_settings<P>(
         agents: file.config.agents.clone(),
         mcp_servers: file.config.mcp_servers.clone(),
         serve: file.config.serve.clone(),
+        pricing: file.config.pricing.clone(),
     })
 }
 

@@ -6,6 +6,7 @@ mod file;
 mod mask;
 mod merge;
 mod powers;
+mod pricing;
 mod protected;
 mod provider_pick;
 mod rule_entry;
@@ -25,6 +26,7 @@ pub use merge::{
     Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, merge, merge_service, resolve_db,
 };
 pub use powers::strip_powers;
+pub use pricing::Prices;
 pub use provider_pick::provider_defaults;
 pub use rule_entry::{RuleEntry, rules};
 
@@ -89,6 +91,9 @@ pub struct FileConfig {
     /// `[[mcp_servers]]`: Model Context Protocol servers whose tools agents may use.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<McpServerConfig>,
+    /// `[pricing."MODEL"]`: prices of models the built-in table does not know.
+    #[serde(default, skip_serializing_if = "Prices::is_empty")]
+    pub pricing: Prices,
 }
 
 /// `[serve]`.

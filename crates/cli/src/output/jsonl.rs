@@ -26,6 +26,18 @@ impl JsonlRenderer {
 
     /// Writes one event and flushes, so a reader sees it at once.
     pub fn emit(&self, event: &RuntimeEvent) {
+        let rounded;
+        let event = match event {
+            RuntimeEvent::Final { cost, .. } => {
+                let mut copy = event.clone();
+                if let RuntimeEvent::Final { cost: shown, .. } = &mut copy {
+                    *shown = super::round_cost(*cost);
+                }
+                rounded = copy;
+                &rounded
+            }
+            _ => event,
+        };
         let Ok(line) = serde_json::to_string(event) else {
             return;
         };
@@ -68,5 +80,25 @@ mod tests {
         );
         let last: RuntimeEvent = serde_json::from_str(lines[1]).unwrap();
         assert!(matches!(last, RuntimeEvent::Final { turns: 1, .. }));
+    }
+
+    #[test]
+    fn the_cost_is_a_number_rounded_to_a_millionth() {
+        let buffer = SharedBuffer::default();
+        let renderer = JsonlRenderer::new(Box::new(buffer.clone()));
+        renderer.emit(&RuntimeEvent::Final {
+            session_id: SessionId::from("ses_1"),
+            text: "done".into(),
+            turns: 1,
+            usage: Usage::default(),
+            cost: 0.000_080_999_999_999_999_99,
+        });
+        let text = buffer.text();
+        assert!(
+            text.contains("\"cost\":8.1e-5") || text.contains("\"cost\":0.000081"),
+            "{text}"
+        );
+        let value: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(value["cost"].as_f64(), Some(0.000_081));
     }
 }

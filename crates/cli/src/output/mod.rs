@@ -92,6 +92,21 @@ impl Renderer {
     }
 }
 
+/// Prints the closing `error` event of a command that could not start (a flag or
+/// configuration error) on stdout, for `--output jsonl` readers.
+pub fn print_error_event(kind: &str, message: &str) {
+    JsonlRenderer::stdout().emit(&RuntimeEvent::Error {
+        kind: kind.to_owned(),
+        message: message.to_owned(),
+    });
+}
+
+/// A cost in US dollars rounded to a millionth, as printed: float sums such as
+/// `0.00008099999999999999` become `0.000081`.
+pub fn round_cost(cost: f64) -> f64 {
+    (cost * 1_000_000.0).round() / 1_000_000.0
+}
+
 impl oxydra::runtime::EventSink for Renderer {
     fn emit(&self, event: RuntimeEvent) {
         Renderer::emit(self, &event);

@@ -238,15 +238,26 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The closing line: `3 turns · 1,234 tokens (1,000 in, 234 out) · $0.0012 · session ses_…`.
+/// The closing line: `3 turns · 1,234 tokens (1,000 in, 234 out) · $0.0312 · session ses_…`.
 pub fn summary_line(turns: usize, usage: &Usage, cost: f64, session: &str) -> String {
     let plural = if turns == 1 { "" } else { "s" };
+    let cost = dollars(cost);
     format!(
-        "— {turns} turn{plural} · {} tokens ({} in, {} out) · ${cost:.4} · session {session}",
+        "— {turns} turn{plural} · {} tokens ({} in, {} out) · ${cost} · session {session}",
         usage.total_tokens(),
         usage.input_tokens,
         usage.output_tokens
     )
+}
+
+/// A cost for people: four decimals, six below a cent so that a small cost is not
+/// shown as nothing (`0.000081`, never `0.0000` or `0.00008099999999999999`).
+pub fn dollars(cost: f64) -> String {
+    if cost > 0.0 && cost < 0.01 {
+        format!("{:.6}", super::round_cost(cost))
+    } else {
+        format!("{cost:.4}")
+    }
 }
 
 #[cfg(test)]
@@ -353,5 +364,13 @@ mod tests {
         ];
         let (out, _) = render(&events, false);
         assert_eq!(out, "Answer\n");
+    }
+
+    #[test]
+    fn small_costs_print_rounded_but_not_as_nothing() {
+        assert_eq!(dollars(0.000_080_999_999_999_999_99), "0.000081");
+        assert_eq!(dollars(0.0), "0.0000");
+        assert_eq!(dollars(0.5), "0.5000");
+        assert_eq!(dollars(0.123_456_7), "0.1235");
     }
 }

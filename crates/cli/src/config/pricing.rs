@@ -1,0 +1,108 @@
+//! `[pricing."MODEL"]`: prices of models the built-in table does not know (local
+//! models, router names), so that a cost budget can be enforced for them.
+
+use std::collections::BTreeMap;
+
+use oxydra::provider::{ModelPrice, PricingTable};
+use serde::{Deserialize, Serialize};
+
+/// The prices of one model, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceEntry {
+    /// Input tokens.
+    pub input_per_mtok: f64,
+    /// Output tokens.
+    pub output_per_mtok: f64,
+    /// Input tokens served from the provider's prompt cache (default the input price).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_per_mtok: Option<f64>,
+}
+
+/// Prices by model name (a name also prices its dated or tagged variants).
+pub type Prices = BTreeMap<String, PriceEntry>;
+
+/// The built-in table with the configured prices added (they win over built-in ones).
+pub fn table(prices: &Prices) -> PricingTable {
+    let mut table = PricingTable::builtin();
+    for (model, entry) in prices {
+        let cached = entry.cached_input_per_mtok.unwrap_or(entry.input_per_mtok);
+        table.insert(
+            model.clone(),
+            ModelPrice::new(entry.input_per_mtok, entry.output_per_mtok, cached),
+        );
+    }
+    table
+}
+
+/// Checks every price is a finite, non-negative number: `Err((key, message))`.
+pub fn validate(prices: &Prices) -> Result<(), (String, String)> {
+    for (model, entry) in prices {
+        let rates = [
+            ("input_per_mtok", Some(entry.input_per_mtok)),
+            ("output_per_mtok", Some(entry.output_per_mtok)),
+            ("cached_input_per_mtok", entry.cached_input_per_mtok),
+        ];
+        for (name, value) in rates {
+            if let Some(value) = value
+                && !(value.is_finite() && value >= 0.0)
+            {
+                return Err((
+                    format!("pricing.\"{model}\".{name}"),
+                    format!(
+                        "expected a price in US dollars per million tokens (0 or more), found {value}"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The error when a cost budget is asked for a model whose price is unknown.
+pub fn unknown_price_message(model: &str) -> String {
+    format!(
+        "the price of model `{model}` is unknown, so a cost budget cannot be enforced; give it \
+         in the configuration file: [pricing.\"{model}\"] input_per_mtok = …, output_per_mtok = … \
+         (US dollars per million tokens)"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(input: f64, output: f64) -> PriceEntry {
+        PriceEntry {
+            input_per_mtok: input,
+            output_per_mtok: output,
+            cached_input_per_mtok: None,
+        }
+    }
+
+    #[test]
+    fn configured_prices_extend_and_override_the_builtin_table() {
+        let mut prices = Prices::new();
+        prices.insert("llama3.2".into(), entry(1.0, 2.0));
+        prices.insert("gpt-4o".into(), entry(100.0, 100.0));
+        let table = table(&prices);
+        let price = table.price("llama3.2:3b").unwrap();
+        assert_eq!(price, ModelPrice::new(1.0, 2.0, 1.0));
+        assert_eq!(table.price("gpt-4o").unwrap().input_per_mtok, 100.0);
+        assert!(table.price("gpt-4o-mini").is_some());
+        assert!(table.price("mistral").is_none());
+    }
+
+    #[test]
+    fn negative_or_non_finite_prices_are_refused_naming_the_key() {
+        let mut prices = Prices::new();
+        prices.insert("m".into(), entry(-1.0, 2.0));
+        let (key, _) = validate(&prices).unwrap_err();
+        assert_eq!(key, "pricing.\"m\".input_per_mtok");
+        prices.insert("m".into(), entry(1.0, f64::NAN));
+        let (key, _) = validate(&prices).unwrap_err();
+        assert_eq!(key, "pricing.\"m\".output_per_mtok");
+        prices.insert("m".into(), entry(0.0, 0.0));
+        assert!(validate(&prices).is_ok());
+    }
+}
