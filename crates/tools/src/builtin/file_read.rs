@@ -14,7 +14,6 @@ use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::protected_paths::ProtectedPaths;
 use crate::tool::ToolOutput;
-use crate::truncate::truncate_with_dropped;
 use crate::typed_tool::TypedTool;
 
 /// Arguments of `file_read`.
@@ -29,7 +28,8 @@ pub struct FileReadArgs {
     pub limit: Option<u64>,
 }
 
-/// Reads a UTF-8 text file in the workspace (ReadOnly).
+/// Reads a text file in the workspace (ReadOnly): UTF-8, or Latin-1 when it is not
+/// valid UTF-8; files with NUL bytes or many control bytes are refused as binary.
 #[derive(Debug, Clone)]
 pub struct FileRead {
     output_limit: usize,
@@ -100,15 +100,22 @@ impl TypedTool for FileRead {
     }
 }
 
-/// The lines of a file that were asked for.
+/// The lines of a file that were asked for, and how much of them fits the output limit.
 struct Window {
     text: String,
-    /// Bytes of requested lines not kept (over the output limit).
-    dropped: usize,
     /// Lines in the whole file.
     total_lines: u64,
-    /// Last line in the window.
+    /// Last line asked for that the file has.
     end: u64,
+    /// Last whole line kept in `text` (0 when none).
+    shown_end: u64,
+    /// Lines asked for were left out because the output limit was reached.
+    cut: bool,
+    /// The first line asked for alone is over the limit: its number, the bytes of
+    /// it kept and its length.
+    partial: Option<(u64, usize, usize)>,
+    /// Some kept line was not valid UTF-8 and was decoded as Latin-1.
+    latin1: bool,
 }
 
 fn read_window(
@@ -120,7 +127,7 @@ fn read_window(
 ) -> Result<Window, ToolError> {
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|e| io_error("reading", rel, e))?;
-    if looks_binary(head) {
+    if looks_binary(head) || mostly_control_bytes(head) {
         return Err(ToolError::Failed(format!(
             "`{rel}` is a binary file, not text; file_read only reads text"
         )));
@@ -128,9 +135,12 @@ fn read_window(
     let last = start.saturating_add(limit - 1);
     let mut window = Window {
         text: String::new(),
-        dropped: 0,
         total_lines: 0,
         end: 0,
+        shown_end: 0,
+        cut: false,
+        partial: None,
+        latin1: false,
     };
     let mut line = Vec::new();
     loop {
@@ -146,16 +156,24 @@ fn read_window(
         if number < start || number > last {
             continue;
         }
-        let text = std::str::from_utf8(&line).map_err(|_| {
-            ToolError::Failed(format!(
-                "`{rel}` is not UTF-8 text (line {number} is not valid UTF-8); it looks binary"
-            ))
-        })?;
         window.end = number;
-        if window.text.len() <= keep_bytes {
-            window.text.push_str(text);
-        } else {
-            window.dropped += text.len();
+        if window.cut {
+            continue;
+        }
+        let text = decode_line(&line, &mut window.latin1);
+        if window.text.len() + text.len() <= keep_bytes {
+            window.text.push_str(&text);
+            window.shown_end = number;
+            continue;
+        }
+        window.cut = true;
+        if window.text.is_empty() {
+            let mut cut = keep_bytes.min(text.len());
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            window.text.push_str(text.get(..cut).unwrap_or_default());
+            window.partial = Some((number, cut, text.len()));
         }
     }
     if start > window.total_lines && !(start == 1 && window.total_lines == 0) {
@@ -169,21 +187,86 @@ fn read_window(
     Ok(window)
 }
 
+/// `line` as text: as UTF-8 when it is valid UTF-8, otherwise decoded as Latin-1
+/// (every byte is the character of the same number), noting that in `latin1`.
+fn decode_line<'a>(line: &'a [u8], latin1: &mut bool) -> std::borrow::Cow<'a, str> {
+    match std::str::from_utf8(line) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => {
+            *latin1 = true;
+            std::borrow::Cow::Owned(line.iter().map(|&b| char::from(b)).collect())
+        }
+    }
+}
+
+/// More than one byte in ten of `head` is a control byte that text does not hold
+/// (anything below space other than tab, newline, carriage return, form feed and
+/// escape, and DEL): the file is binary even without a NUL byte.
+fn mostly_control_bytes(head: &[u8]) -> bool {
+    let control = head
+        .iter()
+        .filter(|&&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b)) || b == 0x7f)
+        .count();
+    control > 0 && control * 10 > head.len()
+}
+
+/// `bytes` as people say it: `16 KiB`, `1 MiB`, or `100 bytes`.
+fn human_bytes(bytes: usize) -> String {
+    const KIB: usize = 1024;
+    const MIB: usize = 1024 * 1024;
+    if bytes >= MIB && bytes % MIB == 0 {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= KIB && bytes % KIB == 0 {
+        format!("{} KiB", bytes / KIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 impl Window {
+    /// The text kept, then one line for each note: the encoding when it was not
+    /// UTF-8, and which lines were shown when that is not the whole file. The line
+    /// numbers in the note are those of the text kept, so they always agree with it.
     fn render(self, rel: &str, start: u64, output_limit: usize) -> String {
         if self.total_lines == 0 {
             return format!("(`{rel}` is empty)");
         }
-        let truncated = self.text.len() > output_limit || self.dropped > 0;
-        let mut out = truncate_with_dropped(&self.text, output_limit, self.dropped).into_owned();
-        if truncated || start > 1 || self.end < self.total_lines {
-            if !out.ends_with('\n') {
-                out.push('\n');
+        let mut notes = Vec::new();
+        if self.latin1 {
+            notes.push("[decoded as Latin-1: not valid UTF-8]".to_owned());
+        }
+        let limit = human_bytes(output_limit);
+        let read_on = |next: u64| {
+            if next > self.total_lines {
+                "it is the last line".to_owned()
+            } else {
+                format!("read on with offset={next}")
             }
-            out.push_str(&format!(
+        };
+        if let Some((number, kept, len)) = self.partial {
+            notes.push(format!(
+                "[showed the first {kept} of {len} bytes of line {number} ({limit} limit); {}]",
+                read_on(number + 1)
+            ));
+        } else if self.cut {
+            notes.push(format!(
+                "[showed lines {start}-{} of {} ({limit} limit); {}]",
+                self.shown_end,
+                self.total_lines,
+                read_on(self.shown_end + 1)
+            ));
+        } else if start > 1 || self.end < self.total_lines {
+            notes.push(format!(
                 "[read lines {start}-{} of {}; use offset and limit to read other lines]",
                 self.end, self.total_lines
             ));
+        }
+        let mut out = self.text;
+        for note in notes {
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&note);
         }
         out
     }
@@ -274,11 +357,11 @@ mod tests {
             err.to_string().contains("`sub/bin.dat` is a binary file"),
             "{err}"
         );
-        let err = tool()
+        let out = tool()
             .execute(json!({"path": "latin1.txt"}), &ctx)
             .await
-            .unwrap_err();
-        assert!(err.to_string().contains("not UTF-8"), "{err}");
+            .unwrap();
+        assert!(out.content.contains("not valid UTF-8"), "{}", out.content);
         let err = tool()
             .execute(json!({"path": "sub"}), &ctx)
             .await
@@ -339,14 +422,119 @@ mod tests {
             .await
             .unwrap();
         assert!(out.content.starts_with(&text[..100]), "{}", out.content);
+        // The marker names the lines really shown, and where to read on.
+        assert_eq!(
+            out.content,
+            format!(
+                "{}[showed lines 1-10 of 100 (100 bytes limit); read on with offset=11]",
+                &text[..100]
+            )
+        );
+        let out = FileRead::new(&config)
+            .execute(json!({"path": "big.txt", "offset": 11}), &ctx)
+            .await
+            .unwrap();
+        assert!(out.content.starts_with("000000010\n"), "{}", out.content);
         assert!(
-            out.content.contains("[... truncated 900 bytes ...]"),
+            out.content
+                .ends_with("[showed lines 11-20 of 100 (100 bytes limit); read on with offset=21]"),
             "{}",
             out.content
         );
+        let out = FileRead::new(&config)
+            .execute(json!({"path": "big.txt", "offset": 95}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(
+            out.content,
+            format!(
+                "{}[read lines 95-100 of 100; use offset and limit to read other lines]",
+                &text[940..]
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn a_line_longer_than_the_limit_is_shown_in_part_and_says_so() {
+        let (dir, ctx) = workspace();
+        let config = BuiltinToolsConfig {
+            output_limit_bytes: 10,
+            ..BuiltinToolsConfig::default()
+        };
+        // 'é' is two bytes: the cut at 10 bytes backs off to a char boundary.
+        let long = format!("a{}\nnext\n", "é".repeat(20));
+        std::fs::write(dir.path().join("long.txt"), &long).unwrap();
+        let out = FileRead::new(&config)
+            .execute(json!({"path": "long.txt"}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(
+            out.content,
+            "aéééé\n[showed the first 9 of 42 bytes of line 1 (10 bytes limit); read on with \
+             offset=2]"
+        );
+        std::fs::write(dir.path().join("last.txt"), "x".repeat(30)).unwrap();
+        let out = FileRead::new(&config)
+            .execute(json!({"path": "last.txt"}), &ctx)
+            .await
+            .unwrap();
         assert!(
             out.content
-                .ends_with("[read lines 1-100 of 100; use offset and limit to read other lines]")
+                .ends_with("of line 1 (10 bytes limit); it is the last line]"),
+            "{}",
+            out.content
         );
+    }
+
+    #[tokio::test]
+    async fn latin1_text_is_decoded_and_says_so() {
+        let (dir, ctx) = workspace();
+        std::fs::write(dir.path().join("l1.txt"), b"caf\xe9\nna\xefve \xa9 2024\n").unwrap();
+        let out = tool()
+            .execute(json!({"path": "l1.txt"}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(
+            out.content,
+            "café\nnaïve © 2024\n[decoded as Latin-1: not valid UTF-8]"
+        );
+        // Valid UTF-8 is never called Latin-1.
+        std::fs::write(dir.path().join("u.txt"), "café\n").unwrap();
+        let out = tool()
+            .execute(json!({"path": "u.txt"}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(out.content, "café\n");
+    }
+
+    #[tokio::test]
+    async fn control_bytes_without_nul_are_still_binary_but_escapes_are_text() {
+        let (dir, ctx) = workspace();
+        std::fs::write(
+            dir.path().join("ctl.bin"),
+            b"\x01\x02\x03\x04\x05ab\xff\xfe\n",
+        )
+        .unwrap();
+        let err = tool()
+            .execute(json!({"path": "ctl.bin"}), &ctx)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("is a binary file"), "{err}");
+        // A coloured log: ESC, tab, CR and form feed are text.
+        let log = "\x1b[31merror\x1b[0m\tdone\r\n\x0cpage 2\n";
+        std::fs::write(dir.path().join("log.txt"), log).unwrap();
+        let out = tool()
+            .execute(json!({"path": "log.txt"}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(out.content, log);
+    }
+
+    #[test]
+    fn limits_are_named_in_units_people_use() {
+        assert_eq!(human_bytes(16 * 1024), "16 KiB");
+        assert_eq!(human_bytes(2 * 1024 * 1024), "2 MiB");
+        assert_eq!(human_bytes(100), "100 bytes");
+        assert_eq!(human_bytes(1500), "1500 bytes");
     }
 }
