@@ -364,3 +364,61 @@ fn api_key_from_the_environment_is_sent_to_the_configured_server() {
     assert_eq!(request.authorization(), Some("Bearer secret-key-value"));
     assert_eq!(request.body["model"], "local-model");
 }
+
+#[test]
+fn file_read_of_a_ten_megabyte_file_names_the_real_last_line_and_latin1_arrives_decoded() {
+    let sandbox = Sandbox::new();
+    // 200,000 lines of 50 bytes: 10 MB; 16 KiB of output holds 327 whole lines.
+    let line = |i: u64| format!("{i:08} {}\n", "x".repeat(40));
+    let text: String = (1..=200_000).map(line).collect();
+    std::fs::write(sandbox.workspace.join("big.log"), &text).unwrap();
+    std::fs::write(sandbox.workspace.join("menu.txt"), b"caf\xe9\n").unwrap();
+    let server = MockServer::start(vec![
+        openai::tool_calls(&[
+            ("call_big", "file_read", r#"{"path":"big.log"}"#),
+            ("call_l1", "file_read", r#"{"path":"menu.txt"}"#),
+        ]),
+        openai::tool_calls(&[(
+            "call_on",
+            "file_read",
+            r#"{"path":"big.log","offset":328,"limit":2}"#,
+        )]),
+        openai::text("Read."),
+    ])
+    .unwrap();
+    let output = sandbox.run_openai(
+        &server.openai_url(),
+        &["--output", "jsonl"],
+        "Read big.log and menu.txt",
+    );
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let results = tool_messages(&requests[1].body);
+    assert_eq!(results[0].0, "call_big");
+    let big = &results[0].1;
+    assert!(big.starts_with(&line(1)), "{}", &big[..60]);
+    assert!(
+        big.contains(&line(327)),
+        "the last line shown is in the result"
+    );
+    assert!(!big.contains(&line(328)), "no line past the one named");
+    assert!(
+        big.ends_with("[showed lines 1-327 of 200000 (16 KiB limit); read on with offset=328]"),
+        "{}",
+        &big[big.len().saturating_sub(120)..]
+    );
+    assert_eq!(results[1].0, "call_l1");
+    assert_eq!(results[1].1, "café\n[decoded as Latin-1: not valid UTF-8]");
+    // Reading on from the offset given continues with the next line.
+    let on = tool_messages(&requests[2].body);
+    assert_eq!(on.last().unwrap().0, "call_on");
+    assert!(
+        on.last()
+            .unwrap()
+            .1
+            .starts_with(&format!("{}{}", line(328), line(329))),
+        "{}",
+        on.last().unwrap().1
+    );
+}
