@@ -11,6 +11,10 @@ pub struct ProviderConfig {
     pub base_url: String,
     /// The API key; `None` sends no auth header (local servers).
     pub api_key: Option<String>,
+    /// The environment variable the key was read from or, when no key is sent, the one
+    /// that would carry it (e.g. `OPENAI_API_KEY`). Only named in messages: a refused
+    /// key (HTTP 401/403) says whether a key was sent and from which variable.
+    pub api_key_source: Option<String>,
     /// The HTTP client (share one across providers to share its connection pool).
     pub client: reqwest::Client,
     /// Longest wait for a whole `complete` response, and for a stream's headers.
@@ -43,6 +47,7 @@ impl ProviderConfig {
         Self {
             base_url: base_url.into(),
             api_key,
+            api_key_source: None,
             client: reqwest::Client::new(),
             request_timeout: Duration::from_secs(600),
             stream_idle_timeout: Duration::from_secs(120),
@@ -67,6 +72,13 @@ impl ProviderConfig {
         self.max_response_bytes
             .saturating_mul(2)
             .saturating_add(64 * 1024)
+    }
+
+    /// The same config naming `var` as where the API key comes from (see
+    /// [`api_key_source`](Self::api_key_source)).
+    pub fn with_api_key_source(mut self, var: impl Into<String>) -> Self {
+        self.api_key_source = Some(var.into());
+        self
     }
 
     /// The same config using `client`.

@@ -8,6 +8,7 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum ProviderError {
     /// The API key is missing, wrong or lacks permission (HTTP 401/403).
+    /// The message starts with whether a key was sent and from which variable.
     #[error("authentication failed ({status}): {message}")]
     Auth {
         /// HTTP status.
@@ -52,8 +53,9 @@ pub enum ProviderError {
         /// The provider's message.
         message: String,
     },
-    /// The connection failed or broke.
-    #[error("transport error: {message}")]
+    /// The connection failed or broke. The message says what and where in one line
+    /// (`cannot connect to http://…: Connection refused (os error 111)`).
+    #[error("{message}")]
     Transport {
         /// What failed.
         message: String,

@@ -17,6 +17,18 @@ pub(crate) fn excerpt(text: &str) -> String {
     }
 }
 
+/// The most of a provider's own error message kept (in characters): enough for a
+/// whole validation error, bounded against a body of any size.
+pub(crate) const MESSAGE_CHARS: usize = 4096;
+
+/// The provider's error `message`, cut to [`MESSAGE_CHARS`] (with `…` when cut).
+fn provider_message(message: &str) -> String {
+    match message.char_indices().nth(MESSAGE_CHARS) {
+        Some((cut, _)) => format!("{}…", message.get(..cut).unwrap_or(message)),
+        None => message.to_owned(),
+    }
+}
+
 /// The fields of a JSON object built with `json!({...})` (empty for anything else).
 pub(crate) fn object(value: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
     match value {
@@ -62,7 +74,7 @@ impl WireError {
             }
             message.push_str(raw);
         }
-        excerpt(&message)
+        provider_message(&message)
     }
 }
 
@@ -84,7 +96,7 @@ pub(crate) fn error_from_status(
             message: Some(if body.trim().is_empty() {
                 format!("HTTP {status}")
             } else {
-                excerpt(body.trim())
+                provider_message(body.trim())
             }),
             ..WireError::default()
         });
@@ -160,13 +172,29 @@ pub(crate) fn transport_error(error: &reqwest::Error, timeout: Duration) -> Prov
     if error.is_timeout() {
         return ProviderError::Timeout(timeout);
     }
-    let mut message = error.to_string();
+    let what = if error.is_connect() {
+        "cannot connect to"
+    } else if error.is_body() || error.is_decode() {
+        "the response broke off from"
+    } else {
+        "the request failed to"
+    };
+    let place = error
+        .url()
+        .map_or_else(|| "the provider".to_owned(), |url| url.as_str().to_owned());
+    // reqwest's chain repeats itself at each level ("error sending request: client
+    // error (Connect): tcp connect error: …"): only the innermost cause says what
+    // happened.
+    let mut root = None;
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
+        root = Some(cause);
         source = cause.source();
     }
+    let message = match root {
+        Some(root) => format!("{what} {place}: {root}"),
+        None => format!("{what} {place}"),
+    };
     ProviderError::Transport { message }
 }
 
@@ -267,6 +295,48 @@ mod tests {
             classify(None, None, &wire),
             ProviderError::Server { status: 500, .. }
         ));
+    }
+
+    #[test]
+    fn a_long_validation_message_is_kept_whole() {
+        let long = "x".repeat(1500);
+        let body = format!(r#"{{"error":{{"message":"{long}","type":"invalid_request_error"}}}}"#);
+        match error_from_status(400, None, &body) {
+            ProviderError::InvalidRequest { message } => assert!(message.ends_with(&long)),
+            other => panic!("{other:?}"),
+        }
+        match error_from_status(422, None, &long) {
+            ProviderError::InvalidRequest { message } => assert!(message.ends_with(&long)),
+            other => panic!("{other:?}"),
+        }
+        let huge = "é".repeat(64 * 1024);
+        match error_from_status(400, None, &huge) {
+            ProviderError::InvalidRequest { message } => {
+                assert!(message.chars().count() <= MESSAGE_CHARS + 20);
+                assert!(message.ends_with('…'));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_says_so_once() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let error = reqwest::Client::new()
+            .get(format!("http://{addr}/v1/chat"))
+            .send()
+            .await
+            .unwrap_err();
+        let message = transport_error(&error, Duration::from_secs(1)).to_string();
+        assert!(
+            message.starts_with(&format!("cannot connect to http://{addr}/v1/chat")),
+            "{message}"
+        );
+        // At most the system's own "(os error 111)".
+        assert!(message.matches("error").count() <= 1, "{message}");
+        assert_eq!(message.lines().count(), 1);
     }
 
     #[test]

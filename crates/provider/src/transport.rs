@@ -37,9 +37,10 @@ pub(crate) trait EventDecoder: Send + 'static {
 /// reads the body and maps it to a [`ProviderError`]. Stops at once on `cancel`.
 pub(crate) async fn send(
     request: reqwest::RequestBuilder,
-    timeout: Duration,
+    config: &crate::config::ProviderConfig,
     cancel: &CancellationToken,
 ) -> Result<reqwest::Response, ProviderError> {
+    let timeout = config.request_timeout;
     let sending = tokio::time::timeout(timeout, request.send());
     let response = tokio::select! {
         biased;
@@ -67,7 +68,41 @@ pub(crate) async fn send(
             Ok(Err(_)) | Err(_) => String::new(),
         },
     };
-    Err(error_from_status(status.as_u16(), retry_after, &body))
+    Err(with_key_source(
+        error_from_status(status.as_u16(), retry_after, &body),
+        config,
+    ))
+}
+
+/// An authentication error saying whether a key was sent and from which variable
+/// ([`ProviderConfig::api_key_source`](crate::ProviderConfig::api_key_source)); any
+/// other error as it is.
+fn with_key_source(error: ProviderError, config: &crate::config::ProviderConfig) -> ProviderError {
+    match error {
+        ProviderError::Auth { status, message } => ProviderError::Auth {
+            status,
+            message: format!(
+                "{}: {message}",
+                key_use(config.api_key.is_some(), config.api_key_source.as_deref())
+            ),
+        },
+        other => other,
+    }
+}
+
+/// Whether a key was sent, and from where, in words.
+pub(crate) fn key_use(sent: bool, source: Option<&str>) -> String {
+    match (sent, source) {
+        (true, Some(var)) => format!("the server refused the API key from {var}"),
+        (true, None) => "the server refused the API key".to_owned(),
+        (false, Some(var)) => {
+            format!("no API key was sent (set {var}, or api_key_env in [provider])")
+        }
+        (false, None) => {
+            "no API key was sent (name the variable that holds one with api_key_env in [provider])"
+                .to_owned()
+        }
+    }
 }
 
 /// The most of an error response's body that is read (it is only quoted).
@@ -259,7 +294,7 @@ pub(crate) async fn complete_call(
     let started = Instant::now();
     let timeout = config.request_timeout;
     let result = async {
-        let response = send(request, timeout, cancel).await?;
+        let response = send(request, config, cancel).await?;
         let bytes = read_body(response, config.max_wire_bytes(), timeout, cancel).await?;
         let response = parse(&bytes)?;
         if message_bytes(&response.message) > config.max_response_bytes {
@@ -289,7 +324,7 @@ pub(crate) async fn stream_call<D: EventDecoder>(
     use tracing::Instrument;
     let span = call_span(provider, model, true);
     let started = Instant::now();
-    let response = send(request, config.request_timeout, cancel)
+    let response = send(request, config, cancel)
         .instrument(span.clone())
         .await
         .inspect_err(|error| {
@@ -370,4 +405,44 @@ pub(crate) fn sse_stream<D: EventDecoder>(
             state.fill().await;
         }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ProviderConfig;
+
+    fn refused(config: &ProviderConfig) -> String {
+        let error = error_from_status(401, None, r#"{"error":{"message":"Incorrect API key"}}"#);
+        with_key_source(error, config).to_string()
+    }
+
+    #[test]
+    fn a_refused_key_names_its_variable() {
+        let config = ProviderConfig::new("http://x", Some("sk-1".into()))
+            .with_api_key_source("OPENAI_API_KEY");
+        assert_eq!(
+            refused(&config),
+            "authentication failed (401): the server refused the API key from OPENAI_API_KEY: Incorrect API key"
+        );
+        let config = ProviderConfig::new("http://x", Some("sk-1".into()));
+        assert!(refused(&config).contains("the server refused the API key: Incorrect"));
+    }
+
+    #[test]
+    fn a_missing_key_says_none_was_sent_and_how_to_send_one() {
+        let config = ProviderConfig::new("http://x", None);
+        let message = refused(&config);
+        assert!(message.contains("no API key was sent"), "{message}");
+        assert!(message.contains("api_key_env in [provider]"), "{message}");
+        let config = ProviderConfig::new("http://x", None).with_api_key_source("MY_KEY");
+        assert!(refused(&config).contains("no API key was sent (set MY_KEY, or api_key_env"));
+    }
+
+    #[test]
+    fn other_errors_are_left_as_they_are() {
+        let config = ProviderConfig::new("http://x", None);
+        let error = with_key_source(error_from_status(400, None, "bad"), &config);
+        assert_eq!(error.to_string(), "invalid request: HTTP 400: bad");
+    }
 }

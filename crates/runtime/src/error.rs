@@ -22,8 +22,9 @@ pub enum RuntimeError {
     /// The caller's cancellation token fired.
     #[error("session cancelled")]
     Cancelled,
-    /// The provider failed (after any retries the provider itself does).
-    #[error("provider error: {0}")]
+    /// The provider failed (after any retries the provider itself does). Shown as the
+    /// provider's own message: the kind (`provider`) already says where it came from.
+    #[error("{0}")]
     Provider(#[from] ProviderError),
     /// Storing or loading the conversation failed.
     #[error("memory error: {0}")]

@@ -22,6 +22,11 @@ pub fn build(settings: &EffectiveProvider, runtime: &EffectiveRuntime) -> Arc<dy
         settings.base_url.clone(),
         settings.api_key.as_ref().map(|key| key.expose().to_owned()),
     );
+    // Named in a refused-key message. No key is sent only to a base_url of one's own
+    // with no api_key_env: then the message says how to name one.
+    if let Some(var) = settings.api_key_env.clone() {
+        config = config.with_api_key_source(var);
+    }
     if let Some(window) = runtime.context_window {
         config.context_window = Some(window);
     }
