@@ -29,13 +29,16 @@ impl Exit {
 
     /// The exit for a runtime error kind (`RuntimeError::kind()` / the `error` event's `kind`).
     ///
+    /// `prompt_too_long` (the prompt cannot fit the context budget) is a usage error, 2:
+    /// the input is too big.
+    ///
     /// `session_busy` (another run is writing the session) is a runtime error, 1: the
     /// command was right and succeeds once the other run has finished.
     pub fn for_error_kind(kind: &str) -> Self {
         match kind {
             "budget_exceeded" => Self::Budget,
             "cancelled" => Self::Cancelled,
-            "config" => Self::Usage,
+            "config" | "prompt_too_long" => Self::Usage,
             _ => Self::Runtime,
         }
     }
@@ -61,6 +64,7 @@ mod tests {
         assert_eq!(Exit::for_error_kind("budget_exceeded"), Exit::Budget);
         assert_eq!(Exit::for_error_kind("cancelled"), Exit::Cancelled);
         assert_eq!(Exit::for_error_kind("provider"), Exit::Runtime);
+        assert_eq!(Exit::for_error_kind("prompt_too_long"), Exit::Usage);
         assert_eq!(Exit::for_error_kind("session_busy"), Exit::Runtime);
     }
 }

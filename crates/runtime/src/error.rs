@@ -36,6 +36,20 @@ pub enum RuntimeError {
     /// The runtime was built or called with an invalid configuration.
     #[error("configuration error: {0}")]
     Config(String),
+    /// The new user message, with the system prompt and the tool schemas sent with
+    /// every request, cannot fit the context budget: the run ends before any call.
+    #[error(
+        "the prompt is too long: {tokens} tokens (with the system prompt and the tool \
+         schemas) exceed the context budget of {budget} tokens (the context window less \
+         the room kept for the answer); shorten the prompt, or raise `[runtime] \
+         context_window` if the model takes more"
+    )]
+    PromptTooLong {
+        /// The tokens of the user message, system prompt and tool schemas.
+        tokens: u64,
+        /// The tokens a prompt may take.
+        budget: u64,
+    },
 }
 
 impl From<MemoryError> for RuntimeError {
@@ -54,7 +68,7 @@ impl From<MemoryError> for RuntimeError {
 impl RuntimeError {
     /// A stable snake_case name of the error, as the `error` event and the CLI's exit
     /// codes use it: `budget_exceeded`, `cancelled`, `provider`, `memory`,
-    /// `session_busy` or `config`.
+    /// `session_busy`, `config` or `prompt_too_long`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::BudgetExceeded { .. } => "budget_exceeded",
@@ -63,6 +77,7 @@ impl RuntimeError {
             Self::Memory(_) => "memory",
             Self::SessionBusy(_) => "session_busy",
             Self::Config(_) => "config",
+            Self::PromptTooLong { .. } => "prompt_too_long",
         }
     }
 
@@ -105,6 +120,15 @@ mod tests {
         assert_eq!(provider.kind(), "provider");
         assert!(provider.to_string().contains("reset"));
         assert_eq!(RuntimeError::Config("x".into()).kind(), "config");
+        let too_long = RuntimeError::PromptTooLong {
+            tokens: 5_000,
+            budget: 1_000,
+        };
+        assert_eq!(too_long.kind(), "prompt_too_long");
+        let message = too_long.to_string();
+        assert!(message.contains("5000 tokens"), "{message}");
+        assert!(message.contains("budget of 1000 tokens"), "{message}");
+        assert!(message.contains("`[runtime] context_window`"), "{message}");
         let lost = RuntimeError::from(MemoryError::LeaseLost {
             session: oxydra_types::SessionId::from("ses_x"),
         });

@@ -1,5 +1,5 @@
 //! The turn loop, step for step:
-//! persist the user message → turn check → maybe summarise → prepare the context →
+//! refuse a prompt that cannot fit the budget → persist the user message → turn check → maybe summarise → prepare the context →
 //! request the provider → enforce the cost budget → persist the assistant message →
 //! no tool calls ⇒ yield → run the tools → scrub and persist the results → loop.
 //!
@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
 use crate::call_ids;
-use crate::context::{WindowSettings, snippets_message};
+use crate::context::{PromptFit, WindowSettings, snippets_message};
 use crate::error::RuntimeError;
 use crate::event_scrub::log_safe;
 use crate::events::RunEvents;
@@ -94,6 +94,16 @@ impl<'a> Run<'a> {
             scrubbed if scrubbed.is_clean() => user_message,
             scrubbed => scrubbed.into_owned(),
         };
+        // A prompt that cannot fit even alone is refused before it is stored or sent.
+        let fit = PromptFit {
+            system_prompt: self.inner.system_prompt.as_deref(),
+            schema_tokens: &self.inner.schema_tokens,
+            budget: self.inner.budget,
+        };
+        let user_message = Message::user(user_message);
+        fit.check(&user_message, self.cancel, self.inner.limits.turn_timeout)
+            .await?;
+        let user_message = user_message.content.unwrap_or_default();
         // Search before the new prompt is indexed, so it does not find itself.
         let snippets = self.retrieve(state, &user_message).await?;
         self.persist_user_message(state, user_message).await?;

@@ -131,6 +131,11 @@ impl FixedTokens {
         self.exact.get().is_none().then_some(self.text.as_str())
     }
 
+    /// The exact count, if it was computed already.
+    pub(crate) fn exact_if_counted(&self) -> Option<u64> {
+        self.exact.get().copied()
+    }
+
     /// Takes `exact` as the exact count (computed elsewhere for the same text).
     pub(crate) fn seed_exact(&self, exact: u64) {
         let _ = self.exact.set(exact);

@@ -10,6 +10,9 @@
 //! [`ContextWindow::prepare`] (the request within the budget) and, when the provider
 //! still finds the prompt too long, [`ContextWindow::tighten_after_overflow`].
 //!
+//! Before a run stores its user message, [`PromptFit`] refuses a prompt that cannot
+//! fit the budget even alone (with the system prompt and the tool schemas).
+//!
 //! Invariants:
 //! - a tool call is never sent or condensed without its results: the history is cut
 //!   and condensed in whole groups ([`groups`]);
@@ -28,6 +31,7 @@ mod history;
 mod message_tokens;
 mod off_thread;
 mod prepared;
+mod prompt_fit;
 mod snippets;
 mod summary;
 mod tokens;
@@ -35,6 +39,7 @@ mod window;
 
 pub(crate) use budget::{ContextBudget, ContextReport, FixedTokens};
 pub(crate) use count_cache::TokenCache;
+pub(crate) use prompt_fit::PromptFit;
 pub(crate) use snippets::snippets_message;
 pub(crate) use window::{ContextWindow, WindowSettings};
 
