@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod serve;
+
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

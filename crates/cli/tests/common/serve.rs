@@ -1,0 +1,156 @@
+//! `oxydra serve` as the tests run it: a sandbox with a (trusted or invalid) project
+//! config, the server started on a free port, and a runtime for HTTP clients.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use serde_json::Value;
+
+use super::Sandbox;
+
+/// A sandbox whose `./oxydra.toml` is `config`, trusted.
+pub fn sandbox_with_config(config: &str) -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.write_trusted_config(config);
+    sandbox
+}
+
+/// A sandbox whose `./oxydra.toml` is `config`, which cannot be trusted (it is invalid).
+pub fn sandbox_with_invalid_config(config: &str) -> Sandbox {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.path().join("oxydra.toml"), config).unwrap();
+    sandbox
+}
+
+/// `oxydra serve --addr 127.0.0.1:0` and the address it reports listening on.
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Server {
+    pub fn start(sandbox: &Sandbox, envs: &[(&str, &str)]) -> Self {
+        Self::start_with(sandbox, envs, &["--addr", "127.0.0.1:0"])
+    }
+
+    pub fn start_with(sandbox: &Sandbox, envs: &[(&str, &str)], args: &[&str]) -> Self {
+        let mut command = sandbox.command();
+        command
+            .arg("serve")
+            .args(args)
+            .arg("--db")
+            .arg(&sandbox.db)
+            .arg("--workspace")
+            .arg(&sandbox.workspace)
+            .envs(envs.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let err = child.stderr.take().unwrap();
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut seen = Vec::new();
+        let base = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match lines.recv_timeout(left) {
+                Ok(line) => match line.split("listening on ").nth(1) {
+                    Some(rest) => break rest.split_whitespace().next().map(str::to_owned),
+                    None => seen.push(line),
+                },
+                Err(_) => break None,
+            }
+        };
+        match base {
+            Some(base) => Self { child, base, lines },
+            None => {
+                let _ = child.kill();
+                let status = child.wait();
+                panic!("oxydra serve did not report its address ({status:?}): {seen:?}");
+            }
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// SIGTERM, then the exit code and the rest of stderr.
+    pub fn terminate(mut self) -> (Option<i32>, String) {
+        kill(
+            Pid::from_raw(i32::try_from(self.child.id()).unwrap()),
+            Signal::SIGTERM,
+        )
+        .unwrap();
+        let status = self.child.wait().unwrap();
+        let rest: Vec<String> = self.lines.try_iter().collect();
+        (status.code(), rest.join("\n"))
+    }
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The agents most serve tests use.
+pub const CONFIG: &str = r#"
+[[agents]]
+name = "researcher"
+type = "agent"
+description = "Research assistant"
+system_prompt = "You research questions."
+tools = ["file_read"]
+
+[[agents]]
+name = "reader"
+type = "deterministic"
+description = "Reads one workspace file"
+parameters_schema = { type = "object", required = ["file"], properties = { file = { type = "string", minLength = 1 } }, additionalProperties = false }
+[[agents.steps]]
+tool = "file_read"
+args = { path = "{{file}}" }
+"#;
+
+/// Posts a run as JSON and waits for it to end.
+pub async fn run_to_end(client: &reqwest::Client, server: &Server, body: Value) -> Value {
+    let created = client
+        .post(server.url("/runs"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let created: Value = created.json().await.unwrap();
+    let run_id = created["run_id"].as_str().unwrap().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let run: Value = client
+            .get(server.url(&format!("/runs/{run_id}")))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let status = run["status"].as_str().unwrap().to_owned();
+        if status != "pending" && status != "running" {
+            return run;
+        }
+        assert!(Instant::now() < deadline, "run never finished: {run}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
