@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use oxydra_types::{CallId, FinishReason, Message, StreamItem, ToolCall, ToolCallDelta, Usage};
+use oxydra_types::{
+    CallId, FinishReason, Message, ReasoningPart, StreamItem, ToolCall, ToolCallDelta, Usage,
+};
 
 use crate::error::ProviderError;
 use crate::request::ProviderResponse;
@@ -41,6 +43,7 @@ struct PartialCall {
 pub struct StreamAccumulator {
     text: String,
     reasoning: String,
+    reasoning_parts: Vec<ReasoningPart>,
     calls: BTreeMap<u32, PartialCall>,
     usage: Usage,
     finish: Option<FinishReason>,
@@ -59,6 +62,7 @@ impl StreamAccumulator {
         match item {
             StreamItem::Text(text) => self.text.push_str(text),
             StreamItem::Reasoning(text) => self.reasoning.push_str(text),
+            StreamItem::ReasoningPart(part) => self.reasoning_parts.push(part.clone()),
             StreamItem::ToolCallDelta(delta) => self.push_delta(delta),
             StreamItem::Usage(usage) => self.usage = *usage,
             StreamItem::Finish(reason) => self.finish = Some(reason.clone()),
@@ -128,7 +132,8 @@ impl StreamAccumulator {
             Some(self.text)
         };
         Ok(ProviderResponse {
-            message: Message::assistant_with_tool_calls(content, tool_calls),
+            message: Message::assistant_with_tool_calls(content, tool_calls)
+                .with_reasoning(self.reasoning_parts),
             finish_reason,
             usage: self.usage,
             reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),
@@ -143,6 +148,9 @@ pub fn response_to_stream_items(response: &ProviderResponse) -> Vec<StreamItem> 
     let mut items = Vec::with_capacity(response.message.tool_calls.len() + 4);
     if let Some(reasoning) = response.reasoning.as_ref().filter(|t| !t.is_empty()) {
         items.push(StreamItem::Reasoning(reasoning.clone()));
+    }
+    for part in &response.message.reasoning {
+        items.push(StreamItem::ReasoningPart(part.clone()));
     }
     if let Some(text) = response.message.content.as_ref().filter(|t| !t.is_empty()) {
         items.push(StreamItem::Text(text.clone()));

@@ -3,7 +3,7 @@
 //!
 //! [`ProviderConfig::max_response_bytes`]: crate::ProviderConfig::max_response_bytes
 
-use oxydra_types::{Message, StreamItem};
+use oxydra_types::{Message, ReasoningPart, StreamItem};
 
 use crate::error::ProviderError;
 
@@ -29,6 +29,7 @@ pub(crate) fn item_bytes(item: &StreamItem) -> usize {
             .saturating_add(DELTA_OVERHEAD)
             .saturating_add(delta.name.as_ref().map_or(0, String::len))
             .saturating_add(delta.id.as_ref().map_or(0, |id| id.as_str().len())),
+        StreamItem::ReasoningPart(part) => reasoning_part_bytes(part),
         StreamItem::Usage(_)
         | StreamItem::Finish(_)
         | StreamItem::Progress(_)
@@ -36,10 +37,35 @@ pub(crate) fn item_bytes(item: &StreamItem) -> usize {
     }
 }
 
+/// The bytes of a reasoning part's texts and opaque blobs.
+fn reasoning_part_bytes(part: &ReasoningPart) -> usize {
+    match part {
+        ReasoningPart::Thinking { text, signature } => text.len().saturating_add(signature.len()),
+        ReasoningPart::RedactedThinking { data } => data.len(),
+        ReasoningPart::Reasoning {
+            id,
+            summary,
+            encrypted_content,
+        } => summary.iter().fold(
+            id.len()
+                .saturating_add(encrypted_content.as_ref().map_or(0, String::len)),
+            |total, text| total.saturating_add(text.len()),
+        ),
+        ReasoningPart::ThoughtSignature { signature, .. } => signature.len(),
+    }
+}
+
 /// The bytes of a whole response message that count toward the cap.
 pub(crate) fn message_bytes(message: &Message) -> usize {
+    let reasoning = message.reasoning.iter().fold(0usize, |total, part| {
+        total.saturating_add(reasoning_part_bytes(part))
+    });
     message.tool_calls.iter().fold(
-        message.content.as_ref().map_or(0, String::len),
+        message
+            .content
+            .as_ref()
+            .map_or(0, String::len)
+            .saturating_add(reasoning),
         |total, call| {
             total
                 .saturating_add(call.arguments.len())

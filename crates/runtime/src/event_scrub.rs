@@ -28,6 +28,9 @@ pub fn scrub_event(scrubber: &Scrubber, event: RuntimeEvent) -> RuntimeEvent {
         RuntimeEvent::TextDelta { text } => RuntimeEvent::TextDelta {
             text: scrub_string(scrubber, text),
         },
+        RuntimeEvent::ReasoningDelta { text } => RuntimeEvent::ReasoningDelta {
+            text: scrub_string(scrubber, text),
+        },
         RuntimeEvent::ToolStarted {
             call_id,
             name,

@@ -84,6 +84,13 @@ impl RunEvents {
         });
     }
 
+    /// A piece of streamed reasoning.
+    pub(crate) fn reasoning_delta(&self, text: &str) {
+        self.emit(RuntimeEvent::ReasoningDelta {
+            text: text.to_owned(),
+        });
+    }
+
     /// The end of a turn.
     pub(crate) fn turn_completed(&self, turn: usize, usage: Usage) {
         self.emit(RuntimeEvent::TurnCompleted { turn, usage });

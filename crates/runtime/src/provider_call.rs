@@ -34,10 +34,12 @@ async fn read_stream(
     let mut accumulator = StreamAccumulator::new();
     while let Some(item) = stream.next().await {
         let item = item?;
-        if let (StreamItem::Text(text), Some(events)) = (&item, events)
-            && !text.is_empty()
-        {
-            events.text_delta(text);
+        if let Some(events) = events {
+            match &item {
+                StreamItem::Text(text) if !text.is_empty() => events.text_delta(text),
+                StreamItem::Reasoning(text) if !text.is_empty() => events.reasoning_delta(text),
+                _ => {}
+            }
         }
         accumulator.push(&item);
     }

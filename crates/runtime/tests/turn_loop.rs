@@ -163,6 +163,7 @@ async fn events_arrive_in_the_documented_order() {
         .map(|event| match event {
             RuntimeEvent::Progress(p) => format!("progress:{}:{}", p.kind.as_str(), p.message),
             RuntimeEvent::TextDelta { text } => format!("text:{text}"),
+            RuntimeEvent::ReasoningDelta { text } => format!("reasoning:{text}"),
             RuntimeEvent::ToolStarted { name, .. } => format!("started:{name}"),
             RuntimeEvent::ToolCompleted { name, .. } => format!("completed:{name}"),
             RuntimeEvent::ToolFailed { name, .. } => format!("failed:{name}"),

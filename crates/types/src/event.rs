@@ -19,6 +19,13 @@ pub enum RuntimeEvent {
         /// The text.
         text: String,
     },
+    /// A piece of the model's reasoning as the provider shows it (reasoning text of
+    /// OpenAI-compatible servers, Responses reasoning summaries, Anthropic thinking,
+    /// Gemini thought summaries). Never part of the answer.
+    ReasoningDelta {
+        /// The text.
+        text: String,
+    },
     /// A tool call is about to run (sent for every call of a batch, in request order,
     /// before any of them starts).
     ToolStarted {
@@ -98,6 +105,10 @@ mod tests {
                 json!({"type":"text_delta","text":"Hi"}),
             ),
             (
+                RuntimeEvent::ReasoningDelta { text: "Hm".into() },
+                json!({"type":"reasoning_delta","text":"Hm"}),
+            ),
+            (
                 RuntimeEvent::ToolStarted {
                     call_id: CallId::from("c1"),
                     name: "file_read".into(),
@@ -126,18 +137,22 @@ mod tests {
                     turn: 2,
                     usage: Usage::new(10, 5, 0),
                 },
-                json!({"type":"turn_completed","turn":2,"usage":{"input_tokens":10,"output_tokens":5,"cached_tokens":0}}),
+                json!({"type":"turn_completed","turn":2,"usage":{"input_tokens":10,"output_tokens":5,"cached_tokens":0,
+                    "cache_write_tokens":0,"reasoning_tokens":0}}),
             ),
             (
                 RuntimeEvent::Final {
                     session_id: SessionId::from("ses_1"),
                     text: "done".into(),
                     turns: 3,
-                    usage: Usage::new(30, 9, 4),
+                    usage: Usage::new(30, 9, 4)
+                        .with_cache_write_tokens(2)
+                        .with_reasoning_tokens(1),
                     cost: 0.25,
                 },
                 json!({"type":"final","session_id":"ses_1","text":"done","turns":3,
-                    "usage":{"input_tokens":30,"output_tokens":9,"cached_tokens":4},"cost":0.25}),
+                    "usage":{"input_tokens":30,"output_tokens":9,"cached_tokens":4,
+                    "cache_write_tokens":2,"reasoning_tokens":1},"cost":0.25}),
             ),
             (
                 RuntimeEvent::Error {

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ids::CallId;
+use crate::reasoning::ReasoningPart;
 use crate::tool::ToolCall;
 
 /// Who authored a [`Message`].
@@ -48,6 +49,11 @@ pub struct Message {
     /// For a tool message: the tool's name (some providers need it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// For an assistant message: the reasoning state its provider must get back on the
+    /// next request (thinking blocks, reasoning items, thought signatures), in the
+    /// order the provider produced it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning: Vec<ReasoningPart>,
 }
 
 impl Message {
@@ -58,6 +64,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             name: None,
+            reasoning: Vec::new(),
         }
     }
 
@@ -84,6 +91,7 @@ impl Message {
             tool_calls,
             tool_call_id: None,
             name: None,
+            reasoning: Vec::new(),
         }
     }
 
@@ -99,7 +107,14 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id),
             name: Some(name.into()),
+            reasoning: Vec::new(),
         }
+    }
+
+    /// This message with `reasoning` as its reasoning state.
+    pub fn with_reasoning(mut self, reasoning: Vec<ReasoningPart>) -> Self {
+        self.reasoning = reasoning;
+        self
     }
 
     /// The text of the message, or `""` when it has none.
@@ -132,6 +147,10 @@ mod tests {
             Message::assistant_with_tool_calls(Some("looking".into()), vec![call.clone()]),
             Message::assistant_with_tool_calls(None, vec![call]),
             Message::tool_result(CallId::from("c1"), "file_read", "contents"),
+            Message::assistant("done").with_reasoning(vec![ReasoningPart::Thinking {
+                text: "hmm".into(),
+                signature: "sig".into(),
+            }]),
         ] {
             assert_eq!(round_trip(&message), message);
         }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::event::RuntimeEvent;
 use crate::ids::CallId;
 use crate::progress::RuntimeProgressEvent;
+use crate::reasoning::ReasoningPart;
 use crate::usage::Usage;
 
 /// A fragment of a streamed tool call. Fragments with the same `index` belong to one
@@ -52,6 +53,10 @@ pub enum StreamItem {
     /// A piece of the model's reasoning (`reasoning_content` / `reasoning` on
     /// OpenAI-compatible servers): kept beside the answer, never part of its text.
     Reasoning(String),
+    /// A whole piece of reasoning state the provider must get back (a thinking block
+    /// with its signature, a reasoning item, a thought signature), sent once it is
+    /// complete; it joins the assistant message's `reasoning`.
+    ReasoningPart(ReasoningPart),
     /// A piece of a tool call.
     ToolCallDelta(ToolCallDelta),
     /// Token usage (usually once, near the end).
@@ -74,6 +79,7 @@ mod tests {
         let items = vec![
             StreamItem::Text("hel".into()),
             StreamItem::Reasoning("thinking".into()),
+            StreamItem::ReasoningPart(ReasoningPart::RedactedThinking { data: "x".into() }),
             StreamItem::ToolCallDelta(ToolCallDelta {
                 index: 1,
                 id: Some(CallId::from("call_9")),

@@ -16,6 +16,14 @@ pub struct Usage {
     /// Prompt tokens served from the provider's cache (a subset of `input_tokens`).
     #[serde(default)]
     pub cached_tokens: u64,
+    /// Prompt tokens written to the provider's cache by this call (a subset of
+    /// `input_tokens`; Anthropic's `cache_creation_input_tokens`, OpenAI's
+    /// `cache_write_tokens`). Priced at the cache-write rate where the vendor has one.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+    /// Output tokens the model spent reasoning (a subset of `output_tokens`).
+    #[serde(default)]
+    pub reasoning_tokens: u64,
 }
 
 impl Usage {
@@ -25,7 +33,29 @@ impl Usage {
             input_tokens,
             output_tokens,
             cached_tokens,
+            cache_write_tokens: 0,
+            reasoning_tokens: 0,
         }
+    }
+
+    /// This usage with `tokens` written to the prompt cache.
+    pub fn with_cache_write_tokens(mut self, tokens: u64) -> Self {
+        self.cache_write_tokens = tokens;
+        self
+    }
+
+    /// This usage with `tokens` of its output spent on reasoning.
+    pub fn with_reasoning_tokens(mut self, tokens: u64) -> Self {
+        self.reasoning_tokens = tokens;
+        self
+    }
+
+    /// Prompt tokens read neither from nor written to the cache: the ones billed at
+    /// the plain input rate.
+    pub fn uncached_input_tokens(&self) -> u64 {
+        self.input_tokens
+            .saturating_sub(self.cached_tokens)
+            .saturating_sub(self.cache_write_tokens)
     }
 
     /// Input plus output tokens.
@@ -47,6 +77,10 @@ impl Add for Usage {
             input_tokens: self.input_tokens.saturating_add(rhs.input_tokens),
             output_tokens: self.output_tokens.saturating_add(rhs.output_tokens),
             cached_tokens: self.cached_tokens.saturating_add(rhs.cached_tokens),
+            cache_write_tokens: self
+                .cache_write_tokens
+                .saturating_add(rhs.cache_write_tokens),
+            reasoning_tokens: self.reasoning_tokens.saturating_add(rhs.reasoning_tokens),
         }
     }
 }
@@ -70,6 +104,12 @@ mod tests {
         let huge = Usage::new(u64::MAX, 0, 0) + Usage::new(1, 0, 0);
         assert_eq!(huge.input_tokens, u64::MAX);
         assert!(Usage::default().is_zero());
+        let cached = Usage::new(100, 10, 30)
+            .with_cache_write_tokens(50)
+            .with_reasoning_tokens(4);
+        assert_eq!(cached.uncached_input_tokens(), 20);
+        let twice = cached + cached;
+        assert_eq!((twice.cache_write_tokens, twice.reasoning_tokens), (100, 8));
     }
 
     #[test]
@@ -78,7 +118,7 @@ mod tests {
         let json = serde_json::to_string(&usage).unwrap();
         assert_eq!(
             json,
-            r#"{"input_tokens":3,"output_tokens":4,"cached_tokens":1}"#
+            r#"{"input_tokens":3,"output_tokens":4,"cached_tokens":1,"cache_write_tokens":0,"reasoning_tokens":0}"#
         );
         assert_eq!(serde_json::from_str::<Usage>(&json).unwrap(), usage);
         let partial: Usage = serde_json::from_str(r#"{"input_tokens":3}"#).unwrap();

@@ -150,6 +150,9 @@ impl TextRenderer {
                     state.open_line = !text.ends_with('\n');
                 }
             }
+            // Reasoning stays out of the transcript a person reads; `--output jsonl`
+            // carries it.
+            RuntimeEvent::ReasoningDelta { .. } => {}
             RuntimeEvent::ToolStarted { call_id, .. } => {
                 state.started.insert(call_id.to_string(), Instant::now());
             }
