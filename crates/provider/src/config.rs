@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::reasoning_settings::ReasoningEffort;
+
 /// How to reach a provider: where, with which key, over which HTTP client.
 #[derive(Debug, Clone)]
 pub struct ProviderConfig {
@@ -34,6 +36,14 @@ pub struct ProviderConfig {
     /// reading stops. One server-sent event, and a non-streamed body, may take
     /// [`ProviderConfig::max_wire_bytes`] (room for JSON escaping).
     pub max_response_bytes: usize,
+    /// How hard an OpenAI reasoning model thinks (`reasoning_effort` in chat
+    /// completions, `reasoning.effort` in the Responses API); `None` sends nothing and
+    /// leaves the model's default.
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// The most tokens Anthropic or Gemini may spend thinking (extended thinking /
+    /// `thinkingBudget`); `None` leaves thinking off (Anthropic) or at the model's
+    /// default (Gemini).
+    pub thinking_budget: Option<u32>,
 }
 
 /// The default of [`ProviderConfig::max_response_bytes`]: 8 MiB, far above what a
@@ -55,6 +65,8 @@ impl ProviderConfig {
             max_output_tokens: None,
             extra_headers: Vec::new(),
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            reasoning_effort: None,
+            thinking_budget: None,
         }
     }
 
@@ -98,6 +110,18 @@ impl ProviderConfig {
     pub fn with_limits(mut self, context_window: u32, max_output_tokens: u32) -> Self {
         self.context_window = Some(context_window);
         self.max_output_tokens = Some(max_output_tokens);
+        self
+    }
+
+    /// The same config asking an OpenAI reasoning model for `effort`.
+    pub fn with_reasoning_effort(mut self, effort: ReasoningEffort) -> Self {
+        self.reasoning_effort = Some(effort);
+        self
+    }
+
+    /// The same config letting Anthropic or Gemini think for up to `tokens`.
+    pub fn with_thinking_budget(mut self, tokens: u32) -> Self {
+        self.thinking_budget = Some(tokens);
         self
     }
 

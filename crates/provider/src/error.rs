@@ -83,6 +83,15 @@ pub enum ProviderError {
         /// body, or tool calls.
         what: &'static str,
     },
+    /// A client setting is invalid (an unknown reasoning effort, a thinking budget the
+    /// API refuses); found before anything is sent.
+    #[error("invalid {what}: {message}")]
+    InvalidConfig {
+        /// The setting at fault.
+        what: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The caller cancelled.
     #[error("cancelled")]
     Cancelled,

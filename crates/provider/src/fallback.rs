@@ -14,7 +14,8 @@ use crate::error::ProviderError;
 /// - `RateLimited`: a 429 is about the caller's quota, which the `complete` request
 ///   counts against too; the stream is retried after the provider's `Retry-After`
 ///   (or the backoff) instead.
-/// - `Auth`, `InvalidRequest`, `ContextLengthExceeded`: the request itself is refused.
+/// - `Auth`, `InvalidRequest`, `ContextLengthExceeded`, `InvalidConfig`: the request
+///   itself is refused.
 /// - `ResponseTooLarge`: a provider that sent this much once will do it again.
 /// - `Cancelled`: the caller stopped.
 ///
@@ -31,6 +32,7 @@ pub(crate) fn falls_back(error: &ProviderError) -> bool {
         | ProviderError::InvalidRequest { .. }
         | ProviderError::ContextLengthExceeded { .. }
         | ProviderError::ResponseTooLarge { .. }
+        | ProviderError::InvalidConfig { .. }
         | ProviderError::Cancelled => false,
     }
 }
