@@ -10,7 +10,9 @@
 
 use oxydra_executor::{ProcessToolState, SessionRunId};
 use oxydra_provider::ProviderError;
-use oxydra_types::{Message, RuntimeProgressKind, SessionId, ToolCall, Usage};
+use oxydra_types::{
+    FinishReason, Message, RuntimeEvent, RuntimeProgressKind, SessionId, ToolCall, Usage,
+};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
@@ -18,7 +20,7 @@ use crate::call_ids;
 use crate::context::{PromptFit, WindowSettings, snippets_message};
 use crate::error::RuntimeError;
 use crate::event_scrub::log_safe;
-use crate::events::RunEvents;
+use crate::events::{EventSink, RunEvents};
 use crate::provider_call::{self, ProviderCall};
 use crate::runtime::{RuntimeInner, SessionOutcome};
 use crate::session_state::SessionState;
@@ -26,6 +28,7 @@ use crate::tool_dispatch::{BatchKind, Dispatch};
 use crate::turn_state::{TurnState, TurnTracker};
 
 mod context_steps;
+mod cut_call;
 
 /// Runs one session: locks it, takes its lease and loads it, runs the loop, releases it.
 pub(crate) async fn run(
@@ -295,14 +298,19 @@ impl<'a> Run<'a> {
         self.prepare_context(state, span).await?;
         let call = self.request_provider(state, span).await?;
         let usage = call.response.usage;
+        let finish = call.response.finish_reason;
         self.account(usage, span)?;
         let (text, calls) = self
             .persist_assistant(state, call.response.message, span)
             .await?;
         if calls.is_empty() {
+            if finish == FinishReason::Length {
+                tracing::warn!("the output-token limit cut the answer off");
+            }
             return self.yield_answer(state, span, usage, text).await;
         }
-        self.run_and_persist_tools(state, span, &calls).await?;
+        self.run_and_persist_tools(state, span, &calls, &finish)
+            .await?;
         if self.inner.executor.should_exit_loop(&self.process) {
             return self.yield_answer(state, span, usage, text).await;
         }
@@ -378,13 +386,16 @@ impl<'a> Run<'a> {
     }
 
     /// Runs the tool calls as one batch, then stores every (scrubbed) result, in
-    /// request order, before the next provider call.
+    /// request order, before the next provider call. A last call the output-token limit
+    /// cut off (`finish` is `Length`) is not run: it gets a failed result.
     async fn run_and_persist_tools(
         &mut self,
         state: &mut SessionState,
         span: &Span,
-        calls: &[ToolCall],
+        all_calls: &[ToolCall],
+        finish: &FinishReason,
     ) -> Result<(), RuntimeError> {
+        let (calls, cut) = cut_call::split_cut_call(all_calls, finish);
         self.enter(span, TurnState::ToolExecution);
         self.events.progress(
             RuntimeProgressKind::ToolExecution {
@@ -393,9 +404,18 @@ impl<'a> Run<'a> {
             self.turn,
         );
         let dispatch = self.dispatch();
-        let (_, outcome) = dispatch
+        let (_, mut outcome) = dispatch
             .run(BatchKind::Calls, calls, &mut self.process)
             .await;
+        if let Some(call) = cut {
+            tracing::warn!(tool = %call.name, "the output-token limit cut a tool call off");
+            self.events.emit(RuntimeEvent::ToolFailed {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                error: cut_call::cut_call_error(),
+            });
+            outcome.results.push(cut_call::cut_call_result(call));
+        }
         let inner: &'a RuntimeInner = self.inner;
         inner
             .sessions

@@ -233,8 +233,8 @@ async fn llama_cpp_streams_with_a_cut_call_and_reasoning_drive_a_run() {
         .unwrap();
     assert_eq!(outcome.turns, 3);
     assert_eq!(outcome.final_text, "The capital of the UK is London.");
-    // The call cut by `length` never ran: its half-JSON came back as an error the
-    // model can correct. The whole call ran once.
+    // The call cut by `length` never ran: the model is told the output limit cut it
+    // off. The whole call ran once.
     assert_eq!(records.load(std::sync::atomic::Ordering::SeqCst), 0);
     assert_eq!(subtracts.load(std::sync::atomic::Ordering::SeqCst), 1);
     let bodies = bodies(&server);
@@ -250,7 +250,7 @@ async fn llama_cpp_streams_with_a_cut_call_and_reasoning_drive_a_run() {
         result["content"]
             .as_str()
             .unwrap()
-            .contains("not valid JSON"),
+            .contains("output-token limit"),
         "{result}"
     );
     // Reasoning stays out of the conversation sent back.

@@ -353,3 +353,54 @@ async fn a_runtime_without_provider_or_model_is_a_config_error() {
         .unwrap_err();
     assert!(error.to_string().contains("max_turns"));
 }
+
+#[tokio::test]
+async fn a_tool_call_cut_by_the_output_limit_is_not_run_and_the_model_is_told() {
+    use oxydra_types::{CallId, ToolCallDelta};
+    let delta = |index: u32, id: &str, arguments: &str| {
+        StreamItem::ToolCallDelta(ToolCallDelta {
+            index,
+            id: Some(CallId::from(id)),
+            name: Some("echo".into()),
+            arguments: arguments.into(),
+        })
+    };
+    let provider = scripted(vec![
+        ScriptedTurn::Stream(vec![
+            delta(0, "c1", r#"{"text":"whole"}"#),
+            delta(1, "c2", ""),
+            StreamItem::Usage(Usage::new(10, 5, 0)),
+            StreamItem::Finish(FinishReason::Length),
+        ]),
+        ScriptedTurn::text("done"),
+    ]);
+    let events = Arc::new(CollectingEventSink::new());
+    let runtime = builder(provider.clone(), events.clone())
+        .tools(registry(vec![Arc::new(EchoTool)]))
+        .build()
+        .unwrap();
+    let outcome = runtime
+        .run_session(&SessionId::generate(), "go", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "done");
+    let results = tool_results(&provider.requests()[1]);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0].0, "c1");
+    assert!(
+        !results[0].1.starts_with("Tool execution failed"),
+        "{results:?}"
+    );
+    assert_eq!(results[1].0, "c2");
+    assert!(
+        results[1].1.starts_with("Tool execution failed:")
+            && results[1].1.contains("output-token limit"),
+        "{results:?}"
+    );
+    let failed: Vec<_> = events
+        .events()
+        .into_iter()
+        .filter(|event| matches!(event, RuntimeEvent::ToolFailed { call_id, .. } if call_id.as_str() == "c2"))
+        .collect();
+    assert_eq!(failed.len(), 1);
+}
