@@ -8,7 +8,9 @@
 //! 2. it has a digit and a letter, and either at least three of the classes
 //!    lowercase / uppercase / digit / symbol (`+/_-`), or at least 32 bytes;
 //! 3. it is not hex (digits, `a-f`, `A-F` and `-` only: hashes, git SHAs, UUIDs),
-//!    nor hex behind a short lowercase prefix (`ses_…`, `run_…`, `req_…`: ids);
+//!    nor hex behind a short lowercase prefix (`ses_…`, `run_…`, `req_…`: ids), nor
+//!    an id of a model API (`call_`, `toolu_`, `msg_`, `resp_`, `rs_`, `fc_`,
+//!    `chatcmpl-` and a few more, then letters and digits only);
 //! 4. its Shannon entropy is at least 3.8 bits per character;
 //! 5. it is not made of words: split at `+/_-`, every piece is at most 4 bytes, or
 //!    camelCase words averaging at least 2.5 letters with digits only at its ends
@@ -181,6 +183,7 @@ fn has_secret_classes(bytes: &[u8]) -> bool {
 pub(crate) fn looks_secret(token: &str) -> bool {
     if !has_secret_classes(token.as_bytes())
         || is_prefixed_hex_id(token)
+        || is_model_api_id(token)
         || is_words(token)
         || is_slug(token)
         || HASH_PREFIXES.iter().any(|p| token.starts_with(p))
@@ -207,6 +210,31 @@ fn is_prefixed_hex_id(token: &str) -> bool {
             && prefix.bytes().all(|b| b.is_ascii_lowercase())
             && rest.len() >= 8
             && rest.bytes().all(|b| b.is_ascii_hexdigit())
+    })
+}
+
+/// The prefixes of the ids model APIs give tool calls, messages, responses and
+/// reasoning items (and the `call_` ids Oxydra makes for recovered calls).
+const MODEL_API_ID_PREFIXES: &[&str] = &[
+    "call_",
+    "toolu_",
+    "srvtoolu_",
+    "msg_",
+    "resp_",
+    "rs_",
+    "fc_",
+    "ctc_",
+    "chatcmpl-",
+    "chatcmpl_",
+];
+
+/// An id of a model API: one of [`MODEL_API_ID_PREFIXES`], then 8–64 letters and
+/// digits. These travel in tool output and transcripts and are not secrets.
+fn is_model_api_id(token: &str) -> bool {
+    MODEL_API_ID_PREFIXES.iter().any(|prefix| {
+        token.strip_prefix(prefix).is_some_and(|rest| {
+            (8..=64).contains(&rest.len()) && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
     })
 }
 
@@ -368,6 +396,21 @@ fn base64_text(token: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_of_model_apis_are_not_secrets() {
+        for id in [
+            "call_Ab3dE5fG7hJ9kL1mN3pQ5rS7",
+            "toolu_01A09q90qw90lq917835lq9X",
+            "msg_01XFDUDYJgAACzvnptvVoYEL",
+            "chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT",
+        ] {
+            assert!(!looks_secret(id), "{id}");
+        }
+        // The prefix alone does not excuse a token with symbols after it.
+        assert!(looks_secret("call_Ab3dE5fG7h+J9kL1mN3pQ5/rS7xQ2"));
+        assert!(looks_secret("Xcall_Ab3dE5fG7hJ9kL1mN3pQ5rS7"));
+    }
 
     #[test]
     fn entropy_of_simple_strings() {
