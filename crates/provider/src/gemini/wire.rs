@@ -155,11 +155,11 @@ fn declaration(tool: &ToolSchema) -> Value {
     Value::Object(declaration)
 }
 
-/// Whether `model` thinks (Gemini 2.5 and later); older models refuse a
-/// `thinkingConfig`.
+/// Whether `model` thinks (Gemini 2.5 and later); older Gemini models and Gemma
+/// refuse a `thinkingConfig`.
 pub(crate) fn thinks(model: &str) -> bool {
     let name = model.rsplit('/').next().unwrap_or(model);
-    !(name.starts_with("gemini-1") || name.starts_with("gemini-2.0"))
+    name.starts_with("gemini-") && !(name.starts_with("gemini-1") || name.starts_with("gemini-2.0"))
 }
 
 /// The JSON body of a `generateContent` / `streamGenerateContent` request.
@@ -341,5 +341,6 @@ mod tests {
         assert!(thinks("models/gemini-3-pro-preview"));
         assert!(!thinks("gemini-2.0-flash"));
         assert!(!thinks("gemini-1.5-pro"));
+        assert!(!thinks("gemma-3-27b-it"));
     }
 }
