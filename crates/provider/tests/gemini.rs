@@ -461,3 +461,20 @@ async fn a_huge_chunk_stops_at_the_cap() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn thousands_of_calls_in_one_chunk_are_refused() {
+    let part = r#"{"functionCall":{"name":"f","args":{}}}"#;
+    let parts = vec![part; 2000].join(",");
+    let chunk = format!(
+        "data: {{\"candidates\":[{{\"content\":{{\"parts\":[{parts}]}},\"finishReason\":\"STOP\"}}]}}\r\n\r\n"
+    );
+    let server = MockServer::start(vec![Reply::sse(chunk)]).unwrap();
+    let error = collect(&gemini(server.url("")), &request("gemini-2.5-flash"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, ProviderError::ResponseTooLarge { what, .. } if what.contains("tool calls")),
+        "{error:?}"
+    );
+}
