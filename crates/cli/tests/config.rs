@@ -339,11 +339,12 @@ fn syntax_errors_and_out_of_range_values_name_the_file_and_key() {
     assert!(message.contains("runtime.max_turns"), "{message}");
     assert!(message.contains("at least 1"), "{message}");
 
-    let output = run_with_config(&sandbox, "[provider]\nkind = \"gemini\"\n");
+    let output = run_with_config(&sandbox, "[provider]\nkind = \"bard\"\n");
     assert_eq!(output.status.code(), Some(2));
     let message = stderr(&output);
     assert!(message.contains("provider.kind"), "{message}");
     assert!(message.contains("openai"), "{message}");
+    assert!(message.contains("gemini"), "{message}");
 }
 
 #[test]

@@ -177,7 +177,7 @@ fn jsonl_flag_errors_end_with_an_error_event() {
     let sandbox = Sandbox::new();
     let cases: [&[&str]; 4] = [
         &["run", "--output", "jsonl", "--max-turns", "abc", "hi"],
-        &["run", "--output=jsonl", "--provider", "gemini", "hi"],
+        &["run", "--output=jsonl", "--provider", "bard", "hi"],
         &[
             "run",
             "--output",

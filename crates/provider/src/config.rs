@@ -8,8 +8,9 @@ use crate::reasoning_settings::ReasoningEffort;
 #[derive(Debug, Clone)]
 pub struct ProviderConfig {
     /// The API root, e.g. `https://api.openai.com/v1`, `http://localhost:11434/v1`
-    /// (OpenAI-compatible) or `https://api.anthropic.com` (Anthropic). A trailing `/`
-    /// is ignored.
+    /// (OpenAI-compatible), `https://api.anthropic.com` (Anthropic),
+    /// `https://generativelanguage.googleapis.com` (Gemini) or `http://localhost:11434`
+    /// (Ollama's native API). A trailing `/` is ignored.
     pub base_url: String,
     /// The API key; `None` sends no auth header (local servers).
     pub api_key: Option<String>,

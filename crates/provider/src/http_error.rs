@@ -53,9 +53,26 @@ pub(crate) struct WireError {
     /// OpenRouter: `metadata.raw` holds the upstream provider's message.
     #[serde(default)]
     pub metadata: Option<serde_json::Value>,
+    /// Google APIs: typed details, among them `RetryInfo` with its `retryDelay`.
+    #[serde(default)]
+    pub details: Option<Vec<serde_json::Value>>,
 }
 
 impl WireError {
+    /// The wait a Google API asks for in a `RetryInfo` detail (`"retryDelay": "30s"`).
+    fn retry_delay(&self) -> Option<Duration> {
+        self.details.iter().flatten().find_map(|detail| {
+            let kind = detail.get("@type")?.as_str()?;
+            if !kind.ends_with("google.rpc.RetryInfo") {
+                return None;
+            }
+            let delay = detail.get("retryDelay")?.as_str()?.strip_suffix('s')?;
+            let seconds = delay.parse::<f64>().ok()?;
+            (seconds.is_finite() && seconds >= 0.0)
+                .then(|| Duration::from_secs_f64(seconds.min(86_400.0)))
+        })
+    }
+
     fn code_str(&self) -> Option<&str> {
         self.code.as_ref().and_then(serde_json::Value::as_str)
     }
@@ -100,6 +117,7 @@ pub(crate) fn error_from_status(
             }),
             ..WireError::default()
         });
+    let retry_after = retry_after.or_else(|| wire.retry_delay());
     classify(Some(status), retry_after, &wire)
 }
 
@@ -122,7 +140,9 @@ pub(crate) fn classify(
         || lower.contains("maximum context length")
         || lower.contains("context length exceeded")
         || lower.contains("context_length_exceeded")
-        || lower.contains("context window");
+        || lower.contains("context window")
+        // Gemini: "The input token count (…) exceeds the maximum number of tokens allowed".
+        || lower.contains("exceeds the maximum number of tokens");
     let status = status.or(match kind {
         "authentication_error" => Some(401),
         "permission_error" => Some(403),
@@ -252,6 +272,36 @@ mod tests {
         assert!(matches!(
             error_from_status(503, None, "<html>busy</html>"),
             ProviderError::Overloaded { message, retry_after: None } if message == "<html>busy</html>"
+        ));
+        let gemini = oxydra_test_support::fixture_text("gemini/gemini_429_resource_exhausted.json");
+        assert!(matches!(
+            error_from_status(429, None, &gemini),
+            ProviderError::RateLimited { retry_after: None, message } if message.starts_with("Resource exhausted.")
+        ));
+        let gemini_retry = r#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure"},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.5s"}]}}"#;
+        assert!(matches!(
+            error_from_status(429, None, gemini_retry),
+            ProviderError::RateLimited { retry_after: Some(d), .. } if d == Duration::from_millis(1500)
+        ));
+        for hostile in ["-3s", "NaNs", "1e400s", "soon"] {
+            let body = gemini_retry.replace("1.5s", hostile);
+            assert!(matches!(
+                error_from_status(429, None, &body),
+                ProviderError::RateLimited {
+                    retry_after: None | Some(_),
+                    ..
+                }
+            ));
+        }
+        let gemini_400 = r#"{"error":{"code":400,"message":"Please ensure that function call turn comes immediately after a user turn or after a function response turn.","status":"INVALID_ARGUMENT"}}"#;
+        assert!(matches!(
+            error_from_status(400, None, gemini_400),
+            ProviderError::InvalidRequest { message } if message.ends_with("after a function response turn.")
+        ));
+        let gemini_ctx = r#"{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}"#;
+        assert!(matches!(
+            error_from_status(400, None, gemini_ctx),
+            ProviderError::ContextLengthExceeded { .. }
         ));
         assert!(matches!(
             error_from_status(502, None, "<html>bad gateway</html>"),

@@ -13,8 +13,9 @@
 //! - `ScriptedProvider` (feature `testing`), a provider that replays a script.
 //!
 //! The real clients are [`OpenAiProvider`] (any OpenAI-compatible server: OpenAI,
-//! OpenRouter, Ollama, vLLM, llama.cpp) and [`AnthropicProvider`]; both parse their
-//! streams with this crate's own SSE parser ([`sse`]).
+//! OpenRouter, Ollama, vLLM, llama.cpp), [`AnthropicProvider`], [`GeminiProvider`]
+//! and [`OllamaProvider`] (Ollama's native API); they parse their streams with this
+//! crate's own SSE parser ([`sse`]) or, for Ollama, its NDJSON reader ([`ndjson`]).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -48,7 +49,10 @@ mod anthropic;
 mod config;
 mod error;
 mod fallback;
+mod gemini;
 mod http_error;
+pub mod ndjson;
+mod ollama;
 mod openai;
 mod pricing;
 mod provider;
@@ -70,6 +74,8 @@ pub use anthropic::{
 };
 pub use config::{DEFAULT_MAX_RESPONSE_BYTES, ProviderConfig};
 pub use error::ProviderError;
+pub use gemini::{GEMINI_BASE_URL, GeminiProvider, GeminiStreamDecoder};
+pub use ollama::{OLLAMA_BASE_URL, OllamaProvider, OllamaStreamDecoder};
 pub use openai::{OPENAI_BASE_URL, OpenAiProvider, OpenAiStreamDecoder};
 pub use pricing::{ModelPrice, PricingTable, cost};
 pub use provider::{Provider, ProviderCapabilities, ProviderStream};

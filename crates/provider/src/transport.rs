@@ -31,6 +31,73 @@ pub(crate) trait EventDecoder: Send + 'static {
 
     /// The end marker, for the error when the stream is cut before it.
     fn end_marker(&self) -> &'static str;
+
+    /// The body ended (after its last event): a format whose end is the end of the
+    /// body (Gemini's) yields its last items here and becomes done.
+    fn end_of_body(&mut self, _out: &mut VecDeque<StreamItem>) -> Result<(), ProviderError> {
+        Ok(())
+    }
+}
+
+/// How a body is cut into events: server-sent events, or newline-delimited JSON.
+pub(crate) trait Framing: Send + 'static {
+    /// Takes `chunk` in and hands each whole event to `on_event`.
+    fn feed(
+        &mut self,
+        chunk: &[u8],
+        on_event: &mut dyn FnMut(&SseEvent) -> Result<(), ProviderError>,
+    ) -> Result<(), ProviderError>;
+
+    /// Ends the input, handing on an event left open.
+    fn finish(
+        &mut self,
+        on_event: &mut dyn FnMut(&SseEvent) -> Result<(), ProviderError>,
+    ) -> Result<(), ProviderError>;
+
+    /// Bytes held for the event being read.
+    fn pending_bytes(&self) -> usize;
+
+    /// Events handed on so far.
+    fn events_dispatched(&self) -> u64;
+
+    /// Bytes taken in so far.
+    fn bytes_consumed(&self) -> u64;
+
+    /// What one event is called in messages ("server-sent event").
+    fn unit(&self) -> &'static str;
+}
+
+impl Framing for SseParser {
+    fn feed(
+        &mut self,
+        chunk: &[u8],
+        on_event: &mut dyn FnMut(&SseEvent) -> Result<(), ProviderError>,
+    ) -> Result<(), ProviderError> {
+        SseParser::feed(self, chunk, on_event)
+    }
+
+    fn finish(
+        &mut self,
+        on_event: &mut dyn FnMut(&SseEvent) -> Result<(), ProviderError>,
+    ) -> Result<(), ProviderError> {
+        SseParser::finish(self, on_event)
+    }
+
+    fn pending_bytes(&self) -> usize {
+        SseParser::pending_bytes(self)
+    }
+
+    fn events_dispatched(&self) -> u64 {
+        SseParser::events_dispatched(self)
+    }
+
+    fn bytes_consumed(&self) -> u64 {
+        SseParser::bytes_consumed(self)
+    }
+
+    fn unit(&self) -> &'static str {
+        "bytes in one server-sent event"
+    }
 }
 
 /// Sends `request` and returns the response when its status is a success; otherwise
@@ -164,9 +231,9 @@ pub(crate) fn record_usage(span: &Span, item: &StreamItem) {
     }
 }
 
-struct SseState<S, D> {
+struct SseState<S, D, F> {
     body: S,
-    parser: SseParser,
+    parser: F,
     decoder: D,
     queue: VecDeque<StreamItem>,
     error: Option<ProviderError>,
@@ -187,10 +254,11 @@ struct SseState<S, D> {
 /// How much of the body's start is kept for [`SseState::head`].
 const HEAD_BYTES: usize = 300;
 
-impl<S, D> SseState<S, D>
+impl<S, D, F> SseState<S, D, F>
 where
     S: Stream<Item = Result<Bytes, reqwest::Error>> + Send + Unpin + 'static,
     D: EventDecoder,
+    F: Framing,
 {
     /// Reads more of the body, filling the queue (or setting the error / end).
     async fn fill(&mut self) {
@@ -210,7 +278,7 @@ where
             cap,
             ..
         } = self;
-        let mut decode = |event: &crate::sse::SseEvent| {
+        let mut decode = |event: &SseEvent| {
             let before = queue.len();
             decoder.decode(event, queue)?;
             let taken = queue
@@ -232,10 +300,7 @@ where
                 }
                 parser.feed(&chunk, &mut decode).and_then(|()| {
                     if parser.pending_bytes() > self.max_event_bytes {
-                        Err(too_large(
-                            self.max_event_bytes,
-                            "bytes in one server-sent event",
-                        ))
+                        Err(too_large(self.max_event_bytes, parser.unit()))
                     } else {
                         Ok(())
                     }
@@ -243,6 +308,9 @@ where
             }
             Ok(Some(Err(error))) => Err(transport_error(&error, self.idle_timeout)),
             Ok(None) => parser.finish(&mut decode).and_then(|()| {
+                if !decoder.is_done() {
+                    decoder.end_of_body(queue)?;
+                }
                 if decoder.is_done() {
                     Ok(())
                 } else if parser.events_dispatched() == 0 {
@@ -321,6 +389,28 @@ pub(crate) async fn stream_call<D: EventDecoder>(
     cancel: &CancellationToken,
     decoder: D,
 ) -> Result<ProviderStream, ProviderError> {
+    framed_stream_call(
+        provider,
+        model,
+        request,
+        config,
+        cancel,
+        SseParser::new(),
+        decoder,
+    )
+    .await
+}
+
+/// [`stream_call`] for a body cut into events by `framing`.
+pub(crate) async fn framed_stream_call<D: EventDecoder, F: Framing>(
+    provider: &str,
+    model: &str,
+    request: reqwest::RequestBuilder,
+    config: &crate::config::ProviderConfig,
+    cancel: &CancellationToken,
+    framing: F,
+    decoder: D,
+) -> Result<ProviderStream, ProviderError> {
     use tracing::Instrument;
     let span = call_span(provider, model, true);
     let started = Instant::now();
@@ -332,6 +422,7 @@ pub(crate) async fn stream_call<D: EventDecoder>(
         })?;
     Ok(sse_stream(
         response,
+        framing,
         decoder,
         SseLimits {
             cancel: cancel.clone(),
@@ -362,8 +453,9 @@ pub(crate) struct SseLimits {
 /// undecodable event, cut before the end marker, a response or event past its cap) is
 /// yielded once as an error and ends the stream. The stream ends after the decoder has seen the end marker, without
 /// waiting for the server to close the connection.
-pub(crate) fn sse_stream<D: EventDecoder>(
+pub(crate) fn sse_stream<D: EventDecoder, F: Framing>(
     response: reqwest::Response,
+    framing: F,
     decoder: D,
     limits: SseLimits,
     span: Span,
@@ -371,7 +463,7 @@ pub(crate) fn sse_stream<D: EventDecoder>(
 ) -> ProviderStream {
     let state = SseState {
         body: Box::pin(response.bytes_stream()),
-        parser: SseParser::new(),
+        parser: framing,
         decoder,
         queue: VecDeque::new(),
         error: None,

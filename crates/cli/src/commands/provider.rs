@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use oxydra::provider::{
-    AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, ReliableProvider, RetryPolicy,
+    AnthropicProvider, GeminiProvider, OllamaProvider, OpenAiProvider, Provider, ProviderConfig,
+    ReliableProvider, RetryPolicy,
 };
 
 use crate::config::{Effective, EffectiveProvider, EffectiveRuntime, ProviderKind};
@@ -39,6 +40,8 @@ pub fn build(settings: &EffectiveProvider, runtime: &EffectiveRuntime) -> Arc<dy
     let client: Arc<dyn Provider> = match settings.kind {
         ProviderKind::Openai => Arc::new(OpenAiProvider::new(config)),
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)),
+        ProviderKind::Gemini => Arc::new(GeminiProvider::new(config)),
+        ProviderKind::Ollama => Arc::new(OllamaProvider::new(config)),
     };
     Arc::new(ReliableProvider::new(client, RetryPolicy::default()))
 }

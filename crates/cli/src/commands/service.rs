@@ -91,7 +91,7 @@ pub async fn start(
         deps = deps.with_provider(Arc::clone(&client), configured.model.clone());
         default = Some((configured.kind, client));
     }
-    for kind in [ProviderKind::Openai, ProviderKind::Anthropic] {
+    for kind in ProviderKind::ALL {
         let client = match &default {
             Some((default_kind, client)) if *default_kind == kind => Some(Arc::clone(client)),
             _ => public_provider(kind).map(|named| provider::build(&named, &settings.runtime)),
@@ -157,6 +157,10 @@ pub async fn start(
 /// another kind (or there is none): the kind's public API, when its standard key
 /// variable is set.
 fn public_provider(kind: ProviderKind) -> Option<EffectiveProvider> {
+    if kind == ProviderKind::Ollama {
+        // A local server, not a public API: named only when it is the configured one.
+        return None;
+    }
     let (var, url, model) = config::provider_defaults(kind);
     let key = std::env::var(var)
         .ok()

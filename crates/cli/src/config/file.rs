@@ -496,9 +496,9 @@ args = { url = "{{url}}" }
             message.contains("memory.retrieval: expected a boolean, found an integer"),
             "{message}"
         );
-        let message = parse_err("[provider]\nkind = \"gemini\"\n");
+        let message = parse_err("[provider]\nkind = \"gemini-pro\"\n");
         assert!(message.contains("provider.kind"), "{message}");
-        assert!(message.contains("gemini"), "{message}");
+        assert!(message.contains("gemini-pro"), "{message}");
     }
 
     #[test]

@@ -38,6 +38,10 @@ pub enum ProviderKind {
     Openai,
     /// Anthropic Messages.
     Anthropic,
+    /// Google's Gemini API (`generateContent`).
+    Gemini,
+    /// Ollama's native API (`/api/chat`).
+    Ollama,
 }
 
 impl ProviderKind {
@@ -46,7 +50,17 @@ impl ProviderKind {
         match self {
             Self::Openai => "openai",
             Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+            Self::Ollama => "ollama",
         }
+    }
+
+    /// Every kind, in the order they are listed in messages.
+    pub const ALL: [Self; 4] = [Self::Openai, Self::Anthropic, Self::Gemini, Self::Ollama];
+
+    /// The kind named `name` (`openai`, `anthropic`, `gemini`, `ollama`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.as_str() == name)
     }
 }
 
@@ -123,7 +137,7 @@ pub struct ServeSection {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSection {
-    /// `openai` or `anthropic`.
+    /// `openai`, `anthropic`, `gemini` or `ollama`.
     pub kind: Option<ProviderKind>,
     /// Base URL of the API.
     pub base_url: Option<String>,

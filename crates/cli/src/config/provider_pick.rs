@@ -1,7 +1,7 @@
 //! Picking the provider a run talks to: flags, then the environment, then the file's
 //! `[provider]`, then whichever API key is set; and each kind's defaults.
 
-use oxydra::provider::{ANTHROPIC_BASE_URL, OPENAI_BASE_URL};
+use oxydra::provider::{ANTHROPIC_BASE_URL, GEMINI_BASE_URL, OLLAMA_BASE_URL, OPENAI_BASE_URL};
 
 use super::mask::Secret;
 use super::merge::{EffectiveProvider, EnvLookup};
@@ -13,6 +13,10 @@ use crate::error::CliError;
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 /// Default model for Anthropic.
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+/// Default model for Gemini.
+pub const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-flash";
+/// Default model for Ollama.
+pub const DEFAULT_OLLAMA_MODEL: &str = "llama3.2";
 
 /// The provider of a run: see docs/configuration.md, "How the provider is picked".
 pub(super) fn merge_provider(
@@ -24,16 +28,17 @@ pub(super) fn merge_provider(
     let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
 
     let env_kind = match set("OXYDRA_PROVIDER") {
-        Some(value) => Some(match value.trim() {
-            "openai" => ProviderKind::Openai,
-            "anthropic" => ProviderKind::Anthropic,
-            other => {
-                return Err(CliError::Env {
+        Some(value) => {
+            Some(
+                ProviderKind::from_name(value.trim()).ok_or_else(|| CliError::Env {
                     var: "OXYDRA_PROVIDER".into(),
-                    message: format!("expected `openai` or `anthropic`, found `{other}`"),
-                });
-            }
-        }),
+                    message: format!(
+                        "expected `openai`, `anthropic`, `gemini` or `ollama`, found `{}`",
+                        value.trim()
+                    ),
+                })?,
+            )
+        }
         None => None,
     };
     let base_url = match (&flags.base_url, set("OXYDRA_BASE_URL")) {
@@ -61,6 +66,7 @@ pub(super) fn merge_provider(
         None if base_url.is_some() || section.api_key_env.is_some() => ProviderKind::Openai,
         None if set("OPENAI_API_KEY").is_some() => ProviderKind::Openai,
         None if set("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
+        None if set("GEMINI_API_KEY").is_some() => ProviderKind::Gemini,
         None => return Err(CliError::NoProvider),
     };
     let (default_var, default_url, default_model) = provider_defaults(kind);
@@ -75,7 +81,7 @@ pub(super) fn merge_provider(
             base_url: base_url.clone().unwrap_or_else(|| default_url.to_owned()),
         })?;
         (Some(var.clone()), Some(Secret::new(key)))
-    } else if base_url.is_some() {
+    } else if base_url.is_some() || kind == ProviderKind::Ollama {
         // A server of one's own (Ollama, vLLM …): no auth header unless a variable is named.
         (None, None)
     } else {
@@ -128,6 +134,8 @@ pub fn provider_defaults(kind: ProviderKind) -> (&'static str, &'static str, &'s
             ANTHROPIC_BASE_URL,
             DEFAULT_ANTHROPIC_MODEL,
         ),
+        ProviderKind::Gemini => ("GEMINI_API_KEY", GEMINI_BASE_URL, DEFAULT_GEMINI_MODEL),
+        ProviderKind::Ollama => ("OLLAMA_API_KEY", OLLAMA_BASE_URL, DEFAULT_OLLAMA_MODEL),
     }
 }
 

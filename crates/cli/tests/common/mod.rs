@@ -73,6 +73,7 @@ impl Sandbox {
             .env("XDG_DATA_HOME", self.path().join("data"))
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("GEMINI_API_KEY")
             .env_remove("OXYDRA_PROVIDER")
             .env_remove("OXYDRA_BASE_URL")
             .env_remove("OXYDRA_MODEL")
