@@ -13,7 +13,8 @@
 //! - `ScriptedProvider` (feature `testing`), a provider that replays a script.
 //!
 //! The real clients are [`OpenAiProvider`] (any OpenAI-compatible server: OpenAI,
-//! OpenRouter, Ollama, vLLM, llama.cpp) and [`AnthropicProvider`]; both parse their
+//! OpenRouter, Ollama, vLLM, llama.cpp), [`OpenAiResponsesProvider`] (OpenAI's
+//! Responses API, LM Studio's copy of it) and [`AnthropicProvider`]; all parse their
 //! streams with this crate's own SSE parser ([`sse`]).
 //!
 //! ```
@@ -56,6 +57,7 @@ mod reasoning_settings;
 mod reliable;
 mod request;
 mod response_cap;
+mod responses;
 mod retry_policy;
 #[cfg(feature = "testing")]
 mod scripted;
@@ -76,6 +78,7 @@ pub use provider::{Provider, ProviderCapabilities, ProviderStream};
 pub use reasoning_settings::ReasoningEffort;
 pub use reliable::ReliableProvider;
 pub use request::{ProviderRequest, ProviderResponse, ToolChoice};
+pub use responses::{OpenAiResponsesProvider, OpenAiResponsesStreamDecoder};
 pub use retry_policy::{RetryPolicy, is_retryable, parse_retry_after};
 #[cfg(feature = "testing")]
 pub use scripted::{ScriptedProvider, ScriptedTurn};
