@@ -119,7 +119,8 @@ impl Provider for OpenAiResponsesProvider {
             self.request(&body),
             &self.config,
             cancel,
-            OpenAiResponsesStreamDecoder::with_tools(tool_names(request)),
+            OpenAiResponsesStreamDecoder::with_tools(tool_names(request))
+                .with_skip_limit(self.config.max_wire_bytes().saturating_mul(4)),
         )
         .await
     }

@@ -107,6 +107,11 @@ pub struct OpenAiResponsesStreamDecoder {
     /// Whether the current output item streamed any reasoning.
     item_reasoning_sent: bool,
     hold: TextHold,
+    /// Bytes of the events skipped so far (built-in tools' progress, echoes of the
+    /// request), and the most allowed: they hold nothing of the response, so the
+    /// response cap does not count them, yet a server must not stream them for ever.
+    skipped_bytes: usize,
+    skip_limit: Option<usize>,
 }
 
 impl OpenAiResponsesStreamDecoder {
@@ -120,6 +125,25 @@ impl OpenAiResponsesStreamDecoder {
         Self {
             hold: TextHold::new(tools),
             ..Self::default()
+        }
+    }
+
+    /// The same decoder, failing with [`ProviderError::ResponseTooLarge`] once the
+    /// events it skips (of built-in tools, or of types it does not know) pass `bytes`.
+    pub fn with_skip_limit(mut self, bytes: usize) -> Self {
+        self.skip_limit = Some(bytes);
+        self
+    }
+
+    /// Counts a skipped event against the skip limit.
+    fn skip(&mut self, bytes: usize) -> Result<(), ProviderError> {
+        self.skipped_bytes = self.skipped_bytes.saturating_add(bytes);
+        match self.skip_limit {
+            Some(limit) if self.skipped_bytes > limit => Err(ProviderError::ResponseTooLarge {
+                limit,
+                what: "bytes of skipped events",
+            }),
+            _ => Ok(()),
         }
     }
 
@@ -141,7 +165,7 @@ impl OpenAiResponsesStreamDecoder {
                     .map(|event| HANDLED.contains(&event.kind.as_ref()));
                 return match known {
                     // An event of a type we skip, in a shape of its own.
-                    Ok(false) => Ok(()),
+                    Ok(false) => self.skip(data.len()),
                     Ok(true) | Err(_) => Err(ProviderError::Decode {
                         what: format!("Responses API event ({error})"),
                         excerpt: excerpt(data),
@@ -153,15 +177,15 @@ impl OpenAiResponsesStreamDecoder {
             "response.output_item.added" => {
                 self.item_text_sent = false;
                 self.item_reasoning_sent = false;
-                if let Some(item) = event.item.and_then(function_call) {
-                    self.start_call(event.output_index, &item, out);
+                match event.item.and_then(function_call) {
+                    Some(item) => self.start_call(event.output_index, &item, out),
+                    None => self.skip(data.len())?,
                 }
             }
-            "response.output_item.done" => {
-                if let Some(item) = event.item.and_then(known_item) {
-                    self.finish_item(event.output_index, &item, out);
-                }
-            }
+            "response.output_item.done" => match event.item.and_then(known_item) {
+                Some(item) => self.finish_item(event.output_index, &item, out),
+                None => self.skip(data.len())?,
+            },
             "response.output_text.delta" => {
                 if let Some(text) = event.delta.filter(|t| !t.is_empty()) {
                     self.item_text_sent = true;
@@ -240,7 +264,7 @@ impl OpenAiResponsesStreamDecoder {
                 });
                 return Err(failure(&error));
             }
-            _ => {}
+            _ => return self.skip(data.len()),
         }
         Ok(())
     }

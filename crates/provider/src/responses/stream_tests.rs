@@ -180,3 +180,21 @@ fn a_tool_call_written_as_text_is_recovered() {
     assert_eq!(response.message.tool_calls[0].name, "file_read");
     assert_eq!(response.finish_reason, FinishReason::ToolCalls);
 }
+
+#[test]
+fn skipped_events_are_bounded() {
+    let event =
+        json!({"type": "response.code_interpreter_call_code.delta", "delta": "x".repeat(300)})
+            .to_string();
+    let limit = 3 * event.len();
+    let mut decoder = OpenAiResponsesStreamDecoder::new().with_skip_limit(limit);
+    let mut out = VecDeque::new();
+    for _ in 0..3 {
+        decoder.decode_data(&event, &mut out).unwrap();
+    }
+    let error = decoder.decode_data(&event, &mut out).unwrap_err();
+    assert!(
+        matches!(error, ProviderError::ResponseTooLarge { limit: l, .. } if l == limit),
+        "{error:?}"
+    );
+}
