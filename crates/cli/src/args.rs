@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::config::{ApproveMode, ProviderKind};
+use crate::config::{ApproveMode, Effort, OpenAiApi, ProviderKind};
 
 /// `oxydra`: run tool-using LLM agents from the terminal.
 #[derive(Debug, Parser)]
@@ -132,6 +132,13 @@ pub struct RunOptions {
     /// The model name.
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
+    /// Which OpenAI API to speak (provider `openai` only; default `chat`).
+    #[arg(long, value_enum)]
+    pub api: Option<OpenAiApi>,
+    /// How hard an OpenAI reasoning model thinks (provider `openai` only; default: the
+    /// model's own).
+    #[arg(long, value_enum, value_name = "EFFORT")]
+    pub reasoning_effort: Option<Effort>,
     /// Continue a stored session.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,

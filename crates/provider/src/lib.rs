@@ -13,7 +13,8 @@
 //! - `ScriptedProvider` (feature `testing`), a provider that replays a script.
 //!
 //! The real clients are [`OpenAiProvider`] (any OpenAI-compatible server: OpenAI,
-//! OpenRouter, Ollama, vLLM, llama.cpp), [`AnthropicProvider`], [`GeminiProvider`]
+//! OpenRouter, Ollama, vLLM, llama.cpp), [`OpenAiResponsesProvider`] (OpenAI's
+//! Responses API, LM Studio's copy of it), [`AnthropicProvider`], [`GeminiProvider`]
 //! and [`OllamaProvider`] (Ollama's native API); they parse their streams with this
 //! crate's own SSE parser ([`sse`]) or, for Ollama, its NDJSON reader ([`ndjson`]).
 //!
@@ -60,6 +61,7 @@ mod reasoning_settings;
 mod reliable;
 mod request;
 mod response_cap;
+mod responses;
 mod retry_policy;
 #[cfg(feature = "testing")]
 mod scripted;
@@ -82,6 +84,7 @@ pub use provider::{Provider, ProviderCapabilities, ProviderStream};
 pub use reasoning_settings::ReasoningEffort;
 pub use reliable::ReliableProvider;
 pub use request::{ProviderRequest, ProviderResponse, ToolChoice};
+pub use responses::{OpenAiResponsesProvider, OpenAiResponsesStreamDecoder};
 pub use retry_policy::{RetryPolicy, is_retryable, parse_retry_after};
 #[cfg(feature = "testing")]
 pub use scripted::{ScriptedProvider, ScriptedTurn};

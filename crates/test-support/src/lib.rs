@@ -11,6 +11,8 @@
 //!   ([`MockServerBuilder::strict_openai`], [`validate_openai_request`]);
 //! - the scripted model turns in the OpenAI ([`openai`]) and Anthropic ([`anthropic`])
 //!   streaming formats, built as plain JSON;
+//! - the OpenAI Responses API ([`responses`]): scripted streamed turns and a mock as
+//!   strict as OpenAI about what it refuses ([`responses::strict_server`]);
 //! - where the real MCP test servers are installed ([`mcp_servers`]).
 //!
 //! It depends on none of our crates, so any crate's tests can use it without a cycle.
@@ -33,6 +35,7 @@ pub mod mcp_servers;
 pub mod openai;
 mod reply;
 mod request;
+pub mod responses;
 mod server;
 mod sse;
 mod strict_openai;

@@ -6,11 +6,12 @@
 use std::sync::Arc;
 
 use oxydra::provider::{
-    AnthropicProvider, GeminiProvider, OllamaProvider, OpenAiProvider, Provider, ProviderConfig,
+    AnthropicProvider, GeminiProvider, OllamaProvider, OpenAiProvider, OpenAiResponsesProvider,
+    Provider, ProviderConfig,
     ReliableProvider, RetryPolicy,
 };
 
-use crate::config::{Effective, EffectiveProvider, EffectiveRuntime, ProviderKind};
+use crate::config::{Effective, EffectiveProvider, EffectiveRuntime, OpenAiApi, ProviderKind};
 
 /// The provider of a run (`run`, `chat`).
 pub fn of_run(effective: &Effective) -> Arc<dyn Provider> {
@@ -37,7 +38,13 @@ pub fn build(settings: &EffectiveProvider, runtime: &EffectiveRuntime) -> Arc<dy
     if let Some(bytes) = settings.max_response_bytes {
         config = config.with_max_response_bytes(bytes);
     }
+    if let Some(effort) = settings.reasoning_effort {
+        config = config.with_reasoning_effort(effort.to_provider());
+    }
     let client: Arc<dyn Provider> = match settings.kind {
+        ProviderKind::Openai if settings.api == Some(OpenAiApi::Responses) => {
+            Arc::new(OpenAiResponsesProvider::new(config))
+        }
         ProviderKind::Openai => Arc::new(OpenAiProvider::new(config)),
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)),
         ProviderKind::Gemini => Arc::new(GeminiProvider::new(config)),

@@ -172,6 +172,8 @@ fn public_provider(kind: ProviderKind) -> Option<EffectiveProvider> {
         api_key_env: Some(var.to_owned()),
         api_key: Some(config::Secret::new(key)),
         max_response_bytes: None,
+        api: (kind == ProviderKind::Openai).then_some(config::OpenAiApi::Chat),
+        reasoning_effort: None,
     })
 }
 

@@ -13,7 +13,7 @@ use oxydra::mcp::McpServerConfig;
 use super::provider_pick::merge_provider;
 #[cfg(test)]
 use super::provider_pick::{DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL};
-use super::{AgentConfig, ApproveMode, LoadedFile, ProviderKind, ServeSection};
+use super::{AgentConfig, ApproveMode, Effort, LoadedFile, OpenAiApi, ProviderKind, ServeSection};
 use crate::args::RunOptions;
 use crate::error::CliError;
 #[cfg(test)]
@@ -83,6 +83,12 @@ pub struct EffectiveProvider {
     /// `[provider] max_response_bytes`; `None`: the client's default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_response_bytes: Option<usize>,
+    /// The OpenAI API (`--api`, `[provider] api`); `None` for other kinds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api: Option<OpenAiApi>,
+    /// `--reasoning-effort`, `[provider] reasoning_effort`; `None`: the model's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<Effort>,
 }
 
 /// Loop budgets and behaviour.

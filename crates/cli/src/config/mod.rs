@@ -64,6 +64,44 @@ impl ProviderKind {
     }
 }
 
+/// Which OpenAI API a provider of kind `openai` speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum OpenAiApi {
+    /// Chat completions (`POST {base_url}/chat/completions`): every OpenAI-compatible server.
+    #[default]
+    Chat,
+    /// The Responses API (`POST {base_url}/responses`): OpenAI, LM Studio.
+    Responses,
+}
+
+/// How hard an OpenAI reasoning model thinks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Effort {
+    /// `minimal`.
+    Minimal,
+    /// `low`.
+    Low,
+    /// `medium`.
+    Medium,
+    /// `high`.
+    High,
+}
+
+impl Effort {
+    /// The provider's setting.
+    pub fn to_provider(self) -> oxydra::provider::ReasoningEffort {
+        use oxydra::provider::ReasoningEffort;
+        match self {
+            Self::Minimal => ReasoningEffort::Minimal,
+            Self::Low => ReasoningEffort::Low,
+            Self::Medium => ReasoningEffort::Medium,
+            Self::High => ReasoningEffort::High,
+        }
+    }
+}
+
 /// How requests for consent are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "snake_case")]
@@ -148,6 +186,11 @@ pub struct ProviderSection {
     /// The most text and tool-call arguments one response may hold, in bytes
     /// (default 8 MiB); a response past it fails the call.
     pub max_response_bytes: Option<usize>,
+    /// `chat` (default) or `responses`: which OpenAI API to speak (kind `openai` only).
+    pub api: Option<OpenAiApi>,
+    /// `minimal`, `low`, `medium` or `high`: how hard an OpenAI reasoning model thinks
+    /// (kind `openai` only; absent: the model's default).
+    pub reasoning_effort: Option<Effort>,
 }
 
 /// `[runtime]`.

@@ -5,7 +5,7 @@ use oxydra::provider::{ANTHROPIC_BASE_URL, GEMINI_BASE_URL, OLLAMA_BASE_URL, OPE
 
 use super::mask::Secret;
 use super::merge::{EffectiveProvider, EnvLookup};
-use super::{LoadedFile, ProviderKind};
+use super::{Effort, LoadedFile, OpenAiApi, ProviderKind};
 use crate::args::RunOptions;
 use crate::error::CliError;
 
@@ -115,6 +115,7 @@ pub(super) fn merge_provider(
         .or_else(|| set("OXYDRA_MODEL"))
         .or_else(|| section.model.clone())
         .unwrap_or_else(|| default_model.to_owned());
+    let (api, reasoning_effort) = openai_settings(file, flags, kind)?;
     Ok(EffectiveProvider {
         kind,
         base_url: base_url.unwrap_or_else(|| default_url.to_owned()),
@@ -122,7 +123,53 @@ pub(super) fn merge_provider(
         api_key_env,
         api_key,
         max_response_bytes: section.max_response_bytes,
+        api,
+        reasoning_effort,
     })
+}
+
+/// The OpenAI API and reasoning effort (flags, then the file's `[provider]`): both
+/// belong to kind `openai`; set for another kind, they are an error naming the flag or
+/// the key.
+fn openai_settings(
+    file: &LoadedFile,
+    flags: &RunOptions,
+    kind: ProviderKind,
+) -> Result<(Option<OpenAiApi>, Option<Effort>), CliError> {
+    let section = &file.config.provider;
+    if kind == ProviderKind::Openai {
+        return Ok((
+            Some(flags.api.or(section.api).unwrap_or_default()),
+            flags.reasoning_effort.or(section.reasoning_effort),
+        ));
+    }
+    let refuse = |flag: &'static str, key: &str, set_by_flag: bool| {
+        let message = format!(
+            "{} applies to provider kind `openai` only; this provider is `{}`",
+            if set_by_flag { flag } else { key },
+            kind.as_str()
+        );
+        match (&file.path, set_by_flag) {
+            (Some(path), false) => CliError::ConfigInvalid {
+                path: path.clone(),
+                key: key.to_owned(),
+                message: format!("invalid key {key}: {message}"),
+                line: None,
+            },
+            _ => CliError::Flag { flag, message },
+        }
+    };
+    if flags.api.is_some() || section.api.is_some() {
+        return Err(refuse("--api", "provider.api", flags.api.is_some()));
+    }
+    if flags.reasoning_effort.is_some() || section.reasoning_effort.is_some() {
+        return Err(refuse(
+            "--reasoning-effort",
+            "provider.reasoning_effort",
+            flags.reasoning_effort.is_some(),
+        ));
+    }
+    Ok((None, None))
 }
 
 /// The standard API key variable, base URL and model of a provider kind.
@@ -148,5 +195,103 @@ pub(super) fn http_url(url: &str) -> Result<&str, String> {
         Err(format!(
             "expected an http:// or https:// URL, found `{url}`"
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+
+    fn file(text: &str) -> LoadedFile {
+        LoadedFile {
+            path: Some(PathBuf::from("/etc/ox/oxydra.toml")),
+            config: crate::config::file::parse(Path::new("/etc/ox/oxydra.toml"), text).unwrap(),
+            ignored: Vec::new(),
+        }
+    }
+
+    fn with_keys(name: &str) -> Option<String> {
+        ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
+            .contains(&name)
+            .then(|| "sk-test".to_owned())
+    }
+
+    #[test]
+    fn openai_defaults_to_chat_and_takes_the_file_then_the_flags() {
+        let plain = merge_provider(&file(""), &RunOptions::default(), &with_keys).unwrap();
+        assert_eq!(plain.api, Some(OpenAiApi::Chat));
+        assert_eq!(plain.reasoning_effort, None);
+
+        let loaded = file(
+            "[provider]\nkind = \"openai\"\napi = \"responses\"\nreasoning_effort = \"low\"\n",
+        );
+        let from_file = merge_provider(&loaded, &RunOptions::default(), &with_keys).unwrap();
+        assert_eq!(from_file.api, Some(OpenAiApi::Responses));
+        assert_eq!(from_file.reasoning_effort, Some(Effort::Low));
+
+        let flags = RunOptions {
+            api: Some(OpenAiApi::Chat),
+            reasoning_effort: Some(Effort::High),
+            ..RunOptions::default()
+        };
+        let from_flags = merge_provider(&loaded, &flags, &with_keys).unwrap();
+        assert_eq!(from_flags.api, Some(OpenAiApi::Chat));
+        assert_eq!(from_flags.reasoning_effort, Some(Effort::High));
+    }
+
+    #[test]
+    fn api_or_effort_with_another_kind_names_the_key_or_flag() {
+        let loaded = file("[provider]\nkind = \"anthropic\"\napi = \"responses\"\n");
+        let error = merge_provider(&loaded, &RunOptions::default(), &with_keys).unwrap_err();
+        assert!(matches!(&error, CliError::ConfigInvalid { key, .. } if key == "provider.api"));
+        let text = error.to_string();
+        assert!(
+            text.contains("/etc/ox/oxydra.toml")
+                && text.contains("provider.api")
+                && text.contains("anthropic"),
+            "{text}"
+        );
+
+        let flags = RunOptions {
+            provider: Some(ProviderKind::Anthropic),
+            reasoning_effort: Some(Effort::Low),
+            ..RunOptions::default()
+        };
+        let error = merge_provider(&file(""), &flags, &with_keys).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                CliError::Flag {
+                    flag: "--reasoning-effort",
+                    ..
+                }
+            ),
+            "{error}"
+        );
+
+        let loaded = file("[provider]\nkind = \"anthropic\"\nreasoning_effort = \"high\"\n");
+        let error = merge_provider(&loaded, &RunOptions::default(), &with_keys).unwrap_err();
+        assert!(
+            error.to_string().contains("provider.reasoning_effort"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn unknown_values_are_refused_by_name() {
+        let error = crate::config::file::parse(
+            Path::new("/x/oxydra.toml"),
+            "[provider]\napi = \"assistants\"\n",
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("api"), "{error}");
+        let error = crate::config::file::parse(
+            Path::new("/x/oxydra.toml"),
+            "[provider]\nreasoning_effort = \"extreme\"\n",
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("reasoning_effort"), "{error}");
     }
 }

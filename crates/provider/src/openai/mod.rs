@@ -2,7 +2,7 @@
 //! llama.cpp servers).
 
 mod stream;
-mod text_hold;
+pub(crate) mod text_hold;
 mod wire;
 
 use async_trait::async_trait;
@@ -75,7 +75,7 @@ impl OpenAiProvider {
 
 /// The names of the request's tools: tool calls written as text are recovered only
 /// when they name one of these (none when the request forbids tool calls).
-fn tool_names(request: &ProviderRequest) -> Vec<String> {
+pub(crate) fn tool_names(request: &ProviderRequest) -> Vec<String> {
     if request.tool_choice == crate::request::ToolChoice::None {
         return Vec::new();
     }
@@ -83,7 +83,7 @@ fn tool_names(request: &ProviderRequest) -> Vec<String> {
 }
 
 /// Known limits of OpenAI models by name prefix: (context window, max output).
-fn known_limits(model: &str) -> (u32, u32) {
+pub(crate) fn known_limits(model: &str) -> (u32, u32) {
     let name = model.rsplit('/').next().unwrap_or(model);
     const LIMITS: &[(&str, u32, u32)] = &[
         ("gpt-5", 400_000, 128_000),
@@ -127,7 +127,7 @@ impl Provider for OpenAiProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderResponse, ProviderError> {
-        let body = wire::request_body(request, false);
+        let body = wire::request_body(request, self.config.reasoning_effort, false);
         let tools = tool_names(request);
         complete_call(
             &self.name,
@@ -145,7 +145,7 @@ impl Provider for OpenAiProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderStream, ProviderError> {
-        let body = wire::request_body(request, true);
+        let body = wire::request_body(request, self.config.reasoning_effort, true);
         stream_call(
             &self.name,
             &request.model,

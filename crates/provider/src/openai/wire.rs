@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::error::ProviderError;
 use crate::http_error::excerpt;
+use crate::reasoning_settings::ReasoningEffort;
 use crate::request::{ProviderRequest, ProviderResponse, ToolChoice};
 
 /// Whether `model` wants `max_completion_tokens` instead of `max_tokens` (OpenAI's
@@ -38,6 +39,9 @@ pub(crate) struct RequestBody<'a> {
     tools: Vec<RequestTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<Value>,
+    /// How hard a reasoning model thinks; absent leaves the model's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -127,7 +131,11 @@ fn message_to_wire(message: &Message) -> RequestMessage<'_> {
 }
 
 /// The body of a chat-completions request.
-pub(crate) fn request_body(request: &ProviderRequest, stream: bool) -> RequestBody<'_> {
+pub(crate) fn request_body(
+    request: &ProviderRequest,
+    effort: Option<ReasoningEffort>,
+    stream: bool,
+) -> RequestBody<'_> {
     let reasoning = uses_max_completion_tokens(&request.model);
     let tools: Vec<RequestTool<'_>> = request
         .tools
@@ -159,6 +167,7 @@ pub(crate) fn request_body(request: &ProviderRequest, stream: bool) -> RequestBo
         temperature: request.temperature,
         tools,
         tool_choice,
+        reasoning_effort: effort.map(ReasoningEffort::as_str),
     }
 }
 
@@ -359,7 +368,20 @@ mod tests {
     }
 
     fn body(request: &ProviderRequest, stream: bool) -> Value {
-        serde_json::to_value(request_body(request, stream)).unwrap()
+        serde_json::to_value(request_body(request, None, stream)).unwrap()
+    }
+
+    #[test]
+    fn reasoning_effort_is_sent_only_when_set() {
+        let request = ProviderRequest::new("o3-mini", vec![Message::user("x")]);
+        assert!(body(&request, false).get("reasoning_effort").is_none());
+        let with_effort = serde_json::to_value(request_body(
+            &request,
+            Some(ReasoningEffort::Minimal),
+            false,
+        ))
+        .unwrap();
+        assert_eq!(with_effort["reasoning_effort"], "minimal");
     }
 
     #[test]
