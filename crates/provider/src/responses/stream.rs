@@ -261,6 +261,7 @@ impl OpenAiResponsesStreamDecoder {
                     code: event.code,
                     message: event.message,
                     metadata: None,
+                    details: None,
                 });
                 return Err(failure(&error));
             }

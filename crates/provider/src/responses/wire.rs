@@ -338,6 +338,7 @@ pub(crate) fn failure(error: &WireError) -> ProviderError {
         code: error.code.clone(),
         message: error.message.clone(),
         metadata: None,
+        details: None,
     };
     if !code.is_empty() {
         named.message = Some(format!(
