@@ -14,7 +14,9 @@ use crate::http_error::{error_from_status, excerpt, transport_error};
 use crate::provider::ProviderStream;
 use crate::request::ProviderResponse;
 use crate::response_cap::{ResponseCap, message_bytes, read_capped, too_large};
-use crate::retry_policy::parse_retry_after;
+use crate::retry_policy::{
+    SHOULD_RETRY_HEADER, parse_retry_after, parse_should_retry, with_retry_advice,
+};
 use crate::sse::{SseEvent, SseParser};
 
 /// Turns SSE events of one API into stream items.
@@ -59,6 +61,11 @@ pub(crate) async fn send(
         .get(reqwest::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| parse_retry_after(v, SystemTime::now()));
+    let should_retry = response
+        .headers()
+        .get(SHOULD_RETRY_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_should_retry);
     let body = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(ProviderError::Cancelled),
@@ -68,9 +75,12 @@ pub(crate) async fn send(
             Ok(Err(_)) | Err(_) => String::new(),
         },
     };
-    Err(with_key_source(
-        error_from_status(status.as_u16(), retry_after, &body),
-        config,
+    Err(with_retry_advice(
+        with_key_source(
+            error_from_status(status.as_u16(), retry_after, &body),
+            config,
+        ),
+        should_retry,
     ))
 }
 
