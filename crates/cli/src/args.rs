@@ -132,6 +132,10 @@ pub struct RunOptions {
     /// The model name.
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
+    /// Most tokens the model may spend thinking (Anthropic extended thinking: at least
+    /// 1024; Gemini `thinkingBudget`); off unless set.
+    #[arg(long, value_name = "TOKENS")]
+    pub thinking_budget: Option<u32>,
     /// Continue a stored session.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,

@@ -36,6 +36,7 @@ pub fn build(settings: &EffectiveProvider, runtime: &EffectiveRuntime) -> Arc<dy
     if let Some(bytes) = settings.max_response_bytes {
         config = config.with_max_response_bytes(bytes);
     }
+    config.thinking_budget = settings.thinking_budget;
     let client: Arc<dyn Provider> = match settings.kind {
         ProviderKind::Openai => Arc::new(OpenAiProvider::new(config)),
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)),

@@ -168,6 +168,7 @@ fn public_provider(kind: ProviderKind) -> Option<EffectiveProvider> {
         api_key_env: Some(var.to_owned()),
         api_key: Some(config::Secret::new(key)),
         max_response_bytes: None,
+        thinking_budget: None,
     })
 }
 

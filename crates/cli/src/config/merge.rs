@@ -83,6 +83,9 @@ pub struct EffectiveProvider {
     /// `[provider] max_response_bytes`; `None`: the client's default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_response_bytes: Option<usize>,
+    /// `--thinking-budget` / `[provider] thinking_budget`; `None`: no thinking budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u32>,
 }
 
 /// Loop budgets and behaviour.

@@ -134,6 +134,9 @@ pub struct ProviderSection {
     /// The most text and tool-call arguments one response may hold, in bytes
     /// (default 8 MiB); a response past it fails the call.
     pub max_response_bytes: Option<usize>,
+    /// Most tokens the model may spend thinking (Anthropic: at least 1024; Gemini);
+    /// absent: thinking off (Anthropic) or the model's default (Gemini).
+    pub thinking_budget: Option<u32>,
 }
 
 /// `[runtime]`.
