@@ -145,6 +145,8 @@ pub(crate) fn call_span(provider: &str, model: &str, stream: bool) -> Span {
         input_tokens = tracing::field::Empty,
         output_tokens = tracing::field::Empty,
         cached_tokens = tracing::field::Empty,
+        cache_write_tokens = tracing::field::Empty,
+        reasoning_tokens = tracing::field::Empty,
         latency_ms = tracing::field::Empty,
     )
 }
@@ -171,6 +173,8 @@ pub(crate) fn record_usage(span: &Span, item: &StreamItem) {
         span.record("input_tokens", usage.input_tokens);
         span.record("output_tokens", usage.output_tokens);
         span.record("cached_tokens", usage.cached_tokens);
+        span.record("cache_write_tokens", usage.cache_write_tokens);
+        span.record("reasoning_tokens", usage.reasoning_tokens);
     }
 }
 
