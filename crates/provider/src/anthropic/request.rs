@@ -161,7 +161,7 @@ pub(crate) fn check_thinking_budget(budget: u32) -> Result<(), ProviderError> {
 /// The JSON body of a Messages request.
 ///
 /// With a `thinking_budget`, extended thinking is enabled (`max_tokens` is raised above
-/// the budget when needed, and `temperature` is left out, as the API demands); a
+/// the budget when needed, within the model's largest output, and `temperature` is left out, as the API demands); a
 /// request that forces a tool (`tool_choice` `any` or `tool`, which thinking does not
 /// allow) is sent without thinking. Cache breakpoints (`cache_control: ephemeral`) go
 /// on the last tool, the system prompt and the newest message: three of the four the
@@ -188,7 +188,9 @@ pub(crate) fn request_body(
     if let Some(budget) = thinking
         && max_tokens <= budget
     {
-        max_tokens = budget.saturating_add(DEFAULT_MAX_TOKENS);
+        // Room for the answer after the thinking, within what the model can write.
+        let ceiling = super::max_output(&request.model).max(budget.saturating_add(1));
+        max_tokens = budget.saturating_add(DEFAULT_MAX_TOKENS).min(ceiling);
     }
     let mut body = object(json!({
         "model": request.model,
@@ -350,6 +352,12 @@ mod tests {
             request_body(&request, false, Some(1_023)),
             Err(ProviderError::InvalidConfig { .. })
         ));
+        request.max_tokens = None;
+        let near_limit = body(&request, Some(63_000));
+        assert_eq!(
+            near_limit["max_tokens"], 64_000,
+            "capped at the model's output"
+        );
         request.tools = vec![ToolSchema::new("f", "d", json!({"type": "object"}))];
         request.tool_choice = ToolChoice::Required;
         let forced = body(&request, Some(8_000));
