@@ -161,11 +161,11 @@ pub(crate) fn check_thinking_budget(budget: u32) -> Result<(), ProviderError> {
 /// The JSON body of a Messages request.
 ///
 /// With a `thinking_budget`, extended thinking is enabled (`max_tokens` is raised above
-/// the budget when needed, within the model's largest output, and `temperature` is left out, as the API demands); a
-/// request that forces a tool (`tool_choice` `any` or `tool`, which thinking does not
-/// allow) is sent without thinking. Cache breakpoints (`cache_control: ephemeral`) go
-/// on the last tool, the system prompt and the newest message: three of the four the
-/// API allows.
+/// the budget when needed, within the model's largest output, and `temperature` is left
+/// out, as the API demands); a request that forces a tool (`tool_choice` `any` or
+/// `tool`, which thinking does not allow) is sent without thinking. Cache breakpoints
+/// (`cache_control: ephemeral`) go on the last tool, the system prompt and the newest
+/// message: three of the four the API allows.
 pub(crate) fn request_body(
     request: &ProviderRequest,
     stream: bool,
