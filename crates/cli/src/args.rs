@@ -139,6 +139,10 @@ pub struct RunOptions {
     /// model's own).
     #[arg(long, value_enum, value_name = "EFFORT")]
     pub reasoning_effort: Option<Effort>,
+    /// Most tokens the model may spend thinking (Anthropic extended thinking: at least
+    /// 1024; Gemini `thinkingBudget`); off unless set.
+    #[arg(long, value_name = "TOKENS")]
+    pub thinking_budget: Option<u32>,
     /// Continue a stored session.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,

@@ -92,7 +92,32 @@ pub enum ProviderError {
         /// What is wrong with it.
         message: String,
     },
+    /// The provider said whether this failure is worth another attempt
+    /// (Anthropic's `x-should-retry` header) and its word differs from what the
+    /// failure alone would suggest: a 429 not to be retried, or a 409 that may be.
+    /// The failure itself is `error`.
+    #[error("{error}")]
+    RetryAdvised {
+        /// Whether the provider said to try again.
+        retry: bool,
+        /// What failed.
+        error: Box<ProviderError>,
+    },
     /// The caller cancelled.
     #[error("cancelled")]
     Cancelled,
+}
+
+impl ProviderError {
+    /// How long the provider asked to wait before another attempt (`Retry-After` of a
+    /// rate limit or overload), if it said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::RateLimited { retry_after, .. } | Self::Overloaded { retry_after, .. } => {
+                *retry_after
+            }
+            Self::RetryAdvised { error, .. } => error.retry_after(),
+            _ => None,
+        }
+    }
 }

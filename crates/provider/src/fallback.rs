@@ -18,6 +18,8 @@ use crate::error::ProviderError;
 ///   itself is refused.
 /// - `ResponseTooLarge`: a provider that sent this much once will do it again.
 /// - `Cancelled`: the caller stopped.
+/// - `RetryAdvised`: as the failure inside it, but never when the provider said not
+///   to try again.
 ///
 /// The match names every variant, so a new one has to be decided here.
 pub(crate) fn falls_back(error: &ProviderError) -> bool {
@@ -34,6 +36,7 @@ pub(crate) fn falls_back(error: &ProviderError) -> bool {
         | ProviderError::ResponseTooLarge { .. }
         | ProviderError::InvalidConfig { .. }
         | ProviderError::Cancelled => false,
+        ProviderError::RetryAdvised { retry, error } => *retry && falls_back(error),
     }
 }
 

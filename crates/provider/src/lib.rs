@@ -71,8 +71,8 @@ mod transport;
 
 pub use accumulator::{StreamAccumulator, response_to_stream_items};
 pub use anthropic::{
-    ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, AnthropicProvider, AnthropicStreamDecoder,
-    DEFAULT_MAX_TOKENS,
+    ANTHROPIC_BASE_URL, ANTHROPIC_MIN_THINKING_BUDGET, ANTHROPIC_VERSION, AnthropicProvider,
+    AnthropicStreamDecoder, DEFAULT_MAX_TOKENS,
 };
 pub use config::{DEFAULT_MAX_RESPONSE_BYTES, ProviderConfig};
 pub use error::ProviderError;

@@ -171,11 +171,7 @@ impl ReliableProvider {
         if !is_retryable(&error) || budget.attempts >= self.policy.max_attempts.max(1) {
             return Err(error);
         }
-        let retry_after = match &error {
-            ProviderError::RateLimited { retry_after, .. }
-            | ProviderError::Overloaded { retry_after, .. } => *retry_after,
-            _ => None,
-        };
+        let retry_after = error.retry_after();
         // `delay` caps a `Retry-After` at `max_total`; one longer than the time left
         // is not waited for at all.
         let delay = self

@@ -96,16 +96,51 @@ impl RetryPolicy {
 }
 
 /// Whether `error` is worth another attempt: rate limits, overload, server errors,
-/// broken connections and timeouts.
+/// broken connections and timeouts, unless the provider said otherwise
+/// ([`ProviderError::RetryAdvised`]).
 pub fn is_retryable(error: &ProviderError) -> bool {
-    matches!(
-        error,
-        ProviderError::RateLimited { .. }
-            | ProviderError::Overloaded { .. }
-            | ProviderError::Server { .. }
-            | ProviderError::Transport { .. }
-            | ProviderError::Timeout(_)
-    )
+    match error {
+        ProviderError::RetryAdvised { retry, .. } => *retry,
+        _ => matches!(
+            error,
+            ProviderError::RateLimited { .. }
+                | ProviderError::Overloaded { .. }
+                | ProviderError::Server { .. }
+                | ProviderError::Transport { .. }
+                | ProviderError::Timeout(_)
+        ),
+    }
+}
+
+/// The name of the header in which a provider says whether to retry (Anthropic).
+pub(crate) const SHOULD_RETRY_HEADER: &str = "x-should-retry";
+
+/// Reads an `x-should-retry` value: `true` or `false`; anything else is no advice.
+pub(crate) fn parse_should_retry(value: &str) -> Option<bool> {
+    match value.trim() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// `error` with the provider's advice applied: wrapped in
+/// [`ProviderError::RetryAdvised`] when the advice differs from what the error alone
+/// would mean. An authentication failure or a cancellation is never retried, whatever
+/// the header says.
+pub(crate) fn with_retry_advice(error: ProviderError, advice: Option<bool>) -> ProviderError {
+    match advice {
+        Some(retry)
+            if retry != is_retryable(&error)
+                && !matches!(error, ProviderError::Auth { .. } | ProviderError::Cancelled) =>
+        {
+            ProviderError::RetryAdvised {
+                retry,
+                error: Box::new(error),
+            }
+        }
+        _ => error,
+    }
 }
 
 /// Reads a `Retry-After` header value: delay-seconds (`"3"`, `"1.5"`) or an HTTP date
@@ -275,6 +310,34 @@ mod tests {
             policy.delay(0, Some(Duration::from_secs(7))),
             Duration::from_secs(7)
         );
+    }
+
+    #[test]
+    fn the_should_retry_header_overrides_only_when_it_disagrees() {
+        assert_eq!(parse_should_retry(" true"), Some(true));
+        assert_eq!(parse_should_retry("false"), Some(false));
+        assert_eq!(parse_should_retry("TRUE!"), None);
+        let limited = || ProviderError::RateLimited {
+            retry_after: Some(Duration::from_secs(2)),
+            message: "slow".into(),
+        };
+        let refused = with_retry_advice(limited(), Some(false));
+        assert!(!is_retryable(&refused));
+        assert_eq!(refused.retry_after(), Some(Duration::from_secs(2)));
+        assert_eq!(refused.to_string(), limited().to_string());
+        assert!(matches!(
+            with_retry_advice(limited(), Some(true)),
+            ProviderError::RateLimited { .. }
+        ));
+        let conflict = ProviderError::InvalidRequest {
+            message: "HTTP 409: conflict".into(),
+        };
+        assert!(is_retryable(&with_retry_advice(conflict, Some(true))));
+        let auth = ProviderError::Auth {
+            status: 401,
+            message: String::new(),
+        };
+        assert!(!is_retryable(&with_retry_advice(auth, Some(true))));
     }
 
     #[test]

@@ -14,7 +14,9 @@ use crate::http_error::{error_from_status, excerpt, transport_error};
 use crate::provider::ProviderStream;
 use crate::request::ProviderResponse;
 use crate::response_cap::{ResponseCap, message_bytes, read_capped, too_large};
-use crate::retry_policy::parse_retry_after;
+use crate::retry_policy::{
+    SHOULD_RETRY_HEADER, parse_retry_after, parse_should_retry, with_retry_advice,
+};
 use crate::sse::{SseEvent, SseParser};
 
 /// Turns SSE events of one API into stream items.
@@ -126,6 +128,11 @@ pub(crate) async fn send(
         .get(reqwest::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| parse_retry_after(v, SystemTime::now()));
+    let should_retry = response
+        .headers()
+        .get(SHOULD_RETRY_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_should_retry);
     let body = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(ProviderError::Cancelled),
@@ -135,9 +142,12 @@ pub(crate) async fn send(
             Ok(Err(_)) | Err(_) => String::new(),
         },
     };
-    Err(with_key_source(
-        error_from_status(status.as_u16(), retry_after, &body),
-        config,
+    Err(with_retry_advice(
+        with_key_source(
+            error_from_status(status.as_u16(), retry_after, &body),
+            config,
+        ),
+        should_retry,
     ))
 }
 
@@ -202,6 +212,8 @@ pub(crate) fn call_span(provider: &str, model: &str, stream: bool) -> Span {
         input_tokens = tracing::field::Empty,
         output_tokens = tracing::field::Empty,
         cached_tokens = tracing::field::Empty,
+        cache_write_tokens = tracing::field::Empty,
+        reasoning_tokens = tracing::field::Empty,
         latency_ms = tracing::field::Empty,
     )
 }
@@ -228,6 +240,8 @@ pub(crate) fn record_usage(span: &Span, item: &StreamItem) {
         span.record("input_tokens", usage.input_tokens);
         span.record("output_tokens", usage.output_tokens);
         span.record("cached_tokens", usage.cached_tokens);
+        span.record("cache_write_tokens", usage.cache_write_tokens);
+        span.record("reasoning_tokens", usage.reasoning_tokens);
     }
 }
 

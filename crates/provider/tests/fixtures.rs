@@ -297,7 +297,10 @@ async fn openai_obfuscation_fields_and_empty_choices_usage_chunk() {
     .await;
     assert_eq!(response.message.text(), "Hi — how can I help you today?");
     assert_eq!(response.finish_reason, FinishReason::Stop);
-    assert_eq!(response.usage, Usage::new(7, 82, 0));
+    assert_eq!(
+        response.usage,
+        Usage::new(7, 82, 0).with_reasoning_tokens(64)
+    );
     assert!(response.message.tool_calls.is_empty());
 }
 
@@ -326,7 +329,10 @@ async fn groq_reasoning_then_a_whole_tool_call_in_one_chunk() {
     assert_eq!(response.message.content, None);
     assert_eq!(response.finish_reason, FinishReason::ToolCalls);
     // Usage sits on the finish chunk; its copy under `x_groq` is not counted twice.
-    assert_eq!(response.usage, Usage::new(304, 49, 0));
+    assert_eq!(
+        response.usage,
+        Usage::new(304, 49, 0).with_reasoning_tokens(23)
+    );
     assert_eq!(usage_items(&items), 1);
 }
 
@@ -406,7 +412,13 @@ async fn openai_whole_responses_with_cached_and_reasoning_usage() {
     .await;
     assert_eq!(response.message.content.as_deref(), Some(""));
     assert_eq!(response.finish_reason, FinishReason::Length);
-    assert_eq!(response.usage, Usage::new(1220, 100, 0));
+    assert_eq!(
+        response.usage,
+        Usage::new(1220, 100, 0)
+            .with_cache_write_tokens(1217)
+            .with_reasoning_tokens(100)
+    );
+    assert_eq!(response.usage.uncached_input_tokens(), 3);
 
     let response = complete_fixture("openai/o3mini_reasoning_tokens.json", &request("m")).await;
     assert!(
@@ -422,7 +434,10 @@ async fn openai_whole_responses_with_cached_and_reasoning_usage() {
             .ends_with("ive or professional guidance. Stay safe!")
     );
     assert_eq!(response.message.text().chars().count(), 2496);
-    assert_eq!(response.usage, Usage::new(577, 2320, 0));
+    assert_eq!(
+        response.usage,
+        Usage::new(577, 2320, 0).with_reasoning_tokens(1792)
+    );
     assert_eq!(response.reasoning, None);
 }
 
@@ -455,7 +470,10 @@ async fn openai_whole_response_with_three_parallel_calls() {
     );
     assert_eq!(response.message.content, None);
     assert_eq!(response.finish_reason, FinishReason::ToolCalls);
-    assert_eq!(response.usage, Usage::new(378, 1497, 0));
+    assert_eq!(
+        response.usage,
+        Usage::new(378, 1497, 0).with_reasoning_tokens(1408)
+    );
 }
 
 #[tokio::test]

@@ -135,13 +135,17 @@ async fn anthropic_stream_request_shape() {
     assert!(captured.headers.get("authorization").is_none());
     let body = &captured.body;
     assert_eq!(body["stream"], true);
-    assert_eq!(body["system"], "You are terse.");
+    assert_eq!(
+        body["system"],
+        json!([{"type":"text","text":"You are terse.","cache_control":{"type":"ephemeral"}}])
+    );
     assert_eq!(body["max_tokens"], 4096);
     assert_eq!(body["tool_choice"], json!({"type":"any"}));
     assert_eq!(
         body["tools"],
         json!([{"name":"get_weather","description":"Current weather",
-            "input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}])
+            "input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},
+            "cache_control":{"type":"ephemeral"}}])
     );
     assert_eq!(
         body["messages"],
@@ -152,7 +156,8 @@ async fn anthropic_stream_request_shape() {
                 {"type":"tool_use","id":"call_2","name":"get_weather","input":{"city":"Rome"}}]},
             {"role":"user","content":[
                 {"type":"tool_result","tool_use_id":"call_1","content":"sunny"},
-                {"type":"tool_result","tool_use_id":"call_2","content":"rain"}]},
+                {"type":"tool_result","tool_use_id":"call_2","content":"rain",
+                    "cache_control":{"type":"ephemeral"}}]},
         ])
     );
 }

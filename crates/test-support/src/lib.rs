@@ -38,6 +38,7 @@ mod request;
 pub mod responses;
 mod server;
 mod sse;
+mod strict_anthropic;
 mod strict_openai;
 
 pub use fixtures::{fixture, fixture_text, fixtures_dir};
@@ -45,4 +46,7 @@ pub use reply::{Release, Reply};
 pub use request::RecordedRequest;
 pub use server::{MockServer, MockServerBuilder};
 pub use sse::SseEvent;
+pub use strict_anthropic::{
+    IssuedThinking, MAX_CACHE_BREAKPOINTS, issued_thinking, validate_anthropic_request,
+};
 pub use strict_openai::{STRICT_REFUSAL, validate_openai_request};

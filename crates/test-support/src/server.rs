@@ -18,6 +18,7 @@ use futures::{Stream, StreamExt, future, stream};
 
 use crate::reply::Reply;
 use crate::request::RecordedRequest;
+use crate::strict_anthropic::{IssuedThinking, issued_thinking, validate_anthropic_request};
 use crate::strict_openai::{STRICT_REFUSAL, validate_openai_request};
 
 /// Computes the answer to a request from the request itself.
@@ -33,6 +34,7 @@ pub struct MockServerBuilder {
     repeat_last: bool,
     only: Option<(String, String)>,
     strict_openai: bool,
+    strict_anthropic: bool,
     responder: Option<Responder>,
 }
 
@@ -68,6 +70,16 @@ impl MockServerBuilder {
         self
     }
 
+    /// Checks each request as the Anthropic Messages API does
+    /// ([`validate_anthropic_request`]), remembering the thinking blocks of every
+    /// stream it sends so that one sent back altered or dropped is caught: a request
+    /// that fails uses up its scripted reply but is answered HTTP 400
+    /// `invalid_request_error` with the reason (also printed to stderr).
+    pub fn strict_anthropic(mut self) -> Self {
+        self.strict_anthropic = true;
+        self
+    }
+
     /// Answers every request with what `responder` makes of it (instead of a script):
     /// a server that routes by path or computes from the body.
     pub fn respond_with(
@@ -86,6 +98,8 @@ impl MockServerBuilder {
             repeat_last: self.repeat_last,
             only: self.only,
             strict_openai: self.strict_openai,
+            strict_anthropic: self.strict_anthropic,
+            issued: Mutex::new(Vec::new()),
             responder: self.responder,
             requests: Mutex::new(Vec::new()),
             arrived: Condvar::new(),
@@ -106,6 +120,8 @@ struct Shared {
     repeat_last: bool,
     only: Option<(String, String)>,
     strict_openai: bool,
+    strict_anthropic: bool,
+    issued: Mutex<Vec<IssuedThinking>>,
     responder: Option<Responder>,
     requests: Mutex<Vec<RecordedRequest>>,
     arrived: Condvar,
@@ -354,6 +370,16 @@ impl Shared {
         {
             eprintln!("strict mock server refused the request: {reason}");
             return Reply::json(500, crate::fixture(STRICT_REFUSAL));
+        }
+        if self.strict_anthropic {
+            let verdict = validate_anthropic_request(&request.body, &lock(&self.issued));
+            if let Err(reason) = verdict {
+                eprintln!("strict Anthropic mock refused the request: {reason}");
+                let body = serde_json::json!({"type": "error",
+                    "error": {"type": "invalid_request_error", "message": reason}});
+                return Reply::json(400, body.to_string());
+            }
+            lock(&self.issued).extend(issued_thinking(&reply.body));
         }
         reply
     }

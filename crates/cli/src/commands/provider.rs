@@ -41,6 +41,7 @@ pub fn build(settings: &EffectiveProvider, runtime: &EffectiveRuntime) -> Arc<dy
     if let Some(effort) = settings.reasoning_effort {
         config = config.with_reasoning_effort(effort.to_provider());
     }
+    config.thinking_budget = settings.thinking_budget;
     let client: Arc<dyn Provider> = match settings.kind {
         ProviderKind::Openai if settings.api == Some(OpenAiApi::Responses) => {
             Arc::new(OpenAiResponsesProvider::new(config))

@@ -174,6 +174,7 @@ fn public_provider(kind: ProviderKind) -> Option<EffectiveProvider> {
         max_response_bytes: None,
         api: (kind == ProviderKind::Openai).then_some(config::OpenAiApi::Chat),
         reasoning_effort: None,
+        thinking_budget: None,
     })
 }
 

@@ -89,6 +89,9 @@ pub struct EffectiveProvider {
     /// `--reasoning-effort`, `[provider] reasoning_effort`; `None`: the model's default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<Effort>,
+    /// `--thinking-budget` / `[provider] thinking_budget`; `None`: no thinking budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u32>,
 }
 
 /// Loop budgets and behaviour.

@@ -191,6 +191,9 @@ pub struct ProviderSection {
     /// `minimal`, `low`, `medium` or `high`: how hard an OpenAI reasoning model thinks
     /// (kind `openai` only; absent: the model's default).
     pub reasoning_effort: Option<Effort>,
+    /// Most tokens the model may spend thinking (Anthropic: at least 1024; Gemini);
+    /// absent: thinking off (Anthropic) or the model's default (Gemini).
+    pub thinking_budget: Option<u32>,
 }
 
 /// `[runtime]`.

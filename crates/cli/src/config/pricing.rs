@@ -17,6 +17,10 @@ pub struct PriceEntry {
     /// Input tokens served from the provider's prompt cache (default the input price).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_input_per_mtok: Option<f64>,
+    /// Input tokens written to the provider's prompt cache (default the input price;
+    /// Anthropic charges 1.25 times it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_per_mtok: Option<f64>,
 }
 
 /// Prices by model name (a name also prices its dated or tagged variants).
@@ -27,9 +31,11 @@ pub fn table(prices: &Prices) -> PricingTable {
     let mut table = PricingTable::builtin();
     for (model, entry) in prices {
         let cached = entry.cached_input_per_mtok.unwrap_or(entry.input_per_mtok);
+        let written = entry.cache_write_per_mtok.unwrap_or(entry.input_per_mtok);
         table.insert(
             model.clone(),
-            ModelPrice::new(entry.input_per_mtok, entry.output_per_mtok, cached),
+            ModelPrice::new(entry.input_per_mtok, entry.output_per_mtok, cached)
+                .with_cache_write(written),
         );
     }
     table
@@ -42,6 +48,7 @@ pub fn validate(prices: &Prices) -> Result<(), (String, String)> {
             ("input_per_mtok", Some(entry.input_per_mtok)),
             ("output_per_mtok", Some(entry.output_per_mtok)),
             ("cached_input_per_mtok", entry.cached_input_per_mtok),
+            ("cache_write_per_mtok", entry.cache_write_per_mtok),
         ];
         for (name, value) in rates {
             if let Some(value) = value
@@ -64,7 +71,7 @@ pub fn unknown_price_message(model: &str) -> String {
     format!(
         "the price of model `{model}` is unknown, so a cost budget cannot be enforced; give it \
          in the configuration file: [pricing.\"{model}\"] input_per_mtok = …, output_per_mtok = … \
-         (US dollars per million tokens)"
+         (US dollars per million tokens; optional cached_input_per_mtok, cache_write_per_mtok)"
     )
 }
 
@@ -77,6 +84,7 @@ mod tests {
             input_per_mtok: input,
             output_per_mtok: output,
             cached_input_per_mtok: None,
+            cache_write_per_mtok: None,
         }
     }
 
@@ -91,6 +99,34 @@ mod tests {
         assert_eq!(table.price("gpt-4o").unwrap().input_per_mtok, 100.0);
         assert!(table.price("gpt-4o-mini").is_some());
         assert!(table.price("mistral").is_none());
+    }
+
+    #[test]
+    fn cache_rates_are_configurable_and_default_to_the_input_price() {
+        let mut prices = Prices::new();
+        let mut cached = entry(2.0, 8.0);
+        cached.cached_input_per_mtok = Some(0.2);
+        cached.cache_write_per_mtok = Some(2.5);
+        prices.insert("my-model".into(), cached);
+        prices.insert("plain".into(), entry(1.0, 1.0));
+        let table = table(&prices);
+        let price = table.price("my-model").unwrap();
+        assert_eq!(price, ModelPrice::new(2.0, 8.0, 0.2).with_cache_write(2.5));
+        assert_eq!(table.price("plain").unwrap().cache_write_per_mtok, 1.0);
+        let parsed: Prices = toml::from_str(
+            "[\"m\"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\ncache_write_per_mtok = 1.25\n",
+        )
+        .unwrap();
+        assert_eq!(parsed["m"].cache_write_per_mtok, Some(1.25));
+        prices.insert(
+            "bad".into(),
+            PriceEntry {
+                cache_write_per_mtok: Some(-1.0),
+                ..entry(1.0, 1.0)
+            },
+        );
+        let (key, _) = validate(&prices).unwrap_err();
+        assert_eq!(key, "pricing.\"bad\".cache_write_per_mtok");
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Picking the provider a run talks to: flags, then the environment, then the file's
 //! `[provider]`, then whichever API key is set; and each kind's defaults.
 
-use oxydra::provider::{ANTHROPIC_BASE_URL, GEMINI_BASE_URL, OLLAMA_BASE_URL, OPENAI_BASE_URL};
+use oxydra::provider::{
+    ANTHROPIC_BASE_URL, ANTHROPIC_MIN_THINKING_BUDGET, GEMINI_BASE_URL, OLLAMA_BASE_URL,
+    OPENAI_BASE_URL,
+};
 
 use super::mask::Secret;
 use super::merge::{EffectiveProvider, EnvLookup};
@@ -116,6 +119,7 @@ pub(super) fn merge_provider(
         .or_else(|| section.model.clone())
         .unwrap_or_else(|| default_model.to_owned());
     let (api, reasoning_effort) = openai_settings(file, flags, kind)?;
+    let thinking_budget = thinking_budget(file, flags, kind)?;
     Ok(EffectiveProvider {
         kind,
         base_url: base_url.unwrap_or_else(|| default_url.to_owned()),
@@ -125,6 +129,53 @@ pub(super) fn merge_provider(
         max_response_bytes: section.max_response_bytes,
         api,
         reasoning_effort,
+        thinking_budget,
+    })
+}
+
+/// `--thinking-budget`, else `[provider] thinking_budget`, checked against what the
+/// provider accepts: never 0, at least 1024 for Anthropic, and not for OpenAI (whose
+/// models take `--reasoning-effort` instead). The error names the flag or the key.
+fn thinking_budget(
+    file: &LoadedFile,
+    flags: &RunOptions,
+    kind: ProviderKind,
+) -> Result<Option<u32>, CliError> {
+    let Some(budget) = flags
+        .thinking_budget
+        .or(file.config.provider.thinking_budget)
+    else {
+        return Ok(None);
+    };
+    let problem = if budget == 0 {
+        Some("expected a number of tokens above 0, found 0".to_owned())
+    } else if kind == ProviderKind::Openai {
+        Some(
+            "a thinking budget applies to Anthropic and Gemini; OpenAI models take a \
+             reasoning effort instead"
+                .to_owned(),
+        )
+    } else if kind == ProviderKind::Anthropic && budget < ANTHROPIC_MIN_THINKING_BUDGET {
+        Some(format!(
+            "Anthropic needs at least {ANTHROPIC_MIN_THINKING_BUDGET} tokens, found {budget}"
+        ))
+    } else {
+        None
+    };
+    let Some(message) = problem else {
+        return Ok(Some(budget));
+    };
+    Err(match &file.path {
+        Some(path) if flags.thinking_budget.is_none() => CliError::ConfigInvalid {
+            path: path.clone(),
+            key: "provider.thinking_budget".to_owned(),
+            message: format!("invalid value for provider.thinking_budget: {message}"),
+            line: None,
+        },
+        _ => CliError::Flag {
+            flag: "--thinking-budget",
+            message,
+        },
     })
 }
 

@@ -1,5 +1,6 @@
 //! The Anthropic Messages client.
 
+mod request;
 mod stream;
 mod wire;
 
@@ -12,8 +13,8 @@ use crate::provider::{Provider, ProviderCapabilities, ProviderStream};
 use crate::request::{ProviderRequest, ProviderResponse};
 use crate::transport::{complete_call, stream_call};
 
+pub use request::{ANTHROPIC_MIN_THINKING_BUDGET, DEFAULT_MAX_TOKENS};
 pub use stream::AnthropicStreamDecoder;
-pub use wire::DEFAULT_MAX_TOKENS;
 
 /// Anthropic's API root.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -28,6 +29,16 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// tool results to `tool_result` blocks (consecutive results in one user message);
 /// sends `max_tokens` = [`DEFAULT_MAX_TOKENS`] when the request names none.
 /// A `base_url` ending in `/v1` is accepted too.
+///
+/// With [`ProviderConfig::thinking_budget`] set (at least [`ANTHROPIC_MIN_THINKING_BUDGET`]),
+/// extended thinking is on: `thinking` and `redacted_thinking` blocks come back as
+/// the message's [`ReasoningPart`](oxydra_types::ReasoningPart)s (thinking text also
+/// streams as reasoning deltas) and are sent back unchanged, first in that assistant
+/// message, on every later request. Prompt caching is always on: the last tool, the
+/// system prompt and the newest message carry `cache_control: ephemeral`, so each
+/// request reads the previous one's prefix from the cache; usage reports the whole
+/// prompt in `input_tokens`, cache reads in `cached_tokens` and cache writes in
+/// `cache_write_tokens`.
 #[derive(Debug, Clone)]
 pub struct AnthropicProvider {
     config: ProviderConfig,
@@ -111,7 +122,7 @@ impl Provider for AnthropicProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderResponse, ProviderError> {
-        let body = wire::request_body(request, false);
+        let body = request::request_body(request, false, self.config.thinking_budget)?;
         complete_call(
             self.name(),
             &request.model,
@@ -128,7 +139,7 @@ impl Provider for AnthropicProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderStream, ProviderError> {
-        let body = wire::request_body(request, true);
+        let body = request::request_body(request, true, self.config.thinking_budget)?;
         stream_call(
             self.name(),
             &request.model,

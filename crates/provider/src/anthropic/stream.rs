@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 
-use oxydra_types::{CallId, FinishReason, StreamItem, ToolCallDelta};
+use oxydra_types::{CallId, FinishReason, ReasoningPart, StreamItem, ToolCallDelta};
 use serde::Deserialize;
 
 use super::wire::{WireUsage, finish_reason};
@@ -47,6 +47,12 @@ struct ContentBlock<'a> {
     id: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    data: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -58,6 +64,10 @@ struct Delta<'a> {
     #[serde(default, borrow)]
     partial_json: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
     stop_reason: Option<Cow<'a, str>>,
 }
 
@@ -65,11 +75,18 @@ struct Delta<'a> {
 ///
 /// `tool_use` blocks become tool-call deltas numbered in order of appearance (0, 1, …),
 /// whatever their content-block index; `input_json_delta` fragments are handed on
-/// raw. Usage from `message_start` and `message_delta` is merged and yielded, with
-/// the finish reason, at `message_stop`. An `error` event fails the stream.
+/// raw. A `thinking` block's `thinking_delta`s are handed on as reasoning text as they
+/// come; at its `content_block_stop` the whole block (text and `signature_delta`) is
+/// yielded as a [`ReasoningPart::Thinking`], and a `redacted_thinking` block (its
+/// `data` arrives whole in `content_block_start`) as a
+/// [`ReasoningPart::RedactedThinking`]. Usage from `message_start` and
+/// `message_delta` is merged and yielded, with the finish reason, at `message_stop`.
+/// An `error` event fails the stream.
 #[derive(Debug, Default)]
 pub struct AnthropicStreamDecoder {
     tool_index: HashMap<u32, u32>,
+    /// Reasoning blocks still open, by content-block index.
+    reasoning: HashMap<u32, ReasoningPart>,
     usage: WireUsage,
     stop_reason: Option<FinishReason>,
     done: bool,
@@ -121,7 +138,29 @@ impl AnthropicStreamDecoder {
                             arguments: String::new(),
                         }));
                     }
-                    _ => {} // thinking, server tools: not part of our message
+                    "thinking" => {
+                        let text = block.thinking.map(Cow::into_owned).unwrap_or_default();
+                        if !text.is_empty() {
+                            out.push_back(StreamItem::Reasoning(text.clone()));
+                        }
+                        let signature = block.signature.map(Cow::into_owned).unwrap_or_default();
+                        self.reasoning.insert(
+                            event.index.unwrap_or(0),
+                            ReasoningPart::Thinking { text, signature },
+                        );
+                    }
+                    "redacted_thinking" => {
+                        let Some(blob) = block.data else {
+                            return Err(missing("redacted_thinking block without data", data));
+                        };
+                        self.reasoning.insert(
+                            event.index.unwrap_or(0),
+                            ReasoningPart::RedactedThinking {
+                                data: blob.into_owned(),
+                            },
+                        );
+                    }
+                    _ => {} // server tools: not part of our message
                 }
             }
             "content_block_delta" => {
@@ -149,7 +188,32 @@ impl AnthropicStreamDecoder {
                             arguments: delta.partial_json.map(Cow::into_owned).unwrap_or_default(),
                         }));
                     }
-                    _ => {} // thinking, signature, citations
+                    Some(kind @ ("thinking_delta" | "signature_delta")) => {
+                        let block_index = event.index.unwrap_or(0);
+                        let Some(ReasoningPart::Thinking { text, signature }) =
+                            self.reasoning.get_mut(&block_index)
+                        else {
+                            return Err(missing(
+                                "a thinking delta for a block that is not a thinking block",
+                                data,
+                            ));
+                        };
+                        if kind == "thinking_delta" {
+                            let piece = delta.thinking.unwrap_or_default();
+                            if !piece.is_empty() {
+                                text.push_str(&piece);
+                                out.push_back(StreamItem::Reasoning(piece.into_owned()));
+                            }
+                        } else {
+                            signature.push_str(&delta.signature.unwrap_or_default());
+                        }
+                    }
+                    _ => {} // citations and delta types added later
+                }
+            }
+            "content_block_stop" => {
+                if let Some(part) = self.reasoning.remove(&event.index.unwrap_or(0)) {
+                    out.push_back(StreamItem::ReasoningPart(part));
                 }
             }
             "message_delta" => {
@@ -162,6 +226,13 @@ impl AnthropicStreamDecoder {
             }
             "message_stop" => {
                 self.done = true;
+                // A block the server never closed is still the model's: keep it, in order.
+                let mut open: Vec<(u32, ReasoningPart)> = self.reasoning.drain().collect();
+                open.sort_by_key(|(index, _)| *index);
+                out.extend(
+                    open.into_iter()
+                        .map(|(_, part)| StreamItem::ReasoningPart(part)),
+                );
                 out.push_back(StreamItem::Usage(self.usage.to_usage()));
                 let reason = self
                     .stop_reason
@@ -176,7 +247,7 @@ impl AnthropicStreamDecoder {
             "error" => {
                 return Err(classify(None, None, &event.error.unwrap_or_default()));
             }
-            _ => {} // ping, content_block_stop and event types added later
+            _ => {} // ping and event types added later
         }
         Ok(())
     }
@@ -235,5 +306,80 @@ mod tests {
             )
             .unwrap_err();
         assert!(matches!(error, ProviderError::Decode { .. }));
+    }
+
+    fn decode_all(events: &[&str]) -> Result<Vec<StreamItem>, ProviderError> {
+        let mut decoder = AnthropicStreamDecoder::new();
+        let mut out = VecDeque::new();
+        for event in events {
+            decoder.decode_data(event, &mut out)?;
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    #[test]
+    fn thinking_block_becomes_deltas_then_one_part() {
+        let items = decode_all(&[
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"a"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"b"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"S1"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"S2"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+        ])
+        .unwrap();
+        assert_eq!(
+            items,
+            vec![
+                StreamItem::Reasoning("a".into()),
+                StreamItem::Reasoning("b".into()),
+                StreamItem::ReasoningPart(ReasoningPart::Thinking {
+                    text: "ab".into(),
+                    signature: "S1S2".into()
+                }),
+            ]
+        );
+    }
+
+    #[test]
+    fn hostile_thinking_events_are_decode_errors_not_panics() {
+        for events in [
+            vec![
+                r#"{"type":"content_block_delta","index":5,"delta":{"type":"signature_delta","signature":"x"}}"#,
+            ],
+            vec![
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"D"}}"#,
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"x"}}"#,
+            ],
+            vec![
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking"}}"#,
+            ],
+        ] {
+            assert!(matches!(
+                decode_all(&events),
+                Err(ProviderError::Decode { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn an_unclosed_reasoning_block_is_kept_at_message_stop() {
+        let items = decode_all(&[
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"B"}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"A"}}"#,
+            r#"{"type":"message_stop"}"#,
+        ])
+        .unwrap();
+        let parts: Vec<_> = items
+            .iter()
+            .filter_map(|item| match item {
+                StreamItem::ReasoningPart(ReasoningPart::RedactedThinking { data }) => {
+                    Some(data.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(parts, ["A", "B"]);
     }
 }

@@ -201,23 +201,41 @@ pub(crate) struct WireUsage {
     completion_tokens: u64,
     #[serde(default)]
     prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionDetails>,
 }
 
+/// `usage.prompt_tokens_details`: the parts of the prompt read from and written to
+/// the cache.
 #[derive(Debug, Default, Deserialize)]
 struct PromptDetails {
     #[serde(default)]
     cached_tokens: Option<u64>,
+    #[serde(default)]
+    cache_write_tokens: Option<u64>,
+}
+
+/// `usage.completion_tokens_details`: the part of the output spent reasoning.
+#[derive(Debug, Default, Deserialize)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
 }
 
 impl WireUsage {
-    /// Our [`Usage`].
+    /// Our [`Usage`]: `prompt_tokens` already counts cached and written tokens.
     pub(crate) fn to_usage(&self) -> Usage {
-        let cached = self
-            .prompt_tokens_details
+        let prompt = self.prompt_tokens_details.as_ref();
+        let cached = prompt.and_then(|d| d.cached_tokens).unwrap_or(0);
+        let written = prompt.and_then(|d| d.cache_write_tokens).unwrap_or(0);
+        let reasoning = self
+            .completion_tokens_details
             .as_ref()
-            .and_then(|d| d.cached_tokens)
+            .and_then(|d| d.reasoning_tokens)
             .unwrap_or(0);
         Usage::new(self.prompt_tokens, self.completion_tokens, cached)
+            .with_cache_write_tokens(written)
+            .with_reasoning_tokens(reasoning)
     }
 }
 
@@ -334,6 +352,16 @@ mod tests {
         let response = parse_completion(body).unwrap();
         assert_eq!(response.finish_reason, FinishReason::ToolCalls);
         assert_eq!(response.usage, Usage::new(12, 7, 4));
+        let detailed = br#"{"choices":[{"message":{"content":"x"},"finish_reason":"stop"}],
+            "usage":{"prompt_tokens":20,"completion_tokens":9,
+            "prompt_tokens_details":{"cached_tokens":null,"cache_write_tokens":15},
+            "completion_tokens_details":{"reasoning_tokens":6}}}"#;
+        assert_eq!(
+            parse_completion(detailed).unwrap().usage,
+            Usage::new(20, 9, 0)
+                .with_cache_write_tokens(15)
+                .with_reasoning_tokens(6)
+        );
         assert_eq!(response.message.content, None);
         assert_eq!(response.message.tool_calls[1].arguments, "{bad");
     }
