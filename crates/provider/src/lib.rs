@@ -48,6 +48,7 @@ mod anthropic;
 mod config;
 mod error;
 mod fallback;
+mod from_env;
 mod http_error;
 mod openai;
 mod pricing;
@@ -70,6 +71,7 @@ pub use anthropic::{
 };
 pub use config::{DEFAULT_MAX_RESPONSE_BYTES, ProviderConfig};
 pub use error::ProviderError;
+pub use from_env::{PROVIDER_KINDS, from_env, from_env_with};
 pub use openai::{OPENAI_BASE_URL, OpenAiProvider, OpenAiStreamDecoder};
 pub use pricing::{ModelPrice, PricingTable, cost};
 pub use provider::{Provider, ProviderCapabilities, ProviderStream};
