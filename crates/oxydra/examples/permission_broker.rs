@@ -25,7 +25,8 @@ struct AllowList(&'static [&'static str]);
 #[async_trait]
 impl PermissionBroker for AllowList {
     async fn request(&self, request: PermissionRequest) -> PermissionDecision {
-        let command = request.arguments["command"].as_str().unwrap_or_default();
+        let command = request.arguments.get("command");
+        let command = command.and_then(|c| c.as_str()).unwrap_or_default();
         let program = command.split_whitespace().next().unwrap_or_default();
         if self.0.contains(&program) {
             eprintln!("approved: {command}");
