@@ -54,6 +54,33 @@
 //! let _cancel = oxydra::CancellationToken::new();
 //! ```
 //!
+//! Shorter: `#[tool]` writes the `TypedTool` from an `async fn` (its doc comment is
+//! the description, its parameters the schema), and the builder takes a provider from
+//! the environment:
+//!
+//! ```no_run
+//! use oxydra::{runtime::AgentRuntime, tool};
+//!
+//! /// Tells the weather in a city.
+//! #[tool(read_only)]
+//! async fn weather(
+//!     /// The city.
+//!     city: String,
+//! ) -> Result<String, std::fmt::Error> {
+//!     Ok(format!("Sunny in {city}"))
+//! }
+//!
+//! # async fn hello() -> Result<(), Box<dyn std::error::Error>> {
+//! let agent = AgentRuntime::builder()
+//!     .provider_from_env("openai", "gpt-4o-mini") // OPENAI_API_KEY, OPENAI_BASE_URL
+//!     .tool(Weather)
+//!     .build()?;
+//! println!("{}", agent.run("Weather in Paris?").await?.final_text);
+//! # Ok(())
+//! # }
+//! assert_eq!(oxydra::tools::Tool::schema(&Weather).parameters["required"][0], "city");
+//! ```
+//!
 //! A complete agent: an OpenAI-compatible provider with retries, the built-in tools
 //! confined to a workspace, SQLite memory for sessions and retrieval, and budgets.
 //! The session id can be passed to a later run (or another process) to continue.
