@@ -179,6 +179,11 @@ pub struct RunArgs {
     /// Print the effective configuration (TOML, secrets masked) and exit.
     #[arg(long)]
     pub print_config: bool,
+    /// A JSON Schema file the final answer must satisfy: the model answers through a
+    /// `final_answer` tool, invalid answers go back to it, and the `final` event
+    /// carries the value as `output`.
+    #[arg(long, value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
     /// The task (`-`, or none with stdin not a terminal, reads it from stdin).
     #[arg(required_unless_present = "print_config")]
     pub prompt: Option<String>,

@@ -170,6 +170,14 @@ pub enum CliError {
         /// Where it came from: `--addr`, `serve.addr`, or the default.
         origin: String,
     },
+    /// The `--output-schema` file is unreadable, not JSON, or not a JSON Schema.
+    #[error("{}: not a usable output schema (given with --output-schema): {message}", path.display())]
+    OutputSchema {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The coordinator failed.
     #[error("coordinator: {0}")]
     Coordinator(String),
@@ -220,6 +228,7 @@ impl CliError {
             | Self::Flag { .. }
             | Self::Env { .. }
             | Self::Unauthenticated { .. }
+            | Self::OutputSchema { .. }
             | Self::Setup(_) => "config",
         }
     }
@@ -240,6 +249,7 @@ impl CliError {
             | Self::Mcp(_)
             | Self::Bind { .. }
             | Self::Unauthenticated { .. }
+            | Self::OutputSchema { .. }
             | Self::Setup(_) => Exit::Usage,
             Self::Coordinator(_) => Exit::Runtime,
             Self::ReadFile { .. } | Self::Io { .. } | Self::Stdio { .. } | Self::Memory { .. } => {

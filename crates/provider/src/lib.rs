@@ -51,6 +51,7 @@ mod config;
 mod error;
 mod fallback;
 mod gemini;
+mod from_env;
 mod http_error;
 pub mod ndjson;
 mod ollama;
@@ -76,6 +77,7 @@ pub use anthropic::{
 };
 pub use config::{DEFAULT_MAX_RESPONSE_BYTES, ProviderConfig};
 pub use error::ProviderError;
+pub use from_env::{PROVIDER_KINDS, from_env, from_env_with};
 pub use gemini::{GEMINI_BASE_URL, GeminiProvider, GeminiStreamDecoder};
 pub use ollama::{OLLAMA_BASE_URL, OllamaProvider, OllamaStreamDecoder};
 pub use openai::{OPENAI_BASE_URL, OpenAiProvider, OpenAiStreamDecoder};

@@ -8,9 +8,9 @@ use oxydra_executor::{
     NoopEventSink, PermissionBroker, ToolExecutor, ToolExecutorConfig, ToolRule,
 };
 use oxydra_memory::{Memory, MemoryRetrieval};
-use oxydra_provider::{PricingTable, Provider, ReliableProvider, RetryPolicy};
+use oxydra_provider::{PricingTable, Provider, ProviderError, ReliableProvider, RetryPolicy};
 use oxydra_scrubbing::Scrubber;
-use oxydra_tools::ToolRegistry;
+use oxydra_tools::Tool;
 
 use crate::context::{ContextBudget, FixedTokens};
 use crate::error::RuntimeError;
@@ -19,6 +19,7 @@ use crate::limits::RuntimeLimits;
 use crate::runtime::{AgentRuntime, RetrievalScope, RuntimeInner};
 use crate::session_lease::LeaseSettings;
 use crate::session_store::SessionStore;
+use crate::tool_set::{IntoToolSet, ToolSet, gather};
 
 /// The shortest session lease time to live: renewing takes a database write, so a
 /// shorter one would lapse under a loaded machine while its run is alive.
@@ -49,9 +50,11 @@ enum Retries {
 #[must_use]
 pub struct AgentRuntimeBuilder {
     provider: Option<Arc<dyn Provider>>,
+    /// Why [`provider_from_env`](Self::provider_from_env) found no provider.
+    provider_error: Option<ProviderError>,
     retries: Retries,
     model: Option<String>,
-    tools: Option<Arc<ToolRegistry>>,
+    tools: Vec<ToolSet>,
     rules: Vec<ToolRule>,
     executor_config: Option<ToolExecutorConfig>,
     permission_broker: Option<Arc<dyn PermissionBroker>>,
@@ -81,7 +84,27 @@ impl AgentRuntimeBuilder {
     /// [`without_retries`](Self::without_retries) says otherwise.
     pub fn provider(mut self, provider: Arc<dyn Provider>) -> Self {
         self.provider = Some(provider);
+        self.provider_error = None;
         self
+    }
+
+    /// The provider of kind `kind` (`openai`, `anthropic`, see
+    /// [`PROVIDER_KINDS`](oxydra_provider::PROVIDER_KINDS)) configured from the
+    /// environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, …), and the model to ask: the
+    /// one-call form of [`provider`](Self::provider) and [`model`](Self::model). A
+    /// missing key or an unknown kind is reported by [`build`](Self::build).
+    pub fn provider_from_env(mut self, kind: &str, model: impl Into<String>) -> Self {
+        match oxydra_provider::from_env(kind) {
+            Ok(provider) => {
+                self.provider = Some(provider);
+                self.provider_error = None;
+            }
+            Err(error) => {
+                self.provider = None;
+                self.provider_error = Some(error);
+            }
+        }
+        self.model(model)
     }
 
     /// Retries under `policy` instead of the default one.
@@ -104,9 +127,18 @@ impl AgentRuntimeBuilder {
         self
     }
 
-    /// The tools the model may call.
-    pub fn tools(mut self, tools: impl Into<Arc<ToolRegistry>>) -> Self {
-        self.tools = Some(tools.into());
+    /// Adds tools the model may call: a [`ToolRegistry`](oxydra_tools::ToolRegistry),
+    /// a `Vec<Arc<dyn Tool>>` or a tuple of tools (`.tools((Weather, Search))`).
+    /// Everything given to `tools` and [`tool`](Self::tool) is gathered; two tools of
+    /// one name make [`build`](Self::build) fail.
+    pub fn tools(mut self, tools: impl IntoToolSet) -> Self {
+        self.tools.push(tools.into_tool_set());
+        self
+    }
+
+    /// Adds one tool the model may call (e.g. one made by `#[tool]`).
+    pub fn tool(mut self, tool: impl Tool + 'static) -> Self {
+        self.tools.push(ToolSet::List(vec![Arc::new(tool)]));
         self
     }
 
@@ -216,8 +248,13 @@ impl AgentRuntimeBuilder {
     ///
     /// # Errors
     /// [`RuntimeError::Config`] when the provider or the model is missing, the limits
-    /// are invalid, or the tool schemas cannot be serialised.
+    /// are invalid, two tools share a name, or the tool schemas cannot be serialised;
+    /// [`RuntimeError::Provider`] when [`provider_from_env`](Self::provider_from_env)
+    /// found no provider.
     pub fn build(self) -> Result<AgentRuntime, RuntimeError> {
+        if let Some(error) = self.provider_error {
+            return Err(RuntimeError::Provider(error));
+        }
         let provider = self
             .provider
             .ok_or_else(|| RuntimeError::Config("a provider is required".into()))?;
@@ -235,7 +272,7 @@ impl AgentRuntimeBuilder {
                 self.lease.ttl.as_millis()
             )));
         }
-        let tools = self.tools.unwrap_or_default();
+        let tools = gather(self.tools)?;
         let tool_schemas = tools.schemas();
         let schema_json = serde_json::to_string(&tool_schemas)
             .map_err(|error| RuntimeError::Config(format!("tool schemas: {error}")))?;

@@ -65,12 +65,23 @@ pub fn scrub_event(scrubber: &Scrubber, event: RuntimeEvent) -> RuntimeEvent {
             turns,
             usage,
             cost,
+            output,
         } => RuntimeEvent::Final {
             session_id,
             text: scrub_string(scrubber, text),
             turns,
             usage,
             cost,
+            output: output.map(|value| scrub_value(scrubber, value)),
+        },
+        RuntimeEvent::SubAgent {
+            call_id,
+            agent,
+            event,
+        } => RuntimeEvent::SubAgent {
+            call_id,
+            agent,
+            event: Box::new(scrub_event(scrubber, *event)),
         },
         RuntimeEvent::Error { kind, message } => RuntimeEvent::Error {
             kind,
@@ -83,6 +94,26 @@ pub fn scrub_event(scrubber: &Scrubber, event: RuntimeEvent) -> RuntimeEvent {
 /// logs (`error = %log_safe(&error)`), which can quote a provider's or tool's answer.
 pub(crate) fn log_safe(value: &impl std::fmt::Display) -> String {
     scrub_string(&Scrubber::new(), value.to_string())
+}
+
+/// `value` with every string in it (keys left as they are) scrubbed.
+fn scrub_value(scrubber: &Scrubber, value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => Value::String(scrub_string(scrubber, text)),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|item| scrub_value(scrubber, item))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(key, item)| (key, scrub_value(scrubber, item)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// `text` scrubbed; the same allocation when it holds no secret.
@@ -124,12 +155,26 @@ mod tests {
                 message: leak.clone(),
             },
             RuntimeEvent::TextDelta { text: leak.clone() },
+            RuntimeEvent::SubAgent {
+                call_id: CallId::from("call_1"),
+                agent: "researcher".into(),
+                event: Box::new(RuntimeEvent::TextDelta { text: leak.clone() }),
+            },
             RuntimeEvent::Final {
                 session_id: SessionId::from("ses_1"),
                 text: leak.clone(),
                 turns: 1,
                 usage: Usage::default(),
                 cost: 0.0,
+                output: None,
+            },
+            RuntimeEvent::Final {
+                session_id: SessionId::from("ses_1"),
+                text: "{}".into(),
+                turns: 1,
+                usage: Usage::default(),
+                cost: 0.0,
+                output: Some(serde_json::json!({"items": [{"note": leak.clone()}]})),
             },
             RuntimeEvent::Progress(RuntimeProgressEvent::new(
                 RuntimeProgressKind::ToolExecution {

@@ -38,6 +38,7 @@
 //! # });
 //! ```
 
+mod agent_tool;
 mod builder;
 mod call_ids;
 mod context;
@@ -50,12 +51,15 @@ mod runtime;
 mod session_lease;
 mod session_state;
 mod session_store;
+mod structured_output;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tool_dispatch;
+mod tool_set;
 mod turn_loop;
 mod turn_state;
 
+pub use agent_tool::AgentTool;
 pub use builder::{AgentRuntimeBuilder, DEFAULT_RETRIEVAL_TOP_K};
 pub use error::RuntimeError;
 pub use event_scrub::scrub_event;
@@ -63,6 +67,8 @@ pub use events::{CollectingEventSink, EventSink, NoopEventSink, RuntimeEventStre
 pub use limits::RuntimeLimits;
 pub use runtime::{AgentRuntime, RetrievalScope, SessionOutcome};
 pub use session_lease::DEFAULT_SESSION_WAIT;
+pub use structured_output::{FINAL_ANSWER_TOOL, OutputSchema};
 /// The cancellation token every run takes (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;
+pub use tool_set::{IntoToolSet, ToolSet};
 pub use turn_state::{TurnState, TurnTracker};

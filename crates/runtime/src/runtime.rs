@@ -8,6 +8,8 @@ use oxydra_memory::SearchScope;
 use oxydra_provider::{PricingTable, Provider};
 use oxydra_scrubbing::Scrubber;
 use oxydra_types::{Message, RuntimeEvent, SessionId, ToolSchema, Usage};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -18,6 +20,7 @@ use crate::error::RuntimeError;
 use crate::events::{EventSink, RunEvents, RuntimeEventStream};
 use crate::limits::RuntimeLimits;
 use crate::session_store::SessionStore;
+use crate::structured_output::OutputSchema;
 use crate::turn_loop;
 
 /// Where retrieval searches for snippets.
@@ -53,6 +56,9 @@ pub struct SessionOutcome {
     pub usage: Usage,
     /// Cost of this run in US dollars.
     pub cost: f64,
+    /// The structured answer, when the run was given an [`OutputSchema`] (it passed
+    /// the schema; `final_text` is its JSON text).
+    pub output: Option<serde_json::Value>,
 }
 
 pub(crate) struct RuntimeInner {
@@ -116,6 +122,89 @@ impl AgentRuntime {
         &self.inner.executor
     }
 
+    /// Runs `prompt` in a new session with a cancellation token of its own: the
+    /// shortest way to ask the agent something. The outcome's `session_id` continues
+    /// the conversation with [`run_session`](Self::run_session).
+    ///
+    /// # Errors
+    /// As [`run_session`](Self::run_session).
+    pub async fn run(&self, prompt: impl Into<String>) -> Result<SessionOutcome, RuntimeError> {
+        self.run_session(&SessionId::generate(), prompt, &CancellationToken::new())
+            .await
+    }
+
+    /// Runs `prompt` in a new session and returns the answer as a `T`: the model must
+    /// answer through a `final_answer` tool whose parameters are `T`'s JSON Schema; an
+    /// answer that does not validate (or deserialize) goes back to the model with the
+    /// errors, for another turn within the budget.
+    ///
+    /// # Errors
+    /// As [`run_session`](Self::run_session); [`RuntimeError::BudgetExceeded`] when no
+    /// valid answer came within `max_turns`.
+    pub async fn run_typed<T>(&self, prompt: impl Into<String>) -> Result<T, RuntimeError>
+    where
+        T: DeserializeOwned + JsonSchema + 'static,
+    {
+        let (value, _) = self
+            .run_session_typed(&SessionId::generate(), prompt, &CancellationToken::new())
+            .await?;
+        Ok(value)
+    }
+
+    /// [`run_typed`](Self::run_typed) in session `session_id`, under `cancel`; also
+    /// returns the outcome (session, turns, usage, cost).
+    ///
+    /// # Errors
+    /// As [`run_typed`](Self::run_typed).
+    pub async fn run_session_typed<T>(
+        &self,
+        session_id: &SessionId,
+        prompt: impl Into<String>,
+        cancel: &CancellationToken,
+    ) -> Result<(T, SessionOutcome), RuntimeError>
+    where
+        T: DeserializeOwned + JsonSchema + 'static,
+    {
+        let output = OutputSchema::of::<T>()?;
+        let outcome = self
+            .run_session_structured(session_id, prompt, cancel, &output)
+            .await?;
+        let value = outcome.output.clone().unwrap_or_default();
+        let value = T::deserialize(value).map_err(|error| {
+            RuntimeError::Config(format!("the checked answer does not deserialize: {error}"))
+        })?;
+        Ok((value, outcome))
+    }
+
+    /// [`run_session`](Self::run_session) whose final answer must satisfy `output`;
+    /// the outcome's `output` holds it (and the `final` event's).
+    ///
+    /// # Errors
+    /// As [`run_typed`](Self::run_typed).
+    pub async fn run_session_structured(
+        &self,
+        session_id: &SessionId,
+        user_message: impl Into<String>,
+        cancel: &CancellationToken,
+        output: &OutputSchema,
+    ) -> Result<SessionOutcome, RuntimeError> {
+        let events = RunEvents::new(
+            self.inner.scrubber.clone(),
+            self.inner.event_sink.clone(),
+            None,
+            None,
+            self.inner.limits.max_turns,
+        );
+        self.run_with(
+            session_id,
+            user_message.into(),
+            cancel,
+            events,
+            Some(output),
+        )
+        .await
+    }
+
     /// Sends `user_message` in session `session_id` (continuing it if it exists) and
     /// runs the turn loop until the model answers without tool calls.
     ///
@@ -146,7 +235,7 @@ impl AgentRuntime {
             None,
             self.inner.limits.max_turns,
         );
-        self.run_with(session_id, user_message.into(), cancel, events)
+        self.run_with(session_id, user_message.into(), cancel, events, None)
             .await
     }
 
@@ -165,7 +254,7 @@ impl AgentRuntime {
             None,
             self.inner.limits.max_turns,
         );
-        self.run_with(session_id, user_message.into(), cancel, events)
+        self.run_with(session_id, user_message.into(), cancel, events, None)
             .await
     }
 
@@ -183,6 +272,24 @@ impl AgentRuntime {
         RuntimeEventStream,
         JoinHandle<Result<SessionOutcome, RuntimeError>>,
     ) {
+        self.run_session_stream_with(session_id, user_message, cancel, None)
+    }
+
+    /// [`run_session_stream`](Self::run_session_stream) whose final answer, when
+    /// `output` is given, must satisfy it (see
+    /// [`run_session_structured`](Self::run_session_structured)).
+    ///
+    /// Must be called within a tokio runtime.
+    pub fn run_session_stream_with(
+        &self,
+        session_id: SessionId,
+        user_message: impl Into<String>,
+        cancel: CancellationToken,
+        output: Option<OutputSchema>,
+    ) -> (
+        RuntimeEventStream,
+        JoinHandle<Result<SessionOutcome, RuntimeError>>,
+    ) {
         let (sender, receiver) = mpsc::unbounded_channel();
         let events = RunEvents::new(
             self.inner.scrubber.clone(),
@@ -195,7 +302,7 @@ impl AgentRuntime {
         let user_message = user_message.into();
         let handle = tokio::spawn(async move {
             runtime
-                .run_with(&session_id, user_message, &cancel, events)
+                .run_with(&session_id, user_message, &cancel, events, output.as_ref())
                 .await
         });
         (RuntimeEventStream::new(receiver), handle)
@@ -207,8 +314,17 @@ impl AgentRuntime {
         user_message: String,
         cancel: &CancellationToken,
         events: RunEvents,
+        output: Option<&OutputSchema>,
     ) -> Result<SessionOutcome, RuntimeError> {
-        let result = turn_loop::run(&self.inner, session_id, user_message, cancel, &events).await;
+        let result = turn_loop::run(
+            &self.inner,
+            session_id,
+            user_message,
+            cancel,
+            &events,
+            output,
+        )
+        .await;
         match &result {
             Ok(outcome) => events.emit(RuntimeEvent::Final {
                 session_id: outcome.session_id.clone(),
@@ -216,6 +332,7 @@ impl AgentRuntime {
                 turns: outcome.turns,
                 usage: outcome.usage,
                 cost: outcome.cost,
+                output: outcome.output.clone(),
             }),
             Err(error) => events.emit(RuntimeEvent::Error {
                 kind: error.kind().to_owned(),

@@ -24,6 +24,7 @@ use crate::events::{EventSink, RunEvents};
 use crate::provider_call::{self, ProviderCall};
 use crate::runtime::{RuntimeInner, SessionOutcome};
 use crate::session_state::SessionState;
+use crate::structured_output::{FINAL_ANSWER_TOOL, OutputSchema};
 use crate::tool_dispatch::{BatchKind, Dispatch};
 use crate::turn_state::{TurnState, TurnTracker};
 
@@ -37,6 +38,7 @@ pub(crate) async fn run(
     user_message: String,
     cancel: &CancellationToken,
     events: &RunEvents,
+    output: Option<&OutputSchema>,
 ) -> Result<SessionOutcome, RuntimeError> {
     let span = tracing::info_span!("session", session_id = %session_id, model = %inner.model);
     async {
@@ -53,6 +55,8 @@ pub(crate) async fn run(
             process: inner.executor.new_process_state(),
             session_run: SessionRunId::next(),
             summary_failed: false,
+            output,
+            answer: None,
         };
         let result = run.start(&mut state, user_message).await;
         inner.executor.complete_session_run(run.session_run);
@@ -82,6 +86,10 @@ struct Run<'a> {
     session_run: SessionRunId,
     /// A summarisation failed in this run; truncation alone keeps the prompt in budget.
     summary_failed: bool,
+    /// The schema the final answer must satisfy, when the caller asked for one.
+    output: Option<&'a OutputSchema>,
+    /// The structured answer, once one passed.
+    answer: Option<serde_json::Value>,
 }
 
 impl<'a> Run<'a> {
@@ -135,9 +143,13 @@ impl<'a> Run<'a> {
     /// What the session's context window needs for this run.
     fn window_settings(&self, snippets: Option<Message>) -> WindowSettings {
         let inner = self.inner;
+        let mut tools = inner.tool_schemas.clone();
+        if let Some(output) = self.output {
+            tools.push(output.tool_schema());
+        }
         WindowSettings {
             model: inner.model.clone(),
-            tools: inner.tool_schemas.clone(),
+            tools,
             schema_tokens: inner.schema_tokens.clone(),
             max_output_tokens: inner.limits.max_output_tokens,
             system_prompt: inner.system_prompt.clone(),
@@ -282,6 +294,7 @@ impl<'a> Run<'a> {
                     turns: self.turn,
                     usage: self.usage,
                     cost: self.cost,
+                    output: self.answer.take(),
                 });
             }
         }
@@ -303,6 +316,11 @@ impl<'a> Run<'a> {
         let (text, calls) = self
             .persist_assistant(state, call.response.message, span)
             .await?;
+        if let Some(output) = self.output {
+            return self
+                .structured_turn(state, span, usage, text, &calls, output)
+                .await;
+        }
         if calls.is_empty() {
             if finish == FinishReason::Length {
                 tracing::warn!("the output-token limit cut the answer off");
@@ -316,6 +334,107 @@ impl<'a> Run<'a> {
         }
         self.events.turn_completed(self.turn, usage);
         Ok(Step::Continue)
+    }
+
+    /// A turn of a run that must end in a structured answer: `final_answer` calls are
+    /// checked here (the other calls run as usual, results stored in request order);
+    /// the first that passes ends the run, failures go back to the model. A text
+    /// answer counts when it is valid JSON of the schema, and is sent back otherwise.
+    async fn structured_turn(
+        &mut self,
+        state: &mut SessionState,
+        span: &Span,
+        usage: Usage,
+        text: String,
+        calls: &[ToolCall],
+        output: &OutputSchema,
+    ) -> Result<Step, RuntimeError> {
+        let inner: &'a RuntimeInner = self.inner;
+        if calls.is_empty() {
+            return match output.check_text(&text) {
+                Ok(value) => self.yield_structured(state, span, usage, value).await,
+                Err(problem) => {
+                    inner
+                        .sessions
+                        .append(self.session_id, state, OutputSchema::nudge(&problem))
+                        .await?;
+                    self.events.turn_completed(self.turn, usage);
+                    Ok(Step::Continue)
+                }
+            };
+        }
+        let others: Vec<ToolCall> = calls
+            .iter()
+            .filter(|call| call.name != FINAL_ANSWER_TOOL)
+            .cloned()
+            .collect();
+        let mut other_results = Vec::new().into_iter();
+        let mut ended = None;
+        if !others.is_empty() {
+            self.enter(span, TurnState::ToolExecution);
+            self.events.progress(
+                RuntimeProgressKind::ToolExecution {
+                    tool_names: others.iter().map(|call| call.name.clone()).collect(),
+                },
+                self.turn,
+            );
+            let (_, outcome) = self
+                .dispatch()
+                .run(BatchKind::Calls, &others, &mut self.process)
+                .await;
+            other_results = outcome.results.into_iter();
+            ended = outcome.ended;
+        }
+        let mut answer = None;
+        let mut results = Vec::with_capacity(calls.len());
+        for call in calls {
+            if call.name != FINAL_ANSWER_TOOL {
+                results.extend(other_results.next());
+                continue;
+            }
+            let content = match (&answer, output.check_call(call)) {
+                (Some(_), _) => {
+                    "Ignored: an earlier final answer in this turn was accepted.".to_owned()
+                }
+                (None, Ok(value)) => {
+                    answer = Some(value);
+                    "Final answer accepted.".to_owned()
+                }
+                (None, Err(problem)) => problem,
+            };
+            results.push(Message::tool_result(
+                call.id.clone(),
+                FINAL_ANSWER_TOOL,
+                content,
+            ));
+        }
+        inner
+            .sessions
+            .append_many(self.session_id, state, results)
+            .await?;
+        if let Some(error) = ended {
+            return Err(self.fail(span, error));
+        }
+        match answer {
+            Some(value) => self.yield_structured(state, span, usage, value).await,
+            None => {
+                self.events.turn_completed(self.turn, usage);
+                Ok(Step::Continue)
+            }
+        }
+    }
+
+    /// Ends the loop with a structured answer; its JSON text is the final text.
+    async fn yield_structured(
+        &mut self,
+        state: &mut SessionState,
+        span: &Span,
+        usage: Usage,
+        value: serde_json::Value,
+    ) -> Result<Step, RuntimeError> {
+        let text = value.to_string();
+        self.answer = Some(value);
+        self.yield_answer(state, span, usage, text).await
     }
 
     /// Sends the prepared request; a "context length exceeded" is recovered from once

@@ -171,6 +171,7 @@ async fn events_arrive_in_the_documented_order() {
                 format!("turn:{turn}:{}", usage.input_tokens)
             }
             RuntimeEvent::Final { text, turns, .. } => format!("final:{text}:{turns}"),
+            RuntimeEvent::SubAgent { agent, .. } => format!("sub_agent:{agent}"),
             RuntimeEvent::Error { kind, .. } => format!("error:{kind}"),
         })
         .collect();

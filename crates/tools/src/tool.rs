@@ -55,3 +55,25 @@ pub trait Tool: Send + Sync {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError>;
 }
+
+impl From<String> for ToolOutput {
+    fn from(content: String) -> Self {
+        Self::text(content)
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(content: &str) -> Self {
+        Self::text(content)
+    }
+}
+
+/// Structured output: the model gets the value as JSON text, callers the value.
+impl From<serde_json::Value> for ToolOutput {
+    fn from(value: serde_json::Value) -> Self {
+        Self {
+            content: value.to_string(),
+            structured: Some(value),
+        }
+    }
+}

@@ -73,6 +73,20 @@ pub enum RuntimeEvent {
         usage: Usage,
         /// Cost of the run, in US dollars.
         cost: f64,
+        /// The structured answer, when the run was asked for one (it validated
+        /// against the requested schema); absent otherwise.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<serde_json::Value>,
+    },
+    /// An event of a sub-agent that a tool call of this run started (an agent
+    /// offered as a tool): `event` happened in the sub-agent's own run.
+    SubAgent {
+        /// The call of this run that started the sub-agent.
+        call_id: CallId,
+        /// The sub-agent's tool name.
+        agent: String,
+        /// What happened in the sub-agent's run.
+        event: Box<RuntimeEvent>,
     },
     /// The run ended with an error.
     Error {
@@ -149,10 +163,33 @@ mod tests {
                         .with_cache_write_tokens(2)
                         .with_reasoning_tokens(1),
                     cost: 0.25,
+                    output: None,
                 },
                 json!({"type":"final","session_id":"ses_1","text":"done","turns":3,
                     "usage":{"input_tokens":30,"output_tokens":9,"cached_tokens":4,
                     "cache_write_tokens":2,"reasoning_tokens":1},"cost":0.25}),
+            ),
+            (
+                RuntimeEvent::Final {
+                    session_id: SessionId::from("ses_2"),
+                    text: "{\"n\":1}".into(),
+                    turns: 1,
+                    usage: Usage::default(),
+                    cost: 0.0,
+                    output: Some(json!({"n": 1})),
+                },
+                json!({"type":"final","session_id":"ses_2","text":"{\"n\":1}","turns":1,
+                    "usage":{"input_tokens":0,"output_tokens":0,"cached_tokens":0,
+                    "cache_write_tokens":0,"reasoning_tokens":0},"cost":0.0,"output":{"n":1}}),
+            ),
+            (
+                RuntimeEvent::SubAgent {
+                    call_id: CallId::from("c9"),
+                    agent: "researcher".into(),
+                    event: Box::new(RuntimeEvent::TextDelta { text: "hi".into() }),
+                },
+                json!({"type":"sub_agent","call_id":"c9","agent":"researcher",
+                    "event":{"type":"text_delta","text":"hi"}}),
             ),
             (
                 RuntimeEvent::Error {

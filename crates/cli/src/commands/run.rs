@@ -1,9 +1,11 @@
 //! `oxydra run [OPTIONS] <PROMPT>`: one task, exits when the agent yields.
 
 use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
 use std::sync::Arc;
 
-use oxydra::runtime::RuntimeError;
+use oxydra::runtime::{OutputSchema, RuntimeError};
+use oxydra::serde_json;
 use oxydra::types::SessionId;
 
 use crate::args::{RunArgs, RunOptions};
@@ -34,6 +36,10 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
         return Ok(Exit::Done);
     }
     effective.require_known_price(&args.options)?;
+    let output = match &args.output_schema {
+        Some(path) => Some(output_schema(path)?),
+        None => None,
+    };
     let prompt = prompt_text(args.prompt.as_deref())?;
     let renderer = Arc::new(Renderer::for_format(args.options.output));
     let interrupts = Interrupts::install();
@@ -45,7 +51,15 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     };
     tracing::debug!(session = %session, model = %effective.provider.model, "starting run");
     let cancel = interrupts.begin_turn();
-    let result = agent.runtime.run_session(&session, prompt, &cancel).await;
+    let result = match &output {
+        Some(output) => {
+            agent
+                .runtime
+                .run_session_structured(&session, prompt, &cancel, output)
+                .await
+        }
+        None => agent.runtime.run_session(&session, prompt, &cancel).await,
+    };
     interrupts.end_turn();
     renderer.finish();
     agent.stop().await;
@@ -74,6 +88,19 @@ pub fn finish_task(
             Err(CliError::Run { kind, message })
         }
     }
+}
+
+/// The schema of `--output-schema FILE`; an unreadable file, bad JSON or a schema
+/// that does not compile is an error naming the file.
+fn output_schema(path: &Path) -> Result<OutputSchema, CliError> {
+    let invalid = |message: String| CliError::OutputSchema {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|error| invalid(error.to_string()))?;
+    let schema: serde_json::Value =
+        serde_json::from_str(&text).map_err(|error| invalid(format!("invalid JSON: {error}")))?;
+    OutputSchema::new(schema).map_err(|error| invalid(error.to_string()))
 }
 
 /// The prompt argument, or stdin when it is `-`.

@@ -69,6 +69,7 @@ mod tests {
             turns: 1,
             usage: Usage::default(),
             cost: 0.0,
+            output: None,
         });
         let text = buffer.text();
         let lines: Vec<&str> = text.lines().collect();
@@ -92,6 +93,7 @@ mod tests {
             turns: 1,
             usage: Usage::default(),
             cost: 0.000_080_999_999_999_999_99,
+            output: None,
         });
         let text = buffer.text();
         assert!(

@@ -186,11 +186,16 @@ impl TextRenderer {
                 turns,
                 usage,
                 cost,
+                output,
             } => {
                 state.clear_spinner();
                 state.spinner = None;
-                // A provider that does not stream still has an answer to show.
-                if !state.streamed && !text.is_empty() {
+                if let Some(output) = output {
+                    // A structured answer is printed whole, whatever text streamed before.
+                    state.end_text_line();
+                    let _ = writeln!(state.out, "{output}");
+                } else if !state.streamed && !text.is_empty() {
+                    // A provider that does not stream still has an answer to show.
                     let _ = write!(state.out, "{text}");
                     state.open_line = !text.ends_with('\n');
                 }
@@ -199,6 +204,8 @@ impl TextRenderer {
                 let _ = writeln!(state.err, "{line}");
                 let _ = state.err.flush();
             }
+            // A sub-agent's run is summed up by its tool call's own lines.
+            RuntimeEvent::SubAgent { .. } => {}
             RuntimeEvent::Error { .. } => {
                 // main prints the error once, with its exit code.
                 state.clear_spinner();
@@ -321,6 +328,7 @@ mod tests {
                 turns: 2,
                 usage: Usage::new(100, 20, 0),
                 cost: 0.5,
+                output: None,
             },
         ]
     }
@@ -363,6 +371,7 @@ mod tests {
                 turns: 1,
                 usage: Usage::default(),
                 cost: 0.0,
+                output: None,
             },
         ];
         let (out, _) = render(&events, false);
