@@ -151,7 +151,7 @@ pub(crate) fn record_outcome(
     );
     match result {
         Ok(response) => record_usage(span, &StreamItem::Usage(response.usage)),
-        Err(error) => span.in_scope(|| tracing::warn!(error = %error, "provider call failed")),
+        Err(error) => span.in_scope(|| tracing::debug!(error = %error, "provider call failed")),
     }
 }
 
@@ -328,7 +328,7 @@ pub(crate) async fn stream_call<D: EventDecoder>(
         .instrument(span.clone())
         .await
         .inspect_err(|error| {
-            span.in_scope(|| tracing::warn!(error = %error, "provider call failed"));
+            span.in_scope(|| tracing::debug!(error = %error, "provider call failed"));
         })?;
     Ok(sse_stream(
         response,
@@ -395,7 +395,7 @@ pub(crate) fn sse_stream<D: EventDecoder>(
                 state.finish_span("error");
                 state
                     .span
-                    .in_scope(|| tracing::warn!(error = %error, "provider stream failed"));
+                    .in_scope(|| tracing::debug!(error = %error, "provider stream failed"));
                 return Some((Err(error), None));
             }
             if state.ended {

@@ -229,7 +229,10 @@ struct Chat {
 pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
     let effective = super::run::effective(&args.options)?;
     effective.require_known_price(&args.options)?;
-    let renderer = Arc::new(Renderer::for_format(args.options.output));
+    let renderer = Arc::new(
+        Renderer::for_format(args.options.output)
+            .with_workspace(effective.runtime.workspace.clone()),
+    );
     let input = TerminalInput::stdin();
     // On a terminal, creating the line editor replaces the SIGINT handler with
     // rustyline's own (which only wakes a pending `readline`) until the editor is

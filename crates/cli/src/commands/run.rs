@@ -35,7 +35,10 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     }
     effective.require_known_price(&args.options)?;
     let prompt = prompt_text(args.prompt.as_deref())?;
-    let renderer = Arc::new(Renderer::for_format(args.options.output));
+    let renderer = Arc::new(
+        Renderer::for_format(args.options.output)
+            .with_workspace(effective.runtime.workspace.clone()),
+    );
     let interrupts = Interrupts::install();
     let input = TerminalInput::stdin();
     let agent = agent::build(&effective, Arc::clone(&renderer), &interrupts, input).await?;
