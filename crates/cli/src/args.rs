@@ -135,6 +135,9 @@ pub struct RunOptions {
     /// Continue a stored session.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// Continue the most recently used stored session.
+    #[arg(long = "continue", conflicts_with = "session")]
+    pub continue_latest: bool,
     /// SQLite file (default in the user data dir).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -184,18 +187,26 @@ pub struct ChatArgs {
 /// `oxydra sessions`.
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
-    /// list or show.
+    /// list, show or delete.
     #[command(subcommand)]
     pub action: SessionsAction,
 }
 
-/// `oxydra sessions list|show`.
+/// `oxydra sessions list|show|delete`.
 #[derive(Debug, Subcommand)]
 pub enum SessionsAction {
     /// One line per stored session.
     List(ListOptions),
     /// The stored messages of one session.
     Show {
+        /// The session id.
+        id: String,
+        /// Options.
+        #[command(flatten)]
+        options: ListOptions,
+    },
+    /// Delete one session and everything stored with it.
+    Delete {
         /// The session id.
         id: String,
         /// Options.

@@ -133,6 +133,18 @@ pub enum CliError {
         /// What happened.
         message: String,
     },
+    /// A database named on purpose (`--db`, `OXYDRA_DB`, `[memory] db`) does not exist.
+    #[error("no database at {}: check the path (`--db`, `OXYDRA_DB` or `[memory] db`)", path.display())]
+    DatabaseMissing {
+        /// The path that was given.
+        path: PathBuf,
+    },
+    /// `--continue` found no stored session.
+    #[error("no stored session to continue in {}", db.display())]
+    NothingToContinue {
+        /// The database file.
+        db: PathBuf,
+    },
     /// A session that does not exist was asked for.
     #[error("session `{id}` not found in {}", db.display())]
     SessionNotFound {
@@ -203,7 +215,8 @@ impl CliError {
         match self {
             Self::Run { kind, .. } => kind,
             Self::NoProvider | Self::MissingApiKey { .. } => "no_provider",
-            Self::SessionNotFound { .. } => "session_not_found",
+            Self::SessionNotFound { .. } | Self::NothingToContinue { .. } => "session_not_found",
+            Self::DatabaseMissing { .. } => "memory",
             Self::Memory { .. } => "memory",
             Self::Mcp(_) => "mcp",
             Self::Coordinator(_) => "coordinator",
@@ -235,6 +248,8 @@ impl CliError {
             | Self::NoProvider
             | Self::MissingApiKey { .. }
             | Self::SessionNotFound { .. }
+            | Self::NothingToContinue { .. }
+            | Self::DatabaseMissing { .. }
             | Self::Mcp(_)
             | Self::Bind { .. }
             | Self::Unauthenticated { .. }

@@ -128,6 +128,25 @@ pub async fn build(
 }
 
 /// Checks that a session given with `--session` (or `/switch`) is stored.
+/// The session a run or chat starts on: `--session ID` (which must exist), the newest
+/// stored one with `--continue`, else a new one.
+pub async fn starting_session(
+    memory: &SqliteMemory,
+    effective: &Effective,
+    continue_latest: bool,
+) -> Result<SessionId, CliError> {
+    match &effective.runtime.session {
+        Some(id) => require_session(memory, id, effective).await,
+        None if continue_latest => super::sessions::newest(memory, &effective.memory.db)
+            .await?
+            .ok_or_else(|| CliError::NothingToContinue {
+                db: effective.memory.db.clone(),
+            }),
+        None => Ok(SessionId::generate()),
+    }
+}
+
+/// `id` when it names a stored session.
 pub async fn require_session(
     memory: &SqliteMemory,
     id: &str,

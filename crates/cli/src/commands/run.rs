@@ -3,8 +3,9 @@
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
 
+use oxydra::memory::{Memory, SqliteMemory};
 use oxydra::runtime::RuntimeError;
-use oxydra::types::SessionId;
+use oxydra::types::{MessageRole, SessionId};
 
 use crate::args::{RunArgs, RunOptions};
 use crate::config::{self, Effective};
@@ -42,23 +43,42 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let interrupts = Interrupts::install();
     let input = TerminalInput::stdin();
     let agent = agent::build(&effective, Arc::clone(&renderer), &interrupts, input).await?;
-    let session = match &effective.runtime.session {
-        Some(id) => agent::require_session(&agent.memory, id, &effective).await?,
-        None => SessionId::generate(),
-    };
+    let session =
+        agent::starting_session(&agent.memory, &effective, args.options.continue_latest).await?;
     tracing::debug!(session = %session, model = %effective.provider.model, "starting run");
     let cancel = interrupts.begin_turn();
     let result = agent.runtime.run_session(&session, prompt, &cancel).await;
     interrupts.end_turn();
     renderer.finish();
+    let fresh = effective.runtime.session.is_none() && !args.options.continue_latest;
+    let kept = match &result {
+        Err(error) if fresh && !matches!(error, RuntimeError::Cancelled) => {
+            !discard_if_unanswered(&agent.memory, &session).await
+        }
+        _ => true,
+    };
     agent.stop().await;
-    finish_task(&renderer, &session, result.map(|_| ()))
+    finish_task(&renderer, &session, kept, result.map(|_| ()))
+}
+
+/// Deletes a new session that a failed run left with nothing but the prompt (no
+/// answer, no tool call), so that failures do not pile up empty sessions; returns
+/// whether it did.
+async fn discard_if_unanswered(memory: &SqliteMemory, session: &SessionId) -> bool {
+    let Ok(messages) = memory.messages(session).await else {
+        return false;
+    };
+    let unanswered = messages
+        .iter()
+        .all(|stored| stored.message.role == MessageRole::User);
+    unanswered && memory.delete_session(session).await.is_ok()
 }
 
 /// The exit of a finished task, making sure a closing event was printed.
 pub fn finish_task(
     renderer: &Renderer,
     session: &SessionId,
+    kept: bool,
     result: Result<(), RuntimeError>,
 ) -> Result<Exit, CliError> {
     match result {
@@ -69,6 +89,8 @@ pub fn finish_task(
             // A busy session was never opened: this run did nothing to it.
             let message = if matches!(error, RuntimeError::SessionBusy(_)) {
                 error.to_string()
+            } else if !kept {
+                format!("{error} (nothing was stored)")
             } else {
                 format!(
                     "{error} (session {session} keeps what was done; continue it with --session {session})"

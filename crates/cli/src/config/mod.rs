@@ -23,7 +23,8 @@ pub use agents::AgentConfig;
 pub use file::{LoadedFile, load, parse};
 pub use mask::Secret;
 pub use merge::{
-    Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, merge, merge_service, resolve_db,
+    Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, default_db_path, merge,
+    merge_service, resolve_db,
 };
 pub use powers::strip_powers;
 pub use pricing::Prices;
