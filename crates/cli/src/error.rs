@@ -11,7 +11,7 @@ pub const PROVIDER_HOWTO: &str = "no provider configured. Configure one of:
   - Anthropic:  export ANTHROPIC_API_KEY=sk-ant-...
   - Ollama or any OpenAI-compatible server (no key):  --base-url http://localhost:11434/v1 --model llama3.2
   - a [provider] table (kind, base_url, model, api_key_env) in ./oxydra.toml or the user config file
-    (see docs/configuration.md)";
+    (`oxydra init` writes a commented one to start from)";
 
 /// An error of the `oxydra` command.
 #[derive(Debug, thiserror::Error)]

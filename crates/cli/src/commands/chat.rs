@@ -230,6 +230,9 @@ struct Chat {
 
 /// Runs `oxydra chat`.
 pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
+    if args.print_config {
+        return super::run::print_config(&args.options);
+    }
     let effective = super::run::effective(&args.options)?;
     effective.require_known_price(&args.options)?;
     let renderer = Arc::new(

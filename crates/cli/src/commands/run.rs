@@ -26,14 +26,10 @@ pub fn effective(options: &RunOptions) -> Result<Effective, CliError> {
 
 /// Runs `oxydra run`.
 pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
-    let effective = effective(&args.options)?;
     if args.print_config {
-        let mut out = std::io::stdout().lock();
-        out.write_all(effective.to_masked_toml().as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(CliError::stdout)?;
-        return Ok(Exit::Done);
+        return print_config(&args.options);
     }
+    let effective = effective(&args.options)?;
     effective.require_known_price(&args.options)?;
     let prompt = prompt_text(args.prompt.as_deref())?;
     let renderer = Arc::new(
@@ -72,6 +68,23 @@ async fn discard_if_unanswered(memory: &SqliteMemory, session: &SessionId) -> bo
         .iter()
         .all(|stored| stored.message.role == MessageRole::User);
     unanswered && memory.delete_session(session).await.is_ok()
+}
+
+/// `--print-config` of `run` and `chat`: the merged configuration, which needs no
+/// provider yet (a missing one is said in a comment).
+pub fn print_config(options: &RunOptions) -> Result<Exit, CliError> {
+    let file = config::load(options.config.as_deref())?;
+    let env = |name: &str| std::env::var(name).ok();
+    let text = match config::merge(&file, options, &env, std::io::stdin().is_terminal()) {
+        Ok(effective) => effective.to_masked_toml(),
+        Err(CliError::NoProvider) => config::merge_service(&file, options, &env)?.to_masked_toml(),
+        Err(error) => return Err(error),
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(CliError::stdout)?;
+    Ok(Exit::Done)
 }
 
 /// The exit of a finished task, making sure a closing event was printed.

@@ -7,6 +7,7 @@ mod mask;
 mod merge;
 mod powers;
 mod pricing;
+mod print;
 mod protected;
 mod provider_pick;
 mod rule_entry;
@@ -20,7 +21,7 @@ use oxydra::tools::BuiltinToolsConfig;
 use serde::{Deserialize, Serialize};
 
 pub use agents::AgentConfig;
-pub use file::{LoadedFile, load, parse};
+pub use file::{LoadedFile, load, parse, user_config_path};
 pub use mask::Secret;
 pub use merge::{
     Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, default_db_path, merge,
