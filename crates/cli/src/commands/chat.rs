@@ -251,6 +251,7 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
         Arc::clone(&renderer),
         &interrupts,
         input.clone(),
+        true,
     )
     .await?;
     let session =

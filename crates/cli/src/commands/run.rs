@@ -38,7 +38,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     );
     let interrupts = Interrupts::install();
     let input = TerminalInput::stdin();
-    let agent = agent::build(&effective, Arc::clone(&renderer), &interrupts, input).await?;
+    let agent = agent::build(&effective, Arc::clone(&renderer), &interrupts, input, false).await?;
     let session =
         agent::starting_session(&agent.memory, &effective, args.options.continue_latest).await?;
     tracing::debug!(session = %session, model = %effective.provider.model, "starting run");
