@@ -93,6 +93,9 @@ pub enum Command {
     /// Trust a project configuration file (`./oxydra.toml`), so that its settings
     /// that grant power (MCP servers, `approve`, allow-lists …) apply.
     Trust(TrustArgs),
+    /// Write a commented configuration file to start from (default the user config
+    /// file); its provider follows the API key found in the environment.
+    Init(InitArgs),
 }
 
 impl Command {
@@ -110,10 +113,10 @@ impl Command {
 /// How events and listings are printed on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum OutputFormat {
-    /// For people: streamed text, one line per tool, a closing summary.
+    /// For people.
     #[default]
     Text,
-    /// One JSON object per line: the runtime's events, as docs/cli.md lists them.
+    /// For programs: one JSON object per line.
     Jsonl,
 }
 
@@ -146,6 +149,9 @@ pub struct RunOptions {
     /// Continue a stored session.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// Continue the most recently used stored session.
+    #[arg(long = "continue", conflicts_with = "session")]
+    pub continue_latest: bool,
     /// SQLite file (default in the user data dir).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -165,7 +171,9 @@ pub struct RunOptions {
     /// How to answer requests for consent (default `ask`; `never` when stdin is not a terminal).
     #[arg(long, value_enum)]
     pub approve: Option<ApproveMode>,
-    /// How to print events on stdout.
+    /// How to print the run: `text` streams the answer to stdout and the tool lines,
+    /// progress and a closing summary to stderr; `jsonl` prints every event of the
+    /// runtime on stdout, one JSON object per line, ending with `final` or `error`.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
 }
@@ -195,23 +203,34 @@ pub struct ChatArgs {
     /// Run options.
     #[command(flatten)]
     pub options: RunOptions,
+    /// Print the effective configuration (TOML, secrets masked) and exit.
+    #[arg(long)]
+    pub print_config: bool,
 }
 
 /// `oxydra sessions`.
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
-    /// list or show.
+    /// list, show or delete.
     #[command(subcommand)]
     pub action: SessionsAction,
 }
 
-/// `oxydra sessions list|show`.
+/// `oxydra sessions list|show|delete`.
 #[derive(Debug, Subcommand)]
 pub enum SessionsAction {
     /// One line per stored session.
     List(ListOptions),
     /// The stored messages of one session.
     Show {
+        /// The session id.
+        id: String,
+        /// Options.
+        #[command(flatten)]
+        options: ListOptions,
+    },
+    /// Delete one session and everything stored with it.
+    Delete {
         /// The session id.
         id: String,
         /// Options.
@@ -230,7 +249,8 @@ pub struct ListOptions {
     /// SQLite file (default in the user data dir).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
-    /// How to print on stdout (`jsonl`: one JSON object per line).
+    /// How to print the listing on stdout: `text`, one line per session, message,
+    /// agent or server listed, for people; `jsonl`, the same as one JSON object per line.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
 }
@@ -337,6 +357,17 @@ pub struct TrustArgs {
     /// List the trusted files, each `trusted`, `changed` or `missing`.
     #[arg(long)]
     pub list: bool,
+}
+
+/// `oxydra init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The file to write (default `<user config dir>/oxydra/config.toml`).
+    #[arg(value_name = "FILE")]
+    pub path: Option<PathBuf>,
+    /// Overwrite the file if it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `oxydra scrub`.

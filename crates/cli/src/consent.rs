@@ -60,7 +60,14 @@ impl PermissionBroker for TerminalBroker {
         match self.mode {
             ApproveMode::Always => PermissionDecision::ApproveOnce,
             ApproveMode::Never => {
-                tracing::info!(tool = %request.tool_name, "denied by --approve never");
+                self.renderer.suspend();
+                let line = format!(
+                    "  {} was denied: approvals are `never` (--approve never, or stdin is \
+                     not a terminal to ask on); to allow it, run in a terminal to be asked, \
+                     or pass --approve always\n",
+                    escape(&request.tool_name)
+                );
+                let _ = crate::output::write_stderr_lines(line.as_bytes());
                 PermissionDecision::Deny
             }
             ApproveMode::Ask => {

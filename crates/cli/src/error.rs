@@ -13,7 +13,7 @@ pub const PROVIDER_HOWTO: &str = "no provider configured. Configure one of:
   - Ollama (native API, no key):  --provider ollama --model llama3.2
   - Ollama or any OpenAI-compatible server (no key):  --base-url http://localhost:11434/v1 --model llama3.2
   - a [provider] table (kind, base_url, model, api_key_env) in ./oxydra.toml or the user config file
-    (see docs/configuration.md)";
+    (`oxydra init` writes a commented one to start from)";
 
 /// An error of the `oxydra` command.
 #[derive(Debug, thiserror::Error)]
@@ -135,6 +135,18 @@ pub enum CliError {
         /// What happened.
         message: String,
     },
+    /// A database named on purpose (`--db`, `OXYDRA_DB`, `[memory] db`) does not exist.
+    #[error("no database at {}: check the path (`--db`, `OXYDRA_DB` or `[memory] db`)", path.display())]
+    DatabaseMissing {
+        /// The path that was given.
+        path: PathBuf,
+    },
+    /// `--continue` found no stored session.
+    #[error("no stored session to continue in {}", db.display())]
+    NothingToContinue {
+        /// The database file.
+        db: PathBuf,
+    },
     /// A session that does not exist was asked for.
     #[error("session `{id}` not found in {}", db.display())]
     SessionNotFound {
@@ -213,7 +225,8 @@ impl CliError {
         match self {
             Self::Run { kind, .. } => kind,
             Self::NoProvider | Self::MissingApiKey { .. } => "no_provider",
-            Self::SessionNotFound { .. } => "session_not_found",
+            Self::SessionNotFound { .. } | Self::NothingToContinue { .. } => "session_not_found",
+            Self::DatabaseMissing { .. } => "memory",
             Self::Memory { .. } => "memory",
             Self::Mcp(_) => "mcp",
             Self::Coordinator(_) => "coordinator",
@@ -246,6 +259,8 @@ impl CliError {
             | Self::NoProvider
             | Self::MissingApiKey { .. }
             | Self::SessionNotFound { .. }
+            | Self::NothingToContinue { .. }
+            | Self::DatabaseMissing { .. }
             | Self::Mcp(_)
             | Self::Bind { .. }
             | Self::Unauthenticated { .. }

@@ -43,12 +43,15 @@ impl Interrupts {
                 match token {
                     Some(token) if !token.is_cancelled() => {
                         token.cancel();
-                        eprintln!("\ncancelling… (press Ctrl-C again to quit)");
+                        let _ = crate::output::write_stderr_lines(
+                            "\ncancelling… (press Ctrl-C again to quit)\n".as_bytes(),
+                        );
                     }
                     _ => {
                         if let Some(cleanup) = lock(&cleanup).as_ref() {
                             cleanup();
                         }
+                        crate::output::clear_terminal();
                         std::process::exit(i32::from(Exit::Cancelled.code()));
                     }
                 }

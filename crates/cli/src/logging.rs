@@ -1,11 +1,16 @@
 //! Logs on stderr: `RUST_LOG` when set, else warnings (`-v` debug, `-vv` trace for Oxydra).
 //!
+//! Colours only when stderr is a terminal. Each line is written through the text
+//! renderer's [`write_stderr_lines`], so it never shares a line with the spinner.
+//!
 //! Every log line is written through [`ScrubbingWriter`], so an error value logged with
 //! `%error` (a provider's 401 body, a tool's failure) never shows a secret.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 
 use oxydra::scrubbing::scrub;
+
+use crate::output::write_stderr_lines;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 
@@ -19,9 +24,25 @@ pub fn init(verbose: u8) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(Scrubbing(io::stderr))
+        .with_writer(Scrubbing(|| StderrLines))
+        .with_ansi(io::stderr().is_terminal())
         .with_target(verbose > 0)
         .try_init();
+}
+
+/// Stderr, written through the renderer so that a log line clears the spinner first.
+#[derive(Debug, Clone, Copy)]
+pub struct StderrLines;
+
+impl Write for StderrLines {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        write_stderr_lines(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A [`MakeWriter`] whose writers scrub what they are given before passing it on.

@@ -48,12 +48,21 @@ fn switch_continues_a_stored_session_and_a_bad_id_is_reported() {
         .unwrap()
         .to_owned();
     stderr.wait_for("new session ses_");
-    writeln!(stdin, "/switch nope\n/switch {id}\nagain\n/exit").unwrap();
+    writeln!(stdin, "/switch\n/switch nope\n/switch {id}\nagain\n/exit").unwrap();
     drop(stdin);
     assert_exit_code(&mut child, 0, &stderr);
     let err = stderr.all();
+    // `/switch` alone lists the stored sessions with their first prompt.
+    assert!(
+        err.contains(&format!("{id}  just now  2 messages  hello")),
+        "{err}"
+    );
     assert!(err.contains("error: session `nope` not found"), "{err}");
     assert!(err.contains(&format!("switched to session {id}")), "{err}");
+    // Switching shows the session's recent history.
+    let after = &err[err.find("switched to session").unwrap()..];
+    assert!(after.contains("#1 user\n  hello\n"), "{after}");
+    assert!(after.contains("#2 assistant\n  First answer.\n"), "{after}");
 
     let events = json_values(&stdout.all());
     let finals = events_of_type(&events, "final");
@@ -80,8 +89,11 @@ fn cancel_typed_during_a_turn_cancels_it_and_the_prompt_returns() {
     pty.output
         .wait_for("a turn is running — /cancel or Ctrl-C stops it");
     pty.type_text("/cancel\r");
-    pty.output
+    let shown = pty
+        .output
         .wait_for_after(r#""kind":"cancelled""#, "oxydra> ");
+    pty.output.wait_for("turn cancelled");
+    assert!(!shown.contains("session cancelled"), "{shown}");
 
     // The chat goes on in the same session.
     pty.type_text("and now?\r");

@@ -116,7 +116,10 @@ fn user_config_dir_file_is_used_and_print_config_masks_secrets() {
     assert!(text.contains("model = \"from-user-config\""), "{text}");
     assert!(text.contains("max_turns = 5"), "{text}");
     assert!(text.contains("max_cost = 0.25"), "{text}");
-    assert!(text.contains("api_key = \"sk-****9876\""), "{text}");
+    assert!(
+        text.contains("# api key: sk-****9876 (from OPENAI_API_KEY)"),
+        "{text}"
+    );
     assert!(!text.contains("abcdefghijkl"), "{text}");
     // memory.db is relative to the config file.
     assert!(

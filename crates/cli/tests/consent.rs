@@ -11,7 +11,7 @@
 mod common;
 
 use common::{
-    KillOnDrop, Pty, Sandbox, assert_exit_code, interrupt, spawn_chat_in_pty, spawn_in_pty,
+    KillOnDrop, Pty, Sandbox, assert_exit_code, interrupt, spawn_chat_in_pty, spawn_in_pty, stderr,
 };
 use oxydra_test_support::{MockServer, Reply, openai};
 
@@ -168,4 +168,52 @@ fn hidden_characters_in_a_tool_name_are_escaped_in_the_text_output() {
         !err.contains('\u{202e}') && !err.contains('\u{1b}'),
         "{err:?}"
     );
+}
+
+#[test]
+fn chat_asks_before_a_file_changes_and_a_denial_says_why_and_how_to_allow() {
+    let sandbox = Sandbox::new();
+    let write = r#"{"path":"new.txt","content":"hello"}"#;
+    let server = MockServer::start(vec![
+        openai::tool_calls(&[("w1", "file_write", write)]),
+        openai::text("Could not write."),
+        openai::tool_calls(&[("w2", "file_write", write)]),
+        openai::text("Written."),
+    ])
+    .unwrap();
+    // stdin is a pipe: nobody to ask, so the answer is `never`.
+    let denied = common::output_with_stdin(
+        sandbox.oxydra_command(&server, "chat"),
+        b"write it\n/exit\n",
+    );
+    let err = stderr(&denied);
+    assert_eq!(denied.status.code(), Some(0), "{err}");
+    assert!(!sandbox.workspace.join("new.txt").exists(), "{err}");
+    assert!(
+        err.contains("file_write was denied: approvals are `never`"),
+        "{err}"
+    );
+    assert!(err.contains("--approve always"), "{err}");
+
+    let mut command = sandbox.oxydra_command(&server, "chat");
+    command.args(["--approve", "always"]);
+    let allowed = common::output_with_stdin(command, b"write it\n/exit\n");
+    assert_eq!(allowed.status.code(), Some(0), "{}", stderr(&allowed));
+    assert_eq!(
+        std::fs::read_to_string(sandbox.workspace.join("new.txt")).unwrap(),
+        "hello"
+    );
+}
+
+#[test]
+fn run_writes_files_without_asking() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![
+        openai::tool_calls(&[("w1", "file_write", r#"{"path":"r.txt","content":"x"}"#)]),
+        openai::text("Written."),
+    ])
+    .unwrap();
+    let output = sandbox.run_openai(&server.openai_url(), &[], "write it");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(sandbox.workspace.join("r.txt").exists());
 }

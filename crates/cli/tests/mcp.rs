@@ -74,6 +74,38 @@ fn mcp_list_reports_a_server_that_does_not_start() {
 }
 
 #[test]
+fn mcp_start_up_failures_are_one_line_per_server_without_internals() {
+    let sandbox = Sandbox::new();
+    let spawned = sandbox.path().join("spawned.txt");
+    sandbox.write_trusted_config(&format!(
+        "[[mcp_servers]]\nname = \"ghost\"\ncommand = \"oxydra-no-such-program\"\n\n\
+         [[mcp_servers]]\nname = \"mute\"\ncommand = \"sh\"\n\
+         args = [\"-c\", \"echo started >> {}; echo not-json; exit 3\"]\n",
+        spawned.display()
+    ));
+    let server = MockServer::start(vec![openai::text("Done.")]).unwrap();
+    let output = sandbox.run_openai(&server.openai_url(), &[], "hello");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    let ghost: Vec<&str> = err.lines().filter(|line| line.contains("ghost")).collect();
+    assert_eq!(ghost.len(), 1, "{err}");
+    assert!(
+        ghost[0].starts_with("warning: MCP server `ghost` did not start"),
+        "{err}"
+    );
+    assert!(ghost[0].contains("oxydra-no-such-program"), "{err}");
+    assert_eq!(ghost[0].matches("MCP server").count(), 1, "{err}");
+    let mute: Vec<&str> = err.lines().filter(|line| line.contains("`mute`")).collect();
+    assert_eq!(mute.len(), 1, "{err}");
+    assert!(!err.contains("rmcp"), "{err}");
+    assert!(!err.contains("WARN"), "{err}");
+    // The broken server was retried; the missing command only tried once (nothing to
+    // observe of a spawn that fails but the time it takes: a retry waits first).
+    let starts = std::fs::read_to_string(&spawned).unwrap_or_default();
+    assert!(starts.lines().count() > 1, "{starts}");
+}
+
+#[test]
 fn a_bad_mcp_server_entry_is_a_config_error_naming_the_key() {
     let sandbox = Sandbox::new();
     std::fs::write(

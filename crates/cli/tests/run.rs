@@ -230,7 +230,7 @@ fn approved_privileged_call_runs_and_text_output_reads_well() {
     // Text mode: the answer on stdout, tool lines and the summary on stderr.
     assert_eq!(stdout(&output), "The command printed approved-ran.\n");
     let err = stderr(&output);
-    assert!(err.contains("✓ shell_exec ("), "{err}");
+    assert!(err.contains("✓ shell_exec echo approved-ran ("), "{err}");
     assert!(err.contains("2 turns"), "{err}");
     assert!(err.contains("tokens"), "{err}");
     assert!(err.contains('$'), "{err}");

@@ -183,6 +183,7 @@ impl ToolExecutor {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 tier: tier.unwrap_or(SafetyTier::ReadOnly),
+                arguments: call.arguments.clone(),
             });
         }
         for (index, tier, error) in failures {

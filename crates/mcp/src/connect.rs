@@ -219,7 +219,7 @@ pub(crate) async fn connect(
                     wait_for_stderr(stderr_task).await;
                     return Err(McpError::Handshake {
                         server,
-                        message: err.to_string(),
+                        message: handshake_message(&err.to_string()),
                         stderr: stderr.text(),
                     });
                 }
@@ -237,7 +237,7 @@ pub(crate) async fn connect(
                 Ok(Err(err)) => {
                     return Err(McpError::Handshake {
                         server,
-                        message: err.to_string(),
+                        message: handshake_message(&err.to_string()),
                         stderr: String::new(),
                     });
                 }
@@ -342,4 +342,47 @@ fn install_crypto_provider() {
             let _ = rustls::crypto::ring::default_provider().install_default();
         }
     });
+}
+
+/// A handshake failure as a person can act on it: a server that went away says so, and
+/// the transport's internal type names (`Transport [rmcp::transport::…]`) are left out.
+fn handshake_message(raw: &str) -> String {
+    if raw.contains("connection closed") || raw.contains("Broken pipe") {
+        return "the server closed the connection before answering the handshake \
+                (is it an MCP server speaking on stdio?)"
+            .to_owned();
+    }
+    let mut shown = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(start) = rest.find("[rmcp::") {
+        shown.push_str(rest.get(..start).unwrap_or(""));
+        rest = rest
+            .get(start..)
+            .and_then(|tail| tail.find(']').and_then(|end| tail.get(end + 1..)))
+            .unwrap_or("");
+    }
+    shown.push_str(rest);
+    shown.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod handshake_tests {
+    use super::handshake_message;
+
+    #[test]
+    fn a_closed_connection_is_said_plainly() {
+        let raw = "Send message error Transport [rmcp::transport::child_process::TokioChildProcess] error: Broken pipe (os error 32), when send initialize request";
+        let shown = handshake_message(raw);
+        assert!(shown.contains("closed the connection"), "{shown}");
+        assert!(!shown.contains("rmcp::"), "{shown}");
+    }
+
+    #[test]
+    fn transport_type_names_are_left_out() {
+        assert_eq!(
+            handshake_message("Transport [rmcp::a::B] error: bad frame [rmcp::c"),
+            "Transport error: bad frame"
+        );
+        assert_eq!(handshake_message("plain failure"), "plain failure");
+    }
 }

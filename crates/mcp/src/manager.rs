@@ -54,7 +54,8 @@ impl McpManager {
                     ServerState::Failed { reason } => reason,
                     _ => err.to_string(),
                 };
-                tracing::warn!(
+                // The caller reports it (its status says why); once, not per attempt.
+                tracing::debug!(
                     server = %server.name(),
                     "MCP server did not start and is not retried; it contributes no tools: {reason}"
                 );

@@ -221,8 +221,21 @@ impl McpServer {
                     return Ok(peer);
                 }
                 Err(err) => {
-                    tracing::warn!(server = %self.config.name, attempt = attempt + 1, "MCP server failed to start: {err}");
+                    tracing::debug!(server = %self.config.name, attempt = attempt + 1, "MCP server failed to start: {err}");
+                    // A command that is not there (or may not run) will not be there
+                    // on the next attempt either.
+                    let hopeless = matches!(
+                        &err,
+                        McpError::Spawn { source, .. }
+                            if matches!(
+                                source.kind(),
+                                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+                            )
+                    );
                     last_error = Some(err);
+                    if hopeless {
+                        break;
+                    }
                 }
             }
         }

@@ -151,7 +151,7 @@ impl ReliableProvider {
 
     /// The error for a call whose total time ran out during an attempt.
     fn out_of_time(&self) -> ProviderError {
-        tracing::warn!(
+        tracing::debug!(
             provider = self.inner.name(),
             max_total_ms = u64::try_from(self.policy.max_total.as_millis()).unwrap_or(u64::MAX),
             "provider call stopped: the total time budget ran out"
@@ -181,14 +181,14 @@ impl ReliableProvider {
             .remaining()
             .is_some_and(|remaining| delay > remaining)
         {
-            tracing::warn!(
+            tracing::debug!(
                 provider = self.inner.name(),
                 delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
                 "not retrying: the wait would pass the total time budget"
             );
             return Err(error);
         }
-        tracing::warn!(
+        tracing::debug!(
             provider = self.inner.name(),
             attempt = budget.attempts,
             delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
@@ -316,7 +316,7 @@ impl Provider for ReliableProvider {
                             if stream_is_unusable(&error) {
                                 self.disable_streaming(&error);
                             } else {
-                                tracing::warn!(
+                                tracing::debug!(
                                     provider = self.inner.name(),
                                     error = %error,
                                     "stream failed before any output; falling back to complete"

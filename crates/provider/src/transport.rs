@@ -230,7 +230,7 @@ pub(crate) fn record_outcome(
     );
     match result {
         Ok(response) => record_usage(span, &StreamItem::Usage(response.usage)),
-        Err(error) => span.in_scope(|| tracing::warn!(error = %error, "provider call failed")),
+        Err(error) => span.in_scope(|| tracing::debug!(error = %error, "provider call failed")),
     }
 }
 
@@ -432,7 +432,7 @@ pub(crate) async fn framed_stream_call<D: EventDecoder, F: Framing>(
         .instrument(span.clone())
         .await
         .inspect_err(|error| {
-            span.in_scope(|| tracing::warn!(error = %error, "provider call failed"));
+            span.in_scope(|| tracing::debug!(error = %error, "provider call failed"));
         })?;
     Ok(sse_stream(
         response,
@@ -501,7 +501,7 @@ pub(crate) fn sse_stream<D: EventDecoder, F: Framing>(
                 state.finish_span("error");
                 state
                     .span
-                    .in_scope(|| tracing::warn!(error = %error, "provider stream failed"));
+                    .in_scope(|| tracing::debug!(error = %error, "provider stream failed"));
                 return Some((Err(error), None));
             }
             if state.ended {

@@ -20,7 +20,7 @@ pub enum RuntimeError {
         message: String,
     },
     /// The caller's cancellation token fired.
-    #[error("session cancelled")]
+    #[error("turn cancelled")]
     Cancelled,
     /// The provider failed (after any retries the provider itself does). Shown as the
     /// provider's own message: the kind (`provider`) already says where it came from.

@@ -35,10 +35,12 @@ pub fn scrub_event(scrubber: &Scrubber, event: RuntimeEvent) -> RuntimeEvent {
             call_id,
             name,
             tier,
+            arguments,
         } => RuntimeEvent::ToolStarted {
             call_id,
             name: scrub_string(scrubber, name),
             tier,
+            arguments: scrub_string(scrubber, arguments),
         },
         RuntimeEvent::ToolCompleted {
             call_id,
@@ -187,6 +189,7 @@ mod tests {
                 call_id: CallId::from("call_1"),
                 name: leak.clone(),
                 tier: oxydra_types::SafetyTier::ReadOnly,
+                arguments: format!("{{\"command\":\"{leak}\"}}"),
             },
             RuntimeEvent::ToolCompleted {
                 call_id: CallId::from("call_1"),

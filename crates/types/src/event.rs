@@ -35,6 +35,9 @@ pub enum RuntimeEvent {
         name: String,
         /// The tool's safety tier.
         tier: SafetyTier,
+        /// The call's arguments as the model sent them (a JSON text).
+        #[serde(default)]
+        arguments: String,
     },
     /// A tool call finished successfully.
     ToolCompleted {
@@ -127,8 +130,9 @@ mod tests {
                     call_id: CallId::from("c1"),
                     name: "file_read".into(),
                     tier: SafetyTier::ReadOnly,
+                    arguments: r#"{"path":"a.md"}"#.into(),
                 },
-                json!({"type":"tool_started","call_id":"c1","name":"file_read","tier":"read_only"}),
+                json!({"type":"tool_started","call_id":"c1","name":"file_read","tier":"read_only","arguments":"{\"path\":\"a.md\"}"}),
             ),
             (
                 RuntimeEvent::ToolCompleted {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use oxydra::executor::ToolExecutorConfig;
+use oxydra::executor::{PermissionScope, ToolExecutorConfig, ToolRule, ToolRuleKind};
 use oxydra::mcp::McpManager;
 use oxydra::memory::{Memory, SqliteMemory};
 use oxydra::runtime::{AgentRuntime, EventSink};
@@ -48,11 +48,15 @@ impl Agent {
 /// servers: those started so far are killed and the error is of kind `cancelled`
 /// (exit code 130), with the closing `error` event printed. Once they are started, a
 /// forced exit (a second Ctrl-C) kills their process groups first.
+///
+/// With `ask_before_changes` (`chat`), the tools that change files ask for consent
+/// too, as the privileged ones do.
 pub async fn build(
     effective: &Effective,
     renderer: Arc<Renderer>,
     interrupts: &Interrupts,
     input: TerminalInput,
+    ask_before_changes: bool,
 ) -> Result<Agent, CliError> {
     let memory = open(&effective.memory.db).await?;
     let runtime_settings = &effective.runtime;
@@ -96,7 +100,7 @@ pub async fn build(
         .provider(super::provider::of_run(effective))
         .model(effective.provider.model.clone())
         .tools(tools)
-        .rules(crate::config::rules(&effective.rules))
+        .rules(rules(effective, ask_before_changes))
         .executor_config(executor_config)
         .permission_broker(broker)
         .limits(limits)
@@ -128,6 +132,44 @@ pub async fn build(
 }
 
 /// Checks that a session given with `--session` (or `/switch`) is stored.
+/// The tools that change files without being privileged: `chat` asks before they run.
+const CHANGING_TOOLS: [&str; 2] = ["file_write", "file_edit"];
+
+/// The configured rules, and in `chat` a consent rule for each tool that changes files.
+fn rules(effective: &Effective, ask_before_changes: bool) -> Vec<ToolRule> {
+    let mut rules = crate::config::rules(&effective.rules);
+    if ask_before_changes {
+        for tool in CHANGING_TOOLS {
+            rules.push(ToolRule::new(
+                tool,
+                ToolRuleKind::RequiresConsent {
+                    scope: PermissionScope::Session,
+                },
+            ));
+        }
+    }
+    rules
+}
+
+/// The session a run or chat starts on: `--session ID` (which must exist), the newest
+/// stored one with `--continue`, else a new one.
+pub async fn starting_session(
+    memory: &SqliteMemory,
+    effective: &Effective,
+    continue_latest: bool,
+) -> Result<SessionId, CliError> {
+    match &effective.runtime.session {
+        Some(id) => require_session(memory, id, effective).await,
+        None if continue_latest => super::sessions::newest(memory, &effective.memory.db)
+            .await?
+            .ok_or_else(|| CliError::NothingToContinue {
+                db: effective.memory.db.clone(),
+            }),
+        None => Ok(SessionId::generate()),
+    }
+}
+
+/// `id` when it names a stored session.
 pub async fn require_session(
     memory: &SqliteMemory,
     id: &str,

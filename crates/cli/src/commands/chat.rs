@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use oxydra::memory::Memory;
+use oxydra::runtime::RuntimeError;
 use oxydra::scrubbing::scrub;
 use oxydra::types::SessionId;
 use rustyline::DefaultEditor;
@@ -29,12 +30,13 @@ use crate::output::Renderer;
 use crate::terminal_input::{LineRead, Priority, TerminalInput};
 
 use super::agent::{self, Agent};
-use super::sessions::{memory_error, write_sessions};
+use super::sessions::{listing, memory_error, write_messages, write_sessions};
 
 const HELP: &str = "commands:
   /new          start a new session
   /sessions     list stored sessions
-  /switch ID    continue a stored session
+  /switch ID    continue a stored session (and show its last messages)
+  /switch       list stored sessions
   /cancel       stop the running turn (as Ctrl-C does; Ctrl-C twice quits)
   /help         this text
   /exit         quit (also Ctrl-D)";
@@ -81,6 +83,7 @@ pub fn parse(line: &str) -> Input<'_> {
         ("/new", None) => Input::New,
         ("/sessions", None) => Input::Sessions,
         ("/switch", Some(id)) => Input::Switch(id),
+        ("/switch", None) => Input::Sessions,
         ("/cancel", None) => Input::Cancel,
         ("/help", None) => Input::Help,
         ("/exit" | "/quit", None) => Input::Exit,
@@ -227,9 +230,15 @@ struct Chat {
 
 /// Runs `oxydra chat`.
 pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
+    if args.print_config {
+        return super::run::print_config(&args.options);
+    }
     let effective = super::run::effective(&args.options)?;
     effective.require_known_price(&args.options)?;
-    let renderer = Arc::new(Renderer::for_format(args.options.output));
+    let renderer = Arc::new(
+        Renderer::for_format(args.options.output)
+            .with_workspace(effective.runtime.workspace.clone()),
+    );
     let input = TerminalInput::stdin();
     // On a terminal, creating the line editor replaces the SIGINT handler with
     // rustyline's own (which only wakes a pending `readline`) until the editor is
@@ -242,12 +251,11 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
         Arc::clone(&renderer),
         &interrupts,
         input.clone(),
+        true,
     )
     .await?;
-    let session = match &effective.runtime.session {
-        Some(id) => agent::require_session(&agent.memory, id, &effective).await?,
-        None => SessionId::generate(),
-    };
+    let session =
+        agent::starting_session(&agent.memory, &effective, args.options.continue_latest).await?;
     eprintln!(
         "oxydra chat — model {}, session {session}. Type /help for commands.",
         effective.provider.model
@@ -300,6 +308,7 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
                     Ok(found) => {
                         chat.session = found;
                         eprintln!("switched to session {}", chat.session);
+                        show_recent(&chat.agent, &chat.effective.memory.db, &chat.session).await?;
                     }
                     Err(error) => {
                         eprintln!("error: {}", scrub(&error.to_string()).text)
@@ -339,7 +348,10 @@ impl Chat {
         self.renderer.suspend();
         if let Err(error) = result {
             self.renderer.ensure_ended(error.kind(), &error.to_string());
-            if self.output == OutputFormat::Text {
+            if matches!(error, RuntimeError::Cancelled) {
+                // The chat goes on: only the turn ended.
+                eprintln!("turn cancelled");
+            } else if self.output == OutputFormat::Text {
                 // The message can quote a provider's answer: scrubbed.
                 eprintln!("error: {}", scrub(&error.to_string()).text);
             }
@@ -370,15 +382,36 @@ async fn list_sessions(
     db: &std::path::Path,
     current: &SessionId,
 ) -> Result<(), CliError> {
-    let sessions = agent
-        .memory
-        .list_sessions()
-        .await
-        .map_err(|error| memory_error(db, error))?;
+    let sessions = listing(&agent.memory, db).await?;
     let mut out = Vec::new();
     let _ = write_sessions(&mut out, &sessions, OutputFormat::Text);
     eprint!("{}", String::from_utf8_lossy(&out));
     eprintln!("current: {current}");
+    Ok(())
+}
+
+/// How many of a session's last messages are shown when switching to it.
+const RECENT_MESSAGES: usize = 6;
+
+/// Shows the last messages of `session` (on stderr), so the conversation can go on.
+async fn show_recent(
+    agent: &Agent,
+    db: &std::path::Path,
+    session: &SessionId,
+) -> Result<(), CliError> {
+    let messages = agent
+        .memory
+        .messages(session)
+        .await
+        .map_err(|error| memory_error(db, error))?;
+    let start = messages.len().saturating_sub(RECENT_MESSAGES);
+    let recent = messages.get(start..).unwrap_or_default();
+    if start > 0 {
+        eprintln!("… {start} earlier messages");
+    }
+    let mut out = Vec::new();
+    let _ = write_messages(&mut out, recent, OutputFormat::Text);
+    eprint!("{}", String::from_utf8_lossy(&out));
     Ok(())
 }
 
@@ -393,7 +426,7 @@ mod tests {
         assert_eq!(parse("/new"), Input::New);
         assert_eq!(parse("/sessions"), Input::Sessions);
         assert_eq!(parse("/switch ses_1"), Input::Switch("ses_1"));
-        assert_eq!(parse("/switch"), Input::Unknown("/switch"));
+        assert_eq!(parse("/switch"), Input::Sessions);
         assert_eq!(parse("/cancel"), Input::Cancel);
         assert_eq!(parse("/exit"), Input::Exit);
         assert_eq!(parse("/quit"), Input::Exit);

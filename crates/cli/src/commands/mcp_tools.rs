@@ -43,8 +43,11 @@ pub async fn start_until(
     let manager = manager.map_err(|error| CliError::Mcp(error.to_string()))?;
     for status in manager.status() {
         if let ServerState::Failed { reason } = &status.state {
+            // The reason names the server itself; said once.
+            let prefix = format!("MCP server `{}`: ", status.name);
+            let reason = reason.strip_prefix(&prefix).unwrap_or(reason);
             eprintln!(
-                "warning: MCP server `{}` did not start and will not be retried; its tools are unavailable: {reason}",
+                "warning: MCP server `{}` did not start, its tools are unavailable: {reason}",
                 status.name
             );
         }

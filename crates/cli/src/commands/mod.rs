@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod agents;
 pub mod chat;
+pub mod init;
 pub mod mcp;
 pub mod mcp_tools;
 pub mod provider;
@@ -22,6 +23,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     match cli.command {
         Command::Scrub(args) => scrub::run(&args),
         Command::Trust(args) => trust::run(&args),
+        Command::Init(args) => init::run(&args),
         command => {
             // One thread is plenty for one agent: tools run concurrently on it, and
             // SQLite and blocking reads go to the blocking pool.
@@ -51,5 +53,6 @@ async fn dispatch_async(command: Command) -> Result<Exit, CliError> {
         Command::Mcp(args) => mcp::run(args).await,
         Command::Scrub(args) => scrub::run(&args),
         Command::Trust(args) => trust::run(&args),
+        Command::Init(args) => init::run(&args),
     }
 }

@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use oxydra::provider::{
     AnthropicProvider, GeminiProvider, OllamaProvider, OpenAiProvider, OpenAiResponsesProvider,
-    Provider, ProviderConfig,
-    ReliableProvider, RetryPolicy,
+    Provider, ProviderConfig, ReliableProvider, RetryPolicy,
 };
 
 use crate::config::{Effective, EffectiveProvider, EffectiveRuntime, OpenAiApi, ProviderKind};

@@ -4,9 +4,10 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use oxydra::memory::{Memory, SqliteMemory};
 use oxydra::runtime::{OutputSchema, RuntimeError};
 use oxydra::serde_json;
-use oxydra::types::SessionId;
+use oxydra::types::{MessageRole, SessionId};
 
 use crate::args::{RunArgs, RunOptions};
 use crate::config::{self, Effective};
@@ -27,28 +28,25 @@ pub fn effective(options: &RunOptions) -> Result<Effective, CliError> {
 
 /// Runs `oxydra run`.
 pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
-    let effective = effective(&args.options)?;
     if args.print_config {
-        let mut out = std::io::stdout().lock();
-        out.write_all(effective.to_masked_toml().as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(CliError::stdout)?;
-        return Ok(Exit::Done);
+        return print_config(&args.options);
     }
+    let effective = effective(&args.options)?;
     effective.require_known_price(&args.options)?;
     let output = match &args.output_schema {
         Some(path) => Some(output_schema(path)?),
         None => None,
     };
     let prompt = prompt_text(args.prompt.as_deref())?;
-    let renderer = Arc::new(Renderer::for_format(args.options.output));
+    let renderer = Arc::new(
+        Renderer::for_format(args.options.output)
+            .with_workspace(effective.runtime.workspace.clone()),
+    );
     let interrupts = Interrupts::install();
     let input = TerminalInput::stdin();
-    let agent = agent::build(&effective, Arc::clone(&renderer), &interrupts, input).await?;
-    let session = match &effective.runtime.session {
-        Some(id) => agent::require_session(&agent.memory, id, &effective).await?,
-        None => SessionId::generate(),
-    };
+    let agent = agent::build(&effective, Arc::clone(&renderer), &interrupts, input, false).await?;
+    let session =
+        agent::starting_session(&agent.memory, &effective, args.options.continue_latest).await?;
     tracing::debug!(session = %session, model = %effective.provider.model, "starting run");
     let cancel = interrupts.begin_turn();
     let result = match &output {
@@ -62,14 +60,52 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     };
     interrupts.end_turn();
     renderer.finish();
+    let fresh = effective.runtime.session.is_none() && !args.options.continue_latest;
+    let kept = match &result {
+        Err(error) if fresh && !matches!(error, RuntimeError::Cancelled) => {
+            !discard_if_unanswered(&agent.memory, &session).await
+        }
+        _ => true,
+    };
     agent.stop().await;
-    finish_task(&renderer, &session, result.map(|_| ()))
+    finish_task(&renderer, &session, kept, result.map(|_| ()))
+}
+
+/// Deletes a new session that a failed run left with nothing but the prompt (no
+/// answer, no tool call), so that failures do not pile up empty sessions; returns
+/// whether it did.
+async fn discard_if_unanswered(memory: &SqliteMemory, session: &SessionId) -> bool {
+    let Ok(messages) = memory.messages(session).await else {
+        return false;
+    };
+    let unanswered = messages
+        .iter()
+        .all(|stored| stored.message.role == MessageRole::User);
+    unanswered && memory.delete_session(session).await.is_ok()
+}
+
+/// `--print-config` of `run` and `chat`: the merged configuration, which needs no
+/// provider yet (a missing one is said in a comment).
+pub fn print_config(options: &RunOptions) -> Result<Exit, CliError> {
+    let file = config::load(options.config.as_deref())?;
+    let env = |name: &str| std::env::var(name).ok();
+    let text = match config::merge(&file, options, &env, std::io::stdin().is_terminal()) {
+        Ok(effective) => effective.to_masked_toml(),
+        Err(CliError::NoProvider) => config::merge_service(&file, options, &env)?.to_masked_toml(),
+        Err(error) => return Err(error),
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(CliError::stdout)?;
+    Ok(Exit::Done)
 }
 
 /// The exit of a finished task, making sure a closing event was printed.
 pub fn finish_task(
     renderer: &Renderer,
     session: &SessionId,
+    kept: bool,
     result: Result<(), RuntimeError>,
 ) -> Result<Exit, CliError> {
     match result {
@@ -80,6 +116,8 @@ pub fn finish_task(
             // A busy session was never opened: this run did nothing to it.
             let message = if matches!(error, RuntimeError::SessionBusy(_)) {
                 error.to_string()
+            } else if !kept {
+                format!("{error} (nothing was stored)")
             } else {
                 format!(
                     "{error} (session {session} keeps what was done; continue it with --session {session})"

@@ -1,11 +1,11 @@
-//! `oxydra sessions list | show <ID>`: what the memory database holds.
+//! `oxydra sessions list | show <ID> | delete <ID>`: what the memory database holds.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use oxydra::memory::{Memory, SessionInfo, SqliteConfig, SqliteMemory, StoredMessage};
 use oxydra::scrubbing::scrub;
-use oxydra::types::SessionId;
+use oxydra::types::{MessageRole, SessionId};
 use serde_json::json;
 
 use crate::args::{ListOptions, OutputFormat, SessionsAction, SessionsArgs};
@@ -19,7 +19,86 @@ pub async fn run(args: SessionsArgs) -> Result<Exit, CliError> {
     match args.action {
         SessionsAction::List(options) => list(&options).await,
         SessionsAction::Show { id, options } => show(&id, &options).await,
+        SessionsAction::Delete { id, options } => delete(&id, &options).await,
     }
+}
+
+/// A stored session as listed: when it was used, and what it was started with.
+pub struct Listed {
+    /// The session.
+    pub info: SessionInfo,
+    /// Its first user message, on one line and cut short.
+    pub first_prompt: Option<String>,
+}
+
+/// The stored sessions, the most recently used first, each with its first prompt.
+pub async fn listing(memory: &SqliteMemory, path: &Path) -> Result<Vec<Listed>, CliError> {
+    let mut sessions = memory
+        .list_sessions()
+        .await
+        .map_err(|error| memory_error(path, error))?;
+    sessions.sort_by_key(|session| std::cmp::Reverse(session.updated_at_ms));
+    let mut listed = Vec::with_capacity(sessions.len());
+    for info in sessions {
+        let messages = memory
+            .messages(&info.session_id)
+            .await
+            .map_err(|error| memory_error(path, error))?;
+        let first_prompt = messages
+            .iter()
+            .find(|stored| stored.message.role == MessageRole::User)
+            .and_then(|stored| stored.message.content.as_deref())
+            .map(one_line_prompt);
+        listed.push(Listed { info, first_prompt });
+    }
+    Ok(listed)
+}
+
+/// The newest stored session (`--continue`), if any.
+pub async fn newest(memory: &SqliteMemory, path: &Path) -> Result<Option<SessionId>, CliError> {
+    let sessions = memory
+        .list_sessions()
+        .await
+        .map_err(|error| memory_error(path, error))?;
+    Ok(sessions
+        .into_iter()
+        .max_by_key(|session| session.updated_at_ms)
+        .map(|session| session.session_id))
+}
+
+/// A prompt on one line, scrubbed, escaped and cut to 60 characters.
+fn one_line_prompt(text: &str) -> String {
+    let scrubbed = scrub(text).text.into_owned();
+    let line = scrubbed.split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = escape(&line).into_owned();
+    if line.chars().count() <= 60 {
+        line
+    } else {
+        let mut cut: String = line.chars().take(59).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+/// How long ago `ms` (since the Unix epoch) was, for people: `just now`, `5 min ago`,
+/// `3 h ago`, `2 days ago`.
+pub fn age(ms: i64, now_ms: i64) -> String {
+    let secs = now_ms.saturating_sub(ms).max(0) / 1000;
+    match secs {
+        0..60 => "just now".to_owned(),
+        60..3_600 => format!("{} min ago", secs / 60),
+        3_600..86_400 => format!("{} h ago", secs / 3_600),
+        86_400..172_800 => "1 day ago".to_owned(),
+        _ => format!("{} days ago", secs / 86_400),
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+        })
 }
 
 fn db_path(options: &ListOptions) -> Result<PathBuf, CliError> {
@@ -34,6 +113,19 @@ pub async fn open_existing(path: &Path) -> Result<Option<SqliteMemory>, CliError
         return Ok(None);
     }
     open(path).await.map(Some)
+}
+
+/// Opens the database the listing commands read. A database named on purpose (`--db`,
+/// `OXYDRA_DB`, `[memory] db`) that does not exist is an error (a mistyped path would
+/// otherwise look like an empty store); the default one not existing yet is `None`.
+async fn open_for_listing(path: &Path) -> Result<Option<SqliteMemory>, CliError> {
+    let default = config::default_db_path();
+    if !path.exists() && default.as_deref() != Some(path) {
+        return Err(CliError::DatabaseMissing {
+            path: path.to_path_buf(),
+        });
+    }
+    open_existing(path).await
 }
 
 /// Opens (or creates) the database at `path`, creating its directory owner-only
@@ -65,15 +157,35 @@ pub fn memory_error(path: &Path, error: impl std::fmt::Display) -> CliError {
 
 async fn list(options: &ListOptions) -> Result<Exit, CliError> {
     let path = db_path(options)?;
-    let sessions = match open_existing(&path).await? {
-        Some(memory) => memory
-            .list_sessions()
-            .await
-            .map_err(|error| memory_error(&path, error))?,
+    let sessions = match open_for_listing(&path).await? {
+        Some(memory) => listing(&memory, &path).await?,
         None => Vec::new(),
     };
     let mut out = std::io::stdout().lock();
     write_sessions(&mut out, &sessions, options.output).map_err(CliError::stdout)?;
+    Ok(Exit::Done)
+}
+
+async fn delete(id: &str, options: &ListOptions) -> Result<Exit, CliError> {
+    let path = db_path(options)?;
+    let not_found = || CliError::SessionNotFound {
+        id: id.to_owned(),
+        db: path.clone(),
+    };
+    let memory = open_for_listing(&path).await?.ok_or_else(not_found)?;
+    let session = SessionId::from(id);
+    let exists = memory
+        .session_exists(&session)
+        .await
+        .map_err(|error| memory_error(&path, error))?;
+    if !exists {
+        return Err(not_found());
+    }
+    memory
+        .delete_session(&session)
+        .await
+        .map_err(|error| memory_error(&path, error))?;
+    eprintln!("deleted session {id}");
     Ok(Exit::Done)
 }
 
@@ -83,7 +195,7 @@ async fn show(id: &str, options: &ListOptions) -> Result<Exit, CliError> {
         id: id.to_owned(),
         db: path.clone(),
     };
-    let memory = open_existing(&path).await?.ok_or_else(not_found)?;
+    let memory = open_for_listing(&path).await?.ok_or_else(not_found)?;
     let session = SessionId::from(id);
     let exists = memory
         .session_exists(&session)
@@ -104,17 +216,18 @@ async fn show(id: &str, options: &ListOptions) -> Result<Exit, CliError> {
 /// Prints sessions, one per line.
 pub fn write_sessions(
     out: &mut impl Write,
-    sessions: &[SessionInfo],
+    sessions: &[Listed],
     format: OutputFormat,
 ) -> std::io::Result<()> {
     match format {
         OutputFormat::Jsonl => {
-            for session in sessions {
+            for Listed { info, first_prompt } in sessions {
                 let line = json!({
-                    "session_id": session.session_id,
-                    "created_at": rfc3339(session.created_at_ms),
-                    "updated_at": rfc3339(session.updated_at_ms),
-                    "messages": session.messages,
+                    "session_id": info.session_id,
+                    "created_at": rfc3339(info.created_at_ms),
+                    "updated_at": rfc3339(info.updated_at_ms),
+                    "messages": info.messages,
+                    "first_prompt": first_prompt,
                 });
                 writeln!(out, "{line}")?;
             }
@@ -123,14 +236,20 @@ pub fn write_sessions(
             if sessions.is_empty() {
                 writeln!(out, "no sessions stored")?;
             }
-            for session in sessions {
-                writeln!(
+            let now = now_ms();
+            for Listed { info, first_prompt } in sessions {
+                let plural = if info.messages == 1 { "" } else { "s" };
+                write!(
                     out,
-                    "{}  updated {}  {} messages",
-                    session.session_id,
-                    rfc3339(session.updated_at_ms),
-                    session.messages
+                    "{}  {}  {} message{plural}",
+                    info.session_id,
+                    age(info.updated_at_ms, now),
+                    info.messages
                 )?;
+                match first_prompt {
+                    Some(prompt) => writeln!(out, "  {prompt}")?,
+                    None => writeln!(out)?,
+                }
             }
         }
     }
@@ -230,11 +349,14 @@ mod tests {
 
     #[test]
     fn sessions_print_as_the_contract_says() {
-        let sessions = vec![SessionInfo {
-            session_id: SessionId::from("ses_1"),
-            created_at_ms: 0,
-            updated_at_ms: 1000,
-            messages: 3,
+        let sessions = vec![Listed {
+            info: SessionInfo {
+                session_id: SessionId::from("ses_1"),
+                created_at_ms: 0,
+                updated_at_ms: 1000,
+                messages: 3,
+            },
+            first_prompt: Some("Fix the build".into()),
         }];
         let mut out = Vec::new();
         write_sessions(&mut out, &sessions, OutputFormat::Jsonl).unwrap();
@@ -242,15 +364,39 @@ mod tests {
         assert_eq!(
             value,
             json!({"session_id":"ses_1","created_at":"1970-01-01T00:00:00.000Z",
-                "updated_at":"1970-01-01T00:00:01.000Z","messages":3})
+                "updated_at":"1970-01-01T00:00:01.000Z","messages":3,
+                "first_prompt":"Fix the build"})
         );
         let mut text = Vec::new();
         write_sessions(&mut text, &sessions, OutputFormat::Text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.starts_with("ses_1  "), "{text}");
         assert!(
-            String::from_utf8(text)
-                .unwrap()
-                .starts_with("ses_1  updated")
+            text.ends_with(" days ago  3 messages  Fix the build\n"),
+            "{text}"
         );
+    }
+
+    #[test]
+    fn ages_read_as_people_say_them() {
+        let now = 1_000_000_000;
+        assert_eq!(age(now - 5_000, now), "just now");
+        assert_eq!(age(now + 5_000, now), "just now");
+        assert_eq!(age(now - 5 * 60_000, now), "5 min ago");
+        assert_eq!(age(now - 3 * 3_600_000, now), "3 h ago");
+        assert_eq!(age(now - 86_400_000, now), "1 day ago");
+        assert_eq!(age(now - 9 * 86_400_000, now), "9 days ago");
+    }
+
+    #[test]
+    fn a_prompt_is_listed_on_one_line_scrubbed_and_short() {
+        let prompt = one_line_prompt(&format!(
+            "use password=hunter2-very-secret\nthen {}",
+            "x".repeat(200)
+        ));
+        assert!(!prompt.contains("hunter2"), "{prompt}");
+        assert!(!prompt.contains('\n'), "{prompt}");
+        assert_eq!(prompt.chars().count(), 60);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::mask::{Secret, mask_secret, mask_url};
+use super::mask::Secret;
 use oxydra::tools::BuiltinToolsConfig;
 
 use oxydra::mcp::McpServerConfig;
@@ -77,8 +77,8 @@ pub struct EffectiveProvider {
     /// The variable the key came from; `None`: no auth header.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
-    /// The key (masked when printed).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The key (never printed as a key: the file takes `api_key_env`).
+    #[serde(skip)]
     pub api_key: Option<Secret>,
     /// `[provider] max_response_bytes`; `None`: the client's default.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -117,10 +117,11 @@ pub struct EffectiveRuntime {
     pub system_prompt: Option<String>,
     /// How consent is answered.
     pub approve: ApproveMode,
-    /// Root of the file tools.
+    /// Root of the file tools (a flag, not a file setting: printed as a comment).
+    #[serde(skip)]
     pub workspace: PathBuf,
-    /// Session to continue.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Session to continue (a flag, not a file setting: printed as a comment).
+    #[serde(skip)]
     pub session: Option<String>,
     /// Most seconds a run waits for a session another run is writing.
     pub session_wait_secs: f64,
@@ -184,39 +185,6 @@ impl Effective {
                 message,
             },
         })
-    }
-
-    /// The configuration as TOML, secrets masked, with a header saying where it came from.
-    pub fn to_masked_toml(&self) -> String {
-        let mut shown = self.clone();
-        shown.provider.base_url = mask_url(&shown.provider.base_url);
-        // MCP servers often get their tokens through env, args or the URL.
-        for server in &mut shown.mcp_servers {
-            for value in server.env.values_mut() {
-                *value = mask_secret(value);
-            }
-            for arg in &mut server.args {
-                *arg = oxydra::scrubbing::scrub(arg).text.into_owned();
-            }
-            if let Some(url) = &server.url {
-                server.url = Some(mask_url(url));
-            }
-        }
-        let source = self.config_file.as_ref().map_or_else(
-            || "none (defaults, environment and flags)".to_owned(),
-            |path| path.display().to_string(),
-        );
-        let body = toml::to_string(&shown)
-            .unwrap_or_else(|error| format!("# cannot render configuration: {error}\n"));
-        let ignored = if self.ignored.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "# not trusted, so ignored: {} (see `oxydra trust`)\n",
-                self.ignored.join(", ")
-            )
-        };
-        format!("# Effective oxydra configuration\n# config file: {source}\n{ignored}\n{body}")
     }
 }
 
@@ -551,7 +519,9 @@ mod tests {
         )
         .unwrap();
         let text = effective.to_masked_toml();
-        assert!(text.contains("api_key = \"sk-****1234\""), "{text}");
+        assert!(text.contains("# api key: sk-****1234"), "{text}");
+        let table: toml::Table = text.parse().unwrap();
+        assert!(table["provider"].get("api_key").is_none(), "{text}");
         assert!(!text.contains("abcdefghijklmnop"));
         assert!(text.contains("max_turns = 8"));
         assert!(text.contains("[memory]"));

@@ -7,6 +7,7 @@ mod mask;
 mod merge;
 mod powers;
 mod pricing;
+mod print;
 mod protected;
 mod provider_pick;
 mod rule_entry;
@@ -20,10 +21,11 @@ use oxydra::tools::BuiltinToolsConfig;
 use serde::{Deserialize, Serialize};
 
 pub use agents::AgentConfig;
-pub use file::{LoadedFile, load, parse};
+pub use file::{LoadedFile, load, parse, user_config_path};
 pub use mask::Secret;
 pub use merge::{
-    Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, merge, merge_service, resolve_db,
+    Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, default_db_path, merge,
+    merge_service, resolve_db,
 };
 pub use powers::strip_powers;
 pub use pricing::Prices;

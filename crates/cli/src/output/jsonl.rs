@@ -1,5 +1,6 @@
 //! `--output jsonl`: each runtime event as one JSON object per line on stdout, exactly
-//! as `oxydra::types::RuntimeEvent` serialises (docs/cli.md lists them).
+//! as `oxydra::types::RuntimeEvent` serialises (docs/cli.md lists them), with
+//! characters that could fool a terminal written as `\uXXXX` escapes.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -46,6 +47,7 @@ impl JsonlRenderer {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         // A closed stdout (a pipe whose reader left) must not stop the run.
+        let line = super::shown::escape_json(&line);
         let _ = writeln!(out, "{line}").and_then(|()| out.flush());
     }
 }

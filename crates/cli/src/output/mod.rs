@@ -1,8 +1,10 @@
 //! Rendering runtime events: for people (`text`) or for programs (`jsonl`).
 
 mod jsonl;
+mod markdown;
 pub mod shown;
 mod text;
+mod tool_line;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -11,7 +13,7 @@ use oxydra::scrubbing::Scrubber;
 use oxydra::types::RuntimeEvent;
 
 pub use jsonl::JsonlRenderer;
-pub use text::TextRenderer;
+pub use text::{TextRenderer, clear_terminal, write_stderr_lines};
 
 use crate::args::OutputFormat;
 
@@ -38,6 +40,14 @@ impl Renderer {
             kind,
             ended: AtomicBool::new(false),
         }
+    }
+
+    /// Shows the diff of a `file_write` against the file it replaces in `workspace`.
+    pub fn with_workspace(self, workspace: std::path::PathBuf) -> Self {
+        if let RendererKind::Text(text) = &self.kind {
+            text.set_workspace(workspace);
+        }
+        self
     }
 
     /// Prints one event, scrubbed first: whatever made it (the runtime, or the CLI

@@ -46,9 +46,42 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(shown)
 }
 
+/// A JSON text with every hidden character (see [`escape`]) written as a JSON `\uXXXX`
+/// escape: the same JSON value, but safe to land on a terminal. (`serde_json` leaves
+/// bidirectional marks, zero-width characters, DEL and C1 controls raw.)
+pub fn escape_json(json: &str) -> Cow<'_, str> {
+    if !json.chars().any(is_hidden) {
+        return Cow::Borrowed(json);
+    }
+    let mut shown = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if is_hidden(c) {
+            let mut units = [0_u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                let _ = write!(shown, "\\u{unit:04x}");
+            }
+        } else {
+            shown.push(c);
+        }
+    }
+    Cow::Owned(shown)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_keeps_its_value_with_hidden_characters_escaped() {
+        let value = serde_json::json!({"command": "echo \u{202e}txt.exe\u{9b}\u{7f}\u{200b}"});
+        let text = serde_json::to_string(&value).unwrap();
+        let shown = escape_json(&text);
+        assert!(!shown.chars().any(is_hidden), "{shown}");
+        assert!(shown.contains("\\u202e"), "{shown}");
+        let back: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        assert_eq!(back, value);
+        assert!(matches!(escape_json("{\"a\":\"é\"}"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn plain_text_is_borrowed() {

@@ -4,21 +4,65 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use oxydra::types::{RuntimeEvent, RuntimeProgressKind, Usage};
 
+use super::markdown::{MarkdownStream, render};
 use super::shown::escape;
+use super::tool_line;
 
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const CLEAR_LINE: &str = "\r\x1b[2K";
 
+/// The renderer drawing on the process's real terminal, if one is: log lines and the
+/// Ctrl-C notice go through it so that they clear its spinner first.
+static TERMINAL: Mutex<Option<Weak<Mutex<State>>>> = Mutex::new(None);
+
+/// Writes `bytes` (whole lines) on stderr without sharing a line with the spinner or
+/// with an answer still streaming on the terminal: the spinner is cleared first and
+/// drawn again after.
+pub fn write_stderr_lines(bytes: &[u8]) -> std::io::Result<()> {
+    let state = lock(&TERMINAL).as_ref().and_then(Weak::upgrade);
+    match state {
+        Some(state) => {
+            let mut state = lock(&state);
+            state.clear_spinner();
+            if state.out_is_terminal {
+                state.end_text_line();
+            }
+            state.err.write_all(bytes)?;
+            state.err.flush()?;
+            state.draw_spinner();
+            Ok(())
+        }
+        None => {
+            let mut err = std::io::stderr().lock();
+            err.write_all(bytes)?;
+            err.flush()
+        }
+    }
+}
+
+/// Clears the spinner of the terminal's renderer for good, before the process exits.
+pub fn clear_terminal() {
+    let state = lock(&TERMINAL).as_ref().and_then(Weak::upgrade);
+    if let Some(state) = state {
+        let mut state = lock(&state);
+        state.clear_spinner();
+        state.spinner = None;
+    }
+}
+
 struct State {
     out: Box<dyn Write + Send>,
     err: Box<dyn Write + Send>,
+    /// stdout is the terminal stderr is on: a log line first ends an open answer line.
+    out_is_terminal: bool,
     /// The progress message while the spinner shows, `None` while text streams.
     spinner: Option<String>,
     /// Whether the spinner's line is currently drawn on stderr.
@@ -28,7 +72,30 @@ struct State {
     open_line: bool,
     /// Text arrived since the last provider call.
     streamed: bool,
-    started: HashMap<String, Instant>,
+    /// The answer's Markdown is rendered (stdout is a terminal), not written raw.
+    markdown: Option<MarkdownStream>,
+    /// Where `file_write` reads the file it replaces from, to show a diff.
+    workspace: Option<PathBuf>,
+    started: HashMap<String, Started>,
+}
+
+/// A tool call that is running.
+struct Started {
+    at: Instant,
+    /// Its arguments in short.
+    summary: String,
+    /// What it changes, shown once it succeeded.
+    diff: Option<String>,
+}
+
+/// `name` followed by the call's arguments in short, when there are any.
+fn tool_label(name: &str, summary: &str) -> String {
+    let name = escape(name);
+    if summary.is_empty() {
+        name.into_owned()
+    } else {
+        format!("{name} {summary}")
+    }
 }
 
 impl State {
@@ -52,7 +119,29 @@ impl State {
         }
     }
 
+    /// Writes answer text: rendered as Markdown block by block on a terminal, as it
+    /// is otherwise.
+    fn write_text(&mut self, text: &str) {
+        let rendered = match self.markdown.as_mut() {
+            Some(markdown) => match markdown.push(text) {
+                Some(rendered) => rendered,
+                None => return,
+            },
+            None => text.to_owned(),
+        };
+        let _ = write!(self.out, "{rendered}");
+        let _ = self.out.flush();
+        if !rendered.is_empty() {
+            self.open_line = !rendered.ends_with('\n');
+        }
+    }
+
     fn end_text_line(&mut self) {
+        if let Some(rendered) = self.markdown.as_mut().and_then(MarkdownStream::flush) {
+            let _ = write!(self.out, "{rendered}");
+            let _ = self.out.flush();
+            self.open_line = false;
+        }
         if self.open_line {
             let _ = writeln!(self.out);
             let _ = self.out.flush();
@@ -83,11 +172,17 @@ impl TextRenderer {
     pub fn terminal() -> Self {
         use std::io::IsTerminal;
         let spinner = std::io::stderr().is_terminal();
-        Self::new(
+        let mut renderer = Self::new(
             Box::new(std::io::stdout()),
             Box::new(std::io::stderr()),
             spinner,
-        )
+        );
+        if std::io::stdout().is_terminal() {
+            renderer = renderer.render_markdown();
+            lock(&renderer.state).out_is_terminal = spinner;
+        }
+        *lock(&TERMINAL) = Some(Arc::downgrade(&renderer.state));
+        renderer
     }
 
     /// Renders to `out` (the answer) and `err` (progress, tools, summary).
@@ -95,11 +190,14 @@ impl TextRenderer {
         let state = Arc::new(Mutex::new(State {
             out,
             err,
+            out_is_terminal: false,
             spinner: None,
             drawn: false,
             frame: 0,
             open_line: false,
             streamed: false,
+            markdown: None,
+            workspace: None,
             started: HashMap::new(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
@@ -125,6 +223,17 @@ impl TextRenderer {
         }
     }
 
+    /// Renders the answer's Markdown instead of writing it raw (for a terminal).
+    pub fn render_markdown(self) -> Self {
+        lock(&self.state).markdown = Some(MarkdownStream::default());
+        self
+    }
+
+    /// Reads the files `file_write` replaces beneath `workspace`, to show their diff.
+    pub fn set_workspace(&self, workspace: PathBuf) {
+        lock(&self.state).workspace = Some(workspace);
+    }
+
     /// Renders one event.
     pub fn emit(&self, event: &RuntimeEvent) {
         let mut state = lock(&self.state);
@@ -143,41 +252,55 @@ impl TextRenderer {
             RuntimeEvent::TextDelta { text } => {
                 state.clear_spinner();
                 state.spinner = None;
-                let _ = write!(state.out, "{text}");
-                let _ = state.out.flush();
+                state.write_text(text);
                 if !text.is_empty() {
                     state.streamed = true;
-                    state.open_line = !text.ends_with('\n');
                 }
             }
             // Reasoning stays out of the transcript a person reads; `--output jsonl`
             // carries it.
             RuntimeEvent::ReasoningDelta { .. } => {}
-            RuntimeEvent::ToolStarted { call_id, .. } => {
-                state.started.insert(call_id.to_string(), Instant::now());
+            RuntimeEvent::ToolStarted {
+                call_id,
+                name,
+                arguments,
+                ..
+            } => {
+                let diff = tool_line::planned_diff(name, arguments, state.workspace.as_deref());
+                let started = Started {
+                    at: Instant::now(),
+                    summary: tool_line::summary(arguments),
+                    diff,
+                };
+                state.started.insert(call_id.to_string(), started);
             }
             RuntimeEvent::ToolCompleted {
                 call_id,
                 name,
                 duration_ms,
             } => {
-                state.started.remove(call_id.as_str());
-                let name = escape(name);
-                state.status_line(&format!("  ✓ {name} ({duration_ms} ms)"));
+                let started = state.started.remove(call_id.as_str());
+                let summary = started.as_ref().map_or("", |started| &started.summary);
+                let mut line = format!("  ✓ {} ({duration_ms} ms)", tool_label(name, summary));
+                if let Some(diff) = started.as_ref().and_then(|started| started.diff.as_ref()) {
+                    line.push('\n');
+                    line.push_str(diff.trim_end());
+                }
+                state.status_line(&line);
             }
             RuntimeEvent::ToolFailed {
                 call_id,
                 name,
                 error,
             } => {
-                let elapsed = state
-                    .started
-                    .remove(call_id.as_str())
-                    .map(|start| start.elapsed().as_millis())
-                    .unwrap_or(0);
-                let first_line = escape(error.lines().next().unwrap_or(""));
-                let name = escape(name);
-                state.status_line(&format!("  ✗ {name} ({elapsed} ms): {first_line}"));
+                let started = state.started.remove(call_id.as_str());
+                let elapsed = started
+                    .as_ref()
+                    .map_or(0, |started| started.at.elapsed().as_millis());
+                let summary = started.as_ref().map_or("", |started| &started.summary);
+                let label = tool_label(name, summary);
+                let failure = tool_line::failure(error);
+                state.status_line(&format!("  ✗ {label} ({elapsed} ms): {failure}"));
             }
             RuntimeEvent::TurnCompleted { .. } => {}
             RuntimeEvent::Final {
@@ -196,8 +319,12 @@ impl TextRenderer {
                     let _ = writeln!(state.out, "{output}");
                 } else if !state.streamed && !text.is_empty() {
                     // A provider that does not stream still has an answer to show.
-                    let _ = write!(state.out, "{text}");
-                    state.open_line = !text.ends_with('\n');
+                    if state.markdown.is_some() {
+                        let _ = write!(state.out, "{}", render(text));
+                    } else {
+                        let _ = write!(state.out, "{text}");
+                        state.open_line = !text.ends_with('\n');
+                    }
                 }
                 state.end_text_line();
                 let line = summary_line(*turns, usage, *cost, session_id.as_str());
@@ -308,6 +435,7 @@ mod tests {
                 call_id: CallId::from("c1"),
                 name: "file_read".into(),
                 tier: SafetyTier::ReadOnly,
+                arguments: r#"{"path":"notes/plan.md"}"#.into(),
             },
             RuntimeEvent::ToolCompleted {
                 call_id: CallId::from("c1"),
@@ -337,7 +465,10 @@ mod tests {
     fn text_streams_to_stdout_and_status_to_stderr() {
         let (out, err) = render(&run_events(), false);
         assert_eq!(out, "Reading\nDone.\n");
-        assert!(err.contains("  ✓ file_read (4 ms)\n"), "{err}");
+        assert!(
+            err.contains("  ✓ file_read notes/plan.md (4 ms)\n"),
+            "{err}"
+        );
         assert!(err.contains("  ✗ shell_exec ("), "{err}");
         assert!(err.contains("permission denied\n"));
         assert!(!err.contains("more"));
@@ -376,6 +507,72 @@ mod tests {
         ];
         let (out, _) = render(&events, false);
         assert_eq!(out, "Answer\n");
+    }
+
+    #[test]
+    fn an_edit_line_shows_its_diff_and_a_failed_one_does_not() {
+        let edit = |id: &str| RuntimeEvent::ToolStarted {
+            call_id: CallId::from(id),
+            name: "file_edit".into(),
+            tier: SafetyTier::SideEffecting,
+            arguments: r#"{"path":"a.rs","old":"fn a() {}","new":"fn b() {}"}"#.into(),
+        };
+        let events = vec![
+            edit("e1"),
+            RuntimeEvent::ToolCompleted {
+                call_id: CallId::from("e1"),
+                name: "file_edit".into(),
+                duration_ms: 3,
+            },
+            edit("e2"),
+            RuntimeEvent::ToolFailed {
+                call_id: CallId::from("e2"),
+                name: "file_edit".into(),
+                error: "`old` not found Expected schema: {\"type\":\"object\"}".into(),
+            },
+        ];
+        let (_, err) = render(&events, false);
+        assert!(
+            err.contains("  ✓ file_edit a.rs (3 ms)\n      - fn a() {}\n      + fn b() {}\n"),
+            "{err}"
+        );
+        assert_eq!(err.matches("fn b()").count(), 1, "{err}");
+        assert!(err.contains("): `old` not found\n"), "{err}");
+        assert!(!err.contains("schema"), "{err}");
+    }
+
+    #[test]
+    fn markdown_is_rendered_when_asked_and_raw_otherwise() {
+        let answer = "Some **bold** words.\n\n- one\n- two";
+        let events = vec![
+            RuntimeEvent::TextDelta {
+                text: answer.into(),
+            },
+            RuntimeEvent::Final {
+                session_id: SessionId::from("ses_1"),
+                text: answer.into(),
+                turns: 1,
+                usage: Usage::default(),
+                cost: 0.0,
+                output: None,
+            },
+        ];
+        let (raw, _) = render(&events, false);
+        assert_eq!(raw, format!("{answer}\n"));
+
+        let out = SharedBuffer::default();
+        let err = SharedBuffer::default();
+        let renderer = TextRenderer::new(Box::new(out.clone()), Box::new(err.clone()), false)
+            .render_markdown();
+        for event in &events {
+            renderer.emit(event);
+        }
+        renderer.finish();
+        let shown = out.text();
+        assert!(!shown.contains("**"), "{shown:?}");
+        assert!(shown.contains("bold"), "{shown:?}");
+        assert!(shown.contains("one") && shown.contains("two"), "{shown:?}");
+        assert!(shown.ends_with('\n'), "{shown:?}");
     }
 
     #[test]

@@ -1,0 +1,93 @@
+//! `--print-config`: the merged configuration as a TOML file that loads back as it is,
+//! secrets masked (the key itself only in a comment, masked).
+
+use serde::Serialize;
+
+use super::mask::{mask_secret, mask_url};
+use super::merge::{EffectiveProvider, Merged};
+
+/// The provider part of a printed configuration: there may be none yet.
+pub trait PrintedProvider: Serialize + Clone {
+    /// Masks what the printed form must not show (a password in the URL).
+    fn mask(&mut self);
+    /// The comment lines that say what the file cannot (the key, a missing provider).
+    fn comment(&self) -> String;
+}
+
+impl PrintedProvider for EffectiveProvider {
+    fn mask(&mut self) {
+        self.base_url = mask_url(&self.base_url);
+    }
+
+    fn comment(&self) -> String {
+        match (&self.api_key, &self.api_key_env) {
+            (Some(key), Some(env)) => {
+                format!("# api key: {} (from {env})\n", mask_secret(key.expose()))
+            }
+            (Some(key), None) => format!("# api key: {}\n", mask_secret(key.expose())),
+            (None, _) => "# api key: none (no auth header is sent)\n".to_owned(),
+        }
+    }
+}
+
+impl PrintedProvider for Option<EffectiveProvider> {
+    fn mask(&mut self) {
+        if let Some(provider) = self {
+            provider.mask();
+        }
+    }
+
+    fn comment(&self) -> String {
+        match self {
+            Some(provider) => provider.comment(),
+            None => "# no provider configured yet: add a [provider] table (kind, base_url, \
+                     model, api_key_env), or see `oxydra run --help`\n"
+                .to_owned(),
+        }
+    }
+}
+
+impl<P: PrintedProvider> Merged<P> {
+    /// The configuration as TOML, secrets masked, with a header saying where it came from.
+    pub fn to_masked_toml(&self) -> String {
+        let mut shown = self.clone();
+        shown.provider.mask();
+        // MCP servers often get their tokens through env, args or the URL.
+        for server in &mut shown.mcp_servers {
+            for value in server.env.values_mut() {
+                *value = mask_secret(value);
+            }
+            for arg in &mut server.args {
+                *arg = oxydra::scrubbing::scrub(arg).text.into_owned();
+            }
+            if let Some(url) = &server.url {
+                server.url = Some(mask_url(url));
+            }
+        }
+        let source = self.config_file.as_ref().map_or_else(
+            || "none (defaults, environment and flags)".to_owned(),
+            |path| path.display().to_string(),
+        );
+        let body = toml::to_string(&shown)
+            .unwrap_or_else(|error| format!("# cannot render configuration: {error}\n"));
+        let ignored = if self.ignored.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "# not trusted, so ignored: {} (see `oxydra trust`)\n",
+                self.ignored.join(", ")
+            )
+        };
+        let mut comment = self.provider.comment();
+        comment.push_str(&format!(
+            "# workspace: {} (--workspace)\n",
+            self.runtime.workspace.display()
+        ));
+        if let Some(session) = &self.runtime.session {
+            comment.push_str(&format!("# session: {session} (--session)\n"));
+        }
+        format!(
+            "# Effective oxydra configuration\n# config file: {source}\n{ignored}{comment}\n{body}"
+        )
+    }
+}
