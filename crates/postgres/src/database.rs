@@ -22,6 +22,11 @@ pub fn is_postgres_url(url: &str) -> bool {
     lower.starts_with("postgres://") || lower.starts_with("postgresql://")
 }
 
+/// Checks that `url` is a PostgreSQL URL the driver accepts, without connecting.
+pub fn validate_url(url: &str) -> Result<(), PostgresError> {
+    parse_config(&PostgresOptions::new(url)).map(drop)
+}
+
 /// How to connect.
 #[derive(Clone, PartialEq, Eq)]
 pub struct PostgresOptions {
@@ -64,6 +69,7 @@ impl fmt::Debug for PostgresOptions {
 pub struct PostgresDatabase {
     pool: Pool,
     location: String,
+    config: tokio_postgres::Config,
 }
 
 impl fmt::Debug for PostgresDatabase {
@@ -82,7 +88,7 @@ impl PostgresDatabase {
         let config = parse_config(options)?;
         let location = location(&config);
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -98,7 +104,11 @@ impl PostgresDatabase {
                 location: location.clone(),
                 message: error.to_string(),
             })?;
-        let database = Self { pool, location };
+        let database = Self {
+            pool,
+            location,
+            config,
+        };
         let mut client = database.client().await.map_err(|error| match error {
             PostgresError::Query {
                 location, message, ..
@@ -128,6 +138,11 @@ impl PostgresDatabase {
                 message,
             }
         })
+    }
+
+    /// The driver's config (for a dedicated connection, such as a listener's).
+    pub(crate) fn config(&self) -> &tokio_postgres::Config {
+        &self.config
     }
 
     /// The error of `action` from a driver error.

@@ -17,7 +17,7 @@ mod runs;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use database::{PostgresDatabase, PostgresOptions, is_postgres_url};
+pub use database::{PostgresDatabase, PostgresOptions, is_postgres_url, validate_url};
 pub use error::{BACKEND, PostgresError};
 pub use memory::{PostgresMemory, PostgresMemoryConfig};
 pub use runs::PostgresRunStore;

@@ -146,8 +146,31 @@ impl AgentRuntime {
             None,
             self.inner.limits.max_turns,
         );
-        self.run_with(session_id, user_message.into(), cancel, events)
+        self.run_with(session_id, Some(user_message.into()), cancel, events)
             .await
+    }
+
+    /// Continues the stored session `session_id` without a new user message, as a run
+    /// taken over from a process that died mid-run does: the conversation is loaded
+    /// and repaired (orphaned tool calls get `interrupted` results) and the loop runs
+    /// on until the model answers without tool calls. A conversation already ending
+    /// with the model's answer returns that answer without calling the model.
+    ///
+    /// # Errors
+    /// As [`run_session`](Self::run_session).
+    pub async fn resume_session(
+        &self,
+        session_id: &SessionId,
+        cancel: &CancellationToken,
+    ) -> Result<SessionOutcome, RuntimeError> {
+        let events = RunEvents::new(
+            self.inner.scrubber.clone(),
+            self.inner.event_sink.clone(),
+            None,
+            None,
+            self.inner.limits.max_turns,
+        );
+        self.run_with(session_id, None, cancel, events).await
     }
 
     /// [`run_session`](Self::run_session) that also sends this run's events to `events`.
@@ -165,7 +188,7 @@ impl AgentRuntime {
             None,
             self.inner.limits.max_turns,
         );
-        self.run_with(session_id, user_message.into(), cancel, events)
+        self.run_with(session_id, Some(user_message.into()), cancel, events)
             .await
     }
 
@@ -195,7 +218,7 @@ impl AgentRuntime {
         let user_message = user_message.into();
         let handle = tokio::spawn(async move {
             runtime
-                .run_with(&session_id, user_message, &cancel, events)
+                .run_with(&session_id, Some(user_message), &cancel, events)
                 .await
         });
         (RuntimeEventStream::new(receiver), handle)
@@ -204,7 +227,7 @@ impl AgentRuntime {
     async fn run_with(
         &self,
         session_id: &SessionId,
-        user_message: String,
+        user_message: Option<String>,
         cancel: &CancellationToken,
         events: RunEvents,
     ) -> Result<SessionOutcome, RuntimeError> {

@@ -10,7 +10,7 @@
 
 use oxydra_executor::{ProcessToolState, SessionRunId};
 use oxydra_provider::ProviderError;
-use oxydra_types::{Message, RuntimeProgressKind, SessionId, ToolCall, Usage};
+use oxydra_types::{Message, MessageRole, RuntimeProgressKind, SessionId, ToolCall, Usage};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
@@ -28,10 +28,12 @@ use crate::turn_state::{TurnState, TurnTracker};
 mod context_steps;
 
 /// Runs one session: locks it, takes its lease and loads it, runs the loop, releases it.
+/// Without `user_message` the stored conversation is continued as it is (a run taken
+/// over from a process that died).
 pub(crate) async fn run(
     inner: &RuntimeInner,
     session_id: &SessionId,
-    user_message: String,
+    user_message: Option<String>,
     cancel: &CancellationToken,
     events: &RunEvents,
 ) -> Result<SessionOutcome, RuntimeError> {
@@ -51,7 +53,10 @@ pub(crate) async fn run(
             session_run: SessionRunId::next(),
             summary_failed: false,
         };
-        let result = run.start(&mut state, user_message).await;
+        let result = match user_message {
+            Some(user_message) => run.start(&mut state, user_message).await,
+            None => run.resume(&mut state).await,
+        };
         inner.executor.complete_session_run(run.session_run);
         inner.sessions.close(session_id, &mut state);
         state.release().await;
@@ -109,6 +114,28 @@ impl<'a> Run<'a> {
         self.persist_user_message(state, user_message).await?;
         state.window.begin_run(self.window_settings(snippets));
         self.constraint_batch(state, BatchKind::Start).await?;
+        self.turns(state).await
+    }
+
+    /// Continues the stored conversation without a new user message: a conversation
+    /// that already ends with the model's answer is done (nothing is sent or stored);
+    /// otherwise the loop runs on from the repaired history (orphaned tool calls got
+    /// their `interrupted` results when the session was loaded).
+    async fn resume(&mut self, state: &mut SessionState) -> Result<SessionOutcome, RuntimeError> {
+        let answered = state.window.messages().last().and_then(|last| {
+            (last.role == MessageRole::Assistant && last.tool_calls.is_empty())
+                .then(|| last.text().to_owned())
+        });
+        if let Some(final_text) = answered {
+            return Ok(SessionOutcome {
+                session_id: self.session_id.clone(),
+                final_text,
+                turns: 0,
+                usage: self.usage,
+                cost: 0.0,
+            });
+        }
+        state.window.begin_run(self.window_settings(None));
         self.turns(state).await
     }
 

@@ -13,7 +13,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use oxydra::memory::Memory;
 use oxydra::scrubbing::scrub;
 use oxydra::types::SessionId;
 use rustyline::DefaultEditor;

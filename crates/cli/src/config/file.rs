@@ -197,6 +197,14 @@ fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
             "expected at least 1, found 0".into(),
         ));
     }
+    if let Some(ttl) = serve.run_lease_ttl_ms
+        && ttl < 100
+    {
+        return Err(invalid(
+            "serve.run_lease_ttl_ms",
+            format!("expected at least 100 (milliseconds), found {ttl}"),
+        ));
+    }
     if serve.body_limit_bytes == Some(0) {
         return Err(invalid(
             "serve.body_limit_bytes",

@@ -120,10 +120,24 @@ impl AgentRunner {
         let session_id = crate::run::session_for(&run.run_id);
         let span = tracing::info_span!("agent_run", run_id = %run.run_id,
             agent_name = %run.blueprint.name(), model = %runtime.model());
-        let outcome = runtime
-            .run_session(&session_id, prompt, &run.cancel)
-            .instrument(span)
-            .await;
+        // A run taken over from a worker that died continues its stored session (when
+        // the prompt was stored) instead of sending the prompt again.
+        let resume = match (&self.memory, run.resumed) {
+            (Some(memory), true) => memory.session_exists(&session_id).await.unwrap_or(false),
+            _ => false,
+        };
+        let outcome = if resume {
+            tracing::info!(run_id = %run.run_id, "continuing a run taken over from a worker that stopped");
+            runtime
+                .resume_session(&session_id, &run.cancel)
+                .instrument(span)
+                .await
+        } else {
+            runtime
+                .run_session(&session_id, prompt, &run.cancel)
+                .instrument(span)
+                .await
+        };
         match outcome {
             Ok(outcome) => Ok(json!({
                 "text": outcome.final_text,

@@ -1,6 +1,10 @@
 //! [`PostgresRunStore`]: the coordinator's blueprints and runs in PostgreSQL.
 
+mod claims;
+mod listener;
 mod rows;
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use oxydra_coordinator::{
@@ -20,6 +24,8 @@ use rows::{RUN_COLUMNS, parse_json, run_from_row};
 #[derive(Clone)]
 pub struct PostgresRunStore {
     db: PostgresDatabase,
+    listener: Arc<listener::Listener>,
+    shared: bool,
 }
 
 impl std::fmt::Debug for PostgresRunStore {
@@ -36,9 +42,25 @@ fn storage(action: &'static str) -> impl Fn(PostgresError) -> CoordinatorError {
 }
 
 impl PostgresRunStore {
-    /// A run store on `db` (connected and migrated).
+    /// A run store on `db` (connected and migrated) that any number of coordinators
+    /// share: they claim runs from it ([`SharedRunQueue`](oxydra_coordinator::SharedRunQueue)),
+    /// and a coordinator starting leaves the unfinished runs of the others alone.
     pub fn new(db: PostgresDatabase) -> Self {
-        Self { db }
+        Self {
+            db,
+            listener: Arc::new(listener::Listener::default()),
+            shared: true,
+        }
+    }
+
+    /// A run store on `db` used by one coordinator only, which queues runs in its own
+    /// memory and fails the runs its predecessor left unfinished when it starts (as
+    /// with SQLite).
+    pub fn single_process(db: PostgresDatabase) -> Self {
+        Self {
+            shared: false,
+            ..Self::new(db)
+        }
     }
 
     /// The database it uses.
@@ -215,6 +237,10 @@ impl RunStore for PostgresRunStore {
             .map_err(self.fail(ACTION))?;
         row.map(|row| run_from_row(&row).map_err(self.fail(ACTION))?)
             .transpose()
+    }
+
+    fn shared_queue(&self) -> Option<Arc<dyn oxydra_coordinator::SharedRunQueue>> {
+        self.shared.then(|| self.as_shared())
     }
 
     async fn recover_interrupted(&self) -> Result<usize, CoordinatorError> {
