@@ -25,6 +25,10 @@ use crate::runners::{RunExecutor, RunRequest};
 /// comes (another process's new run, or a lapsed claim to take over).
 const IDLE_POLL: Duration = Duration::from_millis(500);
 
+/// The longest pause between two renewals of a claim: also how long a cancel asked for
+/// on another process may take to reach the run.
+const MAX_RENEW_PERIOD: Duration = Duration::from_secs(1);
+
 /// What the workers of a shared queue share.
 #[derive(Clone)]
 pub(crate) struct SharedSettings {
@@ -200,8 +204,9 @@ async fn execute(
     }
 }
 
-/// Renews the claim every third of `ttl` until `stop`; cancels the run when a cancel
-/// was asked for (`by_user`) or the claim was lost (`lost`).
+/// Renews the claim every third of `ttl` (at least once a second, so that a cancel
+/// asked for on another process is seen within a second) until `stop`; cancels the run
+/// when a cancel was asked for (`by_user`) or the claim was lost (`lost`).
 #[allow(clippy::too_many_arguments)]
 async fn renew(
     queue: Arc<dyn SharedRunQueue>,
@@ -213,7 +218,7 @@ async fn renew(
     lost: Arc<AtomicBool>,
     stop: CancellationToken,
 ) {
-    let period = (ttl / 3).max(Duration::from_millis(10));
+    let period = (ttl / 3).clamp(Duration::from_millis(10), MAX_RENEW_PERIOD);
     loop {
         tokio::select! {
             biased;

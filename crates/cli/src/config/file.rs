@@ -525,6 +525,11 @@ args = { url = "{{url}}" }
             parse_err("[provider]\nmax_response_bytes = 0\n")
                 .contains("provider.max_response_bytes")
         );
+        let lease = parse_err("[serve]\nrun_lease_ttl_ms = 50\n");
+        assert!(
+            lease.contains("serve.run_lease_ttl_ms") && lease.contains("50"),
+            "{lease}"
+        );
         let syntax = parse_err("[runtime\n");
         assert!(syntax.starts_with("/cfg/oxydra.toml: line 1"), "{syntax}");
         let missing = parse_err("[[agents]]\ntype = \"agent\"\n");
