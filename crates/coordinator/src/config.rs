@@ -35,6 +35,10 @@ pub struct CoordinatorConfig {
     /// Origins (`https://dash.example.lan`, `http://localhost:3000`) accepted in the
     /// `Origin` header besides the loopback origins of the port the API listens on.
     pub allowed_origins: Vec<String>,
+    /// With a store shared by several coordinators: how long a worker's claim on a run
+    /// lasts unless renewed, in milliseconds (default 15000). A worker renews it every
+    /// third of that; a run whose worker died is taken over once it lapses.
+    pub run_lease_ttl_ms: u64,
 }
 
 impl Default for CoordinatorConfig {
@@ -47,6 +51,7 @@ impl Default for CoordinatorConfig {
             cancel_wait_ms: 5000,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
+            run_lease_ttl_ms: 15_000,
         }
     }
 }
@@ -55,6 +60,11 @@ impl CoordinatorConfig {
     /// The cancel wait as a duration.
     pub fn cancel_wait(&self) -> Duration {
         Duration::from_millis(self.cancel_wait_ms)
+    }
+
+    /// The run lease's time to live as a duration.
+    pub fn run_lease_ttl(&self) -> Duration {
+        Duration::from_millis(self.run_lease_ttl_ms)
     }
 }
 

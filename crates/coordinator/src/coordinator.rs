@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::blueprint::{Blueprint, BlueprintSummary};
+use crate::claim_worker::SharedSettings;
 use crate::config::{BlueprintConfig, CoordinatorConfig};
 use crate::error::CoordinatorError;
 use crate::queue::RunQueue;
@@ -136,6 +137,21 @@ impl Coordinator {
         Self::assemble(config, loaded, executor, handle, None).await
     }
 
+    /// Like [`Coordinator::new`] (real runners from `deps`), keeping blueprints and
+    /// runs in `store` (any [`RunStore`] backend) instead of the SQLite database of
+    /// `config.db`.
+    pub async fn with_deps_and_store(
+        config: CoordinatorConfig,
+        blueprints: Vec<BlueprintConfig>,
+        deps: RunnerDeps,
+        store: Arc<dyn RunStore>,
+    ) -> Result<Self, CoordinatorError> {
+        let loaded = load_blueprints(blueprints)?;
+        let handle = CoordinatorHandle::default();
+        let runner = deps.into_runner(&loaded, handle.clone())?;
+        Self::assemble(config, loaded, Arc::new(runner), handle, Some(store)).await
+    }
+
     /// Like [`Coordinator::with_executor`], keeping blueprints and runs in `store` (any
     /// [`RunStore`] backend) instead of the SQLite database of `config.db`.
     pub async fn with_store<F>(
@@ -165,21 +181,32 @@ impl Coordinator {
             Some(store) => store,
             None => open_default_store(&config).await?,
         };
-        let recovered = store.recover_interrupted().await?;
-        if recovered > 0 {
-            tracing::warn!(
-                runs = recovered,
-                "marked runs left unfinished by a previous coordinator as failed (interrupted)"
-            );
+        let shared_queue = store.shared_queue();
+        // On a shared store the runs left unfinished belong to other processes (or are
+        // taken over when their claims lapse): nothing to recover.
+        if shared_queue.is_none() {
+            let recovered = store.recover_interrupted().await?;
+            if recovered > 0 {
+                tracing::warn!(
+                    runs = recovered,
+                    "marked runs left unfinished by a previous coordinator as failed (interrupted)"
+                );
+            }
         }
         store
             .replace_blueprints(loaded.iter().map(|blueprint| blueprint.summary()).collect())
             .await?;
-        let queue = RunQueue::new(store.clone(), executor, config.max_concurrent_runs);
-        let by_name = loaded
+        let by_name: HashMap<String, Arc<Blueprint>> = loaded
             .iter()
             .map(|blueprint| (blueprint.name().to_owned(), Arc::clone(blueprint)))
             .collect();
+        let shared = shared_queue.map(|queue| SharedSettings {
+            queue,
+            blueprints: by_name.clone(),
+            ttl: config.run_lease_ttl(),
+            wake: Arc::new(tokio::sync::Notify::new()),
+        });
+        let queue = RunQueue::new(store.clone(), executor, config.max_concurrent_runs, shared);
         let inner = Arc::new(Inner {
             config,
             order: loaded,
@@ -328,6 +355,9 @@ fn check_config(config: &CoordinatorConfig) -> Result<(), CoordinatorError> {
     };
     if config.max_concurrent_runs == 0 {
         return Err(invalid("max_concurrent_runs must be at least 1"));
+    }
+    if config.run_lease_ttl_ms < 100 {
+        return Err(invalid("run_lease_ttl_ms must be at least 100"));
     }
     if config.body_limit_bytes == 0 {
         return Err(invalid("body_limit_bytes must be at least 1"));

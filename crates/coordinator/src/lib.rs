@@ -34,6 +34,8 @@
 
 mod agent_tools;
 mod blueprint;
+mod claim_worker;
+mod claims;
 mod config;
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -56,6 +58,7 @@ pub use agent_tools::{
     MAX_WAIT_SECS, START_AGENT_RUN, StartAgentRun, agent_tool_rules, agent_tools,
 };
 pub use blueprint::{AgentSpec, Blueprint, BlueprintBody, BlueprintSummary, Step};
+pub use claims::{ClaimState, ClaimedRun, SharedRunQueue};
 pub use config::{
     BlueprintConfig, BlueprintKind, BlueprintLimits, CoordinatorConfig, DEFAULT_BODY_LIMIT,
     DEFAULT_MAX_CONCURRENT_RUNS, StepConfig,

@@ -20,13 +20,14 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use crate::blueprint::Blueprint;
+use crate::claim_worker::{ClaimWorker, SharedSettings};
 use crate::error::CoordinatorError;
 use crate::run::{RunError, RunStatus};
 use crate::runners::{RunExecutor, RunRequest};
 use crate::store::RunStore;
 
 /// How long a cancelled executor may take to wind down before it is dropped.
-const CANCEL_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// A stored, pending run waiting for a worker.
 struct Queued {
@@ -35,13 +36,17 @@ struct Queued {
 }
 
 /// A run a worker has taken (at most one per worker).
-struct ActiveRun {
-    cancel: CancellationToken,
-    by_user: Arc<AtomicBool>,
-    done: watch::Receiver<bool>,
+pub(crate) struct ActiveRun {
+    pub(crate) cancel: CancellationToken,
+    pub(crate) by_user: Arc<AtomicBool>,
+    pub(crate) done: watch::Receiver<bool>,
 }
 
-type ActiveRuns = Arc<Mutex<HashMap<String, ActiveRun>>>;
+pub(crate) type ActiveRuns = Arc<Mutex<HashMap<String, ActiveRun>>>;
+
+/// How often a waiter on a run of a shared queue looks at the store (the run may be
+/// executing in another process).
+const SHARED_POLL: Duration = Duration::from_millis(100);
 type Receiver = Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Queued>>>;
 
 pub(crate) struct RunQueue {
@@ -53,14 +58,18 @@ pub(crate) struct RunQueue {
     active: ActiveRuns,
     /// Bumped whenever a run starts or ends here, so waiters on a queued run wake.
     changes: Arc<watch::Sender<u64>>,
+    /// The store's shared queue, when runs are claimed from the store.
+    shared: Option<SharedSettings>,
 }
 
 impl RunQueue {
-    /// Starts `workers` worker tasks (call from within a Tokio runtime).
+    /// Starts `workers` worker tasks (call from within a Tokio runtime): taking runs
+    /// from this process's own queue, or with `shared` claiming them from the store.
     pub(crate) fn new(
         store: Arc<dyn RunStore>,
         executor: Arc<dyn RunExecutor>,
         workers: usize,
+        shared: Option<SharedSettings>,
     ) -> Self {
         let (sender, receiver) = mpsc::unbounded_channel();
         let receiver: Receiver = Arc::new(tokio::sync::Mutex::new(receiver));
@@ -72,7 +81,27 @@ impl RunQueue {
             shutdown: CancellationToken::new(),
             active: Arc::new(Mutex::new(HashMap::new())),
             changes: Arc::new(watch::channel(0).0),
+            shared,
         };
+        if let Some(settings) = &queue.shared {
+            let process = oxydra_memory::LeaseOwner::generate().id;
+            for index in 0..workers {
+                let worker = ClaimWorker {
+                    settings: settings.clone(),
+                    executor: Arc::clone(&executor),
+                    shutdown: queue.shutdown.clone(),
+                    active: Arc::clone(&queue.active),
+                    changes: Arc::clone(&queue.changes),
+                    holder: format!("{process}-w{index}"),
+                };
+                queue.tracker.spawn(
+                    worker
+                        .serve()
+                        .instrument(tracing::debug_span!("coordinator_worker", worker = index)),
+                );
+            }
+            return queue;
+        }
         for index in 0..workers {
             let worker = Worker {
                 store: queue.store.clone(),
@@ -111,6 +140,11 @@ impl RunQueue {
         if self.is_shutting_down() {
             return Err(CoordinatorError::ShuttingDown);
         }
+        if let Some(shared) = &self.shared {
+            // The run is in the store already: wake an idle worker of this process.
+            shared.wake.notify_one();
+            return Ok(());
+        }
         self.sender
             .send(Queued { run_id, blueprint })
             .map_err(|_| CoordinatorError::ShuttingDown)
@@ -135,6 +169,13 @@ impl RunQueue {
     ) -> Result<(), CoordinatorError> {
         if let Some(done) = self.signal(run_id) {
             let _ = wait_done(done, wait).await;
+            return Ok(());
+        }
+        if let Some(shared) = &self.shared {
+            // Held by another process (or pending): its holder sees the request when
+            // it next renews its claim.
+            shared.queue.request_cancel(run_id).await?;
+            self.wait(run_id, wait).await;
             return Ok(());
         }
         let ended = self
@@ -176,6 +217,15 @@ impl RunQueue {
                 Ok(Some(run)) if !run.status.is_terminal() => {}
                 // Ended, unknown or unreadable: nothing to wait for.
                 _ => return true,
+            }
+            if self.shared.is_some() {
+                // Another process may be running it: look again shortly.
+                if Instant::now() >= deadline {
+                    return false;
+                }
+                let next = (Instant::now() + SHARED_POLL).min(deadline);
+                let _ = tokio::time::timeout_at(next, changes.changed()).await;
+                continue;
             }
             if !matches!(
                 tokio::time::timeout_at(deadline, changes.changed()).await,
@@ -328,6 +378,7 @@ impl Worker {
             run_id: queued.run_id,
             blueprint: queued.blueprint,
             parameters,
+            resumed: false,
             cancel: cancel.clone(),
         };
         let execution = self.executor.execute(request);
@@ -446,7 +497,7 @@ mod tests {
     async fn many_queued_runs_share_a_fixed_pool_and_all_complete() {
         let store = Arc::new(SqliteRunStore::open(None).unwrap());
         let executor = counting();
-        let queue = RunQueue::new(store.clone(), executor.clone(), 3);
+        let queue = RunQueue::new(store.clone(), executor.clone(), 3, None);
         let blueprint = blueprint();
         let mut ids = Vec::new();
         for n in 0..100 {
@@ -480,7 +531,7 @@ mod tests {
     async fn a_queued_run_cancelled_never_starts_and_waiters_see_it_end() {
         let store = Arc::new(SqliteRunStore::open(None).unwrap());
         let executor = counting();
-        let queue = RunQueue::new(store.clone(), executor.clone(), 1);
+        let queue = RunQueue::new(store.clone(), executor.clone(), 1, None);
         let blueprint = blueprint();
         let first = submit(store.as_ref(), &queue, &blueprint, 0).await;
         let second = submit(store.as_ref(), &queue, &blueprint, 1).await;
@@ -517,7 +568,7 @@ mod tests {
     async fn shutdown_interrupts_queued_runs_and_refuses_new_ones() {
         let store = Arc::new(SqliteRunStore::open(None).unwrap());
         let executor = counting();
-        let queue = RunQueue::new(store.clone(), executor.clone(), 1);
+        let queue = RunQueue::new(store.clone(), executor.clone(), 1, None);
         let blueprint = blueprint();
         let running = submit(store.as_ref(), &queue, &blueprint, 0).await;
         let queued = submit(store.as_ref(), &queue, &blueprint, 1).await;

@@ -3,7 +3,10 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
+use std::sync::Arc;
+
 use crate::blueprint::BlueprintSummary;
+use crate::claims::SharedRunQueue;
 use crate::error::CoordinatorError;
 use crate::run::{Run, RunError, RunStatus};
 
@@ -57,4 +60,12 @@ pub trait RunStore: Send + Sync + std::fmt::Debug {
     /// Marks every run left pending or running (by a coordinator that stopped without
     /// finishing them) as failed with kind `interrupted`; returns how many.
     async fn recover_interrupted(&self) -> Result<usize, CoordinatorError>;
+
+    /// The queue shared by every coordinator on this store, when the store is meant
+    /// to be shared by several processes; `None` (the default) for a store of one
+    /// process, whose coordinator queues runs in its own memory and marks runs left
+    /// unfinished by its predecessor `interrupted` when it starts.
+    fn shared_queue(&self) -> Option<Arc<dyn SharedRunQueue>> {
+        None
+    }
 }

@@ -179,6 +179,8 @@ pub use oxydra_executor as executor;
 pub use oxydra_mcp as mcp;
 #[cfg(feature = "memory")]
 pub use oxydra_memory as memory;
+#[cfg(feature = "postgres")]
+pub use oxydra_postgres as postgres;
 #[cfg(feature = "provider")]
 pub use oxydra_provider as provider;
 #[cfg(feature = "runtime")]

@@ -197,7 +197,7 @@ impl AgentRuntime {
         );
         self.run_with(
             session_id,
-            user_message.into(),
+            Some(user_message.into()),
             cancel,
             events,
             Some(output),
@@ -235,8 +235,31 @@ impl AgentRuntime {
             None,
             self.inner.limits.max_turns,
         );
-        self.run_with(session_id, user_message.into(), cancel, events, None)
+        self.run_with(session_id, Some(user_message.into()), cancel, events, None)
             .await
+    }
+
+    /// Continues the stored session `session_id` without a new user message, as a run
+    /// taken over from a process that died mid-run does: the conversation is loaded
+    /// and repaired (orphaned tool calls get `interrupted` results) and the loop runs
+    /// on until the model answers without tool calls. A conversation already ending
+    /// with the model's answer returns that answer without calling the model.
+    ///
+    /// # Errors
+    /// As [`run_session`](Self::run_session).
+    pub async fn resume_session(
+        &self,
+        session_id: &SessionId,
+        cancel: &CancellationToken,
+    ) -> Result<SessionOutcome, RuntimeError> {
+        let events = RunEvents::new(
+            self.inner.scrubber.clone(),
+            self.inner.event_sink.clone(),
+            None,
+            None,
+            self.inner.limits.max_turns,
+        );
+        self.run_with(session_id, None, cancel, events, None).await
     }
 
     /// [`run_session`](Self::run_session) that also sends this run's events to `events`.
@@ -254,7 +277,7 @@ impl AgentRuntime {
             None,
             self.inner.limits.max_turns,
         );
-        self.run_with(session_id, user_message.into(), cancel, events, None)
+        self.run_with(session_id, Some(user_message.into()), cancel, events, None)
             .await
     }
 
@@ -302,7 +325,13 @@ impl AgentRuntime {
         let user_message = user_message.into();
         let handle = tokio::spawn(async move {
             runtime
-                .run_with(&session_id, user_message, &cancel, events, output.as_ref())
+                .run_with(
+                    &session_id,
+                    Some(user_message),
+                    &cancel,
+                    events,
+                    output.as_ref(),
+                )
                 .await
         });
         (RuntimeEventStream::new(receiver), handle)
@@ -311,7 +340,7 @@ impl AgentRuntime {
     async fn run_with(
         &self,
         session_id: &SessionId,
-        user_message: String,
+        user_message: Option<String>,
         cancel: &CancellationToken,
         events: RunEvents,
         output: Option<&OutputSchema>,

@@ -11,7 +11,8 @@
 use oxydra_executor::{ProcessToolState, SessionRunId};
 use oxydra_provider::ProviderError;
 use oxydra_types::{
-    FinishReason, Message, RuntimeEvent, RuntimeProgressKind, SessionId, ToolCall, Usage,
+    FinishReason, Message, MessageRole, RuntimeEvent, RuntimeProgressKind, SessionId, ToolCall,
+    Usage,
 };
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
@@ -32,10 +33,12 @@ mod context_steps;
 mod cut_call;
 
 /// Runs one session: locks it, takes its lease and loads it, runs the loop, releases it.
+/// Without `user_message` the stored conversation is continued as it is (a run taken
+/// over from a process that died).
 pub(crate) async fn run(
     inner: &RuntimeInner,
     session_id: &SessionId,
-    user_message: String,
+    user_message: Option<String>,
     cancel: &CancellationToken,
     events: &RunEvents,
     output: Option<&OutputSchema>,
@@ -58,7 +61,10 @@ pub(crate) async fn run(
             output,
             answer: None,
         };
-        let result = run.start(&mut state, user_message).await;
+        let result = match user_message {
+            Some(user_message) => run.start(&mut state, user_message).await,
+            None => run.resume(&mut state).await,
+        };
         inner.executor.complete_session_run(run.session_run);
         inner.sessions.close(session_id, &mut state);
         state.release().await;
@@ -120,6 +126,29 @@ impl<'a> Run<'a> {
         self.persist_user_message(state, user_message).await?;
         state.window.begin_run(self.window_settings(snippets));
         self.constraint_batch(state, BatchKind::Start).await?;
+        self.turns(state).await
+    }
+
+    /// Continues the stored conversation without a new user message: a conversation
+    /// that already ends with the model's answer is done (nothing is sent or stored);
+    /// otherwise the loop runs on from the repaired history (orphaned tool calls got
+    /// their `interrupted` results when the session was loaded).
+    async fn resume(&mut self, state: &mut SessionState) -> Result<SessionOutcome, RuntimeError> {
+        let answered = state.window.messages().last().and_then(|last| {
+            (last.role == MessageRole::Assistant && last.tool_calls.is_empty())
+                .then(|| last.text().to_owned())
+        });
+        if let Some(final_text) = answered {
+            return Ok(SessionOutcome {
+                session_id: self.session_id.clone(),
+                final_text,
+                turns: 0,
+                usage: self.usage,
+                cost: 0.0,
+                output: None,
+            });
+        }
+        state.window.begin_run(self.window_settings(None));
         self.turns(state).await
     }
 

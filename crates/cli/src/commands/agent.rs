@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use oxydra::executor::{PermissionScope, ToolExecutorConfig, ToolRule, ToolRuleKind};
 use oxydra::mcp::McpManager;
-use oxydra::memory::{Memory, SqliteMemory};
+use oxydra::memory::{Memory, MemoryRetrieval};
 use oxydra::runtime::{AgentRuntime, EventSink};
 use oxydra::tools::ToolRegistry;
 use oxydra::types::SessionId;
@@ -17,6 +17,7 @@ use crate::interrupt::Interrupts;
 use crate::output::Renderer;
 use crate::terminal_input::TerminalInput;
 
+use super::database::{MemoryStore, shown};
 use super::sessions::{memory_error, open};
 
 /// The system prompt when the configuration gives none.
@@ -29,7 +30,7 @@ pub struct Agent {
     /// The runtime.
     pub runtime: AgentRuntime,
     /// The session store.
-    pub memory: SqliteMemory,
+    pub memory: Arc<dyn MemoryStore>,
     /// The MCP servers whose tools the runtime has (stop them with [`Agent::stop`]).
     pub mcp: Option<McpManager>,
 }
@@ -58,7 +59,7 @@ pub async fn build(
     input: TerminalInput,
     ask_before_changes: bool,
 ) -> Result<Agent, CliError> {
-    let memory = open(&effective.memory.db).await?;
+    let memory = open(&effective.memory.db, &effective.memory.origin).await?;
     let runtime_settings = &effective.runtime;
     let limits = runtime_settings.limits();
     let executor_config = ToolExecutorConfig {
@@ -74,7 +75,7 @@ pub async fn build(
         Arc::clone(&renderer),
         input,
     ));
-    let memory_handle: Arc<dyn Memory> = Arc::new(memory.clone());
+    let memory_handle: Arc<dyn Memory> = memory.clone();
     let mut tools = ToolRegistry::with_builtins(&effective.tools);
     let startup = interrupts.begin_turn();
     let started = super::mcp_tools::start_until(&effective.mcp_servers, &mut tools, &startup).await;
@@ -116,7 +117,8 @@ pub async fn build(
         .workspace_root(runtime_settings.workspace.clone())
         .event_sink(sink);
     if effective.memory.retrieval {
-        builder = builder.retrieval(Arc::new(memory.clone()));
+        let retrieval: Arc<dyn MemoryRetrieval> = memory.clone();
+        builder = builder.retrieval(retrieval);
     }
     match builder.build() {
         Ok(runtime) => Ok(Agent {
@@ -154,13 +156,13 @@ fn rules(effective: &Effective, ask_before_changes: bool) -> Vec<ToolRule> {
 /// The session a run or chat starts on: `--session ID` (which must exist), the newest
 /// stored one with `--continue`, else a new one.
 pub async fn starting_session(
-    memory: &SqliteMemory,
+    memory: &Arc<dyn MemoryStore>,
     effective: &Effective,
     continue_latest: bool,
 ) -> Result<SessionId, CliError> {
     match &effective.runtime.session {
         Some(id) => require_session(memory, id, effective).await,
-        None if continue_latest => super::sessions::newest(memory, &effective.memory.db)
+        None if continue_latest => super::sessions::newest(memory.as_ref(), &effective.memory.db)
             .await?
             .ok_or_else(|| CliError::NothingToContinue {
                 db: effective.memory.db.clone(),
@@ -171,7 +173,7 @@ pub async fn starting_session(
 
 /// `id` when it names a stored session.
 pub async fn require_session(
-    memory: &SqliteMemory,
+    memory: &Arc<dyn MemoryStore>,
     id: &str,
     effective: &Effective,
 ) -> Result<SessionId, CliError> {
@@ -185,7 +187,7 @@ pub async fn require_session(
     } else {
         Err(CliError::SessionNotFound {
             id: id.to_owned(),
-            db: effective.memory.db.clone(),
+            db: shown(&effective.memory.db).into(),
         })
     }
 }

@@ -13,7 +13,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use oxydra::memory::Memory;
 use oxydra::runtime::RuntimeError;
 use oxydra::scrubbing::scrub;
 use oxydra::types::SessionId;
@@ -382,7 +381,7 @@ async fn list_sessions(
     db: &std::path::Path,
     current: &SessionId,
 ) -> Result<(), CliError> {
-    let sessions = listing(&agent.memory, db).await?;
+    let sessions = listing(agent.memory.as_ref(), db).await?;
     let mut out = Vec::new();
     let _ = write_sessions(&mut out, &sessions, OutputFormat::Text);
     eprint!("{}", String::from_utf8_lossy(&out));

@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod agents;
 pub mod chat;
+pub mod database;
 pub mod init;
 pub mod mcp;
 pub mod mcp_tools;

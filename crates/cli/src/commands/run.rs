@@ -4,7 +4,6 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use oxydra::memory::{Memory, SqliteMemory};
 use oxydra::runtime::{OutputSchema, RuntimeError};
 use oxydra::serde_json;
 use oxydra::types::{MessageRole, SessionId};
@@ -14,6 +13,8 @@ use crate::config::{self, Effective};
 use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::interrupt::Interrupts;
+
+use super::database::MemoryStore;
 use crate::output::Renderer;
 use crate::terminal_input::TerminalInput;
 
@@ -63,7 +64,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let fresh = effective.runtime.session.is_none() && !args.options.continue_latest;
     let kept = match &result {
         Err(error) if fresh && !matches!(error, RuntimeError::Cancelled) => {
-            !discard_if_unanswered(&agent.memory, &session).await
+            !discard_if_unanswered(agent.memory.as_ref(), &session).await
         }
         _ => true,
     };
@@ -74,7 +75,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
 /// Deletes a new session that a failed run left with nothing but the prompt (no
 /// answer, no tool call), so that failures do not pile up empty sessions; returns
 /// whether it did.
-async fn discard_if_unanswered(memory: &SqliteMemory, session: &SessionId) -> bool {
+async fn discard_if_unanswered(memory: &dyn MemoryStore, session: &SessionId) -> bool {
     let Ok(messages) = memory.messages(session).await else {
         return false;
     };

@@ -91,7 +91,7 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
     };
     eprintln!(
         "oxydra serve: listening on http://{local} ({agents} agents, {auth}, database {})",
-        settings.memory.db.display()
+        super::database::shown(&settings.memory.db)
     );
     let served = service
         .coordinator

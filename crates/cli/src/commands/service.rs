@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use oxydra::coordinator::RunStore;
 use oxydra::coordinator::{
     Coordinator, CoordinatorConfig, CoordinatorError, DEFAULT_BODY_LIMIT,
     DEFAULT_MAX_CONCURRENT_RUNS, RunnerDeps,
@@ -11,12 +12,14 @@ use oxydra::coordinator::{
 use oxydra::executor::{AlwaysApprove, AlwaysDeny, PermissionBroker, ToolExecutorConfig};
 use oxydra::mcp::McpManager;
 use oxydra::memory::Memory;
+use oxydra::postgres::{PostgresMemory, PostgresMemoryConfig, PostgresRunStore, is_postgres_url};
 use oxydra::tools::ToolRegistry;
 
 use crate::args::RunOptions;
 use crate::config::{self, ApproveMode, EffectiveProvider, ProviderKind, ServiceConfig};
 use crate::error::CliError;
 
+use super::database::connect_postgres;
 use super::provider;
 use super::sessions::open;
 
@@ -79,8 +82,21 @@ pub async fn start(
     };
     deps.permission_broker = Some(broker);
     deps.limits = settings.runtime.limits();
+    // With a PostgreSQL URL, memory and runs share one connection pool, and any
+    // number of `oxydra serve` processes share the database.
+    let mut postgres = None;
     if purpose == Purpose::Serve {
-        let memory: Arc<dyn Memory> = Arc::new(open(db).await?);
+        let memory: Arc<dyn Memory> = match db.to_str().filter(|url| is_postgres_url(url)) {
+            Some(url) => {
+                let database = connect_postgres(url, &settings.memory.origin).await?;
+                postgres = Some(database.clone());
+                Arc::new(PostgresMemory::new(
+                    database,
+                    PostgresMemoryConfig::default(),
+                ))
+            }
+            None => open(db, &settings.memory.origin).await?,
+        };
         deps.memory = Some(memory);
     }
     // The configured provider's client serves as the default and as the named
@@ -102,7 +118,7 @@ pub async fn start(
     }
 
     let coordinator_config = CoordinatorConfig {
-        db: (purpose == Purpose::Serve).then(|| db.clone()),
+        db: (purpose == Purpose::Serve && postgres.is_none()).then(|| db.clone()),
         max_concurrent_runs: settings
             .serve
             .max_concurrent_runs
@@ -114,6 +130,10 @@ pub async fn start(
         auth_token,
         allowed_hosts: settings.serve.allowed_hosts.clone(),
         allowed_origins: settings.serve.allowed_origins.clone(),
+        run_lease_ttl_ms: settings
+            .serve
+            .run_lease_ttl_ms
+            .unwrap_or(CoordinatorConfig::default().run_lease_ttl_ms),
         ..CoordinatorConfig::default()
     };
     let blueprints = settings
@@ -121,7 +141,14 @@ pub async fn start(
         .iter()
         .map(|agent| agent.to_blueprint())
         .collect();
-    match Coordinator::new(coordinator_config, blueprints, deps).await {
+    let built = match postgres {
+        Some(database) => {
+            let store: Arc<dyn RunStore> = Arc::new(PostgresRunStore::new(database));
+            Coordinator::with_deps_and_store(coordinator_config, blueprints, deps, store).await
+        }
+        None => Coordinator::new(coordinator_config, blueprints, deps).await,
+    };
+    match built {
         Ok(coordinator) => Ok(Service { coordinator, mcp }),
         Err(error) => {
             super::mcp_tools::stop(mcp).await;

@@ -2,8 +2,9 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use oxydra::memory::{Memory, SessionInfo, SqliteConfig, SqliteMemory, StoredMessage};
+use oxydra::memory::{SessionInfo, StoredMessage};
 use oxydra::scrubbing::scrub;
 use oxydra::types::{MessageRole, SessionId};
 use serde_json::json;
@@ -13,6 +14,9 @@ use crate::config;
 use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::output::shown::escape;
+
+pub use super::database::memory_error;
+use super::database::{MemoryStore, is_url, open_memory, shown};
 
 /// Runs `oxydra sessions …`.
 pub async fn run(args: SessionsArgs) -> Result<Exit, CliError> {
@@ -32,7 +36,7 @@ pub struct Listed {
 }
 
 /// The stored sessions, the most recently used first, each with its first prompt.
-pub async fn listing(memory: &SqliteMemory, path: &Path) -> Result<Vec<Listed>, CliError> {
+pub async fn listing(memory: &dyn MemoryStore, path: &Path) -> Result<Vec<Listed>, CliError> {
     let mut sessions = memory
         .list_sessions()
         .await
@@ -55,7 +59,7 @@ pub async fn listing(memory: &SqliteMemory, path: &Path) -> Result<Vec<Listed>, 
 }
 
 /// The newest stored session (`--continue`), if any.
-pub async fn newest(memory: &SqliteMemory, path: &Path) -> Result<Option<SessionId>, CliError> {
+pub async fn newest(memory: &dyn MemoryStore, path: &Path) -> Result<Option<SessionId>, CliError> {
     let sessions = memory
         .list_sessions()
         .await
@@ -101,64 +105,51 @@ fn now_ms() -> i64 {
         })
 }
 
-fn db_path(options: &ListOptions) -> Result<PathBuf, CliError> {
+fn db_path(options: &ListOptions) -> Result<(PathBuf, String), CliError> {
     let file = config::load(options.config.as_deref())?;
     let env = |name: &str| std::env::var(name).ok();
-    config::resolve_db(&file, options.db.as_deref(), &env)
+    let path = config::resolve_db(&file, options.db.as_deref(), &env)?;
+    let origin = config::db_origin(&file, options.db.as_deref(), &env);
+    Ok((path, origin))
 }
 
-/// Opens an existing database; `None` when the file does not exist (nothing stored yet).
-pub async fn open_existing(path: &Path) -> Result<Option<SqliteMemory>, CliError> {
-    if !path.exists() {
+/// Opens an existing database; `None` when it is a file that does not exist (nothing
+/// stored yet).
+pub async fn open_existing(
+    path: &Path,
+    origin: &str,
+) -> Result<Option<Arc<dyn MemoryStore>>, CliError> {
+    if !is_url(path) && !path.exists() {
         return Ok(None);
     }
-    open(path).await.map(Some)
+    open(path, origin).await.map(Some)
 }
 
 /// Opens the database the listing commands read. A database named on purpose (`--db`,
 /// `OXYDRA_DB`, `[memory] db`) that does not exist is an error (a mistyped path would
 /// otherwise look like an empty store); the default one not existing yet is `None`.
-async fn open_for_listing(path: &Path) -> Result<Option<SqliteMemory>, CliError> {
+async fn open_for_listing(
+    path: &Path,
+    origin: &str,
+) -> Result<Option<Arc<dyn MemoryStore>>, CliError> {
     let default = config::default_db_path();
-    if !path.exists() && default.as_deref() != Some(path) {
+    if !is_url(path) && !path.exists() && default.as_deref() != Some(path) {
         return Err(CliError::DatabaseMissing {
             path: path.to_path_buf(),
         });
     }
-    open_existing(path).await
+    open_existing(path, origin).await
 }
 
-/// Opens (or creates) the database at `path`, creating its directory owner-only
-/// (`0700`); the file itself is made `0600` when it is opened.
-pub async fn open(path: &Path) -> Result<SqliteMemory, CliError> {
-    if let Some(dir) = path.parent()
-        && !dir.as_os_str().is_empty()
-    {
-        oxydra::memory::create_database_dir(dir).map_err(|source| CliError::Io {
-            what: "cannot create the database directory",
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
-    let owned = path.to_path_buf();
-    tokio::task::spawn_blocking(move || SqliteMemory::open(&owned, SqliteConfig::default()))
-        .await
-        .map_err(|error| memory_error(path, error))?
-        .map_err(|error| memory_error(path, error))
-}
-
-/// A memory failure naming the database.
-pub fn memory_error(path: &Path, error: impl std::fmt::Display) -> CliError {
-    CliError::Memory {
-        path: path.to_path_buf(),
-        message: error.to_string(),
-    }
+/// Opens (or creates) the database at `path` (a SQLite file or a PostgreSQL URL).
+pub async fn open(path: &Path, origin: &str) -> Result<Arc<dyn MemoryStore>, CliError> {
+    open_memory(path, origin).await
 }
 
 async fn list(options: &ListOptions) -> Result<Exit, CliError> {
-    let path = db_path(options)?;
-    let sessions = match open_for_listing(&path).await? {
-        Some(memory) => listing(&memory, &path).await?,
+    let (path, origin) = db_path(options)?;
+    let sessions = match open_for_listing(&path, &origin).await? {
+        Some(memory) => listing(memory.as_ref(), &path).await?,
         None => Vec::new(),
     };
     let mut out = std::io::stdout().lock();
@@ -167,12 +158,14 @@ async fn list(options: &ListOptions) -> Result<Exit, CliError> {
 }
 
 async fn delete(id: &str, options: &ListOptions) -> Result<Exit, CliError> {
-    let path = db_path(options)?;
+    let (path, origin) = db_path(options)?;
     let not_found = || CliError::SessionNotFound {
         id: id.to_owned(),
-        db: path.clone(),
+        db: shown(&path).into(),
     };
-    let memory = open_for_listing(&path).await?.ok_or_else(not_found)?;
+    let memory = open_for_listing(&path, &origin)
+        .await?
+        .ok_or_else(not_found)?;
     let session = SessionId::from(id);
     let exists = memory
         .session_exists(&session)
@@ -190,12 +183,14 @@ async fn delete(id: &str, options: &ListOptions) -> Result<Exit, CliError> {
 }
 
 async fn show(id: &str, options: &ListOptions) -> Result<Exit, CliError> {
-    let path = db_path(options)?;
+    let (path, origin) = db_path(options)?;
     let not_found = || CliError::SessionNotFound {
         id: id.to_owned(),
-        db: path.clone(),
+        db: shown(&path).into(),
     };
-    let memory = open_for_listing(&path).await?.ok_or_else(not_found)?;
+    let memory = open_for_listing(&path, &origin)
+        .await?
+        .ok_or_else(not_found)?;
     let session = SessionId::from(id);
     let exists = memory
         .session_exists(&session)

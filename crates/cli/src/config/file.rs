@@ -197,6 +197,14 @@ fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
             "expected at least 1, found 0".into(),
         ));
     }
+    if let Some(ttl) = serve.run_lease_ttl_ms
+        && ttl < 100
+    {
+        return Err(invalid(
+            "serve.run_lease_ttl_ms",
+            format!("expected at least 100 (milliseconds), found {ttl}"),
+        ));
+    }
     if serve.body_limit_bytes == Some(0) {
         return Err(invalid(
             "serve.body_limit_bytes",
@@ -516,6 +524,11 @@ args = { url = "{{url}}" }
         assert!(
             parse_err("[provider]\nmax_response_bytes = 0\n")
                 .contains("provider.max_response_bytes")
+        );
+        let lease = parse_err("[serve]\nrun_lease_ttl_ms = 50\n");
+        assert!(
+            lease.contains("serve.run_lease_ttl_ms") && lease.contains("50"),
+            "{lease}"
         );
         let syntax = parse_err("[runtime\n");
         assert!(syntax.starts_with("/cfg/oxydra.toml: line 1"), "{syntax}");

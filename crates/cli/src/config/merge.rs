@@ -151,10 +151,18 @@ impl EffectiveRuntime {
 /// Where sessions are stored.
 #[derive(Debug, Clone, Serialize)]
 pub struct EffectiveMemory {
-    /// SQLite file.
+    /// SQLite file, or PostgreSQL URL (shown without its password).
+    #[serde(serialize_with = "serialize_db")]
     pub db: PathBuf,
+    /// Where `db` came from (`--db`, `OXYDRA_DB`, `[memory] db in …`), for messages.
+    #[serde(skip)]
+    pub origin: String,
     /// Retrieval on.
     pub retrieval: bool,
+}
+
+fn serialize_db<S: serde::Serializer>(db: &Path, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&crate::commands::database::shown(db))
 }
 
 impl<P> Merged<P> {
@@ -194,19 +202,39 @@ pub fn default_db_path() -> Option<PathBuf> {
 }
 
 /// The database to use: `--db` (relative to the current dir), else `OXYDRA_DB`, else
-/// `[memory] db` (relative to the config file), else [`default_db_path`].
+/// `[memory] db` (relative to the config file), else [`default_db_path`]. A
+/// `postgres://` URL is kept as it is (checked here, so a malformed one is an error
+/// naming where it came from).
 pub fn resolve_db(
     file: &LoadedFile,
     flag: Option<&Path>,
     env: EnvLookup<'_>,
 ) -> Result<PathBuf, CliError> {
     if let Some(path) = flag {
-        return Ok(absolute(path));
+        check_url(path).map_err(|message| CliError::Flag {
+            flag: "--db",
+            message,
+        })?;
+        return Ok(absolute_or_url(path));
     }
     if let Some(path) = env("OXYDRA_DB").filter(|value| !value.is_empty()) {
-        return Ok(absolute(Path::new(&path)));
+        let path = PathBuf::from(path);
+        check_url(&path).map_err(|message| CliError::Env {
+            var: "OXYDRA_DB".to_owned(),
+            message,
+        })?;
+        return Ok(absolute_or_url(&path));
     }
     if let Some(db) = &file.config.memory.db {
+        check_url(db).map_err(|message| CliError::ConfigInvalid {
+            path: file.path.clone().unwrap_or_default(),
+            key: "memory.db".to_owned(),
+            message: format!("memory.db: {message}"),
+            line: None,
+        })?;
+        if crate::commands::database::is_url(db) {
+            return Ok(db.clone());
+        }
         let base = file
             .path
             .as_deref()
@@ -218,6 +246,43 @@ pub fn resolve_db(
     default_db_path().ok_or_else(|| {
         CliError::Setup("no user data directory is known; pass --db <PATH>".to_owned())
     })
+}
+
+/// Where [`resolve_db`] took the database from, for messages: `--db`, `OXYDRA_DB`,
+/// `[memory] db in <file>` or `the default`.
+pub fn db_origin(file: &LoadedFile, flag: Option<&Path>, env: EnvLookup<'_>) -> String {
+    if flag.is_some() {
+        "--db".to_owned()
+    } else if env("OXYDRA_DB").is_some_and(|value| !value.is_empty()) {
+        "OXYDRA_DB".to_owned()
+    } else if file.config.memory.db.is_some() {
+        match &file.path {
+            Some(path) => format!("[memory] db in {}", path.display()),
+            None => "[memory] db".to_owned(),
+        }
+    } else {
+        "the default".to_owned()
+    }
+}
+
+/// A PostgreSQL URL that does not parse: what is wrong (the password never shown).
+fn check_url(db: &Path) -> Result<(), String> {
+    let Some(url) = db
+        .to_str()
+        .filter(|url| oxydra::postgres::is_postgres_url(url))
+    else {
+        return Ok(());
+    };
+    oxydra::postgres::validate_url(url)
+        .map_err(|error| format!("{}: {error}", crate::commands::database::redact_url(url)))
+}
+
+fn absolute_or_url(path: &Path) -> PathBuf {
+    if crate::commands::database::is_url(path) {
+        path.to_path_buf()
+    } else {
+        absolute(path)
+    }
 }
 
 fn absolute(path: &Path) -> PathBuf {
@@ -306,6 +371,7 @@ fn merge_settings<P>(
         .unwrap_or_else(|_| absolute(&workspace));
 
     let db = resolve_db(file, flags.db.as_deref(), env)?;
+    let db_origin = db_origin(file, flags.db.as_deref(), env);
     let mut tools = file.config.tools.clone();
     tools.protected = super::protected::protected_paths(file.path.as_deref(), &db);
 
@@ -330,6 +396,7 @@ fn merge_settings<P>(
         },
         memory: EffectiveMemory {
             db,
+            origin: db_origin,
             retrieval: file.config.memory.retrieval.unwrap_or(true),
         },
         tools,

@@ -24,8 +24,8 @@ pub use agents::AgentConfig;
 pub use file::{LoadedFile, load, parse, user_config_path};
 pub use mask::Secret;
 pub use merge::{
-    Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, default_db_path, merge,
-    merge_service, resolve_db,
+    Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, db_origin, default_db_path,
+    merge, merge_service, resolve_db,
 };
 pub use powers::strip_powers;
 pub use pricing::Prices;
@@ -171,6 +171,10 @@ pub struct ServeSection {
     /// Origins accepted in the `Origin` header besides the server's own loopback ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_origins: Vec<String>,
+    /// With a PostgreSQL database: how long a worker's claim on a run lasts unless
+    /// renewed, in milliseconds (default 15000); a run whose worker died is taken over
+    /// by another once it lapses.
+    pub run_lease_ttl_ms: Option<u64>,
 }
 
 /// `[provider]`.

@@ -39,12 +39,22 @@ impl Server {
     }
 
     pub fn start_with(sandbox: &Sandbox, envs: &[(&str, &str)], args: &[&str]) -> Self {
+        Self::start_on(sandbox, envs, args, sandbox.db.as_os_str())
+    }
+
+    /// Like [`Server::start_with`] on the database `db` (a file or a URL).
+    pub fn start_on(
+        sandbox: &Sandbox,
+        envs: &[(&str, &str)],
+        args: &[&str],
+        db: &std::ffi::OsStr,
+    ) -> Self {
         let mut command = sandbox.command();
         command
             .arg("serve")
             .args(args)
             .arg("--db")
-            .arg(&sandbox.db)
+            .arg(db)
             .arg("--workspace")
             .arg(&sandbox.workspace)
             .envs(envs.iter().copied())

@@ -67,7 +67,7 @@ impl AgentRunner {
         }
     }
 
-    fn runtime(&self, plan: &AgentPlan) -> Result<AgentRuntime, RunError> {
+    fn runtime(&self, plan: &AgentPlan, resumed: bool) -> Result<AgentRuntime, RunError> {
         let provider = plan
             .provider
             .clone()
@@ -93,6 +93,12 @@ impl AgentRunner {
         if let Some(memory) = &self.memory {
             builder = builder.memory(Arc::clone(memory));
         }
+        if resumed {
+            // The dead holder's session lease may outlive its claim on the run (on
+            // another host it is not known to be dead): wait for it to lapse.
+            builder = builder
+                .session_wait(oxydra_memory::DEFAULT_LEASE_TTL + std::time::Duration::from_secs(1));
+        }
         builder
             .build()
             .map_err(|error| RunError::new(error.kind(), error.to_string()))
@@ -116,14 +122,28 @@ impl AgentRunner {
             .and_then(Value::as_str)
             .ok_or_else(|| RunError::new("internal", "validated parameters lack `prompt`"))?
             .to_owned();
-        let runtime = self.runtime(plan)?;
+        let runtime = self.runtime(plan, run.resumed)?;
         let session_id = crate::run::session_for(&run.run_id);
         let span = tracing::info_span!("agent_run", run_id = %run.run_id,
             agent_name = %run.blueprint.name(), model = %runtime.model());
-        let outcome = runtime
-            .run_session(&session_id, prompt, &run.cancel)
-            .instrument(span)
-            .await;
+        // A run taken over from a worker that died continues its stored session (when
+        // the prompt was stored) instead of sending the prompt again.
+        let resume = match (&self.memory, run.resumed) {
+            (Some(memory), true) => memory.session_exists(&session_id).await.unwrap_or(false),
+            _ => false,
+        };
+        let outcome = if resume {
+            tracing::info!(run_id = %run.run_id, "continuing a run taken over from a worker that stopped");
+            runtime
+                .resume_session(&session_id, &run.cancel)
+                .instrument(span)
+                .await
+        } else {
+            runtime
+                .run_session(&session_id, prompt, &run.cancel)
+                .instrument(span)
+                .await
+        };
         match outcome {
             Ok(outcome) => Ok(json!({
                 "text": outcome.final_text,

@@ -29,6 +29,9 @@ pub struct RunRequest {
     pub blueprint: Arc<Blueprint>,
     /// Its validated parameters.
     pub parameters: Value,
+    /// Whether the run was started by a worker that died and is being continued from
+    /// what it stored (an agent run continues its stored session).
+    pub resumed: bool,
     /// Fires when the run is cancelled or the coordinator stops; the executor must
     /// end promptly (it is dropped after a short grace period otherwise).
     pub cancel: CancellationToken,

@@ -1,0 +1,155 @@
+//! The schema as numbered migrations per component, recorded in
+//! `oxydra_schema_migrations`. Workers starting together take a transaction-scoped
+//! advisory lock first, so each migration is applied exactly once; the others wait and
+//! then find nothing left to do.
+
+use deadpool_postgres::Object;
+
+use crate::error::{PostgresError, driver_message};
+
+/// The memory's migrations: migration `n` (1-based) brings it from version `n - 1` to
+/// `n`. Never edit a released one: add the next.
+pub(crate) const MEMORY_MIGRATIONS: &[&str] = &[
+    // 1: sessions, their messages, summaries, leases and indexed chunks. Vectors are
+    // stored as little-endian f32 bytes and ranked in the process; the full text is a
+    // generated `tsvector` with a GIN index.
+    "
+    CREATE TABLE sessions (
+        session_id    TEXT PRIMARY KEY,
+        created_at    BIGINT NOT NULL,
+        updated_at    BIGINT NOT NULL,
+        last_sequence BIGINT NOT NULL
+    );
+    CREATE TABLE conversation_events (
+        session_id TEXT NOT NULL,
+        sequence   BIGINT NOT NULL,
+        role       TEXT NOT NULL,
+        payload    TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (session_id, sequence)
+    );
+    CREATE TABLE session_state (
+        session_id     TEXT PRIMARY KEY,
+        summary        TEXT,
+        covers_through BIGINT NOT NULL DEFAULT 0,
+        epoch          BIGINT NOT NULL DEFAULT 0,
+        updated_at     BIGINT NOT NULL
+    );
+    CREATE TABLE session_leases (
+        session_id  TEXT PRIMARY KEY,
+        owner       TEXT NOT NULL,
+        pid         BIGINT NOT NULL,
+        host        TEXT NOT NULL,
+        acquired_at BIGINT NOT NULL,
+        expires_at  BIGINT NOT NULL
+    );
+    CREATE TABLE chunks (
+        id         BIGSERIAL PRIMARY KEY,
+        session_id TEXT,
+        text       TEXT NOT NULL,
+        model      TEXT NOT NULL,
+        dims       INTEGER NOT NULL,
+        embedding  BYTEA NOT NULL,
+        created_at BIGINT NOT NULL,
+        tsv        TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED
+    );
+    CREATE INDEX chunks_by_session ON chunks (session_id);
+    CREATE INDEX chunks_by_model ON chunks (model, dims, id);
+    CREATE INDEX chunks_fts ON chunks USING GIN (tsv);
+    ",
+];
+
+/// The run store's migrations.
+pub(crate) const RUN_MIGRATIONS: &[&str] = &[
+    // 1: blueprints and runs; a run carries the worker holding it and until when.
+    "
+    CREATE TABLE coordinator_blueprints (
+        name              TEXT PRIMARY KEY,
+        type              TEXT NOT NULL CHECK (type IN ('agent', 'deterministic')),
+        description       TEXT NOT NULL,
+        parameters_schema TEXT,
+        position          BIGINT NOT NULL,
+        updated_at        BIGINT NOT NULL
+    );
+    CREATE TABLE coordinator_runs (
+        id               TEXT PRIMARY KEY,
+        agent_name       TEXT NOT NULL,
+        status           TEXT NOT NULL
+            CHECK (status IN ('pending', 'running', 'completed', 'failed', 'cancelled')),
+        parameters       TEXT NOT NULL,
+        result           TEXT,
+        error            TEXT,
+        created_at       BIGINT NOT NULL,
+        started_at       BIGINT,
+        finished_at      BIGINT,
+        holder           TEXT,
+        lease_expires_at BIGINT,
+        cancel_requested BOOLEAN NOT NULL DEFAULT FALSE,
+        attempts         INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX coordinator_runs_open ON coordinator_runs (created_at)
+        WHERE status IN ('pending', 'running');
+    ",
+];
+
+/// Applies what is pending of every component in one transaction under the advisory
+/// lock of the current schema.
+pub(crate) async fn migrate_all(client: &mut Object, location: &str) -> Result<(), PostgresError> {
+    let err = |action: &str, error: tokio_postgres::Error| {
+        PostgresError::query(location, action, &driver_message(&error))
+    };
+    let tx = client
+        .transaction()
+        .await
+        .map_err(|e| err("begin the migration", e))?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('oxydra-migrations:' || coalesce(current_schema(), '')))",
+        &[],
+    )
+    .await
+    .map_err(|e| err("take the migration lock", e))?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS oxydra_schema_migrations (
+            component  TEXT NOT NULL,
+            version    BIGINT NOT NULL,
+            applied_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            PRIMARY KEY (component, version)
+        )",
+    )
+    .await
+    .map_err(|e| err("create the migrations table", e))?;
+    for (component, migrations) in [("memory", MEMORY_MIGRATIONS), ("runs", RUN_MIGRATIONS)] {
+        let found: i64 = tx
+            .query_one(
+                "SELECT coalesce(max(version), 0) FROM oxydra_schema_migrations WHERE component = $1",
+                &[&component],
+            )
+            .await
+            .and_then(|row| row.try_get(0))
+            .map_err(|e| err("read the schema version", e))?;
+        let supported = migrations.len() as i64;
+        if found > supported {
+            return Err(PostgresError::SchemaTooNew {
+                location: location.to_owned(),
+                component,
+                found,
+                supported,
+            });
+        }
+        for (index, sql) in migrations.iter().enumerate().skip(found.max(0) as usize) {
+            let version = index as i64 + 1;
+            tracing::info!(location, component, version, "applying schema migration");
+            let action = format!("apply {component} migration {version}");
+            tx.batch_execute(sql).await.map_err(|e| err(&action, e))?;
+            tx.execute(
+                "INSERT INTO oxydra_schema_migrations (component, version) VALUES ($1, $2)",
+                &[&component, &version],
+            )
+            .await
+            .map_err(|e| err(&action, e))?;
+        }
+    }
+    tx.commit()
+        .await
+        .map_err(|e| err("commit the migrations", e))
+}

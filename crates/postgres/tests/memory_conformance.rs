@@ -1,0 +1,43 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+//! `PostgresMemory` passes the memory conformance suites: each case on a schema of its
+//! own, stores opened on it as separate processes would (each with its own pool).
+
+use oxydra_memory::RetrievalConfig;
+use oxydra_memory::conformance::MemoryBackend;
+use oxydra_postgres::testing::TestDatabase;
+use oxydra_postgres::{PostgresMemory, PostgresMemoryConfig};
+
+struct Postgres(TestDatabase);
+
+impl Postgres {
+    fn create() -> Option<Self> {
+        tokio::task::block_in_place(|| {
+            tokio::runtime::Handle::current().block_on(TestDatabase::create())
+        })
+        .map(Self)
+    }
+}
+
+impl MemoryBackend for Postgres {
+    type Store = PostgresMemory;
+
+    fn open(&self, retrieval: RetrievalConfig) -> PostgresMemory {
+        let config = PostgresMemoryConfig {
+            retrieval,
+            ..PostgresMemoryConfig::default()
+        };
+        PostgresMemory::new(self.0.connect_blocking(), config)
+    }
+}
+
+// Without a server (outside CI) each case returns early, having said why.
+oxydra_memory::memory_conformance_tests!(match Postgres::create() {
+    Some(backend) => backend,
+    None => return,
+});
