@@ -256,20 +256,24 @@ fn native_message(message: &Message) -> serde_json::Value {
     serde_json::Value::Object(value)
 }
 
-/// The instructions that teach a model whose template knows no tools to call them.
+/// The instructions that teach a model whose template knows no tools to call them:
+/// the wording small models were tuned on (SmolLM2's function-calling prompt), with
+/// plain text allowed when no call is needed.
 pub fn tool_instructions(tools: &[ToolSchema]) -> String {
     let mut text = String::from(
-        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\
-         You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n",
+        "You are an expert in composing functions. You are given a question and a set of \
+         possible functions. Based on the question, you will need to make one or more \
+         function/tool calls to achieve the purpose.\n\n\
+         You have access to the following tools:\n<tools>",
     );
-    for tool in tools {
-        text.push_str(&tool_value(tool).to_string());
-        text.push('\n');
-    }
+    let listed = tools.iter().map(tool_value).collect::<Vec<_>>();
+    text.push_str(&serde_json::Value::Array(listed).to_string());
     text.push_str(
-        "</tools>\n\nFor each function call, return a json object with function name and \
-         arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n\
-         {\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>",
+        "</tools>\n\nTo call tools, the output MUST strictly adhere to the following \
+         format. Please make sure the parameter type is correct. If no function call is \
+         needed, answer in plain text.\n<tool_call>[\n\
+         {\"name\": \"func_name1\", \"arguments\": {\"argument1\": \"value1\", \"argument2\": \"value2\"}},\n\
+         ... (more tool calls as required)\n]</tool_call>",
     );
     text
 }

@@ -55,6 +55,7 @@ pub async fn build(
     input: TerminalInput,
 ) -> Result<Agent, CliError> {
     let memory = open(&effective.memory.db).await?;
+    let provider = super::provider::of_run(effective).await?;
     let runtime_settings = &effective.runtime;
     let limits = runtime_settings.limits();
     let executor_config = ToolExecutorConfig {
@@ -93,7 +94,7 @@ pub async fn build(
     }
     let sink: Arc<dyn EventSink> = renderer;
     let mut builder = AgentRuntime::builder()
-        .provider(super::provider::of_run(effective))
+        .provider(provider)
         .model(effective.provider.model.clone())
         .tools(tools)
         .rules(crate::config::rules(&effective.rules))

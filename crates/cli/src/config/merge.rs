@@ -83,6 +83,9 @@ pub struct EffectiveProvider {
     /// `[provider] max_response_bytes`; `None`: the client's default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_response_bytes: Option<usize>,
+    /// `[provider] threads` of the local model; `None`: all cores.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
 }
 
 /// Loop budgets and behaviour.

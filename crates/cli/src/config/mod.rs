@@ -27,6 +27,8 @@ pub use merge::{
 };
 pub use powers::strip_powers;
 pub use pricing::Prices;
+#[cfg(feature = "local")]
+pub use provider_pick::models_dir;
 pub use provider_pick::provider_defaults;
 pub use rule_entry::{RuleEntry, rules};
 
@@ -38,6 +40,8 @@ pub enum ProviderKind {
     Openai,
     /// Anthropic Messages.
     Anthropic,
+    /// A GGUF model run in-process (llama.cpp).
+    Local,
 }
 
 impl ProviderKind {
@@ -46,6 +50,7 @@ impl ProviderKind {
         match self {
             Self::Openai => "openai",
             Self::Anthropic => "anthropic",
+            Self::Local => "local",
         }
     }
 }
@@ -123,12 +128,14 @@ pub struct ServeSection {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSection {
-    /// `openai` or `anthropic`.
+    /// `openai`, `anthropic` or `local`.
     pub kind: Option<ProviderKind>,
     /// Base URL of the API.
     pub base_url: Option<String>,
-    /// Model name.
+    /// Model name; for `local`, a GGUF file or `hf:OWNER/REPO/FILE.gguf`.
     pub model: Option<String>,
+    /// CPU threads of the local model (default: all cores).
+    pub threads: Option<u32>,
     /// Environment variable holding the API key; absent with a `base_url`: no auth header.
     pub api_key_env: Option<String>,
     /// The most text and tool-call arguments one response may hold, in bytes

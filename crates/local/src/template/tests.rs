@@ -42,10 +42,15 @@ fn smollm2_chatml_without_tools_gets_instructions_in_the_system_turn() {
     assert_eq!(template.tool_format(), ToolFormat::Hermes);
     let prompt = template.render(&conversation("c1"), &tools()).unwrap();
     assert!(
-        prompt.starts_with("<|im_start|>system\nYou are terse.\n\n# Tools"),
+        prompt.starts_with(
+            "<|im_start|>system\nYou are terse.\n\nYou are an expert in composing functions."
+        ),
         "{prompt}"
     );
-    assert!(prompt.contains("\"name\":\"file_read\""), "{prompt}");
+    assert!(
+        prompt.contains("<tools>[{\"function\":{\"description\":\"Read a file\""),
+        "{prompt}"
+    );
     assert!(prompt.contains(
         "<|im_start|>assistant\n<tool_call>\n{\"arguments\":{\"path\":\"notes.txt\"},\"name\":\"file_read\"}\n</tool_call><|im_end|>\n"
     ), "{prompt}");
@@ -155,7 +160,7 @@ fn gemma_refuses_system_so_it_is_merged_into_the_first_user_turn() {
     assert!(!template.native_tools());
     let prompt = template.render(&conversation("c1"), &tools()).unwrap();
     assert!(
-        prompt.starts_with("<bos><start_of_turn>user\nYou are terse.\n\n# Tools"),
+        prompt.starts_with("<bos><start_of_turn>user\nYou are terse.\n\nYou are an expert"),
         "{prompt}"
     );
     assert!(
