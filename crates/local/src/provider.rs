@@ -178,9 +178,7 @@ async fn next_item(
             }
             Event::Done(done) => {
                 state.ended = true;
-                let Some(splitter) = state.splitter.take() else {
-                    return None;
-                };
+                let splitter = state.splitter.take()?;
                 let (items, finish) = splitter.finish(done.finish);
                 state.queue.extend(items);
                 state.queue.push_back(StreamItem::Usage(Usage::new(
