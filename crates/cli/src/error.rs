@@ -6,14 +6,20 @@ use std::path::PathBuf;
 use crate::exit_code::Exit;
 
 /// How to configure a provider: shown when none is configured.
-pub const PROVIDER_HOWTO: &str = "no provider configured. Configure one of:
-  - OpenAI:     export OPENAI_API_KEY=sk-...
-  - Anthropic:  export ANTHROPIC_API_KEY=sk-ant-...
-  - Gemini:     export GEMINI_API_KEY=AIza...
-  - Ollama (native API, no key):  --provider ollama --model llama3.2
-  - Ollama or any OpenAI-compatible server (no key):  --base-url http://localhost:11434/v1 --model llama3.2
-  - a [provider] table (kind, base_url, model, api_key_env) in ./oxydra.toml or the user config file
-    (`oxydra init` writes a commented one to start from)";
+pub const PROVIDER_HOWTO: &str = "no provider configured. Three ways to get going:
+  1. an API key:  export OPENAI_API_KEY=sk-...  (or ANTHROPIC_API_KEY=sk-ant-..., GEMINI_API_KEY=AIza...)
+  2. a model server of your own (no key): --provider ollama --model llama3.2, or any
+     OpenAI-compatible server (llama.cpp, vLLM, LM Studio): --base-url http://localhost:8080/v1 --model NAME
+  3. a local model file, run in-process:  --provider local --model PATH.gguf
+       (or --model hf:OWNER/REPO/FILE.gguf to download one, export OXYDRA_LOCAL_MODEL=PATH.gguf,
+        or put one at <data dir>/oxydra/models/default.gguf)
+  A [provider] table (kind, base_url, model, api_key_env) in ./oxydra.toml or the user config
+  file sets any of these (`oxydra init` writes a commented one to start from)";
+
+/// What the local provider needs: shown when it is picked without a model.
+pub const LOCAL_MODEL_HOWTO: &str = "the local provider needs a GGUF model: --model PATH.gguf, \
+--model hf:OWNER/REPO/FILE.gguf (downloaded once), OXYDRA_LOCAL_MODEL=PATH.gguf, [provider] model \
+in the configuration, or a file at <data dir>/oxydra/models/default.gguf";
 
 /// An error of the `oxydra` command.
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +103,17 @@ pub enum CliError {
     /// No provider could be picked.
     #[error("{PROVIDER_HOWTO}")]
     NoProvider,
+    /// The local provider was picked but no model is named.
+    #[error("{LOCAL_MODEL_HOWTO}")]
+    NoLocalModel,
+    /// The local model could not be downloaded or loaded.
+    #[error("local model {model}: {message}")]
+    LocalModel {
+        /// The model as given (a path or `hf:` name).
+        model: String,
+        /// What went wrong.
+        message: String,
+    },
     /// The API key variable the configuration names is not set.
     #[error(
         "the API key variable {var} (from {origin}) is not set; export it to call {base_url}, or use --base-url for a server that needs no key"
@@ -224,7 +241,8 @@ impl CliError {
     pub fn kind(&self) -> &str {
         match self {
             Self::Run { kind, .. } => kind,
-            Self::NoProvider | Self::MissingApiKey { .. } => "no_provider",
+            Self::NoProvider | Self::MissingApiKey { .. } | Self::NoLocalModel => "no_provider",
+            Self::LocalModel { .. } => "local_model",
             Self::SessionNotFound { .. } | Self::NothingToContinue { .. } => "session_not_found",
             Self::DatabaseMissing { .. } => "memory",
             Self::Memory { .. } => "memory",
@@ -257,6 +275,8 @@ impl CliError {
             | Self::Flag { .. }
             | Self::Env { .. }
             | Self::NoProvider
+            | Self::NoLocalModel
+            | Self::LocalModel { .. }
             | Self::MissingApiKey { .. }
             | Self::SessionNotFound { .. }
             | Self::NothingToContinue { .. }

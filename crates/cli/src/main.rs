@@ -10,6 +10,8 @@ mod consent;
 mod error;
 mod exit_code;
 mod interrupt;
+#[cfg_attr(not(feature = "local"), allow(dead_code))]
+mod local_model;
 mod logging;
 mod output;
 mod terminal_input;

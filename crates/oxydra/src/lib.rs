@@ -14,6 +14,7 @@
 //! | `runtime` | `oxydra-runtime` | `runtime` |
 //! | `coordinator` | `oxydra-coordinator` | `coordinator` |
 //! | `mcp` | `oxydra-mcp` | `mcp` |
+//! | `local` | `oxydra-local` (an embedded GGUF model, llama.cpp built from source) | `local`, not default |
 //!
 //! The crates its public API exposes are re-exported too ([`async_trait`](macro@async_trait), [`serde`],
 //! [`schemars`], [`serde_json`], [`CancellationToken`]), so a typed tool needs no other
@@ -175,6 +176,8 @@ pub use tokio_util::sync::CancellationToken;
 pub use oxydra_coordinator as coordinator;
 #[cfg(feature = "executor")]
 pub use oxydra_executor as executor;
+#[cfg(feature = "local")]
+pub use oxydra_local as local;
 #[cfg(feature = "mcp")]
 pub use oxydra_mcp as mcp;
 #[cfg(feature = "memory")]

@@ -60,6 +60,7 @@ pub async fn build(
     ask_before_changes: bool,
 ) -> Result<Agent, CliError> {
     let memory = open(&effective.memory.db, &effective.memory.origin).await?;
+    let provider = super::provider::of_run(effective).await?;
     let runtime_settings = &effective.runtime;
     let limits = runtime_settings.limits();
     let executor_config = ToolExecutorConfig {
@@ -98,7 +99,7 @@ pub async fn build(
     }
     let sink: Arc<dyn EventSink> = renderer;
     let mut builder = AgentRuntime::builder()
-        .provider(super::provider::of_run(effective))
+        .provider(provider)
         .model(effective.provider.model.clone())
         .tools(tools)
         .rules(rules(effective, ask_before_changes))

@@ -1,7 +1,8 @@
 //! The one place the CLI builds a provider, for every command (`run`, `chat`,
 //! `serve`, `agents list`): the configured API client wrapped in a
 //! `ReliableProvider` with the default retry policy, so every command retries the same
-//! way and falls back from a broken stream the same way.
+//! way and falls back from a broken stream the same way; or the local model,
+//! downloaded if need be and loaded once per process.
 
 use std::sync::Arc;
 
@@ -11,14 +12,21 @@ use oxydra::provider::{
 };
 
 use crate::config::{Effective, EffectiveProvider, EffectiveRuntime, OpenAiApi, ProviderKind};
+use crate::error::CliError;
 
 /// The provider of a run (`run`, `chat`).
-pub fn of_run(effective: &Effective) -> Arc<dyn Provider> {
-    build(&effective.provider, &effective.runtime)
+pub async fn of_run(effective: &Effective) -> Result<Arc<dyn Provider>, CliError> {
+    build(&effective.provider, &effective.runtime).await
 }
 
 /// A provider from its settings and the runtime's token overrides, with retries.
-pub fn build(settings: &EffectiveProvider, runtime: &EffectiveRuntime) -> Arc<dyn Provider> {
+pub async fn build(
+    settings: &EffectiveProvider,
+    runtime: &EffectiveRuntime,
+) -> Result<Arc<dyn Provider>, CliError> {
+    if settings.kind == ProviderKind::Local {
+        return local(settings, runtime).await;
+    }
     let mut config = ProviderConfig::new(
         settings.base_url.clone(),
         settings.api_key.as_ref().map(|key| key.expose().to_owned()),
@@ -45,10 +53,55 @@ pub fn build(settings: &EffectiveProvider, runtime: &EffectiveRuntime) -> Arc<dy
         ProviderKind::Openai if settings.api == Some(OpenAiApi::Responses) => {
             Arc::new(OpenAiResponsesProvider::new(config))
         }
-        ProviderKind::Openai => Arc::new(OpenAiProvider::new(config)),
+        // The local model never gets here: it is built above.
+        ProviderKind::Openai | ProviderKind::Local => Arc::new(OpenAiProvider::new(config)),
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)),
         ProviderKind::Gemini => Arc::new(GeminiProvider::new(config)),
         ProviderKind::Ollama => Arc::new(OllamaProvider::new(config)),
     };
-    Arc::new(ReliableProvider::new(client, RetryPolicy::default()))
+    Ok(Arc::new(ReliableProvider::new(
+        client,
+        RetryPolicy::default(),
+    )))
+}
+
+/// The local model: its file (downloaded first for `hf:` names), loaded on a
+/// blocking thread, or found already loaded. Not wrapped in retries: its failures
+/// do not pass by waiting.
+#[cfg(feature = "local")]
+async fn local(
+    settings: &EffectiveProvider,
+    runtime: &EffectiveRuntime,
+) -> Result<Arc<dyn Provider>, CliError> {
+    use oxydra::local::{LocalConfig, LocalProvider};
+
+    let failed = |message: String| CliError::LocalModel {
+        model: settings.model.clone(),
+        message,
+    };
+    let models_dir = crate::config::models_dir();
+    let path = crate::local_model::resolve(&settings.model, models_dir.as_deref())
+        .await
+        .map_err(failed)?;
+    let mut config = LocalConfig::new(path);
+    config.threads = settings.threads.and_then(std::num::NonZeroU32::new);
+    if let Some(window) = runtime.context_window {
+        config.max_context = window;
+    }
+    let provider = LocalProvider::load_async(config)
+        .await
+        .map_err(|error| failed(error.to_string()))?;
+    Ok(Arc::new(provider))
+}
+
+/// Without the `local` feature there is no local model to build.
+#[cfg(not(feature = "local"))]
+async fn local(
+    settings: &EffectiveProvider,
+    _runtime: &EffectiveRuntime,
+) -> Result<Arc<dyn Provider>, CliError> {
+    Err(CliError::LocalModel {
+        model: settings.model.clone(),
+        message: "this oxydra was built without the local provider (cargo feature `local`)".into(),
+    })
 }

@@ -69,6 +69,12 @@ pub async fn start(
     auth_token: Option<String>,
 ) -> Result<Service, CliError> {
     let db = &settings.memory.db;
+    // Built before the MCP servers start, so a model that fails to load leaves
+    // nothing running.
+    let configured_client = match &settings.provider {
+        Some(configured) => Some(provider::build(configured, &settings.runtime).await?),
+        None => None,
+    };
     let mut tools = ToolRegistry::with_builtins(&settings.tools);
     let mcp = super::mcp_tools::start(&settings.mcp_servers, &mut tools).await?;
 
@@ -102,15 +108,17 @@ pub async fn start(
     // The configured provider's client serves as the default and as the named
     // provider of its kind: it is built once.
     let mut default = None;
-    if let Some(configured) = &settings.provider {
-        let client = provider::build(configured, &settings.runtime);
+    if let (Some(configured), Some(client)) = (&settings.provider, configured_client) {
         deps = deps.with_provider(Arc::clone(&client), configured.model.clone());
         default = Some((configured.kind, client));
     }
     for kind in ProviderKind::ALL {
         let client = match &default {
             Some((default_kind, client)) if *default_kind == kind => Some(Arc::clone(client)),
-            _ => public_provider(kind).map(|named| provider::build(&named, &settings.runtime)),
+            _ => match public_provider(kind) {
+                Some(named) => Some(provider::build(&named, &settings.runtime).await?),
+                None => None,
+            },
         };
         if let Some(client) = client {
             deps = deps.with_named_provider(kind.as_str(), client);
@@ -184,8 +192,9 @@ pub async fn start(
 /// another kind (or there is none): the kind's public API, when its standard key
 /// variable is set.
 fn public_provider(kind: ProviderKind) -> Option<EffectiveProvider> {
-    if kind == ProviderKind::Ollama {
-        // A local server, not a public API: named only when it is the configured one.
+    if matches!(kind, ProviderKind::Ollama | ProviderKind::Local) {
+        // A local server or model, not a public API: named only when it is the
+        // configured one.
         return None;
     }
     let (var, url, model) = config::provider_defaults(kind);
@@ -202,6 +211,7 @@ fn public_provider(kind: ProviderKind) -> Option<EffectiveProvider> {
         api: (kind == ProviderKind::Openai).then_some(config::OpenAiApi::Chat),
         reasoning_effort: None,
         thinking_budget: None,
+        threads: None,
     })
 }
 

@@ -92,6 +92,9 @@ pub struct EffectiveProvider {
     /// `--thinking-budget` / `[provider] thinking_budget`; `None`: no thinking budget.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking_budget: Option<u32>,
+    /// `[provider] threads` of the local model; `None`: all cores.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
 }
 
 /// Loop budgets and behaviour.

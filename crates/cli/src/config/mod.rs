@@ -29,6 +29,8 @@ pub use merge::{
 };
 pub use powers::strip_powers;
 pub use pricing::Prices;
+#[cfg(feature = "local")]
+pub use provider_pick::models_dir;
 pub use provider_pick::provider_defaults;
 pub use rule_entry::{RuleEntry, rules};
 
@@ -44,6 +46,8 @@ pub enum ProviderKind {
     Gemini,
     /// Ollama's native API (`/api/chat`).
     Ollama,
+    /// A GGUF model run in-process (llama.cpp).
+    Local,
 }
 
 impl ProviderKind {
@@ -54,13 +58,20 @@ impl ProviderKind {
             Self::Anthropic => "anthropic",
             Self::Gemini => "gemini",
             Self::Ollama => "ollama",
+            Self::Local => "local",
         }
     }
 
     /// Every kind, in the order they are listed in messages.
-    pub const ALL: [Self; 4] = [Self::Openai, Self::Anthropic, Self::Gemini, Self::Ollama];
+    pub const ALL: [Self; 5] = [
+        Self::Openai,
+        Self::Anthropic,
+        Self::Gemini,
+        Self::Ollama,
+        Self::Local,
+    ];
 
-    /// The kind named `name` (`openai`, `anthropic`, `gemini`, `ollama`).
+    /// The kind named `name` (`openai`, `anthropic`, `gemini`, `ollama`, `local`).
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|kind| kind.as_str() == name)
     }
@@ -181,12 +192,14 @@ pub struct ServeSection {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSection {
-    /// `openai`, `anthropic`, `gemini` or `ollama`.
+    /// `openai`, `anthropic`, `gemini`, `ollama` or `local`.
     pub kind: Option<ProviderKind>,
     /// Base URL of the API.
     pub base_url: Option<String>,
-    /// Model name.
+    /// Model name; for `local`, a GGUF file or `hf:OWNER/REPO/FILE.gguf`.
     pub model: Option<String>,
+    /// CPU threads of the local model (default: all cores).
+    pub threads: Option<u32>,
     /// Environment variable holding the API key; absent with a `base_url`: no auth header.
     pub api_key_env: Option<String>,
     /// The most text and tool-call arguments one response may hold, in bytes

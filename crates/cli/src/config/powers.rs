@@ -6,8 +6,10 @@
 //! for the user (`runtime.approve = "always"`), a wider network (`[tools.web_fetch]`
 //! `allow_hosts`, larger limits), longer commands (`[tools.shell]`), rules and agent
 //! blueprints, the HTTP API's address and token, where sessions are stored
-//! (`memory.db`), and where the API key goes (`provider.base_url`,
-//! `provider.api_key_env`). The rest (model, budgets, prompt, retrieval …) only shapes
+//! (`memory.db`), where the API key goes (`provider.base_url`,
+//! `provider.api_key_env`), and which model file is loaded into the process or
+//! downloaded (`provider.model` naming a `.gguf` file or an `hf:` model: a GGUF
+//! file is parsed by C++ code, so a project cannot pick one for its user). The rest (model, budgets, prompt, retrieval …) only shapes
 //! what the model does with the powers it has.
 
 use oxydra::tools::{NetworkPolicy, ShellConfig};
@@ -30,6 +32,13 @@ pub fn strip_powers(config: &mut FileConfig) -> Vec<String> {
         provider.api_key_env.take().is_some(),
         "provider.api_key_env",
     );
+    let local_model = provider.model.as_deref().is_some_and(|model| {
+        model.starts_with("hf:") || model.to_ascii_lowercase().ends_with(".gguf")
+    });
+    if local_model {
+        provider.model = None;
+        note(true, "provider.model (a local model file)");
+    }
 
     let runtime = &mut config.runtime;
     if let Some(mode @ ApproveMode::Always) = runtime.approve {
@@ -239,5 +248,17 @@ max_timeout_secs = 30
         let (config, ignored) = stripped("[runtime]\napprove = \"ask\"\n");
         assert!(ignored.is_empty());
         assert_eq!(config.runtime.approve, Some(ApproveMode::Ask));
+    }
+
+    #[test]
+    fn a_local_model_file_is_a_power_a_model_name_is_not() {
+        for model in ["evil.gguf", "weights/X.GGUF", "hf:o/r/x.gguf"] {
+            let (config, ignored) = stripped(&format!("[provider]\nmodel = \"{model}\"\n"));
+            assert!(config.provider.model.is_none(), "{model}");
+            assert_eq!(ignored, vec!["provider.model (a local model file)"]);
+        }
+        let (config, ignored) = stripped("[provider]\nmodel = \"gpt-4o\"\n");
+        assert_eq!(config.provider.model.as_deref(), Some("gpt-4o"));
+        assert!(ignored.is_empty());
     }
 }

@@ -1,6 +1,8 @@
 //! Picking the provider a run talks to: flags, then the environment, then the file's
 //! `[provider]`, then whichever API key is set; and each kind's defaults.
 
+use std::path::PathBuf;
+
 use oxydra::provider::{
     ANTHROPIC_BASE_URL, ANTHROPIC_MIN_THINKING_BUDGET, GEMINI_BASE_URL, OLLAMA_BASE_URL,
     OPENAI_BASE_URL,
@@ -36,7 +38,7 @@ pub(super) fn merge_provider(
                 ProviderKind::from_name(value.trim()).ok_or_else(|| CliError::Env {
                     var: "OXYDRA_PROVIDER".into(),
                     message: format!(
-                        "expected `openai`, `anthropic`, `gemini` or `ollama`, found `{}`",
+                        "expected `openai`, `anthropic`, `gemini`, `ollama` or `local`, found `{}`",
                         value.trim()
                     ),
                 })?,
@@ -70,8 +72,23 @@ pub(super) fn merge_provider(
         None if set("OPENAI_API_KEY").is_some() => ProviderKind::Openai,
         None if set("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
         None if set("GEMINI_API_KEY").is_some() => ProviderKind::Gemini,
-        None => return Err(CliError::NoProvider),
+        // Nothing else configured: a local model, when one is at hand.
+        None => match local_model_at_hand(section, flags, env) {
+            Some(model) => return Ok(local_provider(section, model)),
+            None => return Err(CliError::NoProvider),
+        },
     };
+    if kind == ProviderKind::Local {
+        let model = flags
+            .model
+            .clone()
+            .or_else(|| set("OXYDRA_MODEL"))
+            .or_else(|| section.model.clone())
+            .or_else(|| set(LOCAL_MODEL_VAR))
+            .or_else(|| default_local_model().map(|path| path.display().to_string()))
+            .ok_or(CliError::NoLocalModel)?;
+        return Ok(local_provider(section, model));
+    }
     let (default_var, default_url, default_model) = provider_defaults(kind);
     let (api_key_env, api_key) = if let Some(var) = &section.api_key_env {
         let origin = file.path.as_ref().map_or_else(
@@ -130,6 +147,7 @@ pub(super) fn merge_provider(
         api,
         reasoning_effort,
         thinking_budget,
+        threads: None,
     })
 }
 
@@ -223,6 +241,59 @@ fn openai_settings(
     Ok((None, None))
 }
 
+/// The variable that names a local model file.
+pub const LOCAL_MODEL_VAR: &str = "OXYDRA_LOCAL_MODEL";
+
+/// Where local models live: `<data dir>/oxydra/models` (downloads go under `hf/`).
+pub fn models_dir() -> Option<PathBuf> {
+    dirs::data_dir().map(|dir| dir.join("oxydra").join("models"))
+}
+
+/// The model used when nothing names one: `<data dir>/oxydra/models/default.gguf`,
+/// if it exists.
+pub fn default_local_model() -> Option<PathBuf> {
+    models_dir()
+        .map(|dir| dir.join("default.gguf"))
+        .filter(|path| path.is_file())
+}
+
+/// Whether `model` names a local model: a `.gguf` file or an `hf:` download.
+fn is_local_model(model: &str) -> bool {
+    model.starts_with("hf:") || model.to_ascii_lowercase().ends_with(".gguf")
+}
+
+/// A local model to fall back on when no provider is configured: a `.gguf` named
+/// by `--model` or `[provider] model`, then `OXYDRA_LOCAL_MODEL`, then the data
+/// directory's default.
+fn local_model_at_hand(
+    section: &super::ProviderSection,
+    flags: &RunOptions,
+    env: EnvLookup<'_>,
+) -> Option<String> {
+    flags
+        .model
+        .clone()
+        .or_else(|| section.model.clone())
+        .filter(|model| is_local_model(model))
+        .or_else(|| env(LOCAL_MODEL_VAR).filter(|value| !value.trim().is_empty()))
+        .or_else(|| default_local_model().map(|path| path.display().to_string()))
+}
+
+fn local_provider(section: &super::ProviderSection, model: String) -> EffectiveProvider {
+    EffectiveProvider {
+        kind: ProviderKind::Local,
+        base_url: "in-process".to_owned(),
+        model,
+        api_key_env: None,
+        api_key: None,
+        max_response_bytes: section.max_response_bytes,
+        api: None,
+        reasoning_effort: None,
+        thinking_budget: None,
+        threads: section.threads,
+    }
+}
+
 /// The standard API key variable, base URL and model of a provider kind.
 pub fn provider_defaults(kind: ProviderKind) -> (&'static str, &'static str, &'static str) {
     match kind {
@@ -234,6 +305,7 @@ pub fn provider_defaults(kind: ProviderKind) -> (&'static str, &'static str, &'s
         ),
         ProviderKind::Gemini => ("GEMINI_API_KEY", GEMINI_BASE_URL, DEFAULT_GEMINI_MODEL),
         ProviderKind::Ollama => ("OLLAMA_API_KEY", OLLAMA_BASE_URL, DEFAULT_OLLAMA_MODEL),
+        ProviderKind::Local => (LOCAL_MODEL_VAR, "in-process", ""),
     }
 }
 

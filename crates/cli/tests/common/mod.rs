@@ -78,6 +78,8 @@ impl Sandbox {
             .env_remove("OXYDRA_BASE_URL")
             .env_remove("OXYDRA_MODEL")
             .env_remove("OXYDRA_DB")
+            .env_remove("OXYDRA_LOCAL_MODEL")
+            .env_remove("HF_ENDPOINT")
             .env_remove("RUST_LOG")
             .stdin(Stdio::null());
     }

@@ -1,0 +1,367 @@
+//! The decoding loop, on the model's own thread: prompt in, pieces of text out,
+//! one token at a time. The KV cache keeps the last conversation, so the next
+//! turn of the same conversation only decodes what is new.
+
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::sync::mpsc;
+
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use oxydra_provider::ProviderError;
+use oxydra_types::FinishReason;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::LocalConfig;
+use crate::error::LocalError;
+use crate::grammar::{ROOT_RULE, ToolGrammar};
+use crate::model::ModelInfo;
+use crate::template::ChatTemplate;
+
+/// Tokens decoded in one batch while reading the prompt.
+const BATCH: u32 = 512;
+
+/// One generation.
+#[derive(Debug)]
+pub struct Job {
+    /// The rendered prompt.
+    pub prompt: String,
+    /// The tool-call grammar, if tools are offered.
+    pub grammar: Option<ToolGrammar>,
+    /// Whether the grammar only starts at its trigger (the model may answer in
+    /// text) or holds from the first token (a call is required).
+    pub lazy: bool,
+    /// The most tokens to generate.
+    pub max_tokens: u32,
+    /// Sampling temperature; `None` or `0`: greedy.
+    pub temperature: Option<f32>,
+    /// Stops decoding when cancelled.
+    pub cancel: CancellationToken,
+    /// Where the output goes.
+    pub events: UnboundedSender<Event>,
+}
+
+/// What the worker reports about a job.
+#[derive(Debug)]
+pub enum Event {
+    /// The next piece of generated text (whole UTF-8 characters).
+    Piece(String),
+    /// The generation ended.
+    Done(Done),
+    /// The generation failed.
+    Failed(ProviderError),
+}
+
+/// How a generation ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Done {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Prompt tokens that were already in the KV cache.
+    pub cached_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+    /// Why it stopped.
+    pub finish: FinishReason,
+}
+
+/// Loads the model at `path`, reports it on `ready`, then runs the jobs from
+/// `jobs` until every sender is gone.
+pub fn serve(
+    backend: &LlamaBackend,
+    path: &Path,
+    config: &LocalConfig,
+    ready: &mpsc::Sender<Result<ModelInfo, LocalError>>,
+    jobs: &mpsc::Receiver<Job>,
+) {
+    let load_error = |message: String| LocalError::Load {
+        path: path.to_path_buf(),
+        message,
+    };
+    let model = match LlamaModel::load_from_file(backend, path, &LlamaModelParams::default()) {
+        Ok(model) => model,
+        Err(error) => {
+            let _ = ready.send(Err(load_error(format!("{error} (not a GGUF model?)"))));
+            return;
+        }
+    };
+    let context = model.n_ctx_train().clamp(256, config.max_context.max(256));
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(context))
+        .with_n_batch(BATCH.min(context))
+        .with_n_threads(config.thread_count())
+        .with_n_threads_batch(config.thread_count());
+    let ctx = match model.new_context(backend, params) {
+        Ok(ctx) => ctx,
+        Err(error) => {
+            let _ = ready.send(Err(load_error(error.to_string())));
+            return;
+        }
+    };
+    let template = match model_template(&model) {
+        Ok(template) => template,
+        Err(error) => {
+            let _ = ready.send(Err(error));
+            return;
+        }
+    };
+    let context = ctx.n_ctx();
+    if ready.send(Ok(ModelInfo { context, template })).is_err() {
+        return;
+    }
+    let mut engine = Engine {
+        model: &model,
+        ctx,
+        cached: Vec::new(),
+        batch: LlamaBatch::new(BATCH.min(context) as usize, 1),
+    };
+    while let Ok(job) = jobs.recv() {
+        engine.run(job);
+    }
+}
+
+fn model_template(model: &LlamaModel) -> Result<ChatTemplate, LocalError> {
+    let source = model
+        .meta_val_str("tokenizer.chat_template")
+        .ok()
+        .filter(|s| !s.trim().is_empty());
+    let vocab = model.vocab();
+    let text = |token: LlamaToken| {
+        if token.0 < 0 {
+            String::new()
+        } else {
+            String::from_utf8_lossy(&vocab.token_to_piece(token, true, None)).into_owned()
+        }
+    };
+    ChatTemplate::new(source.as_deref(), text(vocab.bos()), text(vocab.eos()))
+}
+
+struct Engine<'m> {
+    model: &'m LlamaModel,
+    ctx: LlamaContext<'m>,
+    /// The tokens whose keys and values are in the cache, in order.
+    cached: Vec<LlamaToken>,
+    batch: LlamaBatch<'static>,
+}
+
+impl Engine<'_> {
+    fn run(&mut self, job: Job) {
+        let events = job.events.clone();
+        match self.generate(&job) {
+            Ok(done) => {
+                let _ = events.send(Event::Done(done));
+            }
+            Err(error) => {
+                // The cache may hold half a batch: start afresh next time.
+                self.ctx.clear_kv_cache();
+                self.cached.clear();
+                let _ = events.send(Event::Failed(error));
+            }
+        }
+    }
+
+    fn generate(&mut self, job: &Job) -> Result<Done, ProviderError> {
+        let vocab = self.model.vocab();
+        let template_bos = !job.prompt.is_empty()
+            && vocab.bos().0 >= 0
+            && job
+                .prompt
+                .as_bytes()
+                .starts_with(&vocab.token_to_piece(vocab.bos(), true, None));
+        let tokens = vocab.tokenize(job.prompt.as_bytes(), !template_bos, true);
+        let context = self.ctx.n_ctx() as usize;
+        if tokens.is_empty() {
+            return Err(ProviderError::InvalidRequest {
+                message: "the prompt is empty".into(),
+            });
+        }
+        if tokens.len() >= context {
+            return Err(ProviderError::ContextLengthExceeded {
+                message: format!(
+                    "the prompt is {} tokens; the model's context holds {context}",
+                    tokens.len()
+                ),
+            });
+        }
+        let mut sampler = self.sampler(job)?;
+
+        // Reuse the cached prefix; at least the last prompt token is decoded again,
+        // for its logits.
+        let common = self
+            .cached
+            .iter()
+            .zip(&tokens)
+            .take_while(|(a, b)| a == b)
+            .count()
+            .min(tokens.len() - 1);
+        if common < self.cached.len() {
+            self.ctx
+                .clear_kv_cache_seq(Some(0), Some(to_u32(common)), None)
+                .map_err(server_error)?;
+            self.cached.truncate(common);
+        }
+        let rest = tokens.get(common..).unwrap_or_default();
+        let chunk = self.batch_capacity();
+        for (index, piece) in rest.chunks(chunk).enumerate() {
+            if job.cancel.is_cancelled() || job.events.is_closed() {
+                return Err(ProviderError::Cancelled);
+            }
+            let last_chunk = (index + 1) * chunk >= rest.len();
+            self.batch.clear();
+            for (offset, token) in piece.iter().enumerate() {
+                let logits = last_chunk && offset + 1 == piece.len();
+                self.batch
+                    .add(*token, to_i32(self.cached.len() + offset), &[0], logits)
+                    .map_err(server_error)?;
+            }
+            self.ctx.decode(&mut self.batch).map_err(server_error)?;
+            self.cached.extend_from_slice(piece);
+        }
+
+        let mut pending = Vec::new();
+        let mut output_tokens = 0u64;
+        let finish = loop {
+            if job.cancel.is_cancelled() || job.events.is_closed() {
+                return Err(ProviderError::Cancelled);
+            }
+            let token = sampler.sample(&self.ctx, self.batch.n_tokens() - 1);
+            if vocab.is_eog(token) {
+                break FinishReason::Stop;
+            }
+            output_tokens += 1;
+            pending.extend_from_slice(&vocab.token_to_piece(token, true, None));
+            let text = take_utf8(&mut pending);
+            if !text.is_empty() && job.events.send(Event::Piece(text)).is_err() {
+                return Err(ProviderError::Cancelled);
+            }
+            if output_tokens >= u64::from(job.max_tokens) || self.cached.len() + 1 >= context {
+                break FinishReason::Length;
+            }
+            self.batch.clear();
+            self.batch
+                .add(token, to_i32(self.cached.len()), &[0], true)
+                .map_err(server_error)?;
+            self.ctx.decode(&mut self.batch).map_err(server_error)?;
+            self.cached.push(token);
+        };
+        if !pending.is_empty() {
+            let _ = job
+                .events
+                .send(Event::Piece(String::from_utf8_lossy(&pending).into_owned()));
+        }
+        Ok(Done {
+            input_tokens: tokens.len() as u64,
+            cached_tokens: common as u64,
+            output_tokens,
+            finish,
+        })
+    }
+
+    fn batch_capacity(&self) -> usize {
+        (self.ctx.n_batch() as usize).clamp(1, BATCH as usize)
+    }
+
+    fn sampler(&self, job: &Job) -> Result<LlamaSampler, ProviderError> {
+        let mut chain = Vec::new();
+        if let Some(grammar) = &job.grammar {
+            let sampler = if job.lazy {
+                LlamaSampler::grammar_lazy(
+                    self.model,
+                    &grammar.gbnf,
+                    ROOT_RULE,
+                    [grammar.trigger.as_bytes()],
+                    &[],
+                )
+            } else {
+                LlamaSampler::grammar(self.model, &grammar.gbnf, ROOT_RULE)
+            }
+            .map_err(|error| ProviderError::InvalidRequest {
+                message: format!("the tool-call grammar was refused: {error}"),
+            })?;
+            chain.push(sampler);
+        }
+        match job.temperature {
+            Some(t) if t > 0.0 => {
+                chain.push(LlamaSampler::top_k(40));
+                chain.push(LlamaSampler::top_p(0.95, 1));
+                chain.push(LlamaSampler::min_p(0.05, 1));
+                chain.push(LlamaSampler::temp(t));
+                chain.push(LlamaSampler::dist(rand_seed()));
+            }
+            _ => chain.push(LlamaSampler::greedy()),
+        }
+        Ok(LlamaSampler::chain_simple(chain))
+    }
+}
+
+/// Takes the longest prefix of `bytes` that is whole UTF-8 characters; bytes that
+/// can never be valid are replaced, an incomplete character at the end waits.
+fn take_utf8(bytes: &mut Vec<u8>) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => {
+            let text = text.to_owned();
+            bytes.clear();
+            text
+        }
+        Err(error) => {
+            let valid = error.valid_up_to();
+            let cut = match error.error_len() {
+                Some(bad) => valid + bad,
+                None => valid,
+            };
+            let head: Vec<u8> = bytes.drain(..cut.min(bytes.len())).collect();
+            String::from_utf8_lossy(&head).into_owned()
+        }
+    }
+}
+
+fn rand_seed() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+fn to_i32(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+fn server_error(error: impl std::fmt::Display) -> ProviderError {
+    ProviderError::Server {
+        status: 500,
+        message: format!("llama.cpp: {error}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::take_utf8;
+
+    #[test]
+    fn split_characters_wait_for_their_last_byte() {
+        let mut bytes = "hé".as_bytes()[..2].to_vec();
+        assert_eq!(take_utf8(&mut bytes), "h");
+        bytes.push("é".as_bytes()[1]);
+        assert_eq!(take_utf8(&mut bytes), "é");
+        assert!(bytes.is_empty());
+    }
+
+    #[test]
+    fn invalid_bytes_are_replaced_not_held_forever() {
+        let mut bytes = vec![b'a', 0xff, b'b'];
+        let first = take_utf8(&mut bytes);
+        assert_eq!(first, "a\u{fffd}");
+        assert_eq!(take_utf8(&mut bytes), "b");
+    }
+}

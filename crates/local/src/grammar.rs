@@ -1,0 +1,195 @@
+//! Grammars that constrain tool calls: each tool's JSON Schema becomes GBNF
+//! (llama.cpp's own json-schema-to-grammar), wrapped in the family's call syntax.
+//! The grammar is lazy: it starts at the family's call opener, so the model may
+//! still answer in plain text, but once it opens a call the arguments it writes
+//! are JSON that matches the schema.
+
+use oxydra_types::ToolSchema;
+use serde_json::{Value, json};
+
+use crate::error::LocalError;
+use crate::tool_format::ToolFormat;
+
+/// The rule the sampler starts from.
+pub const ROOT_RULE: &str = "oxydra-calls";
+
+/// A grammar for a request's tool calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolGrammar {
+    /// The GBNF text.
+    pub gbnf: String,
+    /// The text that switches the grammar on.
+    pub trigger: String,
+}
+
+/// The JSON Schema of one call of `tool`: its name, and its arguments checked by
+/// its parameter schema.
+pub fn call_schema(format: ToolFormat, tool: &ToolSchema) -> Value {
+    let mut parameters = tool.parameters.clone();
+    if let Some(object) = parameters.as_object_mut() {
+        // Annotations json-schema-to-grammar has no use for.
+        object.remove("$schema");
+        object.remove("title");
+        if !object.contains_key("type") && !object.contains_key("properties") {
+            object.insert("type".into(), json!("object"));
+        }
+    } else {
+        parameters = json!({"type": "object"});
+    }
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"const": tool.name},
+            format.arguments_key(): parameters,
+        },
+        "required": ["name", format.arguments_key()],
+        "additionalProperties": false,
+    })
+}
+
+/// The grammar that lets the model call any of `tools` in `format`, one or more
+/// times.
+pub fn tool_grammar(format: ToolFormat, tools: &[ToolSchema]) -> Result<ToolGrammar, LocalError> {
+    if tools.is_empty() {
+        return Err(LocalError::Grammar {
+            message: "no tools to call".into(),
+        });
+    }
+    let schemas = tools
+        .iter()
+        .map(|tool| call_schema(format, tool))
+        .collect::<Vec<_>>();
+    let schema = if let [only] = schemas.as_slice() {
+        only.clone()
+    } else {
+        json!({"anyOf": schemas})
+    };
+    let call_rules = llama_cpp_2::json_schema_to_grammar(&schema.to_string()).map_err(|error| {
+        LocalError::Grammar {
+            message: error.to_string(),
+        }
+    })?;
+    // The converted schema's start rule is `root`; the call syntax goes around it.
+    let wrapper = match format {
+        ToolFormat::Hermes => format!(
+            "{ROOT_RULE} ::= oxydra-call (\"\\n\" oxydra-call)*\n\
+             oxydra-call ::= \"<tool_call>\" \"\\n\"? (root | oxydra-list) \"\\n\"? \"</tool_call>\"\n\
+             oxydra-list ::= \"[\" root (\", \" root)* \"]\"\n"
+        ),
+        ToolFormat::Llama3Json => format!("{ROOT_RULE} ::= root (\"; \" root)*\n"),
+        ToolFormat::Mistral => {
+            format!("{ROOT_RULE} ::= \"[TOOL_CALLS]\" \" \"? \"[\" root (\", \" root)* \"]\"\n")
+        }
+    };
+    Ok(ToolGrammar {
+        gbnf: format!("{wrapper}{call_rules}"),
+        trigger: format.trigger().to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_tool() -> ToolSchema {
+        ToolSchema::new(
+            "file_read",
+            "Read a file",
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}},
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    fn list_tool() -> ToolSchema {
+        ToolSchema::new(
+            "list_dir",
+            "List a directory",
+            json!({"type": "object", "properties": {"recursive": {"type": "boolean"}, "mode": {"enum": ["a", "b"]}}}),
+        )
+    }
+
+    #[test]
+    fn call_schema_pins_the_name_and_keeps_the_parameters() {
+        let schema = call_schema(ToolFormat::Hermes, &read_tool());
+        assert_eq!(schema["properties"]["name"], json!({"const": "file_read"}));
+        assert_eq!(
+            schema["properties"]["arguments"]["required"],
+            json!(["path"])
+        );
+        assert!(schema["properties"]["arguments"].get("$schema").is_none());
+        let llama = call_schema(ToolFormat::Llama3Json, &read_tool());
+        assert!(llama["properties"].get("parameters").is_some());
+        assert_eq!(llama["required"], json!(["name", "parameters"]));
+    }
+
+    #[test]
+    fn a_non_object_schema_becomes_any_object() {
+        let tool = ToolSchema::new("t", "", json!(true));
+        let schema = call_schema(ToolFormat::Hermes, &tool);
+        assert_eq!(schema["properties"]["arguments"], json!({"type": "object"}));
+    }
+
+    #[test]
+    fn hermes_grammar_wraps_calls_in_tool_call_tags() {
+        let grammar = tool_grammar(ToolFormat::Hermes, &[read_tool(), list_tool()]).unwrap();
+        assert_eq!(grammar.trigger, "<tool_call>");
+        assert!(
+            grammar.gbnf.starts_with("oxydra-calls ::= oxydra-call"),
+            "{}",
+            grammar.gbnf
+        );
+        assert!(grammar.gbnf.contains("\"<tool_call>\""), "{}", grammar.gbnf);
+        assert!(grammar.gbnf.contains("root ::="), "{}", grammar.gbnf);
+        // Both names are pinned, as JSON string literals.
+        assert!(grammar.gbnf.contains("file_read"), "{}", grammar.gbnf);
+        assert!(grammar.gbnf.contains("list_dir"), "{}", grammar.gbnf);
+        // The argument keys are spelled out.
+        assert!(grammar.gbnf.contains("path"), "{}", grammar.gbnf);
+        assert!(grammar.gbnf.contains("recursive"), "{}", grammar.gbnf);
+    }
+
+    #[test]
+    fn llama3_and_mistral_grammars_use_their_syntax() {
+        let llama = tool_grammar(ToolFormat::Llama3Json, &[read_tool()]).unwrap();
+        assert_eq!(llama.trigger, "{\"name\"");
+        assert!(llama.gbnf.contains("parameters"), "{}", llama.gbnf);
+        let mistral = tool_grammar(ToolFormat::Mistral, &[read_tool()]).unwrap();
+        assert_eq!(mistral.trigger, "[TOOL_CALLS]");
+        assert!(
+            mistral
+                .gbnf
+                .starts_with("oxydra-calls ::= \"[TOOL_CALLS]\""),
+            "{}",
+            mistral.gbnf
+        );
+    }
+
+    #[test]
+    fn no_tools_is_an_error() {
+        assert!(tool_grammar(ToolFormat::Hermes, &[]).is_err());
+    }
+
+    #[test]
+    fn hostile_schemas_are_errors_or_grammars_never_crashes() {
+        let nasty = [
+            json!({"type": "object", "properties": {"x": {"$ref": "#/definitions/missing"}}}),
+            json!({"type": "object", "properties": {"x": {"type": "string", "pattern": "([a-"}}}),
+            json!({"type": "object", "properties": {"\u{0}\"\\": {"type": "string"}}}),
+            json!({"type": "nonsense"}),
+        ];
+        for parameters in nasty {
+            let tool = ToolSchema::new("t", "", parameters);
+            let _ = tool_grammar(ToolFormat::Hermes, &[tool]);
+        }
+        let deep = (0..200).fold(
+            json!({"type": "string"}),
+            |inner, _| json!({"type": "object", "properties": {"a": inner}}),
+        );
+        let _ = tool_grammar(ToolFormat::Hermes, &[ToolSchema::new("deep", "", deep)]);
+    }
+}

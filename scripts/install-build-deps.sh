@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what the C++ build of the embedded local model (llama.cpp, built by the
+# `llama-cpp-sys-2` crate) needs: cmake, a C/C++ compiler, and libclang for bindgen.
+# Idempotent: does nothing when everything is already present.
+set -euo pipefail
+
+missing=()
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v c++ >/dev/null 2>&1 || missing+=(g++)
+command -v clang >/dev/null 2>&1 || missing+=(clang)
+if ! ldconfig -p 2>/dev/null | grep -q 'libclang\(-[0-9.]*\)\?\.so'; then
+  missing+=(libclang-dev)
+fi
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+
+echo "installing build dependencies of the local model: ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO=sudo
+  else
+    echo "error: need root (or sudo) to install ${missing[*]}" >&2
+    exit 1
+  fi
+else
+  SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
