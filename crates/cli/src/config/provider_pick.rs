@@ -32,20 +32,19 @@ pub(super) fn merge_provider(
     let section = &file.config.provider;
     let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
 
-    let env_kind = match set("OXYDRA_PROVIDER") {
-        Some(value) => {
-            Some(
-                ProviderKind::from_name(value.trim()).ok_or_else(|| CliError::Env {
+    let env_kind =
+        match set("OXYDRA_PROVIDER") {
+            Some(value) => Some(ProviderKind::from_name(value.trim()).ok_or_else(|| {
+                CliError::Env {
                     var: "OXYDRA_PROVIDER".into(),
                     message: format!(
                         "expected `openai`, `anthropic`, `gemini`, `ollama` or `local`, found `{}`",
                         value.trim()
                     ),
-                })?,
-            )
-        }
-        None => None,
-    };
+                }
+            })?),
+            None => None,
+        };
     let base_url = match (&flags.base_url, set("OXYDRA_BASE_URL")) {
         (Some(url), _) => Some(
             http_url(url)
