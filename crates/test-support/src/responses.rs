@@ -14,7 +14,7 @@
 //!   (gpt-4o, gpt-4.1, gpt-5-chat): 400 "Encrypted content is not supported with this
 //!   model." (OpenAI's answer);
 //! - a tool in the chat-completions shape (`{type, function: {…}}`): 400 "Missing
-//!   required parameter: 'tools[0].name'." (OpenAI's answer);
+//!   required parameter: `'tools[0].name'`." (OpenAI's answer);
 //! - `store` missing or `true` while reasoning items are sent back: refused by this
 //!   mock as a contract of our client (it keeps nothing at the provider, so the items
 //!   exist only in the request); OpenAI's own answer to that case is not recorded.
