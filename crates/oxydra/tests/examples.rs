@@ -301,7 +301,11 @@ fn coordinator_axum_serves_the_api_beside_the_app_routes() {
     let mut run = Value::Null;
     for _ in 0..200 {
         run = http(&addr, "GET", &path, None).1;
-        if run["status"] != "queued" && run["status"] != "running" {
+        // Wait out every state before the end (pending, queued, running).
+        if matches!(
+            run["status"].as_str(),
+            Some("completed" | "failed" | "cancelled")
+        ) {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));

@@ -10,14 +10,15 @@
     missing_docs
 )]
 
-use std::collections::VecDeque;
-use std::hint::black_box;
-use std::time::{Duration, Instant};
-
 use criterion::{Criterion, Throughput, criterion_group};
 use oxydra_provider::AnthropicStreamDecoder;
 use oxydra_provider::sse::SseParser;
 use oxydra_types::StreamItem;
+use std::collections::VecDeque;
+use std::hint::black_box;
+use std::time::Duration;
+
+mod cpu_time;
 
 fn event(name: &str, data: &str) -> String {
     format!("event: {name}\ndata: {data}\n\n")
@@ -114,43 +115,10 @@ fn anthropic_parse(c: &mut Criterion) {
     group.finish();
 }
 
-/// CPU time of this thread (user + system), from `/proc/thread-self/stat`, so the
-/// figure is fair on a machine shared with other work. `None` off Linux.
-fn thread_cpu_time() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-    let after_name = stat.get(stat.rfind(')')? + 2..)?;
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    // utime and stime (fields 14 and 15 of stat(5)) are at 11 and 12 after the name.
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
-}
-
-/// Throughput over this thread's CPU time, printed beside criterion's wall-time figures.
-fn cpu_time_throughput() {
-    let input = generate(1 << 20);
-    let Some(start) = thread_cpu_time() else {
-        return;
-    };
-    let wall = Instant::now();
-    let mut rounds = 0u64;
-    while wall.elapsed() < Duration::from_secs(3) {
-        black_box(parse(&input, 4096));
-        rounds += 1;
-    }
-    let Some(end) = thread_cpu_time() else { return };
-    let cpu = (end - start).as_secs_f64().max(0.01);
-    let mb = (rounds * input.len() as u64) as f64 / 1e6;
-    println!(
-        "anthropic_parse (CPU time): {rounds} x {} bytes in {cpu:.2} s CPU = {:.0} MB/s per core",
-        input.len(),
-        mb / cpu
-    );
-}
-
 criterion_group!(benches, anthropic_parse);
 
 fn main() {
     benches();
-    cpu_time_throughput();
+    cpu_time::print_throughput("anthropic_parse", &generate(1 << 20), parse);
     Criterion::default().configure_from_args().final_summary();
 }

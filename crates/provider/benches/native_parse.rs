@@ -9,16 +9,17 @@
     missing_docs
 )]
 
-use std::collections::VecDeque;
-use std::hint::black_box;
-use std::time::{Duration, Instant};
-
 use criterion::{Criterion, Throughput, criterion_group};
 use oxydra_provider::ndjson::NdjsonReader;
 use oxydra_provider::sse::SseParser;
 use oxydra_provider::{GeminiStreamDecoder, OllamaStreamDecoder};
 use oxydra_test_support::fixture_text;
 use oxydra_types::StreamItem;
+use std::collections::VecDeque;
+use std::hint::black_box;
+use std::time::Duration;
+
+mod cpu_time;
 
 /// The recorded Gemini stream's events without its last, repeated to `target` bytes,
 /// then the last (the one with `finishReason`).
@@ -120,42 +121,11 @@ fn native_parse(c: &mut Criterion) {
     group.finish();
 }
 
-/// CPU time of this thread (user + system) from `/proc/thread-self/stat`, so the
-/// figure is fair on a shared machine. `None` off Linux.
-fn thread_cpu_time() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-    let after_name = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
-}
-
-/// Throughput over CPU time (not wall time), printed beside criterion's figures.
-fn cpu_time_throughput(name: &str, input: &[u8], parse: fn(&[u8], usize) -> usize) {
-    let Some(start) = thread_cpu_time() else {
-        return;
-    };
-    let wall = Instant::now();
-    let mut rounds = 0u64;
-    while wall.elapsed() < Duration::from_secs(3) {
-        black_box(parse(input, 4096));
-        rounds += 1;
-    }
-    let Some(end) = thread_cpu_time() else { return };
-    let cpu = (end - start).as_secs_f64().max(0.01);
-    let mb = (rounds * input.len() as u64) as f64 / 1e6;
-    println!(
-        "{name} (CPU time): {rounds} x {} bytes in {cpu:.2} s CPU = {:.0} MB/s per core",
-        input.len(),
-        mb / cpu
-    );
-}
-
 criterion_group!(benches, native_parse);
 
 fn main() {
     benches();
-    cpu_time_throughput("gemini_sse", &gemini_stream(1 << 20), parse_gemini);
-    cpu_time_throughput("ollama_ndjson", &ollama_stream(1 << 20), parse_ollama);
+    cpu_time::print_throughput("gemini_sse", &gemini_stream(1 << 20), parse_gemini);
+    cpu_time::print_throughput("ollama_ndjson", &ollama_stream(1 << 20), parse_ollama);
     Criterion::default().configure_from_args().final_summary();
 }

@@ -19,6 +19,8 @@ use oxydra_provider::sse::SseParser;
 use oxydra_provider::{OpenAiResponsesStreamDecoder, OpenAiStreamDecoder};
 use oxydra_types::StreamItem;
 
+mod cpu_time;
+
 /// A realistic stream: four parallel tool calls whose arguments arrive a few
 /// characters at a time (some with escapes), then finish, usage and `[DONE]`.
 fn generate(target: usize) -> Vec<u8> {
@@ -245,67 +247,15 @@ fn sse_parse(c: &mut Criterion) {
     group.finish();
 }
 
-/// CPU time of this thread (user + system), from `/proc/thread-self/stat`, so the
-/// figure is fair on a machine shared with other work. `None` off Linux.
-fn thread_cpu_time() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-    let after_name = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    // Fields 14 and 15 of stat(5) (utime, stime) are at 11 and 12 after the name.
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(Duration::from_millis(ticks * 10))
-}
-
-/// Throughput over CPU time (not wall time), printed beside criterion's figures.
-fn cpu_time_throughput() {
-    let input = generate(1 << 20);
-    let Some(start) = thread_cpu_time() else {
-        return;
-    };
-    let wall = std::time::Instant::now();
-    let mut rounds = 0u64;
-    while wall.elapsed() < Duration::from_secs(3) {
-        black_box(parse(&input, 4096));
-        rounds += 1;
-    }
-    let Some(end) = thread_cpu_time() else { return };
-    let cpu = (end - start).as_secs_f64().max(0.01);
-    let mb = (rounds * input.len() as u64) as f64 / 1e6;
-    println!(
-        "sse_parse (CPU time): {rounds} x {} bytes in {cpu:.2} s CPU ({:.2} s wall) = {:.0} MB/s per core",
-        input.len(),
-        wall.elapsed().as_secs_f64(),
-        mb / cpu
-    );
-}
-
-/// The Responses stream's throughput over CPU time.
-fn cpu_time_throughput_responses() {
-    let input = generate_responses(1 << 20);
-    let Some(start) = thread_cpu_time() else {
-        return;
-    };
-    let wall = std::time::Instant::now();
-    let mut rounds = 0u64;
-    while wall.elapsed() < Duration::from_secs(3) {
-        black_box(parse_responses(&input, 4096));
-        rounds += 1;
-    }
-    let Some(end) = thread_cpu_time() else { return };
-    let cpu = (end - start).as_secs_f64().max(0.01);
-    let mb = (rounds * input.len() as u64) as f64 / 1e6;
-    println!(
-        "sse_parse_responses (CPU time): {rounds} x {} bytes in {cpu:.2} s CPU = {:.0} MB/s per core",
-        input.len(),
-        mb / cpu
-    );
-}
-
 criterion_group!(benches, sse_parse);
 
 fn main() {
     benches();
-    cpu_time_throughput();
-    cpu_time_throughput_responses();
+    cpu_time::print_throughput("sse_parse", &generate(1 << 20), parse);
+    cpu_time::print_throughput(
+        "sse_parse_responses",
+        &generate_responses(1 << 20),
+        parse_responses,
+    );
     Criterion::default().configure_from_args().final_summary();
 }
