@@ -12,13 +12,11 @@
 
 use criterion::{Criterion, Throughput, criterion_group};
 use oxydra_provider::AnthropicStreamDecoder;
-use oxydra_provider::sse::SseParser;
-use oxydra_types::StreamItem;
-use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::Duration;
 
 mod cpu_time;
+mod sse_feed;
 
 fn event(name: &str, data: &str) -> String {
     format!("event: {name}\ndata: {data}\n\n")
@@ -78,28 +76,8 @@ fn generate(target: usize) -> Vec<u8> {
 }
 
 fn parse(input: &[u8], chunk: usize) -> usize {
-    let mut parser = SseParser::new();
     let mut decoder = AnthropicStreamDecoder::new();
-    let mut out = VecDeque::new();
-    let mut items = 0;
-    let mut finished = false;
-    for piece in input.chunks(chunk) {
-        parser
-            .feed(piece, |event| decoder.decode_data(&event.data, &mut out))
-            .unwrap();
-        items += out.len();
-        for item in out.drain(..) {
-            finished = matches!(item, StreamItem::Finish(_));
-            black_box(&item);
-        }
-    }
-    parser
-        .finish(|event| decoder.decode_data(&event.data, &mut out))
-        .unwrap();
-    items += out.len();
-    finished |= out.iter().any(|item| matches!(item, StreamItem::Finish(_)));
-    assert!(finished);
-    items
+    sse_feed::feed(input, chunk, |data, out| decoder.decode_data(data, out))
 }
 
 fn anthropic_parse(c: &mut Criterion) {

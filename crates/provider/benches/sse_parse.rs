@@ -10,16 +10,15 @@
     missing_docs
 )]
 
-use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group};
 use oxydra_provider::sse::SseParser;
 use oxydra_provider::{OpenAiResponsesStreamDecoder, OpenAiStreamDecoder};
-use oxydra_types::StreamItem;
 
 mod cpu_time;
+mod sse_feed;
 
 /// A realistic stream: four parallel tool calls whose arguments arrive a few
 /// characters at a time (some with escapes), then finish, usage and `[DONE]`.
@@ -61,26 +60,8 @@ fn generate(target: usize) -> Vec<u8> {
 }
 
 fn parse(input: &[u8], chunk: usize) -> usize {
-    let mut parser = SseParser::new();
     let mut decoder = OpenAiStreamDecoder::new();
-    let mut out = VecDeque::new();
-    let mut items = 0;
-    let mut finished = false;
-    for piece in input.chunks(chunk) {
-        parser
-            .feed(piece, |event| decoder.decode_data(&event.data, &mut out))
-            .unwrap();
-        items += out.len();
-        for item in out.drain(..) {
-            finished = matches!(item, StreamItem::Finish(_));
-            black_box(&item);
-        }
-    }
-    parser
-        .finish(|event| decoder.decode_data(&event.data, &mut out))
-        .unwrap();
-    assert!(finished && out.is_empty());
-    items
+    sse_feed::feed(input, chunk, |data, out| decoder.decode_data(data, out))
 }
 
 /// A Responses API stream as OpenAI sends it (`event:` lines, sequence numbers, item
@@ -180,26 +161,8 @@ fn generate_responses(target: usize) -> Vec<u8> {
 }
 
 fn parse_responses(input: &[u8], chunk: usize) -> usize {
-    let mut parser = SseParser::new();
     let mut decoder = OpenAiResponsesStreamDecoder::new();
-    let mut out = VecDeque::new();
-    let mut items = 0;
-    let mut finished = false;
-    for piece in input.chunks(chunk) {
-        parser
-            .feed(piece, |event| decoder.decode_data(&event.data, &mut out))
-            .unwrap();
-        items += out.len();
-        for item in out.drain(..) {
-            finished = matches!(item, StreamItem::Finish(_));
-            black_box(&item);
-        }
-    }
-    parser
-        .finish(|event| decoder.decode_data(&event.data, &mut out))
-        .unwrap();
-    assert!(finished && out.is_empty());
-    items
+    sse_feed::feed(input, chunk, |data, out| decoder.decode_data(data, out))
 }
 
 fn sse_parse(c: &mut Criterion) {

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::provider::ProviderCapabilities;
 use crate::reasoning_settings::ReasoningEffort;
 
 /// How to reach a provider: where, with which key, over which HTTP client.
@@ -136,4 +137,48 @@ impl ProviderConfig {
     pub(crate) fn base(&self) -> &str {
         self.base_url.trim_end_matches('/')
     }
+
+    /// A JSON `POST` of `body` to `url` with the API key (sent as `key`) and the extra
+    /// headers: every HTTP client's request starts here.
+    pub(crate) fn post_json(
+        &self,
+        url: String,
+        body: &impl serde::Serialize,
+        key: KeyHeader,
+    ) -> reqwest::RequestBuilder {
+        let mut builder = self.client.post(url).json(body);
+        if let Some(api_key) = &self.api_key {
+            builder = match key {
+                KeyHeader::Bearer => builder.bearer_auth(api_key),
+                KeyHeader::Named(name) => builder.header(name, api_key.as_str()),
+            };
+        }
+        for (name, value) in &self.extra_headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        builder
+    }
+
+    /// The capabilities of a streaming, tool-calling API (with parallel calls) whose
+    /// model has `limits` (context window, largest output), unless this config
+    /// overrides them.
+    pub(crate) fn capabilities(&self, limits: (u32, u32)) -> ProviderCapabilities {
+        let (window, output) = limits;
+        ProviderCapabilities {
+            streaming: true,
+            tool_calling: true,
+            parallel_tool_calls: true,
+            context_window: self.context_window.unwrap_or(window),
+            max_output_tokens: self.max_output_tokens.unwrap_or(output),
+        }
+    }
+}
+
+/// How an API takes its key.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum KeyHeader {
+    /// `Authorization: Bearer KEY` (OpenAI and the servers that copy it, Ollama).
+    Bearer,
+    /// A header of its own (`x-api-key` for Anthropic, `x-goog-api-key` for Gemini).
+    Named(&'static str),
 }

@@ -9,6 +9,7 @@ use oxydra_types::StreamItem;
 use tokio_util::sync::CancellationToken;
 use tracing::Span;
 
+use crate::accumulator::StreamAccumulator;
 use crate::error::ProviderError;
 use crate::http_error::{error_from_status, excerpt, transport_error};
 use crate::provider::ProviderStream;
@@ -39,6 +40,33 @@ pub(crate) trait EventDecoder: Send + 'static {
     fn end_of_body(&mut self, _out: &mut VecDeque<StreamItem>) -> Result<(), ProviderError> {
         Ok(())
     }
+}
+
+/// Decodes a whole (non-streamed) body that holds one event of the stream format
+/// `decoder` reads (Gemini's `generateContent`, Ollama's `/api/chat` without
+/// `stream`) into a response. `api` names the API in the error for a body that is not
+/// a finished answer.
+pub(crate) fn decode_whole_body<D: EventDecoder>(
+    mut decoder: D,
+    body: &[u8],
+    api: &str,
+) -> Result<ProviderResponse, ProviderError> {
+    let event = SseEvent {
+        event: String::new(),
+        data: String::from_utf8_lossy(body).into_owned(),
+    };
+    let mut items = VecDeque::new();
+    decoder.decode(&event, &mut items)?;
+    decoder.end_of_body(&mut items)?;
+    if !decoder.is_done() {
+        return Err(ProviderError::Decode {
+            what: format!("{api} response without {}", decoder.end_marker()),
+            excerpt: excerpt(&event.data),
+        });
+    }
+    let mut accumulator = StreamAccumulator::new();
+    items.iter().for_each(|item| accumulator.push(item));
+    accumulator.finish()
 }
 
 /// How a body is cut into events: server-sent events, or newline-delimited JSON.

@@ -188,13 +188,7 @@ impl AgentRuntime {
         cancel: &CancellationToken,
         output: &OutputSchema,
     ) -> Result<SessionOutcome, RuntimeError> {
-        let events = RunEvents::new(
-            self.inner.scrubber.clone(),
-            self.inner.event_sink.clone(),
-            None,
-            None,
-            self.inner.limits.max_turns,
-        );
+        let events = self.run_events(None, None);
         self.run_with(
             session_id,
             Some(user_message.into()),
@@ -228,13 +222,7 @@ impl AgentRuntime {
         user_message: impl Into<String>,
         cancel: &CancellationToken,
     ) -> Result<SessionOutcome, RuntimeError> {
-        let events = RunEvents::new(
-            self.inner.scrubber.clone(),
-            self.inner.event_sink.clone(),
-            None,
-            None,
-            self.inner.limits.max_turns,
-        );
+        let events = self.run_events(None, None);
         self.run_with(session_id, Some(user_message.into()), cancel, events, None)
             .await
     }
@@ -252,13 +240,7 @@ impl AgentRuntime {
         session_id: &SessionId,
         cancel: &CancellationToken,
     ) -> Result<SessionOutcome, RuntimeError> {
-        let events = RunEvents::new(
-            self.inner.scrubber.clone(),
-            self.inner.event_sink.clone(),
-            None,
-            None,
-            self.inner.limits.max_turns,
-        );
+        let events = self.run_events(None, None);
         self.run_with(session_id, None, cancel, events, None).await
     }
 
@@ -270,13 +252,7 @@ impl AgentRuntime {
         cancel: &CancellationToken,
         events: Arc<dyn EventSink>,
     ) -> Result<SessionOutcome, RuntimeError> {
-        let events = RunEvents::new(
-            self.inner.scrubber.clone(),
-            self.inner.event_sink.clone(),
-            Some(events),
-            None,
-            self.inner.limits.max_turns,
-        );
+        let events = self.run_events(Some(events), None);
         self.run_with(session_id, Some(user_message.into()), cancel, events, None)
             .await
     }
@@ -314,13 +290,7 @@ impl AgentRuntime {
         JoinHandle<Result<SessionOutcome, RuntimeError>>,
     ) {
         let (sender, receiver) = mpsc::unbounded_channel();
-        let events = RunEvents::new(
-            self.inner.scrubber.clone(),
-            self.inner.event_sink.clone(),
-            None,
-            Some(sender),
-            self.inner.limits.max_turns,
-        );
+        let events = self.run_events(None, Some(sender));
         let runtime = self.clone();
         let user_message = user_message.into();
         let handle = tokio::spawn(async move {
@@ -335,6 +305,22 @@ impl AgentRuntime {
                 .await
         });
         (RuntimeEventStream::new(receiver), handle)
+    }
+
+    /// The events of one run: to the runtime's sink, and also to `extra` or over
+    /// `channel` when given.
+    fn run_events(
+        &self,
+        extra: Option<Arc<dyn EventSink>>,
+        channel: Option<mpsc::UnboundedSender<RuntimeEvent>>,
+    ) -> RunEvents {
+        RunEvents::new(
+            self.inner.scrubber.clone(),
+            self.inner.event_sink.clone(),
+            extra,
+            channel,
+            self.inner.limits.max_turns,
+        )
     }
 
     async fn run_with(

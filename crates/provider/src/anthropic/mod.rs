@@ -7,7 +7,7 @@ mod wire;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::ProviderConfig;
+use crate::config::{KeyHeader, ProviderConfig};
 use crate::error::ProviderError;
 use crate::provider::{Provider, ProviderCapabilities, ProviderStream};
 use crate::request::{ProviderRequest, ProviderResponse};
@@ -66,19 +66,9 @@ impl AnthropicProvider {
     }
 
     fn request(&self, body: &serde_json::Value) -> reqwest::RequestBuilder {
-        let mut builder = self
-            .config
-            .client
-            .post(self.endpoint())
+        self.config
+            .post_json(self.endpoint(), body, KeyHeader::Named("x-api-key"))
             .header("anthropic-version", ANTHROPIC_VERSION)
-            .json(body);
-        if let Some(key) = &self.config.api_key {
-            builder = builder.header("x-api-key", key.as_str());
-        }
-        for (name, value) in &self.config.extra_headers {
-            builder = builder.header(name.as_str(), value.as_str());
-        }
-        builder
     }
 }
 
@@ -108,13 +98,7 @@ impl Provider for AnthropicProvider {
     }
 
     fn capabilities(&self, model: &str) -> ProviderCapabilities {
-        ProviderCapabilities {
-            streaming: true,
-            tool_calling: true,
-            parallel_tool_calls: true,
-            context_window: self.config.context_window.unwrap_or(200_000),
-            max_output_tokens: self.config.max_output_tokens.unwrap_or(max_output(model)),
-        }
+        self.config.capabilities((200_000, max_output(model)))
     }
 
     async fn complete(

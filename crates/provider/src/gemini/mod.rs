@@ -3,17 +3,14 @@
 mod stream;
 mod wire;
 
-use std::collections::VecDeque;
-
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::accumulator::StreamAccumulator;
-use crate::config::ProviderConfig;
+use crate::config::{KeyHeader, ProviderConfig};
 use crate::error::ProviderError;
 use crate::provider::{Provider, ProviderCapabilities, ProviderStream};
 use crate::request::{ProviderRequest, ProviderResponse};
-use crate::transport::{complete_call, stream_call};
+use crate::transport::{complete_call, decode_whole_body, stream_call};
 
 pub use stream::GeminiStreamDecoder;
 
@@ -67,18 +64,11 @@ impl GeminiProvider {
         stream: bool,
         body: &serde_json::Value,
     ) -> reqwest::RequestBuilder {
-        let mut builder = self
-            .config
-            .client
-            .post(self.endpoint(model, stream))
-            .json(body);
-        if let Some(key) = &self.config.api_key {
-            builder = builder.header("x-goog-api-key", key.as_str());
-        }
-        for (name, value) in &self.config.extra_headers {
-            builder = builder.header(name.as_str(), value.as_str());
-        }
-        builder
+        self.config.post_json(
+            self.endpoint(model, stream),
+            body,
+            KeyHeader::Named("x-goog-api-key"),
+        )
     }
 }
 
@@ -96,20 +86,7 @@ fn limits(model: &str) -> (u32, u32) {
 
 /// Parses a whole (non-streamed) `generateContent` response.
 fn parse_response(body: &[u8]) -> Result<ProviderResponse, ProviderError> {
-    let text = String::from_utf8_lossy(body);
-    let mut decoder = GeminiStreamDecoder::new();
-    let mut items = VecDeque::new();
-    decoder.decode_data(&text, &mut items)?;
-    decoder.end(&mut items);
-    if !decoder.is_done() {
-        return Err(ProviderError::Decode {
-            what: "Gemini response without a finishReason".into(),
-            excerpt: crate::http_error::excerpt(&text),
-        });
-    }
-    let mut accumulator = StreamAccumulator::new();
-    items.iter().for_each(|item| accumulator.push(item));
-    accumulator.finish()
+    decode_whole_body(GeminiStreamDecoder::new(), body, "Gemini")
 }
 
 #[async_trait]
@@ -119,14 +96,7 @@ impl Provider for GeminiProvider {
     }
 
     fn capabilities(&self, model: &str) -> ProviderCapabilities {
-        let (window, output) = limits(model);
-        ProviderCapabilities {
-            streaming: true,
-            tool_calling: true,
-            parallel_tool_calls: true,
-            context_window: self.config.context_window.unwrap_or(window),
-            max_output_tokens: self.config.max_output_tokens.unwrap_or(output),
-        }
+        self.config.capabilities(limits(model))
     }
 
     async fn complete(

@@ -3,18 +3,15 @@
 mod stream;
 mod wire;
 
-use std::collections::VecDeque;
-
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::accumulator::StreamAccumulator;
-use crate::config::ProviderConfig;
+use crate::config::{KeyHeader, ProviderConfig};
 use crate::error::ProviderError;
 use crate::ndjson::NdjsonReader;
 use crate::provider::{Provider, ProviderCapabilities, ProviderStream};
 use crate::request::{ProviderRequest, ProviderResponse};
-use crate::transport::{complete_call, framed_stream_call};
+use crate::transport::{complete_call, decode_whole_body, framed_stream_call};
 
 pub use stream::OllamaStreamDecoder;
 
@@ -50,32 +47,14 @@ impl OllamaProvider {
     }
 
     fn request(&self, body: &serde_json::Value) -> reqwest::RequestBuilder {
-        let mut builder = self.config.client.post(self.endpoint()).json(body);
-        if let Some(key) = &self.config.api_key {
-            builder = builder.bearer_auth(key);
-        }
-        for (name, value) in &self.config.extra_headers {
-            builder = builder.header(name.as_str(), value.as_str());
-        }
-        builder
+        self.config
+            .post_json(self.endpoint(), body, KeyHeader::Bearer)
     }
 }
 
 /// Parses a whole (non-streamed) `/api/chat` response.
 fn parse_response(body: &[u8]) -> Result<ProviderResponse, ProviderError> {
-    let text = String::from_utf8_lossy(body);
-    let mut decoder = OllamaStreamDecoder::new();
-    let mut items = VecDeque::new();
-    decoder.decode_data(&text, &mut items)?;
-    if !decoder.is_done() {
-        return Err(ProviderError::Decode {
-            what: "Ollama response without \"done\": true".into(),
-            excerpt: crate::http_error::excerpt(&text),
-        });
-    }
-    let mut accumulator = StreamAccumulator::new();
-    items.iter().for_each(|item| accumulator.push(item));
-    accumulator.finish()
+    decode_whole_body(OllamaStreamDecoder::new(), body, "Ollama")
 }
 
 #[async_trait]
@@ -85,14 +64,8 @@ impl Provider for OllamaProvider {
     }
 
     fn capabilities(&self, _model: &str) -> ProviderCapabilities {
-        ProviderCapabilities {
-            streaming: true,
-            tool_calling: true,
-            parallel_tool_calls: true,
-            // Ollama's own default context; the model's real window is set per server.
-            context_window: self.config.context_window.unwrap_or(4_096),
-            max_output_tokens: self.config.max_output_tokens.unwrap_or(4_096),
-        }
+        // Ollama's own default context; the model's real window is set per server.
+        self.config.capabilities((4_096, 4_096))
     }
 
     async fn complete(

@@ -7,7 +7,7 @@ mod wire;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::ProviderConfig;
+use crate::config::{KeyHeader, ProviderConfig};
 use crate::error::ProviderError;
 use crate::openai::{known_limits, tool_names};
 use crate::provider::{Provider, ProviderCapabilities, ProviderStream};
@@ -55,14 +55,8 @@ impl OpenAiResponsesProvider {
     }
 
     fn request(&self, body: &impl serde::Serialize) -> reqwest::RequestBuilder {
-        let mut builder = self.config.client.post(self.endpoint()).json(body);
-        if let Some(key) = &self.config.api_key {
-            builder = builder.bearer_auth(key);
-        }
-        for (name, value) in &self.config.extra_headers {
-            builder = builder.header(name.as_str(), value.as_str());
-        }
-        builder
+        self.config
+            .post_json(self.endpoint(), body, KeyHeader::Bearer)
     }
 }
 
@@ -73,14 +67,7 @@ impl Provider for OpenAiResponsesProvider {
     }
 
     fn capabilities(&self, model: &str) -> ProviderCapabilities {
-        let (window, output) = known_limits(model);
-        ProviderCapabilities {
-            streaming: true,
-            tool_calling: true,
-            parallel_tool_calls: true,
-            context_window: self.config.context_window.unwrap_or(window),
-            max_output_tokens: self.config.max_output_tokens.unwrap_or(output),
-        }
+        self.config.capabilities(known_limits(model))
     }
 
     async fn complete(
