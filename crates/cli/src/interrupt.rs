@@ -52,6 +52,8 @@ impl Interrupts {
                             cleanup();
                         }
                         crate::output::clear_terminal();
+                        // A turn's guard will not run: give the terminal its echo back.
+                        crate::terminal_echo::restore();
                         std::process::exit(i32::from(Exit::Cancelled.code()));
                     }
                 }

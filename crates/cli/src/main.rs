@@ -14,6 +14,7 @@ mod interrupt;
 mod local_model;
 mod logging;
 mod output;
+mod terminal_echo;
 mod terminal_input;
 
 fn main() -> std::process::ExitCode {

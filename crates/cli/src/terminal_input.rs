@@ -209,11 +209,13 @@ impl TerminalInput {
     }
 
     /// Opens a consent question: until the guard is dropped, background readers step
-    /// aside and the next line goes to the question.
+    /// aside and the next line goes to the question, and the terminal echoes what is
+    /// typed even while a turn has echo off.
     pub fn question(&self) -> QuestionGuard {
         self.shared.questions.fetch_add(1, Ordering::SeqCst);
         QuestionGuard {
             input: self.clone(),
+            _echo: crate::terminal_echo::echo_while_asking(),
         }
     }
 
@@ -280,6 +282,8 @@ impl TerminalInput {
 /// An open consent question (see [`TerminalInput::question`]).
 pub struct QuestionGuard {
     input: TerminalInput,
+    /// Echo on while the question is open (when a turn had it off).
+    _echo: Option<crate::terminal_echo::Asking>,
 }
 
 impl Drop for QuestionGuard {

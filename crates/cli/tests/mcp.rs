@@ -105,6 +105,60 @@ fn mcp_start_up_failures_are_one_line_per_server_without_internals() {
     assert!(starts.lines().count() > 1, "{starts}");
 }
 
+/// A server whose command does not exist is tried exactly once in a run, however many
+/// turns the run takes, even when the model calls a tool of it by name: its tools were
+/// never registered, so such a call is an unknown tool, not a restart. Every start
+/// attempt is logged at debug level: one line for one attempt, of the five allowed.
+#[test]
+fn a_missing_command_is_tried_once_in_a_run_of_several_turns() {
+    let sandbox = Sandbox::new();
+    sandbox.write_trusted_config(
+        "[[mcp_servers]]\nname = \"ghost\"\ncommand = \"oxydra-no-such-program\"\n\
+         restart_attempts = 5\nrestart_backoff_ms = 1\n",
+    );
+    let server = MockServer::start(vec![
+        openai::tool_calls(&[("c1", "ghost__echo", r#"{"text":"hi"}"#)]),
+        openai::tool_calls(&[("c2", "ghost__echo", r#"{"text":"again"}"#)]),
+        openai::text("Done."),
+    ])
+    .unwrap();
+    let mut command = sandbox.oxydra_command(&server, "run");
+    command
+        .env("RUST_LOG", "warn,oxydra_mcp=debug")
+        .arg("hello");
+    let output = command.output().unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+
+    let attempts: Vec<&str> = err
+        .lines()
+        .filter(|line| line.contains("MCP server failed to start"))
+        .collect();
+    assert_eq!(attempts.len(), 1, "{err}");
+    assert!(attempts[0].contains("attempt=1"), "{err}");
+    let warnings = err
+        .lines()
+        .filter(|line| line.starts_with("warning: MCP server `ghost` did not start"))
+        .count();
+    assert_eq!(warnings, 1, "{err}");
+    assert!(!err.contains("restarted"), "{err}");
+
+    // Three turns, each call of the server's tool an unknown tool the model is told of.
+    let events = json_lines(&output);
+    let failed: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|event| event["type"] == "tool_failed")
+        .collect();
+    assert_eq!(failed.len(), 2, "{}", stdout(&output));
+    for event in failed {
+        let error = event["error"].as_str().unwrap();
+        assert!(error.contains("unknown tool `ghost__echo`"), "{error}");
+    }
+    assert_eq!(server.requests().len(), 3);
+    let last = server.requests()[2].body["messages"].to_string();
+    assert!(last.contains("unknown tool"), "{last}");
+}
+
 #[test]
 fn a_bad_mcp_server_entry_is_a_config_error_naming_the_key() {
     let sandbox = Sandbox::new();

@@ -22,7 +22,7 @@ fn session_ids(sandbox: &Sandbox) -> Vec<String> {
 }
 
 #[test]
-fn list_shows_first_prompt_and_age_and_delete_removes_a_session() {
+fn list_shows_model_first_prompt_and_age_and_delete_removes_a_session() {
     let sandbox = Sandbox::new();
     let server = MockServer::start(vec![openai::text("One."), openai::text("Two.")]).unwrap();
     for prompt in ["Fix the flaky\ntest please", "Write the docs"] {
@@ -33,12 +33,14 @@ fn list_shows_first_prompt_and_age_and_delete_removes_a_session() {
     let text = stdout(&list);
     assert_eq!(text.lines().count(), 2, "{text}");
     assert!(
-        text.contains("  just now  2 messages  Fix the flaky test please\n"),
+        text.contains("  just now  2 messages  gpt-4o-mini  Fix the flaky test please\n"),
         "{text}"
     );
     assert!(text.contains("  Write the docs\n"), "{text}");
     let jsonl = json_lines(&sandbox.sessions(&["list", "--output", "jsonl"]));
     assert_eq!(jsonl[0]["first_prompt"], "Write the docs", "newest first");
+    assert_eq!(jsonl[0]["model"], "gpt-4o-mini");
+    assert_eq!(jsonl[0]["agent"], serde_json::Value::Null);
 
     let ids = session_ids(&sandbox);
     let deleted = sandbox.sessions(&["delete", &ids[0]]);

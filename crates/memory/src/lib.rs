@@ -65,6 +65,6 @@ pub use sqlite::{
     create_database_dir, secure_database_file,
 };
 pub use traits::{
-    Memory, MemoryRetrieval, RetrievedChunk, SearchScope, SessionInfo, SessionSummary,
+    Memory, MemoryRetrieval, RetrievedChunk, SearchScope, SessionInfo, SessionMeta, SessionSummary,
     StoredMessage,
 };

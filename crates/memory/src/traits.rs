@@ -30,6 +30,24 @@ pub struct SessionInfo {
     pub updated_at_ms: i64,
     /// How many messages it holds.
     pub messages: u64,
+    /// The model its last run asked, from its [`SessionMeta`] (`None` for a session
+    /// stored before sessions had one).
+    pub model: Option<String>,
+    /// The agent (blueprint) it runs as, from its [`SessionMeta`].
+    pub agent: Option<String>,
+}
+
+/// What a session runs with, recorded when a run opens it: so that listings can say
+/// which model it used, and a session continued later keeps the system prompt (and
+/// the agent) it was started with.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SessionMeta {
+    /// The model its last run asked.
+    pub model: String,
+    /// The system prompt its runs send (`None`: none).
+    pub system_prompt: Option<String>,
+    /// The agent (blueprint) it runs as, when a coordinator's agent started it.
+    pub agent: Option<String>,
 }
 
 /// The rolling summary of a session's older turns.
@@ -126,7 +144,19 @@ pub trait Memory: Send + Sync {
         covers_through: u64,
     ) -> Result<Option<u64>, MemoryError>;
 
-    /// Delete the session with its messages, summary and chunks.
+    /// Record what `session` runs with, replacing what was recorded before. The
+    /// session need not have a message yet; a meta without messages is not listed.
+    async fn store_session_meta(
+        &self,
+        session: &SessionId,
+        meta: &SessionMeta,
+    ) -> Result<(), MemoryError>;
+
+    /// What `session` was last recorded to run with (`None` when nothing was: an
+    /// unknown session, or one stored before sessions had a meta).
+    async fn session_meta(&self, session: &SessionId) -> Result<Option<SessionMeta>, MemoryError>;
+
+    /// Delete the session with its messages, summary, meta and chunks.
     async fn delete_session(&self, session: &SessionId) -> Result<(), MemoryError>;
 
     /// Take the lease on `session` for `owner` until `ttl` from now: when nobody holds

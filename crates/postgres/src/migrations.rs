@@ -57,6 +57,17 @@ pub(crate) const MEMORY_MIGRATIONS: &[&str] = &[
     CREATE INDEX chunks_by_model ON chunks (model, dims, id);
     CREATE INDEX chunks_fts ON chunks USING GIN (tsv);
     ",
+    // 2: what each session runs with (model, system prompt, agent). Sessions stored
+    // before have none: they list no model and continue with the caller's prompt.
+    "
+    CREATE TABLE session_meta (
+        session_id    TEXT PRIMARY KEY,
+        model         TEXT NOT NULL,
+        system_prompt TEXT,
+        agent         TEXT,
+        updated_at    BIGINT NOT NULL
+    );
+    ",
 ];
 
 /// The run store's migrations.

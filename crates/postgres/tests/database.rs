@@ -6,9 +6,9 @@
     missing_docs
 )]
 //! Connecting and migrating: errors name the server, workers starting together apply
-//! each migration once, a newer schema is refused.
+//! each migration once, an older schema is brought up to date, a newer one is refused.
 
-use oxydra_memory::{Memory, MemoryError};
+use oxydra_memory::{Memory, MemoryError, SessionMeta};
 use oxydra_postgres::testing::TestDatabase;
 use oxydra_postgres::{PostgresDatabase, PostgresError, PostgresMemory, PostgresOptions};
 use oxydra_types::{Message, SessionId};
@@ -58,15 +58,64 @@ async fn workers_starting_together_migrate_once() {
     let rows = client
         .query(
             &format!(
-                "SELECT component, count(*) FROM {}.oxydra_schema_migrations GROUP BY component ORDER BY component",
+                "SELECT component, count(*), max(version) FROM {}.oxydra_schema_migrations GROUP BY component ORDER BY component",
                 test.schema()
             ),
             &[],
         )
         .await
         .unwrap();
-    let counts: Vec<(String, i64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
-    assert_eq!(counts, [("memory".to_owned(), 1), ("runs".to_owned(), 1)]);
+    // Each version of each component recorded once: as many rows as versions.
+    let counts: Vec<(String, i64, i64)> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let components: Vec<&str> = counts.iter().map(|(c, _, _)| c.as_str()).collect();
+    assert_eq!(components, ["memory", "runs"]);
+    for (component, count, max) in &counts {
+        assert_eq!(count, max, "{component}: {counts:?}");
+    }
+    assert!(
+        counts[0].2 >= 2,
+        "memory has its session meta migration: {counts:?}"
+    );
+}
+
+/// A database whose memory schema predates session meta (version 1) gains it on the
+/// next connect: its sessions stay, listed without a model, and take a meta from then on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memory_schema_from_before_session_meta_is_migrated() {
+    let Some(test) = TestDatabase::create().await else {
+        return;
+    };
+    let session = SessionId::from("ses_old");
+    let memory = PostgresMemory::new(test.connect().await, Default::default());
+    memory.append(&session, &Message::user("hi")).await.unwrap();
+    let (client, connection) = tokio_postgres::connect(test.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    // Back to the schema of version 1, the session kept.
+    client
+        .batch_execute(&format!(
+            "DROP TABLE {schema}.session_meta;
+             DELETE FROM {schema}.oxydra_schema_migrations WHERE component = 'memory' AND version = 2",
+            schema = test.schema()
+        ))
+        .await
+        .unwrap();
+    let memory = PostgresMemory::new(test.connect().await, Default::default());
+    let listed = memory.list_sessions().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!((listed[0].messages, listed[0].model.as_deref()), (1, None));
+    assert_eq!(memory.session_meta(&session).await.unwrap(), None);
+    let meta = SessionMeta {
+        model: "m".into(),
+        system_prompt: Some("p".into()),
+        agent: None,
+    };
+    memory.store_session_meta(&session, &meta).await.unwrap();
+    assert_eq!(memory.session_meta(&session).await.unwrap(), Some(meta));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -65,6 +65,8 @@ pub struct AgentRuntimeBuilder {
     retrieval_top_k: Option<usize>,
     scrubber: Option<Scrubber>,
     system_prompt: Option<String>,
+    keep_session_system_prompt: bool,
+    agent_name: Option<String>,
     workspace_root: Option<PathBuf>,
     event_sink: Option<Arc<dyn EventSink>>,
     pricing: Option<PricingTable>,
@@ -203,6 +205,29 @@ impl AgentRuntimeBuilder {
         self
     }
 
+    /// Whether a stored session keeps the system prompt it was recorded with (default
+    /// `false`: every run sends this runtime's [`system_prompt`](Self::system_prompt)).
+    ///
+    /// With memory, each run records what its session runs with (a
+    /// [`SessionMeta`](oxydra_memory::SessionMeta): the model, the system prompt sent
+    /// and the agent name). With this set, a run on a session that has a recorded meta
+    /// sends the recorded system prompt (none, when it was recorded without one) and
+    /// keeps the recorded agent name, instead of this runtime's: so a session an agent
+    /// started goes on as that agent when someone else's runtime continues it. New
+    /// sessions, and sessions stored before metas were recorded, get this runtime's.
+    pub fn keep_session_system_prompt(mut self, keep: bool) -> Self {
+        self.keep_session_system_prompt = keep;
+        self
+    }
+
+    /// The name of the agent (blueprint) this runtime runs as, recorded in the meta of
+    /// the sessions it runs (see
+    /// [`keep_session_system_prompt`](Self::keep_session_system_prompt)); default none.
+    pub fn agent_name(mut self, name: impl Into<String>) -> Self {
+        self.agent_name = Some(name.into());
+        self
+    }
+
     /// The root directory of the file tools (default: the current directory).
     pub fn workspace_root(mut self, root: impl Into<PathBuf>) -> Self {
         self.workspace_root = Some(root.into());
@@ -305,6 +330,8 @@ impl AgentRuntimeBuilder {
             retrieval_top_k: self.retrieval_top_k.unwrap_or(DEFAULT_RETRIEVAL_TOP_K),
             scrubber: self.scrubber.unwrap_or_default(),
             system_prompt: self.system_prompt,
+            keep_session_system_prompt: self.keep_session_system_prompt,
+            agent_name: self.agent_name,
             workspace_root,
             event_sink: self.event_sink.unwrap_or_else(|| Arc::new(NoopEventSink)),
             pricing: self.pricing,

@@ -75,6 +75,10 @@ pub(crate) struct RuntimeInner {
     pub retrieval_top_k: usize,
     pub scrubber: Scrubber,
     pub system_prompt: Option<String>,
+    /// A stored session keeps its recorded system prompt and agent name.
+    pub keep_session_system_prompt: bool,
+    /// The agent this runtime runs as, recorded in session metas.
+    pub agent_name: Option<String>,
     pub workspace_root: PathBuf,
     pub event_sink: Arc<dyn EventSink>,
     pub pricing: Option<PricingTable>,

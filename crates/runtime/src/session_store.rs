@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use oxydra_memory::{Memory, MemoryRetrieval, SessionSummary, repair_stored};
+use oxydra_memory::{Memory, MemoryRetrieval, SessionMeta, SessionSummary, repair_stored};
 use oxydra_types::{Message, SessionId};
 use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
@@ -28,16 +28,23 @@ pub(crate) struct SessionStore {
     token_counts: Mutex<TokenCache>,
 }
 
-/// A session opened for writing: its state, locked, and with memory the lease on it.
-/// Release it with [`OpenSession::release`] when the run ends (dropping it releases the
-/// lease on a spawned task).
+/// A session opened for writing: its state, locked, with memory the lease on it and
+/// the meta it was recorded with. Release it with [`OpenSession::release`] when the
+/// run ends (dropping it releases the lease on a spawned task).
 #[derive(Debug)]
 pub(crate) struct OpenSession {
     state: OwnedMutexGuard<SessionState>,
     lease: Option<HeldLease>,
+    meta: Option<SessionMeta>,
 }
 
 impl OpenSession {
+    /// What the session was recorded to run with (`None` without memory, for a new
+    /// session, or one stored before metas were recorded).
+    pub fn stored_meta(&self) -> Option<&SessionMeta> {
+        self.meta.as_ref()
+    }
+
     /// Gives the session's lease up (the state stays locked until this is dropped).
     pub async fn release(&mut self) {
         if let Some(lease) = self.lease.take() {
@@ -115,6 +122,7 @@ impl SessionStore {
             return Ok(OpenSession {
                 state: guard,
                 lease: None,
+                meta: None,
             });
         };
         let lease = session_lease::acquire(memory, session_id, self.lease, cancel).await?;
@@ -122,7 +130,9 @@ impl SessionStore {
         let mut open = OpenSession {
             state: guard,
             lease: Some(lease),
+            meta: None,
         };
+        open.meta = memory.session_meta(session_id).await?;
         let stored = memory.messages(session_id).await?;
         let next_sequence = stored.last().map_or(0, |m| m.sequence).saturating_add(1);
         let summary = memory.load_summary(session_id).await?;
@@ -146,6 +156,18 @@ impl SessionStore {
             self.token_counts().put(session_id.clone(), counts);
             *state = SessionState::new();
         }
+    }
+
+    /// Records what the session runs with (with memory; nothing to do without).
+    pub async fn record_meta(
+        &self,
+        session_id: &SessionId,
+        meta: &SessionMeta,
+    ) -> Result<(), RuntimeError> {
+        if let Some(memory) = &self.memory {
+            memory.store_session_meta(session_id, meta).await?;
+        }
+        Ok(())
     }
 
     /// Stores `message` (write-through with memory) and appends it to the session.
@@ -353,6 +375,19 @@ mod tests {
             self.inner
                 .store_summary(session, expected_epoch, text, covers_through)
                 .await
+        }
+        async fn store_session_meta(
+            &self,
+            session: &SessionId,
+            meta: &SessionMeta,
+        ) -> Result<(), MemoryError> {
+            self.inner.store_session_meta(session, meta).await
+        }
+        async fn session_meta(
+            &self,
+            session: &SessionId,
+        ) -> Result<Option<SessionMeta>, MemoryError> {
+            self.inner.session_meta(session).await
         }
         async fn delete_session(&self, session: &SessionId) -> Result<(), MemoryError> {
             self.inner.delete_session(session).await

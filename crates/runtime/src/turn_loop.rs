@@ -1,5 +1,6 @@
 //! The turn loop, step for step:
-//! refuse a prompt that cannot fit the budget → persist the user message → turn check → maybe summarise → prepare the context →
+//! refuse a prompt that cannot fit the budget → persist the user message (and record the
+//! session's meta, see [`session_meta`]) → turn check → maybe summarise → prepare the context →
 //! request the provider → enforce the cost budget → persist the assistant message →
 //! no tool calls ⇒ yield → run the tools → scrub and persist the results → loop.
 //!
@@ -9,6 +10,7 @@
 //! tightens the run's budget and the call is retried once.
 
 use oxydra_executor::{ProcessToolState, SessionRunId};
+use oxydra_memory::SessionMeta;
 use oxydra_provider::ProviderError;
 use oxydra_types::{
     FinishReason, Message, MessageRole, RuntimeEvent, RuntimeProgressKind, SessionId, ToolCall,
@@ -18,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
 use crate::call_ids;
-use crate::context::{PromptFit, WindowSettings, snippets_message};
+use crate::context::{PromptFit, WindowSettings};
 use crate::error::RuntimeError;
 use crate::event_scrub::log_safe;
 use crate::events::{EventSink, RunEvents};
@@ -31,6 +33,8 @@ use crate::turn_state::{TurnState, TurnTracker};
 
 mod context_steps;
 mod cut_call;
+mod retrieval_steps;
+mod session_meta;
 
 /// Runs one session: locks it, takes its lease and loads it, runs the loop, releases it.
 /// Without `user_message` the stored conversation is continued as it is (a run taken
@@ -46,6 +50,13 @@ pub(crate) async fn run(
     let span = tracing::info_span!("session", session_id = %session_id, model = %inner.model);
     async {
         let mut state = inner.sessions.open(session_id, cancel).await?;
+        let own = session_meta::Own {
+            model: &inner.model,
+            system_prompt: inner.system_prompt.as_deref(),
+            agent: inner.agent_name.as_deref(),
+            keep_stored: inner.keep_session_system_prompt,
+        };
+        let profile = session_meta::resolve(&own, state.stored_meta(), &inner.scrubber);
         let mut run = Run {
             inner,
             session_id,
@@ -60,6 +71,8 @@ pub(crate) async fn run(
             summary_failed: false,
             output,
             answer: None,
+            system_prompt: profile.system_prompt,
+            meta: profile.record,
         };
         let result = match user_message {
             Some(user_message) => run.start(&mut state, user_message).await,
@@ -96,6 +109,11 @@ struct Run<'a> {
     output: Option<&'a OutputSchema>,
     /// The structured answer, once one passed.
     answer: Option<serde_json::Value>,
+    /// The system prompt this run sends.
+    system_prompt: Option<String>,
+    /// The session meta to record once the run has stored to the session (`None`:
+    /// recorded already).
+    meta: Option<SessionMeta>,
 }
 
 impl<'a> Run<'a> {
@@ -113,7 +131,7 @@ impl<'a> Run<'a> {
         };
         // A prompt that cannot fit even alone is refused before it is stored or sent.
         let fit = PromptFit {
-            system_prompt: self.inner.system_prompt.as_deref(),
+            system_prompt: self.system_prompt.as_deref(),
             schema_tokens: &self.inner.schema_tokens,
             budget: self.inner.budget,
         };
@@ -124,6 +142,7 @@ impl<'a> Run<'a> {
         // Search before the new prompt is indexed, so it does not find itself.
         let snippets = self.retrieve(state, &user_message).await?;
         self.persist_user_message(state, user_message).await?;
+        self.record_meta().await?;
         state.window.begin_run(self.window_settings(snippets));
         self.constraint_batch(state, BatchKind::Start).await?;
         self.turns(state).await
@@ -148,8 +167,20 @@ impl<'a> Run<'a> {
                 output: None,
             });
         }
+        self.record_meta().await?;
         state.window.begin_run(self.window_settings(None));
         self.turns(state).await
+    }
+
+    /// Records the session's meta, once the session is stored, unless it is unchanged.
+    async fn record_meta(&mut self) -> Result<(), RuntimeError> {
+        if let Some(meta) = self.meta.take() {
+            self.inner
+                .sessions
+                .record_meta(self.session_id, &meta)
+                .await?;
+        }
+        Ok(())
     }
 
     /// Stores the user message and indexes it for retrieval.
@@ -181,71 +212,11 @@ impl<'a> Run<'a> {
             tools,
             schema_tokens: inner.schema_tokens.clone(),
             max_output_tokens: inner.limits.max_output_tokens,
-            system_prompt: inner.system_prompt.clone(),
+            system_prompt: self.system_prompt.clone(),
             snippets,
             budget: inner.budget,
             summary_trigger_ratio: inner.limits.summary_trigger_ratio,
         }
-    }
-
-    /// Searches retrieval for `query` (bounded by the turn timeout) and returns the
-    /// snippets message, leaving out chunks the history the prompt is built from (and
-    /// the query) already holds verbatim.
-    async fn retrieve(
-        &self,
-        state: &SessionState,
-        query: &str,
-    ) -> Result<Option<Message>, RuntimeError> {
-        let Some(retrieval) = self.inner.sessions.retrieval() else {
-            return Ok(None);
-        };
-        let scope = self.inner.retrieval_scope.for_session(self.session_id);
-        let top_k = self.inner.retrieval_top_k;
-        // Some hits may already be in the context: ask for more than will be kept.
-        let search = retrieval.search(query, &scope, top_k.saturating_mul(2));
-        let timeout = self.inner.limits.turn_timeout;
-        let found = tokio::select! {
-            biased;
-            _ = self.cancel.cancelled() => return Err(RuntimeError::Cancelled),
-            found = tokio::time::timeout(timeout, search) => found,
-        };
-        match found {
-            Ok(Ok(mut chunks)) => {
-                let history: Vec<&Message> = state.window.context_messages().collect();
-                chunks.retain(|chunk| {
-                    let text = chunk.text.trim();
-                    !(query.contains(text)
-                        || history.iter().any(|message| message.text().contains(text)))
-                });
-                chunks.truncate(top_k);
-                Ok(snippets_message(&chunks))
-            }
-            Ok(Err(error)) => {
-                tracing::warn!(error = %log_safe(&error), "retrieval failed; continuing without snippets");
-                Ok(None)
-            }
-            Err(_) => {
-                tracing::warn!(
-                    timeout_ms = timeout.as_millis() as u64,
-                    "retrieval timed out; continuing without snippets"
-                );
-                Ok(None)
-            }
-        }
-    }
-
-    /// Indexes `text` for retrieval (best effort, bounded by the turn timeout); `false`
-    /// when the run was cancelled meanwhile.
-    async fn index(&self, text: &str) -> bool {
-        self.inner
-            .sessions
-            .index_text(
-                self.session_id,
-                text,
-                self.inner.limits.turn_timeout,
-                self.cancel,
-            )
-            .await
     }
 
     async fn call_provider(&self, state: &SessionState) -> Result<ProviderCall, RuntimeError> {

@@ -115,6 +115,10 @@ pub async fn build(
                 .clone()
                 .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
         )
+        // A continued session keeps the system prompt it was recorded with (an agent's,
+        // when `serve` ran it): a prompt the configuration names wins, the built-in
+        // default does not.
+        .keep_session_system_prompt(runtime_settings.system_prompt.is_none())
         .workspace_root(runtime_settings.workspace.clone())
         .event_sink(sink);
     if effective.memory.retrieval {

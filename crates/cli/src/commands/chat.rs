@@ -5,13 +5,19 @@
 //! Ctrl-C cancels the current turn; a second Ctrl-C exits.
 //!
 //! On a terminal the prompt is rustyline's, with history. While a turn runs, the
-//! lines typed go to a watcher ([`TerminalInput::watch`]): `/cancel` cancels the turn
-//! as Ctrl-C does, anything else gets a hint; a consent question, while open, takes
-//! the next line as its answer instead. Without a terminal on stdin nothing is read
-//! during a turn: the lines are messages and commands, one after another.
+//! terminal does not echo (see [`crate::terminal_echo`]), so nothing typed lands on the
+//! spinner line, and the lines typed go to a watcher ([`TerminalInput::watch`]):
+//! `/cancel` cancels the turn as Ctrl-C does; any other line is typed ahead: it is
+//! queued, and once the turn ends it is shown at the prompt and run, as if typed there
+//! (a cancelled turn drops what was queued, as a terminal drops its type-ahead on
+//! Ctrl-C). A consent question, while open, echoes and takes the next line as its
+//! answer instead. Without a terminal on stdin nothing is read during a turn: the lines
+//! are messages and commands, one after another.
 
+use std::collections::VecDeque;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use oxydra::runtime::RuntimeError;
 use oxydra::scrubbing::scrub;
@@ -26,6 +32,8 @@ use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::interrupt::Interrupts;
 use crate::output::Renderer;
+use crate::output::shown::escape;
+use crate::terminal_echo::echo_off;
 use crate::terminal_input::{LineRead, Priority, TerminalInput};
 
 use super::agent::{self, Agent};
@@ -40,8 +48,10 @@ const HELP: &str = "commands:
   /help         this text
   /exit         quit (also Ctrl-D)";
 
-/// Shown when a line other than `/cancel` is typed while a turn runs.
-const TURN_HINT: &str = "a turn is running — /cancel or Ctrl-C stops it";
+/// Shown when a line other than `/cancel` is typed while a turn runs (the line itself
+/// is not shown: it would land amid the answer; it is shown at the prompt).
+const QUEUED_HINT: &str =
+    "(line queued: it runs when this turn ends — /cancel or Ctrl-C stops the turn)";
 
 /// What a line typed at the prompt asks for.
 #[derive(Debug, PartialEq, Eq)]
@@ -150,7 +160,7 @@ impl Prompt {
         match self {
             Self::Editor { editor, input, .. } => {
                 // A line the turn's watcher read but did not get to hand over as
-                // the turn ended is the next one (the terminal echoed it already).
+                // the turn ended is the next one (shown now: echo was off then).
                 if let Some(line) = input.take_pending_line() {
                     eprintln!("oxydra> {line}");
                     return Ok(Prompted::Line(line));
@@ -225,6 +235,8 @@ struct Chat {
     input: TerminalInput,
     session: SessionId,
     output: OutputFormat,
+    /// Lines typed during the last turn, to run next, oldest first.
+    queued: VecDeque<String>,
 }
 
 /// Runs `oxydra chat`.
@@ -267,11 +279,23 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
         input,
         session,
         output: args.options.output,
+        queued: VecDeque::new(),
     };
+    if chat.effective.runtime.session.is_some() || args.options.continue_latest {
+        chat.say_whose_prompt().await;
+    }
     let mut interrupted = false;
     let mut exit = Exit::Done;
     loop {
-        let line = match prompt.read().await? {
+        let read = match chat.queued.pop_front() {
+            Some(line) => {
+                // Typed during the last turn without an echo: shown now, at the prompt.
+                eprintln!("oxydra> {line}");
+                Prompted::Line(line)
+            }
+            None => prompt.read().await?,
+        };
+        let line = match read {
             Prompted::Line(line) => line,
             Prompted::Interrupted if !interrupted => {
                 interrupted = true;
@@ -307,6 +331,7 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
                     Ok(found) => {
                         chat.session = found;
                         eprintln!("switched to session {}", chat.session);
+                        chat.say_whose_prompt().await;
                         show_recent(&chat.agent, &chat.effective.memory.db, &chat.session).await?;
                     }
                     Err(error) => {
@@ -314,7 +339,10 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
                     }
                 }
             }
-            Input::Message(text) => chat.turn(text).await,
+            Input::Message(text) => {
+                let queued = chat.turn(text).await;
+                chat.queued.extend(queued);
+            }
         }
     }
     chat.renderer.finish();
@@ -325,15 +353,43 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
 }
 
 impl Chat {
-    /// Runs one turn; Ctrl-C, or `/cancel` typed on the terminal, cancels it.
-    async fn turn(&self, text: &str) {
+    /// Says so when the current session goes on with an agent's system prompt (one
+    /// `serve` started; the configuration names no prompt of its own).
+    async fn say_whose_prompt(&self) {
+        if self.effective.runtime.system_prompt.is_some() {
+            return;
+        }
+        if let Ok(Some(meta)) = self.agent.memory.session_meta(&self.session).await
+            && let Some(name) = meta.agent
+        {
+            eprintln!(
+                "(a session of agent `{}`: it goes on with that agent's system prompt)",
+                escape(&name)
+            );
+        }
+    }
+
+    /// Runs one turn; Ctrl-C, or `/cancel` typed on the terminal, cancels it. Returns
+    /// the lines typed during the turn, to run next (none when it was cancelled).
+    async fn turn(&self, text: &str) -> Vec<String> {
         self.renderer.reset();
         let cancel = self.interrupts.begin_turn();
+        let typed = Arc::new(Mutex::new(Vec::new()));
+        // Off for the turn, back on when it ends, however it ends.
+        let echo = self
+            .input
+            .is_terminal()
+            .then(|| echo_off(std::io::stdin().as_fd()))
+            .flatten();
         let watch = self.input.is_terminal().then(|| {
             let cancel = cancel.clone();
             let renderer = Arc::clone(&self.renderer);
-            self.input
-                .watch(move |line| typed_during_turn(&line, &cancel, &renderer))
+            let typed = Arc::clone(&typed);
+            self.input.watch(move |line| {
+                if let Some(line) = typed_during_turn(line, &cancel, &renderer) {
+                    lock(&typed).push(line);
+                }
+            })
         });
         let result = self
             .agent
@@ -344,6 +400,8 @@ impl Chat {
         if let Some(watch) = watch {
             watch.finish().await;
         }
+        drop(echo);
+        let mut typed = std::mem::take(&mut *lock(&typed));
         self.renderer.suspend();
         if let Err(error) = result {
             self.renderer.ensure_ended(error.kind(), &error.to_string());
@@ -355,23 +413,42 @@ impl Chat {
                 eprintln!("error: {}", scrub(&error.to_string()).text);
             }
         }
+        // Cancelling drops the type-ahead, as a terminal's Ctrl-C drops its input.
+        if cancel.is_cancelled() && !typed.is_empty() {
+            let count = typed.len();
+            let lines = if count == 1 { "line" } else { "lines" };
+            eprintln!("dropped {count} {lines} typed during the cancelled turn");
+            typed.clear();
+        }
+        typed
     }
 }
 
-/// A line typed on the terminal while a turn runs.
-fn typed_during_turn(line: &str, cancel: &CancellationToken, renderer: &Renderer) {
-    match parse(line) {
-        Input::Empty => {}
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A line typed on the terminal while a turn runs: `/cancel` cancels the turn, an
+/// empty line is nothing, any other line is returned, to be queued.
+fn typed_during_turn(
+    line: String,
+    cancel: &CancellationToken,
+    renderer: &Renderer,
+) -> Option<String> {
+    match parse(&line) {
+        Input::Empty => None,
         Input::Cancel => {
             if !cancel.is_cancelled() {
                 cancel.cancel();
                 renderer.suspend();
                 eprintln!("cancelling the turn…");
             }
+            None
         }
         _ => {
             renderer.suspend();
-            eprintln!("{TURN_HINT}");
+            eprintln!("{QUEUED_HINT}");
+            Some(line)
         }
     }
 }

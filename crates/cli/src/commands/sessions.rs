@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use oxydra::memory::{SessionInfo, StoredMessage};
+use oxydra::memory::{SessionInfo, SessionMeta, StoredMessage};
 use oxydra::scrubbing::scrub;
 use oxydra::types::{MessageRole, SessionId};
 use serde_json::json;
@@ -203,9 +203,33 @@ async fn show(id: &str, options: &ListOptions) -> Result<Exit, CliError> {
         .messages(&session)
         .await
         .map_err(|error| memory_error(&path, error))?;
+    let meta = memory
+        .session_meta(&session)
+        .await
+        .map_err(|error| memory_error(&path, error))?;
     let mut out = std::io::stdout().lock();
+    if options.output == OutputFormat::Text {
+        write_meta(&mut out, meta.as_ref()).map_err(CliError::stdout)?;
+    }
     write_messages(&mut out, &messages, options.output).map_err(CliError::stdout)?;
     Ok(Exit::Done)
+}
+
+/// The head of `sessions show`'s transcript: what the session runs with (nothing for a
+/// session stored before sessions recorded it).
+fn write_meta(out: &mut impl Write, meta: Option<&SessionMeta>) -> std::io::Result<()> {
+    let Some(meta) = meta else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "model {}",
+        run_as(Some(&meta.model), meta.agent.as_deref())
+    )?;
+    match &meta.system_prompt {
+        Some(prompt) => writeln!(out, "system prompt: {}", one_line_prompt(prompt)),
+        None => writeln!(out, "no system prompt"),
+    }
 }
 
 /// Prints sessions, one per line.
@@ -222,6 +246,8 @@ pub fn write_sessions(
                     "created_at": rfc3339(info.created_at_ms),
                     "updated_at": rfc3339(info.updated_at_ms),
                     "messages": info.messages,
+                    "model": info.model,
+                    "agent": info.agent,
                     "first_prompt": first_prompt,
                 });
                 writeln!(out, "{line}")?;
@@ -236,10 +262,11 @@ pub fn write_sessions(
                 let plural = if info.messages == 1 { "" } else { "s" };
                 write!(
                     out,
-                    "{}  {}  {} message{plural}",
+                    "{}  {}  {} message{plural}  {}",
                     info.session_id,
                     age(info.updated_at_ms, now),
-                    info.messages
+                    info.messages,
+                    run_as(info.model.as_deref(), info.agent.as_deref())
                 )?;
                 match first_prompt {
                     Some(prompt) => writeln!(out, "  {prompt}")?,
@@ -249,6 +276,17 @@ pub fn write_sessions(
         }
     }
     out.flush()
+}
+
+/// The model a session ran with (`-` when it was stored before sessions recorded one)
+/// and the agent it runs as, if any: `gpt-4o-mini (agent researcher)`. Escaped: a
+/// database may hold anything.
+fn run_as(model: Option<&str>, agent: Option<&str>) -> String {
+    let model = escape(model.unwrap_or("-")).into_owned();
+    match agent {
+        Some(agent) => format!("{model} (agent {})", escape(agent)),
+        None => model,
+    }
 }
 
 /// Prints stored messages, one per line (text: one block per message). Contents and
@@ -350,6 +388,8 @@ mod tests {
                 created_at_ms: 0,
                 updated_at_ms: 1000,
                 messages: 3,
+                model: Some("gpt-4o-mini".into()),
+                agent: Some("research\u{1b}er".into()),
             },
             first_prompt: Some("Fix the build".into()),
         }];
@@ -360,6 +400,7 @@ mod tests {
             value,
             json!({"session_id":"ses_1","created_at":"1970-01-01T00:00:00.000Z",
                 "updated_at":"1970-01-01T00:00:01.000Z","messages":3,
+                "model":"gpt-4o-mini","agent":"research\u{1b}er",
                 "first_prompt":"Fix the build"})
         );
         let mut text = Vec::new();
@@ -367,8 +408,53 @@ mod tests {
         let text = String::from_utf8(text).unwrap();
         assert!(text.starts_with("ses_1  "), "{text}");
         assert!(
-            text.ends_with(" days ago  3 messages  Fix the build\n"),
+            text.ends_with(
+                " days ago  3 messages  gpt-4o-mini (agent research\\u{1b}er)  Fix the build\n"
+            ),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn a_session_stored_before_metas_lists_no_model() {
+        let sessions = vec![Listed {
+            info: SessionInfo {
+                session_id: SessionId::from("ses_old"),
+                created_at_ms: 0,
+                updated_at_ms: 0,
+                messages: 1,
+                model: None,
+                agent: None,
+            },
+            first_prompt: None,
+        }];
+        let mut text = Vec::new();
+        write_sessions(&mut text, &sessions, OutputFormat::Text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.ends_with(" days ago  1 message  -\n"), "{text}");
+        let mut out = Vec::new();
+        write_sessions(&mut out, &sessions, OutputFormat::Jsonl).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            (&value["model"], &value["agent"]),
+            (&json!(null), &json!(null))
+        );
+    }
+
+    #[test]
+    fn show_heads_the_transcript_with_the_meta() {
+        let mut out = Vec::new();
+        write_meta(&mut out, None).unwrap();
+        assert!(out.is_empty());
+        let meta = SessionMeta {
+            model: "m".into(),
+            system_prompt: Some("You research\nquestions.".into()),
+            agent: Some("researcher".into()),
+        };
+        write_meta(&mut out, Some(&meta)).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "model m (agent researcher)\nsystem prompt: You research questions.\n"
         );
     }
 

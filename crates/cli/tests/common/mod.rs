@@ -312,6 +312,22 @@ impl Pty {
         self.master.write_all(text.as_bytes()).unwrap();
         self.master.flush().unwrap();
     }
+
+    /// The terminal's local modes as its child sees them (read through the master,
+    /// which reports the child end's settings).
+    pub fn local_flags(&self) -> nix::sys::termios::LocalFlags {
+        nix::sys::termios::tcgetattr(&self.master)
+            .unwrap()
+            .local_flags
+    }
+
+    /// Whether the terminal echoes what is typed, in cooked mode (as a shell leaves it,
+    /// and as it is between a line editor's reads).
+    pub fn echoes_in_cooked_mode(&self) -> bool {
+        use nix::sys::termios::LocalFlags;
+        self.local_flags()
+            .contains(LocalFlags::ECHO | LocalFlags::ICANON)
+    }
 }
 
 /// A child killed when dropped, so a failing test leaves no process behind.

@@ -1,6 +1,7 @@
-//! AI agent runs: an `AgentRuntime` per run, built with the blueprint's system
+//! AI agent runs: an `AgentRuntime` per run, built with the blueprint's name, system
 //! prompt, allowed tools, rules, provider, model and limits, given the run's
-//! `prompt` as the user message.
+//! `prompt` as the user message. With memory, the run's session records the agent's
+//! name, model and system prompt (its `SessionMeta`).
 //!
 //! The runtime scrubs tool output before the model sees it, but the model's final
 //! text may still echo a secret (from the prompt, say): the store scrubs the run's
@@ -67,7 +68,12 @@ impl AgentRunner {
         }
     }
 
-    fn runtime(&self, plan: &AgentPlan, resumed: bool) -> Result<AgentRuntime, RunError> {
+    fn runtime(
+        &self,
+        name: &str,
+        plan: &AgentPlan,
+        resumed: bool,
+    ) -> Result<AgentRuntime, RunError> {
         let provider = plan
             .provider
             .clone()
@@ -83,7 +89,10 @@ impl AgentRunner {
             .rules(plan.rules.clone())
             .executor_config(self.executor_config.clone())
             .limits(plan.limits.clone())
-            .workspace_root(self.workspace_root.clone());
+            .workspace_root(self.workspace_root.clone())
+            // Recorded in the session's meta: whoever continues the session later
+            // (`oxydra run --session`) can go on as this agent, with its prompt.
+            .agent_name(name);
         if let Some(prompt) = &plan.system_prompt {
             builder = builder.system_prompt(prompt.clone());
         }
@@ -122,7 +131,7 @@ impl AgentRunner {
             .and_then(Value::as_str)
             .ok_or_else(|| RunError::new("internal", "validated parameters lack `prompt`"))?
             .to_owned();
-        let runtime = self.runtime(plan, run.resumed)?;
+        let runtime = self.runtime(run.blueprint.name(), plan, run.resumed)?;
         let session_id = crate::run::session_for(&run.run_id);
         let span = tracing::info_span!("agent_run", run_id = %run.run_id,
             agent_name = %run.blueprint.name(), model = %runtime.model());

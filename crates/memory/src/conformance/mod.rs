@@ -9,14 +9,17 @@
 //! Cases: append order and gap-free sequence numbers (also under concurrency and across
 //! reopening), `append_many` batches contiguous amid single appends, restore with
 //! orphaned tool calls repaired, the summary epoch compare-and-swap, session list and
-//! delete, leases (exclusion, expiry and fencing, a dead holder taken over), and
-//! full-text, vector and merged retrieval.
+//! delete, session meta (stored, replaced, listed, deleted with its session), leases
+//! (exclusion, expiry and fencing, a dead holder taken over), and full-text, vector
+//! and merged retrieval.
 
 mod leases;
+mod meta;
 mod retrieval;
 mod sessions;
 
 pub use leases::*;
+pub use meta::*;
 pub use retrieval::*;
 pub use sessions::*;
 
@@ -51,6 +54,8 @@ macro_rules! memory_conformance_tests {
             summary_epoch_compare_and_swap,
             restore_synthesises_interrupted_results_only_for_orphans,
             delete_session_removes_messages_state_and_chunks,
+            session_meta_round_trips_replaces_and_is_listed,
+            session_meta_is_deleted_with_its_session,
             batches_and_single_appends_interleave_without_gaps,
             two_holders_exclude_each_other,
             a_lapsed_lease_is_taken_over_and_its_holder_fenced_off,
@@ -85,6 +90,8 @@ pub async fn run_all<B: MemoryBackend>(make: impl Fn() -> B) {
     summary_epoch_compare_and_swap(&make()).await;
     restore_synthesises_interrupted_results_only_for_orphans(&make()).await;
     delete_session_removes_messages_state_and_chunks(&make()).await;
+    session_meta_round_trips_replaces_and_is_listed(&make()).await;
+    session_meta_is_deleted_with_its_session(&make()).await;
     batches_and_single_appends_interleave_without_gaps(&make()).await;
     two_holders_exclude_each_other(&make()).await;
     a_lapsed_lease_is_taken_over_and_its_holder_fenced_off(&make()).await;

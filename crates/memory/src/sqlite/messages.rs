@@ -161,8 +161,9 @@ pub fn list_sessions(conn: &Connection, path: &Path) -> Result<Vec<SessionInfo>,
     let err = |source| super::error::db(path, "list sessions", source);
     let mut stmt = conn
         .prepare_cached(
-            "SELECT session_id, created_at, updated_at, last_sequence FROM sessions
-             ORDER BY updated_at DESC, session_id DESC",
+            "SELECT s.session_id, s.created_at, s.updated_at, s.last_sequence, m.model, m.agent
+             FROM sessions s LEFT JOIN session_meta m ON m.session_id = s.session_id
+             ORDER BY s.updated_at DESC, s.session_id DESC",
         )
         .map_err(err)?;
     let rows = stmt
@@ -172,13 +173,16 @@ pub fn list_sessions(conn: &Connection, path: &Path) -> Result<Vec<SessionInfo>,
                 created_at_ms: row.get(1)?,
                 updated_at_ms: row.get(2)?,
                 messages: row.get::<_, i64>(3)?.max(0) as u64,
+                model: row.get(4)?,
+                agent: row.get(5)?,
             })
         })
         .map_err(err)?;
     rows.collect::<Result<Vec<_>, _>>().map_err(err)
 }
 
-/// Delete `session`'s messages, state and chunks (the FTS index follows by trigger).
+/// Delete `session`'s messages, state, meta and chunks (the FTS index follows by
+/// trigger).
 pub fn delete_session(
     conn: &mut Connection,
     path: &Path,
@@ -191,6 +195,7 @@ pub fn delete_session(
     for sql in [
         "DELETE FROM conversation_events WHERE session_id = ?1",
         "DELETE FROM session_state WHERE session_id = ?1",
+        "DELETE FROM session_meta WHERE session_id = ?1",
         "DELETE FROM chunks WHERE session_id = ?1",
         "DELETE FROM sessions WHERE session_id = ?1",
     ] {

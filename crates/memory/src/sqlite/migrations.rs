@@ -72,6 +72,17 @@ const MIGRATIONS: &[&str] = &[
         expires_at  INTEGER NOT NULL
     ) WITHOUT ROWID;
     ",
+    // 3: what each session runs with (model, system prompt, agent). Sessions stored
+    // before have none: they list no model and continue with the caller's prompt.
+    "
+    CREATE TABLE session_meta (
+        session_id    TEXT PRIMARY KEY NOT NULL,
+        model         TEXT NOT NULL,
+        system_prompt TEXT,
+        agent         TEXT,
+        updated_at    INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this code writes.
@@ -119,6 +130,37 @@ mod tests {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
         assert_eq!(version, SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_version_2_database_keeps_its_sessions_and_gains_session_meta() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        // The schema as version 2 left it, with one stored session.
+        for sql in MIGRATIONS.iter().take(2) {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 2).unwrap();
+        conn.execute("INSERT INTO sessions VALUES ('ses_old', 1, 2, 1)", [])
+            .unwrap();
+        migrate(&mut conn, Path::new(":memory:")).unwrap();
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 3);
+        let listed = super::super::messages::list_sessions(&conn, Path::new(":memory:")).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].session_id.as_str(), "ses_old");
+        assert_eq!(
+            (listed[0].model.as_deref(), listed[0].agent.as_deref()),
+            (None, None)
+        );
+        let meta = super::super::meta::load(
+            &conn,
+            Path::new(":memory:"),
+            &oxydra_types::SessionId::from("ses_old"),
+        )
+        .unwrap();
+        assert_eq!(meta, None);
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod error;
 mod file_mode;
 mod leases;
 mod messages;
+mod meta;
 mod migrations;
 mod search;
 mod summary;
@@ -34,7 +35,7 @@ use crate::error::MemoryError;
 use crate::lease::{LeaseOwner, SessionLease};
 use crate::restore::repair_sequence;
 use crate::retrieval::VectorIndex;
-use crate::traits::{Memory, SessionInfo, SessionSummary, StoredMessage};
+use crate::traits::{Memory, SessionInfo, SessionMeta, SessionSummary, StoredMessage};
 
 /// Conversation memory in one SQLite file (WAL mode), with hybrid FTS5 + vector search.
 ///
@@ -304,6 +305,28 @@ impl Memory for SqliteMemory {
                 tracing::debug!("summary epoch moved; not stored");
             }
             Ok(stored)
+        })
+        .await
+    }
+
+    async fn store_session_meta(
+        &self,
+        session: &SessionId,
+        meta: &SessionMeta,
+    ) -> Result<(), MemoryError> {
+        let span = tracing::debug_span!("memory.store_session_meta", session_id = %session, model = %meta.model);
+        let (session, meta) = (session.clone(), meta.clone());
+        self.run(span, move |inner| {
+            meta::store(&inner.conn(), &inner.path, &session, &meta)
+        })
+        .await
+    }
+
+    async fn session_meta(&self, session: &SessionId) -> Result<Option<SessionMeta>, MemoryError> {
+        let span = tracing::debug_span!("memory.session_meta", session_id = %session);
+        let session = session.clone();
+        self.run(span, move |inner| {
+            meta::load(&inner.conn(), &inner.path, &session)
         })
         .await
     }

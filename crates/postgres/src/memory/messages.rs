@@ -146,8 +146,9 @@ pub(super) async fn list_sessions(db: &PostgresDatabase) -> Result<Vec<SessionIn
     let client = db.client().await?;
     let rows = client
         .query(
-            "SELECT session_id, created_at, updated_at, last_sequence FROM sessions
-             ORDER BY updated_at DESC, session_id DESC",
+            "SELECT s.session_id, s.created_at, s.updated_at, s.last_sequence, m.model, m.agent
+             FROM sessions s LEFT JOIN session_meta m ON m.session_id = s.session_id
+             ORDER BY s.updated_at DESC, s.session_id DESC",
             &[],
         )
         .await
@@ -159,13 +160,15 @@ pub(super) async fn list_sessions(db: &PostgresDatabase) -> Result<Vec<SessionIn
                 created_at_ms: row.try_get(1)?,
                 updated_at_ms: row.try_get(2)?,
                 messages: row.try_get::<_, i64>(3)?.max(0) as u64,
+                model: row.try_get(4)?,
+                agent: row.try_get(5)?,
             })
         })
         .collect::<Result<Vec<_>, tokio_postgres::Error>>()
         .map_err(|e| db.error(action, &e).into())
 }
 
-/// Deletes `session`'s messages, state and chunks in one transaction.
+/// Deletes `session`'s messages, state, meta and chunks in one transaction.
 pub(super) async fn delete_session(
     db: &PostgresDatabase,
     session: &SessionId,
@@ -180,6 +183,7 @@ pub(super) async fn delete_session(
     for sql in [
         "DELETE FROM conversation_events WHERE session_id = $1",
         "DELETE FROM session_state WHERE session_id = $1",
+        "DELETE FROM session_meta WHERE session_id = $1",
         "DELETE FROM chunks WHERE session_id = $1",
         "DELETE FROM sessions WHERE session_id = $1",
     ] {

@@ -3,6 +3,7 @@
 mod chunks;
 mod leases;
 mod messages;
+mod meta;
 mod summary;
 
 use std::collections::HashMap;
@@ -13,8 +14,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use oxydra_memory::{
     Embedder, HashingEmbedder, LeaseOwner, Memory, MemoryError, MemoryRetrieval, RetrievalConfig,
-    RetrievedChunk, SearchScope, SessionInfo, SessionLease, SessionSummary, StoredMessage,
-    candidate_count, chunk_text, embed_query, embed_texts, merge, query_terms, repair_sequence,
+    RetrievedChunk, SearchScope, SessionInfo, SessionLease, SessionMeta, SessionSummary,
+    StoredMessage, candidate_count, chunk_text, embed_query, embed_texts, merge, query_terms,
+    repair_sequence,
 };
 use oxydra_types::{Message, SessionId};
 
@@ -222,6 +224,18 @@ impl Memory for PostgresMemory {
         covers_through: u64,
     ) -> Result<Option<u64>, MemoryError> {
         summary::store(&self.db, session, expected_epoch, text, covers_through).await
+    }
+
+    async fn store_session_meta(
+        &self,
+        session: &SessionId,
+        meta: &SessionMeta,
+    ) -> Result<(), MemoryError> {
+        meta::store(&self.db, session, meta).await
+    }
+
+    async fn session_meta(&self, session: &SessionId) -> Result<Option<SessionMeta>, MemoryError> {
+        meta::load(&self.db, session).await
     }
 
     async fn delete_session(&self, session: &SessionId) -> Result<(), MemoryError> {
