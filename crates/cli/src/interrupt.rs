@@ -52,6 +52,9 @@ impl Interrupts {
                             cleanup();
                         }
                         crate::output::clear_terminal();
+                        // The spans that ended still go out (bounded by the export
+                        // timeout); those of the cut turn never end.
+                        crate::logging::shutdown();
                         std::process::exit(i32::from(Exit::Cancelled.code()));
                     }
                 }
