@@ -54,6 +54,9 @@ impl Interrupts {
                         crate::output::clear_terminal();
                         // A turn's guard will not run: give the terminal its echo back.
                         crate::terminal_echo::restore();
+                        // The spans that ended still go out (bounded by the export
+                        // timeout); those of the cut turn never end.
+                        crate::logging::shutdown();
                         std::process::exit(i32::from(Exit::Cancelled.code()));
                     }
                 }

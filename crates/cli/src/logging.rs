@@ -5,29 +5,144 @@
 //!
 //! Every log line is written through [`ScrubbingWriter`], so an error value logged with
 //! `%error` (a provider's 401 body, a tool's failure) never shows a secret.
+//!
+//! With the `otel` feature, `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) also exports the spans over OTLP/HTTP
+//! (`oxydra::otel`), whatever the log level; [`shutdown`] flushes them before exit.
 
 use std::io::{self, IsTerminal, Write};
 
 use oxydra::scrubbing::scrub;
-
-use crate::output::write_stderr_lines;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::Layer;
 use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
-/// Installs the stderr subscriber.
-pub fn init(verbose: u8) {
+use crate::error::CliError;
+use crate::output::write_stderr_lines;
+
+/// Installs the stderr subscriber, and the span export when the environment asks for
+/// it. A bad export setting is an error naming its variable; the stderr logs are
+/// installed all the same.
+pub fn init(verbose: u8) -> Result<(), CliError> {
     let default = match verbose {
         0 => "warn",
         1 => "warn,oxydra=debug",
         _ => "info,oxydra=trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let stderr_logs = tracing_subscriber::fmt::layer()
         .with_writer(Scrubbing(|| StderrLines))
         .with_ansi(io::stderr().is_terminal())
         .with_target(verbose > 0)
-        .try_init();
+        .with_filter(filter);
+    let registry = tracing_subscriber::registry().with(stderr_logs);
+    let (export, result) = export::layer();
+    let _ = registry.with(export).try_init();
+    result
+}
+
+/// Flushes the spans not yet exported and stops the exporter, waiting at most its
+/// export timeout. Call it once, before the process exits.
+pub fn shutdown() {
+    export::shutdown();
+}
+
+#[cfg(feature = "otel")]
+mod export {
+    use std::sync::{Mutex, MutexGuard, PoisonError};
+
+    use oxydra::otel::{OtelConfig, OtelError, OtelGuard, OtelLayer};
+    use tracing::Subscriber;
+    use tracing_subscriber::registry::LookupSpan;
+
+    use crate::error::CliError;
+
+    /// The running export, taken by [`shutdown`].
+    static GUARD: Mutex<Option<OtelGuard>> = Mutex::new(None);
+
+    fn guard() -> MutexGuard<'static, Option<OtelGuard>> {
+        GUARD.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The export layer when the environment asks for one (its guard kept for
+    /// [`shutdown`]), and whether the environment was fine.
+    pub fn layer<S>() -> (Option<OtelLayer<S>>, Result<(), CliError>)
+    where
+        S: Subscriber + for<'span> LookupSpan<'span>,
+    {
+        let config = match OtelConfig::from_env() {
+            Ok(Some(config)) => config,
+            Ok(None) => return (None, Ok(())),
+            Err(error) => return (None, Err(config_error(error))),
+        };
+        match oxydra::otel::init(&config) {
+            Ok((layer, export)) => {
+                *guard() = Some(export);
+                (Some(layer), Ok(()))
+            }
+            // Not the user's doing, and no reason to refuse the run: it goes on
+            // without export.
+            Err(error) => {
+                eprintln!("warning: spans will not be exported: {error}");
+                (None, Ok(()))
+            }
+        }
+    }
+
+    pub fn shutdown() {
+        let export = guard().take();
+        if let Some(export) = export
+            && let Err(error) = export.shutdown()
+        {
+            tracing::warn!(%error, "not every span was exported");
+        }
+    }
+
+    /// A bad variable, as a configuration error naming it.
+    fn config_error(error: OtelError) -> CliError {
+        match error {
+            OtelError::Endpoint { var, value, reason } => CliError::Env {
+                var: var.to_owned(),
+                message: format!("`{value}` is not an OTLP/HTTP endpoint URL: {reason}"),
+            },
+            OtelError::Variable { var, message } => CliError::Env {
+                var: var.to_owned(),
+                message,
+            },
+            other => CliError::Env {
+                var: oxydra::otel::ENDPOINT_VAR.to_owned(),
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+#[cfg(not(feature = "otel"))]
+mod export {
+    use crate::error::CliError;
+
+    /// This build cannot export: say so when the environment asks for it.
+    pub fn layer() -> (
+        Option<tracing_subscriber::layer::Identity>,
+        Result<(), CliError>,
+    ) {
+        for var in [
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        ] {
+            if std::env::var_os(var).is_some_and(|value| !value.is_empty()) {
+                eprintln!(
+                    "warning: {var} is set, but this oxydra was built without the `otel` feature: no span is exported"
+                );
+                break;
+            }
+        }
+        (None, Ok(()))
+    }
+
+    pub fn shutdown() {}
 }
 
 /// Stderr, written through the renderer so that a log line clears the spinner first.

@@ -22,22 +22,27 @@ fn main() -> std::process::ExitCode {
         Ok(cli) => cli,
         Err(exit) => return exit,
     };
-    logging::init(cli.verbose);
     let jsonl = cli.command.prints_events_as_jsonl();
-    let exit = match commands::dispatch(cli) {
+    let exit = match logging::init(cli.verbose).and_then(|()| commands::dispatch(cli)) {
         Ok(exit) => exit,
-        Err(error) => {
-            // Error messages can quote what a provider or tool answered: scrubbed.
-            let message = error.to_string();
-            let message = oxydra::scrubbing::scrub(&message).text;
-            eprintln!("error: {message}");
-            // A run that started has printed its closing event already; one that could
-            // not start (configuration, session, setup) still ends its event stream.
-            if jsonl && !matches!(error, error::CliError::Run { .. }) {
-                output::print_error_event(error.kind(), &message);
-            }
-            error.exit()
-        }
+        Err(error) => report(&error, jsonl),
     };
+    // Every span has ended: send what is left before the process goes.
+    logging::shutdown();
     exit.into()
+}
+
+/// Says what went wrong on stderr (and as the closing event of a JSON-lines stream)
+/// and returns the exit code for it.
+fn report(error: &error::CliError, jsonl: bool) -> exit_code::Exit {
+    // Error messages can quote what a provider or tool answered: scrubbed.
+    let message = error.to_string();
+    let message = oxydra::scrubbing::scrub(&message).text;
+    eprintln!("error: {message}");
+    // A run that started has printed its closing event already; one that could
+    // not start (configuration, session, setup) still ends its event stream.
+    if jsonl && !matches!(error, error::CliError::Run { .. }) {
+        output::print_error_event(error.kind(), &message);
+    }
+    error.exit()
 }

@@ -62,14 +62,22 @@ fn call_timeout(
         .map_or(configured, |own| own.max(configured))
 }
 
+/// The span of one call, with the GenAI conventions' tool attributes: named
+/// `execute_tool {tool}`; a failure sets `error.type` to the error kind and the status
+/// to error.
 fn tool_span(call: &ToolCall, tier: Option<SafetyTier>) -> tracing::Span {
     tracing::info_span!(
         "tool_execution",
-        tool = %call.name,
+        otel.name = %format_args!("execute_tool {}", call.name),
+        otel.status_code = tracing::field::Empty,
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %call.name,
+        gen_ai.tool.call.id = %call.id,
+        gen_ai.tool.type = "function",
         tier = tier.map_or("unknown", SafetyTier::as_str),
-        call_id = %call.id,
         duration_ms = tracing::field::Empty,
         outcome = tracing::field::Empty,
+        error.type = tracing::field::Empty,
     )
 }
 
@@ -93,6 +101,10 @@ fn finish(
     };
     span.record("duration_ms", duration_ms);
     span.record("outcome", label);
+    if outcome.is_err() {
+        span.record("error.type", label);
+        span.record("otel.status_code", "error");
+    }
     match &outcome {
         Ok(_) => {
             tracing::debug!(parent: span, "tool call finished");

@@ -157,8 +157,12 @@ pub(crate) async fn run_call(
             });
         }
     };
+    // A client span of the MCP conventions: `tools/call {tool}`.
     let span = tracing::info_span!(
         "mcp_call",
+        otel.name = %format_args!("tools/call {mcp_name}"),
+        otel.kind = "client",
+        mcp.method.name = "tools/call",
         server = %server.name(),
         tool = %mcp_name,
         call_id = %ctx.call_id.as_str(),

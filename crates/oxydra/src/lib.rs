@@ -15,6 +15,7 @@
 //! | `coordinator` | `oxydra-coordinator` | `coordinator` |
 //! | `mcp` | `oxydra-mcp` | `mcp` |
 //! | `local` | `oxydra-local` (an embedded GGUF model, llama.cpp built from source) | `local`, not default |
+//! | `otel` | export of the spans over OTLP/HTTP with the GenAI semantic conventions (in this crate) | `otel`, not default |
 //!
 //! The crates its public API exposes are re-exported too ([`async_trait`](macro@async_trait), [`serde`],
 //! [`schemars`], [`serde_json`], [`CancellationToken`]), so a typed tool needs no other
@@ -171,6 +172,11 @@ pub use schemars;
 pub use serde;
 pub use serde_json;
 pub use tokio_util::sync::CancellationToken;
+
+#[cfg(feature = "otel")]
+mod error;
+#[cfg(feature = "otel")]
+pub mod otel;
 
 #[cfg(feature = "coordinator")]
 pub use oxydra_coordinator as coordinator;

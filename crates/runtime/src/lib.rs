@@ -45,6 +45,7 @@ mod context;
 mod error;
 mod event_scrub;
 mod events;
+mod gen_ai;
 mod limits;
 mod provider_call;
 mod runtime;

@@ -9,18 +9,75 @@ use futures::StreamExt;
 use oxydra_provider::{
     Provider, ProviderError, ProviderRequest, ProviderResponse, StreamAccumulator,
 };
-use oxydra_types::StreamItem;
+use oxydra_types::{StreamItem, Usage};
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
+use tracing::{Instrument, Span, field};
 
 use crate::error::RuntimeError;
 use crate::events::RunEvents;
+use crate::gen_ai;
 
-/// A provider response and how long it took.
+/// A provider response, how long it took and what it cost.
 #[derive(Debug)]
 pub(crate) struct ProviderCall {
     pub response: ProviderResponse,
     pub latency: Duration,
+    /// US dollars, by the price the caller gave.
+    pub cost: f64,
+}
+
+/// The span of one call, with the GenAI conventions' inference attributes: named
+/// `chat {model}`, of kind client; usage, finish reason and cost are recorded later.
+fn call_span(provider: &str, request: &ProviderRequest, streaming: bool) -> Span {
+    tracing::info_span!(
+        "provider_call",
+        otel.name = %format_args!("chat {}", request.model),
+        otel.kind = "client",
+        otel.status_code = field::Empty,
+        gen_ai.operation.name = "chat",
+        gen_ai.provider.name = gen_ai::provider_name(provider),
+        gen_ai.request.model = %request.model,
+        gen_ai.request.stream = streaming,
+        messages = request.messages.len(),
+        gen_ai.usage.input_tokens = field::Empty,
+        gen_ai.usage.output_tokens = field::Empty,
+        gen_ai.usage.cache_read.input_tokens = field::Empty,
+        gen_ai.usage.cache_creation.input_tokens = field::Empty,
+        gen_ai.usage.reasoning.output_tokens = field::Empty,
+        gen_ai.response.finish_reasons = field::Empty,
+        oxydra.cost_usd = field::Empty,
+        latency_ms = field::Empty,
+        error.type = field::Empty,
+    )
+}
+
+/// Records what the response says of itself on the call's span.
+fn record_response(span: &Span, response: &ProviderResponse) {
+    let usage = &response.usage;
+    span.record(
+        "gen_ai.usage.input_tokens",
+        gen_ai::count(usage.input_tokens),
+    );
+    span.record(
+        "gen_ai.usage.output_tokens",
+        gen_ai::count(usage.output_tokens),
+    );
+    span.record(
+        "gen_ai.usage.cache_read.input_tokens",
+        gen_ai::count(usage.cached_tokens),
+    );
+    span.record(
+        "gen_ai.usage.cache_creation.input_tokens",
+        gen_ai::count(usage.cache_write_tokens),
+    );
+    span.record(
+        "gen_ai.usage.reasoning.output_tokens",
+        gen_ai::count(usage.reasoning_tokens),
+    );
+    span.record(
+        "gen_ai.response.finish_reasons",
+        gen_ai::finish_reason(&response.finish_reason),
+    );
 }
 
 /// Streams the response, sending every text piece to `events` as it arrives.
@@ -46,27 +103,31 @@ async fn read_stream(
     accumulator.finish()
 }
 
+/// How a call is made: streamed (text deltas go to `events`) or whole, bounded by
+/// `timeout`, priced by `price`.
+pub(crate) struct CallOptions<'a> {
+    pub streaming: bool,
+    pub timeout: Duration,
+    pub events: Option<&'a RunEvents>,
+    pub price: &'a (dyn Fn(&Usage) -> f64 + Sync),
+}
+
 /// Requests a response: streamed when `streaming` (text deltas go to `events`), else
 /// whole. The call is bounded by `timeout` (a `turn_timeout` budget error) and stops
-/// at once when `cancel` fires.
+/// at once when `cancel` fires. Runs in a `provider_call` span (see [`call_span`]).
 pub(crate) async fn request_response(
     provider: &dyn Provider,
     request: &ProviderRequest,
-    streaming: bool,
-    timeout: Duration,
+    options: CallOptions<'_>,
     cancel: &CancellationToken,
-    events: Option<&RunEvents>,
 ) -> Result<ProviderCall, RuntimeError> {
-    let span = tracing::info_span!(
-        "provider_call",
-        provider = provider.name(),
-        model = %request.model,
-        messages = request.messages.len(),
+    let CallOptions {
         streaming,
-        input_tokens = tracing::field::Empty,
-        output_tokens = tracing::field::Empty,
-        latency_ms = tracing::field::Empty,
-    );
+        timeout,
+        events,
+        price,
+    } = options;
+    let span = call_span(provider.name(), request, streaming);
     let started = Instant::now();
     let work = async {
         if streaming {
@@ -86,8 +147,16 @@ pub(crate) async fn request_response(
     };
     let latency = started.elapsed();
     span.record("latency_ms", latency.as_millis() as u64);
-    let response = outcome?;
-    span.record("input_tokens", response.usage.input_tokens);
-    span.record("output_tokens", response.usage.output_tokens);
-    Ok(ProviderCall { response, latency })
+    let response = outcome.inspect_err(|error| {
+        span.record("error.type", error.kind());
+        span.record("otel.status_code", "error");
+    })?;
+    record_response(&span, &response);
+    let cost = price(&response.usage);
+    span.record("oxydra.cost_usd", cost);
+    Ok(ProviderCall {
+        response,
+        latency,
+        cost,
+    })
 }

@@ -84,6 +84,17 @@ pub(crate) struct RuntimeInner {
     pub pricing: Option<PricingTable>,
 }
 
+impl RuntimeInner {
+    /// What `usage` of the runtime's model costs, in US dollars: by the runtime's own
+    /// pricing table when it was given one, else by the built-in one.
+    pub(crate) fn price(&self, usage: &Usage) -> f64 {
+        match &self.pricing {
+            Some(table) => table.cost(&self.model, usage),
+            None => oxydra_provider::cost(&self.model, usage),
+        }
+    }
+}
+
 /// The agent runtime: runs sessions of the turn loop against a provider, with tools,
 /// budgets, memory and events. Cheap to clone (shared inside).
 ///

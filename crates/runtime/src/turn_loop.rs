@@ -24,7 +24,8 @@ use crate::context::{PromptFit, WindowSettings};
 use crate::error::RuntimeError;
 use crate::event_scrub::log_safe;
 use crate::events::{EventSink, RunEvents};
-use crate::provider_call::{self, ProviderCall};
+use crate::gen_ai;
+use crate::provider_call::{self, CallOptions, ProviderCall};
 use crate::runtime::{RuntimeInner, SessionOutcome};
 use crate::session_state::SessionState;
 use crate::structured_output::{FINAL_ANSWER_TOOL, OutputSchema};
@@ -47,7 +48,14 @@ pub(crate) async fn run(
     events: &RunEvents,
     output: Option<&OutputSchema>,
 ) -> Result<SessionOutcome, RuntimeError> {
-    let span = tracing::info_span!("session", session_id = %session_id, model = %inner.model);
+    let span = tracing::info_span!(
+        "session",
+        otel.name = "invoke_agent",
+        gen_ai.operation.name = "invoke_agent",
+        gen_ai.conversation.id = %session_id,
+        gen_ai.provider.name = gen_ai::provider_name(inner.provider.name()),
+        gen_ai.request.model = %inner.model,
+    );
     async {
         let mut state = inner.sessions.open(session_id, cancel).await?;
         let own = session_meta::Own {
@@ -222,13 +230,17 @@ impl<'a> Run<'a> {
     async fn call_provider(&self, state: &SessionState) -> Result<ProviderCall, RuntimeError> {
         self.events
             .progress(RuntimeProgressKind::ProviderCall, self.turn);
+        let inner: &RuntimeInner = self.inner;
         provider_call::request_response(
-            self.inner.provider.as_ref(),
+            inner.provider.as_ref(),
             state.window.request(),
-            self.inner.streaming,
-            self.inner.limits.turn_timeout,
+            CallOptions {
+                streaming: inner.streaming,
+                timeout: inner.limits.turn_timeout,
+                events: Some(self.events),
+                price: &|usage| inner.price(usage),
+            },
             self.cancel,
-            Some(self.events),
         )
         .await
     }
@@ -310,9 +322,9 @@ impl<'a> Run<'a> {
         self.maybe_summarise(state, span).await?;
         self.prepare_context(state, span).await?;
         let call = self.request_provider(state, span).await?;
+        self.account(&call, span)?;
         let usage = call.response.usage;
         let finish = call.response.finish_reason;
-        self.account(usage, span)?;
         let (text, calls) = self
             .persist_assistant(state, call.response.message, span)
             .await?;
@@ -547,14 +559,10 @@ impl<'a> Run<'a> {
     }
 
     /// Adds a provider call's usage and cost, and enforces `max_cost`.
-    fn account(&mut self, usage: Usage, span: &Span) -> Result<(), RuntimeError> {
-        self.usage += usage;
-        let model = &self.inner.model;
-        let cost = match &self.inner.pricing {
-            Some(table) => table.cost(model, &usage),
-            None => oxydra_provider::cost(model, &usage),
-        };
-        self.cost += cost;
+    /// Adds a call's usage and cost to the run's and enforces the cost budget.
+    fn account(&mut self, call: &ProviderCall, span: &Span) -> Result<(), RuntimeError> {
+        self.usage += call.response.usage;
+        self.cost += call.cost;
         span.record("accumulated_cost", self.cost);
         if let Some(max_cost) = self.inner.limits.max_cost
             && self.cost > max_cost

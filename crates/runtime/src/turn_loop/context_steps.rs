@@ -12,7 +12,8 @@ use super::Run;
 use crate::context::ContextReport;
 use crate::error::RuntimeError;
 use crate::event_scrub::log_safe;
-use crate::provider_call;
+use crate::provider_call::{self, CallOptions};
+use crate::runtime::RuntimeInner;
 use crate::session_state::SessionState;
 
 impl Run<'_> {
@@ -38,13 +39,18 @@ impl Run<'_> {
         };
         self.events
             .progress(RuntimeProgressKind::RollingSummary, self.turn);
-        let call = match provider_call::request_response(
-            self.inner.provider.as_ref(),
-            &job.request,
-            false,
+        let inner: &RuntimeInner = self.inner;
+        let options = CallOptions {
+            streaming: false,
             timeout,
+            events: None,
+            price: &|usage| inner.price(usage),
+        };
+        let call = match provider_call::request_response(
+            inner.provider.as_ref(),
+            &job.request,
+            options,
             self.cancel,
-            None,
         )
         .await
         {
@@ -63,7 +69,7 @@ impl Run<'_> {
             }
             Err(error) => return Err(self.fail(span, error)),
         };
-        self.account(call.response.usage, span)?;
+        self.account(&call, span)?;
         let text = call.response.message.text().trim().to_owned();
         if text.is_empty() {
             tracing::warn!("the provider returned an empty summary; keeping the history");
