@@ -13,6 +13,7 @@ mod database;
 mod error;
 mod memory;
 mod migrations;
+mod pgvector;
 mod runs;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -20,6 +21,7 @@ pub mod testing;
 pub use database::{PostgresDatabase, PostgresOptions, is_postgres_url, validate_url};
 pub use error::{BACKEND, PostgresError};
 pub use memory::{PostgresMemory, PostgresMemoryConfig};
+pub use pgvector::VectorBackend;
 pub use runs::PostgresRunStore;
 
 /// Milliseconds since the Unix epoch, by this machine's clock. Leases are compared
