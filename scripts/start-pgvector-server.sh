@@ -12,9 +12,9 @@
 #   scripts/start-pgvector-server.sh --stop [CACHE_DIR] stop it
 #
 # PostgreSQL refuses to run as root: as root, the server runs as the `postgres` system
-# user (OXYDRA_PGVECTOR_USER to name another; created when missing), which must be
-# able to reach the cache directory. The first free port from 55432
-# (OXYDRA_PGVECTOR_PORT) is taken.
+# user (OXYDRA_PGVECTOR_USER to name another; created when missing), from
+# /var/tmp/oxydra-pgvector when that user cannot reach the cache directory. The first
+# free port from 55432 (OXYDRA_PGVECTOR_PORT) is taken.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,12 +24,6 @@ if [ "${1:-}" = "--stop" ]; then
   shift
 fi
 cache="$(mkdir -p "${1:-target/pgvector}" && realpath "${1:-target/pgvector}")"
-version="0.1.4"
-install="$cache/pgserver-$version"
-bin="$install/pgserver/pginstall/bin"
-data="$cache/data"
-socket="$cache/run"
-log="$cache/server.log"
 first_port="${OXYDRA_PGVECTOR_PORT:-55432}"
 
 say() { echo "start-pgvector-server: $*" >&2; }
@@ -50,6 +44,22 @@ if [ "$(id -u)" = "0" ]; then
     useradd --system --no-create-home --shell /usr/sbin/nologin "$server_user"
   fi
 fi
+
+# The server's user must reach the cache directory (a checkout under /root is out of
+# its reach): else use one it can reach.
+if [ "$(id -u)" = "0" ] && ! runuser -u "$server_user" -- test -x "$cache"; then
+  fallback="/var/tmp/oxydra-pgvector"
+  say "user $server_user cannot reach $cache: using $fallback"
+  mkdir -p "$fallback"
+  chmod 755 "$fallback"
+  cache="$fallback"
+fi
+version="0.1.4"
+install="$cache/pgserver-$version"
+bin="$install/pgserver/pginstall/bin"
+data="$cache/data"
+socket="$cache/run"
+log="$cache/server.log"
 
 # The running server's port, from its pid file, if it runs.
 running_port() {
@@ -107,7 +117,7 @@ if ! "$bin/postgres" --version >/dev/null 2>&1; then
   exit 1
 fi
 if ! as_server_user test -x "$bin/postgres"; then
-  say "error: user $server_user cannot reach $bin (make the directories on the way readable, or pass another CACHE_DIR)"
+  say "error: user $server_user cannot run $bin/postgres (pass another CACHE_DIR)"
   exit 1
 fi
 
