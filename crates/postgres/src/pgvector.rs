@@ -187,16 +187,11 @@ pub(crate) async fn setup(
     location: &str,
     wanted: bool,
 ) -> Result<VectorSetup, PostgresError> {
-    let err = |action: &str, error: tokio_postgres::Error| {
-        PostgresError::query(location, action, &driver_message(&error))
-    };
     let applied = version(tx, location, COMPONENT, SUPPORTED).await?;
-    let mut schema = extension_schema(tx)
-        .await
-        .map_err(|e| err("look for the pgvector extension", e))?;
-    let setup = if applied > 0 {
+    let installed = extension_schema(tx, location).await?;
+    let (setup, warn) = if applied > 0 {
         // Already on pgvector: it stays so (the vectors are in its column).
-        let Some(schema) = schema else {
+        let Some(schema) = installed else {
             return Err(PostgresError::query(
                 location,
                 "look for the pgvector extension",
@@ -204,13 +199,42 @@ pub(crate) async fn setup(
             ));
         };
         migrate(tx, location, &schema, applied).await?;
-        VectorSetup::PgVector { schema }
+        (VectorSetup::PgVector { schema }, false)
     } else if !wanted {
-        VectorSetup::InProcess {
-            reason: "pgvector is turned off in the options".into(),
-        }
+        let reason = "pgvector is turned off in the options".to_owned();
+        (VectorSetup::InProcess { reason }, false)
     } else {
-        if schema.is_none() {
+        match adopt(tx, location, installed).await? {
+            Adoption::Adopted { schema } => (VectorSetup::PgVector { schema }, false),
+            Adoption::Unused { reason, warn } => (VectorSetup::InProcess { reason }, warn),
+        }
+    };
+    log(location, &setup, warn);
+    Ok(setup)
+}
+
+/// The outcome of moving a schema to pgvector.
+enum Adoption {
+    /// On pgvector now; the extension's schema.
+    Adopted { schema: String },
+    /// Left in process because of `reason`; `warn` when pgvector was there to be had.
+    Unused { reason: String, warn: bool },
+}
+
+/// Moves a schema not yet on pgvector to it: creates the extension unless it is
+/// `installed` (in that schema), then applies the migrations in a savepoint, so that a
+/// failure (say an undecodable stored vector) leaves the schema as it was.
+async fn adopt(
+    tx: &mut Transaction<'_>,
+    location: &str,
+    installed: Option<String>,
+) -> Result<Adoption, PostgresError> {
+    let err = |action: &str, error: tokio_postgres::Error| {
+        PostgresError::query(location, action, &driver_message(&error))
+    };
+    let schema = match installed {
+        Some(schema) => schema,
+        None => {
             let available: bool = tx
                 .query_one(
                     "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')",
@@ -220,73 +244,74 @@ pub(crate) async fn setup(
                 .and_then(|row| row.try_get(0))
                 .map_err(|e| err("look for the pgvector extension", e))?;
             if !available {
-                let setup = VectorSetup::InProcess {
+                return Ok(Adoption::Unused {
                     reason:
                         "the server has no pgvector (`vector` is not in pg_available_extensions)"
                             .into(),
-                };
-                log(location, &setup, false);
-                return Ok(setup);
+                    warn: false,
+                });
             }
             if let Err(reason) = create_extension(tx).await {
-                let setup = VectorSetup::InProcess {
+                return Ok(Adoption::Unused {
                     reason: format!("the pgvector extension could not be created: {reason}"),
-                };
-                log(location, &setup, true);
-                return Ok(setup);
+                    warn: true,
+                });
             }
-            schema = extension_schema(tx)
-                .await
-                .map_err(|e| err("look for the pgvector extension", e))?;
-        }
-        match schema {
-            None => VectorSetup::InProcess {
-                reason: "the pgvector extension is not installed after creating it".into(),
-            },
-            Some(schema) => {
-                // In a savepoint: a failure (say an undecodable stored vector) leaves
-                // the schema as it was, on the in-process path.
-                let savepoint = tx
-                    .savepoint("oxydra_pgvector")
-                    .await
-                    .map_err(|e| err("begin the pgvector migration", e))?;
-                match migrate(&savepoint, location, &schema, applied).await {
-                    Ok(()) => {
-                        savepoint
-                            .commit()
-                            .await
-                            .map_err(|e| err("apply the pgvector migration", e))?;
-                        VectorSetup::PgVector { schema }
-                    }
-                    Err(error) => {
-                        savepoint
-                            .rollback()
-                            .await
-                            .map_err(|e| err("roll the pgvector migration back", e))?;
-                        let setup = VectorSetup::InProcess {
-                            reason: format!("moving the vectors to pgvector failed: {error}"),
-                        };
-                        log(location, &setup, true);
-                        return Ok(setup);
-                    }
+            match extension_schema(tx, location).await? {
+                Some(schema) => schema,
+                None => {
+                    return Ok(Adoption::Unused {
+                        reason: "the pgvector extension is not installed after creating it".into(),
+                        warn: true,
+                    });
                 }
             }
         }
     };
-    log(location, &setup, false);
-    Ok(setup)
+    let savepoint = tx
+        .savepoint("oxydra_pgvector")
+        .await
+        .map_err(|e| err("begin the pgvector migration", e))?;
+    match migrate(&savepoint, location, &schema, 0).await {
+        Ok(()) => {
+            savepoint
+                .commit()
+                .await
+                .map_err(|e| err("apply the pgvector migration", e))?;
+            Ok(Adoption::Adopted { schema })
+        }
+        Err(error) => {
+            savepoint
+                .rollback()
+                .await
+                .map_err(|e| err("roll the pgvector migration back", e))?;
+            Ok(Adoption::Unused {
+                reason: format!("moving the vectors to pgvector failed: {error}"),
+                warn: true,
+            })
+        }
+    }
 }
 
 /// The `vector` extension's schema, quoted, when it is installed.
-async fn extension_schema(tx: &Transaction<'_>) -> Result<Option<String>, tokio_postgres::Error> {
-    let row = tx
-        .query_opt(
-            "SELECT quote_ident(n.nspname) FROM pg_extension e
-             JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'",
-            &[],
+async fn extension_schema(
+    tx: &Transaction<'_>,
+    location: &str,
+) -> Result<Option<String>, PostgresError> {
+    tx.query_opt(
+        "SELECT quote_ident(n.nspname) FROM pg_extension e
+         JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'",
+        &[],
+    )
+    .await
+    .and_then(|row| row.map(|row| row.try_get(0)).transpose())
+    .map_err(|e| {
+        PostgresError::query(
+            location,
+            "look for the pgvector extension",
+            &driver_message(&e),
         )
-        .await?;
-    row.map(|row| row.try_get(0)).transpose()
+    })
 }
 
 /// `CREATE EXTENSION vector` in schema `public` (a schema every deployment in the
