@@ -81,16 +81,19 @@ pub(super) async fn search(
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let client = db.client().await?;
     // A cosine distance below 1 is a positive cosine; a zero vector's distance is NaN,
-    // which no comparison lets through.
+    // which no comparison lets through. Ascending, the distances below 1 come first
+    // (NaN sorts last), so filtering after the limit keeps the best of them, and the
+    // distance is computed once per row.
     let statement = client
         .prepare_cached(&format!(
             "SELECT id, 1 - distance FROM (
                 SELECT id, embedding OPERATOR({ext}.<=>) $1::{ext}.vector AS distance
                 FROM chunks
                 WHERE model = $2 AND dims = $3 AND ($4::TEXT IS NULL OR session_id = $4)
-             ) AS scored
+                ORDER BY distance, id LIMIT $5
+             ) AS nearest
              WHERE distance < 1
-             ORDER BY distance, id LIMIT $5"
+             ORDER BY distance, id"
         ))
         .await
         .map_err(|e| db.error(action, &e))?;
