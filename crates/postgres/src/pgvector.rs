@@ -71,7 +71,11 @@ const SUPPORTED: i64 = 1;
 ///
 /// 1: the vectors move from the `bytea` column into a `vector` column of the same
 /// name, `embedding`. It is untyped (`vector`, not `vector(n)`) since each embedding
-/// model has its own dimensions; a check ties each row's to its `dims`.
+/// model has its own dimensions; a check ties each row's to its `dims`. Its storage is
+/// `MAIN`: a row too big for a page slot has its text and `tsvector` compressed or
+/// moved out first, so the vector stays inline and uncompressed, as a scan computing
+/// a distance per row needs (pgvector's default, `EXTENDED`, compressed sparse vectors
+/// and made the scan three times slower).
 async fn migrate(
     tx: &Transaction<'_>,
     location: &str,
@@ -89,9 +93,12 @@ async fn migrate(
             version = 1,
             "applying schema migration"
         );
-        tx.batch_execute(&format!("ALTER TABLE chunks ADD COLUMN vec {ext}.vector"))
-            .await
-            .map_err(|e| err(action, e))?;
+        tx.batch_execute(&format!(
+            "ALTER TABLE chunks ADD COLUMN vec {ext}.vector;
+             ALTER TABLE chunks ALTER COLUMN vec SET STORAGE MAIN"
+        ))
+        .await
+        .map_err(|e| err(action, e))?;
         backfill(tx, location, ext).await?;
         tx.batch_execute(&format!(
             "ALTER TABLE chunks DROP COLUMN embedding;

@@ -62,6 +62,20 @@ async fn the_backend_is_pgvector_where_the_server_has_it_and_in_process_elsewher
             1
         );
         assert!(format!("{db:?}").contains("PgVector"), "{db:?}");
+        // Kept inline and uncompressed (`MAIN`), for the scan.
+        let storage: String = client
+            .query_one(
+                &format!(
+                    "SELECT attstorage::TEXT FROM pg_attribute
+                     WHERE attrelid = '{}.chunks'::regclass AND attname = 'embedding'",
+                    test.schema()
+                ),
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(storage, "m");
     }
     // The PostgreSQL 15 server (Debian 12's has no pgvector package).
     if let Some(test) = TestDatabase::create().await {
