@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
@@ -10,6 +11,7 @@ use tokio_postgres::NoTls;
 use tokio_postgres::config::Host;
 
 use crate::error::{PostgresError, driver_message};
+use crate::pgvector::{VectorBackend, VectorSetup};
 
 /// How long a connection attempt may take before the server counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -37,6 +39,10 @@ pub struct PostgresOptions {
     pub schema: Option<String>,
     /// The most connections this process opens; default 16.
     pub max_connections: usize,
+    /// Whether a schema not yet on pgvector moves its vectors to it when the server has
+    /// the extension (default `true`). `false` keeps the in-process ranking; a schema
+    /// already on pgvector stays on it either way.
+    pub use_pgvector: bool,
 }
 
 impl PostgresOptions {
@@ -46,6 +52,7 @@ impl PostgresOptions {
             url: url.into(),
             schema: None,
             max_connections: 16,
+            use_pgvector: true,
         }
     }
 }
@@ -60,6 +67,7 @@ impl fmt::Debug for PostgresOptions {
             .field("location", &location)
             .field("schema", &self.schema)
             .field("max_connections", &self.max_connections)
+            .field("use_pgvector", &self.use_pgvector)
             .finish()
     }
 }
@@ -70,20 +78,25 @@ pub struct PostgresDatabase {
     pool: Pool,
     location: String,
     config: tokio_postgres::Config,
+    vectors: Arc<VectorSetup>,
 }
 
 impl fmt::Debug for PostgresDatabase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PostgresDatabase")
             .field("location", &self.location)
+            .field("vector_backend", &self.vector_backend())
             .finish_non_exhaustive()
     }
 }
 
 impl PostgresDatabase {
     /// Connects (one connection is opened at once, so an unreachable server or a
-    /// rejected login is reported here) and applies the pending migrations of the
-    /// memory and the run store.
+    /// rejected login is reported here), applies the pending migrations of the memory
+    /// and the run store, and decides where vectors are searched: with pgvector when
+    /// the server has the extension (creating it if this login may) and
+    /// [`PostgresOptions::use_pgvector`], else in the process. The choice is logged
+    /// once, with the reason when it is not pgvector.
     pub async fn connect(options: &PostgresOptions) -> Result<Self, PostgresError> {
         let config = parse_config(options)?;
         let location = location(&config);
@@ -104,10 +117,13 @@ impl PostgresDatabase {
                 location: location.clone(),
                 message: error.to_string(),
             })?;
-        let database = Self {
+        let mut database = Self {
             pool,
             location,
             config,
+            vectors: Arc::new(VectorSetup::InProcess {
+                reason: "not decided yet".into(),
+            }),
         };
         let mut client = database.client().await.map_err(|error| match error {
             PostgresError::Query {
@@ -115,7 +131,10 @@ impl PostgresDatabase {
             } => PostgresError::Connect { location, message },
             other => other,
         })?;
-        crate::migrations::migrate_all(&mut client, &database.location).await?;
+        let vectors =
+            crate::migrations::migrate_all(&mut client, &database.location, options.use_pgvector)
+                .await?;
+        database.vectors = Arc::new(vectors);
         tracing::debug!(location = %database.location, "connected to PostgreSQL");
         Ok(database)
     }
@@ -123,6 +142,25 @@ impl PostgresDatabase {
     /// `host:port/database`, for messages (never the password).
     pub fn location(&self) -> &str {
         &self.location
+    }
+
+    /// Where the chunks' vectors are stored and searched, as decided when connecting.
+    pub fn vector_backend(&self) -> VectorBackend {
+        self.vectors.backend()
+    }
+
+    /// Why pgvector is not used (the in-process backend), e.g. that the server has no
+    /// such extension or that this login may not create it; `None` on pgvector.
+    pub fn pgvector_unused_reason(&self) -> Option<&str> {
+        match self.vectors.as_ref() {
+            VectorSetup::InProcess { reason } => Some(reason),
+            VectorSetup::PgVector { .. } => None,
+        }
+    }
+
+    /// The vector setup (the extension's schema on pgvector).
+    pub(crate) fn vectors(&self) -> &VectorSetup {
+        &self.vectors
     }
 
     /// A pooled connection.

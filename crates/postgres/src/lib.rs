@@ -5,14 +5,22 @@
 //! deadpool) and applies the versioned migrations once, under an advisory lock, so
 //! workers starting together are safe. [`PostgresMemory`] implements the memory traits
 //! (gap-free sequences, leases fenced inside the write transaction, `tsvector`
-//! full-text search, vectors ranked in the process); [`PostgresRunStore`] implements
-//! the coordinator's `RunStore`, plus a shared queue that workers claim from with
-//! `FOR UPDATE SKIP LOCKED`.
+//! full-text search); [`PostgresRunStore`] implements the coordinator's `RunStore`,
+//! plus a shared queue that workers claim from with `FOR UPDATE SKIP LOCKED`.
+//!
+//! Vectors are stored and searched with pgvector when the server has the `vector`
+//! extension (installed, or available and creatable by this login): an exact cosine
+//! scan on the server, nothing held in the process. Without it (Debian 12's
+//! PostgreSQL 15 has no pgvector package) they are ranked in each process from a cache
+//! of every vector, memory proportional to the chunks per worker. Both rank alike;
+//! [`PostgresDatabase::vector_backend`] says which one a database got
+//! ([`VectorBackend`]), and connecting logs it once, with the reason for a fallback.
 
 mod database;
 mod error;
 mod memory;
 mod migrations;
+mod pgvector;
 mod runs;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -20,6 +28,7 @@ pub mod testing;
 pub use database::{PostgresDatabase, PostgresOptions, is_postgres_url, validate_url};
 pub use error::{BACKEND, PostgresError};
 pub use memory::{PostgresMemory, PostgresMemoryConfig};
+pub use pgvector::VectorBackend;
 pub use runs::PostgresRunStore;
 
 /// Milliseconds since the Unix epoch, by this machine's clock. Leases are compared

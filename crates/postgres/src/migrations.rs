@@ -3,16 +3,18 @@
 //! advisory lock first, so each migration is applied exactly once; the others wait and
 //! then find nothing left to do.
 
-use deadpool_postgres::Object;
+use deadpool_postgres::{Object, Transaction};
 
 use crate::error::{PostgresError, driver_message};
+use crate::pgvector::VectorSetup;
 
 /// The memory's migrations: migration `n` (1-based) brings it from version `n - 1` to
 /// `n`. Never edit a released one: add the next.
 pub(crate) const MEMORY_MIGRATIONS: &[&str] = &[
     // 1: sessions, their messages, summaries, leases and indexed chunks. Vectors are
-    // stored as little-endian f32 bytes and ranked in the process; the full text is a
-    // generated `tsvector` with a GIN index.
+    // stored as little-endian f32 bytes and ranked in the process (until the
+    // `memory_pgvector` migrations move them to pgvector); the full text is a generated
+    // `tsvector` with a GIN index.
     "
     CREATE TABLE sessions (
         session_id    TEXT PRIMARY KEY,
@@ -104,12 +106,17 @@ pub(crate) const RUN_MIGRATIONS: &[&str] = &[
 ];
 
 /// Applies what is pending of every component in one transaction under the advisory
-/// lock of the current schema.
-pub(crate) async fn migrate_all(client: &mut Object, location: &str) -> Result<(), PostgresError> {
+/// lock of the current schema, then decides (and sets up) where vectors are searched:
+/// pgvector when `use_pgvector` and the server has it (see [`crate::pgvector`]).
+pub(crate) async fn migrate_all(
+    client: &mut Object,
+    location: &str,
+    use_pgvector: bool,
+) -> Result<VectorSetup, PostgresError> {
     let err = |action: &str, error: tokio_postgres::Error| {
         PostgresError::query(location, action, &driver_message(&error))
     };
-    let tx = client
+    let mut tx = client
         .transaction()
         .await
         .map_err(|e| err("begin the migration", e))?;
@@ -130,37 +137,69 @@ pub(crate) async fn migrate_all(client: &mut Object, location: &str) -> Result<(
     .await
     .map_err(|e| err("create the migrations table", e))?;
     for (component, migrations) in [("memory", MEMORY_MIGRATIONS), ("runs", RUN_MIGRATIONS)] {
-        let found: i64 = tx
-            .query_one(
-                "SELECT coalesce(max(version), 0) FROM oxydra_schema_migrations WHERE component = $1",
-                &[&component],
-            )
-            .await
-            .and_then(|row| row.try_get(0))
-            .map_err(|e| err("read the schema version", e))?;
-        let supported = migrations.len() as i64;
-        if found > supported {
-            return Err(PostgresError::SchemaTooNew {
-                location: location.to_owned(),
-                component,
-                found,
-                supported,
-            });
-        }
+        let found = version(&tx, location, component, migrations.len() as i64).await?;
         for (index, sql) in migrations.iter().enumerate().skip(found.max(0) as usize) {
             let version = index as i64 + 1;
             tracing::info!(location, component, version, "applying schema migration");
             let action = format!("apply {component} migration {version}");
             tx.batch_execute(sql).await.map_err(|e| err(&action, e))?;
-            tx.execute(
-                "INSERT INTO oxydra_schema_migrations (component, version) VALUES ($1, $2)",
-                &[&component, &version],
-            )
-            .await
-            .map_err(|e| err(&action, e))?;
+            record(&tx, location, component, version).await?;
         }
     }
+    let vectors = crate::pgvector::setup(&mut tx, location, use_pgvector).await?;
     tx.commit()
         .await
-        .map_err(|e| err("commit the migrations", e))
+        .map_err(|e| err("commit the migrations", e))?;
+    Ok(vectors)
+}
+
+/// The schema version of `component` (0 when none was applied); refused when it is
+/// newer than the `supported` this build knows.
+pub(crate) async fn version(
+    tx: &Transaction<'_>,
+    location: &str,
+    component: &'static str,
+    supported: i64,
+) -> Result<i64, PostgresError> {
+    let found: i64 = tx
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM oxydra_schema_migrations WHERE component = $1",
+            &[&component],
+        )
+        .await
+        .and_then(|row| row.try_get(0))
+        .map_err(|e| {
+            PostgresError::query(location, "read the schema version", &driver_message(&e))
+        })?;
+    if found > supported {
+        return Err(PostgresError::SchemaTooNew {
+            location: location.to_owned(),
+            component,
+            found,
+            supported,
+        });
+    }
+    Ok(found)
+}
+
+/// Records that `component`'s migration `version` was applied.
+pub(crate) async fn record(
+    tx: &Transaction<'_>,
+    location: &str,
+    component: &str,
+    version: i64,
+) -> Result<(), PostgresError> {
+    tx.execute(
+        "INSERT INTO oxydra_schema_migrations (component, version) VALUES ($1, $2)",
+        &[&component, &version],
+    )
+    .await
+    .map(drop)
+    .map_err(|e| {
+        PostgresError::query(
+            location,
+            format!("record {component} migration {version}"),
+            &driver_message(&e),
+        )
+    })
 }

@@ -1,5 +1,6 @@
 //! Indexed chunks: rows with their vectors, full-text candidates from the `tsvector`
-//! index, and the in-process vector cache kept in step with the table.
+//! index, and the in-process vector cache kept in step with the table (the vectors of
+//! a schema on pgvector are in `pgvector_chunks`).
 
 use oxydra_memory::{MemoryError, VectorIndex};
 use oxydra_types::SessionId;
@@ -294,7 +295,7 @@ pub(super) fn encode_vector(vector: &[f32]) -> Vec<u8> {
 
 /// Decodes little-endian f32s into `out` (a trailing partial value is ignored, which the
 /// length check of the caller reports).
-pub(super) fn decode_vector(blob: &[u8], out: &mut Vec<f32>) {
+pub(crate) fn decode_vector(blob: &[u8], out: &mut Vec<f32>) {
     out.clear();
     let (values, _) = blob.as_chunks::<4>();
     out.extend(values.iter().map(|bytes| f32::from_le_bytes(*bytes)));

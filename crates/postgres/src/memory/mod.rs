@@ -4,7 +4,10 @@ mod chunks;
 mod leases;
 mod messages;
 mod meta;
+mod pgvector_chunks;
 mod summary;
+
+pub(crate) use chunks::decode_vector;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -21,6 +24,7 @@ use oxydra_memory::{
 use oxydra_types::{Message, SessionId};
 
 use crate::database::PostgresDatabase;
+use crate::pgvector::{VectorBackend, VectorSetup};
 
 use chunks::{CachedIndex, NewChunk};
 
@@ -55,7 +59,8 @@ impl fmt::Debug for PostgresMemoryConfig {
 ///
 /// Sequences are gap-free across processes (each session's writers are serialised by
 /// a transaction-scoped advisory lock), leases are checked inside the write
-/// transaction, full text is searched through a `tsvector` GIN index and vectors are
+/// transaction and full text is searched through a `tsvector` GIN index. Vectors are
+/// searched by the database's [`VectorBackend`]: on the server with pgvector, or
 /// ranked in the process from a cache kept in step with the table. Cheap to clone:
 /// clones share the pool, the cache and the leases held.
 #[derive(Clone)]
@@ -97,6 +102,11 @@ impl PostgresMemory {
         &self.config
     }
 
+    /// Where its vectors are stored and searched (the database's choice).
+    pub fn vector_backend(&self) -> VectorBackend {
+        self.db.vector_backend()
+    }
+
     fn held(&self) -> MutexGuard<'_, HashMap<String, String>> {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -130,10 +140,19 @@ impl PostgresMemory {
             .zip(vectors)
             .map(|(text, vector)| NewChunk { text, vector })
             .collect();
-        chunks::insert(&self.db, session, &embedder.model(), &new_chunks).await
+        let model = embedder.model();
+        match self.db.vectors() {
+            VectorSetup::PgVector { schema } => {
+                pgvector_chunks::insert(&self.db, schema, session, &model, &new_chunks).await
+            }
+            VectorSetup::InProcess { .. } => {
+                chunks::insert(&self.db, session, &model, &new_chunks).await
+            }
+        }
     }
 
-    /// Vector candidates for `vector` from the cache, refreshed first.
+    /// Vector candidates for `vector`: from pgvector, or from the cache, refreshed
+    /// first.
     async fn vector_hits(
         &self,
         vector: &[f32],
@@ -141,6 +160,11 @@ impl PostgresMemory {
         candidates: usize,
     ) -> Result<Vec<(i64, f32)>, MemoryError> {
         let embedder = &self.config.embedder;
+        if let VectorSetup::PgVector { schema } = self.db.vectors() {
+            let model = embedder.model();
+            return pgvector_chunks::search(&self.db, schema, &model, vector, session, candidates)
+                .await;
+        }
         let mut cache = self.index.lock().await;
         chunks::refresh_index(
             &self.db,
