@@ -1,5 +1,7 @@
 //! `cargo xtask bench`: run the criterion benches and write their medians into
-//! `docs/performance.md`, between the generated-table markers.
+//! `docs/performance.md`, between the generated-table markers; and the table the
+//! local-model bench (`crates/local/benches/local_decode`, a bench binary, not
+//! criterion) writes, between its own markers.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -7,6 +9,8 @@ use std::process::Command;
 
 const START: &str = "<!-- bench-table:start -->";
 const END: &str = "<!-- bench-table:end -->";
+const LOCAL_START: &str = "<!-- local-bench-table:start -->";
+const LOCAL_END: &str = "<!-- local-bench-table:end -->";
 
 /// One measured benchmark.
 struct Row {
@@ -15,9 +19,17 @@ struct Row {
     throughput: Option<(String, f64)>,
 }
 
-/// Run the benches (optionally filtered) and rewrite the table.
+/// Run the benches (optionally filtered) and rewrite the tables.
 pub fn run(filter: Option<&str>) -> Result<(), String> {
     let root = crate::workspace_root();
+    let target = target_dir(&root, std::env::var_os("CARGO_TARGET_DIR"));
+    // The local-model bench writes its table here; a stale one must not be taken for
+    // this run's when the bench is skipped (no model, or filtered out).
+    let local_table = target.join("local-bench/local_decode.md");
+    if local_table.exists() {
+        fs::remove_file(&local_table)
+            .map_err(|e| format!("removing {}: {e}", local_table.display()))?;
+    }
     let mut args = vec!["bench", "--workspace", "--benches"];
     if let Some(filter) = filter {
         args.extend(["--", filter]);
@@ -25,26 +37,46 @@ pub fn run(filter: Option<&str>) -> Result<(), String> {
     eprintln!("==> cargo {}", args.join(" "));
     let status = Command::new("cargo")
         .args(&args)
+        .env("OXYDRA_BENCH_TABLE", &local_table)
         .current_dir(&root)
         .status()
         .map_err(|error| format!("could not start cargo bench: {error}"))?;
     if !status.success() {
         return Err(format!("cargo bench failed ({status})"));
     }
-    let criterion_dir = root.join("target/criterion");
+    let criterion_dir = target.join("criterion");
     let mut rows = Vec::new();
     collect(&criterion_dir, &mut rows)?;
     rows.sort_by(|a, b| a.id.cmp(&b.id));
-    if rows.is_empty() {
+    let local = fs::read_to_string(&local_table).ok();
+    if rows.is_empty() && local.is_none() {
         return Err(format!(
-            "no criterion results under {}",
+            "no criterion results under {} and no local-model table",
             criterion_dir.display()
         ));
     }
     let doc = root.join("docs/performance.md");
-    write_table(&doc, &render(&rows))?;
-    eprintln!("==> wrote {} results to {}", rows.len(), doc.display());
+    if !rows.is_empty() {
+        write_table(&doc, START, END, &render(&rows))?;
+        eprintln!("==> wrote {} results to {}", rows.len(), doc.display());
+    }
+    match local {
+        Some(table) => {
+            write_table(&doc, LOCAL_START, LOCAL_END, &table)?;
+            eprintln!("==> wrote the local-model table to {}", doc.display());
+        }
+        None => eprintln!("==> local_decode wrote no table (skipped): its section is unchanged"),
+    }
     Ok(())
+}
+
+/// Cargo's target directory: `CARGO_TARGET_DIR` (relative to the workspace root, where
+/// cargo is run) or `target/` under the root.
+fn target_dir(root: &Path, configured: Option<std::ffi::OsString>) -> PathBuf {
+    match configured.filter(|dir| !dir.is_empty()) {
+        Some(dir) => root.join(dir),
+        None => root.join("target"),
+    }
 }
 
 /// Find every `new/estimates.json` below `dir`.
@@ -146,17 +178,77 @@ fn render(rows: &[Row]) -> String {
     out
 }
 
-/// Replace what stands between the markers (or append the markers and table).
-fn write_table(doc: &Path, table: &str) -> Result<(), String> {
+/// Replace what stands between `start` and `end` in `doc` with `table` (or append the
+/// markers and table).
+fn write_table(doc: &Path, start: &str, end: &str, table: &str) -> Result<(), String> {
     let current = fs::read_to_string(doc).unwrap_or_default();
-    let block = format!("{START}\n{table}{END}");
-    let next = match (current.find(START), current.find(END)) {
-        (Some(start), Some(end)) if end > start => {
-            let before = current.get(..start).unwrap_or_default();
-            let after = current.get(end + END.len()..).unwrap_or_default();
-            format!("{before}{block}{after}")
-        }
-        _ => format!("{current}\n{block}\n"),
-    };
+    let next = splice(&current, start, end, table);
     fs::write(doc, next).map_err(|e| format!("writing {}: {e}", doc.display()))
+}
+
+/// `current` with `table` between the markers.
+fn splice(current: &str, start: &str, end: &str, table: &str) -> String {
+    let block = format!("{start}\n{table}{end}");
+    match current.find(start) {
+        Some(at) => match current.get(at..).and_then(|rest| rest.find(end)) {
+            Some(len) => {
+                let before = current.get(..at).unwrap_or_default();
+                let after = current.get(at + len + end.len()..).unwrap_or_default();
+                format!("{before}{block}{after}")
+            }
+            None => format!("{current}\n{block}\n"),
+        },
+        None => format!("{current}\n{block}\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splice_replaces_only_between_its_own_markers() {
+        let doc = format!(
+            "# P\n{START}\nold criterion\n{END}\ntext\n{LOCAL_START}\nold local\n{LOCAL_END}\ntail\n"
+        );
+        let next = splice(&doc, LOCAL_START, LOCAL_END, "new local\n");
+        assert_eq!(
+            next,
+            format!(
+                "# P\n{START}\nold criterion\n{END}\ntext\n{LOCAL_START}\nnew local\n{LOCAL_END}\ntail\n"
+            )
+        );
+    }
+
+    #[test]
+    fn splice_appends_the_markers_when_missing_or_out_of_order() {
+        assert_eq!(
+            splice("# P\n", LOCAL_START, LOCAL_END, "t\n"),
+            format!("# P\n\n{LOCAL_START}\nt\n{LOCAL_END}\n")
+        );
+        // An end marker before the start marker is not a section.
+        let reversed = format!("{LOCAL_END}\n{LOCAL_START}\n");
+        assert_eq!(
+            splice(&reversed, LOCAL_START, LOCAL_END, "t\n"),
+            format!("{reversed}\n{LOCAL_START}\nt\n{LOCAL_END}\n")
+        );
+    }
+
+    #[test]
+    fn target_dir_follows_cargo_target_dir() {
+        let root = Path::new("/repo");
+        assert_eq!(target_dir(root, None), PathBuf::from("/repo/target"));
+        assert_eq!(
+            target_dir(root, Some("".into())),
+            PathBuf::from("/repo/target")
+        );
+        assert_eq!(
+            target_dir(root, Some("/shared/t".into())),
+            PathBuf::from("/shared/t")
+        );
+        assert_eq!(
+            target_dir(root, Some("out".into())),
+            PathBuf::from("/repo/out")
+        );
+    }
 }

@@ -3,8 +3,9 @@
 //! - `cargo xtask ci` — what CI runs: formatting, clippy with warnings denied, the
 //!   tests (nextest when installed, else `cargo test`), doc tests and the doc build.
 //!   It stops at the first failing step and names it.
-//! - `cargo xtask bench [FILTER]` — runs every crate's criterion benches and writes
-//!   their medians into the generated table of `docs/performance.md`.
+//! - `cargo xtask bench [FILTER]` — runs every crate's benches and writes the
+//!   criterion medians, and the local-model bench's comparison table, into the
+//!   generated tables of `docs/performance.md`.
 
 mod bench;
 mod ci;
