@@ -196,6 +196,7 @@ async fn run(
 
 fn main() {
     if !selected() {
+        eprintln!("local_decode: skipped, the bench filter does not name it");
         return;
     }
     let Some(path) = model() else {

@@ -15,6 +15,9 @@ pub struct Summary {
     pub turn: Option<Spread>,
 }
 
+/// Picks one measure out of a side's summary.
+type Pick = fn(&Summary) -> Option<Spread>;
+
 /// What stands under the table.
 pub struct Conditions {
     pub model: String,
@@ -33,7 +36,7 @@ pub struct Conditions {
 /// The markdown table and the lines under it.
 pub fn render(embedded: &Summary, http: Option<&Summary>, conditions: &Conditions) -> String {
     let c = conditions;
-    let rows: [(String, fn(&Summary) -> Option<Spread>, Unit); 4] = [
+    let rows: [(String, Pick, Unit); 4] = [
         (
             format!("decode, {} tokens", c.decode_tokens),
             |s| s.decode,
