@@ -4,10 +4,13 @@
 
 use oxydra_memory::{MemoryError, VectorIndex};
 use oxydra_types::SessionId;
+use pgvector::Vector;
 use tokio_postgres::IsolationLevel;
+use tokio_postgres::types::ToSql;
 
 use crate::database::PostgresDatabase;
 use crate::now_ms;
+use crate::pgvector::VectorSetup;
 
 /// A chunk to insert: its text and unit vector.
 pub(super) struct NewChunk {
@@ -30,9 +33,12 @@ pub(super) struct CachedIndex {
     pub(super) index: VectorIndex,
 }
 
-/// Inserts `chunks` in one transaction; their ids, in order.
+/// Inserts `chunks` in one transaction; their ids, in order. The vectors go in as
+/// `vectors` keeps them: little-endian f32 bytes, or pgvector's `vector` type (of the
+/// extension's schema).
 pub(super) async fn insert(
     db: &PostgresDatabase,
+    vectors: &VectorSetup,
     session: Option<&SessionId>,
     model: &str,
     chunks: &[NewChunk],
@@ -44,16 +50,24 @@ pub(super) async fn insert(
         .transaction()
         .await
         .map_err(|e| db.error(action, &e))?;
+    let embedding = match vectors {
+        VectorSetup::PgVector { schema } => format!("$5::{schema}.vector"),
+        VectorSetup::InProcess { .. } => "$5".to_owned(),
+    };
     let statement = tx
-        .prepare_cached(
+        .prepare_cached(&format!(
             "INSERT INTO chunks (session_id, text, model, dims, embedding, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-        )
+             VALUES ($1, $2, $3, $4, {embedding}, $6) RETURNING id"
+        ))
         .await
         .map_err(|e| db.error(action, &e))?;
     let mut ids = Vec::with_capacity(chunks.len());
     for chunk in chunks {
         let dims = i32::try_from(chunk.vector.len()).unwrap_or(i32::MAX);
+        let embedding: Box<dyn ToSql + Sync + Send> = match vectors {
+            VectorSetup::PgVector { .. } => Box::new(Vector::from(chunk.vector.clone())),
+            VectorSetup::InProcess { .. } => Box::new(encode_vector(&chunk.vector)),
+        };
         let id: i64 = tx
             .query_one(
                 &statement,
@@ -62,7 +76,7 @@ pub(super) async fn insert(
                     &chunk.text,
                     &model,
                     &dims,
-                    &encode_vector(&chunk.vector),
+                    &*embedding,
                     &now,
                 ],
             )

@@ -141,14 +141,7 @@ impl PostgresMemory {
             .map(|(text, vector)| NewChunk { text, vector })
             .collect();
         let model = embedder.model();
-        match self.db.vectors() {
-            VectorSetup::PgVector { schema } => {
-                pgvector_chunks::insert(&self.db, schema, session, &model, &new_chunks).await
-            }
-            VectorSetup::InProcess { .. } => {
-                chunks::insert(&self.db, session, &model, &new_chunks).await
-            }
-        }
+        chunks::insert(&self.db, self.db.vectors(), session, &model, &new_chunks).await
     }
 
     /// Vector candidates for `vector`: from pgvector, or from the cache, refreshed

@@ -1,4 +1,4 @@
-//! Chunks on pgvector: vectors inserted into the `vector` column and searched on the
+//! Chunks on pgvector: vectors (inserted by [`super::chunks::insert`]) searched on the
 //! server by exact cosine distance, so no vector is held in the process.
 //!
 //! The search scans the model's rows (`ORDER BY embedding <=> $query`): no HNSW or
@@ -11,56 +11,6 @@ use oxydra_types::SessionId;
 use pgvector::Vector;
 
 use crate::database::PostgresDatabase;
-use crate::now_ms;
-
-use super::chunks::NewChunk;
-
-/// Inserts `chunks` in one transaction; their ids, in order. `ext` is the extension's
-/// schema.
-pub(super) async fn insert(
-    db: &PostgresDatabase,
-    ext: &str,
-    session: Option<&SessionId>,
-    model: &str,
-    chunks: &[NewChunk],
-) -> Result<Vec<i64>, MemoryError> {
-    let action = "store chunks";
-    let now = now_ms();
-    let mut client = db.client().await?;
-    let tx = client
-        .transaction()
-        .await
-        .map_err(|e| db.error(action, &e))?;
-    let statement = tx
-        .prepare_cached(&format!(
-            "INSERT INTO chunks (session_id, text, model, dims, embedding, created_at)
-             VALUES ($1, $2, $3, $4, $5::{ext}.vector, $6) RETURNING id"
-        ))
-        .await
-        .map_err(|e| db.error(action, &e))?;
-    let mut ids = Vec::with_capacity(chunks.len());
-    for chunk in chunks {
-        let dims = i32::try_from(chunk.vector.len()).unwrap_or(i32::MAX);
-        let id: i64 = tx
-            .query_one(
-                &statement,
-                &[
-                    &session.map(SessionId::as_str),
-                    &chunk.text,
-                    &model,
-                    &dims,
-                    &Vector::from(chunk.vector.clone()),
-                    &now,
-                ],
-            )
-            .await
-            .and_then(|row| row.try_get(0))
-            .map_err(|e| db.error(action, &e))?;
-        ids.push(id);
-    }
-    tx.commit().await.map_err(|e| db.error(action, &e))?;
-    Ok(ids)
-}
 
 /// Up to `limit` chunks of `model` whose vector has a positive cosine with the unit
 /// `query`, best first (ties to the older chunk), with that cosine; only chunks of
