@@ -30,6 +30,13 @@ fn off() -> MutexGuard<'static, Option<Off>> {
     OFF.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// `settings` with `ECHO` cleared.
+fn without_echo(settings: &Termios) -> Termios {
+    let mut quiet = settings.clone();
+    quiet.local_flags.remove(LocalFlags::ECHO);
+    quiet
+}
+
 /// Echo is off until this is dropped (or [`restore`] is called).
 #[must_use = "echo comes back when the guard is dropped"]
 pub struct EchoOff(());
@@ -52,9 +59,7 @@ pub fn echo_off(fd: BorrowedFd<'_>) -> Option<EchoOff> {
         return None;
     }
     let owned = fd.try_clone_to_owned().ok()?;
-    let mut quiet = before.clone();
-    quiet.local_flags.remove(LocalFlags::ECHO);
-    tcsetattr(&owned, SetArg::TCSANOW, &quiet).ok()?;
+    tcsetattr(&owned, SetArg::TCSANOW, &without_echo(&before)).ok()?;
     *slot = Some(Off { fd: owned, before });
     Some(EchoOff(()))
 }
@@ -83,9 +88,7 @@ impl Drop for Asking {
     fn drop(&mut self) {
         let slot = off();
         if let Some(off) = slot.as_ref() {
-            let mut quiet = off.before.clone();
-            quiet.local_flags.remove(LocalFlags::ECHO);
-            let _ = tcsetattr(off.fd.as_fd(), SetArg::TCSANOW, &quiet);
+            let _ = tcsetattr(off.fd.as_fd(), SetArg::TCSANOW, &without_echo(&off.before));
         }
     }
 }
