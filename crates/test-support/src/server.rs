@@ -192,8 +192,11 @@ impl MockServer {
                     return;
                 };
                 let connections = Arc::clone(&state.connections);
-                let listener = listener.tap_io(move |_| {
+                // Like real API servers, no Nagle delay: without it, a streamed
+                // answer's second write waits for the client's delayed ACK (~40 ms).
+                let listener = listener.tap_io(move |tcp| {
                     connections.fetch_add(1, Ordering::SeqCst);
+                    let _ = tcp.set_nodelay(true);
                 });
                 let app = Router::new().fallback(handle).with_state(state);
                 let _ = axum::serve(listener, app)
