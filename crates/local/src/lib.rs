@@ -8,6 +8,8 @@
 //!   switched on when the model opens a call, so the arguments always parse.
 //! - Each model is loaded once per process and runs on its own thread; decoding
 //!   stops within one token of a cancellation.
+//! - On Linux, llama.cpp's threads spin briefly at their barriers and then sleep
+//!   ([`openmp_spin`]), so decoding holds up when another process takes a core.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -22,6 +24,7 @@ mod engine;
 mod error;
 mod grammar;
 mod model;
+pub mod openmp_spin;
 mod output;
 mod provider;
 mod template;
