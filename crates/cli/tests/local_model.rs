@@ -21,16 +21,7 @@ use oxydra_test_support::{MockServer, RecordedRequest, Reply};
 /// `target/test-models`. Without it the test is skipped, except under `CI=true`,
 /// where a missing model is a failure.
 fn test_model() -> Option<PathBuf> {
-    let model = std::env::var_os("OXYDRA_TEST_MODEL")
-        .map(PathBuf::from)
-        .or_else(|| {
-            let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/test-models");
-            std::fs::read_dir(dir).ok()?.find_map(|entry| {
-                let path = entry.ok()?.path();
-                (path.extension()? == "gguf").then_some(path)
-            })
-        })
-        .filter(|path| path.is_file());
+    let model = oxydra_test_support::test_model::path();
     if model.is_none() {
         let why = "no test model: run scripts/fetch-test-model.sh (or set OXYDRA_TEST_MODEL)";
         assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");

@@ -13,7 +13,8 @@
 //!   streaming formats, built as plain JSON;
 //! - the OpenAI Responses API ([`responses`]): scripted streamed turns and a mock as
 //!   strict as OpenAI about what it refuses ([`responses::strict_server`]);
-//! - where the real MCP test servers are installed ([`mcp_servers`]).
+//! - where the real MCP test servers are installed ([`mcp_servers`]);
+//! - where the real test model is ([`test_model`]).
 //!
 //! It depends on none of our crates, so any crate's tests can use it without a cycle.
 //!
@@ -40,6 +41,7 @@ mod server;
 mod sse;
 mod strict_anthropic;
 mod strict_openai;
+pub mod test_model;
 
 pub use fixtures::{fixture, fixture_text, fixtures_dir};
 pub use reply::{Release, Reply};

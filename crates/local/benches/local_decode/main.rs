@@ -47,19 +47,6 @@ const DECODE_TOKENS: u32 = 64;
 /// Most tokens of the per-turn call.
 const TURN_TOKENS: u32 = 16;
 
-fn model() -> Option<PathBuf> {
-    std::env::var_os("OXYDRA_TEST_MODEL")
-        .map(PathBuf::from)
-        .or_else(|| {
-            let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/test-models");
-            std::fs::read_dir(dir).ok()?.find_map(|entry| {
-                let path = entry.ok()?.path();
-                (path.extension()? == "gguf").then_some(path)
-            })
-        })
-        .filter(|path| path.is_file())
-}
-
 fn runs() -> usize {
     std::env::var("OXYDRA_BENCH_RUNS")
         .ok()
@@ -199,7 +186,7 @@ fn main() {
         eprintln!("local_decode: skipped, the bench filter does not name it");
         return;
     }
-    let Some(path) = model() else {
+    let Some(path) = oxydra_test_support::test_model::path() else {
         eprintln!("local_decode: skipped, no test model (run scripts/fetch-test-model.sh)");
         return;
     };
