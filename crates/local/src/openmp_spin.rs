@@ -38,15 +38,10 @@ pub fn short_spin_applied() -> bool {
     APPLIED.load(Ordering::Relaxed)
 }
 
-/// Whether the environment leaves the spin count to us.
-fn environment_chooses() -> bool {
-    std::env::var_os(SPIN_COUNT_VAR).is_some() || std::env::var_os(WAIT_POLICY_VAR).is_some()
-}
-
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
 mod constructor {
-    use super::{APPLIED, DEFAULT_SPIN_COUNT, Ordering, SPIN_COUNT_VAR, environment_chooses};
+    use super::{APPLIED, DEFAULT_SPIN_COUNT, Ordering, SPIN_COUNT_VAR, WAIT_POLICY_VAR};
 
     /// Runs before the constructors without a priority, libgomp's among them: the
     /// linker orders `.init_array.NNNNN` sections by priority ahead of plain
@@ -56,7 +51,9 @@ mod constructor {
     static SHORT_SPIN: extern "C" fn() = short_spin;
 
     extern "C" fn short_spin() {
-        if environment_chooses() {
+        let chosen = std::env::var_os(SPIN_COUNT_VAR).is_some()
+            || std::env::var_os(WAIT_POLICY_VAR).is_some();
+        if chosen {
             return;
         }
         // SAFETY: constructors run on the loading thread before `main`, when no
