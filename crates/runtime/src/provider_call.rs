@@ -54,26 +54,21 @@ fn call_span(provider: &str, request: &ProviderRequest, streaming: bool) -> Span
 /// Records what the response says of itself on the call's span.
 fn record_response(span: &Span, response: &ProviderResponse) {
     let usage = &response.usage;
-    span.record(
-        "gen_ai.usage.input_tokens",
-        gen_ai::count(usage.input_tokens),
-    );
-    span.record(
-        "gen_ai.usage.output_tokens",
-        gen_ai::count(usage.output_tokens),
-    );
-    span.record(
-        "gen_ai.usage.cache_read.input_tokens",
-        gen_ai::count(usage.cached_tokens),
-    );
-    span.record(
-        "gen_ai.usage.cache_creation.input_tokens",
-        gen_ai::count(usage.cache_write_tokens),
-    );
-    span.record(
-        "gen_ai.usage.reasoning.output_tokens",
-        gen_ai::count(usage.reasoning_tokens),
-    );
+    for (field, tokens) in [
+        ("gen_ai.usage.input_tokens", usage.input_tokens),
+        ("gen_ai.usage.output_tokens", usage.output_tokens),
+        ("gen_ai.usage.cache_read.input_tokens", usage.cached_tokens),
+        (
+            "gen_ai.usage.cache_creation.input_tokens",
+            usage.cache_write_tokens,
+        ),
+        (
+            "gen_ai.usage.reasoning.output_tokens",
+            usage.reasoning_tokens,
+        ),
+    ] {
+        span.record(field, gen_ai::count(tokens));
+    }
     span.record(
         "gen_ai.response.finish_reasons",
         gen_ai::finish_reason(&response.finish_reason),

@@ -458,7 +458,6 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Adds a provider call's usage and cost, and enforces `max_cost`.
     /// Adds a call's usage and cost to the run's and enforces the cost budget.
     fn account(&mut self, call: &ProviderCall, span: &Span) -> Result<(), RuntimeError> {
         self.usage += call.response.usage;

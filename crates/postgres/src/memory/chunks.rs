@@ -34,16 +34,16 @@ pub(super) struct CachedIndex {
 }
 
 /// Inserts `chunks` in one transaction; their ids, in order. The vectors go in as
-/// `vectors` keeps them: little-endian f32 bytes, or pgvector's `vector` type (of the
-/// extension's schema).
+/// the database's vector setup keeps them: little-endian f32 bytes, or pgvector's
+/// `vector` type (of the extension's schema).
 pub(super) async fn insert(
     db: &PostgresDatabase,
-    vectors: &VectorSetup,
     session: Option<&SessionId>,
     model: &str,
     chunks: &[NewChunk],
 ) -> Result<Vec<i64>, MemoryError> {
     let action = "store chunks";
+    let vectors = db.vectors();
     let now = now_ms();
     let mut client = db.client().await?;
     let tx = client

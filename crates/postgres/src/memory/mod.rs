@@ -141,7 +141,7 @@ impl PostgresMemory {
             .map(|(text, vector)| NewChunk { text, vector })
             .collect();
         let model = embedder.model();
-        chunks::insert(&self.db, self.db.vectors(), session, &model, &new_chunks).await
+        chunks::insert(&self.db, session, &model, &new_chunks).await
     }
 
     /// Vector candidates for `vector`: from pgvector, or from the cache, refreshed
