@@ -134,6 +134,45 @@ fn ctrl_c_typed_during_a_turn_cancels_it_and_twice_at_the_prompt_quits() {
 }
 
 #[test]
+fn cancelling_a_turn_also_drops_lines_queued_before_it() {
+    let sandbox = Sandbox::new();
+    let (held, release) = openai::text("First answer.").held_at(0);
+    let server = MockServer::start(vec![
+        held,
+        openai::hold_after_text("Working on it"),
+        openai::text("Third answer."),
+    ])
+    .unwrap();
+    let (mut child, mut pty) = chat_in_a_long_turn(&sandbox, &server);
+    // Two lines typed ahead during the first turn.
+    pty.type_text("first ahead\r");
+    pty.output.wait_for(QUEUED);
+    pty.type_text("second ahead\r");
+    pty.output.wait_for_after(QUEUED, QUEUED);
+    release.release();
+    // The first runs as the next turn, which is then cancelled: the second, still
+    // queued, goes with it.
+    pty.output
+        .wait_for_after("First answer.", "oxydra> first ahead");
+    assert!(server.wait_for_requests(2, common::PATIENCE));
+    pty.type_text("/cancel\r");
+    pty.output.wait_for("dropped 1 line queued before it");
+    pty.output
+        .wait_for_after(r#""kind":"cancelled""#, "oxydra> ");
+
+    pty.type_text("and now?\r");
+    pty.output.wait_for("Third answer.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let third = requests[2].body["messages"].to_string();
+    assert!(third.contains("and now?"), "{third}");
+    assert!(!third.contains("second ahead"), "{third}");
+    pty.type_text("/exit\r");
+    assert_exit_code(&mut child, 0, &pty.output);
+    assert!(!pty.output.all().contains("oxydra> second ahead"));
+}
+
+#[test]
 fn text_typed_during_a_turn_is_not_echoed_and_runs_as_the_next_prompt() {
     let sandbox = Sandbox::new();
     let (held, release) = openai::text("First answer.").held_at(0);

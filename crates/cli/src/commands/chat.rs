@@ -339,10 +339,7 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
                     }
                 }
             }
-            Input::Message(text) => {
-                let queued = chat.turn(text).await;
-                chat.queued.extend(queued);
-            }
+            Input::Message(text) => chat.turn(text).await,
         }
     }
     chat.renderer.finish();
@@ -369,9 +366,10 @@ impl Chat {
         }
     }
 
-    /// Runs one turn; Ctrl-C, or `/cancel` typed on the terminal, cancels it. Returns
-    /// the lines typed during the turn, to run next (none when it was cancelled).
-    async fn turn(&self, text: &str) -> Vec<String> {
+    /// Runs one turn; Ctrl-C, or `/cancel` typed on the terminal, cancels it. The
+    /// lines typed during the turn are queued to run next; a cancelled turn drops
+    /// them, and the lines still queued from earlier turns.
+    async fn turn(&mut self, text: &str) {
         self.renderer.reset();
         let cancel = self.interrupts.begin_turn();
         let typed = Arc::new(Mutex::new(Vec::new()));
@@ -413,14 +411,22 @@ impl Chat {
                 eprintln!("error: {}", scrub(&error.to_string()).text);
             }
         }
-        // Cancelling drops the type-ahead, as a terminal's Ctrl-C drops its input.
-        if cancel.is_cancelled() && !typed.is_empty() {
-            let count = typed.len();
-            let lines = if count == 1 { "line" } else { "lines" };
-            eprintln!("dropped {count} {lines} typed during the cancelled turn");
+        // Cancelling drops the type-ahead, as a terminal's Ctrl-C drops its input:
+        // what was typed during this turn and what still waited from earlier ones.
+        if cancel.is_cancelled() {
+            for (count, when) in [
+                (typed.len(), "typed during the cancelled turn"),
+                (self.queued.len(), "queued before it"),
+            ] {
+                if count > 0 {
+                    let lines = if count == 1 { "line" } else { "lines" };
+                    eprintln!("dropped {count} {lines} {when}");
+                }
+            }
             typed.clear();
+            self.queued.clear();
         }
-        typed
+        self.queued.extend(typed);
     }
 }
 
