@@ -16,17 +16,24 @@ if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
 
-echo "installing build dependencies of the local model: ${missing[*]}"
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "error: the local model's build (llama.cpp) needs ${missing[*]} (cmake, a C++ compiler," >&2
+  echo "error: clang and libclang); install them with your system's package manager" >&2
+  exit 1
+fi
 if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
+  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
     SUDO=sudo
   else
-    echo "error: need root (or sudo) to install ${missing[*]}" >&2
+    echo "error: the local model's build (llama.cpp) needs Debian packages that are missing: ${missing[*]}" >&2
+    echo "error: install them as root, then run this again:" >&2
+    echo "    sudo apt-get install ${missing[*]}" >&2
     exit 1
   fi
 else
   SUDO=
 fi
+echo "installing the build dependencies of the local model (Debian packages): ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

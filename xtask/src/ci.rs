@@ -1,4 +1,5 @@
-//! `cargo xtask ci`: the checks CI runs, in order, stopping at the first failure.
+//! `cargo xtask ci`: installs what the tests need (`setup`), then the checks CI runs, in
+//! order, stopping at the first failure.
 
 use std::process::Command;
 use std::time::Instant;
@@ -77,12 +78,15 @@ fn steps() -> Vec<Step> {
 pub fn run() -> Result<(), String> {
     let root = crate::workspace_root();
     let started = Instant::now();
+    // Stops the pgvector server it started when the steps are done, passed or not.
+    let setup = crate::setup::TestSetup::prepare(&root)?;
     for step in steps() {
         eprintln!("==> {}: cargo {}", step.name, step.args.join(" "));
         let step_started = Instant::now();
         let status = Command::new("cargo")
             .args(&step.args)
             .envs(step.env.iter().copied())
+            .envs(setup.env.iter().map(|(key, value)| (key, value)))
             .current_dir(&root)
             .status()
             .map_err(|error| format!("step `{}` could not start cargo: {error}", step.name))?;

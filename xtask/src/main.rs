@@ -1,14 +1,19 @@
 //! Project automation for the Oxydra workspace.
 //!
-//! - `cargo xtask ci` — what CI runs: formatting, clippy with warnings denied, the
-//!   tests (nextest when installed, else `cargo test`), doc tests and the doc build.
-//!   It stops at the first failing step and names it.
+//! - `cargo xtask ci` — what CI runs: first what the tests need (`setup`: build
+//!   dependencies, cargo-nextest, the test model, the pgvector server, MCP test servers,
+//!   test shells), then formatting, clippy with warnings denied, the tests (nextest),
+//!   doc tests and the doc build. It stops at the first failing step and names it.
+//! - `cargo xtask run [ARGS…]` — the main job on a fresh clone: installs the build
+//!   dependencies, fetches the default small model once, then runs `oxydra run ARGS…`.
 //! - `cargo xtask bench [FILTER]` — runs every crate's benches and writes the
 //!   criterion medians, and the local-model bench's comparison table, into the
 //!   generated tables of `docs/performance.md`.
 
 mod bench;
 mod ci;
+mod run;
+mod setup;
 
 use std::process::ExitCode;
 
@@ -17,8 +22,17 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(),
         Some("bench") => bench::run(args.get(1).map(String::as_str)),
+        Some("run") => {
+            return match run::run(args.get(1..).unwrap_or_default()) {
+                Ok(code) => code,
+                Err(message) => {
+                    eprintln!("xtask: {message}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         _ => {
-            eprintln!("usage: cargo xtask <ci | bench [FILTER]>");
+            eprintln!("usage: cargo xtask <ci | run [ARGS…] | bench [FILTER]>");
             return ExitCode::from(2);
         }
     };
