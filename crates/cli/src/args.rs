@@ -29,7 +29,7 @@ pub struct Cli {
 /// `Err` holds the exit code (0 for `--help` and `--version`).
 pub fn parse(argv: Vec<OsString>) -> Result<Cli, std::process::ExitCode> {
     let error = match Cli::try_parse_from(&argv) {
-        Ok(cli) => return Ok(cli),
+        Ok(cli) => return Ok(cli.with_json_shorthand()),
         Err(error) => error,
     };
     if error.kind() == ErrorKind::MissingRequiredArgument && !std::io::stdin().is_terminal() {
@@ -38,7 +38,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Cli, std::process::ExitCode> {
         if let Ok(cli) = Cli::try_parse_from(&from_stdin)
             && matches!(&cli.command, Command::Run(run) if run.prompt.as_deref() == Some("-"))
         {
-            return Ok(cli);
+            return Ok(cli.with_json_shorthand());
         }
     }
     if error.use_stderr() && asks_for_jsonl(&argv) {
@@ -51,12 +51,40 @@ pub fn parse(argv: Vec<OsString>) -> Result<Cli, std::process::ExitCode> {
     ))
 }
 
-/// Whether the command line holds `--output jsonl` (or `--output=jsonl`).
+/// Whether the command line holds `--output jsonl` (or `--output=jsonl`, or `--json`).
 fn asks_for_jsonl(argv: &[OsString]) -> bool {
     argv.iter().enumerate().any(|(index, arg)| {
         arg == "--output=jsonl"
+            || arg == "--json"
             || (arg == "--output" && argv.get(index + 1).is_some_and(|next| next == "jsonl"))
     })
+}
+
+impl Cli {
+    /// `--json` is `--output jsonl`.
+    fn with_json_shorthand(mut self) -> Self {
+        let (json, output) = match &mut self.command {
+            Command::Run(args) => (args.options.json, &mut args.options.output),
+            Command::Chat(args) => (args.options.json, &mut args.options.output),
+            Command::Sessions(SessionsArgs {
+                action: SessionsAction::List(list),
+            }) => (list.options.json, &mut list.options.output),
+            Command::Sessions(SessionsArgs {
+                action: SessionsAction::Show { options, .. },
+            }) => (options.json, &mut options.output),
+            Command::Agents(AgentsArgs {
+                action: AgentsAction::List(options),
+            }) => (options.json, &mut options.output),
+            Command::Mcp(McpArgs {
+                action: McpAction::List(options),
+            }) => (options.json, &mut options.output),
+            _ => return self,
+        };
+        if json {
+            *output = OutputFormat::Jsonl;
+        }
+        self
+    }
 }
 
 /// A clap error on one line: its message, without the `error: ` prefix, the usage
@@ -132,8 +160,9 @@ pub struct RunOptions {
     /// Base URL of the provider (e.g. `http://localhost:11434/v1` for Ollama).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// The model name.
-    #[arg(long, value_name = "NAME")]
+    /// The model: its name at the provider, or for the embedded model a `PATH.gguf`
+    /// file or `hf:OWNER/REPO/FILE.gguf` (downloaded once into the data dir).
+    #[arg(short, long, value_name = "NAME")]
     pub model: Option<String>,
     /// Which OpenAI API to speak (provider `openai` only; default `chat`).
     #[arg(long, value_enum)]
@@ -149,14 +178,14 @@ pub struct RunOptions {
     /// Continue a stored session.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// Continue the most recently used stored session.
+    /// Continue the most recently used stored session of this workspace.
     #[arg(long = "continue", conflicts_with = "session")]
     pub continue_latest: bool,
     /// SQLite file (default in the user data dir).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
     /// Root of the file tools (default the current dir).
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'C', long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
     /// Most turns (provider calls) per task (default 8).
     #[arg(long, value_name = "N")]
@@ -176,6 +205,9 @@ pub struct RunOptions {
     /// runtime on stdout, one JSON object per line, ending with `final` or `error`.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
+    /// Short for `--output jsonl`.
+    #[arg(long, conflicts_with = "output")]
+    pub json: bool,
 }
 
 /// `oxydra run`.
@@ -219,8 +251,8 @@ pub struct SessionsArgs {
 /// `oxydra sessions list|show|delete`.
 #[derive(Debug, Subcommand)]
 pub enum SessionsAction {
-    /// One line per stored session.
-    List(ListOptions),
+    /// One line per stored session, the most recently used first.
+    List(SessionsListArgs),
     /// The stored messages of one session.
     Show {
         /// The session id.
@@ -235,8 +267,43 @@ pub enum SessionsAction {
         id: String,
         /// Options.
         #[command(flatten)]
-        options: ListOptions,
+        options: DatabaseOptions,
     },
+}
+
+/// `oxydra sessions list`.
+#[derive(Debug, Clone, Args)]
+pub struct SessionsListArgs {
+    /// Options.
+    #[command(flatten)]
+    pub options: ListOptions,
+    /// List at most N sessions (the most recently used).
+    #[arg(short = 'n', long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+/// Where `sessions delete` finds the database.
+#[derive(Debug, Clone, Args)]
+pub struct DatabaseOptions {
+    /// Configuration file (default `./oxydra.toml` if present, else the user config
+    /// dir; its `[memory] db` is used unless `--db` is given).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// SQLite file or `postgres://` URL (default in the user data dir).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+impl DatabaseOptions {
+    /// As the listing commands' options (which print nothing of their own here).
+    pub fn list_options(&self) -> ListOptions {
+        ListOptions {
+            config: self.config.clone(),
+            db: self.db.clone(),
+            output: OutputFormat::Text,
+            json: false,
+        }
+    }
 }
 
 /// Options of the listing commands: `sessions list|show`, `agents list`, `mcp list`.
@@ -253,6 +320,9 @@ pub struct ListOptions {
     /// agent or server listed, for people; `jsonl`, the same as one JSON object per line.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
+    /// Short for `--output jsonl`.
+    #[arg(long, conflicts_with = "output")]
+    pub json: bool,
 }
 
 impl ListOptions {
@@ -296,6 +366,24 @@ pub enum McpAction {
     List(ListOptions),
 }
 
+/// How `serve` answers requests for consent: it has no terminal to ask at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ServeApprove {
+    /// Deny every request (the default).
+    Never,
+    /// Grant every request.
+    Always,
+}
+
+impl From<ServeApprove> for ApproveMode {
+    fn from(answer: ServeApprove) -> Self {
+        match answer {
+            ServeApprove::Never => Self::Never,
+            ServeApprove::Always => Self::Always,
+        }
+    }
+}
+
 /// `oxydra serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -311,18 +399,20 @@ pub struct ServeArgs {
     /// Base URL of the provider of AI agents.
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// The model of AI agents without a model of their own.
-    #[arg(long, value_name = "NAME")]
+    /// The model of AI agents without a model of their own (a name at the provider, or
+    /// a `PATH.gguf` / `hf:OWNER/REPO/FILE.gguf` for the embedded model).
+    #[arg(short, long, value_name = "NAME")]
     pub model: Option<String>,
     /// SQLite file for runs and sessions (default in the user data dir).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
     /// Root of the file tools (default the current dir).
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'C', long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// How requests for consent are answered (`ask` means `never`: nobody is at a terminal).
+    /// How requests for consent are answered: nobody is at a terminal to ask, so
+    /// `never` (the default) denies them and `always` grants them.
     #[arg(long, value_enum)]
-    pub approve: Option<ApproveMode>,
+    pub approve: Option<ServeApprove>,
     /// Serve a non-loopback address (`0.0.0.0:8080`, a LAN IP) without a bearer token:
     /// anyone who can reach it may start runs.
     #[arg(long)]
@@ -339,7 +429,7 @@ impl ServeArgs {
             model: self.model.clone(),
             db: self.db.clone(),
             workspace: self.workspace.clone(),
-            approve: self.approve,
+            approve: self.approve.map(ApproveMode::from),
             ..RunOptions::default()
         }
     }

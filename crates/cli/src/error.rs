@@ -158,11 +158,18 @@ pub enum CliError {
         /// The path that was given.
         path: PathBuf,
     },
-    /// `--continue` found no stored session.
-    #[error("no stored session to continue in {}", db.display())]
+    /// `--continue` found no stored session of the workspace.
+    #[error(
+        "no stored session to continue in workspace {} (database {}; `oxydra sessions list` \
+         shows every session, `--session ID` continues one)",
+        workspace.display(),
+        db.display()
+    )]
     NothingToContinue {
         /// The database file.
         db: PathBuf,
+        /// The workspace no session was found for.
+        workspace: PathBuf,
     },
     /// A session that does not exist was asked for.
     #[error("session `{id}` not found in {}", db.display())]
@@ -235,6 +242,11 @@ impl CliError {
             what: "cannot write to stdout",
             source,
         }
+    }
+
+    /// Whether this is a write to a stdout whose reader has gone (`… | head`).
+    pub fn is_closed_stdout(&self) -> bool {
+        matches!(self, Self::Stdio { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
     }
 
     /// A stable, snake_case kind for the `error` event of `--output jsonl`.

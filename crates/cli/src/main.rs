@@ -25,6 +25,8 @@ fn main() -> std::process::ExitCode {
     let jsonl = cli.command.prints_events_as_jsonl();
     let exit = match logging::init(cli.verbose).and_then(|()| commands::dispatch(cli)) {
         Ok(exit) => exit,
+        // The reader went away (`oxydra sessions show ID | head`): it has what it wanted.
+        Err(error) if error.is_closed_stdout() => exit_code::Exit::Done,
         Err(error) => report(&error, jsonl),
     };
     // Every span has ended: send what is left before the process goes.

@@ -251,3 +251,133 @@ fn a_huge_integer_in_the_config_is_too_large_naming_the_key() {
         "{err}"
     );
 }
+
+/// `git diff | oxydra run "Review this"`: text piped in beside a prompt argument follows
+/// the prompt after a blank line, in the one user message sent.
+#[test]
+fn text_piped_beside_a_prompt_follows_it() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![openai::text("reviewed")]).unwrap();
+    let mut command = sandbox.stored_command("run");
+    command.args(["--base-url", &server.openai_url(), "Summarise this"]);
+    let output = output_with_stdin(command, b"the piped notes\nsecond line\n");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let users: Vec<String> = requests[0].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "user")
+        .map(|message| message["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        users,
+        vec!["Summarise this\n\nthe piped notes\nsecond line".to_owned()]
+    );
+}
+
+/// `--continue` goes on with the newest session of the workspace it runs in, never
+/// with a newer one of another workspace; with none there it says so (exit 2).
+#[test]
+fn continue_picks_the_newest_session_of_this_workspace() {
+    let sandbox = Sandbox::new();
+    let other = sandbox.path().join("other-ws");
+    std::fs::create_dir_all(&other).unwrap();
+    let server = MockServer::start(vec![
+        openai::text("first answer"),
+        openai::text("other answer"),
+        openai::text("continued"),
+    ])
+    .unwrap();
+    let url = server.openai_url();
+    let first = sandbox.run_openai(&url, &["--json"], "first task here");
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let first_session = json_lines(&first).last().unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // A newer session in another workspace (`-C`).
+    let mut elsewhere = sandbox.command();
+    elsewhere
+        .args(["run", "--db"])
+        .arg(&sandbox.db)
+        .arg("-C")
+        .arg(&other)
+        .args(["--base-url", &url, "task elsewhere"]);
+    let elsewhere = elsewhere.output().unwrap();
+    assert_eq!(elsewhere.status.code(), Some(0), "{}", stderr(&elsewhere));
+    let continued = sandbox.run_openai(&url, &["--continue", "--json"], "and then?");
+    assert_eq!(continued.status.code(), Some(0), "{}", stderr(&continued));
+    let final_event = json_lines(&continued).last().unwrap().clone();
+    assert_eq!(final_event["session_id"], first_session.as_str());
+    // The continued request carries the first task, not the other workspace's.
+    let third = &server.requests()[2].body.to_string();
+    assert!(third.contains("first task here"), "{third}");
+    assert!(!third.contains("task elsewhere"), "{third}");
+
+    let empty = sandbox.path().join("empty-ws");
+    std::fs::create_dir_all(&empty).unwrap();
+    let mut none = sandbox.command();
+    none.args(["run", "--continue", "--db"])
+        .arg(&sandbox.db)
+        .arg("-C")
+        .arg(&empty)
+        .args(["--base-url", &url, "hello"]);
+    let none = none.output().unwrap();
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains("no stored session to continue in workspace"),
+        "{}",
+        stderr(&none)
+    );
+
+    // The listing names each session's workspace, and `-n` limits it.
+    let listed = sandbox.sessions(&["list", "--json", "-n", "1"]);
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    let lines = json_lines(&listed);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["session_id"], first_session.as_str());
+    let workspace = std::fs::canonicalize(&sandbox.workspace).unwrap();
+    assert_eq!(lines[0]["workspace"], workspace.to_str().unwrap());
+}
+
+/// `oxydra sessions show ID | head -1`: the reader leaves early, and the command exits 0
+/// without an error line.
+#[test]
+fn a_listing_whose_reader_leaves_exits_quietly() {
+    let sandbox = Sandbox::new();
+    let replies: Vec<_> = (0..1)
+        .map(|_| openai::text(&"a long answer line\n".repeat(20_000)))
+        .collect();
+    let server = MockServer::start(replies).unwrap();
+    let run = sandbox.run_openai(&server.openai_url(), &["--json"], "talk a lot");
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let session = json_lines(&run).last().unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let script = format!(
+        "\"$OXYDRA\" sessions show {session} --db \"$DB\" | head -c 10 >/dev/null; echo \"status=${{PIPESTATUS[0]}}\""
+    );
+    let mut command = sandbox.command();
+    let output = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .env("OXYDRA", env!("CARGO_BIN_EXE_oxydra"))
+        .env("DB", &sandbox.db)
+        .envs(command_env(&mut command))
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&output).trim(), "status=0", "{}", stderr(&output));
+    assert!(!stderr(&output).contains("error"), "{}", stderr(&output));
+}
+
+/// The environment the sandbox gives its commands (home, config and data dirs).
+fn command_env(
+    command: &mut std::process::Command,
+) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    command
+        .get_envs()
+        .filter_map(|(key, value)| Some((key.to_owned(), value?.to_owned())))
+        .collect()
+}

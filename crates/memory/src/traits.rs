@@ -35,6 +35,9 @@ pub struct SessionInfo {
     pub model: Option<String>,
     /// The agent (blueprint) it runs as, from its [`SessionMeta`].
     pub agent: Option<String>,
+    /// The workspace its last run worked in, from its [`SessionMeta`] (`None` for a
+    /// session stored before sessions recorded one).
+    pub workspace: Option<String>,
 }
 
 /// What a session runs with, recorded when a run opens it: so that listings can say
@@ -48,6 +51,9 @@ pub struct SessionMeta {
     pub system_prompt: Option<String>,
     /// The agent (blueprint) it runs as, when a coordinator's agent started it.
     pub agent: Option<String>,
+    /// The workspace (root of the file tools) its last run worked in, as an absolute
+    /// path; `None` when not recorded.
+    pub workspace: Option<String>,
 }
 
 /// The rolling summary of a session's older turns.

@@ -70,6 +70,10 @@ pub(crate) const MEMORY_MIGRATIONS: &[&str] = &[
         updated_at    BIGINT NOT NULL
     );
     ",
+    // 3: the workspace each session worked in (see the SQLite store's migration 4).
+    "
+    ALTER TABLE session_meta ADD COLUMN workspace TEXT;
+    ",
 ];
 
 /// The run store's migrations.

@@ -99,7 +99,7 @@ async fn a_memory_schema_from_before_session_meta_is_migrated() {
     client
         .batch_execute(&format!(
             "DROP TABLE {schema}.session_meta;
-             DELETE FROM {schema}.oxydra_schema_migrations WHERE component = 'memory' AND version = 2",
+             DELETE FROM {schema}.oxydra_schema_migrations WHERE component = 'memory' AND version >= 2",
             schema = test.schema()
         ))
         .await
@@ -113,6 +113,7 @@ async fn a_memory_schema_from_before_session_meta_is_migrated() {
         model: "m".into(),
         system_prompt: Some("p".into()),
         agent: None,
+        workspace: Some("/w".into()),
     };
     memory.store_session_meta(&session, &meta).await.unwrap();
     assert_eq!(memory.session_meta(&session).await.unwrap(), Some(meta));

@@ -63,6 +63,7 @@ pub(crate) async fn run(
             model: &inner.model,
             system_prompt: inner.system_prompt.as_deref(),
             agent: inner.agent_name.as_deref(),
+            workspace: inner.workspace_root.to_str(),
             keep_stored: inner.keep_session_system_prompt,
         };
         let profile = session_meta::resolve(&own, state.stored_meta(), &inner.scrubber);

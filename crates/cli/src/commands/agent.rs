@@ -167,11 +167,16 @@ pub async fn starting_session(
 ) -> Result<SessionId, CliError> {
     match &effective.runtime.session {
         Some(id) => require_session(memory, id, effective).await,
-        None if continue_latest => super::sessions::newest(memory.as_ref(), &effective.memory.db)
-            .await?
-            .ok_or_else(|| CliError::NothingToContinue {
-                db: effective.memory.db.clone(),
-            }),
+        None if continue_latest => super::sessions::newest(
+            memory.as_ref(),
+            &effective.memory.db,
+            &effective.runtime.workspace,
+        )
+        .await?
+        .ok_or_else(|| CliError::NothingToContinue {
+            db: effective.memory.db.clone(),
+            workspace: effective.runtime.workspace.clone(),
+        }),
         None => Ok(SessionId::generate()),
     }
 }

@@ -464,7 +464,7 @@ async fn list_sessions(
     db: &std::path::Path,
     current: &SessionId,
 ) -> Result<(), CliError> {
-    let sessions = listing(agent.memory.as_ref(), db).await?;
+    let sessions = listing(agent.memory.as_ref(), db, None).await?;
     let mut out = Vec::new();
     let _ = write_sessions(&mut out, &sessions, OutputFormat::Text);
     eprint!("{}", String::from_utf8_lossy(&out));

@@ -142,21 +142,48 @@ fn output_schema(path: &Path) -> Result<OutputSchema, CliError> {
     OutputSchema::new(schema).map_err(|error| invalid(error.to_string()))
 }
 
-/// The prompt argument, or stdin when it is `-`.
+/// The prompt argument, or stdin when it is `-`. Text piped in beside a prompt
+/// argument (`git diff | oxydra run "Review this"`) follows the prompt after a blank
+/// line, as `llm` and `codex exec` do; stdin is read only when it is a pipe or a file,
+/// never a terminal or a device such as `/dev/null`.
 fn prompt_text(prompt: Option<&str>) -> Result<String, CliError> {
+    let read_stdin = || {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map(|_| text)
+            .map_err(|source| CliError::Stdio {
+                what: "cannot read the prompt from stdin",
+                source,
+            })
+    };
     match prompt {
-        Some("-") => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|source| CliError::Stdio {
-                    what: "cannot read the prompt from stdin",
-                    source,
-                })?;
-            non_empty(text)
+        Some("-") => non_empty(read_stdin()?),
+        Some(text) if stdin_is_piped() => {
+            let piped = read_stdin()?;
+            non_empty(join_piped(text, &piped))
         }
         Some(text) => non_empty(text.to_owned()),
         None => non_empty(String::new()),
+    }
+}
+
+/// Whether stdin is a pipe or a regular file (`cmd | oxydra run …`, `< file`).
+fn stdin_is_piped() -> bool {
+    use nix::sys::stat::{SFlag, fstat};
+    fstat(std::io::stdin()).is_ok_and(|stat| {
+        let kind = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
+        kind == SFlag::S_IFIFO || kind == SFlag::S_IFREG
+    })
+}
+
+/// The prompt followed by the text piped in, if there was any.
+fn join_piped(prompt: &str, piped: &str) -> String {
+    let piped = piped.trim_end();
+    if piped.trim().is_empty() {
+        prompt.to_owned()
+    } else {
+        format!("{prompt}\n\n{piped}")
     }
 }
 
@@ -168,5 +195,20 @@ fn non_empty(text: String) -> Result<String, CliError> {
         })
     } else {
         Ok(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn piped_text_follows_the_prompt_after_a_blank_line() {
+        assert_eq!(
+            join_piped("Summarise this", "line one\nline two\n\n"),
+            "Summarise this\n\nline one\nline two"
+        );
+        assert_eq!(join_piped("Summarise this", " \n"), "Summarise this");
+        assert_eq!(join_piped("Summarise this", ""), "Summarise this");
     }
 }

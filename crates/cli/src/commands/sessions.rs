@@ -21,9 +21,9 @@ use super::database::{MemoryStore, is_url, open_memory, shown};
 /// Runs `oxydra sessions …`.
 pub async fn run(args: SessionsArgs) -> Result<Exit, CliError> {
     match args.action {
-        SessionsAction::List(options) => list(&options).await,
+        SessionsAction::List(args) => list(&args.options, args.limit).await,
         SessionsAction::Show { id, options } => show(&id, &options).await,
-        SessionsAction::Delete { id, options } => delete(&id, &options).await,
+        SessionsAction::Delete { id, options } => delete(&id, &options.list_options()).await,
     }
 }
 
@@ -35,13 +35,21 @@ pub struct Listed {
     pub first_prompt: Option<String>,
 }
 
-/// The stored sessions, the most recently used first, each with its first prompt.
-pub async fn listing(memory: &dyn MemoryStore, path: &Path) -> Result<Vec<Listed>, CliError> {
+/// The stored sessions, the most recently used first (at most `limit`), each with its
+/// first prompt.
+pub async fn listing(
+    memory: &dyn MemoryStore,
+    path: &Path,
+    limit: Option<usize>,
+) -> Result<Vec<Listed>, CliError> {
     let mut sessions = memory
         .list_sessions()
         .await
         .map_err(|error| memory_error(path, error))?;
     sessions.sort_by_key(|session| std::cmp::Reverse(session.updated_at_ms));
+    if let Some(limit) = limit {
+        sessions.truncate(limit);
+    }
     let mut listed = Vec::with_capacity(sessions.len());
     for info in sessions {
         let messages = memory
@@ -58,16 +66,32 @@ pub async fn listing(memory: &dyn MemoryStore, path: &Path) -> Result<Vec<Listed
     Ok(listed)
 }
 
-/// The newest stored session (`--continue`), if any.
-pub async fn newest(memory: &dyn MemoryStore, path: &Path) -> Result<Option<SessionId>, CliError> {
+/// The newest stored session that worked in `workspace` (`--continue`), if any.
+/// Sessions of other workspaces, and those stored before sessions recorded theirs, are
+/// never picked.
+pub async fn newest(
+    memory: &dyn MemoryStore,
+    path: &Path,
+    workspace: &Path,
+) -> Result<Option<SessionId>, CliError> {
     let sessions = memory
         .list_sessions()
         .await
         .map_err(|error| memory_error(path, error))?;
-    Ok(sessions
+    Ok(newest_in(sessions, workspace))
+}
+
+fn newest_in(sessions: Vec<SessionInfo>, workspace: &Path) -> Option<SessionId> {
+    sessions
         .into_iter()
+        .filter(|session| {
+            session
+                .workspace
+                .as_deref()
+                .is_some_and(|recorded| Path::new(recorded) == workspace)
+        })
         .max_by_key(|session| session.updated_at_ms)
-        .map(|session| session.session_id))
+        .map(|session| session.session_id)
 }
 
 /// A prompt on one line, scrubbed, escaped and cut to 60 characters.
@@ -146,10 +170,10 @@ pub async fn open(path: &Path, origin: &str) -> Result<Arc<dyn MemoryStore>, Cli
     open_memory(path, origin).await
 }
 
-async fn list(options: &ListOptions) -> Result<Exit, CliError> {
+async fn list(options: &ListOptions, limit: Option<usize>) -> Result<Exit, CliError> {
     let (path, origin) = db_path(options)?;
     let sessions = match open_for_listing(&path, &origin).await? {
-        Some(memory) => listing(memory.as_ref(), &path).await?,
+        Some(memory) => listing(memory.as_ref(), &path, limit).await?,
         None => Vec::new(),
     };
     let mut out = std::io::stdout().lock();
@@ -248,6 +272,7 @@ pub fn write_sessions(
                     "messages": info.messages,
                     "model": info.model,
                     "agent": info.agent,
+                    "workspace": info.workspace,
                     "first_prompt": first_prompt,
                 });
                 writeln!(out, "{line}")?;
@@ -390,6 +415,7 @@ mod tests {
                 messages: 3,
                 model: Some("gpt-4o-mini".into()),
                 agent: Some("research\u{1b}er".into()),
+                workspace: Some("/work/app".into()),
             },
             first_prompt: Some("Fix the build".into()),
         }];
@@ -401,7 +427,7 @@ mod tests {
             json!({"session_id":"ses_1","created_at":"1970-01-01T00:00:00.000Z",
                 "updated_at":"1970-01-01T00:00:01.000Z","messages":3,
                 "model":"gpt-4o-mini","agent":"research\u{1b}er",
-                "first_prompt":"Fix the build"})
+                "workspace":"/work/app","first_prompt":"Fix the build"})
         );
         let mut text = Vec::new();
         write_sessions(&mut text, &sessions, OutputFormat::Text).unwrap();
@@ -416,6 +442,30 @@ mod tests {
     }
 
     #[test]
+    fn continue_picks_the_newest_session_of_this_workspace_only() {
+        let session = |id: &str, updated_at_ms: i64, workspace: Option<&str>| SessionInfo {
+            session_id: SessionId::from(id),
+            created_at_ms: 0,
+            updated_at_ms,
+            messages: 1,
+            model: None,
+            agent: None,
+            workspace: workspace.map(str::to_owned),
+        };
+        let sessions = vec![
+            session("ses_here_old", 1, Some("/work/app")),
+            session("ses_here_new", 2, Some("/work/app")),
+            session("ses_elsewhere", 9, Some("/work/other")),
+            session("ses_unrecorded", 10, None),
+        ];
+        assert_eq!(
+            newest_in(sessions.clone(), Path::new("/work/app")),
+            Some(SessionId::from("ses_here_new"))
+        );
+        assert_eq!(newest_in(sessions, Path::new("/work/none")), None);
+    }
+
+    #[test]
     fn a_session_stored_before_metas_lists_no_model() {
         let sessions = vec![Listed {
             info: SessionInfo {
@@ -425,6 +475,7 @@ mod tests {
                 messages: 1,
                 model: None,
                 agent: None,
+                workspace: None,
             },
             first_prompt: None,
         }];
@@ -450,6 +501,7 @@ mod tests {
             model: "m".into(),
             system_prompt: Some("You research\nquestions.".into()),
             agent: Some("researcher".into()),
+            workspace: None,
         };
         write_meta(&mut out, Some(&meta)).unwrap();
         assert_eq!(

@@ -16,6 +16,7 @@ fn meta(model: &str, prompt: Option<&str>, agent: Option<&str>) -> SessionMeta {
         model: model.to_owned(),
         system_prompt: prompt.map(str::to_owned),
         agent: agent.map(str::to_owned),
+        workspace: Some(format!("/work/{model}")),
     }
 }
 
@@ -43,8 +44,10 @@ pub async fn session_meta_round_trips_replaces_and_is_listed<B: MemoryBackend>(b
     let find = |id: &SessionId| listed.iter().find(|s| &s.session_id == id).unwrap().clone();
     assert_eq!(find(&with).model.as_deref(), Some("model-a"));
     assert_eq!(find(&with).agent.as_deref(), Some("researcher"));
+    assert_eq!(find(&with).workspace.as_deref(), Some("/work/model-a"));
     assert_eq!(find(&with).messages, 1);
     assert_eq!((find(&without).model, find(&without).agent), (None, None));
+    assert_eq!(find(&without).workspace, None);
 
     // Storing again replaces every field, absent ones included.
     let second = meta("model-b", None, None);
@@ -53,8 +56,12 @@ pub async fn session_meta_round_trips_replaces_and_is_listed<B: MemoryBackend>(b
     let listed = memory.list_sessions().await.unwrap();
     let again = listed.iter().find(|s| s.session_id == with).unwrap();
     assert_eq!(
-        (again.model.as_deref(), again.agent.as_deref()),
-        (Some("model-b"), None)
+        (
+            again.model.as_deref(),
+            again.agent.as_deref(),
+            again.workspace.as_deref()
+        ),
+        (Some("model-b"), None, Some("/work/model-b"))
     );
 
     // A meta stored before the session's first message is not a session of its own.

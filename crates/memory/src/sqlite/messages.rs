@@ -161,7 +161,8 @@ pub fn list_sessions(conn: &Connection, path: &Path) -> Result<Vec<SessionInfo>,
     let err = |source| super::error::db(path, "list sessions", source);
     let mut stmt = conn
         .prepare_cached(
-            "SELECT s.session_id, s.created_at, s.updated_at, s.last_sequence, m.model, m.agent
+            "SELECT s.session_id, s.created_at, s.updated_at, s.last_sequence, m.model, m.agent,
+                    m.workspace
              FROM sessions s LEFT JOIN session_meta m ON m.session_id = s.session_id
              ORDER BY s.updated_at DESC, s.session_id DESC",
         )
@@ -175,6 +176,7 @@ pub fn list_sessions(conn: &Connection, path: &Path) -> Result<Vec<SessionInfo>,
                 messages: row.get::<_, i64>(3)?.max(0) as u64,
                 model: row.get(4)?,
                 agent: row.get(5)?,
+                workspace: row.get(6)?,
             })
         })
         .map_err(err)?;

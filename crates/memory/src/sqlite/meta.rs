@@ -17,11 +17,12 @@ pub fn store(
     meta: &SessionMeta,
 ) -> Result<(), MemoryError> {
     conn.prepare_cached(
-        "INSERT INTO session_meta (session_id, model, system_prompt, agent, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)
+        "INSERT INTO session_meta (session_id, model, system_prompt, agent, updated_at, workspace)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (session_id) DO UPDATE
          SET model = excluded.model, system_prompt = excluded.system_prompt,
-             agent = excluded.agent, updated_at = excluded.updated_at",
+             agent = excluded.agent, updated_at = excluded.updated_at,
+             workspace = excluded.workspace",
     )
     .and_then(|mut stmt| {
         stmt.execute(params![
@@ -29,7 +30,8 @@ pub fn store(
             meta.model,
             meta.system_prompt,
             meta.agent,
-            now_ms()
+            now_ms(),
+            meta.workspace
         ])
     })
     .map(drop)
@@ -43,7 +45,7 @@ pub fn load(
     session: &SessionId,
 ) -> Result<Option<SessionMeta>, MemoryError> {
     conn.prepare_cached(
-        "SELECT model, system_prompt, agent FROM session_meta WHERE session_id = ?1",
+        "SELECT model, system_prompt, agent, workspace FROM session_meta WHERE session_id = ?1",
     )
     .and_then(|mut stmt| {
         stmt.query_row([session.as_str()], |row| {
@@ -51,6 +53,7 @@ pub fn load(
                 model: row.get(0)?,
                 system_prompt: row.get(1)?,
                 agent: row.get(2)?,
+                workspace: row.get(3)?,
             })
         })
         .optional()

@@ -83,6 +83,11 @@ const MIGRATIONS: &[&str] = &[
         updated_at    INTEGER NOT NULL
     ) WITHOUT ROWID;
     ",
+    // 4: the workspace each session worked in, so that `--continue` picks the newest
+    // session of the current workspace. Sessions stored before have none.
+    "
+    ALTER TABLE session_meta ADD COLUMN workspace TEXT;
+    ",
 ];
 
 /// The schema version this code writes.
@@ -146,7 +151,7 @@ mod tests {
         let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 3);
+        assert_eq!(version, SCHEMA_VERSION);
         let listed = super::super::messages::list_sessions(&conn, Path::new(":memory:")).unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].session_id.as_str(), "ses_old");
@@ -161,6 +166,28 @@ mod tests {
         )
         .unwrap();
         assert_eq!(meta, None);
+    }
+
+    #[test]
+    fn a_version_3_database_keeps_its_metas_and_gains_a_workspace_column() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in MIGRATIONS.iter().take(3) {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        conn.execute("INSERT INTO sessions VALUES ('ses_old', 1, 2, 1)", [])
+            .unwrap();
+        conn.execute(
+            "INSERT INTO session_meta VALUES ('ses_old', 'm', 'p', NULL, 2)",
+            [],
+        )
+        .unwrap();
+        migrate(&mut conn, Path::new(":memory:")).unwrap();
+        let listed = super::super::messages::list_sessions(&conn, Path::new(":memory:")).unwrap();
+        assert_eq!(
+            (listed[0].model.as_deref(), listed[0].workspace.as_deref()),
+            (Some("m"), None)
+        );
     }
 
     #[test]

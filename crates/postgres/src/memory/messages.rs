@@ -146,7 +146,8 @@ pub(super) async fn list_sessions(db: &PostgresDatabase) -> Result<Vec<SessionIn
     let client = db.client().await?;
     let rows = client
         .query(
-            "SELECT s.session_id, s.created_at, s.updated_at, s.last_sequence, m.model, m.agent
+            "SELECT s.session_id, s.created_at, s.updated_at, s.last_sequence, m.model, m.agent,
+                    m.workspace
              FROM sessions s LEFT JOIN session_meta m ON m.session_id = s.session_id
              ORDER BY s.updated_at DESC, s.session_id DESC",
             &[],
@@ -162,6 +163,7 @@ pub(super) async fn list_sessions(db: &PostgresDatabase) -> Result<Vec<SessionIn
                 messages: row.try_get::<_, i64>(3)?.max(0) as u64,
                 model: row.try_get(4)?,
                 agent: row.try_get(5)?,
+                workspace: row.try_get(6)?,
             })
         })
         .collect::<Result<Vec<_>, tokio_postgres::Error>>()

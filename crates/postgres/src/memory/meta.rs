@@ -16,17 +16,19 @@ pub(super) async fn store(
     let client = db.client().await?;
     client
         .execute(
-            "INSERT INTO session_meta (session_id, model, system_prompt, agent, updated_at)
-             VALUES ($1, $2, $3, $4, $5)
+            "INSERT INTO session_meta (session_id, model, system_prompt, agent, updated_at, workspace)
+             VALUES ($1, $2, $3, $4, $5, $6)
              ON CONFLICT (session_id) DO UPDATE
              SET model = excluded.model, system_prompt = excluded.system_prompt,
-                 agent = excluded.agent, updated_at = excluded.updated_at",
+                 agent = excluded.agent, updated_at = excluded.updated_at,
+             workspace = excluded.workspace",
             &[
                 &session.as_str(),
                 &meta.model,
                 &meta.system_prompt,
                 &meta.agent,
                 &now_ms(),
+                &meta.workspace,
             ],
         )
         .await
@@ -43,7 +45,7 @@ pub(super) async fn load(
     let client = db.client().await?;
     let row = client
         .query_opt(
-            "SELECT model, system_prompt, agent FROM session_meta WHERE session_id = $1",
+            "SELECT model, system_prompt, agent, workspace FROM session_meta WHERE session_id = $1",
             &[&session.as_str()],
         )
         .await
@@ -56,6 +58,7 @@ pub(super) async fn load(
             model: row.try_get(0)?,
             system_prompt: row.try_get(1)?,
             agent: row.try_get(2)?,
+            workspace: row.try_get(3)?,
         })
     };
     read().map(Some).map_err(|e| db.error(&action, &e).into())

@@ -1,5 +1,5 @@
 //! What a run sends as its system prompt, and what it records about its session (a
-//! [`SessionMeta`]): the model, the system prompt and the agent name.
+//! [`SessionMeta`]): the model, the system prompt, the agent name and the workspace.
 //!
 //! A runtime that keeps stored system prompts
 //! ([`keep_session_system_prompt`](crate::AgentRuntimeBuilder::keep_session_system_prompt))
@@ -14,6 +14,8 @@ pub(super) struct Own<'a> {
     pub model: &'a str,
     pub system_prompt: Option<&'a str>,
     pub agent: Option<&'a str>,
+    /// The workspace the run works in.
+    pub workspace: Option<&'a str>,
     /// A stored session keeps its recorded prompt and agent.
     pub keep_stored: bool,
 }
@@ -45,6 +47,7 @@ pub(super) fn resolve(own: &Own<'_>, stored: Option<&SessionMeta>, scrubber: &Sc
         model: own.model.to_owned(),
         system_prompt: recorded_prompt,
         agent,
+        workspace: own.workspace.map(str::to_owned),
     };
     let record = (stored != Some(&meta)).then_some(meta);
     Profile {
@@ -62,6 +65,7 @@ mod tests {
             model: "model-b",
             system_prompt: Some("the runtime's prompt"),
             agent: None,
+            workspace: Some("/work/project"),
             keep_stored,
         }
     }
@@ -71,6 +75,7 @@ mod tests {
             model: "model-a".into(),
             system_prompt: Some("You research questions.".into()),
             agent: Some("researcher".into()),
+            workspace: Some("/work/project".into()),
         }
     }
 
@@ -88,6 +93,7 @@ mod tests {
                     model: "model-b".into(),
                     system_prompt: Some("the runtime's prompt".into()),
                     agent: None,
+                    workspace: Some("/work/project".into()),
                 })
             );
         }
@@ -115,6 +121,20 @@ mod tests {
             Some("the runtime's prompt")
         );
         assert_eq!(replaced.record.and_then(|m| m.agent), None);
+    }
+
+    #[test]
+    fn a_run_in_another_workspace_records_it() {
+        let stored = SessionMeta {
+            model: "model-b".into(),
+            workspace: Some("/elsewhere".into()),
+            ..agent_meta()
+        };
+        let profile = resolve(&own(true), Some(&stored), &Scrubber::new());
+        assert_eq!(
+            profile.record.and_then(|meta| meta.workspace).as_deref(),
+            Some("/work/project")
+        );
     }
 
     #[test]
