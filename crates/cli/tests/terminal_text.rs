@@ -344,15 +344,14 @@ fn streamed_text_shows_before_its_paragraph_ends() {
     command.arg("go");
     let (mut child, pty): (_, Pty) = spawn_in_pty(command);
     // Held mid-paragraph: its words are already on the screen.
-    let early = pty
-        .output
-        .wait_for("The first words of a long **paragraph**");
+    let early = pty.output.wait_for("The first words of a long paragraph");
     assert!(!early.contains("ends later"), "{early:?}");
     release.release();
     assert_exit_code(&mut child, 0, &pty.output);
     let shown = pty.output.all();
     // Once the line ended, it was rendered: the preview gave way to styled text.
-    let after = &shown[shown.find("**paragraph**").unwrap()..];
+    let after = &shown[shown.find("a long paragraph").unwrap()..];
+    assert!(after.contains("\u{1b}[1mparagraph"), "{shown:?}");
     assert!(after.contains("that ends later."), "{shown:?}");
     assert!(after.contains("Done."), "{shown:?}");
 }

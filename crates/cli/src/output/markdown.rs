@@ -4,8 +4,9 @@
 //! list item, a line of a paragraph or of a code block): the renderer lays out each
 //! line on its own, so nothing is lost by not waiting for the block. Only a table is
 //! kept until it ends, since its columns are laid out together. The line still being
-//! written is shown as a preview: its tail, unstyled, on one row that is redrawn as
-//! it grows and replaced by the rendered line once the line ends. The preview never
+//! written is shown as a preview: its tail, unstyled (without the `**`, `__`, `~~` and
+//! backtick markers the rendering will turn into styles), on one row that is redrawn
+//! as it grows and replaced by the rendered line once the line ends. The preview never
 //! takes more than one row, so replacing it never moves the cursor up (and never
 //! touches a line printed before it).
 //!
@@ -161,7 +162,10 @@ impl MarkdownStream {
         } else {
             &self.partial
         };
-        let flat = source.replace('\t', " ");
+        let mut flat = source.replace('\t', " ");
+        for marker in ["**", "__", "~~", "`"] {
+            flat = flat.replace(marker, "");
+        }
         let shown = one_line(flat.trim());
         tail(&shown, self.columns)
     }
@@ -215,7 +219,7 @@ mod tests {
         let update = stream.push("# Title\nsome **bold");
         assert!(update.committed.contains("Title"), "{update:?}");
         assert!(!update.committed.contains('#'), "{update:?}");
-        assert_eq!(update.preview, "some **bold");
+        assert_eq!(update.preview, "some bold");
         let update = stream.push("** text\n\nnext");
         assert!(update.committed.contains("bold"), "{update:?}");
         assert!(!update.committed.contains("**"), "rendered: {update:?}");
@@ -262,6 +266,8 @@ mod tests {
             "the table is kept: {update:?}"
         );
         assert_eq!(update.preview, "| 1 | 2 |");
+        let update = stream.push("a `code` ~~span~~ and __more");
+        assert_eq!(update.preview, "a code span and more");
         let update = stream.push("after\n");
         assert!(update.committed.contains('1') && update.committed.contains("after"));
         assert!(!update.committed.contains("---"), "{update:?}");

@@ -644,6 +644,40 @@ mod tests {
     }
 
     #[test]
+    fn the_spinner_shows_until_the_first_visible_text_and_a_preview_gives_way() {
+        let out = SharedBuffer::default();
+        let err = SharedBuffer::default();
+        let renderer = TextRenderer::new(Box::new(out.clone()), Box::new(err.clone()), true)
+            .render_markdown(MarkdownStream::new(80));
+        renderer.emit(&RuntimeEvent::Progress(RuntimeProgressEvent::new(
+            RuntimeProgressKind::ProviderCall,
+            1,
+            8,
+        )));
+        renderer.emit(&RuntimeEvent::TextDelta {
+            text: "\n\n".into(),
+        });
+        assert!(
+            lock(&renderer.state).spinner.is_some(),
+            "blank text shows nothing"
+        );
+        assert_eq!(out.text(), "");
+        renderer.emit(&RuntimeEvent::TextDelta { text: "Hel".into() });
+        assert!(lock(&renderer.state).spinner.is_none());
+        assert_eq!(out.text(), "Hel");
+        renderer.emit(&RuntimeEvent::TextDelta {
+            text: "lo\u{1b}[8m\nnext".into(),
+        });
+        // The preview's row is cleared and the whole line rendered in its place.
+        assert_eq!(out.text(), "Hel\r\u{1b}[2KHello\\u{1b}[8m\nnext");
+        renderer.finish();
+        assert_eq!(
+            out.text(),
+            "Hel\r\u{1b}[2KHello\\u{1b}[8m\nnext\r\u{1b}[2Knext\n"
+        );
+    }
+
+    #[test]
     fn small_costs_print_rounded_but_not_as_nothing() {
         assert_eq!(dollars(0.000_080_999_999_999_999_99), "0.000081");
         assert_eq!(dollars(0.0), "0.0000");
