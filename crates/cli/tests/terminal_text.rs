@@ -81,12 +81,10 @@ fn chunk(delta: serde_json::Value, finish: Option<&str>) -> SseEvent {
 fn an_answer_cannot_retitle_write_the_clipboard_or_erase_a_tool_line() {
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.workspace.join("a.txt"), "old\n").unwrap();
+    // The edit's new text, shown in its diff, carries the attack too.
+    let edit = json!({"path": "a.txt", "old": "old", "new": format!("new{ATTACK}")}).to_string();
     let server = MockServer::start(vec![
-        openai::tool_calls(&[(
-            "call_e",
-            "file_edit",
-            r#"{"path":"a.txt","old":"old","new":"new"}"#,
-        )]),
+        openai::tool_calls(&[("call_e", "file_edit", &edit)]),
         openai::text(&format!("All good.{ATTACK}\nSecond line.")),
     ])
     .unwrap();
@@ -96,6 +94,7 @@ fn an_answer_cannot_retitle_write_the_clipboard_or_erase_a_tool_line() {
     assert_exit_code(&mut child, 0, &pty.output);
     let shown = pty.output.all();
     assert!(shown.contains("✓ file_edit a.txt"), "{shown:?}");
+    assert!(shown.contains(r"+ new\u{1b}]2;pwned"), "{shown:?}");
     assert!(shown.contains("Second line."), "{shown:?}");
     assert_shown_escaped(&shown);
     // Oxydra itself never moves the cursor up: nothing can erase the tool line.
@@ -354,4 +353,29 @@ fn streamed_text_shows_before_its_paragraph_ends() {
     assert!(after.contains("\u{1b}[1mparagraph"), "{shown:?}");
     assert!(after.contains("that ends later."), "{shown:?}");
     assert!(after.contains("Done."), "{shown:?}");
+}
+
+#[test]
+fn chats_prompt_comes_back_in_plain_attributes_after_a_concealing_answer() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![openai::text(&format!(
+        "Type y at the prompt.{ATTACK}"
+    ))])
+    .unwrap();
+    let mut command = text_on_pty(&sandbox, &server, "chat");
+    command.args(["--approve", "never"]);
+    let (mut child, mut pty) = common::spawn_chat_in_pty(command);
+    pty.type_text("hello\r");
+    let shown = pty
+        .output
+        .wait_for_after("Type y at the prompt.", "oxydra> ");
+    assert_shown_escaped(&shown);
+    let answer = shown.find("Type y at the prompt.").unwrap();
+    let prompt = answer + shown[answer..].find("oxydra> ").unwrap();
+    assert!(
+        shown[answer..prompt].contains("\u{1b}[0m"),
+        "no reset before the prompt: {shown:?}"
+    );
+    pty.type_text("/exit\r");
+    assert_exit_code(&mut child, 0, &pty.output);
 }
