@@ -305,10 +305,11 @@ fn a_failing_mcp_servers_stderr_is_shown_escaped() {
     assert!(shown.contains("boom"), "{shown:?}");
     assert_shown_escaped(&shown);
 
-    // In a run, the warning that the server did not start quotes it the same way.
+    // In a run, the warning that the server did not start quotes it the same way,
+    // and so do the debug log lines that forward the server's stderr (`-v`).
     let server = MockServer::start(vec![openai::text("Done.")]).unwrap();
     let mut command = text_on_pty(&sandbox, &server, "run");
-    command.arg("go");
+    command.args(["-v", "go"]);
     let (mut child, pty) = spawn_in_pty(command);
     assert_exit_code(&mut child, 0, &pty.output);
     let shown = pty.output.all();
