@@ -48,29 +48,43 @@ pub struct MarkdownStream {
     started: bool,
     /// The last line rendered was blank: a run of blank lines shows as one.
     after_blank: bool,
-    /// The columns a preview may take.
-    columns: usize,
+    /// How wide the terminal is: fixed, or asked at each preview (it may be resized).
+    width: Width,
 }
 
 impl MarkdownStream {
-    /// A stream whose preview fits a terminal `columns` wide.
+    /// A stream whose preview fits a terminal `columns` wide (for tests).
+    #[cfg(test)]
     pub fn new(columns: usize) -> Self {
+        Self::with_width(Width::Fixed(columns))
+    }
+
+    /// A stream for the terminal the process runs on, whose width is asked at each
+    /// preview (a terminal made narrower mid-answer would wrap a wider one).
+    pub fn for_terminal() -> Self {
+        Self::with_width(Width::Terminal)
+    }
+
+    fn with_width(width: Width) -> Self {
         Self {
             partial: String::new(),
             table: Vec::new(),
             fence: None,
             started: false,
             after_blank: false,
-            // One column is left free: a row filled to the last column would make
-            // some terminals wrap, and the preview must stay on one row.
-            columns: columns.saturating_sub(1).max(1),
+            width,
         }
     }
 
-    /// A stream for the terminal the process runs on.
-    pub fn for_terminal() -> Self {
-        let (columns, _) = termimad::terminal_size();
-        Self::new(usize::from(columns))
+    /// The columns a preview may take. One column is left free: a row filled to the
+    /// last column makes some terminals wrap, and the preview must stay on one row.
+    fn preview_columns(&self) -> usize {
+        let columns = match self.width {
+            #[cfg(test)]
+            Width::Fixed(columns) => columns,
+            Width::Terminal => usize::from(termimad::terminal_size().0),
+        };
+        columns.saturating_sub(1).max(1)
     }
 
     /// Adds `text`: the lines it completed, rendered, and the preview of the line
@@ -167,8 +181,18 @@ impl MarkdownStream {
             flat = flat.replace(marker, "");
         }
         let shown = one_line(flat.trim());
-        tail(&shown, self.columns)
+        tail(&shown, self.preview_columns())
     }
+}
+
+/// How wide the terminal a [`MarkdownStream`] previews on is.
+#[derive(Debug, Clone, Copy)]
+enum Width {
+    /// This many columns.
+    #[cfg(test)]
+    Fixed(usize),
+    /// Asked of the terminal each time.
+    Terminal,
 }
 
 /// The end of `text` that fits `columns` columns, `…` first when it was cut. Widths
