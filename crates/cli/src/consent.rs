@@ -5,6 +5,11 @@
 //! [n]o`. `--approve always|never` answers without asking; without a terminal on
 //! stdin the answer is no (the configuration merge turns `ask` into `never` then).
 //!
+//! Every question starts with the attributes reset (SGR 0) on a fresh line
+//! ([`reset_before_question`]): an answer that ended in "conceal" or black on black
+//! cannot hide it. The tool's name, reason and arguments come from the model and are
+//! shown sanitized ([`crate::terminal_text`]).
+//!
 //! The answer is read through [`TerminalInput`]: while the question is open it gets
 //! the next line (a running turn's watcher steps aside), and when the executor stops
 //! waiting (the turn was cancelled, the permission timeout passed) the read stops
@@ -19,8 +24,8 @@ use oxydra::executor::{PermissionBroker, PermissionDecision, PermissionRequest};
 
 use crate::config::ApproveMode;
 use crate::output::Renderer;
-use crate::output::shown::escape;
 use crate::terminal_input::TerminalInput;
+use crate::terminal_text::{RESET_ATTRIBUTES, one_line as escape, reset_before_question};
 
 /// Answers permission requests for one `oxydra run` / `oxydra chat` process.
 pub struct TerminalBroker {
@@ -101,11 +106,14 @@ pub fn ask(
 ) -> PermissionDecision {
     let arguments = serde_json::to_string_pretty(&request.arguments)
         .unwrap_or_else(|_| request.arguments.to_string());
+    // Whatever was printed before, the question is shown in plain attributes on a
+    // line of its own (and after a blank line).
+    let _ = reset_before_question(out, false);
     // The name, reason and arguments come from the model: every control, bidi and
     // zero-width character is shown escaped, so the person sees what will run.
     let _ = writeln!(
         out,
-        "\n{} ({}) asks for permission{}:",
+        "{} ({}) asks for permission{}:",
         escape(&request.tool_name),
         request.tier.as_str(),
         if request.reason.is_empty() {
@@ -118,7 +126,10 @@ pub fn ask(
         let _ = writeln!(out, "    {}", escape(line));
     }
     for _ in 0..3 {
-        let _ = write!(out, "Allow? [y]es once / [a]lways this session / [n]o: ");
+        let _ = write!(
+            out,
+            "{RESET_ATTRIBUTES}Allow? [y]es once / [a]lways this session / [n]o: "
+        );
         let _ = out.flush();
         let mut answer = String::new();
         match input.read_line(&mut answer) {
@@ -181,7 +192,10 @@ mod tests {
         request.reason = "rule\u{2066}".into();
         let mut out = Vec::new();
         ask(&mut "n\n".as_bytes(), &mut out, &request);
-        let shown = String::from_utf8(out).unwrap();
+        // Without the attribute resets, the one escape sequence that is Oxydra's own.
+        let shown = String::from_utf8(out)
+            .unwrap()
+            .replace(RESET_ATTRIBUTES, "");
         for raw in ['\u{202e}', '\u{1b}', '\u{200b}', '\u{2066}'] {
             assert!(!shown.contains(raw), "{raw:?} shown raw: {shown}");
         }
@@ -190,6 +204,22 @@ mod tests {
         assert!(
             shown.contains(r"rm -rf ~ #\u{202e}\u001b[2Kls\u{200b}"),
             "{shown}"
+        );
+    }
+
+    #[test]
+    fn the_question_starts_in_plain_attributes_on_a_line_of_its_own() {
+        let (_, shown) = answer("maybe\nn\n");
+        assert!(
+            shown.starts_with("\x1b[0m\nshell_exec (privileged)"),
+            "{shown:?}"
+        );
+        assert_eq!(
+            shown
+                .matches("\x1b[0mAllow? [y]es once / [a]lways this session / [n]o: ")
+                .count(),
+            2,
+            "{shown:?}"
         );
     }
 

@@ -16,6 +16,7 @@ mod logging;
 mod output;
 mod terminal_echo;
 mod terminal_input;
+mod terminal_text;
 
 fn main() -> std::process::ExitCode {
     let cli = match args::parse(std::env::args_os().collect()) {
@@ -40,7 +41,9 @@ fn report(error: &error::CliError, jsonl: bool) -> exit_code::Exit {
     // Error messages can quote what a provider or tool answered: scrubbed.
     let message = error.to_string();
     let message = oxydra::scrubbing::scrub(&message).text;
-    eprintln!("error: {message}");
+    // They can quote escape sequences too: sanitized on a terminal.
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    eprintln!("error: {}", terminal_text::for_stream(&message, terminal));
     // A run that started has printed its closing event already; one that could
     // not start (configuration, session, setup) still ends its event stream.
     if jsonl && !matches!(error, error::CliError::Run { .. }) {

@@ -32,9 +32,9 @@ use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::interrupt::Interrupts;
 use crate::output::Renderer;
-use crate::output::shown::escape;
 use crate::terminal_echo::echo_off;
 use crate::terminal_input::{LineRead, Priority, TerminalInput};
+use crate::terminal_text::{one_line as escape, reset_before_question};
 
 use super::agent::{self, Agent};
 use super::sessions::{listing, memory_error, write_messages, write_sessions};
@@ -168,6 +168,9 @@ impl Prompt {
                 let mut taken = editor
                     .take()
                     .ok_or_else(|| terminal_error("the line editor is gone"))?;
+                // The prompt is a question too: asked in plain attributes (the
+                // editor starts it on a fresh line).
+                let _ = reset_before_question(&mut std::io::stderr(), true);
                 let (returned, line) = tokio::task::spawn_blocking(move || {
                     let line = taken.readline("oxydra> ");
                     (taken, line)
@@ -335,7 +338,7 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
                         show_recent(&chat.agent, &chat.effective.memory.db, &chat.session).await?;
                     }
                     Err(error) => {
-                        eprintln!("error: {}", scrub(&error.to_string()).text)
+                        eprintln!("error: {}", on_stderr(&scrub(&error.to_string()).text))
                     }
                 }
             }
@@ -408,7 +411,7 @@ impl Chat {
                 eprintln!("turn cancelled");
             } else if self.output == OutputFormat::Text {
                 // The message can quote a provider's answer: scrubbed.
-                eprintln!("error: {}", scrub(&error.to_string()).text);
+                eprintln!("error: {}", on_stderr(&scrub(&error.to_string()).text));
             }
         }
         // Cancelling drops the type-ahead, as a terminal's Ctrl-C drops its input:
@@ -467,7 +470,7 @@ async fn list_sessions(
     let sessions = listing(agent.memory.as_ref(), db, None).await?;
     let mut out = Vec::new();
     let _ = write_sessions(&mut out, &sessions, OutputFormat::Text);
-    eprint!("{}", String::from_utf8_lossy(&out));
+    eprint!("{}", on_stderr(&String::from_utf8_lossy(&out)));
     eprintln!("current: {current}");
     Ok(())
 }
@@ -493,8 +496,15 @@ async fn show_recent(
     }
     let mut out = Vec::new();
     let _ = write_messages(&mut out, recent, OutputFormat::Text);
-    eprint!("{}", String::from_utf8_lossy(&out));
+    eprint!("{}", on_stderr(&String::from_utf8_lossy(&out)));
     Ok(())
+}
+
+/// Stored text (or an error quoting a provider) for stderr: through the terminal
+/// sanitizer when stderr is a terminal.
+fn on_stderr(text: &str) -> std::borrow::Cow<'_, str> {
+    use std::io::IsTerminal;
+    crate::terminal_text::for_stream(text, std::io::stderr().is_terminal())
 }
 
 #[cfg(test)]

@@ -1,6 +1,9 @@
 //! `oxydra mcp list`: starts each `[[mcp_servers]]` entry, shows its state and the
 //! tools it gives agents (as `<server>__<tool>`, with their safety tiers), then
 //! stops it.
+//!
+//! Names, descriptions and failure reasons (which quote a server's stderr) come from
+//! the servers: on a terminal the listing goes through the terminal sanitizer.
 
 use std::io::Write;
 
@@ -34,8 +37,14 @@ async fn list(options: &ListOptions) -> Result<Exit, CliError> {
         .map_err(|error| CliError::Mcp(error.to_string()))?;
     let status = manager.status();
     manager.shutdown().await;
+    let mut listing = Vec::new();
+    write_status(&mut listing, &status, options.output).map_err(CliError::stdout)?;
     let mut out = std::io::stdout().lock();
-    write_status(&mut out, &status, options.output)
+    if options.output == OutputFormat::Text && std::io::IsTerminal::is_terminal(&out) {
+        let shown = crate::terminal_text::lines(&String::from_utf8_lossy(&listing)).into_owned();
+        listing = shown.into_bytes();
+    }
+    out.write_all(&listing)
         .and_then(|()| out.flush())
         .map_err(CliError::stdout)?;
     // A server that did not start is worth a non-zero exit for scripts.

@@ -13,7 +13,7 @@ use crate::args::{ListOptions, OutputFormat, SessionsAction, SessionsArgs};
 use crate::config;
 use crate::error::CliError;
 use crate::exit_code::Exit;
-use crate::output::shown::escape;
+use crate::terminal_text::one_line as escape;
 
 pub use super::database::memory_error;
 use super::database::{MemoryStore, is_url, open_memory, shown};
@@ -176,8 +176,9 @@ async fn list(options: &ListOptions, limit: Option<usize>) -> Result<Exit, CliEr
         Some(memory) => listing(memory.as_ref(), &path, limit).await?,
         None => Vec::new(),
     };
-    let mut out = std::io::stdout().lock();
-    write_sessions(&mut out, &sessions, options.output).map_err(CliError::stdout)?;
+    to_stdout(options.output, |out| {
+        write_sessions(out, &sessions, options.output)
+    })?;
     Ok(Exit::Done)
 }
 
@@ -231,12 +232,34 @@ async fn show(id: &str, options: &ListOptions) -> Result<Exit, CliError> {
         .session_meta(&session)
         .await
         .map_err(|error| memory_error(&path, error))?;
-    let mut out = std::io::stdout().lock();
-    if options.output == OutputFormat::Text {
-        write_meta(&mut out, meta.as_ref()).map_err(CliError::stdout)?;
-    }
-    write_messages(&mut out, &messages, options.output).map_err(CliError::stdout)?;
+    to_stdout(options.output, |out| {
+        if options.output == OutputFormat::Text {
+            write_meta(out, meta.as_ref())?;
+        }
+        write_messages(out, &messages, options.output)
+    })?;
     Ok(Exit::Done)
+}
+
+/// Prints what `write` writes on stdout. The text listing on a terminal goes through
+/// the terminal sanitizer first: a stored message (the model's, a tool's) can hold
+/// escape sequences. JSON lines, and text on a pipe or in a file, are written as they
+/// are.
+fn to_stdout(
+    format: OutputFormat,
+    write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
+) -> Result<(), CliError> {
+    use std::io::IsTerminal;
+    let mut text = Vec::new();
+    write(&mut text).map_err(CliError::stdout)?;
+    let mut out = std::io::stdout().lock();
+    if format == OutputFormat::Text && out.is_terminal() {
+        let shown = crate::terminal_text::lines(&String::from_utf8_lossy(&text)).into_owned();
+        text = shown.into_bytes();
+    }
+    out.write_all(&text)
+        .and_then(|()| out.flush())
+        .map_err(CliError::stdout)
 }
 
 /// The head of `sessions show`'s transcript: what the session runs with (nothing for a

@@ -47,7 +47,7 @@ impl JsonlRenderer {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         // A closed stdout (a pipe whose reader left) must not stop the run.
-        let line = super::shown::escape_json(&line);
+        let line = crate::terminal_text::escape_json(&line);
         let _ = writeln!(out, "{line}").and_then(|()| out.flush());
     }
 }

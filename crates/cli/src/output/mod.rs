@@ -2,7 +2,6 @@
 
 mod jsonl;
 mod markdown;
-pub mod shown;
 mod text;
 mod tool_line;
 

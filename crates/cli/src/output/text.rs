@@ -1,6 +1,13 @@
 //! `--output text`: the answer streams to stdout as it arrives; on stderr, a spinner
 //! with the progress message (only when stderr is a terminal), one line per tool with
 //! its status and duration, and a closing line with turns, tokens and cost.
+//!
+//! On a terminal the answer is rendered as Markdown line by line, with a one-row
+//! preview of the line being written (see [`super::markdown`]), and the spinner shows
+//! until the first visible text. Everything not Oxydra's own (the answer, tool names
+//! and arguments, progress messages, log lines) goes through the terminal sanitizer
+//! ([`crate::terminal_text`]) before it reaches a terminal; an answer written to a
+//! pipe or a file is left byte for byte as the model wrote it.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -12,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use oxydra::types::{RuntimeEvent, RuntimeProgressKind, Usage};
 
-use super::markdown::{MarkdownStream, render};
-use super::shown::escape;
+use super::markdown::{MarkdownStream, Update, render};
 use super::tool_line;
+use crate::terminal_text::{Layout, lines, one_line as escape, sanitize};
 
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const CLEAR_LINE: &str = "\r\x1b[2K";
@@ -35,17 +42,30 @@ pub fn write_stderr_lines(bytes: &[u8]) -> std::io::Result<()> {
             if state.out_is_terminal {
                 state.end_text_line();
             }
-            state.err.write_all(bytes)?;
+            let bytes = shown_on_stderr(bytes, state.err_is_terminal);
+            state.err.write_all(&bytes)?;
             state.err.flush()?;
             state.draw_spinner();
             Ok(())
         }
         None => {
+            use std::io::IsTerminal;
             let mut err = std::io::stderr().lock();
-            err.write_all(bytes)?;
+            let bytes = shown_on_stderr(bytes, err.is_terminal());
+            err.write_all(&bytes)?;
             err.flush()
         }
     }
+}
+
+/// Log lines (and notices) for stderr: sanitized when it is a terminal, keeping only
+/// the logger's own colours; as they are otherwise.
+fn shown_on_stderr(bytes: &[u8], terminal: bool) -> std::borrow::Cow<'_, [u8]> {
+    if !terminal {
+        return std::borrow::Cow::Borrowed(bytes);
+    }
+    let text = String::from_utf8_lossy(bytes);
+    std::borrow::Cow::Owned(sanitize(&text, Layout::LogLines).into_owned().into_bytes())
 }
 
 /// Clears the spinner of the terminal's renderer for good, before the process exits.
@@ -63,6 +83,8 @@ struct State {
     err: Box<dyn Write + Send>,
     /// stdout is the terminal stderr is on: a log line first ends an open answer line.
     out_is_terminal: bool,
+    /// stderr is a terminal: what is written there is sanitized.
+    err_is_terminal: bool,
     /// The progress message while the spinner shows, `None` while text streams.
     spinner: Option<String>,
     /// Whether the spinner's line is currently drawn on stderr.
@@ -74,6 +96,8 @@ struct State {
     streamed: bool,
     /// The answer's Markdown is rendered (stdout is a terminal), not written raw.
     markdown: Option<MarkdownStream>,
+    /// The preview of the line being written is drawn on stdout's current row.
+    preview: Option<String>,
     /// Where `file_write` reads the file it replaces from, to show a diff.
     workspace: Option<PathBuf>,
     started: HashMap<String, Started>,
@@ -119,25 +143,61 @@ impl State {
         }
     }
 
-    /// Writes answer text: rendered as Markdown block by block on a terminal, as it
-    /// is otherwise.
+    /// Writes answer text: rendered as Markdown line by line on a terminal (the spinner
+    /// cleared once there is text to see), as it is otherwise.
     fn write_text(&mut self, text: &str) {
-        let rendered = match self.markdown.as_mut() {
-            Some(markdown) => match markdown.push(text) {
-                Some(rendered) => rendered,
-                None => return,
-            },
-            None => text.to_owned(),
+        let Some(markdown) = self.markdown.as_mut() else {
+            if !text.trim().is_empty() {
+                self.clear_spinner();
+                self.spinner = None;
+            }
+            let _ = write!(self.out, "{text}");
+            let _ = self.out.flush();
+            if !text.is_empty() {
+                self.open_line = !text.ends_with('\n');
+            }
+            return;
         };
-        let _ = write!(self.out, "{rendered}");
+        let update = markdown.push(text);
+        if update.visible() {
+            self.clear_spinner();
+            self.spinner = None;
+        }
+        self.show(&update);
+    }
+
+    /// Shows an update of the rendered answer: the preview drawn before is replaced.
+    fn show(&mut self, update: &Update) {
+        let preview = (!update.preview.is_empty()).then(|| update.preview.clone());
+        if update.committed.is_empty() && preview == self.preview {
+            return;
+        }
+        self.clear_preview();
+        let _ = write!(self.out, "{}", update.committed);
+        if let Some(preview) = &preview {
+            let _ = write!(self.out, "{preview}");
+            self.open_line = true;
+        }
+        self.preview = preview;
         let _ = self.out.flush();
-        if !rendered.is_empty() {
-            self.open_line = !rendered.ends_with('\n');
+    }
+
+    /// Clears the preview's row, if one is drawn.
+    fn clear_preview(&mut self) {
+        if self.preview.take().is_some() {
+            let _ = write!(self.out, "{CLEAR_LINE}");
+            self.open_line = false;
         }
     }
 
     fn end_text_line(&mut self) {
-        if let Some(rendered) = self.markdown.as_mut().and_then(MarkdownStream::flush) {
+        self.clear_preview();
+        let rendered = self
+            .markdown
+            .as_mut()
+            .map(MarkdownStream::flush)
+            .unwrap_or_default();
+        if !rendered.is_empty() {
             let _ = write!(self.out, "{rendered}");
             let _ = self.out.flush();
             self.open_line = false;
@@ -178,9 +238,10 @@ impl TextRenderer {
             spinner,
         );
         if std::io::stdout().is_terminal() {
-            renderer = renderer.render_markdown();
+            renderer = renderer.render_markdown(MarkdownStream::for_terminal());
             lock(&renderer.state).out_is_terminal = spinner;
         }
+        lock(&renderer.state).err_is_terminal = spinner;
         *lock(&TERMINAL) = Some(Arc::downgrade(&renderer.state));
         renderer
     }
@@ -191,12 +252,14 @@ impl TextRenderer {
             out,
             err,
             out_is_terminal: false,
+            err_is_terminal: false,
             spinner: None,
             drawn: false,
             frame: 0,
             open_line: false,
             streamed: false,
             markdown: None,
+            preview: None,
             workspace: None,
             started: HashMap::new(),
         }));
@@ -223,9 +286,10 @@ impl TextRenderer {
         }
     }
 
-    /// Renders the answer's Markdown instead of writing it raw (for a terminal).
-    pub fn render_markdown(self) -> Self {
-        lock(&self.state).markdown = Some(MarkdownStream::default());
+    /// Renders the answer's Markdown through `markdown` instead of writing it raw
+    /// (for a terminal: the text is sanitized then).
+    pub fn render_markdown(self, markdown: MarkdownStream) -> Self {
+        lock(&self.state).markdown = Some(markdown);
         self
     }
 
@@ -250,8 +314,6 @@ impl TextRenderer {
                 }
             }
             RuntimeEvent::TextDelta { text } => {
-                state.clear_spinner();
-                state.spinner = None;
                 state.write_text(text);
                 if !text.is_empty() {
                     state.streamed = true;
@@ -316,6 +378,12 @@ impl TextRenderer {
                 if let Some(output) = output {
                     // A structured answer is printed whole, whatever text streamed before.
                     state.end_text_line();
+                    let output = output.to_string();
+                    let output = if state.markdown.is_some() {
+                        lines(&output)
+                    } else {
+                        output.as_str().into()
+                    };
                     let _ = writeln!(state.out, "{output}");
                 } else if !state.streamed && !text.is_empty() {
                     // A provider that does not stream still has an answer to show.
@@ -563,7 +631,7 @@ mod tests {
         let out = SharedBuffer::default();
         let err = SharedBuffer::default();
         let renderer = TextRenderer::new(Box::new(out.clone()), Box::new(err.clone()), false)
-            .render_markdown();
+            .render_markdown(MarkdownStream::new(80));
         for event in &events {
             renderer.emit(event);
         }
@@ -573,6 +641,40 @@ mod tests {
         assert!(shown.contains("bold"), "{shown:?}");
         assert!(shown.contains("one") && shown.contains("two"), "{shown:?}");
         assert!(shown.ends_with('\n'), "{shown:?}");
+    }
+
+    #[test]
+    fn the_spinner_shows_until_the_first_visible_text_and_a_preview_gives_way() {
+        let out = SharedBuffer::default();
+        let err = SharedBuffer::default();
+        let renderer = TextRenderer::new(Box::new(out.clone()), Box::new(err.clone()), true)
+            .render_markdown(MarkdownStream::new(80));
+        renderer.emit(&RuntimeEvent::Progress(RuntimeProgressEvent::new(
+            RuntimeProgressKind::ProviderCall,
+            1,
+            8,
+        )));
+        renderer.emit(&RuntimeEvent::TextDelta {
+            text: "\n\n".into(),
+        });
+        assert!(
+            lock(&renderer.state).spinner.is_some(),
+            "blank text shows nothing"
+        );
+        assert_eq!(out.text(), "");
+        renderer.emit(&RuntimeEvent::TextDelta { text: "Hel".into() });
+        assert!(lock(&renderer.state).spinner.is_none());
+        assert_eq!(out.text(), "Hel");
+        renderer.emit(&RuntimeEvent::TextDelta {
+            text: "lo\u{1b}[8m\nnext".into(),
+        });
+        // The preview's row is cleared and the whole line rendered in its place.
+        assert_eq!(out.text(), "Hel\r\u{1b}[2KHello\\u{1b}[8m\nnext");
+        renderer.finish();
+        assert_eq!(
+            out.text(),
+            "Hel\r\u{1b}[2KHello\\u{1b}[8m\nnext\r\u{1b}[2Knext\n"
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::{Component, Path};
 use serde_json::{Map, Value};
 use similar::{ChangeTag, TextDiff};
 
-use super::shown::escape;
+use crate::terminal_text::one_line as escape;
 
 /// The longest argument summary shown, in characters.
 const SUMMARY_CHARS: usize = 72;
