@@ -35,9 +35,14 @@ fn main() -> std::process::ExitCode {
 /// Says what went wrong on stderr (and as the closing event of a JSON-lines stream)
 /// and returns the exit code for it.
 fn report(error: &error::CliError, jsonl: bool) -> exit_code::Exit {
-    // Error messages can quote what a provider or tool answered: scrubbed.
+    // Error messages can quote what a provider or tool answered: scrubbed. Our own
+    // text (how to configure a provider) is shown as written.
     let message = error.to_string();
-    let message = oxydra::scrubbing::scrub(&message).text;
+    let message = if error.quotes_foreign_text() {
+        oxydra::scrubbing::scrub(&message).text.into_owned()
+    } else {
+        message
+    };
     eprintln!("error: {message}");
     // A run that started has printed its closing event already; one that could
     // not start (configuration, session, setup) still ends its event stream.
