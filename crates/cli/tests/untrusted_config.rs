@@ -16,10 +16,11 @@ mod common;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::Output;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use common::serve::Server;
-use common::{Sandbox, stderr, stdout};
+use common::{PATIENCE, Sandbox, stderr, stdout};
 use oxydra_test_support::{MockServer, openai};
 
 /// Writes the user's own configuration file (trusted: it is theirs).
@@ -276,6 +277,22 @@ fn raised_limits_take_the_users_value() {
     );
 }
 
+/// Runs `command` to its end; one that still runs after [`PATIENCE`] (a server that
+/// started when it should have refused) is killed and fails the test.
+fn exit_within_patience(mut command: Command) -> Output {
+    let mut child = command.spawn().unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            let output = child.wait_with_output().unwrap();
+            panic!("it kept running: {}", stderr(&output));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// One HTTP/1.1 request to `base` (`http://127.0.0.1:PORT`) with extra `headers`; the
 /// response's status code.
 fn status_of(base: &str, path: &str, headers: &[(&str, &str)]) -> u16 {
@@ -318,8 +335,10 @@ fn an_untrusted_file_cannot_open_serve_to_other_machines_or_names() {
     command
         .args(["serve", "--addr", "0.0.0.0:0", "--db"])
         .arg(&sandbox.db)
-        .env_remove("OXYDRA_SERVE_TOKEN");
-    let output = command.output().unwrap();
+        .env_remove("OXYDRA_SERVE_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let output = exit_within_patience(command);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("refusing to serve"),
