@@ -95,12 +95,7 @@ fn init_writes_the_provider_run_would_use_now() {
     // A working local set-up stays local.
     let local = [("OXYDRA_LOCAL_MODEL", "/models/small.gguf")];
     assert_eq!(print(&local)["kind"].as_str(), Some("local"));
-    let init = sandbox
-        .command()
-        .arg("init")
-        .envs(local)
-        .output()
-        .unwrap();
+    let init = sandbox.command().arg("init").envs(local).output().unwrap();
     assert_eq!(init.status.code(), Some(0), "{}", stderr(&init));
     let text = std::fs::read_to_string(&written).unwrap();
     for kind in ["openai", "anthropic", "gemini", "ollama", "local"] {
@@ -147,11 +142,7 @@ fn init_writes_the_provider_run_would_use_now() {
 fn an_unpriced_model_says_cost_unknown_and_refuses_max_cost() {
     let sandbox = Sandbox::new();
     let server = MockServer::start(vec![openai::text("hi there")]).unwrap();
-    let output = sandbox.run_openai(
-        &server.openai_url(),
-        &["--model", "my-own-model"],
-        "hello",
-    );
+    let output = sandbox.run_openai(&server.openai_url(), &["--model", "my-own-model"], "hello");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output).trim(), "hi there");
     let err = stderr(&output);
