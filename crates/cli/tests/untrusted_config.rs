@@ -211,6 +211,21 @@ fn an_ignored_provider_stops_the_run_instead_of_running_another() {
     );
     assert!(server.requests().is_empty(), "no provider was called");
 
+    // --print-config still prints, saying what was ignored.
+    let mut command = sandbox.command();
+    command
+        .current_dir(&sandbox.workspace)
+        .args(["run", "--print-config"]);
+    let printed = command.output().unwrap();
+    assert_eq!(printed.status.code(), Some(0), "{}", stderr(&printed));
+    let text = stdout(&printed);
+    let header = text
+        .lines()
+        .find(|line| line.starts_with("# not trusted, so ignored:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(header.contains("provider.base_url"), "{text}");
+    assert!(!text.contains(&server.openai_url()), "{text}");
+
     // The user choosing the server by flag runs it.
     let output = run_in_workspace(&sandbox, &server, &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

@@ -232,7 +232,8 @@ pub fn merge_for_print(
 ) -> Result<ServiceConfig, CliError> {
     let provider = match merge_provider(file, flags, env, KeyNeed::Optional) {
         Ok(provider) => Some(provider),
-        Err(CliError::NoProvider) => None,
+        // An untrusted file's provider: the header names what was ignored.
+        Err(CliError::NoProvider | CliError::UntrustedProvider { .. }) => None,
         Err(error) => return Err(error),
     };
     merge_settings(file, flags, env, stdin_is_terminal, provider)

@@ -92,6 +92,10 @@ pub fn narrowing(key: &str) -> Narrowing {
         "serve.max_concurrent_runs" => count(DEFAULT_MAX_CONCURRENT_RUNS),
         "serve.body_limit_bytes" => count(DEFAULT_BODY_LIMIT),
         "serve.allow_unauthenticated" => Ranked(OFF_FIRST, "false"),
+        // A new table is classified here too: e.g. `"sandbox" => Table` and
+        // `"sandbox.mode" => Ranked(&["read-only", "workspace-write", "full-access"],
+        // "workspace-write")`, so that an untrusted file can only make it stricter.
+        //
         // serve.addr, serve.auth_token_env, serve.allowed_hosts, serve.allowed_origins,
         // serve.run_lease_ttl_ms, agents, mcp_servers, pricing and every key not listed.
         _ => Withheld,
