@@ -163,6 +163,16 @@ impl Narrow<'_> {
                 Narrowing::Free => {
                     base.insert(name, value);
                 }
+                Narrowing::Kind => {
+                    let users_own = ["base_url", "api_key_env"]
+                        .iter()
+                        .any(|key| base.contains_key(*key));
+                    if users_own && base.get(&name) != Some(&value) {
+                        self.ignored.push(format!("{key} = {value}"));
+                    } else {
+                        base.insert(name, value);
+                    }
+                }
                 Narrowing::Model => {
                     let file = value
                         .as_str()
@@ -364,6 +374,17 @@ mod tests {
         let mut layers = Layered::new(Table::new());
         layers.add(table("[provider]\nmodel = \"gpt-4o\"\n"), Trust::Untrusted);
         assert!(layers.untrusted_model());
+    }
+
+    #[test]
+    fn the_kind_cannot_send_the_users_key_elsewhere() {
+        let user = "[provider]\nkind = \"anthropic\"\napi_key_env = \"WORK_KEY\"\n";
+        let (merged, ignored) = layered(user, "[provider]\nkind = \"openai\"\n", Trust::Untrusted);
+        assert_eq!(merged["provider"]["kind"].as_str(), Some("anthropic"));
+        assert_eq!(ignored, ["provider.kind = \"openai\""]);
+        let (merged, ignored) = layered("", "[provider]\nkind = \"gemini\"\n", Trust::Untrusted);
+        assert_eq!(merged["provider"]["kind"].as_str(), Some("gemini"));
+        assert!(ignored.is_empty());
     }
 
     #[test]

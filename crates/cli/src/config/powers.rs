@@ -28,6 +28,9 @@ pub enum Narrowing {
     Table,
     /// Shapes what the model does and grants nothing: the project's value applies.
     Free,
+    /// `provider.kind`: applies, unless the user's `[provider]` names a `base_url` or
+    /// an `api_key_env` for another kind (their key would go to another vendor).
+    Kind,
     /// `provider.model`: a model name applies; a local model file (`.gguf`, `hf:`, or
     /// any name when the provider is `local`) is withheld, as llama.cpp parses it.
     Model,
@@ -51,7 +54,7 @@ const OFF_FIRST: &[&str] = &["false", "true"];
 /// How the key `key` (dotted: `runtime.max_turns`) of an untrusted file combines with
 /// the user's configuration. Unknown keys are [`Narrowing::Withheld`].
 pub fn narrowing(key: &str) -> Narrowing {
-    use Narrowing::{Free, Lowest, Model, Ranked, Rules, Table, Withheld};
+    use Narrowing::{Free, Kind, Lowest, Model, Ranked, Rules, Table, Withheld};
     let network = NetworkPolicy::default();
     let shell = ShellConfig::default();
     let count = |value: usize| Lowest(Some(value as f64));
@@ -60,7 +63,8 @@ pub fn narrowing(key: &str) -> Narrowing {
         "provider" | "runtime" | "memory" | "tools" | "tools.web_fetch" | "tools.shell"
         | "tools.file_search" | "serve" => Table,
 
-        "provider.kind" | "provider.api" | "provider.reasoning_effort" => Free,
+        "provider.kind" => Kind,
+        "provider.api" | "provider.reasoning_effort" => Free,
         "provider.model" => Model,
         "provider.max_response_bytes" => count(DEFAULT_MAX_RESPONSE_BYTES),
         "provider.threads" | "provider.thinking_budget" => Lowest(None),

@@ -63,6 +63,7 @@ pub(super) fn merge_provider(
                 "provider.base_url",
                 "provider.api_key_env",
                 "provider.model",
+                "provider.kind",
             ]
             .iter()
             .any(|power| key.starts_with(power))
