@@ -151,7 +151,8 @@ pub enum OutputFormat {
 /// Options shared by `run` and `chat`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct RunOptions {
-    /// Configuration file (default `./oxydra.toml` if present, else the user config dir).
+    /// Configuration file, read alone (default: the user config file, with `./oxydra.toml`
+    /// layered over it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The provider's wire format.
@@ -309,8 +310,8 @@ impl DatabaseOptions {
 /// Options of the listing commands: `sessions list|show`, `agents list`, `mcp list`.
 #[derive(Debug, Clone, Args)]
 pub struct ListOptions {
-    /// Configuration file (default `./oxydra.toml` if present, else the user config
-    /// dir; its `[memory] db` is used unless `--db` is given).
+    /// Configuration file, read alone (default: the user config file, with `./oxydra.toml`
+    /// layered over it; its `[memory] db` is used unless `--db` is given).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// SQLite file (default in the user data dir).
@@ -390,7 +391,8 @@ pub struct ServeArgs {
     /// Address to listen on (default `[serve] addr`, else `127.0.0.1:8080`; port 0 picks one).
     #[arg(long, value_name = "ADDR")]
     pub addr: Option<String>,
-    /// Configuration file (default `./oxydra.toml` if present, else the user config dir).
+    /// Configuration file, read alone (default: the user config file, with `./oxydra.toml`
+    /// layered over it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The provider's wire format for AI agents.

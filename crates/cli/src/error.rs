@@ -126,6 +126,19 @@ pub enum CliError {
         /// The provider URL.
         base_url: String,
     },
+    /// An untrusted project file's provider settings were ignored and no flag or
+    /// variable picks the provider instead: running another provider would surprise.
+    #[error(
+        "{} is not trusted, so its provider settings are ignored ({keys}); trust the file with \
+         `oxydra trust {}`, or pass --base-url (or --provider and --model) to choose the \
+         provider yourself", path.display(), crate::config::trust::shell_quoted(path)
+    )]
+    UntrustedProvider {
+        /// The project file.
+        path: PathBuf,
+        /// The ignored keys of its `[provider]`.
+        keys: String,
+    },
     /// A directory or file could not be created or used.
     #[error("{}: {what}: {source}", path.display())]
     Io {
@@ -253,7 +266,10 @@ impl CliError {
     pub fn kind(&self) -> &str {
         match self {
             Self::Run { kind, .. } => kind,
-            Self::NoProvider | Self::MissingApiKey { .. } | Self::NoLocalModel => "no_provider",
+            Self::NoProvider
+            | Self::MissingApiKey { .. }
+            | Self::NoLocalModel
+            | Self::UntrustedProvider { .. } => "no_provider",
             Self::LocalModel { .. } => "local_model",
             Self::SessionNotFound { .. } | Self::NothingToContinue { .. } => "session_not_found",
             Self::DatabaseMissing { .. } => "memory",
@@ -276,6 +292,42 @@ impl CliError {
         }
     }
 
+    /// Whether the message may quote text that is not Oxydra's own (a provider's or an
+    /// MCP server's answer, a file's content, a value given on the command line), and so
+    /// must be scrubbed of secrets before it is shown. Messages made only of our own
+    /// text, paths and names are shown as written: the scrubber would mistake their
+    /// examples (`export OPENAI_API_KEY=sk-...`) for secrets.
+    pub fn quotes_foreign_text(&self) -> bool {
+        match self {
+            Self::ConfigNotFound { .. }
+            | Self::NoProvider
+            | Self::NoLocalModel
+            | Self::MissingApiKey { .. }
+            | Self::UntrustedProvider { .. }
+            | Self::DatabaseMissing { .. }
+            | Self::NothingToContinue { .. }
+            | Self::SessionNotFound { .. }
+            | Self::Unauthenticated { .. } => false,
+            Self::ReadFile { .. }
+            | Self::ConfigSyntax { .. }
+            | Self::ConfigUnknownKey { .. }
+            | Self::ConfigInvalid { .. }
+            | Self::TrustStore { .. }
+            | Self::Flag { .. }
+            | Self::Env { .. }
+            | Self::LocalModel { .. }
+            | Self::Io { .. }
+            | Self::Stdio { .. }
+            | Self::Memory { .. }
+            | Self::Mcp(_)
+            | Self::Bind { .. }
+            | Self::OutputSchema { .. }
+            | Self::Coordinator(_)
+            | Self::Setup(_)
+            | Self::Run { .. } => true,
+        }
+    }
+
     /// The exit code this error ends the process with.
     pub fn exit(&self) -> Exit {
         match self {
@@ -290,6 +342,7 @@ impl CliError {
             | Self::NoLocalModel
             | Self::LocalModel { .. }
             | Self::MissingApiKey { .. }
+            | Self::UntrustedProvider { .. }
             | Self::SessionNotFound { .. }
             | Self::NothingToContinue { .. }
             | Self::DatabaseMissing { .. }

@@ -38,9 +38,14 @@ fn main() -> std::process::ExitCode {
 /// Says what went wrong on stderr (and as the closing event of a JSON-lines stream)
 /// and returns the exit code for it.
 fn report(error: &error::CliError, jsonl: bool) -> exit_code::Exit {
-    // Error messages can quote what a provider or tool answered: scrubbed.
+    // Error messages can quote what a provider or tool answered: scrubbed. Our own
+    // text (how to configure a provider) is shown as written.
     let message = error.to_string();
-    let message = oxydra::scrubbing::scrub(&message).text;
+    let message = if error.quotes_foreign_text() {
+        oxydra::scrubbing::scrub(&message).text.into_owned()
+    } else {
+        message
+    };
     // They can quote escape sequences too: sanitized on a terminal.
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     eprintln!("error: {}", terminal_text::for_stream(&message, terminal));

@@ -56,15 +56,14 @@ fn an_unknown_price_without_a_budget_runs() {
     assert!(stdout(&output).contains("hi there"));
 }
 
-/// A price given in `[pricing."MODEL"]` is counted, so the budget stops the run.
+/// A price given in `[pricing."MODEL"]` of a trusted file is counted, so the budget
+/// stops the run.
 #[test]
 fn a_configured_price_makes_the_budget_enforced() {
     let sandbox = Sandbox::new();
-    std::fs::write(
-        sandbox.path().join("oxydra.toml"),
+    sandbox.write_trusted_config(
         "[pricing.\"llama3.2\"]\ninput_per_mtok = 1000.0\noutput_per_mtok = 1000.0\n",
-    )
-    .unwrap();
+    );
     let server = MockServer::start(vec![openai::text("expensive")]).unwrap();
     // 100 input and 20 output tokens at $1000 per million: $0.12.
     let output = sandbox.run_openai(

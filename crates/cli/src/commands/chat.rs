@@ -251,7 +251,8 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
     effective.require_known_price(&args.options)?;
     let renderer = Arc::new(
         Renderer::for_format(args.options.output)
-            .with_workspace(effective.runtime.workspace.clone()),
+            .with_workspace(effective.runtime.workspace.clone())
+            .with_cost_unknown(!effective.price_known()),
     );
     let input = TerminalInput::stdin();
     // On a terminal, creating the line editor replaces the SIGINT handler with

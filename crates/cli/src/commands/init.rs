@@ -1,30 +1,65 @@
-//! `oxydra init`: writes a commented configuration file to start from. The provider
-//! is picked from the environment (an Anthropic key, else OpenAI); every other setting
-//! is shown with its default, commented out.
+//! `oxydra init`: writes a commented configuration file to start from. Its provider is
+//! the one `oxydra run` would use now (the environment's key, a local model at hand, an
+//! `OXYDRA_PROVIDER` …), so that writing the file never changes what works; every
+//! other setting is shown with its default, commented out.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use crate::args::InitArgs;
-use crate::config;
+use crate::config::{self, EffectiveProvider, ProviderKind};
 use crate::error::CliError;
 use crate::exit_code::Exit;
 
-/// The provider table for an OpenAI key (or none yet).
-const OPENAI_PROVIDER: &str = r#"[provider]
-kind = "openai"                        # "openai" (and any OpenAI-compatible server) or "anthropic"
-base_url = "https://api.openai.com/v1" # Ollama: "http://localhost:11434/v1" (and drop api_key_env)
-model = "gpt-4o-mini"
-api_key_env = "OPENAI_API_KEY"         # the variable the key is read from; never the key itself
-"#;
+/// The comment above `[provider]`: all five kinds.
+const KINDS: &str = "\
+# kind: \"openai\"    OpenAI, and any OpenAI-compatible server (vLLM, llama.cpp, LM Studio,
+#                   OpenRouter): set base_url
+#       \"anthropic\" Anthropic's Messages API
+#       \"gemini\"    Google's Gemini API
+#       \"ollama\"    Ollama's native API (http://localhost:11434, no key)
+#       \"local\"     a GGUF model run in this process (model = PATH.gguf or
+#                   hf:OWNER/REPO/FILE.gguf; no server, no key)
+";
 
-/// The provider table for an Anthropic key.
-const ANTHROPIC_PROVIDER: &str = r#"[provider]
-kind = "anthropic"                     # "openai" (and any OpenAI-compatible server) or "anthropic"
-base_url = "https://api.anthropic.com"
-model = "claude-sonnet-4-5"
-api_key_env = "ANTHROPIC_API_KEY"      # the variable the key is read from; never the key itself
-"#;
+/// A TOML string.
+fn quoted(text: &str) -> String {
+    toml::Value::String(text.to_owned()).to_string()
+}
+
+/// The `[provider]` table for `provider` (`None`: nothing is configured yet).
+fn provider_table(provider: Option<&EffectiveProvider>) -> String {
+    let Some(provider) = provider else {
+        return format!(
+            "[provider]\n{KINDS}# No provider is configured yet: uncomment one, for example\n\
+             # kind = \"openai\"\n# model = \"gpt-4o-mini\"\n\
+             # api_key_env = \"OPENAI_API_KEY\"      # the variable the key is read from\n"
+        );
+    };
+    let mut table = format!(
+        "[provider]\n{KINDS}kind = {}\n",
+        quoted(provider.kind.as_str())
+    );
+    if provider.kind == ProviderKind::Local {
+        table.push_str(&format!(
+            "model = {}\n# threads = 4                          # CPU threads (default: all cores)\n",
+            quoted(&provider.model)
+        ));
+        return table;
+    }
+    table.push_str(&format!(
+        "base_url = {}\nmodel = {}\n",
+        quoted(&provider.base_url),
+        quoted(&provider.model)
+    ));
+    if let Some(var) = &provider.api_key_env {
+        table.push_str(&format!(
+            "api_key_env = {}   # the variable the key is read from; never the key itself\n",
+            quoted(var)
+        ));
+    }
+    table
+}
 
 /// Everything else, at its default, commented out.
 const REST: &str = r#"
@@ -55,15 +90,11 @@ const REST: &str = r#"
 # args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
 "#;
 
-/// The commented configuration, with the provider the environment suggests.
-pub fn template(anthropic: bool) -> String {
-    let provider = if anthropic {
-        ANTHROPIC_PROVIDER
-    } else {
-        OPENAI_PROVIDER
-    };
+/// The commented configuration, with `provider` (the one a run would use now).
+pub fn template(provider: Option<&EffectiveProvider>) -> String {
     format!(
-        "# oxydra configuration. Check it with `oxydra run --print-config`.\n\n{provider}{REST}"
+        "# oxydra configuration. Check it with `oxydra run --print-config`.\n\n{}{REST}",
+        provider_table(provider)
     )
 }
 
@@ -77,11 +108,15 @@ pub fn run(args: &InitArgs) -> Result<Exit, CliError> {
             )
         })?,
     };
-    let anthropic = std::env::var_os("ANTHROPIC_API_KEY").is_some()
-        && std::env::var_os("OPENAI_API_KEY").is_none();
-    write_new(&path, &template(anthropic), args.force)?;
+    let env = |name: &str| std::env::var(name).ok();
+    let provider = config::current_provider(&env);
+    write_new(&path, &template(provider.as_ref()), args.force)?;
+    let using = provider.as_ref().map_or_else(
+        || "no provider yet (see its [provider] comments)".to_owned(),
+        |provider| format!("provider {} ({})", provider.kind.as_str(), provider.model),
+    );
     eprintln!(
-        "wrote {} — check it with `oxydra run --print-config --config {}`",
+        "wrote {} with {using} — check it with `oxydra run --print-config --config {}`",
         path.display(),
         path.display()
     );
@@ -125,12 +160,61 @@ fn write_new(path: &PathBuf, text: &str, force: bool) -> Result<(), CliError> {
 mod tests {
     use super::*;
 
+    fn provider(kind: ProviderKind, model: &str, key: Option<&str>) -> EffectiveProvider {
+        let (_, url, _) = config::provider_defaults(kind);
+        EffectiveProvider {
+            kind,
+            base_url: url.to_owned(),
+            model: model.to_owned(),
+            api_key_env: key.map(str::to_owned),
+            api_key: None,
+            max_response_bytes: None,
+            api: None,
+            reasoning_effort: None,
+            thinking_budget: None,
+            threads: None,
+        }
+    }
+
     #[test]
-    fn both_templates_parse_as_a_configuration() {
-        for anthropic in [false, true] {
-            let text = template(anthropic);
-            let parsed = config::parse(std::path::Path::new("oxydra.toml"), &text);
-            assert!(parsed.is_ok(), "{parsed:?}\n{text}");
+    fn every_template_parses_with_its_provider_and_names_all_kinds() {
+        let cases = [
+            Some(provider(ProviderKind::Local, "/m/it's \"x\".gguf", None)),
+            Some(provider(
+                ProviderKind::Gemini,
+                "gemini-2.5-flash",
+                Some("GEMINI_API_KEY"),
+            )),
+            Some(provider(ProviderKind::Ollama, "llama3.2", None)),
+            Some(provider(
+                ProviderKind::Anthropic,
+                "claude-sonnet-4-5",
+                Some("ANTHROPIC_API_KEY"),
+            )),
+            None,
+        ];
+        for case in cases {
+            let text = template(case.as_ref());
+            let parsed = config::parse(std::path::Path::new("oxydra.toml"), &text)
+                .unwrap_or_else(|error| panic!("{error}\n{text}"));
+            for kind in ProviderKind::ALL {
+                assert!(text.contains(&format!("\"{}\"", kind.as_str())), "{text}");
+            }
+            match case {
+                Some(expected) => {
+                    assert_eq!(parsed.provider.kind, Some(expected.kind));
+                    assert_eq!(
+                        parsed.provider.model.as_deref(),
+                        Some(expected.model.as_str())
+                    );
+                    assert_eq!(parsed.provider.api_key_env, expected.api_key_env);
+                    assert_eq!(
+                        parsed.provider.base_url.is_none(),
+                        expected.kind == ProviderKind::Local
+                    );
+                }
+                None => assert_eq!(parsed.provider, config::ProviderSection::default()),
+            }
         }
     }
 }

@@ -41,7 +41,8 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let prompt = prompt_text(args.prompt.as_deref())?;
     let renderer = Arc::new(
         Renderer::for_format(args.options.output)
-            .with_workspace(effective.runtime.workspace.clone()),
+            .with_workspace(effective.runtime.workspace.clone())
+            .with_cost_unknown(!effective.price_known()),
     );
     let interrupts = Interrupts::install();
     let input = TerminalInput::stdin();
@@ -90,11 +91,8 @@ async fn discard_if_unanswered(memory: &dyn MemoryStore, session: &SessionId) ->
 pub fn print_config(options: &RunOptions) -> Result<Exit, CliError> {
     let file = config::load(options.config.as_deref())?;
     let env = |name: &str| std::env::var(name).ok();
-    let text = match config::merge(&file, options, &env, std::io::stdin().is_terminal()) {
-        Ok(effective) => effective.to_masked_toml(),
-        Err(CliError::NoProvider) => config::merge_service(&file, options, &env)?.to_masked_toml(),
-        Err(error) => return Err(error),
-    };
+    let text = config::merge_for_print(&file, options, &env, std::io::stdin().is_terminal())?
+        .to_masked_toml();
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())

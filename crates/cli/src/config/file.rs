@@ -1,9 +1,7 @@
-//! Finding and reading the configuration file, with errors that name the file, the
-//! key and the expected type.
+//! Reading a configuration file's text, with errors that name the file, the key and
+//! the expected type.
 
 use std::path::{Path, PathBuf};
-
-use oxydra::tools::CONFIG_FILE_NAME;
 
 use super::FileConfig;
 use super::rule_entry::INVALID_RULE;
@@ -12,94 +10,9 @@ use crate::error::CliError;
 /// The longest `runtime.session_wait_secs`: an hour.
 const MAX_SESSION_WAIT_SECS: f64 = 3600.0;
 
-/// A configuration file that was found and parsed.
-#[derive(Debug, Clone, Default)]
-pub struct LoadedFile {
-    /// Where it was read from; `None` when no file exists (all defaults).
-    pub path: Option<PathBuf>,
-    /// Its contents (without the settings that were ignored).
-    pub config: FileConfig,
-    /// Settings that grant power, ignored because the file is not trusted.
-    pub ignored: Vec<String>,
-}
-
-/// Where a configuration file was found, which decides whether it is trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    /// Named with `--config`: the user's own choice, trusted.
-    Explicit,
-    /// `./oxydra.toml`: anyone who can write in the directory may have put it there,
-    /// so its settings that grant power apply only once the user trusted it.
-    Project,
-    /// The user config dir's file: trusted.
-    User,
-}
-
 /// The user config dir's file: `<config dir>/oxydra/config.toml`.
 pub fn user_config_path() -> Option<PathBuf> {
     dirs::config_dir().map(|dir| dir.join("oxydra").join("config.toml"))
-}
-
-/// Where the configuration is: `--config`, else `./oxydra.toml` if present, else
-/// `<user config dir>/oxydra/config.toml` if present, else none.
-pub fn locate(explicit: Option<&Path>) -> Result<Option<(PathBuf, Origin)>, CliError> {
-    if let Some(path) = explicit {
-        if path.is_file() {
-            return Ok(Some((path.to_path_buf(), Origin::Explicit)));
-        }
-        return Err(CliError::ConfigNotFound {
-            path: path.to_path_buf(),
-        });
-    }
-    let local = PathBuf::from(CONFIG_FILE_NAME);
-    if local.is_file() {
-        return Ok(Some((local, Origin::Project)));
-    }
-    Ok(user_config_path()
-        .filter(|path| path.is_file())
-        .map(|path| (path, Origin::User)))
-}
-
-/// Locates and reads the configuration (see [`locate`]). A project file that is not
-/// trusted loses its settings that grant power, with a warning on stderr.
-pub fn load(explicit: Option<&Path>) -> Result<LoadedFile, CliError> {
-    let store = super::trust::default_store_path();
-    let (loaded, warnings) = load_with(explicit, store.as_deref())?;
-    for warning in warnings {
-        eprintln!("warning: {warning}");
-    }
-    Ok(loaded)
-}
-
-/// [`load`] with the trust store at `store`; the warnings are returned, not printed.
-pub fn load_with(
-    explicit: Option<&Path>,
-    store: Option<&Path>,
-) -> Result<(LoadedFile, Vec<String>), CliError> {
-    let Some((path, origin)) = locate(explicit)? else {
-        return Ok((LoadedFile::default(), Vec::new()));
-    };
-    // One read: what is checked for trust is exactly what is parsed.
-    let text = std::fs::read_to_string(&path).map_err(|source| CliError::ReadFile {
-        path: path.clone(),
-        source,
-    })?;
-    let path = std::path::absolute(&path).unwrap_or(path);
-    let mut config = parse(&path, &text)?;
-    let mut warnings = Vec::new();
-    let ignored = if origin == Origin::Project {
-        super::trust::apply(&path, text.as_bytes(), &mut config, store, &mut warnings)
-    } else {
-        Vec::new()
-    };
-    Ok((
-        LoadedFile {
-            path: Some(path),
-            config,
-            ignored,
-        },
-        warnings,
-    ))
 }
 
 /// Parses and checks the text of the file at `path`.
@@ -123,7 +36,7 @@ pub fn parse(path: &Path, text: &str) -> Result<FileConfig, CliError> {
 }
 
 /// Value checks serde cannot express.
-fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
+pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
     let invalid = |key: &str, message: String| CliError::ConfigInvalid {
         path: path.to_path_buf(),
         key: key.to_owned(),
@@ -536,12 +449,5 @@ args = { url = "{{url}}" }
         assert!(missing.contains("missing key `name`"), "{missing}");
         let steps = parse_err("[[agents]]\nname = \"a\"\ntype = \"deterministic\"\n");
         assert!(steps.contains("agents[0].steps"), "{steps}");
-    }
-
-    #[test]
-    fn explicit_missing_file_is_an_error() {
-        let error = locate(Some(Path::new("/nonexistent/oxydra.toml"))).unwrap_err();
-        assert!(matches!(error, CliError::ConfigNotFound { .. }));
-        assert!(error.to_string().contains("/nonexistent/oxydra.toml"));
     }
 }

@@ -10,9 +10,11 @@ use oxydra::tools::BuiltinToolsConfig;
 
 use oxydra::mcp::McpServerConfig;
 
-use super::provider_pick::merge_provider;
+pub use super::db_path::default_db_path;
+use super::db_path::{absolute, db_origin, resolve_db};
 #[cfg(test)]
 use super::provider_pick::{DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL};
+use super::provider_pick::{KeyNeed, merge_provider};
 use super::{AgentConfig, ApproveMode, Effort, LoadedFile, OpenAiApi, ProviderKind, ServeSection};
 use crate::args::RunOptions;
 use crate::error::CliError;
@@ -30,6 +32,9 @@ pub struct Merged<P> {
     /// Where the file came from (not printed as a key).
     #[serde(skip)]
     pub config_file: Option<PathBuf>,
+    /// The user's own file, when the project file `config_file` was layered over it.
+    #[serde(skip)]
+    pub user_file: Option<PathBuf>,
     /// Settings of the file ignored because it is not trusted (not printed as a key).
     #[serde(skip)]
     pub ignored: Vec<String>,
@@ -70,7 +75,8 @@ pub type ServiceConfig = Merged<Option<EffectiveProvider>>;
 pub struct EffectiveProvider {
     /// Wire format.
     pub kind: ProviderKind,
-    /// Base URL.
+    /// Base URL (`in-process` for the local model, not printed).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub base_url: String,
     /// Model.
     pub model: String,
@@ -176,14 +182,20 @@ impl<P> Merged<P> {
 }
 
 impl Effective {
+    /// Whether the model's price is known (built in, or `[pricing]` in a trusted file),
+    /// so that its cost can be counted.
+    pub fn price_known(&self) -> bool {
+        self.pricing_table().price(&self.provider.model).is_some()
+    }
+
     /// Refuses a cost budget (`--max-cost`, `runtime.max_cost`) for a model whose price
     /// is unknown: it could not be counted, so it would silently allow anything.
     pub fn require_known_price(&self, flags: &RunOptions) -> Result<(), CliError> {
         let model = &self.provider.model;
-        if self.runtime.max_cost.is_none() || self.pricing_table().price(model).is_some() {
+        if self.runtime.max_cost.is_none() || self.price_known() {
             return Ok(());
         }
-        let message = super::pricing::unknown_price_message(model);
+        let message = super::pricing::unknown_price_message(model, self.provider.kind);
         Err(match &self.config_file {
             Some(path) if flags.max_cost.is_none() => CliError::ConfigInvalid {
                 path: path.clone(),
@@ -199,99 +211,6 @@ impl Effective {
     }
 }
 
-/// The default database: `<user data dir>/oxydra/oxydra.db`.
-pub fn default_db_path() -> Option<PathBuf> {
-    dirs::data_dir().map(|dir| dir.join("oxydra").join("oxydra.db"))
-}
-
-/// The database to use: `--db` (relative to the current dir), else `OXYDRA_DB`, else
-/// `[memory] db` (relative to the config file), else [`default_db_path`]. A
-/// `postgres://` URL is kept as it is (checked here, so a malformed one is an error
-/// naming where it came from).
-pub fn resolve_db(
-    file: &LoadedFile,
-    flag: Option<&Path>,
-    env: EnvLookup<'_>,
-) -> Result<PathBuf, CliError> {
-    if let Some(path) = flag {
-        check_url(path).map_err(|message| CliError::Flag {
-            flag: "--db",
-            message,
-        })?;
-        return Ok(absolute_or_url(path));
-    }
-    if let Some(path) = env("OXYDRA_DB").filter(|value| !value.is_empty()) {
-        let path = PathBuf::from(path);
-        check_url(&path).map_err(|message| CliError::Env {
-            var: "OXYDRA_DB".to_owned(),
-            message,
-        })?;
-        return Ok(absolute_or_url(&path));
-    }
-    if let Some(db) = &file.config.memory.db {
-        check_url(db).map_err(|message| CliError::ConfigInvalid {
-            path: file.path.clone().unwrap_or_default(),
-            key: "memory.db".to_owned(),
-            message: format!("memory.db: {message}"),
-            line: None,
-        })?;
-        if crate::commands::database::is_url(db) {
-            return Ok(db.clone());
-        }
-        let base = file
-            .path
-            .as_deref()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        return Ok(absolute(&base.join(db)));
-    }
-    default_db_path().ok_or_else(|| {
-        CliError::Setup("no user data directory is known; pass --db <PATH>".to_owned())
-    })
-}
-
-/// Where [`resolve_db`] took the database from, for messages: `--db`, `OXYDRA_DB`,
-/// `[memory] db in <file>` or `the default`.
-pub fn db_origin(file: &LoadedFile, flag: Option<&Path>, env: EnvLookup<'_>) -> String {
-    if flag.is_some() {
-        "--db".to_owned()
-    } else if env("OXYDRA_DB").is_some_and(|value| !value.is_empty()) {
-        "OXYDRA_DB".to_owned()
-    } else if file.config.memory.db.is_some() {
-        match &file.path {
-            Some(path) => format!("[memory] db in {}", path.display()),
-            None => "[memory] db".to_owned(),
-        }
-    } else {
-        "the default".to_owned()
-    }
-}
-
-/// A PostgreSQL URL that does not parse: what is wrong (the password never shown).
-fn check_url(db: &Path) -> Result<(), String> {
-    let Some(url) = db
-        .to_str()
-        .filter(|url| oxydra::postgres::is_postgres_url(url))
-    else {
-        return Ok(());
-    };
-    oxydra::postgres::validate_url(url)
-        .map_err(|error| format!("{}: {error}", crate::commands::database::redact_url(url)))
-}
-
-fn absolute_or_url(path: &Path) -> PathBuf {
-    if crate::commands::database::is_url(path) {
-        path.to_path_buf()
-    } else {
-        absolute(path)
-    }
-}
-
-fn absolute(path: &Path) -> PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
-}
-
 /// Merges the file, the environment and the flags.
 pub fn merge(
     file: &LoadedFile,
@@ -299,7 +218,24 @@ pub fn merge(
     env: EnvLookup<'_>,
     stdin_is_terminal: bool,
 ) -> Result<Effective, CliError> {
-    let provider = merge_provider(file, flags, env)?;
+    let provider = merge_provider(file, flags, env, KeyNeed::Required)?;
+    merge_settings(file, flags, env, stdin_is_terminal, provider)
+}
+
+/// Merges like [`merge`] for `--print-config`: a key variable that is not set is no
+/// error (the printed file says so), and no provider at all is none.
+pub fn merge_for_print(
+    file: &LoadedFile,
+    flags: &RunOptions,
+    env: EnvLookup<'_>,
+    stdin_is_terminal: bool,
+) -> Result<ServiceConfig, CliError> {
+    let provider = match merge_provider(file, flags, env, KeyNeed::Optional) {
+        Ok(provider) => Some(provider),
+        // An untrusted file's provider: the header names what was ignored.
+        Err(CliError::NoProvider | CliError::UntrustedProvider { .. }) => None,
+        Err(error) => return Err(error),
+    };
     merge_settings(file, flags, env, stdin_is_terminal, provider)
 }
 
@@ -310,9 +246,11 @@ pub fn merge_service(
     flags: &RunOptions,
     env: EnvLookup<'_>,
 ) -> Result<ServiceConfig, CliError> {
-    let provider = match merge_provider(file, flags, env) {
+    let provider = match merge_provider(file, flags, env, KeyNeed::Required) {
         Ok(provider) => Some(provider),
-        Err(CliError::NoProvider) => None,
+        // Without a provider (none configured, or an untrusted file's ignored), the
+        // service still runs deterministic agents and lists what it has.
+        Err(CliError::NoProvider | CliError::UntrustedProvider { .. }) => None,
         Err(error) => return Err(error),
     };
     merge_settings(file, flags, env, false, provider)
@@ -380,6 +318,7 @@ fn merge_settings<P>(
 
     Ok(Merged {
         config_file: file.path.clone(),
+        user_file: file.user_file.clone(),
         ignored: file.ignored.clone(),
         provider,
         runtime: EffectiveRuntime {
@@ -429,7 +368,7 @@ mod tests {
         LoadedFile {
             path: Some(PathBuf::from("/etc/ox/oxydra.toml")),
             config: crate::config::file::parse(Path::new("/etc/ox/oxydra.toml"), text).unwrap(),
-            ignored: Vec::new(),
+            ..LoadedFile::default()
         }
     }
 
@@ -581,7 +520,7 @@ mod tests {
             &LoadedFile {
                 path: None,
                 config: FileConfig::default(),
-                ignored: Vec::new(),
+                ..LoadedFile::default()
             },
             &RunOptions::default(),
             &env,

@@ -2,7 +2,10 @@
 //! merged with the environment and the flags into the [`Effective`] configuration.
 
 mod agents;
+mod db_path;
 mod file;
+mod layers;
+mod load;
 mod mask;
 mod merge;
 mod powers;
@@ -21,17 +24,19 @@ use oxydra::tools::BuiltinToolsConfig;
 use serde::{Deserialize, Serialize};
 
 pub use agents::AgentConfig;
-pub use file::{LoadedFile, load, parse, user_config_path};
+pub use db_path::{db_origin, default_db_path, resolve_db};
+pub use file::{parse, user_config_path};
+pub use load::{LoadedFile, load};
 pub use mask::Secret;
 pub use merge::{
-    Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, db_origin, default_db_path,
-    merge, merge_service, resolve_db,
+    Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, merge, merge_for_print,
+    merge_service,
 };
 pub use powers::strip_powers;
 pub use pricing::Prices;
 #[cfg(feature = "local")]
 pub use provider_pick::models_dir;
-pub use provider_pick::provider_defaults;
+pub use provider_pick::{current_provider, provider_defaults};
 pub use rule_entry::{RuleEntry, rules};
 
 /// The wire format of a provider.

@@ -67,11 +67,21 @@ pub fn validate(prices: &Prices) -> Result<(), (String, String)> {
 }
 
 /// The error when a cost budget is asked for a model whose price is unknown.
-pub fn unknown_price_message(model: &str) -> String {
+pub fn unknown_price_message(model: &str, kind: super::ProviderKind) -> String {
+    let why = if kind == super::ProviderKind::Local {
+        "a local model has no price, so a cost budget cannot be enforced; bound the run with \
+         --max-turns or --turn-timeout instead, or, to count a cost anyway, give it a price"
+            .to_owned()
+    } else {
+        format!(
+            "the price of model `{model}` is unknown, so a cost budget cannot be enforced; give \
+             it"
+        )
+    };
     format!(
-        "the price of model `{model}` is unknown, so a cost budget cannot be enforced; give it \
-         in the configuration file: [pricing.\"{model}\"] input_per_mtok = …, output_per_mtok = … \
-         (US dollars per million tokens; optional cached_input_per_mtok, cache_write_per_mtok)"
+        "{why} in your configuration file: [pricing.\"{model}\"] input_per_mtok = …, \
+         output_per_mtok = … (US dollars per million tokens; optional cached_input_per_mtok, \
+         cache_write_per_mtok)"
     )
 }
 

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::ProviderKind;
 use super::mask::{mask_secret, mask_url};
 use super::merge::{EffectiveProvider, Merged};
 
@@ -16,7 +17,12 @@ pub trait PrintedProvider: Serialize + Clone {
 
 impl PrintedProvider for EffectiveProvider {
     fn mask(&mut self) {
-        self.base_url = mask_url(&self.base_url);
+        self.base_url = if self.kind == ProviderKind::Local {
+            // The model runs in-process: no URL to print (or to load back).
+            String::new()
+        } else {
+            mask_url(&self.base_url)
+        };
     }
 
     fn comment(&self) -> String {
@@ -25,7 +31,13 @@ impl PrintedProvider for EffectiveProvider {
                 format!("# api key: {} (from {env})\n", mask_secret(key.expose()))
             }
             (Some(key), None) => format!("# api key: {}\n", mask_secret(key.expose())),
-            (None, _) => "# api key: none (no auth header is sent)\n".to_owned(),
+            (None, Some(env)) => {
+                format!("# api key: {env} is not set; a run needs it (export {env}=...)\n")
+            }
+            (None, None) if self.kind == ProviderKind::Local => {
+                "# api key: none (the model runs in this process)\n".to_owned()
+            }
+            (None, None) => "# api key: none (no auth header is sent)\n".to_owned(),
         }
     }
 }
@@ -64,10 +76,13 @@ impl<P: PrintedProvider> Merged<P> {
                 server.url = Some(mask_url(url));
             }
         }
-        let source = self.config_file.as_ref().map_or_else(
-            || "none (defaults, environment and flags)".to_owned(),
-            |path| path.display().to_string(),
-        );
+        let source = match (&self.config_file, &self.user_file) {
+            (None, _) => "none (defaults, environment and flags)".to_owned(),
+            (Some(path), None) => path.display().to_string(),
+            (Some(path), Some(user)) => {
+                format!("{} over {}", path.display(), user.display())
+            }
+        };
         let body = toml::to_string(&shown)
             .unwrap_or_else(|error| format!("# cannot render configuration: {error}\n"));
         let ignored = if self.ignored.is_empty() {

@@ -8,7 +8,7 @@ use oxydra::provider::{
     OPENAI_BASE_URL,
 };
 
-use super::mask::Secret;
+use super::mask::{Secret, mask_url};
 use super::merge::{EffectiveProvider, EnvLookup};
 use super::{Effort, LoadedFile, OpenAiApi, ProviderKind};
 use crate::args::RunOptions;
@@ -23,14 +23,55 @@ pub const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-flash";
 /// Default model for Ollama.
 pub const DEFAULT_OLLAMA_MODEL: &str = "llama3.2";
 
+/// Whether a missing API key is an error ([`KeyNeed::Required`], for a run) or leaves
+/// the provider without one ([`KeyNeed::Optional`], for `--print-config`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyNeed {
+    /// A run: the key's variable must be set.
+    Required,
+    /// Showing the configuration: an unset variable is said in a comment.
+    Optional,
+}
+
 /// The provider of a run: see docs/configuration.md, "How the provider is picked".
 pub(super) fn merge_provider(
     file: &LoadedFile,
     flags: &RunOptions,
     env: EnvLookup<'_>,
+    need: KeyNeed,
 ) -> Result<EffectiveProvider, CliError> {
     let section = &file.config.provider;
     let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+    let untrusted_provider = |keys: Vec<&str>| CliError::UntrustedProvider {
+        path: file.path.clone().unwrap_or_default(),
+        keys: keys.join(", "),
+    };
+    // An untrusted project file chose a provider that was ignored: running another one
+    // silently would surprise, unless a flag or variable picks it.
+    let chosen_here = flags.base_url.is_some()
+        || flags.provider.is_some()
+        || flags.model.is_some()
+        || ["OXYDRA_BASE_URL", "OXYDRA_PROVIDER", "OXYDRA_MODEL"]
+            .into_iter()
+            .any(|name| set(name).is_some());
+    let withheld: Vec<&str> = file
+        .ignored
+        .iter()
+        .map(String::as_str)
+        .filter(|key| {
+            [
+                "provider.base_url",
+                "provider.api_key_env",
+                "provider.model",
+                "provider.kind",
+            ]
+            .iter()
+            .any(|power| key.starts_with(power))
+        })
+        .collect();
+    if file.untrusted && !withheld.is_empty() && !chosen_here {
+        return Err(untrusted_provider(withheld));
+    }
 
     let env_kind =
         match set("OXYDRA_PROVIDER") {
@@ -78,10 +119,12 @@ pub(super) fn merge_provider(
         },
     };
     if kind == ProviderKind::Local {
-        let model = flags
-            .model
-            .clone()
-            .or_else(|| set("OXYDRA_MODEL"))
+        let named = flags.model.clone().or_else(|| set("OXYDRA_MODEL"));
+        if named.is_none() && section.model.is_some() && file.untrusted_model {
+            // A name from an untrusted file, about to be loaded as a model file.
+            return Err(untrusted_provider(vec!["provider.model"]));
+        }
+        let model = named
             .or_else(|| section.model.clone())
             .or_else(|| set(LOCAL_MODEL_VAR))
             .or_else(|| default_local_model().map(|path| path.display().to_string()))
@@ -94,18 +137,24 @@ pub(super) fn merge_provider(
             || "api_key_env".to_owned(),
             |path| format!("api_key_env in {}", path.display()),
         );
-        let key = set(var).ok_or_else(|| CliError::MissingApiKey {
-            var: var.clone(),
-            origin,
-            base_url: base_url.clone().unwrap_or_else(|| default_url.to_owned()),
-        })?;
-        (Some(var.clone()), Some(Secret::new(key)))
+        match (set(var), need) {
+            (Some(key), _) => (Some(var.clone()), Some(Secret::new(key))),
+            (None, KeyNeed::Optional) => (Some(var.clone()), None),
+            (None, KeyNeed::Required) => {
+                return Err(CliError::MissingApiKey {
+                    var: var.clone(),
+                    origin,
+                    base_url: mask_url(base_url.as_deref().unwrap_or(default_url)),
+                });
+            }
+        }
     } else if base_url.is_some() || kind == ProviderKind::Ollama {
         // A server of one's own (Ollama, vLLM …): no auth header unless a variable is named.
         (None, None)
     } else {
         let key = match (set(default_var), explicit_kind) {
-            (Some(key), _) => key,
+            (Some(key), _) => Some(key),
+            (None, Some(_)) if need == KeyNeed::Optional => None,
             // The provider was named (flag, environment or file) but has no key: say which.
             (None, Some(_)) => {
                 let origin = if flags.provider.is_some() {
@@ -126,7 +175,7 @@ pub(super) fn merge_provider(
             }
             (None, None) => return Err(CliError::NoProvider),
         };
-        (Some(default_var.to_owned()), Some(Secret::new(key)))
+        (Some(default_var.to_owned()), key.map(Secret::new))
     };
     let model = flags
         .model
@@ -240,6 +289,17 @@ fn openai_settings(
     Ok((None, None))
 }
 
+/// The provider a run with no flags would use now: the user's own file (if any) and
+/// the environment; `None` when there is none. A key variable that is not set does not
+/// matter here (the provider is what `oxydra init` writes down).
+pub fn current_provider(env: EnvLookup<'_>) -> Option<EffectiveProvider> {
+    let user = super::file::user_config_path().filter(|path| path.is_file());
+    let file = super::load::load_layers(None, user.as_deref(), None)
+        .map(|(file, _)| file)
+        .unwrap_or_default();
+    merge_provider(&file, &RunOptions::default(), env, KeyNeed::Optional).ok()
+}
+
 /// The variable that names a local model file.
 pub const LOCAL_MODEL_VAR: &str = "OXYDRA_LOCAL_MODEL";
 
@@ -256,11 +316,6 @@ pub fn default_local_model() -> Option<PathBuf> {
         .filter(|path| path.is_file())
 }
 
-/// Whether `model` names a local model: a `.gguf` file or an `hf:` download.
-fn is_local_model(model: &str) -> bool {
-    model.starts_with("hf:") || model.to_ascii_lowercase().ends_with(".gguf")
-}
-
 /// A local model to fall back on when no provider is configured: a `.gguf` named
 /// by `--model` or `[provider] model`, then `OXYDRA_LOCAL_MODEL`, then the data
 /// directory's default.
@@ -273,7 +328,7 @@ fn local_model_at_hand(
         .model
         .clone()
         .or_else(|| section.model.clone())
-        .filter(|model| is_local_model(model))
+        .filter(|model| super::powers::is_local_model(model))
         .or_else(|| env(LOCAL_MODEL_VAR).filter(|value| !value.trim().is_empty()))
         .or_else(|| default_local_model().map(|path| path.display().to_string()))
 }
@@ -330,7 +385,7 @@ mod tests {
         LoadedFile {
             path: Some(PathBuf::from("/etc/ox/oxydra.toml")),
             config: crate::config::file::parse(Path::new("/etc/ox/oxydra.toml"), text).unwrap(),
-            ignored: Vec::new(),
+            ..LoadedFile::default()
         }
     }
 
@@ -342,14 +397,26 @@ mod tests {
 
     #[test]
     fn openai_defaults_to_chat_and_takes_the_file_then_the_flags() {
-        let plain = merge_provider(&file(""), &RunOptions::default(), &with_keys).unwrap();
+        let plain = merge_provider(
+            &file(""),
+            &RunOptions::default(),
+            &with_keys,
+            KeyNeed::Required,
+        )
+        .unwrap();
         assert_eq!(plain.api, Some(OpenAiApi::Chat));
         assert_eq!(plain.reasoning_effort, None);
 
         let loaded = file(
             "[provider]\nkind = \"openai\"\napi = \"responses\"\nreasoning_effort = \"low\"\n",
         );
-        let from_file = merge_provider(&loaded, &RunOptions::default(), &with_keys).unwrap();
+        let from_file = merge_provider(
+            &loaded,
+            &RunOptions::default(),
+            &with_keys,
+            KeyNeed::Required,
+        )
+        .unwrap();
         assert_eq!(from_file.api, Some(OpenAiApi::Responses));
         assert_eq!(from_file.reasoning_effort, Some(Effort::Low));
 
@@ -358,7 +425,7 @@ mod tests {
             reasoning_effort: Some(Effort::High),
             ..RunOptions::default()
         };
-        let from_flags = merge_provider(&loaded, &flags, &with_keys).unwrap();
+        let from_flags = merge_provider(&loaded, &flags, &with_keys, KeyNeed::Required).unwrap();
         assert_eq!(from_flags.api, Some(OpenAiApi::Chat));
         assert_eq!(from_flags.reasoning_effort, Some(Effort::High));
     }
@@ -366,7 +433,13 @@ mod tests {
     #[test]
     fn api_or_effort_with_another_kind_names_the_key_or_flag() {
         let loaded = file("[provider]\nkind = \"anthropic\"\napi = \"responses\"\n");
-        let error = merge_provider(&loaded, &RunOptions::default(), &with_keys).unwrap_err();
+        let error = merge_provider(
+            &loaded,
+            &RunOptions::default(),
+            &with_keys,
+            KeyNeed::Required,
+        )
+        .unwrap_err();
         assert!(matches!(&error, CliError::ConfigInvalid { key, .. } if key == "provider.api"));
         let text = error.to_string();
         assert!(
@@ -381,7 +454,7 @@ mod tests {
             reasoning_effort: Some(Effort::Low),
             ..RunOptions::default()
         };
-        let error = merge_provider(&file(""), &flags, &with_keys).unwrap_err();
+        let error = merge_provider(&file(""), &flags, &with_keys, KeyNeed::Required).unwrap_err();
         assert!(
             matches!(
                 error,
@@ -394,7 +467,13 @@ mod tests {
         );
 
         let loaded = file("[provider]\nkind = \"anthropic\"\nreasoning_effort = \"high\"\n");
-        let error = merge_provider(&loaded, &RunOptions::default(), &with_keys).unwrap_err();
+        let error = merge_provider(
+            &loaded,
+            &RunOptions::default(),
+            &with_keys,
+            KeyNeed::Required,
+        )
+        .unwrap_err();
         assert!(
             error.to_string().contains("provider.reasoning_effort"),
             "{error}"

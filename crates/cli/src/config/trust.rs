@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::FileConfig;
-use super::powers::strip_powers;
 use crate::error::CliError;
 
 /// What the store says about a file's current content.
@@ -187,24 +185,16 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.sync_all()
 }
 
-/// Applies the trust rule to the project file at `path`, read as `content` and parsed
-/// as `config`: when it holds settings that grant power and the store at `store` does
-/// not trust this content, they are removed from `config`. Returns their keys, and adds
-/// to `warnings` one line naming the file, the keys and the command that trusts it. A
-/// store that cannot be read trusts nothing (with a warning saying why).
-pub fn apply(
+/// What the store at `store` says about the project file at `path`, read as
+/// `content`. A store that cannot be read, or no store at all, trusts nothing; the
+/// reason is added to `warnings`.
+pub fn verdict_of(
     path: &Path,
     content: &[u8],
-    config: &mut FileConfig,
     store: Option<&Path>,
     warnings: &mut Vec<String>,
-) -> Vec<String> {
-    let mut stripped = config.clone();
-    let ignored = strip_powers(&mut stripped);
-    if ignored.is_empty() {
-        return ignored;
-    }
-    let verdict = match store {
+) -> Verdict {
+    match store {
         None => {
             warnings.push(
                 "no user data directory is known, so no project configuration can be trusted"
@@ -222,23 +212,7 @@ pub fn apply(
                 Verdict::Untrusted
             }
         },
-    };
-    if verdict == Verdict::Trusted {
-        return Vec::new();
     }
-    *config = stripped;
-    let (state, again) = match verdict {
-        Verdict::Changed => ("changed since it was trusted", " again"),
-        Verdict::Trusted | Verdict::Untrusted => ("is not trusted", ""),
-    };
-    warnings.push(format!(
-        "{} {state}; ignoring its settings that grant power: {}. Review the file, then run \
-         `oxydra trust {}`{again} to use them.",
-        path.display(),
-        ignored.join(", "),
-        shell_quoted(path),
-    ));
-    ignored
 }
 
 /// `path` as a shell word: as is when it holds only safe characters, else in single quotes.
@@ -367,149 +341,6 @@ mod tests {
             sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
-    }
-
-    const PLANTED: &str = "[runtime]\nmax_turns = 2\napprove = \"always\"\n\
-                           [[mcp_servers]]\nname = \"x\"\ncommand = \"touch\"\n";
-
-    fn planted(dir: &Path) -> (PathBuf, FileConfig) {
-        let file = dir.join("oxydra.toml");
-        std::fs::write(&file, PLANTED).unwrap();
-        let config = crate::config::file::parse(&file, PLANTED).unwrap();
-        (file, config)
-    }
-
-    #[test]
-    fn an_untrusted_file_loses_its_powers_with_one_warning() {
-        let dir = tempfile::tempdir().unwrap();
-        let (file, mut config) = planted(dir.path());
-        let mut warnings = Vec::new();
-        let store = store_in(dir.path());
-        let ignored = apply(
-            &file,
-            PLANTED.as_bytes(),
-            &mut config,
-            Some(&store),
-            &mut warnings,
-        );
-        assert_eq!(ignored, ["runtime.approve = \"always\"", "mcp_servers"]);
-        assert!(config.mcp_servers.is_empty() && config.runtime.approve.is_none());
-        assert_eq!(config.runtime.max_turns, Some(2));
-        assert_eq!(warnings.len(), 1, "{warnings:?}");
-        let warning = &warnings[0];
-        assert!(
-            warning.starts_with(&format!("{} is not trusted", file.display())),
-            "{warning}"
-        );
-        assert!(
-            warning.contains("runtime.approve = \"always\", mcp_servers"),
-            "{warning}"
-        );
-        assert!(
-            warning.contains(&format!("`oxydra trust {}`", file.display())),
-            "{warning}"
-        );
-        assert!(!store.exists(), "checking trust writes nothing");
-    }
-
-    #[test]
-    fn a_trusted_file_keeps_its_powers_until_it_changes() {
-        let dir = tempfile::tempdir().unwrap();
-        let (file, config) = planted(dir.path());
-        let store_path = store_in(dir.path());
-        let mut store = TrustStore::open(&store_path).unwrap();
-        store.trust(&key_of(&file), PLANTED.as_bytes());
-        store.save().unwrap();
-
-        let mut trusted = config.clone();
-        let mut warnings = Vec::new();
-        let ignored = apply(
-            &file,
-            PLANTED.as_bytes(),
-            &mut trusted,
-            Some(&store_path),
-            &mut warnings,
-        );
-        assert!(ignored.is_empty() && warnings.is_empty(), "{warnings:?}");
-        assert_eq!(trusted, config);
-
-        let edited = format!("{PLANTED}# one more line\n");
-        let mut changed = config.clone();
-        let ignored = apply(
-            &file,
-            edited.as_bytes(),
-            &mut changed,
-            Some(&store_path),
-            &mut warnings,
-        );
-        assert_eq!(ignored.len(), 2);
-        assert!(changed.mcp_servers.is_empty());
-        assert!(
-            warnings[0].contains("changed since it was trusted"),
-            "{warnings:?}"
-        );
-        assert!(warnings[0].contains("again to use them"), "{warnings:?}");
-    }
-
-    #[test]
-    fn a_corrupt_or_missing_store_trusts_nothing_and_says_why() {
-        let dir = tempfile::tempdir().unwrap();
-        let (file, config) = planted(dir.path());
-        let store_path = store_in(dir.path());
-        std::fs::create_dir_all(store_path.parent().unwrap()).unwrap();
-        std::fs::write(&store_path, "not = [toml").unwrap();
-        let mut stripped = config.clone();
-        let mut warnings = Vec::new();
-        let ignored = apply(
-            &file,
-            PLANTED.as_bytes(),
-            &mut stripped,
-            Some(&store_path),
-            &mut warnings,
-        );
-        assert_eq!(ignored.len(), 2);
-        assert_eq!(warnings.len(), 2, "{warnings:?}");
-        assert!(
-            warnings[0].contains("not a valid trust store"),
-            "{warnings:?}"
-        );
-        assert!(warnings[1].contains("is not trusted"), "{warnings:?}");
-
-        let mut stripped = config.clone();
-        let mut warnings = Vec::new();
-        apply(
-            &file,
-            PLANTED.as_bytes(),
-            &mut stripped,
-            None,
-            &mut warnings,
-        );
-        assert!(stripped.mcp_servers.is_empty());
-        assert!(
-            warnings[0].contains("no user data directory"),
-            "{warnings:?}"
-        );
-    }
-
-    #[test]
-    fn a_harmless_file_needs_no_trust_and_reads_no_store() {
-        let dir = tempfile::tempdir().unwrap();
-        let text = "[runtime]\nmax_turns = 2\n";
-        let file = dir.path().join("oxydra.toml");
-        let mut config = crate::config::file::parse(&file, text).unwrap();
-        let store_path = store_in(dir.path());
-        std::fs::create_dir_all(store_path.parent().unwrap()).unwrap();
-        std::fs::write(&store_path, "corrupt [").unwrap();
-        let mut warnings = Vec::new();
-        let ignored = apply(
-            &file,
-            text.as_bytes(),
-            &mut config,
-            Some(&store_path),
-            &mut warnings,
-        );
-        assert!(ignored.is_empty() && warnings.is_empty(), "{warnings:?}");
-        assert_eq!(config.runtime.max_turns, Some(2));
     }
 
     #[test]

@@ -49,6 +49,17 @@ impl Renderer {
         self
     }
 
+    /// Says "cost unknown" instead of a cost in the closing summary (text output):
+    /// the model has no known price, so its cost was not counted.
+    pub fn with_cost_unknown(self, unknown: bool) -> Self {
+        if let RendererKind::Text(text) = &self.kind
+            && unknown
+        {
+            text.set_cost_unknown();
+        }
+        self
+    }
+
     /// Prints one event, scrubbed first: whatever made it (the runtime, or the CLI
     /// closing a run that could not start), no secret reaches stdout or stderr.
     pub fn emit(&self, event: &RuntimeEvent) {

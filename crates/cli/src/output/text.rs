@@ -100,6 +100,8 @@ struct State {
     preview: Option<String>,
     /// Where `file_write` reads the file it replaces from, to show a diff.
     workspace: Option<PathBuf>,
+    /// The model has no known price: the summary says "cost unknown", not `$0`.
+    cost_unknown: bool,
     started: HashMap<String, Started>,
 }
 
@@ -261,6 +263,7 @@ impl TextRenderer {
             markdown: None,
             preview: None,
             workspace: None,
+            cost_unknown: false,
             started: HashMap::new(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
@@ -296,6 +299,11 @@ impl TextRenderer {
     /// Reads the files `file_write` replaces beneath `workspace`, to show their diff.
     pub fn set_workspace(&self, workspace: PathBuf) {
         lock(&self.state).workspace = Some(workspace);
+    }
+
+    /// Says "cost unknown" in the summary: the model has no known price.
+    pub fn set_cost_unknown(&self) {
+        lock(&self.state).cost_unknown = true;
     }
 
     /// Renders one event.
@@ -395,7 +403,8 @@ impl TextRenderer {
                     }
                 }
                 state.end_text_line();
-                let line = summary_line(*turns, usage, *cost, session_id.as_str());
+                let cost = (!state.cost_unknown).then_some(*cost);
+                let line = summary_line(*turns, usage, cost, session_id.as_str());
                 let _ = writeln!(state.err, "{line}");
                 let _ = state.err.flush();
             }
@@ -443,12 +452,16 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The closing line: `3 turns · 1,234 tokens (1,000 in, 234 out) · $0.0312 · session ses_…`.
-pub fn summary_line(turns: usize, usage: &Usage, cost: f64, session: &str) -> String {
+/// The closing line: `3 turns · 1,234 tokens (1,000 in, 234 out) · $0.0312 · session ses_…`;
+/// `cost unknown` for a model whose price is not known (`cost` is `None`).
+pub fn summary_line(turns: usize, usage: &Usage, cost: Option<f64>, session: &str) -> String {
     let plural = if turns == 1 { "" } else { "s" };
-    let cost = dollars(cost);
+    let cost = cost.map_or_else(
+        || "cost unknown".to_owned(),
+        |cost| format!("${}", dollars(cost)),
+    );
     format!(
-        "— {turns} turn{plural} · {} tokens ({} in, {} out) · ${cost} · session {session}",
+        "— {turns} turn{plural} · {} tokens ({} in, {} out) · {cost} · session {session}",
         usage.total_tokens(),
         usage.input_tokens,
         usage.output_tokens

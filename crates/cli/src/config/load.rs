@@ -1,0 +1,346 @@
+//! Finding and reading the configuration: `--config FILE` alone, else the user's own
+//! file with the project file `./oxydra.toml` layered over it (see [`super::layers`]).
+//! A project file the user has not trusted may only narrow the user's configuration;
+//! what it could not set is named in one warning.
+
+use std::path::{Path, PathBuf};
+
+use oxydra::tools::CONFIG_FILE_NAME;
+use serde::Deserialize;
+use toml::{Table, Value};
+
+use super::FileConfig;
+use super::file::{check, parse, user_config_path};
+use super::layers::{Layered, Trust};
+use super::trust::{Verdict, shell_quoted, verdict_of};
+use crate::error::CliError;
+
+/// The configuration that was found and read.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedFile {
+    /// The file read last (the project file over the user's, or the only one); `None`
+    /// when no file exists (all defaults).
+    pub path: Option<PathBuf>,
+    /// The user's own file, when a project file was layered over it.
+    pub user_file: Option<PathBuf>,
+    /// The layered contents (without the settings that were ignored).
+    pub config: FileConfig,
+    /// Settings of an untrusted project file that were ignored.
+    pub ignored: Vec<String>,
+    /// Whether `path` is a project file that is not trusted.
+    pub untrusted: bool,
+    /// Whether `[provider] model` was taken from that untrusted file (a model name; it
+    /// must never be loaded as a local model file).
+    pub untrusted_model: bool,
+}
+
+/// Locates and reads the configuration (see the module comment); warnings (an
+/// untrusted project file, an unreadable trust store) go to stderr.
+pub fn load(explicit: Option<&Path>) -> Result<LoadedFile, CliError> {
+    let store = super::trust::default_store_path();
+    let (loaded, warnings) = load_with(explicit, store.as_deref())?;
+    // A warning can name keys and paths of a project file: sanitized on a terminal.
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    for warning in warnings {
+        eprintln!(
+            "warning: {}",
+            crate::terminal_text::for_stream(&warning, terminal)
+        );
+    }
+    Ok(loaded)
+}
+
+/// [`load`] with the trust store at `store`; the warnings are returned, not printed.
+pub fn load_with(
+    explicit: Option<&Path>,
+    store: Option<&Path>,
+) -> Result<(LoadedFile, Vec<String>), CliError> {
+    if let Some(path) = explicit {
+        if !path.is_file() {
+            return Err(CliError::ConfigNotFound {
+                path: path.to_path_buf(),
+            });
+        }
+        let file = Read::from(path)?;
+        return Ok((file.alone(), Vec::new()));
+    }
+    let project = Path::new(CONFIG_FILE_NAME);
+    let project = project.is_file().then_some(project);
+    let user = user_config_path().filter(|path| path.is_file());
+    load_layers(project, user.as_deref(), store)
+}
+
+/// The user's file `user` with the project file `project` over it, trusted as the
+/// store at `store` says.
+pub fn load_layers(
+    project: Option<&Path>,
+    user: Option<&Path>,
+    store: Option<&Path>,
+) -> Result<(LoadedFile, Vec<String>), CliError> {
+    let user = user.map(Read::from).transpose()?;
+    let Some(project) = project else {
+        return Ok((user.map(Read::alone).unwrap_or_default(), Vec::new()));
+    };
+    let project = Read::from(project)?;
+    let base = match &user {
+        Some(user) => user.table()?,
+        None => Table::new(),
+    };
+    let over = project.table()?;
+
+    // Narrowed first: a file that only narrows needs no trust (and no store is read).
+    let mut layers = Layered::new(base.clone());
+    layers.add(over.clone(), Trust::Untrusted);
+    let mut warnings = Vec::new();
+    let mut verdict = Verdict::Untrusted;
+    if !layers.ignored().is_empty() {
+        verdict = verdict_of(&project.path, project.text.as_bytes(), store, &mut warnings);
+        if verdict == Verdict::Trusted {
+            layers = Layered::new(base);
+            layers.add(over, Trust::Trusted);
+        }
+    }
+    let untrusted_model = layers.untrusted_model();
+    let (table, ignored) = layers.finish();
+    let config =
+        FileConfig::deserialize(Value::Table(table)).map_err(|error| CliError::ConfigInvalid {
+            path: project.path.clone(),
+            key: String::new(),
+            message: format!("layered over the user configuration: {}", error.message()),
+            line: None,
+        })?;
+    check(&project.path, &config)?;
+    if !ignored.is_empty() {
+        warnings.push(untrusted_warning(&project.path, verdict, &ignored));
+    }
+    Ok((
+        LoadedFile {
+            untrusted: verdict != Verdict::Trusted && !ignored.is_empty(),
+            path: Some(project.path),
+            user_file: user.map(|user| user.path),
+            config,
+            ignored,
+            untrusted_model,
+        },
+        warnings,
+    ))
+}
+
+/// The one warning about an untrusted project file: the file, every key ignored and
+/// the command that trusts it.
+fn untrusted_warning(path: &Path, verdict: Verdict, ignored: &[String]) -> String {
+    let (state, again) = match verdict {
+        Verdict::Changed => ("changed since it was trusted", " again"),
+        Verdict::Trusted | Verdict::Untrusted => ("is not trusted", ""),
+    };
+    format!(
+        "{} {state}, so it may only narrow your own configuration; ignoring its settings \
+         that grant power or loosen a limit: {}. Review the file, then run `oxydra trust {}`{again} \
+         to use them.",
+        path.display(),
+        ignored.join(", "),
+        shell_quoted(path),
+    )
+}
+
+/// One file, read once (what is checked for trust is exactly what is parsed).
+struct Read {
+    path: PathBuf,
+    text: String,
+    config: FileConfig,
+}
+
+impl Read {
+    fn from(path: &Path) -> Result<Self, CliError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CliError::ReadFile {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let config = parse(&path, &text)?;
+        Ok(Self { path, text, config })
+    }
+
+    /// The file as the whole configuration.
+    fn alone(self) -> LoadedFile {
+        LoadedFile {
+            path: Some(self.path),
+            config: self.config,
+            ..LoadedFile::default()
+        }
+    }
+
+    /// The file as a table to layer, its `[memory] db` made absolute (it is relative
+    /// to the file it is written in).
+    fn table(&self) -> Result<Table, CliError> {
+        let mut table: Table =
+            self.text
+                .parse()
+                .map_err(|error: toml::de::Error| CliError::ConfigInvalid {
+                    path: self.path.clone(),
+                    key: String::new(),
+                    message: error.message().trim().to_owned(),
+                    line: None,
+                })?;
+        let dir = self
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        if let Some(Value::Table(memory)) = table.get_mut("memory")
+            && let Some(Value::String(db)) = memory.get_mut("db")
+            && !crate::commands::database::is_url(Path::new(db.as_str()))
+        {
+            *db = dir.join(db.as_str()).display().to_string();
+        }
+        Ok(table)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::trust::{TrustStore, key_of};
+
+    struct Files {
+        dir: tempfile::TempDir,
+    }
+
+    impl Files {
+        fn new() -> Self {
+            Self {
+                dir: tempfile::tempdir().unwrap(),
+            }
+        }
+        fn write(&self, name: &str, text: &str) -> PathBuf {
+            let path = self.dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+            path
+        }
+        fn store(&self) -> PathBuf {
+            self.dir.path().join("data/trusted.toml")
+        }
+        fn load(&self, project: &Path, user: Option<&Path>) -> (LoadedFile, Vec<String>) {
+            load_layers(Some(project), user, Some(&self.store())).unwrap()
+        }
+    }
+
+    const PLANTED: &str = "[runtime]\nmax_turns = 2\napprove = \"always\"\n\
+                           [[mcp_servers]]\nname = \"x\"\ncommand = \"touch\"\n";
+
+    #[test]
+    fn explicit_missing_file_is_an_error() {
+        let error = load_with(Some(Path::new("/nonexistent/oxydra.toml")), None).unwrap_err();
+        assert!(matches!(error, CliError::ConfigNotFound { .. }));
+        assert!(error.to_string().contains("/nonexistent/oxydra.toml"));
+    }
+
+    #[test]
+    fn an_untrusted_file_narrows_the_users_and_one_warning_names_every_key() {
+        let files = Files::new();
+        let user = files.write(
+            "user/config.toml",
+            "[runtime]\nmax_turns = 5\n[[rules]]\ntool = \"file_write\"\nkind = \"requires_consent\"\n\
+             [memory]\ndb = \"my.db\"\n",
+        );
+        let project = files.write("ws/oxydra.toml", PLANTED);
+        let (loaded, warnings) = files.load(&project, Some(&user));
+        let config = &loaded.config;
+        assert_eq!(config.runtime.max_turns, Some(2));
+        assert!(config.runtime.approve.is_none() && config.mcp_servers.is_empty());
+        assert_eq!(config.rules.len(), 1, "the user's rule stays");
+        assert_eq!(
+            config.memory.db.as_deref(),
+            Some(files.dir.path().join("user/my.db").as_path())
+        );
+        assert!(loaded.untrusted);
+        assert_eq!(loaded.user_file.as_deref(), Some(user.as_path()));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let warning = &warnings[0];
+        assert!(
+            warning.starts_with(&format!("{} is not trusted", project.display())),
+            "{warning}"
+        );
+        assert!(
+            warning.contains("mcp_servers") && warning.contains("runtime.approve = \"always\""),
+            "{warning}"
+        );
+        assert!(
+            warning.contains(&format!("`oxydra trust {}`", project.display())),
+            "{warning}"
+        );
+        assert!(!files.store().exists(), "checking trust writes nothing");
+    }
+
+    #[test]
+    fn a_trusted_file_sets_what_it_holds_until_it_changes() {
+        let files = Files::new();
+        let user = files.write("user/config.toml", "[runtime]\nmax_turns = 1\n");
+        let project = files.write("ws/oxydra.toml", PLANTED);
+        let mut store = TrustStore::open(&files.store()).unwrap();
+        store.trust(&key_of(&project), PLANTED.as_bytes());
+        store.save().unwrap();
+
+        let (loaded, warnings) = files.load(&project, Some(&user));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(!loaded.untrusted);
+        assert_eq!(loaded.config.mcp_servers.len(), 1);
+        assert_eq!(loaded.config.runtime.max_turns, Some(2));
+
+        files.write("ws/oxydra.toml", &format!("{PLANTED}# one more line\n"));
+        let (loaded, warnings) = files.load(&project, Some(&user));
+        assert!(loaded.config.mcp_servers.is_empty());
+        assert_eq!(loaded.config.runtime.max_turns, Some(1));
+        assert!(
+            warnings[0].contains("changed since it was trusted"),
+            "{warnings:?}"
+        );
+        assert!(warnings[0].contains("again to use them"), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_corrupt_or_missing_store_trusts_nothing_and_says_why() {
+        let files = Files::new();
+        let project = files.write("ws/oxydra.toml", PLANTED);
+        files.write("data/trusted.toml", "not = [toml");
+        let (loaded, warnings) = files.load(&project, None);
+        assert!(loaded.config.mcp_servers.is_empty());
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[0].contains("not a valid trust store"),
+            "{warnings:?}"
+        );
+        assert!(warnings[1].contains("is not trusted"), "{warnings:?}");
+
+        let (loaded, warnings) = load_layers(Some(&project), None, None).unwrap();
+        assert!(loaded.config.mcp_servers.is_empty());
+        assert!(
+            warnings[0].contains("no user data directory"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn a_file_that_only_narrows_needs_no_trust_and_reads_no_store() {
+        let files = Files::new();
+        let project = files.write("ws/oxydra.toml", "[runtime]\nmax_turns = 2\n");
+        files.write("data/trusted.toml", "corrupt [");
+        let (loaded, warnings) = files.load(&project, None);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(!loaded.untrusted);
+        assert_eq!(loaded.config.runtime.max_turns, Some(2));
+    }
+
+    #[test]
+    fn without_a_project_file_the_users_file_is_the_configuration() {
+        let files = Files::new();
+        let user = files.write("user/config.toml", "[memory]\ndb = \"x.db\"\n");
+        let (loaded, warnings) = load_layers(None, Some(&user), None).unwrap();
+        assert!(warnings.is_empty());
+        assert_eq!(loaded.path.as_deref(), Some(user.as_path()));
+        assert_eq!(loaded.config.memory.db.as_deref(), Some(Path::new("x.db")));
+        let (nothing, _) = load_layers(None, None, None).unwrap();
+        assert!(nothing.path.is_none());
+    }
+}
