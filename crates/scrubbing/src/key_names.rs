@@ -27,6 +27,10 @@ pub(crate) struct KeyInfo {
     /// The word was a weak one (`auth`, `credentials`, `cookie`, a lone `pass`/`pw`):
     /// its value must look like data, not a word, identifier or path.
     pub(crate) weak: bool,
+    /// The key is `key` without a key-material word before it (`key`, `sl_key`,
+    /// `ibm-iam_key`): only encoded key material (long hex, base64 or token text) is
+    /// its secret value.
+    pub(crate) encoded: bool,
 }
 
 impl KeyInfo {
@@ -34,6 +38,7 @@ impl KeyInfo {
         Self {
             keyword,
             is_pwd: false,
+            encoded: false,
             weak: false,
         }
     }
@@ -132,6 +137,28 @@ const KEY_PREFIXES: &[&str] = &[
     "secret",
 ];
 
+/// Words that make a following `key` something other than key material
+/// (`public_key`, `primary_key`).
+const NOT_KEY_MATERIAL: &[&str] = &[
+    "public",
+    "pub",
+    "primary",
+    "foreign",
+    "sort",
+    "partition",
+    "cache",
+    "unique",
+    "composite",
+    "row",
+    "hash",
+    "idempotency",
+    "routing",
+    "lookup",
+    "map",
+    "dict",
+    "object",
+];
+
 /// Words ending in `pass` that have nothing to do with passwords.
 const NOT_PASS: &[&str] = &[
     "bypass",
@@ -166,15 +193,24 @@ pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
             return Some(info);
         }
         found = word_keyword(word).or_else(|| {
-            let after_prefix =
-                previous.is_some_and(|p| KEY_PREFIXES.iter().any(|k| p.eq_ignore_ascii_case(k)));
-            (after_prefix && word.eq_ignore_ascii_case("key")).then(|| {
-                KeyInfo::strong(if previous.is_some_and(|p| p.eq_ignore_ascii_case("api")) {
-                    Keyword::ApiKey
-                } else {
-                    Keyword::Key
+            if !word.eq_ignore_ascii_case("key") {
+                return None;
+            }
+            let after = |list: &[&str]| {
+                previous.is_some_and(|p| list.iter().any(|k| p.eq_ignore_ascii_case(k)))
+            };
+            if after(&["api"]) {
+                Some(KeyInfo::strong(Keyword::ApiKey))
+            } else if after(KEY_PREFIXES) {
+                Some(KeyInfo::strong(Keyword::Key))
+            } else if after(NOT_KEY_MATERIAL) {
+                None
+            } else {
+                Some(KeyInfo {
+                    encoded: true,
+                    ..KeyInfo::strong(Keyword::Key)
                 })
-            })
+            }
         });
         previous = Some(word);
     }
@@ -187,6 +223,7 @@ fn word_keyword(word: &str) -> Option<KeyInfo> {
         Some(KeyInfo {
             keyword,
             is_pwd: false,
+            encoded: false,
             weak: true,
         })
     };
@@ -194,6 +231,7 @@ fn word_keyword(word: &str) -> Option<KeyInfo> {
         return Some(KeyInfo {
             keyword: Keyword::Password,
             is_pwd: true,
+            encoded: false,
             weak: false,
         });
     }
@@ -202,7 +240,10 @@ fn word_keyword(word: &str) -> Option<KeyInfo> {
             return info(Keyword::Password);
         }
     }
-    if starts_with_ci(word, "secret") || ends_with_ci(word, "secret") {
+    // `secrets` (plural) names a collection: `keyVaultToStoreSecrets`.
+    if (starts_with_ci(word, "secret") && !word.eq_ignore_ascii_case("secrets"))
+        || ends_with_ci(word, "secret")
+    {
         return info(Keyword::Secret);
     }
     if ends_with_ci(word, "apikey") || starts_with_ci(word, "apikey") {
@@ -271,16 +312,22 @@ pub(crate) fn classify_in_context(text: &str, key_start: usize, key: &str) -> Op
         .rfind(|c: char| !c.is_ascii_alphanumeric())
         .map_or(0, |i| i + 1);
     let previous = head.get(word_start..)?;
-    if previous.eq_ignore_ascii_case("api") {
-        Some(KeyInfo::strong(Keyword::ApiKey))
+    // In prose the label is looser (`API key:  export …` is a heading, not a value):
+    // the value must look like data.
+    let keyword = if previous.eq_ignore_ascii_case("api") {
+        Keyword::ApiKey
     } else if KEY_PREFIXES
         .iter()
         .any(|k| previous.eq_ignore_ascii_case(k))
     {
-        Some(KeyInfo::strong(Keyword::Key))
+        Keyword::Key
     } else {
-        None
-    }
+        return None;
+    };
+    Some(KeyInfo {
+        weak: true,
+        ..KeyInfo::strong(keyword)
+    })
 }
 
 fn starts_with_ci(word: &str, stem: &str) -> bool {
@@ -413,7 +460,6 @@ mod tests {
             "token_type",
             "password_file",
             "API_KEY_ENV",
-            "key",
             "monkey",
             "primary_key",
             "input",
@@ -450,12 +496,31 @@ mod tests {
     }
 
     #[test]
+    fn a_bare_key_takes_only_key_material() {
+        // `keyVaultToStoreSecrets`: `Secrets` (plural) names a collection.
+        for key in [
+            "key",
+            "sl_key",
+            "ibm-iam_key",
+            "softlayer_key",
+            "KEY",
+            "keyVaultToStoreSecrets",
+        ] {
+            let info = classify_key(key).unwrap();
+            assert!(info.encoded && info.keyword == Keyword::Key, "{key}");
+        }
+        assert!(!classify_key("ACCOUNT_KEY").unwrap().encoded);
+        assert_eq!(classify_key("public_key"), None);
+    }
+
+    #[test]
     fn pwd_is_marked() {
         assert_eq!(
             classify_key("OLDPWD"),
             Some(KeyInfo {
                 keyword: Keyword::Password,
                 is_pwd: true,
+                encoded: false,
                 weak: false,
             })
         );

@@ -5,8 +5,8 @@
 //! as `token`, `pass` or `KEY`) is searched for; around each hit the key is delimited
 //! by hand and checked word by word (`key_names`). Then, by what follows the key:
 //!
-//! - a separator (`:`, `=`, …): the full pattern is run, anchored at the start of the
-//!   key, on the rest of the line. A `Cookie:` header gives each cookie's value; an
+//! - a separator (`:`, `=`, `::=`, `var key string =`, …; see `separator`): the value
+//!   pattern is run, anchored after the separator, on the rest of the line. A `Cookie:` header gives each cookie's value; an
 //!   empty value or a YAML block indicator (`|`, `>-`) takes the more-indented lines
 //!   below (`block`);
 //! - markup or a name/value pair (`<password>…</password>`, `name="password"
@@ -23,7 +23,8 @@ use crate::markup::markup_value;
 use crate::merge::{Candidate, PRIORITY_KEYWORD};
 use crate::prose::prose_value;
 use crate::redaction::{Keyword, RedactionKind};
-use crate::value_filter::{ValueShape, is_non_secret_value, is_prose};
+use crate::separator::{is_tight_colon, value_start};
+use crate::value_filter::{ValueShape, is_identifier_like, is_non_secret_value, is_prose};
 
 /// Labelled values: for each trigger hit, walk back to the start of the key it is in
 /// and look at what follows the key. Markup, pairs and prose are looked for only when
@@ -60,8 +61,7 @@ pub(crate) fn collect_labelled(
         if !unseparated && !key.starts_with("--") {
             continue;
         }
-        let Some(info) = classify_key(key).or_else(|| classify_in_context(text, key_start, key))
-        else {
+        let Some(info) = classify(text, key_start, key) else {
             continue;
         };
         if line_end < hit.end() {
@@ -71,9 +71,20 @@ pub(crate) fn collect_labelled(
                 .map_or(text.len(), |i| hit.end() + i);
         }
         let mut found = Vec::new();
-        if followed_by_separator(bytes, key_end, key.starts_with("--")) {
+        if let Some(value_start) = value_start(bytes, key_end, key.starts_with("--"))
+            && value_start <= line_end
+        {
             separated_values(
-                text, key_start, key_end, line_end, anchored, info, &mut found,
+                text,
+                SeparatedKey {
+                    key_start,
+                    key_end,
+                    value_start,
+                    line_end,
+                },
+                anchored,
+                info,
+                &mut found,
             );
         } else if !unseparated {
             continue;
@@ -93,29 +104,44 @@ pub(crate) fn collect_labelled(
     }
 }
 
+/// Where a separated key and its value are.
+#[derive(Debug, Clone, Copy)]
+struct SeparatedKey {
+    key_start: usize,
+    key_end: usize,
+    /// After the separator and the blanks after it.
+    value_start: usize,
+    line_end: usize,
+}
+
 /// The values of `key <sep> …`: a cookie header's values, the inline value (with its
 /// continuation lines), or the indented block below an empty value.
 fn separated_values(
     text: &str,
-    key_start: usize,
-    key_end: usize,
-    line_end: usize,
-    anchored: &Regex,
+    at: SeparatedKey,
+    value: &Regex,
     info: KeyInfo,
     found: &mut Vec<Range<usize>>,
 ) {
+    let SeparatedKey {
+        key_start,
+        key_end,
+        value_start,
+        line_end,
+    } = at;
     let key = text.get(key_start..key_end).unwrap_or_default();
     if is_cookie_header(key) {
         cookie_values(text, key_end, line_end, key.len() > "cookie".len(), found);
         return;
     }
-    let Some(rest) = text.get(key_start..line_end) else {
+    let Some(rest) = text.get(value_start..line_end) else {
         return;
     };
-    if let Some(caps) = anchored.captures(rest)
-        && let Some((range, _)) = labelled_value_with(rest, &caps, info)
+    if let Some(caps) = value.captures(rest)
+        && let Some((range, _)) =
+            labelled_value_with(rest, &caps, info, is_tight_colon(text.as_bytes(), key_end))
     {
-        let range = range.start + key_start..range.end + key_start;
+        let range = range.start + value_start..range.end + value_start;
         let quoted = caps.name("uv").is_none();
         let after = text.get(range.end..line_end).unwrap_or_default();
         if quoted {
@@ -136,13 +162,7 @@ fn separated_values(
     }
     // Nothing (or only a YAML block indicator) after the separator: the value is on
     // the lines below.
-    let after_sep = text
-        .get(key_end..line_end)
-        .unwrap_or_default()
-        .trim_start_matches(['"', '\'', '\\'])
-        .trim_start()
-        .trim_start_matches([':', '='])
-        .trim();
+    let after_sep = rest.trim();
     let is_block = matches!(after_sep, "|" | "|-" | "|+" | ">" | ">-" | ">+");
     if (after_sep.is_empty() || is_block)
         && let Some(block) = indented_block(text, key_start, line_end, is_block)
@@ -164,6 +184,7 @@ fn separated_values(
 const COOKIE: KeyInfo = KeyInfo {
     keyword: Keyword::Cookie,
     is_pwd: false,
+    encoded: false,
     weak: true,
 };
 
@@ -226,43 +247,48 @@ fn cookie_values(
     }
 }
 
-/// True when `pos` is followed by an optional (escaped) quote, blanks and `:` or `=`
-/// — or, after a `--flag`, by a blank.
-fn followed_by_separator(bytes: &[u8], mut pos: usize, is_flag: bool) -> bool {
-    if bytes.get(pos) == Some(&b'\\') {
-        pos += 1;
-    }
-    if matches!(bytes.get(pos), Some(b'"' | b'\'')) {
-        pos += 1;
-    }
-    let blanks_from = pos;
-    while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
-        pos += 1;
-    }
-    // `token_counter::estimate` is a path, `token == x` a comparison.
-    let path_or_comparison = matches!(
-        (bytes.get(pos), bytes.get(pos + 1)),
-        (Some(b':'), Some(b':')) | (Some(b'='), Some(b'='))
-    );
-    (matches!(bytes.get(pos), Some(b':' | b'=')) && !path_or_comparison)
-        || (is_flag && pos > blanks_from)
-}
-
 /// The secret value of a `key <sep> value` match, if the key labels a secret and the
 /// value is not obviously harmless.
 pub(crate) fn labelled_value(text: &str, caps: &Captures<'_>) -> Option<(Range<usize>, Keyword)> {
     let key = caps.name("key")?.as_str();
     let start = caps.name("key")?.start();
-    let info = classify_key(key).or_else(|| classify_in_context(text, start, key))?;
-    labelled_value_with(text, caps, info)
+    let info = classify(text, start, key)?;
+    let tight = is_tight_colon(text.as_bytes(), caps.name("key")?.end());
+    labelled_value_with(text, caps, info, tight)
+}
+
+/// What the key at `key_start` says about its value: by its own words, else by its
+/// context (`?key=`, `API key:`), else as a bare `key` that takes key material.
+fn classify(text: &str, key_start: usize, key: &str) -> Option<KeyInfo> {
+    let own = classify_key(key);
+    own.filter(|info| !info.encoded)
+        .or_else(|| classify_in_context(text, key_start, key))
+        .or(own)
 }
 
 fn labelled_value_with(
     text: &str,
     caps: &Captures<'_>,
     info: KeyInfo,
+    tight: bool,
 ) -> Option<(Range<usize>, Keyword)> {
-    let (value, shape) = if let Some(v) = caps.name("dq").or(caps.name("sq")).or(caps.name("eq")) {
+    let quoted = caps
+        .name("dq")
+        .or(caps.name("sq"))
+        .or(caps.name("eq"))
+        .or(caps.name("bq"));
+    if let Some(v) = quoted {
+        let close = text.as_bytes().get(v.end()).copied();
+        let after_close = text.as_bytes().get(v.end() + 1).copied();
+        // `"<xsd:element name="Agency…`: a quote followed by a letter did not close a
+        // string; and a backtick string with a blank is a command substitution.
+        if after_close.is_some_and(|b| b.is_ascii_alphanumeric())
+            || (close == Some(b'`') && v.as_str().contains([' ', '\t']))
+        {
+            return None;
+        }
+    }
+    let (value, shape) = if let Some(v) = quoted {
         (v, ValueShape::Quoted)
     } else {
         let v = caps.name("uv")?;
@@ -275,6 +301,9 @@ fn labelled_value_with(
     if matches!(shape, ValueShape::Unquoted { .. })
         && is_prose(value.as_str(), text.get(value.end()..).unwrap_or_default())
     {
+        return None;
+    }
+    if tight && is_identifier_like(value.as_str()) {
         return None;
     }
     let mut range = value.range();
@@ -312,22 +341,6 @@ fn extend_over_ampersands(bytes: &[u8], mut end: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn separators() {
-        assert!(followed_by_separator(b"key: v", 3, false));
-        assert!(followed_by_separator(b"\"key\" = v", 4, false));
-        assert!(followed_by_separator(br#"\"key\": v"#, 5, false));
-        assert!(!followed_by_separator(b"key v", 3, false));
-        assert!(!followed_by_separator(
-            b"token_counter::estimate",
-            13,
-            false
-        ));
-        assert!(!followed_by_separator(b"token == x", 5, false));
-        assert!(followed_by_separator(b"--key v", 5, true));
-        assert!(!followed_by_separator(b"--key\n", 5, true));
-    }
 
     #[test]
     fn ampersands_inside_values_are_kept() {

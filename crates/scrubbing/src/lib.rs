@@ -47,9 +47,11 @@ mod keyword_patterns;
 mod labelled;
 mod markup;
 mod merge;
+mod pem;
 mod prose;
 mod redaction;
 mod scrubber;
+mod separator;
 mod value_filter;
 mod wrapped;
 

@@ -14,6 +14,78 @@ use crate::redaction::Keyword;
 
 /// Values shorter than this (in characters) are never redacted as labelled values.
 pub(crate) const MIN_VALUE_CHARS: usize = 3;
+/// Fewer digits than this under a `*token*` label are a count, not a credential.
+const MIN_NUMERIC_TOKEN: usize = 14;
+/// Shortest value a bare `key` label (`key = "…"`, `sl_key: …`) takes: encoded key
+/// material, not a word.
+const MIN_KEY_MATERIAL: usize = 16;
+/// A run of this many mask characters (`x`, `X`, `*`, `#`, `•`) makes a value a mask.
+const MIN_MASK_RUN: usize = 6;
+
+/// Words that say a value stands for a secret rather than being one
+/// (`insert_key_here`, `YOUR_PASSWORD`, `a-fake-api-key`, `<your-token>`).
+const PLACEHOLDER_WORDS: &[&str] = &[
+    "your",
+    "yours",
+    "insert",
+    "here",
+    "placeholder",
+    "changeme",
+    "fake",
+    "dummy",
+    "example",
+    "sample",
+    "replace",
+    "redacted",
+    "todo",
+    "fixme",
+    "foo",
+    "bar",
+    "baz",
+    "qux",
+    "foobar",
+    "xxx",
+    "abc",
+    "xyz",
+];
+
+/// Words a setting's *name* is made of (`api-key`, `PASSWORD`, `ACCESS_TOKEN`): a value
+/// made only of these names a secret instead of holding one.
+const NAME_WORDS: &[&str] = &[
+    "api",
+    "key",
+    "keys",
+    "token",
+    "tokens",
+    "secret",
+    "secrets",
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "passphrase",
+    "access",
+    "auth",
+    "client",
+    "private",
+    "bearer",
+    "credential",
+    "credentials",
+    "value",
+    "my",
+    "user",
+    "username",
+    "the",
+    "app",
+    "db",
+    "admin",
+    "id",
+    "variable",
+    "var",
+    "env",
+    "new",
+    "old",
+];
 
 const NON_SECRET_WORDS: &[&str] = &[
     "null",
@@ -101,7 +173,18 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     {
         return true;
     }
-    if key.keyword == Keyword::Token && value.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+    // `token_count: 42`, `tokens: 1.5`; a long number under a token label is an id
+    // that works as a credential (a bot's or a workspace's).
+    if key.keyword == Keyword::Token
+        && value.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && (value.len() < MIN_NUMERIC_TOKEN || value.contains('.'))
+    {
+        return true;
+    }
+    if is_name_not_value(value) || is_placeholder_words(value) {
+        return true;
+    }
+    if key.encoded && !is_key_material(value) {
         return true;
     }
     if key.is_pwd && (value.starts_with('/') || value.starts_with('~')) {
@@ -116,8 +199,28 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
             matches!(next, Some('(' | '<' | '['))
                 || TYPE_NAMES.iter().any(|t| value.eq_ignore_ascii_case(t))
                 || is_field_path(value)
+                || is_slug(value)
         }
     }
+}
+
+/// A bare lowercase slug of two or more words without digits (`shorter-version`,
+/// `read-only`): a setting's value, not a password.
+fn is_slug(value: &str) -> bool {
+    value.contains('-')
+        && value.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
+        && value.split('-').filter(|w| !w.is_empty()).count() >= 2
+        && is_words(value)
+}
+
+/// A reference or coordinate rather than data: pieces between `:`, `.`, `-`, `_`,
+/// `/` and `@` that are all digits or words (`jjwt-jackson-0.11.2`,
+/// `clm73880:AgencyIdentificationCodeContentType`, `nginx:1.25`).
+pub(crate) fn is_identifier_like(value: &str) -> bool {
+    value
+        .split([':', '.', '-', '_', '/', '@'])
+        .filter(|p| !p.is_empty())
+        .all(|p| p.bytes().all(|b| b.is_ascii_digit()) || is_words(p))
 }
 
 /// A weak label's value that is a word, identifier or path rather than data: no digit
@@ -184,9 +287,16 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
     if value.starts_with("[REDACTED") {
         return true;
     }
-    // A mask: one character repeated (`***`, `xxxx`, `••••`).
-    if chars.all(|c| c == first) && value.chars().count() >= 3 {
-        return matches!(first, '*' | 'x' | 'X' | '•' | '.' | '#' | '-' | '?');
+    // A mask: one character repeated (`***`, `xxxx`, `••••`, `aaaaaaaaaaaa`).
+    if chars.all(|c| c == first) {
+        let count = value.chars().count();
+        return count >= 8
+            || (count >= 3 && matches!(first, '*' | 'x' | 'X' | '•' | '.' | '#' | '-' | '?'));
+    }
+    // A value with a run of mask characters: `ghp_xxxxxxxx…`, `AKIAXXXXXXXX…`,
+    // `sha256~XXXX_PUT_YOUR_TOKEN_HERE_XXXX`.
+    if has_mask_run(value) {
+        return true;
     }
     // An elided example: `sk-...`, `ghp_…`, `…`.
     let elided = value
@@ -197,7 +307,122 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
         || is_variable_reference(value)
         || (value.starts_with("{{") && value.ends_with("}}"))
         || (value.starts_with('<') && value.ends_with('>'))
+        || (value.starts_with('[') && value.ends_with(']') && is_upper_words(&value[1..value.len() - 1]))
         || (value.starts_with('%') && value.ends_with('%') && value.len() > 2)
+        // A shell command substituted by backticks: `` `etcdctl get /x` ``.
+        || (value.starts_with('`') && value.ends_with('`') && value.contains(' '))
+}
+
+/// `PASSWORD`, `API_KEY`: capitals and underscores (a bracketed placeholder's name).
+fn is_upper_words(value: &str) -> bool {
+    !value.is_empty()
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || matches!(b, b'_' | b'-' | b' '))
+}
+
+/// A run of [`MIN_MASK_RUN`] mask characters.
+fn has_mask_run(value: &str) -> bool {
+    let mut run = 0;
+    let mut last = '\0';
+    for c in value.chars() {
+        if matches!(c, 'x' | 'X' | '*' | '#' | '•') {
+            run = if c == last { run + 1 } else { 1 };
+            if run >= MIN_MASK_RUN {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+        last = c;
+    }
+    false
+}
+
+/// The words of an identifier-like value (split at non-alphanumerics and camelCase
+/// humps), or `None` when it holds a digit or anything but letters and `_-. `.
+fn identifier_words(value: &str) -> Option<Vec<String>> {
+    if !value
+        .bytes()
+        .all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'-' | b'.' | b' '))
+    {
+        return None;
+    }
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for c in value.chars() {
+        if !c.is_ascii_alphabetic() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && previous_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        previous_lower = c.is_ascii_lowercase();
+        current.push(c.to_ascii_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    Some(words)
+}
+
+/// A value that is the *name* of a secret, not a secret: `api-key`, `PASSWORD`,
+/// `ACCESS_TOKEN`, `secretKey` (a form field, an environment variable's name, a key
+/// in a secret store). Every word is a [`NAME_WORDS`] word and one is a secret word.
+pub(crate) fn is_name_not_value(value: &str) -> bool {
+    let Some(words) = identifier_words(value) else {
+        return false;
+    };
+    let secret_word = |w: &str| {
+        matches!(
+            w,
+            "key"
+                | "keys"
+                | "token"
+                | "tokens"
+                | "secret"
+                | "secrets"
+                | "password"
+                | "passwd"
+                | "pwd"
+                | "passphrase"
+                | "credential"
+                | "credentials"
+        )
+    };
+    !words.is_empty()
+        && words.iter().all(|w| NAME_WORDS.contains(&w.as_str()))
+        && words.iter().any(|w| secret_word(w))
+}
+
+/// A value made of words, one of them a placeholder word: `insert_key_here`,
+/// `YOUR_PASSWORD`, `a-fake-api-key`, `foo`.
+pub(crate) fn is_placeholder_words(value: &str) -> bool {
+    let value = value.trim_matches(['<', '>', '[', ']', '{', '}', '(', ')']);
+    identifier_words(value).is_some_and(|words| {
+        words
+            .iter()
+            .any(|w| PLACEHOLDER_WORDS.contains(&w.as_str()))
+    })
+}
+
+/// Encoded key material under a bare `key` label: at least [`MIN_KEY_MATERIAL`]
+/// characters of hex, base64 or a token alphabet, with a letter and a digit, and not
+/// made of words.
+fn is_key_material(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    bytes.len() >= MIN_KEY_MATERIAL
+        && bytes.iter().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'_' | b'-' | b'.' | b'~')
+        })
+        && bytes.iter().any(u8::is_ascii_digit)
+        && bytes.iter().any(u8::is_ascii_alphabetic)
+        && !is_words(value)
 }
 
 /// `$VAR`, `${VAR}`, `${VAR:-default}`, `$(command)`.
@@ -213,7 +438,8 @@ fn is_variable_reference(value: &str) -> bool {
 }
 
 /// `self.config.token`, `settings.api_key`: two or more identifiers joined by dots,
-/// each starting with a lowercase letter or underscore.
+/// each starting with a lowercase letter or underscore and made of words
+/// (`pat14.e33f14eb…`, a dotted token, is not a path).
 fn is_field_path(value: &str) -> bool {
     let mut parts = 0;
     for part in value.split('.') {
@@ -221,13 +447,20 @@ fn is_field_path(value: &str) -> bool {
         let starts_ok = bytes
             .next()
             .is_some_and(|b| b.is_ascii_lowercase() || b == b'_');
-        if !starts_ok || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        if !starts_ok
+            || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            || part.len() > MAX_FIELD_LEN
+            || !is_words(part)
+        {
             return false;
         }
         parts += 1;
     }
     parts >= 2
 }
+
+/// Longest part of a field path (`self.config.token`).
+const MAX_FIELD_LEN: usize = 40;
 
 #[cfg(test)]
 mod tests {
@@ -236,16 +469,19 @@ mod tests {
     const TOKEN: KeyInfo = KeyInfo {
         keyword: Keyword::Token,
         is_pwd: false,
+        encoded: false,
         weak: false,
     };
     const PASSWORD: KeyInfo = KeyInfo {
         keyword: Keyword::Password,
         is_pwd: false,
+        encoded: false,
         weak: false,
     };
     const PWD: KeyInfo = KeyInfo {
         keyword: Keyword::Password,
         is_pwd: true,
+        encoded: false,
         weak: false,
     };
     const BARE: ValueShape = ValueShape::Unquoted { next: None };
@@ -349,7 +585,7 @@ mod tests {
         assert!(!is_non_secret_value("hunter2", PASSWORD, BARE));
         assert!(!is_non_secret_value("123456", PASSWORD, BARE));
         assert!(!is_non_secret_value("/abc", PASSWORD, BARE));
-        assert!(!is_non_secret_value("abc", TOKEN, ValueShape::Quoted));
+        assert!(!is_non_secret_value("ab1", TOKEN, ValueShape::Quoted));
         assert!(!is_non_secret_value("String", PASSWORD, ValueShape::Quoted));
         assert!(!is_non_secret_value("$2b$12$abcdefghijk", PASSWORD, BARE));
         assert!(!is_non_secret_value("pässwört", PASSWORD, BARE));
