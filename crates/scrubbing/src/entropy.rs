@@ -126,6 +126,11 @@ fn consider(text: &str, mut start: usize, end: usize, out: &mut Vec<Candidate>) 
     if HASH_PREFIXES.iter().any(|p| token.starts_with(p)) {
         return;
     }
+    // Hex that decodes to text holding a secret (`6768705f…`, a hex-encoded key).
+    if is_encoded_secret_hex(token) {
+        push(text, start, end, out);
+        return;
+    }
     // Cheap class checks first: a run that fails them has no part that passes.
     if !has_secret_classes(token.as_bytes()) {
         return;
@@ -181,6 +186,13 @@ pub(crate) fn whole_value(bytes: &[u8], mut start: usize, mut end: usize) -> (us
         ),
         _ => false,
     };
+    // What looked like base64 padding (`…uI6=`) is an inner `=` when a piece follows.
+    while end > start + 1
+        && bytes.get(end - 1) == Some(&b'=')
+        && bytes.get(end).is_some_and(|b| is_run_byte(*b))
+    {
+        end -= 1;
+    }
     while end < right_limit
         && joins_right(end)
         && bytes.get(end + 1).is_some_and(|b| is_run_byte(*b))
@@ -233,9 +245,11 @@ fn has_secret_classes(bytes: &[u8]) -> bool {
         symbol |= matches!(b, b'+' | b'/' | b'_' | b'-');
         hex &= b.is_ascii_hexdigit() || b == b'-';
     }
+    // Hashes are written in one case; hex in both (`6d2FabeB6ADd…`) is not a hash.
+    let hash = hex && !(lower && upper);
     let classes =
         usize::from(lower) + usize::from(upper) + usize::from(digit) + usize::from(symbol);
-    digit && (lower || upper) && !hex && (classes >= 3 || bytes.len() >= 32)
+    digit && (lower || upper) && !hash && (classes >= 3 || bytes.len() >= 32)
 }
 
 /// True when `token` (one candidate run) looks like a secret by rules 1–7.
@@ -328,6 +342,34 @@ fn holds_secret(text: &str) -> bool {
         builtins.collect(text, &mut found);
     }
     !found.is_empty()
+}
+
+/// Shortest hex run decoded and checked (16 bytes of text).
+const MIN_HEX_TEXT: usize = 32;
+
+/// Hex of printable text that is `user:password` or holds a secret the patterns find.
+/// A hash decodes to binary, and is rejected at its first unprintable byte.
+fn is_encoded_secret_hex(token: &str) -> bool {
+    let bytes = token.as_bytes();
+    if bytes.len() < MIN_HEX_TEXT
+        || !bytes.len().is_multiple_of(2)
+        || !bytes.iter().all(u8::is_ascii_hexdigit)
+    {
+        return false;
+    }
+    let mut decoded = String::with_capacity(bytes.len() / 2);
+    for pair in bytes.chunks_exact(2) {
+        let byte = std::str::from_utf8(pair)
+            .ok()
+            .and_then(|p| u8::from_str_radix(p, 16).ok());
+        match byte {
+            Some(b) if (0x20..=0x7e).contains(&b) || matches!(b, 0x09 | 0x0a | 0x0d) => {
+                decoded.push(char::from(b));
+            }
+            _ => return false,
+        }
+    }
+    is_credential_pair(&decoded) || holds_secret(&decoded)
 }
 
 /// Shannon entropy of `text` in bits per byte.
@@ -455,6 +497,26 @@ fn base64_text(token: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encoded_and_mixed_case_hex() {
+        // hex("ghp_16C7e42F292c6912E7710c838347Ae178B4a") and of `deploy:Summer2024!`.
+        let hex: String = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+            .bytes()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert!(is_encoded_secret_hex(&hex));
+        assert!(is_encoded_secret_hex("6465706c6f793a53756d6d657232303234"));
+        // A SHA-256 decodes to binary; hex of prose holds nothing.
+        assert!(!is_encoded_secret_hex(
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        ));
+        assert!(!is_encoded_secret_hex(
+            "68656c6c6f20776f726c642068656c6c6f20776f726c64"
+        ));
+        assert!(looks_secret("6d2FabeB6ADd229Bc199FabA28fD3efb57dF0bD3"));
+        assert!(!looks_secret("9FCEB02D0AE598E95DC970B74767F19372D61AF8"));
+    }
 
     #[test]
     fn a_value_is_extended_over_its_joined_pieces() {

@@ -182,6 +182,18 @@ pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
     let mut found: Option<KeyInfo> = None;
     let mut previous: Option<&str> = None;
     for word in words(key) {
+        // `WEBHOOK_URL`, `SLACK_HOOK_URL`: a webhook's URL is its credential (a URL
+        // without a random piece stays, see `value_filter::is_plain_url`).
+        if previous.is_some_and(|p| {
+            ["webhook", "hook"]
+                .iter()
+                .any(|h| p.eq_ignore_ascii_case(h))
+        }) && ["url", "uri"].iter().any(|u| word.eq_ignore_ascii_case(u))
+        {
+            found = Some(KeyInfo::strong(Keyword::Secret));
+            previous = Some(word);
+            continue;
+        }
         // The word after a secret word decides whether it was metadata; a weak word
         // only counts as the last word.
         if let Some(info) = found
@@ -281,6 +293,13 @@ fn word_keyword(word: &str) -> Option<KeyInfo> {
     }
     if word.eq_ignore_ascii_case("cookie") {
         return weak(Keyword::Cookie);
+    }
+    // `SALT`, `AUTH_SALT`, `SENTRY_DSN` (a DSN carries its key), `OAUTH_REFRESH`.
+    if ["salt", "dsn"].iter().any(|w| word.eq_ignore_ascii_case(w)) {
+        return weak(Keyword::Secret);
+    }
+    if word.eq_ignore_ascii_case("refresh") {
+        return weak(Keyword::Token);
     }
     None
 }
@@ -445,6 +464,11 @@ mod tests {
             ("AccountKey", Keyword::Key),
             ("hmac-key", Keyword::Key),
             ("AUTH_KEY", Keyword::Key),
+            ("WEBHOOK_URL", Keyword::Secret),
+            ("SENTRY_DSN", Keyword::Secret),
+            ("SALT", Keyword::Secret),
+            ("AUTH_SALT", Keyword::Secret),
+            ("OAUTH_REFRESH", Keyword::Token),
         ] {
             assert_eq!(keyword(key), Some(expected), "{key}");
         }

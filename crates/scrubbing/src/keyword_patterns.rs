@@ -90,8 +90,9 @@ const BARE_FLAG_VALUE: &str = r#"(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\
 /// Case-sensitive literal trigger of the labelled-value patterns: a secret word in
 /// lower, Capitalised or UPPER case (`key` covers `api_key`, `private_key`, ...; `pass`
 /// covers `password`, `passphrase`, `SMTP_PASS`; `pw` covers `pwd`; `sess` covers
-/// `sessionid`; `sig` a URL's `&sig=`).
-const KEYWORD_TRIGGER: &str = "token|Token|TOKEN|secret|Secret|SECRET|pass|Pass|PASS|pw|Pw|PW|key|Key|KEY|auth|Auth|AUTH|cred|Cred|CRED|cookie|Cookie|COOKIE|sess|Sess|SESS|sig|Sig|SIG";
+/// `sessionid`; `sig` a URL's `&sig=`; `hook` a `WEBHOOK_URL`; `fresh` an `OAUTH_REFRESH`;
+/// `salt` and `dsn` themselves).
+const KEYWORD_TRIGGER: &str = "token|Token|TOKEN|secret|Secret|SECRET|pass|Pass|PASS|pw|Pw|PW|key|Key|KEY|auth|Auth|AUTH|cred|Cred|CRED|cookie|Cookie|COOKIE|sess|Sess|SESS|sig|Sig|SIG|salt|Salt|SALT|dsn|Dsn|DSN|hook|Hook|HOOK|fresh|Fresh|FRESH";
 /// A command-line argument value: single-quoted, double-quoted or bare.
 const ARG: &str = r#"(?:'(?P<sq>[^'\r\n]*)'|"(?P<dq>[^"\r\n]*)"|(?P<uv>[^\s'"]+))"#;
 

@@ -292,11 +292,23 @@ fn labelled_value_with(
         (v, ValueShape::Quoted)
     } else {
         let v = caps.name("uv")?;
+        if let Some(end) = unbalanced_value_end(text, v.start(), v.end()) {
+            // `m{{h}o)p${e]nob(ody…`: brackets that open and close nothing are part
+            // of the value, not code or a template.
+            let whole = text.get(v.start()..end)?;
+            let shape = ValueShape::Unquoted { next: None };
+            return (!is_non_secret_value(whole, info, shape))
+                .then_some((v.start()..end, info.keyword));
+        }
         let next = text.get(v.end()..).and_then(|rest| rest.chars().next());
         (v, ValueShape::Unquoted { next })
     };
     if is_non_secret_value(value.as_str(), info, shape) {
         return None;
+    }
+    if let Some(end) = spaced_token_end(text, value.end()) {
+        // `token: ab12 cd34 ef56 gh78`: a token written in groups.
+        return Some((value.start()..end, info.keyword));
     }
     if matches!(shape, ValueShape::Unquoted { .. })
         && is_prose(value.as_str(), text.get(value.end()..).unwrap_or_default())
@@ -311,6 +323,119 @@ fn labelled_value_with(
         range.end = extend_over_ampersands(text.as_bytes(), range.end);
     }
     Some((range, info.keyword))
+}
+
+/// When a bare value at `start..end` runs into brackets that do not balance
+/// (`m{{h}o)p${e]nob(ody[finds>-_$#thisone}}`), the end of the whole blank-delimited
+/// token (without a trailing `,`, `;` or quote). Balanced brackets are code:
+/// `get_token()`, `Option<String>`, `Config{…}`.
+fn unbalanced_value_end(text: &str, start: usize, end: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    if !matches!(
+        bytes.get(end),
+        Some(b'{' | b'[' | b'(' | b'<' | b')' | b']' | b'}' | b'>')
+    ) {
+        return None;
+    }
+    let mut token_end = end;
+    while bytes
+        .get(token_end)
+        .is_some_and(|b| !b.is_ascii_whitespace())
+        && token_end - start < MAX_BRACKETED
+    {
+        token_end += 1;
+    }
+    while token_end > end
+        && matches!(
+            bytes.get(token_end - 1),
+            Some(b',' | b';' | b'"' | b'\'' | b'`')
+        )
+    {
+        token_end -= 1;
+    }
+    let token = bytes.get(start..token_end)?;
+    // `$(cat f)`, `${VAR:=$2}`: shell substitutions, not data.
+    if token.len() < MIN_BRACKETED || token.first() == Some(&b'$') {
+        return None;
+    }
+    let mut stack = Vec::new();
+    for &b in token {
+        match b {
+            b'{' | b'[' | b'(' | b'<' => stack.push(b),
+            b'}' | b']' | b')' | b'>' => {
+                let open = match b {
+                    b'}' => b'{',
+                    b']' => b'[',
+                    b')' => b'(',
+                    _ => b'<',
+                };
+                if stack.pop() != Some(open) {
+                    return Some(token_end);
+                }
+            }
+            _ => {}
+        }
+    }
+    (!stack.is_empty()).then_some(token_end)
+}
+
+/// Shortest bracketed bare value taken whole.
+const MIN_BRACKETED: usize = 8;
+/// Longest bracketed bare value considered.
+const MAX_BRACKETED: usize = 512;
+
+/// After a bare value ending at `end`, more groups of the same token written with
+/// blanks between them (`ab12 cd34 ef56 gh78`): the end of the last group. Every group
+/// is 3–8 letters and digits with a digit or in capitals, the groups but the last one
+/// have one length, there are at least four, and a digit is among them.
+fn spaced_token_end(text: &str, end: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let start = bytes
+        .get(..end)?
+        .iter()
+        .rposition(|b| !b.is_ascii_alphanumeric())
+        .map_or(0, |i| i + 1);
+    let first = end - start;
+    if !(3..=8).contains(&first) {
+        return None;
+    }
+    let (mut groups, mut pos, mut last_end, mut digit) = (1, end, end, false);
+    digit |= bytes.get(start..end)?.iter().any(u8::is_ascii_digit);
+    while bytes.get(pos) == Some(&b' ') {
+        let group_start = pos + 1;
+        let mut group_end = group_start;
+        while bytes.get(group_end).is_some_and(u8::is_ascii_alphanumeric) {
+            group_end += 1;
+        }
+        let len = group_end - group_start;
+        let boundary = bytes
+            .get(group_end)
+            .is_none_or(|b| matches!(b, b' ' | b'\n' | b'\r' | b'"' | b'\'' | b',' | b';'));
+        let group = bytes.get(group_start..group_end).unwrap_or_default();
+        let tokenish = group.iter().any(u8::is_ascii_digit)
+            || group
+                .iter()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+        if len == 0
+            || len > first
+            || !boundary
+            || !tokenish
+            || (len < first && bytes.get(group_end) == Some(&b' '))
+        {
+            break;
+        }
+        digit |= bytes
+            .get(group_start..group_end)?
+            .iter()
+            .any(u8::is_ascii_digit);
+        groups += 1;
+        last_end = group_end;
+        pos = group_end;
+        if len < first {
+            break;
+        }
+    }
+    (groups >= 4 && digit).then_some(last_end)
 }
 
 /// A bare value stops at `&` (the next URL query parameter), but `Tr0ub4dor&3` in a
@@ -341,6 +466,38 @@ fn extend_over_ampersands(bytes: &[u8], mut end: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unbalanced_brackets_belong_to_the_value() {
+        let text = "db_pass: m{{h}o)p${e]nob(ody[finds>-_$#thisone}},";
+        let end = unbalanced_value_end(text, 9, 10).unwrap();
+        assert_eq!(&text[9..end], "m{{h}o)p${e]nob(ody[finds>-_$#thisone}}");
+        assert_eq!(unbalanced_value_end("token = get_token()", 8, 17), None);
+        assert_eq!(unbalanced_value_end("token: Option<String>", 7, 13), None);
+        assert_eq!(
+            unbalanced_value_end("SECRET = $(cat /run/x) &&", 9, 10),
+            None
+        );
+        assert_eq!(unbalanced_value_end("KEY=${KEY:=$2}", 11, 13), None);
+    }
+
+    #[test]
+    fn spaced_tokens() {
+        let text = "token: ab12 cd34 ef56 gh78 rest";
+        assert_eq!(
+            spaced_token_end(text, 11).map(|e| &text[7..e]),
+            Some("ab12 cd34 ef56 gh78")
+        );
+        let text = "token: ab12 cd34 ef5";
+        assert_eq!(spaced_token_end(text, 11).map(|e| &text[7..e]), None);
+        let text = "token: abcd efgh ijkl mnop";
+        assert_eq!(spaced_token_end(text, 11), None, "words, no digit");
+        let text = "token: AB12 CD34 EF56 GH78 IJ9";
+        assert_eq!(
+            spaced_token_end(text, 11).map(|e| &text[7..e]),
+            Some("AB12 CD34 EF56 GH78 IJ9")
+        );
+    }
 
     #[test]
     fn ampersands_inside_values_are_kept() {

@@ -42,6 +42,7 @@
 mod block;
 mod entropy;
 mod error;
+mod fold;
 mod key_names;
 mod keyword_patterns;
 mod labelled;

@@ -140,6 +140,9 @@ impl Scrubber {
         if self.entropy {
             entropy::collect(text, &mut candidates);
         }
+        if let Some(folded) = crate::fold::fold(text) {
+            self.collect_folded(&folded, &mut candidates);
+        }
         drop_marker_overlaps(text, &mut candidates);
         if candidates.is_empty() {
             return Scrubbed {
@@ -151,6 +154,32 @@ impl Scrubber {
         Scrubbed {
             text: Cow::Owned(render(text, &redactions)),
             redactions,
+        }
+    }
+}
+
+impl Scrubber {
+    /// Scans text folded to ASCII (see `fold`) and maps what it finds back.
+    fn collect_folded(&self, folded: &crate::fold::Folded, out: &mut Vec<Candidate>) {
+        let mut found = Vec::new();
+        if let Ok(builtins) = builtins() {
+            builtins.collect(&folded.text, &mut found);
+            crate::wrapped::collect(&folded.text, &mut found);
+        }
+        if let Some(custom) = &self.custom {
+            custom.collect(&folded.text, &mut found);
+        }
+        if self.entropy {
+            entropy::collect(&folded.text, &mut found);
+        }
+        for candidate in found {
+            if let Some((start, end)) = folded.original(candidate.range.start, candidate.range.end)
+            {
+                out.push(Candidate {
+                    range: start..end,
+                    ..candidate
+                });
+            }
         }
     }
 }
@@ -204,6 +233,33 @@ mod tests {
         assert_eq!(out.redactions.len(), 1);
         assert_eq!(out.redactions[0].range, 0..26);
         assert_eq!(out.redactions[0].kind, RedactionKind::Unverified);
+    }
+
+    #[test]
+    fn disguised_secrets_are_redacted_whole() {
+        // Zero-width characters, Unicode blanks, fullwidth forms and homoglyphs.
+        for (text, kept) in [
+            ("раssword=hunter22", "раssword="),
+            ("pass\u{200B}word = hunter22", "pass\u{200B}word = "),
+            ("token\u{00A0}=\u{00A0}ab12cd34ef", "token\u{00A0}=\u{00A0}"),
+            ("ｐａｓｓｗｏｒｄ: ｈｕｎｔｅｒ２２", "ｐａｓｓｗｏｒｄ: "),
+            (
+                "key ghp_16C7e42F292c\u{200B}6912E7710c838347Ae178B4a end",
+                "key ",
+            ),
+        ] {
+            let out = Scrubber::new().scrub(text);
+            assert!(out.text.starts_with(kept), "{text:?} -> {:?}", out.text);
+            assert!(out.text.contains("[REDACTED"), "{text:?} -> {:?}", out.text);
+            assert!(
+                !out.text.contains("2F292c")
+                    && !out.text.contains("hunter")
+                    && !out.text.contains("ｈｕｎｔ")
+                    && !out.text.contains("cd34"),
+                "{:?}",
+                out.text
+            );
+        }
     }
 
     #[test]

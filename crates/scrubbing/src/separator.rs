@@ -59,6 +59,11 @@ fn separate(bytes: &[u8], key_end: usize, is_flag: bool) -> Option<(usize, bool)
     let blanks_from = pos;
     pos = skip_blanks(bytes, pos);
     let blank_before = pos > blanks_from;
+    // `if (api_key == "…")`: a comparison with a string literal is a hard-coded secret.
+    if let Some(len) = comparison(bytes, pos) {
+        let after = skip_blanks(bytes, pos + len);
+        return matches!(bytes.get(after), Some(b'"' | b'\'')).then_some((after, false));
+    }
     if let Some(len) = operator(bytes, pos) {
         let after = skip_blanks(bytes, pos + len);
         let tight = pos == key_end && is_tight_colon(bytes, key_end);
@@ -96,6 +101,15 @@ fn operator(bytes: &[u8], pos: usize) -> Option<usize> {
     };
     // `key := = x` or `key ?== x` is not an assignment.
     (len == 1 || at(len) != Some(b'=')).then_some(len)
+}
+
+/// The length of a comparison operator at `pos` (`==`, `!=`, `===`, `!==`).
+fn comparison(bytes: &[u8], pos: usize) -> Option<usize> {
+    let rest = bytes.get(pos..)?;
+    ["===", "!==", "==", "!="]
+        .iter()
+        .find(|op| rest.starts_with(op.as_bytes()))
+        .map(|op| op.len())
 }
 
 /// `Type = ` at `pos` (a type name, blanks, a single `=`): the position after the
@@ -161,6 +175,8 @@ mod tests {
             ("key: YWJj= x", "YWJj= x"),
             (r#"\\\"key\\\": \\\"v"#, r#"\\\"v"#),
             ("char key[25] = \"v\"", "\"v\""),
+            ("if (key == \"v\")", "\"v\")"),
+            ("if (key !== 'v')", "'v')"),
         ] {
             assert_eq!(value(text, false), Some(expected), "{text}");
         }
@@ -174,6 +190,7 @@ mod tests {
             "key v",
             "key::estimate",
             "key == x",
+            "key != null",
             "key != x",
             "key string",
             "key string == x",

@@ -181,7 +181,7 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     {
         return true;
     }
-    if is_name_not_value(value) || is_placeholder_words(value) {
+    if is_name_not_value(value) || is_placeholder_words(value) || is_plain_url(value) {
         return true;
     }
     if key.encoded && !is_key_material(value) {
@@ -202,6 +202,45 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
                 || is_slug(value)
         }
     }
+}
+
+/// A URL that holds no credential: no `user:password@` or token before the host and
+/// no path or query piece that looks random (`mongodb://localhost:27017/database`).
+/// A URL with a credential keeps its label's redaction (a webhook's
+/// `https://hooks.slack.com/services/T0/B0/Zx9q…`, a DSN's key).
+pub(crate) fn is_plain_url(value: &str) -> bool {
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return false;
+    };
+    if scheme.is_empty()
+        || !scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-'))
+    {
+        return false;
+    }
+    // Credentials before the host are the URL pattern's to redact (`://user:[REDACTED]@`,
+    // a DSN's key), keeping the host readable; judge the rest.
+    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let after_userinfo = match rest.get(..authority_len).and_then(|a| a.rfind('@')) {
+        Some(at) => rest.get(at + 1..).unwrap_or_default(),
+        None => rest,
+    };
+    !after_userinfo
+        .split(['/', '?', '#', '&', '=', '.', ':', ';'])
+        .any(looks_random)
+}
+
+/// A piece of a URL that looks like a key: 16+ characters of letters and digits (and
+/// `-_`), with a letter and a digit, not made of words.
+fn looks_random(piece: &str) -> bool {
+    piece.len() >= 16
+        && piece
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'~' | b'%'))
+        && piece.bytes().any(|b| b.is_ascii_digit())
+        && piece.bytes().any(|b| b.is_ascii_alphabetic())
+        && !is_words(piece)
 }
 
 /// A bare lowercase slug of two or more words without digits (`shorter-version`,
@@ -522,6 +561,85 @@ mod tests {
             PASSWORD,
             ValueShape::Unquoted { next: Some('(') }
         ));
+    }
+
+    #[test]
+    fn urls_without_credentials_are_not_secrets() {
+        assert!(is_plain_url("mongodb://localhost:27017/database"));
+        assert!(is_plain_url("https://api.example.com/v1/users?page=2"));
+        // The URL pattern redacts the userinfo alone.
+        assert!(is_plain_url("postgres://app:s3cr3t@db/app"));
+        assert!(!is_plain_url(
+            "https://hooks.slack.com/services/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"
+        ));
+        assert!(is_plain_url(
+            "https://0123456789abcdef0123@o1.ingest.sentry.io/1"
+        ));
+        assert!(!is_plain_url(
+            "https://x.io/hook?token=Zx9qL2mN8vB4kR7tY1wE3"
+        ));
+        assert!(is_non_secret_value(
+            "mongodb://localhost:27017/database",
+            TOKEN,
+            ValueShape::Quoted
+        ));
+    }
+
+    #[test]
+    fn names_masks_and_placeholders_are_not_secrets() {
+        for value in [
+            "api-key",
+            "PASSWORD",
+            "ACCESS_TOKEN",
+            "secretKey",
+            "insert_key_here",
+            "YOUR_PASSWORD",
+            "<your-token>",
+            "a-fake-api-key",
+            "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "AKIAXXXXXXXXXXXXXXXX",
+            "sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "[PASSWORD]",
+        ] {
+            assert!(
+                is_non_secret_value(value, TOKEN, ValueShape::Quoted),
+                "{value}"
+            );
+        }
+        for value in ["Summer2024!", "hunter2", "correcthorse", "xoxb-1234-abcd"] {
+            assert!(
+                !is_non_secret_value(value, TOKEN, ValueShape::Quoted),
+                "{value}"
+            );
+        }
+    }
+
+    #[test]
+    fn dotted_tokens_are_not_field_paths() {
+        assert!(is_field_path("self.config.token"));
+        assert!(!is_field_path(
+            "patgci64hvpubrhep.e33f14ebbde3276b23f8d63434d8712cef27b9feed0032e031318732ef7cd563"
+        ));
+        assert!(!is_field_path(
+            "dp.pt.k7psv1136u2hzhtuv8bi1lo0x155u74ol7is17yz9za"
+        ));
+    }
+
+    #[test]
+    fn a_bare_key_takes_only_key_material() {
+        let key = KeyInfo {
+            encoded: true,
+            ..TOKEN
+        };
+        assert!(is_non_secret_value("user_id", key, BARE));
+        assert!(is_non_secret_value("secret/mysecret", key, BARE));
+        assert!(!is_non_secret_value(
+            "abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234",
+            key,
+            BARE
+        ));
+        assert!(!is_non_secret_value("bXlwYXNzd29yZA==", key, BARE));
     }
 
     #[test]
