@@ -116,8 +116,9 @@ fn consider(text: &str, mut start: usize, end: usize, out: &mut Vec<Candidate>) 
             && bytes.iter().any(u8::is_ascii_digit)
             && bytes.iter().any(u8::is_ascii_uppercase)
             && bytes.iter().any(u8::is_ascii_lowercase);
-        if (token.ends_with('=') || quads)
-            && base64_text(token).is_some_and(|t| is_credential_pair(&t))
+        if ((token.ends_with('=') || quads)
+            && base64_text(token).is_some_and(|t| is_credential_pair(&t)))
+            || is_short_random(token)
         {
             push(text, start, end, out);
         }
@@ -344,6 +345,34 @@ fn holds_secret(text: &str) -> bool {
     !found.is_empty()
 }
 
+/// Shortest unlabelled random string taken (20 characters: an API key id, a short
+/// secret) when it looks random enough; below [`MIN_CANDIDATE_LEN`] the bar is higher.
+const MIN_SHORT_RANDOM: usize = 20;
+/// Entropy a short random string must reach (20 distinct characters give 4.32).
+const SHORT_ENTROPY: f64 = 4.0;
+
+/// A 20–23 character run of letters and digits only, with lowercase, uppercase and
+/// digits mixed through it, at least [`SHORT_ENTROPY`] bits per character, and not
+/// made of words: `Zx9qL2mN8vB4kR7tY1wE`, not `HttpClient2Builder3` or a slug.
+fn is_short_random(token: &str) -> bool {
+    let bytes = token.as_bytes();
+    if bytes.len() < MIN_SHORT_RANDOM || !bytes.iter().all(u8::is_ascii_alphanumeric) {
+        return false;
+    }
+    let count = |f: fn(&u8) -> bool| bytes.iter().filter(|b| f(b)).count();
+    let (lower, upper, digit) = (
+        count(u8::is_ascii_lowercase),
+        count(u8::is_ascii_uppercase),
+        count(u8::is_ascii_digit),
+    );
+    lower >= 3
+        && upper >= 3
+        && digit >= 3
+        && shannon_entropy(token) >= SHORT_ENTROPY
+        && !is_words(token)
+        && !is_model_api_id(token)
+}
+
 /// Shortest hex run decoded and checked (16 bytes of text).
 const MIN_HEX_TEXT: usize = 32;
 
@@ -497,6 +526,14 @@ fn base64_text(token: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_random_strings() {
+        assert!(is_short_random("Zx9qL2mN8vB4kR7tY1wE"));
+        assert!(!is_short_random("HttpClient2Builder3X"));
+        assert!(!is_short_random("zx9ql2mn8vb4kr7ty1we"));
+        assert!(!is_short_random("Zx9qL2mN8vB4kR7tY1w"));
+    }
 
     #[test]
     fn encoded_and_mixed_case_hex() {
