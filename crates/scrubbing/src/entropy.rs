@@ -220,7 +220,9 @@ pub(crate) fn whole_value(bytes: &[u8], mut start: usize, mut end: usize) -> (us
         }
         let piece = std::str::from_utf8(bytes.get(piece_start..start - 1).unwrap_or_default())
             .unwrap_or_default();
+        // `--password=…`, `-e KEY=…`: a flag's name is a label too.
         let is_label = piece
+            .trim_start_matches('-')
             .bytes()
             .next()
             .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')

@@ -325,10 +325,10 @@ fn labelled_value_with(
     Some((range, info.keyword))
 }
 
-/// When a bare value at `start..end` runs into brackets that do not balance
+/// When a bare value at `start..end` runs into brackets that close the wrong bracket
 /// (`m{{h}o)p${e]nob(ody[finds>-_$#thisone}}`), the end of the whole blank-delimited
-/// token (without a trailing `,`, `;` or quote). Balanced brackets are code:
-/// `get_token()`, `Option<String>`, `Config{…}`.
+/// token (without a trailing `,`, `;` or quote). Balanced or still open brackets are
+/// code: `get_token()`, `Option<String>`, `HTTPBasicAuth(user, password)`.
 fn unbalanced_value_end(text: &str, start: usize, end: usize) -> Option<usize> {
     let bytes = text.as_bytes();
     if !matches!(
@@ -376,7 +376,9 @@ fn unbalanced_value_end(text: &str, start: usize, end: usize) -> Option<usize> {
             _ => {}
         }
     }
-    (!stack.is_empty()).then_some(token_end)
+    // Only brackets left open (`HTTPBasicAuth(user, password)`): a call or a literal
+    // that goes on after the blank.
+    None
 }
 
 /// Shortest bracketed bare value taken whole.
@@ -479,6 +481,10 @@ mod tests {
             None
         );
         assert_eq!(unbalanced_value_end("KEY=${KEY:=$2}", 11, 13), None);
+        assert_eq!(
+            unbalanced_value_end("auth = HTTPBasicAuth(user, password)", 7, 20),
+            None
+        );
     }
 
     #[test]

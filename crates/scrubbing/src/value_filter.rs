@@ -187,7 +187,9 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     if key.encoded && !is_key_material(value) {
         return true;
     }
-    if key.is_pwd && (value.starts_with('/') || value.starts_with('~')) {
+    // `pwd` is as often the working directory as a password: a path or a name made of
+    // words (`PWD=/home/ada`, `ibm-cloud-pwd = shorter-version`) is not a password.
+    if key.is_pwd && (value.starts_with('/') || value.starts_with('~') || is_word_or_path(value)) {
         return true;
     }
     if key.weak && is_word_or_path(value) {
@@ -199,7 +201,6 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
             matches!(next, Some('(' | '<' | '['))
                 || TYPE_NAMES.iter().any(|t| value.eq_ignore_ascii_case(t))
                 || is_field_path(value)
-                || is_slug(value)
         }
     }
 }
@@ -241,15 +242,6 @@ fn looks_random(piece: &str) -> bool {
         && piece.bytes().any(|b| b.is_ascii_digit())
         && piece.bytes().any(|b| b.is_ascii_alphabetic())
         && !is_words(piece)
-}
-
-/// A bare lowercase slug of two or more words without digits (`shorter-version`,
-/// `read-only`): a setting's value, not a password.
-fn is_slug(value: &str) -> bool {
-    value.contains('-')
-        && value.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
-        && value.split('-').filter(|w| !w.is_empty()).count() >= 2
-        && is_words(value)
 }
 
 /// A reference or coordinate rather than data: pieces between `:`, `.`, `-`, `_`,
@@ -327,10 +319,9 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
         return true;
     }
     // A mask: one character repeated (`***`, `xxxx`, `••••`, `aaaaaaaaaaaa`).
-    if chars.all(|c| c == first) {
-        let count = value.chars().count();
-        return count >= 8
-            || (count >= 3 && matches!(first, '*' | 'x' | 'X' | '•' | '.' | '#' | '-' | '?'));
+    let count = value.chars().count();
+    if count >= 3 && chars.all(|c| c == first) {
+        return count >= 8 || matches!(first, '*' | 'x' | 'X' | '•' | '.' | '#' | '-' | '?');
     }
     // A value with a run of mask characters: `ghp_xxxxxxxx…`, `AKIAXXXXXXXX…`,
     // `sha256~XXXX_PUT_YOUR_TOKEN_HERE_XXXX`.
@@ -561,6 +552,13 @@ mod tests {
             PASSWORD,
             ValueShape::Unquoted { next: Some('(') }
         ));
+    }
+
+    #[test]
+    fn an_ellipsis_alone_is_a_placeholder() {
+        assert!(is_placeholder("…"));
+        assert!(is_placeholder("sk-…"));
+        assert!(!is_placeholder("ab1"));
     }
 
     #[test]
