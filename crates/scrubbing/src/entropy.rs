@@ -277,12 +277,16 @@ pub(crate) fn looks_secret(token: &str) -> bool {
     !(token.contains('/') && is_path(token))
 }
 
-/// An id: a lowercase prefix of at most 8 letters, `_`, then hex only (`ses_01a2…`,
-/// the ids Oxydra and many APIs generate). Hex under a secret label is still caught by
+/// Longest prefix of an id (`ses_`, `run_`, `req_`, `evt_`); longer prefixes name a
+/// token format (`shpss_`, `shpat_` + 32 hex are Shopify secrets).
+const MAX_ID_PREFIX: usize = 4;
+
+/// An id: a lowercase prefix of at most [`MAX_ID_PREFIX`] letters, `_`, then hex only
+/// (`ses_01a2…`, the ids Oxydra and many APIs generate). Hex under a secret label is still caught by
 /// the label; unlabelled, hex is a hash or an id.
 fn is_prefixed_hex_id(token: &str) -> bool {
     token.split_once('_').is_some_and(|(prefix, rest)| {
-        (1..=8).contains(&prefix.len())
+        (1..=MAX_ID_PREFIX).contains(&prefix.len())
             && prefix.bytes().all(|b| b.is_ascii_lowercase())
             && rest.len() >= 8
             && rest.bytes().all(|b| b.is_ascii_hexdigit())
@@ -680,6 +684,8 @@ mod tests {
         assert!(!looks_secret("ses_01a209aef8e23abd7cacce565a4c0000"));
         assert!(!looks_secret("run_019a7b3c4d5e6f708192a3b4c5d6e7f8"));
         assert!(!looks_secret("req_0123456789abcdef0123456789ABCDEF"));
+        // A token format's longer prefix is not an id's.
+        assert!(looks_secret("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"));
         // A prefix is not a licence: mixed-case random text behind it stays a secret.
         assert!(looks_secret("sess_Zx9qL2mN8vB4kR7tY1wE3uI6oP0aS5dF"));
         assert!(looks_secret(

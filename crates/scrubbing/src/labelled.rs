@@ -358,8 +358,16 @@ fn unbalanced_value_end(text: &str, start: usize, end: usize) -> Option<usize> {
     if token.len() < MIN_BRACKETED || token.first() == Some(&b'$') {
         return None;
     }
+    // Closing brackets at the end close something before the value
+    // (`(or KEY=AIza...)`): only brackets inside the value count.
+    let core_len = token.len()
+        - token
+            .iter()
+            .rev()
+            .take_while(|b| matches!(b, b')' | b']' | b'}' | b'>'))
+            .count();
     let mut stack = Vec::new();
-    for &b in token {
+    for &b in token.get(..core_len)? {
         match b {
             b'{' | b'[' | b'(' | b'<' => stack.push(b),
             b'}' | b']' | b')' | b'>' => {

@@ -94,6 +94,7 @@ fn code_and_configuration_that_hold_no_secret() {
         "DB_PASSWORD=YOUR_PASSWORD",
         "token: \"<your-token>\"",
         "API key:  export OPENAI_API_KEY in your shell",
+        "  1. an API key:  export OPENAI_API_KEY=sk-...  (or ANTHROPIC_API_KEY=sk-ant-..., GEMINI_API_KEY=AIza...)",
         "api_key = \"a-fake-api-key\"",
         "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
         "curl -u username:token https://x.io",
