@@ -138,7 +138,7 @@ fn consider(text: &str, mut start: usize, end: usize, out: &mut Vec<Candidate>) 
     }
     if token.contains('/')
         && token.split('/').any(|s| s.len() >= MIN_CANDIDATE_LEN)
-        && is_path(token)
+        && (is_path(token) || in_url(text, start))
     {
         let mut offset = start;
         for segment in token.split('/') {
@@ -166,6 +166,13 @@ fn push(text: &str, start: usize, end: usize, out: &mut Vec<Candidate>) {
         kind: RedactionKind::HighEntropy,
         priority: PRIORITY_ENTROPY,
     });
+}
+
+/// A piece the whole-value extension stops at: part of a path or URL (it holds `/`),
+/// or a lowercase word of 5+ letters (`byteimg`, `image`: a host's or file's name).
+fn is_host_or_path_piece(piece: &[u8]) -> bool {
+    piece.contains(&b'/')
+        || (piece.len() > 4 && piece.iter().all(|b| b.is_ascii_lowercase() || *b == b'-'))
 }
 
 /// How far a secret is extended over joined pieces, each way (bytes).
@@ -198,10 +205,14 @@ pub(crate) fn whole_value(bytes: &[u8], mut start: usize, mut end: usize) -> (us
         && joins_right(end)
         && bytes.get(end + 1).is_some_and(|b| is_run_byte(*b))
     {
-        end += 1;
-        while end < right_limit && bytes.get(end).is_some_and(|b| is_run_byte(*b)) {
-            end += 1;
+        let mut piece_end = end + 1;
+        while piece_end < right_limit && bytes.get(piece_end).is_some_and(|b| is_run_byte(*b)) {
+            piece_end += 1;
         }
+        if is_host_or_path_piece(bytes.get(end + 1..piece_end).unwrap_or_default()) {
+            break;
+        }
+        end = piece_end;
     }
     while start > left_limit + 1 {
         let Some(&joiner) = bytes.get(start - 1) else {
@@ -227,7 +238,7 @@ pub(crate) fn whole_value(bytes: &[u8], mut start: usize, mut end: usize) -> (us
             .next()
             .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
             && is_words(piece);
-        if joiner == b'=' && is_label {
+        if (joiner == b'=' && is_label) || is_host_or_path_piece(piece.as_bytes()) {
             break;
         }
         start = piece_start;
@@ -430,6 +441,21 @@ pub fn shannon_entropy(text: &str) -> f64 {
         .sum()
 }
 
+/// True when the run starting at `start` is part of a URL: `://` comes before it in
+/// the same blank-delimited word (`https://hooks.slack.com/services/T0/B0/…`). Its
+/// `/` segments are then judged one by one, like a path's.
+fn in_url(text: &str, start: usize) -> bool {
+    let from = start.saturating_sub(MAX_EXTEND);
+    let before = text.as_bytes().get(from..start).unwrap_or_default();
+    let word_start = before
+        .iter()
+        .rposition(|b| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'(' | b'<'))
+        .map_or(0, |i| i + 1);
+    before
+        .get(word_start..)
+        .is_some_and(|word| word.windows(3).any(|w| w == b"://"))
+}
+
 /// A candidate with `/` is a path when at least two of its segments, and at least
 /// half of them, are words.
 fn is_path(token: &str) -> bool {
@@ -532,6 +558,15 @@ fn base64_text(token: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn url_paths_are_judged_by_segment() {
+        let text = "https://hooks.slack.com/services/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";
+        let mut out = Vec::new();
+        collect(text, &mut out);
+        let found: Vec<&str> = out.iter().map(|c| &text[c.range.clone()]).collect();
+        assert_eq!(found, ["bJtrpFi1fO1JMCcwLx8uZyAg"]);
+    }
 
     #[test]
     fn short_random_strings() {

@@ -337,7 +337,11 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
         || is_variable_reference(value)
         || (value.starts_with("{{") && value.ends_with("}}"))
         || (value.starts_with('<') && value.ends_with('>'))
-        || (value.starts_with('[') && value.ends_with(']') && is_upper_words(&value[1..value.len() - 1]))
+        || (value.starts_with('[')
+            && value.ends_with(']')
+            && value
+                .get(1..value.len() - 1)
+                .is_some_and(is_upper_words))
         || (value.starts_with('%') && value.ends_with('%') && value.len() > 2)
         // A shell command substituted by backticks: `` `etcdctl get /x` ``.
         || (value.starts_with('`') && value.ends_with('`') && value.contains(' '))
@@ -405,6 +409,7 @@ fn identifier_words(value: &str) -> Option<Vec<String>> {
 /// `ACCESS_TOKEN`, `secretKey` (a form field, an environment variable's name, a key
 /// in a secret store). Every word is a [`NAME_WORDS`] word and one is a secret word.
 pub(crate) fn is_name_not_value(value: &str) -> bool {
+    let value = value.trim_matches(['<', '>', '[', ']', '{', '}', '(', ')']);
     let Some(words) = identifier_words(value) else {
         return false;
     };
@@ -599,6 +604,7 @@ mod tests {
             "sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX",
             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
             "[PASSWORD]",
+            "password>",
         ] {
             assert!(
                 is_non_secret_value(value, TOKEN, ValueShape::Quoted),
