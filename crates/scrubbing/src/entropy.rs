@@ -27,6 +27,8 @@
 //! A candidate containing `/` whose segments are mostly words (`/usr/lib/python3/…`)
 //! is a path: each segment is then judged on its own.
 
+use std::ops::Range;
+
 use crate::merge::{Candidate, PRIORITY_ENTROPY};
 use crate::redaction::RedactionKind;
 
@@ -58,7 +60,10 @@ const HASH_LABELS_BEFORE: &[&str] = &[
 const HASH_PREFIXES: &[&str] = &["sha1-", "sha256-", "sha384-", "sha512-"];
 
 /// Pushes a candidate for every high-entropy string in `text`.
-pub(crate) fn collect(text: &str, out: &mut Vec<Candidate>) {
+///
+/// The same byte loop notes keys spelt in odd mixed case (`tOkEn=`, `"PaSsWoRd":`) in
+/// `odd_keys`: the case-sensitive keyword trigger cannot see them.
+pub(crate) fn collect(text: &str, out: &mut Vec<Candidate>, odd_keys: &mut Vec<Range<usize>>) {
     let bytes = text.as_bytes();
     let mut start = 0;
     let mut in_run = false;
@@ -72,11 +77,34 @@ pub(crate) fn collect(text: &str, out: &mut Vec<Candidate>) {
             start = i;
         } else if i - start >= MIN_PAIR_LEN - 2 {
             consider(text, start, with_padding(bytes, i), out);
+        } else if matches!(b, b'=' | b':' | b'"' | b'\'')
+            && i - start >= 3
+            && bytes.get(start..i).is_some_and(is_odd_case)
+        {
+            odd_keys.push(start..i);
         }
     }
     if in_run && bytes.len() - start >= MIN_PAIR_LEN {
         consider(text, start, bytes.len(), out);
     }
+}
+
+/// A word in odd mixed case: two lowercase-to-uppercase steps at most two letters
+/// apart (`tOkEn`, `ToKeN`, `PaSsWoRd`), which camelCase (`apiToken`) never has.
+pub(crate) fn is_odd_case(word: &[u8]) -> bool {
+    let mut last_step: Option<usize> = None;
+    for (i, pair) in word.windows(2).enumerate() {
+        if let [a, b] = pair
+            && a.is_ascii_lowercase()
+            && b.is_ascii_uppercase()
+        {
+            if last_step.is_some_and(|at| i - at <= 2) {
+                return true;
+            }
+            last_step = Some(i);
+        }
+    }
+    false
 }
 
 /// Extends a run ending at `end` over up to two `=` of base64 padding.
@@ -563,9 +591,29 @@ mod tests {
     fn url_paths_are_judged_by_segment() {
         let text = "https://hooks.slack.com/services/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";
         let mut out = Vec::new();
-        collect(text, &mut out);
+        collect(text, &mut out, &mut Vec::new());
         let found: Vec<&str> = out.iter().map(|c| &text[c.range.clone()]).collect();
         assert_eq!(found, ["bJtrpFi1fO1JMCcwLx8uZyAg"]);
+    }
+
+    #[test]
+    fn odd_case_keys() {
+        for key in ["tOkEn", "ToKeN", "PaSsWoRd", "sEcReT_kEy"] {
+            assert!(is_odd_case(key.as_bytes()), "{key}");
+        }
+        for key in [
+            "apiToken",
+            "API_KEY",
+            "HttpClient",
+            "getAToken",
+            "XMLHttpRequest",
+        ] {
+            assert!(!is_odd_case(key.as_bytes()), "{key}");
+        }
+        let mut odd = Vec::new();
+        collect("x=1 tOkEn=hunter2abc", &mut Vec::new(), &mut odd);
+        assert_eq!(odd.len(), 1);
+        assert_eq!(odd[0], 4..9);
     }
 
     #[test]
@@ -693,11 +741,19 @@ mod tests {
         assert!(!is_credential_pair("https://example.com"));
         assert!(!is_credential_pair("note: hello"));
         let mut out = Vec::new();
-        collect("auth ZGVwbG95Ong5azI= end", &mut out);
+        collect("auth ZGVwbG95Ong5azI= end", &mut out, &mut Vec::new());
         assert_eq!(out.len(), 1, "short padded base64 of deploy:x9k2");
-        collect("echo cm9vdDpiYXR0ZXJ5 | base64 -d", &mut out);
+        collect(
+            "echo cm9vdDpiYXR0ZXJ5 | base64 -d",
+            &mut out,
+            &mut Vec::new(),
+        );
         assert_eq!(out.len(), 2, "short base64 of root:battery");
-        collect("pod/policy-5qztccv5lc-io7sq Running", &mut out);
+        collect(
+            "pod/policy-5qztccv5lc-io7sq Running",
+            &mut out,
+            &mut Vec::new(),
+        );
         assert_eq!(out.len(), 2, "k8s pod names are slugs");
     }
 

@@ -137,8 +137,12 @@ impl Scrubber {
         if let Some(custom) = &self.custom {
             custom.collect(text, &mut candidates);
         }
+        let mut odd_keys = Vec::new();
         if self.entropy {
-            entropy::collect(text, &mut candidates);
+            entropy::collect(text, &mut candidates, &mut odd_keys);
+        }
+        if !odd_keys.is_empty() {
+            collect_odd_keys(text, &odd_keys, &mut candidates);
         }
         if let Some(folded) = crate::fold::fold(text) {
             self.collect_folded(&folded, &mut candidates);
@@ -170,7 +174,7 @@ impl Scrubber {
             custom.collect(&folded.text, &mut found);
         }
         if self.entropy {
-            entropy::collect(&folded.text, &mut found);
+            entropy::collect(&folded.text, &mut found, &mut Vec::new());
         }
         for candidate in found {
             if let Some((start, end)) = folded.original(candidate.range.start, candidate.range.end)
@@ -182,6 +186,22 @@ impl Scrubber {
             }
         }
     }
+}
+
+/// Runs the built-in patterns again over a copy of `text` with the keys spelt in odd
+/// mixed case (`tOkEn=…`) lowercased: same length, so the ranges found hold for
+/// `text`.
+fn collect_odd_keys(text: &str, keys: &[std::ops::Range<usize>], out: &mut Vec<Candidate>) {
+    let Ok(builtins) = builtins() else {
+        return;
+    };
+    let mut lowered = text.to_owned();
+    for key in keys {
+        if let Some(word) = lowered.get_mut(key.clone()) {
+            word.make_ascii_lowercase();
+        }
+    }
+    builtins.collect(&lowered, out);
 }
 
 /// Fail-closed result when the built-in patterns could not be compiled.
@@ -260,6 +280,12 @@ mod tests {
                 out.text
             );
         }
+    }
+
+    #[test]
+    fn keys_in_odd_mixed_case_are_found() {
+        let out = Scrubber::new().scrub("tOkEn=hunter2abc\n\"PaSsWoRd\": \"s3cr3t!\"");
+        assert_eq!(out.text, "tOkEn=[REDACTED]\n\"PaSsWoRd\": \"[REDACTED]\"");
     }
 
     #[test]
