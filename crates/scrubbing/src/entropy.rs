@@ -29,8 +29,10 @@
 
 use std::ops::Range;
 
+use crate::encoded::{base64_text, holds_secret, is_credential_pair, is_encoded_secret_hex};
 use crate::merge::{Candidate, PRIORITY_ENTROPY};
 use crate::redaction::RedactionKind;
+use crate::whole_value::{MAX_EXTEND, whole_value};
 
 /// Shortest candidate considered (bytes).
 pub const MIN_CANDIDATE_LEN: usize = 24;
@@ -119,7 +121,7 @@ fn with_padding(bytes: &[u8], mut end: usize) -> usize {
 
 /// Bytes that make up candidate runs: `[A-Za-z0-9+/_-]`.
 #[inline]
-fn is_run_byte(b: u8) -> bool {
+pub(crate) fn is_run_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-')
 }
 
@@ -194,84 +196,6 @@ fn push(text: &str, start: usize, end: usize, out: &mut Vec<Candidate>) {
         kind: RedactionKind::HighEntropy,
         priority: PRIORITY_ENTROPY,
     });
-}
-
-/// A piece the whole-value extension stops at: part of a path or URL (it holds `/`),
-/// or a lowercase word of 5+ letters (`byteimg`, `image`: a host's or file's name).
-fn is_host_or_path_piece(piece: &[u8]) -> bool {
-    piece.contains(&b'/')
-        || (piece.len() > 4 && piece.iter().all(|b| b.is_ascii_lowercase() || *b == b'-'))
-}
-
-/// How far a secret is extended over joined pieces, each way (bytes).
-const MAX_EXTEND: usize = 256;
-
-/// A value is redacted whole: a high-entropy run at `start..end` is extended over the
-/// pieces joined to it by `.`, `~`, `%` or an inner `=` (`SG.xxx.yyy`, `hvs.…`,
-/// `qpF8Q~…`, `…=u6pimyvp=5hi_…`), so none of its characters survive next to the
-/// marker. On the left an `=` stops the extension when the piece before it is made of
-/// words: that is a label (`key=…`), not part of the value.
-pub(crate) fn whole_value(bytes: &[u8], mut start: usize, mut end: usize) -> (usize, usize) {
-    let (left_limit, right_limit) = (start.saturating_sub(MAX_EXTEND), end + MAX_EXTEND);
-    // A backslash joins too, unless it starts an escape (`\n`, `\"`, `\u00…`).
-    let joins_right = |end: usize| match bytes.get(end) {
-        Some(b'.' | b'~' | b'%' | b'=') => true,
-        Some(b'\\') => !matches!(
-            bytes.get(end + 1),
-            Some(b'n' | b't' | b'r' | b'u' | b'x' | b'0' | b'"' | b'\'' | b'\\' | b'/')
-        ),
-        _ => false,
-    };
-    // What looked like base64 padding (`…uI6=`) is an inner `=` when a piece follows.
-    while end > start + 1
-        && bytes.get(end - 1) == Some(&b'=')
-        && bytes.get(end).is_some_and(|b| is_run_byte(*b))
-    {
-        end -= 1;
-    }
-    while end < right_limit
-        && joins_right(end)
-        && bytes.get(end + 1).is_some_and(|b| is_run_byte(*b))
-    {
-        let mut piece_end = end + 1;
-        while piece_end < right_limit && bytes.get(piece_end).is_some_and(|b| is_run_byte(*b)) {
-            piece_end += 1;
-        }
-        if is_host_or_path_piece(bytes.get(end + 1..piece_end).unwrap_or_default()) {
-            break;
-        }
-        end = piece_end;
-    }
-    while start > left_limit + 1 {
-        let Some(&joiner) = bytes.get(start - 1) else {
-            break;
-        };
-        if !matches!(joiner, b'.' | b'~' | b'%' | b'=')
-            || !bytes.get(start - 2).is_some_and(|b| is_run_byte(*b))
-        {
-            break;
-        }
-        let mut piece_start = start - 1;
-        while piece_start > left_limit
-            && bytes.get(piece_start - 1).is_some_and(|b| is_run_byte(*b))
-        {
-            piece_start -= 1;
-        }
-        let piece = std::str::from_utf8(bytes.get(piece_start..start - 1).unwrap_or_default())
-            .unwrap_or_default();
-        // `--password=…`, `-e KEY=…`: a flag's name is a label too.
-        let is_label = piece
-            .trim_start_matches('-')
-            .bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-            && is_words(piece);
-        if (joiner == b'=' && is_label) || is_host_or_path_piece(piece.as_bytes()) {
-            break;
-        }
-        start = piece_start;
-    }
-    (start, end)
 }
 
 /// Rules 1–3: length, character classes, not hex.
@@ -366,30 +290,6 @@ fn is_slug(token: &str) -> bool {
             .all(|piece| piece.len() <= 12)
 }
 
-/// `user:password` with no blanks: what Docker and HTTP Basic encode.
-fn is_credential_pair(text: &str) -> bool {
-    let Some((user, password)) = text.split_once(':') else {
-        return false;
-    };
-    !user.is_empty()
-        && user.len() <= 128
-        && user
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'@' | b'+'))
-        && password.len() >= 3
-        && !password.starts_with("//")
-        && password.bytes().all(|b| b.is_ascii_graphic())
-}
-
-/// True when the built-in patterns find a secret in decoded text.
-fn holds_secret(text: &str) -> bool {
-    let mut found = Vec::new();
-    if let Ok(builtins) = crate::keyword_patterns::builtins() {
-        builtins.collect(text, &mut found);
-    }
-    !found.is_empty()
-}
-
 /// Shortest unlabelled random string taken (20 characters: an API key id, a short
 /// secret) when it looks random enough; below [`MIN_CANDIDATE_LEN`] the bar is higher.
 const MIN_SHORT_RANDOM: usize = 20;
@@ -416,34 +316,6 @@ fn is_short_random(token: &str) -> bool {
         && shannon_entropy(token) >= SHORT_ENTROPY
         && !is_words(token)
         && !is_model_api_id(token)
-}
-
-/// Shortest hex run decoded and checked (16 bytes of text).
-const MIN_HEX_TEXT: usize = 32;
-
-/// Hex of printable text that is `user:password` or holds a secret the patterns find.
-/// A hash decodes to binary, and is rejected at its first unprintable byte.
-fn is_encoded_secret_hex(token: &str) -> bool {
-    let bytes = token.as_bytes();
-    if bytes.len() < MIN_HEX_TEXT
-        || !bytes.len().is_multiple_of(2)
-        || !bytes.iter().all(u8::is_ascii_hexdigit)
-    {
-        return false;
-    }
-    let mut decoded = String::with_capacity(bytes.len() / 2);
-    for pair in bytes.chunks_exact(2) {
-        let byte = std::str::from_utf8(pair)
-            .ok()
-            .and_then(|p| u8::from_str_radix(p, 16).ok());
-        match byte {
-            Some(b) if (0x20..=0x7e).contains(&b) || matches!(b, 0x09 | 0x0a | 0x0d) => {
-                decoded.push(char::from(b));
-            }
-            _ => return false,
-        }
-    }
-    is_credential_pair(&decoded) || holds_secret(&decoded)
 }
 
 /// Shannon entropy of `text` in bits per byte.
@@ -547,42 +419,6 @@ fn is_word_piece(piece: &str) -> bool {
     }
 }
 
-/// Rule 6: standard or URL-safe base64 that decodes to printable ASCII text: the
-/// text, or `None` for anything else (random key material decodes to binary).
-fn base64_text(token: &str) -> Option<String> {
-    let body = token.trim_end_matches('=');
-    let standard = body.contains(['+', '/']);
-    let url_safe = body.contains(['-', '_']);
-    if (standard && url_safe) || body.len() % 4 == 1 {
-        return None;
-    }
-    let (mut acc, mut bits) = (0u32, 0u32);
-    let mut decoded = String::with_capacity(body.len() * 3 / 4);
-    for b in body.bytes() {
-        let value = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(value);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            let byte = u8::try_from((acc >> bits) & 0xff).ok()?;
-            acc &= (1 << bits) - 1;
-            let printable = (0x20..=0x7e).contains(&byte) || matches!(byte, 0x09 | 0x0a | 0x0d);
-            if !printable {
-                return None;
-            }
-            decoded.push(char::from(byte));
-        }
-    }
-    (!decoded.is_empty()).then_some(decoded)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -617,69 +453,17 @@ mod tests {
     }
 
     #[test]
-    fn short_random_strings() {
-        assert!(is_short_random("Zx9qL2mN8vB4kR7tY1wE"));
-        assert!(!is_short_random("HttpClient2Builder3X"));
-        assert!(!is_short_random("zx9ql2mn8vb4kr7ty1we"));
-        assert!(!is_short_random("Zx9qL2mN8vB4kR7tY1w"));
-    }
-
-    #[test]
-    fn encoded_and_mixed_case_hex() {
-        // hex("ghp_16C7e42F292c6912E7710c838347Ae178B4a") and of `deploy:Summer2024!`.
-        let hex: String = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
-            .bytes()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        assert!(is_encoded_secret_hex(&hex));
-        assert!(is_encoded_secret_hex("6465706c6f793a53756d6d657232303234"));
-        // A SHA-256 decodes to binary; hex of prose holds nothing.
-        assert!(!is_encoded_secret_hex(
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-        ));
-        assert!(!is_encoded_secret_hex(
-            "68656c6c6f20776f726c642068656c6c6f20776f726c64"
-        ));
+    fn mixed_case_hex_is_not_a_hash() {
         assert!(looks_secret("6d2FabeB6ADd229Bc199FabA28fD3efb57dF0bD3"));
         assert!(!looks_secret("9FCEB02D0AE598E95DC970B74767F19372D61AF8"));
     }
 
     #[test]
-    fn a_value_is_extended_over_its_joined_pieces() {
-        let whole = |text: &str, piece: &str| {
-            let start = text.find(piece).unwrap();
-            let (s, e) = whole_value(text.as_bytes(), start, start + piece.len());
-            text[s..e].to_owned()
-        };
-        assert_eq!(
-            whole(
-                "t hvs.CAESIP2jTxc9S2K7Z6CtcFWQv7-044m done",
-                "CAESIP2jTxc9S2K7Z6CtcFWQv7-044m"
-            ),
-            "hvs.CAESIP2jTxc9S2K7Z6CtcFWQv7-044m"
-        );
-        assert_eq!(
-            whole(
-                "'dO29Q~F5-VwnW.lZdd11xFF_t5NAXCaGwDl9NbT1'",
-                "lZdd11xFF_t5NAXCaGwDl9NbT1"
-            ),
-            "dO29Q~F5-VwnW.lZdd11xFF_t5NAXCaGwDl9NbT1"
-        );
-        assert_eq!(
-            whole(
-                "x SG.-4ajvzb=Zx9qL2mN8vB4kR7tY1wE3uI6=hj1o519iw y",
-                "Zx9qL2mN8vB4kR7tY1wE3uI6"
-            ),
-            "SG.-4ajvzb=Zx9qL2mN8vB4kR7tY1wE3uI6=hj1o519iw"
-        );
-        // A label before `=` stays.
-        assert_eq!(
-            whole(
-                "api_key=Zx9qL2mN8vB4kR7tY1wE3uI6",
-                "Zx9qL2mN8vB4kR7tY1wE3uI6"
-            ),
-            "Zx9qL2mN8vB4kR7tY1wE3uI6"
-        );
+    fn short_random_strings() {
+        assert!(is_short_random("Zx9qL2mN8vB4kR7tY1wE"));
+        assert!(!is_short_random("HttpClient2Builder3X"));
+        assert!(!is_short_random("zx9ql2mn8vb4kr7ty1we"));
+        assert!(!is_short_random("Zx9qL2mN8vB4kR7tY1w"));
     }
 
     #[test]
@@ -722,15 +506,6 @@ mod tests {
         for piece in ["aB3dE", "qWeRtYuIoP", "k9x2m7", "x86a1", "Zx9qL2mN8vB4"] {
             assert!(!is_word_piece(piece), "{piece}");
         }
-    }
-
-    #[test]
-    fn base64_text_is_recognised() {
-        assert_eq!(
-            base64_text("dGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw==").as_deref(),
-            Some("the quick brown fox jumps over the lazy dog")
-        );
-        assert_eq!(base64_text("wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"), None);
     }
 
     #[test]

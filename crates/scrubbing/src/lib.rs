@@ -46,6 +46,7 @@
 //! ```
 
 mod block;
+mod encoded;
 mod entropy;
 mod error;
 mod fold;
@@ -60,6 +61,7 @@ mod redaction;
 mod scrubber;
 mod separator;
 mod value_filter;
+mod whole_value;
 mod wrapped;
 
 pub use entropy::{ENTROPY_THRESHOLD, MAX_CANDIDATE_LEN, MIN_CANDIDATE_LEN, shannon_entropy};
