@@ -17,8 +17,9 @@ use regex::{Regex, RegexSet};
 use crate::key_names::KeyInfo;
 use crate::labelled::{collect_labelled, labelled_value};
 use crate::merge::{Candidate, PRIORITY_KEYWORD};
+use crate::placeholder::is_placeholder;
 use crate::redaction::{KeyProvider, Keyword, RedactionKind};
-use crate::value_filter::{ValueShape, is_non_secret_value, is_placeholder};
+use crate::value_filter::{ValueShape, is_non_secret_value};
 
 /// How a `user:password` pair's password is judged: it must look like data.
 const WEAK_PASSWORD: KeyInfo = KeyInfo {

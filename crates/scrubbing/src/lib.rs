@@ -56,6 +56,7 @@ mod labelled;
 mod markup;
 mod merge;
 mod pem;
+mod placeholder;
 mod prose;
 mod redaction;
 mod scrubber;
