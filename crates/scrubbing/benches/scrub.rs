@@ -13,7 +13,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use oxydra_scrubbing::{Scrubber, scrub};
 
 /// About 1 MB of mixed tool output: log lines, Rust code, JSON, paths, hashes, and
-/// one secret every ~60 lines.
+/// one secret every ~60 lines (plain, labelled, in URLs and encoded).
 fn corpus() -> String {
     let clean = [
         "2026-11-22T07:31:02.114Z INFO oxydra_runtime::turn{turn=3}: provider call finished in 812ms, 1532 prompt tokens",
@@ -33,6 +33,11 @@ fn corpus() -> String {
         "curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U' https://api.example.com",
         "DATABASE_URL=postgres://app:s3cr3t-P4ss@db.internal:5432/app",
         "worker started with key Zx9qL2mN8vB4kR7tY1wE3uI6oP0aS5dF",
+        // Encoded secrets (issue 26.6): a bare `key` with hex key material, a
+        // hex-encoded token, a token written in groups.
+        r#"key = "9b1d3c5e7f2a4b6c8d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e""#,
+        "blob 6768705f3136433765343246323932633639313245373731306338333833343741653137384234610a",
+        "token: AB12 CD34 EF56 GH78",
     ];
     let mut out = String::with_capacity(1 << 20);
     let mut i = 0;

@@ -70,38 +70,56 @@ pub(crate) fn indented_block(
     block
 }
 
-/// After a quoted value ending at `value_end` (its closing quote), a string literal
-/// continued on the next line — `"abc" +` / `"def"` — gives the second literal's
-/// contents.
+/// Most string literals joined to a quoted value.
+const MAX_CONTINUATIONS: usize = 16;
+
+/// After a quoted value ending at `value_end` (its closing quote), the string literals
+/// concatenated to it — `"abc" + "def"`, `"abc" . "def"`, `"abc" "def"` (adjacent
+/// literals), or the same with the next literal on the next line — as the range from
+/// the first continuation's contents to the last one's.
 pub(crate) fn quoted_continuation(text: &str, value_end: usize) -> Option<Range<usize>> {
+    let mut found: Option<Range<usize>> = None;
+    let mut close = value_end;
+    for _ in 0..MAX_CONTINUATIONS {
+        let Some(next) = next_literal(text, close) else {
+            break;
+        };
+        close = next.end;
+        found = Some(found.map_or(next.clone(), |f| f.start..next.end));
+    }
+    found
+}
+
+/// The contents of the literal concatenated after the closing quote at `close`.
+fn next_literal(text: &str, close: usize) -> Option<Range<usize>> {
     let bytes = text.as_bytes();
-    let quote = *bytes.get(value_end)?;
+    let quote = *bytes.get(close)?;
     if !matches!(quote, b'"' | b'\'') {
         return None;
     }
-    let mut pos = value_end + 1;
-    while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
-        pos += 1;
+    let skip = |mut pos: usize, set: &[u8]| {
+        while bytes.get(pos).is_some_and(|b| set.contains(b)) {
+            pos += 1;
+        }
+        pos
+    };
+    let mut pos = skip(close + 1, b" \t");
+    let operator = matches!(bytes.get(pos), Some(b'+' | b'.' | b'\\'));
+    if operator {
+        pos = skip(pos + 1, b" \t\r");
     }
-    if matches!(bytes.get(pos), Some(b'+' | b'.' | b'\\')) {
-        pos += 1;
+    let newline = bytes.get(pos) == Some(&b'\n');
+    if newline {
+        pos = skip(pos + 1, b" \t");
     }
-    while matches!(bytes.get(pos), Some(b' ' | b'\t' | b'\r')) {
-        pos += 1;
-    }
-    if bytes.get(pos) != Some(&b'\n') {
-        return None;
-    }
-    pos += 1;
-    while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
-        pos += 1;
-    }
-    if bytes.get(pos) != Some(&quote) {
+    // Adjacent literals need a line break or an operator between them (`"a" "b"` on
+    // one line is two arguments in a shell).
+    if !(operator || newline) || bytes.get(pos) != Some(&quote) {
         return None;
     }
     let start = pos + 1;
     let len = ahead(text.get(start..)?).find([char::from(quote), '\n'])?;
-    (len > 0).then_some(start..start + len)
+    (len > 0 && bytes.get(start + len) == Some(&quote)).then_some(start..start + len)
 }
 
 #[cfg(test)]
@@ -131,5 +149,16 @@ mod tests {
         let text = "k = \"abc\" +\n    \"def\";";
         assert_eq!(quoted_continuation(text, 8).map(|r| &text[r]), Some("def"));
         assert_eq!(quoted_continuation("k = \"abc\";\n\"x\"", 8), None);
+        let text = "k = \"abc\" + \"def\" + \"ghi\";";
+        assert_eq!(
+            quoted_continuation(text, 8).map(|r| &text[r]),
+            Some("def\" + \"ghi")
+        );
+        let text = "k = (\"abc\"\n     \"def\"\n     \"ghi\")";
+        assert_eq!(
+            quoted_continuation(text, 9).map(|r| &text[r]),
+            Some("def\"\n     \"ghi")
+        );
+        assert_eq!(quoted_continuation("k = \"abc\" \"def\"", 8), None);
     }
 }

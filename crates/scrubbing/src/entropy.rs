@@ -27,8 +27,12 @@
 //! A candidate containing `/` whose segments are mostly words (`/usr/lib/python3/…`)
 //! is a path: each segment is then judged on its own.
 
+use std::ops::Range;
+
+use crate::encoded::{base64_text, holds_secret, is_credential_pair, is_encoded_secret_hex};
 use crate::merge::{Candidate, PRIORITY_ENTROPY};
 use crate::redaction::RedactionKind;
+use crate::whole_value::{MAX_EXTEND, whole_value};
 
 /// Shortest candidate considered (bytes).
 pub const MIN_CANDIDATE_LEN: usize = 24;
@@ -58,7 +62,10 @@ const HASH_LABELS_BEFORE: &[&str] = &[
 const HASH_PREFIXES: &[&str] = &["sha1-", "sha256-", "sha384-", "sha512-"];
 
 /// Pushes a candidate for every high-entropy string in `text`.
-pub(crate) fn collect(text: &str, out: &mut Vec<Candidate>) {
+///
+/// The same byte loop notes keys spelt in odd mixed case (`tOkEn=`, `"PaSsWoRd":`) in
+/// `odd_keys`: the case-sensitive keyword trigger cannot see them.
+pub(crate) fn collect(text: &str, out: &mut Vec<Candidate>, odd_keys: &mut Vec<Range<usize>>) {
     let bytes = text.as_bytes();
     let mut start = 0;
     let mut in_run = false;
@@ -72,11 +79,34 @@ pub(crate) fn collect(text: &str, out: &mut Vec<Candidate>) {
             start = i;
         } else if i - start >= MIN_PAIR_LEN - 2 {
             consider(text, start, with_padding(bytes, i), out);
+        } else if matches!(b, b'=' | b':' | b'"' | b'\'')
+            && i - start >= 3
+            && bytes.get(start..i).is_some_and(is_odd_case)
+        {
+            odd_keys.push(start..i);
         }
     }
     if in_run && bytes.len() - start >= MIN_PAIR_LEN {
         consider(text, start, bytes.len(), out);
     }
+}
+
+/// A word in odd mixed case: two lowercase-to-uppercase steps at most two letters
+/// apart (`tOkEn`, `ToKeN`, `PaSsWoRd`), which camelCase (`apiToken`) never has.
+pub(crate) fn is_odd_case(word: &[u8]) -> bool {
+    let mut last_step: Option<usize> = None;
+    for (i, pair) in word.windows(2).enumerate() {
+        if let [a, b] = pair
+            && a.is_ascii_lowercase()
+            && b.is_ascii_uppercase()
+        {
+            if last_step.is_some_and(|at| i - at <= 2) {
+                return true;
+            }
+            last_step = Some(i);
+        }
+    }
+    false
 }
 
 /// Extends a run ending at `end` over up to two `=` of base64 padding.
@@ -91,7 +121,7 @@ fn with_padding(bytes: &[u8], mut end: usize) -> usize {
 
 /// Bytes that make up candidate runs: `[A-Za-z0-9+/_-]`.
 #[inline]
-fn is_run_byte(b: u8) -> bool {
+pub(crate) fn is_run_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-')
 }
 
@@ -116,14 +146,20 @@ fn consider(text: &str, mut start: usize, end: usize, out: &mut Vec<Candidate>) 
             && bytes.iter().any(u8::is_ascii_digit)
             && bytes.iter().any(u8::is_ascii_uppercase)
             && bytes.iter().any(u8::is_ascii_lowercase);
-        if (token.ends_with('=') || quads)
-            && base64_text(token).is_some_and(|t| is_credential_pair(&t))
+        if ((token.ends_with('=') || quads)
+            && base64_text(token).is_some_and(|t| is_credential_pair(&t)))
+            || is_short_random(token)
         {
-            push(start, end, out);
+            push(text, start, end, out);
         }
         return;
     }
     if HASH_PREFIXES.iter().any(|p| token.starts_with(p)) {
+        return;
+    }
+    // Hex that decodes to text holding a secret (`6768705f…`, a hex-encoded key).
+    if is_encoded_secret_hex(token) {
+        push(text, start, end, out);
         return;
     }
     // Cheap class checks first: a run that fails them has no part that passes.
@@ -132,7 +168,7 @@ fn consider(text: &str, mut start: usize, end: usize, out: &mut Vec<Candidate>) 
     }
     if token.contains('/')
         && token.split('/').any(|s| s.len() >= MIN_CANDIDATE_LEN)
-        && is_path(token)
+        && (is_path(token) || in_url(text, start))
     {
         let mut offset = start;
         for segment in token.split('/') {
@@ -149,11 +185,12 @@ fn judge(text: &str, start: usize, end: usize, out: &mut Vec<Candidate>) {
         return;
     };
     if looks_secret(token) && !HASH_LABELS_BEFORE.iter().any(|l| before.ends_with(l)) {
-        push(start, end, out);
+        push(text, start, end, out);
     }
 }
 
-fn push(start: usize, end: usize, out: &mut Vec<Candidate>) {
+fn push(text: &str, start: usize, end: usize, out: &mut Vec<Candidate>) {
+    let (start, end) = whole_value(text.as_bytes(), start, end);
     out.push(Candidate {
         range: start..end,
         kind: RedactionKind::HighEntropy,
@@ -174,9 +211,11 @@ fn has_secret_classes(bytes: &[u8]) -> bool {
         symbol |= matches!(b, b'+' | b'/' | b'_' | b'-');
         hex &= b.is_ascii_hexdigit() || b == b'-';
     }
+    // Hashes are written in one case; hex in both (`6d2FabeB6ADd…`) is not a hash.
+    let hash = hex && !(lower && upper);
     let classes =
         usize::from(lower) + usize::from(upper) + usize::from(digit) + usize::from(symbol);
-    digit && (lower || upper) && !hex && (classes >= 3 || bytes.len() >= 32)
+    digit && (lower || upper) && !hash && (classes >= 3 || bytes.len() >= 32)
 }
 
 /// True when `token` (one candidate run) looks like a secret by rules 1–7.
@@ -201,12 +240,16 @@ pub(crate) fn looks_secret(token: &str) -> bool {
     !(token.contains('/') && is_path(token))
 }
 
-/// An id: a lowercase prefix of at most 8 letters, `_`, then hex only (`ses_01a2…`,
-/// the ids Oxydra and many APIs generate). Hex under a secret label is still caught by
+/// Longest prefix of an id (`ses_`, `run_`, `req_`, `evt_`); longer prefixes name a
+/// token format (`shpss_`, `shpat_` + 32 hex are Shopify secrets).
+const MAX_ID_PREFIX: usize = 4;
+
+/// An id: a lowercase prefix of at most [`MAX_ID_PREFIX`] letters, `_`, then hex only
+/// (`ses_01a2…`, the ids Oxydra and many APIs generate). Hex under a secret label is still caught by
 /// the label; unlabelled, hex is a hash or an id.
 fn is_prefixed_hex_id(token: &str) -> bool {
     token.split_once('_').is_some_and(|(prefix, rest)| {
-        (1..=8).contains(&prefix.len())
+        (1..=MAX_ID_PREFIX).contains(&prefix.len())
             && prefix.bytes().all(|b| b.is_ascii_lowercase())
             && rest.len() >= 8
             && rest.bytes().all(|b| b.is_ascii_hexdigit())
@@ -247,28 +290,32 @@ fn is_slug(token: &str) -> bool {
             .all(|piece| piece.len() <= 12)
 }
 
-/// `user:password` with no blanks: what Docker and HTTP Basic encode.
-fn is_credential_pair(text: &str) -> bool {
-    let Some((user, password)) = text.split_once(':') else {
-        return false;
-    };
-    !user.is_empty()
-        && user.len() <= 128
-        && user
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'@' | b'+'))
-        && password.len() >= 3
-        && !password.starts_with("//")
-        && password.bytes().all(|b| b.is_ascii_graphic())
-}
+/// Shortest unlabelled random string taken (20 characters: an API key id, a short
+/// secret) when it looks random enough; below [`MIN_CANDIDATE_LEN`] the bar is higher.
+const MIN_SHORT_RANDOM: usize = 20;
+/// Entropy a short random string must reach (20 distinct characters give 4.32).
+const SHORT_ENTROPY: f64 = 4.0;
 
-/// True when the built-in patterns find a secret in decoded text.
-fn holds_secret(text: &str) -> bool {
-    let mut found = Vec::new();
-    if let Ok(builtins) = crate::keyword_patterns::builtins() {
-        builtins.collect(text, &mut found);
+/// A 20–23 character run of letters and digits only, with lowercase, uppercase and
+/// digits mixed through it, at least [`SHORT_ENTROPY`] bits per character, and not
+/// made of words: `Zx9qL2mN8vB4kR7tY1wE`, not `HttpClient2Builder3` or a slug.
+fn is_short_random(token: &str) -> bool {
+    let bytes = token.as_bytes();
+    if bytes.len() < MIN_SHORT_RANDOM || !bytes.iter().all(u8::is_ascii_alphanumeric) {
+        return false;
     }
-    !found.is_empty()
+    let count = |f: fn(&u8) -> bool| bytes.iter().filter(|b| f(b)).count();
+    let (lower, upper, digit) = (
+        count(u8::is_ascii_lowercase),
+        count(u8::is_ascii_uppercase),
+        count(u8::is_ascii_digit),
+    );
+    lower >= 3
+        && upper >= 3
+        && digit >= 3
+        && shannon_entropy(token) >= SHORT_ENTROPY
+        && !is_words(token)
+        && !is_model_api_id(token)
 }
 
 /// Shannon entropy of `text` in bits per byte.
@@ -292,6 +339,21 @@ pub fn shannon_entropy(text: &str) -> f64 {
             -p * p.log2()
         })
         .sum()
+}
+
+/// True when the run starting at `start` is part of a URL: `://` comes before it in
+/// the same blank-delimited word (`https://hooks.slack.com/services/T0/B0/…`). Its
+/// `/` segments are then judged one by one, like a path's.
+fn in_url(text: &str, start: usize) -> bool {
+    let from = start.saturating_sub(MAX_EXTEND);
+    let before = text.as_bytes().get(from..start).unwrap_or_default();
+    let word_start = before
+        .iter()
+        .rposition(|b| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'(' | b'<'))
+        .map_or(0, |i| i + 1);
+    before
+        .get(word_start..)
+        .is_some_and(|word| word.windows(3).any(|w| w == b"://"))
 }
 
 /// A candidate with `/` is a path when at least two of its segments, and at least
@@ -357,45 +419,52 @@ fn is_word_piece(piece: &str) -> bool {
     }
 }
 
-/// Rule 6: standard or URL-safe base64 that decodes to printable ASCII text: the
-/// text, or `None` for anything else (random key material decodes to binary).
-fn base64_text(token: &str) -> Option<String> {
-    let body = token.trim_end_matches('=');
-    let standard = body.contains(['+', '/']);
-    let url_safe = body.contains(['-', '_']);
-    if (standard && url_safe) || body.len() % 4 == 1 {
-        return None;
-    }
-    let (mut acc, mut bits) = (0u32, 0u32);
-    let mut decoded = String::with_capacity(body.len() * 3 / 4);
-    for b in body.bytes() {
-        let value = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(value);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            let byte = u8::try_from((acc >> bits) & 0xff).ok()?;
-            acc &= (1 << bits) - 1;
-            let printable = (0x20..=0x7e).contains(&byte) || matches!(byte, 0x09 | 0x0a | 0x0d);
-            if !printable {
-                return None;
-            }
-            decoded.push(char::from(byte));
-        }
-    }
-    (!decoded.is_empty()).then_some(decoded)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn url_paths_are_judged_by_segment() {
+        let text = "https://hooks.slack.com/services/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";
+        let mut out = Vec::new();
+        collect(text, &mut out, &mut Vec::new());
+        let found: Vec<&str> = out.iter().map(|c| &text[c.range.clone()]).collect();
+        assert_eq!(found, ["bJtrpFi1fO1JMCcwLx8uZyAg"]);
+    }
+
+    #[test]
+    fn odd_case_keys() {
+        for key in ["tOkEn", "ToKeN", "PaSsWoRd", "sEcReT_kEy"] {
+            assert!(is_odd_case(key.as_bytes()), "{key}");
+        }
+        for key in [
+            "apiToken",
+            "API_KEY",
+            "HttpClient",
+            "getAToken",
+            "XMLHttpRequest",
+        ] {
+            assert!(!is_odd_case(key.as_bytes()), "{key}");
+        }
+        let mut odd = Vec::new();
+        collect("x=1 tOkEn=hunter2abc", &mut Vec::new(), &mut odd);
+        assert_eq!(odd.len(), 1);
+        assert_eq!(odd[0], 4..9);
+    }
+
+    #[test]
+    fn mixed_case_hex_is_not_a_hash() {
+        assert!(looks_secret("6d2FabeB6ADd229Bc199FabA28fD3efb57dF0bD3"));
+        assert!(!looks_secret("9FCEB02D0AE598E95DC970B74767F19372D61AF8"));
+    }
+
+    #[test]
+    fn short_random_strings() {
+        assert!(is_short_random("Zx9qL2mN8vB4kR7tY1wE"));
+        assert!(!is_short_random("HttpClient2Builder3X"));
+        assert!(!is_short_random("zx9ql2mn8vb4kr7ty1we"));
+        assert!(!is_short_random("Zx9qL2mN8vB4kR7tY1w"));
+    }
 
     #[test]
     fn ids_of_model_apis_are_not_secrets() {
@@ -440,15 +509,6 @@ mod tests {
     }
 
     #[test]
-    fn base64_text_is_recognised() {
-        assert_eq!(
-            base64_text("dGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw==").as_deref(),
-            Some("the quick brown fox jumps over the lazy dog")
-        );
-        assert_eq!(base64_text("wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"), None);
-    }
-
-    #[test]
     fn encoded_credentials_are_secret() {
         // base64("deploy:Summer2024!") and of an AWS key pair.
         assert!(looks_secret("ZGVwbG95OlN1bW1lcjIwMjQh"));
@@ -456,11 +516,19 @@ mod tests {
         assert!(!is_credential_pair("https://example.com"));
         assert!(!is_credential_pair("note: hello"));
         let mut out = Vec::new();
-        collect("auth ZGVwbG95Ong5azI= end", &mut out);
+        collect("auth ZGVwbG95Ong5azI= end", &mut out, &mut Vec::new());
         assert_eq!(out.len(), 1, "short padded base64 of deploy:x9k2");
-        collect("echo cm9vdDpiYXR0ZXJ5 | base64 -d", &mut out);
+        collect(
+            "echo cm9vdDpiYXR0ZXJ5 | base64 -d",
+            &mut out,
+            &mut Vec::new(),
+        );
         assert_eq!(out.len(), 2, "short base64 of root:battery");
-        collect("pod/policy-5qztccv5lc-io7sq Running", &mut out);
+        collect(
+            "pod/policy-5qztccv5lc-io7sq Running",
+            &mut out,
+            &mut Vec::new(),
+        );
         assert_eq!(out.len(), 2, "k8s pod names are slugs");
     }
 
@@ -482,6 +550,8 @@ mod tests {
         assert!(!looks_secret("ses_01a209aef8e23abd7cacce565a4c0000"));
         assert!(!looks_secret("run_019a7b3c4d5e6f708192a3b4c5d6e7f8"));
         assert!(!looks_secret("req_0123456789abcdef0123456789ABCDEF"));
+        // A token format's longer prefix is not an id's.
+        assert!(looks_secret("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"));
         // A prefix is not a licence: mixed-case random text behind it stays a secret.
         assert!(looks_secret("sess_Zx9qL2mN8vB4kR7tY1wE3uI6oP0aS5dF"));
         assert!(looks_secret(

@@ -27,6 +27,10 @@ pub(crate) struct KeyInfo {
     /// The word was a weak one (`auth`, `credentials`, `cookie`, a lone `pass`/`pw`):
     /// its value must look like data, not a word, identifier or path.
     pub(crate) weak: bool,
+    /// The key is `key` without a key-material word before it (`key`, `sl_key`,
+    /// `ibm-iam_key`): only encoded key material (long hex, base64 or token text) is
+    /// its secret value.
+    pub(crate) encoded: bool,
 }
 
 impl KeyInfo {
@@ -34,6 +38,7 @@ impl KeyInfo {
         Self {
             keyword,
             is_pwd: false,
+            encoded: false,
             weak: false,
         }
     }
@@ -132,6 +137,28 @@ const KEY_PREFIXES: &[&str] = &[
     "secret",
 ];
 
+/// Words that make a following `key` something other than key material
+/// (`public_key`, `primary_key`).
+const NOT_KEY_MATERIAL: &[&str] = &[
+    "public",
+    "pub",
+    "primary",
+    "foreign",
+    "sort",
+    "partition",
+    "cache",
+    "unique",
+    "composite",
+    "row",
+    "hash",
+    "idempotency",
+    "routing",
+    "lookup",
+    "map",
+    "dict",
+    "object",
+];
+
 /// Words ending in `pass` that have nothing to do with passwords.
 const NOT_PASS: &[&str] = &[
     "bypass",
@@ -155,6 +182,18 @@ pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
     let mut found: Option<KeyInfo> = None;
     let mut previous: Option<&str> = None;
     for word in words(key) {
+        // `WEBHOOK_URL`, `SLACK_HOOK_URL`: a webhook's URL is its credential (a URL
+        // without a random piece stays, see `value_filter::is_plain_url`).
+        if previous.is_some_and(|p| {
+            ["webhook", "hook"]
+                .iter()
+                .any(|h| p.eq_ignore_ascii_case(h))
+        }) && ["url", "uri"].iter().any(|u| word.eq_ignore_ascii_case(u))
+        {
+            found = Some(KeyInfo::strong(Keyword::Secret));
+            previous = Some(word);
+            continue;
+        }
         // The word after a secret word decides whether it was metadata; a weak word
         // only counts as the last word.
         if let Some(info) = found
@@ -166,15 +205,24 @@ pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
             return Some(info);
         }
         found = word_keyword(word).or_else(|| {
-            let after_prefix =
-                previous.is_some_and(|p| KEY_PREFIXES.iter().any(|k| p.eq_ignore_ascii_case(k)));
-            (after_prefix && word.eq_ignore_ascii_case("key")).then(|| {
-                KeyInfo::strong(if previous.is_some_and(|p| p.eq_ignore_ascii_case("api")) {
-                    Keyword::ApiKey
-                } else {
-                    Keyword::Key
+            if !word.eq_ignore_ascii_case("key") {
+                return None;
+            }
+            let after = |list: &[&str]| {
+                previous.is_some_and(|p| list.iter().any(|k| p.eq_ignore_ascii_case(k)))
+            };
+            if after(&["api"]) {
+                Some(KeyInfo::strong(Keyword::ApiKey))
+            } else if after(KEY_PREFIXES) {
+                Some(KeyInfo::strong(Keyword::Key))
+            } else if after(NOT_KEY_MATERIAL) {
+                None
+            } else {
+                Some(KeyInfo {
+                    encoded: true,
+                    ..KeyInfo::strong(Keyword::Key)
                 })
-            })
+            }
         });
         previous = Some(word);
     }
@@ -187,6 +235,7 @@ fn word_keyword(word: &str) -> Option<KeyInfo> {
         Some(KeyInfo {
             keyword,
             is_pwd: false,
+            encoded: false,
             weak: true,
         })
     };
@@ -194,6 +243,7 @@ fn word_keyword(word: &str) -> Option<KeyInfo> {
         return Some(KeyInfo {
             keyword: Keyword::Password,
             is_pwd: true,
+            encoded: false,
             weak: false,
         });
     }
@@ -202,7 +252,10 @@ fn word_keyword(word: &str) -> Option<KeyInfo> {
             return info(Keyword::Password);
         }
     }
-    if starts_with_ci(word, "secret") || ends_with_ci(word, "secret") {
+    // `secrets` (plural) names a collection: `keyVaultToStoreSecrets`.
+    if (starts_with_ci(word, "secret") && !word.eq_ignore_ascii_case("secrets"))
+        || ends_with_ci(word, "secret")
+    {
         return info(Keyword::Secret);
     }
     if ends_with_ci(word, "apikey") || starts_with_ci(word, "apikey") {
@@ -241,6 +294,13 @@ fn word_keyword(word: &str) -> Option<KeyInfo> {
     if word.eq_ignore_ascii_case("cookie") {
         return weak(Keyword::Cookie);
     }
+    // `SALT`, `AUTH_SALT`, `SENTRY_DSN` (a DSN carries its key), `OAUTH_REFRESH`.
+    if ["salt", "dsn"].iter().any(|w| word.eq_ignore_ascii_case(w)) {
+        return weak(Keyword::Secret);
+    }
+    if word.eq_ignore_ascii_case("refresh") {
+        return weak(Keyword::Token);
+    }
     None
 }
 
@@ -271,16 +331,22 @@ pub(crate) fn classify_in_context(text: &str, key_start: usize, key: &str) -> Op
         .rfind(|c: char| !c.is_ascii_alphanumeric())
         .map_or(0, |i| i + 1);
     let previous = head.get(word_start..)?;
-    if previous.eq_ignore_ascii_case("api") {
-        Some(KeyInfo::strong(Keyword::ApiKey))
+    // In prose the label is looser (`API key:  export …` is a heading, not a value):
+    // the value must look like data.
+    let keyword = if previous.eq_ignore_ascii_case("api") {
+        Keyword::ApiKey
     } else if KEY_PREFIXES
         .iter()
         .any(|k| previous.eq_ignore_ascii_case(k))
     {
-        Some(KeyInfo::strong(Keyword::Key))
+        Keyword::Key
     } else {
-        None
-    }
+        return None;
+    };
+    Some(KeyInfo {
+        weak: true,
+        ..KeyInfo::strong(keyword)
+    })
 }
 
 fn starts_with_ci(word: &str, stem: &str) -> bool {
@@ -398,6 +464,11 @@ mod tests {
             ("AccountKey", Keyword::Key),
             ("hmac-key", Keyword::Key),
             ("AUTH_KEY", Keyword::Key),
+            ("WEBHOOK_URL", Keyword::Secret),
+            ("SENTRY_DSN", Keyword::Secret),
+            ("SALT", Keyword::Secret),
+            ("AUTH_SALT", Keyword::Secret),
+            ("OAUTH_REFRESH", Keyword::Token),
         ] {
             assert_eq!(keyword(key), Some(expected), "{key}");
         }
@@ -413,7 +484,6 @@ mod tests {
             "token_type",
             "password_file",
             "API_KEY_ENV",
-            "key",
             "monkey",
             "primary_key",
             "input",
@@ -450,12 +520,31 @@ mod tests {
     }
 
     #[test]
+    fn a_bare_key_takes_only_key_material() {
+        // `keyVaultToStoreSecrets`: `Secrets` (plural) names a collection.
+        for key in [
+            "key",
+            "sl_key",
+            "ibm-iam_key",
+            "softlayer_key",
+            "KEY",
+            "keyVaultToStoreSecrets",
+        ] {
+            let info = classify_key(key).unwrap();
+            assert!(info.encoded && info.keyword == Keyword::Key, "{key}");
+        }
+        assert!(!classify_key("ACCOUNT_KEY").unwrap().encoded);
+        assert_eq!(classify_key("public_key"), None);
+    }
+
+    #[test]
     fn pwd_is_marked() {
         assert_eq!(
             classify_key("OLDPWD"),
             Some(KeyInfo {
                 keyword: Keyword::Password,
                 is_pwd: true,
+                encoded: false,
                 weak: false,
             })
         );

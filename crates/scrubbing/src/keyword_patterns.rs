@@ -14,10 +14,20 @@ use std::sync::LazyLock;
 
 use regex::{Regex, RegexSet};
 
+use crate::key_names::KeyInfo;
 use crate::labelled::{collect_labelled, labelled_value};
 use crate::merge::{Candidate, PRIORITY_KEYWORD};
+use crate::placeholder::is_placeholder;
 use crate::redaction::{KeyProvider, Keyword, RedactionKind};
-use crate::value_filter::is_placeholder;
+use crate::value_filter::{ValueShape, is_non_secret_value};
+
+/// How a `user:password` pair's password is judged: it must look like data.
+const WEAK_PASSWORD: KeyInfo = KeyInfo {
+    keyword: Keyword::Password,
+    is_pwd: false,
+    weak: true,
+    encoded: false,
+};
 
 /// How a pattern's matches become candidates.
 #[derive(Debug, Clone, Copy)]
@@ -26,6 +36,13 @@ enum Rule {
     Whole(FixedKind),
     /// `group secret` is the secret unless it is a placeholder.
     Group(FixedKind),
+    /// Like [`Rule::Whole`] for a prefix that also starts identifiers (`hf_`): the
+    /// text after the prefix must not be words, nor be followed by `_`.
+    Words(FixedKind),
+    /// `-u user:password`: group `secret`, a password that is not a word.
+    UserPassword,
+    /// A private-key block, found by `pem` from the trigger.
+    PrivateKeyBlock,
     /// An OpenAI-style `sk-` key: whole match, must contain a digit.
     OpenAi,
     /// `Authorization: <scheme> <credentials>`: group `secret`, not a scheme word.
@@ -50,9 +67,7 @@ enum Rule {
 enum FixedKind {
     Api(KeyProvider),
     Jwt,
-    PrivateKey,
     UrlCredentials,
-    Password,
 }
 
 impl FixedKind {
@@ -60,9 +75,7 @@ impl FixedKind {
         match self {
             Self::Api(provider) => RedactionKind::ApiKey(provider),
             Self::Jwt => RedactionKind::Jwt,
-            Self::PrivateKey => RedactionKind::PrivateKey,
             Self::UrlCredentials => RedactionKind::UrlCredentials,
-            Self::Password => RedactionKind::Keyword(Keyword::Password),
         }
     }
 }
@@ -70,16 +83,17 @@ impl FixedKind {
 /// A key name; whether it labels a secret is decided word by word (`key_names`)
 /// before this pattern runs.
 const KEY: &str = r"(?P<key>[A-Za-z0-9_.-]+)";
-/// A value: double-quoted (with escapes), single-quoted, escaped-double-quoted (JSON
-/// inside a JSON string) or bare.
-pub(crate) const VALUE: &str = r#"(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|\\"(?P<eq>(?:[^"\\\r\n]|\\[^"\r\n])*)\\"|(?P<uv>[^\s"'`,;&\[\](){}<>\\]+))"#;
+/// A value: double-quoted (with escapes), single-quoted, backtick-quoted,
+/// escaped-double-quoted (JSON inside a JSON string, once or more) or bare.
+pub(crate) const VALUE: &str = r#"(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|`(?P<bq>[^`\r\n]*)`|\\+"(?P<eq>(?:[^"\\\r\n]|\\+[^"\\\r\n])*)\\+"|(?P<uv>[^\s"'`,;&\[\](){}<>\\]+))"#;
 const BARE_FLAG_VALUE: &str = r#"(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|(?P<uv>[^\s"'`,;&\[\](){}<>\\-][^\s"'`,;&\[\](){}<>\\]*))"#;
 
 /// Case-sensitive literal trigger of the labelled-value patterns: a secret word in
 /// lower, Capitalised or UPPER case (`key` covers `api_key`, `private_key`, ...; `pass`
 /// covers `password`, `passphrase`, `SMTP_PASS`; `pw` covers `pwd`; `sess` covers
-/// `sessionid`; `sig` a URL's `&sig=`).
-const KEYWORD_TRIGGER: &str = "token|Token|TOKEN|secret|Secret|SECRET|pass|Pass|PASS|pw|Pw|PW|key|Key|KEY|auth|Auth|AUTH|cred|Cred|CRED|cookie|Cookie|COOKIE|sess|Sess|SESS|sig|Sig|SIG";
+/// `sessionid`; `sig` a URL's `&sig=`; `hook` a `WEBHOOK_URL`; `fresh` an `OAUTH_REFRESH`;
+/// `salt` and `dsn` themselves).
+const KEYWORD_TRIGGER: &str = "token|Token|TOKEN|secret|Secret|SECRET|pass|Pass|PASS|pw|Pw|PW|key|Key|KEY|auth|Auth|AUTH|cred|Cred|CRED|cookie|Cookie|COOKIE|sess|Sess|SESS|sig|Sig|SIG|salt|Salt|SALT|dsn|Dsn|DSN|hook|Hook|HOOK|fresh|Fresh|FRESH";
 /// A command-line argument value: single-quoted, double-quoted or bare.
 const ARG: &str = r#"(?:'(?P<sq>[^'\r\n]*)'|"(?P<dq>[^"\r\n]*)"|(?P<uv>[^\s'"]+))"#;
 
@@ -103,18 +117,8 @@ fn pattern_defs() -> Vec<PatternDef> {
     use FixedKind as K;
     use KeyProvider as P;
     vec![
-        // Private-key blocks: whole block, or (when the END line is missing, e.g. the
-        // output was truncated) the header and the base64 body after it.
-        def(
-            "-----BEGIN",
-            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
-            Rule::Whole(K::PrivateKey),
-        ),
-        def(
-            "-----BEGIN",
-            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s\\:,]*",
-            Rule::Whole(K::PrivateKey),
-        ),
+        // Private-key blocks, bounded by hand (see `pem`).
+        def("-----BEGIN", r"-----BEGIN ", Rule::PrivateKeyBlock),
         def(
             "AKIA|ASIA|ABIA|ACCA",
             r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?-u:\b)",
@@ -132,7 +136,7 @@ fn pattern_defs() -> Vec<PatternDef> {
         ),
         def(
             "xoxa-|xoxb-|xoxp-|xoxo-|xoxs-|xoxr-",
-            r"(?-u:\b)xox[abposr]-[A-Za-z0-9-]{10}[A-Za-z0-9-]*",
+            r"(?-u:\b)xox[abposr]-(?:[0-9]{8,}-|[0-9]+-[0-9]{8,}-|[0-9A-Za-z]+-[0-9]+-)[A-Za-z0-9-]{8}[A-Za-z0-9-]*",
             Rule::Whole(K::Api(P::Slack)),
         ),
         def(
@@ -171,9 +175,9 @@ fn pattern_defs() -> Vec<PatternDef> {
             Rule::Whole(K::Api(P::Npm)),
         ),
         def(
-            "hf_",
-            r"(?-u:\b)hf_[A-Za-z0-9]{30}[A-Za-z0-9]*",
-            Rule::Whole(K::Api(P::HuggingFace)),
+            "hf_|api_org_",
+            r"(?-u:\b)(?:hf|api_org)_[A-Za-z0-9]{30}[A-Za-z0-9]*",
+            Rule::Words(K::Api(P::HuggingFace)),
         ),
         def(
             r"SG\.",
@@ -223,7 +227,7 @@ fn pattern_defs() -> Vec<PatternDef> {
         def(
             "-u|--user",
             r#"(?m:(?:^|[ \t])(?:-u|--user)[ \t]+["']?[^\s:"'\[\]]+:(?P<secret>[^\s"']+))"#,
-            Rule::Group(K::Password),
+            Rule::UserPassword,
         ),
         def(
             KEYWORD_TRIGGER,
@@ -247,8 +251,8 @@ struct Compiled {
     /// For single-line patterns without a literal prefix: the trigger as a regex. The
     /// pattern then runs only on the lines where its trigger occurs.
     line_trigger: Option<Regex>,
-    /// For labelled values: the pattern anchored at the start (`\A`), run from the
-    /// start of the key around each trigger hit.
+    /// For labelled values: the value pattern anchored at the start (`\A`), run from
+    /// the end of the separator after each key found around a trigger hit.
     anchored: Option<Regex>,
     /// Run without asking the pre-filter: the keyword trigger's own search is as
     /// cheap as the set's, and its frequent short literals (`pw`, `key`) would slow
@@ -290,9 +294,8 @@ static BUILTINS: LazyLock<Result<Builtins, String>> = LazyLock::new(|| {
                 _ => None,
             };
             let anchored = match d.rule {
-                Rule::Labelled | Rule::LabelledFlag => {
-                    Some(Regex::new(&format!(r"\A(?:{})", d.regex))?)
-                }
+                Rule::Labelled => Some(Regex::new(&format!(r"\A{VALUE}"))?),
+                Rule::LabelledFlag => Some(Regex::new(&format!(r"\A{BARE_FLAG_VALUE}"))?),
                 _ => None,
             };
             Ok(Compiled {
@@ -363,6 +366,9 @@ fn run(index: usize, pattern: &Compiled, text: &str, out: &mut Vec<Candidate>) {
                 done_until = line_end;
             }
         }
+        _ if matches!(pattern.rule, Rule::PrivateKeyBlock) => {
+            crate::pem::collect(text, priority, out);
+        }
         _ => collect_pattern(text, 0, &pattern.regex, pattern.rule, priority, out),
     }
 }
@@ -399,7 +405,23 @@ fn collect_pattern(
     match rule {
         Rule::Whole(kind) => {
             for m in regex.find_iter(text) {
-                push(m.range(), kind.kind(), priority);
+                if !is_placeholder(m.as_str()) {
+                    push(m.range(), kind.kind(), priority);
+                }
+            }
+        }
+        Rule::Words(kind) => {
+            // The part after the prefix must not be words (`hf_requiredTypes` is a C
+            // identifier) and the match must not go on as an identifier (`…_h_prio`).
+            for m in regex.find_iter(text) {
+                let body = m.as_str().split_once('_').map_or(m.as_str(), |(_, b)| b);
+                let next = text.as_bytes().get(m.end());
+                if !is_placeholder(m.as_str())
+                    && !crate::entropy::is_words(body)
+                    && next != Some(&b'_')
+                {
+                    push(m.range(), kind.kind(), priority);
+                }
             }
         }
         Rule::OpenAi => {
@@ -419,6 +441,21 @@ fn collect_pattern(
                     && !is_placeholder(secret.as_str())
                 {
                     push(secret.range(), kind.kind(), priority);
+                }
+            }
+        }
+        Rule::UserPassword => {
+            // `curl -u user:pass`: a password that is a word (`test:test`,
+            // `username:token`, `user:pass`) is an example, not a credential.
+            for caps in regex.captures_iter(text) {
+                if let Some(secret) = caps.name("secret")
+                    && !is_non_secret_value(secret.as_str(), WEAK_PASSWORD, ValueShape::Quoted)
+                {
+                    push(
+                        secret.range(),
+                        RedactionKind::Keyword(Keyword::Password),
+                        priority,
+                    );
                 }
             }
         }
@@ -471,6 +508,7 @@ fn collect_pattern(
                 }
             }
         }
+        Rule::PrivateKeyBlock => crate::pem::collect(text, priority, out),
         Rule::Labelled | Rule::LabelledFlag => {
             for caps in regex.captures_iter(text) {
                 if let Some((range, keyword)) = labelled_value(text, &caps) {
@@ -488,7 +526,6 @@ mod tests {
     /// One sample match per pattern, in pattern order.
     const SAMPLES: &[&str] = &[
         "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----",
-        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA",
         "AKIAIOSFODNN7EXAMPLE",
         "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
         "ghp_16C7e42F292c6912E7710c838347Ae178B4a",

@@ -5,8 +5,8 @@
 //! as `token`, `pass` or `KEY`) is searched for; around each hit the key is delimited
 //! by hand and checked word by word (`key_names`). Then, by what follows the key:
 //!
-//! - a separator (`:`, `=`, …): the full pattern is run, anchored at the start of the
-//!   key, on the rest of the line. A `Cookie:` header gives each cookie's value; an
+//! - a separator (`:`, `=`, `::=`, `var key string =`, …; see `separator`): the value
+//!   pattern is run, anchored after the separator, on the rest of the line. A `Cookie:` header gives each cookie's value; an
 //!   empty value or a YAML block indicator (`|`, `>-`) takes the more-indented lines
 //!   below (`block`);
 //! - markup or a name/value pair (`<password>…</password>`, `name="password"
@@ -23,7 +23,8 @@ use crate::markup::markup_value;
 use crate::merge::{Candidate, PRIORITY_KEYWORD};
 use crate::prose::prose_value;
 use crate::redaction::{Keyword, RedactionKind};
-use crate::value_filter::{ValueShape, is_non_secret_value, is_prose};
+use crate::separator::{is_tight_colon, value_start};
+use crate::value_filter::{ValueShape, is_identifier_like, is_non_secret_value, is_prose};
 
 /// Labelled values: for each trigger hit, walk back to the start of the key it is in
 /// and look at what follows the key. Markup, pairs and prose are looked for only when
@@ -60,8 +61,7 @@ pub(crate) fn collect_labelled(
         if !unseparated && !key.starts_with("--") {
             continue;
         }
-        let Some(info) = classify_key(key).or_else(|| classify_in_context(text, key_start, key))
-        else {
+        let Some(info) = classify(text, key_start, key) else {
             continue;
         };
         if line_end < hit.end() {
@@ -71,9 +71,20 @@ pub(crate) fn collect_labelled(
                 .map_or(text.len(), |i| hit.end() + i);
         }
         let mut found = Vec::new();
-        if followed_by_separator(bytes, key_end, key.starts_with("--")) {
+        if let Some(value_start) = value_start(bytes, key_end, key.starts_with("--"))
+            && value_start <= line_end
+        {
             separated_values(
-                text, key_start, key_end, line_end, anchored, info, &mut found,
+                text,
+                SeparatedKey {
+                    key_start,
+                    key_end,
+                    value_start,
+                    line_end,
+                },
+                anchored,
+                info,
+                &mut found,
             );
         } else if !unseparated {
             continue;
@@ -93,29 +104,44 @@ pub(crate) fn collect_labelled(
     }
 }
 
+/// Where a separated key and its value are.
+#[derive(Debug, Clone, Copy)]
+struct SeparatedKey {
+    key_start: usize,
+    key_end: usize,
+    /// After the separator and the blanks after it.
+    value_start: usize,
+    line_end: usize,
+}
+
 /// The values of `key <sep> …`: a cookie header's values, the inline value (with its
 /// continuation lines), or the indented block below an empty value.
 fn separated_values(
     text: &str,
-    key_start: usize,
-    key_end: usize,
-    line_end: usize,
-    anchored: &Regex,
+    at: SeparatedKey,
+    value: &Regex,
     info: KeyInfo,
     found: &mut Vec<Range<usize>>,
 ) {
+    let SeparatedKey {
+        key_start,
+        key_end,
+        value_start,
+        line_end,
+    } = at;
     let key = text.get(key_start..key_end).unwrap_or_default();
     if is_cookie_header(key) {
         cookie_values(text, key_end, line_end, key.len() > "cookie".len(), found);
         return;
     }
-    let Some(rest) = text.get(key_start..line_end) else {
+    let Some(rest) = text.get(value_start..line_end) else {
         return;
     };
-    if let Some(caps) = anchored.captures(rest)
-        && let Some((range, _)) = labelled_value_with(rest, &caps, info)
+    if let Some(caps) = value.captures(rest)
+        && let Some((range, _)) =
+            labelled_value_with(rest, &caps, info, is_tight_colon(text.as_bytes(), key_end))
     {
-        let range = range.start + key_start..range.end + key_start;
+        let range = range.start + value_start..range.end + value_start;
         let quoted = caps.name("uv").is_none();
         let after = text.get(range.end..line_end).unwrap_or_default();
         if quoted {
@@ -136,13 +162,7 @@ fn separated_values(
     }
     // Nothing (or only a YAML block indicator) after the separator: the value is on
     // the lines below.
-    let after_sep = text
-        .get(key_end..line_end)
-        .unwrap_or_default()
-        .trim_start_matches(['"', '\'', '\\'])
-        .trim_start()
-        .trim_start_matches([':', '='])
-        .trim();
+    let after_sep = rest.trim();
     let is_block = matches!(after_sep, "|" | "|-" | "|+" | ">" | ">-" | ">+");
     if (after_sep.is_empty() || is_block)
         && let Some(block) = indented_block(text, key_start, line_end, is_block)
@@ -164,6 +184,7 @@ fn separated_values(
 const COOKIE: KeyInfo = KeyInfo {
     keyword: Keyword::Cookie,
     is_pwd: false,
+    encoded: false,
     weak: true,
 };
 
@@ -226,55 +247,75 @@ fn cookie_values(
     }
 }
 
-/// True when `pos` is followed by an optional (escaped) quote, blanks and `:` or `=`
-/// — or, after a `--flag`, by a blank.
-fn followed_by_separator(bytes: &[u8], mut pos: usize, is_flag: bool) -> bool {
-    if bytes.get(pos) == Some(&b'\\') {
-        pos += 1;
-    }
-    if matches!(bytes.get(pos), Some(b'"' | b'\'')) {
-        pos += 1;
-    }
-    let blanks_from = pos;
-    while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
-        pos += 1;
-    }
-    // `token_counter::estimate` is a path, `token == x` a comparison.
-    let path_or_comparison = matches!(
-        (bytes.get(pos), bytes.get(pos + 1)),
-        (Some(b':'), Some(b':')) | (Some(b'='), Some(b'='))
-    );
-    (matches!(bytes.get(pos), Some(b':' | b'=')) && !path_or_comparison)
-        || (is_flag && pos > blanks_from)
-}
-
 /// The secret value of a `key <sep> value` match, if the key labels a secret and the
 /// value is not obviously harmless.
 pub(crate) fn labelled_value(text: &str, caps: &Captures<'_>) -> Option<(Range<usize>, Keyword)> {
     let key = caps.name("key")?.as_str();
     let start = caps.name("key")?.start();
-    let info = classify_key(key).or_else(|| classify_in_context(text, start, key))?;
-    labelled_value_with(text, caps, info)
+    let info = classify(text, start, key)?;
+    let tight = is_tight_colon(text.as_bytes(), caps.name("key")?.end());
+    labelled_value_with(text, caps, info, tight)
+}
+
+/// What the key at `key_start` says about its value: by its own words, else by its
+/// context (`?key=`, `API key:`), else as a bare `key` that takes key material.
+fn classify(text: &str, key_start: usize, key: &str) -> Option<KeyInfo> {
+    let own = classify_key(key);
+    own.filter(|info| !info.encoded)
+        .or_else(|| classify_in_context(text, key_start, key))
+        .or(own)
 }
 
 fn labelled_value_with(
     text: &str,
     caps: &Captures<'_>,
     info: KeyInfo,
+    tight: bool,
 ) -> Option<(Range<usize>, Keyword)> {
-    let (value, shape) = if let Some(v) = caps.name("dq").or(caps.name("sq")).or(caps.name("eq")) {
+    let quoted = caps
+        .name("dq")
+        .or(caps.name("sq"))
+        .or(caps.name("eq"))
+        .or(caps.name("bq"));
+    if let Some(v) = quoted {
+        let close = text.as_bytes().get(v.end()).copied();
+        let after_close = text.as_bytes().get(v.end() + 1).copied();
+        // `"<xsd:element name="Agency…`: a quote followed by a letter did not close a
+        // string; and a backtick string with a blank is a command substitution.
+        if after_close.is_some_and(|b| b.is_ascii_alphanumeric())
+            || (close == Some(b'`') && v.as_str().contains([' ', '\t']))
+        {
+            return None;
+        }
+    }
+    let (value, shape) = if let Some(v) = quoted {
         (v, ValueShape::Quoted)
     } else {
         let v = caps.name("uv")?;
+        if let Some(end) = unbalanced_value_end(text, v.start(), v.end()) {
+            // `m{{h}o)p${e]nob(ody…`: brackets that open and close nothing are part
+            // of the value, not code or a template.
+            let whole = text.get(v.start()..end)?;
+            let shape = ValueShape::Unquoted { next: None };
+            return (!is_non_secret_value(whole, info, shape))
+                .then_some((v.start()..end, info.keyword));
+        }
         let next = text.get(v.end()..).and_then(|rest| rest.chars().next());
         (v, ValueShape::Unquoted { next })
     };
     if is_non_secret_value(value.as_str(), info, shape) {
         return None;
     }
+    if let Some(end) = spaced_token_end(text, value.end()) {
+        // `token: ab12 cd34 ef56 gh78`: a token written in groups.
+        return Some((value.start()..end, info.keyword));
+    }
     if matches!(shape, ValueShape::Unquoted { .. })
         && is_prose(value.as_str(), text.get(value.end()..).unwrap_or_default())
     {
+        return None;
+    }
+    if tight && is_identifier_like(value.as_str()) {
         return None;
     }
     let mut range = value.range();
@@ -282,6 +323,129 @@ fn labelled_value_with(
         range.end = extend_over_ampersands(text.as_bytes(), range.end);
     }
     Some((range, info.keyword))
+}
+
+/// When a bare value at `start..end` runs into brackets that close the wrong bracket
+/// (`m{{h}o)p${e]nob(ody[finds>-_$#thisone}}`), the end of the whole blank-delimited
+/// token (without a trailing `,`, `;` or quote). Balanced or still open brackets are
+/// code: `get_token()`, `Option<String>`, `HTTPBasicAuth(user, password)`.
+fn unbalanced_value_end(text: &str, start: usize, end: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    if !matches!(
+        bytes.get(end),
+        Some(b'{' | b'[' | b'(' | b'<' | b')' | b']' | b'}' | b'>')
+    ) {
+        return None;
+    }
+    let mut token_end = end;
+    while bytes
+        .get(token_end)
+        .is_some_and(|b| !b.is_ascii_whitespace())
+        && token_end - start < MAX_BRACKETED
+    {
+        token_end += 1;
+    }
+    while token_end > end
+        && matches!(
+            bytes.get(token_end - 1),
+            Some(b',' | b';' | b'"' | b'\'' | b'`')
+        )
+    {
+        token_end -= 1;
+    }
+    let token = bytes.get(start..token_end)?;
+    // `$(cat f)`, `${VAR:=$2}`: shell substitutions, not data.
+    if token.len() < MIN_BRACKETED || token.first() == Some(&b'$') {
+        return None;
+    }
+    // Closing brackets at the end close something before the value
+    // (`(or KEY=AIza...)`): only brackets inside the value count.
+    let core_len = token.len()
+        - token
+            .iter()
+            .rev()
+            .take_while(|b| matches!(b, b')' | b']' | b'}' | b'>'))
+            .count();
+    let mut stack = Vec::new();
+    for &b in token.get(..core_len)? {
+        match b {
+            b'{' | b'[' | b'(' | b'<' => stack.push(b),
+            b'}' | b']' | b')' | b'>' => {
+                let open = match b {
+                    b'}' => b'{',
+                    b']' => b'[',
+                    b')' => b'(',
+                    _ => b'<',
+                };
+                if stack.pop() != Some(open) {
+                    return Some(token_end);
+                }
+            }
+            _ => {}
+        }
+    }
+    // Only brackets left open (`HTTPBasicAuth(user, password)`): a call or a literal
+    // that goes on after the blank.
+    None
+}
+
+/// Shortest bracketed bare value taken whole.
+const MIN_BRACKETED: usize = 8;
+/// Longest bracketed bare value considered.
+const MAX_BRACKETED: usize = 512;
+
+/// After a bare value ending at `end`, more groups of the same token written with
+/// blanks between them (`ab12 cd34 ef56 gh78`): the end of the last group. Every group
+/// is 3–8 letters and digits with a digit or in capitals, the groups but the last one
+/// have one length, there are at least four, and a digit is among them.
+fn spaced_token_end(text: &str, end: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let start = bytes
+        .get(..end)?
+        .iter()
+        .rposition(|b| !b.is_ascii_alphanumeric())
+        .map_or(0, |i| i + 1);
+    let first = end - start;
+    if !(3..=8).contains(&first) {
+        return None;
+    }
+    let (mut groups, mut pos, mut last_end, mut digit) = (1, end, end, false);
+    digit |= bytes.get(start..end)?.iter().any(u8::is_ascii_digit);
+    while bytes.get(pos) == Some(&b' ') {
+        let group_start = pos + 1;
+        let mut group_end = group_start;
+        while bytes.get(group_end).is_some_and(u8::is_ascii_alphanumeric) {
+            group_end += 1;
+        }
+        let len = group_end - group_start;
+        let boundary = bytes
+            .get(group_end)
+            .is_none_or(|b| matches!(b, b' ' | b'\n' | b'\r' | b'"' | b'\'' | b',' | b';'));
+        let group = bytes.get(group_start..group_end).unwrap_or_default();
+        let tokenish = group.iter().any(u8::is_ascii_digit)
+            || group
+                .iter()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+        if len == 0
+            || len > first
+            || !boundary
+            || !tokenish
+            || (len < first && bytes.get(group_end) == Some(&b' '))
+        {
+            break;
+        }
+        digit |= bytes
+            .get(group_start..group_end)?
+            .iter()
+            .any(u8::is_ascii_digit);
+        groups += 1;
+        last_end = group_end;
+        pos = group_end;
+        if len < first {
+            break;
+        }
+    }
+    (groups >= 4 && digit).then_some(last_end)
 }
 
 /// A bare value stops at `&` (the next URL query parameter), but `Tr0ub4dor&3` in a
@@ -314,19 +478,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn separators() {
-        assert!(followed_by_separator(b"key: v", 3, false));
-        assert!(followed_by_separator(b"\"key\" = v", 4, false));
-        assert!(followed_by_separator(br#"\"key\": v"#, 5, false));
-        assert!(!followed_by_separator(b"key v", 3, false));
-        assert!(!followed_by_separator(
-            b"token_counter::estimate",
-            13,
-            false
-        ));
-        assert!(!followed_by_separator(b"token == x", 5, false));
-        assert!(followed_by_separator(b"--key v", 5, true));
-        assert!(!followed_by_separator(b"--key\n", 5, true));
+    fn unbalanced_brackets_belong_to_the_value() {
+        let text = "db_pass: m{{h}o)p${e]nob(ody[finds>-_$#thisone}},";
+        let end = unbalanced_value_end(text, 9, 10).unwrap();
+        assert_eq!(&text[9..end], "m{{h}o)p${e]nob(ody[finds>-_$#thisone}}");
+        assert_eq!(unbalanced_value_end("token = get_token()", 8, 17), None);
+        assert_eq!(unbalanced_value_end("token: Option<String>", 7, 13), None);
+        assert_eq!(
+            unbalanced_value_end("SECRET = $(cat /run/x) &&", 9, 10),
+            None
+        );
+        assert_eq!(unbalanced_value_end("KEY=${KEY:=$2}", 11, 13), None);
+        assert_eq!(
+            unbalanced_value_end("auth = HTTPBasicAuth(user, password)", 7, 20),
+            None
+        );
+    }
+
+    #[test]
+    fn spaced_tokens() {
+        let text = "token: ab12 cd34 ef56 gh78 rest";
+        assert_eq!(
+            spaced_token_end(text, 11).map(|e| &text[7..e]),
+            Some("ab12 cd34 ef56 gh78")
+        );
+        let text = "token: ab12 cd34 ef5";
+        assert_eq!(spaced_token_end(text, 11).map(|e| &text[7..e]), None);
+        let text = "token: abcd efgh ijkl mnop";
+        assert_eq!(spaced_token_end(text, 11), None, "words, no digit");
+        let text = "token: AB12 CD34 EF56 GH78 IJ9";
+        assert_eq!(
+            spaced_token_end(text, 11).map(|e| &text[7..e]),
+            Some("AB12 CD34 EF56 GH78 IJ9")
+        );
     }
 
     #[test]

@@ -17,9 +17,15 @@
 //! - **well-known key formats** wherever they appear: AWS, GitHub, GitLab, Slack,
 //!   OpenAI, Anthropic, Google, Stripe, npm, Hugging Face and SendGrid keys and JWTs,
 //!   also when wrapped over two lines;
-//! - **unlabelled high-entropy strings** (`[REDACTED:high-entropy]`), including base64
-//!   of `user:password` or of text holding a secret, while leaving hashes, UUIDs,
-//!   paths, identifiers, slugs, SSH public keys and base64-encoded prose alone.
+//! - **unlabelled high-entropy strings** (`[REDACTED:high-entropy]`), redacted whole
+//!   over `.`, `~`, `%` and inner `=`, including base64 or hex of `user:password` or
+//!   of text holding a secret, while leaving hashes, UUIDs, paths, identifiers, slugs,
+//!   SSH public keys and base64-encoded prose alone;
+//! - **disguised secrets**: text with zero-width characters, Unicode blanks,
+//!   fullwidth forms or homoglyphs is folded to ASCII and scanned again.
+//!
+//! Names, placeholders and masks where a value is expected (`api-key`,
+//! `YOUR_PASSWORD`, `xxxx`), URLs without credentials and code stay.
 //!
 //! A [`Scrubber`] adds user patterns and can turn entropy detection off. It depends on
 //! no other Oxydra crate.
@@ -40,17 +46,23 @@
 //! ```
 
 mod block;
+mod encoded;
 mod entropy;
 mod error;
+mod fold;
 mod key_names;
 mod keyword_patterns;
 mod labelled;
 mod markup;
 mod merge;
+mod pem;
+mod placeholder;
 mod prose;
 mod redaction;
 mod scrubber;
+mod separator;
 mod value_filter;
+mod whole_value;
 mod wrapped;
 
 pub use entropy::{ENTROPY_THRESHOLD, MAX_CANDIDATE_LEN, MIN_CANDIDATE_LEN, shannon_entropy};

@@ -106,7 +106,8 @@ pub(crate) fn markup_value(
         offset += line.len();
     }
     let caps = patterns.field.captures(window)?;
-    let (value, shape) = match caps.name("dq").or(caps.name("sq")).or(caps.name("eq")) {
+    let quoted = caps.name("dq").or(caps.name("sq")).or(caps.name("eq"));
+    let (value, shape) = match quoted.or(caps.name("bq")) {
         Some(v) => (v, ValueShape::Quoted),
         None => (caps.name("uv")?, ValueShape::Unquoted { next: None }),
     };

@@ -137,8 +137,15 @@ impl Scrubber {
         if let Some(custom) = &self.custom {
             custom.collect(text, &mut candidates);
         }
+        let mut odd_keys = Vec::new();
         if self.entropy {
-            entropy::collect(text, &mut candidates);
+            entropy::collect(text, &mut candidates, &mut odd_keys);
+        }
+        if !odd_keys.is_empty() {
+            collect_odd_keys(text, &odd_keys, &mut candidates);
+        }
+        if let Some(folded) = crate::fold::fold(text) {
+            self.collect_folded(&folded, &mut candidates);
         }
         drop_marker_overlaps(text, &mut candidates);
         if candidates.is_empty() {
@@ -153,6 +160,48 @@ impl Scrubber {
             redactions,
         }
     }
+}
+
+impl Scrubber {
+    /// Scans text folded to ASCII (see `fold`) and maps what it finds back.
+    fn collect_folded(&self, folded: &crate::fold::Folded, out: &mut Vec<Candidate>) {
+        let mut found = Vec::new();
+        if let Ok(builtins) = builtins() {
+            builtins.collect(&folded.text, &mut found);
+            crate::wrapped::collect(&folded.text, &mut found);
+        }
+        if let Some(custom) = &self.custom {
+            custom.collect(&folded.text, &mut found);
+        }
+        if self.entropy {
+            entropy::collect(&folded.text, &mut found, &mut Vec::new());
+        }
+        for candidate in found {
+            if let Some((start, end)) = folded.original(candidate.range.start, candidate.range.end)
+            {
+                out.push(Candidate {
+                    range: start..end,
+                    ..candidate
+                });
+            }
+        }
+    }
+}
+
+/// Runs the built-in patterns again over a copy of `text` with the keys spelt in odd
+/// mixed case (`tOkEn=…`) lowercased: same length, so the ranges found hold for
+/// `text`.
+fn collect_odd_keys(text: &str, keys: &[std::ops::Range<usize>], out: &mut Vec<Candidate>) {
+    let Ok(builtins) = builtins() else {
+        return;
+    };
+    let mut lowered = text.to_owned();
+    for key in keys {
+        if let Some(word) = lowered.get_mut(key.clone()) {
+            word.make_ascii_lowercase();
+        }
+    }
+    builtins.collect(&lowered, out);
 }
 
 /// Fail-closed result when the built-in patterns could not be compiled.
@@ -204,6 +253,39 @@ mod tests {
         assert_eq!(out.redactions.len(), 1);
         assert_eq!(out.redactions[0].range, 0..26);
         assert_eq!(out.redactions[0].kind, RedactionKind::Unverified);
+    }
+
+    #[test]
+    fn disguised_secrets_are_redacted_whole() {
+        // Zero-width characters, Unicode blanks, fullwidth forms and homoglyphs.
+        for (text, kept) in [
+            ("раssword=hunter22", "раssword="),
+            ("pass\u{200B}word = hunter22", "pass\u{200B}word = "),
+            ("token\u{00A0}=\u{00A0}ab12cd34ef", "token\u{00A0}=\u{00A0}"),
+            ("ｐａｓｓｗｏｒｄ: ｈｕｎｔｅｒ２２", "ｐａｓｓｗｏｒｄ: "),
+            (
+                "key ghp_16C7e42F292c\u{200B}6912E7710c838347Ae178B4a end",
+                "key ",
+            ),
+        ] {
+            let out = Scrubber::new().scrub(text);
+            assert!(out.text.starts_with(kept), "{text:?} -> {:?}", out.text);
+            assert!(out.text.contains("[REDACTED"), "{text:?} -> {:?}", out.text);
+            assert!(
+                !out.text.contains("2F292c")
+                    && !out.text.contains("hunter")
+                    && !out.text.contains("ｈｕｎｔ")
+                    && !out.text.contains("cd34"),
+                "{:?}",
+                out.text
+            );
+        }
+    }
+
+    #[test]
+    fn keys_in_odd_mixed_case_are_found() {
+        let out = Scrubber::new().scrub("tOkEn=hunter2abc\n\"PaSsWoRd\": \"s3cr3t!\"");
+        assert_eq!(out.text, "tOkEn=[REDACTED]\n\"PaSsWoRd\": \"[REDACTED]\"");
     }
 
     #[test]

@@ -10,10 +10,16 @@
 
 use crate::entropy::is_words;
 use crate::key_names::KeyInfo;
+use crate::placeholder::{is_name_not_value, is_placeholder, is_placeholder_words};
 use crate::redaction::Keyword;
 
 /// Values shorter than this (in characters) are never redacted as labelled values.
 pub(crate) const MIN_VALUE_CHARS: usize = 3;
+/// Fewer digits than this under a `*token*` label are a count, not a credential.
+const MIN_NUMERIC_TOKEN: usize = 14;
+/// Shortest value a bare `key` label (`key = "…"`, `sl_key: …`) takes: encoded key
+/// material, not a word.
+const MIN_KEY_MATERIAL: usize = 16;
 
 const NON_SECRET_WORDS: &[&str] = &[
     "null",
@@ -101,10 +107,23 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     {
         return true;
     }
-    if key.keyword == Keyword::Token && value.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+    // `token_count: 42`, `tokens: 1.5`; a long number under a token label is an id
+    // that works as a credential (a bot's or a workspace's).
+    if key.keyword == Keyword::Token
+        && value.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && (value.len() < MIN_NUMERIC_TOKEN || value.contains('.'))
+    {
         return true;
     }
-    if key.is_pwd && (value.starts_with('/') || value.starts_with('~')) {
+    if is_name_not_value(value) || is_placeholder_words(value) || is_plain_url(value) {
+        return true;
+    }
+    if key.encoded && !is_key_material(value) {
+        return true;
+    }
+    // `pwd` is as often the working directory as a password: a path or a name made of
+    // words (`PWD=/home/ada`, `ibm-cloud-pwd = shorter-version`) is not a password.
+    if key.is_pwd && (value.starts_with('/') || value.starts_with('~') || is_word_or_path(value)) {
         return true;
     }
     if key.weak && is_word_or_path(value) {
@@ -118,6 +137,55 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
                 || is_field_path(value)
         }
     }
+}
+
+/// A URL that holds no credential: no `user:password@` or token before the host and
+/// no path or query piece that looks random (`mongodb://localhost:27017/database`).
+/// A URL with a credential keeps its label's redaction (a webhook's
+/// `https://hooks.slack.com/services/T0/B0/Zx9q…`, a DSN's key).
+pub(crate) fn is_plain_url(value: &str) -> bool {
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return false;
+    };
+    if scheme.is_empty()
+        || !scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-'))
+    {
+        return false;
+    }
+    // Credentials before the host are the URL pattern's to redact (`://user:[REDACTED]@`,
+    // a DSN's key), keeping the host readable; judge the rest.
+    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let after_userinfo = match rest.get(..authority_len).and_then(|a| a.rfind('@')) {
+        Some(at) => rest.get(at + 1..).unwrap_or_default(),
+        None => rest,
+    };
+    !after_userinfo
+        .split(['/', '?', '#', '&', '=', '.', ':', ';'])
+        .any(looks_random)
+}
+
+/// A piece of a URL that looks like a key: 16+ characters of letters and digits (and
+/// `-_`), with a letter and a digit, not made of words.
+fn looks_random(piece: &str) -> bool {
+    piece.len() >= 16
+        && piece
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'~' | b'%'))
+        && piece.bytes().any(|b| b.is_ascii_digit())
+        && piece.bytes().any(|b| b.is_ascii_alphabetic())
+        && !is_words(piece)
+}
+
+/// A reference or coordinate rather than data: pieces between `:`, `.`, `-`, `_`,
+/// `/` and `@` that are all digits or words (`jjwt-jackson-0.11.2`,
+/// `clm73880:AgencyIdentificationCodeContentType`, `nginx:1.25`).
+pub(crate) fn is_identifier_like(value: &str) -> bool {
+    value
+        .split([':', '.', '-', '_', '/', '@'])
+        .filter(|p| !p.is_empty())
+        .all(|p| p.bytes().all(|b| b.is_ascii_digit()) || is_words(p))
 }
 
 /// A weak label's value that is a word, identifier or path rather than data: no digit
@@ -173,47 +241,23 @@ pub(crate) fn looks_like_password(value: &str) -> bool {
     digits > 0 || symbol || inner_capital
 }
 
-/// True for values that stand for a secret without being one: already redacted
-/// text, masks and template placeholders. Used for every kind of labelled secret.
-pub(crate) fn is_placeholder(value: &str) -> bool {
-    let value = value.trim();
-    let mut chars = value.chars();
-    let Some(first) = chars.next() else {
-        return true;
-    };
-    if value.starts_with("[REDACTED") {
-        return true;
-    }
-    // A mask: one character repeated (`***`, `xxxx`, `••••`).
-    if chars.all(|c| c == first) && value.chars().count() >= 3 {
-        return matches!(first, '*' | 'x' | 'X' | '•' | '.' | '#' | '-' | '?');
-    }
-    // An elided example: `sk-...`, `ghp_…`, `…`.
-    let elided = value
-        .strip_suffix("...")
-        .or_else(|| value.strip_suffix('…'))
-        .is_some_and(|head| head.len() <= 10);
-    elided
-        || is_variable_reference(value)
-        || (value.starts_with("{{") && value.ends_with("}}"))
-        || (value.starts_with('<') && value.ends_with('>'))
-        || (value.starts_with('%') && value.ends_with('%') && value.len() > 2)
-}
-
-/// `$VAR`, `${VAR}`, `${VAR:-default}`, `$(command)`.
-fn is_variable_reference(value: &str) -> bool {
-    let Some(rest) = value.strip_prefix('$') else {
-        return false;
-    };
-    if rest.starts_with('{') && rest.ends_with('}') || rest.starts_with('(') && rest.ends_with(')')
-    {
-        return true;
-    }
-    !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+/// Encoded key material under a bare `key` label: at least [`MIN_KEY_MATERIAL`]
+/// characters of hex, base64 or a token alphabet, with a letter and a digit, and not
+/// made of words.
+fn is_key_material(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    bytes.len() >= MIN_KEY_MATERIAL
+        && bytes.iter().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'_' | b'-' | b'.' | b'~')
+        })
+        && bytes.iter().any(u8::is_ascii_digit)
+        && bytes.iter().any(u8::is_ascii_alphabetic)
+        && !is_words(value)
 }
 
 /// `self.config.token`, `settings.api_key`: two or more identifiers joined by dots,
-/// each starting with a lowercase letter or underscore.
+/// each starting with a lowercase letter or underscore and made of words
+/// (`pat14.e33f14eb…`, a dotted token, is not a path).
 fn is_field_path(value: &str) -> bool {
     let mut parts = 0;
     for part in value.split('.') {
@@ -221,13 +265,20 @@ fn is_field_path(value: &str) -> bool {
         let starts_ok = bytes
             .next()
             .is_some_and(|b| b.is_ascii_lowercase() || b == b'_');
-        if !starts_ok || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        if !starts_ok
+            || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            || part.len() > MAX_FIELD_LEN
+            || !is_words(part)
+        {
             return false;
         }
         parts += 1;
     }
     parts >= 2
 }
+
+/// Longest part of a field path (`self.config.token`).
+const MAX_FIELD_LEN: usize = 40;
 
 #[cfg(test)]
 mod tests {
@@ -236,16 +287,19 @@ mod tests {
     const TOKEN: KeyInfo = KeyInfo {
         keyword: Keyword::Token,
         is_pwd: false,
+        encoded: false,
         weak: false,
     };
     const PASSWORD: KeyInfo = KeyInfo {
         keyword: Keyword::Password,
         is_pwd: false,
+        encoded: false,
         weak: false,
     };
     const PWD: KeyInfo = KeyInfo {
         keyword: Keyword::Password,
         is_pwd: true,
+        encoded: false,
         weak: false,
     };
     const BARE: ValueShape = ValueShape::Unquoted { next: None };
@@ -286,6 +340,86 @@ mod tests {
             PASSWORD,
             ValueShape::Unquoted { next: Some('(') }
         ));
+    }
+
+    #[test]
+    fn urls_without_credentials_are_not_secrets() {
+        assert!(is_plain_url("mongodb://localhost:27017/database"));
+        assert!(is_plain_url("https://api.example.com/v1/users?page=2"));
+        // The URL pattern redacts the userinfo alone.
+        assert!(is_plain_url("postgres://app:s3cr3t@db/app"));
+        assert!(!is_plain_url(
+            "https://hooks.slack.com/services/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"
+        ));
+        assert!(is_plain_url(
+            "https://0123456789abcdef0123@o1.ingest.sentry.io/1"
+        ));
+        assert!(!is_plain_url(
+            "https://x.io/hook?token=Zx9qL2mN8vB4kR7tY1wE3"
+        ));
+        assert!(is_non_secret_value(
+            "mongodb://localhost:27017/database",
+            TOKEN,
+            ValueShape::Quoted
+        ));
+    }
+
+    #[test]
+    fn names_masks_and_placeholders_are_not_secrets() {
+        for value in [
+            "api-key",
+            "PASSWORD",
+            "ACCESS_TOKEN",
+            "secretKey",
+            "insert_key_here",
+            "YOUR_PASSWORD",
+            "<your-token>",
+            "a-fake-api-key",
+            "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "AKIAXXXXXXXXXXXXXXXX",
+            "sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "[PASSWORD]",
+            "password>",
+        ] {
+            assert!(
+                is_non_secret_value(value, TOKEN, ValueShape::Quoted),
+                "{value}"
+            );
+        }
+        for value in ["Summer2024!", "hunter2", "correcthorse", "xoxb-1234-abcd"] {
+            assert!(
+                !is_non_secret_value(value, TOKEN, ValueShape::Quoted),
+                "{value}"
+            );
+        }
+    }
+
+    #[test]
+    fn dotted_tokens_are_not_field_paths() {
+        assert!(is_field_path("self.config.token"));
+        assert!(!is_field_path(
+            "patgci64hvpubrhep.e33f14ebbde3276b23f8d63434d8712cef27b9feed0032e031318732ef7cd563"
+        ));
+        assert!(!is_field_path(
+            "dp.pt.k7psv1136u2hzhtuv8bi1lo0x155u74ol7is17yz9za"
+        ));
+    }
+
+    #[test]
+    fn a_bare_key_takes_only_key_material() {
+        let key = KeyInfo {
+            encoded: true,
+            ..TOKEN
+        };
+        assert!(is_non_secret_value("user_id", key, BARE));
+        assert!(is_non_secret_value("secret/mysecret", key, BARE));
+        assert!(!is_non_secret_value(
+            "abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234abcd1234",
+            key,
+            BARE
+        ));
+        assert!(!is_non_secret_value("bXlwYXNzd29yZA==", key, BARE));
     }
 
     #[test]
@@ -349,7 +483,7 @@ mod tests {
         assert!(!is_non_secret_value("hunter2", PASSWORD, BARE));
         assert!(!is_non_secret_value("123456", PASSWORD, BARE));
         assert!(!is_non_secret_value("/abc", PASSWORD, BARE));
-        assert!(!is_non_secret_value("abc", TOKEN, ValueShape::Quoted));
+        assert!(!is_non_secret_value("ab1", TOKEN, ValueShape::Quoted));
         assert!(!is_non_secret_value("String", PASSWORD, ValueShape::Quoted));
         assert!(!is_non_secret_value("$2b$12$abcdefghijk", PASSWORD, BARE));
         assert!(!is_non_secret_value("pässwört", PASSWORD, BARE));

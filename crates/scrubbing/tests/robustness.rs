@@ -155,3 +155,30 @@ fn one_long_line_of_markup_and_prose_hits() {
         check_invariants(&line, &out);
     }
 }
+
+#[test]
+fn disguised_and_odd_case_text_keeps_the_invariants() {
+    // Folding (zero-width, homoglyphs, fullwidth) and odd-case keys take a second
+    // pass; ranges must still be whole characters of the input and scrubbing stays
+    // idempotent, also on long inputs made of nothing else.
+    for unit in [
+        "раss\u{200B}word=hunter22 ",
+        "\u{FEFF}\u{200D}\u{00A0}",
+        "ｔｏｋｅｎ：ａｂ１２ｃｄ３４ｅｆ ",
+        "tOkEn=ab12cd34ef ",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx4Xq1yVjQ9a3\n----END RSA PRIVATE KEY-----\n",
+        "key = \"9b1d3c5e7f2a4b6c8d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e\" ",
+        "db_pass: m{{h}o)p${e]nob(ody[finds>-_$#thisone}}, ",
+    ] {
+        let text = unit.repeat(2_000);
+        let out = scrub(&text);
+        check_invariants(&text, &out);
+        // Every unit but the bare disguise characters holds a secret.
+        assert_eq!(out.is_clean(), unit.starts_with('\u{FEFF}'), "{unit:?}");
+        assert_eq!(
+            scrub(&out.text).text,
+            out.text,
+            "second pass changed {unit:?}"
+        );
+    }
+}

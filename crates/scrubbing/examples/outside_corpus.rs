@@ -1,0 +1,81 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::cast_precision_loss,
+    missing_docs
+)]
+//! Prints the scrubber's measures on the outside corpus: recall, false positives on
+//! all and on plain negatives, partial redactions, and recall by rule family and by
+//! syntax.
+//!
+//! ```text
+//! cargo run -p oxydra-scrubbing --release --example outside_corpus [-- CASES.jsonl [--show]]
+//! ```
+//!
+//! With `--show`, every miss, false positive and partial redaction is printed with its
+//! input and output.
+
+#[path = "../tests/outside/judge.rs"]
+mod judge;
+
+use std::path::PathBuf;
+
+use oxydra_scrubbing::scrub;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let show = args.iter().any(|a| a == "--show");
+    let path = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
+        .map_or_else(judge::default_path, PathBuf::from);
+    let cases = judge::load(&path);
+    let mut report = judge::Report::default();
+    let mut shown = Vec::new();
+    for case in &cases {
+        let out = scrub(&case.text);
+        let verdict = judge::judge(case, &out);
+        report.add(case, &verdict);
+        let bad = matches!(
+            verdict.outcome,
+            judge::Outcome::Missed | judge::Outcome::FalsePositive
+        ) || verdict.partial;
+        if show && bad {
+            let tag = match verdict.outcome {
+                judge::Outcome::Missed => "MISS",
+                judge::Outcome::FalsePositive if case.is_plain_negative() => "FP-PLAIN",
+                judge::Outcome::FalsePositive => "FP",
+                _ => "PARTIAL",
+            };
+            shown.push(format!(
+                "{tag} {} [{} / {}]{}\n  in:  {:?}\n  out: {:?}\n  secrets: {:?}",
+                case.id,
+                case.family,
+                case.origin,
+                if verdict.partial { " partial" } else { "" },
+                case.text,
+                out.text,
+                case.secrets
+            ));
+        }
+    }
+    println!("{} cases from {}\n", cases.len(), path.display());
+    println!("{}\n", report.summary());
+    println!("recall by source:");
+    for (name, t) in &report.by_source {
+        println!("  {name:<40} {:>5} {:>7.3}", t.total, t.rate());
+    }
+    println!("recall by syntax (origin):");
+    for (name, t) in &report.by_origin {
+        println!("  {name:<48} {:>5} {:>7.3}", t.total, t.rate());
+    }
+    println!("recall by family:");
+    for (name, t) in &report.by_family {
+        println!("  {name:<28} {:>5} {:>7.3}", t.total, t.rate());
+    }
+    for line in shown {
+        println!("{line}");
+    }
+}

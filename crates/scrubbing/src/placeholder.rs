@@ -1,0 +1,265 @@
+//! Values that stand for a secret without being one: masks (`***`, `xxxx`,
+//! `ghp_xxxx…`), template references (`$VAR`, `${VAR}`, `{{ var }}`, `<your-key>`,
+//! `%VAR%`), placeholders made of words (`insert_key_here`, `YOUR_PASSWORD`) and the
+//! *name* of a secret where its value is expected (`api-key`, `PASSWORD`,
+//! `ACCESS_TOKEN`).
+
+/// A run of this many mask characters (`x`, `X`, `*`, `#`, `•`) makes a value a mask.
+const MIN_MASK_RUN: usize = 6;
+
+/// Words that say a value stands for a secret rather than being one
+/// (`insert_key_here`, `YOUR_PASSWORD`, `a-fake-api-key`, `<your-token>`).
+const PLACEHOLDER_WORDS: &[&str] = &[
+    "your",
+    "yours",
+    "insert",
+    "here",
+    "placeholder",
+    "changeme",
+    "fake",
+    "dummy",
+    "example",
+    "sample",
+    "replace",
+    "redacted",
+    "todo",
+    "fixme",
+    "foo",
+    "bar",
+    "baz",
+    "qux",
+    "foobar",
+    "xxx",
+    "abc",
+    "xyz",
+];
+
+/// Words a setting's *name* is made of (`api-key`, `PASSWORD`, `ACCESS_TOKEN`): a value
+/// made only of these names a secret instead of holding one.
+const NAME_WORDS: &[&str] = &[
+    "api",
+    "key",
+    "keys",
+    "token",
+    "tokens",
+    "secret",
+    "secrets",
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "passphrase",
+    "access",
+    "auth",
+    "client",
+    "private",
+    "bearer",
+    "credential",
+    "credentials",
+    "value",
+    "my",
+    "user",
+    "username",
+    "the",
+    "app",
+    "db",
+    "admin",
+    "id",
+    "variable",
+    "var",
+    "env",
+    "new",
+    "old",
+];
+
+/// True for values that stand for a secret without being one: already redacted
+/// text, masks and template placeholders. Used for every kind of labelled secret.
+pub(crate) fn is_placeholder(value: &str) -> bool {
+    let value = value.trim();
+    let mut chars = value.chars();
+    let Some(first) = chars.next() else {
+        return true;
+    };
+    if value.starts_with("[REDACTED") {
+        return true;
+    }
+    // A mask: one character repeated (`***`, `xxxx`, `••••`, `aaaaaaaaaaaa`).
+    let count = value.chars().count();
+    if count >= 3 && chars.all(|c| c == first) {
+        return count >= 8 || matches!(first, '*' | 'x' | 'X' | '•' | '.' | '#' | '-' | '?');
+    }
+    // A value with a run of mask characters: `ghp_xxxxxxxx…`, `AKIAXXXXXXXX…`,
+    // `sha256~XXXX_PUT_YOUR_TOKEN_HERE_XXXX`.
+    if has_mask_run(value) {
+        return true;
+    }
+    // An elided example: `sk-...`, `ghp_…`, `…`.
+    let elided = value
+        .strip_suffix("...")
+        .or_else(|| value.strip_suffix('…'))
+        .is_some_and(|head| head.len() <= 10);
+    elided
+        || is_variable_reference(value)
+        || (value.starts_with("{{") && value.ends_with("}}"))
+        || (value.starts_with('<') && value.ends_with('>'))
+        || (value.starts_with('[')
+            && value.ends_with(']')
+            && value
+                .get(1..value.len() - 1)
+                .is_some_and(is_upper_words))
+        || (value.starts_with('%') && value.ends_with('%') && value.len() > 2)
+        // A shell command substituted by backticks: `` `etcdctl get /x` ``.
+        || (value.starts_with('`') && value.ends_with('`') && value.contains(' '))
+}
+
+/// `PASSWORD`, `API_KEY`: capitals and underscores (a bracketed placeholder's name).
+fn is_upper_words(value: &str) -> bool {
+    !value.is_empty()
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || matches!(b, b'_' | b'-' | b' '))
+}
+
+/// A run of [`MIN_MASK_RUN`] mask characters.
+fn has_mask_run(value: &str) -> bool {
+    let mut run = 0;
+    let mut last = '\0';
+    for c in value.chars() {
+        if matches!(c, 'x' | 'X' | '*' | '#' | '•') {
+            run = if c == last { run + 1 } else { 1 };
+            if run >= MIN_MASK_RUN {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+        last = c;
+    }
+    false
+}
+
+/// The words of an identifier-like value (split at non-alphanumerics and camelCase
+/// humps), or `None` when it holds a digit or anything but letters and `_-. `.
+fn identifier_words(value: &str) -> Option<Vec<String>> {
+    if !value
+        .bytes()
+        .all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'-' | b'.' | b' '))
+    {
+        return None;
+    }
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for c in value.chars() {
+        if !c.is_ascii_alphabetic() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && previous_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        previous_lower = c.is_ascii_lowercase();
+        current.push(c.to_ascii_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    Some(words)
+}
+
+/// A value that is the *name* of a secret, not a secret: `api-key`, `PASSWORD`,
+/// `ACCESS_TOKEN`, `secretKey` (a form field, an environment variable's name, a key
+/// in a secret store). Every word is a [`NAME_WORDS`] word and one is a secret word.
+pub(crate) fn is_name_not_value(value: &str) -> bool {
+    let value = value.trim_matches(['<', '>', '[', ']', '{', '}', '(', ')']);
+    let Some(words) = identifier_words(value) else {
+        return false;
+    };
+    let secret_word = |w: &str| {
+        matches!(
+            w,
+            "key"
+                | "keys"
+                | "token"
+                | "tokens"
+                | "secret"
+                | "secrets"
+                | "password"
+                | "passwd"
+                | "pwd"
+                | "passphrase"
+                | "credential"
+                | "credentials"
+        )
+    };
+    !words.is_empty()
+        && words.iter().all(|w| NAME_WORDS.contains(&w.as_str()))
+        && words.iter().any(|w| secret_word(w))
+}
+
+/// A value made of words, one of them a placeholder word: `insert_key_here`,
+/// `YOUR_PASSWORD`, `a-fake-api-key`, `foo`.
+pub(crate) fn is_placeholder_words(value: &str) -> bool {
+    let value = value.trim_matches(['<', '>', '[', ']', '{', '}', '(', ')']);
+    identifier_words(value).is_some_and(|words| {
+        words
+            .iter()
+            .any(|w| PLACEHOLDER_WORDS.contains(&w.as_str()))
+    })
+}
+
+/// `$VAR`, `${VAR}`, `${VAR:-default}`, `$(command)`.
+fn is_variable_reference(value: &str) -> bool {
+    let Some(rest) = value.strip_prefix('$') else {
+        return false;
+    };
+    if rest.starts_with('{') && rest.ends_with('}') || rest.starts_with('(') && rest.ends_with(')')
+    {
+        return true;
+    }
+    !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ellipsis_alone_is_a_placeholder() {
+        assert!(is_placeholder("…"));
+        assert!(is_placeholder("sk-…"));
+        assert!(!is_placeholder("ab1"));
+    }
+
+    #[test]
+    fn names_and_placeholder_words() {
+        for value in [
+            "api-key",
+            "PASSWORD",
+            "ACCESS_TOKEN",
+            "secretKey",
+            "password>",
+        ] {
+            assert!(is_name_not_value(value), "{value}");
+        }
+        for value in [
+            "insert_key_here",
+            "YOUR_PASSWORD",
+            "<your-token>",
+            "a-fake-api-key",
+        ] {
+            assert!(is_placeholder_words(value), "{value}");
+        }
+        for value in ["hunter2", "correcthorse", "Summer2024!"] {
+            assert!(
+                !is_name_not_value(value) && !is_placeholder_words(value),
+                "{value}"
+            );
+        }
+        assert!(has_mask_run("sha256~XXXXXX_PUT"));
+        assert!(!has_mask_run("xoxb-1234-abcd"));
+    }
+}
