@@ -3,6 +3,7 @@
 
 mod agents;
 mod file;
+mod launched;
 mod mask;
 mod merge;
 mod powers;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub use agents::AgentConfig;
 pub use file::{LoadedFile, load, parse, user_config_path};
+pub use launched::launched_hashes;
 pub use mask::Secret;
 pub use merge::{
     Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, db_origin, default_db_path,

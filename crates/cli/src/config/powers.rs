@@ -69,6 +69,10 @@ pub fn strip_powers(config: &mut FileConfig) -> Vec<String> {
         loosen(&mut fetch.timeout_secs, default.timeout_secs),
         "tools.web_fetch.timeout_secs",
     );
+    note(
+        !std::mem::take(&mut config.tools.allow_protected).is_empty(),
+        "tools.allow_protected",
+    );
     let shell = &mut config.tools.shell;
     let default = ShellConfig::default();
     note(
