@@ -132,10 +132,10 @@ impl Entry {
         if self.given.symlink_metadata().is_ok() {
             found.push(comparable(&self.given));
         }
-        if let Ok(target) = self.given.canonicalize() {
-            if !found.contains(&target) {
-                found.push(target);
-            }
+        if let Ok(target) = self.given.canonicalize()
+            && !found.contains(&target)
+        {
+            found.push(target);
         }
         found
     }

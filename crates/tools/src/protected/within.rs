@@ -19,10 +19,10 @@ pub(super) fn read_only_paths(policy: &ProtectedPaths, workspace: &Path) -> Vec<
     };
     let mut found: Vec<PathBuf> = Vec::new();
     let mut keep = |path: PathBuf| {
-        if let Ok(canonical) = path.canonicalize() {
-            if canonical.starts_with(&root) {
-                found.push(canonical);
-            }
+        if let Ok(canonical) = path.canonicalize()
+            && canonical.starts_with(&root)
+        {
+            found.push(canonical);
         }
         if path.starts_with(&root) && path.symlink_metadata().is_ok() {
             found.push(path);
