@@ -14,13 +14,20 @@
 //! the next line (a running turn's watcher steps aside), and when the executor stops
 //! waiting (the turn was cancelled, the permission timeout passed) the read stops
 //! within one poll slice instead of staying blocked on stdin and taking the next line.
+//!
+//! The same broker answers for `chat` when a file tool would write a protected path
+//! (`.git/`, `.envrc`, a git hook …; see `oxydra_tools::ProtectedPaths`): the question
+//! says why the path is protected, and only a `y` (or `a`) answered in the terminal
+//! allows that one write — `--approve always` does not answer it, `never` refuses it.
 
 use std::io::{BufRead, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
-use oxydra::executor::{PermissionBroker, PermissionDecision, PermissionRequest};
+use oxydra::executor::{PermissionBroker, PermissionDecision, PermissionRequest, PermissionScope};
+use oxydra::tools::{ProtectedWrite, ProtectedWriteConsent};
+use oxydra::types::{CallId, SafetyTier, SessionId};
 
 use crate::config::ApproveMode;
 use crate::output::Renderer;
@@ -75,25 +82,55 @@ impl PermissionBroker for TerminalBroker {
                 let _ = crate::output::write_stderr_lines(line.as_bytes());
                 PermissionDecision::Deny
             }
-            ApproveMode::Ask => {
-                let _turn = self.asking.lock().await;
-                self.renderer.suspend();
-                let abandoned = Abandoned(Arc::new(AtomicBool::new(false)));
-                let stop = Arc::clone(&abandoned.0);
-                // Opened before the question is shown: the next line is its answer.
-                let question = self.input.question();
-                let input = self.input.clone();
-                let asked = tokio::task::spawn_blocking(move || {
-                    let _question = question;
-                    let mut lines = input.lines(move || stop.load(Ordering::SeqCst));
-                    let mut err = std::io::stderr();
-                    ask(&mut lines, &mut err, &request)
-                })
-                .await;
-                drop(abandoned);
-                asked.unwrap_or(PermissionDecision::Deny)
-            }
+            ApproveMode::Ask => self.ask_in_terminal(request).await,
         }
+    }
+}
+
+impl TerminalBroker {
+    /// Shows `request` in the terminal and waits for the person's answer.
+    async fn ask_in_terminal(&self, request: PermissionRequest) -> PermissionDecision {
+        let _turn = self.asking.lock().await;
+        self.renderer.suspend();
+        let abandoned = Abandoned(Arc::new(AtomicBool::new(false)));
+        let stop = Arc::clone(&abandoned.0);
+        // Opened before the question is shown: the next line is its answer.
+        let question = self.input.question();
+        let input = self.input.clone();
+        let asked = tokio::task::spawn_blocking(move || {
+            let _question = question;
+            let mut lines = input.lines(move || stop.load(Ordering::SeqCst));
+            let mut err = std::io::stderr();
+            ask(&mut lines, &mut err, &request)
+        })
+        .await;
+        drop(abandoned);
+        asked.unwrap_or(PermissionDecision::Deny)
+    }
+}
+
+/// `chat`'s question before a protected write (see the module docs): asked in the
+/// terminal unless approvals are `never` or stdin is no terminal; any yes allows this
+/// one write.
+#[async_trait]
+impl ProtectedWriteConsent for TerminalBroker {
+    async fn allow(&self, write: &ProtectedWrite) -> bool {
+        if self.mode == ApproveMode::Never || !self.input.is_terminal() {
+            return false;
+        }
+        let request = PermissionRequest {
+            tool_name: write.tool.clone(),
+            arguments: serde_json::json!({ "path": write.path }),
+            tier: SafetyTier::SideEffecting,
+            scope: PermissionScope::Arguments,
+            session_id: SessionId::from("protected-write"),
+            call_id: CallId::from("protected-write"),
+            reason: format!("a protected path, {}", write.reason),
+        };
+        matches!(
+            self.ask_in_terminal(request).await,
+            PermissionDecision::ApproveOnce | PermissionDecision::ApproveForScope
+        )
     }
 }
 

@@ -1,9 +1,11 @@
 //! Settings of the built-in tools, as the CLI reads them from `[tools]`.
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 
 use crate::network_policy::NetworkPolicy;
-use crate::protected_paths::ProtectedPaths;
+use crate::protected::ProtectedPaths;
 
 /// Default cap on a tool's output: 16 KiB.
 pub const DEFAULT_OUTPUT_LIMIT_BYTES: usize = 16 * 1024;
@@ -32,10 +34,25 @@ pub struct BuiltinToolsConfig {
     pub shell: ShellConfig,
     /// Limits of `file_search`.
     pub file_search: SearchConfig,
-    /// Oxydra's own files, which the file tools refuse (set by the embedding program,
-    /// never read from a file).
+    /// Protected paths the file tools may write all the same (`[tools] allow_protected =
+    /// [".vscode/settings.json"]`): files, or directories with what is beneath them,
+    /// relative to the workspace root. Oxydra's own files stay refused. The CLI honours
+    /// it only from a trusted configuration file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_protected: Vec<PathBuf>,
+    /// The protected-paths policy of the file tools (set by the embedding program,
+    /// never read from a file); the tools add `allow_protected` to it.
     #[serde(skip)]
     pub protected: ProtectedPaths,
+}
+
+impl BuiltinToolsConfig {
+    /// The policy the file tools apply: `protected` allowing `allow_protected`.
+    pub fn write_policy(&self) -> ProtectedPaths {
+        self.protected
+            .clone()
+            .allowing(self.allow_protected.iter().cloned())
+    }
 }
 
 impl Default for BuiltinToolsConfig {
@@ -45,6 +62,7 @@ impl Default for BuiltinToolsConfig {
             web_fetch: NetworkPolicy::default(),
             shell: ShellConfig::default(),
             file_search: SearchConfig::default(),
+            allow_protected: Vec::new(),
             protected: ProtectedPaths::default(),
         }
     }

@@ -47,15 +47,18 @@ pub enum ToolError {
         #[source]
         source: std::io::Error,
     },
-    /// The path is one of Oxydra's own files (configuration, database, trust store).
-    #[error("refused: `{path}` is {what}; it may not be {verb} by the file tools")]
+    /// The path is protected: another program runs or loads it, or it is one of
+    /// Oxydra's own files (configuration, database, trust store).
+    #[error("refused: `{path}` is {what}; it may not be {verb} by the file tools{hint}")]
     Protected {
         /// The path the model gave.
         path: String,
-        /// What the file is.
-        what: &'static str,
+        /// What the file is, and which program runs or loads it.
+        what: String,
         /// What was refused (`changed`, `read`).
         verb: &'static str,
+        /// How the write could be allowed, or that a person declined it (may be empty).
+        hint: String,
     },
     /// The call was cancelled.
     #[error("cancelled")]

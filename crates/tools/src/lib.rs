@@ -12,8 +12,10 @@
 //! `file_write`, `file_edit`, `shell_exec`; see [`builtin`]) keep file access
 //! inside the workspace ([`WorkspacePolicy`]), keep `web_fetch` off private
 //! networks ([`NetworkPolicy`]) and cut long output with [`truncate_output`]. The
-//! file tools refuse Oxydra's own files: any `oxydra.toml` and the configuration,
-//! database and trust store the embedding program lists in [`ProtectedPaths`].
+//! file tools never write a path another program runs or loads by itself (`.git/`,
+//! `.cargo/config.toml`, `.envrc`, `.vscode/`, git hooks, shell start-up files …) nor
+//! Oxydra's own files (any `oxydra.toml`, and the configuration, database and trust
+//! store the embedding program lists): see [`ProtectedPaths`].
 //!
 //! ```
 //! use oxydra_tools::{BuiltinToolsConfig, SafetyTier, ToolRegistry};
@@ -63,7 +65,7 @@ mod config;
 mod context;
 mod error;
 mod network_policy;
-mod protected_paths;
+mod protected;
 mod registry;
 mod tool;
 mod truncate;
@@ -75,7 +77,10 @@ pub use config::{BuiltinToolsConfig, DEFAULT_OUTPUT_LIMIT_BYTES, SearchConfig, S
 pub use context::ToolContext;
 pub use error::ToolError;
 pub use network_policy::{NetworkPolicy, VettedUrl, forbidden_reason};
-pub use protected_paths::{CONFIG_FILE_NAME, ProtectedKind, ProtectedPaths};
+pub use protected::{
+    CONFIG_FILE_NAME, ProtectedKind, ProtectedPaths, ProtectedWrite, ProtectedWriteConsent,
+    Protection,
+};
 pub use registry::ToolRegistry;
 pub use tool::{Tool, ToolOutput};
 pub use truncate::truncate_output;

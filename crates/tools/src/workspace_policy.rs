@@ -128,6 +128,23 @@ impl WorkspacePolicy {
         Ok(ResolvedPath { absolute, relative })
     }
 
+    /// The text of the regular file `path` names in the workspace, when it resolves inside
+    /// (as [`WorkspacePolicy::resolve`]), opens beneath the root following no symlink (as
+    /// the file tools open), holds at most `max_bytes` and is UTF-8; else `None`. For
+    /// showing a file's old content (a diff), never for a tool's answer.
+    pub fn read_text(&self, path: &str, max_bytes: u64) -> Option<String> {
+        let resolved = self.resolve(path).ok()?;
+        let dir = crate::beneath::WorkspaceDir::open(&self.root).ok()?;
+        let file = dir.open_read(&resolved.absolute).ok()?;
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() || meta.len() > max_bytes {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut io::Read::take(file, max_bytes), &mut bytes).ok()?;
+        String::from_utf8(bytes).ok()
+    }
+
     /// `absolute` (a path under the root) relative to the root, for messages.
     pub fn relative(&self, absolute: &Path) -> String {
         match absolute.strip_prefix(&self.root) {
@@ -253,6 +270,23 @@ mod tests {
             s.policy.resolve("inner/main.rs").unwrap().relative,
             "src/main.rs"
         );
+    }
+
+    #[test]
+    fn read_text_follows_no_symlink_out_and_reads_only_small_files() {
+        let s = setup();
+        let root = s.policy.root().to_owned();
+        symlink(&s.outside, root.join("linkdir")).unwrap();
+        symlink(s.outside.join("secret.txt"), root.join("link.txt")).unwrap();
+        assert_eq!(
+            s.policy.read_text("src/main.rs", 100).as_deref(),
+            Some("fn main() {}")
+        );
+        assert_eq!(s.policy.read_text("linkdir/secret.txt", 100), None);
+        assert_eq!(s.policy.read_text("link.txt", 100), None);
+        assert_eq!(s.policy.read_text("../x", 100), None);
+        assert_eq!(s.policy.read_text("src", 100), None);
+        assert_eq!(s.policy.read_text("src/main.rs", 3), None);
     }
 
     #[test]

@@ -174,7 +174,7 @@ fn protected_paths_are_never_read_from_a_config_file() {
     assert!(
         config
             .protected
-            .check_write(Path::new("/x/oxydra.toml"), "oxydra.toml")
+            .check_write(Path::new("/x"), "oxydra.toml", Path::new("/x/oxydra.toml"))
             .is_err()
     );
 }

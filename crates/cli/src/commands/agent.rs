@@ -77,7 +77,13 @@ pub async fn build(
         input,
     ));
     let memory_handle: Arc<dyn Memory> = memory.clone();
-    let mut tools = ToolRegistry::with_builtins(&effective.tools);
+    let mut tools_config = effective.tools.clone();
+    if ask_before_changes {
+        // `chat` asks before a protected write; `run` refuses it.
+        let consent: Arc<dyn oxydra::tools::ProtectedWriteConsent> = broker.clone();
+        tools_config.protected = tools_config.protected.with_consent(consent);
+    }
+    let mut tools = ToolRegistry::with_builtins(&tools_config);
     let startup = interrupts.begin_turn();
     let started = super::mcp_tools::start_until(&effective.mcp_servers, &mut tools, &startup).await;
     interrupts.end_turn();

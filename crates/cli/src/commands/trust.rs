@@ -8,7 +8,7 @@ use oxydra::tools::CONFIG_FILE_NAME;
 
 use crate::args::TrustArgs;
 use crate::config::trust::{TrustStore, Verdict, default_store_path, key_of, sha256_hex};
-use crate::config::{parse, strip_powers};
+use crate::config::{launched_hashes, parse, strip_powers};
 use crate::error::CliError;
 use crate::exit_code::Exit;
 
@@ -46,8 +46,9 @@ fn trust(store: &mut TrustStore, file: &Path) -> Result<String, CliError> {
     })?;
     let key = key_of(file);
     let mut config = parse(&key, &text)?;
+    let launched = launched_hashes(&config, &key);
     let powers = strip_powers(&mut config);
-    store.trust(&key, text.as_bytes());
+    store.trust(&key, text.as_bytes(), &launched);
     store.save()?;
     let hash = sha256_hex(text.as_bytes());
     let short = hash.get(..12).unwrap_or(&hash);
@@ -59,8 +60,22 @@ fn trust(store: &mut TrustStore, file: &Path) -> Result<String, CliError> {
             powers.join(", ")
         )
     };
+    let runs: String = launched
+        .iter()
+        .map(|(path, hash)| match hash {
+            Some(hash) => format!(
+                "It runs {} (sha256 {}…): a change to it untrusts the file too.\n",
+                path.display(),
+                hash.get(..12).unwrap_or(hash)
+            ),
+            None => format!(
+                "It runs {}, which cannot be read: the file stays untrusted until it can.\n",
+                path.display()
+            ),
+        })
+        .collect();
     Ok(format!(
-        "trusted {} (sha256 {short}…); any change to it untrusts it.\n{granted}\n",
+        "trusted {} (sha256 {short}…); any change to it untrusts it.\n{granted}\n{runs}",
         key.display()
     ))
 }
@@ -93,10 +108,19 @@ fn list(store: &TrustStore) -> String {
         .map(|entry| {
             let state = match std::fs::read(&entry.path) {
                 Err(_) => "missing",
-                Ok(content) => match store.verdict(&entry.path, &content) {
-                    Verdict::Trusted => "trusted",
-                    Verdict::Changed | Verdict::Untrusted => "changed",
-                },
+                Ok(content) => {
+                    let launched = String::from_utf8(content.clone())
+                        .ok()
+                        .and_then(|text| parse(&entry.path, &text).ok())
+                        .map(|config| launched_hashes(&config, &entry.path))
+                        .unwrap_or_default();
+                    match store.verdict(&entry.path, &content, &launched) {
+                        Verdict::Trusted => "trusted",
+                        Verdict::Changed | Verdict::LaunchedChanged(_) | Verdict::Untrusted => {
+                            "changed"
+                        }
+                    }
+                }
             };
             format!("{state:<8} {}\n", entry.path.display())
         })

@@ -12,6 +12,7 @@ use toml::{Table, Value};
 use super::FileConfig;
 use super::file::{check, parse, user_config_path};
 use super::layers::{Layered, Trust};
+use super::launched::launched_hashes;
 use super::trust::{Verdict, shell_quoted, verdict_of};
 use crate::error::CliError;
 
@@ -94,12 +95,20 @@ pub fn load_layers(
     let mut warnings = Vec::new();
     let mut verdict = Verdict::Untrusted;
     if !layers.ignored().is_empty() {
-        verdict = verdict_of(&project.path, project.text.as_bytes(), store, &mut warnings);
+        let launched = launched_hashes(&project.config, &project.path);
+        verdict = verdict_of(
+            &project.path,
+            project.text.as_bytes(),
+            &launched,
+            store,
+            &mut warnings,
+        );
         if verdict == Verdict::Trusted {
             layers = Layered::new(base);
             layers.add(over, Trust::Trusted);
         }
     }
+    let untrusted = verdict != Verdict::Trusted;
     let untrusted_model = layers.untrusted_model();
     let (table, ignored) = layers.finish();
     let config =
@@ -115,7 +124,7 @@ pub fn load_layers(
     }
     Ok((
         LoadedFile {
-            untrusted: verdict != Verdict::Trusted && !ignored.is_empty(),
+            untrusted: untrusted && !ignored.is_empty(),
             path: Some(project.path),
             user_file: user.map(|user| user.path),
             config,
@@ -130,8 +139,16 @@ pub fn load_layers(
 /// the command that trusts it.
 fn untrusted_warning(path: &Path, verdict: Verdict, ignored: &[String]) -> String {
     let (state, again) = match verdict {
-        Verdict::Changed => ("changed since it was trusted", " again"),
-        Verdict::Trusted | Verdict::Untrusted => ("is not trusted", ""),
+        Verdict::Changed => ("changed since it was trusted".to_owned(), " again"),
+        Verdict::LaunchedChanged(file) => (
+            format!(
+                "runs {}, which changed since the file was trusted (or was not recorded \
+                 then, by an older Oxydra),",
+                file.display()
+            ),
+            " again",
+        ),
+        Verdict::Trusted | Verdict::Untrusted => ("is not trusted".to_owned(), ""),
     };
     format!(
         "{} {state}, so it may only narrow your own configuration; ignoring its settings \
@@ -279,7 +296,7 @@ mod tests {
         let user = files.write("user/config.toml", "[runtime]\nmax_turns = 1\n");
         let project = files.write("ws/oxydra.toml", PLANTED);
         let mut store = TrustStore::open(&files.store()).unwrap();
-        store.trust(&key_of(&project), PLANTED.as_bytes());
+        store.trust(&key_of(&project), PLANTED.as_bytes(), &[]);
         store.save().unwrap();
 
         let (loaded, warnings) = files.load(&project, Some(&user));

@@ -314,7 +314,7 @@ fn merge_settings<P>(
     let db = resolve_db(file, flags.db.as_deref(), env)?;
     let db_origin = db_origin(file, flags.db.as_deref(), env);
     let mut tools = file.config.tools.clone();
-    tools.protected = super::protected::protected_paths(file.path.as_deref(), &db);
+    tools.protected = super::protected::protected_paths(file.path.as_deref(), &file.config, &db);
 
     Ok(Merged {
         config_file: file.path.clone(),

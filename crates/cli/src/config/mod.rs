@@ -4,6 +4,7 @@
 mod agents;
 mod db_path;
 mod file;
+mod launched;
 mod layers;
 mod load;
 mod mask;
@@ -26,6 +27,7 @@ use serde::{Deserialize, Serialize};
 pub use agents::AgentConfig;
 pub use db_path::{db_origin, default_db_path, resolve_db};
 pub use file::{parse, user_config_path};
+pub use launched::launched_hashes;
 pub use load::{LoadedFile, load};
 pub use mask::Secret;
 pub use merge::{

@@ -1,17 +1,28 @@
-//! The files of Oxydra's own that the file tools refuse, as this run uses them.
+//! The protected-paths policy of a run: besides what `oxydra-tools` protects by name
+//! (`.git/`, `.envrc`, `.vscode/`, any `oxydra.toml` …), Oxydra's own files as this run
+//! uses them and the files its configuration runs.
 
 use std::path::Path;
 
 use oxydra::tools::{ProtectedKind, ProtectedPaths};
 
+use super::FileConfig;
 use super::file::user_config_path;
+use super::launched::launched;
 use super::merge::default_db_path;
 use super::trust::default_store_path;
 
-/// Oxydra's own files for a run whose configuration is `config_file` and whose
-/// database is `db`: besides any `oxydra.toml`, the file in use, the user config
-/// file, the database in use and the default one, and the trust store.
-pub fn protected_paths(config_file: Option<&Path>, db: &Path) -> ProtectedPaths {
+/// The policy for a run whose configuration is `config` (read from `config_file`, and
+/// already without the settings an untrusted file may not have) and whose database is
+/// `db`: the file in use, the user config file, the database in use and the default
+/// one, and the trust store, each as named and, when a symlink, as its target; and every
+/// file or working directory `config` runs (see `launched`). `[tools] allow_protected`
+/// is applied by the tools themselves.
+pub fn protected_paths(
+    config_file: Option<&Path>,
+    config: &FileConfig,
+    db: &Path,
+) -> ProtectedPaths {
     let mut protected = ProtectedPaths::default().with(ProtectedKind::Database, db);
     if let Some(default) = default_db_path() {
         protected = protected.with(ProtectedKind::Database, default);
@@ -25,6 +36,13 @@ pub fn protected_paths(config_file: Option<&Path>, db: &Path) -> ProtectedPaths 
     }
     if let Some(store) = default_store_path() {
         protected = protected.with(ProtectedKind::TrustStore, store);
+    }
+    for entry in launched(config, config_file) {
+        protected = if entry.directory {
+            protected.with_directory(ProtectedKind::Launched, entry.path)
+        } else {
+            protected.with(ProtectedKind::Launched, entry.path)
+        };
     }
     protected
 }

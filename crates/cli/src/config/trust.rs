@@ -1,6 +1,12 @@
 //! The trust store: which project configuration files (`./oxydra.toml`) the user has
 //! trusted with `oxydra trust`, each by its path and the SHA-256 of its content (as
-//! direnv does). A file whose content changed is untrusted again.
+//! direnv does), and the SHA-256 of every file in the project it runs (a `command`,
+//! argument or shell step's word naming a file: see `launched`). A file whose content
+//! changed, or one of whose launched files changed, is untrusted again.
+//!
+//! A record written before launched files were hashed holds none: when the file runs
+//! any, it counts as changed (the safe choice) until `oxydra trust` is run again, and the
+//! warning says so.
 //!
 //! The store is `<data dir>/oxydra/trusted.toml`, outside any workspace, so nothing a
 //! model writes in the workspace can trust a file.
@@ -14,7 +20,7 @@ use sha2::{Digest, Sha256};
 use crate::error::CliError;
 
 /// What the store says about a file's current content.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     /// Trusted with exactly this content.
     Trusted,
@@ -22,7 +28,13 @@ pub enum Verdict {
     Untrusted,
     /// Trusted once, but its content changed since.
     Changed,
+    /// Its content is trusted, but this file it runs changed since (or was not
+    /// recorded: trusted by an older Oxydra).
+    LaunchedChanged(PathBuf),
 }
+
+/// The current SHA-256 of each file a configuration runs (`None`: it cannot be read).
+pub type LaunchedHashes = [(PathBuf, Option<String>)];
 
 /// One trusted file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +44,19 @@ pub struct TrustEntry {
     /// `oxydra.toml` is keyed where it lies, not where it points).
     pub path: PathBuf,
     /// SHA-256 of the content that was trusted, in lower-case hex.
+    pub sha256: String,
+    /// The files in the project it runs, with their SHA-256 when it was trusted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launched: Vec<FileHash>,
+}
+
+/// A file a trusted configuration runs, and its SHA-256 when it was trusted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileHash {
+    /// The file, canonical.
+    pub path: PathBuf,
+    /// SHA-256 of its content, in lower-case hex.
     pub sha256: String,
 }
 
@@ -110,26 +135,43 @@ impl TrustStore {
         &self.entries
     }
 
-    /// Whether the file keyed `key` is trusted with the content `content`.
-    pub fn verdict(&self, key: &Path, content: &[u8]) -> Verdict {
-        match self.entries.iter().find(|entry| entry.path == key) {
-            Some(entry) if entry.sha256 == sha256_hex(content) => Verdict::Trusted,
-            Some(_) => Verdict::Changed,
-            None => Verdict::Untrusted,
+    /// Whether the file keyed `key` is trusted with the content `content`, the files it
+    /// runs having the hashes `launched` now.
+    pub fn verdict(&self, key: &Path, content: &[u8], launched: &LaunchedHashes) -> Verdict {
+        let Some(entry) = self.entries.iter().find(|entry| entry.path == key) else {
+            return Verdict::Untrusted;
+        };
+        if entry.sha256 != sha256_hex(content) {
+            return Verdict::Changed;
         }
+        for (path, now) in launched {
+            let recorded = entry.launched.iter().find(|file| &file.path == path);
+            if recorded.map(|file| &file.sha256) != now.as_ref() || now.is_none() {
+                return Verdict::LaunchedChanged(path.clone());
+            }
+        }
+        Verdict::Trusted
     }
 
-    /// Trusts the file keyed `key` with the content `content` (replacing what was
-    /// trusted for it before).
-    pub fn trust(&mut self, key: &Path, content: &[u8]) {
+    /// Trusts the file keyed `key` with the content `content` and the files it runs with
+    /// the hashes `launched` (replacing what was trusted for it before).
+    pub fn trust(&mut self, key: &Path, content: &[u8], launched: &LaunchedHashes) {
         let sha256 = sha256_hex(content);
-        match self.entries.iter_mut().find(|entry| entry.path == key) {
-            Some(entry) => entry.sha256 = sha256,
-            None => self.entries.push(TrustEntry {
-                path: key.to_path_buf(),
-                sha256,
-            }),
-        }
+        let launched: Vec<FileHash> = launched
+            .iter()
+            .filter_map(|(path, hash)| {
+                hash.clone().map(|sha256| FileHash {
+                    path: path.clone(),
+                    sha256,
+                })
+            })
+            .collect();
+        self.entries.retain(|entry| entry.path != key);
+        self.entries.push(TrustEntry {
+            path: key.to_path_buf(),
+            sha256,
+            launched,
+        });
     }
 
     /// Forgets the file keyed `key`; whether it was trusted.
@@ -186,11 +228,12 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// What the store at `store` says about the project file at `path`, read as
-/// `content`. A store that cannot be read, or no store at all, trusts nothing; the
-/// reason is added to `warnings`.
+/// `content`, the files it runs having the hashes `launched` now. A store that cannot
+/// be read, or no store at all, trusts nothing; the reason is added to `warnings`.
 pub fn verdict_of(
     path: &Path,
     content: &[u8],
+    launched: &LaunchedHashes,
     store: Option<&Path>,
     warnings: &mut Vec<String>,
 ) -> Verdict {
@@ -203,7 +246,7 @@ pub fn verdict_of(
             Verdict::Untrusted
         }
         Some(store) => match TrustStore::open(store) {
-            Ok(store) => store.verdict(&key_of(path), content),
+            Ok(store) => store.verdict(&key_of(path), content, launched),
             Err(error) => {
                 warnings.push(format!(
                     "{error}; project configuration files count as untrusted until it is \
@@ -227,131 +270,4 @@ pub fn shell_quoted(path: &Path) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn store_in(dir: &Path) -> PathBuf {
-        dir.join("oxydra").join("trusted.toml")
-    }
-
-    #[test]
-    fn a_missing_store_trusts_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = TrustStore::open(&store_in(dir.path())).unwrap();
-        assert!(store.entries().is_empty());
-        assert_eq!(
-            store.verdict(Path::new("/p/oxydra.toml"), b"x"),
-            Verdict::Untrusted
-        );
-    }
-
-    #[test]
-    fn trusted_content_survives_a_round_trip_and_a_change_untrusts_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = store_in(dir.path());
-        let key = Path::new("/p/oxydra.toml");
-        let mut store = TrustStore::open(&path).unwrap();
-        store.trust(key, b"[runtime]\napprove = \"always\"\n");
-        store.save().unwrap();
-
-        let store = TrustStore::open(&path).unwrap();
-        assert_eq!(
-            store.verdict(key, b"[runtime]\napprove = \"always\"\n"),
-            Verdict::Trusted
-        );
-        // One byte more is another file.
-        assert_eq!(
-            store.verdict(key, b"[runtime]\napprove = \"always\"\n "),
-            Verdict::Changed
-        );
-        assert_eq!(
-            store.verdict(
-                Path::new("/q/oxydra.toml"),
-                b"[runtime]\napprove = \"always\"\n"
-            ),
-            Verdict::Untrusted
-        );
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-            assert_eq!(mode & 0o077, 0, "the store is private: {mode:o}");
-        }
-        let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap())
-            .unwrap()
-            .map(|entry| entry.unwrap().file_name())
-            .collect();
-        assert_eq!(leftovers, ["trusted.toml"]);
-    }
-
-    #[test]
-    fn trusting_again_replaces_and_revoking_forgets() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = store_in(dir.path());
-        let key = Path::new("/p/oxydra.toml");
-        let mut store = TrustStore::open(&path).unwrap();
-        store.trust(key, b"one");
-        store.trust(key, b"two");
-        assert_eq!(store.entries().len(), 1);
-        assert_eq!(store.verdict(key, b"two"), Verdict::Trusted);
-        assert_eq!(store.verdict(key, b"one"), Verdict::Changed);
-        assert!(store.revoke(key));
-        assert!(!store.revoke(key));
-        assert_eq!(store.verdict(key, b"two"), Verdict::Untrusted);
-    }
-
-    #[test]
-    fn a_corrupt_store_is_an_error_naming_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = store_in(dir.path());
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        for text in ["[[trusted]\n", "[[trusted]]\npath = 3\n", "colour = 1\n"] {
-            std::fs::write(&path, text).unwrap();
-            let error = TrustStore::open(&path).unwrap_err();
-            let message = error.to_string();
-            assert!(message.contains("trusted.toml"), "{message}");
-            assert!(message.contains("not a valid trust store"), "{message}");
-        }
-        std::fs::write(&path, [0xff, 0xfe, 0x00]).unwrap();
-        assert!(TrustStore::open(&path).is_err());
-    }
-
-    #[test]
-    fn keys_canonicalise_the_directory_but_not_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let real = dir.path().join("real");
-        std::fs::create_dir(&real).unwrap();
-        std::fs::write(real.join("oxydra.toml"), "").unwrap();
-        std::os::unix::fs::symlink(&real, dir.path().join("via")).unwrap();
-        std::os::unix::fs::symlink(real.join("oxydra.toml"), real.join("link.toml")).unwrap();
-        let canonical = real.canonicalize().unwrap();
-        assert_eq!(
-            key_of(&dir.path().join("via/oxydra.toml")),
-            canonical.join("oxydra.toml")
-        );
-        assert_eq!(
-            key_of(&dir.path().join("via/link.toml")),
-            canonical.join("link.toml")
-        );
-    }
-
-    #[test]
-    fn the_hash_is_sha256() {
-        assert_eq!(
-            sha256_hex(b"abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-    }
-
-    #[test]
-    fn paths_are_quoted_for_the_shell_when_needed() {
-        assert_eq!(
-            shell_quoted(Path::new("/ws/oxydra.toml")),
-            "/ws/oxydra.toml"
-        );
-        assert_eq!(
-            shell_quoted(Path::new("/my ws/it's/oxydra.toml")),
-            "'/my ws/it'\\''s/oxydra.toml'"
-        );
-    }
-}
+mod tests;

@@ -3,7 +3,9 @@
 //! of what `file_write` and `file_edit` change.
 
 use std::fmt::Write as _;
-use std::path::{Component, Path};
+use std::path::Path;
+
+use oxydra::tools::WorkspacePolicy;
 
 use serde_json::{Map, Value};
 use similar::{ChangeTag, TextDiff};
@@ -92,22 +94,13 @@ pub fn planned_diff(name: &str, arguments: &str, workspace: Option<&Path>) -> Op
     }
 }
 
-/// The current text of `path` beneath `root`, when it is a relative path that stays
-/// inside, names a small UTF-8 file, and can be read.
+/// The current text of `path` in the workspace `root`, when it stays inside (no symlink
+/// leads out: the file tools' own resolving and opening), names a small UTF-8 file, and
+/// can be read.
 fn read_old(root: &Path, path: &str) -> Option<String> {
-    let relative = Path::new(path);
-    let inside = relative
-        .components()
-        .all(|component| matches!(component, Component::Normal(_) | Component::CurDir));
-    if !inside {
-        return None;
-    }
-    let full = root.join(relative);
-    let metadata = std::fs::symlink_metadata(&full).ok()?;
-    if !metadata.is_file() || metadata.len() > DIFF_MAX_BYTES {
-        return None;
-    }
-    String::from_utf8(std::fs::read(&full).ok()?).ok()
+    WorkspacePolicy::new(root)
+        .ok()?
+        .read_text(path, DIFF_MAX_BYTES)
 }
 
 /// The changed lines from `old` to `new`, `-`/`+` prefixed and indented, at most
@@ -223,5 +216,23 @@ mod tests {
         let shown = diff("", &new);
         assert_eq!(shown.lines().count(), DIFF_LINES + 1);
         assert!(shown.ends_with("… 988 more changed lines\n"), "{shown}");
+    }
+}
+
+#[cfg(test)]
+mod read_old_tests {
+    use super::read_old;
+
+    #[test]
+    fn the_old_text_is_never_read_through_a_symlink_out_of_the_workspace() {
+        let ws = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join("secret.txt"), "outside").unwrap();
+        std::fs::write(ws.path().join("mine.txt"), "inside").unwrap();
+        std::os::unix::fs::symlink(out.path(), ws.path().join("dir")).unwrap();
+        std::os::unix::fs::symlink(out.path().join("secret.txt"), ws.path().join("file")).unwrap();
+        assert_eq!(read_old(ws.path(), "mine.txt").as_deref(), Some("inside"));
+        assert_eq!(read_old(ws.path(), "dir/secret.txt"), None);
+        assert_eq!(read_old(ws.path(), "file"), None);
     }
 }

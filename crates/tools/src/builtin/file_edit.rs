@@ -11,7 +11,7 @@ use super::{blocking, io_error, open_workspace};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::protected_paths::ProtectedPaths;
+use crate::protected::ProtectedPaths;
 use crate::tool::ToolOutput;
 use crate::typed_tool::TypedTool;
 
@@ -39,7 +39,7 @@ impl FileEdit {
     pub fn new(config: &BuiltinToolsConfig) -> Self {
         Self {
             output_limit: config.output_limit_bytes,
-            protected: config.protected.clone(),
+            protected: config.write_policy(),
         }
     }
 }
@@ -69,7 +69,8 @@ impl TypedTool for FileEdit {
         let ws = open_workspace(ctx)?;
         let resolved = ws.policy.resolve(&args.path)?;
         self.protected
-            .check_write(&resolved.absolute, &resolved.relative)?;
+            .authorize_write(Self::NAME, ws.policy.root(), &args.path, &resolved)
+            .await?;
         let message = blocking(move || {
             let rel = resolved.relative;
             // One handle for the read and the write: the file edited is the file read.

@@ -12,7 +12,7 @@ use super::{blocking, io_error, looks_binary, open_workspace};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::protected_paths::ProtectedPaths;
+use crate::protected::ProtectedPaths;
 use crate::tool::ToolOutput;
 use crate::typed_tool::TypedTool;
 

@@ -16,7 +16,7 @@ use crate::beneath::{self, EntryKind};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::protected_paths::ProtectedPaths;
+use crate::protected::ProtectedPaths;
 use crate::tool::ToolOutput;
 use crate::typed_tool::TypedTool;
 

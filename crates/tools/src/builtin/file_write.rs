@@ -11,7 +11,7 @@ use super::{blocking, io_error, open_workspace};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::protected_paths::ProtectedPaths;
+use crate::protected::ProtectedPaths;
 use crate::tool::ToolOutput;
 use crate::typed_tool::TypedTool;
 
@@ -37,7 +37,7 @@ impl FileWrite {
     pub fn new(config: &BuiltinToolsConfig) -> Self {
         Self {
             output_limit: config.output_limit_bytes,
-            protected: config.protected.clone(),
+            protected: config.write_policy(),
         }
     }
 }
@@ -62,7 +62,8 @@ impl TypedTool for FileWrite {
         let ws = open_workspace(ctx)?;
         let resolved = ws.policy.resolve(&args.path)?;
         self.protected
-            .check_write(&resolved.absolute, &resolved.relative)?;
+            .authorize_write(Self::NAME, ws.policy.root(), &args.path, &resolved)
+            .await?;
         let message = blocking(move || {
             let rel = resolved.relative;
             let (mut file, existed) = match ws.dir.create(&resolved.absolute) {
