@@ -70,6 +70,7 @@ pub struct Blueprint {
     validator: ParameterValidator,
     rules: Vec<ToolRule>,
     allow_privileged: Vec<String>,
+    allow_recursion: bool,
     body: BlueprintBody,
 }
 
@@ -166,6 +167,7 @@ impl Blueprint {
             validator,
             rules: config.rules,
             allow_privileged: config.allow_privileged,
+            allow_recursion: config.allow_recursion,
             body,
         })
     }
@@ -207,6 +209,21 @@ impl Blueprint {
     /// Whether it declares the Privileged tool `tool`.
     pub fn allows_privileged(&self, tool: &str) -> bool {
         self.allow_privileged.iter().any(|name| name == tool)
+    }
+
+    /// Whether a run tree that already runs it may start it again
+    /// (`allow_recursion`).
+    pub fn allows_recursion(&self) -> bool {
+        self.allow_recursion
+    }
+
+    /// Its `max_cost` (AI agents that set one), which bounds a run tree it is the
+    /// root of.
+    pub fn max_cost(&self) -> Option<f64> {
+        match &self.body {
+            BlueprintBody::Agent(spec) => spec.limits.max_cost,
+            BlueprintBody::Deterministic(_) => None,
+        }
     }
 
     /// An AI agent's or a pipeline's specifics.

@@ -12,6 +12,25 @@ pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
 /// The default number of runs executing at once.
 pub const DEFAULT_MAX_CONCURRENT_RUNS: usize = 4;
 
+/// The default cap on connections the HTTP API serves at once.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+
+/// The default time a client has to send a request's headers once it began: 10 s.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The default time a client has to send a request's body once its headers came: 30 s.
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The default time a connection may stay open with nothing in flight: 60 s.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The default deepest run tree: a run started through the API is at depth 0, the
+/// runs it starts at 1, theirs at 2, and so on up to this.
+pub const DEFAULT_MAX_RUN_DEPTH: u32 = 3;
+
+/// The default number of runs one run tree may start, its root not counted.
+pub const DEFAULT_MAX_RUNS_PER_ROOT: u32 = 32;
+
 /// Settings of the coordinator (not of its blueprints).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -39,6 +58,24 @@ pub struct CoordinatorConfig {
     /// lasts unless renewed, in milliseconds (default 15000). A worker renews it every
     /// third of that; a run whose worker died is taken over once it lapses.
     pub run_lease_ttl_ms: u64,
+    /// Most connections the HTTP API serves at once (default 256); further ones wait
+    /// in the kernel's accept queue until one ends.
+    pub max_connections: usize,
+    /// How long a client has to send a request's headers once it sent the first byte
+    /// of it, in milliseconds (default 10000); the connection is closed otherwise.
+    pub header_read_timeout_ms: u64,
+    /// How long a client has to send a request's body once its headers came, in
+    /// milliseconds (default 30000); it is answered `408` and closed otherwise.
+    pub body_read_timeout_ms: u64,
+    /// How long a connection may stay open with no request in flight and no byte of
+    /// the next one, in milliseconds (default 60000); a fresh connection included.
+    pub idle_timeout_ms: u64,
+    /// Deepest a run tree may grow (default 3): `start_agent_run` from a run at this
+    /// depth is refused with a tool error.
+    pub max_run_depth: u32,
+    /// Most runs one run tree may start, its root not counted (default 32); further
+    /// `start_agent_run` calls in the tree are refused with a tool error.
+    pub max_runs_per_root: u32,
 }
 
 impl Default for CoordinatorConfig {
@@ -52,8 +89,19 @@ impl Default for CoordinatorConfig {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             run_lease_ttl_ms: 15_000,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_read_timeout_ms: millis(DEFAULT_HEADER_READ_TIMEOUT),
+            body_read_timeout_ms: millis(DEFAULT_BODY_READ_TIMEOUT),
+            idle_timeout_ms: millis(DEFAULT_IDLE_TIMEOUT),
+            max_run_depth: DEFAULT_MAX_RUN_DEPTH,
+            max_runs_per_root: DEFAULT_MAX_RUNS_PER_ROOT,
         }
     }
+}
+
+/// `duration` in whole milliseconds.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl CoordinatorConfig {
@@ -65,6 +113,11 @@ impl CoordinatorConfig {
     /// The run lease's time to live as a duration.
     pub fn run_lease_ttl(&self) -> Duration {
         Duration::from_millis(self.run_lease_ttl_ms)
+    }
+
+    /// The body read timeout as a duration.
+    pub fn body_read_timeout(&self) -> Duration {
+        Duration::from_millis(self.body_read_timeout_ms)
     }
 }
 
@@ -147,6 +200,11 @@ pub struct BlueprintConfig {
     /// Deterministic: the tool calls, run in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepConfig>,
+    /// Whether a run of this blueprint may be started from a run tree that already
+    /// runs it (by itself, or further down: A starts B, B starts A). Default `false`:
+    /// `start_agent_run` refuses with a tool error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_recursion: bool,
 }
 
 impl BlueprintConfig {
@@ -170,6 +228,7 @@ impl BlueprintConfig {
             limits: None,
             parameters_schema: None,
             steps: Vec::new(),
+            allow_recursion: false,
         }
     }
 
@@ -193,6 +252,7 @@ impl BlueprintConfig {
             limits: None,
             parameters_schema: Some(parameters_schema),
             steps,
+            allow_recursion: false,
         }
     }
 }

@@ -13,7 +13,8 @@ use crate::claim_worker::SharedSettings;
 use crate::config::{BlueprintConfig, CoordinatorConfig};
 use crate::error::CoordinatorError;
 use crate::queue::RunQueue;
-use crate::run::{Run, RunError, RunStatus, now_millis};
+use crate::run::{Run, RunError, RunStatus};
+use crate::run_tree::{RunTrees, TreeScoped};
 use crate::runners::{RunExecutor, RunnerDeps};
 use crate::store::RunStore;
 
@@ -39,6 +40,7 @@ pub(crate) struct Inner {
     by_name: HashMap<String, Arc<Blueprint>>,
     store: Arc<dyn RunStore>,
     queue: RunQueue,
+    trees: Arc<RunTrees>,
 }
 
 /// Agent blueprints, validated runs and their worker pool. Cheap to clone.
@@ -117,8 +119,17 @@ impl Coordinator {
     ) -> Result<Self, CoordinatorError> {
         let loaded = load_blueprints(blueprints)?;
         let handle = CoordinatorHandle::default();
+        let (deps, default_max_cost) = metered(deps);
         let runner = deps.into_runner(&loaded, handle.clone())?;
-        Self::assemble(config, loaded, Arc::new(runner), handle, None).await
+        Self::assemble(
+            config,
+            loaded,
+            Arc::new(runner),
+            handle,
+            None,
+            default_max_cost,
+        )
+        .await
     }
 
     /// Like [`Coordinator::new`], with the executor `make_executor` builds (it receives
@@ -134,7 +145,7 @@ impl Coordinator {
         let loaded = load_blueprints(blueprints)?;
         let handle = CoordinatorHandle::default();
         let executor = make_executor(handle.clone());
-        Self::assemble(config, loaded, executor, handle, None).await
+        Self::assemble(config, loaded, executor, handle, None, None).await
     }
 
     /// Like [`Coordinator::new`] (real runners from `deps`), keeping blueprints and
@@ -148,8 +159,17 @@ impl Coordinator {
     ) -> Result<Self, CoordinatorError> {
         let loaded = load_blueprints(blueprints)?;
         let handle = CoordinatorHandle::default();
+        let (deps, default_max_cost) = metered(deps);
         let runner = deps.into_runner(&loaded, handle.clone())?;
-        Self::assemble(config, loaded, Arc::new(runner), handle, Some(store)).await
+        Self::assemble(
+            config,
+            loaded,
+            Arc::new(runner),
+            handle,
+            Some(store),
+            default_max_cost,
+        )
+        .await
     }
 
     /// Like [`Coordinator::with_executor`], keeping blueprints and runs in `store` (any
@@ -166,7 +186,7 @@ impl Coordinator {
         let loaded = load_blueprints(blueprints)?;
         let handle = CoordinatorHandle::default();
         let executor = make_executor(handle.clone());
-        Self::assemble(config, loaded, executor, handle, Some(store)).await
+        Self::assemble(config, loaded, executor, handle, Some(store), None).await
     }
 
     async fn assemble(
@@ -175,6 +195,7 @@ impl Coordinator {
         executor: Arc<dyn RunExecutor>,
         handle: CoordinatorHandle,
         store: Option<Arc<dyn RunStore>>,
+        default_max_cost: Option<f64>,
     ) -> Result<Self, CoordinatorError> {
         check_config(&config)?;
         let store = match store {
@@ -206,6 +227,15 @@ impl Coordinator {
             ttl: config.run_lease_ttl(),
             wake: Arc::new(tokio::sync::Notify::new()),
         });
+        let trees = Arc::new(RunTrees::new(
+            Arc::clone(&store),
+            by_name.clone(),
+            default_max_cost,
+            config.max_run_depth,
+            config.max_runs_per_root,
+        ));
+        let executor: Arc<dyn RunExecutor> =
+            Arc::new(TreeScoped::new(executor, Arc::clone(&trees)));
         let queue = RunQueue::new(store.clone(), executor, config.max_concurrent_runs, shared);
         let inner = Arc::new(Inner {
             config,
@@ -213,6 +243,7 @@ impl Coordinator {
             by_name,
             store,
             queue,
+            trees,
         });
         let _ = handle.cell.set(Arc::downgrade(&inner));
         Ok(Self { inner })
@@ -250,6 +281,10 @@ impl Coordinator {
     /// Validates `parameters` against `agent_name`'s schema, stores a pending run and
     /// queues it. Unknown agent: [`CoordinatorError::AgentNotFound`]; invalid
     /// parameters: [`CoordinatorError::InvalidParameters`] with the `parameter_validation_failed` body.
+    ///
+    /// Called while a run executes (its `start_agent_run` tool, or code its executor
+    /// runs), the new run is a child in that run's tree, refused with
+    /// [`CoordinatorError::RunTreeLimit`] when a bound of the tree says so.
     pub async fn create_run(
         &self,
         agent_name: &str,
@@ -274,17 +309,12 @@ impl Coordinator {
             .validate(&parameters)
             .map_err(CoordinatorError::InvalidParameters)?;
         let run_id = crate::run::new_run_id();
-        let run = Run {
-            run_id: run_id.as_str().to_owned(),
-            agent_name: agent_name.to_owned(),
-            status: RunStatus::Pending,
-            parameters,
-            result: None,
-            error: None,
-            created_at: now_millis(),
-            started_at: None,
-            finished_at: None,
-        };
+        let lineage = self
+            .inner
+            .trees
+            .lineage_for(run_id.as_str(), &blueprint)
+            .await?;
+        let run = Run::pending(run_id.as_str(), agent_name, parameters, lineage);
         self.inner.store.insert_run(run).await?;
         let created = RunCreated {
             run_id: run_id.as_str().to_owned(),
@@ -349,6 +379,17 @@ impl Coordinator {
     }
 }
 
+/// `deps` with every provider metered for run trees, and its default `max_cost`.
+fn metered(mut deps: RunnerDeps) -> (RunnerDeps, Option<f64>) {
+    deps.provider = deps.provider.map(crate::tree_meter::metered);
+    deps.providers = std::mem::take(&mut deps.providers)
+        .into_iter()
+        .map(|(name, provider)| (name, crate::tree_meter::metered(provider)))
+        .collect();
+    let default_max_cost = deps.limits.max_cost;
+    (deps, default_max_cost)
+}
+
 fn check_config(config: &CoordinatorConfig) -> Result<(), CoordinatorError> {
     let invalid = |reason: &str| CoordinatorError::InvalidConfig {
         reason: reason.to_owned(),
@@ -361,6 +402,18 @@ fn check_config(config: &CoordinatorConfig) -> Result<(), CoordinatorError> {
     }
     if config.body_limit_bytes == 0 {
         return Err(invalid("body_limit_bytes must be at least 1"));
+    }
+    if config.max_connections == 0 {
+        return Err(invalid("max_connections must be at least 1"));
+    }
+    for (key, value) in [
+        ("header_read_timeout_ms", config.header_read_timeout_ms),
+        ("body_read_timeout_ms", config.body_read_timeout_ms),
+        ("idle_timeout_ms", config.idle_timeout_ms),
+    ] {
+        if value == 0 {
+            return Err(invalid(&format!("{key} must be at least 1")));
+        }
     }
     if let Some(token) = &config.auth_token
         && (token.trim().is_empty() || token.trim() != token)

@@ -6,9 +6,45 @@ use thiserror::Error;
 use crate::run::RunStatus;
 use crate::validation::ParameterValidationFailure;
 
+/// Which bound of a run tree refused a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunTreeBound {
+    /// The tree is as deep as `max_run_depth` allows.
+    Depth,
+    /// The tree has started `max_runs_per_root` runs.
+    RunsPerRoot,
+    /// The tree spent its root's `max_cost`.
+    Cost,
+    /// The blueprint already runs in the tree and does not allow recursion.
+    Recursion,
+}
+
+impl RunTreeBound {
+    /// The stable snake_case name (`max_run_depth`, `max_runs_per_root`, `max_cost`,
+    /// `recursion`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Depth => "max_run_depth",
+            Self::RunsPerRoot => "max_runs_per_root",
+            Self::Cost => "max_cost",
+            Self::Recursion => "recursion",
+        }
+    }
+}
+
 /// What can go wrong while loading blueprints, storing runs or serving the API.
 #[derive(Debug, Error)]
 pub enum CoordinatorError {
+    /// A run that a run tried to start is refused by a bound of its run tree.
+    #[error("run tree of `{root_run_id}`: {message}")]
+    RunTreeLimit {
+        /// Which bound.
+        bound: RunTreeBound,
+        /// The root of the tree.
+        root_run_id: String,
+        /// What was refused, and why.
+        message: String,
+    },
     /// A coordinator setting is unusable (an empty auth token, no workers, …).
     #[error("coordinator config: {reason}")]
     InvalidConfig {

@@ -44,6 +44,7 @@ mod error;
 mod http;
 mod queue;
 mod run;
+mod run_tree;
 mod runners;
 mod scrub;
 mod shell_words;
@@ -51,6 +52,7 @@ mod shell_words;
 mod sqlite;
 mod store;
 mod template;
+mod tree_meter;
 mod validation;
 
 pub use agent_tools::{
@@ -61,21 +63,24 @@ pub use blueprint::{AgentSpec, Blueprint, BlueprintBody, BlueprintSummary, Step}
 pub use claims::{ClaimState, ClaimedRun, SharedRunQueue};
 pub use config::{
     BlueprintConfig, BlueprintKind, BlueprintLimits, CoordinatorConfig, DEFAULT_BODY_LIMIT,
-    DEFAULT_MAX_CONCURRENT_RUNS, StepConfig,
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_RUN_DEPTH,
+    DEFAULT_MAX_RUNS_PER_ROOT, StepConfig,
 };
 pub use coordinator::{AgentListing, Coordinator, CoordinatorHandle, RunCreated};
-pub use error::{CoordinatorError, TemplateError};
+pub use error::{CoordinatorError, RunTreeBound, TemplateError};
 pub use http::{
-    ApiError, JsonBody, is_allowed_host_entry, is_allowed_origin_entry, serve, shutdown_signal,
+    ApiError, ConnectionLimits, JsonBody, is_allowed_host_entry, is_allowed_origin_entry, serve,
+    serve_bounded, shutdown_signal,
 };
-pub use run::{Run, RunError, RunStatus};
+pub use run::{Run, RunError, RunLineage, RunStatus, RunTreeUsage};
 pub use runners::{
     AgentRunner, BlueprintRunner, DeterministicRunner, RunExecutor, RunRequest, RunnerDeps,
 };
 pub use scrub::{scrub_error, scrub_value};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteRunStore;
-pub use store::RunStore;
+pub use store::{RunStore, TreeReservation};
 pub use template::{ArgsTemplate, shell_command_arg};
 pub use validation::{
     MAX_REPORTED_ISSUES, ParameterValidationFailure, ParameterValidator, SchemaProblem,

@@ -407,7 +407,7 @@ mod tests {
     use tokio::sync::Semaphore;
 
     use crate::config::BlueprintConfig;
-    use crate::run::{Run, new_run_id, now_millis};
+    use crate::run::{Run, RunLineage, new_run_id};
     use crate::sqlite::SqliteRunStore;
 
     /// Counts how many runs it executes at once; each run waits for a permit.
@@ -459,17 +459,12 @@ mod tests {
     ) -> String {
         let run_id = new_run_id();
         store
-            .insert_run(Run {
-                run_id: run_id.as_str().to_owned(),
-                agent_name: blueprint.name().to_owned(),
-                status: RunStatus::Pending,
-                parameters: json!({"prompt": format!("task {n}")}),
-                result: None,
-                error: None,
-                created_at: now_millis(),
-                started_at: None,
-                finished_at: None,
-            })
+            .insert_run(Run::pending(
+                run_id.as_str(),
+                blueprint.name(),
+                json!({"prompt": format!("task {n}")}),
+                RunLineage::root(run_id.as_str()),
+            ))
             .await
             .unwrap();
         let id = run_id.as_str().to_owned();

@@ -1,9 +1,6 @@
 //! Runs: one execution of a blueprint with validated parameters.
 
 use std::fmt;
-use std::hash::{BuildHasher, Hasher};
-use std::sync::LazyLock;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use oxydra_types::{RunId, SessionId};
@@ -142,26 +139,94 @@ pub struct Run {
     /// When it ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<i64>,
+    /// Where it sits in its run tree: the run the tree started from, the run that
+    /// started this one and how deep it is (see [`RunLineage`]).
+    #[serde(flatten)]
+    pub lineage: RunLineage,
+    /// On the root of a tree: how many runs were started in the tree and what their
+    /// provider calls cost so far (zero on other runs).
+    #[serde(flatten)]
+    pub tree: RunTreeUsage,
 }
 
-/// A random start for this process's id counter.
-static ID_BASE: LazyLock<u64> = LazyLock::new(|| {
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_i64(now_millis());
-    hasher.finish()
-});
-static ID_COUNTER: AtomicU64 = AtomicU64::new(0);
+impl Run {
+    /// A new pending run of `agent_name` with `parameters`, created now, at `lineage`.
+    pub fn pending(
+        run_id: impl Into<String>,
+        agent_name: impl Into<String>,
+        parameters: Value,
+        lineage: RunLineage,
+    ) -> Self {
+        Self {
+            run_id: run_id.into(),
+            agent_name: agent_name.into(),
+            status: RunStatus::Pending,
+            parameters,
+            result: None,
+            error: None,
+            created_at: now_millis(),
+            started_at: None,
+            finished_at: None,
+            lineage,
+            tree: RunTreeUsage::default(),
+        }
+    }
+}
 
-/// A fresh run id: `run_`, 12 hex digits of milliseconds since the epoch, then 7 hex
-/// digits from a per-process random start plus a counter (unique for 2^28 ids within
-/// a millisecond). Kept at 23 characters, under the 24 at which the scrubber starts
-/// judging strings as possible secrets, so ids survive the scrubbing of tool output
-/// an orchestrating agent reads.
+/// Where a run sits in its run tree. A run started through the API (or the library)
+/// is a root: `root_run_id` is its own id and `depth` 0. A run an agent starts with
+/// `start_agent_run` has its starter's root, its starter as `parent_run_id` and one
+/// more depth.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RunLineage {
+    /// The root of the tree (the run's own id for a root).
+    #[serde(default)]
+    pub root_run_id: String,
+    /// The run that started this one (none for a root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_run_id: Option<String>,
+    /// How many runs lie between it and the root (0 for a root).
+    #[serde(default)]
+    pub depth: u32,
+}
+
+impl RunLineage {
+    /// The lineage of a root run `run_id`.
+    pub fn root(run_id: impl Into<String>) -> Self {
+        Self {
+            root_run_id: run_id.into(),
+            parent_run_id: None,
+            depth: 0,
+        }
+    }
+
+    /// Whether it is a root (no parent).
+    pub fn is_root(&self) -> bool {
+        self.parent_run_id.is_none()
+    }
+}
+
+/// What a run tree has used, kept on its root run.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct RunTreeUsage {
+    /// Runs started in the tree, the root not counted.
+    #[serde(default)]
+    pub tree_runs: u32,
+    /// US dollars spent by the provider calls of every run in the tree, the root's own
+    /// included.
+    #[serde(default)]
+    pub tree_cost: f64,
+}
+
+/// A fresh run id: `run_` and 32 hex digits of 128 bits from the operating system's
+/// random source (through `rand`'s cryptographic thread generator), so that no id can
+/// be guessed from another: knowing one run's id tells nothing of the next. Runs are
+/// ordered by `created_at`, never by id. Hex behind a short lowercase prefix is what
+/// the scrubber treats as an id, so ids survive the scrubbing of tool output an
+/// orchestrating agent reads.
 pub(crate) fn new_run_id() -> RunId {
-    let count = ID_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let suffix = ID_BASE.wrapping_add(count) & 0x0fff_ffff;
-    let millis = now_millis() & 0xffff_ffff_ffff;
-    RunId::from(format!("run_{millis:012x}{suffix:07x}"))
+    let bits: u128 = rand::random();
+    RunId::from(format!("run_{bits:032x}"))
 }
 
 /// The session an AI agent run talks in: the run id with `ses_` for `run_`.
@@ -204,12 +269,37 @@ mod tests {
     }
 
     #[test]
-    fn run_ids_are_unique_short_and_scrub_safe() {
-        let ids: std::collections::HashSet<String> =
-            (0..10_000).map(|_| new_run_id().into_string()).collect();
+    fn run_ids_are_unique_unguessable_and_scrub_safe() {
+        let ordered: Vec<String> = (0..10_000).map(|_| new_run_id().into_string()).collect();
+        let ids: std::collections::HashSet<&String> = ordered.iter().collect();
         assert_eq!(ids.len(), 10_000);
-        for id in ids.iter().take(200) {
-            assert!(id.starts_with("run_") && id.len() == 23, "{id}");
+        // Consecutive ids share no prefix beyond chance: nothing (time, a counter)
+        // links one to the next. 16 shared leading hex digits by chance is 2^-64.
+        for pair in ordered.windows(2) {
+            let shared = pair[0]
+                .bytes()
+                .zip(pair[1].bytes())
+                .skip(4)
+                .take_while(|(a, b)| a == b)
+                .count();
+            assert!(shared < 16, "{} then {}", pair[0], pair[1]);
+        }
+        // Every bit position varies: no constant or clock field.
+        let mut seen_one = [false; 128];
+        let mut seen_zero = [false; 128];
+        for id in ordered.iter().take(1000) {
+            let bits = u128::from_str_radix(&id[4..], 16).unwrap();
+            for (bit, (one, zero)) in seen_one.iter_mut().zip(seen_zero.iter_mut()).enumerate() {
+                if bits >> bit & 1 == 1 {
+                    *one = true;
+                } else {
+                    *zero = true;
+                }
+            }
+        }
+        assert!(seen_one.iter().chain(seen_zero.iter()).all(|seen| *seen));
+        for id in ordered.iter().take(200) {
+            assert!(id.starts_with("run_") && id.len() == 36, "{id}");
             let text = format!("{{\"run_id\":\"{id}\"}}");
             assert_eq!(oxydra_scrubbing::scrub(&text).text, text.as_str());
         }

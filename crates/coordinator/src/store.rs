@@ -8,7 +8,20 @@ use std::sync::Arc;
 use crate::blueprint::BlueprintSummary;
 use crate::claims::SharedRunQueue;
 use crate::error::CoordinatorError;
-use crate::run::{Run, RunError, RunStatus};
+use crate::run::{Run, RunError, RunStatus, RunTreeUsage};
+
+/// What [`RunStore::reserve_tree_run`] found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TreeReservation {
+    /// Counted: the new run may be stored.
+    Reserved,
+    /// The tree has started `max_runs` runs already.
+    TooManyRuns(RunTreeUsage),
+    /// The tree has spent its root's `max_cost`.
+    BudgetSpent(RunTreeUsage),
+    /// No such root run.
+    NoRoot,
+}
 
 /// Storage of blueprints and runs, used by the HTTP layer, the agent tools and the
 /// worker pool. [`SqliteRunStore`](crate::SqliteRunStore) is the built-in backend; the
@@ -56,6 +69,20 @@ pub trait RunStore: Send + Sync + std::fmt::Debug {
 
     /// The run with `run_id`, if any.
     async fn get_run(&self, run_id: &str) -> Result<Option<Run>, CoordinatorError>;
+
+    /// Counts one more run in the tree of root `root_run_id` (its `tree_runs`), when
+    /// the tree has started fewer than `max_runs` and, with `max_cost`, its
+    /// `tree_cost` is still below it; in one conditional statement, so concurrent
+    /// starters never pass the cap together.
+    async fn reserve_tree_run(
+        &self,
+        root_run_id: &str,
+        max_runs: u32,
+        max_cost: Option<f64>,
+    ) -> Result<TreeReservation, CoordinatorError>;
+
+    /// Adds `cost` (US dollars) to the `tree_cost` of root `root_run_id`.
+    async fn charge_tree(&self, root_run_id: &str, cost: f64) -> Result<(), CoordinatorError>;
 
     /// Marks every run left pending or running (by a coordinator that stopped without
     /// finishing them) as failed with kind `interrupted`; returns how many.

@@ -107,6 +107,17 @@ pub(crate) const RUN_MIGRATIONS: &[&str] = &[
     CREATE INDEX coordinator_runs_open ON coordinator_runs (created_at)
         WHERE status IN ('pending', 'running');
     ",
+    // 2: run trees (a run's root, parent and depth; on roots, what the tree used), and
+    // an insertion order, as run ids are random and no longer sort by creation.
+    "
+    ALTER TABLE coordinator_runs
+        ADD COLUMN root_run_id   TEXT,
+        ADD COLUMN parent_run_id TEXT,
+        ADD COLUMN depth         INTEGER NOT NULL DEFAULT 0,
+        ADD COLUMN tree_runs     INTEGER NOT NULL DEFAULT 0,
+        ADD COLUMN tree_cost     DOUBLE PRECISION NOT NULL DEFAULT 0,
+        ADD COLUMN seq           BIGSERIAL;
+    ",
 ];
 
 /// Applies what is pending of every component in one transaction under the advisory

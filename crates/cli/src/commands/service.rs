@@ -23,6 +23,26 @@ use super::database::connect_postgres;
 use super::provider;
 use super::sessions::open;
 
+/// The coordinator's defaults with the `[serve]` bounds that are set.
+fn bounded(bounds: &crate::config::ServeSection) -> CoordinatorConfig {
+    let default = CoordinatorConfig::default();
+    CoordinatorConfig {
+        max_connections: bounds.max_connections.unwrap_or(default.max_connections),
+        header_read_timeout_ms: bounds
+            .header_read_timeout_ms
+            .unwrap_or(default.header_read_timeout_ms),
+        body_read_timeout_ms: bounds
+            .body_read_timeout_ms
+            .unwrap_or(default.body_read_timeout_ms),
+        idle_timeout_ms: bounds.idle_timeout_ms.unwrap_or(default.idle_timeout_ms),
+        max_run_depth: bounds.max_run_depth.unwrap_or(default.max_run_depth),
+        max_runs_per_root: bounds
+            .max_runs_per_root
+            .unwrap_or(default.max_runs_per_root),
+        ..default
+    }
+}
+
 /// The variable `oxydra serve` reads its bearer token from when `[serve]` names none.
 pub const SERVE_TOKEN_VAR: &str = "OXYDRA_SERVE_TOKEN";
 
@@ -142,7 +162,7 @@ pub async fn start(
             .serve
             .run_lease_ttl_ms
             .unwrap_or(CoordinatorConfig::default().run_lease_ttl_ms),
-        ..CoordinatorConfig::default()
+        ..bounded(&settings.serve)
     };
     let blueprints = settings
         .agents

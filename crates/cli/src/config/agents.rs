@@ -48,6 +48,10 @@ pub struct AgentConfig {
     /// Model override for an AI agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Whether a run tree that already runs this agent may start it again
+    /// (`start_agent_run` refuses otherwise).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_recursion: bool,
 }
 
 impl AgentConfig {
@@ -67,6 +71,7 @@ impl AgentConfig {
             limits: self.limits.clone(),
             parameters_schema: self.parameters_schema.clone(),
             steps: self.steps.clone(),
+            allow_recursion: self.allow_recursion,
         }
     }
 }

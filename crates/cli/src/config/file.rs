@@ -124,6 +124,21 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
             "expected at least 1, found 0".into(),
         ));
     }
+    for (key, value) in [
+        (
+            "serve.max_connections",
+            serve
+                .max_connections
+                .map(|v| u64::try_from(v).unwrap_or(u64::MAX)),
+        ),
+        ("serve.header_read_timeout_ms", serve.header_read_timeout_ms),
+        ("serve.body_read_timeout_ms", serve.body_read_timeout_ms),
+        ("serve.idle_timeout_ms", serve.idle_timeout_ms),
+    ] {
+        if value == Some(0) {
+            return Err(invalid(key, "expected at least 1, found 0".into()));
+        }
+    }
     for (index, host) in serve.allowed_hosts.iter().enumerate() {
         if !oxydra::coordinator::is_allowed_host_entry(host) {
             return Err(invalid(

@@ -193,6 +193,20 @@ pub struct ServeSection {
     /// renewed, in milliseconds (default 15000); a run whose worker died is taken over
     /// by another once it lapses.
     pub run_lease_ttl_ms: Option<u64>,
+    // Bounds of the HTTP server and of run trees (docs/coordinator.md, "Bounds");
+    // absent keys keep the coordinator's defaults.
+    /// Most connections served at once (default 256).
+    pub max_connections: Option<usize>,
+    /// Time to send a request's headers once begun, in ms (default 10000).
+    pub header_read_timeout_ms: Option<u64>,
+    /// Time to send a request's body once its headers came, in ms (default 30000).
+    pub body_read_timeout_ms: Option<u64>,
+    /// Time a connection may stay open with nothing in flight, in ms (default 60000).
+    pub idle_timeout_ms: Option<u64>,
+    /// Deepest a run tree may grow (default 3).
+    pub max_run_depth: Option<u32>,
+    /// Most runs a run tree may start, its root not counted (default 32).
+    pub max_runs_per_root: Option<u32>,
 }
 
 /// `[provider]`.

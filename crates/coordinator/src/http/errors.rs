@@ -48,6 +48,22 @@ impl ApiError {
         .with("limit_bytes", limit)
     }
 
+    /// `408 request_timeout`: the body did not arrive within `timeout`.
+    pub fn body_timeout(timeout: std::time::Duration) -> Self {
+        Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            format!(
+                "the request body did not arrive within {} ms",
+                timeout.as_millis()
+            ),
+        )
+        .with(
+            "timeout_ms",
+            u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        )
+    }
+
     /// `401 unauthorized`.
     pub fn unauthorized() -> Self {
         Self::new(
@@ -81,6 +97,11 @@ impl From<CoordinatorError> for ApiError {
                     .with("run_id", run_id)
                     .with("status", status.as_str())
             }
+            CoordinatorError::RunTreeLimit {
+                bound, root_run_id, ..
+            } => Self::new(StatusCode::TOO_MANY_REQUESTS, "run_tree_limit", message)
+                .with("bound", bound.as_str())
+                .with("root_run_id", root_run_id),
             CoordinatorError::ShuttingDown => {
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", message)
             }

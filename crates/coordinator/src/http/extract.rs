@@ -23,6 +23,12 @@ pub struct JsonBody<T>(pub T);
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BodyLimit(pub usize);
 
+/// How long a body may take to arrive once its headers did, put into request
+/// extensions by the router: a client that sends half a body is answered `408` and
+/// its connection closed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyReadTimeout(pub std::time::Duration);
+
 impl<S, T> FromRequest<S> for JsonBody<T>
 where
     S: Send + Sync,
@@ -36,8 +42,15 @@ where
             .extensions()
             .get::<BodyLimit>()
             .map_or(crate::config::DEFAULT_BODY_LIMIT, |limit| limit.0);
-        let bytes = Bytes::from_request(request, state)
+        let timeout = request
+            .extensions()
+            .get::<BodyReadTimeout>()
+            .map_or(crate::config::DEFAULT_BODY_READ_TIMEOUT, |timeout| {
+                timeout.0
+            });
+        let bytes = tokio::time::timeout(timeout, Bytes::from_request(request, state))
             .await
+            .map_err(|_elapsed| ApiError::body_timeout(timeout))?
             .map_err(|rejection| {
                 if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                     ApiError::too_large(limit)

@@ -1,13 +1,16 @@
 //! The HTTP API on axum: `GET /agents`, `POST /runs`, `GET /runs/{id}`,
 //! `DELETE /runs/{id}`, a body size limit, JSON bodies only (`415` otherwise), JSON
 //! errors for every failure (a panicking handler included: `500` JSON), `Host` /
-//! `Origin` checks against web pages, optional bearer auth and graceful shutdown.
+//! `Origin` checks against web pages, optional bearer auth, graceful shutdown, and
+//! the bounds of a server reachable before authentication: header, body and idle
+//! timeouts and a connection cap ([`server`]).
 
 mod auth;
 mod errors;
 mod extract;
 mod guard;
 mod routes;
+mod server;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -25,6 +28,7 @@ use crate::error::CoordinatorError;
 pub use errors::ApiError;
 pub use extract::JsonBody;
 pub use guard::{is_allowed_host_entry, is_allowed_origin_entry};
+pub use server::{ConnectionLimits, serve_bounded};
 
 impl Coordinator {
     /// The API's router, with the body limit, JSON fallbacks, the `Host` / `Origin`
@@ -49,7 +53,10 @@ impl Coordinator {
             .method_not_allowed_fallback(errors::method_not_allowed)
             .with_state(self.clone())
             .layer(DefaultBodyLimit::max(limit))
-            .layer(axum::Extension(extract::BodyLimit(limit)));
+            .layer(axum::Extension(extract::BodyLimit(limit)))
+            .layer(axum::Extension(extract::BodyReadTimeout(
+                self.config().body_read_timeout(),
+            )));
         let router = match &self.config().auth_token {
             Some(token) => router.layer(axum::middleware::from_fn_with_state(
                 Arc::<str>::from(token.as_str()),
@@ -65,15 +72,17 @@ impl Coordinator {
         outer_layers(router)
     }
 
-    /// Serves the API on `listener` until `shutdown` completes (in-flight requests
-    /// finish), then shuts the coordinator down: active runs end `failed` /
+    /// Serves the API on `listener` within the configured connection bounds
+    /// ([`ConnectionLimits::from_config`]) until `shutdown` completes (in-flight
+    /// requests finish), then shuts the coordinator down: active runs end `failed` /
     /// `interrupted`.
     pub async fn serve<F>(&self, listener: TcpListener, shutdown: F) -> Result<(), CoordinatorError>
     where
         F: Future<Output = ()> + Send + 'static,
     {
         let port = listener.local_addr().ok().map(|addr| addr.port());
-        let served = serve(listener, self.router_on(port), shutdown).await;
+        let limits = ConnectionLimits::from_config(self.config());
+        let served = serve_bounded(listener, self.router_on(port), limits, shutdown).await;
         self.shutdown().await;
         served
     }
@@ -87,7 +96,8 @@ fn outer_layers(router: Router) -> Router {
         .layer(TraceLayer::new_for_http())
 }
 
-/// Serves `router` on `listener` until `shutdown` completes.
+/// Serves `router` on `listener` until `shutdown` completes, within the default
+/// [`ConnectionLimits`] (see [`serve_bounded`] to choose them).
 pub async fn serve<F>(
     listener: TcpListener,
     router: Router,
@@ -96,16 +106,7 @@ pub async fn serve<F>(
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    if let Ok(addr) = listener.local_addr() {
-        tracing::info!(%addr, "coordinator API listening");
-    }
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(|source| CoordinatorError::Io {
-            action: "serving the coordinator API",
-            source,
-        })
+    serve_bounded(listener, router, ConnectionLimits::default(), shutdown).await
 }
 
 /// Completes on Ctrl-C or (on Unix) SIGTERM: pass it to [`Coordinator::serve`].

@@ -19,9 +19,10 @@ CREATE TABLE IF NOT EXISTS coordinator_schema_version (
 /// transaction as the record of it. Never edit a released migration: add the next
 /// one (`ALTER TABLE …`). Version 1 uses `IF NOT EXISTS`, so databases created before
 /// versioning adopt it without change.
-pub(crate) const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    "
+pub(crate) const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        "
 CREATE TABLE IF NOT EXISTS coordinator_blueprints (
     name TEXT PRIMARY KEY,
     type TEXT NOT NULL CHECK (type IN ('agent', 'deterministic')),
@@ -43,10 +44,23 @@ CREATE TABLE IF NOT EXISTS coordinator_runs (
 );
 CREATE INDEX IF NOT EXISTS coordinator_runs_by_status ON coordinator_runs (status);
 ",
-)];
+    ),
+    (
+        2,
+        // Run trees: where a run sits (a root has no `root_run_id` stored before this
+        // version, read as its own id) and, on roots, what the tree used.
+        "
+ALTER TABLE coordinator_runs ADD COLUMN root_run_id TEXT;
+ALTER TABLE coordinator_runs ADD COLUMN parent_run_id TEXT;
+ALTER TABLE coordinator_runs ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE coordinator_runs ADD COLUMN tree_runs INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE coordinator_runs ADD COLUMN tree_cost REAL NOT NULL DEFAULT 0;
+",
+    ),
+];
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 /// The highest coordinator schema version recorded in `connection` (0: none).
 fn schema_version(connection: &Connection) -> Result<i64, CoordinatorError> {

@@ -10,6 +10,7 @@
 
 mod db_thread;
 mod migrations;
+mod trees;
 
 use std::path::Path;
 
@@ -20,16 +21,16 @@ use serde_json::Value;
 use crate::blueprint::BlueprintSummary;
 use crate::config::BlueprintKind;
 use crate::error::CoordinatorError;
-use crate::run::{Run, RunError, RunStatus, now_millis};
+use crate::run::{Run, RunError, RunLineage, RunStatus, RunTreeUsage, now_millis};
 use crate::scrub::{scrub_error, scrub_value};
-use crate::store::RunStore;
+use crate::store::{RunStore, TreeReservation};
 use db_thread::DbThread;
 use migrations::migrate;
 #[cfg(test)]
 use migrations::{MIGRATIONS, SCHEMA_VERSION};
 
-const RUN_COLUMNS: &str =
-    "id, agent_name, status, parameters, result, error, created_at, started_at, finished_at";
+const RUN_COLUMNS: &str = "id, agent_name, status, parameters, result, error, created_at, \
+    started_at, finished_at, COALESCE(root_run_id, id), parent_run_id, depth, tree_runs, tree_cost";
 
 /// The backend name in errors.
 const BACKEND: &str = "sqlite";
@@ -185,8 +186,9 @@ impl RunStore for SqliteRunStore {
         self.with(move |connection| {
             connection
                 .prepare_cached(
-                    "INSERT INTO coordinator_runs (id, agent_name, status, parameters, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    "INSERT INTO coordinator_runs (id, agent_name, status, parameters, created_at,
+                         root_run_id, parent_run_id, depth)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 )
                 .and_then(|mut statement| {
                     statement.execute(params![
@@ -194,7 +196,10 @@ impl RunStore for SqliteRunStore {
                         run.agent_name,
                         run.status.as_str(),
                         parameters,
-                        run.created_at
+                        run.created_at,
+                        run.lineage.root_run_id,
+                        run.lineage.parent_run_id,
+                        run.lineage.depth
                     ])
                 })
                 .map_err(CoordinatorError::storage("storing a run"))?;
@@ -286,6 +291,15 @@ impl RunStore for SqliteRunStore {
                                 created_at: row.get(6)?,
                                 started_at: row.get(7)?,
                                 finished_at: row.get(8)?,
+                                lineage: RunLineage {
+                                    root_run_id: row.get(9)?,
+                                    parent_run_id: row.get(10)?,
+                                    depth: row.get(11)?,
+                                },
+                                tree: RunTreeUsage {
+                                    tree_runs: row.get(12)?,
+                                    tree_cost: row.get(13)?,
+                                },
                             })
                         })
                         .optional()
@@ -294,6 +308,23 @@ impl RunStore for SqliteRunStore {
             row.map(RawRun::into_run).transpose()
         })
         .await
+    }
+
+    async fn reserve_tree_run(
+        &self,
+        root_run_id: &str,
+        max_runs: u32,
+        max_cost: Option<f64>,
+    ) -> Result<TreeReservation, CoordinatorError> {
+        let root_run_id = root_run_id.to_owned();
+        self.with(move |connection| trees::reserve(connection, &root_run_id, max_runs, max_cost))
+            .await
+    }
+
+    async fn charge_tree(&self, root_run_id: &str, cost: f64) -> Result<(), CoordinatorError> {
+        let root_run_id = root_run_id.to_owned();
+        self.with(move |connection| trees::charge(connection, &root_run_id, cost))
+            .await
     }
 
     /// Marks every run left pending or running (by a coordinator that stopped without
@@ -324,6 +355,8 @@ struct RawRun {
     created_at: i64,
     started_at: Option<i64>,
     finished_at: Option<i64>,
+    lineage: RunLineage,
+    tree: RunTreeUsage,
 }
 
 impl RawRun {
@@ -357,6 +390,8 @@ impl RawRun {
             created_at: self.created_at,
             started_at: self.started_at,
             finished_at: self.finished_at,
+            lineage: self.lineage,
+            tree: self.tree,
         })
     }
 }
@@ -374,17 +409,12 @@ mod tests {
     use serde_json::json;
 
     fn pending(id: &str) -> Run {
-        Run {
-            run_id: id.into(),
-            agent_name: "researcher".into(),
-            status: RunStatus::Pending,
-            parameters: json!({"prompt": "hi"}),
-            result: None,
-            error: None,
-            created_at: now_millis(),
-            started_at: None,
-            finished_at: None,
-        }
+        Run::pending(
+            id,
+            "researcher",
+            json!({"prompt": "hi"}),
+            RunLineage::root(id),
+        )
     }
 
     #[tokio::test]
@@ -433,9 +463,10 @@ mod tests {
             let store = SqliteRunStore::open(Some(&path)).unwrap();
             store.insert_run(pending("kept")).await.unwrap();
         }
-        assert_eq!(recorded_versions(&path), vec![SCHEMA_VERSION]);
+        let all: Vec<i64> = (1..=SCHEMA_VERSION).collect();
+        assert_eq!(recorded_versions(&path), all);
         let store = SqliteRunStore::open(Some(&path)).unwrap();
-        assert_eq!(recorded_versions(&path), vec![SCHEMA_VERSION]);
+        assert_eq!(recorded_versions(&path), all);
         assert!(store.get_run("kept").await.unwrap().is_some());
         let user_version: i64 = Connection::open(&path)
             .unwrap()
@@ -461,9 +492,12 @@ mod tests {
                 .unwrap();
         }
         let store = SqliteRunStore::open(Some(&path)).unwrap();
-        assert_eq!(recorded_versions(&path), vec![SCHEMA_VERSION]);
+        let all: Vec<i64> = (1..=SCHEMA_VERSION).collect();
+        assert_eq!(recorded_versions(&path), all);
         let run = store.get_run("old").await.unwrap().unwrap();
         assert_eq!(run.status, RunStatus::Completed);
+        // A run from before run trees is a root of its own.
+        assert_eq!(run.lineage, RunLineage::root("old"));
     }
 
     #[test]

@@ -36,7 +36,7 @@ impl SharedRunQueue for PostgresRunStore {
                      SELECT id FROM coordinator_runs
                      WHERE status = 'pending'
                         OR (status = 'running' AND lease_expires_at < $3)
-                     ORDER BY created_at, id
+                     ORDER BY created_at, seq
                      LIMIT 1
                      FOR UPDATE SKIP LOCKED
                  ) AS next

@@ -3,13 +3,14 @@
 mod claims;
 mod listener;
 mod rows;
+mod trees;
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use oxydra_coordinator::{
-    BlueprintSummary, CoordinatorError, Run, RunError, RunStatus, RunStore, scrub_error,
-    scrub_value,
+    BlueprintSummary, CoordinatorError, Run, RunError, RunStatus, RunStore, TreeReservation,
+    scrub_error, scrub_value,
 };
 use serde_json::Value;
 
@@ -140,8 +141,9 @@ impl RunStore for PostgresRunStore {
         let client = self.client(ACTION).await?;
         let statement = client
             .prepare_cached(
-                "INSERT INTO coordinator_runs (id, agent_name, status, parameters, created_at)
-                 VALUES ($1, $2, $3, $4, $5)",
+                "INSERT INTO coordinator_runs (id, agent_name, status, parameters, created_at,
+                     root_run_id, parent_run_id, depth)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             )
             .await
             .map_err(self.fail(ACTION))?;
@@ -154,6 +156,9 @@ impl RunStore for PostgresRunStore {
                     &run.status.as_str(),
                     &parameters,
                     &run.created_at,
+                    &run.lineage.root_run_id,
+                    &run.lineage.parent_run_id,
+                    &i32::try_from(run.lineage.depth).unwrap_or(i32::MAX),
                 ],
             )
             .await
@@ -237,6 +242,19 @@ impl RunStore for PostgresRunStore {
             .map_err(self.fail(ACTION))?;
         row.map(|row| run_from_row(&row).map_err(self.fail(ACTION))?)
             .transpose()
+    }
+
+    async fn reserve_tree_run(
+        &self,
+        root_run_id: &str,
+        max_runs: u32,
+        max_cost: Option<f64>,
+    ) -> Result<TreeReservation, CoordinatorError> {
+        self.reserve(root_run_id, max_runs, max_cost).await
+    }
+
+    async fn charge_tree(&self, root_run_id: &str, cost: f64) -> Result<(), CoordinatorError> {
+        self.charge(root_run_id, cost).await
     }
 
     fn shared_queue(&self) -> Option<Arc<dyn oxydra_coordinator::SharedRunQueue>> {

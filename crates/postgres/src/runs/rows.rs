@@ -1,14 +1,16 @@
 //! Decoding run and blueprint rows.
 
 use oxydra_coordinator::{
-    BlueprintKind, BlueprintSummary, CoordinatorError, Run, RunError, RunStatus,
+    BlueprintKind, BlueprintSummary, CoordinatorError, Run, RunError, RunLineage, RunStatus,
+    RunTreeUsage,
 };
 use serde_json::Value;
 use tokio_postgres::Row;
 
 /// The columns [`run_from_row`] reads, in order.
-pub(super) const RUN_COLUMNS: &str =
-    "id, agent_name, status, parameters, result, error, created_at, started_at, finished_at";
+pub(super) const RUN_COLUMNS: &str = "id, agent_name, status, parameters, result, error, \
+    created_at, started_at, finished_at, COALESCE(root_run_id, id), parent_run_id, depth, \
+    tree_runs, tree_cost";
 
 /// Parses stored JSON, naming `what` when it is corrupt.
 pub(super) fn parse_json(what: &'static str, text: &str) -> Result<Value, CoordinatorError> {
@@ -32,6 +34,11 @@ pub(super) fn run_from_row(
     let created_at: i64 = row.try_get(6)?;
     let started_at: Option<i64> = row.try_get(7)?;
     let finished_at: Option<i64> = row.try_get(8)?;
+    let root_run_id: String = row.try_get(9)?;
+    let parent_run_id: Option<String> = row.try_get(10)?;
+    let depth: i32 = row.try_get(11)?;
+    let tree_runs: i32 = row.try_get(12)?;
+    let tree_cost: f64 = row.try_get(13)?;
     Ok((|| {
         let status = RunStatus::parse(&status).ok_or_else(|| CoordinatorError::CorruptRow {
             what: "run",
@@ -59,6 +66,15 @@ pub(super) fn run_from_row(
             created_at,
             started_at,
             finished_at,
+            lineage: RunLineage {
+                root_run_id,
+                parent_run_id,
+                depth: u32::try_from(depth).unwrap_or_default(),
+            },
+            tree: RunTreeUsage {
+                tree_runs: u32::try_from(tree_runs).unwrap_or_default(),
+                tree_cost,
+            },
         })
     })())
 }

@@ -5,8 +5,9 @@
 //! [`run_store_conformance_tests!`](crate::run_store_conformance_tests) to get one
 //! `#[tokio::test]` per case, or awaits [`run_all`]. Cases: insert and read back, a
 //! claim (`start_run`) granted once even under concurrency, status transitions ended
-//! once, cancelling a queued run, the blueprint list, scrubbing of what is stored, and
-//! restart recovery (`interrupted`).
+//! once, cancelling a queued run, the blueprint list, scrubbing of what is stored,
+//! restart recovery (`interrupted`) and run tree accounts. [`run_trees`] has whole
+//! scenarios of agents starting agents, run on a coordinator over any store.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -14,13 +15,17 @@
     clippy::indexing_slicing
 )]
 
+pub mod run_trees;
+
+pub use run_trees::run_trees_are_counted_and_charged_on_the_root;
+
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use crate::blueprint::BlueprintSummary;
 use crate::config::BlueprintKind;
-use crate::run::{Run, RunError, RunStatus, now_millis};
+use crate::run::{Run, RunError, RunLineage, RunStatus};
 use crate::store::RunStore;
 
 /// Opens the stores a case runs on.
@@ -50,6 +55,7 @@ macro_rules! run_store_conformance_tests {
             blueprints_are_replaced_and_listed_in_order,
             what_is_stored_is_scrubbed,
             recovery_fails_unfinished_runs,
+            run_trees_are_counted_and_charged_on_the_root,
         );
     };
     (@cases $backend:expr; $($case:ident),* $(,)?) => {
@@ -70,21 +76,17 @@ pub async fn run_all<B: RunStoreBackend>(make: impl Fn() -> B) {
     blueprints_are_replaced_and_listed_in_order(&make()).await;
     what_is_stored_is_scrubbed(&make()).await;
     recovery_fails_unfinished_runs(&make()).await;
+    run_trees_are_counted_and_charged_on_the_root(&make()).await;
 }
 
 /// A pending run of `researcher` with id `id`.
 pub fn pending(id: &str) -> Run {
-    Run {
-        run_id: id.into(),
-        agent_name: "researcher".into(),
-        status: RunStatus::Pending,
-        parameters: json!({"prompt": "hi"}),
-        result: None,
-        error: None,
-        created_at: now_millis(),
-        started_at: None,
-        finished_at: None,
-    }
+    Run::pending(
+        id,
+        "researcher",
+        json!({"prompt": "hi"}),
+        RunLineage::root(id),
+    )
 }
 
 /// Pending → running once, running → completed once; unknown runs are `None`.
