@@ -147,6 +147,7 @@ pub(super) fn merge_provider(
         reasoning_effort,
         thinking_budget,
         threads: None,
+        sampling: None,
     })
 }
 
@@ -290,6 +291,7 @@ fn local_provider(section: &super::ProviderSection, model: String) -> EffectiveP
         reasoning_effort: None,
         thinking_budget: None,
         threads: section.threads,
+        sampling: section.sampling,
     }
 }
 
