@@ -2,6 +2,8 @@
 //! `CancellationToken`); a second press, or one while nothing runs, exits with 130
 //! after running the registered cleanup (killing MCP servers' process groups, which
 //! a terminal's Ctrl-C does not reach and an immediate exit would leave behind).
+//! SIGTERM cancels the running turn and exits with 143 after the same cleanup.
+//! Every such exit first stops the local model's threads ([`crate::process_exit`]).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -35,6 +37,7 @@ impl Interrupts {
                     return interrupts;
                 }
             };
+        interrupts.on_terminate();
         let current = Arc::clone(&interrupts.current);
         let cleanup = Arc::clone(&interrupts.cleanup);
         tokio::spawn(async move {
@@ -47,22 +50,35 @@ impl Interrupts {
                             "\ncancelling… (press Ctrl-C again to quit)\n".as_bytes(),
                         );
                     }
-                    _ => {
-                        if let Some(cleanup) = lock(&cleanup).as_ref() {
-                            cleanup();
-                        }
-                        crate::output::clear_terminal();
-                        // A turn's guard will not run: give the terminal its echo back.
-                        crate::terminal_echo::restore();
-                        // The spans that ended still go out (bounded by the export
-                        // timeout); those of the cut turn never end.
-                        crate::logging::shutdown();
-                        std::process::exit(i32::from(Exit::Cancelled.code()));
-                    }
+                    _ => exit_now(&cleanup, Exit::Cancelled.code()),
                 }
             }
         });
         interrupts
+    }
+
+    /// SIGTERM (a service manager, `kill`, `timeout`): the running turn is
+    /// cancelled and the process exits with 143 after the cleanup, not killed by
+    /// the signal in the middle of a decode.
+    fn on_terminate(&self) {
+        let mut signals =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(signals) => signals,
+                Err(error) => {
+                    tracing::warn!("cannot handle SIGTERM: {error}");
+                    return;
+                }
+            };
+        let current = Arc::clone(&self.current);
+        let cleanup = Arc::clone(&self.cleanup);
+        tokio::spawn(async move {
+            if signals.recv().await.is_some() {
+                if let Some(token) = lock(&current).clone() {
+                    token.cancel();
+                }
+                exit_now(&cleanup, TERMINATED);
+            }
+        });
     }
 
     /// Runs `cleanup` before an immediate exit (replacing any earlier one).
@@ -81,6 +97,24 @@ impl Interrupts {
     pub fn end_turn(&self) {
         *lock(&self.current) = None;
     }
+}
+
+/// The exit code after SIGTERM (128 + 15, as a shell reports a process it ended).
+const TERMINATED: u8 = 143;
+
+/// Runs the cleanup, gives the terminal back and exits with `code`, once the local
+/// model's threads have stopped.
+fn exit_now(cleanup: &Mutex<Option<Cleanup>>, code: u8) -> ! {
+    if let Some(cleanup) = lock(cleanup).as_ref() {
+        cleanup();
+    }
+    crate::output::clear_terminal();
+    // A turn's guard will not run: give the terminal its echo back.
+    crate::terminal_echo::restore();
+    // The spans that ended still go out (bounded by the export timeout); those of
+    // the cut turn never end.
+    crate::logging::shutdown();
+    crate::process_exit::exit(code)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -14,6 +14,7 @@ mod interrupt;
 mod local_model;
 mod logging;
 mod output;
+mod process_exit;
 mod terminal_echo;
 mod terminal_input;
 mod terminal_text;
@@ -32,6 +33,8 @@ fn main() -> std::process::ExitCode {
     };
     // Every span has ended: send what is left before the process goes.
     logging::shutdown();
+    // No exit while the local model's threads still compute.
+    process_exit::before_exit(exit.code());
     exit.into()
 }
 

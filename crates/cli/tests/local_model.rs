@@ -35,8 +35,13 @@ fn a_real_model_calls_a_tool_that_runs_and_the_session_is_stored() {
     let Some(model) = test_model() else { return };
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.workspace.join("notes.txt"), "buy milk\ncall Ana\n").unwrap();
+    // Greedy, as this test was written for (the default is now temperature 0.8).
+    let config = sandbox.path().join("greedy.toml");
+    std::fs::write(&config, "[provider.sampling]\ntemperature = 0\n").unwrap();
     let output = sandbox
         .stored_command("run")
+        .arg("--config")
+        .arg(&config)
         .args(["--provider", "local", "--model"])
         .arg(&model)
         // A 135M model calls a tool when told how; the machine may be loaded.

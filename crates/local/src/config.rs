@@ -3,12 +3,14 @@
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 
+use crate::sampling::SamplingOverrides;
+
 /// The largest context a model is given by default, in tokens: models trained on
 /// longer contexts are capped here so the KV cache stays a few hundred MB.
 pub const DEFAULT_MAX_CONTEXT: u32 = 8192;
 
 /// Settings of one local model.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LocalConfig {
     /// The GGUF file.
     pub model_path: PathBuf,
@@ -17,6 +19,9 @@ pub struct LocalConfig {
     /// The largest context, in tokens; the context is the model's trained context
     /// (from the GGUF) capped at this.
     pub max_context: u32,
+    /// Sampling settings that override the model's recommendation and the
+    /// defaults (`[provider.sampling]`); per provider, not per loaded model.
+    pub sampling: SamplingOverrides,
 }
 
 impl LocalConfig {
@@ -26,6 +31,7 @@ impl LocalConfig {
             model_path: model_path.into(),
             threads: None,
             max_context: DEFAULT_MAX_CONTEXT,
+            sampling: SamplingOverrides::default(),
         }
     }
 

@@ -4,7 +4,8 @@
 
 use std::num::NonZeroU32;
 use std::path::Path;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -23,7 +24,12 @@ use crate::config::LocalConfig;
 use crate::error::LocalError;
 use crate::grammar::{ROOT_RULE, ToolGrammar};
 use crate::model::ModelInfo;
+use crate::repetition_guard::RepetitionGuard;
+use crate::sampling::{Sampling, SamplingOverrides};
 use crate::template::ChatTemplate;
+
+/// The finish reason of a generation the repetition guard ended.
+pub const REPETITION_FINISH: &str = "repetition";
 
 /// Tokens decoded in one batch while reading the prompt.
 const BATCH: u32 = 512;
@@ -40,8 +46,8 @@ pub struct Job {
     pub lazy: bool,
     /// The most tokens to generate.
     pub max_tokens: u32,
-    /// Sampling temperature; `None` or `0`: greedy.
-    pub temperature: Option<f32>,
+    /// How tokens are picked.
+    pub sampling: Sampling,
     /// Stops decoding when cancelled.
     pub cancel: CancellationToken,
     /// Where the output goes.
@@ -73,13 +79,15 @@ pub struct Done {
 }
 
 /// Loads the model at `path`, reports it on `ready`, then runs the jobs from
-/// `jobs` until every sender is gone.
+/// `jobs` until every sender is gone. Once `stop` is set, the running job ends at
+/// its next token and queued ones end before they start.
 pub fn serve(
     backend: &LlamaBackend,
     path: &Path,
     config: &LocalConfig,
     ready: &mpsc::Sender<Result<ModelInfo, LocalError>>,
     jobs: &mpsc::Receiver<Job>,
+    stop: &Arc<AtomicBool>,
 ) {
     let load_error = |message: String| LocalError::Load {
         path: path.to_path_buf(),
@@ -113,7 +121,13 @@ pub fn serve(
         }
     };
     let context = ctx.n_ctx();
-    if ready.send(Ok(ModelInfo { context, template })).is_err() {
+    let recommended = SamplingOverrides::from_model(&model);
+    let info = ModelInfo {
+        context,
+        template: Arc::new(template),
+        recommended,
+    };
+    if ready.send(Ok(info)).is_err() {
         return;
     }
     let mut engine = Engine {
@@ -121,6 +135,7 @@ pub fn serve(
         ctx,
         cached: Vec::new(),
         batch: LlamaBatch::new(BATCH.min(context) as usize, 1),
+        stop: Arc::clone(stop),
     };
     while let Ok(job) = jobs.recv() {
         engine.run(job);
@@ -149,9 +164,16 @@ struct Engine<'m> {
     /// The tokens whose keys and values are in the cache, in order.
     cached: Vec<LlamaToken>,
     batch: LlamaBatch<'static>,
+    stop: Arc<AtomicBool>,
 }
 
 impl Engine<'_> {
+    /// Whether `job` should end now: cancelled, its reader gone, or the process
+    /// stopping the model.
+    fn abandoned(&self, job: &Job) -> bool {
+        job.cancel.is_cancelled() || job.events.is_closed() || self.stop.load(Ordering::Acquire)
+    }
+
     fn run(&mut self, job: Job) {
         let events = job.events.clone();
         match self.generate(&job) {
@@ -210,7 +232,7 @@ impl Engine<'_> {
         let rest = tokens.get(common..).unwrap_or_default();
         let chunk = self.batch_capacity();
         for (index, piece) in rest.chunks(chunk).enumerate() {
-            if job.cancel.is_cancelled() || job.events.is_closed() {
+            if self.abandoned(job) {
                 return Err(ProviderError::Cancelled);
             }
             let last_chunk = (index + 1) * chunk >= rest.len();
@@ -227,8 +249,9 @@ impl Engine<'_> {
 
         let mut pending = Vec::new();
         let mut output_tokens = 0u64;
+        let mut guard = RepetitionGuard::new();
         let finish = loop {
-            if job.cancel.is_cancelled() || job.events.is_closed() {
+            if self.abandoned(job) {
                 return Err(ProviderError::Cancelled);
             }
             let token = sampler.sample(&self.ctx, self.batch.n_tokens() - 1);
@@ -236,10 +259,15 @@ impl Engine<'_> {
                 break FinishReason::Stop;
             }
             output_tokens += 1;
+            let looping = guard.push(token.0);
             pending.extend_from_slice(&vocab.token_to_piece(token, true, None));
             let text = take_utf8(&mut pending);
             if !text.is_empty() && job.events.send(Event::Piece(text)).is_err() {
                 return Err(ProviderError::Cancelled);
+            }
+            if looping {
+                tracing::warn!(output_tokens, "the local model repeats itself: answer cut");
+                break FinishReason::Other(REPETITION_FINISH.into());
             }
             if output_tokens >= u64::from(job.max_tokens) || self.cached.len() + 1 >= context {
                 break FinishReason::Length;
@@ -287,16 +315,7 @@ impl Engine<'_> {
             })?;
             chain.push(sampler);
         }
-        match job.temperature {
-            Some(t) if t > 0.0 => {
-                chain.push(LlamaSampler::top_k(40));
-                chain.push(LlamaSampler::top_p(0.95, 1));
-                chain.push(LlamaSampler::min_p(0.05, 1));
-                chain.push(LlamaSampler::temp(t));
-                chain.push(LlamaSampler::dist(rand_seed()));
-            }
-            _ => chain.push(LlamaSampler::greedy()),
-        }
+        chain.extend(job.sampling.samplers(self.model, rand_seed()));
         Ok(LlamaSampler::chain_simple(chain))
     }
 }

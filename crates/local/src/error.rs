@@ -28,10 +28,25 @@ pub enum LocalError {
         /// What the template engine said.
         message: String,
     },
+    /// The chat template ran out of fuel or wrote past its output cap: it loops,
+    /// or it is not a chat template at all.
+    #[error("chat template: {message}")]
+    TemplateLimit {
+        /// Which limit was hit.
+        message: String,
+    },
     /// A tool's JSON Schema could not be turned into a grammar.
     #[error("could not build a grammar for the tool calls: {message}")]
     Grammar {
         /// What went wrong.
+        message: String,
+    },
+    /// A sampling setting is out of its range.
+    #[error("sampling.{key}: {message}")]
+    Sampling {
+        /// The setting (`temperature`, `top_p`, …).
+        key: &'static str,
+        /// What is wrong with it.
         message: String,
     },
     /// The thread that runs the model stopped.
@@ -42,15 +57,17 @@ pub enum LocalError {
 impl From<LocalError> for ProviderError {
     fn from(error: LocalError) -> Self {
         match error {
-            LocalError::Template { .. } | LocalError::Grammar { .. } => {
-                ProviderError::InvalidRequest {
+            LocalError::Template { .. }
+            | LocalError::TemplateLimit { .. }
+            | LocalError::Grammar { .. } => ProviderError::InvalidRequest {
+                message: error.to_string(),
+            },
+            LocalError::Backend { .. } | LocalError::Load { .. } | LocalError::Sampling { .. } => {
+                ProviderError::InvalidConfig {
+                    what: "local model".into(),
                     message: error.to_string(),
                 }
             }
-            LocalError::Backend { .. } | LocalError::Load { .. } => ProviderError::InvalidConfig {
-                what: "local model".into(),
-                message: error.to_string(),
-            },
             LocalError::WorkerGone => ProviderError::Server {
                 status: 500,
                 message: error.to_string(),

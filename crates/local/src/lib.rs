@@ -7,7 +7,15 @@
 //! - Tool calls are constrained by a grammar made from each tool's JSON Schema,
 //!   switched on when the model opens a call, so the arguments always parse.
 //! - Each model is loaded once per process and runs on its own thread; decoding
-//!   stops within one token of a cancellation.
+//!   stops within one token of a cancellation. Before the process exits, call
+//!   [`stop_all`]: it stops and joins those threads, so that no exit runs the C++
+//!   static destructors while llama.cpp still computes.
+//! - The chat template renders under a fuel limit and an output cap, on a
+//!   blocking thread, and a cancelled turn does not wait for it.
+//! - Sampling ([`Sampling`]) comes from the configuration, else the GGUF's
+//!   `general.sampling.*` recommendation, else llama.cpp server's defaults, with a
+//!   repetition penalty, a cap on output tokens, and a repetition guard that cuts
+//!   an answer stuck in a loop.
 //! - On Linux, llama.cpp's threads spin briefly at their barriers and then sleep
 //!   ([`openmp_spin`]), so decoding holds up when another process takes a core.
 //!
@@ -23,16 +31,26 @@ mod config;
 mod engine;
 mod error;
 mod grammar;
+mod hard_exit;
 mod model;
 pub mod openmp_spin;
 mod output;
 mod provider;
+mod repetition_guard;
+mod sampling;
 mod template;
 mod tool_format;
 
 pub use config::{DEFAULT_MAX_CONTEXT, LocalConfig};
 pub use error::LocalError;
 pub use grammar::{ToolGrammar, tool_grammar};
-pub use provider::LocalProvider;
-pub use template::{ChatTemplate, FALLBACK_TEMPLATE};
+pub use hard_exit::exit_skipping_destructors;
+pub use model::stop_all;
+pub use provider::{LocalProvider, REPETITION_NOTE};
+pub use repetition_guard::RepetitionGuard;
+pub use sampling::{
+    DEFAULT_MAX_TOKENS, DEFAULT_MIN_P, DEFAULT_REPEAT_LAST_N, DEFAULT_REPEAT_PENALTY,
+    DEFAULT_TEMPERATURE, DEFAULT_TOP_K, DEFAULT_TOP_P, Sampling, SamplingOverrides,
+};
+pub use template::{ChatTemplate, FALLBACK_TEMPLATE, OUTPUT_ALLOWANCE, TEMPLATE_FUEL};
 pub use tool_format::{ParsedCall, ToolFormat};

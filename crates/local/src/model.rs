@@ -1,16 +1,25 @@
 //! Loaded models: each GGUF file is loaded once per process, on a thread of its
 //! own that owns the model and its context and runs one generation at a time.
 //! Every [`LocalProvider`](crate::LocalProvider) built for the same file shares it.
+//!
+//! The process owns these threads until it ends: [`stop_all`] stops every model's
+//! decoding at its next token and joins its thread, so that no exit path of a
+//! program runs the C++ static destructors while llama.cpp is still computing on
+//! another thread (that race ended processes with SIGSEGV).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, TryLockError, mpsc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use llama_cpp_2::llama_backend::LlamaBackend;
 
 use crate::config::LocalConfig;
 use crate::engine::{self, Job};
 use crate::error::LocalError;
+use crate::sampling::SamplingOverrides;
 use crate::template::ChatTemplate;
 
 /// What is known about a loaded model.
@@ -18,8 +27,10 @@ use crate::template::ChatTemplate;
 pub struct ModelInfo {
     /// The context the model runs with, in tokens.
     pub context: u32,
-    /// The model's chat template, ready to render.
-    pub template: ChatTemplate,
+    /// The model's chat template, ready to render (on a blocking thread).
+    pub template: Arc<ChatTemplate>,
+    /// The sampling the GGUF recommends (`general.sampling.*`).
+    pub recommended: SamplingOverrides,
 }
 
 /// A loaded model: its description and the queue of its worker thread.
@@ -29,15 +40,78 @@ pub struct LoadedModel {
     pub path: PathBuf,
     /// What is known about it.
     pub info: ModelInfo,
-    jobs: Mutex<mpsc::Sender<Job>>,
+    /// The worker's queue; `None` once the model is stopped.
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    /// Set to stop the worker: the running job ends at its next token.
+    stop: Arc<AtomicBool>,
+    /// The worker thread, until it is joined.
+    worker: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl LoadedModel {
     /// Queues `job` for the worker thread.
     pub fn submit(&self, job: Job) -> Result<(), LocalError> {
         let jobs = self.jobs.lock().map_err(|_| LocalError::WorkerGone)?;
+        let jobs = jobs.as_ref().ok_or(LocalError::WorkerGone)?;
         jobs.send(job).map_err(|_| LocalError::WorkerGone)
     }
+
+    /// Asks the worker to stop: the running job ends at its next token, queued
+    /// ones before they start, and the thread then frees the model and ends.
+    fn begin_stop(&self) {
+        self.stop.store(true, Ordering::Release);
+        if let Ok(mut jobs) = self.jobs.lock() {
+            jobs.take();
+        }
+    }
+
+    /// Waits until `deadline` for the worker thread to end and joins it; `true`
+    /// when it has ended (or was joined before).
+    fn join_until(&self, deadline: Instant) -> bool {
+        let Ok(mut worker) = self.worker.lock() else {
+            return false;
+        };
+        let Some(handle) = worker.take() else {
+            return true;
+        };
+        while !handle.is_finished() {
+            if Instant::now() >= deadline {
+                *worker = Some(handle);
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        handle.join().is_ok()
+    }
+}
+
+/// Stops every loaded model and joins its thread, waiting at most `grace`: `true`
+/// when no model thread is left running (nothing of llama.cpp computes any more),
+/// `false` when one is still inside a llama.cpp call after `grace` (a long prompt
+/// batch of a large model) or a model is still being loaded.
+///
+/// Call it before the process exits. After it, the loaded models refuse new work.
+/// When it returns `false`, end the process without running static destructors
+/// (`_exit`), since llama.cpp's threads may still be running.
+pub fn stop_all(grace: Duration) -> bool {
+    let deadline = Instant::now() + grace;
+    // A load in progress holds the cache's lock; wait for it within the grace.
+    let models: Vec<Arc<LoadedModel>> = loop {
+        match cache().try_lock() {
+            Ok(models) => break models.values().cloned().collect(),
+            Err(TryLockError::Poisoned(poisoned)) => {
+                break poisoned.into_inner().values().cloned().collect();
+            }
+            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(TryLockError::WouldBlock) => return false,
+        }
+    };
+    for model in &models {
+        model.begin_stop();
+    }
+    models.iter().all(|model| model.join_until(deadline))
 }
 
 fn backend() -> Result<&'static LlamaBackend, LocalError> {
@@ -90,10 +164,19 @@ fn spawn_worker(path: &Path, config: &LocalConfig) -> Result<LoadedModel, LocalE
     let (jobs_tx, jobs_rx) = mpsc::channel::<Job>();
     let worker_path = path.to_path_buf();
     let worker_config = config.clone();
-    std::thread::Builder::new()
+    let stop = Arc::new(AtomicBool::new(false));
+    let worker_stop = Arc::clone(&stop);
+    let worker = std::thread::Builder::new()
         .name("oxydra-local-model".into())
         .spawn(move || {
-            engine::serve(backend, &worker_path, &worker_config, &ready_tx, &jobs_rx);
+            engine::serve(
+                backend,
+                &worker_path,
+                &worker_config,
+                &ready_tx,
+                &jobs_rx,
+                &worker_stop,
+            );
         })
         .map_err(|error| LocalError::Load {
             path: path.to_path_buf(),
@@ -103,6 +186,8 @@ fn spawn_worker(path: &Path, config: &LocalConfig) -> Result<LoadedModel, LocalE
     Ok(LoadedModel {
         path: path.to_path_buf(),
         info,
-        jobs: Mutex::new(jobs_tx),
+        jobs: Mutex::new(Some(jobs_tx)),
+        stop,
+        worker: Mutex::new(Some(worker)),
     })
 }

@@ -10,16 +10,22 @@ use oxydra_provider::{
     Provider, ProviderCapabilities, ProviderError, ProviderRequest, ProviderResponse,
     ProviderStream, StreamAccumulator, ToolChoice,
 };
-use oxydra_types::{StreamItem, ToolSchema, Usage};
+use oxydra_types::{FinishReason, Message, StreamItem, ToolSchema, Usage};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::LocalConfig;
-use crate::engine::{Event, Job};
+use crate::engine::{Event, Job, REPETITION_FINISH};
 use crate::error::LocalError;
 use crate::grammar::tool_grammar;
 use crate::model::{self, LoadedModel};
 use crate::output::OutputSplitter;
+use crate::sampling::Sampling;
+
+/// The note that ends an answer the repetition guard cut, so that whoever reads
+/// it (the user, the stored session, the model on its next turn) knows why.
+pub const REPETITION_NOTE: &str =
+    "\n\n[oxydra: the local model kept repeating itself; its answer was cut here]";
 
 /// A GGUF model run in-process by llama.cpp.
 ///
@@ -29,6 +35,7 @@ use crate::output::OutputSplitter;
 #[derive(Debug, Clone)]
 pub struct LocalProvider {
     model: Arc<LoadedModel>,
+    sampling: Sampling,
 }
 
 impl LocalProvider {
@@ -36,9 +43,9 @@ impl LocalProvider {
     /// model is read: call it from a blocking thread, or use
     /// [`load_async`](Self::load_async).
     pub fn load(config: &LocalConfig) -> Result<Self, LocalError> {
-        Ok(Self {
-            model: model::load(config)?,
-        })
+        let model = model::load(config)?;
+        let sampling = config.sampling.or(model.info.recommended).resolve()?;
+        Ok(Self { model, sampling })
     }
 
     /// [`load`](Self::load) on a blocking thread.
@@ -58,7 +65,33 @@ impl LocalProvider {
         self.model.info.context
     }
 
-    fn job(
+    /// The sampling this provider decodes with: the configuration's, else the
+    /// GGUF's recommendation, else the defaults.
+    pub fn sampling(&self) -> Sampling {
+        self.sampling
+    }
+
+    /// Renders the prompt on a blocking thread (a chat template is code that came
+    /// with the model file). The wait ends when `cancel` fires, even while a
+    /// template still burns its fuel.
+    async fn render(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSchema],
+        cancel: &CancellationToken,
+    ) -> Result<String, ProviderError> {
+        let template = Arc::clone(&self.model.info.template);
+        let messages = messages.to_vec();
+        let tools = tools.to_vec();
+        let render = tokio::task::spawn_blocking(move || template.render(&messages, &tools));
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(ProviderError::Cancelled),
+            rendered = render => Ok(rendered.map_err(|_| LocalError::WorkerGone)??),
+        }
+    }
+
+    async fn job(
         &self,
         request: &ProviderRequest,
         cancel: &CancellationToken,
@@ -80,9 +113,8 @@ impl LocalProvider {
                 message: format!("tool_choice names `{name}`, which is not among the tools"),
             });
         }
-        let template = &self.model.info.template;
-        let format = template.tool_format();
-        let prompt = template.render(&request.messages, &tools)?;
+        let format = self.model.info.template.tool_format();
+        let prompt = self.render(&request.messages, &tools, cancel).await?;
         let grammar = if tools.is_empty() {
             None
         } else {
@@ -93,8 +125,14 @@ impl LocalProvider {
             prompt,
             grammar,
             lazy: matches!(request.tool_choice, ToolChoice::Auto),
-            max_tokens: request.max_tokens.unwrap_or(self.model.info.context).max(1),
-            temperature: request.temperature,
+            max_tokens: request
+                .max_tokens
+                .unwrap_or(self.sampling.max_tokens)
+                .max(1),
+            sampling: Sampling {
+                temperature: request.temperature.unwrap_or(self.sampling.temperature),
+                ..self.sampling
+            },
             cancel: cancel.clone(),
             events,
         })?;
@@ -114,7 +152,7 @@ impl Provider for LocalProvider {
             tool_calling: true,
             parallel_tool_calls: true,
             context_window: self.model.info.context,
-            max_output_tokens: self.model.info.context,
+            max_output_tokens: self.sampling.max_tokens.min(self.model.info.context),
         }
     }
 
@@ -136,7 +174,7 @@ impl Provider for LocalProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderStream, ProviderError> {
-        let (receiver, splitter) = self.job(request, cancel)?;
+        let (receiver, splitter) = self.job(request, cancel).await?;
         let state = StreamState {
             receiver,
             splitter: Some(splitter),
@@ -179,8 +217,14 @@ async fn next_item(
             Event::Done(done) => {
                 state.ended = true;
                 let splitter = state.splitter.take()?;
+                let cut = done.finish == FinishReason::Other(REPETITION_FINISH.into());
                 let (items, finish) = splitter.finish(done.finish);
                 state.queue.extend(items);
+                if cut && finish != FinishReason::ToolCalls {
+                    state
+                        .queue
+                        .push_back(StreamItem::Text(REPETITION_NOTE.to_owned()));
+                }
                 state.queue.push_back(StreamItem::Usage(Usage::new(
                     done.input_tokens,
                     done.output_tokens,

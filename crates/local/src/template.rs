@@ -15,6 +15,10 @@ use serde_json::{Map, json};
 use crate::error::LocalError;
 use crate::tool_format::ToolFormat;
 
+mod bounds;
+
+pub use bounds::{OUTPUT_ALLOWANCE, TEMPLATE_FUEL};
+
 /// The prompt format used when the model has no chat template: ChatML, which
 /// most small instruction-tuned models understand.
 pub const FALLBACK_TEMPLATE: &str = "{%- for message in messages -%}\
@@ -49,6 +53,8 @@ impl ChatTemplate {
         env.add_function("strftime_now", strftime_now);
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
+        // A template comes with the model file: bounded like any untrusted program.
+        env.set_fuel(Some(TEMPLATE_FUEL));
         env.add_template_owned(TEMPLATE_NAME, source.to_owned())
             .map_err(template_error)?;
         Ok(Self {
@@ -91,6 +97,8 @@ impl ChatTemplate {
         };
         match self.render_values(&values, tools) {
             Ok(prompt) => Ok(prompt),
+            // A template past its fuel or output cap is not tried again.
+            Err(first @ LocalError::TemplateLimit { .. }) => Err(first),
             Err(first) => {
                 if !merge_system_into_user(&mut values) {
                     return Err(first);
@@ -109,20 +117,48 @@ impl ChatTemplate {
             .env
             .get_template(TEMPLATE_NAME)
             .map_err(template_error)?;
-        let tools_value = if self.native_tools && !tools.is_empty() {
-            Value::from_serialize(tools.iter().map(tool_value).collect::<Vec<_>>())
+        let (context, input_bytes) = self.context(messages, tools);
+        bounds::render(&template, context, bounds::output_cap(input_bytes))
+    }
+
+    /// The template's variables for `messages` and `tools`, and the size of that
+    /// input in bytes (the output cap grows with it).
+    fn context(&self, messages: &[serde_json::Value], tools: &[ToolSchema]) -> (Value, usize) {
+        let listed = if self.native_tools && !tools.is_empty() {
+            tools.iter().map(tool_value).collect::<Vec<_>>()
         } else {
-            Value::from(())
+            Vec::new()
         };
-        template
-            .render(minijinja::context! {
-                messages => Value::from_serialize(messages),
-                tools => tools_value,
-                add_generation_prompt => true,
-                bos_token => self.bos_token.as_str(),
-                eos_token => self.eos_token.as_str(),
-            })
-            .map_err(template_error)
+        let input_bytes = messages
+            .iter()
+            .chain(&listed)
+            .map(|value| value.to_string().len())
+            .sum::<usize>();
+        let tools_value = if listed.is_empty() {
+            Value::from(())
+        } else {
+            Value::from_serialize(listed)
+        };
+        let context = minijinja::context! {
+            messages => Value::from_serialize(messages),
+            tools => tools_value,
+            add_generation_prompt => true,
+            bos_token => self.bos_token.as_str(),
+            eos_token => self.eos_token.as_str(),
+        };
+        (context, input_bytes)
+    }
+
+    /// The fuel one render of `messages` with `tools` spends.
+    #[cfg(test)]
+    pub(crate) fn fuel_spent(&self, messages: &[Message], tools: &[ToolSchema]) -> Option<u64> {
+        let values = if self.native_tools {
+            messages.iter().map(native_message).collect::<Vec<_>>()
+        } else {
+            fallback_messages(messages, tools)
+        };
+        let template = self.env.get_template(TEMPLATE_NAME).ok()?;
+        bounds::fuel_spent(&template, self.context(&values, tools).0)
     }
 }
 

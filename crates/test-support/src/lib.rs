@@ -14,7 +14,8 @@
 //! - the OpenAI Responses API ([`responses`]): scripted streamed turns and a mock as
 //!   strict as OpenAI about what it refuses ([`responses::strict_server`]);
 //! - where the real MCP test servers are installed ([`mcp_servers`]);
-//! - where the real test model is ([`test_model`]).
+//! - where the real test model is ([`test_model`]), and copies of it with metadata
+//!   of a test's choosing ([`gguf_metadata`]).
 //!
 //! It depends on none of our crates, so any crate's tests can use it without a cycle.
 //!
@@ -32,6 +33,7 @@
 
 pub mod anthropic;
 mod fixtures;
+pub mod gguf_metadata;
 pub mod mcp_servers;
 pub mod openai;
 mod reply;

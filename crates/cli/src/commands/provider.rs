@@ -88,6 +88,9 @@ async fn local(
     if let Some(window) = runtime.context_window {
         config.max_context = window;
     }
+    if let Some(sampling) = settings.sampling {
+        config.sampling = sampling.to_local();
+    }
     let provider = LocalProvider::load_async(config)
         .await
         .map_err(|error| failed(error.to_string()))?;

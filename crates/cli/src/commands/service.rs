@@ -232,6 +232,7 @@ fn public_provider(kind: ProviderKind) -> Option<EffectiveProvider> {
         reasoning_effort: None,
         thinking_budget: None,
         threads: None,
+        sampling: None,
     })
 }
 

@@ -101,6 +101,9 @@ pub struct EffectiveProvider {
     /// `[provider] threads` of the local model; `None`: all cores.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threads: Option<u32>,
+    /// `[provider.sampling]` of the local model (a table: printed last).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<super::SamplingSection>,
 }
 
 /// Loop budgets and behaviour.

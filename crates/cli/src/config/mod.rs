@@ -15,6 +15,7 @@ mod print;
 mod protected;
 mod provider_pick;
 mod rule_entry;
+mod sampling;
 pub mod trust;
 
 use std::path::PathBuf;
@@ -40,6 +41,7 @@ pub use pricing::Prices;
 pub use provider_pick::models_dir;
 pub use provider_pick::{current_provider, provider_defaults};
 pub use rule_entry::{RuleEntry, rules};
+pub use sampling::SamplingSection;
 
 /// The wire format of a provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
@@ -234,6 +236,8 @@ pub struct ProviderSection {
     /// Most tokens the model may spend thinking (Anthropic: at least 1024; Gemini);
     /// absent: thinking off (Anthropic) or the model's default (Gemini).
     pub thinking_budget: Option<u32>,
+    /// `[provider.sampling]` of the local model.
+    pub sampling: Option<SamplingSection>,
 }
 
 /// `[runtime]`.

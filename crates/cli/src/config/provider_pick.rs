@@ -196,6 +196,7 @@ pub(super) fn merge_provider(
         reasoning_effort,
         thinking_budget,
         threads: None,
+        sampling: None,
     })
 }
 
@@ -345,6 +346,7 @@ fn local_provider(section: &super::ProviderSection, model: String) -> EffectiveP
         reasoning_effort: None,
         thinking_budget: None,
         threads: section.threads,
+        sampling: section.sampling,
     }
 }
 
