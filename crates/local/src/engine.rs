@@ -113,7 +113,15 @@ pub fn serve(
         }
     };
     let context = ctx.n_ctx();
-    if ready.send(Ok(ModelInfo { context, template })).is_err() {
+    let parameters = model.n_params();
+    if ready
+        .send(Ok(ModelInfo {
+            context,
+            template,
+            parameters,
+        }))
+        .is_err()
+    {
         return;
     }
     let mut engine = Engine {

@@ -29,10 +29,11 @@ mod output;
 mod provider;
 mod template;
 mod tool_format;
+mod tool_prompt;
 
 pub use config::{DEFAULT_MAX_CONTEXT, LocalConfig};
 pub use error::LocalError;
 pub use grammar::{ToolGrammar, tool_grammar};
-pub use provider::LocalProvider;
+pub use provider::{LocalProvider, SMALL_MODEL_PARAMETERS};
 pub use template::{ChatTemplate, FALLBACK_TEMPLATE};
 pub use tool_format::{ParsedCall, ToolFormat};

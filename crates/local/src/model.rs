@@ -20,6 +20,8 @@ pub struct ModelInfo {
     pub context: u32,
     /// The model's chat template, ready to render.
     pub template: ChatTemplate,
+    /// The model's parameter count.
+    pub parameters: u64,
 }
 
 /// A loaded model: its description and the queue of its worker thread.

@@ -21,6 +21,10 @@ use crate::grammar::tool_grammar;
 use crate::model::{self, LoadedModel};
 use crate::output::OutputSplitter;
 
+/// Below this many parameters a model counts as small
+/// ([`LocalProvider::is_small`]): SmolLM2-135M and -360M, Qwen2.5-0.5B.
+pub const SMALL_MODEL_PARAMETERS: u64 = 1_000_000_000;
+
 /// A GGUF model run in-process by llama.cpp.
 ///
 /// The model is loaded once per process (by path) and shared by every provider
@@ -56,6 +60,18 @@ impl LocalProvider {
     /// The context the model runs with, in tokens.
     pub fn context_window(&self) -> u32 {
         self.model.info.context
+    }
+
+    /// The model's parameter count.
+    pub fn parameters(&self) -> u64 {
+        self.model.info.parameters
+    }
+
+    /// Whether the model is small (under [`SMALL_MODEL_PARAMETERS`]): such a model
+    /// rarely decides to call a tool on its own, so a caller may want its first turn
+    /// to require one (tool choice `required`) and its later turns to answer.
+    pub fn is_small(&self) -> bool {
+        self.parameters() < SMALL_MODEL_PARAMETERS
     }
 
     fn job(

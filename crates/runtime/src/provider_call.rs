@@ -100,7 +100,9 @@ impl Progress {
     fn timeout_error(&self, timeout: Duration) -> RuntimeError {
         let ms = timeout.as_millis();
         let message = match self.bytes.load(Ordering::Relaxed) {
-            0 => format!("the provider did not answer within the {ms} ms turn timeout"),
+            0 => format!(
+                "no text or tool call arrived from the model within the {ms} ms turn timeout"
+            ),
             bytes => format!(
                 "the turn ran out of its {ms} ms turn timeout while the model was still \
                  answering ({bytes} bytes streamed)"

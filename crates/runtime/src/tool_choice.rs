@@ -38,6 +38,12 @@ pub trait ToolChoicePolicy: Send + Sync + Debug {
     fn choose(&self, turn: TurnInfo) -> ToolChoice;
 }
 
+impl<T: ToolChoicePolicy + ?Sized> ToolChoicePolicy for std::sync::Arc<T> {
+    fn choose(&self, turn: TurnInfo) -> ToolChoice {
+        self.as_ref().choose(turn)
+    }
+}
+
 impl ToolChoicePolicy for ToolChoice {
     fn choose(&self, _turn: TurnInfo) -> ToolChoice {
         self.clone()

@@ -54,14 +54,14 @@ async fn a_model_still_streaming_at_the_turn_timeout_is_over_its_turn_budget() {
             assert_eq!(budget, "turn_timeout");
             assert!(message.contains("still answering"), "{message}");
             assert!(message.contains("16 bytes streamed"), "{message}");
-            assert!(!message.contains("did not answer"), "{message}");
+            assert!(!message.contains("no text"), "{message}");
         }
         other => panic!("{other:?}"),
     }
 }
 
 #[tokio::test]
-async fn a_provider_that_sends_no_text_within_the_turn_did_not_answer() {
+async fn a_provider_that_sends_no_text_within_the_turn_is_named_as_such() {
     // Headers but no body: not a first-byte timeout; the turn's runs out.
     let server = MockServer::start(vec![openai::text("late").held_at(0).0]).unwrap();
     let runtime = runtime(
@@ -72,7 +72,7 @@ async fn a_provider_that_sends_no_text_within_the_turn_did_not_answer() {
         RuntimeError::BudgetExceeded { budget, message } => {
             assert_eq!(budget, "turn_timeout");
             assert!(
-                message.contains("did not answer within the 300 ms"),
+                message.contains("no text or tool call arrived from the model within the 300 ms"),
                 "{message}"
             );
         }

@@ -7,7 +7,6 @@ use oxydra::executor::{PermissionScope, ToolExecutorConfig, ToolRule, ToolRuleKi
 use oxydra::mcp::McpManager;
 use oxydra::memory::{Memory, MemoryRetrieval};
 use oxydra::runtime::{AgentRuntime, EventSink};
-use oxydra::tools::ToolRegistry;
 use oxydra::types::SessionId;
 
 use crate::config::{ApproveMode, Effective};
@@ -77,7 +76,7 @@ pub async fn build(
         input,
     ));
     let memory_handle: Arc<dyn Memory> = memory.clone();
-    let mut tools = ToolRegistry::with_builtins(&effective.tools);
+    let mut tools = super::tool_choice::builtin_tools(&effective.tools, provider.as_ref());
     let startup = interrupts.begin_turn();
     let started = super::mcp_tools::start_until(&effective.mcp_servers, &mut tools, &startup).await;
     interrupts.end_turn();
@@ -97,6 +96,17 @@ pub async fn build(
         super::mcp_tools::stop(mcp).await;
         return Err(end_cancelled(super::mcp_tools::cancelled_at_start()));
     }
+    let tool_choice = match super::tool_choice::policy(
+        runtime_settings.tool_choice.as_deref(),
+        &tools,
+        provider.as_ref(),
+    ) {
+        Ok(policy) => policy,
+        Err(error) => {
+            super::mcp_tools::stop(mcp).await;
+            return Err(error);
+        }
+    };
     let sink: Arc<dyn EventSink> = renderer;
     let mut builder = AgentRuntime::builder()
         .provider(provider)
@@ -106,6 +116,7 @@ pub async fn build(
         .executor_config(executor_config)
         .permission_broker(broker)
         .limits(limits)
+        .tool_choice(tool_choice)
         .pricing(effective.pricing_table())
         .memory(memory_handle)
         .session_wait(runtime_settings.session_wait())
