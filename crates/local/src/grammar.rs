@@ -53,12 +53,19 @@ pub fn call_schema(format: ToolFormat, tool: &ToolSchema) -> Value {
 fn call_schema_text(format: ToolFormat, tool: &ToolSchema) -> String {
     let schema = call_schema(format, tool);
     let key = format.arguments_key();
+    let property = |name: &str| {
+        schema
+            .get("properties")
+            .and_then(|p| p.get(name))
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object"}))
+    };
     format!(
         "{{\"type\": \"object\", \"properties\": {{\"name\": {}, {}: {}}}, \
          \"required\": [\"name\", {}], \"additionalProperties\": false}}",
-        schema["properties"]["name"],
+        property("name"),
         Value::String(key.to_owned()),
-        schema["properties"][key],
+        property(key),
         Value::String(key.to_owned()),
     )
 }

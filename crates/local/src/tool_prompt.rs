@@ -83,9 +83,12 @@ pub fn arguments_object(arguments: &str) -> Value {
 /// A compact tool as JSON text, `name` first as in training (a JSON object would
 /// sort its keys).
 fn compact_tool_text(tool: &Value) -> String {
+    let field = |name: &str| tool.get(name).cloned().unwrap_or(Value::Null);
     format!(
         "{{\"name\": {}, \"description\": {}, \"parameters\": {}}}",
-        tool["name"], tool["description"], tool["parameters"]
+        field("name"),
+        field("description"),
+        field("parameters")
     )
 }
 
