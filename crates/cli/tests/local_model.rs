@@ -80,7 +80,11 @@ fn a_real_model_asked_plainly_calls_a_tool_that_runs_and_the_session_is_stored()
         .filter(|e| e["type"] == "tool_completed" || e["type"] == "tool_failed")
         .collect();
     assert!(!started.is_empty(), "no tool call: {text}");
-    assert_eq!(ended.len(), started.len(), "a call without a result: {text}");
+    assert_eq!(
+        ended.len(),
+        started.len(),
+        "a call without a result: {text}"
+    );
     // The turn after the call answered (the run ended with `final`).
     assert!(
         events.iter().any(|e| e["type"] == "final"),
