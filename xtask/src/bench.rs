@@ -72,7 +72,7 @@ pub fn run(filter: Option<&str>) -> Result<(), String> {
 
 /// Cargo's target directory: `CARGO_TARGET_DIR` (relative to the workspace root, where
 /// cargo is run) or `target/` under the root.
-fn target_dir(root: &Path, configured: Option<std::ffi::OsString>) -> PathBuf {
+pub(crate) fn target_dir(root: &Path, configured: Option<std::ffi::OsString>) -> PathBuf {
     match configured.filter(|dir| !dir.is_empty()) {
         Some(dir) => root.join(dir),
         None => root.join("target"),
@@ -180,7 +180,7 @@ fn render(rows: &[Row]) -> String {
 
 /// Replace what stands between `start` and `end` in `doc` with `table` (or append the
 /// markers and table).
-fn write_table(doc: &Path, start: &str, end: &str, table: &str) -> Result<(), String> {
+pub(crate) fn write_table(doc: &Path, start: &str, end: &str, table: &str) -> Result<(), String> {
     let current = fs::read_to_string(doc).unwrap_or_default();
     let next = splice(&current, start, end, table);
     fs::write(doc, next).map_err(|e| format!("writing {}: {e}", doc.display()))

@@ -9,11 +9,15 @@
 //! - `cargo xtask bench [FILTER]` — runs every crate's benches and writes the
 //!   criterion medians, and the local-model bench's comparison table, into the
 //!   generated tables of `docs/performance.md`.
+//! - `cargo xtask tasks [--runs N] [--write] [--only NAME] [-- RUN FLAGS]` — plain
+//!   one-step workspace tasks run by the `oxydra` binary on a small model, judged by
+//!   their outcome (see `tasks.rs`).
 
 mod bench;
 mod ci;
 mod run;
 mod setup;
+mod tasks;
 
 use std::process::ExitCode;
 
@@ -22,6 +26,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(),
         Some("bench") => bench::run(args.get(1).map(String::as_str)),
+        Some("tasks") => tasks::run(args.get(1..).unwrap_or_default()),
         Some("run") => {
             return match run::run(args.get(1..).unwrap_or_default()) {
                 Ok(code) => code,
@@ -32,7 +37,7 @@ fn main() -> ExitCode {
             };
         }
         _ => {
-            eprintln!("usage: cargo xtask <ci | run [ARGS…] | bench [FILTER]>");
+            eprintln!("usage: cargo xtask <ci | run [ARGS…] | bench [FILTER] | tasks [OPTIONS]>");
             return ExitCode::from(2);
         }
     };

@@ -198,6 +198,11 @@ pub struct RunOptions {
     /// Most seconds one turn may take (default 120).
     #[arg(long, value_name = "SECS")]
     pub turn_timeout: Option<u64>,
+    /// Whether the model must call a tool: `auto` (it decides), `none`, `required`, or
+    /// a tool's name. Unset: `auto`, except with a small local model (under 1B
+    /// parameters), whose first turn must call a tool and whose next turns answer.
+    #[arg(long, value_name = "auto|none|required|TOOL")]
+    pub tool_choice: Option<String>,
     /// How to answer requests for consent (default `ask`; `never` when stdin is not a terminal).
     #[arg(long, value_enum)]
     pub approve: Option<ApproveMode>,

@@ -31,7 +31,7 @@ fn test_model() -> Option<PathBuf> {
 }
 
 #[test]
-fn a_real_model_calls_a_tool_that_runs_and_the_session_is_stored() {
+fn a_real_model_asked_plainly_calls_a_tool_that_runs_and_the_session_is_stored() {
     let Some(model) = test_model() else { return };
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.workspace.join("notes.txt"), "buy milk\ncall Ana\n").unwrap();
@@ -44,13 +44,20 @@ fn a_real_model_calls_a_tool_that_runs_and_the_session_is_stored() {
         .arg(&config)
         .args(["--provider", "local", "--model"])
         .arg(&model)
-        // A 135M model calls a tool when told how; the machine may be loaded.
-        .args(["--output", "jsonl", "--approve", "never", "--max-turns", "2"])
+        // A plain request, as a person writes it: nothing says which tool or how to
+        // call it. A model this small gets tool choice `required` on its first turn
+        // (the CLI's default for small local models) and greedy decoding, so the run
+        // is the same every time. The machine may be loaded: a long turn timeout.
+        .args([
+            "--output",
+            "jsonl",
+            "--approve",
+            "never",
+            "--max-turns",
+            "2",
+        ])
         .args(["--turn-timeout", "600"])
-        .arg(
-            "Use the file_read tool to read notes.txt. Answer with \
-             <tool_call>[{\"name\": \"file_read\", \"arguments\": {\"path\": \"notes.txt\"}}]</tool_call>",
-        )
+        .arg("What is on my list in notes.txt?")
         .output()
         .unwrap();
     let code = output.status.code();
@@ -71,12 +78,23 @@ fn a_real_model_calls_a_tool_that_runs_and_the_session_is_stored() {
         .iter()
         .filter(|e| e["type"] == "tool_started")
         .collect();
-    let completed: Vec<_> = events
+    // Every call ran and has its result (the model may pick a wrong path: the
+    // tool's error is then its result, and the next turn answers from it).
+    let ended: Vec<_> = events
         .iter()
-        .filter(|e| e["type"] == "tool_completed")
+        .filter(|e| e["type"] == "tool_completed" || e["type"] == "tool_failed")
         .collect();
     assert!(!started.is_empty(), "no tool call: {text}");
-    assert!(!completed.is_empty(), "no tool ran to completion: {text}");
+    assert_eq!(
+        ended.len(),
+        started.len(),
+        "a call without a result: {text}"
+    );
+    // The turn after the call answered (the run ended with `final`).
+    assert!(
+        events.iter().any(|e| e["type"] == "final"),
+        "no final answer: {text}"
+    );
     // The session is stored.
     let session = events
         .iter()

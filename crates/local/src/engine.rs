@@ -122,10 +122,12 @@ pub fn serve(
     };
     let context = ctx.n_ctx();
     let recommended = SamplingOverrides::from_model(&model);
+    let parameters = model.n_params();
     let info = ModelInfo {
         context,
         template: Arc::new(template),
         recommended,
+        parameters,
     };
     if ready.send(Ok(info)).is_err() {
         return;

@@ -47,8 +47,32 @@ pub fn call_schema(format: ToolFormat, tool: &ToolSchema) -> Value {
     })
 }
 
-/// The grammar that lets the model call any of `tools` in `format`, one or more
-/// times.
+/// [`call_schema`] as JSON text with `name` before the arguments: the converter keeps
+/// the order of the properties as written, and a model writes the name first (a JSON
+/// object would sort `arguments` before it).
+fn call_schema_text(format: ToolFormat, tool: &ToolSchema) -> String {
+    let schema = call_schema(format, tool);
+    let key = format.arguments_key();
+    let property = |name: &str| {
+        schema
+            .get("properties")
+            .and_then(|p| p.get(name))
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object"}))
+    };
+    format!(
+        "{{\"type\": \"object\", \"properties\": {{\"name\": {}, {}: {}}}, \
+         \"required\": [\"name\", {}], \"additionalProperties\": false}}",
+        property("name"),
+        Value::String(key.to_owned()),
+        property(key),
+        Value::String(key.to_owned()),
+    )
+}
+
+/// The grammar that lets the model call any of `tools` in `format`: one block of one
+/// or more calls (Hermes: one `<tool_call>` holding a call or a list of calls, so a
+/// small model cannot repeat the block until its token limit).
 pub fn tool_grammar(format: ToolFormat, tools: &[ToolSchema]) -> Result<ToolGrammar, LocalError> {
     if tools.is_empty() {
         return Err(LocalError::Grammar {
@@ -57,24 +81,23 @@ pub fn tool_grammar(format: ToolFormat, tools: &[ToolSchema]) -> Result<ToolGram
     }
     let schemas = tools
         .iter()
-        .map(|tool| call_schema(format, tool))
+        .map(|tool| call_schema_text(format, tool))
         .collect::<Vec<_>>();
     let schema = if let [only] = schemas.as_slice() {
         only.clone()
     } else {
-        json!({"anyOf": schemas})
+        format!("{{\"anyOf\": [{}]}}", schemas.join(", "))
     };
-    let call_rules = llama_cpp_2::json_schema_to_grammar(&schema.to_string()).map_err(|error| {
-        LocalError::Grammar {
+    let call_rules =
+        llama_cpp_2::json_schema_to_grammar(&schema).map_err(|error| LocalError::Grammar {
             message: error.to_string(),
-        }
-    })?;
+        })?;
     // The converted schema's start rule is `root`; the call syntax goes around it.
     let wrapper = match format {
         ToolFormat::Hermes => format!(
-            "{ROOT_RULE} ::= oxydra-call (\"\\n\" oxydra-call)*\n\
+            "{ROOT_RULE} ::= oxydra-call\n\
              oxydra-call ::= \"<tool_call>\" \"\\n\"? (root | oxydra-list) \"\\n\"? \"</tool_call>\"\n\
-             oxydra-list ::= \"[\" root (\", \" root)* \"]\"\n"
+             oxydra-list ::= \"[\" \"\\n\"? root (\",\" [ \\n]? root)* \"\\n\"? \"]\"\n"
         ),
         ToolFormat::Llama3Json => format!("{ROOT_RULE} ::= root (\"; \" root)*\n"),
         ToolFormat::Mistral => {
@@ -128,6 +151,26 @@ mod tests {
     }
 
     #[test]
+    fn the_call_schema_text_puts_the_name_first() {
+        let text = call_schema_text(ToolFormat::Hermes, &read_tool());
+        let name = text.find("\"name\"").unwrap();
+        let arguments = text.find("\"arguments\"").unwrap();
+        assert!(name < arguments, "{text}");
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value, call_schema(ToolFormat::Hermes, &read_tool()));
+        let grammar = tool_grammar(ToolFormat::Hermes, &[read_tool()]).unwrap();
+        let root = grammar
+            .gbnf
+            .lines()
+            .find(|line| line.starts_with("root ::="))
+            .unwrap();
+        assert!(
+            root.find("name").unwrap() < root.find("arguments").unwrap(),
+            "{root}"
+        );
+    }
+
+    #[test]
     fn a_non_object_schema_becomes_any_object() {
         let tool = ToolSchema::new("t", "", json!(true));
         let schema = call_schema(ToolFormat::Hermes, &tool);
@@ -139,7 +182,7 @@ mod tests {
         let grammar = tool_grammar(ToolFormat::Hermes, &[read_tool(), list_tool()]).unwrap();
         assert_eq!(grammar.trigger, "<tool_call>");
         assert!(
-            grammar.gbnf.starts_with("oxydra-calls ::= oxydra-call"),
+            grammar.gbnf.starts_with("oxydra-calls ::= oxydra-call\n"),
             "{}",
             grammar.gbnf
         );

@@ -40,13 +40,14 @@ mod repetition_guard;
 mod sampling;
 mod template;
 mod tool_format;
+mod tool_prompt;
 
 pub use config::{DEFAULT_MAX_CONTEXT, LocalConfig};
 pub use error::LocalError;
 pub use grammar::{ToolGrammar, tool_grammar};
 pub use hard_exit::exit_skipping_destructors;
 pub use model::stop_all;
-pub use provider::{LocalProvider, REPETITION_NOTE};
+pub use provider::{LocalProvider, REPETITION_NOTE, SMALL_MODEL_PARAMETERS};
 pub use repetition_guard::RepetitionGuard;
 pub use sampling::{
     DEFAULT_MAX_TOKENS, DEFAULT_MIN_P, DEFAULT_REPEAT_LAST_N, DEFAULT_REPEAT_PENALTY,

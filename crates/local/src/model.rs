@@ -31,6 +31,8 @@ pub struct ModelInfo {
     pub template: Arc<ChatTemplate>,
     /// The sampling the GGUF recommends (`general.sampling.*`).
     pub recommended: SamplingOverrides,
+    /// The model's parameter count.
+    pub parameters: u64,
 }
 
 /// A loaded model: its description and the queue of its worker thread.

@@ -27,6 +27,10 @@ use crate::sampling::Sampling;
 pub const REPETITION_NOTE: &str =
     "\n\n[oxydra: the local model kept repeating itself; its answer was cut here]";
 
+/// Below this many parameters a model counts as small
+/// ([`LocalProvider::is_small`]): SmolLM2-135M and -360M, Qwen2.5-0.5B.
+pub const SMALL_MODEL_PARAMETERS: u64 = 1_000_000_000;
+
 /// A GGUF model run in-process by llama.cpp.
 ///
 /// The model is loaded once per process (by path) and shared by every provider
@@ -69,6 +73,18 @@ impl LocalProvider {
     /// GGUF's recommendation, else the defaults.
     pub fn sampling(&self) -> Sampling {
         self.sampling
+    }
+
+    /// The model's parameter count.
+    pub fn parameters(&self) -> u64 {
+        self.model.info.parameters
+    }
+
+    /// Whether the model is small (under [`SMALL_MODEL_PARAMETERS`]): such a model
+    /// rarely decides to call a tool on its own, so a caller may want its first turn
+    /// to require one (tool choice `required`) and its later turns to answer.
+    pub fn is_small(&self) -> bool {
+        self.parameters() < SMALL_MODEL_PARAMETERS
     }
 
     /// Renders the prompt on a blocking thread (a chat template is code that came

@@ -14,6 +14,7 @@ use serde_json::{Map, json};
 
 use crate::error::LocalError;
 use crate::tool_format::ToolFormat;
+use crate::tool_prompt;
 
 mod bounds;
 
@@ -258,13 +259,6 @@ fn tool_value(tool: &ToolSchema) -> serde_json::Value {
     })
 }
 
-fn arguments_object(arguments: &str) -> serde_json::Value {
-    serde_json::from_str::<serde_json::Value>(arguments)
-        .ok()
-        .filter(serde_json::Value::is_object)
-        .unwrap_or_else(|| serde_json::Value::Object(Map::new()))
-}
-
 fn native_message(message: &Message) -> serde_json::Value {
     let mut value = Map::new();
     value.insert("role".into(), json!(message.role.as_str()));
@@ -277,7 +271,7 @@ fn native_message(message: &Message) -> serde_json::Value {
                 json!({
                     "id": call.id.as_str(),
                     "type": "function",
-                    "function": {"name": call.name, "arguments": arguments_object(&call.arguments)},
+                    "function": {"name": call.name, "arguments": tool_prompt::arguments_object(&call.arguments)},
                 })
             })
             .collect::<Vec<_>>();
@@ -292,28 +286,6 @@ fn native_message(message: &Message) -> serde_json::Value {
     serde_json::Value::Object(value)
 }
 
-/// The instructions that teach a model whose template knows no tools to call them:
-/// the wording small models were tuned on (SmolLM2's function-calling prompt), with
-/// plain text allowed when no call is needed.
-pub fn tool_instructions(tools: &[ToolSchema]) -> String {
-    let mut text = String::from(
-        "You are an expert in composing functions. You are given a question and a set of \
-         possible functions. Based on the question, you will need to make one or more \
-         function/tool calls to achieve the purpose.\n\n\
-         You have access to the following tools:\n<tools>",
-    );
-    let listed = tools.iter().map(tool_value).collect::<Vec<_>>();
-    text.push_str(&serde_json::Value::Array(listed).to_string());
-    text.push_str(
-        "</tools>\n\nTo call tools, the output MUST strictly adhere to the following \
-         format. Please make sure the parameter type is correct. If no function call is \
-         needed, answer in plain text.\n<tool_call>[\n\
-         {\"name\": \"func_name1\", \"arguments\": {\"argument1\": \"value1\", \"argument2\": \"value2\"}},\n\
-         ... (more tool calls as required)\n]</tool_call>",
-    );
-    text
-}
-
 /// The conversation in plain roles: tools described in the system message, calls
 /// and results written out in the `<tool_call>` syntax, and runs of one role
 /// merged (many templates insist that user and assistant alternate).
@@ -324,30 +296,25 @@ fn fallback_messages(messages: &[Message], tools: &[ToolSchema]) -> Vec<serde_js
         let (role, content) = match message.role {
             MessageRole::System => {
                 system_seen = true;
-                let mut content = message.text().to_owned();
-                if !tools.is_empty() {
-                    content.push_str("\n\n");
-                    content.push_str(&tool_instructions(tools));
-                }
+                let content = if tools.is_empty() {
+                    message.text().to_owned()
+                } else {
+                    tool_prompt::system_with_tools(Some(message.text()), tools)
+                };
                 ("system", content)
             }
             MessageRole::User => ("user", message.text().to_owned()),
             MessageRole::Assistant => {
                 let mut content = message.text().to_owned();
-                for call in &message.tool_calls {
+                if !message.tool_calls.is_empty() {
                     if !content.is_empty() {
                         content.push('\n');
                     }
-                    let call =
-                        json!({"name": call.name, "arguments": arguments_object(&call.arguments)});
-                    content.push_str(&format!("<tool_call>\n{call}\n</tool_call>"));
+                    content.push_str(&tool_prompt::calls_text(&message.tool_calls));
                 }
                 ("assistant", content)
             }
-            MessageRole::Tool => (
-                "user",
-                format!("<tool_response>\n{}\n</tool_response>", message.text()),
-            ),
+            MessageRole::Tool => ("user", tool_prompt::response_text(message.text())),
         };
         match out.last_mut() {
             Some((last_role, last)) if last_role == role => {
@@ -358,7 +325,13 @@ fn fallback_messages(messages: &[Message], tools: &[ToolSchema]) -> Vec<serde_js
         }
     }
     if !system_seen && !tools.is_empty() {
-        out.insert(0, ("system".to_owned(), tool_instructions(tools)));
+        out.insert(
+            0,
+            (
+                "system".to_owned(),
+                tool_prompt::system_with_tools(None, tools),
+            ),
+        );
     }
     out.into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))

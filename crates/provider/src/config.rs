@@ -25,6 +25,14 @@ pub struct ProviderConfig {
     pub request_timeout: Duration,
     /// Longest silence between two chunks of a stream.
     pub stream_idle_timeout: Duration,
+    /// Longest wait for the response to a streamed request to begin (its status and
+    /// headers), default [`DEFAULT_FIRST_BYTE_TIMEOUT`]. A server that accepts the
+    /// connection and never answers fails with
+    /// [`ProviderError::FirstByteTimeout`](crate::ProviderError::FirstByteTimeout),
+    /// naming its URL, after this long; the smaller of it and
+    /// [`request_timeout`](Self::request_timeout) applies. A whole (`complete`) request
+    /// is not bounded by it: such a server sends nothing until its answer is written.
+    pub first_byte_timeout: Duration,
     /// Overrides the context window reported by `capabilities` (needed for local
     /// models, whose window the client cannot know).
     pub context_window: Option<u32>,
@@ -52,6 +60,10 @@ pub struct ProviderConfig {
 /// model writes in one answer (128k output tokens are about 512 KiB of text).
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;
 
+/// The default of [`ProviderConfig::first_byte_timeout`]: 60 s, well under the
+/// runtime's default 120 s turn timeout, so a hung server is reported as what it is.
+pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(60);
+
 impl ProviderConfig {
     /// A config for `base_url` with `api_key`, a default client and default timeouts
     /// (10 minutes per request, 2 minutes of stream silence).
@@ -63,6 +75,7 @@ impl ProviderConfig {
             client: reqwest::Client::new(),
             request_timeout: Duration::from_secs(600),
             stream_idle_timeout: Duration::from_secs(120),
+            first_byte_timeout: DEFAULT_FIRST_BYTE_TIMEOUT,
             context_window: None,
             max_output_tokens: None,
             extra_headers: Vec::new(),
@@ -105,6 +118,13 @@ impl ProviderConfig {
     pub fn with_timeouts(mut self, request: Duration, stream_idle: Duration) -> Self {
         self.request_timeout = request;
         self.stream_idle_timeout = stream_idle;
+        self
+    }
+
+    /// The same config with another [`first_byte_timeout`](Self::first_byte_timeout)
+    /// (at least 1 ms).
+    pub fn with_first_byte_timeout(mut self, timeout: Duration) -> Self {
+        self.first_byte_timeout = timeout.max(Duration::from_millis(1));
         self
     }
 

@@ -63,6 +63,20 @@ pub enum ProviderError {
     /// No answer in time.
     #[error("timed out after {} ms", .0.as_millis())]
     Timeout(Duration),
+    /// A streamed request got no response (no status, no headers) within the
+    /// config's [`first_byte_timeout`](crate::ProviderConfig::first_byte_timeout): the
+    /// server took the connection and never answered. Not retried: a hung server
+    /// would only make the caller wait that long again.
+    #[error(
+        "no response from {url} within {} ms of sending the request (first-byte timeout)",
+        after.as_millis()
+    )]
+    FirstByteTimeout {
+        /// The request's URL, without its query.
+        url: String,
+        /// How long the client waited.
+        after: Duration,
+    },
     /// The response could not be read.
     #[error("could not decode {what}: {excerpt}")]
     Decode {

@@ -17,6 +17,8 @@ use crate::error::ProviderError;
 /// - `Auth`, `InvalidRequest`, `ContextLengthExceeded`, `InvalidConfig`: the request
 ///   itself is refused.
 /// - `ResponseTooLarge`: a provider that sent this much once will do it again.
+/// - `FirstByteTimeout`: the server took the request and never answered; a plain
+///   request would wait for it just the same.
 /// - `Cancelled`: the caller stopped.
 /// - `RetryAdvised`: as the failure inside it, but never when the provider said not
 ///   to try again.
@@ -34,6 +36,7 @@ pub(crate) fn falls_back(error: &ProviderError) -> bool {
         | ProviderError::InvalidRequest { .. }
         | ProviderError::ContextLengthExceeded { .. }
         | ProviderError::ResponseTooLarge { .. }
+        | ProviderError::FirstByteTimeout { .. }
         | ProviderError::InvalidConfig { .. }
         | ProviderError::Cancelled => false,
         ProviderError::RetryAdvised { retry, error } => *retry && falls_back(error),

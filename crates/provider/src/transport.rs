@@ -130,21 +130,57 @@ impl Framing for SseParser {
     }
 }
 
+/// Whether a request's answer is streamed (its response begins at once) or whole
+/// (its response begins when the answer is written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// A streamed answer: the response must begin within the first-byte timeout.
+    Streamed,
+    /// A whole answer: only the request timeout bounds it.
+    Whole,
+}
+
+/// The URL of `request` without its query or credentials, for messages.
+fn shown_url(request: &reqwest::Request) -> String {
+    let url = request.url();
+    format!(
+        "{}://{}{}",
+        url.scheme(),
+        url.host_str().unwrap_or_default(),
+        url.port().map(|p| format!(":{p}")).unwrap_or_default()
+    ) + url.path()
+}
+
 /// Sends `request` and returns the response when its status is a success; otherwise
-/// reads the body and maps it to a [`ProviderError`]. Stops at once on `cancel`.
+/// reads the body and maps it to a [`ProviderError`]. Stops at once on `cancel`. A
+/// streamed request whose response does not begin within the config's
+/// `first_byte_timeout` is a [`ProviderError::FirstByteTimeout`].
 pub(crate) async fn send(
     request: reqwest::RequestBuilder,
     config: &crate::config::ProviderConfig,
     cancel: &CancellationToken,
+    answer: Answer,
 ) -> Result<reqwest::Response, ProviderError> {
     let timeout = config.request_timeout;
-    let sending = tokio::time::timeout(timeout, request.send());
+    let (client, request) = request.build_split();
+    let request = request.map_err(|e| transport_error(&e, timeout))?;
+    let url = shown_url(&request);
+    let (wait, first_byte) = match answer {
+        Answer::Streamed if config.first_byte_timeout < timeout => {
+            (config.first_byte_timeout, true)
+        }
+        Answer::Streamed | Answer::Whole => (timeout, false),
+    };
+    let sending = tokio::time::timeout(wait, client.execute(request));
     let response = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(ProviderError::Cancelled),
         result = sending => match result {
-            Err(_) => return Err(ProviderError::Timeout(timeout)),
-            Ok(result) => result.map_err(|e| transport_error(&e, timeout))?,
+            Err(_) if first_byte => {
+                return Err(ProviderError::FirstByteTimeout { url, after: wait });
+            }
+            Err(_) => return Err(ProviderError::Timeout(wait)),
+            Ok(result) => result.map_err(|e| transport_error(&e, wait))?,
         },
     };
     let status = response.status();
@@ -404,7 +440,7 @@ pub(crate) async fn complete_call(
     let started = Instant::now();
     let timeout = config.request_timeout;
     let result = async {
-        let response = send(request, config, cancel).await?;
+        let response = send(request, config, cancel, Answer::Whole).await?;
         let bytes = read_body(response, config.max_wire_bytes(), timeout, cancel).await?;
         let response = parse(&bytes)?;
         if message_bytes(&response.message) > config.max_response_bytes {
@@ -456,7 +492,7 @@ pub(crate) async fn framed_stream_call<D: EventDecoder, F: Framing>(
     use tracing::Instrument;
     let span = call_span(provider, model, true);
     let started = Instant::now();
-    let response = send(request, config, cancel)
+    let response = send(request, config, cancel, Answer::Streamed)
         .instrument(span.clone())
         .await
         .inspect_err(|error| {

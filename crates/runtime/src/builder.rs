@@ -19,6 +19,7 @@ use crate::limits::RuntimeLimits;
 use crate::runtime::{AgentRuntime, RetrievalScope, RuntimeInner};
 use crate::session_lease::LeaseSettings;
 use crate::session_store::SessionStore;
+use crate::tool_choice::ToolChoicePolicy;
 use crate::tool_set::{IntoToolSet, ToolSet, gather};
 
 /// The shortest session lease time to live: renewing takes a database write, so a
@@ -72,6 +73,7 @@ pub struct AgentRuntimeBuilder {
     pricing: Option<PricingTable>,
     streaming: Option<bool>,
     lease: LeaseSettings,
+    tool_choice: Option<Arc<dyn ToolChoicePolicy>>,
 }
 
 impl AgentRuntimeBuilder {
@@ -269,6 +271,15 @@ impl AgentRuntimeBuilder {
         self
     }
 
+    /// The tool choice of every run's turns (default `auto` on every turn): a
+    /// [`ToolChoice`](oxydra_provider::ToolChoice) for all of them, or a policy per turn
+    /// such as [`FirstCall`](crate::FirstCall). A run may override it with
+    /// [`RunOptions::tool_choice`](crate::RunOptions::tool_choice).
+    pub fn tool_choice(mut self, policy: impl ToolChoicePolicy + 'static) -> Self {
+        self.tool_choice = Some(Arc::new(policy));
+        self
+    }
+
     /// The runtime.
     ///
     /// # Errors
@@ -335,6 +346,9 @@ impl AgentRuntimeBuilder {
             workspace_root,
             event_sink: self.event_sink.unwrap_or_else(|| Arc::new(NoopEventSink)),
             pricing: self.pricing,
+            tool_choice: self
+                .tool_choice
+                .unwrap_or_else(|| Arc::new(oxydra_provider::ToolChoice::Auto)),
         };
         Ok(AgentRuntime {
             inner: Arc::new(inner),

@@ -48,6 +48,7 @@ mod events;
 mod gen_ai;
 mod limits;
 mod provider_call;
+mod run_options;
 mod runtime;
 mod session_lease;
 mod session_state;
@@ -55,6 +56,7 @@ mod session_store;
 mod structured_output;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod tool_choice;
 mod tool_dispatch;
 mod tool_set;
 mod turn_loop;
@@ -66,10 +68,12 @@ pub use error::RuntimeError;
 pub use event_scrub::scrub_event;
 pub use events::{CollectingEventSink, EventSink, NoopEventSink, RuntimeEventStream};
 pub use limits::RuntimeLimits;
+pub use run_options::RunOptions;
 pub use runtime::{AgentRuntime, RetrievalScope, SessionOutcome};
 pub use session_lease::DEFAULT_SESSION_WAIT;
 pub use structured_output::{FINAL_ANSWER_TOOL, OutputSchema};
 /// The cancellation token every run takes (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;
+pub use tool_choice::{FirstCall, ToolChoicePolicy, TurnInfo};
 pub use tool_set::{IntoToolSet, ToolSet};
 pub use turn_state::{TurnState, TurnTracker};

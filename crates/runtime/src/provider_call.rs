@@ -3,6 +3,7 @@
 //! Retries and the stream → complete fallback are the provider's: the builder wraps
 //! it in a `ReliableProvider` unless told not to, and its errors are final here.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -75,17 +76,56 @@ fn record_response(span: &Span, response: &ProviderResponse) {
     );
 }
 
-/// Streams the response, sending every text piece to `events` as it arrives.
+/// How far a call got before the turn timeout cut it: the bytes of text, reasoning
+/// and tool-call arguments it streamed.
+#[derive(Debug, Default)]
+struct Progress {
+    bytes: AtomicUsize,
+}
+
+impl Progress {
+    fn saw(&self, item: &StreamItem) {
+        let bytes = match item {
+            StreamItem::Text(text) | StreamItem::Reasoning(text) => text.len(),
+            StreamItem::ToolCallDelta(delta) => {
+                delta.arguments.len() + delta.name.as_deref().map_or(0, str::len)
+            }
+            _ => 0,
+        };
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// The turn-timeout error, saying what the call was doing when time ran out: a
+    /// model still writing its answer is over the turn's budget, not silent.
+    fn timeout_error(&self, timeout: Duration) -> RuntimeError {
+        let ms = timeout.as_millis();
+        let message = match self.bytes.load(Ordering::Relaxed) {
+            0 => format!(
+                "no text or tool call arrived from the model within the {ms} ms turn timeout"
+            ),
+            bytes => format!(
+                "the turn ran out of its {ms} ms turn timeout while the model was still \
+                 answering ({bytes} bytes streamed)"
+            ),
+        };
+        RuntimeError::budget("turn_timeout", message)
+    }
+}
+
+/// Streams the response, sending every text piece to `events` as it arrives and
+/// noting in `progress` how far it got.
 async fn read_stream(
     provider: &dyn Provider,
     request: &ProviderRequest,
     cancel: &CancellationToken,
     events: Option<&RunEvents>,
+    progress: &Progress,
 ) -> Result<ProviderResponse, ProviderError> {
     let mut stream = provider.stream(request, cancel).await?;
     let mut accumulator = StreamAccumulator::new();
     while let Some(item) = stream.next().await {
         let item = item?;
+        progress.saw(&item);
         if let Some(events) = events {
             match &item {
                 StreamItem::Text(text) if !text.is_empty() => events.text_delta(text),
@@ -124,9 +164,10 @@ pub(crate) async fn request_response(
     } = options;
     let span = call_span(provider.name(), request, streaming);
     let started = Instant::now();
+    let progress = Progress::default();
     let work = async {
         if streaming {
-            read_stream(provider, request, cancel, events).await
+            read_stream(provider, request, cancel, events, &progress).await
         } else {
             provider.complete(request, cancel).await
         }
@@ -134,10 +175,7 @@ pub(crate) async fn request_response(
     let outcome = tokio::select! {
         biased;
         _ = cancel.cancelled() => Err(RuntimeError::Cancelled),
-        _ = tokio::time::sleep(timeout) => Err(RuntimeError::budget(
-            "turn_timeout",
-            format!("the provider did not answer within {} ms", timeout.as_millis()),
-        )),
+        _ = tokio::time::sleep(timeout) => Err(progress.timeout_error(timeout)),
         result = work.instrument(span.clone()) => result.map_err(RuntimeError::from_provider),
     };
     let latency = started.elapsed();

@@ -19,8 +19,10 @@ use crate::context::{ContextBudget, FixedTokens};
 use crate::error::RuntimeError;
 use crate::events::{EventSink, RunEvents, RuntimeEventStream};
 use crate::limits::RuntimeLimits;
+use crate::run_options::RunOptions;
 use crate::session_store::SessionStore;
 use crate::structured_output::OutputSchema;
+use crate::tool_choice::ToolChoicePolicy;
 use crate::turn_loop;
 
 /// Where retrieval searches for snippets.
@@ -82,6 +84,8 @@ pub(crate) struct RuntimeInner {
     pub workspace_root: PathBuf,
     pub event_sink: Arc<dyn EventSink>,
     pub pricing: Option<PricingTable>,
+    /// The tool choice of each turn, unless a run's options give one.
+    pub tool_choice: Arc<dyn ToolChoicePolicy>,
 }
 
 impl RuntimeInner {
@@ -242,6 +246,31 @@ impl AgentRuntime {
             .await
     }
 
+    /// [`run_session`](Self::run_session) under `options`: this run's tool choice
+    /// (per turn, see [`ToolChoicePolicy`]) and structured answer, in place of the
+    /// runtime's defaults.
+    ///
+    /// # Errors
+    /// As [`run_session`](Self::run_session).
+    pub async fn run_session_with_options(
+        &self,
+        session_id: &SessionId,
+        user_message: impl Into<String>,
+        cancel: &CancellationToken,
+        options: &RunOptions,
+    ) -> Result<SessionOutcome, RuntimeError> {
+        let events = self.run_events(None, None);
+        self.run_with_choice(
+            session_id,
+            Some(user_message.into()),
+            cancel,
+            events,
+            options.output.as_ref(),
+            options.tool_choice.as_deref(),
+        )
+        .await
+    }
+
     /// Continues the stored session `session_id` without a new user message, as a run
     /// taken over from a process that died mid-run does: the conversation is loaded
     /// and repaired (orphaned tool calls get `interrupted` results) and the loop runs
@@ -304,18 +333,40 @@ impl AgentRuntime {
         RuntimeEventStream,
         JoinHandle<Result<SessionOutcome, RuntimeError>>,
     ) {
+        let options = RunOptions {
+            output,
+            ..RunOptions::default()
+        };
+        self.run_session_stream_with_options(session_id, user_message, cancel, options)
+    }
+
+    /// [`run_session_stream`](Self::run_session_stream) under `options` (tool choice,
+    /// structured answer).
+    ///
+    /// Must be called within a tokio runtime.
+    pub fn run_session_stream_with_options(
+        &self,
+        session_id: SessionId,
+        user_message: impl Into<String>,
+        cancel: CancellationToken,
+        options: RunOptions,
+    ) -> (
+        RuntimeEventStream,
+        JoinHandle<Result<SessionOutcome, RuntimeError>>,
+    ) {
         let (sender, receiver) = mpsc::unbounded_channel();
         let events = self.run_events(None, Some(sender));
         let runtime = self.clone();
         let user_message = user_message.into();
         let handle = tokio::spawn(async move {
             runtime
-                .run_with(
+                .run_with_choice(
                     &session_id,
                     Some(user_message),
                     &cancel,
                     events,
-                    output.as_ref(),
+                    options.output.as_ref(),
+                    options.tool_choice.as_deref(),
                 )
                 .await
         });
@@ -346,6 +397,20 @@ impl AgentRuntime {
         events: RunEvents,
         output: Option<&OutputSchema>,
     ) -> Result<SessionOutcome, RuntimeError> {
+        self.run_with_choice(session_id, user_message, cancel, events, output, None)
+            .await
+    }
+
+    async fn run_with_choice(
+        &self,
+        session_id: &SessionId,
+        user_message: Option<String>,
+        cancel: &CancellationToken,
+        events: RunEvents,
+        output: Option<&OutputSchema>,
+        tool_choice: Option<&dyn ToolChoicePolicy>,
+    ) -> Result<SessionOutcome, RuntimeError> {
+        let tool_choice = tool_choice.unwrap_or(self.inner.tool_choice.as_ref());
         let result = turn_loop::run(
             &self.inner,
             session_id,
@@ -353,6 +418,7 @@ impl AgentRuntime {
             cancel,
             &events,
             output,
+            tool_choice,
         )
         .await;
         match &result {

@@ -29,6 +29,7 @@ use crate::provider_call::{self, CallOptions, ProviderCall};
 use crate::runtime::{RuntimeInner, SessionOutcome};
 use crate::session_state::SessionState;
 use crate::structured_output::OutputSchema;
+use crate::tool_choice::{ToolChoicePolicy, TurnInfo};
 use crate::tool_dispatch::{BatchKind, Dispatch};
 use crate::turn_state::{TurnState, TurnTracker};
 
@@ -48,6 +49,7 @@ pub(crate) async fn run(
     cancel: &CancellationToken,
     events: &RunEvents,
     output: Option<&OutputSchema>,
+    tool_choice: &dyn ToolChoicePolicy,
 ) -> Result<SessionOutcome, RuntimeError> {
     let span = tracing::info_span!(
         "session",
@@ -83,6 +85,8 @@ pub(crate) async fn run(
             answer: None,
             system_prompt: profile.system_prompt,
             meta: profile.record,
+            tool_choice,
+            tool_calls: 0,
         };
         let result = match user_message {
             Some(user_message) => run.start(&mut state, user_message).await,
@@ -124,6 +128,10 @@ struct Run<'a> {
     /// The session meta to record once the run has stored to the session (`None`:
     /// recorded already).
     meta: Option<SessionMeta>,
+    /// Picks each turn's tool choice.
+    tool_choice: &'a dyn ToolChoicePolicy,
+    /// The model's tool calls in this run so far.
+    tool_calls: usize,
 }
 
 impl<'a> Run<'a> {
@@ -323,6 +331,10 @@ impl<'a> Run<'a> {
     ) -> Result<Step, RuntimeError> {
         self.maybe_summarise(state, span).await?;
         self.prepare_context(state, span).await?;
+        let choice = self
+            .tool_choice
+            .choose(TurnInfo::new(self.turn, self.tool_calls));
+        state.window.set_tool_choice(choice);
         let call = self.request_provider(state, span).await?;
         self.account(&call, span)?;
         let usage = call.response.usage;
@@ -341,6 +353,7 @@ impl<'a> Run<'a> {
             }
             return self.yield_answer(state, span, usage, text).await;
         }
+        self.tool_calls += calls.len();
         self.run_and_persist_tools(state, span, &calls, &finish)
             .await?;
         if self.inner.executor.should_exit_loop(&self.process) {

@@ -7,7 +7,6 @@ use oxydra::executor::{PermissionScope, ToolExecutorConfig, ToolRule, ToolRuleKi
 use oxydra::mcp::McpManager;
 use oxydra::memory::{Memory, MemoryRetrieval};
 use oxydra::runtime::{AgentRuntime, EventSink};
-use oxydra::tools::ToolRegistry;
 use oxydra::types::SessionId;
 
 use crate::config::{ApproveMode, Effective};
@@ -83,7 +82,7 @@ pub async fn build(
         let consent: Arc<dyn oxydra::tools::ProtectedWriteConsent> = broker.clone();
         tools_config.protected = tools_config.protected.with_consent(consent);
     }
-    let mut tools = ToolRegistry::with_builtins(&tools_config);
+    let mut tools = super::tool_choice::builtin_tools(&tools_config, provider.as_ref());
     let startup = interrupts.begin_turn();
     let started = super::mcp_tools::start_until(&effective.mcp_servers, &mut tools, &startup).await;
     interrupts.end_turn();
@@ -103,6 +102,17 @@ pub async fn build(
         super::mcp_tools::stop(mcp).await;
         return Err(end_cancelled(super::mcp_tools::cancelled_at_start()));
     }
+    let tool_choice = match super::tool_choice::policy(
+        runtime_settings.tool_choice.as_deref(),
+        &tools,
+        provider.as_ref(),
+    ) {
+        Ok(policy) => policy,
+        Err(error) => {
+            super::mcp_tools::stop(mcp).await;
+            return Err(error);
+        }
+    };
     let sink: Arc<dyn EventSink> = renderer;
     let mut builder = AgentRuntime::builder()
         .provider(provider)
@@ -112,6 +122,7 @@ pub async fn build(
         .executor_config(executor_config)
         .permission_broker(broker)
         .limits(limits)
+        .tool_choice(tool_choice)
         .pricing(effective.pricing_table())
         .memory(memory_handle)
         .session_wait(runtime_settings.session_wait())

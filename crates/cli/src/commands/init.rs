@@ -173,6 +173,7 @@ mod tests {
             reasoning_effort: None,
             thinking_budget: None,
             threads: None,
+            sampling: None,
         }
     }
 

@@ -13,6 +13,7 @@ pub mod scrub;
 pub mod serve;
 pub mod service;
 pub mod sessions;
+pub mod tool_choice;
 pub mod trust;
 
 use crate::args::{Cli, Command};

@@ -137,6 +137,10 @@ pub struct EffectiveRuntime {
     pub session: Option<String>,
     /// Most seconds a run waits for a session another run is writing.
     pub session_wait_secs: f64,
+    /// The tool choice (`auto`, `none`, `required` or a tool's name); unset: see
+    /// `--tool-choice`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<String>,
 }
 
 impl EffectiveRuntime {
@@ -338,6 +342,7 @@ fn merge_settings<P>(
             session_wait_secs: section
                 .session_wait_secs
                 .unwrap_or(oxydra::runtime::DEFAULT_SESSION_WAIT.as_secs_f64()),
+            tool_choice: flags.tool_choice.clone().or(section.tool_choice.clone()),
         },
         memory: EffectiveMemory {
             db,

@@ -262,6 +262,8 @@ pub struct RuntimeSection {
     pub approve: Option<ApproveMode>,
     /// Most seconds a run waits for a session another run is writing.
     pub session_wait_secs: Option<f64>,
+    /// The tool choice of every turn (`auto`, `none`, `required` or a tool's name).
+    pub tool_choice: Option<String>,
 }
 
 /// `[memory]`.

@@ -41,18 +41,25 @@ fn smollm2_chatml_without_tools_gets_instructions_in_the_system_turn() {
     assert!(!template.native_tools());
     assert_eq!(template.tool_format(), ToolFormat::Hermes);
     let prompt = template.render(&conversation("c1"), &tools()).unwrap();
+    // The trained instructions first, the caller's system text after them.
     assert!(
-        prompt.starts_with(
-            "<|im_start|>system\nYou are terse.\n\nYou are an expert in composing functions."
+        prompt.starts_with("<|im_start|>system\nYou are an expert in composing functions."),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("]</tool_call>\n\nYou are terse.<|im_end|>\n"),
+        "{prompt}"
+    );
+    // The compact list, name first.
+    assert!(
+        prompt.contains(
+            "<tools>[{\"name\": \"file_read\", \"description\": \"Read a file\", \"parameters\": {"
         ),
         "{prompt}"
     );
-    assert!(
-        prompt.contains("<tools>[{\"function\":{\"description\":\"Read a file\""),
-        "{prompt}"
-    );
+    // Earlier calls as the model writes them.
     assert!(prompt.contains(
-        "<|im_start|>assistant\n<tool_call>\n{\"arguments\":{\"path\":\"notes.txt\"},\"name\":\"file_read\"}\n</tool_call><|im_end|>\n"
+        "<|im_start|>assistant\n<tool_call>[\n{\"name\": \"file_read\", \"arguments\": {\"path\":\"notes.txt\"}}\n]</tool_call><|im_end|>\n"
     ), "{prompt}");
     assert!(
         prompt
@@ -160,7 +167,11 @@ fn gemma_refuses_system_so_it_is_merged_into_the_first_user_turn() {
     assert!(!template.native_tools());
     let prompt = template.render(&conversation("c1"), &tools()).unwrap();
     assert!(
-        prompt.starts_with("<bos><start_of_turn>user\nYou are terse.\n\nYou are an expert"),
+        prompt.starts_with("<bos><start_of_turn>user\nYou are an expert in composing functions."),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("You are terse.\n\nRead notes.txt<end_of_turn>"),
         "{prompt}"
     );
     assert!(

@@ -73,6 +73,7 @@ impl Provider for OllamaProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderResponse, ProviderError> {
+        wire::check_tool_choice(request)?;
         let body = wire::request_body(request, false);
         complete_call(
             self.name(),
@@ -90,6 +91,7 @@ impl Provider for OllamaProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderStream, ProviderError> {
+        wire::check_tool_choice(request)?;
         let body = wire::request_body(request, true);
         framed_stream_call(
             self.name(),

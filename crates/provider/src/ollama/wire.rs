@@ -3,8 +3,9 @@
 use oxydra_types::{Message, MessageRole, ToolCall};
 use serde_json::{Map, Value, json};
 
+use crate::error::ProviderError;
 use crate::http_error::object;
-use crate::request::ProviderRequest;
+use crate::request::{ProviderRequest, ToolChoice};
 
 /// A tool call's `arguments` as the object Ollama wants. Arguments that are not a JSON
 /// object (the model sent bad JSON earlier) go back as `{"invalid_arguments": "<raw>"}`.
@@ -44,6 +45,24 @@ fn message_to_wire(message: &Message) -> Value {
     Value::Object(wire)
 }
 
+/// Refuses a tool choice `/api/chat` cannot carry: it has no `tool_choice`, so
+/// `auto` sends the tools and `none` sends none, but `required` or a named tool
+/// cannot be enforced, and a run that depends on it is told so before anything is
+/// sent rather than answered in text.
+pub(crate) fn check_tool_choice(request: &ProviderRequest) -> Result<(), ProviderError> {
+    let forced = match &request.tool_choice {
+        ToolChoice::Auto | ToolChoice::None => return Ok(()),
+        ToolChoice::Required => "`required`".to_owned(),
+        ToolChoice::Tool(name) => format!("the tool `{name}`"),
+    };
+    Err(ProviderError::InvalidRequest {
+        message: format!(
+            "Ollama's /api/chat has no tool_choice, so it cannot force {forced}: \
+             use tool choice `auto` or `none` with provider `ollama`"
+        ),
+    })
+}
+
 /// The JSON body of an `/api/chat` request.
 pub(crate) fn request_body(request: &ProviderRequest, stream: bool) -> Value {
     let messages: Vec<Value> = request.messages.iter().map(message_to_wire).collect();
@@ -52,7 +71,7 @@ pub(crate) fn request_body(request: &ProviderRequest, stream: bool) -> Value {
         "messages": messages,
         "stream": stream,
     }));
-    if !request.tools.is_empty() && request.tool_choice != crate::ToolChoice::None {
+    if !request.tools.is_empty() && request.tool_choice != ToolChoice::None {
         let tools: Vec<Value> = request
             .tools
             .iter()

@@ -106,6 +106,11 @@ impl ContextWindow {
         self.header_epoch = None;
     }
 
+    /// Sets the tool choice of the next request.
+    pub fn set_tool_choice(&mut self, choice: oxydra_provider::ToolChoice) {
+        self.prepared.request.tool_choice = choice;
+    }
+
     /// Appends a message that has been stored as `sequence`.
     pub fn push(&mut self, message: Message, sequence: u64) {
         self.history.push(message, sequence);

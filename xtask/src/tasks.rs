@@ -1,0 +1,374 @@
+//! `cargo xtask tasks`: plain one-step workspace tasks for a small model, run end to
+//! end through the `oxydra` binary and judged by their outcome.
+//!
+//! Each task writes a small workspace, runs `oxydra run --output jsonl` on a plain
+//! user prompt (never the text of a tool call) and checks what happened: the file
+//! written with the right content, or an answer holding a fact that is only in the
+//! workspace's files. What the model says about itself counts for nothing. Prints a
+//! markdown table (task, successes, tool calls, median seconds) and, with `--write`,
+//! puts it into `docs/performance.md` between its markers.
+//!
+//! Options: `--runs N` (default 3), `--oxydra PATH` (default the debug build in the
+//! target dir), `--write`, `--only NAME`, and after `--` any flags for `oxydra run`
+//! (default: `--provider local --model` the test model). Each run gets a fresh
+//! workspace, config dir and database.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+const START: &str = "<!-- task-suite-table:start -->";
+const END: &str = "<!-- task-suite-table:end -->";
+
+/// The output-token cap of every turn (`[runtime] max_output_tokens` of the run's
+/// user config).
+const MAX_OUTPUT_TOKENS: u32 = 256;
+
+/// How an outcome is judged.
+enum Check {
+    /// The final answer holds all of these (case-insensitive).
+    AnswerHasAll(&'static [&'static str]),
+    /// The final answer holds one of these (case-insensitive).
+    AnswerHasAny(&'static [&'static str]),
+    /// The workspace file holds this text (case-insensitive).
+    FileHas(&'static str, &'static str),
+}
+
+/// One task: its workspace, its prompt, its check.
+struct Task {
+    name: &'static str,
+    files: &'static [(&'static str, &'static str)],
+    prompt: &'static str,
+    check: Check,
+}
+
+const TASKS: &[Task] = &[
+    Task {
+        name: "read a config value",
+        files: &[
+            (
+                "config/server.toml",
+                "[server]\nhost = \"0.0.0.0\"\nport = 8471\nworkers = 3\n",
+            ),
+            ("README.md", "A small web service.\n"),
+        ],
+        prompt: "What port does the server in config/server.toml listen on?",
+        check: Check::AnswerHasAll(&["8471"]),
+    },
+    Task {
+        name: "answer from a note",
+        files: &[(
+            "notes/plan.md",
+            "# Plan for the weekend\n\n1. Paint the fence teal.\n2. Fix the bike's back wheel.\n",
+        )],
+        prompt: "What colour will the fence be painted, according to notes/plan.md?",
+        check: Check::AnswerHasAll(&["teal"]),
+    },
+    Task {
+        name: "list a folder",
+        files: &[
+            ("inbox/quokka-report.txt", "draft\n"),
+            ("inbox/zephyr-invoice.pdf.txt", "total 12\n"),
+            ("README.md", "Workspace.\n"),
+        ],
+        prompt: "Which files are in the inbox folder?",
+        check: Check::AnswerHasAll(&["quokka-report", "zephyr-invoice"]),
+    },
+    Task {
+        name: "write a file",
+        files: &[("README.md", "Workspace.\n")],
+        prompt: "Create a file named greeting.txt that says: hello from the workspace",
+        check: Check::FileHas("greeting.txt", "hello from the workspace"),
+    },
+    Task {
+        name: "find the file that mentions",
+        files: &[
+            (
+                "docs/cafeteria.md",
+                "The cafeteria opens at nine and closes at four.\n",
+            ),
+            ("docs/parking.md", "Visitors park on level two.\n"),
+            (
+                "docs/launch.md",
+                "The launch code word is PELICAN. Tell no one.\n",
+            ),
+        ],
+        prompt: "Which file in docs mentions the launch code word?",
+        check: Check::AnswerHasAll(&["launch.md"]),
+    },
+    Task {
+        name: "summarise a file",
+        files: &[(
+            "README.md",
+            "# Frobnicator\n\nFrobnicator converts CSV spreadsheets into YAML documents. \
+             It was written by Ada Quill in 2021 and runs on any machine with Python 3.\n",
+        )],
+        prompt: "Summarise README.md",
+        check: Check::AnswerHasAny(&["Frobnicator", "CSV", "YAML"]),
+    },
+];
+
+/// The outcome of one run.
+struct Outcome {
+    success: bool,
+    tool_calls: usize,
+    seconds: f64,
+}
+
+/// Runs the suite with the command-line `args` (after `tasks`).
+pub fn run(args: &[String]) -> Result<(), String> {
+    let root = crate::workspace_root();
+    let mut runs = 3usize;
+    let mut oxydra: Option<PathBuf> = None;
+    let mut write = false;
+    let mut only: Option<String> = None;
+    let mut extra: Vec<String> = Vec::new();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--runs" => {
+                runs = rest
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n| n > 0)
+                    .ok_or("--runs needs a number above 0")?;
+            }
+            "--oxydra" => oxydra = Some(rest.next().ok_or("--oxydra needs a path")?.into()),
+            "--write" => write = true,
+            "--only" => only = Some(rest.next().ok_or("--only needs a task name")?.clone()),
+            "--" => {
+                extra = rest.by_ref().cloned().collect();
+            }
+            other => return Err(format!("unknown option {other} (see xtask/src/tasks.rs)")),
+        }
+    }
+    let target = crate::bench::target_dir(&root, std::env::var_os("CARGO_TARGET_DIR"));
+    let oxydra = oxydra.unwrap_or_else(|| target.join("debug/oxydra"));
+    if !oxydra.is_file() {
+        return Err(format!(
+            "{} is missing: build it with `cargo build -p oxydra-cli`",
+            oxydra.display()
+        ));
+    }
+    if extra.is_empty() {
+        let model = test_model(&root, &target)?;
+        extra = vec![
+            "--provider".into(),
+            "local".into(),
+            "--model".into(),
+            model.display().to_string(),
+        ];
+    }
+    let scratch = std::env::temp_dir().join(format!("oxydra-tasks-{}", std::process::id()));
+    let mut rows = Vec::new();
+    for task in TASKS {
+        if only
+            .as_deref()
+            .is_some_and(|name| !task.name.contains(name))
+        {
+            continue;
+        }
+        let mut outcomes = Vec::new();
+        for index in 0..runs {
+            let dir = scratch.join(format!("{}-{index}", task.name.replace(' ', "-")));
+            let outcome = run_task(&oxydra, &extra, task, &dir)?;
+            eprintln!(
+                "{:<28} run {}: {} ({} tool calls, {:.1} s)",
+                task.name,
+                index + 1,
+                if outcome.success { "done" } else { "failed" },
+                outcome.tool_calls,
+                outcome.seconds
+            );
+            outcomes.push(outcome);
+        }
+        rows.push((task.name, outcomes));
+    }
+    let _ = fs::remove_dir_all(&scratch);
+    let table = render(&rows, &extra);
+    println!("{table}");
+    if write {
+        let doc = root.join("docs/performance.md");
+        crate::bench::write_table(&doc, START, END, &table)?;
+        eprintln!("==> wrote the task-suite table to {}", doc.display());
+    }
+    Ok(())
+}
+
+/// The test model: `OXYDRA_TEST_MODEL`, or the one the fetch script put in the
+/// target dir.
+fn test_model(root: &Path, target: &Path) -> Result<PathBuf, String> {
+    if let Some(model) = std::env::var_os("OXYDRA_TEST_MODEL") {
+        return Ok(PathBuf::from(model));
+    }
+    let fetched = target.join("test-models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let main = root.join("target/test-models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    [fetched, main]
+        .into_iter()
+        .find(|p| p.is_file())
+        .ok_or_else(|| "no test model: run scripts/fetch-test-model.sh".into())
+}
+
+/// Runs `task` once in a fresh `dir` and judges it.
+fn run_task(oxydra: &Path, extra: &[String], task: &Task, dir: &Path) -> Result<Outcome, String> {
+    let _ = fs::remove_dir_all(dir);
+    let workspace = dir.join("workspace");
+    let home = dir.join("home");
+    for (path, content) in task.files {
+        let file = workspace.join(path);
+        if let Some(parent) = file.parent() {
+            fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        fs::write(&file, content).map_err(|e| format!("{}: {e}", file.display()))?;
+    }
+    let config = home.join(".config/oxydra");
+    fs::create_dir_all(&config).map_err(|e| format!("{}: {e}", config.display()))?;
+    // A cap on each answer, so a model that rambles fails its task in seconds rather
+    // than at the turn timeout.
+    fs::write(
+        config.join("config.toml"),
+        format!("[runtime]\nmax_output_tokens = {MAX_OUTPUT_TOKENS}\n"),
+    )
+    .map_err(|e| format!("{}: {e}", config.display()))?;
+    let started = Instant::now();
+    let output = Command::new(oxydra)
+        .arg("run")
+        .args(extra)
+        .arg("--workspace")
+        .arg(&workspace)
+        .arg("--db")
+        .arg(dir.join("oxydra.db"))
+        .args([
+            "--output",
+            "jsonl",
+            "--approve",
+            "never",
+            "--max-turns",
+            "4",
+        ])
+        .arg(task.prompt)
+        .current_dir(&workspace)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env_remove("OXYDRA_LOCAL_MODEL")
+        .output()
+        .map_err(|e| format!("could not run {}: {e}", oxydra.display()))?;
+    let seconds = started.elapsed().as_secs_f64();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let events: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let tool_calls = events
+        .iter()
+        .filter(|e| e["type"] == "tool_started")
+        .count();
+    let answer = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "final")
+        .and_then(|e| e["text"].as_str())
+        .unwrap_or_default()
+        .to_lowercase();
+    let success = match &task.check {
+        Check::AnswerHasAll(facts) => facts.iter().all(|f| answer.contains(&f.to_lowercase())),
+        Check::AnswerHasAny(facts) => facts.iter().any(|f| answer.contains(&f.to_lowercase())),
+        Check::FileHas(path, text) => fs::read_to_string(workspace.join(path))
+            .is_ok_and(|content| content.to_lowercase().contains(&text.to_lowercase())),
+    };
+    Ok(Outcome {
+        success,
+        tool_calls,
+        seconds,
+    })
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values.get(n / 2).copied().unwrap_or_default(),
+        n => {
+            let a = values.get(n / 2 - 1).copied().unwrap_or_default();
+            let b = values.get(n / 2).copied().unwrap_or_default();
+            (a + b) / 2.0
+        }
+    }
+}
+
+fn render(rows: &[(&str, Vec<Outcome>)], extra: &[String]) -> String {
+    let mut out = String::from(
+        "| task | success | tool calls (per run) | median time |\n|---|---|---|---|\n",
+    );
+    let mut done = 0;
+    let mut total = 0;
+    for (name, outcomes) in rows {
+        let successes = outcomes.iter().filter(|o| o.success).count();
+        done += successes;
+        total += outcomes.len();
+        let calls = outcomes
+            .iter()
+            .map(|o| o.tool_calls.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let time = median(outcomes.iter().map(|o| o.seconds).collect());
+        out.push_str(&format!(
+            "| {name} | {successes}/{} | {calls} | {:.1} s |\n",
+            outcomes.len(),
+            time
+        ));
+    }
+    let flags = extra
+        .iter()
+        .map(|a| {
+            Path::new(a)
+                .file_name()
+                .filter(|_| a.contains('/'))
+                .map_or(a.clone(), |f| f.to_string_lossy().into_owned())
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    out.push_str(&format!(
+        "\nAll tasks: {done}/{total} done, with `oxydra run {flags}` and \
+         `max_output_tokens = {MAX_OUTPUT_TOKENS}`.\n"
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_of_odd_and_even_counts() {
+        assert!((median(vec![3.0, 1.0, 2.0]) - 2.0).abs() < f64::EPSILON);
+        assert!((median(vec![4.0, 1.0, 2.0, 3.0]) - 2.5).abs() < f64::EPSILON);
+        assert!(median(Vec::new()).abs() < f64::EPSILON);
+    }
+
+    #[test]
+    fn the_table_counts_successes_and_names_the_model_file_only() {
+        let outcome = |success, tool_calls| Outcome {
+            success,
+            tool_calls,
+            seconds: 2.0,
+        };
+        let rows = vec![("t", vec![outcome(true, 1), outcome(false, 0)])];
+        let table = render(&rows, &["--model".into(), "/a/b/m.gguf".into()]);
+        assert!(table.contains("| t | 1/2 | 1, 0 | 2.0 s |"), "{table}");
+        assert!(
+            table.contains("All tasks: 1/2 done, with `oxydra run --model m.gguf`"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn no_prompt_spells_out_a_tool_call() {
+        for task in TASKS {
+            assert!(!task.prompt.contains("tool"), "{}", task.prompt);
+            assert!(!task.prompt.contains('{'), "{}", task.prompt);
+        }
+    }
+}
