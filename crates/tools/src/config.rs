@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::network_policy::NetworkPolicy;
 use crate::protected_paths::ProtectedPaths;
+use crate::sandbox::SandboxConfig;
 
 /// Default cap on a tool's output: 16 KiB.
 pub const DEFAULT_OUTPUT_LIMIT_BYTES: usize = 16 * 1024;
@@ -36,6 +37,10 @@ pub struct BuiltinToolsConfig {
     /// never read from a file).
     #[serde(skip)]
     pub protected: ProtectedPaths,
+    /// The sandbox `shell_exec` runs commands in (set by the embedding program from
+    /// its trusted configuration and flags, never from `[tools]`).
+    #[serde(skip)]
+    pub sandbox: SandboxConfig,
 }
 
 impl Default for BuiltinToolsConfig {
@@ -46,6 +51,7 @@ impl Default for BuiltinToolsConfig {
             shell: ShellConfig::default(),
             file_search: SearchConfig::default(),
             protected: ProtectedPaths::default(),
+            sandbox: SandboxConfig::default(),
         }
     }
 }

@@ -1,10 +1,12 @@
-//! `shell_exec`: `sh -c <command>` in the workspace, in its own process group.
+//! `shell_exec`: `sh -c <command>` in the workspace, in its own process group, confined
+//! by the command sandbox ([`crate::sandbox`]).
 //!
 //! The group is killed with SIGKILL on timeout and on cancellation, and also when
 //! the shell itself exits, so a call never leaves background processes behind
 //! (or holds the output pipes open).
 
 use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -22,6 +24,7 @@ use super::policy;
 use crate::config::{BuiltinToolsConfig, ShellConfig};
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::sandbox::SandboxConfig;
 use crate::tool::ToolOutput;
 use crate::truncate::truncate_with_dropped;
 use crate::typed_tool::TypedTool;
@@ -39,6 +42,10 @@ pub struct ShellExecArgs {
     pub command: String,
     /// Seconds before the command is killed (default 60, capped by the configuration).
     pub timeout_secs: Option<u64>,
+    /// Values for the command's positional parameters `$1`, `$2`, …: they reach the
+    /// shell as data, never parsed as part of the command.
+    #[serde(default)]
+    pub args: Vec<String>,
 }
 
 /// Runs a shell command in the workspace (Privileged).
@@ -46,6 +53,8 @@ pub struct ShellExecArgs {
 pub struct ShellExec {
     output_limit: usize,
     shell: ShellConfig,
+    sandbox: SandboxConfig,
+    program: PathBuf,
 }
 
 impl ShellExec {
@@ -54,7 +63,16 @@ impl ShellExec {
         Self {
             output_limit: config.output_limit_bytes,
             shell: config.shell,
+            sandbox: config.sandbox.clone(),
+            program: PathBuf::from("sh"),
         }
+    }
+
+    /// Runs commands with `program` (a POSIX shell, called as `program -c COMMAND sh
+    /// ARGS…`) instead of the `sh` found on `PATH`.
+    pub fn with_shell(mut self, program: impl Into<PathBuf>) -> Self {
+        self.program = program.into();
+        self
     }
 
     /// The longest timeout a call may ask for (at least 1 s).
@@ -83,8 +101,11 @@ impl TypedTool for ShellExec {
         format!(
             "Run a shell command (`sh -c`) in the workspace root and return its exit code, \
              stdout and stderr. It is killed, with every process it started, after \
-             timeout_secs (default {}, at most {}); background processes do not outlive it.",
-            self.shell.default_timeout_secs, self.shell.max_timeout_secs
+             timeout_secs (default {}, at most {}); background processes do not outlive it. \
+             Sandbox: {}.",
+            self.shell.default_timeout_secs,
+            self.shell.max_timeout_secs,
+            self.sandbox.describe()
         )
     }
 
@@ -111,17 +132,25 @@ impl TypedTool for ShellExec {
             });
         }
         let root = policy(ctx)?.root().to_owned();
-        let mut child = Command::new("sh")
+        let mut command = std::process::Command::new(&self.program);
+        command
             .arg("-c")
             .arg(&args.command)
-            .current_dir(&root)
+            .arg("sh")
+            .args(&args.args)
+            .current_dir(&root);
+        // Lives until the command has ended: its private temporary directory.
+        let _confinement = self.sandbox.confine(&mut command, &root)?;
+        let mut child = Command::from(command)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true)
             .spawn()
-            .map_err(|err| ToolError::Failed(format!("cannot start `sh`: {err}")))?;
+            .map_err(|err| {
+                ToolError::Failed(format!("cannot start `{}`: {err}", self.program.display()))
+            })?;
         let mut group = ProcessGroup(
             child
                 .id()
