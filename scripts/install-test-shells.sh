@@ -19,7 +19,7 @@ if [ "$(id -u)" -ne 0 ]; then
     SUDO=sudo
   else
     echo "error: need root (or sudo) to install ${missing[*]} with apt-get;" \
-      "install them another way, or the shell-step tests skip the missing shells" >&2
+      "install them another way (the coordinator's shell-step tests need all four)" >&2
     exit 1
   fi
 else
