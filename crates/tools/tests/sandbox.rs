@@ -77,10 +77,7 @@ async fn enforced(workspace: &Path) -> bool {
         let err = run(&SandboxConfig::default(), workspace, "true", &[])
             .await
             .unwrap_err();
-        assert!(
-            matches!(err, ToolError::SandboxUnavailable { .. }),
-            "{err}"
-        );
+        assert!(matches!(err, ToolError::SandboxUnavailable { .. }), "{err}");
         eprintln!("skipping: no sandbox on this kernel: {reason}");
         return false;
     }
@@ -95,9 +92,12 @@ async fn writing_outside_the_workspace_is_refused_by_the_kernel() {
     }
     let target = s.outside.path().join("escaped");
     let config = sandbox(SandboxMode::WorkspaceWrite, false);
-    let out = run(&config, s.workspace.path(), "echo x > \"$1\"", &[
-        target.to_str().unwrap(),
-    ])
+    let out = run(
+        &config,
+        s.workspace.path(),
+        "echo x > \"$1\"",
+        &[target.to_str().unwrap()],
+    )
     .await
     .unwrap();
     assert_ne!(exit_code(&out), 0, "{}", out.content);
@@ -105,9 +105,12 @@ async fn writing_outside_the_workspace_is_refused_by_the_kernel() {
     assert!(!target.exists());
     // Neither through `..` nor by renaming a workspace file out.
     std::fs::write(s.workspace.path().join("f"), "f").unwrap();
-    let out = run(&config, s.workspace.path(), "mv f \"$1\"", &[
-        target.to_str().unwrap(),
-    ])
+    let out = run(
+        &config,
+        s.workspace.path(),
+        "mv f \"$1\"",
+        &[target.to_str().unwrap()],
+    )
     .await
     .unwrap();
     assert_ne!(exit_code(&out), 0, "{}", out.content);
@@ -154,9 +157,7 @@ async fn read_only_paths_stay_read_only_while_the_workspace_is_writable() {
         "mv .git moved",
         "mv .git/config config",
     ] {
-        let out = run(&config, s.workspace.path(), attack, &[])
-            .await
-            .unwrap();
+        let out = run(&config, s.workspace.path(), attack, &[]).await.unwrap();
         assert_ne!(exit_code(&out), 0, "{attack}: {}", out.content);
         assert_eq!(
             std::fs::read_to_string(s.workspace.path().join(".git/config")).unwrap(),
@@ -318,9 +319,12 @@ async fn positional_arguments_reach_the_command_as_data() {
     let s = setup();
     let config = sandbox(SandboxMode::FullAccess, false);
     let payload = "$(touch pwned); `touch pwned` 'x";
-    let out = run(&config, s.workspace.path(), "printf '%s|' \"$@\"", &[
-        payload, "two",
-    ])
+    let out = run(
+        &config,
+        s.workspace.path(),
+        "printf '%s|' \"$@\"",
+        &[payload, "two"],
+    )
     .await
     .unwrap();
     assert!(

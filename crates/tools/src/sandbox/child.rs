@@ -116,8 +116,7 @@ fn confine(plan: Option<Plan>, maps: &IdMaps) -> io::Result<()> {
         _ => plan.primary,
     };
     if let Some(filter) = &plan.filter {
-        seccompiler::apply_filter(filter)
-            .map_err(|_| io::Error::from_raw_os_error(libc::EPERM))?;
+        seccompiler::apply_filter(filter).map_err(|_| io::Error::from_raw_os_error(libc::EPERM))?;
     }
     let status = ruleset
         .restrict_self()
@@ -141,7 +140,10 @@ fn enter_namespace(mounts: &[ReadOnlyMount], maps: &IdMaps) -> io::Result<()> {
     }
     write_proc(c"/proc/self/uid_map", &maps.uid)?;
     write_proc(c"/proc/self/gid_map", &maps.gid)?;
-    rustix::mount::mount_change(c"/", MountPropagationFlags::REC | MountPropagationFlags::PRIVATE)?;
+    rustix::mount::mount_change(
+        c"/",
+        MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
+    )?;
     for mount in mounts {
         rustix::mount::mount_bind_recursive(mount.path.as_c_str(), mount.path.as_c_str())?;
         rustix::mount::mount_remount(
