@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use oxydra::tools::SandboxMode;
+
 use crate::config::{ApproveMode, Effort, OpenAiApi, ProviderKind};
 
 /// `oxydra`: run tool-using LLM agents from the terminal.
@@ -171,6 +173,10 @@ pub struct RunOptions {
     /// How to answer requests for consent (default `ask`; `never` when stdin is not a terminal).
     #[arg(long, value_enum)]
     pub approve: Option<ApproveMode>,
+    /// What commands (`shell_exec`) may write: `read-only`, `workspace-write` (default:
+    /// the workspace and a private temp dir) or `full-access` (no sandbox).
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<SandboxMode>,
     /// How to print the run: `text` streams the answer to stdout and the tool lines,
     /// progress and a closing summary to stderr; `jsonl` prints every event of the
     /// runtime on stdout, one JSON object per line, ending with `final` or `error`.
@@ -323,6 +329,10 @@ pub struct ServeArgs {
     /// How requests for consent are answered (`ask` means `never`: nobody is at a terminal).
     #[arg(long, value_enum)]
     pub approve: Option<ApproveMode>,
+    /// What commands (`shell_exec`, deterministic shell steps) may write: `read-only`,
+    /// `workspace-write` (default) or `full-access` (no sandbox).
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<SandboxMode>,
     /// Serve a non-loopback address (`0.0.0.0:8080`, a LAN IP) without a bearer token:
     /// anyone who can reach it may start runs.
     #[arg(long)]
@@ -340,6 +350,7 @@ impl ServeArgs {
             db: self.db.clone(),
             workspace: self.workspace.clone(),
             approve: self.approve,
+            sandbox: self.sandbox,
             ..RunOptions::default()
         }
     }

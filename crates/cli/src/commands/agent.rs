@@ -77,6 +77,7 @@ pub async fn build(
         input,
     ));
     let memory_handle: Arc<dyn Memory> = memory.clone();
+    crate::config::sandbox::report_support(&effective.tools.sandbox);
     let mut tools = ToolRegistry::with_builtins(&effective.tools);
     let startup = interrupts.begin_turn();
     let started = super::mcp_tools::start_until(&effective.mcp_servers, &mut tools, &startup).await;

@@ -11,6 +11,7 @@ mod print;
 mod protected;
 mod provider_pick;
 mod rule_entry;
+pub mod sandbox;
 pub mod trust;
 
 use std::path::PathBuf;
@@ -159,6 +160,9 @@ pub struct FileConfig {
     /// `[pricing."MODEL"]`: prices of models the built-in table does not know.
     #[serde(default, skip_serializing_if = "Prices::is_empty")]
     pub pricing: Prices,
+    /// `[sandbox]`: the command sandbox (`mode`, `network`).
+    #[serde(default)]
+    pub sandbox: sandbox::SandboxSection,
 }
 
 /// `[serve]`.

@@ -97,6 +97,7 @@ pub fn strip_powers(config: &mut FileConfig) -> Vec<String> {
         !std::mem::take(&mut config.mcp_servers).is_empty(),
         "mcp_servers",
     );
+    ignored.extend(super::sandbox::strip_powers(&mut config.sandbox));
     ignored
 }
 
