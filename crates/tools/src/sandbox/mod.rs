@@ -189,3 +189,86 @@ fn c_path(path: &Path) -> Result<CString, ToolError> {
         reason: format!("`{}` contains a NUL byte", path.display()),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The statuses of the lines of `script`, each `CMD; echo $?` in the child.
+    fn statuses(plan: child::Plan, workspace: &Path, script: &str) -> Vec<i32> {
+        let mut command = std::process::Command::new("sh");
+        command.arg("-c").arg(script).current_dir(workspace);
+        child::install(&mut command, plan);
+        let output = command.output().unwrap();
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(|line| line.parse().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn without_namespaces_the_workspace_is_granted_around_read_only_paths() {
+        if sandbox_support() != &SandboxSupport::Available {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(workspace.join(".git")).unwrap();
+        std::fs::write(workspace.join(".git/config"), "[core]\n").unwrap();
+        std::fs::create_dir(workspace.join("src")).unwrap();
+        std::fs::write(workspace.join("file.txt"), "f\n").unwrap();
+        let temp = tempfile::tempdir().unwrap();
+        let read_only = protected_inside(&workspace, &[PathBuf::from(".git")]);
+        assert_eq!(read_only, [workspace.join(".git")]);
+        let paths = rules::RulePaths {
+            workspace: Some(&workspace),
+            temp: temp.path(),
+            read_only: &read_only,
+        };
+        // The plan the child falls back to when it cannot enter a namespace.
+        let plan = child::Plan {
+            primary: rules::ruleset(&paths, false, rules::Layout::AroundReadOnly).unwrap(),
+            fallback: None,
+            mounts: Vec::new(),
+            filter: None,
+        };
+        let script = "echo x >> .git/config 2>/dev/null; echo $?\n\
+                      echo y > src/f; echo $?\n\
+                      echo z >> file.txt; echo $?\n\
+                      echo n > new.txt 2>/dev/null; echo $?\n";
+        let codes = statuses(plan, &workspace, script);
+        assert_eq!(codes.len(), 4, "{codes:?}");
+        assert_ne!(codes[0], 0, "wrote .git/config");
+        assert_eq!(codes[1..3], [0, 0], "{codes:?}");
+        // The cost of this layout: no new entries at the root that holds `.git`.
+        assert_ne!(codes[3], 0, "{codes:?}");
+        assert_eq!(
+            std::fs::read_to_string(workspace.join(".git/config")).unwrap(),
+            "[core]\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(workspace.join("src/f")).unwrap(),
+            "y\n"
+        );
+    }
+
+    #[test]
+    fn read_only_paths_outside_the_workspace_or_missing_are_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(workspace.join(".git")).unwrap();
+        std::os::unix::fs::symlink(workspace.join(".git"), workspace.join("alias")).unwrap();
+        let resolved = protected_inside(
+            &workspace,
+            &[
+                PathBuf::from("alias"),
+                workspace.join(".git"),
+                PathBuf::from(".envrc"),
+                PathBuf::from("/etc"),
+                PathBuf::from("."),
+            ],
+        );
+        assert_eq!(resolved, [workspace.join(".git")]);
+    }
+}
