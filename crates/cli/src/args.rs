@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use oxydra::tools::SandboxMode;
+
 use crate::config::{ApproveMode, Effort, OpenAiApi, ProviderKind};
 
 /// `oxydra`: run tool-using LLM agents from the terminal.
@@ -206,6 +208,10 @@ pub struct RunOptions {
     /// How to answer requests for consent (default `ask`; `never` when stdin is not a terminal).
     #[arg(long, value_enum)]
     pub approve: Option<ApproveMode>,
+    /// What commands (`shell_exec`) may write: `read-only`, `workspace-write` (default:
+    /// the workspace and a private temp dir) or `full-access` (no sandbox).
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<SandboxMode>,
     /// How to print the run: `text` streams the answer to stdout and the tool lines,
     /// progress and a closing summary to stderr; `jsonl` prints every event of the
     /// runtime on stdout, one JSON object per line, ending with `final` or `error`.
@@ -420,6 +426,10 @@ pub struct ServeArgs {
     /// `never` (the default) denies them and `always` grants them.
     #[arg(long, value_enum)]
     pub approve: Option<ServeApprove>,
+    /// What commands (`shell_exec`, deterministic shell steps) may write: `read-only`,
+    /// `workspace-write` (default) or `full-access` (no sandbox).
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<SandboxMode>,
     /// Serve a non-loopback address (`0.0.0.0:8080`, a LAN IP) without a bearer token:
     /// anyone who can reach it may start runs.
     #[arg(long)]
@@ -437,6 +447,7 @@ impl ServeArgs {
             db: self.db.clone(),
             workspace: self.workspace.clone(),
             approve: self.approve.map(ApproveMode::from),
+            sandbox: self.sandbox,
             ..RunOptions::default()
         }
     }

@@ -199,8 +199,9 @@ pub enum TemplateError {
     /// A placeholder in a shell command where its quoted value would not be one
     /// literal word.
     #[error(
-        "placeholder `{{{{{name}}}}}` in args.{at} is {spot}, where a value could run as \
-         shell code: place it as a word of its own (the value is single-quoted there)"
+        "placeholder `{{{{{name}}}}}` in args.{at} is {spot}, where its value would not \
+         be one literal word: place it as a word of its own (it becomes the positional \
+         parameter \"$N\" there, the value passed beside the command)"
     )]
     UnsafeShellPlaceholder {
         /// The name.
@@ -209,6 +210,26 @@ pub enum TemplateError {
         at: String,
         /// Where it stands (`inside double quotes`, …).
         spot: &'static str,
+    },
+    /// A `shell_exec` step whose command has placeholders also sets the key that
+    /// carries their values.
+    #[error(
+        "args.{key} is where a shell step's parameter values go; a step whose command has \
+         placeholders may not set it"
+    )]
+    ReservedShellArgs {
+        /// The key (`args`).
+        key: &'static str,
+    },
+    /// A run's value for a shell step could run as code where bash evaluates it as
+    /// arithmetic (an array subscript holding `$` or a backquote).
+    #[error(
+        "parameter `{name}` was refused for a shell command: a `[` followed by `$` or a \
+         backquote runs code where bash evaluates the value as arithmetic"
+    )]
+    UnsafeShellValue {
+        /// The parameter.
+        name: String,
     },
     /// `{{` without a closing `}}`, or a name that is not an identifier.
     #[error("malformed placeholder in args.{at}: `{text}` (expected `{{{{name}}}}`)")]

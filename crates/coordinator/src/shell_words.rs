@@ -1,13 +1,15 @@
 //! Parameters inside a shell command template stay data.
 //!
 //! A deterministic step's `shell_exec` command may contain `{{name}}` placeholders.
-//! Each value is spliced in POSIX single-quoted (`'` inside it becomes `'\''`), so
-//! `hi; id > x` reaches the shell as the one word `'hi; id > x'`. Single quotes only
-//! protect a value where the shell reads them as quotes, so at load a placeholder
-//! must stand where a plain word may: not inside `'…'`, `"…"` or backquotes, not in a
-//! comment, not after a here-document operator (`<<`), not inside `${…}` or
-//! arithmetic (`$((…))`, `((…))`), and not right after `\` or `$` (`$'…'` is another
-//! kind of quoting in bash). Anything else is refused, naming the placeholder.
+//! No value is ever written into the command: each placeholder becomes the quoted
+//! positional parameter `"$N"` and the value is passed beside the command
+//! (`sh -c COMMAND sh VALUE…`), so no shell parses it. `"$N"` is one literal word only
+//! where the shell reads it as a plain word, so at load a placeholder must stand where
+//! a plain word may: not inside `'…'`, `"…"` or backquotes, not in a comment, not
+//! after a here-document operator (`<<`), not inside `${…}` or arithmetic (`$((…))`,
+//! `((…))`), and not right after `\` or `$`. Anything else is refused, naming the
+//! placeholder. [`could_run_in_arithmetic`] covers the one way a shell still
+//! evaluates a value it was given as data.
 
 /// Where a placeholder sits in the command, when that is a place it may not be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,25 +171,32 @@ impl ShellScan {
             return Err(spot);
         }
         self.word_start = false;
-        // The value ends in a closing quote: nothing after it can join an escape.
-        self.previous = Some('\'');
+        // `"$N"` ends in a closing quote: nothing after it can join an escape.
+        self.previous = Some('"');
         Ok(())
     }
 }
 
-/// `value` as one POSIX shell word: single-quoted, each `'` written `'\''`.
-pub(crate) fn quote(value: &str) -> String {
-    let mut quoted = String::with_capacity(value.len() + 2);
-    quoted.push('\'');
-    for c in value.chars() {
-        if c == '\'' {
-            quoted.push_str("'\\''");
-        } else {
-            quoted.push(c);
-        }
+/// The quoted positional parameter `index` (1-based): `"$1"` … `"$9"`, `"${10}"` ….
+pub(crate) fn positional_word(index: usize) -> String {
+    if index < 10 {
+        format!("\"${index}\"")
+    } else {
+        format!("\"${{{index}}}\"")
     }
-    quoted.push('\'');
-    quoted
+}
+
+/// Whether `value` could run as code where bash (or ksh) evaluates it as arithmetic
+/// (`[[ $1 -gt 1 ]]`, `$(( $1 ))`, `let`, an indexed array's subscript): that
+/// evaluation expands the subscript of an array reference inside the value, so
+/// `a[$(cmd)]` or `` a[`cmd`] `` runs `cmd` even when the value was passed as data.
+/// Nothing else in an arithmetic expression expands, so a value without a `[`
+/// followed by `$` or a backquote is inert there.
+pub(crate) fn could_run_in_arithmetic(value: &str) -> bool {
+    value
+        .find('[')
+        .and_then(|open| value.get(open..))
+        .is_some_and(|rest| rest.contains(['$', '`']))
 }
 
 #[cfg(test)]
@@ -256,16 +265,24 @@ mod tests {
     }
 
     #[test]
-    fn quoting_wraps_and_escapes_single_quotes() {
-        assert_eq!(quote("hi; id > x"), "'hi; id > x'");
-        assert_eq!(quote(""), "''");
-        assert_eq!(quote("it's"), "'it'\\''s'");
-        assert_eq!(quote("'"), "''\\'''");
-        assert_eq!(quote("$(id) `id` \\ \n"), "'$(id) `id` \\ \n'");
+    fn positional_parameters_are_quoted_words() {
+        assert_eq!(positional_word(1), "\"$1\"");
+        assert_eq!(positional_word(9), "\"$9\"");
+        assert_eq!(positional_word(10), "\"${10}\"");
     }
 
     #[test]
-    fn quoted_values_reach_sh_as_one_literal_word() {
+    fn subscripts_with_expansions_are_flagged() {
+        for value in ["a[$(id)]", "a[`id`]", "x[1]+a[${y}]", "[$"] {
+            assert!(could_run_in_arithmetic(value), "{value}");
+        }
+        for value in ["$(id)", "`id`", "a[1]", "150", "it's $5", "$x [y]", ""] {
+            assert!(!could_run_in_arithmetic(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn positional_values_reach_sh_as_one_literal_word() {
         let values = [
             "hi; id > x",
             "it's",
@@ -275,11 +292,14 @@ mod tests {
             "a\nb",
             "\\'",
             "--help",
+            "*",
         ];
         for value in values {
             let output = std::process::Command::new("sh")
                 .arg("-c")
-                .arg(format!("printf '%s' {}", quote(value)))
+                .arg(format!("printf '%s' {}", positional_word(1)))
+                .arg("sh")
+                .arg(value)
                 .output()
                 .unwrap();
             assert!(output.status.success(), "{value}");

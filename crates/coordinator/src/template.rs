@@ -12,17 +12,23 @@
 //! Values are data. Rendering is one pass over the parsed template, so a value that
 //! itself contains `{{other}}` stays that text; strings stay JSON strings whatever
 //! they contain. A string the step's tool runs as a shell command (`shell_exec`'s
-//! `command`, see [`shell_command_arg`]) is a shell template: every value spliced
-//! into it, whole or embedded, is single-quoted as one shell word, and a placeholder
-//! where quoting would not hold (inside quotes, a comment, a here-document …) is
-//! refused at load.
+//! `command`, see [`shell_command_arg`]) is a shell template, and no value ever enters
+//! its text: each placeholder becomes a quoted positional parameter (`"$1"`, `"$2"`,
+//! … one per parameter name) and the values travel beside the command, in the tool's
+//! `args` list, so no shell parses them. A placeholder where `"$1"` would not stand
+//! as a plain word (inside quotes, a comment, a here-document …) is refused at load.
+//! One shell feature still evaluates a value it is given: bash's (and ksh's)
+//! arithmetic (`[[ $1 -gt 1 ]]`, `$(( $1 ))`, `let`), which expands an array
+//! subscript inside the value, so `a[$(cmd)]` runs `cmd` however it was passed.
+//! Rendering therefore refuses a shell value that holds `[` followed by `$` or a
+//! backquote ([`TemplateError::UnsafeShellValue`]).
 
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
 use crate::error::TemplateError;
-use crate::shell_words::{ShellScan, quote};
+use crate::shell_words::{ShellScan, could_run_in_arithmetic, positional_word};
 
 /// The argument of `tool` that the tool runs as a shell command, if it has one.
 pub fn shell_command_arg(tool: &str) -> Option<&'static str> {
@@ -43,7 +49,8 @@ enum Node {
     Literal(Value),
     Whole(String),
     Interpolated(Vec<Piece>),
-    Shell(Vec<Piece>),
+    /// A shell command: its parameters already replaced by `"$1"` …, values apart.
+    Shell(String),
     Array(Vec<Node>),
     Object(Vec<(String, Node)>),
 }
@@ -52,7 +59,12 @@ enum Node {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArgsTemplate {
     root: Node,
+    /// The parameters of the shell command, in positional order (`$1` first).
+    positional: Vec<String>,
 }
+
+/// The key of `shell_exec`'s positional parameters.
+const POSITIONAL_KEY: &str = "args";
 
 impl ArgsTemplate {
     /// Parses `args`, checking every placeholder against `known` parameter names.
@@ -75,13 +87,14 @@ impl ArgsTemplate {
         known: &BTreeSet<String>,
         shell_key: Option<&str>,
     ) -> Result<Self, TemplateError> {
+        let mut positional = Vec::new();
         let root = match (args, shell_key) {
             (Value::Object(map), Some(shell_key)) => Node::Object(
                 map.iter()
                     .map(|(key, item)| {
                         let node = match item {
                             Value::String(text) if key == shell_key => {
-                                parse_shell(text, known, key)?
+                                parse_shell(text, known, key, &mut positional)?
                             }
                             other => parse_node(other, known, key)?,
                         };
@@ -91,18 +104,41 @@ impl ArgsTemplate {
             ),
             _ => parse_node(args, known, "")?,
         };
-        Ok(Self { root })
+        if !positional.is_empty() && args.get(POSITIONAL_KEY).is_some() {
+            return Err(TemplateError::ReservedShellArgs {
+                key: POSITIONAL_KEY,
+            });
+        }
+        Ok(Self { root, positional })
     }
 
-    /// The arguments for a run with `parameters`.
-    pub fn render(&self, parameters: &Map<String, Value>) -> Value {
-        render_node(&self.root, parameters).unwrap_or(Value::Null)
+    /// The arguments for a run with `parameters`. A shell command's values go in the
+    /// `args` list, as its positional parameters. Fails, naming the parameter, when a
+    /// shell value could run as code in bash arithmetic.
+    pub fn render(&self, parameters: &Map<String, Value>) -> Result<Value, TemplateError> {
+        let mut rendered = render_node(&self.root, parameters).unwrap_or(Value::Null);
+        if self.positional.is_empty() {
+            return Ok(rendered);
+        }
+        let mut values = Vec::with_capacity(self.positional.len());
+        for name in &self.positional {
+            let text = value_text(parameters.get(name));
+            if could_run_in_arithmetic(&text) {
+                return Err(TemplateError::UnsafeShellValue { name: name.clone() });
+            }
+            values.push(Value::String(text.into_owned()));
+        }
+        if let Value::Object(map) = &mut rendered {
+            map.insert(POSITIONAL_KEY.to_owned(), Value::Array(values));
+        }
+        Ok(rendered)
     }
 
     /// The placeholder names the template uses, sorted.
     pub fn placeholders(&self) -> BTreeSet<String> {
         let mut names = BTreeSet::new();
         collect(&self.root, &mut names);
+        names.extend(self.positional.iter().cloned());
         names
     }
 }
@@ -181,8 +217,14 @@ fn parse_string(text: &str, known: &BTreeSet<String>, at: &str) -> Result<Node, 
     }
 }
 
-/// A shell command template: placeholders only where a quoted word is one word.
-fn parse_shell(text: &str, known: &BTreeSet<String>, at: &str) -> Result<Node, TemplateError> {
+/// A shell command template: placeholders only where a quoted word is one word. Each
+/// new name is added to `positional`.
+fn parse_shell(
+    text: &str,
+    known: &BTreeSet<String>,
+    at: &str,
+    positional: &mut Vec<String>,
+) -> Result<Node, TemplateError> {
     let pieces = match parse_string(text, known, at)? {
         Node::Whole(name) => vec![Piece::Param(name)],
         Node::Interpolated(pieces) => pieces,
@@ -199,10 +241,23 @@ fn parse_shell(text: &str, known: &BTreeSet<String>, at: &str) -> Result<Node, T
                         at: at.to_owned(),
                         spot: spot.describe(),
                     })?;
+                if !positional.contains(name) {
+                    positional.push(name.clone());
+                }
             }
         }
     }
-    Ok(Node::Shell(pieces))
+    let command: String = pieces
+        .into_iter()
+        .map(|piece| match piece {
+            Piece::Text(text) => text,
+            Piece::Param(name) => {
+                let index = positional.iter().position(|p| *p == name).unwrap_or(0) + 1;
+                positional_word(index)
+            }
+        })
+        .collect();
+    Ok(Node::Shell(command))
 }
 
 /// A parameter's value as text: strings as they are, absent or `null` empty, other
@@ -230,16 +285,7 @@ fn render_node(node: &Node, parameters: &Map<String, Value>) -> Option<Value> {
             }
             Some(Value::String(text))
         }
-        Node::Shell(pieces) => {
-            let mut text = String::new();
-            for piece in pieces {
-                match piece {
-                    Piece::Text(literal) => text.push_str(literal),
-                    Piece::Param(name) => text.push_str(&quote(&value_text(parameters.get(name)))),
-                }
-            }
-            Some(Value::String(text))
-        }
+        Node::Shell(command) => Some(Value::String(command.clone())),
         Node::Array(items) => Some(Value::Array(
             items
                 .iter()
@@ -261,7 +307,8 @@ fn collect(node: &Node, names: &mut BTreeSet<String>) {
         Node::Whole(name) => {
             names.insert(name.clone());
         }
-        Node::Interpolated(pieces) | Node::Shell(pieces) => {
+        Node::Shell(_) => {}
+        Node::Interpolated(pieces) => {
             for piece in pieces {
                 if let Piece::Param(name) = piece {
                     names.insert(name.clone());
@@ -293,9 +340,11 @@ mod tests {
             &known(&["url", "depth", "strict"]),
         )
         .unwrap();
-        let rendered = template.render(&params(
-            json!({"url": "https://a.example", "depth": 3, "strict": true}),
-        ));
+        let rendered = template
+            .render(&params(
+                json!({"url": "https://a.example", "depth": 3, "strict": true}),
+            ))
+            .unwrap();
         assert_eq!(
             rendered,
             json!({"url": "https://a.example", "depth": 3, "flags": [true, 1]})
@@ -310,7 +359,9 @@ mod tests {
             &known(&["name", "age", "tags"]),
         )
         .unwrap();
-        let rendered = template.render(&params(json!({"name": "Ann", "age": 7, "tags": ["x"]})));
+        let rendered = template
+            .render(&params(json!({"name": "Ann", "age": 7, "tags": ["x"]})))
+            .unwrap();
         assert_eq!(rendered, json!({"command": "echo Ann is 7 [\"x\"]!"}));
     }
 
@@ -321,7 +372,7 @@ mod tests {
             &known(&["url", "limit"]),
         )
         .unwrap();
-        let rendered = template.render(&params(json!({"url": "u"})));
+        let rendered = template.render(&params(json!({"url": "u"}))).unwrap();
         assert_eq!(rendered, json!({"url": "u", "note": "n=", "l": [null]}));
     }
 
@@ -369,7 +420,9 @@ mod tests {
         )
         .unwrap();
         let sneaky = "{{second}}\", \"injected\": \"1";
-        let rendered = template.render(&params(json!({"first": sneaky, "second": "S"})));
+        let rendered = template
+            .render(&params(json!({"first": sneaky, "second": "S"})))
+            .unwrap();
         assert_eq!(rendered["a"], json!(sneaky));
         assert_eq!(rendered["b"], json!(format!("x {sneaky} S")));
         let wire: Value = serde_json::from_str(&rendered.to_string()).unwrap();
@@ -378,20 +431,30 @@ mod tests {
     }
 
     #[test]
-    fn shell_commands_quote_every_value_as_one_word() {
+    fn shell_commands_take_values_as_positional_parameters() {
         let template = ArgsTemplate::parse_for_tool(
-            &json!({"command": "echo {{msg}} n={{n}}", "timeout_secs": "{{n}}"}),
+            &json!({"command": "echo {{msg}} n={{n}} {{msg}}", "timeout_secs": "{{n}}"}),
             &known(&["msg", "n"]),
             "shell_exec",
         )
         .unwrap();
-        let rendered = template.render(&params(json!({"msg": "hi; id > x", "n": 3})));
+        assert_eq!(template.placeholders(), known(&["msg", "n"]));
+        let rendered = template
+            .render(&params(json!({"msg": "hi; id > x", "n": 3})))
+            .unwrap();
         assert_eq!(
             rendered,
-            json!({"command": "echo 'hi; id > x' n='3'", "timeout_secs": 3})
+            json!({
+                "command": "echo \"$1\" n=\"$2\" \"$1\"",
+                "timeout_secs": 3,
+                "args": ["hi; id > x", "3"]
+            })
         );
-        let rendered = template.render(&params(json!({"msg": "it's {{n}}"})));
-        assert_eq!(rendered["command"], "echo 'it'\\''s {{n}}' n=''");
+        // An absent optional value is empty; a value holding a placeholder stays text.
+        let rendered = template
+            .render(&params(json!({"msg": "it's {{n}}"})))
+            .unwrap();
+        assert_eq!(rendered["args"], json!(["it's {{n}}", ""]));
         // A whole-string command is one quoted word too, never a command line.
         let whole = ArgsTemplate::parse_for_tool(
             &json!({"command": "{{msg}}"}),
@@ -399,17 +462,53 @@ mod tests {
             "shell_exec",
         )
         .unwrap();
-        assert_eq!(
-            whole.render(&params(json!({"msg": "rm -rf ~"})))["command"],
-            "'rm -rf ~'"
-        );
+        let rendered = whole.render(&params(json!({"msg": "rm -rf ~"}))).unwrap();
+        assert_eq!(rendered, json!({"command": "\"$1\"", "args": ["rm -rf ~"]}));
         // Other tools' strings are not shell.
         let other =
             ArgsTemplate::parse_for_tool(&json!({"command": "{{msg}}"}), &known(&["msg"]), "x")
                 .unwrap();
         assert_eq!(
-            other.render(&params(json!({"msg": "a b"})))["command"],
+            other.render(&params(json!({"msg": "a b"}))).unwrap()["command"],
             "a b"
+        );
+    }
+
+    #[test]
+    fn a_value_that_bash_arithmetic_would_run_is_refused() {
+        let template = ArgsTemplate::parse_for_tool(
+            &json!({"command": "[[ {{n}} -gt 100 ]]"}),
+            &known(&["n"]),
+            "shell_exec",
+        )
+        .unwrap();
+        let error = template
+            .render(&params(json!({"n": "a[$(touch pwned)]"})))
+            .unwrap_err();
+        assert_eq!(error, TemplateError::UnsafeShellValue { name: "n".into() });
+        assert!(template.render(&params(json!({"n": 150}))).is_ok());
+    }
+
+    #[test]
+    fn a_shell_step_may_not_set_the_positional_key_itself() {
+        let error = ArgsTemplate::parse_for_tool(
+            &json!({"command": "echo {{n}}", "args": ["x"]}),
+            &known(&["n"]),
+            "shell_exec",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(error, TemplateError::ReservedShellArgs { .. }),
+            "{error:?}"
+        );
+        // Without placeholders the key is the author's own.
+        assert!(
+            ArgsTemplate::parse_for_tool(
+                &json!({"command": "echo \"$1\"", "args": ["x"]}),
+                &known(&[]),
+                "shell_exec",
+            )
+            .is_ok()
         );
     }
 
@@ -441,7 +540,7 @@ mod tests {
         let template =
             ArgsTemplate::parse(&json!({"a": "plain } { text", "n": 5}), &known(&[])).unwrap();
         assert_eq!(
-            template.render(&Map::new()),
+            template.render(&Map::new()).unwrap(),
             json!({"a": "plain } { text", "n": 5})
         );
         assert!(template.placeholders().is_empty());

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::network_policy::NetworkPolicy;
 use crate::protected::ProtectedPaths;
+use crate::sandbox::SandboxConfig;
 
 /// Default cap on a tool's output: 16 KiB.
 pub const DEFAULT_OUTPUT_LIMIT_BYTES: usize = 16 * 1024;
@@ -44,6 +45,10 @@ pub struct BuiltinToolsConfig {
     /// never read from a file); the tools add `allow_protected` to it.
     #[serde(skip)]
     pub protected: ProtectedPaths,
+    /// The sandbox `shell_exec` runs commands in (set by the embedding program from
+    /// its trusted configuration and flags, never from `[tools]`).
+    #[serde(skip)]
+    pub sandbox: SandboxConfig,
 }
 
 impl BuiltinToolsConfig {
@@ -64,6 +69,7 @@ impl Default for BuiltinToolsConfig {
             file_search: SearchConfig::default(),
             allow_protected: Vec::new(),
             protected: ProtectedPaths::default(),
+            sandbox: SandboxConfig::default(),
         }
     }
 }

@@ -93,6 +93,23 @@ pub enum ToolError {
         /// What the command printed before it was killed (already truncated).
         partial_output: String,
     },
+    /// The kernel cannot enforce the command sandbox, so a confined command is refused.
+    #[error(
+        "refused: the command sandbox is unavailable ({reason}); commands run only with \
+         the sandbox mode `full-access`"
+    )]
+    SandboxUnavailable {
+        /// Why the sandbox is unavailable.
+        reason: String,
+    },
+    /// Preparing the command sandbox failed; the command was not started.
+    #[error("the command sandbox failed while {action}: {reason}")]
+    Sandbox {
+        /// What the sandbox was doing.
+        action: &'static str,
+        /// The failure.
+        reason: String,
+    },
     /// Any other failure, described for the model.
     #[error("{0}")]
     Failed(String),

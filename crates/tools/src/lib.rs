@@ -67,6 +67,7 @@ mod error;
 mod network_policy;
 mod protected;
 mod registry;
+pub mod sandbox;
 mod tool;
 mod truncate;
 mod typed_tool;
@@ -82,6 +83,7 @@ pub use protected::{
     Protection,
 };
 pub use registry::ToolRegistry;
+pub use sandbox::{Confinement, SandboxConfig, SandboxMode, SandboxSupport, sandbox_support};
 pub use tool::{Tool, ToolOutput};
 pub use truncate::truncate_output;
 pub use typed_tool::{TypedTool, parameters_schema, parse_arguments};

@@ -76,6 +76,7 @@ pub async fn build(
         input,
     ));
     let memory_handle: Arc<dyn Memory> = memory.clone();
+    crate::config::sandbox::report_support(&effective.tools.sandbox);
     let mut tools_config = effective.tools.clone();
     if ask_before_changes {
         // `chat` asks before a protected write; `run` refuses it.

@@ -95,6 +95,7 @@ pub async fn start(
         Some(configured) => Some(provider::build(configured, &settings.runtime).await?),
         None => None,
     };
+    config::sandbox::report_support(&settings.tools.sandbox);
     let mut tools = ToolRegistry::with_builtins(&settings.tools);
     let mcp = super::mcp_tools::start(&settings.mcp_servers, &mut tools).await?;
 

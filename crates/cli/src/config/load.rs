@@ -11,8 +11,8 @@ use toml::{Table, Value};
 
 use super::FileConfig;
 use super::file::{check, parse, user_config_path};
-use super::layers::{Layered, Trust};
 use super::launched::launched_hashes;
+use super::layers::{Layered, Trust};
 use super::trust::{Verdict, shell_quoted, verdict_of};
 use crate::error::CliError;
 

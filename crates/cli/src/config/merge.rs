@@ -322,6 +322,7 @@ fn merge_settings<P>(
     let db_origin = db_origin(file, flags.db.as_deref(), env);
     let mut tools = file.config.tools.clone();
     tools.protected = super::protected::protected_paths(file.path.as_deref(), &file.config, &db);
+    tools.sandbox = super::sandbox::effective(&file.config.sandbox, flags.sandbox);
 
     Ok(Merged {
         config_file: file.path.clone(),

@@ -16,6 +16,7 @@ mod protected;
 mod provider_pick;
 mod rule_entry;
 mod sampling;
+pub mod sandbox;
 pub mod trust;
 
 use std::path::PathBuf;
@@ -168,6 +169,9 @@ pub struct FileConfig {
     /// `[pricing."MODEL"]`: prices of models the built-in table does not know.
     #[serde(default, skip_serializing_if = "Prices::is_empty")]
     pub pricing: Prices,
+    /// `[sandbox]`: the command sandbox (`mode`, `network`).
+    #[serde(default)]
+    pub sandbox: sandbox::SandboxSection,
 }
 
 /// `[serve]`.

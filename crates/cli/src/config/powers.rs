@@ -48,6 +48,8 @@ pub enum Narrowing {
 
 /// The approval modes, strictest first.
 const APPROVE: &[&str] = &["never", "ask", "always"];
+/// The sandbox modes, strictest first.
+const SANDBOX: &[&str] = &["read-only", "workspace-write", "full-access"];
 /// A boolean where `false` is the strict value.
 const OFF_FIRST: &[&str] = &["false", "true"];
 
@@ -59,6 +61,7 @@ pub fn narrowing(key: &str) -> Narrowing {
     let shell = ShellConfig::default();
     let count = |value: usize| Lowest(Some(value as f64));
     let secs = |value: u64| Lowest(Some(value as f64));
+    let millis = |value: std::time::Duration| Lowest(Some(value.as_millis() as f64));
     match key {
         "provider" | "runtime" | "memory" | "tools" | "tools.web_fetch" | "tools.shell"
         | "tools.file_search" | "serve" => Table,
@@ -96,10 +99,29 @@ pub fn narrowing(key: &str) -> Narrowing {
         "serve.max_concurrent_runs" => count(DEFAULT_MAX_CONCURRENT_RUNS),
         "serve.body_limit_bytes" => count(DEFAULT_BODY_LIMIT),
         "serve.allow_unauthenticated" => Ranked(OFF_FIRST, "false"),
-        // A new table is classified here too: e.g. `"sandbox" => Table` and
-        // `"sandbox.mode" => Ranked(&["read-only", "workspace-write", "full-access"],
-        // "workspace-write")`, so that an untrusted file can only make it stricter.
-        //
+        "serve.max_connections" => count(oxydra::coordinator::DEFAULT_MAX_CONNECTIONS),
+        "serve.header_read_timeout_ms" => millis(oxydra::coordinator::DEFAULT_HEADER_READ_TIMEOUT),
+        "serve.body_read_timeout_ms" => millis(oxydra::coordinator::DEFAULT_BODY_READ_TIMEOUT),
+        "serve.idle_timeout_ms" => millis(oxydra::coordinator::DEFAULT_IDLE_TIMEOUT),
+        "serve.max_run_depth" => count(oxydra::coordinator::DEFAULT_MAX_RUN_DEPTH as usize),
+        "serve.max_runs_per_root" => count(oxydra::coordinator::DEFAULT_MAX_RUNS_PER_ROOT as usize),
+
+        "sandbox" => Table,
+        "sandbox.mode" => Ranked(SANDBOX, "workspace-write"),
+        "sandbox.network" => Ranked(OFF_FIRST, "false"),
+
+        "provider.sampling" => Table,
+        "provider.sampling.temperature"
+        | "provider.sampling.top_k"
+        | "provider.sampling.top_p"
+        | "provider.sampling.min_p"
+        | "provider.sampling.repeat_penalty"
+        | "provider.sampling.repeat_last_n"
+        | "provider.sampling.seed" => Free,
+        // The local provider's default output cap (`oxydra_local::DEFAULT_MAX_TOKENS`).
+        "provider.sampling.max_tokens" => count(2048),
+        "runtime.tool_choice" => Free,
+
         // serve.addr, serve.auth_token_env, serve.allowed_hosts, serve.allowed_origins,
         // serve.run_lease_ttl_ms, agents, mcp_servers, pricing and every key not listed.
         _ => Withheld,

@@ -79,7 +79,18 @@ impl DeterministicRunner {
                 return Err(RunError::cancelled());
             }
             let number = index + 1;
-            let arguments = step.args.render(parameters);
+            let arguments = step.args.render(parameters).map_err(|error| {
+                RunError::new(
+                    "step_failed",
+                    format!("step {number} (`{}`) was not run: {error}", step.tool),
+                )
+                .with_detail(json!({
+                    "step": number,
+                    "tool": step.tool,
+                    "error_kind": "unsafe_parameter",
+                    "completed_steps": outputs,
+                }))
+            })?;
             let call = ToolCall::new(CallId::generate(), step.tool.clone(), arguments.to_string());
             let ctx = ExecutionContext::new(session_id.clone(), self.workspace_root.clone())
                 .with_cancel(run.cancel.clone());

@@ -1,10 +1,12 @@
-//! `shell_exec`: `sh -c <command>` in the workspace, in its own process group.
+//! `shell_exec`: `sh -c <command>` in the workspace, in its own process group, confined
+//! by the command sandbox ([`crate::sandbox`]).
 //!
 //! The group is killed with SIGKILL on timeout and on cancellation, and also when
 //! the shell itself exits, so a call never leaves background processes behind
 //! (or holds the output pipes open).
 
 use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -22,6 +24,8 @@ use super::policy;
 use crate::config::{BuiltinToolsConfig, ShellConfig};
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::protected::ProtectedPaths;
+use crate::sandbox::{SandboxConfig, SandboxMode};
 use crate::tool::ToolOutput;
 use crate::truncate::truncate_with_dropped;
 use crate::typed_tool::TypedTool;
@@ -39,6 +43,10 @@ pub struct ShellExecArgs {
     pub command: String,
     /// Seconds before the command is killed (default 60, capped by the configuration).
     pub timeout_secs: Option<u64>,
+    /// Values for the command's positional parameters `$1`, `$2`, …: they reach the
+    /// shell as data, never parsed as part of the command.
+    #[serde(default)]
+    pub args: Vec<String>,
 }
 
 /// Runs a shell command in the workspace (Privileged).
@@ -46,6 +54,10 @@ pub struct ShellExecArgs {
 pub struct ShellExec {
     output_limit: usize,
     shell: ShellConfig,
+    sandbox: SandboxConfig,
+    /// The protected paths: those inside the workspace are read-only to commands.
+    protected: ProtectedPaths,
+    program: PathBuf,
 }
 
 impl ShellExec {
@@ -54,7 +66,41 @@ impl ShellExec {
         Self {
             output_limit: config.output_limit_bytes,
             shell: config.shell,
+            sandbox: config.sandbox.clone(),
+            protected: config.protected.clone(),
+            program: PathBuf::from("sh"),
         }
+    }
+
+    /// The sandbox of one command in `root`: in `workspace-write` mode, the protected
+    /// paths that exist inside the workspace now (`.git/`, `.cargo/config.toml`,
+    /// `.envrc` …) are added to its read-only paths. The workspace is walked on a
+    /// blocking thread, once per command, so a `.git` created since the last call is
+    /// covered too.
+    async fn sandbox_for(&self, root: &Path) -> Result<SandboxConfig, ToolError> {
+        let mut sandbox = self.sandbox.clone();
+        if sandbox.mode != SandboxMode::WorkspaceWrite {
+            return Ok(sandbox);
+        }
+        let protected = self.protected.clone();
+        let workspace = root.to_path_buf();
+        let found =
+            tokio::task::spawn_blocking(move || protected.read_only_paths_within(&workspace))
+                .await
+                .map_err(|error| {
+                    ToolError::Failed(format!(
+                        "`shell_exec`: listing the protected paths failed: {error}"
+                    ))
+                })?;
+        sandbox.read_only.extend(found);
+        Ok(sandbox)
+    }
+
+    /// Runs commands with `program` (a POSIX shell, called as `program -c COMMAND sh
+    /// ARGS…`) instead of the `sh` found on `PATH`.
+    pub fn with_shell(mut self, program: impl Into<PathBuf>) -> Self {
+        self.program = program.into();
+        self
     }
 
     /// The longest timeout a call may ask for (at least 1 s).
@@ -83,8 +129,11 @@ impl TypedTool for ShellExec {
         format!(
             "Run a shell command (`sh -c`) in the workspace root and return its exit code, \
              stdout and stderr. It is killed, with every process it started, after \
-             timeout_secs (default {}, at most {}); background processes do not outlive it.",
-            self.shell.default_timeout_secs, self.shell.max_timeout_secs
+             timeout_secs (default {}, at most {}); background processes do not outlive it. \
+             Sandbox: {}.",
+            self.shell.default_timeout_secs,
+            self.shell.max_timeout_secs,
+            self.sandbox.describe()
         )
     }
 
@@ -111,17 +160,26 @@ impl TypedTool for ShellExec {
             });
         }
         let root = policy(ctx)?.root().to_owned();
-        let mut child = Command::new("sh")
+        let mut command = std::process::Command::new(&self.program);
+        command
             .arg("-c")
             .arg(&args.command)
-            .current_dir(&root)
+            .arg("sh")
+            .args(&args.args)
+            .current_dir(&root);
+        let sandbox = self.sandbox_for(&root).await?;
+        // Lives until the command has ended: its private temporary directory.
+        let _confinement = sandbox.confine(&mut command, &root)?;
+        let mut child = Command::from(command)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true)
             .spawn()
-            .map_err(|err| ToolError::Failed(format!("cannot start `sh`: {err}")))?;
+            .map_err(|err| {
+                ToolError::Failed(format!("cannot start `{}`: {err}", self.program.display()))
+            })?;
         let mut group = ProcessGroup(
             child
                 .id()
