@@ -13,6 +13,7 @@ mod interrupt;
 #[cfg_attr(not(feature = "local"), allow(dead_code))]
 mod local_model;
 mod logging;
+mod mcp_server;
 mod output;
 mod process_exit;
 mod terminal_echo;

@@ -18,6 +18,7 @@ use crate::exit_code::Exit;
 pub async fn run(args: McpArgs) -> Result<Exit, CliError> {
     match args.action {
         McpAction::List(options) => list(&options).await,
+        McpAction::Serve(args) => super::mcp_serve::run(args).await,
     }
 }
 

@@ -6,6 +6,7 @@ pub mod chat;
 pub mod database;
 pub mod init;
 pub mod mcp;
+pub mod mcp_serve;
 pub mod mcp_tools;
 pub mod provider;
 pub mod run;

@@ -1,0 +1,194 @@
+//! The MCP server handler: lists the coordinator's tools with their annotations and
+//! answers `tools/call` by running the coordinator's own tool objects, so a run started
+//! over MCP is validated, stored and run exactly like one from `POST /runs`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use oxydra::coordinator::{Coordinator, ParameterValidator, ValidationIssue};
+use oxydra::tools::{Tool, ToolContext, ToolError, ToolOutput};
+use oxydra::types::CallId;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+
+use super::annotations;
+use super::cancel_tool::CancelAgentRun;
+use crate::error::CliError;
+
+/// One tool as served: the coordinator's tool object, its MCP listing and the
+/// validator of its arguments.
+struct ServedTool {
+    tool: Arc<dyn Tool>,
+    listing: rmcp::model::Tool,
+    validator: ParameterValidator,
+}
+
+/// Oxydra's coordinator as an MCP server: `list_agent_blueprints`, `start_agent_run`,
+/// `get_agent_run` (a bounded long poll: `wait_secs` of at most
+/// [`oxydra::coordinator::MAX_WAIT_SECS`]) and `cancel_agent_run`.
+#[derive(Clone)]
+pub struct McpServer {
+    tools: Arc<[ServedTool]>,
+    workspace: PathBuf,
+    max_argument_bytes: usize,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("workspace", &self.workspace)
+            .field("max_argument_bytes", &self.max_argument_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// The server of `coordinator`'s tools. Arguments larger than the coordinator's
+    /// request body limit are refused, as `POST /runs` refuses such a body.
+    pub fn new(coordinator: &Coordinator, workspace: PathBuf) -> Result<Self, CliError> {
+        let handle = coordinator.handle();
+        let mut objects = oxydra::coordinator::agent_tools(&handle);
+        objects.push(Arc::new(CancelAgentRun(handle)));
+        let tools = objects
+            .into_iter()
+            .map(served)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            tools: tools.into(),
+            workspace,
+            max_argument_bytes: coordinator.config().body_limit_bytes,
+        })
+    }
+
+    fn find(&self, name: &str) -> Option<&ServedTool> {
+        self.tools
+            .iter()
+            .find(|served| served.listing.name.as_ref() == name)
+    }
+}
+
+fn served(tool: Arc<dyn Tool>) -> Result<ServedTool, CliError> {
+    let schema = tool.schema();
+    let invalid = |message: String| {
+        CliError::Coordinator(format!("tool `{}`: input schema: {message}", schema.name))
+    };
+    let validator =
+        ParameterValidator::compile(&schema.parameters).map_err(|p| invalid(p.message))?;
+    let input: JsonObject = match &schema.parameters {
+        Value::Object(object) => object.clone(),
+        _ => return Err(invalid("not a JSON object".to_owned())),
+    };
+    let annotations = annotations::for_tool(&schema.name)
+        .ok_or_else(|| invalid("no MCP annotations for this tool".to_owned()))?;
+    let listing = rmcp::model::Tool::new(schema.name.clone(), schema.description.clone(), input)
+        .annotate(annotations);
+    Ok(ServedTool {
+        tool,
+        listing,
+        validator,
+    })
+}
+
+/// A tool error (`isError: true`) whose text is `body` and, when it is JSON, whose
+/// structured content is that JSON.
+fn tool_error(body: String) -> CallToolResult {
+    let structured = serde_json::from_str::<Value>(&body)
+        .ok()
+        .filter(Value::is_object);
+    let mut result = CallToolResult::error(vec![ContentBlock::text(body)]);
+    result.structured_content = structured;
+    result
+}
+
+fn success(output: ToolOutput) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(output.content)]);
+    result.structured_content = output.structured.filter(Value::is_object);
+    result
+}
+
+/// The body of a refusal of arguments that do not match the tool's input schema, in
+/// the shape of the API's errors.
+fn invalid_arguments(tool: &str, issues: Vec<ValidationIssue>, schema: &JsonObject) -> String {
+    json!({
+        "error": "invalid_arguments",
+        "message": format!("the arguments do not match the input schema of `{tool}`"),
+        "validation_errors": issues,
+        "input_schema": schema,
+    })
+    .to_string()
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("oxydra", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Oxydra's agent coordinator. list_agent_blueprints shows the agents you can \
+                 start; start_agent_run starts one (a refused run's error carries the \
+                 parameters_schema to correct from); get_agent_run with wait_secs waits for \
+                 it to end; cancel_agent_run stops it.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            self.tools
+                .iter()
+                .map(|served| served.listing.clone())
+                .collect(),
+        ))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.find(name).map(|served| served.listing.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(served) = self.find(&request.name) else {
+            let known: Vec<&str> = self.tools.iter().map(|s| s.listing.name.as_ref()).collect();
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{}`", request.name),
+                Some(json!({"tools": known})),
+            ));
+        };
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let size = serde_json::to_vec(&args).map_or(usize::MAX, |bytes| bytes.len());
+        if size > self.max_argument_bytes {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the arguments of `{}` are {size} bytes; at most {} are accepted",
+                    request.name, self.max_argument_bytes
+                ),
+                None,
+            ));
+        }
+        let issues = served.validator.issues(&args);
+        if !issues.is_empty() {
+            let body = invalid_arguments(&request.name, issues, &served.listing.input_schema);
+            return Ok(tool_error(body).into());
+        }
+        let ctx = ToolContext::new(self.workspace.clone(), context.ct, CallId::generate());
+        let result = match served.tool.execute(args, &ctx).await {
+            Ok(output) => success(output),
+            // The coordinator's tools fail with the API's JSON error body.
+            Err(ToolError::Failed(body)) => tool_error(body),
+            Err(error) => tool_error(
+                json!({"error": "tool_failed", "message": error.to_string()}).to_string(),
+            ),
+        };
+        Ok(result.into())
+    }
+}
