@@ -6,7 +6,8 @@
 //!   commands, since both build `oxydra-local`. As root the script installs the Debian
 //!   packages it needs; otherwise it names them and stops.
 //! - For the tests only: cargo-nextest, the real test model, the PostgreSQL server with
-//!   pgvector, the MCP test servers and the POSIX shells the shell-quoting tests run.
+//!   pgvector, the MCP test servers, the official MCP Python SDK (the client that drives
+//!   `oxydra mcp serve`) and the POSIX shells the shell-quoting tests run.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -111,9 +112,8 @@ impl TestSetup {
             setup.env.push((PGVECTOR_URL_VAR.to_owned(), url));
         }
         install(root, "install-mcp-test-servers.sh")?;
-        if root.join("scripts/install-test-shells.sh").is_file() {
-            install(root, "install-test-shells.sh")?;
-        }
+        install(root, "install-mcp-python-client.sh")?;
+        install(root, "install-test-shells.sh")?;
         Ok(setup)
     }
 }
