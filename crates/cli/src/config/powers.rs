@@ -342,9 +342,24 @@ kind = "requires_consent"
 
     #[test]
     fn unknown_keys_are_withheld() {
-        assert_eq!(narrowing("sandbox"), Narrowing::Withheld);
-        assert_eq!(narrowing("provider.sampling"), Narrowing::Withheld);
+        assert_eq!(narrowing("hooks"), Narrowing::Withheld);
+        assert_eq!(narrowing("tools.allow_protected"), Narrowing::Withheld);
         assert_eq!(narrowing("serve.run_lease_ttl_ms"), Narrowing::Withheld);
+        // Classified tables: an untrusted file may only make them stricter.
+        assert_eq!(narrowing("sandbox"), Narrowing::Table);
+        assert_eq!(
+            narrowing("sandbox.mode"),
+            Narrowing::Ranked(SANDBOX, "workspace-write")
+        );
+        assert_eq!(
+            narrowing("sandbox.network"),
+            Narrowing::Ranked(OFF_FIRST, "false")
+        );
+        assert_eq!(narrowing("provider.sampling.temperature"), Narrowing::Free);
+        assert_eq!(
+            narrowing("serve.max_connections"),
+            Narrowing::Lowest(Some(256.0))
+        );
         assert_eq!(narrowing("runtime.max_turns"), Narrowing::Lowest(Some(8.0)));
     }
 }
