@@ -8,6 +8,11 @@
 //! default `sqlite` feature, `SqliteMemory` implements both: one SQLite file in WAL
 //! mode with versioned migrations, an FTS5 index and an in-memory vector cache. The
 //! `conformance` feature adds the test suites every backend must pass.
+//! What every backend decides the same way is written here once and called by each:
+//! the lease decision ([`LeaseDecision`], [`check_write`], [`HeldLeases`]), how
+//! messages are stored ([`encode_messages`], [`decode_message`]) and the search plan
+//! ([`SearchPlan`], [`choose_terms`], [`retrieved_chunks`], [`embed_chunks`]); a
+//! backend keeps only its SQL.
 //! Vectors come from an [`Embedder`]: the local [`HashingEmbedder`] (default) or an
 //! OpenAI-compatible server through [`OpenAiEmbedder`].
 //!
@@ -35,7 +40,10 @@ mod chunking;
 mod config;
 mod embedder;
 mod error;
+mod held_leases;
 mod lease;
+mod lease_decision;
+mod message_codec;
 mod restore;
 mod retrieval;
 #[cfg(feature = "sqlite")]
@@ -52,12 +60,16 @@ pub use embedder::{
     normalize,
 };
 pub use error::MemoryError;
+pub use held_leases::HeldLeases;
 pub use lease::{
     DEFAULT_LEASE_TTL, LeaseOwner, SessionLease, holder_is_gone, lease_expiry, this_host,
 };
+pub use lease_decision::{LeaseDecision, check_write};
+pub use message_codec::{decode_message, encode_messages, single_sequence, stored_count};
 pub use restore::{INTERRUPTED_RESULT, is_well_formed, repair_sequence, repair_stored};
 pub use retrieval::{
-    VectorIndex, candidate_count, match_expression, merge, query_terms, terms_expression,
+    NewChunk, SearchPlan, VectorIndex, candidate_count, choose_terms, decode_vector, embed_chunks,
+    encode_vector, match_expression, merge, query_terms, retrieved_chunks, terms_expression,
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{

@@ -1,13 +1,19 @@
 //! Hybrid retrieval, backend-neutral: turning a query into full-text terms, the
-//! in-memory vector cache, and merging BM25 and cosine hits. No storage here: a backend
-//! finds the candidates (full-text hits, stored vectors) and these functions rank them.
+//! in-memory vector cache, merging BM25 and cosine hits, the search plan every backend
+//! follows and how chunks are embedded and their vectors encoded. No storage here: a
+//! backend finds the candidates (full-text hits, stored vectors) and these functions
+//! rank them.
 
+mod chunk_codec;
 mod fts_query;
 mod merge;
+mod plan;
 mod vector_index;
 
+pub use chunk_codec::{NewChunk, decode_vector, embed_chunks, encode_vector};
 pub use fts_query::{match_expression, query_terms, terms_expression};
 pub use merge::merge;
+pub use plan::{SearchPlan, choose_terms, retrieved_chunks};
 pub use vector_index::VectorIndex;
 
 use crate::config::RetrievalConfig;

@@ -8,15 +8,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::now_ms;
 use crate::error::MemoryError;
-use crate::retrieval::VectorIndex;
-
-/// A chunk to insert: its text and unit vector.
-pub struct NewChunk {
-    /// The text.
-    pub text: String,
-    /// Its unit embedding.
-    pub vector: Vec<f32>,
-}
+use crate::retrieval::{NewChunk, VectorIndex, choose_terms, decode_vector, encode_vector};
 
 /// Insert `chunks` in one transaction (the FTS index follows by trigger); their ids.
 pub fn insert_chunks(
@@ -146,13 +138,12 @@ pub fn fts_search(
     hits.map_err(err)
 }
 
-/// The terms of `terms` found in at most `max_docs` chunks (per the FTS5 vocabulary);
-/// when every term is more common, the rarest one. Ranking every chunk that contains a
-/// very common word costs a scan of much of the index and adds little to BM25.
+/// The terms of `terms` worth a full-text search, by their document counts in the
+/// FTS5 vocabulary (see [`choose_terms`]).
 pub fn selective_terms(
     conn: &Connection,
     path: &Path,
-    terms: Vec<String>,
+    terms: &[String],
     max_docs: usize,
 ) -> Result<Vec<String>, MemoryError> {
     let err = |source| super::error::db(path, "read term frequencies", source);
@@ -162,22 +153,13 @@ pub fn selective_terms(
     let mut counted = Vec::with_capacity(terms.len());
     for term in terms {
         let docs: i64 = stmt
-            .query_row([&term], |row| row.get(0))
+            .query_row([term], |row| row.get(0))
             .optional()
             .map_err(err)?
             .unwrap_or(0);
-        counted.push((term, docs.max(0) as usize));
+        counted.push((term.clone(), usize::try_from(docs).unwrap_or(0)));
     }
-    let rarest = counted.iter().min_by_key(|(_, docs)| *docs).cloned();
-    let selective: Vec<String> = counted
-        .into_iter()
-        .filter(|(_, docs)| *docs <= max_docs)
-        .map(|(term, _)| term)
-        .collect();
-    Ok(match (selective.is_empty(), rarest) {
-        (true, Some((term, _))) => vec![term],
-        _ => selective,
-    })
+    Ok(choose_terms(counted, max_docs))
 }
 
 /// The session and text of chunk `id`, if it still exists.
@@ -192,33 +174,4 @@ pub fn fetch_chunk(
                 .optional()
         })
         .map_err(|source| super::error::db(path, &format!("read chunk {id}"), source))
-}
-
-/// Little-endian f32s.
-pub fn encode_vector(vector: &[f32]) -> Vec<u8> {
-    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// Decode little-endian f32s into `out` (a trailing partial value is ignored, which the
-/// length check of the caller reports).
-pub fn decode_vector(blob: &[u8], out: &mut Vec<f32>) {
-    out.clear();
-    let (values, _) = blob.as_chunks::<4>();
-    out.extend(values.iter().map(|bytes| f32::from_le_bytes(*bytes)));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn vectors_round_trip_little_endian() {
-        let vector = vec![1.5_f32, -0.25, 0.0, f32::MAX];
-        let blob = encode_vector(&vector);
-        assert_eq!(blob.len(), 16);
-        assert_eq!(&blob[..4], &1.5_f32.to_le_bytes());
-        let mut out = Vec::new();
-        decode_vector(&blob, &mut out);
-        assert_eq!(out, vector);
-    }
 }

@@ -1,38 +1,35 @@
-//! Session leases in the `session_leases` table: one writer per session at a time.
+//! Session leases in the `session_leases` table: one writer per session at a time. What
+//! to do with a lease is [`LeaseDecision`]'s call; this module reads and writes rows.
 
 use std::path::Path;
 use std::time::Duration;
 
 use oxydra_types::SessionId;
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::now_ms;
 use crate::error::MemoryError;
 use crate::lease::{LeaseOwner, SessionLease, holder_is_gone, lease_expiry as expiry};
+use crate::lease_decision::LeaseDecision;
 
-fn lease_from_row(session: &SessionId, row: &Row<'_>) -> rusqlite::Result<SessionLease> {
-    Ok(SessionLease {
-        session_id: session.clone(),
-        owner: row.get(0)?,
-        pid: u32::try_from(row.get::<_, i64>(1)?).unwrap_or(0),
-        host: row.get(2)?,
-        acquired_at_ms: row.get(3)?,
-        expires_at_ms: row.get(4)?,
-    })
-}
-
-/// The live lease on `session` at `now` (one whose expiry is still ahead), if any.
-pub fn live_lease(
+/// The lease row stored for `session`, live or lapsed, if any.
+pub fn stored_lease(
     tx: &Transaction<'_>,
     session: &SessionId,
-    now: i64,
 ) -> rusqlite::Result<Option<SessionLease>> {
     tx.prepare_cached(
         "SELECT owner, pid, host, acquired_at, expires_at FROM session_leases
-         WHERE session_id = ?1 AND expires_at > ?2",
+         WHERE session_id = ?1",
     )?
-    .query_row(params![session.as_str(), now], |row| {
-        lease_from_row(session, row)
+    .query_row(params![session.as_str()], |row| {
+        Ok(SessionLease::from_row(
+            session,
+            row.get(0)?,
+            row.get(1)?,
+            row.get(2)?,
+            row.get(3)?,
+            row.get(4)?,
+        ))
     })
     .optional()
 }
@@ -57,24 +54,9 @@ pub fn acquire(
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(err)?;
     let now = now_ms();
-    let current = live_lease(&tx, session, now).map_err(err)?;
-    let acquired_at = match current {
-        Some(holder) if holder.owner == owner.id => holder.acquired_at_ms,
-        Some(holder) if holder_is_gone(&holder) => {
-            tracing::info!(session_id = %session, pid = holder.pid, "taking the session over from a holder whose process is gone");
-            now
-        }
-        Some(holder) => return Err(MemoryError::SessionBusy { holder }),
-        None => now,
-    };
-    let lease = SessionLease {
-        session_id: session.clone(),
-        owner: owner.id.clone(),
-        pid: owner.pid,
-        host: owner.host.clone(),
-        acquired_at_ms: acquired_at,
-        expires_at_ms: expiry(now, ttl),
-    };
+    let stored = stored_lease(&tx, session).map_err(err)?;
+    let lease = LeaseDecision::decide(stored.as_ref(), &owner.id, now, holder_is_gone)
+        .into_lease(session, owner, now, ttl)?;
     tx.execute(
         "INSERT INTO session_leases (session_id, owner, pid, host, acquired_at, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)

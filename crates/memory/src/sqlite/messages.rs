@@ -8,6 +8,8 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{leases, now_ms};
 use crate::error::MemoryError;
+use crate::lease_decision::check_write;
+use crate::message_codec::{decode_message, encode_messages, single_sequence, stored_count};
 use crate::traits::{SessionInfo, StoredMessage};
 
 /// Append `message` to `session` in one committed transaction; returns its sequence.
@@ -23,14 +25,7 @@ pub fn append(
     held: Option<&str>,
 ) -> Result<u64, MemoryError> {
     let sequences = append_many(conn, path, session, std::slice::from_ref(message), held)?;
-    sequences
-        .first()
-        .copied()
-        .ok_or_else(|| MemoryError::Corrupt {
-            location: super::error::location(path),
-            what: format!("append to session {session}"),
-            message: "no sequence returned".into(),
-        })
+    single_sequence(&sequences, &super::error::location(path), session)
 }
 
 /// Append `messages` to `session` in order, in one committed transaction (all or
@@ -50,25 +45,13 @@ pub fn append_many(
     if messages.is_empty() {
         return Ok(Vec::new());
     }
-    let payloads = messages
-        .iter()
-        .map(serde_json::to_string)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|error| MemoryError::Corrupt {
-            location: super::error::location(path),
-            what: format!("new message of session {session}"),
-            message: error.to_string(),
-        })?;
+    let payloads = encode_messages(messages, &super::error::location(path), session)?;
     let err = |source| super::error::db(path, &format!("append to session {session}"), source);
     let now = now_ms();
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(err)?;
-    if let Some(holder) = leases::live_lease(&tx, session, now).map_err(err)?
-        && Some(holder.owner.as_str()) != held
-    {
-        return Err(MemoryError::SessionBusy { holder });
-    }
+    check_write(leases::stored_lease(&tx, session).map_err(err)?, held, now)?;
     let mut sequences = Vec::with_capacity(messages.len());
     for (message, payload) in messages.iter().zip(&payloads) {
         let sequence: i64 = tx
@@ -96,7 +79,7 @@ pub fn append_many(
             ])
         })
         .map_err(err)?;
-        sequences.push(sequence.max(0) as u64);
+        sequences.push(stored_count(sequence));
     }
     tx.commit().map_err(err)?;
     Ok(sequences)
@@ -116,30 +99,25 @@ pub fn messages(
         )
         .map_err(err)?;
     let mut rows = stmt.query([session.as_str()]).map_err(err)?;
+    let location = super::error::location(path);
     let mut out = Vec::new();
     while let Some(row) = rows.next().map_err(err)? {
         let sequence: i64 = row.get(0).map_err(err)?;
         let created_at_ms: i64 = row.get(2).map_err(err)?;
         // Parse straight from SQLite's buffer, without copying the payload first.
-        let parsed = match row.get_ref(1).map_err(err)? {
+        let message = match row.get_ref(1).map_err(err)? {
             ValueRef::Text(bytes) => {
-                serde_json::from_slice::<Message>(bytes).map_err(|error| error.to_string())
+                decode_message(sequence, bytes, created_at_ms, &location, session)?
             }
-            other => Err(format!(
-                "payload stored as {:?}, not text",
-                other.data_type()
-            )),
+            other => {
+                return Err(MemoryError::Corrupt {
+                    location,
+                    what: format!("session {session} message {sequence}"),
+                    message: format!("payload stored as {:?}, not text", other.data_type()),
+                });
+            }
         };
-        let message = parsed.map_err(|message| MemoryError::Corrupt {
-            location: super::error::location(path),
-            what: format!("session {session} message {sequence}"),
-            message,
-        })?;
-        out.push(StoredMessage {
-            sequence: sequence.max(0) as u64,
-            message,
-            created_at_ms,
-        });
+        out.push(message);
     }
     Ok(out)
 }
@@ -173,7 +151,7 @@ pub fn list_sessions(conn: &Connection, path: &Path) -> Result<Vec<SessionInfo>,
                 session_id: SessionId::from(row.get::<_, String>(0)?),
                 created_at_ms: row.get(1)?,
                 updated_at_ms: row.get(2)?,
-                messages: row.get::<_, i64>(3)?.max(0) as u64,
+                messages: stored_count(row.get(3)?),
                 model: row.get(4)?,
                 agent: row.get(5)?,
                 workspace: row.get(6)?,

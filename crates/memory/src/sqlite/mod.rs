@@ -15,7 +15,6 @@ mod migrations;
 mod search;
 mod summary;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -32,6 +31,7 @@ pub use file_mode::{
 pub use migrations::SCHEMA_VERSION;
 
 use crate::error::MemoryError;
+use crate::held_leases::HeldLeases;
 use crate::lease::{LeaseOwner, SessionLease};
 use crate::restore::repair_sequence;
 use crate::retrieval::VectorIndex;
@@ -54,9 +54,9 @@ struct Inner {
     conn: Mutex<Connection>,
     /// Lazily loaded vector cache. Lock order: `conn` before `index`.
     index: Mutex<Option<VectorIndex>>,
-    /// The leases this store holds: session id → owner id. Appends through this store
-    /// may write where one of these is the live lease. Lock order: `conn` before `held`.
-    held: Mutex<HashMap<String, String>>,
+    /// The leases this store holds. Appends through this store may write where one of
+    /// these is the live lease. Lock order: `conn` before `held`.
+    held: HeldLeases,
     config: SqliteConfig,
 }
 
@@ -103,7 +103,7 @@ impl SqliteMemory {
                 path,
                 conn: Mutex::new(conn),
                 index: Mutex::new(None),
-                held: Mutex::new(HashMap::new()),
+                held: HeldLeases::new(),
                 config,
             }),
         }
@@ -149,23 +149,6 @@ impl Inner {
     fn index(&self) -> MutexGuard<'_, Option<VectorIndex>> {
         self.index.lock().unwrap_or_else(PoisonError::into_inner)
     }
-
-    fn held(&self) -> MutexGuard<'_, HashMap<String, String>> {
-        self.held.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Forgets `lease` as one this store holds (if it still is).
-    fn forget_held(&self, lease: &SessionLease) {
-        let mut held = self.held();
-        if held.get(lease.session_id.as_str()) == Some(&lease.owner) {
-            held.remove(lease.session_id.as_str());
-        }
-    }
-
-    /// The owner of the lease this store holds on `session`, if any.
-    fn held_owner(&self, session: &SessionId) -> Option<String> {
-        self.held().get(session.as_str()).cloned()
-    }
 }
 
 /// Milliseconds since the Unix epoch.
@@ -189,7 +172,7 @@ impl Memory for SqliteMemory {
         let record = span.clone();
         let sequence = self
             .run(span, move |inner| {
-                let held = inner.held_owner(&session);
+                let held = inner.held.owner(&session);
                 messages::append(
                     &mut inner.conn(),
                     &inner.path,
@@ -218,7 +201,7 @@ impl Memory for SqliteMemory {
         );
         let (session, messages) = (session.clone(), messages.to_vec());
         self.run(span, move |inner| {
-            let held = inner.held_owner(&session);
+            let held = inner.held.owner(&session);
             messages::append_many(
                 &mut inner.conn(),
                 &inner.path,
@@ -356,9 +339,7 @@ impl Memory for SqliteMemory {
         self.run(span, move |inner| {
             let mut conn = inner.conn();
             let lease = leases::acquire(&mut conn, &inner.path, &session, &owner, ttl)?;
-            inner
-                .held()
-                .insert(session.into_string(), lease.owner.clone());
+            inner.held.record(&lease);
             Ok(lease)
         })
         .await
@@ -375,7 +356,7 @@ impl Memory for SqliteMemory {
             let mut conn = inner.conn();
             let renewed = leases::renew(&mut conn, &inner.path, &lease, ttl);
             if matches!(renewed, Err(MemoryError::LeaseLost { .. })) {
-                inner.forget_held(&lease);
+                inner.held.forget(&lease);
             }
             renewed
         })
@@ -387,7 +368,7 @@ impl Memory for SqliteMemory {
         let lease = lease.clone();
         self.run(span, move |inner| {
             let conn = inner.conn();
-            inner.forget_held(&lease);
+            inner.held.forget(&lease);
             leases::release(&conn, &inner.path, &lease)
         })
         .await

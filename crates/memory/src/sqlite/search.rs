@@ -5,12 +5,11 @@ use async_trait::async_trait;
 use oxydra_types::SessionId;
 use tracing::field;
 
-use super::chunks::{self, NewChunk};
+use super::chunks;
 use super::{Inner, SqliteMemory};
 use crate::chunking::chunk_text;
-use crate::embedder::{embed_query, embed_texts};
 use crate::error::MemoryError;
-use crate::retrieval::{candidate_count, merge, query_terms, terms_expression};
+use crate::retrieval::{SearchPlan, embed_chunks, retrieved_chunks, terms_expression};
 use crate::traits::{MemoryRetrieval, RetrievedChunk, SearchScope};
 
 impl SqliteMemory {
@@ -21,17 +20,11 @@ impl SqliteMemory {
         session: Option<&SessionId>,
         texts: Vec<String>,
     ) -> Result<Vec<i64>, MemoryError> {
-        let texts: Vec<String> = texts.into_iter().filter(|t| !t.trim().is_empty()).collect();
-        if texts.is_empty() {
+        let embedder = &self.inner.config.embedder;
+        let new_chunks = embed_chunks(embedder.as_ref(), texts).await?;
+        if new_chunks.is_empty() {
             return Ok(Vec::new());
         }
-        let embedder = &self.inner.config.embedder;
-        let vectors = embed_texts(embedder.as_ref(), &texts).await?;
-        let new_chunks: Vec<NewChunk> = texts
-            .into_iter()
-            .zip(vectors)
-            .map(|(text, vector)| NewChunk { text, vector })
-            .collect();
         let span = tracing::debug_span!(
             "memory.store_chunks",
             session_id = field::debug(session.map(SessionId::as_str)),
@@ -60,38 +53,29 @@ impl SqliteMemory {
 }
 
 impl Inner {
-    /// Run the search (on a blocking thread).
-    fn search_blocking(
-        &self,
-        query: &str,
-        query_vector: Option<Vec<f32>>,
-        scope: &SearchScope,
-        top_k: usize,
-    ) -> Result<Vec<RetrievedChunk>, MemoryError> {
+    /// Run the search of `plan` (on a blocking thread).
+    fn search_blocking(&self, plan: SearchPlan) -> Result<Vec<RetrievedChunk>, MemoryError> {
         let settings = &self.config.retrieval;
-        let candidates = candidate_count(top_k, settings);
-        let session = match scope {
-            SearchScope::Session(id) => Some(id),
-            SearchScope::Global => None,
-        };
+        let session = plan.session.as_ref();
         let conn = self.conn();
-        let text_hits = if settings.text_weight > 0.0 {
-            let terms = chunks::selective_terms(
-                &conn,
-                &self.path,
-                query_terms(query),
-                settings.max_term_docs,
-            )?;
-            match terms_expression(&terms) {
-                Some(expression) => {
-                    chunks::fts_search(&conn, &self.path, &expression, session, candidates)?
+        let text_hits = match &plan.terms {
+            Some(terms) => {
+                let terms =
+                    chunks::selective_terms(&conn, &self.path, terms, settings.max_term_docs)?;
+                match terms_expression(&terms) {
+                    Some(expression) => chunks::fts_search(
+                        &conn,
+                        &self.path,
+                        &expression,
+                        session,
+                        plan.candidates,
+                    )?,
+                    None => Vec::new(),
                 }
-                None => Vec::new(),
             }
-        } else {
-            Vec::new()
+            None => Vec::new(),
         };
-        let vector_hits = match query_vector {
+        let vector_hits = match &plan.vector {
             Some(vector) => {
                 let mut index = self.index();
                 let version = chunks::data_version(&conn, &self.path)?;
@@ -108,7 +92,7 @@ impl Inner {
                 drop(conn);
                 index
                     .as_ref()
-                    .map(|i| i.search(&vector, session.map(SessionId::as_str), candidates))
+                    .map(|i| i.search(vector, plan.session_id(), plan.candidates))
                     .unwrap_or_default()
             }
             None => {
@@ -121,26 +105,11 @@ impl Inner {
             vector_hits = vector_hits.len(),
             "search candidates"
         );
-        let ranked = merge(
-            &vector_hits,
-            &text_hits,
-            settings.vector_weight,
-            settings.text_weight,
-            top_k,
-        );
+        let ranked = plan.rank(&vector_hits, &text_hits);
         let conn = self.conn();
-        let mut out = Vec::with_capacity(ranked.len());
-        for (chunk_id, score) in ranked {
-            if let Some((session_id, text)) = chunks::fetch_chunk(&conn, &self.path, chunk_id)? {
-                out.push(RetrievedChunk {
-                    chunk_id,
-                    session_id: session_id.map(SessionId::from),
-                    text,
-                    score,
-                });
-            }
-        }
-        Ok(out)
+        retrieved_chunks(ranked, |chunk_id| {
+            chunks::fetch_chunk(&conn, &self.path, chunk_id)
+        })
     }
 }
 
@@ -162,13 +131,10 @@ impl MemoryRetrieval for SqliteMemory {
         scope: &SearchScope,
         top_k: usize,
     ) -> Result<Vec<RetrievedChunk>, MemoryError> {
-        if top_k == 0 || query.trim().is_empty() {
+        let settings = &self.inner.config.retrieval;
+        let embedder = self.inner.config.embedder.as_ref();
+        let Some(plan) = SearchPlan::new(query, scope, top_k, settings, embedder).await? else {
             return Ok(Vec::new());
-        }
-        let query_vector = if self.inner.config.retrieval.vector_weight > 0.0 {
-            Some(embed_query(self.inner.config.embedder.as_ref(), query).await?)
-        } else {
-            None
         };
         let span = tracing::debug_span!(
             "memory.search",
@@ -176,9 +142,8 @@ impl MemoryRetrieval for SqliteMemory {
             top_k,
             hits = field::Empty
         );
-        let (query, scope) = (query.to_owned(), scope.clone());
         self.run(span, move |inner| {
-            let hits = inner.search_blocking(&query, query_vector, &scope, top_k)?;
+            let hits = inner.search_blocking(plan)?;
             tracing::Span::current().record("hits", hits.len());
             Ok(hits)
         })
