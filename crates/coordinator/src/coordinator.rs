@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::blueprint::{Blueprint, BlueprintSummary};
-use crate::claim_worker::SharedSettings;
+use crate::claim_source::SharedSettings;
 use crate::config::{BlueprintConfig, CoordinatorConfig};
 use crate::error::CoordinatorError;
 use crate::queue::RunQueue;

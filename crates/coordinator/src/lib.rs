@@ -34,7 +34,7 @@
 
 mod agent_tools;
 mod blueprint;
-mod claim_worker;
+mod claim_source;
 mod claims;
 mod config;
 #[cfg(feature = "conformance")]
@@ -42,8 +42,11 @@ pub mod conformance;
 mod coordinator;
 mod error;
 mod http;
+mod local_source;
 mod queue;
 mod run;
+mod run_row;
+mod run_source;
 mod run_tree;
 mod runners;
 mod scrub;
@@ -54,6 +57,7 @@ mod store;
 mod template;
 mod tree_meter;
 mod validation;
+mod worker;
 
 pub use agent_tools::{
     AGENT_TOOL_NAMES, GET_AGENT_RUN, GetAgentRun, LIST_AGENT_BLUEPRINTS, ListAgentBlueprints,
@@ -74,6 +78,9 @@ pub use http::{
     serve_bounded, shutdown_signal,
 };
 pub use run::{Run, RunError, RunLineage, RunStatus, RunTreeUsage};
+pub use run_row::{
+    BlueprintRow, ClaimedRow, RUN_COLUMNS, RunRow, encode_error, encode_value, parse_json,
+};
 pub use runners::{
     AgentRunner, BlueprintRunner, DeterministicRunner, RunExecutor, RunRequest, RunnerDeps,
 };

@@ -1,18 +1,17 @@
-//! The worker pool: a fixed set of `max_concurrent_runs` worker tasks pulls the ids of
-//! stored, pending runs from one queue. A queued run costs an id and a blueprint
-//! handle in memory (its parameters stay in the database row) — no task, no token —
-//! so a flood of accepted runs cannot grow the number of tasks. A worker moves its
-//! run `pending → running` with a conditional update (a run cancelled while queued
-//! is skipped), executes it under its own cancellation token (a child of the
-//! coordinator's shutdown token) and ends it `completed`, `failed` or `cancelled`.
+//! The worker pool: a fixed set of `max_concurrent_runs` [`Worker`]s, taking runs from
+//! this process's own queue ([`LocalSource`]) or, on a store shared by several
+//! processes, claiming them from the store ([`ClaimSource`]). A queued run costs an id
+//! and a blueprint handle in memory (its parameters stay in the database row) — no
+//! task, no token — so a flood of accepted runs cannot grow the number of tasks. The
+//! pool cancels runs, waits for them and shuts down; each run's lifecycle is the
+//! worker's.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use oxydra_types::RunId;
-use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -20,34 +19,18 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use crate::blueprint::Blueprint;
-use crate::claim_worker::{ClaimWorker, SharedSettings};
+use crate::claim_source::{ClaimSource, SharedSettings};
 use crate::error::CoordinatorError;
+use crate::local_source::{LocalSource, Queued, Receiver};
 use crate::run::{RunError, RunStatus};
-use crate::runners::{RunExecutor, RunRequest};
+use crate::run_source::RunSource;
+use crate::runners::RunExecutor;
 use crate::store::RunStore;
-
-/// How long a cancelled executor may take to wind down before it is dropped.
-pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(2);
-
-/// A stored, pending run waiting for a worker.
-struct Queued {
-    run_id: RunId,
-    blueprint: Arc<Blueprint>,
-}
-
-/// A run a worker has taken (at most one per worker).
-pub(crate) struct ActiveRun {
-    pub(crate) cancel: CancellationToken,
-    pub(crate) by_user: Arc<AtomicBool>,
-    pub(crate) done: watch::Receiver<bool>,
-}
-
-pub(crate) type ActiveRuns = Arc<Mutex<HashMap<String, ActiveRun>>>;
+use crate::worker::{ActiveRuns, Worker};
 
 /// How often a waiter on a run of a shared queue looks at the store (the run may be
 /// executing in another process).
 const SHARED_POLL: Duration = Duration::from_millis(100);
-type Receiver = Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Queued>>>;
 
 pub(crate) struct RunQueue {
     store: Arc<dyn RunStore>,
@@ -86,38 +69,44 @@ impl RunQueue {
         if let Some(settings) = &queue.shared {
             let process = oxydra_memory::LeaseOwner::generate().id;
             for index in 0..workers {
-                let worker = ClaimWorker {
-                    settings: settings.clone(),
-                    executor: Arc::clone(&executor),
-                    shutdown: queue.shutdown.clone(),
-                    active: Arc::clone(&queue.active),
-                    changes: Arc::clone(&queue.changes),
-                    holder: format!("{process}-w{index}"),
-                };
-                queue.tracker.spawn(
-                    worker
-                        .serve()
-                        .instrument(tracing::debug_span!("coordinator_worker", worker = index)),
+                queue.spawn(
+                    index,
+                    ClaimSource {
+                        settings: settings.clone(),
+                        holder: format!("{process}-w{index}"),
+                    },
+                    &executor,
                 );
             }
             return queue;
         }
         for index in 0..workers {
-            let worker = Worker {
-                store: queue.store.clone(),
-                executor: Arc::clone(&executor),
-                receiver: Arc::clone(&queue.receiver),
-                shutdown: queue.shutdown.clone(),
-                active: Arc::clone(&queue.active),
-                changes: Arc::clone(&queue.changes),
-            };
-            queue.tracker.spawn(
-                worker
-                    .serve()
-                    .instrument(tracing::debug_span!("coordinator_worker", worker = index)),
+            queue.spawn(
+                index,
+                LocalSource {
+                    store: Arc::clone(&queue.store),
+                    receiver: Arc::clone(&queue.receiver),
+                },
+                &executor,
             );
         }
         queue
+    }
+
+    /// Starts worker `index` taking runs from `source`.
+    fn spawn<S: RunSource>(&self, index: usize, source: S, executor: &Arc<dyn RunExecutor>) {
+        let worker = Worker {
+            source,
+            executor: Arc::clone(executor),
+            shutdown: self.shutdown.clone(),
+            active: Arc::clone(&self.active),
+            changes: Arc::clone(&self.changes),
+        };
+        self.tracker.spawn(
+            worker
+                .serve()
+                .instrument(tracing::debug_span!("coordinator_worker", worker = index)),
+        );
     }
 
     pub(crate) fn is_shutting_down(&self) -> bool {
@@ -277,125 +266,6 @@ async fn wait_done(mut done: watch::Receiver<bool>, wait: Duration) -> bool {
         .is_ok_and(|result| result.is_ok())
 }
 
-struct Worker {
-    store: Arc<dyn RunStore>,
-    executor: Arc<dyn RunExecutor>,
-    receiver: Receiver,
-    shutdown: CancellationToken,
-    active: ActiveRuns,
-    changes: Arc<watch::Sender<u64>>,
-}
-
-impl Worker {
-    /// Takes queued runs one at a time until shutdown (or the queue is dropped).
-    async fn serve(self) {
-        loop {
-            let next = {
-                let mut receiver = tokio::select! {
-                    biased;
-                    () = self.shutdown.cancelled() => break,
-                    receiver = self.receiver.lock() => receiver,
-                };
-                tokio::select! {
-                    biased;
-                    () = self.shutdown.cancelled() => break,
-                    next = receiver.recv() => next,
-                }
-            };
-            let Some(queued) = next else { break };
-            let span = tracing::info_span!("coordinator_run", run_id = %queued.run_id,
-                agent_name = %queued.blueprint.name());
-            self.run(queued).instrument(span).await;
-        }
-    }
-
-    fn changed(&self) {
-        self.changes
-            .send_modify(|count| *count = count.wrapping_add(1));
-    }
-
-    async fn run(&self, queued: Queued) {
-        let run_id = queued.run_id.as_str().to_owned();
-        let cancel = self.shutdown.child_token();
-        let by_user = Arc::new(AtomicBool::new(false));
-        let (done_tx, done_rx) = watch::channel(false);
-        // Registered before the run starts, so a cancellation from now on reaches it.
-        if let Ok(mut active) = self.active.lock() {
-            active.insert(
-                run_id.clone(),
-                ActiveRun {
-                    cancel: cancel.clone(),
-                    by_user: Arc::clone(&by_user),
-                    done: done_rx,
-                },
-            );
-        }
-        self.changed();
-        let outcome = self.execute(queued, cancel.clone()).await;
-        let (status, result, error) = match outcome {
-            Some(Ok(value)) => (RunStatus::Completed, Some(value), None),
-            Some(Err(_)) | None if cancel.is_cancelled() => {
-                if by_user.load(Ordering::SeqCst) {
-                    (RunStatus::Cancelled, None, Some(RunError::cancelled()))
-                } else {
-                    (RunStatus::Failed, None, Some(RunError::interrupted()))
-                }
-            }
-            Some(Err(error)) => (RunStatus::Failed, None, Some(error)),
-            None => (RunStatus::Failed, None, Some(RunError::interrupted())),
-        };
-        match self.store.finish_run(&run_id, status, result, error).await {
-            Ok(true) => tracing::info!(status = %status, "run ended"),
-            Ok(false) => tracing::debug!("run had already ended"),
-            Err(error) => tracing::error!(%error, "could not store the end of the run"),
-        }
-        if let Ok(mut active) = self.active.lock() {
-            active.remove(&run_id);
-        }
-        let _ = done_tx.send(true);
-        self.changed();
-    }
-
-    /// `None` when the run never started (cancelled while queued, or already ended).
-    async fn execute(
-        &self,
-        queued: Queued,
-        cancel: CancellationToken,
-    ) -> Option<Result<Value, RunError>> {
-        if cancel.is_cancelled() {
-            return None;
-        }
-        let parameters = match self.store.start_run(queued.run_id.as_str()).await {
-            Ok(Some(parameters)) => parameters,
-            Ok(None) => return None,
-            Err(error) => {
-                tracing::error!(%error, "could not mark the run running");
-                return Some(Err(RunError::new("internal", error.to_string())));
-            }
-        };
-        tracing::info!("run started");
-        let request = RunRequest {
-            run_id: queued.run_id,
-            blueprint: queued.blueprint,
-            parameters,
-            resumed: false,
-            cancel: cancel.clone(),
-        };
-        let execution = self.executor.execute(request);
-        tokio::pin!(execution);
-        let outcome = tokio::select! {
-            outcome = &mut execution => outcome,
-            () = cancel.cancelled() => {
-                match tokio::time::timeout(CANCEL_GRACE, &mut execution).await {
-                    Ok(outcome) => outcome,
-                    Err(_) => Err(RunError::cancelled()),
-                }
-            }
-        };
-        Some(outcome)
-    }
-}
-
 #[cfg(test)]
 #[cfg(feature = "sqlite")]
 mod tests {
@@ -403,8 +273,10 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use async_trait::async_trait;
-    use serde_json::json;
+    use serde_json::{Value, json};
     use tokio::sync::Semaphore;
+
+    use crate::runners::RunRequest;
 
     use crate::config::BlueprintConfig;
     use crate::run::{Run, RunLineage, new_run_id};

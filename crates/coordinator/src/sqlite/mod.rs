@@ -19,18 +19,14 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use crate::blueprint::BlueprintSummary;
-use crate::config::BlueprintKind;
 use crate::error::CoordinatorError;
-use crate::run::{Run, RunError, RunLineage, RunStatus, RunTreeUsage, now_millis};
-use crate::scrub::{scrub_error, scrub_value};
+use crate::run::{Run, RunError, RunStatus, now_millis};
+use crate::run_row::{BlueprintRow, RUN_COLUMNS, RunRow, encode_error, encode_value, parse_json};
 use crate::store::{RunStore, TreeReservation};
 use db_thread::DbThread;
 use migrations::migrate;
 #[cfg(test)]
 use migrations::{MIGRATIONS, SCHEMA_VERSION};
-
-const RUN_COLUMNS: &str = "id, agent_name, status, parameters, result, error, created_at, \
-    started_at, finished_at, COALESCE(root_run_id, id), parent_run_id, depth, tree_runs, tree_cost";
 
 /// The backend name in errors.
 const BACKEND: &str = "sqlite";
@@ -147,32 +143,20 @@ impl RunStore for SqliteRunStore {
                 .map_err(CoordinatorError::storage("listing blueprints"))?;
             let rows = statement
                 .query_map([], |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, String>(1)?,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, Option<String>>(3)?,
-                    ))
+                    Ok(BlueprintRow {
+                        name: row.get(0)?,
+                        kind: row.get(1)?,
+                        description: row.get(2)?,
+                        parameters_schema: row.get(3)?,
+                    })
                 })
                 .map_err(CoordinatorError::storage("listing blueprints"))?;
             let mut summaries = Vec::new();
             for row in rows {
-                let (name, kind, description, schema) =
-                    row.map_err(CoordinatorError::storage("reading a blueprint"))?;
-                let kind =
-                    BlueprintKind::parse(&kind).ok_or_else(|| CoordinatorError::CorruptRow {
-                        what: "blueprint",
-                        detail: format!("`{name}` has type `{kind}`"),
-                    })?;
-                let parameters_schema = schema
-                    .map(|text| parse_json("blueprint schema", &text))
-                    .transpose()?;
-                summaries.push(BlueprintSummary {
-                    name,
-                    kind,
-                    description,
-                    parameters_schema,
-                });
+                summaries.push(
+                    row.map_err(CoordinatorError::storage("reading a blueprint"))?
+                        .decode()?,
+                );
             }
             Ok(summaries)
         })
@@ -182,7 +166,7 @@ impl RunStore for SqliteRunStore {
     /// Stores a new run. Its parameters are scrubbed first: the stored copy (and so what
     /// the run is started with) holds no secret.
     async fn insert_run(&self, run: Run) -> Result<(), CoordinatorError> {
-        let parameters = scrub_value(run.parameters).to_string();
+        let parameters = encode_value(run.parameters);
         self.with(move |connection| {
             connection
                 .prepare_cached(
@@ -242,12 +226,8 @@ impl RunStore for SqliteRunStore {
         error: Option<RunError>,
     ) -> Result<bool, CoordinatorError> {
         let run_id = run_id.to_owned();
-        let result = result.map(scrub_value);
-        let error = error
-            .map(scrub_error)
-            .map(|error| serde_json::to_string(&error))
-            .transpose()
-            .map_err(|error| CoordinatorError::StorageTask(error.to_string()))?;
+        let result = result.map(encode_value);
+        let error = error.map(encode_error).transpose()?;
         self.with(move |connection| {
             let changed = connection
                 .prepare_cached(
@@ -259,7 +239,7 @@ impl RunStore for SqliteRunStore {
                     statement.execute(params![
                         run_id,
                         status.as_str(),
-                        result.map(|value| value.to_string()),
+                        result,
                         error,
                         now_millis()
                     ])
@@ -281,7 +261,7 @@ impl RunStore for SqliteRunStore {
                 .and_then(|mut statement| {
                     statement
                         .query_row([&run_id], |row| {
-                            Ok(RawRun {
+                            Ok(RunRow {
                                 id: row.get(0)?,
                                 agent_name: row.get(1)?,
                                 status: row.get(2)?,
@@ -291,21 +271,17 @@ impl RunStore for SqliteRunStore {
                                 created_at: row.get(6)?,
                                 started_at: row.get(7)?,
                                 finished_at: row.get(8)?,
-                                lineage: RunLineage {
-                                    root_run_id: row.get(9)?,
-                                    parent_run_id: row.get(10)?,
-                                    depth: row.get(11)?,
-                                },
-                                tree: RunTreeUsage {
-                                    tree_runs: row.get(12)?,
-                                    tree_cost: row.get(13)?,
-                                },
+                                root_run_id: row.get(9)?,
+                                parent_run_id: row.get(10)?,
+                                depth: row.get(11)?,
+                                tree_runs: row.get(12)?,
+                                tree_cost: row.get(13)?,
                             })
                         })
                         .optional()
                 })
                 .map_err(CoordinatorError::storage("reading a run"))?;
-            row.map(RawRun::into_run).transpose()
+            row.map(RunRow::decode).transpose()
         })
         .await
     }
@@ -330,8 +306,7 @@ impl RunStore for SqliteRunStore {
     /// Marks every run left pending or running (by a coordinator that stopped without
     /// finishing them) as failed with kind `interrupted`; returns how many.
     async fn recover_interrupted(&self) -> Result<usize, CoordinatorError> {
-        let error = serde_json::to_string(&RunError::interrupted())
-            .map_err(|error| CoordinatorError::StorageTask(error.to_string()))?;
+        let error = encode_error(RunError::interrupted())?;
         self.with(move |connection| {
             connection
                 .execute(
@@ -345,67 +320,10 @@ impl RunStore for SqliteRunStore {
     }
 }
 
-struct RawRun {
-    id: String,
-    agent_name: String,
-    status: String,
-    parameters: String,
-    result: Option<String>,
-    error: Option<String>,
-    created_at: i64,
-    started_at: Option<i64>,
-    finished_at: Option<i64>,
-    lineage: RunLineage,
-    tree: RunTreeUsage,
-}
-
-impl RawRun {
-    fn into_run(self) -> Result<Run, CoordinatorError> {
-        let status =
-            RunStatus::parse(&self.status).ok_or_else(|| CoordinatorError::CorruptRow {
-                what: "run",
-                detail: format!("`{}` has status `{}`", self.id, self.status),
-            })?;
-        let error = self
-            .error
-            .map(|text| {
-                serde_json::from_str::<RunError>(&text).map_err(|error| {
-                    CoordinatorError::CorruptRow {
-                        what: "run error",
-                        detail: error.to_string(),
-                    }
-                })
-            })
-            .transpose()?;
-        Ok(Run {
-            run_id: self.id,
-            agent_name: self.agent_name,
-            status,
-            parameters: parse_json("run parameters", &self.parameters)?,
-            result: self
-                .result
-                .map(|text| parse_json("run result", &text))
-                .transpose()?,
-            error,
-            created_at: self.created_at,
-            started_at: self.started_at,
-            finished_at: self.finished_at,
-            lineage: self.lineage,
-            tree: self.tree,
-        })
-    }
-}
-
-fn parse_json(what: &'static str, text: &str) -> Result<Value, CoordinatorError> {
-    serde_json::from_str(text).map_err(|error| CoordinatorError::CorruptRow {
-        what,
-        detail: error.to_string(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::RunLineage;
     use serde_json::json;
 
     fn pending(id: &str) -> Run {

@@ -1,0 +1,87 @@
+//! [`LocalSource`]: runs queued in this process's memory. A queued run costs an id and
+//! a blueprint handle (its parameters stay in the store's row); a worker moves it
+//! `pending → running` with the store's conditional update (a run cancelled while
+//! queued is skipped) and ends it in the store.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures::future::BoxFuture;
+use oxydra_types::RunId;
+use serde_json::Value;
+use tokio::sync::{Mutex, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::blueprint::Blueprint;
+use crate::error::CoordinatorError;
+use crate::run_source::{RunEnd, RunSignals, RunSource, TakenRun};
+use crate::store::RunStore;
+
+/// A stored, pending run waiting for a worker.
+pub(crate) struct Queued {
+    pub(crate) run_id: RunId,
+    pub(crate) blueprint: Arc<Blueprint>,
+}
+
+/// The receiving end of the queue, shared by the workers of a pool.
+pub(crate) type Receiver = Arc<Mutex<mpsc::UnboundedReceiver<Queued>>>;
+
+/// One worker's view of this process's queue and the store its runs are in.
+pub(crate) struct LocalSource {
+    pub(crate) store: Arc<dyn RunStore>,
+    pub(crate) receiver: Receiver,
+}
+
+#[async_trait]
+impl RunSource for LocalSource {
+    type Ticket = ();
+
+    async fn next(&self, shutdown: &CancellationToken) -> Option<TakenRun<()>> {
+        let mut receiver = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return None,
+            receiver = self.receiver.lock() => receiver,
+        };
+        let next = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return None,
+            next = receiver.recv() => next,
+        };
+        let queued = next?;
+        Some(TakenRun {
+            agent_name: queued.blueprint.name().to_owned(),
+            run_id: queued.run_id,
+            blueprint: Ok(queued.blueprint),
+            resumed: false,
+            cancel_requested: false,
+            ticket: (),
+        })
+    }
+
+    async fn start(&self, run: &TakenRun<()>) -> Result<Option<Value>, CoordinatorError> {
+        self.store.start_run(run.run_id.as_str()).await
+    }
+
+    fn hold(&self, _run: &TakenRun<()>, _signals: RunSignals) -> Option<BoxFuture<'static, ()>> {
+        // Nothing to renew: the run is this process's until it ends.
+        None
+    }
+
+    async fn end(&self, run: TakenRun<()>, end: RunEnd) {
+        let RunEnd {
+            status,
+            result,
+            error,
+            ..
+        } = end;
+        match self
+            .store
+            .finish_run(run.run_id.as_str(), status, result, error)
+            .await
+        {
+            Ok(true) => tracing::info!(status = %status, "run ended"),
+            Ok(false) => tracing::debug!("run had already ended"),
+            Err(error) => tracing::error!(%error, "could not store the end of the run"),
+        }
+    }
+}

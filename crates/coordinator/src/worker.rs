@@ -1,0 +1,427 @@
+//! [`Worker`]: the run lifecycle, written once for every [`RunSource`]. A worker takes
+//! one run at a time from its source, registers it (so a cancel reaches it), starts
+//! it, executes it under its own cancellation token (a child of the coordinator's
+//! shutdown token) while the source holds it, and reports how it ended: `completed`,
+//! `failed` or `cancelled` ([`end_of_run`]).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::blueprint::Blueprint;
+use crate::run::{RunError, RunStatus};
+use crate::run_source::{RunEnd, RunSignals, RunSource, TakenRun};
+use crate::runners::{RunExecutor, RunRequest};
+
+/// How long a cancelled executor may take to wind down before it is dropped.
+pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// A run a worker has taken (at most one per worker).
+pub(crate) struct ActiveRun {
+    pub(crate) cancel: CancellationToken,
+    pub(crate) by_user: Arc<AtomicBool>,
+    pub(crate) done: watch::Receiver<bool>,
+}
+
+/// The runs the workers of one pool have taken, by run id.
+pub(crate) type ActiveRuns = Arc<Mutex<HashMap<String, ActiveRun>>>;
+
+/// One worker of a pool, taking runs from `source`.
+pub(crate) struct Worker<S> {
+    pub(crate) source: S,
+    pub(crate) executor: Arc<dyn RunExecutor>,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) active: ActiveRuns,
+    /// Bumped whenever a run starts or ends here, so waiters on a run wake.
+    pub(crate) changes: Arc<watch::Sender<u64>>,
+}
+
+impl<S: RunSource> Worker<S> {
+    /// Takes and runs one run at a time until shutdown (or the source closes).
+    pub(crate) async fn serve(self) {
+        while let Some(run) = self.source.next(&self.shutdown).await {
+            let span = tracing::info_span!("coordinator_run", run_id = %run.run_id,
+                agent_name = %run.agent_name, resumed = run.resumed);
+            self.run(run).instrument(span).await;
+        }
+    }
+
+    fn changed(&self) {
+        self.changes
+            .send_modify(|count| *count = count.wrapping_add(1));
+    }
+
+    async fn run(&self, run: TakenRun<S::Ticket>) {
+        let blueprint = match &run.blueprint {
+            Ok(blueprint) => Arc::clone(blueprint),
+            Err(error) => {
+                let end = RunEnd {
+                    status: RunStatus::Failed,
+                    result: None,
+                    error: Some(error.clone()),
+                    lost: false,
+                    by_shutdown: false,
+                };
+                self.source.end(run, end).await;
+                self.changed();
+                return;
+            }
+        };
+        let run_id = run.run_id.as_str().to_owned();
+        let signals = RunSignals {
+            cancel: self.shutdown.child_token(),
+            by_user: Arc::new(AtomicBool::new(false)),
+            lost: Arc::new(AtomicBool::new(false)),
+            stop: CancellationToken::new(),
+        };
+        let (done_tx, done_rx) = watch::channel(false);
+        // Registered before the run starts, so a cancellation from now on reaches it.
+        if let Ok(mut active) = self.active.lock() {
+            active.insert(
+                run_id.clone(),
+                ActiveRun {
+                    cancel: signals.cancel.clone(),
+                    by_user: Arc::clone(&signals.by_user),
+                    done: done_rx,
+                },
+            );
+        }
+        self.changed();
+        if run.cancel_requested {
+            signals.by_user.store(true, Ordering::SeqCst);
+            signals.cancel.cancel();
+        }
+        let holder = self
+            .source
+            .hold(&run, signals.clone())
+            .map(|hold| tokio::spawn(hold.in_current_span()));
+        let outcome = self.execute(&run, blueprint, &signals.cancel).await;
+        signals.stop.cancel();
+        if let Some(holder) = holder {
+            let _ = holder.await;
+        }
+        let by_user = signals.by_user.load(Ordering::SeqCst);
+        let (status, result, error) = end_of_run(outcome, signals.cancel.is_cancelled(), by_user);
+        let end = RunEnd {
+            status,
+            result,
+            error,
+            lost: signals.lost.load(Ordering::SeqCst),
+            by_shutdown: status == RunStatus::Failed && self.shutdown.is_cancelled() && !by_user,
+        };
+        self.source.end(run, end).await;
+        if let Ok(mut active) = self.active.lock() {
+            active.remove(&run_id);
+        }
+        let _ = done_tx.send(true);
+        self.changed();
+    }
+
+    /// Starts and executes the run, giving it [`CANCEL_GRACE`] to wind down once
+    /// `cancel` fires; `None` when it never started (cancelled first, or no longer
+    /// startable).
+    async fn execute(
+        &self,
+        run: &TakenRun<S::Ticket>,
+        blueprint: Arc<Blueprint>,
+        cancel: &CancellationToken,
+    ) -> Option<Result<Value, RunError>> {
+        if cancel.is_cancelled() {
+            return None;
+        }
+        let parameters = match self.source.start(run).await {
+            Ok(Some(parameters)) => parameters,
+            Ok(None) => return None,
+            Err(error) => {
+                tracing::error!(%error, "could not mark the run running");
+                return Some(Err(RunError::new("internal", error.to_string())));
+            }
+        };
+        tracing::info!("run started");
+        let request = RunRequest {
+            run_id: run.run_id.clone(),
+            blueprint,
+            parameters,
+            resumed: run.resumed,
+            cancel: cancel.clone(),
+        };
+        let execution = self.executor.execute(request);
+        tokio::pin!(execution);
+        let outcome = tokio::select! {
+            outcome = &mut execution => outcome,
+            () = cancel.cancelled() => {
+                match tokio::time::timeout(CANCEL_GRACE, &mut execution).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => Err(RunError::cancelled()),
+                }
+            }
+        };
+        Some(outcome)
+    }
+}
+
+/// How a run ends, from what executing it gave (`None`: it never started), whether it
+/// was cancelled and whether a user asked for that: a result completes it, even when a
+/// cancel came too late; a cancelled run ends `cancelled` when a user asked and
+/// `failed` / `interrupted` when the coordinator stopped; a run that never started ends
+/// `failed` / `interrupted`; otherwise its error fails it.
+pub(crate) fn end_of_run(
+    outcome: Option<Result<Value, RunError>>,
+    cancelled: bool,
+    by_user: bool,
+) -> (RunStatus, Option<Value>, Option<RunError>) {
+    match outcome {
+        Some(Ok(value)) => (RunStatus::Completed, Some(value), None),
+        Some(Err(_)) | None if cancelled => {
+            if by_user {
+                (RunStatus::Cancelled, None, Some(RunError::cancelled()))
+            } else {
+                (RunStatus::Failed, None, Some(RunError::interrupted()))
+            }
+        }
+        Some(Err(error)) => (RunStatus::Failed, None, Some(error)),
+        None => (RunStatus::Failed, None, Some(RunError::interrupted())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+    use std::sync::atomic::AtomicUsize;
+
+    use async_trait::async_trait;
+    use futures::FutureExt;
+    use futures::future::BoxFuture;
+    use oxydra_types::RunId;
+    use serde_json::json;
+
+    use crate::config::BlueprintConfig;
+    use crate::error::CoordinatorError;
+
+    /// A source handing out scripted runs and recording what the worker did with them.
+    #[derive(Default)]
+    struct Scripted {
+        runs: Mutex<VecDeque<TakenRun<()>>>,
+        started: Arc<AtomicUsize>,
+        /// Its hold reports the claim lost at once.
+        lose: bool,
+        ends: Arc<Mutex<Vec<(String, RunEnd)>>>,
+    }
+
+    #[async_trait]
+    impl RunSource for Scripted {
+        type Ticket = ();
+
+        async fn next(&self, _shutdown: &CancellationToken) -> Option<TakenRun<()>> {
+            self.runs.lock().unwrap().pop_front()
+        }
+
+        async fn start(&self, _run: &TakenRun<()>) -> Result<Option<Value>, CoordinatorError> {
+            self.started.fetch_add(1, Ordering::SeqCst);
+            Ok(Some(json!({"prompt": "p"})))
+        }
+
+        fn hold(&self, _run: &TakenRun<()>, signals: RunSignals) -> Option<BoxFuture<'static, ()>> {
+            self.lose.then(|| {
+                async move {
+                    signals.lost.store(true, Ordering::SeqCst);
+                    signals.cancel.cancel();
+                }
+                .boxed()
+            })
+        }
+
+        async fn end(&self, run: TakenRun<()>, end: RunEnd) {
+            self.ends
+                .lock()
+                .unwrap()
+                .push((run.run_id.as_str().to_owned(), end));
+        }
+    }
+
+    /// Returns the parameters, or waits for the cancel when told to block.
+    struct Echo {
+        block: bool,
+    }
+
+    #[async_trait]
+    impl RunExecutor for Echo {
+        async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
+            if self.block {
+                run.cancel.cancelled().await;
+                return Err(RunError::new("runtime", "stopped"));
+            }
+            Ok(run.parameters)
+        }
+    }
+
+    fn taken(id: &str, blueprint: Result<Arc<Blueprint>, RunError>) -> TakenRun<()> {
+        TakenRun {
+            run_id: RunId::from(id),
+            agent_name: "a".into(),
+            blueprint,
+            resumed: false,
+            cancel_requested: false,
+            ticket: (),
+        }
+    }
+
+    fn blueprint() -> Arc<Blueprint> {
+        Arc::new(
+            Blueprint::from_config(BlueprintConfig::agent("a", "An agent", "You act.")).unwrap(),
+        )
+    }
+
+    /// Runs a worker over `source`'s runs until it has none left: the ends recorded
+    /// and how many runs were started.
+    async fn serve(
+        source: Scripted,
+        block: bool,
+        shutdown: CancellationToken,
+    ) -> (Vec<(String, RunEnd)>, usize) {
+        let ends = Arc::clone(&source.ends);
+        let started = Arc::clone(&source.started);
+        let active: ActiveRuns = Arc::default();
+        let worker = Worker {
+            source,
+            executor: Arc::new(Echo { block }),
+            shutdown,
+            active: Arc::clone(&active),
+            changes: Arc::new(watch::channel(0).0),
+        };
+        worker.serve().await;
+        assert!(active.lock().unwrap().is_empty(), "every run deregistered");
+        let ends = ends.lock().unwrap().clone();
+        (ends, started.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test]
+    async fn runs_complete_in_order_with_their_parameters() {
+        let source = Scripted::default();
+        source
+            .runs
+            .lock()
+            .unwrap()
+            .extend([taken("r1", Ok(blueprint())), taken("r2", Ok(blueprint()))]);
+        let (ends, started) = serve(source, false, CancellationToken::new()).await;
+        assert_eq!(started, 2);
+        let ids: Vec<&str> = ends.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["r1", "r2"]);
+        for (_, end) in &ends {
+            assert_eq!(end.status, RunStatus::Completed);
+            assert_eq!(end.result, Some(json!({"prompt": "p"})));
+            assert!(!end.lost && !end.by_shutdown);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_run_this_worker_cannot_run_fails_without_starting() {
+        let source = Scripted::default();
+        let refused = RunError::new("config", "no agent named `x`");
+        source
+            .runs
+            .lock()
+            .unwrap()
+            .push_back(taken("r1", Err(refused.clone())));
+        let (ends, started) = serve(source, false, CancellationToken::new()).await;
+        assert_eq!(started, 0);
+        assert_eq!(ends.len(), 1);
+        assert_eq!(ends[0].1.status, RunStatus::Failed);
+        assert_eq!(ends[0].1.error, Some(refused));
+    }
+
+    #[tokio::test]
+    async fn a_cancel_asked_before_the_take_ends_the_run_cancelled_unstarted() {
+        let source = Scripted::default();
+        let mut run = taken("r1", Ok(blueprint()));
+        run.cancel_requested = true;
+        source.runs.lock().unwrap().push_back(run);
+        let (ends, started) = serve(source, false, CancellationToken::new()).await;
+        assert_eq!(started, 0);
+        assert_eq!(ends[0].1.status, RunStatus::Cancelled);
+        assert_eq!(ends[0].1.error, Some(RunError::cancelled()));
+        assert!(!ends[0].1.by_shutdown);
+    }
+
+    #[tokio::test]
+    async fn a_lost_hold_stops_the_run_and_says_so() {
+        let source = Scripted {
+            lose: true,
+            ..Scripted::default()
+        };
+        source
+            .runs
+            .lock()
+            .unwrap()
+            .push_back(taken("r1", Ok(blueprint())));
+        let (ends, _) = serve(source, true, CancellationToken::new()).await;
+        let end = &ends[0].1;
+        assert!(end.lost);
+        assert_eq!(end.status, RunStatus::Failed);
+        assert_eq!(end.error, Some(RunError::interrupted()));
+    }
+
+    #[tokio::test]
+    async fn a_run_cut_short_by_shutdown_is_reported_as_such() {
+        let source = Scripted::default();
+        source
+            .runs
+            .lock()
+            .unwrap()
+            .push_back(taken("r1", Ok(blueprint())));
+        let shutdown = CancellationToken::new();
+        let stop = shutdown.clone();
+        let ((ends, _), ()) = tokio::join!(serve(source, true, shutdown), async move {
+            tokio::task::yield_now().await;
+            stop.cancel();
+        });
+        let end = &ends[0].1;
+        assert!(end.by_shutdown && !end.lost);
+        assert_eq!(end.status, RunStatus::Failed);
+        assert_eq!(end.error, Some(RunError::interrupted()));
+    }
+
+    #[test]
+    fn a_result_completes_the_run_even_when_a_cancel_came_late() {
+        for (cancelled, by_user) in [(false, false), (true, false), (true, true)] {
+            assert_eq!(
+                end_of_run(Some(Ok(json!(1))), cancelled, by_user),
+                (RunStatus::Completed, Some(json!(1)), None)
+            );
+        }
+    }
+
+    #[test]
+    fn a_cancelled_run_is_cancelled_by_a_user_or_interrupted_by_a_stop() {
+        for outcome in [None, Some(Err(RunError::new("runtime", "stopped")))] {
+            assert_eq!(
+                end_of_run(outcome.clone(), true, true),
+                (RunStatus::Cancelled, None, Some(RunError::cancelled()))
+            );
+            assert_eq!(
+                end_of_run(outcome, true, false),
+                (RunStatus::Failed, None, Some(RunError::interrupted()))
+            );
+        }
+    }
+
+    #[test]
+    fn an_error_fails_the_run_and_a_run_never_started_is_interrupted() {
+        let error = RunError::new("provider", "down");
+        assert_eq!(
+            end_of_run(Some(Err(error.clone())), false, false),
+            (RunStatus::Failed, None, Some(error))
+        );
+        assert_eq!(
+            end_of_run(None, false, false),
+            (RunStatus::Failed, None, Some(RunError::interrupted()))
+        );
+    }
+}
