@@ -6,7 +6,10 @@
 //! workers starting together are safe. [`PostgresMemory`] implements the memory traits
 //! (gap-free sequences, leases fenced inside the write transaction, `tsvector`
 //! full-text search); [`PostgresRunStore`] implements the coordinator's `RunStore`,
-//! plus a shared queue that workers claim from with `FOR UPDATE SKIP LOCKED`.
+//! plus a shared queue that workers claim from with `FOR UPDATE SKIP LOCKED`. The
+//! crate keeps only SQL: the lease decision, message encoding, the search plan and
+//! run-row decoding are the shared functions of `oxydra-memory` and
+//! `oxydra-coordinator`, which SQLite calls as well.
 //!
 //! Vectors are stored and searched with pgvector when the server has the `vector`
 //! extension (installed, or available and creatable by this login): an exact cosine

@@ -148,7 +148,7 @@ async fn backfill(tx: &Transaction<'_>, location: &str, ext: &str) -> Result<(),
             let id: i64 = row.try_get(0).map_err(err)?;
             let dims: i32 = row.try_get(1).map_err(err)?;
             let blob: &[u8] = row.try_get(2).map_err(err)?;
-            crate::memory::decode_vector(blob, &mut vector);
+            oxydra_memory::decode_vector(blob, &mut vector);
             let problem = if dims < 1 || blob.len() != dims as usize * 4 {
                 Some(format!("{} bytes for {dims} dimensions", blob.len()))
             } else if vector.iter().any(|x| !x.is_finite()) {

@@ -2,7 +2,9 @@
 //! index, and the in-process vector cache kept in step with the table (the vectors of
 //! a schema on pgvector are in `pgvector_chunks`).
 
-use oxydra_memory::{MemoryError, VectorIndex};
+use oxydra_memory::{
+    MemoryError, NewChunk, VectorIndex, choose_terms, decode_vector, encode_vector,
+};
 use oxydra_types::SessionId;
 use pgvector::Vector;
 use tokio_postgres::IsolationLevel;
@@ -11,12 +13,6 @@ use tokio_postgres::types::ToSql;
 use crate::database::PostgresDatabase;
 use crate::now_ms;
 use crate::pgvector::VectorSetup;
-
-/// A chunk to insert: its text and unit vector.
-pub(super) struct NewChunk {
-    pub(super) text: String,
-    pub(super) vector: Vec<f32>,
-}
 
 /// What the cache was loaded from: how many vectors of its model the table held and
 /// the highest chunk id. Ids only grow, so any insert raises the second and any delete
@@ -187,12 +183,13 @@ fn any_of(terms: &[String]) -> Option<String> {
     (!quoted.is_empty()).then(|| quoted.join(" | "))
 }
 
-/// The terms of `terms` found in at most `max_docs` chunks; when every term is more
-/// common, the rarest one. Ranking every chunk that contains a very common word costs a
-/// scan of much of the index and adds little to the ranking.
+/// The terms of `terms` worth a full-text search (see [`choose_terms`]), by how many
+/// chunks contain each. Counting stops past `max_docs`, so a very common word costs no
+/// full count; only when every word is that common are they counted fully, for the
+/// rarest.
 pub(super) async fn selective_terms(
     db: &PostgresDatabase,
-    terms: Vec<String>,
+    terms: &[String],
     max_docs: usize,
 ) -> Result<Vec<String>, MemoryError> {
     let action = "read term frequencies";
@@ -218,33 +215,23 @@ pub(super) async fn selective_terms(
                 .query_one(statement, &[&query, &limit])
                 .await
                 .and_then(|row| row.try_get::<_, i64>(0))
-                .map(|docs| Some((term, docs.max(0) as usize)))
+                .map(|docs| Some((term, usize::try_from(docs).unwrap_or(0))))
                 .map_err(|e| db.error(action, &e))
         }
     };
-    // Counting stops past `max_docs`: a very common word costs no full count.
     let mut counted = Vec::with_capacity(terms.len());
     for term in terms {
-        counted.extend(count(term, cap).await?);
+        counted.extend(count(term.clone(), cap).await?);
     }
-    let selective: Vec<String> = counted
-        .iter()
-        .filter(|(_, docs)| *docs <= max_docs)
-        .map(|(term, _)| term.clone())
-        .collect();
-    if !selective.is_empty() {
-        return Ok(selective);
+    if counted.iter().any(|(_, docs)| *docs <= max_docs) {
+        return Ok(choose_terms(counted, max_docs));
     }
-    // Every word is common: count them fully and keep the rarest.
-    let mut rarest: Option<(String, usize)> = None;
+    // Every word is common: count them fully, for the rarest.
+    let mut full = Vec::with_capacity(counted.len());
     for (term, _) in counted {
-        if let Some((term, docs)) = count(term, i64::MAX).await?
-            && rarest.as_ref().is_none_or(|(_, fewest)| docs < *fewest)
-        {
-            rarest = Some((term, docs));
-        }
+        full.extend(count(term, i64::MAX).await?);
     }
-    Ok(rarest.map(|(term, _)| vec![term]).unwrap_or_default())
+    Ok(choose_terms(full, max_docs))
 }
 
 /// Up to `limit` chunks matching any of `terms`, best `ts_rank` first.
@@ -302,19 +289,6 @@ pub(super) async fn fetch(
         .map_err(|e| db.error(action, &e).into())
 }
 
-/// Little-endian f32s.
-pub(super) fn encode_vector(vector: &[f32]) -> Vec<u8> {
-    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// Decodes little-endian f32s into `out` (a trailing partial value is ignored, which the
-/// length check of the caller reports).
-pub(crate) fn decode_vector(blob: &[u8], out: &mut Vec<f32>) {
-    out.clear();
-    let (values, _) = blob.as_chunks::<4>();
-    out.extend(values.iter().map(|bytes| f32::from_le_bytes(*bytes)));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,13 +299,5 @@ mod tests {
         assert_eq!(any_of(&terms).unwrap(), "'deploy' | 'x' | 'été'");
         assert_eq!(any_of(&["'|&!()".to_owned()]), None);
         assert_eq!(any_of(&[]), None);
-    }
-
-    #[test]
-    fn vectors_round_trip_little_endian() {
-        let vector = vec![1.5_f32, -0.25, 0.0, f32::MAX];
-        let mut out = Vec::new();
-        decode_vector(&encode_vector(&vector), &mut out);
-        assert_eq!(out, vector);
     }
 }

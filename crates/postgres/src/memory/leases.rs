@@ -1,10 +1,13 @@
 //! Session leases in `session_leases`, and the per-session lock every write of a
-//! session takes first so that a lease change and an append never interleave.
+//! session takes first so that a lease change and an append never interleave. What to
+//! do with a lease is [`LeaseDecision`]'s call; this module reads and writes rows.
 
 use std::time::Duration;
 
 use deadpool_postgres::Transaction;
-use oxydra_memory::{LeaseOwner, MemoryError, SessionLease, holder_is_gone, lease_expiry};
+use oxydra_memory::{
+    LeaseDecision, LeaseOwner, MemoryError, SessionLease, holder_is_gone, lease_expiry,
+};
 use oxydra_types::SessionId;
 use tokio_postgres::Row;
 
@@ -12,14 +15,14 @@ use crate::database::PostgresDatabase;
 use crate::now_ms;
 
 fn lease_from_row(session: &SessionId, row: &Row) -> Result<SessionLease, tokio_postgres::Error> {
-    Ok(SessionLease {
-        session_id: session.clone(),
-        owner: row.try_get(0)?,
-        pid: u32::try_from(row.try_get::<_, i64>(1)?).unwrap_or(0),
-        host: row.try_get(2)?,
-        acquired_at_ms: row.try_get(3)?,
-        expires_at_ms: row.try_get(4)?,
-    })
+    Ok(SessionLease::from_row(
+        session,
+        row.try_get(0)?,
+        row.try_get(1)?,
+        row.try_get(2)?,
+        row.try_get(3)?,
+        row.try_get(4)?,
+    ))
 }
 
 /// Serialises the writers of `session` until the end of `tx` (a transaction-scoped
@@ -40,23 +43,22 @@ pub(super) async fn lock_session(
     Ok(())
 }
 
-/// The live lease on `session` at `now`, if any.
-pub(super) async fn live_lease(
+/// The lease row stored for `session`, live or lapsed, if any.
+pub(super) async fn stored_lease(
     db: &PostgresDatabase,
     tx: &Transaction<'_>,
     session: &SessionId,
-    now: i64,
     action: &str,
 ) -> Result<Option<SessionLease>, MemoryError> {
     let statement = tx
         .prepare_cached(
             "SELECT owner, pid, host, acquired_at, expires_at FROM session_leases
-             WHERE session_id = $1 AND expires_at > $2",
+             WHERE session_id = $1",
         )
         .await
         .map_err(|e| db.error(action, &e))?;
     let row = tx
-        .query_opt(&statement, &[&session.as_str(), &now])
+        .query_opt(&statement, &[&session.as_str()])
         .await
         .map_err(|e| db.error(action, &e))?;
     row.map(|row| lease_from_row(session, &row))
@@ -79,23 +81,9 @@ pub(super) async fn acquire(
         .map_err(|e| db.error(&action, &e))?;
     lock_session(db, &tx, session, &action).await?;
     let now = now_ms();
-    let acquired_at = match live_lease(db, &tx, session, now, &action).await? {
-        Some(holder) if holder.owner == owner.id => holder.acquired_at_ms,
-        Some(holder) if holder_is_gone(&holder) => {
-            tracing::info!(session_id = %session, pid = holder.pid, "taking the session over from a holder whose process is gone");
-            now
-        }
-        Some(holder) => return Err(MemoryError::SessionBusy { holder }),
-        None => now,
-    };
-    let lease = SessionLease {
-        session_id: session.clone(),
-        owner: owner.id.clone(),
-        pid: owner.pid,
-        host: owner.host.clone(),
-        acquired_at_ms: acquired_at,
-        expires_at_ms: lease_expiry(now, ttl),
-    };
+    let stored = stored_lease(db, &tx, session, &action).await?;
+    let lease = LeaseDecision::decide(stored.as_ref(), &owner.id, now, holder_is_gone)
+        .into_lease(session, owner, now, ttl)?;
     tx.execute(
         "INSERT INTO session_leases (session_id, owner, pid, host, acquired_at, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6)

@@ -1,6 +1,9 @@
 //! Sessions and their messages.
 
-use oxydra_memory::{MemoryError, SessionInfo, StoredMessage};
+use oxydra_memory::{
+    MemoryError, SessionInfo, StoredMessage, check_write, decode_message, encode_messages,
+    stored_count,
+};
 use oxydra_types::{Message, SessionId};
 
 use super::leases;
@@ -25,15 +28,7 @@ pub(super) async fn append_many(
     if messages.is_empty() {
         return Ok(Vec::new());
     }
-    let payloads = messages
-        .iter()
-        .map(serde_json::to_string)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|error| MemoryError::Corrupt {
-            location: db.location().to_owned(),
-            what: format!("new message of session {session}"),
-            message: error.to_string(),
-        })?;
+    let payloads = encode_messages(messages, db.location(), session)?;
     let roles: Vec<&str> = messages.iter().map(|m| m.role.as_str()).collect();
     let count = i64::try_from(messages.len()).unwrap_or(i64::MAX);
     let action = format!("append to session {session}");
@@ -44,11 +39,11 @@ pub(super) async fn append_many(
         .await
         .map_err(|e| db.error(&action, &e))?;
     leases::lock_session(db, &tx, session, &action).await?;
-    if let Some(holder) = leases::live_lease(db, &tx, session, now, &action).await?
-        && Some(holder.owner.as_str()) != held
-    {
-        return Err(MemoryError::SessionBusy { holder });
-    }
+    check_write(
+        leases::stored_lease(db, &tx, session, &action).await?,
+        held,
+        now,
+    )?;
     let bump = tx
         .prepare_cached(
             "INSERT INTO sessions (session_id, created_at, updated_at, last_sequence)
@@ -82,7 +77,7 @@ pub(super) async fn append_many(
     .await
     .map_err(|e| db.error(&action, &e))?;
     tx.commit().await.map_err(|e| db.error(&action, &e))?;
-    Ok(sequences.into_iter().map(|s| s.max(0) as u64).collect())
+    Ok(sequences.into_iter().map(stored_count).collect())
 }
 
 /// The stored messages of `session`, in sequence order.
@@ -108,17 +103,13 @@ pub(super) async fn messages(
         let sequence: i64 = row.try_get(0).map_err(|e| db.error(&action, &e))?;
         let payload: &str = row.try_get(1).map_err(|e| db.error(&action, &e))?;
         let created_at_ms: i64 = row.try_get(2).map_err(|e| db.error(&action, &e))?;
-        let message =
-            serde_json::from_str::<Message>(payload).map_err(|error| MemoryError::Corrupt {
-                location: db.location().to_owned(),
-                what: format!("session {session} message {sequence}"),
-                message: error.to_string(),
-            })?;
-        out.push(StoredMessage {
-            sequence: sequence.max(0) as u64,
-            message,
+        out.push(decode_message(
+            sequence,
+            payload.as_bytes(),
             created_at_ms,
-        });
+            db.location(),
+            session,
+        )?);
     }
     Ok(out)
 }
@@ -160,7 +151,7 @@ pub(super) async fn list_sessions(db: &PostgresDatabase) -> Result<Vec<SessionIn
                 session_id: SessionId::from(row.try_get::<_, String>(0)?),
                 created_at_ms: row.try_get(1)?,
                 updated_at_ms: row.try_get(2)?,
-                messages: row.try_get::<_, i64>(3)?.max(0) as u64,
+                messages: stored_count(row.try_get(3)?),
                 model: row.try_get(4)?,
                 agent: row.try_get(5)?,
                 workspace: row.try_get(6)?,

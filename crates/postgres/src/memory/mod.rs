@@ -7,26 +7,24 @@ mod meta;
 mod pgvector_chunks;
 mod summary;
 
-pub(crate) use chunks::decode_vector;
-
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use oxydra_memory::{
-    Embedder, HashingEmbedder, LeaseOwner, Memory, MemoryError, MemoryRetrieval, RetrievalConfig,
-    RetrievedChunk, SearchScope, SessionInfo, SessionLease, SessionMeta, SessionSummary,
-    StoredMessage, candidate_count, chunk_text, embed_query, embed_texts, merge, query_terms,
-    repair_sequence,
+    Embedder, HashingEmbedder, HeldLeases, LeaseOwner, Memory, MemoryError, MemoryRetrieval,
+    RetrievalConfig, RetrievedChunk, SearchPlan, SearchScope, SessionInfo, SessionLease,
+    SessionMeta, SessionSummary, StoredMessage, chunk_text, embed_chunks, repair_sequence,
+    retrieved_chunks, single_sequence,
 };
 use oxydra_types::{Message, SessionId};
 
 use crate::database::PostgresDatabase;
 use crate::pgvector::{VectorBackend, VectorSetup};
 
-use chunks::{CachedIndex, NewChunk};
+use chunks::CachedIndex;
 
 /// How a [`PostgresMemory`] embeds and ranks.
 #[derive(Clone)]
@@ -67,8 +65,8 @@ impl fmt::Debug for PostgresMemoryConfig {
 pub struct PostgresMemory {
     db: PostgresDatabase,
     config: PostgresMemoryConfig,
-    /// The leases this store holds: session id → owner id.
-    held: Arc<Mutex<HashMap<String, String>>>,
+    /// The leases this store holds.
+    held: HeldLeases,
     index: Arc<tokio::sync::Mutex<Option<CachedIndex>>>,
 }
 
@@ -87,7 +85,7 @@ impl PostgresMemory {
         Self {
             db,
             config,
-            held: Arc::new(Mutex::new(HashMap::new())),
+            held: HeldLeases::new(),
             index: Arc::new(tokio::sync::Mutex::new(None)),
         }
     }
@@ -107,21 +105,6 @@ impl PostgresMemory {
         self.db.vector_backend()
     }
 
-    fn held(&self) -> MutexGuard<'_, HashMap<String, String>> {
-        self.held.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn held_owner(&self, session: &SessionId) -> Option<String> {
-        self.held().get(session.as_str()).cloned()
-    }
-
-    fn forget_held(&self, lease: &SessionLease) {
-        let mut held = self.held();
-        if held.get(lease.session_id.as_str()) == Some(&lease.owner) {
-            held.remove(lease.session_id.as_str());
-        }
-    }
-
     /// Embeds and indexes `texts` as they are (no further chunking) in one
     /// transaction; returns their chunk ids in order.
     pub async fn store_chunks(
@@ -129,17 +112,11 @@ impl PostgresMemory {
         session: Option<&SessionId>,
         texts: Vec<String>,
     ) -> Result<Vec<i64>, MemoryError> {
-        let texts: Vec<String> = texts.into_iter().filter(|t| !t.trim().is_empty()).collect();
-        if texts.is_empty() {
+        let embedder = &self.config.embedder;
+        let new_chunks = embed_chunks(embedder.as_ref(), texts).await?;
+        if new_chunks.is_empty() {
             return Ok(Vec::new());
         }
-        let embedder = &self.config.embedder;
-        let vectors = embed_texts(embedder.as_ref(), &texts).await?;
-        let new_chunks: Vec<NewChunk> = texts
-            .into_iter()
-            .zip(vectors)
-            .map(|(text, vector)| NewChunk { text, vector })
-            .collect();
         let model = embedder.model();
         chunks::insert(&self.db, session, &model, &new_chunks).await
     }
@@ -183,7 +160,7 @@ impl PostgresMemory {
 #[async_trait]
 impl Memory for PostgresMemory {
     async fn append(&self, session: &SessionId, message: &Message) -> Result<u64, MemoryError> {
-        let held = self.held_owner(session);
+        let held = self.held.owner(session);
         let sequences = messages::append_many(
             &self.db,
             session,
@@ -191,14 +168,7 @@ impl Memory for PostgresMemory {
             held.as_deref(),
         )
         .await?;
-        sequences
-            .first()
-            .copied()
-            .ok_or_else(|| MemoryError::Corrupt {
-                location: self.db.location().to_owned(),
-                what: format!("append to session {session}"),
-                message: "no sequence returned".into(),
-            })
+        single_sequence(&sequences, self.db.location(), session)
     }
 
     async fn append_many(
@@ -206,7 +176,7 @@ impl Memory for PostgresMemory {
         session: &SessionId,
         messages: &[Message],
     ) -> Result<Vec<u64>, MemoryError> {
-        let held = self.held_owner(session);
+        let held = self.held.owner(session);
         messages::append_many(&self.db, session, messages, held.as_deref()).await
     }
 
@@ -270,8 +240,7 @@ impl Memory for PostgresMemory {
         ttl: Duration,
     ) -> Result<SessionLease, MemoryError> {
         let lease = leases::acquire(&self.db, session, owner, ttl).await?;
-        self.held()
-            .insert(session.as_str().to_owned(), lease.owner.clone());
+        self.held.record(&lease);
         Ok(lease)
     }
 
@@ -282,13 +251,13 @@ impl Memory for PostgresMemory {
     ) -> Result<SessionLease, MemoryError> {
         let renewed = leases::renew(&self.db, lease, ttl).await;
         if matches!(renewed, Err(MemoryError::LeaseLost { .. })) {
-            self.forget_held(lease);
+            self.held.forget(lease);
         }
         renewed
     }
 
     async fn release_session_lease(&self, lease: &SessionLease) -> Result<(), MemoryError> {
-        self.forget_held(lease);
+        self.held.forget(lease);
         leases::release(&self.db, lease).await
     }
 }
@@ -311,54 +280,31 @@ impl MemoryRetrieval for PostgresMemory {
         scope: &SearchScope,
         top_k: usize,
     ) -> Result<Vec<RetrievedChunk>, MemoryError> {
-        if top_k == 0 || query.trim().is_empty() {
-            return Ok(Vec::new());
-        }
         let settings = &self.config.retrieval;
-        let candidates = candidate_count(top_k, settings);
-        let session = match scope {
-            SearchScope::Session(id) => Some(id),
-            SearchScope::Global => None,
+        let embedder = self.config.embedder.as_ref();
+        let Some(plan) = SearchPlan::new(query, scope, top_k, settings, embedder).await? else {
+            return Ok(Vec::new());
         };
-        let text_hits = if settings.text_weight > 0.0 {
-            let terms =
-                chunks::selective_terms(&self.db, query_terms(query), settings.max_term_docs)
-                    .await?;
-            chunks::text_search(&self.db, &terms, session, candidates).await?
-        } else {
-            Vec::new()
+        let session = plan.session.as_ref();
+        let text_hits = match &plan.terms {
+            Some(terms) => {
+                let terms =
+                    chunks::selective_terms(&self.db, terms, settings.max_term_docs).await?;
+                chunks::text_search(&self.db, &terms, session, plan.candidates).await?
+            }
+            None => Vec::new(),
         };
-        let vector_hits = if settings.vector_weight > 0.0 {
-            let vector = embed_query(self.config.embedder.as_ref(), query).await?;
-            self.vector_hits(&vector, session, candidates).await?
-        } else {
-            Vec::new()
+        let vector_hits = match &plan.vector {
+            Some(vector) => self.vector_hits(vector, session, plan.candidates).await?,
+            None => Vec::new(),
         };
-        let ranked = merge(
-            &vector_hits,
-            &text_hits,
-            settings.vector_weight,
-            settings.text_weight,
-            top_k,
-        );
+        let ranked = plan.rank(&vector_hits, &text_hits);
         let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
         let mut found: HashMap<i64, (Option<String>, String)> = chunks::fetch(&self.db, &ids)
             .await?
             .into_iter()
             .map(|(id, session, text)| (id, (session, text)))
             .collect();
-        Ok(ranked
-            .into_iter()
-            .filter_map(|(chunk_id, score)| {
-                found
-                    .remove(&chunk_id)
-                    .map(|(session_id, text)| RetrievedChunk {
-                        chunk_id,
-                        session_id: session_id.map(SessionId::from),
-                        text,
-                        score,
-                    })
-            })
-            .collect())
+        retrieved_chunks::<MemoryError>(ranked, |chunk_id| Ok(found.remove(&chunk_id)))
     }
 }

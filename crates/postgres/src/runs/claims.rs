@@ -6,15 +6,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use oxydra_coordinator::{
-    ClaimState, ClaimedRun, CoordinatorError, RunError, RunStatus, SharedRunQueue, scrub_error,
-    scrub_value,
+    ClaimState, ClaimedRun, CoordinatorError, RunError, RunStatus, SharedRunQueue, encode_error,
+    encode_value,
 };
 use oxydra_memory::lease_expiry;
 use serde_json::Value;
 
 use super::PostgresRunStore;
 use super::listener::CHANNEL;
-use super::rows::parse_json;
+use super::rows::claimed_row;
 use crate::now_ms;
 
 #[async_trait]
@@ -50,19 +50,8 @@ impl SharedRunQueue for PostgresRunStore {
             .query_opt(&statement, &[&holder, &lease_expiry(now, ttl), &now])
             .await
             .map_err(self.fail(ACTION))?;
-        let Some(row) = row else {
-            return Ok(None);
-        };
-        let fail = self.fail(ACTION);
-        let parameters: &str = row.try_get(2).map_err(&fail)?;
-        let attempts: i32 = row.try_get(3).map_err(&fail)?;
-        Ok(Some(ClaimedRun {
-            run_id: row.try_get(0).map_err(&fail)?,
-            agent_name: row.try_get(1).map_err(&fail)?,
-            parameters: parse_json("run parameters", parameters)?,
-            resumed: attempts > 1,
-            cancel_requested: row.try_get(4).map_err(&fail)?,
-        }))
+        row.map(|row| claimed_row(&row).map_err(self.fail(ACTION))?.decode())
+            .transpose()
     }
 
     async fn renew_claim(
@@ -109,12 +98,8 @@ impl SharedRunQueue for PostgresRunStore {
         error: Option<RunError>,
     ) -> Result<bool, CoordinatorError> {
         const ACTION: &str = "ending a claimed run";
-        let result = result.map(scrub_value).map(|value| value.to_string());
-        let error = error
-            .map(scrub_error)
-            .map(|error| serde_json::to_string(&error))
-            .transpose()
-            .map_err(|error| CoordinatorError::StorageTask(error.to_string()))?;
+        let result = result.map(encode_value);
+        let error = error.map(encode_error).transpose()?;
         let client = self.client(ACTION).await?;
         let statement = client
             .prepare_cached(
@@ -162,8 +147,7 @@ impl SharedRunQueue for PostgresRunStore {
 
     async fn request_cancel(&self, run_id: &str) -> Result<bool, CoordinatorError> {
         const ACTION: &str = "cancelling a run";
-        let error = serde_json::to_string(&RunError::cancelled())
-            .map_err(|error| CoordinatorError::StorageTask(error.to_string()))?;
+        let error = encode_error(RunError::cancelled())?;
         let client = self.client(ACTION).await?;
         let ended = client
             .execute(

@@ -9,15 +9,14 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use oxydra_coordinator::{
-    BlueprintSummary, CoordinatorError, Run, RunError, RunStatus, RunStore, TreeReservation,
-    scrub_error, scrub_value,
+    BlueprintSummary, CoordinatorError, RUN_COLUMNS, Run, RunError, RunStatus, RunStore,
+    TreeReservation, encode_error, encode_value, parse_json,
 };
 use serde_json::Value;
 
 use crate::database::PostgresDatabase;
 use crate::error::PostgresError;
 use crate::now_ms;
-use rows::{RUN_COLUMNS, parse_json, run_from_row};
 
 /// The coordinator's run store on a PostgreSQL database. Every state change is one
 /// conditional statement, so any number of coordinators can share the store. Cheap to
@@ -137,7 +136,7 @@ impl RunStore for PostgresRunStore {
 
     async fn insert_run(&self, run: Run) -> Result<(), CoordinatorError> {
         const ACTION: &str = "storing a run";
-        let parameters = scrub_value(run.parameters).to_string();
+        let parameters = encode_value(run.parameters);
         let client = self.client(ACTION).await?;
         let statement = client
             .prepare_cached(
@@ -201,12 +200,8 @@ impl RunStore for PostgresRunStore {
         error: Option<RunError>,
     ) -> Result<bool, CoordinatorError> {
         const ACTION: &str = "ending a run";
-        let result = result.map(scrub_value).map(|value| value.to_string());
-        let error = error
-            .map(scrub_error)
-            .map(|error| serde_json::to_string(&error))
-            .transpose()
-            .map_err(|error| CoordinatorError::StorageTask(error.to_string()))?;
+        let result = result.map(encode_value);
+        let error = error.map(encode_error).transpose()?;
         let client = self.client(ACTION).await?;
         let statement = client
             .prepare_cached(
@@ -240,7 +235,7 @@ impl RunStore for PostgresRunStore {
             .query_opt(&statement, &[&run_id])
             .await
             .map_err(self.fail(ACTION))?;
-        row.map(|row| run_from_row(&row).map_err(self.fail(ACTION))?)
+        row.map(|row| rows::run_row(&row).map_err(self.fail(ACTION))?.decode())
             .transpose()
     }
 
@@ -263,8 +258,7 @@ impl RunStore for PostgresRunStore {
 
     async fn recover_interrupted(&self) -> Result<usize, CoordinatorError> {
         const ACTION: &str = "recovering interrupted runs";
-        let error = serde_json::to_string(&RunError::interrupted())
-            .map_err(|error| CoordinatorError::StorageTask(error.to_string()))?;
+        let error = encode_error(RunError::interrupted())?;
         let client = self.client(ACTION).await?;
         let changed = client
             .execute(
