@@ -1,90 +1,51 @@
-//! The database behind memory and the coordinator: a SQLite file, or a PostgreSQL
-//! server when `--db` / `OXYDRA_DB` / `[memory] db` is a `postgres://` URL.
+//! The database behind memory and the coordinator, opened: a SQLite file, or a
+//! PostgreSQL server (see [`Database`]); and the reads of stored sessions that `run`,
+//! `chat` and `sessions` share.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use oxydra::memory::{Memory, MemoryRetrieval, SqliteConfig, SqliteMemory};
-use oxydra::postgres::{
-    PostgresDatabase, PostgresMemory, PostgresMemoryConfig, PostgresOptions, is_postgres_url,
-};
+use oxydra::memory::{Memory, MemoryRetrieval, SessionInfo, SqliteConfig, SqliteMemory};
+use oxydra::postgres::{PostgresDatabase, PostgresMemory, PostgresMemoryConfig, PostgresOptions};
+use oxydra::types::{MessageRole, SessionId};
 
+use crate::config::{Database, PostgresUrl};
 use crate::error::CliError;
+use crate::output::listing::{Listed, one_line_prompt};
 
 /// A memory store of either backend: sessions and retrieval.
 pub trait MemoryStore: Memory + MemoryRetrieval {}
 
 impl<T: Memory + MemoryRetrieval> MemoryStore for T {}
 
-/// Whether the database "path" is a PostgreSQL URL.
-pub fn is_url(db: &Path) -> bool {
-    db.to_str().is_some_and(is_postgres_url)
-}
-
-/// The database as shown in messages: a file's path, or a URL without its password.
-pub fn shown(db: &Path) -> String {
-    match db.to_str() {
-        Some(url) if is_postgres_url(url) => redact_url(url),
-        _ => db.display().to_string(),
-    }
-}
-
-/// `url` with the password of its user info and any `password=` parameter replaced by
-/// `***`.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let authority = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{user}:***@{host}"),
-            None => format!("{userinfo}@{host}"),
-        },
-        None => authority.to_owned(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let params: Vec<String> = query
-                .split('&')
-                .map(|param| match param.split_once('=') {
-                    Some((key, _)) if key.eq_ignore_ascii_case("password") => {
-                        format!("{key}=***")
-                    }
-                    _ => param.to_owned(),
-                })
-                .collect();
-            format!("{path}?{}", params.join("&"))
-        }
-        None => tail.to_owned(),
-    };
-    format!("{scheme}://{authority}{tail}")
-}
-
 /// Connects to the PostgreSQL database `url` (from `origin`, e.g. `--db`), applying
 /// its migrations; errors name the origin and the server, never the password.
-pub async fn connect_postgres(url: &str, origin: &str) -> Result<PostgresDatabase, CliError> {
-    PostgresDatabase::connect(&PostgresOptions::new(url))
+pub async fn connect_postgres(
+    url: &PostgresUrl,
+    origin: &str,
+) -> Result<PostgresDatabase, CliError> {
+    PostgresDatabase::connect(&PostgresOptions::new(url.expose()))
         .await
         .map_err(|error| CliError::Memory {
-            path: redact_url(url).into(),
+            path: url.to_string().into(),
             message: format!("{error} (the database comes from {origin})"),
         })
 }
 
-/// Opens the memory at `db`: connects to the PostgreSQL server of a URL, or opens
-/// (creating) the SQLite file, its directory made owner-only (`0700`) and the file
-/// `0600`.
-pub async fn open_memory(db: &Path, origin: &str) -> Result<Arc<dyn MemoryStore>, CliError> {
-    if let Some(url) = db.to_str().filter(|url| is_postgres_url(url)) {
-        let database = connect_postgres(url, origin).await?;
-        return Ok(Arc::new(PostgresMemory::new(
-            database,
-            PostgresMemoryConfig::default(),
-        )));
-    }
-    if let Some(dir) = db.parent()
+/// Opens (or creates) the memory at `db`: connects to the PostgreSQL server, or opens
+/// the SQLite file, its directory made owner-only (`0700`) and the file `0600`.
+pub async fn open(db: &Database, origin: &str) -> Result<Arc<dyn MemoryStore>, CliError> {
+    let path = match db {
+        Database::Postgres(url) => {
+            let database = connect_postgres(url, origin).await?;
+            return Ok(Arc::new(PostgresMemory::new(
+                database,
+                PostgresMemoryConfig::default(),
+            )));
+        }
+        Database::Sqlite(path) => path,
+    };
+    if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {
         oxydra::memory::create_database_dir(dir).map_err(|source| CliError::Io {
@@ -93,7 +54,7 @@ pub async fn open_memory(db: &Path, origin: &str) -> Result<Arc<dyn MemoryStore>
             source,
         })?;
     }
-    let owned = db.to_path_buf();
+    let owned = path.clone();
     let memory =
         tokio::task::spawn_blocking(move || SqliteMemory::open(&owned, SqliteConfig::default()))
             .await
@@ -102,12 +63,83 @@ pub async fn open_memory(db: &Path, origin: &str) -> Result<Arc<dyn MemoryStore>
     Ok(Arc::new(memory))
 }
 
+/// Opens an existing database; `None` when it is a file that does not exist (nothing
+/// stored yet).
+pub async fn open_existing(
+    db: &Database,
+    origin: &str,
+) -> Result<Option<Arc<dyn MemoryStore>>, CliError> {
+    if db.sqlite_path().is_some_and(|path| !path.exists()) {
+        return Ok(None);
+    }
+    open(db, origin).await.map(Some)
+}
+
 /// A memory failure naming the database.
-pub fn memory_error(db: &Path, error: impl std::fmt::Display) -> CliError {
+pub fn memory_error(db: &Database, error: impl std::fmt::Display) -> CliError {
     CliError::Memory {
-        path: shown(db).into(),
+        path: db.shown_path(),
         message: error.to_string(),
     }
+}
+
+/// The stored sessions, the most recently used first (at most `limit`), each with its
+/// first prompt.
+pub async fn listing(
+    memory: &dyn MemoryStore,
+    db: &Database,
+    limit: Option<usize>,
+) -> Result<Vec<Listed>, CliError> {
+    let mut sessions = memory
+        .list_sessions()
+        .await
+        .map_err(|error| memory_error(db, error))?;
+    sessions.sort_by_key(|session| std::cmp::Reverse(session.updated_at_ms));
+    if let Some(limit) = limit {
+        sessions.truncate(limit);
+    }
+    let mut listed = Vec::with_capacity(sessions.len());
+    for info in sessions {
+        let messages = memory
+            .messages(&info.session_id)
+            .await
+            .map_err(|error| memory_error(db, error))?;
+        let first_prompt = messages
+            .iter()
+            .find(|stored| stored.message.role == MessageRole::User)
+            .and_then(|stored| stored.message.content.as_deref())
+            .map(one_line_prompt);
+        listed.push(Listed { info, first_prompt });
+    }
+    Ok(listed)
+}
+
+/// The newest stored session that worked in `workspace` (`--continue`), if any.
+/// Sessions of other workspaces, and those stored before sessions recorded theirs, are
+/// never picked.
+pub async fn newest(
+    memory: &dyn MemoryStore,
+    db: &Database,
+    workspace: &Path,
+) -> Result<Option<SessionId>, CliError> {
+    let sessions = memory
+        .list_sessions()
+        .await
+        .map_err(|error| memory_error(db, error))?;
+    Ok(newest_in(sessions, workspace))
+}
+
+fn newest_in(sessions: Vec<SessionInfo>, workspace: &Path) -> Option<SessionId> {
+    sessions
+        .into_iter()
+        .filter(|session| {
+            session
+                .workspace
+                .as_deref()
+                .is_some_and(|recorded| Path::new(recorded) == workspace)
+        })
+        .max_by_key(|session| session.updated_at_ms)
+        .map(|session| session.session_id)
 }
 
 #[cfg(test)]
@@ -115,18 +147,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn urls_lose_their_passwords_and_paths_stay() {
+    fn continue_picks_the_newest_session_of_this_workspace_only() {
+        let session = |id: &str, updated_at_ms: i64, workspace: Option<&str>| SessionInfo {
+            session_id: SessionId::from(id),
+            created_at_ms: 0,
+            updated_at_ms,
+            messages: 1,
+            model: None,
+            agent: None,
+            workspace: workspace.map(str::to_owned),
+        };
+        let sessions = vec![
+            session("ses_here_old", 1, Some("/work/app")),
+            session("ses_here_new", 2, Some("/work/app")),
+            session("ses_elsewhere", 9, Some("/work/other")),
+            session("ses_unrecorded", 10, None),
+        ];
         assert_eq!(
-            redact_url("postgres://alice:s3cret@db.lan:5432/oxydra"),
-            "postgres://alice:***@db.lan:5432/oxydra"
+            newest_in(sessions.clone(), Path::new("/work/app")),
+            Some(SessionId::from("ses_here_new"))
         );
-        assert_eq!(
-            redact_url("postgresql://db.lan/x?user=a&password=s3cret&sslmode=disable"),
-            "postgresql://db.lan/x?user=a&password=***&sslmode=disable"
-        );
-        assert_eq!(redact_url("postgres://bob@h/db"), "postgres://bob@h/db");
-        assert_eq!(shown(Path::new("/tmp/o.db")), "/tmp/o.db");
-        assert!(is_url(Path::new("postgres://h/db")));
-        assert!(!is_url(Path::new("/tmp/postgres://x")));
+        assert_eq!(newest_in(sessions, Path::new("/work/none")), None);
     }
 }
