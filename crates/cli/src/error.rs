@@ -11,10 +11,10 @@ pub fn provider_howto() -> String {
     use oxydra::provider::PROVIDERS;
     let mut keyed = PROVIDERS.iter().filter(|info| !info.keyless);
     let first = keyed.next().map_or_else(String::new, |info| {
-        format!("export {}=...", info.api_key_var)
+        format!("export {}={}...", info.api_key_var, info.key_prefix)
     });
     let others: Vec<String> = keyed
-        .map(|info| format!("{}=...", info.api_key_var))
+        .map(|info| format!("{}={}...", info.api_key_var, info.key_prefix))
         .collect();
     let others = if others.is_empty() {
         String::new()
@@ -391,6 +391,20 @@ impl CliError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_howto_names_every_kind_of_the_table_as_it_always_read() {
+        let before = "no provider configured. Three ways to get going:
+  1. an API key:  export OPENAI_API_KEY=sk-...  (or ANTHROPIC_API_KEY=sk-ant-..., GEMINI_API_KEY=AIza...)
+  2. a model server of your own (no key): --provider ollama --model llama3.2, or any
+     OpenAI-compatible server (llama.cpp, vLLM, LM Studio): --base-url http://localhost:8080/v1 --model NAME
+  3. a local model file, run in-process:  --provider local --model PATH.gguf
+       (or --model hf:OWNER/REPO/FILE.gguf to download one, export OXYDRA_LOCAL_MODEL=PATH.gguf,
+        or put one at <data dir>/oxydra/models/default.gguf)
+  A [provider] table (kind, base_url, model, api_key_env) in ./oxydra.toml or the user config
+  file sets any of these (`oxydra init` writes a commented one to start from)";
+        assert_eq!(provider_howto(), before);
+    }
 
     #[test]
     fn config_errors_are_usage_errors_and_name_the_file() {

@@ -27,6 +27,8 @@ pub struct ProviderInfo {
     pub summary: &'static str,
     /// The variable holding its API key (`OPENAI_API_KEY`).
     pub api_key_var: &'static str,
+    /// How its keys start, for examples in messages (`sk-`; empty: no telling).
+    pub key_prefix: &'static str,
     /// The variable overriding its base URL (`OPENAI_BASE_URL`).
     pub base_url_var: &'static str,
     /// The vendor's own base URL.
@@ -65,6 +67,7 @@ const TABLE: [ProviderInfo; 4] = [
         display_name: "OpenAI",
         summary: "OpenAI chat completions or Responses (also vLLM, OpenRouter, llama.cpp, LM Studio)",
         api_key_var: "OPENAI_API_KEY",
+        key_prefix: "sk-",
         base_url_var: "OPENAI_BASE_URL",
         default_base_url: OPENAI_BASE_URL,
         default_model: "gpt-4o-mini",
@@ -79,6 +82,7 @@ const TABLE: [ProviderInfo; 4] = [
         display_name: "Anthropic",
         summary: "Anthropic Messages",
         api_key_var: "ANTHROPIC_API_KEY",
+        key_prefix: "sk-ant-",
         base_url_var: "ANTHROPIC_BASE_URL",
         default_base_url: ANTHROPIC_BASE_URL,
         default_model: "claude-sonnet-4-5",
@@ -93,6 +97,7 @@ const TABLE: [ProviderInfo; 4] = [
         display_name: "Gemini",
         summary: "Google's Gemini API (`generateContent`)",
         api_key_var: "GEMINI_API_KEY",
+        key_prefix: "AIza",
         base_url_var: "GEMINI_BASE_URL",
         default_base_url: GEMINI_BASE_URL,
         default_model: "gemini-2.5-flash",
@@ -107,6 +112,7 @@ const TABLE: [ProviderInfo; 4] = [
         display_name: "Ollama",
         summary: "Ollama's native API (`/api/chat`, no key)",
         api_key_var: "OLLAMA_API_KEY",
+        key_prefix: "",
         base_url_var: "OLLAMA_BASE_URL",
         default_base_url: OLLAMA_BASE_URL,
         default_model: "llama3.2",
