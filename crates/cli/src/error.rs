@@ -5,16 +5,44 @@ use std::path::PathBuf;
 
 use crate::exit_code::Exit;
 
-/// How to configure a provider: shown when none is configured.
-pub const PROVIDER_HOWTO: &str = "no provider configured. Three ways to get going:
-  1. an API key:  export OPENAI_API_KEY=sk-...  (or ANTHROPIC_API_KEY=sk-ant-..., GEMINI_API_KEY=AIza...)
-  2. a model server of your own (no key): --provider ollama --model llama3.2, or any
+/// How to configure a provider: shown when none is configured. The kinds, their key
+/// variables and default models come from the provider crate's table.
+pub fn provider_howto() -> String {
+    use oxydra::provider::PROVIDERS;
+    let mut keyed = PROVIDERS.iter().filter(|info| !info.keyless);
+    let first = keyed.next().map_or_else(String::new, |info| {
+        format!("export {}={}...", info.api_key_var, info.key_prefix)
+    });
+    let others: Vec<String> = keyed
+        .map(|info| format!("{}={}...", info.api_key_var, info.key_prefix))
+        .collect();
+    let others = if others.is_empty() {
+        String::new()
+    } else {
+        format!("  (or {})", others.join(", "))
+    };
+    let servers: String = PROVIDERS
+        .iter()
+        .filter(|info| info.keyless)
+        .map(|info| {
+            format!(
+                "--provider {} --model {}, or ",
+                info.name, info.default_model
+            )
+        })
+        .collect();
+    format!(
+        "no provider configured. Three ways to get going:
+  1. an API key:  {first}{others}
+  2. a model server of your own (no key): {servers}any
      OpenAI-compatible server (llama.cpp, vLLM, LM Studio): --base-url http://localhost:8080/v1 --model NAME
   3. a local model file, run in-process:  --provider local --model PATH.gguf
        (or --model hf:OWNER/REPO/FILE.gguf to download one, export OXYDRA_LOCAL_MODEL=PATH.gguf,
         or put one at <data dir>/oxydra/models/default.gguf)
   A [provider] table (kind, base_url, model, api_key_env) in ./oxydra.toml or the user config
-  file sets any of these (`oxydra init` writes a commented one to start from)";
+  file sets any of these (`oxydra init` writes a commented one to start from)"
+    )
+}
 
 /// What the local provider needs: shown when it is picked without a model.
 pub const LOCAL_MODEL_HOWTO: &str = "the local provider needs a GGUF model: --model PATH.gguf, \
@@ -101,7 +129,7 @@ pub enum CliError {
         message: String,
     },
     /// No provider could be picked.
-    #[error("{PROVIDER_HOWTO}")]
+    #[error("{}", provider_howto())]
     NoProvider,
     /// The local provider was picked but no model is named.
     #[error("{LOCAL_MODEL_HOWTO}")]
@@ -131,7 +159,7 @@ pub enum CliError {
     #[error(
         "{} is not trusted, so its provider settings are ignored ({keys}); trust the file with \
          `oxydra trust {}`, or pass --base-url (or --provider and --model) to choose the \
-         provider yourself", path.display(), crate::config::trust::shell_quoted(path)
+         provider yourself", path.display(), crate::shell_word::shell_quoted(path)
     )]
     UntrustedProvider {
         /// The project file.
@@ -363,6 +391,20 @@ impl CliError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_howto_names_every_kind_of_the_table_as_it_always_read() {
+        let before = "no provider configured. Three ways to get going:
+  1. an API key:  export OPENAI_API_KEY=sk-...  (or ANTHROPIC_API_KEY=sk-ant-..., GEMINI_API_KEY=AIza...)
+  2. a model server of your own (no key): --provider ollama --model llama3.2, or any
+     OpenAI-compatible server (llama.cpp, vLLM, LM Studio): --base-url http://localhost:8080/v1 --model NAME
+  3. a local model file, run in-process:  --provider local --model PATH.gguf
+       (or --model hf:OWNER/REPO/FILE.gguf to download one, export OXYDRA_LOCAL_MODEL=PATH.gguf,
+        or put one at <data dir>/oxydra/models/default.gguf)
+  A [provider] table (kind, base_url, model, api_key_env) in ./oxydra.toml or the user config
+  file sets any of these (`oxydra init` writes a commented one to start from)";
+        assert_eq!(provider_howto(), before);
+    }
 
     #[test]
     fn config_errors_are_usage_errors_and_name_the_file() {

@@ -15,13 +15,16 @@ mod local_model;
 mod logging;
 mod mcp_server;
 mod output;
+mod parse;
 mod process_exit;
+mod setup;
+mod shell_word;
 mod terminal_echo;
 mod terminal_input;
 mod terminal_text;
 
 fn main() -> std::process::ExitCode {
-    let cli = match args::parse(std::env::args_os().collect()) {
+    let cli = match parse::parse(std::env::args_os().collect()) {
         Ok(cli) => cli,
         Err(exit) => return exit,
     };

@@ -1,23 +1,14 @@
 //! A provider from its kind's name and the environment, in one call.
 //!
-//! Each kind reads `<KIND>_API_KEY` and, when set, `<KIND>_BASE_URL` (e.g.
-//! `OPENAI_API_KEY`, `OPENAI_BASE_URL`). New kinds of client are added to
-//! [`PROVIDER_KINDS`] and [`from_env_with`].
+//! Each kind reads its key and base URL variables from its row of
+//! [`PROVIDERS`](crate::PROVIDERS) (e.g. `OPENAI_API_KEY`, `OPENAI_BASE_URL`).
 
 use std::sync::Arc;
 
-use crate::anthropic::{ANTHROPIC_BASE_URL, AnthropicProvider};
 use crate::config::ProviderConfig;
 use crate::error::ProviderError;
-use crate::gemini::{GEMINI_BASE_URL, GeminiProvider};
-use crate::ollama::{OLLAMA_BASE_URL, OllamaProvider};
-use crate::openai::{OPENAI_BASE_URL, OpenAiProvider};
+use crate::kinds::{PROVIDER_KINDS, ProviderInfo, provider_info};
 use crate::provider::Provider;
-
-/// The kinds [`from_env`] knows: `openai` (and any OpenAI-compatible server through
-/// `OPENAI_BASE_URL`), `anthropic`, `gemini` and `ollama` (Ollama's native API, which
-/// needs no key).
-pub const PROVIDER_KINDS: &[&str] = &["openai", "anthropic", "gemini", "ollama"];
 
 /// The provider of kind `kind` (see [`PROVIDER_KINDS`]), configured from the process
 /// environment. Not wrapped in retries: `AgentRuntime::builder()` does that.
@@ -39,49 +30,35 @@ pub fn from_env_with(
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn Provider>, ProviderError> {
     let kind = kind.trim().to_ascii_lowercase();
-    let (default_base, prefix) = match kind.as_str() {
-        "openai" => (OPENAI_BASE_URL, "OPENAI"),
-        "anthropic" => (ANTHROPIC_BASE_URL, "ANTHROPIC"),
-        "gemini" => (GEMINI_BASE_URL, "GEMINI"),
-        "ollama" => (OLLAMA_BASE_URL, "OLLAMA"),
-        _ => {
-            return Err(ProviderError::InvalidConfig {
-                what: "provider kind".into(),
-                message: format!("`{kind}` is not one of {}", PROVIDER_KINDS.join(", ")),
-            });
-        }
+    let Some(info) = provider_info(&kind) else {
+        return Err(ProviderError::InvalidConfig {
+            what: "provider kind".into(),
+            message: format!("`{kind}` is not one of {}", PROVIDER_KINDS.join(", ")),
+        });
     };
-    let config = config_from_env(prefix, default_base, kind == "ollama", &env)?;
-    Ok(match kind.as_str() {
-        "anthropic" => Arc::new(AnthropicProvider::new(config)),
-        "gemini" => Arc::new(GeminiProvider::new(config)),
-        "ollama" => Arc::new(OllamaProvider::new(config)),
-        _ => Arc::new(OpenAiProvider::new(config)),
-    })
+    let config = config_from_env(info, &env)?;
+    Ok((info.build)(config))
 }
 
-/// `<PREFIX>_API_KEY` and `<PREFIX>_BASE_URL` (default `default_base`); empty values
-/// count as unset. A `keyless` kind (a local server) needs neither.
+/// The kind's key and base URL variables (the base URL defaulting to the vendor's);
+/// empty values count as unset. A keyless kind (a local server) needs neither.
 fn config_from_env(
-    prefix: &str,
-    default_base: &str,
-    keyless: bool,
+    info: &ProviderInfo,
     env: &impl Fn(&str) -> Option<String>,
 ) -> Result<ProviderConfig, ProviderError> {
     let read = |name: &str| env(name).filter(|value| !value.trim().is_empty());
-    let key_var = format!("{prefix}_API_KEY");
-    let base_var = format!("{prefix}_BASE_URL");
-    let api_key = read(&key_var);
-    let base_url = read(&base_var);
-    if api_key.is_none() && base_url.is_none() && !keyless {
+    let (key_var, base_var) = (info.api_key_var, info.base_url_var);
+    let api_key = read(key_var);
+    let base_url = read(base_var);
+    if api_key.is_none() && base_url.is_none() && !info.keyless {
         return Err(ProviderError::InvalidConfig {
-            what: key_var.clone(),
+            what: key_var.to_owned(),
             message: format!(
                 "{key_var} is not set (set it, or {base_var} to a server that needs no key)"
             ),
         });
     }
-    let base_url = base_url.unwrap_or_else(|| default_base.to_owned());
+    let base_url = base_url.unwrap_or_else(|| info.default_base_url.to_owned());
     Ok(ProviderConfig::new(base_url, api_key).with_api_key_source(key_var))
 }
 

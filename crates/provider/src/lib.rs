@@ -17,6 +17,8 @@
 //! Responses API, LM Studio's copy of it), [`AnthropicProvider`], [`GeminiProvider`]
 //! and [`OllamaProvider`] (Ollama's native API); they parse their streams with this
 //! crate's own SSE parser ([`sse`]) or, for Ollama, its NDJSON reader ([`ndjson`]).
+//! What each kind is (its name, variables, defaults and constructor) is one row of
+//! [`PROVIDERS`], which [`from_env`] and the `oxydra` CLI read.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -53,6 +55,7 @@ mod fallback;
 mod from_env;
 mod gemini;
 mod http_error;
+mod kinds;
 pub mod ndjson;
 mod ollama;
 mod openai;
@@ -77,8 +80,9 @@ pub use anthropic::{
 };
 pub use config::{DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, ProviderConfig};
 pub use error::ProviderError;
-pub use from_env::{PROVIDER_KINDS, from_env, from_env_with};
+pub use from_env::{from_env, from_env_with};
 pub use gemini::{GEMINI_BASE_URL, GeminiProvider, GeminiStreamDecoder};
+pub use kinds::{PROVIDER_KINDS, PROVIDERS, ProviderInfo, provider_info};
 pub use ollama::{OLLAMA_BASE_URL, OllamaProvider, OllamaStreamDecoder};
 pub use openai::{OPENAI_BASE_URL, OpenAiProvider, OpenAiStreamDecoder};
 pub use pricing::{ModelPrice, PricingTable, cost};

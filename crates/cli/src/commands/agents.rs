@@ -10,7 +10,7 @@ use crate::args::{AgentsAction, AgentsArgs, ListOptions, OutputFormat};
 use crate::error::CliError;
 use crate::exit_code::Exit;
 
-use super::service;
+use crate::setup::service;
 
 /// Runs `oxydra agents …`.
 pub async fn run(args: AgentsArgs) -> Result<Exit, CliError> {

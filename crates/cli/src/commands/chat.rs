@@ -36,8 +36,9 @@ use crate::terminal_echo::echo_off;
 use crate::terminal_input::{LineRead, Priority, TerminalInput};
 use crate::terminal_text::{one_line as escape, reset_before_question};
 
-use super::agent::{self, Agent};
-use super::sessions::{listing, memory_error, write_messages, write_sessions};
+use crate::output::listing::{write_messages, write_sessions};
+use crate::setup::agent::{self, Agent};
+use crate::setup::database::{listing, memory_error};
 
 const HELP: &str = "commands:
   /new          start a new session
@@ -465,7 +466,7 @@ fn typed_during_turn(
 
 async fn list_sessions(
     agent: &Agent,
-    db: &std::path::Path,
+    db: &crate::config::Database,
     current: &SessionId,
 ) -> Result<(), CliError> {
     let sessions = listing(agent.memory.as_ref(), db, None).await?;
@@ -482,7 +483,7 @@ const RECENT_MESSAGES: usize = 6;
 /// Shows the last messages of `session` (on stderr), so the conversation can go on.
 async fn show_recent(
     agent: &Agent,
-    db: &std::path::Path,
+    db: &crate::config::Database,
     session: &SessionId,
 ) -> Result<(), CliError> {
     let messages = agent

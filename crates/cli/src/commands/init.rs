@@ -11,16 +11,20 @@ use crate::config::{self, EffectiveProvider, ProviderKind};
 use crate::error::CliError;
 use crate::exit_code::Exit;
 
-/// The comment above `[provider]`: all five kinds.
-const KINDS: &str = "\
-# kind: \"openai\"    OpenAI, and any OpenAI-compatible server (vLLM, llama.cpp, LM Studio,
-#                   OpenRouter): set base_url
-#       \"anthropic\" Anthropic's Messages API
-#       \"gemini\"    Google's Gemini API
-#       \"ollama\"    Ollama's native API (http://localhost:11434, no key)
-#       \"local\"     a GGUF model run in this process (model = PATH.gguf or
-#                   hf:OWNER/REPO/FILE.gguf; no server, no key)
-";
+/// The comment above `[provider]`: every kind, from the provider table, then `local`.
+fn kinds_comment() -> String {
+    let mut comment = String::new();
+    for (index, kind) in ProviderKind::all().iter().enumerate() {
+        let lead = if index == 0 { "# kind: " } else { "#       " };
+        let name = format!("\"{}\"", kind.as_str());
+        comment.push_str(&format!("{lead}{name:<11} {}\n", kind.summary()));
+    }
+    comment.push_str(
+        "#                   (openai: any OpenAI-compatible server, set base_url; local: \
+         model = PATH.gguf\n#                   or hf:OWNER/REPO/FILE.gguf, no server, no key)\n",
+    );
+    comment
+}
 
 /// A TOML string.
 fn quoted(text: &str) -> String {
@@ -31,13 +35,15 @@ fn quoted(text: &str) -> String {
 fn provider_table(provider: Option<&EffectiveProvider>) -> String {
     let Some(provider) = provider else {
         return format!(
-            "[provider]\n{KINDS}# No provider is configured yet: uncomment one, for example\n\
+            "[provider]\n{}# No provider is configured yet: uncomment one, for example\n\
              # kind = \"openai\"\n# model = \"gpt-4o-mini\"\n\
-             # api_key_env = \"OPENAI_API_KEY\"      # the variable the key is read from\n"
+             # api_key_env = \"OPENAI_API_KEY\"      # the variable the key is read from\n",
+            kinds_comment()
         );
     };
     let mut table = format!(
-        "[provider]\n{KINDS}kind = {}\n",
+        "[provider]\n{}kind = {}\n",
+        kinds_comment(),
         quoted(provider.kind.as_str())
     );
     if provider.kind == ProviderKind::Local {
@@ -160,8 +166,14 @@ fn write_new(path: &PathBuf, text: &str, force: bool) -> Result<(), CliError> {
 mod tests {
     use super::*;
 
+    fn kind(name: &str) -> ProviderKind {
+        ProviderKind::from_name(name).unwrap()
+    }
+
     fn provider(kind: ProviderKind, model: &str, key: Option<&str>) -> EffectiveProvider {
-        let (_, url, _) = config::provider_defaults(kind);
+        let url = kind
+            .http()
+            .map_or("in-process", |info| info.default_base_url);
         EffectiveProvider {
             kind,
             base_url: url.to_owned(),
@@ -180,15 +192,15 @@ mod tests {
     #[test]
     fn every_template_parses_with_its_provider_and_names_all_kinds() {
         let cases = [
-            Some(provider(ProviderKind::Local, "/m/it's \"x\".gguf", None)),
+            Some(provider(kind("local"), "/m/it's \"x\".gguf", None)),
             Some(provider(
-                ProviderKind::Gemini,
+                kind("gemini"),
                 "gemini-2.5-flash",
                 Some("GEMINI_API_KEY"),
             )),
-            Some(provider(ProviderKind::Ollama, "llama3.2", None)),
+            Some(provider(kind("ollama"), "llama3.2", None)),
             Some(provider(
-                ProviderKind::Anthropic,
+                kind("anthropic"),
                 "claude-sonnet-4-5",
                 Some("ANTHROPIC_API_KEY"),
             )),
@@ -198,7 +210,7 @@ mod tests {
             let text = template(case.as_ref());
             let parsed = config::parse(std::path::Path::new("oxydra.toml"), &text)
                 .unwrap_or_else(|error| panic!("{error}\n{text}"));
-            for kind in ProviderKind::ALL {
+            for kind in ProviderKind::all() {
                 assert!(text.contains(&format!("\"{}\"", kind.as_str())), "{text}");
             }
             match case {

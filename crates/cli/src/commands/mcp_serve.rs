@@ -17,7 +17,7 @@ use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::mcp_server::McpServer;
 
-use super::service;
+use crate::setup::service;
 
 /// Room for the JSON-RPC envelope around arguments of the largest accepted size.
 const ENVELOPE_BYTES: usize = 64 * 1024;
@@ -54,7 +54,7 @@ async fn stdio(args: McpServeArgs) -> Result<Exit, CliError> {
 async fn serve_stdio(
     service: &service::Service,
     workspace: &Path,
-    db: &Path,
+    db: &crate::config::Database,
 ) -> Result<(), CliError> {
     let server = McpServer::new(&service.coordinator, workspace.to_path_buf())?;
     // Lines up to rmcp's cap reach the handler, which answers arguments over the body
@@ -70,7 +70,7 @@ async fn serve_stdio(
     eprintln!(
         "oxydra mcp serve: serving {} agents on stdio (database {})",
         service.coordinator.blueprints().len(),
-        super::database::shown(db),
+        db,
     );
     let running = server
         .serve(transport)

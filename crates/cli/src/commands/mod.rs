@@ -1,20 +1,15 @@
-//! One module per subcommand.
+//! One module per subcommand: each resolves its configuration (`crate::config`),
+//! builds what it runs (`crate::setup`) and runs it.
 
-pub mod agent;
 pub mod agents;
 pub mod chat;
-pub mod database;
 pub mod init;
 pub mod mcp;
 pub mod mcp_serve;
-pub mod mcp_tools;
-pub mod provider;
 pub mod run;
 pub mod scrub;
 pub mod serve;
-pub mod service;
 pub mod sessions;
-pub mod tool_choice;
 pub mod trust;
 
 use crate::args::{Cli, Command};

@@ -14,11 +14,11 @@ use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::interrupt::Interrupts;
 
-use super::database::MemoryStore;
 use crate::output::Renderer;
+use crate::setup::database::MemoryStore;
 use crate::terminal_input::TerminalInput;
 
-use super::agent;
+use crate::setup::agent;
 
 /// Loads, merges and checks the configuration of `run` / `chat`.
 pub fn effective(options: &RunOptions) -> Result<Effective, CliError> {

@@ -15,7 +15,7 @@ use crate::args::ServeArgs;
 use crate::error::CliError;
 use crate::exit_code::Exit;
 
-use super::service;
+use crate::setup::service;
 
 /// The address when neither `--addr` nor `[serve] addr` gives one.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
@@ -91,7 +91,7 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
     };
     eprintln!(
         "oxydra serve: listening on http://{local} ({agents} agents, {auth}, database {})",
-        super::database::shown(&settings.memory.db)
+        settings.memory.db
     );
     let served = service
         .coordinator

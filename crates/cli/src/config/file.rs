@@ -89,7 +89,7 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
     // The file's URL is checked, but kept as written (flags' and the environment's
     // lose a trailing `/`).
     if let Some(url) = &config.provider.base_url
-        && let Err(message) = super::provider_pick::http_url(url)
+        && let Err(message) = http_url(url)
     {
         return Err(invalid("provider.base_url", message));
     }
@@ -304,6 +304,18 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
         })
         + 1;
     (line, column)
+}
+
+/// Checks that `url` is an `http(s)://` URL (a `base_url` from a flag, the environment
+/// or the file): the URL without trailing `/`, or what is wrong.
+pub fn http_url(url: &str) -> Result<&str, String> {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(url.trim_end_matches('/'))
+    } else {
+        Err(format!(
+            "expected an http:// or https:// URL, found `{url}`"
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,10 @@
 //! untrusted one may only narrow (see [`super::powers::narrowing`]), and every key it
 //! could not set is collected to be named in one warning.
 
+use serde::Deserialize;
 use toml::{Table, Value};
+
+use super::FileConfig;
 
 use super::powers::{Narrowing, is_local_model, narrowing, rule_only_restricts};
 
@@ -268,6 +271,22 @@ fn number(value: &Value) -> Option<f64> {
         Value::Float(float) => Some(*float),
         _ => None,
     }
+}
+
+/// Removes from `config` every setting that an untrusted file could not set over the
+/// built-in defaults (what `oxydra trust` says the file's trust grants); returns their
+/// keys, in file order (empty: the file holds none).
+pub fn strip_powers(config: &mut FileConfig) -> Vec<String> {
+    let Ok(table) = toml::Table::try_from(&*config) else {
+        return Vec::new();
+    };
+    let mut narrowed = Layered::new(toml::Table::new());
+    narrowed.add(table, Trust::Untrusted);
+    let (table, ignored) = narrowed.finish();
+    if let Ok(stripped) = FileConfig::deserialize(toml::Value::Table(table)) {
+        *config = stripped;
+    }
+    ignored
 }
 
 #[cfg(test)]

@@ -13,8 +13,9 @@ use super::FileConfig;
 use super::file::{check, parse, user_config_path};
 use super::launched::launched_hashes;
 use super::layers::{Layered, Trust};
-use super::trust::{Verdict, shell_quoted, verdict_of};
+use super::trust::{Verdict, verdict_of};
 use crate::error::CliError;
+use crate::shell_word::shell_quoted;
 
 /// The configuration that was found and read.
 #[derive(Debug, Clone, Default)]
@@ -206,7 +207,7 @@ impl Read {
             .unwrap_or_default();
         if let Some(Value::Table(memory)) = table.get_mut("memory")
             && let Some(Value::String(db)) = memory.get_mut("db")
-            && !crate::commands::database::is_url(Path::new(db.as_str()))
+            && !super::database::is_url(db.as_str())
         {
             *db = dir.join(db.as_str()).display().to_string();
         }

@@ -1,28 +1,18 @@
 //! Merging defaults, the file, the environment and the flags (flags win) into the
 //! effective configuration a run uses.
 
-use std::path::{Path, PathBuf};
-
-use serde::Serialize;
-
-use super::mask::Secret;
-use oxydra::tools::BuiltinToolsConfig;
+use std::path::PathBuf;
 
 use oxydra::mcp::McpServerConfig;
+use oxydra::tools::BuiltinToolsConfig;
+use serde::Serialize;
 
-pub use super::db_path::default_db_path;
-use super::db_path::{absolute, db_origin, resolve_db};
-#[cfg(test)]
-use super::provider_pick::{DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL};
-use super::provider_pick::{KeyNeed, merge_provider};
-use super::{AgentConfig, ApproveMode, Effort, LoadedFile, OpenAiApi, ProviderKind, ServeSection};
-use crate::args::RunOptions;
+use super::database::{Database, FileDb, absolute, db_origin, resolve_db};
+use super::load::LoadedFile;
+use super::provider_pick::{EffectiveProvider, KeyNeed, merge_provider};
+use super::{AgentConfig, ApproveMode, EnvLookup, ServeSection};
+use crate::args::{ListOptions, RunOptions};
 use crate::error::CliError;
-#[cfg(test)]
-use oxydra::provider::OPENAI_BASE_URL as DEFAULT_OPENAI_URL;
-
-/// Reads an environment variable (a function so tests need not touch the real environment).
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// The merged configuration: defaults, the file, the environment and the flags.
 /// `P` is the provider: required for a run ([`Effective`]), optional for the service
@@ -69,42 +59,6 @@ pub type Effective = Merged<EffectiveProvider>;
 /// What `oxydra serve`, `agents list` and `mcp list` use: the merged settings, where a
 /// provider is optional (without one, deterministic agents still run).
 pub type ServiceConfig = Merged<Option<EffectiveProvider>>;
-
-/// The provider a run talks to.
-#[derive(Debug, Clone, Serialize)]
-pub struct EffectiveProvider {
-    /// Wire format.
-    pub kind: ProviderKind,
-    /// Base URL (`in-process` for the local model, not printed).
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub base_url: String,
-    /// Model.
-    pub model: String,
-    /// The variable the key came from; `None`: no auth header.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub api_key_env: Option<String>,
-    /// The key (never printed as a key: the file takes `api_key_env`).
-    #[serde(skip)]
-    pub api_key: Option<Secret>,
-    /// `[provider] max_response_bytes`; `None`: the client's default.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_response_bytes: Option<usize>,
-    /// The OpenAI API (`--api`, `[provider] api`); `None` for other kinds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub api: Option<OpenAiApi>,
-    /// `--reasoning-effort`, `[provider] reasoning_effort`; `None`: the model's default.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reasoning_effort: Option<Effort>,
-    /// `--thinking-budget` / `[provider] thinking_budget`; `None`: no thinking budget.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub thinking_budget: Option<u32>,
-    /// `[provider] threads` of the local model; `None`: all cores.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub threads: Option<u32>,
-    /// `[provider.sampling]` of the local model (a table: printed last).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sampling: Option<super::SamplingSection>,
-}
 
 /// Loop budgets and behaviour.
 #[derive(Debug, Clone, Serialize)]
@@ -168,8 +122,7 @@ impl EffectiveRuntime {
 #[derive(Debug, Clone, Serialize)]
 pub struct EffectiveMemory {
     /// SQLite file, or PostgreSQL URL (shown without its password).
-    #[serde(serialize_with = "serialize_db")]
-    pub db: PathBuf,
+    pub db: Database,
     /// Where `db` came from (`--db`, `OXYDRA_DB`, `[memory] db in …`), for messages.
     #[serde(skip)]
     pub origin: String,
@@ -177,8 +130,14 @@ pub struct EffectiveMemory {
     pub retrieval: bool,
 }
 
-fn serialize_db<S: serde::Serializer>(db: &Path, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(&crate::commands::database::shown(db))
+impl LoadedFile {
+    /// Where the file names the database.
+    fn db(&self) -> FileDb<'_> {
+        FileDb {
+            db: self.config.memory.db.as_deref(),
+            path: self.path.as_deref(),
+        }
+    }
 }
 
 impl<P> Merged<P> {
@@ -318,8 +277,8 @@ fn merge_settings<P>(
         .canonicalize()
         .unwrap_or_else(|_| absolute(&workspace));
 
-    let db = resolve_db(file, flags.db.as_deref(), env)?;
-    let db_origin = db_origin(file, flags.db.as_deref(), env);
+    let db = resolve_db(file.db(), flags.db.as_deref(), env)?;
+    let db_origin = db_origin(file.db(), flags.db.as_deref(), env);
     let mut tools = file.config.tools.clone();
     tools.protected = super::protected::protected_paths(file.path.as_deref(), &file.config, &db);
     tools.sandbox = super::sandbox::effective(&file.config.sandbox, flags.sandbox);
@@ -359,11 +318,41 @@ fn merge_settings<P>(
     })
 }
 
+/// The provider a run with no flags would use now: the user's own file (if any) and
+/// the environment; `None` when there is none. A key variable that is not set does not
+/// matter here (the provider is what `oxydra init` writes down).
+pub fn current_provider(env: EnvLookup<'_>) -> Option<EffectiveProvider> {
+    let user = super::file::user_config_path().filter(|path| path.is_file());
+    let file = super::load::load_layers(None, user.as_deref(), None)
+        .map(|(file, _)| file)
+        .unwrap_or_default();
+    merge_provider(&file, &RunOptions::default(), env, KeyNeed::Optional).ok()
+}
+
+/// The database the listing commands (`sessions`, `agents list`) read, and where it
+/// was named: `--db`, `OXYDRA_DB`, the file's `[memory] db` or the default.
+pub fn resolve_database(options: &ListOptions) -> Result<(Database, String), CliError> {
+    let file = super::load(options.config.as_deref())?;
+    let env = |name: &str| std::env::var(name).ok();
+    let db = resolve_db(file.db(), options.db.as_deref(), &env)?;
+    let origin = db_origin(file.db(), options.db.as_deref(), &env);
+    Ok((db, origin))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::FileConfig;
+    use crate::config::{FileConfig, ProviderKind};
+    use oxydra::provider::OPENAI_BASE_URL as DEFAULT_OPENAI_URL;
     use std::collections::HashMap;
+    use std::path::Path;
+
+    const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+    const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+
+    fn kind(name: &str) -> ProviderKind {
+        ProviderKind::from_name(name).unwrap()
+    }
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> = pairs
@@ -397,7 +386,7 @@ mod tests {
     fn provider_is_picked_from_the_environment() {
         let env = env_of(&[("OPENAI_API_KEY", "sk-openai-0123456789abcdef")]);
         let effective = merge(&LoadedFile::default(), &RunOptions::default(), &env, true).unwrap();
-        assert_eq!(effective.provider.kind, ProviderKind::Openai);
+        assert_eq!(effective.provider.kind, kind("openai"));
         assert_eq!(effective.provider.model, DEFAULT_OPENAI_MODEL);
         assert_eq!(effective.provider.base_url, DEFAULT_OPENAI_URL);
         assert_eq!(
@@ -407,7 +396,7 @@ mod tests {
 
         let env = env_of(&[("ANTHROPIC_API_KEY", "sk-ant-0123456789abcdef")]);
         let effective = merge(&LoadedFile::default(), &RunOptions::default(), &env, true).unwrap();
-        assert_eq!(effective.provider.kind, ProviderKind::Anthropic);
+        assert_eq!(effective.provider.kind, kind("anthropic"));
         assert_eq!(effective.provider.model, DEFAULT_ANTHROPIC_MODEL);
     }
 
@@ -419,7 +408,7 @@ mod tests {
         };
         let env = env_of(&[("OPENAI_API_KEY", "sk-must-not-leak-to-ollama")]);
         let effective = merge(&LoadedFile::default(), &flags, &env, true).unwrap();
-        assert_eq!(effective.provider.kind, ProviderKind::Openai);
+        assert_eq!(effective.provider.kind, kind("openai"));
         assert_eq!(effective.provider.base_url, "http://localhost:11434/v1");
         assert!(effective.provider.api_key.is_none());
     }
@@ -435,7 +424,10 @@ mod tests {
         assert_eq!(effective.provider.model, "env-model");
         assert_eq!(effective.provider.base_url, "http://file");
         assert_eq!(effective.runtime.max_turns, 4);
-        assert_eq!(effective.memory.db, PathBuf::from("/etc/ox/data/o.db"));
+        assert_eq!(
+            effective.memory.db,
+            Database::Sqlite(PathBuf::from("/etc/ox/data/o.db"))
+        );
 
         let flags = RunOptions {
             model: Some("flag-model".into()),
@@ -447,7 +439,10 @@ mod tests {
         assert_eq!(effective.provider.model, "flag-model");
         assert_eq!(effective.runtime.max_turns, 2);
         assert_eq!(effective.runtime.max_cost, Some(2.0));
-        assert_eq!(effective.memory.db, PathBuf::from("/tmp/x.db"));
+        assert_eq!(
+            effective.memory.db,
+            Database::Sqlite(PathBuf::from("/tmp/x.db"))
+        );
     }
 
     #[test]

@@ -1,8 +1,14 @@
 //! Configuration: the TOML file (docs/configuration.md), where it is found, and how it is
 //! merged with the environment and the flags into the [`Effective`] configuration.
+//!
+//! One direction, low to high: the file's types (here) and its parsing (`file`),
+//! layering (`powers` decides each key, `layers` applies it, `load` finds and reads the
+//! files), then the decisions: the database (`database`), the provider
+//! (`provider_pick`) and everything else (`merge`, which calls the two). Nothing
+//! below `merge` reaches up to it, and nothing here reaches into `setup` or `commands`.
 
 mod agents;
-mod db_path;
+mod database;
 mod file;
 mod launched;
 mod layers;
@@ -21,121 +27,30 @@ pub mod trust;
 
 use std::path::PathBuf;
 
-use clap::ValueEnum;
 use oxydra::mcp::McpServerConfig;
 use oxydra::tools::BuiltinToolsConfig;
 use serde::{Deserialize, Serialize};
 
+pub use crate::args::{ApproveMode, Effort, OpenAiApi, ProviderKind};
 pub use agents::AgentConfig;
-pub use db_path::{db_origin, default_db_path, resolve_db};
+pub use database::{Database, PostgresUrl, default_db_path};
 pub use file::{parse, user_config_path};
 pub use launched::launched_hashes;
-pub use load::{LoadedFile, load};
-pub use mask::Secret;
+pub use layers::strip_powers;
+pub use load::load;
 pub use merge::{
-    Effective, EffectiveProvider, EffectiveRuntime, ServiceConfig, merge, merge_for_print,
-    merge_service,
+    Effective, EffectiveRuntime, ServiceConfig, current_provider, merge, merge_for_print,
+    merge_service, resolve_database,
 };
-pub use powers::strip_powers;
 pub use pricing::Prices;
 #[cfg(feature = "local")]
 pub use provider_pick::models_dir;
-pub use provider_pick::{current_provider, provider_defaults};
+pub use provider_pick::{EffectiveProvider, public_provider};
 pub use rule_entry::{RuleEntry, rules};
 pub use sampling::SamplingSection;
 
-/// The wire format of a provider.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum ProviderKind {
-    /// OpenAI chat completions (also Ollama, vLLM, OpenRouter, llama.cpp).
-    Openai,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Google's Gemini API (`generateContent`).
-    Gemini,
-    /// Ollama's native API (`/api/chat`).
-    Ollama,
-    /// A GGUF model run in-process (llama.cpp).
-    Local,
-}
-
-impl ProviderKind {
-    /// The name used in configuration files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Openai => "openai",
-            Self::Anthropic => "anthropic",
-            Self::Gemini => "gemini",
-            Self::Ollama => "ollama",
-            Self::Local => "local",
-        }
-    }
-
-    /// Every kind, in the order they are listed in messages.
-    pub const ALL: [Self; 5] = [
-        Self::Openai,
-        Self::Anthropic,
-        Self::Gemini,
-        Self::Ollama,
-        Self::Local,
-    ];
-
-    /// The kind named `name` (`openai`, `anthropic`, `gemini`, `ollama`, `local`).
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|kind| kind.as_str() == name)
-    }
-}
-
-/// Which OpenAI API a provider of kind `openai` speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum OpenAiApi {
-    /// Chat completions (`POST {base_url}/chat/completions`): every OpenAI-compatible server.
-    #[default]
-    Chat,
-    /// The Responses API (`POST {base_url}/responses`): OpenAI, LM Studio.
-    Responses,
-}
-
-/// How hard an OpenAI reasoning model thinks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Effort {
-    /// `minimal`.
-    Minimal,
-    /// `low`.
-    Low,
-    /// `medium`.
-    Medium,
-    /// `high`.
-    High,
-}
-
-impl Effort {
-    /// The provider's setting.
-    pub fn to_provider(self) -> oxydra::provider::ReasoningEffort {
-        use oxydra::provider::ReasoningEffort;
-        match self {
-            Self::Minimal => ReasoningEffort::Minimal,
-            Self::Low => ReasoningEffort::Low,
-            Self::Medium => ReasoningEffort::Medium,
-            Self::High => ReasoningEffort::High,
-        }
-    }
-}
-
-/// How requests for consent are answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum ApproveMode {
-    /// Ask in the terminal.
-    Ask,
-    /// Approve every request.
-    Always,
-    /// Deny every request.
-    Never,
-}
+/// Reads an environment variable (a function so tests need not touch the real environment).
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// The whole file. Every table rejects keys it does not know.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

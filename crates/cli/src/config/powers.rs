@@ -16,10 +16,9 @@
 use oxydra::coordinator::{DEFAULT_BODY_LIMIT, DEFAULT_MAX_CONCURRENT_RUNS};
 use oxydra::executor::{ToolRule, ToolRuleKind};
 use oxydra::provider::DEFAULT_MAX_RESPONSE_BYTES;
-use oxydra::tools::{DEFAULT_OUTPUT_LIMIT_BYTES, NetworkPolicy, SearchConfig, ShellConfig};
 use serde::Deserialize;
 
-use super::FileConfig;
+use oxydra::tools::{DEFAULT_OUTPUT_LIMIT_BYTES, NetworkPolicy, SearchConfig, ShellConfig};
 
 /// How a key of an untrusted file combines with the user's configuration.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -156,28 +155,13 @@ pub fn is_local_model(model: &str) -> bool {
     model.starts_with("hf:") || model.to_ascii_lowercase().ends_with(".gguf")
 }
 
-/// Removes from `config` every setting that an untrusted file could not set over the
-/// built-in defaults (what `oxydra trust` says the file's trust grants); returns their
-/// keys, in file order (empty: the file holds none).
-pub fn strip_powers(config: &mut FileConfig) -> Vec<String> {
-    let Ok(table) = toml::Table::try_from(&*config) else {
-        return Vec::new();
-    };
-    let mut narrowed = super::layers::Layered::new(toml::Table::new());
-    narrowed.add(table, super::layers::Trust::Untrusted);
-    let (table, ignored) = narrowed.finish();
-    if let Ok(stripped) = FileConfig::deserialize(toml::Value::Table(table)) {
-        *config = stripped;
-    }
-    ignored
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::Path;
 
     use super::*;
     use crate::config::file::parse;
+    use crate::config::{FileConfig, strip_powers};
 
     fn stripped(text: &str) -> (FileConfig, Vec<String>) {
         let mut config = parse(Path::new("/ws/oxydra.toml"), text).unwrap();

@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use super::ProviderKind;
 use super::mask::{mask_secret, mask_url};
-use super::merge::{EffectiveProvider, Merged};
+use super::merge::Merged;
+use super::provider_pick::EffectiveProvider;
 
 /// The provider part of a printed configuration: there may be none yet.
 pub trait PrintedProvider: Serialize + Clone {

@@ -7,9 +7,9 @@ use std::path::Path;
 use oxydra::tools::{ProtectedKind, ProtectedPaths};
 
 use super::FileConfig;
+use super::database::{Database, default_db_path};
 use super::file::user_config_path;
 use super::launched::launched;
-use super::merge::default_db_path;
 use super::trust::default_store_path;
 
 /// The policy for a run whose configuration is `config` (read from `config_file`, and
@@ -21,9 +21,13 @@ use super::trust::default_store_path;
 pub fn protected_paths(
     config_file: Option<&Path>,
     config: &FileConfig,
-    db: &Path,
+    db: &Database,
 ) -> ProtectedPaths {
-    let mut protected = ProtectedPaths::default().with(ProtectedKind::Database, db);
+    let mut protected = ProtectedPaths::default();
+    // A PostgreSQL server has no file here to protect.
+    if let Some(file) = db.sqlite_path() {
+        protected = protected.with(ProtectedKind::Database, file);
+    }
     if let Some(default) = default_db_path() {
         protected = protected.with(ProtectedKind::Database, default);
     }

@@ -3,25 +3,52 @@
 
 use std::path::PathBuf;
 
-use oxydra::provider::{
-    ANTHROPIC_BASE_URL, ANTHROPIC_MIN_THINKING_BUDGET, GEMINI_BASE_URL, OLLAMA_BASE_URL,
-    OPENAI_BASE_URL,
-};
+use serde::Serialize;
 
+use super::file::http_url;
+use super::load::LoadedFile;
 use super::mask::{Secret, mask_url};
-use super::merge::{EffectiveProvider, EnvLookup};
-use super::{Effort, LoadedFile, OpenAiApi, ProviderKind};
-use crate::args::RunOptions;
+use oxydra::provider::{PROVIDERS, ProviderInfo};
+
+use super::{EnvLookup, ProviderKind, ProviderSection, SamplingSection};
+use crate::args::{Effort, OpenAiApi, RunOptions};
 use crate::error::CliError;
 
-/// Default model for OpenAI-compatible servers.
-pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
-/// Default model for Anthropic.
-pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
-/// Default model for Gemini.
-pub const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-flash";
-/// Default model for Ollama.
-pub const DEFAULT_OLLAMA_MODEL: &str = "llama3.2";
+/// The provider a run talks to.
+#[derive(Debug, Clone, Serialize)]
+pub struct EffectiveProvider {
+    /// Wire format.
+    pub kind: ProviderKind,
+    /// Base URL (`in-process` for the local model, not printed).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub base_url: String,
+    /// Model.
+    pub model: String,
+    /// The variable the key came from; `None`: no auth header.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// The key (never printed as a key: the file takes `api_key_env`).
+    #[serde(skip)]
+    pub api_key: Option<Secret>,
+    /// `[provider] max_response_bytes`; `None`: the client's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_response_bytes: Option<usize>,
+    /// The OpenAI API (`--api`, `[provider] api`); `None` for other kinds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api: Option<OpenAiApi>,
+    /// `--reasoning-effort`, `[provider] reasoning_effort`; `None`: the model's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<Effort>,
+    /// `--thinking-budget` / `[provider] thinking_budget`; `None`: no thinking budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u32>,
+    /// `[provider] threads` of the local model; `None`: all cores.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// `[provider.sampling]` of the local model (a table: printed last).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<SamplingSection>,
+}
 
 /// Whether a missing API key is an error ([`KeyNeed::Required`], for a run) or leaves
 /// the provider without one ([`KeyNeed::Optional`], for `--print-config`).
@@ -34,7 +61,7 @@ pub enum KeyNeed {
 }
 
 /// The provider of a run: see docs/configuration.md, "How the provider is picked".
-pub(super) fn merge_provider(
+pub fn merge_provider(
     file: &LoadedFile,
     flags: &RunOptions,
     env: EnvLookup<'_>,
@@ -73,19 +100,21 @@ pub(super) fn merge_provider(
         return Err(untrusted_provider(withheld));
     }
 
-    let env_kind =
-        match set("OXYDRA_PROVIDER") {
-            Some(value) => Some(ProviderKind::from_name(value.trim()).ok_or_else(|| {
-                CliError::Env {
+    let env_kind = match set("OXYDRA_PROVIDER") {
+        Some(value) => {
+            Some(
+                ProviderKind::from_name(value.trim()).ok_or_else(|| CliError::Env {
                     var: "OXYDRA_PROVIDER".into(),
                     message: format!(
-                        "expected `openai`, `anthropic`, `gemini`, `ollama` or `local`, found `{}`",
+                        "expected {}, found `{}`",
+                        ProviderKind::listed(),
                         value.trim()
                     ),
-                }
-            })?),
-            None => None,
-        };
+                })?,
+            )
+        }
+        None => None,
+    };
     let base_url = match (&flags.base_url, set("OXYDRA_BASE_URL")) {
         (Some(url), _) => Some(
             http_url(url)
@@ -106,32 +135,45 @@ pub(super) fn merge_provider(
         (None, None) => section.base_url.clone(),
     };
     let explicit_kind = flags.provider.or(env_kind).or(section.kind);
-    let kind = match explicit_kind {
-        Some(kind) => kind,
-        None if base_url.is_some() || section.api_key_env.is_some() => ProviderKind::Openai,
-        None if set("OPENAI_API_KEY").is_some() => ProviderKind::Openai,
-        None if set("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
-        None if set("GEMINI_API_KEY").is_some() => ProviderKind::Gemini,
-        // Nothing else configured: a local model, when one is at hand.
-        None => match local_model_at_hand(section, flags, env) {
-            Some(model) => return Ok(local_provider(section, model)),
-            None => return Err(CliError::NoProvider),
+    // Unnamed, a base URL or a key variable means the first kind (OpenAI-compatible);
+    // else the first kind in the table whose key is set.
+    let detected = || {
+        let first = PROVIDERS.first();
+        if base_url.is_some() || section.api_key_env.is_some() {
+            return first;
+        }
+        PROVIDERS
+            .iter()
+            .filter(|info| !info.keyless)
+            .find(|info| set(info.api_key_var).is_some())
+    };
+    let info = match explicit_kind {
+        Some(ProviderKind::Http(info)) => info,
+        Some(ProviderKind::Local) => {
+            let named = flags.model.clone().or_else(|| set("OXYDRA_MODEL"));
+            if named.is_none() && section.model.is_some() && file.untrusted_model {
+                // A name from an untrusted file, about to be loaded as a model file.
+                return Err(untrusted_provider(vec!["provider.model"]));
+            }
+            let model = named
+                .or_else(|| section.model.clone())
+                .or_else(|| set(LOCAL_MODEL_VAR))
+                .or_else(|| default_local_model().map(|path| path.display().to_string()))
+                .ok_or(CliError::NoLocalModel)?;
+            return Ok(local_provider(section, model));
+        }
+        None => match detected() {
+            Some(info) => info,
+            // Nothing else configured: a local model, when one is at hand.
+            None => match local_model_at_hand(section, flags, env) {
+                Some(model) => return Ok(local_provider(section, model)),
+                None => return Err(CliError::NoProvider),
+            },
         },
     };
-    if kind == ProviderKind::Local {
-        let named = flags.model.clone().or_else(|| set("OXYDRA_MODEL"));
-        if named.is_none() && section.model.is_some() && file.untrusted_model {
-            // A name from an untrusted file, about to be loaded as a model file.
-            return Err(untrusted_provider(vec!["provider.model"]));
-        }
-        let model = named
-            .or_else(|| section.model.clone())
-            .or_else(|| set(LOCAL_MODEL_VAR))
-            .or_else(|| default_local_model().map(|path| path.display().to_string()))
-            .ok_or(CliError::NoLocalModel)?;
-        return Ok(local_provider(section, model));
-    }
-    let (default_var, default_url, default_model) = provider_defaults(kind);
+    let kind = ProviderKind::Http(info);
+    let (default_var, default_url, default_model) =
+        (info.api_key_var, info.default_base_url, info.default_model);
     let (api_key_env, api_key) = if let Some(var) = &section.api_key_env {
         let origin = file.path.as_ref().map_or_else(
             || "api_key_env".to_owned(),
@@ -148,7 +190,7 @@ pub(super) fn merge_provider(
                 });
             }
         }
-    } else if base_url.is_some() || kind == ProviderKind::Ollama {
+    } else if base_url.is_some() || info.keyless {
         // A server of one's own (Ollama, vLLM …): no auth header unless a variable is named.
         (None, None)
     } else {
@@ -183,8 +225,8 @@ pub(super) fn merge_provider(
         .or_else(|| set("OXYDRA_MODEL"))
         .or_else(|| section.model.clone())
         .unwrap_or_else(|| default_model.to_owned());
-    let (api, reasoning_effort) = openai_settings(file, flags, kind)?;
-    let thinking_budget = thinking_budget(file, flags, kind)?;
+    let (api, reasoning_effort) = openai_settings(file, flags, info)?;
+    let thinking_budget = thinking_budget(file, flags, info)?;
     Ok(EffectiveProvider {
         kind,
         base_url: base_url.unwrap_or_else(|| default_url.to_owned()),
@@ -201,12 +243,13 @@ pub(super) fn merge_provider(
 }
 
 /// `--thinking-budget`, else `[provider] thinking_budget`, checked against what the
-/// provider accepts: never 0, at least 1024 for Anthropic, and not for OpenAI (whose
-/// models take `--reasoning-effort` instead). The error names the flag or the key.
+/// provider accepts (its row's `min_thinking_budget`): never 0, at least 1024 for
+/// Anthropic, and not for OpenAI (whose models take `--reasoning-effort` instead). The
+/// error names the flag or the key.
 fn thinking_budget(
     file: &LoadedFile,
     flags: &RunOptions,
-    kind: ProviderKind,
+    info: &ProviderInfo,
 ) -> Result<Option<u32>, CliError> {
     let Some(budget) = flags
         .thinking_budget
@@ -214,20 +257,18 @@ fn thinking_budget(
     else {
         return Ok(None);
     };
-    let problem = if budget == 0 {
-        Some("expected a number of tokens above 0, found 0".to_owned())
-    } else if kind == ProviderKind::Openai {
-        Some(
-            "a thinking budget applies to Anthropic and Gemini; OpenAI models take a \
-             reasoning effort instead"
-                .to_owned(),
-        )
-    } else if kind == ProviderKind::Anthropic && budget < ANTHROPIC_MIN_THINKING_BUDGET {
-        Some(format!(
-            "Anthropic needs at least {ANTHROPIC_MIN_THINKING_BUDGET} tokens, found {budget}"
-        ))
-    } else {
-        None
+    let problem = match info.min_thinking_budget {
+        _ if budget == 0 => Some("expected a number of tokens above 0, found 0".to_owned()),
+        None => Some(format!(
+            "a thinking budget applies to {}; {} models take a reasoning effort instead",
+            budget_kinds(),
+            info.display_name
+        )),
+        Some(least) if budget < least => Some(format!(
+            "{} needs at least {least} tokens, found {budget}",
+            info.display_name
+        )),
+        Some(_) => None,
     };
     let Some(message) = problem else {
         return Ok(Some(budget));
@@ -246,59 +287,72 @@ fn thinking_budget(
     })
 }
 
-/// The OpenAI API and reasoning effort (flags, then the file's `[provider]`): both
-/// belong to kind `openai`; set for another kind, they are an error naming the flag or
-/// the key.
+/// The OpenAI API and reasoning effort (flags, then the file's `[provider]`): the API
+/// belongs to the kinds with a Responses client, the effort to those that take one
+/// (both `openai`, per the table); set for another kind, they are an error naming the
+/// flag or the key.
 fn openai_settings(
     file: &LoadedFile,
     flags: &RunOptions,
-    kind: ProviderKind,
+    info: &ProviderInfo,
 ) -> Result<(Option<OpenAiApi>, Option<Effort>), CliError> {
     let section = &file.config.provider;
-    if kind == ProviderKind::Openai {
-        return Ok((
-            Some(flags.api.or(section.api).unwrap_or_default()),
-            flags.reasoning_effort.or(section.reasoning_effort),
+    let refuse =
+        |flag: &'static str, key: &str, set_by_flag: bool, takes: fn(&ProviderInfo) -> bool| {
+            let message = format!(
+                "{} applies to provider kind {} only; this provider is `{}`",
+                if set_by_flag { flag } else { key },
+                kinds_that(takes),
+                info.name
+            );
+            match (&file.path, set_by_flag) {
+                (Some(path), false) => CliError::ConfigInvalid {
+                    path: path.clone(),
+                    key: key.to_owned(),
+                    message: format!("invalid key {key}: {message}"),
+                    line: None,
+                },
+                _ => CliError::Flag { flag, message },
+            }
+        };
+    let speaks_responses = |info: &ProviderInfo| info.build_responses.is_some();
+    let api = if speaks_responses(info) {
+        Some(flags.api.or(section.api).unwrap_or_default())
+    } else if flags.api.is_some() || section.api.is_some() {
+        return Err(refuse(
+            "--api",
+            "provider.api",
+            flags.api.is_some(),
+            speaks_responses,
         ));
-    }
-    let refuse = |flag: &'static str, key: &str, set_by_flag: bool| {
-        let message = format!(
-            "{} applies to provider kind `openai` only; this provider is `{}`",
-            if set_by_flag { flag } else { key },
-            kind.as_str()
-        );
-        match (&file.path, set_by_flag) {
-            (Some(path), false) => CliError::ConfigInvalid {
-                path: path.clone(),
-                key: key.to_owned(),
-                message: format!("invalid key {key}: {message}"),
-                line: None,
-            },
-            _ => CliError::Flag { flag, message },
-        }
+    } else {
+        None
     };
-    if flags.api.is_some() || section.api.is_some() {
-        return Err(refuse("--api", "provider.api", flags.api.is_some()));
-    }
-    if flags.reasoning_effort.is_some() || section.reasoning_effort.is_some() {
+    let effort = flags.reasoning_effort.or(section.reasoning_effort);
+    if effort.is_some() && !info.reasoning_effort {
         return Err(refuse(
             "--reasoning-effort",
             "provider.reasoning_effort",
             flags.reasoning_effort.is_some(),
+            |info| info.reasoning_effort,
         ));
     }
-    Ok((None, None))
+    Ok((api, effort))
 }
 
-/// The provider a run with no flags would use now: the user's own file (if any) and
-/// the environment; `None` when there is none. A key variable that is not set does not
-/// matter here (the provider is what `oxydra init` writes down).
-pub fn current_provider(env: EnvLookup<'_>) -> Option<EffectiveProvider> {
-    let user = super::file::user_config_path().filter(|path| path.is_file());
-    let file = super::load::load_layers(None, user.as_deref(), None)
-        .map(|(file, _)| file)
-        .unwrap_or_default();
-    merge_provider(&file, &RunOptions::default(), env, KeyNeed::Optional).ok()
+/// The kinds of the table for which `takes` holds, as a message lists them:
+/// `` `openai` ``, or `` `openai` or `gemini` ``.
+fn kinds_that(takes: fn(&ProviderInfo) -> bool) -> String {
+    let names: Vec<String> = PROVIDERS
+        .iter()
+        .filter(|info| takes(info))
+        .map(|info| format!("`{}`", info.name))
+        .collect();
+    match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 /// The variable that names a local model file.
@@ -321,7 +375,7 @@ pub fn default_local_model() -> Option<PathBuf> {
 /// by `--model` or `[provider] model`, then `OXYDRA_LOCAL_MODEL`, then the data
 /// directory's default.
 fn local_model_at_hand(
-    section: &super::ProviderSection,
+    section: &ProviderSection,
     flags: &RunOptions,
     env: EnvLookup<'_>,
 ) -> Option<String> {
@@ -334,7 +388,7 @@ fn local_model_at_hand(
         .or_else(|| default_local_model().map(|path| path.display().to_string()))
 }
 
-fn local_provider(section: &super::ProviderSection, model: String) -> EffectiveProvider {
+fn local_provider(section: &ProviderSection, model: String) -> EffectiveProvider {
     EffectiveProvider {
         kind: ProviderKind::Local,
         base_url: "in-process".to_owned(),
@@ -350,30 +404,39 @@ fn local_provider(section: &super::ProviderSection, model: String) -> EffectiveP
     }
 }
 
-/// The standard API key variable, base URL and model of a provider kind.
-pub fn provider_defaults(kind: ProviderKind) -> (&'static str, &'static str, &'static str) {
-    match kind {
-        ProviderKind::Openai => ("OPENAI_API_KEY", OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL),
-        ProviderKind::Anthropic => (
-            "ANTHROPIC_API_KEY",
-            ANTHROPIC_BASE_URL,
-            DEFAULT_ANTHROPIC_MODEL,
-        ),
-        ProviderKind::Gemini => ("GEMINI_API_KEY", GEMINI_BASE_URL, DEFAULT_GEMINI_MODEL),
-        ProviderKind::Ollama => ("OLLAMA_API_KEY", OLLAMA_BASE_URL, DEFAULT_OLLAMA_MODEL),
-        ProviderKind::Local => (LOCAL_MODEL_VAR, "in-process", ""),
-    }
+/// The provider an agent gets with `provider = "<kind>"` when the configured one is of
+/// another kind (or there is none): the kind's public API, when its standard key
+/// variable is set. A keyless kind (a server of one's own) and the local model are
+/// named only when they are the configured one.
+pub fn public_provider(kind: ProviderKind, env: EnvLookup<'_>) -> Option<EffectiveProvider> {
+    let info = kind.http().filter(|info| !info.keyless)?;
+    let key = env(info.api_key_var).filter(|key| !key.trim().is_empty())?;
+    Some(EffectiveProvider {
+        kind,
+        base_url: info.default_base_url.to_owned(),
+        model: info.default_model.to_owned(),
+        api_key_env: Some(info.api_key_var.to_owned()),
+        api_key: Some(Secret::new(key)),
+        max_response_bytes: None,
+        api: info.build_responses.map(|_| OpenAiApi::Chat),
+        reasoning_effort: None,
+        thinking_budget: None,
+        threads: None,
+        sampling: None,
+    })
 }
 
-/// Checks that `url` is an `http(s)://` URL (a `base_url` from a flag, the environment
-/// or the file): the URL without trailing `/`, or what is wrong.
-pub(super) fn http_url(url: &str) -> Result<&str, String> {
-    if url.starts_with("http://") || url.starts_with("https://") {
-        Ok(url.trim_end_matches('/'))
-    } else {
-        Err(format!(
-            "expected an http:// or https:// URL, found `{url}`"
-        ))
+/// The kinds that take a thinking budget, as messages name them: `Anthropic and Gemini`.
+fn budget_kinds() -> String {
+    let names: Vec<&str> = PROVIDERS
+        .iter()
+        .filter(|info| info.min_thinking_budget.is_some())
+        .map(|info| info.display_name)
+        .collect();
+    match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 
@@ -452,7 +515,7 @@ mod tests {
         );
 
         let flags = RunOptions {
-            provider: Some(ProviderKind::Anthropic),
+            provider: ProviderKind::from_name("anthropic"),
             reasoning_effort: Some(Effort::Low),
             ..RunOptions::default()
         };

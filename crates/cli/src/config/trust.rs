@@ -18,6 +18,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::CliError;
+#[cfg(test)]
+use crate::shell_word::shell_quoted;
 
 /// What the store says about a file's current content.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -255,17 +257,6 @@ pub fn verdict_of(
                 Verdict::Untrusted
             }
         },
-    }
-}
-
-/// `path` as a shell word: as is when it holds only safe characters, else in single quotes.
-pub fn shell_quoted(path: &Path) -> String {
-    let text = path.display().to_string();
-    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%,".contains(c);
-    if !text.is_empty() && text.chars().all(safe) {
-        text
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 

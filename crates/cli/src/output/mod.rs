@@ -1,7 +1,10 @@
 //! Rendering runtime events: for people (`text`) or for programs (`jsonl`).
 
 mod jsonl;
+pub mod listing;
 mod markdown;
+mod screen;
+mod summary;
 mod text;
 mod tool_line;
 

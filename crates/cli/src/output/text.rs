@@ -17,14 +17,13 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use oxydra::types::{RuntimeEvent, RuntimeProgressKind, Usage};
+use oxydra::types::{RuntimeEvent, RuntimeProgressKind};
 
-use super::markdown::{MarkdownStream, Update, render};
+use super::markdown::{MarkdownStream, render};
+use super::screen::{Started, State};
+use super::summary::summary_line;
 use super::tool_line;
 use crate::terminal_text::{Layout, lines, one_line as escape, sanitize};
-
-const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-const CLEAR_LINE: &str = "\r\x1b[2K";
 
 /// The renderer drawing on the process's real terminal, if one is: log lines and the
 /// Ctrl-C notice go through it so that they clear its spinner first.
@@ -78,42 +77,6 @@ pub fn clear_terminal() {
     }
 }
 
-struct State {
-    out: Box<dyn Write + Send>,
-    err: Box<dyn Write + Send>,
-    /// stdout is the terminal stderr is on: a log line first ends an open answer line.
-    out_is_terminal: bool,
-    /// stderr is a terminal: what is written there is sanitized.
-    err_is_terminal: bool,
-    /// The progress message while the spinner shows, `None` while text streams.
-    spinner: Option<String>,
-    /// Whether the spinner's line is currently drawn on stderr.
-    drawn: bool,
-    frame: usize,
-    /// stdout holds text not yet ended with a newline.
-    open_line: bool,
-    /// Text arrived since the last provider call.
-    streamed: bool,
-    /// The answer's Markdown is rendered (stdout is a terminal), not written raw.
-    markdown: Option<MarkdownStream>,
-    /// The preview of the line being written is drawn on stdout's current row.
-    preview: Option<String>,
-    /// Where `file_write` reads the file it replaces from, to show a diff.
-    workspace: Option<PathBuf>,
-    /// The model has no known price: the summary says "cost unknown", not `$0`.
-    cost_unknown: bool,
-    started: HashMap<String, Started>,
-}
-
-/// A tool call that is running.
-struct Started {
-    at: Instant,
-    /// Its arguments in short.
-    summary: String,
-    /// What it changes, shown once it succeeded.
-    diff: Option<String>,
-}
-
 /// `name` followed by the call's arguments in short, when there are any.
 fn tool_label(name: &str, summary: &str) -> String {
     let name = escape(name);
@@ -121,103 +84,6 @@ fn tool_label(name: &str, summary: &str) -> String {
         name.into_owned()
     } else {
         format!("{name} {summary}")
-    }
-}
-
-impl State {
-    fn clear_spinner(&mut self) {
-        if self.drawn {
-            let _ = write!(self.err, "{CLEAR_LINE}");
-            let _ = self.err.flush();
-            self.drawn = false;
-        }
-    }
-
-    fn draw_spinner(&mut self) {
-        if let Some(message) = &self.spinner {
-            let frame = FRAMES
-                .get(self.frame % FRAMES.len())
-                .copied()
-                .unwrap_or("-");
-            let _ = write!(self.err, "{CLEAR_LINE}{frame} {message}");
-            let _ = self.err.flush();
-            self.drawn = true;
-        }
-    }
-
-    /// Writes answer text: rendered as Markdown line by line on a terminal (the spinner
-    /// cleared once there is text to see), as it is otherwise.
-    fn write_text(&mut self, text: &str) {
-        let Some(markdown) = self.markdown.as_mut() else {
-            if !text.trim().is_empty() {
-                self.clear_spinner();
-                self.spinner = None;
-            }
-            let _ = write!(self.out, "{text}");
-            let _ = self.out.flush();
-            if !text.is_empty() {
-                self.open_line = !text.ends_with('\n');
-            }
-            return;
-        };
-        let update = markdown.push(text);
-        if update.visible() {
-            self.clear_spinner();
-            self.spinner = None;
-        }
-        self.show(&update);
-    }
-
-    /// Shows an update of the rendered answer: the preview drawn before is replaced.
-    fn show(&mut self, update: &Update) {
-        let preview = (!update.preview.is_empty()).then(|| update.preview.clone());
-        if update.committed.is_empty() && preview == self.preview {
-            return;
-        }
-        self.clear_preview();
-        let _ = write!(self.out, "{}", update.committed);
-        if let Some(preview) = &preview {
-            let _ = write!(self.out, "{preview}");
-            self.open_line = true;
-        }
-        self.preview = preview;
-        let _ = self.out.flush();
-    }
-
-    /// Clears the preview's row, if one is drawn.
-    fn clear_preview(&mut self) {
-        if self.preview.take().is_some() {
-            let _ = write!(self.out, "{CLEAR_LINE}");
-            self.open_line = false;
-        }
-    }
-
-    fn end_text_line(&mut self) {
-        self.clear_preview();
-        let rendered = self
-            .markdown
-            .as_mut()
-            .map(MarkdownStream::flush)
-            .unwrap_or_default();
-        if !rendered.is_empty() {
-            let _ = write!(self.out, "{rendered}");
-            let _ = self.out.flush();
-            self.open_line = false;
-        }
-        if self.open_line {
-            let _ = writeln!(self.out);
-            let _ = self.out.flush();
-            self.open_line = false;
-        }
-    }
-
-    /// Writes a whole status line on stderr without tearing the spinner.
-    fn status_line(&mut self, line: &str) {
-        self.clear_spinner();
-        self.end_text_line();
-        let _ = writeln!(self.err, "{line}");
-        let _ = self.err.flush();
-        self.draw_spinner();
     }
 }
 
@@ -452,37 +318,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The closing line: `3 turns · 1,234 tokens (1,000 in, 234 out) · $0.0312 · session ses_…`;
-/// `cost unknown` for a model whose price is not known (`cost` is `None`).
-pub fn summary_line(turns: usize, usage: &Usage, cost: Option<f64>, session: &str) -> String {
-    let plural = if turns == 1 { "" } else { "s" };
-    let cost = cost.map_or_else(
-        || "cost unknown".to_owned(),
-        |cost| format!("${}", dollars(cost)),
-    );
-    format!(
-        "— {turns} turn{plural} · {} tokens ({} in, {} out) · {cost} · session {session}",
-        usage.total_tokens(),
-        usage.input_tokens,
-        usage.output_tokens
-    )
-}
-
-/// A cost for people: four decimals, six below a cent so that a small cost is not
-/// shown as nothing (`0.000081`, never `0.0000` or `0.00008099999999999999`).
-pub fn dollars(cost: f64) -> String {
-    if cost > 0.0 && cost < 0.01 {
-        format!("{:.6}", super::round_cost(cost))
-    } else {
-        format!("{cost:.4}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::output::test_support::SharedBuffer;
-    use oxydra::types::{CallId, RuntimeProgressEvent, SafetyTier, SessionId};
+    use oxydra::types::{CallId, RuntimeProgressEvent, SafetyTier, SessionId, Usage};
 
     fn render(events: &[RuntimeEvent], spinner: bool) -> (String, String) {
         let out = SharedBuffer::default();
@@ -688,13 +528,5 @@ mod tests {
             out.text(),
             "Hel\r\u{1b}[2KHello\\u{1b}[8m\nnext\r\u{1b}[2Knext\n"
         );
-    }
-
-    #[test]
-    fn small_costs_print_rounded_but_not_as_nothing() {
-        assert_eq!(dollars(0.000_080_999_999_999_999_99), "0.000081");
-        assert_eq!(dollars(0.0), "0.0000");
-        assert_eq!(dollars(0.5), "0.5000");
-        assert_eq!(dollars(0.123_456_7), "0.1235");
     }
 }

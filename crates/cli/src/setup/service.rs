@@ -12,16 +12,15 @@ use oxydra::coordinator::{
 use oxydra::executor::{AlwaysApprove, AlwaysDeny, PermissionBroker, ToolExecutorConfig};
 use oxydra::mcp::McpManager;
 use oxydra::memory::Memory;
-use oxydra::postgres::{PostgresMemory, PostgresMemoryConfig, PostgresRunStore, is_postgres_url};
+use oxydra::postgres::{PostgresMemory, PostgresMemoryConfig, PostgresRunStore};
 use oxydra::tools::ToolRegistry;
 
 use crate::args::RunOptions;
-use crate::config::{self, ApproveMode, EffectiveProvider, ProviderKind, ServiceConfig};
+use crate::config::{self, ApproveMode, Database, ProviderKind, ServiceConfig};
 use crate::error::CliError;
 
-use super::database::connect_postgres;
+use super::database::{connect_postgres, open};
 use super::provider;
-use super::sessions::open;
 
 /// The coordinator's defaults with the `[serve]` bounds that are set.
 fn bounded(bounds: &crate::config::ServeSection) -> CoordinatorConfig {
@@ -58,7 +57,7 @@ impl Service {
     /// Stops the coordinator (active runs end `failed` / `interrupted`) and the MCP servers.
     pub async fn stop(self) {
         self.coordinator.shutdown().await;
-        super::mcp_tools::stop(self.mcp).await;
+        super::mcp::stop(self.mcp).await;
     }
 }
 
@@ -97,7 +96,7 @@ pub async fn start(
     };
     config::sandbox::report_support(&settings.tools.sandbox);
     let mut tools = ToolRegistry::with_builtins(&settings.tools);
-    let mcp = super::mcp_tools::start(&settings.mcp_servers, &mut tools).await?;
+    let mcp = super::mcp::start(&settings.mcp_servers, &mut tools).await?;
 
     let mut deps = RunnerDeps::new(tools, settings.runtime.workspace.clone());
     deps.rules = config::rules(&settings.rules);
@@ -113,8 +112,8 @@ pub async fn start(
     // number of `oxydra serve` processes share the database.
     let mut postgres = None;
     if purpose == Purpose::Serve {
-        let memory: Arc<dyn Memory> = match db.to_str().filter(|url| is_postgres_url(url)) {
-            Some(url) => {
+        let memory: Arc<dyn Memory> = match db {
+            Database::Postgres(url) => {
                 let database = connect_postgres(url, &settings.memory.origin).await?;
                 postgres = Some(database.clone());
                 Arc::new(PostgresMemory::new(
@@ -122,7 +121,7 @@ pub async fn start(
                     PostgresMemoryConfig::default(),
                 ))
             }
-            None => open(db, &settings.memory.origin).await?,
+            Database::Sqlite(_) => open(db, &settings.memory.origin).await?,
         };
         deps.memory = Some(memory);
     }
@@ -133,10 +132,11 @@ pub async fn start(
         deps = deps.with_provider(Arc::clone(&client), configured.model.clone());
         default = Some((configured.kind, client));
     }
-    for kind in ProviderKind::ALL {
+    let env = |name: &str| std::env::var(name).ok();
+    for &kind in ProviderKind::all() {
         let client = match &default {
             Some((default_kind, client)) if *default_kind == kind => Some(Arc::clone(client)),
-            _ => match public_provider(kind) {
+            _ => match config::public_provider(kind, &env) {
                 Some(named) => Some(provider::build(&named, &settings.runtime).await?),
                 None => None,
             },
@@ -147,7 +147,10 @@ pub async fn start(
     }
 
     let coordinator_config = CoordinatorConfig {
-        db: (purpose == Purpose::Serve && postgres.is_none()).then(|| db.clone()),
+        db: match db {
+            Database::Sqlite(path) if purpose == Purpose::Serve => Some(path.clone()),
+            _ => None,
+        },
         max_concurrent_runs: settings
             .serve
             .max_concurrent_runs
@@ -180,7 +183,7 @@ pub async fn start(
     match built {
         Ok(coordinator) => Ok(Service { coordinator, mcp }),
         Err(error) => {
-            super::mcp_tools::stop(mcp).await;
+            super::mcp::stop(mcp).await;
             let at = settings
                 .config_file
                 .as_ref()
@@ -199,7 +202,7 @@ pub async fn start(
                 }
                 CoordinatorError::Storage { .. } | CoordinatorError::CorruptRow { .. } => {
                     CliError::Memory {
-                        path: db.clone(),
+                        path: db.shown_path(),
                         message: error.to_string(),
                     }
                 }
@@ -207,34 +210,6 @@ pub async fn start(
             })
         }
     }
-}
-
-/// The provider an agent gets with `provider = "<kind>"` when the configured one is of
-/// another kind (or there is none): the kind's public API, when its standard key
-/// variable is set.
-fn public_provider(kind: ProviderKind) -> Option<EffectiveProvider> {
-    if matches!(kind, ProviderKind::Ollama | ProviderKind::Local) {
-        // A local server or model, not a public API: named only when it is the
-        // configured one.
-        return None;
-    }
-    let (var, url, model) = config::provider_defaults(kind);
-    let key = std::env::var(var)
-        .ok()
-        .filter(|key| !key.trim().is_empty())?;
-    Some(EffectiveProvider {
-        kind,
-        base_url: url.to_owned(),
-        model: model.to_owned(),
-        api_key_env: Some(var.to_owned()),
-        api_key: Some(config::Secret::new(key)),
-        max_response_bytes: None,
-        api: (kind == ProviderKind::Openai).then_some(config::OpenAiApi::Chat),
-        reasoning_effort: None,
-        thinking_budget: None,
-        threads: None,
-        sampling: None,
-    })
 }
 
 /// The bearer token: from the variable `[serve] auth_token_env` names (which must then

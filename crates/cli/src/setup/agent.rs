@@ -16,8 +16,7 @@ use crate::interrupt::Interrupts;
 use crate::output::Renderer;
 use crate::terminal_input::TerminalInput;
 
-use super::database::{MemoryStore, shown};
-use super::sessions::{memory_error, open};
+use super::database::{MemoryStore, memory_error, newest, open};
 
 /// The system prompt when the configuration gives none.
 const DEFAULT_SYSTEM_PROMPT: &str = "You are Oxydra, an agent that completes tasks in the \
@@ -37,7 +36,7 @@ pub struct Agent {
 impl Agent {
     /// Stops the MCP servers; the runtime and the store need no stopping.
     pub async fn stop(self) {
-        super::mcp_tools::stop(self.mcp).await;
+        super::mcp::stop(self.mcp).await;
     }
 }
 
@@ -85,7 +84,7 @@ pub async fn build(
     }
     let mut tools = super::tool_choice::builtin_tools(&tools_config, provider.as_ref());
     let startup = interrupts.begin_turn();
-    let started = super::mcp_tools::start_until(&effective.mcp_servers, &mut tools, &startup).await;
+    let started = super::mcp::start_until(&effective.mcp_servers, &mut tools, &startup).await;
     interrupts.end_turn();
     // A run that started is the one to print its closing event: print it here.
     let end_cancelled = |error: CliError| {
@@ -100,8 +99,8 @@ pub async fn build(
     }
     if startup.is_cancelled() {
         // Ctrl-C came as the last server finished starting.
-        super::mcp_tools::stop(mcp).await;
-        return Err(end_cancelled(super::mcp_tools::cancelled_at_start()));
+        super::mcp::stop(mcp).await;
+        return Err(end_cancelled(super::mcp::cancelled_at_start()));
     }
     let tool_choice = match super::tool_choice::policy(
         runtime_settings.tool_choice.as_deref(),
@@ -110,7 +109,7 @@ pub async fn build(
     ) {
         Ok(policy) => policy,
         Err(error) => {
-            super::mcp_tools::stop(mcp).await;
+            super::mcp::stop(mcp).await;
             return Err(error);
         }
     };
@@ -150,7 +149,7 @@ pub async fn build(
             mcp,
         }),
         Err(error) => {
-            super::mcp_tools::stop(mcp).await;
+            super::mcp::stop(mcp).await;
             Err(CliError::Setup(error.to_string()))
         }
     }
@@ -185,14 +184,14 @@ pub async fn starting_session(
 ) -> Result<SessionId, CliError> {
     match &effective.runtime.session {
         Some(id) => require_session(memory, id, effective).await,
-        None if continue_latest => super::sessions::newest(
+        None if continue_latest => newest(
             memory.as_ref(),
             &effective.memory.db,
             &effective.runtime.workspace,
         )
         .await?
         .ok_or_else(|| CliError::NothingToContinue {
-            db: effective.memory.db.clone(),
+            db: effective.memory.db.shown_path(),
             workspace: effective.runtime.workspace.clone(),
         }),
         None => Ok(SessionId::generate()),
@@ -215,7 +214,7 @@ pub async fn require_session(
     } else {
         Err(CliError::SessionNotFound {
             id: id.to_owned(),
-            db: shown(&effective.memory.db).into(),
+            db: effective.memory.db.shown_path(),
         })
     }
 }

@@ -6,12 +6,9 @@
 
 use std::sync::Arc;
 
-use oxydra::provider::{
-    AnthropicProvider, GeminiProvider, OllamaProvider, OpenAiProvider, OpenAiResponsesProvider,
-    Provider, ProviderConfig, ReliableProvider, RetryPolicy,
-};
+use oxydra::provider::{Provider, ProviderConfig, ReliableProvider, RetryPolicy};
 
-use crate::config::{Effective, EffectiveProvider, EffectiveRuntime, OpenAiApi, ProviderKind};
+use crate::config::{Effective, EffectiveProvider, EffectiveRuntime, OpenAiApi};
 use crate::error::CliError;
 
 /// The provider of a run (`run`, `chat`).
@@ -24,9 +21,9 @@ pub async fn build(
     settings: &EffectiveProvider,
     runtime: &EffectiveRuntime,
 ) -> Result<Arc<dyn Provider>, CliError> {
-    if settings.kind == ProviderKind::Local {
+    let Some(info) = settings.kind.http() else {
         return local(settings, runtime).await;
-    }
+    };
     let mut config = ProviderConfig::new(
         settings.base_url.clone(),
         settings.api_key.as_ref().map(|key| key.expose().to_owned()),
@@ -49,16 +46,13 @@ pub async fn build(
         config = config.with_reasoning_effort(effort.to_provider());
     }
     config.thinking_budget = settings.thinking_budget;
-    let client: Arc<dyn Provider> = match settings.kind {
-        ProviderKind::Openai if settings.api == Some(OpenAiApi::Responses) => {
-            Arc::new(OpenAiResponsesProvider::new(config))
-        }
-        // The local model never gets here: it is built above.
-        ProviderKind::Openai | ProviderKind::Local => Arc::new(OpenAiProvider::new(config)),
-        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)),
-        ProviderKind::Gemini => Arc::new(GeminiProvider::new(config)),
-        ProviderKind::Ollama => Arc::new(OllamaProvider::new(config)),
+    // The kind's constructor from the provider crate's table: its Responses client
+    // when `api = "responses"` and it has one.
+    let build = match info.build_responses {
+        Some(responses) if settings.api == Some(OpenAiApi::Responses) => responses,
+        _ => info.build,
     };
+    let client = build(config);
     Ok(Arc::new(ReliableProvider::new(
         client,
         RetryPolicy::default(),

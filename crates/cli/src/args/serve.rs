@@ -1,0 +1,84 @@
+//! `oxydra serve`: the coordinator's HTTP API.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use oxydra::tools::SandboxMode;
+
+use super::run::RunOptions;
+use super::values::{ApproveMode, ProviderKind};
+
+/// How `serve` answers requests for consent: it has no terminal to ask at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ServeApprove {
+    /// Deny every request (the default).
+    Never,
+    /// Grant every request.
+    Always,
+}
+
+impl From<ServeApprove> for ApproveMode {
+    fn from(answer: ServeApprove) -> Self {
+        match answer {
+            ServeApprove::Never => Self::Never,
+            ServeApprove::Always => Self::Always,
+        }
+    }
+}
+
+/// `oxydra serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (default `[serve] addr`, else `127.0.0.1:8080`; port 0 picks one).
+    #[arg(long, value_name = "ADDR")]
+    pub addr: Option<String>,
+    /// Configuration file, read alone (default: the user config file, with `./oxydra.toml`
+    /// layered over it).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The provider's wire format for AI agents.
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderKind>,
+    /// Base URL of the provider of AI agents.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The model of AI agents without a model of their own (a name at the provider, or
+    /// a `PATH.gguf` / `hf:OWNER/REPO/FILE.gguf` for the embedded model).
+    #[arg(short, long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// SQLite file for runs and sessions (default in the user data dir).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Root of the file tools (default the current dir).
+    #[arg(short = 'C', long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// How requests for consent are answered: nobody is at a terminal to ask, so
+    /// `never` (the default) denies them and `always` grants them.
+    #[arg(long, value_enum)]
+    pub approve: Option<ServeApprove>,
+    /// What commands (`shell_exec`, deterministic shell steps) may write: `read-only`,
+    /// `workspace-write` (default) or `full-access` (no sandbox).
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<SandboxMode>,
+    /// Serve a non-loopback address (`0.0.0.0:8080`, a LAN IP) without a bearer token:
+    /// anyone who can reach it may start runs.
+    #[arg(long)]
+    pub insecure_no_auth: bool,
+}
+
+impl ServeArgs {
+    /// As the options the configuration merge takes.
+    pub fn run_options(&self) -> RunOptions {
+        RunOptions {
+            config: self.config.clone(),
+            provider: self.provider,
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            db: self.db.clone(),
+            workspace: self.workspace.clone(),
+            approve: self.approve.map(ApproveMode::from),
+            sandbox: self.sandbox,
+            ..RunOptions::default()
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! From the command line to a [`Cli`]: clap's parse, a prompt piped on stdin, and
+//! `--json` as `--output jsonl`. A command line clap refuses is reported here (with the
+//! closing `error` event for JSON-lines readers).
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+
+use clap::Parser;
+use clap::error::ErrorKind;
+
+use crate::args::{
+    AgentsAction, AgentsArgs, Cli, Command, McpAction, McpArgs, OutputFormat, SessionsAction,
+    SessionsArgs,
+};
+
+/// Parses the command line `argv` (the program name first).
+///
+/// `oxydra run` without a prompt reads it from stdin when stdin is not a terminal
+/// (`echo hi | oxydra run`). A command line clap refuses is reported as clap does, exit
+/// 2; with `--output jsonl` the closing `error` event is printed on stdout as well.
+/// `Err` holds the exit code (0 for `--help` and `--version`).
+pub fn parse(argv: Vec<OsString>) -> Result<Cli, std::process::ExitCode> {
+    let error = match Cli::try_parse_from(&argv) {
+        Ok(cli) => return Ok(with_json_shorthand(cli)),
+        Err(error) => error,
+    };
+    if error.kind() == ErrorKind::MissingRequiredArgument && !std::io::stdin().is_terminal() {
+        let mut from_stdin = argv.clone();
+        from_stdin.push("-".into());
+        if let Ok(cli) = Cli::try_parse_from(&from_stdin)
+            && matches!(&cli.command, Command::Run(run) if run.prompt.as_deref() == Some("-"))
+        {
+            return Ok(with_json_shorthand(cli));
+        }
+    }
+    if error.use_stderr() && asks_for_jsonl(&argv) {
+        crate::output::print_error_event("config", &summary(&error.to_string()));
+    }
+    // Nothing sensible is left to do should stderr be closed.
+    let _ = error.print();
+    Err(std::process::ExitCode::from(
+        u8::try_from(error.exit_code()).unwrap_or(2),
+    ))
+}
+
+/// Whether the command line holds `--output jsonl` (or `--output=jsonl`, or `--json`).
+fn asks_for_jsonl(argv: &[OsString]) -> bool {
+    argv.iter().enumerate().any(|(index, arg)| {
+        arg == "--output=jsonl"
+            || arg == "--json"
+            || (arg == "--output" && argv.get(index + 1).is_some_and(|next| next == "jsonl"))
+    })
+}
+
+/// `--json` is `--output jsonl`.
+fn with_json_shorthand(mut cli: Cli) -> Cli {
+    let (json, output) = match &mut cli.command {
+        Command::Run(args) => (args.options.json, &mut args.options.output),
+        Command::Chat(args) => (args.options.json, &mut args.options.output),
+        Command::Sessions(SessionsArgs {
+            action: SessionsAction::List(list),
+        }) => (list.options.json, &mut list.options.output),
+        Command::Sessions(SessionsArgs {
+            action: SessionsAction::Show { options, .. },
+        }) => (options.json, &mut options.output),
+        Command::Agents(AgentsArgs {
+            action: AgentsAction::List(options),
+        }) => (options.json, &mut options.output),
+        Command::Mcp(McpArgs {
+            action: McpAction::List(options),
+        }) => (options.json, &mut options.output),
+        _ => return cli,
+    };
+    if json {
+        *output = OutputFormat::Jsonl;
+    }
+    cli
+}
+
+/// A clap error on one line: its message, without the `error: ` prefix, the usage
+/// and the hint that follow it.
+fn summary(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|line| !line.is_empty() && !line.starts_with("Usage:"))
+        .collect();
+    let joined = lines.join(" ");
+    joined
+        .strip_prefix("error: ")
+        .map_or_else(|| joined.clone(), str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clap_error_is_summarised_on_one_line() {
+        let error = Cli::try_parse_from(["oxydra", "run"]).unwrap_err();
+        let line = summary(&error.to_string());
+        assert!(line.contains("<PROMPT>"), "{line}");
+        assert!(!line.contains('\n') && !line.contains("Usage"), "{line}");
+        assert!(!line.starts_with("error:"), "{line}");
+    }
+
+    #[test]
+    fn jsonl_is_found_in_both_spellings() {
+        let argv = |args: &[&str]| args.iter().map(OsString::from).collect::<Vec<_>>();
+        assert!(asks_for_jsonl(&argv(&[
+            "oxydra", "run", "--output", "jsonl"
+        ])));
+        assert!(asks_for_jsonl(&argv(&["oxydra", "run", "--output=jsonl"])));
+        assert!(!asks_for_jsonl(&argv(&[
+            "oxydra", "run", "--output", "text", "jsonl"
+        ])));
+        assert!(!asks_for_jsonl(&argv(&["oxydra", "run", "jsonl"])));
+    }
+}

@@ -1,0 +1,172 @@
+//! The database behind memory and the coordinator, opened: a SQLite file, or a
+//! PostgreSQL server (see [`Database`]); and the reads of stored sessions that `run`,
+//! `chat` and `sessions` share.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use oxydra::memory::{Memory, MemoryRetrieval, SessionInfo, SqliteConfig, SqliteMemory};
+use oxydra::postgres::{PostgresDatabase, PostgresMemory, PostgresMemoryConfig, PostgresOptions};
+use oxydra::types::{MessageRole, SessionId};
+
+use crate::config::{Database, PostgresUrl};
+use crate::error::CliError;
+use crate::output::listing::{Listed, one_line_prompt};
+
+/// A memory store of either backend: sessions and retrieval.
+pub trait MemoryStore: Memory + MemoryRetrieval {}
+
+impl<T: Memory + MemoryRetrieval> MemoryStore for T {}
+
+/// Connects to the PostgreSQL database `url` (from `origin`, e.g. `--db`), applying
+/// its migrations; errors name the origin and the server, never the password.
+pub async fn connect_postgres(
+    url: &PostgresUrl,
+    origin: &str,
+) -> Result<PostgresDatabase, CliError> {
+    PostgresDatabase::connect(&PostgresOptions::new(url.expose()))
+        .await
+        .map_err(|error| CliError::Memory {
+            path: url.to_string().into(),
+            message: format!("{error} (the database comes from {origin})"),
+        })
+}
+
+/// Opens (or creates) the memory at `db`: connects to the PostgreSQL server, or opens
+/// the SQLite file, its directory made owner-only (`0700`) and the file `0600`.
+pub async fn open(db: &Database, origin: &str) -> Result<Arc<dyn MemoryStore>, CliError> {
+    let path = match db {
+        Database::Postgres(url) => {
+            let database = connect_postgres(url, origin).await?;
+            return Ok(Arc::new(PostgresMemory::new(
+                database,
+                PostgresMemoryConfig::default(),
+            )));
+        }
+        Database::Sqlite(path) => path,
+    };
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        oxydra::memory::create_database_dir(dir).map_err(|source| CliError::Io {
+            what: "cannot create the database directory",
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let owned = path.clone();
+    let memory =
+        tokio::task::spawn_blocking(move || SqliteMemory::open(&owned, SqliteConfig::default()))
+            .await
+            .map_err(|error| memory_error(db, error))?
+            .map_err(|error| memory_error(db, error))?;
+    Ok(Arc::new(memory))
+}
+
+/// Opens an existing database; `None` when it is a file that does not exist (nothing
+/// stored yet).
+pub async fn open_existing(
+    db: &Database,
+    origin: &str,
+) -> Result<Option<Arc<dyn MemoryStore>>, CliError> {
+    if db.sqlite_path().is_some_and(|path| !path.exists()) {
+        return Ok(None);
+    }
+    open(db, origin).await.map(Some)
+}
+
+/// A memory failure naming the database.
+pub fn memory_error(db: &Database, error: impl std::fmt::Display) -> CliError {
+    CliError::Memory {
+        path: db.shown_path(),
+        message: error.to_string(),
+    }
+}
+
+/// The stored sessions, the most recently used first (at most `limit`), each with its
+/// first prompt.
+pub async fn listing(
+    memory: &dyn MemoryStore,
+    db: &Database,
+    limit: Option<usize>,
+) -> Result<Vec<Listed>, CliError> {
+    let mut sessions = memory
+        .list_sessions()
+        .await
+        .map_err(|error| memory_error(db, error))?;
+    sessions.sort_by_key(|session| std::cmp::Reverse(session.updated_at_ms));
+    if let Some(limit) = limit {
+        sessions.truncate(limit);
+    }
+    let mut listed = Vec::with_capacity(sessions.len());
+    for info in sessions {
+        let messages = memory
+            .messages(&info.session_id)
+            .await
+            .map_err(|error| memory_error(db, error))?;
+        let first_prompt = messages
+            .iter()
+            .find(|stored| stored.message.role == MessageRole::User)
+            .and_then(|stored| stored.message.content.as_deref())
+            .map(one_line_prompt);
+        listed.push(Listed { info, first_prompt });
+    }
+    Ok(listed)
+}
+
+/// The newest stored session that worked in `workspace` (`--continue`), if any.
+/// Sessions of other workspaces, and those stored before sessions recorded theirs, are
+/// never picked.
+pub async fn newest(
+    memory: &dyn MemoryStore,
+    db: &Database,
+    workspace: &Path,
+) -> Result<Option<SessionId>, CliError> {
+    let sessions = memory
+        .list_sessions()
+        .await
+        .map_err(|error| memory_error(db, error))?;
+    Ok(newest_in(sessions, workspace))
+}
+
+fn newest_in(sessions: Vec<SessionInfo>, workspace: &Path) -> Option<SessionId> {
+    sessions
+        .into_iter()
+        .filter(|session| {
+            session
+                .workspace
+                .as_deref()
+                .is_some_and(|recorded| Path::new(recorded) == workspace)
+        })
+        .max_by_key(|session| session.updated_at_ms)
+        .map(|session| session.session_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_picks_the_newest_session_of_this_workspace_only() {
+        let session = |id: &str, updated_at_ms: i64, workspace: Option<&str>| SessionInfo {
+            session_id: SessionId::from(id),
+            created_at_ms: 0,
+            updated_at_ms,
+            messages: 1,
+            model: None,
+            agent: None,
+            workspace: workspace.map(str::to_owned),
+        };
+        let sessions = vec![
+            session("ses_here_old", 1, Some("/work/app")),
+            session("ses_here_new", 2, Some("/work/app")),
+            session("ses_elsewhere", 9, Some("/work/other")),
+            session("ses_unrecorded", 10, None),
+        ];
+        assert_eq!(
+            newest_in(sessions.clone(), Path::new("/work/app")),
+            Some(SessionId::from("ses_here_new"))
+        );
+        assert_eq!(newest_in(sessions, Path::new("/work/none")), None);
+    }
+}
