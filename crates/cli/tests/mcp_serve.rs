@@ -239,3 +239,51 @@ fn mcp_serve_on_stdio_refuses_the_flags_of_a_network_listener() {
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("--addr"), "{}", stderr(&output));
 }
+
+#[test]
+fn a_client_that_goes_away_mid_call_leaves_its_run_readable_by_the_next_one() {
+    let sandbox = sandbox_with_config(&config());
+    let body = "<html><body>never all of it</body></html>";
+    let (reply, _release) = Reply::new(200)
+        .header("content-type", "text/html")
+        .header("content-length", &body.len().to_string())
+        .body(body)
+        .held_at(10);
+    let pages = MockServer::start(vec![reply]).unwrap();
+    let mut first = RawSession::start(&sandbox);
+    first.send_line(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "start_agent_run",
+                           "arguments": {"agent_name": "crawler",
+                                         "parameters": {"url": pages.url("/held")}}}})
+        .to_string(),
+    );
+    let started = first.read();
+    let run_id = started["result"]["structuredContent"]["run_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{started}"))
+        .to_owned();
+    // A long poll in flight, then the client goes away without waiting for it.
+    first.send_line(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "get_agent_run",
+                           "arguments": {"run_id": run_id, "wait_secs": 60}}})
+        .to_string(),
+    );
+    let (code, rest) = first.close();
+    assert_eq!(code, Some(0), "{rest}");
+
+    // The next client reads the run: ended with the server that ran it, not lost.
+    let mut second = RawSession::start(&sandbox);
+    second.send_line(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "get_agent_run", "arguments": {"run_id": run_id}}})
+        .to_string(),
+    );
+    let read = second.read();
+    let run = &read["result"]["structuredContent"];
+    assert_eq!(run["run_id"], run_id.as_str(), "{read}");
+    assert_eq!(run["status"], "failed", "{read}");
+    let (code, rest) = second.close();
+    assert_eq!(code, Some(0), "{rest}");
+}

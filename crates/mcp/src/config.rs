@@ -58,6 +58,15 @@ pub struct McpServerConfig {
     /// Endpoint of a streamable-HTTP server, `http://` or `https://` (exclusive with `command`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// Headers sent with every request to a `url` server (an API key, a tenant). Their
+    /// values are treated as secrets: masked in `Debug` and redacted from errors.
+    #[serde(default, skip_serializing_if = "McpHeaders::is_empty")]
+    pub headers: McpHeaders,
+    /// The environment variable holding the bearer token of a `url` server, sent as
+    /// `Authorization: Bearer <token>`. The token is read when the server is started
+    /// and never appears in logs, events or errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token_env: Option<String>,
     /// When set, only these tools (by their MCP names) are exposed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_tools: Option<Vec<String>>,
@@ -96,6 +105,27 @@ fn default_restart_attempts() -> u32 {
 }
 fn default_restart_backoff() -> u64 {
     DEFAULT_RESTART_BACKOFF_MS
+}
+
+/// The `headers` of an HTTP server: names and values, the values masked in `Debug`
+/// (they often carry an API key).
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct McpHeaders(pub BTreeMap<String, String>);
+
+impl McpHeaders {
+    /// Whether no header is set.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for McpHeaders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.keys().map(|name| (name, "***")))
+            .finish()
+    }
 }
 
 /// How a server is reached, as [`McpServerConfig::transport`] validated it.
@@ -149,6 +179,8 @@ impl McpServerConfig {
             env: BTreeMap::new(),
             cwd: None,
             url: None,
+            headers: McpHeaders::default(),
+            bearer_token_env: None,
             allow_tools: None,
             deny_tools: Vec::new(),
             tier: None,
@@ -190,6 +222,9 @@ impl McpServerConfig {
             (None, None) => Err(invalid(
                 "set `command` (a stdio server) or `url` (a streamable-HTTP server)",
             )),
+            (Some(_), None) if !self.headers.is_empty() || self.bearer_token_env.is_some() => Err(
+                invalid("`headers` and `bearer_token_env` only apply to `url`"),
+            ),
             (Some(command), None) if command.trim().is_empty() => {
                 Err(invalid("`command` is empty"))
             }
@@ -203,6 +238,7 @@ impl McpServerConfig {
                 if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() {
                     return Err(invalid("`args`, `env` and `cwd` only apply to `command`"));
                 }
+                crate::auth::check(self).map_err(|message| invalid(&message))?;
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(invalid("`url` must start with http:// or https://"));
                 }

@@ -11,12 +11,14 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{QuitReason, RunningServiceCancellationToken};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{Peer, RoleClient, ServiceExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStderr;
 use tokio::task::JoinHandle;
 
+use crate::auth::HttpAuth;
 use crate::config::{McpServerConfig, McpTransportConfig};
 use crate::error::McpError;
 
@@ -166,8 +168,11 @@ pub(crate) fn kill_group(pid: u32, signal: Signal) {
 /// `on_exit` is called with a reason if the server goes away before [`Connection::stop`].
 /// Until it returns a connection, a failure or a cancellation kills a stdio server's
 /// whole process group ([`GroupGuard`]).
+/// An HTTP server gets `auth`'s headers and bearer token; every message of a failure is
+/// redacted of them.
 pub(crate) async fn connect(
     config: &McpServerConfig,
+    auth: &HttpAuth,
     on_exit: impl FnOnce(String) + Send + 'static,
 ) -> Result<Connection, McpError> {
     let transport = config.transport()?;
@@ -231,13 +236,18 @@ pub(crate) async fn connect(
         }
         McpTransportConfig::StreamableHttp { url } => {
             install_crypto_provider();
-            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+            let mut settings = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .custom_headers(auth.headers.clone());
+            if let Some(token) = &auth.bearer {
+                settings = settings.auth_header(token.as_str());
+            }
+            let transport = StreamableHttpClientTransport::from_config(settings);
             match tokio::time::timeout(init_timeout, client.serve(transport)).await {
                 Ok(Ok(service)) => (service, None, None, GroupGuard(None)),
                 Ok(Err(err)) => {
                     return Err(McpError::Handshake {
                         server,
-                        message: handshake_message(&err.to_string()),
+                        message: auth.redact(&handshake_message(&err.to_string())),
                         stderr: String::new(),
                     });
                 }
@@ -302,7 +312,7 @@ pub(crate) async fn connect(
             Err(McpError::Request {
                 server,
                 request: "tools/list",
-                message: err.to_string(),
+                message: auth.redact(&err.to_string()),
             })
         }
         Err(_) => {

@@ -32,6 +32,7 @@
 //! # });
 //! ```
 
+mod auth;
 mod config;
 mod connect;
 mod error;
@@ -43,7 +44,7 @@ mod tier;
 
 pub use config::{
     DEFAULT_CALL_TIMEOUT_SECS, DEFAULT_INIT_TIMEOUT_SECS, DEFAULT_RESTART_ATTEMPTS,
-    DEFAULT_RESTART_BACKOFF_MS, McpServerConfig, McpTransportConfig,
+    DEFAULT_RESTART_BACKOFF_MS, McpHeaders, McpServerConfig, McpTransportConfig,
 };
 pub use error::McpError;
 pub use manager::McpManager;

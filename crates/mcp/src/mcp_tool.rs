@@ -171,7 +171,23 @@ pub(crate) async fn run_call(
         .call(mcp_name, arguments, ctx)
         .instrument(span)
         .await?;
-    tool_output(server.name(), mcp_name, result)
+    // A server that echoes a credential (a debug endpoint, a misconfigured proxy)
+    // never puts it in front of the model, the events or the logs.
+    match tool_output(server.name(), mcp_name, result) {
+        Ok(mut output) => {
+            output.content = server.redact(&output.content);
+            if let Some(structured) = &output.structured {
+                let text = structured.to_string();
+                let redacted = server.redact(&text);
+                if redacted != text {
+                    output.structured = serde_json::from_str(&redacted).ok();
+                }
+            }
+            Ok(output)
+        }
+        Err(ToolError::Failed(message)) => Err(ToolError::Failed(server.redact(&message))),
+        Err(other) => Err(other),
+    }
 }
 
 /// Turn a `tools/call` result into the tool's output (or its error).

@@ -14,6 +14,7 @@ use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleClient, ServiceError};
 use tokio::time::Instant;
 
+use crate::auth::HttpAuth;
 use crate::config::McpServerConfig;
 use crate::connect::{Connection, connect, kill_group};
 use crate::error::McpError;
@@ -36,6 +37,9 @@ struct Shared {
     group: Option<u32>,
     tools: Option<Vec<ToolSpec>>,
     stopped: bool,
+    /// The credentials of the current connection (an HTTP server's), kept to redact
+    /// them from every message about the server.
+    auth: HttpAuth,
 }
 
 /// The connection and restart bookkeeping, locked while (re)starting.
@@ -69,12 +73,18 @@ impl McpServer {
                 group: None,
                 tools: None,
                 stopped: false,
+                auth: HttpAuth::default(),
             })),
         }
     }
 
     pub(crate) fn name(&self) -> &str {
         &self.config.name
+    }
+
+    /// `text` without the server's credentials (its bearer token, its header values).
+    pub(crate) fn redact(&self, text: &str) -> String {
+        self.shared().auth.redact(text)
     }
 
     fn shared(&self) -> MutexGuard<'_, Shared> {
@@ -276,10 +286,17 @@ impl McpServer {
             shared.generation += 1;
             shared.generation
         };
+        let auth = if self.config.url.is_some() {
+            HttpAuth::resolve(&self.config, |var| std::env::var(var).ok())?
+        } else {
+            HttpAuth::default()
+        };
+        self.shared().auth = auth.clone();
         let watched = Arc::clone(&self.shared);
         let name = self.config.name.clone();
-        let conn = connect(&self.config, move |reason| {
+        let conn = connect(&self.config, &auth, move |reason| {
             let mut shared = watched.lock().unwrap_or_else(PoisonError::into_inner);
+            let reason = shared.auth.redact(&reason);
             if shared.generation == generation && !shared.stopped {
                 tracing::warn!(server = %name, "MCP server went away: {reason}");
                 shared.state = ServerState::Failed {
@@ -403,7 +420,7 @@ impl McpServer {
 
     fn call_error(&self, mcp_name: &str, err: ServiceError) -> ToolError {
         let server = &self.config.name;
-        ToolError::Failed(match err {
+        let message = match err {
             ServiceError::McpError(data) => format!(
                 "MCP server `{server}` rejected the call to `{mcp_name}`: {} (code {})",
                 data.message, data.code.0
@@ -413,7 +430,8 @@ impl McpServer {
                  it is restarted on the next call"
             ),
             other => format!("MCP server `{server}`: the call to `{mcp_name}` failed: {other}"),
-        })
+        };
+        ToolError::Failed(self.redact(&message))
     }
 }
 

@@ -25,9 +25,17 @@ pub enum McpAction {
 /// `oxydra mcp serve`.
 #[derive(Debug, Args)]
 pub struct McpServeArgs {
-    /// The MCP transport: JSON-RPC lines on stdin/stdout.
+    /// The MCP transport: JSON-RPC lines on stdin/stdout, or streamable HTTP at `/mcp`
+    /// on `--addr` (with the guards of `oxydra serve`).
     #[arg(long, value_enum, default_value_t = McpTransport::Stdio)]
     pub transport: McpTransport,
+    /// Serve streamable HTTP on this address: `--transport http --addr ADDR`.
+    #[arg(long, value_name = "ADDR", conflicts_with = "addr")]
+    pub listen: Option<String>,
+    /// Built-in tools to serve next to the coordinator's (`file_read,file_list`),
+    /// confined to the workspace as in `oxydra run`.
+    #[arg(long, value_name = "TOOLS")]
+    pub tools: Option<String>,
     /// The coordinator's settings, as for `oxydra serve`.
     #[command(flatten)]
     pub serve: ServeArgs,
@@ -38,4 +46,6 @@ pub struct McpServeArgs {
 pub enum McpTransport {
     /// Newline-delimited JSON-RPC on stdin and stdout (the client starts the server).
     Stdio,
+    /// MCP's streamable HTTP at `http://ADDR/mcp` (clients connect to a running server).
+    Http,
 }

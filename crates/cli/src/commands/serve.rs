@@ -12,6 +12,7 @@ use oxydra::coordinator::shutdown_signal;
 use tokio::net::TcpListener;
 
 use crate::args::ServeArgs;
+use crate::config::ServiceConfig;
 use crate::error::CliError;
 use crate::exit_code::Exit;
 
@@ -49,16 +50,33 @@ async fn resolve(addr: &str, origin: &str) -> Result<SocketAddr, CliError> {
     found.next().ok_or_else(invalid)
 }
 
-/// Runs `oxydra serve`.
-pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
-    let settings = service::settings(&args.run_options())?;
-    let (addr, origin) = match (&args.addr, &settings.serve.addr) {
-        (Some(addr), _) => (addr.clone(), "--addr"),
+/// A bound listener and the bearer token that guards it.
+pub struct Bound {
+    /// The listener.
+    pub listener: TcpListener,
+    /// The bearer token every request must carry, if any.
+    pub auth_token: Option<String>,
+    /// The address as given.
+    pub addr: String,
+    /// Whether it is a loopback address.
+    pub loopback: bool,
+}
+
+/// Binds the address of `--addr` (`addr`), `[serve] addr` or the default, refusing a
+/// non-loopback one without a bearer token unless `--insecure-no-auth` /
+/// `[serve] allow_unauthenticated` says to serve it open.
+pub async fn bind(
+    addr: Option<&str>,
+    args: &ServeArgs,
+    settings: &ServiceConfig,
+) -> Result<Bound, CliError> {
+    let (addr, origin) = match (addr, &settings.serve.addr) {
+        (Some(addr), _) => (addr.to_owned(), "--addr"),
         (None, Some(addr)) => (addr.clone(), "serve.addr"),
         (None, None) => (DEFAULT_ADDR.to_owned(), "the default"),
     };
     let socket = resolve(&addr, origin).await?;
-    let auth_token = service::auth_token(&settings)?;
+    let auth_token = service::auth_token(settings)?;
     let open_allowed = args.insecure_no_auth || settings.serve.allow_unauthenticated == Some(true);
     if auth_token.is_none() && !socket.ip().is_loopback() {
         if !open_allowed {
@@ -76,15 +94,29 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
             origin: origin.to_owned(),
             source,
         })?;
+    Ok(Bound {
+        listener,
+        auth_token,
+        addr,
+        loopback: socket.ip().is_loopback(),
+    })
+}
+
+/// Runs `oxydra serve`.
+pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
+    let settings = service::settings(&args.run_options())?;
+    let Bound {
+        listener,
+        auth_token,
+        addr,
+        loopback,
+    } = bind(args.addr.as_deref(), &args, &settings).await?;
     let service = service::start(&settings, service::Purpose::Serve, auth_token).await?;
     let local = listener
         .local_addr()
         .map_or(addr, |local| local.to_string());
     let agents = service.coordinator.blueprints().len();
-    let auth = match (
-        service.coordinator.config().auth_token.is_some(),
-        socket.ip().is_loopback(),
-    ) {
+    let auth = match (service.coordinator.config().auth_token.is_some(), loopback) {
         (true, _) => "bearer token required",
         (false, true) => "no auth, loopback only",
         (false, false) => "NO AUTH, open to the network (--insecure-no-auth)",

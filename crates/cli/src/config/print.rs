@@ -70,6 +70,9 @@ impl<P: PrintedProvider> Merged<P> {
             for value in server.env.values_mut() {
                 *value = mask_secret(value);
             }
+            for value in server.headers.0.values_mut() {
+                *value = mask_secret(value);
+            }
             for arg in &mut server.args {
                 *arg = oxydra::scrubbing::scrub(arg).text.into_owned();
             }

@@ -17,6 +17,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use super::annotations;
+use super::builtin_tools::BuiltinTools;
 use super::cancel_tool::CancelAgentRun;
 use crate::error::CliError;
 
@@ -34,6 +35,7 @@ struct ServedTool {
 #[derive(Clone)]
 pub struct McpServer {
     tools: Arc<[ServedTool]>,
+    builtins: Option<Arc<BuiltinTools>>,
     workspace: PathBuf,
     max_argument_bytes: usize,
 }
@@ -60,9 +62,29 @@ impl McpServer {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             tools: tools.into(),
+            builtins: None,
             workspace,
             max_argument_bytes: coordinator.config().body_limit_bytes,
         })
+    }
+
+    /// The same server, also serving `builtins` (`--tools`).
+    pub fn with_builtins(mut self, builtins: BuiltinTools) -> Self {
+        self.builtins = Some(Arc::new(builtins));
+        self
+    }
+
+    /// Every tool as listed: the coordinator's, then the built-in ones.
+    fn listings(&self) -> Vec<rmcp::model::Tool> {
+        let mut listed: Vec<rmcp::model::Tool> = self
+            .tools
+            .iter()
+            .map(|served| served.listing.clone())
+            .collect();
+        if let Some(builtins) = &self.builtins {
+            listed.extend(builtins.listings());
+        }
+        listed
     }
 
     fn find(&self, name: &str) -> Option<&ServedTool> {
@@ -140,16 +162,13 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.tools
-                .iter()
-                .map(|served| served.listing.clone())
-                .collect(),
-        ))
+        Ok(ListToolsResult::with_all_items(self.listings()))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.find(name).map(|served| served.listing.clone())
+        self.listings()
+            .into_iter()
+            .find(|listing| listing.name.as_ref() == name)
     }
 
     async fn call_tool(
@@ -157,13 +176,22 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(served) = self.find(&request.name) else {
-            let known: Vec<&str> = self.tools.iter().map(|s| s.listing.name.as_ref()).collect();
+        let builtin = self
+            .builtins
+            .as_ref()
+            .filter(|builtins| builtins.contains(&request.name));
+        let served = self.find(&request.name);
+        if served.is_none() && builtin.is_none() {
+            let known: Vec<String> = self
+                .listings()
+                .iter()
+                .map(|listing| listing.name.to_string())
+                .collect();
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{}`", request.name),
                 Some(json!({"tools": known})),
             ));
-        };
+        }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let size = serde_json::to_vec(&args).map_or(usize::MAX, |bytes| bytes.len());
         if size > self.max_argument_bytes {
@@ -175,6 +203,12 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
+        let Some(served) = served else {
+            return match builtin {
+                Some(builtins) => Ok(builtins.call(&request.name, &args, context.ct).await.into()),
+                None => Err(ErrorData::internal_error("the tool went away", None)),
+            };
+        };
         let issues = served.validator.issues(&args);
         if !issues.is_empty() {
             let body = invalid_arguments(&request.name, issues, &served.listing.input_schema);

@@ -6,7 +6,9 @@
 //! coordinator cannot be built there without a dependency cycle.
 
 mod annotations;
+pub mod builtin_tools;
 mod cancel_tool;
 mod handler;
+pub mod http;
 
 pub use handler::McpServer;

@@ -3,12 +3,14 @@
 //! errors for every failure (a panicking handler included: `500` JSON), `Host` /
 //! `Origin` checks against web pages, optional bearer auth, graceful shutdown, and
 //! the bounds of a server reachable before authentication: header, body and idle
-//! timeouts and a connection cap ([`server`]).
+//! timeouts and a connection cap ([`server`]). Another protocol's routes get the same
+//! guards with [`Coordinator::guarded`] ([`guarded`]).
 
 mod auth;
 mod errors;
 mod extract;
 mod guard;
+mod guarded;
 mod routes;
 mod server;
 
