@@ -158,8 +158,8 @@ impl AgentRuntime {
     /// [`RunRequest::output`](crate::RunRequest::output).
     ///
     /// # Errors
-    /// As a [`RunRequest`](crate::RunRequest); [`RuntimeError::BudgetExceeded`] when no valid answer came
-    /// within `max_turns`.
+    /// As a [`RunRequest`](crate::RunRequest); [`RuntimeError::BudgetExceeded`] when no
+    /// valid answer came within `max_turns`.
     pub async fn run_typed<T>(&self, prompt: impl Into<String>) -> Result<T, RuntimeError>
     where
         T: DeserializeOwned + JsonSchema + 'static,
