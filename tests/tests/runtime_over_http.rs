@@ -17,7 +17,6 @@ use oxydra::runtime::{AgentRuntime, AgentRuntimeBuilder, CollectingEventSink};
 use oxydra::tools::{BuiltinToolsConfig, ToolRegistry};
 use oxydra::types::{MessageRole, RuntimeEvent, SessionId};
 use oxydra_test_support::{MockServer, Reply, fixture, openai};
-use tokio_util::sync::CancellationToken;
 
 fn runtime(
     server: &MockServer,
