@@ -17,7 +17,6 @@ use oxydra::runtime::{AgentRuntime, AgentRuntimeBuilder, CollectingEventSink};
 use oxydra::tools::{BuiltinToolsConfig, ToolRegistry};
 use oxydra::types::{MessageRole, RuntimeEvent, SessionId};
 use oxydra_test_support::{MockServer, Reply, fixture, openai};
-use tokio_util::sync::CancellationToken;
 
 fn runtime(
     server: &MockServer,
@@ -57,11 +56,8 @@ async fn a_session_survives_a_restart_of_the_whole_stack() {
     let memory = SqliteMemory::open(&db, SqliteConfig::default()).unwrap();
     let events = Arc::new(CollectingEventSink::new());
     let outcome = runtime(&server, &memory, &workspace, Arc::clone(&events))
-        .run_session(
-            &session,
-            "What does the plan say?",
-            &CancellationToken::new(),
-        )
+        .session(&session)
+        .prompt("What does the plan say?")
         .await
         .unwrap();
     assert_eq!(outcome.final_text, "The plan starts with measuring.");
@@ -96,7 +92,8 @@ async fn a_session_survives_a_restart_of_the_whole_stack() {
         &workspace,
         Arc::new(CollectingEventSink::new()),
     )
-    .run_session(&session, "And first?", &CancellationToken::new())
+    .session(&session)
+    .prompt("And first?")
     .await
     .unwrap();
     assert_eq!(outcome.final_text, "Measure first.");
@@ -116,11 +113,8 @@ async fn recorded_openai_streams_drive_the_runtime() {
     let events = Arc::new(CollectingEventSink::new());
     let session = SessionId::generate();
     let outcome = runtime(&server, &memory, dir.path(), Arc::clone(&events))
-        .run_session(
-            &session,
-            "What is the capital of France?",
-            &CancellationToken::new(),
-        )
+        .session(&session)
+        .prompt("What is the capital of France?")
         .await
         .unwrap();
     assert!(!outcome.final_text.is_empty());
@@ -168,7 +162,8 @@ async fn a_failing_provider_gets_the_policy_attempts_and_no_more() {
         .build()
         .unwrap();
     let result = runtime
-        .run_session(&SessionId::generate(), "hello", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("hello")
         .await;
     assert!(result.is_err(), "the run should fail: {result:?}");
     assert_eq!(server.requests().len(), 2);
@@ -193,7 +188,8 @@ async fn a_runtime_built_without_a_policy_retries_by_default() {
     let provider = OpenAiProvider::new(ProviderConfig::new(server.openai_url(), None));
     let runtime = runtime_over(provider, dir.path()).build().unwrap();
     let outcome = runtime
-        .run_session(&SessionId::generate(), "hello", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("hello")
         .await
         .unwrap();
     assert_eq!(outcome.final_text, "after one retry");
@@ -211,7 +207,8 @@ async fn a_runtime_built_without_retries_does_not_retry() {
         .build()
         .unwrap();
     let error = runtime
-        .run_session(&SessionId::generate(), "hello", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("hello")
         .await
         .unwrap_err();
     assert_eq!(error.kind(), "provider");
@@ -249,7 +246,8 @@ async fn a_stream_broken_before_output_falls_back_once_per_policy() {
         .build()
         .unwrap();
     let error = runtime
-        .run_session(&SessionId::generate(), "hello", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("hello")
         .await
         .unwrap_err();
     assert_eq!(error.kind(), "provider");

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 static NEXT_SESSION_RUN: AtomicU64 = AtomicU64::new(1);
 
 /// Identifies one session run: one user message and every turn and heartbeat
-/// continuation that follows it (one `run_session` call of the runtime; one step of a
+/// continuation that follows it (one run of the runtime; one step of a
 /// deterministic blueprint). Per-run rule state (`max_calls`, `exclusive_group`) is kept
 /// for it across the run's batches, each batch being one turn's tool calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -30,7 +30,9 @@ async fn converse(memory: Arc<SqliteMemory>) -> Result<(), Box<dyn std::error::E
     let session: SessionId = first.session_id;
     let cancel = CancellationToken::new();
     let next = agent
-        .run_session(&session, "What is my name?", &cancel)
+        .session(&session)
+        .prompt("What is my name?")
+        .cancel(&cancel)
         .await?;
     println!("{}", next.final_text);
     let stored = agent.session_messages(&session).await?;

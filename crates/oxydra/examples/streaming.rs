@@ -27,8 +27,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(Add)
         .build()?;
     let cancel = CancellationToken::new();
-    let (mut events, outcome) =
-        agent.run_session_stream(SessionId::generate(), "What is 1.5 + 2.25?", cancel);
+    let (mut events, outcome) = agent
+        .session(&SessionId::generate())
+        .prompt("What is 1.5 + 2.25?")
+        .cancel(&cancel)
+        .stream();
     let mut out = std::io::stdout();
     while let Some(event) = events.recv().await {
         match event {

@@ -128,8 +128,11 @@
 //!     // Stream the run: text as it arrives, progress lines, then the outcome.
 //!     let session = SessionId::generate();
 //!     let cancel = CancellationToken::new();
-//!     let (mut events, outcome) =
-//!         runtime.run_session_stream(session.clone(), "Summarise README.md", cancel);
+//!     let (mut events, outcome) = runtime
+//!         .session(&session)
+//!         .prompt("Summarise README.md")
+//!         .cancel(&cancel)
+//!         .stream();
 //!     while let Some(event) = events.recv().await {
 //!         match event {
 //!             RuntimeEvent::TextDelta { text } => print!("{text}"),
@@ -140,9 +143,11 @@
 //!     let outcome = outcome.await??;
 //!     eprintln!("\n{} turns, ${:.4}", outcome.turns, outcome.cost);
 //!
-//!     // Continue the same conversation.
+//!     // Continue the same conversation (a request without `.cancel` has a token of
+//!     // its own; one without a prompt would resume the stored session).
 //!     let next = runtime
-//!         .run_session(&session, "Now list its open questions.", &CancellationToken::new())
+//!         .session(&session)
+//!         .prompt("Now list its open questions.")
 //!         .await?;
 //!     println!("{}", next.final_text);
 //!     Ok(())

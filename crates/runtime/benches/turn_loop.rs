@@ -8,7 +8,7 @@
 
 //! Loop overhead per turn: an instant in-process provider (a tool call, then an
 //! answer) and a no-op tool, with 10, 100 and 1,000 messages of history; in process
-//! and with SQLite memory. Each iteration is one `run_session` of two turns on a
+//! and with SQLite memory. Each iteration is one run of two turns on a
 //! session that already holds the history (set up outside the timing).
 
 use std::sync::Arc;
@@ -170,11 +170,18 @@ fn in_process(c: &mut Criterion) {
                         runtime.append_messages(&session, history(n)).await.unwrap();
                         // Warm the session (its prompt is built once, then kept up to date).
                         runtime
-                            .run_session(&session, "warm up", &cancel)
+                            .session(&session)
+                            .prompt("warm up")
+                            .cancel(&cancel)
                             .await
                             .unwrap();
                         let start = Instant::now();
-                        let outcome = runtime.run_session(&session, "go", &cancel).await.unwrap();
+                        let outcome = runtime
+                            .session(&session)
+                            .prompt("go")
+                            .cancel(&cancel)
+                            .await
+                            .unwrap();
                         total += start.elapsed();
                         assert_eq!(outcome.turns, 2);
                         runtime.forget_session(&session);
@@ -225,7 +232,12 @@ fn with_sqlite(c: &mut Criterion) {
                             Arc::new(SqliteMemory::open(&copy, SqliteConfig::default()).unwrap());
                         let runtime = runtime(Some(memory));
                         let start = Instant::now();
-                        let outcome = runtime.run_session(&session, "go", &cancel).await.unwrap();
+                        let outcome = runtime
+                            .session(&session)
+                            .prompt("go")
+                            .cancel(&cancel)
+                            .await
+                            .unwrap();
                         total += start.elapsed();
                         assert_eq!(outcome.turns, 2);
                         drop(runtime);
@@ -263,8 +275,14 @@ fn with_sqlite_warm(c: &mut Criterion) {
     group.bench_function("from_100_messages", |b| {
         let cancel = CancellationToken::new();
         b.iter(|| {
-            rt.block_on(runtime.run_session(&session, "go", &cancel))
-                .unwrap()
+            rt.block_on(
+                runtime
+                    .session(&session)
+                    .prompt("go")
+                    .cancel(&cancel)
+                    .into_future(),
+            )
+            .unwrap()
         });
     });
     group.finish();

@@ -138,7 +138,10 @@ impl Tool for AgentTool {
         };
         let outcome = self
             .runtime
-            .run_session_with_events(&session, task, &ctx.cancel, sink)
+            .session(&session)
+            .prompt(task)
+            .cancel(&ctx.cancel)
+            .events(sink)
             .await
             .map_err(|error| match error {
                 RuntimeError::Cancelled => ToolError::Cancelled,

@@ -274,7 +274,7 @@ impl AgentRuntimeBuilder {
     /// The tool choice of every run's turns (default `auto` on every turn): a
     /// [`ToolChoice`](oxydra_provider::ToolChoice) for all of them, or a policy per turn
     /// such as [`FirstCall`](crate::FirstCall). A run may override it with
-    /// [`RunOptions::tool_choice`](crate::RunOptions::tool_choice).
+    /// [`RunRequest::tool_choice`](crate::RunRequest::tool_choice).
     pub fn tool_choice(mut self, policy: impl ToolChoicePolicy + 'static) -> Self {
         self.tool_choice = Some(Arc::new(policy));
         self

@@ -1,19 +1,50 @@
-//! Where a run's events go: the runtime's sink, a per-run sink and the stream form.
+//! Where a run's events go: the [`EventSink`] trait that takes each [`RuntimeEvent`],
+//! the runtime's sink, a per-run sink and the stream form.
 
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::Stream;
+pub use oxydra_executor::{CollectingEventSink, NoopEventSink};
 use oxydra_scrubbing::Scrubber;
-use oxydra_types::{RuntimeEvent, RuntimeProgressEvent, RuntimeProgressKind, Usage};
+pub use oxydra_types::RuntimeEvent;
+use oxydra_types::{RuntimeProgressEvent, RuntimeProgressKind, Usage};
 use tokio::sync::mpsc;
 
 use crate::event_scrub::scrub_event;
 
-/// Receives the runtime's events (the executor's tool-event sink trait).
-pub use oxydra_executor::ToolEventSink as EventSink;
-pub use oxydra_executor::{CollectingEventSink, NoopEventSink};
+/// Receives the [`RuntimeEvent`]s of runs: progress, streamed text, tool and
+/// lifecycle events, each run ending with one `final` or `error` event. Give one to
+/// the whole runtime with [`AgentRuntimeBuilder::event_sink`](crate::AgentRuntimeBuilder::event_sink)
+/// or to one run with [`RunRequest::events`](crate::RunRequest::events).
+///
+/// Events arrive scrubbed of secrets. `emit` must not block: it is called from the
+/// run's task, and from the executor's while tool calls are in flight.
+pub trait EventSink: Send + Sync {
+    /// Take one event.
+    fn emit(&self, event: RuntimeEvent);
+}
+
+/// Drops every event.
+impl EventSink for NoopEventSink {
+    fn emit(&self, _event: RuntimeEvent) {}
+}
+
+/// Keeps every event in order (read them with `events` or `take`).
+impl EventSink for CollectingEventSink {
+    fn emit(&self, event: RuntimeEvent) {
+        oxydra_executor::ToolEventSink::emit(self, event);
+    }
+}
+
+/// Forwards events to a channel; a closed receiver drops them.
+impl EventSink for mpsc::UnboundedSender<RuntimeEvent> {
+    fn emit(&self, event: RuntimeEvent) {
+        // A receiver that went away no longer wants events; that is not an error here.
+        let _ = self.send(event);
+    }
+}
 
 /// The events of one run as a [`Stream`]; it ends when the run has ended (after its
 /// `final` or `error` event).
@@ -110,6 +141,14 @@ impl EventSink for RunEvents {
             sink.emit(event.clone());
         }
         self.runtime_sink.emit(event);
+    }
+}
+
+/// The executor reports a run's tool events through its own sink trait; they take
+/// the same path as the run's other events.
+impl oxydra_executor::ToolEventSink for RunEvents {
+    fn emit(&self, event: RuntimeEvent) {
+        EventSink::emit(self, event);
     }
 }
 

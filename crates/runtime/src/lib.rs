@@ -8,12 +8,17 @@
 //! with their results, the rolling summary, retrieval snippets), the [`TurnState`]
 //! machine, and progress and lifecycle events ([`EventSink`], [`RuntimeEventStream`]).
 //!
+//! A run is asked for in one of three ways: [`AgentRuntime::run`] (a prompt in a new
+//! session), [`AgentRuntime::run_typed`] (the same, answered as a Rust value), and
+//! [`AgentRuntime::session`], a [`RunRequest`] that sets the prompt, cancellation
+//! token, event sink, tool choice and answer schema of one run, then is awaited or
+//! streamed; a request without a prompt resumes the stored session.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use oxydra_provider::{ScriptedProvider, ScriptedTurn};
-//! use oxydra_runtime::{AgentRuntime, CollectingEventSink};
-//! use oxydra_types::{RuntimeEvent, SessionId};
-//! use tokio_util::sync::CancellationToken;
+//! use oxydra_runtime::{AgentRuntime, CancellationToken, CollectingEventSink, RuntimeEvent};
+//! use oxydra_types::SessionId;
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let provider = Arc::new(ScriptedProvider::new(vec![ScriptedTurn::text("Hello!")]));
@@ -26,8 +31,11 @@
 //!     .build()
 //!     .unwrap();
 //! let session = SessionId::generate();
+//! let cancel = CancellationToken::new();
 //! let outcome = runtime
-//!     .run_session(&session, "Hi", &CancellationToken::new())
+//!     .session(&session)
+//!     .prompt("Hi")
+//!     .cancel(&cancel)
 //!     .await
 //!     .unwrap();
 //! assert_eq!(outcome.final_text, "Hello!");
@@ -48,7 +56,7 @@ mod events;
 mod gen_ai;
 mod limits;
 mod provider_call;
-mod run_options;
+mod run_request;
 mod runtime;
 mod session_lease;
 mod session_state;
@@ -66,9 +74,9 @@ pub use agent_tool::AgentTool;
 pub use builder::{AgentRuntimeBuilder, DEFAULT_RETRIEVAL_TOP_K};
 pub use error::RuntimeError;
 pub use event_scrub::scrub_event;
-pub use events::{CollectingEventSink, EventSink, NoopEventSink, RuntimeEventStream};
+pub use events::{CollectingEventSink, EventSink, NoopEventSink, RuntimeEvent, RuntimeEventStream};
 pub use limits::RuntimeLimits;
-pub use run_options::RunOptions;
+pub use run_request::{RunRequest, TypedRunRequest};
 pub use runtime::{AgentRuntime, RetrievalScope, SessionOutcome};
 pub use session_lease::DEFAULT_SESSION_WAIT;
 pub use structured_output::{FINAL_ANSWER_TOOL, OutputSchema};

@@ -7,9 +7,9 @@ use crate::error::RuntimeError;
 /// Turn, cost, time and context budgets of a session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuntimeLimits {
-    /// Provider calls per `run_session` (default 8); one more is `BudgetExceeded`.
+    /// Provider calls per run (default 8); one more is `BudgetExceeded`.
     pub max_turns: usize,
-    /// Largest accumulated cost of one `run_session`, in US dollars (default none).
+    /// Largest accumulated cost of one run, in US dollars (default none).
     pub max_cost: Option<f64>,
     /// Limit on every provider call and every tool batch (default 120 s).
     pub turn_timeout: Duration,

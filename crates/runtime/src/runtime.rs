@@ -11,15 +11,13 @@ use oxydra_types::{Message, RuntimeEvent, SessionId, ToolSchema, Usage};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::builder::AgentRuntimeBuilder;
 use crate::context::{ContextBudget, FixedTokens};
 use crate::error::RuntimeError;
-use crate::events::{EventSink, RunEvents, RuntimeEventStream};
+use crate::events::{EventSink, RunEvents};
 use crate::limits::RuntimeLimits;
-use crate::run_options::RunOptions;
 use crate::session_store::SessionStore;
 use crate::structured_output::OutputSchema;
 use crate::tool_choice::ToolChoicePolicy;
@@ -58,8 +56,8 @@ pub struct SessionOutcome {
     pub usage: Usage,
     /// Cost of this run in US dollars.
     pub cost: f64,
-    /// The structured answer, when the run was given an [`OutputSchema`] (it passed
-    /// the schema; `final_text` is its JSON text).
+    /// The structured answer, when the run was given an [`OutputSchema`] or a type
+    /// (it passed the schema; `final_text` is its JSON text).
     pub output: Option<serde_json::Value>,
 }
 
@@ -102,7 +100,8 @@ impl RuntimeInner {
 /// The agent runtime: runs sessions of the turn loop against a provider, with tools,
 /// budgets, memory and events. Cheap to clone (shared inside).
 ///
-/// Build one with [`AgentRuntime::builder`].
+/// Build one with [`AgentRuntime::builder`]; ask it with [`run`](Self::run) or
+/// [`run_typed`](Self::run_typed), or describe a run with [`session`](Self::session).
 #[derive(Clone)]
 pub struct AgentRuntime {
     pub(crate) inner: Arc<RuntimeInner>,
@@ -143,239 +142,39 @@ impl AgentRuntime {
 
     /// Runs `prompt` in a new session with a cancellation token of its own: the
     /// shortest way to ask the agent something. The outcome's `session_id` continues
-    /// the conversation with [`run_session`](Self::run_session).
+    /// the conversation with [`session`](Self::session), which also sets a run's
+    /// cancellation token, event sink, tool choice and answer schema.
     ///
     /// # Errors
-    /// As [`run_session`](Self::run_session).
+    /// As a [`RunRequest`](crate::RunRequest).
     pub async fn run(&self, prompt: impl Into<String>) -> Result<SessionOutcome, RuntimeError> {
-        self.run_session(&SessionId::generate(), prompt, &CancellationToken::new())
-            .await
+        self.session(&SessionId::generate()).prompt(prompt).await
     }
 
     /// Runs `prompt` in a new session and returns the answer as a `T`: the model must
     /// answer through a `final_answer` tool whose parameters are `T`'s JSON Schema; an
     /// answer that does not validate (or deserialize) goes back to the model with the
-    /// errors, for another turn within the budget.
+    /// errors, for another turn within the budget. The long form is
+    /// [`RunRequest::output`](crate::RunRequest::output).
     ///
     /// # Errors
-    /// As [`run_session`](Self::run_session); [`RuntimeError::BudgetExceeded`] when no
+    /// As a [`RunRequest`](crate::RunRequest); [`RuntimeError::BudgetExceeded`] when no
     /// valid answer came within `max_turns`.
     pub async fn run_typed<T>(&self, prompt: impl Into<String>) -> Result<T, RuntimeError>
     where
         T: DeserializeOwned + JsonSchema + 'static,
     {
         let (value, _) = self
-            .run_session_typed(&SessionId::generate(), prompt, &CancellationToken::new())
+            .session(&SessionId::generate())
+            .prompt(prompt)
+            .output::<T>()
             .await?;
         Ok(value)
     }
 
-    /// [`run_typed`](Self::run_typed) in session `session_id`, under `cancel`; also
-    /// returns the outcome (session, turns, usage, cost).
-    ///
-    /// # Errors
-    /// As [`run_typed`](Self::run_typed).
-    pub async fn run_session_typed<T>(
-        &self,
-        session_id: &SessionId,
-        prompt: impl Into<String>,
-        cancel: &CancellationToken,
-    ) -> Result<(T, SessionOutcome), RuntimeError>
-    where
-        T: DeserializeOwned + JsonSchema + 'static,
-    {
-        let output = OutputSchema::of::<T>()?;
-        let outcome = self
-            .run_session_structured(session_id, prompt, cancel, &output)
-            .await?;
-        let value = outcome.output.clone().unwrap_or_default();
-        let value = T::deserialize(value).map_err(|error| {
-            RuntimeError::Config(format!("the checked answer does not deserialize: {error}"))
-        })?;
-        Ok((value, outcome))
-    }
-
-    /// [`run_session`](Self::run_session) whose final answer must satisfy `output`;
-    /// the outcome's `output` holds it (and the `final` event's).
-    ///
-    /// # Errors
-    /// As [`run_typed`](Self::run_typed).
-    pub async fn run_session_structured(
-        &self,
-        session_id: &SessionId,
-        user_message: impl Into<String>,
-        cancel: &CancellationToken,
-        output: &OutputSchema,
-    ) -> Result<SessionOutcome, RuntimeError> {
-        let events = self.run_events(None, None);
-        self.run_with(
-            session_id,
-            Some(user_message.into()),
-            cancel,
-            events,
-            Some(output),
-        )
-        .await
-    }
-
-    /// Sends `user_message` in session `session_id` (continuing it if it exists) and
-    /// runs the turn loop until the model answers without tool calls.
-    ///
-    /// Events go to the runtime's event sink as they happen, ending with exactly one
-    /// `final` or `error` event.
-    ///
-    /// With memory the run holds the session's lease from start to end: a session has
-    /// one writer at a time, across runtimes and processes sharing the store.
-    ///
-    /// # Errors
-    /// [`RuntimeError::Cancelled`] when `cancel` fires, [`RuntimeError::BudgetExceeded`]
-    /// when a budget runs out, [`RuntimeError::Provider`] when the provider fails,
-    /// [`RuntimeError::Memory`] when storing fails, [`RuntimeError::SessionBusy`] when
-    /// another run holds the session past the builder's
-    /// [`session_wait`](crate::AgentRuntimeBuilder::session_wait) (nothing is stored
-    /// then). Whatever was stored before the error stays stored, and every tool call has
-    /// its result.
-    pub async fn run_session(
-        &self,
-        session_id: &SessionId,
-        user_message: impl Into<String>,
-        cancel: &CancellationToken,
-    ) -> Result<SessionOutcome, RuntimeError> {
-        let events = self.run_events(None, None);
-        self.run_with(session_id, Some(user_message.into()), cancel, events, None)
-            .await
-    }
-
-    /// [`run_session`](Self::run_session) under `options`: this run's tool choice
-    /// (per turn, see [`ToolChoicePolicy`]) and structured answer, in place of the
-    /// runtime's defaults.
-    ///
-    /// # Errors
-    /// As [`run_session`](Self::run_session).
-    pub async fn run_session_with_options(
-        &self,
-        session_id: &SessionId,
-        user_message: impl Into<String>,
-        cancel: &CancellationToken,
-        options: &RunOptions,
-    ) -> Result<SessionOutcome, RuntimeError> {
-        let events = self.run_events(None, None);
-        self.run_with_choice(
-            session_id,
-            Some(user_message.into()),
-            cancel,
-            events,
-            options.output.as_ref(),
-            options.tool_choice.as_deref(),
-        )
-        .await
-    }
-
-    /// Continues the stored session `session_id` without a new user message, as a run
-    /// taken over from a process that died mid-run does: the conversation is loaded
-    /// and repaired (orphaned tool calls get `interrupted` results) and the loop runs
-    /// on until the model answers without tool calls. A conversation already ending
-    /// with the model's answer returns that answer without calling the model.
-    ///
-    /// # Errors
-    /// As [`run_session`](Self::run_session).
-    pub async fn resume_session(
-        &self,
-        session_id: &SessionId,
-        cancel: &CancellationToken,
-    ) -> Result<SessionOutcome, RuntimeError> {
-        let events = self.run_events(None, None);
-        self.run_with(session_id, None, cancel, events, None).await
-    }
-
-    /// [`run_session`](Self::run_session) that also sends this run's events to `events`.
-    pub async fn run_session_with_events(
-        &self,
-        session_id: &SessionId,
-        user_message: impl Into<String>,
-        cancel: &CancellationToken,
-        events: Arc<dyn EventSink>,
-    ) -> Result<SessionOutcome, RuntimeError> {
-        let events = self.run_events(Some(events), None);
-        self.run_with(session_id, Some(user_message.into()), cancel, events, None)
-            .await
-    }
-
-    /// The streaming form: runs the session on a spawned task and returns the run's
-    /// events as a stream (text deltas, progress, tool and lifecycle events, ending
-    /// with `final` or `error`) and the task's handle, which yields the outcome.
-    ///
-    /// Must be called within a tokio runtime.
-    pub fn run_session_stream(
-        &self,
-        session_id: SessionId,
-        user_message: impl Into<String>,
-        cancel: CancellationToken,
-    ) -> (
-        RuntimeEventStream,
-        JoinHandle<Result<SessionOutcome, RuntimeError>>,
-    ) {
-        self.run_session_stream_with(session_id, user_message, cancel, None)
-    }
-
-    /// [`run_session_stream`](Self::run_session_stream) whose final answer, when
-    /// `output` is given, must satisfy it (see
-    /// [`run_session_structured`](Self::run_session_structured)).
-    ///
-    /// Must be called within a tokio runtime.
-    pub fn run_session_stream_with(
-        &self,
-        session_id: SessionId,
-        user_message: impl Into<String>,
-        cancel: CancellationToken,
-        output: Option<OutputSchema>,
-    ) -> (
-        RuntimeEventStream,
-        JoinHandle<Result<SessionOutcome, RuntimeError>>,
-    ) {
-        let options = RunOptions {
-            output,
-            ..RunOptions::default()
-        };
-        self.run_session_stream_with_options(session_id, user_message, cancel, options)
-    }
-
-    /// [`run_session_stream`](Self::run_session_stream) under `options` (tool choice,
-    /// structured answer).
-    ///
-    /// Must be called within a tokio runtime.
-    pub fn run_session_stream_with_options(
-        &self,
-        session_id: SessionId,
-        user_message: impl Into<String>,
-        cancel: CancellationToken,
-        options: RunOptions,
-    ) -> (
-        RuntimeEventStream,
-        JoinHandle<Result<SessionOutcome, RuntimeError>>,
-    ) {
-        let (sender, receiver) = mpsc::unbounded_channel();
-        let events = self.run_events(None, Some(sender));
-        let runtime = self.clone();
-        let user_message = user_message.into();
-        let handle = tokio::spawn(async move {
-            runtime
-                .run_with_choice(
-                    &session_id,
-                    Some(user_message),
-                    &cancel,
-                    events,
-                    options.output.as_ref(),
-                    options.tool_choice.as_deref(),
-                )
-                .await
-        });
-        (RuntimeEventStream::new(receiver), handle)
-    }
-
     /// The events of one run: to the runtime's sink, and also to `extra` or over
     /// `channel` when given.
-    fn run_events(
+    pub(crate) fn run_events(
         &self,
         extra: Option<Arc<dyn EventSink>>,
         channel: Option<mpsc::UnboundedSender<RuntimeEvent>>,
@@ -389,19 +188,9 @@ impl AgentRuntime {
         )
     }
 
-    async fn run_with(
-        &self,
-        session_id: &SessionId,
-        user_message: Option<String>,
-        cancel: &CancellationToken,
-        events: RunEvents,
-        output: Option<&OutputSchema>,
-    ) -> Result<SessionOutcome, RuntimeError> {
-        self.run_with_choice(session_id, user_message, cancel, events, output, None)
-            .await
-    }
-
-    async fn run_with_choice(
+    /// Runs the turn loop for one request (without `user_message`: resumes) and ends
+    /// its events with `final` or `error`.
+    pub(crate) async fn run_with(
         &self,
         session_id: &SessionId,
         user_message: Option<String>,

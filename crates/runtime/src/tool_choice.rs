@@ -28,7 +28,7 @@ impl TurnInfo {
 
 /// Picks the tool choice of each turn of a run. Set one per runtime with
 /// [`AgentRuntimeBuilder::tool_choice`](crate::AgentRuntimeBuilder::tool_choice) and per
-/// run with [`RunOptions::tool_choice`](crate::RunOptions::tool_choice); a
+/// run with [`RunRequest::tool_choice`](crate::RunRequest::tool_choice); a
 /// [`ToolChoice`] is itself a policy that picks the same choice every turn.
 ///
 /// Turns without tools to offer send no choice the provider sees (the wire formats

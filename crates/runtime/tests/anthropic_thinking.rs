@@ -23,7 +23,6 @@ use oxydra_test_support::{MockServer, Reply, anthropic, fixture, fixture_text};
 use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
 use oxydra_types::{RuntimeEvent, SafetyTier, SessionId, ToolSchema};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 const TURN_1: &str = "anthropic/haiku45_thinking_then_tool_use.sse";
 
@@ -72,11 +71,8 @@ async fn thinking_round_trips_through_the_runtime() {
         .build()
         .unwrap();
     let outcome = runtime
-        .run_session(
-            &SessionId::generate(),
-            "Use the fixed_version tool, tell me the version, then a short joke.",
-            &CancellationToken::new(),
-        )
+        .session(&SessionId::generate())
+        .prompt("Use the fixed_version tool, tell me the version, then a short joke.")
         .await
         .unwrap();
     assert_eq!(outcome.turns, 2);

@@ -43,10 +43,7 @@ async fn max_turns_ends_a_session_that_never_answers() {
         .build()
         .unwrap();
     let session = SessionId::generate();
-    let error = runtime
-        .run_session(&session, "loop", &CancellationToken::new())
-        .await
-        .unwrap_err();
+    let error = runtime.session(&session).prompt("loop").await.unwrap_err();
     match &error {
         RuntimeError::BudgetExceeded { budget, .. } => assert_eq!(budget, "max_turns"),
         other => panic!("expected max_turns, got {other:?}"),
@@ -79,7 +76,8 @@ async fn max_cost_ends_the_session_after_the_expensive_call() {
         .build()
         .unwrap();
     let error = runtime
-        .run_session(&SessionId::generate(), "spend", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("spend")
         .await
         .unwrap_err();
     match &error {
@@ -104,7 +102,8 @@ async fn max_cost_ends_the_session_after_the_expensive_call() {
         .build()
         .unwrap();
     let outcome = runtime
-        .run_session(&SessionId::generate(), "spend", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("spend")
         .await
         .unwrap();
     assert!((outcome.cost - 0.11).abs() < 1e-9, "{}", outcome.cost);
@@ -122,7 +121,8 @@ async fn a_provider_that_never_answers_hits_the_turn_timeout() {
         .build()
         .unwrap();
     let error = runtime
-        .run_session(&SessionId::generate(), "hello?", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("hello?")
         .await
         .unwrap_err();
     assert!(
@@ -148,10 +148,7 @@ async fn a_tool_that_never_finishes_hits_the_turn_timeout_and_still_gets_a_resul
         .build()
         .unwrap();
     let session = SessionId::generate();
-    let error = runtime
-        .run_session(&session, "wait", &CancellationToken::new())
-        .await
-        .unwrap_err();
+    let error = runtime.session(&session).prompt("wait").await.unwrap_err();
     assert!(
         matches!(&error, RuntimeError::BudgetExceeded { budget, .. } if budget == "turn_timeout"),
         "{error:?}"
@@ -176,8 +173,11 @@ async fn cancelling_during_a_provider_stream_stops_promptly() {
         .unwrap();
     let session = SessionId::generate();
     let cancel = CancellationToken::new();
-    let (mut stream, handle) =
-        runtime.run_session_stream(session.clone(), "tell me", cancel.clone());
+    let (mut stream, handle) = runtime
+        .session(&session)
+        .prompt("tell me")
+        .cancel(&cancel)
+        .stream();
     // Wait for the first text delta: the provider is mid-stream.
     loop {
         match stream.next().await {
@@ -230,7 +230,13 @@ async fn cancelling_during_a_tool_stores_a_result_for_every_call() {
         let runtime = runtime.clone();
         let session = session.clone();
         let cancel = cancel.clone();
-        tokio::spawn(async move { runtime.run_session(&session, "wait", &cancel).await })
+        tokio::spawn(async move {
+            runtime
+                .session(&session)
+                .prompt("wait")
+                .cancel(&cancel)
+                .await
+        })
     };
     started.notified().await;
     cancel.cancel();
@@ -259,7 +265,9 @@ async fn a_token_cancelled_before_the_run_stops_it_at_once() {
     let cancel = CancellationToken::new();
     cancel.cancel();
     let error = runtime
-        .run_session(&SessionId::generate(), "hi", &cancel)
+        .session(&SessionId::generate())
+        .prompt("hi")
+        .cancel(&cancel)
         .await
         .unwrap_err();
     assert_eq!(error.kind(), "cancelled");
@@ -323,7 +331,13 @@ async fn cancelling_while_indexing_hangs_returns_promptly() {
         let runtime = runtime.clone();
         let session = session.clone();
         let cancel = cancel.clone();
-        tokio::spawn(async move { runtime.run_session(&session, "hang on", &cancel).await })
+        tokio::spawn(async move {
+            runtime
+                .session(&session)
+                .prompt("hang on")
+                .cancel(&cancel)
+                .await
+        })
     };
     tokio::time::timeout(Duration::from_secs(1), retrieval.started.notified())
         .await
@@ -365,7 +379,7 @@ async fn cancelling_while_indexing_a_tool_turn_still_stores_every_result() {
         let runtime = runtime.clone();
         let session = session.clone();
         let cancel = cancel.clone();
-        tokio::spawn(async move { runtime.run_session(&session, "go", &cancel).await })
+        tokio::spawn(async move { runtime.session(&session).prompt("go").cancel(&cancel).await })
     };
     tokio::time::timeout(Duration::from_secs(1), retrieval.started.notified())
         .await
@@ -398,7 +412,7 @@ async fn an_indexing_timeout_does_not_fail_the_turn() {
     let started = Instant::now();
     let outcome = tokio::time::timeout(
         Duration::from_secs(1),
-        runtime.run_session(&session, "a slow question", &CancellationToken::new()),
+        runtime.session(&session).prompt("a slow question"),
     )
     .await
     .expect("indexing is bounded by the turn timeout")

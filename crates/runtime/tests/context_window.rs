@@ -59,7 +59,8 @@ async fn old_turns_are_condensed_into_a_stored_summary_and_injected() {
         .await
         .unwrap();
     let outcome = runtime
-        .run_session(&session, "what next?", &CancellationToken::new())
+        .session(&session)
+        .prompt("what next?")
         .await
         .unwrap();
     assert_eq!(outcome.final_text, "ok");
@@ -113,10 +114,7 @@ async fn old_turns_are_condensed_into_a_stored_summary_and_injected() {
         .limits(tiny_window(600, 0.8))
         .build()
         .unwrap();
-    runtime2
-        .run_session(&session, "and now?", &CancellationToken::new())
-        .await
-        .unwrap();
+    runtime2.session(&session).prompt("and now?").await.unwrap();
     let request = &provider2.requests()[0];
     assert!(request.messages[0].text().starts_with(SUMMARY_HEADER));
     assert_eq!(request.messages.len(), 5);
@@ -152,8 +150,18 @@ async fn summary_without_memory_is_kept_in_process() {
         .await
         .unwrap();
     let cancel = CancellationToken::new();
-    runtime.run_session(&session, "q1", &cancel).await.unwrap();
-    runtime.run_session(&session, "q2", &cancel).await.unwrap();
+    runtime
+        .session(&session)
+        .prompt("q1")
+        .cancel(&cancel)
+        .await
+        .unwrap();
+    runtime
+        .session(&session)
+        .prompt("q2")
+        .cancel(&cancel)
+        .await
+        .unwrap();
     let requests = provider.requests();
     assert_eq!(requests.len(), 3);
     let last = &requests[2];
@@ -190,10 +198,7 @@ async fn truncation_drops_whole_call_groups_and_keeps_the_question() {
         )
         .await
         .unwrap();
-    runtime
-        .run_session(&session, "q3", &CancellationToken::new())
-        .await
-        .unwrap();
+    runtime.session(&session).prompt("q3").await.unwrap();
     let request = &provider.requests()[0];
     let texts: Vec<(MessageRole, String)> = request
         .messages
@@ -234,7 +239,8 @@ async fn the_latest_question_survives_a_huge_tool_result() {
         .await
         .unwrap();
     runtime
-        .run_session(&session, "echo a lot", &CancellationToken::new())
+        .session(&session)
+        .prompt("echo a lot")
         .await
         .unwrap();
     let request = &provider.requests()[1];
@@ -278,10 +284,7 @@ async fn a_failed_summary_falls_back_to_truncation_once_per_run() {
         )
         .await
         .unwrap();
-    let outcome = runtime
-        .run_session(&session, "q", &CancellationToken::new())
-        .await
-        .unwrap();
+    let outcome = runtime.session(&session).prompt("q").await.unwrap();
     assert_eq!(outcome.final_text, "answered anyway");
     // One failed summary call, then two loop calls; no second summary attempt.
     assert_eq!(provider.requests().len(), 3);
@@ -328,11 +331,8 @@ async fn a_long_single_prompt_run_condenses_its_old_tool_turns() {
         .unwrap();
     let session = SessionId::generate();
     let outcome = runtime
-        .run_session(
-            &session,
-            "echo apples three times",
-            &CancellationToken::new(),
-        )
+        .session(&session)
+        .prompt("echo apples three times")
         .await
         .unwrap();
     assert_eq!(outcome.final_text, "done");
@@ -439,10 +439,7 @@ async fn a_summary_timeout_falls_back_to_truncation() {
         .append_messages(&session, apple_history())
         .await
         .unwrap();
-    let outcome = runtime
-        .run_session(&session, "q", &CancellationToken::new())
-        .await
-        .unwrap();
+    let outcome = runtime.session(&session).prompt("q").await.unwrap();
     assert_eq!(outcome.final_text, "answered anyway");
     let requests = provider.requests();
     assert_eq!(requests.len(), 2);
@@ -485,7 +482,7 @@ async fn cancelling_during_a_summary_call_ends_the_run_as_cancelled() {
     };
     let error = tokio::time::timeout(
         std::time::Duration::from_secs(20),
-        runtime.run_session(&session, "q", &cancel),
+        runtime.session(&session).prompt("q").cancel(&cancel),
     )
     .await
     .expect("the hanging summary call was not cancelled")
@@ -523,11 +520,8 @@ async fn a_context_length_error_is_retried_once_with_fewer_messages() {
         .build()
         .unwrap();
     let outcome = runtime
-        .run_session(
-            &SessionId::generate(),
-            "count the apples",
-            &CancellationToken::new(),
-        )
+        .session(&SessionId::generate())
+        .prompt("count the apples")
         .await
         .unwrap();
     assert_eq!(outcome.final_text, "done");
@@ -561,7 +555,8 @@ async fn a_second_context_length_error_fails_the_run() {
         .build()
         .unwrap();
     let error = runtime
-        .run_session(&SessionId::generate(), "go", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("go")
         .await
         .unwrap_err();
     assert!(

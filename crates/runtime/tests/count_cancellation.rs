@@ -61,7 +61,7 @@ async fn cancelling_while_counting_returns_promptly() {
     };
     let error = tokio::time::timeout(
         Duration::from_secs(5),
-        runtime.run_session(&session, "and now?", &cancel),
+        runtime.session(&session).prompt("and now?").cancel(&cancel),
     )
     .await
     .expect("the run did not end within 5 s of being cancelled")

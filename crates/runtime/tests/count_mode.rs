@@ -75,7 +75,9 @@ async fn two_runtimes_in_one_process_keep_their_own_count_modes() {
     let exact_session = SessionId::generate();
     let before = testing::messages_counted_on_this_thread();
     exact
-        .run_session(&exact_session, LONG_QUESTION, &cancel)
+        .session(&exact_session)
+        .prompt(LONG_QUESTION)
+        .cancel(&cancel)
         .await
         .unwrap();
     assert!(testing::encoder_loaded());
@@ -90,7 +92,9 @@ async fn two_runtimes_in_one_process_keep_their_own_count_modes() {
     let (estimating, provider) = estimate_runtime();
     let before = testing::messages_counted_on_this_thread();
     estimating
-        .run_session(&SessionId::generate(), "go", &cancel)
+        .session(&SessionId::generate())
+        .prompt("go")
+        .cancel(&cancel)
         .await
         .unwrap();
     assert_eq!(testing::messages_counted_on_this_thread() - before, 0);
@@ -102,7 +106,9 @@ async fn two_runtimes_in_one_process_keep_their_own_count_modes() {
     // counts the new messages (its answer and the new question).
     let before = testing::messages_counted_on_this_thread();
     exact
-        .run_session(&exact_session, LONG_QUESTION, &cancel)
+        .session(&exact_session)
+        .prompt(LONG_QUESTION)
+        .cancel(&cancel)
         .await
         .unwrap();
     assert_eq!(testing::messages_counted_on_this_thread() - before, 2);

@@ -17,7 +17,6 @@ use common::*;
 use oxydra_provider::ScriptedTurn;
 use oxydra_runtime::{CollectingEventSink, RuntimeLimits, testing};
 use oxydra_types::SessionId;
-use tokio_util::sync::CancellationToken;
 
 #[tokio::test]
 async fn a_history_that_fits_by_estimate_is_neither_counted_exactly_nor_cut() {
@@ -48,7 +47,8 @@ async fn a_history_that_fits_by_estimate_is_neither_counted_exactly_nor_cut() {
         .build()
         .unwrap();
     runtime
-        .run_session(&SessionId::generate(), "go", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("go")
         .await
         .unwrap();
     let requests = provider.requests();

@@ -19,7 +19,6 @@ use oxydra_provider::{OpenAiProvider, ProviderConfig, ProviderError};
 use oxydra_runtime::{AgentRuntime, RuntimeError, RuntimeLimits};
 use oxydra_test_support::{MockServer, openai};
 use oxydra_types::SessionId;
-use tokio_util::sync::CancellationToken;
 
 fn runtime(config: ProviderConfig, turn_timeout: Duration) -> AgentRuntime {
     AgentRuntime::builder()
@@ -36,7 +35,8 @@ fn runtime(config: ProviderConfig, turn_timeout: Duration) -> AgentRuntime {
 
 async fn run(runtime: &AgentRuntime) -> RuntimeError {
     runtime
-        .run_session(&SessionId::generate(), "hi", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("hi")
         .await
         .unwrap_err()
 }

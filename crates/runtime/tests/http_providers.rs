@@ -21,7 +21,6 @@ use oxydra_test_support::{MockServer, Reply, anthropic, fixture, openai};
 use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
 use oxydra_types::{RuntimeEvent, SafetyTier, SessionId, ToolSchema};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 /// A provider endpoint as strict as the real one about where and what it is sent
 /// (only `POST path`, JSON bodies), replaying the recorded `streams` in order.
@@ -90,11 +89,8 @@ async fn openai_streams_drive_a_tool_turn_and_an_answer() {
         .build()
         .unwrap();
     let outcome = runtime
-        .run_session(
-            &SessionId::generate(),
-            "What is the capital of the UK?",
-            &CancellationToken::new(),
-        )
+        .session(&SessionId::generate())
+        .prompt("What is the capital of the UK?")
         .await
         .unwrap();
     assert!(
@@ -156,11 +152,8 @@ async fn anthropic_streams_drive_a_tool_turn_and_an_answer() {
         .build()
         .unwrap();
     let outcome = runtime
-        .run_session(
-            &SessionId::generate(),
-            "Weather in Paris?",
-            &CancellationToken::new(),
-        )
+        .session(&SessionId::generate())
+        .prompt("Weather in Paris?")
         .await
         .unwrap();
     assert_eq!(outcome.turns, 2);
@@ -228,7 +221,8 @@ async fn llama_cpp_streams_with_a_cut_call_and_reasoning_drive_a_run() {
         .build()
         .unwrap();
     let outcome = runtime
-        .run_session(&SessionId::generate(), "2 - 5?", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("2 - 5?")
         .await
         .unwrap();
     assert_eq!(outcome.turns, 3);

@@ -59,7 +59,10 @@ async fn a_turn_on_a_session_with_a_huge_stored_message_finishes_promptly() {
     let cancel = CancellationToken::new();
     let outcome = tokio::time::timeout(
         Duration::from_secs(10),
-        runtime.run_session(&session, "what did you write?", &cancel),
+        runtime
+            .session(&session)
+            .prompt("what did you write?")
+            .cancel(&cancel),
     )
     .await
     .expect("the turn did not finish within 10 s");
@@ -121,7 +124,7 @@ async fn counting_a_long_history_is_bounded_by_the_turn_timeout() {
     let cancel = CancellationToken::new();
     let error = tokio::time::timeout(
         Duration::from_secs(5),
-        runtime.run_session(&session, "and now?", &cancel),
+        runtime.session(&session).prompt("and now?").cancel(&cancel),
     )
     .await
     .expect("the run did not end within 5 s")

@@ -16,7 +16,6 @@ use common::*;
 use oxydra_provider::ScriptedTurn;
 use oxydra_runtime::{CollectingEventSink, RuntimeLimits, testing};
 use oxydra_types::SessionId;
-use tokio_util::sync::CancellationToken;
 
 #[tokio::test]
 async fn the_encoder_loads_only_when_the_context_may_be_near_its_budget() {
@@ -30,10 +29,7 @@ async fn the_encoder_loads_only_when_the_context_may_be_near_its_budget() {
         .build()
         .unwrap();
     let session = SessionId::generate();
-    runtime
-        .run_session(&session, "hello", &CancellationToken::new())
-        .await
-        .unwrap();
+    runtime.session(&session).prompt("hello").await.unwrap();
     assert!(
         !testing::encoder_loaded(),
         "a small context needs no exact count"
@@ -51,13 +47,10 @@ async fn the_encoder_loads_only_when_the_context_may_be_near_its_budget() {
         .build()
         .unwrap();
     runtime
-        .run_session(
-            &SessionId::generate(),
-            // Its estimate (about 44 tokens) passes 70% of the 50 available, its byte
-            // count the whole budget; its exact count fits.
-            "a question long enough to pass the byte bound of the budget, and long enough that its estimate nears the budget too",
-            &CancellationToken::new(),
-        )
+        .session(&SessionId::generate())
+        // Its estimate (about 44 tokens) passes 70% of the 50 available, its byte
+        // count the whole budget; its exact count fits.
+        .prompt("a question long enough to pass the byte bound of the budget, and long enough that its estimate nears the budget too")
         .await
         .unwrap();
     assert!(testing::encoder_loaded());

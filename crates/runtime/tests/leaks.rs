@@ -15,7 +15,6 @@ use common::*;
 use oxydra_provider::ScriptedTurn;
 use oxydra_runtime::CollectingEventSink;
 use oxydra_types::{MessageRole, RuntimeEvent, SessionId};
-use tokio_util::sync::CancellationToken;
 
 const PASSWORD: &str = "hunter2-very-secret";
 
@@ -26,11 +25,8 @@ async fn a_secret_in_the_prompt_reaches_neither_the_provider_nor_the_history() {
     let runtime = builder(provider.clone(), events).build().unwrap();
     let session = SessionId::generate();
     runtime
-        .run_session(
-            &session,
-            format!("log in with password={PASSWORD}"),
-            &CancellationToken::new(),
-        )
+        .session(&session)
+        .prompt(format!("log in with password={PASSWORD}"))
         .await
         .unwrap();
     let sent = format!("{:?}", provider.requests()[0].messages);
@@ -50,8 +46,10 @@ async fn a_failing_tool_call_reaches_every_sink_scrubbed() {
     ]);
     let events = Arc::new(CollectingEventSink::new());
     let runtime = builder(provider, events.clone()).build().unwrap();
-    let (mut stream, handle) =
-        runtime.run_session_stream(SessionId::generate(), "go", CancellationToken::new());
+    let (mut stream, handle) = runtime
+        .session(&SessionId::generate())
+        .prompt("go")
+        .stream();
     let mut streamed = Vec::new();
     while let Some(event) = stream.recv().await {
         streamed.push(event);
@@ -81,7 +79,8 @@ async fn an_empty_tool_name_gets_an_error_result_and_the_run_goes_on() {
         .build()
         .unwrap();
     let outcome = runtime
-        .run_session(&SessionId::generate(), "go", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("go")
         .await
         .unwrap();
     assert_eq!(outcome.final_text, "done");
@@ -111,10 +110,7 @@ async fn repeated_call_ids_are_renamed_consistently() {
         .build()
         .unwrap();
     let session = SessionId::generate();
-    runtime
-        .run_session(&session, "go", &CancellationToken::new())
-        .await
-        .unwrap();
+    runtime.session(&session).prompt("go").await.unwrap();
     let request = &provider.requests()[1];
     let calls: Vec<String> = request
         .messages

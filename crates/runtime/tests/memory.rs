@@ -35,10 +35,7 @@ async fn a_restored_session_continues_from_the_database_file() {
             .memory(memory)
             .build()
             .unwrap();
-        runtime
-            .run_session(&session, "first", &CancellationToken::new())
-            .await
-            .unwrap();
+        runtime.session(&session).prompt("first").await.unwrap();
     }
     let memory = Arc::new(SqliteMemory::open(&path, SqliteConfig::default()).unwrap());
     let provider = scripted(vec![ScriptedTurn::text("two")]);
@@ -48,10 +45,7 @@ async fn a_restored_session_continues_from_the_database_file() {
         .system_prompt("sys")
         .build()
         .unwrap();
-    runtime
-        .run_session(&session, "second", &CancellationToken::new())
-        .await
-        .unwrap();
+    runtime.session(&session).prompt("second").await.unwrap();
     let request = &provider.requests()[0];
     let seen: Vec<(MessageRole, String)> = request
         .messages
@@ -93,10 +87,7 @@ async fn an_interrupted_call_is_given_a_result_on_restore() {
         .memory(memory)
         .build()
         .unwrap();
-    runtime
-        .run_session(&session, "continue", &CancellationToken::new())
-        .await
-        .unwrap();
+    runtime.session(&session).prompt("continue").await.unwrap();
     let request = &provider.requests()[0];
     assert_eq!(request.messages.len(), 4);
     assert_no_orphans(&request.messages);
@@ -117,7 +108,8 @@ async fn a_secret_from_a_tool_reaches_neither_the_provider_nor_the_database() {
         .unwrap();
     let session = SessionId::generate();
     runtime
-        .run_session(&session, "show the config", &CancellationToken::new())
+        .session(&session)
+        .prompt("show the config")
         .await
         .unwrap();
     let request = &provider.requests()[1];
@@ -157,11 +149,9 @@ async fn retrieval_injects_snippets_from_earlier_sessions() {
         .unwrap();
     let cancel = CancellationToken::new();
     runtime
-        .run_session(
-            &SessionId::generate(),
-            "remember that the staging database is called heliotrope",
-            &cancel,
-        )
+        .session(&SessionId::generate())
+        .prompt("remember that the staging database is called heliotrope")
+        .cancel(&cancel)
         .await
         .unwrap();
     // Both texts were indexed.
@@ -172,11 +162,9 @@ async fn retrieval_injects_snippets_from_earlier_sessions() {
     assert!(found.len() >= 2, "{found:?}");
 
     runtime
-        .run_session(
-            &SessionId::generate(),
-            "what is the staging database called?",
-            &cancel,
-        )
+        .session(&SessionId::generate())
+        .prompt("what is the staging database called?")
+        .cancel(&cancel)
         .await
         .unwrap();
     let request = &provider.requests()[1];
@@ -210,17 +198,17 @@ async fn retrieval_searches_the_session_and_skips_what_the_context_holds() {
         .unwrap();
     let cancel = CancellationToken::new();
     runtime
-        .run_session(
-            &SessionId::generate(),
-            "remember that the staging database is called heliotrope",
-            &cancel,
-        )
+        .session(&SessionId::generate())
+        .prompt("remember that the staging database is called heliotrope")
+        .cancel(&cancel)
         .await
         .unwrap();
     // Another session does not see the first one's chunks (session scope by default).
     let session = SessionId::generate();
     runtime
-        .run_session(&session, "which staging database is heliotrope?", &cancel)
+        .session(&session)
+        .prompt("which staging database is heliotrope?")
+        .cancel(&cancel)
         .await
         .unwrap();
     let request = &provider.requests()[1];
@@ -249,7 +237,12 @@ async fn retrieval_searches_the_session_and_skips_what_the_context_holds() {
             .any(|c| c.text == "which staging database is heliotrope?"),
         "{found:?}"
     );
-    runtime.run_session(&session, query, &cancel).await.unwrap();
+    runtime
+        .session(&session)
+        .prompt(query)
+        .cancel(&cancel)
+        .await
+        .unwrap();
     let request = &provider.requests()[2];
     let snippets: Vec<&str> = request
         .messages
@@ -303,13 +296,17 @@ async fn a_second_run_does_not_recount_old_messages() {
     // Tokio tests run on the current thread: the counter sees every count of the runs.
     let before = testing::messages_counted_on_this_thread();
     runtime
-        .run_session(&session, "first question", &cancel)
+        .session(&session)
+        .prompt("first question")
+        .cancel(&cancel)
         .await
         .unwrap();
     let first = testing::messages_counted_on_this_thread() - before;
     assert_eq!(first, 5, "the history and the question are counted once");
     runtime
-        .run_session(&session, "second question", &cancel)
+        .session(&session)
+        .prompt("second question")
+        .cancel(&cancel)
         .await
         .unwrap();
     let second = testing::messages_counted_on_this_thread() - before - first;

@@ -16,7 +16,6 @@ use oxydra_memory::{Memory, SqliteMemory};
 use oxydra_provider::ScriptedTurn;
 use oxydra_runtime::{CollectingEventSink, RuntimeError, RuntimeLimits};
 use oxydra_types::{Message, SessionId};
-use tokio_util::sync::CancellationToken;
 
 fn small_window() -> RuntimeLimits {
     RuntimeLimits {
@@ -51,10 +50,7 @@ async fn a_megabyte_prompt_is_refused_without_a_provider_call() {
         .unwrap();
     let prompt = "lorem ipsum dolor sit amet ".repeat(40_000);
     assert!(prompt.len() > 1_000_000);
-    let error = runtime
-        .run_session(&session, &prompt, &CancellationToken::new())
-        .await
-        .unwrap_err();
+    let error = runtime.session(&session).prompt(&prompt).await.unwrap_err();
     assert_eq!(error.kind(), "prompt_too_long");
     let RuntimeError::PromptTooLong { tokens, budget } = &error else {
         panic!("{error:?}");
@@ -69,7 +65,8 @@ async fn a_megabyte_prompt_is_refused_without_a_provider_call() {
 
     // The session is usable afterwards: a prompt that fits runs.
     let outcome = runtime
-        .run_session(&session, "short question", &CancellationToken::new())
+        .session(&session)
+        .prompt("short question")
         .await
         .unwrap();
     assert_eq!(outcome.final_text, "never sent");
@@ -100,7 +97,8 @@ async fn a_prompt_that_fits_alone_runs_over_a_history_that_does_not() {
         .await
         .unwrap();
     let outcome = runtime
-        .run_session(&session, "what next?", &CancellationToken::new())
+        .session(&session)
+        .prompt("what next?")
         .await
         .unwrap();
     assert_eq!(outcome.final_text, "ok");

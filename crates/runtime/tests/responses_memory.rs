@@ -24,7 +24,6 @@ use oxydra_test_support::{Reply, fixture, fixture_text};
 use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
 use oxydra_types::{ReasoningPart, SafetyTier, SessionId, ToolSchema};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 const RECORDED: &str = "openai-responses/gpt5_reasoning_function_call.sse";
 
@@ -99,7 +98,8 @@ async fn reasoning_is_stored_and_sent_back_after_a_restore() {
         .unwrap();
         let memory = Arc::new(SqliteMemory::open(&path, SqliteConfig::default()).unwrap());
         let outcome = runtime(server.openai_url(), memory.clone())
-            .run_session(&session, "What is 6666?", &CancellationToken::new())
+            .session(&session)
+            .prompt("What is 6666?")
             .await
             .unwrap();
         assert_eq!(outcome.final_text, "The result is 6666.");
@@ -126,7 +126,8 @@ async fn reasoning_is_stored_and_sent_back_after_a_restore() {
     let server = strict_server(vec![responses::text("Still 6666.")]).unwrap();
     let memory = Arc::new(SqliteMemory::open(&path, SqliteConfig::default()).unwrap());
     runtime(server.openai_url(), memory)
-        .run_session(&session, "Again?", &CancellationToken::new())
+        .session(&session)
+        .prompt("Again?")
         .await
         .unwrap();
     let input = server.requests()[0].body["input"]

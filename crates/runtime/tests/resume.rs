@@ -5,8 +5,8 @@
     clippy::indexing_slicing,
     missing_docs
 )]
-//! `resume_session`: a run taken over from a process that died continues its stored
-//! conversation without sending the prompt again.
+//! A run request without a prompt: a run taken over from a process that died
+//! continues its stored conversation without sending the prompt again.
 
 mod common;
 
@@ -17,7 +17,6 @@ use oxydra_memory::{Memory, SqliteMemory};
 use oxydra_provider::ScriptedTurn;
 use oxydra_runtime::CollectingEventSink;
 use oxydra_types::{CallId, Message, MessageRole, SessionId, ToolCall};
-use tokio_util::sync::CancellationToken;
 
 #[tokio::test]
 async fn an_orphaned_call_is_repaired_and_the_loop_continues_without_a_new_prompt() {
@@ -44,10 +43,7 @@ async fn an_orphaned_call_is_repaired_and_the_loop_continues_without_a_new_promp
         .memory(memory.clone())
         .build()
         .unwrap();
-    let outcome = runtime
-        .resume_session(&session, &CancellationToken::new())
-        .await
-        .unwrap();
+    let outcome = runtime.session(&session).await.unwrap();
     assert_eq!(outcome.final_text, "finished");
     let requests = provider.requests();
     assert_eq!(requests.len(), 1);
@@ -101,10 +97,7 @@ async fn a_conversation_that_already_ended_is_not_sent_again() {
         .memory(memory.clone())
         .build()
         .unwrap();
-    let outcome = runtime
-        .resume_session(&session, &CancellationToken::new())
-        .await
-        .unwrap();
+    let outcome = runtime.session(&session).await.unwrap();
     assert_eq!(outcome.final_text, "all done");
     assert_eq!(outcome.turns, 0);
     assert!(provider.requests().is_empty());

@@ -76,21 +76,14 @@ async fn a_second_runtime_on_a_held_session_fails_busy_and_writes_nothing() {
     let (first, _) = runtime_on(&path, first_provider.clone(), Duration::from_secs(30));
     let running = tokio::spawn({
         let session = session.clone();
-        async move {
-            first
-                .run_session(&session, "first", &CancellationToken::new())
-                .await
-        }
+        async move { first.session(&session).prompt("first").await }
     });
     // The first run holds the session: it waits for its provider.
     wait_for_requests(&first_provider, 1).await;
 
     let second_provider = scripted(vec![ScriptedTurn::text("never")]);
     let (second, events) = runtime_on(&path, second_provider.clone(), Duration::from_millis(200));
-    let error = second
-        .run_session(&session, "second", &CancellationToken::new())
-        .await
-        .unwrap_err();
+    let error = second.session(&session).prompt("second").await.unwrap_err();
     assert!(matches!(error, RuntimeError::SessionBusy(_)), "{error:?}");
     assert_eq!(error.kind(), "session_busy");
     let text = error.to_string();
@@ -114,10 +107,7 @@ async fn a_second_runtime_on_a_held_session_fails_busy_and_writes_nothing() {
     gate.notify_one();
     let outcome = running.await.unwrap().unwrap();
     assert_eq!(outcome.final_text, "first done");
-    let outcome = second
-        .run_session(&session, "second", &CancellationToken::new())
-        .await
-        .unwrap();
+    let outcome = second.session(&session).prompt("second").await.unwrap();
     assert_eq!(outcome.final_text, "never");
     let messages = stored(&path, &session).await;
     assert_eq!(messages.len(), 6);
@@ -145,20 +135,12 @@ async fn a_waiting_run_goes_on_once_the_holder_ends_and_never_interleaves() {
     let (second, _) = runtime_on(&path, second_provider.clone(), Duration::from_secs(60));
     let first_run = tokio::spawn({
         let session = session.clone();
-        async move {
-            first
-                .run_session(&session, "first", &CancellationToken::new())
-                .await
-        }
+        async move { first.session(&session).prompt("first").await }
     });
     wait_for_requests(&first_provider, 1).await;
     let second_run = tokio::spawn({
         let session = session.clone();
-        async move {
-            second
-                .run_session(&session, "second", &CancellationToken::new())
-                .await
-        }
+        async move { second.session(&session).prompt("second").await }
     });
     // Let the second run start waiting; it must not get in while the first holds.
     for _ in 0..20 {
@@ -201,7 +183,13 @@ async fn a_cancelled_run_releases_the_session() {
     let cancel = CancellationToken::new();
     let running = tokio::spawn({
         let (session, cancel) = (session.clone(), cancel.clone());
-        async move { first.run_session(&session, "first", &cancel).await }
+        async move {
+            first
+                .session(&session)
+                .prompt("first")
+                .cancel(&cancel)
+                .await
+        }
     });
     wait_for_requests(&held, 1).await;
     cancel.cancel();
@@ -213,10 +201,7 @@ async fn a_cancelled_run_releases_the_session() {
         scripted(vec![ScriptedTurn::text("second done")]),
         Duration::ZERO,
     );
-    second
-        .run_session(&session, "second", &CancellationToken::new())
-        .await
-        .unwrap();
+    second.session(&session).prompt("second").await.unwrap();
 }
 
 #[tokio::test]
@@ -231,11 +216,7 @@ async fn a_run_dropped_midway_releases_the_session() {
     let (first, _) = runtime_on(&path, held.clone(), Duration::ZERO);
     let running = tokio::spawn({
         let session = session.clone();
-        async move {
-            first
-                .run_session(&session, "first", &CancellationToken::new())
-                .await
-        }
+        async move { first.session(&session).prompt("first").await }
     });
     wait_for_requests(&held, 1).await;
     // The run's future is dropped (its task aborted) without ending normally.
@@ -246,10 +227,7 @@ async fn a_run_dropped_midway_releases_the_session() {
         scripted(vec![ScriptedTurn::text("second done")]),
         Duration::from_secs(60),
     );
-    let outcome = second
-        .run_session(&session, "second", &CancellationToken::new())
-        .await
-        .unwrap();
+    let outcome = second.session(&session).prompt("second").await.unwrap();
     assert_eq!(outcome.final_text, "second done");
 }
 

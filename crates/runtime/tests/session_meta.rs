@@ -62,7 +62,12 @@ async fn a_continued_session_keeps_its_agents_prompt_only_when_the_runtime_asks(
         .build()
         .unwrap();
     assert_eq!(memory.session_meta(&session).await.unwrap(), None);
-    agent.run_session(&session, "first", &cancel).await.unwrap();
+    agent
+        .session(&session)
+        .prompt("first")
+        .cancel(&cancel)
+        .await
+        .unwrap();
     let recorded = SessionMeta {
         model: "test-model".into(),
         system_prompt: Some("You count quokkas.".into()),
@@ -77,7 +82,9 @@ async fn a_continued_session_keeps_its_agents_prompt_only_when_the_runtime_asks(
     // A runtime keeping stored prompts sends the agent's, and keeps the record.
     let keeper = runtime(&memory, &provider, "You are a CLI.", true);
     keeper
-        .run_session(&session, "second", &cancel)
+        .session(&session)
+        .prompt("second")
+        .cancel(&cancel)
         .await
         .unwrap();
     assert_eq!(
@@ -87,7 +94,12 @@ async fn a_continued_session_keeps_its_agents_prompt_only_when_the_runtime_asks(
     assert_eq!(memory.session_meta(&session).await.unwrap(), Some(recorded));
     // A new session of that runtime gets its own prompt, recorded without an agent.
     let fresh = SessionId::generate();
-    keeper.run_session(&fresh, "hello", &cancel).await.unwrap();
+    keeper
+        .session(&fresh)
+        .prompt("hello")
+        .cancel(&cancel)
+        .await
+        .unwrap();
     assert_eq!(system_prompts(&provider.requests()[2]), ["You are a CLI."]);
     assert_eq!(
         memory.session_meta(&fresh).await.unwrap().unwrap().agent,
@@ -96,7 +108,12 @@ async fn a_continued_session_keeps_its_agents_prompt_only_when_the_runtime_asks(
 
     // A runtime that does not keep them sends its own, and the record follows.
     let other = runtime(&memory, &provider, "Answer in one word.", false);
-    other.run_session(&session, "third", &cancel).await.unwrap();
+    other
+        .session(&session)
+        .prompt("third")
+        .cancel(&cancel)
+        .await
+        .unwrap();
     assert_eq!(
         system_prompts(&provider.requests()[3]),
         ["Answer in one word."]
@@ -121,10 +138,7 @@ async fn a_session_stored_without_a_meta_continues_with_the_runtimes_prompt() {
         .unwrap();
     let provider = scripted(vec![ScriptedTurn::text("new")]);
     let keeper = runtime(&memory, &provider, "You are a CLI.", true);
-    keeper
-        .run_session(&session, "again", &CancellationToken::new())
-        .await
-        .unwrap();
+    keeper.session(&session).prompt("again").await.unwrap();
     assert_eq!(system_prompts(&provider.requests()[0]), ["You are a CLI."]);
     assert_eq!(
         memory
@@ -147,10 +161,16 @@ async fn a_kept_meta_without_a_prompt_sends_none() {
         .agent_name("bare")
         .build()
         .unwrap();
-    bare.run_session(&session, "first", &cancel).await.unwrap();
+    bare.session(&session)
+        .prompt("first")
+        .cancel(&cancel)
+        .await
+        .unwrap();
     let keeper = runtime(&memory, &provider, "You are a CLI.", true);
     keeper
-        .run_session(&session, "second", &cancel)
+        .session(&session)
+        .prompt("second")
+        .cancel(&cancel)
         .await
         .unwrap();
     assert!(system_prompts(&provider.requests()[1]).is_empty());

@@ -20,7 +20,6 @@ use oxydra_types::{MessageRole, RuntimeEvent, SessionId};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, Deserialize, JsonSchema, PartialEq)]
 struct Forecast {
@@ -49,7 +48,9 @@ async fn an_invalid_answer_is_sent_back_with_its_errors_and_a_valid_one_ends_the
         .unwrap();
     let session = SessionId::generate();
     let (forecast, outcome) = runtime
-        .run_session_typed::<Forecast>(&session, "weather?", &CancellationToken::new())
+        .session(&session)
+        .prompt("weather?")
+        .output::<Forecast>()
         .await
         .unwrap();
     assert_eq!(
@@ -145,12 +146,9 @@ async fn a_schema_given_as_json_checks_non_object_answers() {
     let schema =
         OutputSchema::new(json!({"type":"array","items":{"type":"string"},"minItems":2})).unwrap();
     let outcome = runtime
-        .run_session_structured(
-            &SessionId::generate(),
-            "two words",
-            &CancellationToken::new(),
-            &schema,
-        )
+        .session(&SessionId::generate())
+        .prompt("two words")
+        .structured(schema)
         .await
         .unwrap();
     assert_eq!(outcome.output, Some(json!(["a", "b"])));

@@ -15,12 +15,9 @@ use std::sync::Arc;
 
 use common::*;
 use oxydra_provider::{OpenAiProvider, ProviderConfig, ScriptedTurn, ToolChoice};
-use oxydra_runtime::{
-    AgentRuntime, CollectingEventSink, FirstCall, RunOptions, ToolChoicePolicy, TurnInfo,
-};
+use oxydra_runtime::{AgentRuntime, CollectingEventSink, FirstCall, ToolChoicePolicy, TurnInfo};
 use oxydra_test_support::{MockServer, openai};
 use oxydra_types::SessionId;
-use tokio_util::sync::CancellationToken;
 
 fn choices(provider: &oxydra_provider::ScriptedProvider) -> Vec<ToolChoice> {
     provider
@@ -90,14 +87,10 @@ async fn a_run_overrides_the_runtime_and_a_custom_policy_sees_the_turn() {
         .tool_choice(ToolChoice::Required)
         .build()
         .unwrap();
-    let options = RunOptions::new().tool_choice(ReadThenAnswer);
     runtime
-        .run_session_with_options(
-            &SessionId::generate(),
-            "go",
-            &CancellationToken::new(),
-            &options,
-        )
+        .session(&SessionId::generate())
+        .prompt("go")
+        .tool_choice(ReadThenAnswer)
         .await
         .unwrap();
     assert_eq!(
@@ -116,12 +109,11 @@ async fn the_stream_form_takes_options_too() {
         .tools(registry(vec![Arc::new(EchoTool)]))
         .build()
         .unwrap();
-    let (_events, handle) = runtime.run_session_stream_with_options(
-        SessionId::generate(),
-        "go",
-        CancellationToken::new(),
-        RunOptions::new().tool_choice(ToolChoice::None),
-    );
+    let (_events, handle) = runtime
+        .session(&SessionId::generate())
+        .prompt("go")
+        .tool_choice(ToolChoice::None)
+        .stream();
     handle.await.unwrap().unwrap();
     assert_eq!(choices(&provider), [ToolChoice::None]);
 }

@@ -34,10 +34,7 @@ async fn a_call_missing_a_required_field_is_corrected_by_the_model() {
         .build()
         .unwrap();
     let session = SessionId::generate();
-    let outcome = runtime
-        .run_session(&session, "say hi", &CancellationToken::new())
-        .await
-        .unwrap();
+    let outcome = runtime.session(&session).prompt("say hi").await.unwrap();
     assert_eq!(outcome.final_text, "done");
     assert_eq!(outcome.turns, 3);
     assert_eq!(outcome.usage, Usage::new(30, 15, 0));
@@ -101,7 +98,8 @@ async fn read_only_calls_run_together_and_results_keep_request_order() {
         .build()
         .unwrap();
     runtime
-        .run_session(&SessionId::generate(), "go", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("go")
         .await
         .unwrap();
     let requests = provider.requests();
@@ -152,10 +150,7 @@ async fn events_arrive_in_the_documented_order() {
         .build()
         .unwrap();
     let session = SessionId::generate();
-    let outcome = runtime
-        .run_session(&session, "hi", &CancellationToken::new())
-        .await
-        .unwrap();
+    let outcome = runtime.session(&session).prompt("hi").await.unwrap();
     assert_eq!(outcome.final_text, "done");
     let names: Vec<String> = events
         .events()
@@ -202,11 +197,15 @@ async fn a_second_run_continues_the_session_in_process() {
     let session = SessionId::generate();
     let cancel = CancellationToken::new();
     runtime
-        .run_session(&session, "first", &cancel)
+        .session(&session)
+        .prompt("first")
+        .cancel(&cancel)
         .await
         .unwrap();
     runtime
-        .run_session(&session, "second", &cancel)
+        .session(&session)
+        .prompt("second")
+        .cancel(&cancel)
         .await
         .unwrap();
     let second = &provider.requests()[1];
@@ -227,7 +226,9 @@ async fn a_second_run_continues_the_session_in_process() {
         .build()
         .unwrap();
     runtime2
-        .run_session(&SessionId::generate(), "fresh", &cancel)
+        .session(&SessionId::generate())
+        .prompt("fresh")
+        .cancel(&cancel)
         .await
         .unwrap();
     assert_eq!(other.requests()[0].messages.len(), 1);
@@ -241,8 +242,10 @@ async fn the_stream_form_yields_events_and_the_outcome() {
     let runtime = builder(provider, Arc::new(CollectingEventSink::new()))
         .build()
         .unwrap();
-    let (stream, handle) =
-        runtime.run_session_stream(SessionId::generate(), "hi", CancellationToken::new());
+    let (stream, handle) = runtime
+        .session(&SessionId::generate())
+        .prompt("hi")
+        .stream();
     let events: Vec<RuntimeEvent> = stream.collect().await;
     let outcome = handle.await.unwrap().unwrap();
     assert_eq!(outcome.final_text, "streamed answer");
@@ -270,10 +273,7 @@ async fn a_provider_error_ends_the_session_with_an_error_event() {
     let events = Arc::new(CollectingEventSink::new());
     let runtime = builder(provider.clone(), events.clone()).build().unwrap();
     let session = SessionId::generate();
-    let error = runtime
-        .run_session(&session, "hi", &CancellationToken::new())
-        .await
-        .unwrap_err();
+    let error = runtime.session(&session).prompt("hi").await.unwrap_err();
     assert_eq!(error.kind(), "provider");
     // An auth failure is not retried through complete().
     assert_eq!(provider.requests().len(), 1);
@@ -298,7 +298,8 @@ async fn a_stream_that_fails_before_output_falls_back_to_complete() {
         .build()
         .unwrap();
     let outcome = runtime
-        .run_session(&SessionId::generate(), "hi", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("hi")
         .await
         .unwrap();
     assert_eq!(outcome.final_text, "from complete");
@@ -318,7 +319,8 @@ async fn without_retries_a_stream_that_fails_before_output_ends_the_run() {
         .build()
         .unwrap();
     let error = runtime
-        .run_session(&SessionId::generate(), "hi", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("hi")
         .await
         .unwrap_err();
     assert_eq!(error.kind(), "provider");
@@ -381,7 +383,8 @@ async fn a_tool_call_cut_by_the_output_limit_is_not_run_and_the_model_is_told() 
         .build()
         .unwrap();
     let outcome = runtime
-        .run_session(&SessionId::generate(), "go", &CancellationToken::new())
+        .session(&SessionId::generate())
+        .prompt("go")
         .await
         .unwrap();
     assert_eq!(outcome.final_text, "done");

@@ -397,7 +397,9 @@ impl Chat {
         let result = self
             .agent
             .runtime
-            .run_session(&self.session, text, &cancel)
+            .session(&self.session)
+            .prompt(text)
+            .cancel(&cancel)
             .await;
         self.interrupts.end_turn();
         if let Some(watch) = watch {

@@ -51,15 +51,15 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
         agent::starting_session(&agent.memory, &effective, args.options.continue_latest).await?;
     tracing::debug!(session = %session, model = %effective.provider.model, "starting run");
     let cancel = interrupts.begin_turn();
-    let result = match &output {
-        Some(output) => {
-            agent
-                .runtime
-                .run_session_structured(&session, prompt, &cancel, output)
-                .await
-        }
-        None => agent.runtime.run_session(&session, prompt, &cancel).await,
-    };
+    let mut request = agent
+        .runtime
+        .session(&session)
+        .prompt(prompt)
+        .cancel(&cancel);
+    if let Some(output) = output {
+        request = request.structured(output);
+    }
+    let result = request.await;
     interrupts.end_turn();
     renderer.finish();
     let fresh = effective.runtime.session.is_none() && !args.options.continue_latest;

@@ -141,18 +141,14 @@ impl AgentRunner {
             (Some(memory), true) => memory.session_exists(&session_id).await.unwrap_or(false),
             _ => false,
         };
-        let outcome = if resume {
+        let mut request = runtime.session(&session_id).cancel(&run.cancel);
+        if resume {
+            // A request without a prompt resumes the stored session.
             tracing::info!(run_id = %run.run_id, "continuing a run taken over from a worker that stopped");
-            runtime
-                .resume_session(&session_id, &run.cancel)
-                .instrument(span)
-                .await
         } else {
-            runtime
-                .run_session(&session_id, prompt, &run.cancel)
-                .instrument(span)
-                .await
-        };
+            request = request.prompt(prompt);
+        }
+        let outcome = request.into_future().instrument(span).await;
         match outcome {
             Ok(outcome) => Ok(json!({
                 "text": outcome.final_text,

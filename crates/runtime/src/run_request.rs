@@ -1,0 +1,514 @@
+//! One run of a session, described before it starts: [`RunRequest`] gathers the
+//! prompt, cancellation token, event sink, tool choice and answer schema of a run,
+//! then runs it when awaited (or streams it).
+
+use std::future::{Future, IntoFuture};
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use oxydra_types::{RuntimeEvent, SessionId};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::RuntimeError;
+use crate::events::{EventSink, RuntimeEventStream};
+use crate::runtime::{AgentRuntime, SessionOutcome};
+use crate::structured_output::OutputSchema;
+use crate::tool_choice::ToolChoicePolicy;
+
+/// The future a request runs as (boxed: the turn loop's future is large).
+type RunFuture<T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send>>;
+
+/// One run in a session, from [`AgentRuntime::session`]: set what differs from the
+/// runtime's defaults, then `.await` it for the [`SessionOutcome`], or call
+/// [`stream`](Self::stream) for its events as they happen.
+///
+/// With a [`prompt`](Self::prompt) the run sends it as the user's message (continuing
+/// the session if it exists). Without one it **resumes** the stored session, as a run
+/// taken over from a process that died mid-run does: the conversation is loaded and
+/// repaired (orphaned tool calls get `interrupted` results) and the loop runs on until
+/// the model answers without tool calls; a conversation already ending with the
+/// model's answer returns that answer without calling the model.
+///
+/// Events go to the runtime's event sink (and the request's own, if given) as they
+/// happen, ending with exactly one `final` or `error` event. With memory the run
+/// holds the session's lease from start to end: a session has one writer at a time,
+/// across runtimes and processes sharing the store.
+///
+/// # Errors
+/// Awaiting gives [`RuntimeError::Cancelled`] when the [`cancel`](Self::cancel) token
+/// fires, [`RuntimeError::BudgetExceeded`] when a budget runs out (for a structured
+/// answer: no valid one came within `max_turns`), [`RuntimeError::Provider`] when the
+/// provider fails, [`RuntimeError::Memory`] when storing fails,
+/// [`RuntimeError::SessionBusy`] when another run holds the session past the
+/// builder's [`session_wait`](crate::AgentRuntimeBuilder::session_wait) (nothing is
+/// stored then). Whatever was stored before the error stays stored, and every tool
+/// call has its result.
+///
+/// ```
+/// use std::sync::Arc;
+/// use oxydra_provider::{ScriptedProvider, ScriptedTurn, ToolChoice};
+/// use oxydra_runtime::{AgentRuntime, CancellationToken, CollectingEventSink};
+/// use oxydra_types::SessionId;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let provider = Arc::new(ScriptedProvider::new(vec![ScriptedTurn::text("Hello!")]));
+/// let runtime = AgentRuntime::builder().provider(provider).model("m").build().unwrap();
+/// let events = Arc::new(CollectingEventSink::new());
+/// let cancel = CancellationToken::new();
+/// let outcome = runtime
+///     .session(&SessionId::generate())
+///     .prompt("Hi")
+///     .events(events.clone())
+///     .tool_choice(ToolChoice::Auto)
+///     .cancel(&cancel)
+///     .await
+///     .unwrap();
+/// assert_eq!(outcome.final_text, "Hello!");
+/// assert!(!events.events().is_empty());
+/// # });
+/// ```
+#[must_use = "a run request does nothing until it is awaited or streamed"]
+pub struct RunRequest {
+    runtime: AgentRuntime,
+    session_id: SessionId,
+    prompt: Option<String>,
+    cancel: Option<CancellationToken>,
+    events: Option<Arc<dyn EventSink>>,
+    tool_choice: Option<Arc<dyn ToolChoicePolicy>>,
+    output: Option<OutputSchema>,
+}
+
+impl std::fmt::Debug for RunRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunRequest")
+            .field("session_id", &self.session_id)
+            .field("prompt", &self.prompt.is_some())
+            .field("cancel", &self.cancel.is_some())
+            .field("events", &self.events.is_some())
+            .field("tool_choice", &self.tool_choice)
+            .field("output", &self.output.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentRuntime {
+    /// A run in session `session_id` (a new one, or a stored one to continue): give
+    /// it a [`prompt`](RunRequest::prompt) and any options, then `.await` it. Without
+    /// a prompt it resumes the stored conversation.
+    pub fn session(&self, session_id: &SessionId) -> RunRequest {
+        RunRequest {
+            runtime: self.clone(),
+            session_id: session_id.clone(),
+            prompt: None,
+            cancel: None,
+            events: None,
+            tool_choice: None,
+            output: None,
+        }
+    }
+}
+
+impl RunRequest {
+    /// The user's message this run sends.
+    pub fn prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.prompt = Some(prompt.into());
+        self
+    }
+
+    /// Cancels the run when `cancel` fires (a clone of it is kept; without one the
+    /// run has a token of its own that nothing cancels).
+    pub fn cancel(mut self, cancel: &CancellationToken) -> Self {
+        self.cancel = Some(cancel.clone());
+        self
+    }
+
+    /// Also sends this run's events to `sink`, beside the runtime's own sink.
+    pub fn events(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.events = Some(sink);
+        self
+    }
+
+    /// The tool choice of this run's turns (a
+    /// [`ToolChoice`](oxydra_provider::ToolChoice), or a policy per turn) in place of
+    /// the runtime's ([`AgentRuntimeBuilder::tool_choice`](crate::AgentRuntimeBuilder::tool_choice)).
+    pub fn tool_choice(mut self, policy: impl ToolChoicePolicy + 'static) -> Self {
+        self.tool_choice = Some(Arc::new(policy));
+        self
+    }
+
+    /// The final answer must satisfy `output` (a JSON Schema known at run time): the
+    /// model answers through a `final_answer` tool, an answer that does not validate
+    /// goes back to it with the errors, and the outcome's `output` (and the `final`
+    /// event's) holds the answer.
+    pub fn structured(mut self, output: OutputSchema) -> Self {
+        self.output = Some(output);
+        self
+    }
+
+    /// The final answer must be a `T`: as [`structured`](Self::structured) with `T`'s
+    /// JSON Schema, and the answer must also deserialize into `T`. The typed request
+    /// resolves to the value and the outcome; set the other options first.
+    pub fn output<T>(self) -> TypedRunRequest<T>
+    where
+        T: DeserializeOwned + JsonSchema + 'static,
+    {
+        TypedRunRequest {
+            request: self,
+            answer: PhantomData,
+        }
+    }
+
+    /// The session this request runs in.
+    pub fn session_id(&self) -> &SessionId {
+        &self.session_id
+    }
+
+    /// Runs the request on a spawned task and returns its events as a stream (text
+    /// deltas, progress, tool and lifecycle events, ending with `final` or `error`)
+    /// and the task's handle, which yields the outcome.
+    ///
+    /// Must be called within a tokio runtime.
+    pub fn stream(
+        self,
+    ) -> (
+        RuntimeEventStream,
+        JoinHandle<Result<SessionOutcome, RuntimeError>>,
+    ) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let handle = tokio::spawn(self.execute(Some(sender)));
+        (RuntimeEventStream::new(receiver), handle)
+    }
+
+    /// Runs the request; its events also go over `channel` when given.
+    async fn execute(
+        self,
+        channel: Option<mpsc::UnboundedSender<RuntimeEvent>>,
+    ) -> Result<SessionOutcome, RuntimeError> {
+        let Self {
+            runtime,
+            session_id,
+            prompt,
+            cancel,
+            events,
+            tool_choice,
+            output,
+        } = self;
+        let cancel = cancel.unwrap_or_default();
+        let events = runtime.run_events(events, channel);
+        runtime
+            .run_with(
+                &session_id,
+                prompt,
+                &cancel,
+                events,
+                output.as_ref(),
+                tool_choice.as_deref(),
+            )
+            .await
+    }
+}
+
+impl IntoFuture for RunRequest {
+    type Output = Result<SessionOutcome, RuntimeError>;
+    type IntoFuture = RunFuture<SessionOutcome>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.execute(None))
+    }
+}
+
+/// A [`RunRequest`] whose answer is a `T` (from [`RunRequest::output`]); awaiting it
+/// gives the value and the [`SessionOutcome`].
+///
+/// # Errors
+/// As [`RunRequest`]; [`RuntimeError::Config`] when `T`'s schema does not compile
+/// (before the run starts) or the checked answer does not deserialize.
+#[must_use = "a run request does nothing until it is awaited"]
+pub struct TypedRunRequest<T> {
+    request: RunRequest,
+    answer: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for TypedRunRequest<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TypedRunRequest")
+            .field("request", &self.request)
+            .field("answer", &std::any::type_name::<T>())
+            .finish()
+    }
+}
+
+impl<T> IntoFuture for TypedRunRequest<T>
+where
+    T: DeserializeOwned + JsonSchema + 'static,
+{
+    type Output = Result<(T, SessionOutcome), RuntimeError>;
+    type IntoFuture = RunFuture<(T, SessionOutcome)>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let request = self.request;
+        Box::pin(async move {
+            let output = OutputSchema::of::<T>()?;
+            let outcome = request.structured(output).execute(None).await?;
+            let value = outcome.output.clone().unwrap_or_default();
+            let value = T::deserialize(value).map_err(|error| {
+                RuntimeError::Config(format!("the checked answer does not deserialize: {error}"))
+            })?;
+            Ok((value, outcome))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+    use std::time::Duration;
+
+    use futures::StreamExt;
+    use oxydra_provider::{ScriptedProvider, ScriptedTurn, ToolChoice};
+    use oxydra_types::{Message, MessageRole};
+    use schemars::{Schema, SchemaGenerator, json_schema};
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use super::*;
+    use crate::events::CollectingEventSink;
+    use crate::structured_output::FINAL_ANSWER_TOOL;
+
+    fn scripted(turns: Vec<ScriptedTurn>) -> Arc<ScriptedProvider> {
+        Arc::new(ScriptedProvider::new(turns))
+    }
+
+    fn runtime(provider: &Arc<ScriptedProvider>, sink: &Arc<CollectingEventSink>) -> AgentRuntime {
+        AgentRuntime::builder()
+            .provider(provider.clone())
+            .model("test-model")
+            .event_sink(sink.clone())
+            .build()
+            .unwrap()
+    }
+
+    fn is_final(event: Option<&RuntimeEvent>) -> bool {
+        matches!(event, Some(RuntimeEvent::Final { .. }))
+    }
+
+    #[tokio::test]
+    async fn the_requests_sink_gets_this_runs_events_and_no_other_runs() {
+        let provider = scripted(vec![ScriptedTurn::text("one"), ScriptedTurn::text("two")]);
+        let runtime_sink = Arc::new(CollectingEventSink::new());
+        let runtime = runtime(&provider, &runtime_sink);
+        let run_sink = Arc::new(CollectingEventSink::new());
+        let outcome = runtime
+            .session(&SessionId::generate())
+            .prompt("first")
+            .events(run_sink.clone())
+            .await
+            .unwrap();
+        assert_eq!(outcome.final_text, "one");
+        let seen = run_sink.take();
+        assert!(is_final(seen.last()), "{seen:?}");
+        assert_eq!(runtime_sink.take(), seen);
+        // A request without a sink of its own reaches only the runtime's.
+        runtime
+            .session(&SessionId::generate())
+            .prompt("second")
+            .await
+            .unwrap();
+        assert!(run_sink.events().is_empty());
+        assert!(is_final(runtime_sink.events().last()));
+    }
+
+    #[tokio::test]
+    async fn the_requests_tool_choice_replaces_the_runtimes_for_that_run_only() {
+        let provider = scripted(vec![ScriptedTurn::text("a"), ScriptedTurn::text("b")]);
+        let runtime = AgentRuntime::builder()
+            .provider(provider.clone())
+            .model("test-model")
+            .tool_choice(ToolChoice::Required)
+            .build()
+            .unwrap();
+        let session = SessionId::generate();
+        runtime
+            .session(&session)
+            .prompt("q1")
+            .tool_choice(ToolChoice::None)
+            .await
+            .unwrap();
+        runtime.session(&session).prompt("q2").await.unwrap();
+        let choices: Vec<ToolChoice> = provider
+            .requests()
+            .into_iter()
+            .map(|request| request.tool_choice)
+            .collect();
+        assert_eq!(choices, [ToolChoice::None, ToolChoice::Required]);
+    }
+
+    /// A type whose schema takes any object but that deserializes only a small `n`:
+    /// an answer can pass the schema and still not be a `Strict`.
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Strict {
+        n: u8,
+    }
+
+    impl JsonSchema for Strict {
+        fn schema_name() -> Cow<'static, str> {
+            "Strict".into()
+        }
+
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            json_schema!({"type": "object"})
+        }
+    }
+
+    #[tokio::test]
+    async fn a_typed_answer_that_does_not_deserialize_goes_back_to_the_model() {
+        let provider = scripted(vec![
+            ScriptedTurn::tool_call("c1", FINAL_ANSWER_TOOL, r#"{"n":300}"#),
+            ScriptedTurn::tool_call("c2", FINAL_ANSWER_TOOL, r#"{"n":7}"#),
+        ]);
+        let sink = Arc::new(CollectingEventSink::new());
+        let runtime = runtime(&provider, &sink);
+        let (value, outcome) = runtime
+            .session(&SessionId::generate())
+            .prompt("n?")
+            .output::<Strict>()
+            .await
+            .unwrap();
+        assert_eq!(value, Strict { n: 7 });
+        assert_eq!(outcome.turns, 2);
+        assert_eq!(outcome.output, Some(json!({"n": 7})));
+        let requests = provider.requests();
+        let failure = requests[1].messages.last().unwrap();
+        assert_eq!(failure.role, MessageRole::Tool);
+        assert!(
+            failure.text().contains("does not fit"),
+            "{}",
+            failure.text()
+        );
+    }
+
+    /// A type whose schema is not a JSON Schema.
+    #[derive(Debug, Deserialize)]
+    struct Broken;
+
+    impl JsonSchema for Broken {
+        fn schema_name() -> Cow<'static, str> {
+            "Broken".into()
+        }
+
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            json_schema!({"type": "no-such-type"})
+        }
+    }
+
+    #[tokio::test]
+    async fn a_typed_request_whose_schema_does_not_compile_fails_before_the_run() {
+        let provider = scripted(vec![ScriptedTurn::text("unused")]);
+        let sink = Arc::new(CollectingEventSink::new());
+        let runtime = runtime(&provider, &sink);
+        let error = runtime
+            .session(&SessionId::generate())
+            .prompt("q")
+            .output::<Broken>()
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), "config", "{error}");
+        assert!(provider.requests().is_empty());
+        assert!(sink.events().is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_requests_cancel_token_cancels_the_run_in_flight() {
+        let provider = scripted(vec![ScriptedTurn::HangAfter(Vec::new())]);
+        let sink = Arc::new(CollectingEventSink::new());
+        let runtime = runtime(&provider, &sink);
+        let cancel = CancellationToken::new();
+        let run = tokio::spawn(
+            runtime
+                .session(&SessionId::generate())
+                .prompt("wait")
+                .cancel(&cancel)
+                .into_future(),
+        );
+        // The provider was called and hangs until the token fires.
+        let called = async {
+            while provider.requests().is_empty() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(1), called)
+            .await
+            .unwrap();
+        assert!(!run.is_finished());
+        cancel.cancel();
+        let result = tokio::time::timeout(Duration::from_secs(1), run)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(matches!(result, Err(RuntimeError::Cancelled)), "{result:?}");
+        assert!(matches!(
+            sink.events().last(),
+            Some(RuntimeEvent::Error { kind, .. }) if kind == "cancelled"
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_request_without_a_prompt_resumes_the_stored_conversation() {
+        let provider = scripted(vec![ScriptedTurn::text("4")]);
+        let sink = Arc::new(CollectingEventSink::new());
+        let runtime = runtime(&provider, &sink);
+        let session = SessionId::generate();
+        runtime
+            .append_messages(&session, vec![Message::user("2 + 2?")])
+            .await
+            .unwrap();
+        let outcome = runtime.session(&session).await.unwrap();
+        assert_eq!(outcome.final_text, "4");
+        assert_eq!(outcome.turns, 1);
+        // The model saw the stored question and no new message.
+        let sent = &provider.requests()[0].messages;
+        let users: Vec<&Message> = sent
+            .iter()
+            .filter(|message| message.role == MessageRole::User)
+            .collect();
+        assert_eq!(users.len(), 1);
+        assert_eq!(users[0].text(), "2 + 2?");
+        // Resuming a conversation that ends with the answer returns it without a call.
+        let again = runtime.session(&session).await.unwrap();
+        assert_eq!(again.final_text, "4");
+        assert_eq!(again.turns, 0);
+        assert_eq!(provider.requests().len(), 1);
+        assert_eq!(runtime.session_messages(&session).await.unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_streamed_request_takes_its_sink_and_schema_too() {
+        let provider = scripted(vec![ScriptedTurn::tool_call(
+            "c1",
+            FINAL_ANSWER_TOOL,
+            r#"{"value":["a","b"]}"#,
+        )]);
+        let sink = Arc::new(CollectingEventSink::new());
+        let runtime = runtime(&provider, &sink);
+        let run_sink = Arc::new(CollectingEventSink::new());
+        let schema =
+            OutputSchema::new(json!({"type": "array", "items": {"type": "string"}})).unwrap();
+        let (stream, handle) = runtime
+            .session(&SessionId::generate())
+            .prompt("two words")
+            .events(run_sink.clone())
+            .structured(schema)
+            .stream();
+        let streamed: Vec<RuntimeEvent> = stream.collect().await;
+        let outcome = handle.await.unwrap().unwrap();
+        assert_eq!(outcome.output, Some(json!(["a", "b"])));
+        assert!(is_final(streamed.last()), "{streamed:?}");
+        assert_eq!(run_sink.events(), streamed);
+        assert_eq!(sink.events(), streamed);
+    }
+}
