@@ -229,6 +229,7 @@ fn public_provider(kind: ProviderKind) -> Option<EffectiveProvider> {
         api_key_env: Some(var.to_owned()),
         api_key: Some(config::Secret::new(key)),
         max_response_bytes: None,
+        first_byte_timeout_secs: None,
         api: (kind == ProviderKind::Openai).then_some(config::OpenAiApi::Chat),
         reasoning_effort: None,
         thinking_budget: None,

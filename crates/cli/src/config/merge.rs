@@ -89,6 +89,9 @@ pub struct EffectiveProvider {
     /// `[provider] max_response_bytes`; `None`: the client's default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_response_bytes: Option<usize>,
+    /// `[provider] first_byte_timeout_secs`; `None`: the client's default (60 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_byte_timeout_secs: Option<u64>,
     /// The OpenAI API (`--api`, `[provider] api`); `None` for other kinds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api: Option<OpenAiApi>,
