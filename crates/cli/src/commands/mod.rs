@@ -16,6 +16,8 @@ pub mod service;
 pub mod sessions;
 pub mod tool_choice;
 pub mod trust;
+#[cfg(feature = "local")]
+pub mod workspace_paths;
 
 use crate::args::{Cli, Command};
 use crate::error::CliError;
