@@ -11,10 +11,12 @@
 //!   generated tables of `docs/performance.md`.
 //! - `cargo xtask tasks [--runs N] [--write] [--only NAME] [-- RUN FLAGS]` — plain
 //!   one-step workspace tasks run by the `oxydra` binary on a small model, judged by
-//!   their outcome (see `tasks.rs`).
+//!   their outcome (see `tasks.rs`); `--peer` also runs them against llama-cpp-python's
+//!   server on the same model (`peer.rs`, installed by `scripts/install-peer-server.sh`).
 
 mod bench;
 mod ci;
+mod peer;
 mod run;
 mod setup;
 mod tasks;

@@ -9,9 +9,14 @@
 //! puts it into `docs/performance.md` between its markers.
 //!
 //! Options: `--runs N` (default 3), `--oxydra PATH` (default the debug build in the
-//! target dir), `--write`, `--only NAME`, and after `--` any flags for `oxydra run`
-//! (default: `--provider local --model` the test model). Each run gets a fresh
-//! workspace, config dir and database.
+//! target dir), `--write`, `--only NAME`, `--peer`, and after `--` any flags for
+//! `oxydra run` (default: `--provider local --model` the test model). Each run gets a
+//! fresh workspace, config dir and database.
+//!
+//! `--peer` runs the suite a second time against llama-cpp-python's server running
+//! the same model with `chatml-function-calling`, driven through oxydra's `openai`
+//! provider (see `peer.rs`; install it with `scripts/install-peer-server.sh`), and
+//! puts both side by side in the table.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -109,6 +114,14 @@ const TASKS: &[Task] = &[
     },
 ];
 
+/// One way of running the suite: a column group of the table.
+struct Setup {
+    /// The column group's heading.
+    label: String,
+    /// The flags for `oxydra run`.
+    flags: Vec<String>,
+}
+
 /// The outcome of one run.
 struct Outcome {
     success: bool,
@@ -123,6 +136,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut oxydra: Option<PathBuf> = None;
     let mut write = false;
     let mut only: Option<String> = None;
+    let mut peer = false;
     let mut extra: Vec<String> = Vec::new();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -137,6 +151,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--oxydra" => oxydra = Some(rest.next().ok_or("--oxydra needs a path")?.into()),
             "--write" => write = true,
             "--only" => only = Some(rest.next().ok_or("--only needs a task name")?.clone()),
+            "--peer" => peer = true,
             "--" => {
                 extra = rest.by_ref().cloned().collect();
             }
@@ -151,30 +166,69 @@ pub fn run(args: &[String]) -> Result<(), String> {
             oxydra.display()
         ));
     }
+    let model = test_model(&root, &target);
     if extra.is_empty() {
-        let model = test_model(&root, &target)?;
         extra = vec![
             "--provider".into(),
             "local".into(),
             "--model".into(),
-            model.display().to_string(),
+            model.clone()?.display().to_string(),
         ];
     }
+    let tasks: Vec<&Task> = TASKS
+        .iter()
+        .filter(|task| only.as_deref().is_none_or(|name| task.name.contains(name)))
+        .collect();
+    let mut setups = vec![Setup {
+        label: "oxydra".into(),
+        flags: extra,
+    }];
+    let mut columns = vec![run_setup(&oxydra, setups.first(), &tasks, runs)?];
+    if peer {
+        let threads = std::thread::available_parallelism().map_or(2, usize::from);
+        let server = crate::peer::PeerServer::start(&target, &model?, threads)?;
+        setups.push(Setup {
+            label: "llama-cpp-python".into(),
+            flags: vec![
+                "--provider".into(),
+                "openai".into(),
+                "--base-url".into(),
+                server.base_url.clone(),
+                "--model".into(),
+                "smollm2-135m".into(),
+            ],
+        });
+        columns.push(run_setup(&oxydra, setups.get(1), &tasks, runs)?);
+    }
+    let names: Vec<&str> = tasks.iter().map(|task| task.name).collect();
+    let table = render(&names, &setups, &columns);
+    println!("{table}");
+    if write {
+        let doc = root.join("docs/performance.md");
+        crate::bench::write_table(&doc, START, END, &table)?;
+        eprintln!("==> wrote the task-suite table to {}", doc.display());
+    }
+    Ok(())
+}
+
+/// Runs every task of `tasks` `runs` times with `setup`'s flags: one column group.
+fn run_setup(
+    oxydra: &Path,
+    setup: Option<&Setup>,
+    tasks: &[&Task],
+    runs: usize,
+) -> Result<Vec<Vec<Outcome>>, String> {
+    let setup = setup.ok_or("no setup")?;
     let scratch = std::env::temp_dir().join(format!("oxydra-tasks-{}", std::process::id()));
-    let mut rows = Vec::new();
-    for task in TASKS {
-        if only
-            .as_deref()
-            .is_some_and(|name| !task.name.contains(name))
-        {
-            continue;
-        }
+    let mut column = Vec::new();
+    for task in tasks {
         let mut outcomes = Vec::new();
         for index in 0..runs {
             let dir = scratch.join(format!("{}-{index}", task.name.replace(' ', "-")));
-            let outcome = run_task(&oxydra, &extra, task, &dir)?;
+            let outcome = run_task(oxydra, &setup.flags, task, &dir)?;
             eprintln!(
-                "{:<28} run {}: {} ({} tool calls, {:.1} s)",
+                "{:<16} {:<28} run {}: {} ({} tool calls, {:.1} s)",
+                setup.label,
                 task.name,
                 index + 1,
                 if outcome.success { "done" } else { "failed" },
@@ -183,17 +237,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
             );
             outcomes.push(outcome);
         }
-        rows.push((task.name, outcomes));
+        column.push(outcomes);
     }
     let _ = fs::remove_dir_all(&scratch);
-    let table = render(&rows, &extra);
-    println!("{table}");
-    if write {
-        let doc = root.join("docs/performance.md");
-        crate::bench::write_table(&doc, START, END, &table)?;
-        eprintln!("==> wrote the task-suite table to {}", doc.display());
-    }
-    Ok(())
+    Ok(column)
 }
 
 /// The test model: `OXYDRA_TEST_MODEL`, or the one the fetch script put in the
@@ -298,43 +345,68 @@ fn median(mut values: Vec<f64>) -> f64 {
     }
 }
 
-fn render(rows: &[(&str, Vec<Outcome>)], extra: &[String]) -> String {
-    let mut out = String::from(
-        "| task | success | tool calls (per run) | median time |\n|---|---|---|---|\n",
-    );
-    let mut done = 0;
-    let mut total = 0;
-    for (name, outcomes) in rows {
-        let successes = outcomes.iter().filter(|o| o.success).count();
-        done += successes;
-        total += outcomes.len();
-        let calls = outcomes
-            .iter()
-            .map(|o| o.tool_calls.to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
-        let time = median(outcomes.iter().map(|o| o.seconds).collect());
+/// The table: a row per task, a column group per setup (successes, tool calls of
+/// each run, median time), and a line per setup with its totals and flags.
+fn render(tasks: &[&str], setups: &[Setup], columns: &[Vec<Vec<Outcome>>]) -> String {
+    let mut head = String::from("| task |");
+    let mut rule = String::from("|---|");
+    for setup in setups {
+        let label = &setup.label;
+        head.push_str(&format!(
+            " {label}: success | {label}: tool calls (per run) | {label}: median time |"
+        ));
+        rule.push_str("---|---|---|");
+    }
+    let mut out = format!("{head}\n{rule}\n");
+    for (row, name) in tasks.iter().enumerate() {
+        out.push_str(&format!("| {name} |"));
+        for column in columns {
+            let outcomes = column.get(row).map(Vec::as_slice).unwrap_or_default();
+            let successes = outcomes.iter().filter(|o| o.success).count();
+            let calls = outcomes
+                .iter()
+                .map(|o| o.tool_calls.to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let time = median(outcomes.iter().map(|o| o.seconds).collect());
+            out.push_str(&format!(
+                " {successes}/{} | {calls} | {time:.1} s |",
+                outcomes.len()
+            ));
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+    for (setup, column) in setups.iter().zip(columns) {
+        let done = column.iter().flatten().filter(|o| o.success).count();
+        let total = column.iter().map(Vec::len).sum::<usize>();
+        let calls = column.iter().flatten().map(|o| o.tool_calls).sum::<usize>();
         out.push_str(&format!(
-            "| {name} | {successes}/{} | {calls} | {:.1} s |\n",
-            outcomes.len(),
-            time
+            "{}: {done}/{total} done, {calls} tool calls, with `oxydra run {}` and \
+             `max_output_tokens = {MAX_OUTPUT_TOKENS}`.\n",
+            setup.label,
+            shown_flags(&setup.flags)
         ));
     }
-    let flags = extra
+    out
+}
+
+/// The flags as the table shows them: file paths by their file name, loopback URLs
+/// without their (random) port.
+fn shown_flags(flags: &[String]) -> String {
+    flags
         .iter()
         .map(|a| {
+            if a.starts_with("http://127.0.0.1:") {
+                return "http://127.0.0.1:PORT/v1".to_owned();
+            }
             Path::new(a)
                 .file_name()
                 .filter(|_| a.contains('/'))
                 .map_or(a.clone(), |f| f.to_string_lossy().into_owned())
         })
         .collect::<Vec<_>>()
-        .join(" ");
-    out.push_str(&format!(
-        "\nAll tasks: {done}/{total} done, with `oxydra run {flags}` and \
-         `max_output_tokens = {MAX_OUTPUT_TOKENS}`.\n"
-    ));
-    out
+        .join(" ")
 }
 
 #[cfg(test)]
@@ -355,13 +427,52 @@ mod tests {
             tool_calls,
             seconds: 2.0,
         };
-        let rows = vec![("t", vec![outcome(true, 1), outcome(false, 0)])];
-        let table = render(&rows, &["--model".into(), "/a/b/m.gguf".into()]);
+        let setups = [Setup {
+            label: "oxydra".into(),
+            flags: vec!["--model".into(), "/a/b/m.gguf".into()],
+        }];
+        let columns = vec![vec![vec![outcome(true, 1), outcome(false, 0)]]];
+        let table = render(&["t"], &setups, &columns);
         assert!(table.contains("| t | 1/2 | 1, 0 | 2.0 s |"), "{table}");
         assert!(
-            table.contains("All tasks: 1/2 done, with `oxydra run --model m.gguf`"),
+            table.contains("oxydra: 1/2 done, 1 tool calls, with `oxydra run --model m.gguf`"),
             "{table}"
         );
+    }
+
+    #[test]
+    fn a_peer_gets_a_column_group_of_its_own_and_no_port() {
+        let outcome = |success, tool_calls| Outcome {
+            success,
+            tool_calls,
+            seconds: 1.0,
+        };
+        let setups = [
+            Setup {
+                label: "oxydra".into(),
+                flags: vec!["--provider".into(), "local".into()],
+            },
+            Setup {
+                label: "peer".into(),
+                flags: vec!["--base-url".into(), "http://127.0.0.1:4321/v1".into()],
+            },
+        ];
+        let columns = vec![
+            vec![vec![outcome(true, 2)], vec![outcome(true, 1)]],
+            vec![vec![outcome(false, 0)], vec![outcome(true, 3)]],
+        ];
+        let table = render(&["a", "b"], &setups, &columns);
+        assert!(
+            table.contains("| a | 1/1 | 2 | 1.0 s | 0/1 | 0 | 1.0 s |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| b | 1/1 | 1 | 1.0 s | 1/1 | 3 | 1.0 s |"),
+            "{table}"
+        );
+        assert!(table.contains("peer: 1/2 done, 3 tool calls"), "{table}");
+        assert!(table.contains("http://127.0.0.1:PORT/v1"), "{table}");
+        assert!(!table.contains("4321"), "{table}");
     }
 
     #[test]

@@ -27,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+mod choices;
 mod config;
 mod engine;
 mod error;
@@ -42,6 +43,7 @@ mod template;
 mod tool_format;
 mod tool_prompt;
 
+pub use choices::{ArgumentChoice, ArgumentChoices};
 pub use config::{DEFAULT_MAX_CONTEXT, LocalConfig};
 pub use error::LocalError;
 pub use grammar::{ToolGrammar, tool_grammar};

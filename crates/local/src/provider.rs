@@ -14,6 +14,7 @@ use oxydra_types::{FinishReason, Message, StreamItem, ToolSchema, Usage};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
+use crate::choices::{self, ArgumentChoices};
 use crate::config::LocalConfig;
 use crate::engine::{Event, Job, REPETITION_FINISH};
 use crate::error::LocalError;
@@ -40,6 +41,7 @@ pub const SMALL_MODEL_PARAMETERS: u64 = 1_000_000_000;
 pub struct LocalProvider {
     model: Arc<LoadedModel>,
     sampling: Sampling,
+    choices: Option<Arc<dyn ArgumentChoices>>,
 }
 
 impl LocalProvider {
@@ -49,7 +51,11 @@ impl LocalProvider {
     pub fn load(config: &LocalConfig) -> Result<Self, LocalError> {
         let model = model::load(config)?;
         let sampling = config.sampling.or(model.info.recommended).resolve()?;
-        Ok(Self { model, sampling })
+        Ok(Self {
+            model,
+            sampling,
+            choices: None,
+        })
     }
 
     /// [`load`](Self::load) on a blocking thread.
@@ -87,19 +93,37 @@ impl LocalProvider {
         self.parameters() < SMALL_MODEL_PARAMETERS
     }
 
-    /// Renders the prompt on a blocking thread (a chat template is code that came
-    /// with the model file). The wait ends when `cancel` fires, even while a
-    /// template still burns its fuel.
+    /// The same provider holding the string arguments of tool calls to the values
+    /// `choices` gives for each request (see [`ArgumentChoices`]): the paths of the
+    /// workspace for a file tool's `path`, say. Only this provider's requests see
+    /// them; the tools' own schemas do not change.
+    pub fn with_argument_choices(mut self, choices: Arc<dyn ArgumentChoices>) -> Self {
+        self.choices = Some(choices);
+        self
+    }
+
+    /// Applies the argument choices to `tools` and renders the prompt, on a blocking
+    /// thread (the choices may read the disk; a chat template is code that came with
+    /// the model file). Returns the prompt and the tools as the model sees them. The
+    /// wait ends when `cancel` fires, even while a template still burns its fuel.
     async fn render(
         &self,
         messages: &[Message],
-        tools: &[ToolSchema],
+        tools: Vec<ToolSchema>,
         cancel: &CancellationToken,
-    ) -> Result<String, ProviderError> {
+    ) -> Result<(String, Vec<ToolSchema>), ProviderError> {
         let template = Arc::clone(&self.model.info.template);
         let messages = messages.to_vec();
-        let tools = tools.to_vec();
-        let render = tokio::task::spawn_blocking(move || template.render(&messages, &tools));
+        let source = self.choices.clone().filter(|_| !tools.is_empty());
+        let render = tokio::task::spawn_blocking(move || {
+            let tools = match source {
+                Some(source) => choices::apply(&tools, &source.choices()),
+                None => tools,
+            };
+            template
+                .render(&messages, &tools)
+                .map(|prompt| (prompt, tools))
+        });
         tokio::select! {
             biased;
             () = cancel.cancelled() => Err(ProviderError::Cancelled),
@@ -130,7 +154,7 @@ impl LocalProvider {
             });
         }
         let format = self.model.info.template.tool_format();
-        let prompt = self.render(&request.messages, &tools, cancel).await?;
+        let (prompt, tools) = self.render(&request.messages, tools, cancel).await?;
         let grammar = if tools.is_empty() {
             None
         } else {

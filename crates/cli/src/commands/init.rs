@@ -181,6 +181,7 @@ mod tests {
             api_key_env: key.map(str::to_owned),
             api_key: None,
             max_response_bytes: None,
+            first_byte_timeout_secs: None,
             api: None,
             reasoning_effort: None,
             thinking_budget: None,

@@ -86,6 +86,12 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
             "expected at least 1, found 0".into(),
         ));
     }
+    if config.provider.first_byte_timeout_secs == Some(0) {
+        return Err(invalid(
+            "provider.first_byte_timeout_secs",
+            "expected at least 1, found 0".into(),
+        ));
+    }
     // The file's URL is checked, but kept as written (flags' and the environment's
     // lose a trailing `/`).
     if let Some(url) = &config.provider.base_url

@@ -147,6 +147,9 @@ pub struct ProviderSection {
     /// The most text and tool-call arguments one response may hold, in bytes
     /// (default 8 MiB); a response past it fails the call.
     pub max_response_bytes: Option<usize>,
+    /// Longest wait, in seconds, for a streamed response to begin (default 60); a
+    /// server that takes the request and never answers fails the run after it.
+    pub first_byte_timeout_secs: Option<u64>,
     /// `chat` (default) or `responses`: which OpenAI API to speak (kind `openai` only).
     pub api: Option<OpenAiApi>,
     /// `minimal`, `low`, `medium` or `high`: how hard an OpenAI reasoning model thinks

@@ -15,7 +15,7 @@
 
 use oxydra::coordinator::{DEFAULT_BODY_LIMIT, DEFAULT_MAX_CONCURRENT_RUNS};
 use oxydra::executor::{ToolRule, ToolRuleKind};
-use oxydra::provider::DEFAULT_MAX_RESPONSE_BYTES;
+use oxydra::provider::{DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES};
 use serde::Deserialize;
 
 use oxydra::tools::{DEFAULT_OUTPUT_LIMIT_BYTES, NetworkPolicy, SearchConfig, ShellConfig};
@@ -69,6 +69,7 @@ pub fn narrowing(key: &str) -> Narrowing {
         "provider.api" | "provider.reasoning_effort" => Free,
         "provider.model" => Model,
         "provider.max_response_bytes" => count(DEFAULT_MAX_RESPONSE_BYTES),
+        "provider.first_byte_timeout_secs" => secs(DEFAULT_FIRST_BYTE_TIMEOUT.as_secs()),
         "provider.threads" | "provider.thinking_budget" => Lowest(None),
         "provider.base_url" | "provider.api_key_env" => Withheld,
 

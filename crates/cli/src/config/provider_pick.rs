@@ -33,6 +33,9 @@ pub struct EffectiveProvider {
     /// `[provider] max_response_bytes`; `None`: the client's default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_response_bytes: Option<usize>,
+    /// `[provider] first_byte_timeout_secs`; `None`: the client's default (60 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_byte_timeout_secs: Option<u64>,
     /// The OpenAI API (`--api`, `[provider] api`); `None` for other kinds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api: Option<OpenAiApi>,
@@ -234,6 +237,7 @@ pub fn merge_provider(
         api_key_env,
         api_key,
         max_response_bytes: section.max_response_bytes,
+        first_byte_timeout_secs: section.first_byte_timeout_secs,
         api,
         reasoning_effort,
         thinking_budget,
@@ -396,6 +400,7 @@ fn local_provider(section: &ProviderSection, model: String) -> EffectiveProvider
         api_key_env: None,
         api_key: None,
         max_response_bytes: section.max_response_bytes,
+        first_byte_timeout_secs: section.first_byte_timeout_secs,
         api: None,
         reasoning_effort: None,
         thinking_budget: None,
@@ -418,6 +423,7 @@ pub fn public_provider(kind: ProviderKind, env: EnvLookup<'_>) -> Option<Effecti
         api_key_env: Some(info.api_key_var.to_owned()),
         api_key: Some(Secret::new(key)),
         max_response_bytes: None,
+        first_byte_timeout_secs: None,
         api: info.build_responses.map(|_| OpenAiApi::Chat),
         reasoning_effort: None,
         thinking_budget: None,

@@ -58,7 +58,10 @@ pub async fn build(
     ask_before_changes: bool,
 ) -> Result<Agent, CliError> {
     let memory = open(&effective.memory.db, &effective.memory.origin).await?;
-    let provider = super::provider::of_run(effective).await?;
+    let provider = super::tool_choice::with_workspace_paths(
+        super::provider::of_run(effective).await?,
+        &effective.runtime.workspace,
+    );
     let runtime_settings = &effective.runtime;
     let limits = runtime_settings.limits();
     let executor_config = ToolExecutorConfig {

@@ -42,6 +42,9 @@ pub async fn build(
     if let Some(bytes) = settings.max_response_bytes {
         config = config.with_max_response_bytes(bytes);
     }
+    if let Some(secs) = settings.first_byte_timeout_secs {
+        config = config.with_first_byte_timeout(std::time::Duration::from_secs(secs));
+    }
     if let Some(effort) = settings.reasoning_effort {
         config = config.with_reasoning_effort(effort.to_provider());
     }

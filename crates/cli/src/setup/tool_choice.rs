@@ -64,6 +64,34 @@ pub fn builtin_tools(
     all.subset(&SMALL_MODEL_TOOLS).unwrap_or(all)
 }
 
+/// The provider of a run in `workspace`: a small local model gets the workspace's
+/// paths as the choices of its file tools' `path` arguments
+/// ([`WorkspacePaths`](super::workspace_paths::WorkspacePaths)), so it names a file
+/// that exists rather than the placeholder of its training (`/path/to/file.txt`);
+/// any other provider is returned as it is.
+#[cfg(feature = "local")]
+pub fn with_workspace_paths(
+    provider: Arc<dyn Provider>,
+    workspace: &std::path::Path,
+) -> Arc<dyn Provider> {
+    let any: &dyn std::any::Any = provider.as_ref();
+    match any.downcast_ref::<oxydra::local::LocalProvider>() {
+        Some(local) if local.is_small() => Arc::new(local.clone().with_argument_choices(Arc::new(
+            super::workspace_paths::WorkspacePaths::new(workspace),
+        ))),
+        _ => provider,
+    }
+}
+
+/// Without the local model there is nothing to give paths to.
+#[cfg(not(feature = "local"))]
+pub fn with_workspace_paths(
+    provider: Arc<dyn Provider>,
+    _workspace: &std::path::Path,
+) -> Arc<dyn Provider> {
+    provider
+}
+
 #[cfg(feature = "local")]
 fn is_small_local(provider: &dyn Provider) -> bool {
     let provider: &dyn std::any::Any = provider;
