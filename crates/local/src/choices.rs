@@ -127,10 +127,13 @@ mod tests {
             ArgumentChoice::new("file_read", "nope", ["a"]),
             ArgumentChoice::new("file_read", "path", Vec::<String>::new()),
         ] {
-            assert_eq!(apply(&[tool.clone()], &[choice]), vec![tool.clone()]);
+            assert_eq!(
+                apply(std::slice::from_ref(&tool), &[choice]),
+                vec![tool.clone()]
+            );
         }
         let odd = ToolSchema::new("file_read", "", json!(true));
         let choice = ArgumentChoice::new("file_read", "path", ["a"]);
-        assert_eq!(apply(&[odd.clone()], &[choice]), vec![odd]);
+        assert_eq!(apply(std::slice::from_ref(&odd), &[choice]), vec![odd]);
     }
 }

@@ -11,7 +11,6 @@
 //! Then active runs end `failed` / `interrupted` as with `oxydra serve`, and every run
 //! stays readable in the database.
 
-
 use oxydra::coordinator::shutdown_signal;
 use rmcp::ServiceExt;
 use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};

@@ -139,8 +139,8 @@ mod tests {
 
     #[test]
     fn the_walk_stops_at_its_depth() {
-        let deep = format!("{}/f.txt", vec!["d"; MAX_DEPTH + 1].join("/"));
-        let shallow = format!("{}/f.txt", vec!["d"; MAX_DEPTH].join("/"));
+        let deep = format!("{}/f.txt", ["d"; MAX_DEPTH + 1].join("/"));
+        let shallow = format!("{}/f.txt", ["d"; MAX_DEPTH].join("/"));
         let dir = workspace(&[deep.as_str(), shallow.as_str()]);
         let (files, _) = listing(dir.path()).unwrap();
         assert_eq!(files, [shallow]);
