@@ -1,43 +1,17 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! One or more tests per rule kind, with its scope.
 
-mod common;
+use crate::common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use common::{FnTool, call, ctx, echo, executor};
+use common::{FnTool, call, ctx, echo, executor, recorder, violation};
 use oxydra_executor::{
     ExecutionPhase, NoopEventSink, SessionRunId, ToolExecutionError, ToolRule, ToolRuleKind,
     ToolRuleViolation,
 };
 use oxydra_tools::ToolOutput;
 use oxydra_types::SafetyTier::{ReadOnly, SideEffecting};
-use serde_json::Value;
-
-fn violation(result: &oxydra_executor::ToolCallRecord) -> &ToolRuleViolation {
-    match &result.outcome {
-        Err(ToolExecutionError::RuleViolation(v)) => v,
-        other => panic!("expected a rule violation, got {other:?}"),
-    }
-}
-
-/// A tool that remembers the arguments of each run.
-fn recorder(name: &str, tier: oxydra_types::SafetyTier) -> (FnTool, Arc<Mutex<Vec<Value>>>) {
-    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
-    let log = Arc::clone(&seen);
-    let tool = FnTool::new(name, tier, move |args, _| {
-        log.lock().unwrap().push(args);
-        async { Ok(ToolOutput::text("ok")) }
-    });
-    (tool, seen)
-}
 
 #[tokio::test]
 async fn max_calls_is_per_session_run_and_survives_heartbeat_continuations() {

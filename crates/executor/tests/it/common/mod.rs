@@ -1,20 +1,16 @@
 //! Small real tools and helpers for the executor's integration tests.
-#![allow(
-    dead_code,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
+#![allow(dead_code)]
 
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use futures::future::BoxFuture;
-use oxydra_executor::{ExecutionContext, ToolExecutor, ToolExecutorConfig, ToolRule};
+use oxydra_executor::{
+    ExecutionContext, ToolCallRecord, ToolExecutionError, ToolExecutor, ToolExecutorConfig,
+    ToolRule, ToolRuleViolation,
+};
 use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use oxydra_types::{CallId, SafetyTier, SessionId, ToolCall, ToolSchema};
 use serde_json::{Value, json};
@@ -141,4 +137,23 @@ impl InFlight {
     pub fn max(&self) -> usize {
         self.max.load(Ordering::SeqCst)
     }
+}
+
+/// The rule violation `result` ended in; fails the test on any other outcome.
+pub fn violation(result: &ToolCallRecord) -> &ToolRuleViolation {
+    match &result.outcome {
+        Err(ToolExecutionError::RuleViolation(v)) => v,
+        other => panic!("expected a rule violation, got {other:?}"),
+    }
+}
+
+/// A tool that remembers the arguments of each run.
+pub fn recorder(name: &str, tier: SafetyTier) -> (FnTool, Arc<Mutex<Vec<Value>>>) {
+    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let tool = FnTool::new(name, tier, move |args, _| {
+        log.lock().unwrap().push(args);
+        async { Ok(ToolOutput::text("ok")) }
+    });
+    (tool, seen)
 }
