@@ -1,12 +1,5 @@
 //! The mock provider server, from a real HTTP client: scripts, strictness, delivery
 //! (pieces, held, hanging, endless), recording and counters.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use std::io::Write;
 use std::time::Duration;

@@ -1,12 +1,5 @@
 //! The llama.cpp-strict request checks, alone and as a mock server option: what a
 //! llama.cpp-based server refuses is refused, and answered with its recorded 500.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use oxydra_test_support::{MockServer, Reply, fixture, validate_openai_request};
 use serde_json::json;
