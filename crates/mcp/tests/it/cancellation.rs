@@ -1,15 +1,8 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Cancelling or timing out a call sends `notifications/cancelled` to the server:
 //! a small probe server (tests/fixtures/cancel_probe.mjs, on the official TypeScript
 //! SDK) logs the cancellations it receives.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -1,13 +1,6 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Against the real `@modelcontextprotocol/server-everything` over stdio.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,13 +1,6 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Against the real `@modelcontextprotocol/server-filesystem`, rooted in a tempdir.
 
-mod common;
+use crate::common;
 
 use oxydra_mcp::{McpManager, ServerState};
 use oxydra_tools::{SafetyTier, ToolError, ToolRegistry};

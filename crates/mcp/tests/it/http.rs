@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! The streamable-HTTP transport, against server-everything in `streamableHttp` mode
 //! on 127.0.0.1.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

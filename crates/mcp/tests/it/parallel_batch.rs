@@ -1,15 +1,8 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! An agent-style batch: an MCP tool and the built-in `file_read`, taken from one
 //! registry and run at the same time. (A full runtime run with `ScriptedProvider`
 //! belongs in the runtime / workspace e2e tests, which sit above this crate.)
 
-mod common;
+use crate::common;
 
 use oxydra_mcp::McpManager;
 use oxydra_tools::{BuiltinToolsConfig, SafetyTier, ToolRegistry};
