@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `SqliteMemory::append_many` is one transaction: a failing message stores none of the batch.
 
 use oxydra_memory::{Memory, SqliteConfig, SqliteMemory};

@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `SqliteMemory` passes the backend conformance suites of `oxydra_memory::conformance`:
 //! each case on a new database file, stores opened on it as separate processes would.
 

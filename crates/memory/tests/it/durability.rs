@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Bad files, locks, newer schemas, and surviving SIGKILL.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -175,7 +168,7 @@ async fn killed_writer_loses_no_acknowledged_message() {
     let path = dir.path().join("killed.db");
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
-            "kill_safety_child_writer",
+            "durability::kill_safety_child_writer",
             "--exact",
             "--nocapture",
             "--test-threads=1",

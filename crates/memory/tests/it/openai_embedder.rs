@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `OpenAiEmbedder` against a real local HTTP server.
 
 use std::sync::Arc;
