@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! The shapes an adversarial corpus leaked through the scrubber, each with the exact
 //! output: the label stays, the secret goes, and a second pass changes nothing.
 

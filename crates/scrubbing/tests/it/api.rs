@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! The public API: ranges, kinds, borrowing, user patterns, errors, idempotence, UTF-8.
 
 use std::borrow::Cow;

@@ -1,17 +1,9 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::cast_possible_truncation,
-    clippy::cast_precision_loss,
-    missing_docs
-)]
+#![allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
 //! Recall and false-positive rate on a generated corpus: every format of the
 //! `generated` module combined with many secret values, and many hard negatives.
 //! Run with `--nocapture` to see the per-format table.
 
-mod generated;
+use crate::generated;
 
 use std::collections::BTreeMap;
 use std::ops::Range;

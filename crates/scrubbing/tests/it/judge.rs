@@ -1,6 +1,6 @@
 //! Judging the scrubber on the outside corpus (`tests/fixtures/outside/cases.jsonl`),
 //! the way its README says a case is judged. Shared by the CI test
-//! (`tests/outside_corpus.rs`) and the report binary (`examples/outside_corpus.rs`).
+//! (`tests/it/outside_corpus.rs`) and the report binary (`examples/outside_corpus.rs`).
 
 use std::collections::BTreeMap;
 use std::ops::Range;

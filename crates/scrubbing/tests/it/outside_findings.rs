@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Each finding of issue 31 (the scrubber on other projects' rule tests) and issue 26
 //! item 6 (encoded secrets), performed through `scrub`. The values here are made up
 //! for these tests; the shapes are the ones the findings named.

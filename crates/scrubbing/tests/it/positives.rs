@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Secrets in realistic contexts, each with the exact expected output.
 
 use oxydra_scrubbing::scrub;

@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Generated inputs: never panics, ranges are valid, output is rebuilt from the
 //! ranges, and scrubbing is idempotent.
 
