@@ -2,7 +2,6 @@
 //! comes back as the whole lines that fit the output limit and a marker naming the
 //! last line shown and the offset to read on, so the next call continues exactly
 //! where the last stopped; Latin-1 text is decoded and binary is refused.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use oxydra_tools::{BuiltinToolsConfig, ToolContext, ToolError, ToolRegistry};
 use serde_json::{Value, json};

@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! The file tools refuse Oxydra's own files: a model writing `oxydra.toml` (in any
 //! case, directly or through a symlink), or reading the session database or the trust
 //! store that lie in its workspace.

@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! The command sandbox, attacked through `shell_exec` with real commands: the kernel
 //! (Landlock, the read-only bind mounts, the seccomp filter) refuses each write or
 //! connection, not a check of ours on the command text.

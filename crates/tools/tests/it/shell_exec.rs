@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `shell_exec`: exit codes, output, the workspace as cwd, and process groups killed
 //! on timeout and cancellation.
 

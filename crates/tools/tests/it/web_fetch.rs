@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `web_fetch` against a real local server on 127.0.0.1.
 
 use oxydra_test_support::{MockServer, RecordedRequest, Reply};
