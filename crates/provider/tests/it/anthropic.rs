@@ -1,12 +1,5 @@
 //! The Anthropic client against recordings of extended thinking, prompt caching and a
 //! rate limit, served by a mock as strict as the real API.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,13 +1,6 @@
 //! A server that accepts the connection and never answers: a streamed request fails
 //! with a first-byte timeout naming the URL after the configured time, through the
 //! `ReliableProvider` too (no retry, no fallback to a whole request).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use std::net::TcpListener;
 use std::sync::Arc;

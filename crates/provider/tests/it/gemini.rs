@@ -1,11 +1,4 @@
 //! The Gemini client against a real local HTTP server replaying recorded streams.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -1,12 +1,5 @@
 //! A Gemini stand-in as strict as the real API about conversation shape: a two-turn
 //! tool round trip through the real client, and the requests the API refuses.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use std::sync::{Arc, Mutex};
 

@@ -1,12 +1,5 @@
 //! The Ollama native client against a real local HTTP server replaying recorded
 //! NDJSON streams.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use futures::StreamExt;
 use oxydra_provider::{

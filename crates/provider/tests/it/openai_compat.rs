@@ -1,12 +1,5 @@
 //! OpenAI-compatible servers as they behave: multi-turn tool conversations against a
 //! server as strict as llama.cpp's, and tool calls a local model wrote as text.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use futures::TryStreamExt;
 use oxydra_provider::{

@@ -1,11 +1,4 @@
 //! Retries, backoff, fallback and cancellation of `ReliableProvider` over real HTTP.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,11 +1,4 @@
 //! The wire JSON and headers the clients send, captured by a real local server.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use futures::TryStreamExt;
 use oxydra_provider::{

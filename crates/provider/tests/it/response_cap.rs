@@ -1,11 +1,4 @@
 //! A hostile provider streams without end: the clients stop at the response cap.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use std::time::Duration;
 

@@ -1,12 +1,5 @@
 //! Every recorded Responses API stream and body (OpenAI's and LM Studio's), served over
 //! a real local HTTP server and parsed by the real client.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use futures::StreamExt;
 use oxydra_provider::{

@@ -1,12 +1,5 @@
 //! Hostile and broken Responses API streams: cut, garbage, huge deltas, endless
 //! events the client skips, one event past its cap.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use futures::StreamExt;
 use oxydra_provider::{

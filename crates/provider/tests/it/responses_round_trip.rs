@@ -1,13 +1,6 @@
 //! Conversations over the Responses API against a mock as strict as OpenAI: the
 //! reasoning item of turn 1 goes back in turn 2 unchanged, before the call it led to
 //! and its output; what OpenAI refuses, the mock refuses too.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use futures::StreamExt;
 use oxydra_provider::{

@@ -1,11 +1,4 @@
 //! Broken streams from the real clients: cut, malformed, errors inside a 200.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use futures::StreamExt;
 use oxydra_provider::{

@@ -1,12 +1,5 @@
 //! The stream → complete fallback of `ReliableProvider` over real HTTP, counting the
 //! streamed and the plain requests the server receives.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use std::sync::Arc;
 use std::time::Duration;

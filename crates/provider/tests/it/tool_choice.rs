@@ -2,13 +2,6 @@
 //! each client's request, captured by a real local server answering with a recorded
 //! tool-call stream of its family (strict mocks where the family has one), carries
 //! the choice in the form its API defines, and the recorded answer still parses.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
 use futures::TryStreamExt;
 use oxydra_provider::{
