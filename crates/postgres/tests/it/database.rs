@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Connecting and migrating: errors name the server, workers starting together apply
 //! each migration once, an older schema is brought up to date, a newer one is refused.
 

@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `PostgresMemory` passes the memory conformance suites: each case on a schema of its
 //! own, stores opened on it as separate processes would (each with its own pool). The
 //! suites run twice: on the PostgreSQL 15 test server (`OXYDRA_TEST_POSTGRES_URL`,
@@ -15,18 +8,9 @@
 use oxydra_memory::RetrievalConfig;
 use oxydra_memory::conformance::MemoryBackend;
 use oxydra_postgres::testing::TestDatabase;
+
+use crate::common::Postgres;
 use oxydra_postgres::{PostgresMemory, PostgresMemoryConfig, VectorBackend};
-
-struct Postgres(TestDatabase);
-
-impl Postgres {
-    fn create() -> Option<Self> {
-        tokio::task::block_in_place(|| {
-            tokio::runtime::Handle::current().block_on(TestDatabase::create())
-        })
-        .map(Self)
-    }
-}
 
 impl MemoryBackend for Postgres {
     type Store = PostgresMemory;

@@ -1,16 +1,9 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Which vector backend a database gets: pgvector where the server has it (the
 //! extension created once even when workers start together), the in-process fallback
 //! where it has not or this login may not create it, and the move of stored vectors
 //! to pgvector (or, when a stored vector cannot be moved, no move at all).
 
-mod common;
+use crate::common;
 
 use common::{connect, dense_memory, embedding_type, migrations, raw};
 use oxydra_memory::{MemoryRetrieval, RetrievalConfig, SearchScope};

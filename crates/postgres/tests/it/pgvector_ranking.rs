@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! The two vector backends on the same data: pgvector's search on the server and the
 //! in-process ranking give the same results, and refuse the same bad vectors.
 
-mod common;
+use crate::common;
 
 use common::{DIMS, connect, dense_memory, raw};
 use oxydra_memory::{MemoryError, MemoryRetrieval, RetrievalConfig, RetrievedChunk, SearchScope};

@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Run trees on PostgreSQL, shared by every coordinator on the database: the scenarios
 //! of `oxydra_coordinator::conformance::run_trees` (a blueprint that starts itself four
 //! times a turn stays within the caps, recursion is refused unless allowed, the root's

@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Several coordinators on one PostgreSQL database: runs are claimed once, a cancel on
 //! one coordinator stops the run on the one holding it, and a run whose holder died is
 //! taken over and continued.

@@ -1,10 +1,12 @@
-//! Helpers of the pgvector tests: a dense test embedder, raw SQL on a test server.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! Helpers of the tests: a schema of its own per conformance case, a dense test
+//! embedder, raw SQL on a test server.
+#![allow(dead_code)]
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use oxydra_memory::{Embedder, MemoryError, RetrievalConfig};
+use oxydra_postgres::testing::TestDatabase;
 use oxydra_postgres::{PostgresDatabase, PostgresMemory, PostgresMemoryConfig, PostgresOptions};
 
 /// Dimensions of [`DenseEmbedder`]'s vectors.
@@ -106,4 +108,18 @@ pub async fn embedding_type(client: &tokio_postgres::Client, schema: &str) -> St
         .await
         .unwrap()
         .get(0)
+}
+
+/// A schema of its own on the test server (`OXYDRA_TEST_POSTGRES_URL`) for one
+/// conformance case, from a synchronous context on a multi-threaded runtime.
+pub struct Postgres(pub TestDatabase);
+
+impl Postgres {
+    /// `None` without a reachable server (outside CI), having said why.
+    pub fn create() -> Option<Self> {
+        tokio::task::block_in_place(|| {
+            tokio::runtime::Handle::current().block_on(TestDatabase::create())
+        })
+        .map(Self)
+    }
 }
