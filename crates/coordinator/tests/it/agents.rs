@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! AI agent runs with a scripted provider, the orchestration tools (an AI correcting
 //! its parameters from the 400 body) and blueprint loading errors.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;

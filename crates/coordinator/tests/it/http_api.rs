@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! The HTTP API against a real server on 127.0.0.1:0: the API's acceptance criteria
 //! and every error path answering JSON.
 
-mod support;
+use crate::support;
 
 use oxydra_coordinator::{CoordinatorConfig, RunnerDeps, implicit_prompt_schema};
 use serde_json::{Value, json};

@@ -1,16 +1,9 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Whoever may start a run chooses its parameters, so a deterministic step's
 //! parameters are data: a `shell_exec` step quotes them, a blueprint must declare the
 //! Privileged tools it uses, and Privileged steps need the permission broker's consent
 //! as an AI agent's calls do.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `SqliteRunStore` passes the run store conformance suite of
 //! `oxydra_coordinator::conformance`: each case on a new database file.
 

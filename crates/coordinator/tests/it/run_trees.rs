@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Run trees on SQLite (the same scenarios run on PostgreSQL in `oxydra-postgres`):
 //! a blueprint whose model starts itself four times a turn stays within the caps, a
 //! blueprint does not start itself unless allowed, and the root's `max_cost` covers

@@ -1,16 +1,9 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! The attack of issue 26 (5a), over real TCP: clients without the token that send
 //! half a request and hold the connection. Each is cut off by the header or body
 //! timeout, the connection cap holds, and the token holder is served once the slow
 //! clients are gone.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,17 +1,10 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! No parameter value is ever parsed as code by a POSIX shell: a deterministic
 //! `shell_exec` step runs under dash, bash, zsh and busybox, each called as `sh`, with
 //! payloads that run `touch marker` wherever a shell parses or evaluates them (the
 //! bash arithmetic of `[[ {{n}} -gt 100 ]]` included); the marker never appears. The
 //! shells come from `scripts/install-test-shells.sh`.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

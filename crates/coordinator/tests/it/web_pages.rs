@@ -1,16 +1,9 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! A web page the user visits attacks the API on 127.0.0.1: a cross-site "simple"
 //! request (`text/plain`, a form) that needs no CORS preflight, a DNS-rebinding page
 //! whose requests carry its own `Host`, a foreign `Origin`. Each is refused before any
 //! run is created, and the counting executor proves none ran.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
