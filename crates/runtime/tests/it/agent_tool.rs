@@ -1,15 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
-
 //! An agent offered to another as a tool: a supervisor hands a task to a sub-agent,
 //! which runs it under its own budget, its events nested under the calling call.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,17 +1,9 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
-
 //! Extended thinking through the runtime: the recorded thinking block of turn 1 goes
 //! back unchanged before its tool call on turn 2, to a mock that refuses (as Anthropic
 //! does) a thinking block that is missing or altered; usage with cache and thinking
 //! counts reaches the events and the cost.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

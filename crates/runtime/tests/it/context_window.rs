@@ -1,12 +1,4 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
-
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

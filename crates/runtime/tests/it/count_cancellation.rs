@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
-//! Cancelling a run while it counts a long history. (A file of its own: the test
-//! watches this process's encoder being loaded.)
+//! Cancelling a run while it counts a long history. (The test watches this process's
+//! encoder being loaded: nextest runs each test in a process of its own.)
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

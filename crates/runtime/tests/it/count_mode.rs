@@ -1,16 +1,8 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
-
 //! The count mode belongs to each context window: one runtime counting exactly (with
 //! the process's encoder loaded) leaves another runtime budgeting by estimate, and the
 //! other way round.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

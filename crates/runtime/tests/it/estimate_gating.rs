@@ -1,15 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
-
 //! Its own test binary, so no other test has loaded the encoder: a history whose bytes
 //! pass the budget but whose estimate is well under it is budgeted by estimate.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

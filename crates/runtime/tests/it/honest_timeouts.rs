@@ -1,11 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
-
 //! Timeouts say what happened: a model that was still answering when the turn's time
 //! ran out is over the turn budget (not "the provider did not answer"), and a server
 //! that takes the connection and never answers is a provider error naming its URL,

@@ -1,15 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
-
 //! The runtime against real provider clients talking to a local HTTP server that
 //! replays streams recorded from the OpenAI and Anthropic APIs.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! A stored session holding a huge message (a hostile provider's answer or tool
 //! arguments): restoring it and running a turn stay bounded.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

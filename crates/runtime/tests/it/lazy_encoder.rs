@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
+//! The encoder is loaded lazily. nextest runs each test in a process of its own, so no
+//! other test has loaded the encoder before these look.
 
-//! Its own test binary, so no other test has loaded the encoder.
-
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,13 +1,6 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! What leaves the runtime is scrubbed, and malformed calls do not break the run.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

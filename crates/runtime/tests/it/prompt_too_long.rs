@@ -1,13 +1,6 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! A prompt that cannot fit the context budget even alone is refused before any call.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

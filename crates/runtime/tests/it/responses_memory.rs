@@ -1,16 +1,8 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
-
 //! The runtime with the Responses API client and SQLite memory: a recorded gpt-5
 //! reasoning item is stored with its assistant message, sent back on the next turn,
 //! and sent back again after the session is restored from the database file.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `resume_session`: a run taken over from a process that died continues its stored
 //! conversation without sending the prompt again.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! One writer per session: runtimes sharing a database file (as two processes do)
 //! never interleave their runs on one session.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

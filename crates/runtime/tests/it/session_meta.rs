@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! What a run records about its session (`SessionMeta`), and a runtime that keeps a
 //! stored session's recorded system prompt.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,15 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
-
 //! Typed final output: the answer comes through `final_answer`, is validated, and
 //! invalid answers go back to the model within the turn budget.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

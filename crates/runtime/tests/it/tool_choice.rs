@@ -1,15 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
-
 //! The tool choice of each turn: the runtime's default, a per-turn policy and a
 //! per-run override reach the provider's request, and the strict OpenAI mock's wire.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
