@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Library-level end to end: the whole stack through the `oxydra` facade — an HTTP
 //! provider client, the built-in tools, the executor and SQLite memory — against a local
 //! server playing scripted and recorded OpenAI streams.
