@@ -3,8 +3,6 @@
 //! defaults; the output cap; chat templates that loop; stopping the model's thread.
 //! Without the model each test is skipped, except under `CI=true`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -12,18 +10,9 @@ use futures::StreamExt;
 use oxydra_local::{LocalConfig, LocalProvider, Sampling, SamplingOverrides};
 use oxydra_provider::{Provider, ProviderError, ProviderRequest};
 use oxydra_test_support::gguf_metadata::{MetaValue, copy_with_metadata};
+use oxydra_test_support::test_model;
 use oxydra_types::{Message, StreamItem};
 use tokio_util::sync::CancellationToken;
-
-fn test_model() -> Option<PathBuf> {
-    let model = oxydra_test_support::test_model::path();
-    if model.is_none() {
-        let why = "no test model: run scripts/fetch-test-model.sh (or set OXYDRA_TEST_MODEL)";
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-        eprintln!("skipped: {why}");
-    }
-    model
-}
 
 /// A copy of the test model in `dir` with `set` in its metadata.
 fn model_copy(model: &Path, dir: &Path, set: &[(&str, MetaValue)]) -> PathBuf {
@@ -46,7 +35,9 @@ const LOOPING_TEMPLATE: &str =
 
 #[tokio::test]
 async fn a_plain_prompt_ends_within_the_output_cap() {
-    let Some(model) = test_model() else { return };
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
     let mut config = LocalConfig::new(model);
     config.sampling.max_tokens = Some(48);
     let provider = load(config).await;
@@ -68,7 +59,9 @@ async fn a_plain_prompt_ends_within_the_output_cap() {
 
 #[tokio::test]
 async fn without_a_recommendation_in_the_gguf_the_defaults_apply() {
-    let Some(model) = test_model() else { return };
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
     let provider = load(LocalConfig::new(model)).await;
     assert_eq!(provider.sampling(), Sampling::default());
     assert_eq!(provider.sampling().temperature, 0.8);
@@ -77,7 +70,9 @@ async fn without_a_recommendation_in_the_gguf_the_defaults_apply() {
 
 #[tokio::test]
 async fn the_gguf_recommendation_is_used_and_the_configuration_wins_over_it() {
-    let Some(model) = test_model() else { return };
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let copy = model_copy(
         &model,
@@ -102,7 +97,9 @@ async fn the_gguf_recommendation_is_used_and_the_configuration_wins_over_it() {
 
 #[tokio::test]
 async fn a_chat_template_that_loops_fails_naming_its_fuel_limit() {
-    let Some(model) = test_model() else { return };
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let copy = model_copy(
         &model,
@@ -122,7 +119,9 @@ async fn a_chat_template_that_loops_fails_naming_its_fuel_limit() {
 
 #[tokio::test]
 async fn a_cancelled_turn_does_not_wait_for_a_template_still_burning_fuel() {
-    let Some(model) = test_model() else { return };
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let copy = model_copy(
         &model,
@@ -141,7 +140,9 @@ async fn a_cancelled_turn_does_not_wait_for_a_template_still_burning_fuel() {
 
 #[tokio::test]
 async fn stopping_the_models_ends_a_decode_and_joins_its_thread() {
-    let Some(model) = test_model() else { return };
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
     let mut config = LocalConfig::new(model);
     config.sampling.max_tokens = Some(100_000);
     let provider = load(config).await;
