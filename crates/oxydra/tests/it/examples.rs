@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Each example run as a user runs it, against a local server that plays the model:
 //! the example binaries (built with the tests) get the server's address through the
 //! environment, as they would get a real provider's.

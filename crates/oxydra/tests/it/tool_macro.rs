@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `#[tool]`: the generated tools' schemas, tiers and calls (the compile errors of
 //! the mistakes users make are tested in `oxydra-macros`).
 
