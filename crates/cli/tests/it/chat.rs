@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `oxydra chat`: its commands with piped lines, and on a terminal `/cancel` and Ctrl-C,
 //! and text typed during a turn (not echoed, run next).
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 

@@ -1,13 +1,6 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Configuration errors, `--print-config`, and `oxydra scrub`, through the real binary.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, output_with_stdin, stderr, stdout};
 

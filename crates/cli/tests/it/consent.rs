@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Consent asked in a real terminal: `oxydra run --approve ask` and `oxydra chat` on a
 //! pseudo-terminal, answered by typing on it.
 
-mod common;
+use crate::common;
 
 use common::{
     KillOnDrop, Pty, Sandbox, assert_exit_code, interrupt, spawn_chat_in_pty, spawn_in_pty, stderr,

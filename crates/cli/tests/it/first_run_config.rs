@@ -1,16 +1,9 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! The configuration a new user meets first, through the real binary: `oxydra init`
 //! writes the provider `run` uses now, `--print-config` prints (and loads back) before
 //! any key is set, our own help text is shown as written, and a model without a price
 //! says its cost is unknown.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, stderr, stdout};
 use oxydra_test_support::{MockServer, openai};

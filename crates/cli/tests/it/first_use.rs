@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! What a new user hits first, through the real binary: budgets for models without a
 //! known price, the prompt on stdin, rounded costs, flag errors in JSONL.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, events_of_type, json_lines, output_with_stdin, stderr, stdout};
 use oxydra_test_support::{MockServer, openai};

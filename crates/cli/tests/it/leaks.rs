@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Secrets must not leave the process unscrubbed, and malformed tool calls must not
 //! break a run: `oxydra` end to end against scripted servers.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -1,13 +1,6 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Resource limits against a hostile provider, through the real binary.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,38 +1,20 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! The local model through the `oxydra` binary: every way out of a run that is
 //! decoding (the turn timeout, SIGTERM, Ctrl-C twice) ends the process by `exit`,
 //! never by a signal (it used to die with SIGSEGV when the decode thread still ran
 //! during the process's exit); a chat template that loops cannot hold a run; the
 //! seed of `[provider.sampling]` makes an answer reproducible.
-#![cfg(feature = "local")]
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitStatus};
 
 use common::{Sandbox, spawn_captured, stderr, stdout};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use oxydra_test_support::gguf_metadata::{MetaValue, copy_with_metadata};
-
-/// The test model, or `None` (skipped) outside CI when it is not fetched.
-fn test_model() -> Option<PathBuf> {
-    let model = oxydra_test_support::test_model::path();
-    if model.is_none() {
-        let why = "no test model: run scripts/fetch-test-model.sh (or set OXYDRA_TEST_MODEL)";
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-        eprintln!("skipped: {why}");
-    }
-    model
-}
+use oxydra_test_support::test_model;
 
 /// A prompt a small model answers at length.
 const LONG_PROMPT: &str = "Write a very long story about a dragon and a knight, in twenty chapters, \
@@ -71,7 +53,9 @@ fn describe(status: ExitStatus, output: &str) -> String {
 
 #[test]
 fn fifty_turn_timeouts_during_decoding_all_exit_cleanly() {
-    let Some(model) = test_model() else { return };
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
     const RUNS: usize = 50;
     const PARALLEL: usize = 2;
     let sandboxes: Vec<Sandbox> = (0..PARALLEL).map(|_| Sandbox::new()).collect();
@@ -110,7 +94,9 @@ fn fifty_turn_timeouts_during_decoding_all_exit_cleanly() {
 
 #[test]
 fn sigterm_during_decoding_exits_with_143_not_by_the_signal() {
-    let Some(model) = test_model() else { return };
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
     let sandbox = Sandbox::new();
     let mut command = local_run(&sandbox, &model, 600);
     command.arg(LONG_PROMPT);
@@ -125,7 +111,9 @@ fn sigterm_during_decoding_exits_with_143_not_by_the_signal() {
 
 #[test]
 fn ctrl_c_twice_during_decoding_exits_with_130_not_by_the_signal() {
-    let Some(model) = test_model() else { return };
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
     let sandbox = Sandbox::new();
     let mut command = local_run(&sandbox, &model, 600);
     command.arg(LONG_PROMPT);
@@ -144,7 +132,9 @@ fn ctrl_c_twice_during_decoding_exits_with_130_not_by_the_signal() {
 
 #[test]
 fn a_model_whose_chat_template_loops_cannot_hold_a_run() {
-    let Some(model) = test_model() else { return };
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
     let sandbox = Sandbox::new();
     let copy = sandbox.path().join("looping.gguf");
     let looping =
@@ -172,7 +162,9 @@ fn a_model_whose_chat_template_loops_cannot_hold_a_run() {
 
 #[test]
 fn the_same_seed_gives_the_same_answer() {
-    let Some(model) = test_model() else { return };
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
     let sandbox = Sandbox::new();
     let config = sandbox.path().join("seeded.toml");
     std::fs::write(

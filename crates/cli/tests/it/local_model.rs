@@ -1,38 +1,17 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `oxydra run --provider local` with a real model (SmolLM2-135M-Instruct, fetched by
 //! `scripts/fetch-test-model.sh`), and the ways of picking and fetching a local
 //! model, against a local HTTP server standing in for the hub.
-#![cfg(feature = "local")]
 
-mod common;
-
-use std::path::PathBuf;
+use crate::common;
 
 use common::{Sandbox, json_lines, stderr, stdout};
-use oxydra_test_support::{MockServer, RecordedRequest, Reply};
-
-/// The test model: `OXYDRA_TEST_MODEL`, or the GGUF the fetch script put in
-/// `target/test-models`. Without it the test is skipped, except under `CI=true`,
-/// where a missing model is a failure.
-fn test_model() -> Option<PathBuf> {
-    let model = oxydra_test_support::test_model::path();
-    if model.is_none() {
-        let why = "no test model: run scripts/fetch-test-model.sh (or set OXYDRA_TEST_MODEL)";
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-        eprintln!("skipped: {why}");
-    }
-    model
-}
+use oxydra_test_support::{MockServer, RecordedRequest, Reply, test_model};
 
 #[test]
 fn a_real_model_asked_plainly_calls_a_tool_that_runs_and_the_session_is_stored() {
-    let Some(model) = test_model() else { return };
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
     let sandbox = Sandbox::new();
     std::fs::write(sandbox.workspace.join("notes.txt"), "buy milk\ncall Ana\n").unwrap();
     // Greedy, as this test was written for (the default is now temperature 0.8).

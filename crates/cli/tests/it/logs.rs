@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Log lines on stderr: coloured only on a terminal, never on the spinner's line, a
 //! failure said once; Ctrl-C leaves no spinner behind.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, assert_exit_code, interrupt, spawn_in_pty, stderr, wait_for_first_request};
 use oxydra_test_support::{MockServer, Reply};

@@ -1,15 +1,8 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `[[mcp_servers]]` in the real binary: `oxydra mcp list`, and an agent run whose
 //! model calls an MCP tool beside a built-in one, against the real
 //! `@modelcontextprotocol/server-everything` from the npm registry.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, is_gone, json_lines, read_pid, shape, stderr, stdout};
 use oxydra_test_support::{MockServer, mcp_servers, openai};

@@ -1,15 +1,8 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `oxydra mcp serve` end to end: the official MCP Python SDK (PyPI `mcp`, installed by
 //! `scripts/install-mcp-python-client.sh`) drives the real binary over stdio, and raw
 //! JSON-RPC lines attack the transport.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

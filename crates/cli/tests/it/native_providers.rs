@@ -1,14 +1,7 @@
 //! `--provider gemini` and `--provider ollama` through the binary, against a local
 //! server speaking each API.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, json_lines, stderr, stdout};
 use oxydra_test_support::{MockServer, Reply};

@@ -1,18 +1,10 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `oxydra run` exporting its spans over OTLP/HTTP to an in-process collector: the
 //! span tree of a real run (agent → turn → chat, and turn → tool batch → tool) with
 //! the GenAI conventions' attributes; nothing sent without the variable; a collector
 //! that cannot be reached changes neither the outcome nor (much) the time.
 
-mod common;
-#[path = "common/otlp.rs"]
-mod otlp;
+use crate::common;
+use crate::common::otlp;
 
 use std::io::{Read, Write};
 use std::process::{Command, Output};

@@ -1,15 +1,8 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! What `--output text` shows a person: tool lines with their arguments in short and
 //! the diff of what they changed, failures without the schema, and the answer's
 //! Markdown rendered on a terminal but left as it is when piped.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, spawn_in_pty, stderr, stdout};
 use oxydra_test_support::{MockServer, openai};

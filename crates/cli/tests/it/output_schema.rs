@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `oxydra run --output-schema FILE`: the answer validates against the file's schema,
 //! an invalid one goes back to the model, and the value lands in the `final` event.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, json_lines, stderr, stdout};
 use oxydra_test_support::{MockServer, openai};

@@ -1,13 +1,6 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! A prompt larger than the context budget, through the real binary.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, events_of_type, json_lines, output_with_stdin, stderr};
 use oxydra_test_support::{MockServer, Reply};

@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Nothing the model writes is run by another program, performed through the real
 //! binary: `oxydra run` (stdin not a terminal, so approvals are `never`) with a model
 //! that edits `.git/config`, overwrites an executable git hook, writes a hook where
@@ -16,7 +9,7 @@
 //! file's MCP script: the link and its target stay untouched, and a script changed
 //! behind Oxydra's back untrusts the file.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::os::unix::fs::{PermissionsExt, symlink};

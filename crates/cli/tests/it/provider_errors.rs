@@ -1,15 +1,8 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! What a provider's refusal looks like on stderr and in the event stream: whether a
 //! key was sent and from where, the provider's whole message, and a transport failure
 //! said once.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, events_of_type, json_lines, stderr};
 use oxydra_test_support::{MockServer, Reply};

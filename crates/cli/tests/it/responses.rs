@@ -1,17 +1,10 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `oxydra run --api responses` end to end against a Responses mock as strict as
 //! OpenAI: reasoning items are stored with the session and sent back, unchanged, on
 //! the next turn and after the session is restored by a new process;
 //! `--reasoning-effort` reaches both OpenAI APIs; `--api` and `reasoning_effort` with
 //! another provider kind are usage errors naming the flag or key.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, json_lines, stderr};
 use oxydra_test_support::responses::{self, strict_server};

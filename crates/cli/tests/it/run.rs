@@ -1,13 +1,6 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `oxydra run` end to end against local OpenAI- and Anthropic-format servers.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, events_of_type, json_lines, shape, stderr, stdout};
 use oxydra_test_support::{MockServer, openai};

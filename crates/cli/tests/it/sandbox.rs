@@ -1,16 +1,9 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `oxydra run` confines the model's commands: its `shell_exec` writes outside the
 //! workspace are refused by the kernel by default, `--sandbox read-only` refuses
 //! workspace writes too, `--sandbox full-access` lifts it, and an untrusted
 //! `./oxydra.toml` cannot lift it.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, stderr};
 use oxydra::tools::{SandboxSupport, sandbox_support};

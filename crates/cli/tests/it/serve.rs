@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `oxydra agents list` and `oxydra serve`: the `[[agents]]` of the configuration
 //! reach the coordinator, and its HTTP API runs in the real binary.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

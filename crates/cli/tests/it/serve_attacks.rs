@@ -1,15 +1,8 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `oxydra serve` attacked as a web page and a hostile caller would: cross-site and
 //! rebinding requests, network binds without a token, shell syntax in step parameters
 //! and Privileged tools a blueprint did not declare.
 
-mod common;
+use crate::common;
 
 use common::serve::{
     CONFIG, Server, run_to_end, runtime, sandbox_with_config, sandbox_with_invalid_config,

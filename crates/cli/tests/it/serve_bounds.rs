@@ -1,15 +1,8 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `oxydra serve` against clients without the token that send half a request and hold
 //! the connection (issue 26, 5a), with the `[serve]` bounds set short: they are cut
 //! off, the connection cap holds, and the token holder is served.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,16 +1,9 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Three `oxydra serve` workers on one PostgreSQL database: 100 runs posted across
 //! them, one worker killed with `kill -9` mid-run, and every run completes exactly once
 //! with its whole conversation (the killed worker's runs taken over and continued from
 //! their stored sessions).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,16 +1,9 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Two `oxydra run --session S` at once: one writes the session, the other fails with
 //! `session_busy` (exit 1) and writes nothing; the stored session stays well-formed and
 //! the next run sends the provider one result per call, in place. A session stored
 //! interleaved (by runs before sessions had one writer) is repaired on restore.
 
-mod common;
+use crate::common;
 
 use std::process::ExitStatus;
 use std::time::Instant;

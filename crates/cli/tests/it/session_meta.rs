@@ -1,16 +1,9 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! What a session runs with, recorded and used again through the binary: a session an
 //! agent of `oxydra serve` started lists its model and agent, and `oxydra run
 //! --session` continues it with the agent's system prompt — unless the configuration
 //! names a prompt, which wins. On a SQLite file and on PostgreSQL.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::process::Output;

@@ -1,13 +1,6 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `oxydra sessions list | show | delete`, `--continue`, and what a failed run leaves.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, json_lines, stderr, stdout};
 use oxydra_test_support::{MockServer, openai};

@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Getting started: `oxydra init`, `--print-config` with and without a provider, and
 //! the help texts.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, stderr, stdout};
 

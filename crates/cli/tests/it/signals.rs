@@ -1,14 +1,7 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Ctrl-C (SIGINT) in `run`, in `chat` and while MCP servers start, and the
 //! interactive `oxydra chat` fed by a pipe.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::Stdio;

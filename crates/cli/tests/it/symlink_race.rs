@@ -1,17 +1,9 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! The symlink race through `oxydra run`: a scripted model asks, turn after turn, for
 //! hundreds of reads and writes through a workspace directory while a local process
 //! swaps that directory for a symlink to a directory outside (and back) in a loop.
 //! Nothing outside may reach the model, and nothing may be written outside.
-#![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! The terminal sanitizer, attacked end to end: escape sequences from the model's
 //! answer, a stored session, a provider's error, an MCP tool's description and an MCP
 //! server's stderr are sent to `oxydra` running on a pseudo-terminal, and none of them
@@ -12,7 +5,7 @@
 //! black on black) and asks to "type y" does not hide it. And text streamed slowly is
 //! on the screen before the stream ends.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -1,16 +1,9 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! `--thinking-budget` and `[provider] thinking_budget` through the real binary: the
 //! budget reaches Anthropic, the thinking block goes back on the next turn, usage with
 //! thinking and cache counts reaches the JSONL events; budgets the API would refuse are
 //! configuration errors naming the flag or the key.
 
-mod common;
+use crate::common;
 
 use common::{Sandbox, events_of_type, json_lines, stderr};
 use oxydra_test_support::{MockServer, Reply, anthropic, fixture};

@@ -1,17 +1,10 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! Config planting, performed through the real binary: a model (or anyone who can write
 //! in the workspace) puts an `oxydra.toml` there whose `[[mcp_servers]]` command, `approve
 //! = "always"` and `allow_hosts` would take over the user's next run. The file tools
 //! refuse to write it; a planted one grants nothing until `oxydra trust`; an edit
 //! untrusts it again.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

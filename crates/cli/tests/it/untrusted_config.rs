@@ -1,10 +1,3 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    missing_docs
-)]
 //! An untrusted project file (`./oxydra.toml` not recorded by `oxydra trust`) may only
 //! narrow the user's own configuration. Each attack here is a project file someone
 //! planted in a workspace, performed through the real binary: it hides the user's
@@ -12,7 +5,7 @@
 //! for llama.cpp, opens `oxydra serve` to other machines and names, or raises limits.
 //! None of it applies, and one warning names every key ignored.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod otlp;
 pub mod serve;
 
 use std::fs::File;
