@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the official MCP Python SDK (PyPI `mcp`), the MCP client no one here wrote
-# that the `oxydra mcp serve` end-to-end tests (crates/cli/tests/mcp_serve.rs) drive
+# that the `oxydra mcp serve` end-to-end tests (crates/cli/tests/it/mcp_serve.rs) drive
 # the server with. Idempotent: does nothing when `import mcp` already works.
 # Without python3 it says so and exits 0; the tests then fail under CI=true and are
 # skipped elsewhere.

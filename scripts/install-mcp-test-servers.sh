@@ -2,7 +2,7 @@
 # Installs the MCP servers the oxydra-mcp integration tests run against
 # (@modelcontextprotocol/server-everything and @modelcontextprotocol/server-filesystem)
 # and the MCP Inspector, whose CLI mode drives `oxydra mcp serve` in
-# crates/cli/tests/mcp_inspector.rs (@modelcontextprotocol/inspector), into a project-local directory (default: target/mcp-servers; override with
+# crates/cli/tests/it/mcp_inspector.rs (@modelcontextprotocol/inspector), into a project-local directory (default: target/mcp-servers; override with
 # OXYDRA_MCP_SERVERS_DIR). Idempotent: does nothing when they are already installed.
 # Without node/npm it says so and exits 0; the tests then fail loudly unless
 # OXYDRA_SKIP_MCP_TESTS=1 is set.

@@ -272,5 +272,4 @@ pub fn is_well_formed(messages: &[Message]) -> bool {
 }
 
 #[cfg(test)]
-#[path = "restore_tests.rs"]
 mod tests;

@@ -17,7 +17,7 @@
 //! With `--show`, every miss, false positive and partial redaction is printed with its
 //! input and output.
 
-#[path = "../tests/outside/judge.rs"]
+#[path = "../tests/it/judge.rs"]
 mod judge;
 
 use std::path::PathBuf;

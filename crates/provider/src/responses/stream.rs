@@ -426,5 +426,4 @@ impl EventDecoder for OpenAiResponsesStreamDecoder {
 }
 
 #[cfg(test)]
-#[path = "stream_tests.rs"]
 mod tests;

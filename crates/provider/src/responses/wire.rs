@@ -484,5 +484,4 @@ pub(crate) fn parse_response(body: &[u8]) -> Result<ProviderResponse, ProviderEr
 }
 
 #[cfg(test)]
-#[path = "wire_tests.rs"]
 mod tests;

@@ -1,0 +1,276 @@
+//! Secrets must not leave the process unscrubbed, and malformed tool calls must not
+//! break a run: `oxydra` end to end against scripted servers.
+
+use crate::common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Output;
+
+use common::{Sandbox, events_of_type, json_lines, stderr, stdout};
+use oxydra_test_support::{MockServer, Reply, openai};
+
+const PASSWORD: &str = "hunter2-very-secret";
+const KEY: &str = "sk-proj-Zq8xKf3LmN9pR2tVw5yB7cD1eG4hJ6kS";
+
+/// Every byte of the database and its `-wal` / `-shm` files, as text.
+fn database_bytes(db: &Path) -> String {
+    let mut all = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        if let Ok(bytes) = std::fs::read(&name) {
+            all.extend_from_slice(&bytes);
+        }
+    }
+    String::from_utf8_lossy(&all).into_owned()
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+fn assert_nowhere(secret: &str, output: &Output, sandbox: &Sandbox) {
+    assert!(
+        !stdout(output).contains(secret),
+        "stdout: {}",
+        stdout(output)
+    );
+    assert!(
+        !stderr(output).contains(secret),
+        "stderr: {}",
+        stderr(output)
+    );
+    let db = database_bytes(&sandbox.db);
+    assert!(!db.is_empty(), "no database was written");
+    assert!(!db.contains(secret), "the database holds the secret");
+}
+
+/// A config allowing `web_fetch` to reach the local page server.
+fn allow_loopback_fetch(sandbox: &Sandbox) {
+    sandbox.write_trusted_config("[tools.web_fetch]\nallow_hosts = [\"127.0.0.1\"]\n");
+}
+
+#[test]
+fn a_500_page_holding_a_password_leaks_it_nowhere() {
+    let sandbox = Sandbox::new();
+    allow_loopback_fetch(&sandbox);
+    let page = MockServer::start(vec![Reply::json(
+        500,
+        format!(r#"{{"debug": "db connect failed", "password": "{PASSWORD}", "dsn": "password={PASSWORD}"}}"#),
+    )])
+    .unwrap();
+    let url = format!("{}/admin", page.url(""));
+    let model = MockServer::start(vec![
+        openai::tool_calls(&[(
+            "call_f",
+            "web_fetch",
+            &serde_json::json!({ "url": url }).to_string(),
+        )]),
+        openai::text("The page failed."),
+    ])
+    .unwrap();
+    let mut command = sandbox.oxydra_command(&model, "run");
+    command.env("RUST_LOG", "debug").arg("Fetch the admin page");
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(page.requests().len(), 1, "the page was fetched");
+
+    let events = json_lines(&output);
+    let failed = events_of_type(&events, "tool_failed");
+    assert_eq!(failed.len(), 1, "{events:?}");
+    let error = failed[0]["error"].as_str().unwrap();
+    assert!(error.contains("500"), "{error}");
+    assert!(error.contains("[REDACTED]"), "{error}");
+    // The failure was logged too (debug), scrubbed.
+    assert!(
+        stderr(&output).contains("tool call failed"),
+        "{}",
+        stderr(&output)
+    );
+    assert_nowhere(PASSWORD, &output, &sandbox);
+    let sent = model.requests()[1].body.to_string();
+    assert!(!sent.contains(PASSWORD), "{sent}");
+
+    // Created by oxydra: the database is owner-only, and so is its directory.
+    assert_eq!(mode(&sandbox.db), 0o600);
+    assert_eq!(mode(sandbox.db.parent().unwrap()), 0o700);
+    for suffix in ["-wal", "-shm"] {
+        let mut name = sandbox.db.as_os_str().to_owned();
+        name.push(suffix);
+        let path = Path::new(&name);
+        if path.exists() {
+            assert_eq!(mode(path), 0o600, "{}", path.display());
+        }
+    }
+}
+
+fn provider_401() -> Reply {
+    Reply::json(
+        401,
+        format!(
+            r#"{{"error": {{"message": "Incorrect API key provided: {KEY}. You can find your API key at the dashboard.", "type": "invalid_request_error", "code": "invalid_api_key"}}}}"#
+        ),
+    )
+}
+
+#[test]
+fn a_provider_401_echoing_the_key_leaks_it_nowhere() {
+    for format in ["jsonl", "text"] {
+        let sandbox = Sandbox::new();
+        let server =
+            MockServer::start(vec![provider_401(), provider_401(), provider_401()]).unwrap();
+        sandbox.write_trusted_config(&format!(
+            "[provider]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\napi_key_env = \"MY_KEY\"\n",
+            server.openai_url()
+        ));
+        let mut command = sandbox.stored_command("run");
+        command
+            .env("MY_KEY", KEY)
+            .env("RUST_LOG", "debug")
+            .args(["--output", format, "hello"]);
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        assert!(stderr(&output).contains("error:"), "{}", stderr(&output));
+        assert_eq!(
+            server.requests()[0].authorization(),
+            Some(format!("Bearer {KEY}").as_str()),
+            "the key was sent, so the echo is real"
+        );
+        if format == "jsonl" {
+            let events = json_lines(&output);
+            let errors = events_of_type(&events, "error");
+            assert_eq!(errors.len(), 1, "{events:?}");
+            let message = errors[0]["message"].as_str().unwrap();
+            assert!(message.contains("401"), "{message}");
+            assert!(
+                message.contains("[REDACTED]"),
+                "the echo reached the message: {message}"
+            );
+        }
+        assert_nowhere(KEY, &output, &sandbox);
+        assert_nowhere(&KEY[8..], &output, &sandbox);
+    }
+}
+
+#[test]
+fn an_existing_world_readable_database_is_tightened() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![openai::text("one"), openai::text("two")]).unwrap();
+    let first = sandbox.run_openai(&server.openai_url(), &[], "first");
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    std::fs::set_permissions(&sandbox.db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let second = sandbox.run_openai(&server.openai_url(), &[], "second");
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    assert_eq!(mode(&sandbox.db), 0o600);
+    assert!(
+        stderr(&second).contains("its mode is now 600"),
+        "{}",
+        stderr(&second)
+    );
+}
+
+/// The tool messages of a request body: `(tool_call_id, content)`.
+fn tool_messages(body: &serde_json::Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap().to_owned(),
+                m["content"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The call ids of the assistant messages' tool calls in a request body.
+fn assistant_call_ids(body: &serde_json::Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+        .map(|call| call["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_tool_call_with_an_empty_name_is_an_error_the_model_sees() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.workspace.join("a.txt"), "alpha").unwrap();
+    let server = MockServer::start(vec![
+        openai::tool_calls(&[
+            ("call_empty", "", "{}"),
+            ("call_a", "file_read", r#"{"path":"a.txt"}"#),
+        ]),
+        openai::text("Recovered."),
+    ])
+    .unwrap();
+    let mut command = sandbox.oxydra_command(&server, "run");
+    command.arg("Read a.txt");
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = json_lines(&output);
+    assert_eq!(events_of_type(&events, "final").len(), 1, "{events:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let results = tool_messages(&requests[1].body);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0].0, "call_empty");
+    assert!(
+        results[0].1.starts_with("Tool execution failed:"),
+        "{results:?}"
+    );
+    assert_eq!(results[1].0, "call_a");
+    assert!(results[1].1.contains("alpha"), "{results:?}");
+}
+
+#[test]
+fn duplicate_call_ids_in_one_turn_get_one_result_each() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.workspace.join("a.txt"), "alpha").unwrap();
+    std::fs::write(sandbox.workspace.join("b.txt"), "beta").unwrap();
+    let server = MockServer::start(vec![
+        openai::tool_calls(&[
+            ("call_same", "file_read", r#"{"path":"a.txt"}"#),
+            ("call_same", "file_read", r#"{"path":"b.txt"}"#),
+        ]),
+        openai::text("Both read."),
+        openai::text("Again."),
+    ])
+    .unwrap();
+    let mut command = sandbox.oxydra_command(&server, "run");
+    command.arg("Read both");
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = json_lines(&output);
+    let session = events_of_type(&events, "final")[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // The request after the tools: every call id once, each with exactly one result.
+    let body = &server.requests()[1].body;
+    let ids = assistant_call_ids(body);
+    let results = tool_messages(body);
+    assert_eq!(ids.len(), 2, "{body}");
+    assert_ne!(ids[0], ids[1], "{body}");
+    let result_ids: Vec<&String> = results.iter().map(|(id, _)| id).collect();
+    assert_eq!(result_ids, ids.iter().collect::<Vec<_>>(), "{body}");
+    assert!(results.iter().any(|(_, text)| text.contains("alpha")));
+    assert!(results.iter().any(|(_, text)| text.contains("beta")));
+
+    // The stored session continues into a valid request too.
+    let mut command = sandbox.oxydra_command(&server, "run");
+    command.args(["--session", &session, "Again"]);
+    let again = command.output().unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let body = &server.requests()[2].body;
+    let ids = assistant_call_ids(body);
+    let results: Vec<String> = tool_messages(body).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(results, ids, "{body}");
+}

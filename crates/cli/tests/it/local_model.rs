@@ -1,0 +1,244 @@
+//! `oxydra run --provider local` with a real model (SmolLM2-135M-Instruct, fetched by
+//! `scripts/fetch-test-model.sh`), and the ways of picking and fetching a local
+//! model, against a local HTTP server standing in for the hub.
+
+use crate::common;
+
+use common::{Sandbox, json_lines, stderr, stdout};
+use oxydra_test_support::{MockServer, RecordedRequest, Reply, test_model};
+
+#[test]
+fn a_real_model_asked_plainly_calls_a_tool_that_runs_and_the_session_is_stored() {
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.workspace.join("notes.txt"), "buy milk\ncall Ana\n").unwrap();
+    // Greedy, as this test was written for (the default is now temperature 0.8).
+    let config = sandbox.path().join("greedy.toml");
+    std::fs::write(&config, "[provider.sampling]\ntemperature = 0\n").unwrap();
+    let output = sandbox
+        .stored_command("run")
+        .arg("--config")
+        .arg(&config)
+        .args(["--provider", "local", "--model"])
+        .arg(&model)
+        // A plain request, as a person writes it: nothing says which tool or how to
+        // call it. A model this small gets tool choice `required` on its first turn
+        // (the CLI's default for small local models) and greedy decoding, so the run
+        // is the same every time. The machine may be loaded: a long turn timeout.
+        .args([
+            "--output",
+            "jsonl",
+            "--approve",
+            "never",
+            "--max-turns",
+            "2",
+        ])
+        .args(["--turn-timeout", "600"])
+        .arg("What is on my list in notes.txt?")
+        .output()
+        .unwrap();
+    let code = output.status.code();
+    assert!(
+        matches!(code, Some(0 | 3)),
+        "exit {code:?}\nstderr: {}\nstdout: {}",
+        stderr(&output),
+        stdout(&output)
+    );
+    // stdout is JSON lines and nothing else.
+    let text = stdout(&output);
+    for line in text.lines() {
+        serde_json::from_str::<serde_json::Value>(line)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+    }
+    let events = json_lines(&output);
+    let started: Vec<_> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_started")
+        .collect();
+    // Every call ran and has its result (the model may pick a wrong path: the
+    // tool's error is then its result, and the next turn answers from it).
+    let ended: Vec<_> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_completed" || e["type"] == "tool_failed")
+        .collect();
+    assert!(!started.is_empty(), "no tool call: {text}");
+    assert_eq!(
+        ended.len(),
+        started.len(),
+        "a call without a result: {text}"
+    );
+    // The turn after the call answered (the run ended with `final`).
+    assert!(
+        events.iter().any(|e| e["type"] == "final"),
+        "no final answer: {text}"
+    );
+    // The session is stored.
+    let session = events
+        .iter()
+        .rev()
+        .find_map(|e| e["session_id"].as_str())
+        .unwrap_or_else(|| panic!("no session id: {text}"))
+        .to_owned();
+    let listed = sandbox.sessions(&["list"]);
+    assert!(stdout(&listed).contains(&session), "{}", stdout(&listed));
+}
+
+#[test]
+fn a_missing_model_file_is_a_usage_error_naming_it() {
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .stored_command("run")
+        .args(["--provider", "local", "--model", "nowhere.gguf", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("nowhere.gguf"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_model_is_a_usage_error() {
+    let sandbox = Sandbox::new();
+    let fake = sandbox.path().join("fake.gguf");
+    std::fs::write(&fake, b"GGUF but not really").unwrap();
+    let output = sandbox
+        .stored_command("run")
+        .args(["--provider", "local", "--model"])
+        .arg(&fake)
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("fake.gguf"), "{}", stderr(&output));
+}
+
+#[test]
+fn the_local_provider_without_a_model_names_the_ways_to_give_one() {
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .stored_command("run")
+        .args(["--provider", "local", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let err = stderr(&output);
+    for way in [
+        "--model PATH.gguf",
+        "hf:OWNER/REPO/FILE.gguf",
+        "OXYDRA_LOCAL_MODEL",
+        "default.gguf",
+    ] {
+        assert!(err.contains(way), "{way} missing: {err}");
+    }
+}
+
+#[test]
+fn no_provider_at_all_names_three_ways_to_get_going() {
+    let sandbox = Sandbox::new();
+    let output = sandbox.stored_command("run").arg("hi").output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let err = stderr(&output);
+    for way in [
+        "OPENAI_API_KEY",
+        "--base-url",
+        "--provider local --model PATH.gguf",
+        "OXYDRA_LOCAL_MODEL",
+    ] {
+        assert!(err.contains(way), "{way} missing: {err}");
+    }
+}
+
+#[test]
+fn with_no_provider_the_model_in_the_data_dir_is_used() {
+    // A placeholder file at the default place: it is picked (and fails to load,
+    // which names it), instead of the "no provider" message.
+    let sandbox = Sandbox::new();
+    let models = sandbox.path().join("data/oxydra/models");
+    std::fs::create_dir_all(&models).unwrap();
+    std::fs::write(models.join("default.gguf"), b"not a model").unwrap();
+    let output = sandbox.stored_command("run").arg("hi").output().unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.contains("default.gguf"), "{err}");
+    assert!(!err.contains("no provider configured"), "{err}");
+}
+
+#[test]
+fn with_no_provider_oxydra_local_model_is_used() {
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .stored_command("run")
+        .env("OXYDRA_LOCAL_MODEL", "from-env.gguf")
+        .arg("hi")
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.contains("from-env.gguf"), "{err}");
+}
+
+#[test]
+fn an_hf_model_is_downloaded_once_into_the_data_dir() {
+    let body = b"GGUF-ish bytes that are no model".to_vec();
+    let server = MockServer::builder()
+        .respond_with(move |request: &RecordedRequest| {
+            if request.path == "/o/r/resolve/main/m.gguf" {
+                Reply::new(200).body(body.clone())
+            } else {
+                Reply::new(404)
+            }
+        })
+        .start()
+        .unwrap();
+    let sandbox = Sandbox::new();
+    let run = || {
+        sandbox
+            .stored_command("run")
+            .env("HF_ENDPOINT", format!("http://{}", server.addr()))
+            .args(["--provider", "local", "--model", "hf:o/r/m.gguf", "hi"])
+            .output()
+            .unwrap()
+    };
+    let first = run();
+    let target = sandbox.path().join("data/oxydra/models/hf/o/r/m.gguf");
+    assert_eq!(
+        std::fs::read(&target).unwrap(),
+        b"GGUF-ish bytes that are no model"
+    );
+    // Not a model: the load fails, naming it, as a usage error.
+    assert_eq!(first.status.code(), Some(2), "{}", stderr(&first));
+    let second = run();
+    assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
+    assert_eq!(server.requests().len(), 1, "downloaded twice");
+}
+
+#[test]
+fn an_hf_name_that_escapes_is_refused_before_any_request() {
+    let server = MockServer::start(vec![]).unwrap();
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .stored_command("run")
+        .env("HF_ENDPOINT", format!("http://{}", server.addr()))
+        .args(["--provider", "local", "--model", "hf:o/../../x.gguf", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn provider_kind_local_in_the_file_with_threads() {
+    let sandbox = Sandbox::new();
+    sandbox.write_trusted_config(
+        "[provider]\nkind = \"local\"\nmodel = \"configured.gguf\"\nthreads = 1\n",
+    );
+    let output = sandbox.stored_command("run").arg("hi").output().unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.contains("configured.gguf"), "{err}");
+}

@@ -1,0 +1,57 @@
+//! The integration tests of `oxydra-cli`, one test binary (docs/testing.md): each
+//! module was a test binary of its own. One module:
+//! `cargo nextest run -p oxydra-cli <module>::`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+mod common;
+
+mod chat;
+mod config;
+mod consent;
+mod first_byte;
+mod first_run_config;
+mod first_use;
+mod leaks;
+mod limits;
+#[cfg(feature = "local")]
+mod local_exit;
+#[cfg(feature = "local")]
+mod local_model;
+mod logs;
+mod mcp;
+mod mcp_builtin_tools;
+mod mcp_http;
+mod mcp_inspector;
+mod mcp_serve;
+mod native_providers;
+mod otel;
+mod output;
+mod output_schema;
+mod prompt_too_long;
+mod protected_paths;
+mod provider_errors;
+mod responses;
+mod run;
+mod sandbox;
+mod serve;
+mod serve_attacks;
+mod serve_bounds;
+mod serve_postgres;
+mod session_busy;
+mod session_meta;
+mod sessions;
+mod setup;
+mod signals;
+#[cfg(target_os = "linux")]
+mod symlink_race;
+mod terminal_text;
+mod thinking;
+mod trust;
+mod untrusted_config;

@@ -1,0 +1,15 @@
+//! The integration tests of `oxydra-local`, one test binary (docs/testing.md): each
+//! module was a test binary of its own. One module:
+//! `cargo nextest run -p oxydra-local <module>::`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod openmp_spin;
+mod real_model;

@@ -1,0 +1,14 @@
+//! The integration tests of `oxydra`, one test binary (docs/testing.md): each
+//! module was a test binary of its own. One module:
+//! `cargo nextest run -p oxydra <module>::`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+mod examples;
+mod tool_macro;

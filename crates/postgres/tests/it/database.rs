@@ -1,0 +1,171 @@
+//! Connecting and migrating: errors name the server, workers starting together apply
+//! each migration once, an older schema is brought up to date, a newer one is refused.
+
+use oxydra_memory::{Memory, MemoryError, SessionMeta};
+use oxydra_postgres::testing::TestDatabase;
+use oxydra_postgres::{PostgresDatabase, PostgresError, PostgresMemory, PostgresOptions};
+use oxydra_types::{Message, SessionId};
+
+#[tokio::test]
+async fn an_unreachable_server_is_an_error_naming_it() {
+    // Port 1 on loopback: nothing listens there.
+    let options = PostgresOptions::new("postgres://postgres:pw@127.0.0.1:1/somedb");
+    let error = PostgresDatabase::connect(&options).await.unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, PostgresError::Connect { .. }), "{error:?}");
+    assert!(text.contains("127.0.0.1:1/somedb"), "{text}");
+    assert!(!text.contains("pw"), "{text}");
+}
+
+#[tokio::test]
+async fn a_malformed_url_is_an_error_before_any_connection() {
+    for url in ["postgres://h:port/db", "/tmp/memory.db", ""] {
+        let error = PostgresDatabase::connect(&PostgresOptions::new(url))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, PostgresError::InvalidUrl { .. }),
+            "{url}: {error:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_starting_together_migrate_once() {
+    let Some(test) = TestDatabase::create().await else {
+        return;
+    };
+    let connects: Vec<_> = (0..6)
+        .map(|_| {
+            let options = test.options();
+            tokio::spawn(async move { PostgresDatabase::connect(&options).await })
+        })
+        .collect();
+    for connect in connects {
+        connect.await.unwrap().unwrap();
+    }
+    let (client, connection) = tokio_postgres::connect(test.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let rows = client
+        .query(
+            &format!(
+                "SELECT component, count(*), max(version) FROM {}.oxydra_schema_migrations GROUP BY component ORDER BY component",
+                test.schema()
+            ),
+            &[],
+        )
+        .await
+        .unwrap();
+    // Each version of each component recorded once: as many rows as versions.
+    let counts: Vec<(String, i64, i64)> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let components: Vec<&str> = counts.iter().map(|(c, _, _)| c.as_str()).collect();
+    assert_eq!(components, ["memory", "runs"]);
+    for (component, count, max) in &counts {
+        assert_eq!(count, max, "{component}: {counts:?}");
+    }
+    assert!(
+        counts[0].2 >= 2,
+        "memory has its session meta migration: {counts:?}"
+    );
+}
+
+/// A database whose memory schema predates session meta (version 1) gains it on the
+/// next connect: its sessions stay, listed without a model, and take a meta from then on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memory_schema_from_before_session_meta_is_migrated() {
+    let Some(test) = TestDatabase::create().await else {
+        return;
+    };
+    let session = SessionId::from("ses_old");
+    let memory = PostgresMemory::new(test.connect().await, Default::default());
+    memory.append(&session, &Message::user("hi")).await.unwrap();
+    let (client, connection) = tokio_postgres::connect(test.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    // Back to the schema of version 1, the session kept.
+    client
+        .batch_execute(&format!(
+            "DROP TABLE {schema}.session_meta;
+             DELETE FROM {schema}.oxydra_schema_migrations WHERE component = 'memory' AND version >= 2",
+            schema = test.schema()
+        ))
+        .await
+        .unwrap();
+    let memory = PostgresMemory::new(test.connect().await, Default::default());
+    let listed = memory.list_sessions().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!((listed[0].messages, listed[0].model.as_deref()), (1, None));
+    assert_eq!(memory.session_meta(&session).await.unwrap(), None);
+    let meta = SessionMeta {
+        model: "m".into(),
+        system_prompt: Some("p".into()),
+        agent: None,
+        workspace: Some("/w".into()),
+    };
+    memory.store_session_meta(&session, &meta).await.unwrap();
+    assert_eq!(memory.session_meta(&session).await.unwrap(), Some(meta));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_schema_is_refused_naming_the_database() {
+    let Some(test) = TestDatabase::create().await else {
+        return;
+    };
+    let db = test.connect().await;
+    let memory = PostgresMemory::new(db, Default::default());
+    memory
+        .append(&SessionId::from("ses_1"), &Message::user("hi"))
+        .await
+        .unwrap();
+    let (client, connection) = tokio_postgres::connect(test.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .batch_execute(&format!(
+            "INSERT INTO {}.oxydra_schema_migrations (component, version) VALUES ('memory', 99)",
+            test.schema()
+        ))
+        .await
+        .unwrap();
+    let error = PostgresDatabase::connect(&test.options())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, PostgresError::SchemaTooNew { found: 99, .. }),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("127.0.0.1:5432"), "{error}");
+    let converted = MemoryError::from(error);
+    assert!(matches!(converted, MemoryError::SchemaTooNew { .. }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_payload_is_reported_not_skipped() {
+    let Some(test) = TestDatabase::create().await else {
+        return;
+    };
+    let memory = PostgresMemory::new(test.connect().await, Default::default());
+    let session = SessionId::from("ses_bad");
+    memory.append(&session, &Message::user("ok")).await.unwrap();
+    let (client, connection) = tokio_postgres::connect(test.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .batch_execute(&format!(
+            "UPDATE {}.conversation_events SET payload = '{{not json'",
+            test.schema()
+        ))
+        .await
+        .unwrap();
+    let error = memory.messages(&session).await.unwrap_err();
+    assert!(matches!(error, MemoryError::Corrupt { .. }), "{error:?}");
+    assert!(error.to_string().contains("ses_bad"), "{error}");
+}

@@ -1,0 +1,65 @@
+//! Cancelling a run while it counts a long history. (The test watches this process's
+//! encoder being loaded: nextest runs each test in a process of its own.)
+
+use crate::common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use oxydra_memory::SqliteMemory;
+use oxydra_provider::ScriptedTurn;
+use oxydra_runtime::{CollectingEventSink, RuntimeError, RuntimeLimits, testing};
+use oxydra_types::{Message, SessionId};
+use tokio_util::sync::CancellationToken;
+
+/// The run loads the encoder, then counts 100 messages of 128 KiB (ten seconds of
+/// encoder work unoptimised). Cancelled once the encoder is loaded, it returns
+/// `Cancelled` within the bound, never asking the provider.
+#[tokio::test(flavor = "current_thread")]
+async fn cancelling_while_counting_returns_promptly() {
+    assert!(!testing::encoder_loaded());
+    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
+    let provider = scripted(vec![ScriptedTurn::text("never reached")]);
+    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .memory(memory.clone())
+        .limits(RuntimeLimits {
+            context_window: Some(4_000),
+            max_output_tokens: Some(500),
+            ..RuntimeLimits::default()
+        })
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    let history: Vec<Message> = (0..100)
+        .map(|i| {
+            let text = format!("{i} {}", "b".repeat(128 * 1024));
+            if i % 2 == 0 {
+                Message::user(text)
+            } else {
+                Message::assistant(text)
+            }
+        })
+        .collect();
+    runtime.append_messages(&session, history).await.unwrap();
+    let cancel = CancellationToken::new();
+    let canceller = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            while !testing::encoder_loaded() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            cancel.cancel();
+        })
+    };
+    let error = tokio::time::timeout(
+        Duration::from_secs(5),
+        runtime.session(&session).prompt("and now?").cancel(&cancel),
+    )
+    .await
+    .expect("the run did not end within 5 s of being cancelled")
+    .unwrap_err();
+    assert!(matches!(error, RuntimeError::Cancelled), "{error}");
+    canceller.await.unwrap();
+    assert!(provider.requests().is_empty());
+}

@@ -1,0 +1,124 @@
+//! What leaves the runtime is scrubbed, and malformed calls do not break the run.
+
+use crate::common;
+
+use std::sync::Arc;
+
+use common::*;
+use oxydra_provider::ScriptedTurn;
+use oxydra_runtime::CollectingEventSink;
+use oxydra_types::{MessageRole, RuntimeEvent, SessionId};
+
+const PASSWORD: &str = "hunter2-very-secret";
+
+#[tokio::test]
+async fn a_secret_in_the_prompt_reaches_neither_the_provider_nor_the_history() {
+    let provider = scripted(vec![ScriptedTurn::text("ok")]);
+    let events = Arc::new(CollectingEventSink::new());
+    let runtime = builder(provider.clone(), events).build().unwrap();
+    let session = SessionId::generate();
+    runtime
+        .session(&session)
+        .prompt(format!("log in with password={PASSWORD}"))
+        .await
+        .unwrap();
+    let sent = format!("{:?}", provider.requests()[0].messages);
+    assert!(!sent.contains(PASSWORD), "{sent}");
+    assert!(sent.contains("password=[REDACTED]"), "{sent}");
+    let stored = format!("{:?}", runtime.session_messages(&session).await.unwrap());
+    assert!(!stored.contains(PASSWORD), "{stored}");
+}
+
+#[tokio::test]
+async fn a_failing_tool_call_reaches_every_sink_scrubbed() {
+    // An unknown tool whose name and arguments hold a secret: the failure event quotes
+    // the name.
+    let provider = scripted(vec![
+        ScriptedTurn::tool_call("c1", &format!("password={PASSWORD}"), "{}"),
+        ScriptedTurn::text("done"),
+    ]);
+    let events = Arc::new(CollectingEventSink::new());
+    let runtime = builder(provider, events.clone()).build().unwrap();
+    let (mut stream, handle) = runtime
+        .session(&SessionId::generate())
+        .prompt("go")
+        .stream();
+    let mut streamed = Vec::new();
+    while let Some(event) = stream.recv().await {
+        streamed.push(event);
+    }
+    handle.await.unwrap().unwrap();
+    assert!(
+        streamed
+            .iter()
+            .any(|event| matches!(event, RuntimeEvent::ToolFailed { .. }))
+    );
+    for list in [&streamed, &events.events()] {
+        let json = serde_json::to_string(list).unwrap();
+        assert!(!json.contains(PASSWORD), "{json}");
+        assert!(json.contains("[REDACTED]"), "{json}");
+    }
+}
+
+#[tokio::test]
+async fn an_empty_tool_name_gets_an_error_result_and_the_run_goes_on() {
+    let provider = scripted(vec![
+        ScriptedTurn::tool_calls(vec![call("c1", "", "{}"), call("c2", "config", "{}")]),
+        ScriptedTurn::text("done"),
+    ]);
+    let events = Arc::new(CollectingEventSink::new());
+    let runtime = builder(provider.clone(), events)
+        .tools(registry(vec![Arc::new(SecretTool)]))
+        .build()
+        .unwrap();
+    let outcome = runtime
+        .session(&SessionId::generate())
+        .prompt("go")
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "done");
+    let results = tool_results(&provider.requests()[1]);
+    assert_eq!(results[0].0, "c1");
+    assert!(
+        results[0].1.starts_with("Tool execution failed:"),
+        "{results:?}"
+    );
+    assert_eq!(results[1].0, "c2");
+    assert!(results[1].1.contains("eu-west-1"), "{results:?}");
+}
+
+#[tokio::test]
+async fn repeated_call_ids_are_renamed_consistently() {
+    let provider = scripted(vec![
+        ScriptedTurn::tool_calls(vec![
+            call("dup", "config", r#"{"n":1}"#),
+            call("dup", "config", r#"{"n":2}"#),
+            call("", "config", r#"{"n":3}"#),
+        ]),
+        ScriptedTurn::text("done"),
+    ]);
+    let events = Arc::new(CollectingEventSink::new());
+    let runtime = builder(provider.clone(), events)
+        .tools(registry(vec![Arc::new(SecretTool)]))
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    runtime.session(&session).prompt("go").await.unwrap();
+    let request = &provider.requests()[1];
+    let calls: Vec<String> = request
+        .messages
+        .iter()
+        .filter(|m| m.role == MessageRole::Assistant)
+        .flat_map(|m| m.tool_calls.iter().map(|c| c.id.to_string()))
+        .collect();
+    let results: Vec<String> = tool_results(request)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(calls.len(), 3);
+    assert_eq!(&calls[..2], ["dup", "dup_2"]);
+    assert!(!calls[2].is_empty());
+    assert_eq!(results, calls);
+    let stored = runtime.session_messages(&session).await.unwrap();
+    assert_no_orphans(&stored);
+}

@@ -1,0 +1,35 @@
+//! The integration tests of `oxydra-runtime`, one test binary (docs/testing.md): each
+//! module was a test binary of its own. One module:
+//! `cargo nextest run -p oxydra-runtime <module>::`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+mod common;
+
+mod agent_tool;
+mod anthropic_thinking;
+mod budgets_and_cancellation;
+mod context_window;
+mod count_cancellation;
+mod count_mode;
+mod estimate_gating;
+mod honest_timeouts;
+mod http_providers;
+mod huge_history;
+mod lazy_encoder;
+mod leaks;
+mod memory;
+mod prompt_too_long;
+mod responses_memory;
+mod resume;
+mod session_lease;
+mod session_meta;
+mod structured_output;
+mod tool_choice;
+mod turn_loop;

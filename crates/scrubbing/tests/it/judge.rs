@@ -1,0 +1,235 @@
+//! Judging the scrubber on the outside corpus (`tests/fixtures/outside/cases.jsonl`),
+//! the way its README says a case is judged. Shared by the CI test
+//! (`tests/it/outside_corpus.rs`) and the report binary (`examples/outside_corpus.rs`).
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use oxydra_scrubbing::{Redaction, Scrubbed};
+use serde::Deserialize;
+
+/// One labelled case of the corpus.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Case {
+    pub id: String,
+    pub source: String,
+    pub family: String,
+    pub kind: String,
+    pub origin: String,
+    pub text: String,
+    #[serde(default)]
+    pub secrets: Vec<String>,
+    #[serde(default)]
+    pub random_looking: bool,
+    #[serde(default)]
+    pub holds_tp_secret: bool,
+}
+
+impl Case {
+    pub fn is_tp(&self) -> bool {
+        self.kind == "tp"
+    }
+
+    /// A negative with no random-looking token and no value another case calls a secret.
+    pub fn is_plain_negative(&self) -> bool {
+        !self.is_tp() && !self.random_looking && !self.holds_tp_secret
+    }
+}
+
+/// The corpus file in the crate's own fixtures.
+pub fn default_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/outside/cases.jsonl")
+}
+
+pub fn load(path: &Path) -> Vec<Case> {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("{}: line {}: {e}", path.display(), i + 1))
+        })
+        .collect()
+}
+
+/// How one case came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// A secret case with every secret gone.
+    Caught,
+    /// A secret case with a secret (or its last 8 characters) left in the output.
+    Missed,
+    /// A negative left exactly as it was.
+    Clean,
+    /// A negative that was changed.
+    FalsePositive,
+}
+
+/// The judgement of one case.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    /// Some redaction covers part, but not all, of an occurrence of a secret.
+    pub partial: bool,
+}
+
+/// True when `output` still shows `secret`, whole or its last 8 characters.
+pub fn survives(secret: &str, output: &str) -> bool {
+    if secret.is_empty() {
+        return false;
+    }
+    if output.contains(secret) {
+        return true;
+    }
+    let chars: Vec<char> = secret.chars().collect();
+    chars.len() > 8 && {
+        let tail: String = chars[chars.len() - 8..].iter().collect();
+        output.contains(&tail)
+    }
+}
+
+/// True when the redactions cut the value at `range` of `text` in two: some of it
+/// is redacted, and a part of the value itself is left glued to the redaction — an
+/// alphanumeric tail after it, or a head that runs into it (`hvs.[REDACTED]`). A
+/// label the corpus counts as part of the secret (`password: `, `user:`, quotes, a
+/// webhook URL's path up to its last `/`) may stay.
+fn cut(text: &str, range: &Range<usize>, redactions: &[Redaction]) -> bool {
+    let overlapping: Vec<&Redaction> = redactions
+        .iter()
+        .filter(|r| r.range.start < range.end && r.range.end > range.start)
+        .collect();
+    let (Some(first), Some(last)) = (overlapping.first(), overlapping.last()) else {
+        return false;
+    };
+    let tail = text
+        .get(last.range.end.min(range.end)..range.end)
+        .unwrap_or_default();
+    let head = text
+        .get(range.start..first.range.start.max(range.start))
+        .unwrap_or_default();
+    let glued = head
+        .bytes()
+        .last()
+        .is_some_and(|b| b.is_ascii_alphanumeric() || b"._-~+%".contains(&b));
+    tail.bytes().any(|b| b.is_ascii_alphanumeric())
+        || (glued && head.bytes().any(|b| b.is_ascii_alphanumeric()))
+}
+
+pub fn judge(case: &Case, out: &Scrubbed<'_>) -> Verdict {
+    if !case.is_tp() {
+        let changed = out.text != case.text.as_str();
+        return Verdict {
+            outcome: if changed {
+                Outcome::FalsePositive
+            } else {
+                Outcome::Clean
+            },
+            partial: false,
+        };
+    }
+    let missed = case.secrets.iter().any(|s| survives(s, &out.text));
+    let partial = case.secrets.iter().filter(|s| !s.is_empty()).any(|s| {
+        case.text
+            .match_indices(s.as_str())
+            .any(|(at, _)| cut(&case.text, &(at..at + s.len()), &out.redactions))
+    });
+    Verdict {
+        outcome: if missed {
+            Outcome::Missed
+        } else {
+            Outcome::Caught
+        },
+        partial,
+    }
+}
+
+/// Counts over a set of cases.
+#[derive(Debug, Default, Clone)]
+pub struct Tally {
+    pub total: usize,
+    pub hits: usize,
+}
+
+impl Tally {
+    pub fn rate(&self) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            self.hits as f64 / self.total as f64
+        }
+    }
+}
+
+/// The measures of the corpus.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub recall: Tally,
+    pub fp_all: Tally,
+    pub fp_plain: Tally,
+    pub partial: usize,
+    pub by_family: BTreeMap<String, Tally>,
+    pub by_origin: BTreeMap<String, Tally>,
+    pub by_source: BTreeMap<String, Tally>,
+    /// Ids of missed secrets, false positives and partial redactions.
+    pub misses: Vec<String>,
+    pub false_positives: Vec<String>,
+    pub partials: Vec<String>,
+}
+
+impl Report {
+    pub fn add(&mut self, case: &Case, verdict: &Verdict) {
+        match verdict.outcome {
+            Outcome::Caught | Outcome::Missed => {
+                let hit = usize::from(verdict.outcome == Outcome::Caught);
+                for tally in [
+                    &mut self.recall,
+                    self.by_family.entry(case.family.clone()).or_default(),
+                    self.by_origin.entry(case.origin.clone()).or_default(),
+                    self.by_source.entry(case.source.clone()).or_default(),
+                ] {
+                    tally.total += 1;
+                    tally.hits += hit;
+                }
+                if hit == 0 {
+                    self.misses.push(case.id.clone());
+                }
+                if verdict.partial {
+                    self.partial += 1;
+                    self.partials.push(case.id.clone());
+                }
+            }
+            Outcome::Clean | Outcome::FalsePositive => {
+                let hit = usize::from(verdict.outcome == Outcome::FalsePositive);
+                self.fp_all.total += 1;
+                self.fp_all.hits += hit;
+                if case.is_plain_negative() {
+                    self.fp_plain.total += 1;
+                    self.fp_plain.hits += hit;
+                }
+                if hit == 1 {
+                    self.false_positives.push(case.id.clone());
+                }
+            }
+        }
+    }
+
+    pub fn summary(&self) -> String {
+        format!(
+            "recall {:.3} ({}/{})\nfalse positives, all negatives {:.3} ({}/{})\n\
+             false positives, plain negatives {:.3} ({}/{})\npartial redactions {}",
+            self.recall.rate(),
+            self.recall.hits,
+            self.recall.total,
+            self.fp_all.rate(),
+            self.fp_all.hits,
+            self.fp_all.total,
+            self.fp_plain.rate(),
+            self.fp_plain.hits,
+            self.fp_plain.total,
+            self.partial
+        )
+    }
+}

@@ -1,0 +1,21 @@
+//! The integration tests of `oxydra-tools`, one test binary (docs/testing.md): each
+//! module was a test binary of its own. One module:
+//! `cargo nextest run -p oxydra-tools <module>::`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs
+)]
+
+mod file_read;
+mod protected_paths;
+mod sandbox;
+mod shell_exec;
+#[cfg(target_os = "linux")]
+mod symlink_race;
+#[cfg(unix)]
+mod symlinks;
+mod web_fetch;
