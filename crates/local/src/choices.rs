@@ -8,11 +8,13 @@
 //! them. The tool's own schema, and so what its executor accepts, stays as it is.
 //!
 //! The candidates come from an [`ArgumentChoices`] source asked once per request (on a
-//! blocking thread), so a file written in one turn is a candidate in the next.
+//! blocking thread) with the request's messages, so a file written in one turn is a
+//! candidate in the next, and a path the user names can be offered even where the
+//! source cannot list everything.
 
 use std::fmt::Debug;
 
-use oxydra_types::ToolSchema;
+use oxydra_types::{Message, ToolSchema};
 use serde_json::{Value, json};
 
 /// The values one string argument of one tool is held to.
@@ -44,13 +46,13 @@ impl ArgumentChoice {
 /// Where the choices of a request come from (for example a listing of the workspace,
 /// taken anew for each request). Called on a blocking thread: it may read the disk.
 pub trait ArgumentChoices: Send + Sync + Debug {
-    /// The choices for the next request.
-    fn choices(&self) -> Vec<ArgumentChoice>;
+    /// The choices for the next request, whose conversation is `messages`.
+    fn choices(&self, messages: &[Message]) -> Vec<ArgumentChoice>;
 }
 
 /// A fixed set of choices.
 impl ArgumentChoices for Vec<ArgumentChoice> {
-    fn choices(&self) -> Vec<ArgumentChoice> {
+    fn choices(&self, _messages: &[Message]) -> Vec<ArgumentChoice> {
         self.clone()
     }
 }
@@ -108,7 +110,7 @@ mod tests {
             "path",
             ["a.md", "b/c.txt"],
         )];
-        let tools = apply(&[read_tool()], &choices.choices());
+        let tools = apply(&[read_tool()], &choices.choices(&[]));
         assert_eq!(
             tools[0].parameters["properties"]["path"],
             json!({"type": "string", "description": "Path of the file.", "enum": ["a.md", "b/c.txt"]})

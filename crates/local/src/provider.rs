@@ -117,7 +117,7 @@ impl LocalProvider {
         let source = self.choices.clone().filter(|_| !tools.is_empty());
         let render = tokio::task::spawn_blocking(move || {
             let tools = match source {
-                Some(source) => choices::apply(&tools, &source.choices()),
+                Some(source) => choices::apply(&tools, &source.choices(&messages)),
                 None => tools,
             };
             template

@@ -3,14 +3,17 @@
 //! `file_search` either. Listed anew for each request, so a file written in one turn
 //! can be read in the next.
 //!
-//! A small workspace only: past [`MAX_FILES`] files or [`MAX_DIRS`] directories the
-//! arguments stay free (the list would crowd a small context, and a path left out
-//! could not be named at all). Hidden entries (`.git`, `.oxydra`) and symlinks are
-//! not listed, and the walk stops [`MAX_DEPTH`] directories down.
+//! A small workspace is listed whole. Past [`MAX_FILES`] files or [`MAX_DIRS`]
+//! directories a listing would crowd a small context and leave paths out, so only the
+//! paths the conversation names (the user's words, a listing a tool returned) that
+//! exist in the workspace are offered, and a tool whose conversation names none of its
+//! kind keeps its argument free. Hidden entries (`.git`, `.oxydra`) and symlinks are
+//! never offered, and the walk stops [`MAX_DEPTH`] directories down.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use oxydra::local::{ArgumentChoice, ArgumentChoices};
+use oxydra::types::Message;
 
 /// The most files a listing offers.
 pub const MAX_FILES: usize = 64;
@@ -18,6 +21,8 @@ pub const MAX_FILES: usize = 64;
 pub const MAX_DIRS: usize = 32;
 /// How deep the walk goes below the root.
 pub const MAX_DEPTH: usize = 4;
+/// How much of each message is read for the paths it names.
+const SCANNED_BYTES: usize = 64 * 1024;
 
 /// The paths of one workspace, listed on each request.
 #[derive(Debug, Clone)]
@@ -33,9 +38,9 @@ impl WorkspacePaths {
 }
 
 impl ArgumentChoices for WorkspacePaths {
-    fn choices(&self) -> Vec<ArgumentChoice> {
+    fn choices(&self, messages: &[Message]) -> Vec<ArgumentChoice> {
         let Some((files, dirs)) = listing(&self.root) else {
-            return Vec::new();
+            return named_choices(&self.root, messages);
         };
         let both: Vec<String> = dirs.iter().chain(&files).cloned().collect();
         let mut choices = vec![ArgumentChoice::new("file_list", "path", dirs)];
@@ -45,6 +50,85 @@ impl ArgumentChoices for WorkspacePaths {
         choices.push(ArgumentChoice::new("file_search", "path", both));
         choices
     }
+}
+
+/// The choices of a workspace too large to list: the files and directories the
+/// conversation names that exist (each kind only where at least one is named).
+fn named_choices(root: &Path, messages: &[Message]) -> Vec<ArgumentChoice> {
+    let (files, dirs) = named_paths(root, messages);
+    let mut choices = Vec::new();
+    if !dirs.is_empty() {
+        choices.push(ArgumentChoice::new("file_list", "path", dirs.clone()));
+    }
+    if !files.is_empty() {
+        choices.push(ArgumentChoice::new("file_read", "path", files.clone()));
+    }
+    if !files.is_empty() || !dirs.is_empty() {
+        let both: Vec<String> = dirs.into_iter().chain(files).collect();
+        choices.push(ArgumentChoice::new("file_search", "path", both));
+    }
+    choices
+}
+
+/// The relative paths `messages` name that are files or directories under `root`
+/// (no absolute path, no `..`, nothing hidden, no symlink), sorted, at most
+/// [`MAX_FILES`] files and [`MAX_DIRS`] directories.
+pub fn named_paths(root: &Path, messages: &[Message]) -> (Vec<String>, Vec<String>) {
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    for message in messages {
+        let text = message.text();
+        let end = (0..=text.len().min(SCANNED_BYTES))
+            .rev()
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
+        for word in text.get(..end).unwrap_or("").split(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '`' | '"' | '\'' | ',' | '(' | ')' | '<' | '>' | '[' | ']'
+                )
+        }) {
+            let word = word.trim_end_matches(['.', ':', ';', '!', '?']);
+            let word = word
+                .strip_prefix("./")
+                .unwrap_or(word)
+                .trim_end_matches('/');
+            let Some(path) = safe_relative(word) else {
+                continue;
+            };
+            let Ok(meta) = std::fs::symlink_metadata(root.join(path)) else {
+                continue;
+            };
+            let list = if meta.is_file() {
+                &mut files
+            } else if meta.is_dir() {
+                &mut dirs
+            } else {
+                continue;
+            };
+            if !list.iter().any(|known| known == word) {
+                list.push(word.to_owned());
+            }
+        }
+    }
+    files.sort();
+    dirs.sort();
+    files.truncate(MAX_FILES);
+    dirs.truncate(MAX_DIRS);
+    (files, dirs)
+}
+
+/// `word` as a path inside the workspace: relative, plain components only, none
+/// hidden, and not empty.
+fn safe_relative(word: &str) -> Option<&Path> {
+    let path = Path::new(word);
+    let plain = !word.is_empty()
+        && path.components().all(|part| match part {
+            Component::Normal(name) => !name.to_str().is_some_and(|n| n.starts_with('.')),
+            _ => false,
+        });
+    plain.then_some(path)
 }
 
 /// The files and directories under `root` (relative, `/`-separated, sorted; the
@@ -110,7 +194,7 @@ mod tests {
     #[test]
     fn each_file_tool_gets_its_kind_of_path() {
         let dir = workspace(&["notes/plan.md"]);
-        let choices = WorkspacePaths::new(dir.path()).choices();
+        let choices = WorkspacePaths::new(dir.path()).choices(&[]);
         let of = |tool: &str| {
             choices
                 .iter()
@@ -130,11 +214,34 @@ mod tests {
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let dir = workspace(&names);
         assert!(listing(dir.path()).is_none());
-        assert!(WorkspacePaths::new(dir.path()).choices().is_empty());
+        assert!(WorkspacePaths::new(dir.path()).choices(&[]).is_empty());
         assert!(listing(&dir.path().join("missing")).is_none());
         let empty = workspace(&[]);
-        let choices = WorkspacePaths::new(empty.path()).choices();
+        let choices = WorkspacePaths::new(empty.path()).choices(&[]);
         assert!(choices.iter().all(|c| c.tool != "file_read"), "{choices:?}");
+    }
+
+    #[test]
+    fn a_large_workspace_offers_the_paths_the_conversation_names() {
+        let mut names: Vec<String> = (0..=MAX_FILES).map(|i| format!("f{i}.txt")).collect();
+        names.push("README.md".into());
+        names.push("docs/guide.md".into());
+        names.push(".env".into());
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let dir = workspace(&names);
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link.txt")).unwrap();
+        let asked = Message::user(
+            "Summarise README.md, then `./docs/guide.md`; not /etc/passwd, ../x, .env, \
+             link.txt or missing.md. Look in docs/.",
+        );
+        let (files, dirs) = named_paths(dir.path(), std::slice::from_ref(&asked));
+        assert_eq!(files, ["README.md", "docs/guide.md"]);
+        assert_eq!(dirs, ["docs"]);
+        let choices = WorkspacePaths::new(dir.path()).choices(&[asked]);
+        let read = choices.iter().find(|c| c.tool == "file_read").unwrap();
+        assert_eq!(read.values, ["README.md", "docs/guide.md"]);
+        let silent = WorkspacePaths::new(dir.path()).choices(&[Message::user("Hello")]);
+        assert!(silent.is_empty(), "{silent:?}");
     }
 
     #[test]
