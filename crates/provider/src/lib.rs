@@ -49,6 +49,7 @@
 
 mod accumulator;
 mod anthropic;
+mod call_span;
 mod config;
 mod error;
 mod fallback;

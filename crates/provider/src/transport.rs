@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Span;
 
 use crate::accumulator::StreamAccumulator;
+use crate::call_span::{call_span, record_outcome, record_usage};
 use crate::error::ProviderError;
 use crate::http_error::{error_from_status, excerpt, transport_error};
 use crate::provider::ProviderStream;
@@ -263,49 +264,6 @@ pub(crate) async fn read_body(
             Err(_) => Err(ProviderError::Timeout(timeout)),
             Ok(body) => body.map_err(|e| transport_error(&e, timeout))?,
         },
-    }
-}
-
-/// The span of one provider call; usage and latency are recorded on it later.
-pub(crate) fn call_span(provider: &str, model: &str, stream: bool) -> Span {
-    tracing::info_span!(
-        "provider_call",
-        provider = %provider,
-        model = %model,
-        stream,
-        input_tokens = tracing::field::Empty,
-        output_tokens = tracing::field::Empty,
-        cached_tokens = tracing::field::Empty,
-        cache_write_tokens = tracing::field::Empty,
-        reasoning_tokens = tracing::field::Empty,
-        latency_ms = tracing::field::Empty,
-    )
-}
-
-/// Records the outcome of a whole (`complete`) call on its span.
-pub(crate) fn record_outcome(
-    span: &Span,
-    started: Instant,
-    result: &Result<ProviderResponse, ProviderError>,
-) {
-    span.record(
-        "latency_ms",
-        u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-    );
-    match result {
-        Ok(response) => record_usage(span, &StreamItem::Usage(response.usage)),
-        Err(error) => span.in_scope(|| tracing::debug!(error = %error, "provider call failed")),
-    }
-}
-
-/// Records a call's usage and latency on its span.
-pub(crate) fn record_usage(span: &Span, item: &StreamItem) {
-    if let StreamItem::Usage(usage) = item {
-        span.record("input_tokens", usage.input_tokens);
-        span.record("output_tokens", usage.output_tokens);
-        span.record("cached_tokens", usage.cached_tokens);
-        span.record("cache_write_tokens", usage.cache_write_tokens);
-        span.record("reasoning_tokens", usage.reasoning_tokens);
     }
 }
 
