@@ -4,6 +4,7 @@
 //! and body timeouts) and bad JSON-RPC input.
 
 use crate::common;
+use crate::mcp_serve::python_mcp_sdk;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -103,23 +104,6 @@ impl Drop for McpHttp {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Whether the MCP Python SDK can be imported (skipped without it, except under
-/// `CI=true`).
-fn python_mcp_sdk() -> bool {
-    let found = Command::new("python3")
-        .args(["-c", "import mcp"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !found {
-        let why = "no MCP Python SDK: run scripts/install-mcp-python-client.sh";
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-        eprintln!("skipped: {why}");
-    }
-    found
 }
 
 /// The test configuration, short timers, and a blueprint whose run fetches a page the

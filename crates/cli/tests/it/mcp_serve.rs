@@ -14,8 +14,8 @@ use oxydra_test_support::{MockServer, Reply};
 use serde_json::{Value, json};
 
 /// Whether the MCP Python SDK can be imported. Without it the test is skipped, except
-/// under `CI=true`, where its absence is a failure.
-fn python_mcp_sdk() -> bool {
+/// under `CI=true`, where its absence is a failure. Shared with `mcp_http`.
+pub(crate) fn python_mcp_sdk() -> bool {
     let found = Command::new("python3")
         .args(["-c", "import mcp"])
         .stdout(Stdio::null())
