@@ -1,5 +1,8 @@
 //! What the workspace's tests share, in one dev-dependency:
 //!
+//! - the whole-process cost scenario ([`file_read_scenario`]: 20 turns of 8 parallel
+//!   `file_read` calls), and its `scenario_server` binary, which serves it to another
+//!   process;
 //! - the recorded provider streams in `tests/fixtures` ([`fixtures_dir`], [`fixture`],
 //!   [`fixture_text`]; `OXYDRA_FIXTURES` points elsewhere);
 //! - [`MockServer`], a real local HTTP server standing in for a provider: scripted
@@ -32,6 +35,7 @@
 //! ```
 
 pub mod anthropic;
+pub mod file_read_scenario;
 mod fixtures;
 pub mod gguf_metadata;
 pub mod mcp_servers;
