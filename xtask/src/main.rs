@@ -13,10 +13,14 @@
 //!   one-step workspace tasks run by the `oxydra` binary on a small model, judged by
 //!   their outcome (see `tasks.rs`); `--peer` also runs them against llama-cpp-python's
 //!   server on the same model (`peer.rs`, installed by `scripts/install-peer-server.sh`).
+//! - `cargo xtask peer-cost [--pairs N]` — the whole-process cost of `oxydra run`
+//!   against rig's (`bench/peer-rig`) on the 20-turn `file_read` scenario, run in
+//!   interleaved pairs; writes the medians into `docs/performance.md` (`peer_cost.rs`).
 
 mod bench;
 mod ci;
 mod peer;
+mod peer_cost;
 mod run;
 mod setup;
 mod tasks;
@@ -29,6 +33,9 @@ fn main() -> ExitCode {
         Some("ci") => ci::run(),
         Some("bench") => bench::run(args.get(1).map(String::as_str)),
         Some("tasks") => tasks::run(args.get(1..).unwrap_or_default()),
+        Some("peer-cost") => peer_cost::run(args.get(1..).unwrap_or_default()),
+        // Internal to `peer-cost`: one measured child process.
+        Some("measure") => peer_cost::measure(args.get(1..).unwrap_or_default()),
         Some("run") => {
             return match run::run(args.get(1..).unwrap_or_default()) {
                 Ok(code) => code,
@@ -39,7 +46,9 @@ fn main() -> ExitCode {
             };
         }
         _ => {
-            eprintln!("usage: cargo xtask <ci | run [ARGS…] | bench [FILTER] | tasks [OPTIONS]>");
+            eprintln!(
+                "usage: cargo xtask <ci | run [ARGS…] | bench [FILTER] | tasks [OPTIONS] | peer-cost [--pairs N]>"
+            );
             return ExitCode::from(2);
         }
     };

@@ -332,7 +332,8 @@ fn run_task(oxydra: &Path, extra: &[String], task: &Task, dir: &Path) -> Result<
     })
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
+/// The median of `values` (0 for none).
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     match values.len() {
         0 => 0.0,
