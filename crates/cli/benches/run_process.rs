@@ -12,37 +12,17 @@
 //! Criterion measures the wall time of a run; the CPU time (user + system) of the child
 //! comes from `getrusage(RUSAGE_CHILDREN)` and its peak RSS from its own `VmHWM`, and
 //! both are printed.
-//! Targets: ≤ 0.05 s CPU and ≤ 20 MiB peak RSS per run.
+//! Targets: ≤ 0.05 s CPU and ≤ 20 MiB peak RSS per run. The scenario is
+//! `oxydra_test_support::file_read_scenario`, which `cargo xtask peer-cost` also runs
+//! against rig.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use nix::sys::resource::{UsageWho, getrusage};
-use oxydra_test_support::{MockServer, Reply, openai};
-
-const TURNS: usize = 20;
-const CALLS_PER_TURN: usize = 8;
-
-fn script() -> Vec<Reply> {
-    let mut replies = Vec::with_capacity(TURNS + 1);
-    for turn in 0..TURNS {
-        let ids: Vec<String> = (0..CALLS_PER_TURN)
-            .map(|call| format!("call_{turn}_{call}"))
-            .collect();
-        let args: Vec<String> = (0..CALLS_PER_TURN)
-            .map(|call| format!(r#"{{"path":"notes/file{call}.txt","offset":{}}}"#, turn + 1))
-            .collect();
-        let calls: Vec<(&str, &str, &str)> = ids
-            .iter()
-            .zip(&args)
-            .map(|(id, args)| (id.as_str(), "file_read", args.as_str()))
-            .collect();
-        replies.push(openai::tool_calls(&calls));
-    }
-    replies.push(openai::text("All files read: the notes agree."));
-    replies
-}
+use oxydra_test_support::MockServer;
+use oxydra_test_support::file_read_scenario::{self, CALLS_PER_TURN, PROMPT, REQUESTS, TURNS};
 
 struct Usage {
     cpu: Duration,
@@ -65,7 +45,7 @@ fn children_usage() -> Usage {
 /// fork copied from this (much larger) bench process before the exec, and overstates
 /// the binary's footprint several times.
 fn run_once(workspace: &std::path::Path) -> (Duration, Duration, u64) {
-    let server = MockServer::start(script()).unwrap();
+    let server = MockServer::start(file_read_scenario::replies()).unwrap();
     let state = tempfile::tempdir().unwrap();
     let before = children_usage();
     let start = Instant::now();
@@ -82,7 +62,7 @@ fn run_once(workspace: &std::path::Path) -> (Duration, Duration, u64) {
         .arg(state.path().join("oxydra.db"))
         .arg("--workspace")
         .arg(workspace)
-        .arg("Read every note, twenty times, then summarise.")
+        .arg(PROMPT)
         .env("HOME", state.path())
         .env("XDG_CONFIG_HOME", state.path())
         .env("XDG_DATA_HOME", state.path())
@@ -110,7 +90,7 @@ fn run_once(workspace: &std::path::Path) -> (Duration, Duration, u64) {
     };
     let wall = start.elapsed();
     assert!(status.success(), "oxydra run failed: {status}");
-    assert_eq!(server.requests().len(), TURNS + 1);
+    assert_eq!(server.requests().len(), REQUESTS);
     let after = children_usage();
     (wall, after.cpu.saturating_sub(before.cpu), peak_kib)
 }
@@ -125,13 +105,7 @@ fn vm_hwm_kib(status: &str) -> Option<u64> {
 
 fn bench(c: &mut Criterion) {
     let workspace = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(workspace.path().join("notes")).unwrap();
-    for file in 0..CALLS_PER_TURN {
-        let text: String = (1..=40)
-            .map(|line| format!("note {file} line {line}: nothing urgent\n"))
-            .collect();
-        std::fs::write(workspace.path().join(format!("notes/file{file}.txt")), text).unwrap();
-    }
+    file_read_scenario::write_notes(workspace.path()).unwrap();
 
     // A measured warm-up run: CPU and peak RSS of one whole process.
     let (wall, cpu, rss) = run_once(workspace.path());
