@@ -1,5 +1,12 @@
 //! `cargo xtask ci`: installs what the tests need (`setup`), then the checks CI runs, in
 //! order, stopping at the first failure.
+//!
+//! The steps share one build of the dependencies: every step resolves the same features
+//! (`--all-features`, with the dev-dependencies), so a dependency, a build script (the
+//! C++ build of llama.cpp above all) and a host crate is compiled once per mode (`check`
+//! for clippy and the docs, `build` for the tests and doc tests), never once per step.
+//! Cargo resolves the dev-dependencies only when a step selects a target that uses them;
+//! the docs step selects the examples for that reason (docs/performance.md, "CI time").
 
 use std::process::Command;
 use std::time::Instant;
@@ -27,6 +34,7 @@ fn steps() -> Vec<Step> {
                 "nextest",
                 "run",
                 "--workspace",
+                "--all-features",
                 "--no-fail-fast",
                 "--failure-output",
                 "final",
@@ -37,7 +45,14 @@ fn steps() -> Vec<Step> {
         eprintln!("xtask: cargo-nextest not found; running the tests with `cargo test`");
         Step {
             name: "tests (cargo test)",
-            args: vec!["test", "--workspace", "--lib", "--bins", "--tests"],
+            args: vec![
+                "test",
+                "--workspace",
+                "--all-features",
+                "--lib",
+                "--bins",
+                "--tests",
+            ],
             env: vec![],
         }
     };
@@ -68,7 +83,21 @@ fn steps() -> Vec<Step> {
         },
         Step {
             name: "docs",
-            args: vec!["doc", "--workspace", "--no-deps", "--all-features"],
+            // `--examples` documents the examples too, and makes cargo resolve the
+            // dev-dependencies as the other steps do: without it the host crates of
+            // `oxydra-macros`' tests (a proc-macro crate: its dev-dependencies are host
+            // crates, rust-lang/cargo#8312) drop out, `libc` loses `extra_traits`, the
+            // build script of llama-cpp-sys-2 gets another hash and llama.cpp is built
+            // a second time for the docs alone.
+            args: vec![
+                "doc",
+                "--workspace",
+                "--no-deps",
+                "--all-features",
+                "--lib",
+                "--bins",
+                "--examples",
+            ],
             env: vec![("RUSTDOCFLAGS", "-D warnings")],
         },
     ]

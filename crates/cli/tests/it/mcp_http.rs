@@ -6,15 +6,12 @@
 use crate::common;
 use crate::mcp_serve::python_mcp_sdk;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::serve::{CONFIG, runtime, sandbox_with_config};
+use common::serve::{CONFIG, runtime, sandbox_with_config, spawn_listening, terminate};
 use common::{Sandbox, stderr, stdout};
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
 use oxydra_test_support::{MockServer, Reply};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -43,39 +40,9 @@ impl McpHttp {
             .arg("--workspace")
             .arg(&sandbox.workspace)
             .envs(envs.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = command.spawn().unwrap();
-        let err = child.stderr.take().unwrap();
-        let (send, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if send.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let mut seen = Vec::new();
-        let url = loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match lines.recv_timeout(left) {
-                Ok(line) => match line.split("listening on ").nth(1) {
-                    Some(rest) => break rest.split_whitespace().next().map(str::to_owned),
-                    None => seen.push(line),
-                },
-                Err(_) => break None,
-            }
-        };
-        match url {
-            Some(url) => Self { child, url, lines },
-            None => {
-                let _ = child.kill();
-                let status = child.wait();
-                panic!("oxydra mcp serve did not report its address ({status:?}): {seen:?}");
-            }
-        }
+            .stdin(Stdio::null());
+        let (child, url, lines) = spawn_listening(command, "oxydra mcp serve");
+        Self { child, url, lines }
     }
 
     /// `127.0.0.1:PORT`.
@@ -88,14 +55,7 @@ impl McpHttp {
 
     /// SIGTERM, then the exit code and the rest of stderr.
     fn terminate(mut self) -> (Option<i32>, String) {
-        kill(
-            Pid::from_raw(i32::try_from(self.child.id()).unwrap()),
-            Signal::SIGTERM,
-        )
-        .unwrap();
-        let status = self.child.wait().unwrap();
-        let rest: Vec<String> = self.lines.try_iter().collect();
-        (status.code(), rest.join("\n"))
+        terminate(&mut self.child, &self.lines)
     }
 }
 

@@ -6,7 +6,8 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use common::serve::{
-    CONFIG, Server, run_to_end, runtime, sandbox_with_config, sandbox_with_invalid_config,
+    CONFIG, Server, agents_list, get_json, run_to_end, runtime, sandbox_with_config,
+    sandbox_with_invalid_config,
 };
 use common::{Sandbox, json_lines, stderr, stdout};
 use oxydra_test_support::{MockServer, Release, Reply};
@@ -15,9 +16,7 @@ use serde_json::{Value, json};
 #[test]
 fn agents_list_prints_the_blueprints_as_the_api_does() {
     let sandbox = sandbox_with_config(CONFIG);
-    let mut command = sandbox.command();
-    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
-    let output = command.output().unwrap();
+    let output = agents_list(&sandbox);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let listing: Value = serde_json::from_str(&stdout(&output)).unwrap();
     let agents = listing["agents"].as_array().unwrap();
@@ -47,9 +46,7 @@ fn agents_list_never_touches_the_database_a_server_may_share() {
     // Building a coordinator on a database recovers its runs (running ones become
     // failed / interrupted): listing must not do that to a live server's runs.
     let sandbox = sandbox_with_config(CONFIG);
-    let mut command = sandbox.command();
-    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
-    let output = command.output().unwrap();
+    let output = agents_list(&sandbox);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         !sandbox.db.exists(),
@@ -61,9 +58,7 @@ fn agents_list_never_touches_the_database_a_server_may_share() {
 #[test]
 fn agents_list_needs_no_provider_and_no_agents() {
     let sandbox = Sandbox::new();
-    let mut command = sandbox.command();
-    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
-    let output = command.output().unwrap();
+    let output = agents_list(&sandbox);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let listing: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(listing, json!({"agents": []}));
@@ -82,9 +77,7 @@ tool = "web_fetch"
 args = { url = "{{url}}" }
 "#,
     );
-    let mut command = sandbox.command();
-    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
-    let output = command.output().unwrap();
+    let output = agents_list(&sandbox);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let message = stderr(&output);
     assert!(message.contains("oxydra.toml"), "{message}");
@@ -97,9 +90,7 @@ fn an_agent_naming_an_unknown_tool_is_refused() {
     let sandbox = sandbox_with_config(
         "[[agents]]\nname = \"a\"\ntype = \"agent\"\nsystem_prompt = \"x\"\ntools = [\"file_reed\"]\n",
     );
-    let mut command = sandbox.command();
-    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
-    let output = command.output().unwrap();
+    let output = agents_list(&sandbox);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("file_reed"), "{}", stderr(&output));
 }
@@ -114,14 +105,7 @@ fn serve_validates_and_runs_a_deterministic_agent_then_stops_on_sigterm() {
     let server = Server::start(&sandbox, &[]);
     runtime().block_on(async {
         let client = reqwest::Client::new();
-        let agents: Value = client
-            .get(server.url("/agents"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let agents: Value = get_json(&client, &server.url("/agents")).await;
         assert_eq!(agents["agents"].as_array().unwrap().len(), 2);
 
         // Invalid parameters: the validation body, with the schema to correct from.
@@ -158,14 +142,7 @@ fn serve_validates_and_runs_a_deterministic_agent_then_stops_on_sigterm() {
 
         let deadline = Instant::now() + Duration::from_secs(20);
         let run = loop {
-            let run: Value = client
-                .get(server.url(&format!("/runs/{run_id}")))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let run: Value = get_json(&client, &server.url(&format!("/runs/{run_id}"))).await;
             let status = run["status"].as_str().unwrap().to_owned();
             if status != "pending" && status != "running" {
                 break run;
@@ -351,14 +328,7 @@ args = { url = "{{url}}" }
         // The page is still held back: the run is in flight, and the API answers.
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            let run: Value = client
-                .get(&run_url)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let run: Value = get_json(&client, &run_url).await;
             if status(&run) == "running" {
                 break;
             }
@@ -368,14 +338,7 @@ args = { url = "{{url}}" }
         }
         let agents = client.get(server.url("/agents")).send().await.unwrap();
         assert_eq!(agents.status(), 200);
-        let run: Value = client
-            .get(&run_url)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let run: Value = get_json(&client, &run_url).await;
         assert_eq!(
             status(&run),
             "running",
@@ -387,14 +350,7 @@ args = { url = "{{url}}" }
         let run = loop {
             let agents = client.get(server.url("/agents")).send().await.unwrap();
             assert_eq!(agents.status(), 200);
-            let run: Value = client
-                .get(&run_url)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let run: Value = get_json(&client, &run_url).await;
             if status(&run) != "running" {
                 break run;
             }

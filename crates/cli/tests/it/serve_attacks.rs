@@ -5,7 +5,8 @@
 use crate::common;
 
 use common::serve::{
-    CONFIG, Server, run_to_end, runtime, sandbox_with_config, sandbox_with_invalid_config,
+    CONFIG, Server, agents_list, run_to_end, runtime, sandbox_with_config,
+    sandbox_with_invalid_config,
 };
 use common::{Sandbox, stderr};
 use serde_json::{Value, json};
@@ -197,9 +198,7 @@ fn a_privileged_step_is_denied_unless_approval_is_configured() {
 fn an_undeclared_privileged_tool_is_a_config_error_naming_agent_and_tool() {
     let config = SHELL_CONFIG.replace("allow_privileged = [\"shell_exec\"]\n", "");
     let sandbox = sandbox_with_config(&config);
-    let mut command = sandbox.command();
-    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
-    let output = command.output().unwrap();
+    let output = agents_list(&sandbox);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let message = stderr(&output);
     assert!(message.contains("oxydra.toml"), "{message}");
@@ -210,9 +209,7 @@ fn an_undeclared_privileged_tool_is_a_config_error_naming_agent_and_tool() {
     let agent = "[[agents]]\nname = \"ops\"\ntype = \"agent\"\nsystem_prompt = \"x\"\n\
                  tools = [\"file_read\", \"shell_exec\"]\n";
     let sandbox = sandbox_with_config(agent);
-    let mut command = sandbox.command();
-    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
-    let output = command.output().unwrap();
+    let output = agents_list(&sandbox);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let message = stderr(&output);
     assert!(
@@ -225,9 +222,7 @@ fn an_undeclared_privileged_tool_is_a_config_error_naming_agent_and_tool() {
 fn a_shell_placeholder_inside_quotes_is_a_config_error() {
     let config = SHELL_CONFIG.replace("\"echo {{msg}}\"", "'echo \"{{msg}}\"'");
     let sandbox = sandbox_with_config(&config);
-    let mut command = sandbox.command();
-    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
-    let output = command.output().unwrap();
+    let output = agents_list(&sandbox);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let message = stderr(&output);
     assert!(

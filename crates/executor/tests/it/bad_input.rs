@@ -5,10 +5,8 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{FnTool, call, ctx, echo, executor, executor_with};
-use oxydra_executor::{
-    NoopEventSink, ToolExecutionError, ToolExecutorConfig, ToolRule, ToolRuleKind,
-};
+use common::{FnTool, batch, call, ctx, echo, executor, executor_with};
+use oxydra_executor::{ToolExecutionError, ToolExecutorConfig, ToolRule, ToolRuleKind};
 use oxydra_tools::ToolOutput;
 use oxydra_types::SafetyTier;
 use serde_json::json;
@@ -27,14 +25,13 @@ async fn invalid_json_quotes_the_parse_error_and_position() {
     let tool = file_read();
     let ex = executor(std::slice::from_ref(&tool), vec![]);
     let mut process = ex.new_process_state();
-    let result = ex
-        .execute_batch(
-            &[call("1", "file_read", "{\"path\": ")],
-            &mut process,
-            &ctx(),
-            &NoopEventSink,
-        )
-        .await;
+    let result = batch(
+        &ex,
+        &[call("1", "file_read", "{\"path\": ")],
+        &mut process,
+        &ctx(),
+    )
+    .await;
     let text = result.records[0].content_for_model();
     assert!(
         text.starts_with("Tool execution failed: invalid arguments for tool `file_read`"),
@@ -51,14 +48,7 @@ async fn missing_required_field_names_path_keyword_and_schema() {
     let tool = file_read();
     let ex = executor(std::slice::from_ref(&tool), vec![]);
     let mut process = ex.new_process_state();
-    let result = ex
-        .execute_batch(
-            &[call("1", "file_read", "{}")],
-            &mut process,
-            &ctx(),
-            &NoopEventSink,
-        )
-        .await;
+    let result = batch(&ex, &[call("1", "file_read", "{}")], &mut process, &ctx()).await;
     let Err(ToolExecutionError::InvalidArguments {
         violations, schema, ..
     }) = &result.records[0].outcome
@@ -83,14 +73,13 @@ async fn missing_required_field_names_path_keyword_and_schema() {
 async fn wrong_type_says_expected_and_found() {
     let ex = executor(&[file_read()], vec![]);
     let mut process = ex.new_process_state();
-    let result = ex
-        .execute_batch(
-            &[call("1", "file_read", r#"{"path": 42, "limit": "ten"}"#)],
-            &mut process,
-            &ctx(),
-            &NoopEventSink,
-        )
-        .await;
+    let result = batch(
+        &ex,
+        &[call("1", "file_read", r#"{"path": 42, "limit": "ten"}"#)],
+        &mut process,
+        &ctx(),
+    )
+    .await;
     let text = result.records[0].content_for_model();
     assert!(
         text.contains(
@@ -126,7 +115,7 @@ async fn unknown_tool_lists_available_tools_and_does_not_split_groups() {
     ];
     let result = tokio::time::timeout(
         Duration::from_secs(1),
-        ex.execute_batch(&calls, &mut process, &ctx(), &NoopEventSink),
+        batch(&ex, &calls, &mut process, &ctx()),
     )
     .await
     .expect("the two read-only calls must run together");
@@ -153,14 +142,13 @@ async fn a_schema_that_does_not_compile_is_a_clear_error_not_a_panic() {
     let broken = echo("broken", SafetyTier::ReadOnly).with_schema(json!({"type": 12}));
     let ex = executor(std::slice::from_ref(&broken), vec![]);
     let mut process = ex.new_process_state();
-    let result = ex
-        .execute_batch(
-            &[call("1", "broken", "{}"), call("2", "broken", "{}")],
-            &mut process,
-            &ctx(),
-            &NoopEventSink,
-        )
-        .await;
+    let result = batch(
+        &ex,
+        &[call("1", "broken", "{}"), call("2", "broken", "{}")],
+        &mut process,
+        &ctx(),
+    )
+    .await;
     for record in &result.records {
         let text = record.content_for_model();
         assert!(
@@ -180,9 +168,7 @@ async fn rule_violation_names_the_rule() {
     );
     let mut process = ex.new_process_state();
     let calls = [call("1", "t", r#"{"a":1}"#), call("2", "t", r#"{"a":2}"#)];
-    let result = ex
-        .execute_batch(&calls, &mut process, &ctx(), &NoopEventSink)
-        .await;
+    let result = batch(&ex, &calls, &mut process, &ctx()).await;
     assert!(result.records[0].is_success());
     let text = result.records[1].content_for_model();
     assert!(text.contains("rule max_calls refused `t`"), "{text}");
@@ -193,14 +179,7 @@ async fn denied_consent_is_a_tool_error() {
     let ex = executor(&[echo("shell_exec", SafetyTier::Privileged)], vec![])
         .with_permission_broker(Arc::new(oxydra_executor::AlwaysDeny));
     let mut process = ex.new_process_state();
-    let result = ex
-        .execute_batch(
-            &[call("1", "shell_exec", "{}")],
-            &mut process,
-            &ctx(),
-            &NoopEventSink,
-        )
-        .await;
+    let result = batch(&ex, &[call("1", "shell_exec", "{}")], &mut process, &ctx()).await;
     let text = result.records[0].content_for_model();
     assert!(
         text.contains("permission denied for tool `shell_exec`"),
@@ -226,14 +205,7 @@ async fn timeout_stops_a_tool_that_never_finishes_and_cancels_its_token() {
     };
     let ex = executor_with(&[forever], vec![], config);
     let mut process = ex.new_process_state();
-    let result = ex
-        .execute_batch(
-            &[call("1", "forever", "{}")],
-            &mut process,
-            &ctx(),
-            &NoopEventSink,
-        )
-        .await;
+    let result = batch(&ex, &[call("1", "forever", "{}")], &mut process, &ctx()).await;
     assert!(matches!(
         result.records[0].outcome,
         Err(ToolExecutionError::Timeout { duration, .. }) if duration == Duration::from_millis(30)
@@ -264,27 +236,13 @@ async fn a_tool_that_bounds_its_own_calls_is_not_cut_off_by_the_shorter_executor
         config.clone(),
     );
     let mut process = ex.new_process_state();
-    let result = ex
-        .execute_batch(
-            &[call("1", "slow", "{}")],
-            &mut process,
-            &ctx(),
-            &NoopEventSink,
-        )
-        .await;
+    let result = batch(&ex, &[call("1", "slow", "{}")], &mut process, &ctx()).await;
     assert_eq!(result.records[0].content_for_model(), "finished");
 
     // Without a limit of its own, the executor's timeout applies.
     let ex = executor_with(&[slow], vec![], config);
     let mut process = ex.new_process_state();
-    let result = ex
-        .execute_batch(
-            &[call("1", "slow", "{}")],
-            &mut process,
-            &ctx(),
-            &NoopEventSink,
-        )
-        .await;
+    let result = batch(&ex, &[call("1", "slow", "{}")], &mut process, &ctx()).await;
     assert!(matches!(
         result.records[0].outcome,
         Err(ToolExecutionError::Timeout { .. })
@@ -302,22 +260,13 @@ async fn a_panicking_tool_is_caught_and_the_executor_keeps_working() {
     let ex = executor(&[bomb, echo("ok", SafetyTier::ReadOnly)], vec![]);
     let mut process = ex.new_process_state();
     let calls = [call("1", "bomb", "{}"), call("2", "ok", "{}")];
-    let result = ex
-        .execute_batch(&calls, &mut process, &ctx(), &NoopEventSink)
-        .await;
+    let result = batch(&ex, &calls, &mut process, &ctx()).await;
     assert!(matches!(
         &result.records[0].outcome,
         Err(ToolExecutionError::Panicked { tool_name, message }) if tool_name == "bomb" && message == "kaboom"
     ));
     assert!(result.records[1].is_success());
-    let again = ex
-        .execute_batch(
-            &[call("3", "ok", r#"{"x":1}"#)],
-            &mut process,
-            &ctx(),
-            &NoopEventSink,
-        )
-        .await;
+    let again = batch(&ex, &[call("3", "ok", r#"{"x":1}"#)], &mut process, &ctx()).await;
     assert!(again.records[0].is_success());
 }
 
@@ -339,7 +288,7 @@ async fn cancellation_ends_running_calls_promptly_and_skips_pending_ones() {
     let calls = [call("1", "forever", "{}"), call("2", "write", "{}")];
     let result = tokio::time::timeout(
         Duration::from_secs(1),
-        ex.execute_batch(&calls, &mut process, &ctx, &NoopEventSink),
+        batch(&ex, &calls, &mut process, &ctx),
     )
     .await
     .expect("cancellation must be prompt");
@@ -360,24 +309,22 @@ async fn heartbeat_is_stripped_and_reported() {
         .with_schema(json!({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": false}));
     let ex = executor(&[strict], vec![]);
     let mut process = ex.new_process_state();
-    let result = ex
-        .execute_batch(
-            &[call("1", "strict", r#"{"a":1,"request_heartbeat":true}"#)],
-            &mut process,
-            &ctx(),
-            &NoopEventSink,
-        )
-        .await;
+    let result = batch(
+        &ex,
+        &[call("1", "strict", r#"{"a":1,"request_heartbeat":true}"#)],
+        &mut process,
+        &ctx(),
+    )
+    .await;
     assert_eq!(result.records[0].content_for_model(), "strict:{\"a\":1}");
     assert!(result.requests_continuation);
-    let plain = ex
-        .execute_batch(
-            &[call("2", "strict", r#"{"a":2}"#)],
-            &mut process,
-            &ctx(),
-            &NoopEventSink,
-        )
-        .await;
+    let plain = batch(
+        &ex,
+        &[call("2", "strict", r#"{"a":2}"#)],
+        &mut process,
+        &ctx(),
+    )
+    .await;
     assert!(!plain.requests_continuation);
 }
 

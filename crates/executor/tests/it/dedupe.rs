@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::{FnTool, call, ctx, echo, executor, executor_with};
+use common::{FnTool, batch, call, ctx, echo, executor, executor_with};
 use oxydra_executor::{
-    AlwaysApprove, CollectingEventSink, NoopEventSink, REUSED_OUTPUT_MARKER, ToolExecutionError,
+    AlwaysApprove, CollectingEventSink, REUSED_OUTPUT_MARKER, ToolExecutionError,
     ToolExecutorConfig, ToolRule, ToolRuleKind,
 };
 use oxydra_tools::ToolOutput;
@@ -59,28 +59,26 @@ async fn a_duplicate_read_reuses_the_output_until_a_side_effect_runs() {
             == 2
     );
     // And in a later batch.
-    let r = ex
-        .execute_batch(
-            &[call("3", "read", r#"{"a":1,"b":2}"#)],
-            &mut process,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
+    let r = batch(
+        &ex,
+        &[call("3", "read", r#"{"a":1,"b":2}"#)],
+        &mut process,
+        &ctx,
+    )
+    .await;
     assert!(r.records[0].reused);
     assert_eq!(read.runs(), 1);
     // A side effect clears the session's read cache.
-    let r = ex
-        .execute_batch(
-            &[
-                call("4", "write", "{}"),
-                call("5", "read", r#"{"a":1,"b":2}"#),
-            ],
-            &mut process,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
+    let r = batch(
+        &ex,
+        &[
+            call("4", "write", "{}"),
+            call("5", "read", r#"{"a":1,"b":2}"#),
+        ],
+        &mut process,
+        &ctx,
+    )
+    .await;
     assert_eq!(r.records[1].content_for_model(), "run 1");
     assert!(!r.records[1].reused);
     assert_eq!(read.runs(), 2);
@@ -92,28 +90,27 @@ async fn dedupe_is_scoped_to_the_session_and_different_args_run() {
     let ex = executor(std::slice::from_ref(&read), vec![]);
     let mut process = ex.new_process_state();
     let first = ctx();
-    ex.execute_batch(
+    batch(
+        &ex,
         &[call("1", "read", r#"{"a":1}"#)],
         &mut process,
         &first,
-        &NoopEventSink,
     )
     .await;
-    ex.execute_batch(
+    batch(
+        &ex,
         &[call("2", "read", r#"{"a":2}"#)],
         &mut process,
         &first,
-        &NoopEventSink,
     )
     .await;
-    let r = ex
-        .execute_batch(
-            &[call("3", "read", r#"{"a":1}"#)],
-            &mut process,
-            &ctx(),
-            &NoopEventSink,
-        )
-        .await;
+    let r = batch(
+        &ex,
+        &[call("3", "read", r#"{"a":1}"#)],
+        &mut process,
+        &ctx(),
+    )
+    .await;
     assert!(!r.records[0].reused);
     assert_eq!(read.runs(), 3);
 }
@@ -124,21 +121,14 @@ async fn heartbeat_does_not_change_the_dedupe_key() {
     let ex = executor(std::slice::from_ref(&read), vec![]);
     let ctx = ctx();
     let mut process = ex.new_process_state();
-    ex.execute_batch(
-        &[call("1", "read", r#"{"a":1}"#)],
+    batch(&ex, &[call("1", "read", r#"{"a":1}"#)], &mut process, &ctx).await;
+    let r = batch(
+        &ex,
+        &[call("2", "read", r#"{"a":1,"request_heartbeat":true}"#)],
         &mut process,
         &ctx,
-        &NoopEventSink,
     )
     .await;
-    let r = ex
-        .execute_batch(
-            &[call("2", "read", r#"{"a":1,"request_heartbeat":true}"#)],
-            &mut process,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
     assert!(r.records[0].reused);
     assert!(r.requests_continuation);
 }
@@ -152,14 +142,13 @@ async fn never_dedupe_opts_a_read_out() {
     );
     let ctx = ctx();
     let mut process = ex.new_process_state();
-    let r = ex
-        .execute_batch(
-            &[call("1", "clock", "{}"), call("2", "clock", "{}")],
-            &mut process,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
+    let r = batch(
+        &ex,
+        &[call("1", "clock", "{}"), call("2", "clock", "{}")],
+        &mut process,
+        &ctx,
+    )
+    .await;
     assert_eq!(r.records[1].content_for_model(), "run 1");
     assert_eq!(clock.runs(), 2);
 }
@@ -181,9 +170,7 @@ async fn side_effects_repeat_unless_opted_in_and_then_a_duplicate_is_refused() {
         call("4", "send", r#"{"to":"a"}"#),
         call("5", "send", r#"{"to":"b"}"#),
     ];
-    let r = ex
-        .execute_batch(&calls, &mut process, &ctx, &NoopEventSink)
-        .await;
+    let r = batch(&ex, &calls, &mut process, &ctx).await;
     assert_eq!(write.runs(), 2);
     assert_eq!(send.runs(), 2);
     assert!(r.records[2].is_success() && r.records[4].is_success());
@@ -220,31 +207,23 @@ async fn a_failed_side_effect_is_not_remembered_and_a_privileged_run_clears_read
     .with_permission_broker(Arc::new(AlwaysApprove));
     let ctx = ctx();
     let mut process = ex.new_process_state();
-    let r = ex
-        .execute_batch(
-            &[call("1", "flaky", "{}"), call("2", "flaky", "{}")],
-            &mut process,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
-    assert!(r.records[0].content_for_model().contains("disk full"));
-    assert!(r.records[1].is_success());
-    ex.execute_batch(
-        &[call("3", "read", "{}")],
+    let r = batch(
+        &ex,
+        &[call("1", "flaky", "{}"), call("2", "flaky", "{}")],
         &mut process,
         &ctx,
-        &NoopEventSink,
     )
     .await;
-    let r = ex
-        .execute_batch(
-            &[call("4", "shell", "{}"), call("5", "read", "{}")],
-            &mut process,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
+    assert!(r.records[0].content_for_model().contains("disk full"));
+    assert!(r.records[1].is_success());
+    batch(&ex, &[call("3", "read", "{}")], &mut process, &ctx).await;
+    let r = batch(
+        &ex,
+        &[call("4", "shell", "{}"), call("5", "read", "{}")],
+        &mut process,
+        &ctx,
+    )
+    .await;
     assert!(r.all_succeeded());
     assert!(!r.records[1].reused);
     assert_eq!(read.runs(), 2);
@@ -260,23 +239,10 @@ async fn entries_expire_after_the_window() {
     let ex = executor_with(std::slice::from_ref(&read), vec![], config);
     let ctx = ctx();
     let mut process = ex.new_process_state();
-    ex.execute_batch(
-        &[call("1", "read", "{}")],
-        &mut process,
-        &ctx,
-        &NoopEventSink,
-    )
-    .await;
+    batch(&ex, &[call("1", "read", "{}")], &mut process, &ctx).await;
     assert_eq!(ex.state_stats().dedupe_sessions, 1);
     tokio::time::sleep(Duration::from_millis(60)).await;
-    let r = ex
-        .execute_batch(
-            &[call("2", "read", "{}")],
-            &mut process,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
+    let r = batch(&ex, &[call("2", "read", "{}")], &mut process, &ctx).await;
     assert!(!r.records[0].reused);
     tokio::time::sleep(Duration::from_millis(60)).await;
     ex.prune_expired();

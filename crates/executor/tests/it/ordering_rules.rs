@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use common::{call, ctx, echo, executor, recorder, violation};
+use common::{batch, call, ctx, echo, executor, recorder, violation};
 use oxydra_executor::{NoopEventSink, ToolRule, ToolRuleKind, ToolRuleViolation};
 use oxydra_types::SafetyTier::{ReadOnly, SideEffecting};
 
@@ -16,14 +16,7 @@ async fn start_constraint_runs_first_with_empty_args_and_gates_other_tools() {
     let ctx = ctx();
     let mut process = ex.new_process_state();
     assert!(!process.start_constraints_done());
-    let r = ex
-        .execute_batch(
-            &[call("1", "work", "{}")],
-            &mut process,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
+    let r = batch(&ex, &[call("1", "work", "{}")], &mut process, &ctx).await;
     assert_eq!(
         violation(&r.records[0]),
         &ToolRuleViolation::StartConstraint {
@@ -38,25 +31,11 @@ async fn start_constraint_runs_first_with_empty_args_and_gates_other_tools() {
     assert_eq!(start.records[0].call.name, "init");
     assert_eq!(*init_args.lock().unwrap(), vec![serde_json::json!({})]);
     assert!(process.start_constraints_done());
-    let r = ex
-        .execute_batch(
-            &[call("2", "work", "{}")],
-            &mut process,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
+    let r = batch(&ex, &[call("2", "work", "{}")], &mut process, &ctx).await;
     assert!(r.records[0].is_success());
     // Each process starts over.
     let mut next = ex.new_process_state();
-    let r = ex
-        .execute_batch(
-            &[call("3", "work", r#"{"x":1}"#)],
-            &mut next,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
+    let r = batch(&ex, &[call("3", "work", r#"{"x":1}"#)], &mut next, &ctx).await;
     assert!(
         r.records[0]
             .content_for_model()
@@ -76,14 +55,7 @@ async fn requires_preceding_tools_checks_this_process_history() {
     );
     let ctx = ctx();
     let mut process = ex.new_process_state();
-    let r = ex
-        .execute_batch(
-            &[call("1", "write", "{}")],
-            &mut process,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
+    let r = batch(&ex, &[call("1", "write", "{}")], &mut process, &ctx).await;
     assert_eq!(
         violation(&r.records[0]),
         &ToolRuleViolation::RequiresPrecedingTools {
@@ -91,14 +63,13 @@ async fn requires_preceding_tools_checks_this_process_history() {
             missing: vec!["read".into()]
         }
     );
-    let r = ex
-        .execute_batch(
-            &[call("2", "read", "{}"), call("3", "write", "{}")],
-            &mut process,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
+    let r = batch(
+        &ex,
+        &[call("2", "read", "{}"), call("3", "write", "{}")],
+        &mut process,
+        &ctx,
+    )
+    .await;
     assert!(r.all_succeeded());
     assert_eq!(
         process
@@ -121,14 +92,13 @@ async fn ordering_rules_between_read_only_tools_split_the_concurrent_group() {
         rules,
     );
     let mut process = ex.new_process_state();
-    let r = ex
-        .execute_batch(
-            &[call("1", "fetch", "{}"), call("2", "summarize", "{}")],
-            &mut process,
-            &ctx(),
-            &NoopEventSink,
-        )
-        .await;
+    let r = batch(
+        &ex,
+        &[call("1", "fetch", "{}"), call("2", "summarize", "{}")],
+        &mut process,
+        &ctx(),
+    )
+    .await;
     assert!(r.all_succeeded(), "{:?}", r.records[1].outcome);
     assert!(r.records[1].started_at >= r.records[0].finished_at);
 }
@@ -145,23 +115,21 @@ async fn requires_following_tools_refuses_once_a_follower_ran() {
     );
     let ctx = ctx();
     let mut process = ex.new_process_state();
-    let r = ex
-        .execute_batch(
-            &[call("1", "plan", "{}"), call("2", "write", "{}")],
-            &mut process,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
+    let r = batch(
+        &ex,
+        &[call("1", "plan", "{}"), call("2", "write", "{}")],
+        &mut process,
+        &ctx,
+    )
+    .await;
     assert!(r.all_succeeded());
-    let r = ex
-        .execute_batch(
-            &[call("3", "plan", r#"{"again":true}"#)],
-            &mut process,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
+    let r = batch(
+        &ex,
+        &[call("3", "plan", r#"{"again":true}"#)],
+        &mut process,
+        &ctx,
+    )
+    .await;
     assert_eq!(
         violation(&r.records[0]),
         &ToolRuleViolation::RequiresFollowingTools {
@@ -188,14 +156,13 @@ async fn a_start_tool_whose_output_is_reused_meets_the_start_constraint() {
 
     let mut next = ex.new_process_state();
     assert!(!next.start_constraints_done());
-    let r = ex
-        .execute_batch(
-            &[call("1", "init", "{}"), call("2", "work", "{}")],
-            &mut next,
-            &ctx,
-            &NoopEventSink,
-        )
-        .await;
+    let r = batch(
+        &ex,
+        &[call("1", "init", "{}"), call("2", "work", "{}")],
+        &mut next,
+        &ctx,
+    )
+    .await;
     assert!(r.records[0].reused);
     assert!(r.records[1].is_success(), "{:?}", r.records[1].outcome);
     assert!(next.has_run("init"));

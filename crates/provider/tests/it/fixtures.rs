@@ -70,6 +70,16 @@ fn calls(response: &ProviderResponse) -> Vec<(&str, &str, &str)> {
         .collect()
 }
 
+/// Asserts a turn that is tool calls only: the `expected` calls (id, name, arguments),
+/// no text, finish reason `ToolCalls`, and `usage`.
+#[track_caller]
+fn assert_only_calls(response: &ProviderResponse, expected: &[(&str, &str, &str)], usage: Usage) {
+    assert_eq!(calls(response), expected);
+    assert_eq!(response.message.content, None);
+    assert_eq!(response.finish_reason, FinishReason::ToolCalls);
+    assert_eq!(response.usage, usage);
+}
+
 #[tokio::test]
 async fn openai_parallel_tool_calls() {
     let (response, items) =
@@ -343,13 +353,11 @@ async fn llamacpp_qwen3_reasoning_content_then_tool_call() {
             "Okay, the user wants to calculate 2 minus 5. Let me check the available tools. There's an subtract function that takes x and y. Here, x should be 2 and y should be 5. So the function call would be subtract with x=2 and y=5. That should give the correct result.\n"
         )
     );
-    assert_eq!(
-        calls(&response),
-        vec![("call_REDACTED_1", "subtract", r#"{"x": 2, "y": 5}"#)]
+    assert_only_calls(
+        &response,
+        &[("call_REDACTED_1", "subtract", r#"{"x": 2, "y": 5}"#)],
+        Usage::new(291, 97, 290),
     );
-    assert_eq!(response.message.content, None);
-    assert_eq!(response.finish_reason, FinishReason::ToolCalls);
-    assert_eq!(response.usage, Usage::new(291, 97, 290));
 }
 
 #[tokio::test]
@@ -367,13 +375,11 @@ async fn llamacpp_two_no_argument_calls_and_mistral_token_by_token() {
     assert_eq!(response.usage, Usage::new(286, 42, 0));
 
     let (response, _) = stream_fixture("local/llamacpp_mistral_tool_call.sse", openai, "/v1").await;
-    assert_eq!(
-        calls(&response),
-        vec![("call_REDACTED_1", "subtract", r#"{"x": 2, "y": 5}"#)]
+    assert_only_calls(
+        &response,
+        &[("call_REDACTED_1", "subtract", r#"{"x": 2, "y": 5}"#)],
+        Usage::new(664, 18, 663),
     );
-    assert_eq!(response.message.content, None);
-    assert_eq!(response.finish_reason, FinishReason::ToolCalls);
-    assert_eq!(response.usage, Usage::new(664, 18, 663));
 }
 
 #[tokio::test]
@@ -476,17 +482,15 @@ async fn llama_cpp_python_legacy_function_call_is_no_second_call() {
         &request("smollm2"),
     )
     .await;
-    assert_eq!(
-        calls(&response),
-        vec![(
+    assert_only_calls(
+        &response,
+        &[(
             "call__0_file_list_cmpl-1908a734-62a2-4e51-8b44-e7b5f8b22a9d",
             "file_list",
-            r#"{"path": "plan.md", "recursive": false}"#
-        )]
+            r#"{"path": "plan.md", "recursive": false}"#,
+        )],
+        Usage::new(916, 14, 0),
     );
-    assert_eq!(response.message.content, None);
-    assert_eq!(response.finish_reason, FinishReason::ToolCalls);
-    assert_eq!(response.usage, Usage::new(916, 14, 0));
 }
 
 #[tokio::test]
@@ -499,17 +503,15 @@ async fn ollama_v1_reasoning_field_and_empty_content_beside_a_call() {
     let reasoning = response.reasoning.as_deref().unwrap();
     assert!(reasoning.starts_with("The conversation: user asked"));
     assert!(reasoning.ends_with("We need to provide answer in JSON format. Let's do that."));
-    assert_eq!(
-        calls(&response),
-        vec![(
+    assert_only_calls(
+        &response,
+        &[(
             "call_o2vnpxrw",
             "final_result",
-            r#"{"city":"Paris","country":"France"}"#
-        )]
+            r#"{"city":"Paris","country":"France"}"#,
+        )],
+        Usage::new(206, 194, 0),
     );
-    assert_eq!(response.message.content, None);
-    assert_eq!(response.finish_reason, FinishReason::ToolCalls);
-    assert_eq!(response.usage, Usage::new(206, 194, 0));
 }
 
 #[tokio::test]

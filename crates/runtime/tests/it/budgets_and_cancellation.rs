@@ -218,18 +218,7 @@ async fn cancelling_during_a_tool_stores_a_result_for_every_call() {
         .unwrap();
     let session = SessionId::generate();
     let cancel = CancellationToken::new();
-    let run = {
-        let runtime = runtime.clone();
-        let session = session.clone();
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            runtime
-                .session(&session)
-                .prompt("wait")
-                .cancel(&cancel)
-                .await
-        })
-    };
+    let run = spawn_prompt(&runtime, &session, "wait", &cancel);
     started.notified().await;
     cancel.cancel();
     let result = tokio::time::timeout(Duration::from_secs(1), run)
@@ -319,18 +308,7 @@ async fn cancelling_while_indexing_hangs_returns_promptly() {
         .unwrap();
     let session = SessionId::generate();
     let cancel = CancellationToken::new();
-    let run = {
-        let runtime = runtime.clone();
-        let session = session.clone();
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            runtime
-                .session(&session)
-                .prompt("hang on")
-                .cancel(&cancel)
-                .await
-        })
-    };
+    let run = spawn_prompt(&runtime, &session, "hang on", &cancel);
     tokio::time::timeout(Duration::from_secs(1), retrieval.started.notified())
         .await
         .unwrap();
@@ -367,12 +345,7 @@ async fn cancelling_while_indexing_a_tool_turn_still_stores_every_result() {
         .unwrap();
     let session = SessionId::generate();
     let cancel = CancellationToken::new();
-    let run = {
-        let runtime = runtime.clone();
-        let session = session.clone();
-        let cancel = cancel.clone();
-        tokio::spawn(async move { runtime.session(&session).prompt("go").cancel(&cancel).await })
-    };
+    let run = spawn_prompt(&runtime, &session, "go", &cancel);
     tokio::time::timeout(Duration::from_secs(1), retrieval.started.notified())
         .await
         .unwrap();

@@ -4,14 +4,27 @@ use std::sync::Arc;
 
 use common::*;
 use oxydra_memory::{Memory, SqliteMemory};
-use oxydra_provider::{ProviderError, ScriptedTurn};
+use oxydra_provider::{ProviderError, ScriptedProvider, ScriptedTurn};
 use oxydra_runtime::testing::{SUMMARY_HEADER, SUMMARY_INSTRUCTIONS};
-use oxydra_runtime::{CollectingEventSink, RuntimeError, RuntimeLimits};
+use oxydra_runtime::{AgentRuntime, CollectingEventSink, RuntimeError, RuntimeLimits};
 use oxydra_types::{CallId, Message, MessageRole, RuntimeEvent, RuntimeProgressKind, SessionId};
 use tokio_util::sync::CancellationToken;
 
 fn apples(n: usize) -> String {
     format!("apples{}", " apple".repeat(n))
+}
+
+/// Four turns of 120 apples, user and assistant in turn: more than a tiny window holds.
+fn apple_history() -> Vec<Message> {
+    (0..4)
+        .map(|i| {
+            if i % 2 == 0 {
+                Message::user(apples(120))
+            } else {
+                Message::assistant(apples(120))
+            }
+        })
+        .collect()
 }
 
 fn tiny_window(window: u32, trigger: f64) -> RuntimeLimits {
@@ -39,15 +52,7 @@ async fn old_turns_are_condensed_into_a_stored_summary_and_injected() {
         .unwrap();
     let session = SessionId::generate();
     runtime
-        .append_messages(
-            &session,
-            vec![
-                Message::user(apples(120)),
-                Message::assistant(apples(120)),
-                Message::user(apples(120)),
-                Message::assistant(apples(120)),
-            ],
-        )
+        .append_messages(&session, apple_history())
         .await
         .unwrap();
     let outcome = runtime
@@ -127,18 +132,7 @@ async fn summary_without_memory_is_kept_in_process() {
         .unwrap();
     let session = SessionId::generate();
     runtime
-        .append_messages(
-            &session,
-            (0..4)
-                .map(|i| {
-                    if i % 2 == 0 {
-                        Message::user(apples(120))
-                    } else {
-                        Message::assistant(apples(120))
-                    }
-                })
-                .collect(),
-        )
+        .append_messages(&session, apple_history())
         .await
         .unwrap();
     let cancel = CancellationToken::new();
@@ -217,11 +211,7 @@ async fn the_latest_question_survives_a_huge_tool_result() {
         ScriptedTurn::tool_call("c1", "echo", &format!(r#"{{"text":"{}"}}"#, apples(500))),
         ScriptedTurn::text("fine"),
     ]);
-    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
-        .tools(registry(vec![Arc::new(EchoTool)]))
-        .limits(tiny_window(400, 100.0))
-        .build()
-        .unwrap();
+    let runtime = echo_runtime(&provider, tiny_window(400, 100.0));
     let session = SessionId::generate();
     runtime
         .append_messages(
@@ -262,18 +252,7 @@ async fn a_failed_summary_falls_back_to_truncation_once_per_run() {
         .unwrap();
     let session = SessionId::generate();
     runtime
-        .append_messages(
-            &session,
-            (0..4)
-                .map(|i| {
-                    if i % 2 == 0 {
-                        Message::user(apples(120))
-                    } else {
-                        Message::assistant(apples(120))
-                    }
-                })
-                .collect(),
-        )
+        .append_messages(&session, apple_history())
         .await
         .unwrap();
     let outcome = runtime.session(&session).prompt("q").await.unwrap();
@@ -400,18 +379,6 @@ async fn a_long_single_prompt_run_condenses_its_old_tool_turns() {
     assert_eq!(summaries, 2);
 }
 
-fn apple_history() -> Vec<Message> {
-    (0..4)
-        .map(|i| {
-            if i % 2 == 0 {
-                Message::user(apples(120))
-            } else {
-                Message::assistant(apples(120))
-            }
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn a_summary_timeout_falls_back_to_truncation() {
     let provider = scripted(vec![
@@ -489,6 +456,15 @@ async fn cancelling_during_a_summary_call_ends_the_run_as_cancelled() {
     canceller.await.unwrap();
 }
 
+/// A runtime with the echo tool and `limits`, its events collected and not looked at.
+fn echo_runtime(provider: &Arc<ScriptedProvider>, limits: RuntimeLimits) -> AgentRuntime {
+    builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .tools(registry(vec![Arc::new(EchoTool)]))
+        .limits(limits)
+        .build()
+        .unwrap()
+}
+
 fn too_long() -> ScriptedTurn {
     ScriptedTurn::Error(ProviderError::ContextLengthExceeded {
         message: "prompt is too long".into(),
@@ -506,11 +482,7 @@ async fn a_context_length_error_is_retried_once_with_fewer_messages() {
         too_long(),
         ScriptedTurn::text("done"),
     ]);
-    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
-        .tools(registry(vec![Arc::new(EchoTool)]))
-        .limits(tiny_window(100_000, 100.0))
-        .build()
-        .unwrap();
+    let runtime = echo_runtime(&provider, tiny_window(100_000, 100.0));
     let outcome = runtime
         .session(&SessionId::generate())
         .prompt("count the apples")
@@ -541,11 +513,7 @@ async fn a_second_context_length_error_fails_the_run() {
         too_long(),
         ScriptedTurn::text("never"),
     ]);
-    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
-        .tools(registry(vec![Arc::new(EchoTool)]))
-        .limits(tiny_window(100_000, 100.0))
-        .build()
-        .unwrap();
+    let runtime = echo_runtime(&provider, tiny_window(100_000, 100.0));
     let error = runtime
         .session(&SessionId::generate())
         .prompt("go")

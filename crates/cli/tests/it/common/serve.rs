@@ -2,7 +2,8 @@
 //! config, the server started on a free port, and a runtime for HTTP clients.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
@@ -30,7 +31,7 @@ pub fn sandbox_with_invalid_config(config: &str) -> Sandbox {
 pub struct Server {
     pub child: Child,
     pub base: String,
-    lines: std::sync::mpsc::Receiver<String>,
+    lines: Receiver<String>,
 }
 
 impl Server {
@@ -57,39 +58,9 @@ impl Server {
             .arg(db)
             .arg("--workspace")
             .arg(&sandbox.workspace)
-            .envs(envs.iter().copied())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = command.spawn().unwrap();
-        let err = child.stderr.take().unwrap();
-        let (send, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if send.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let mut seen = Vec::new();
-        let base = loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match lines.recv_timeout(left) {
-                Ok(line) => match line.split("listening on ").nth(1) {
-                    Some(rest) => break rest.split_whitespace().next().map(str::to_owned),
-                    None => seen.push(line),
-                },
-                Err(_) => break None,
-            }
-        };
-        match base {
-            Some(base) => Self { child, base, lines },
-            None => {
-                let _ = child.kill();
-                let status = child.wait();
-                panic!("oxydra serve did not report its address ({status:?}): {seen:?}");
-            }
-        }
+            .envs(envs.iter().copied());
+        let (child, base, lines) = spawn_listening(command, "oxydra serve");
+        Self { child, base, lines }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -98,15 +69,59 @@ impl Server {
 
     /// SIGTERM, then the exit code and the rest of stderr.
     pub fn terminate(mut self) -> (Option<i32>, String) {
-        kill(
-            Pid::from_raw(i32::try_from(self.child.id()).unwrap()),
-            Signal::SIGTERM,
-        )
-        .unwrap();
-        let status = self.child.wait().unwrap();
-        let rest: Vec<String> = self.lines.try_iter().collect();
-        (status.code(), rest.join("\n"))
+        terminate(&mut self.child, &self.lines)
     }
+}
+
+/// Spawns `command` (an `oxydra` server: `serve`, `mcp serve --listen`) with stderr piped
+/// and waits up to 30 s for the address it prints after "listening on "; `what` names
+/// the server when it never does. Returns the child, the address and the receiver of
+/// the stderr lines that follow.
+pub fn spawn_listening(mut command: Command, what: &str) -> (Child, String, Receiver<String>) {
+    command.stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let err = child.stderr.take().unwrap();
+    let (send, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    let address = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => match line.split("listening on ").nth(1) {
+                Some(rest) => break rest.split_whitespace().next().map(str::to_owned),
+                None => seen.push(line),
+            },
+            Err(_) => break None,
+        }
+    };
+    match address {
+        Some(address) => (child, address, lines),
+        None => {
+            let _ = child.kill();
+            let status = child.wait();
+            panic!("{what} did not report its address ({status:?}): {seen:?}");
+        }
+    }
+}
+
+/// SIGTERM to a server of [`spawn_listening`], then its exit code and the rest of its
+/// stderr.
+pub fn terminate(child: &mut Child, lines: &Receiver<String>) -> (Option<i32>, String) {
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    let rest: Vec<String> = lines.try_iter().collect();
+    (status.code(), rest.join("\n"))
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {
@@ -135,6 +150,18 @@ tool = "file_read"
 args = { path = "{{file}}" }
 "#;
 
+/// `oxydra agents list --db` on the sandbox's database, run to its end.
+pub fn agents_list(sandbox: &Sandbox) -> Output {
+    let mut command = sandbox.command();
+    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
+    command.output().unwrap()
+}
+
+/// The body of `GET url`, as JSON.
+pub async fn get_json(client: &reqwest::Client, url: &str) -> Value {
+    client.get(url).send().await.unwrap().json().await.unwrap()
+}
+
 /// Posts a run as JSON and waits for it to end.
 pub async fn run_to_end(client: &reqwest::Client, server: &Server, body: Value) -> Value {
     let created = client
@@ -148,14 +175,7 @@ pub async fn run_to_end(client: &reqwest::Client, server: &Server, body: Value) 
     let run_id = created["run_id"].as_str().unwrap().to_owned();
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let run: Value = client
-            .get(server.url(&format!("/runs/{run_id}")))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let run: Value = get_json(client, &server.url(&format!("/runs/{run_id}"))).await;
         let status = run["status"].as_str().unwrap().to_owned();
         if status != "pending" && status != "running" {
             return run;

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use oxydra_executor::{
-    ExecutionContext, ToolCallRecord, ToolExecutionError, ToolExecutor, ToolExecutorConfig,
-    ToolRule, ToolRuleViolation,
+    ExecutionContext, NoopEventSink, ProcessToolState, ToolBatchResult, ToolCallRecord,
+    ToolExecutionError, ToolExecutor, ToolExecutorConfig, ToolRule, ToolRuleViolation,
 };
 use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use oxydra_types::{CallId, SafetyTier, SessionId, ToolCall, ToolSchema};
@@ -115,6 +115,16 @@ pub fn ctx() -> ExecutionContext {
 
 pub fn call(id: &str, name: &str, args: &str) -> ToolCall {
     ToolCall::new(CallId::from(id), name, args)
+}
+
+/// Runs `calls` as one batch of `process`, with no event sink: the call most tests make.
+pub async fn batch(
+    ex: &ToolExecutor,
+    calls: &[ToolCall],
+    process: &mut ProcessToolState,
+    ctx: &ExecutionContext,
+) -> ToolBatchResult {
+    ex.execute_batch(calls, process, ctx, &NoopEventSink).await
 }
 
 /// Counts calls in flight and remembers the most seen at once.

@@ -7,11 +7,16 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use oxydra_provider::{ProviderRequest, ScriptedProvider, ScriptedTurn};
-use oxydra_runtime::{AgentRuntime, AgentRuntimeBuilder, CollectingEventSink, RuntimeLimits};
+use oxydra_runtime::{
+    AgentRuntime, AgentRuntimeBuilder, CollectingEventSink, RuntimeError, RuntimeLimits,
+    SessionOutcome,
+};
 use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
-use oxydra_types::{CallId, Message, MessageRole, SafetyTier, ToolCall, ToolSchema};
+use oxydra_types::{CallId, Message, MessageRole, SafetyTier, SessionId, ToolCall, ToolSchema};
 use serde_json::{Value, json};
 use tokio::sync::{Barrier, Notify};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 /// `echo {text}`: read-only, `text` required.
 pub struct EchoTool;
@@ -197,6 +202,27 @@ pub fn builder(
         .model("test-model")
         .workspace_root(std::env::temp_dir())
         .event_sink(events)
+}
+
+/// Starts `prompt` on `session` in a task of its own, cancelled by `cancel`: the run a
+/// test cancels while it waits.
+pub fn spawn_prompt(
+    runtime: &AgentRuntime,
+    session: &SessionId,
+    prompt: &str,
+    cancel: &CancellationToken,
+) -> JoinHandle<Result<SessionOutcome, RuntimeError>> {
+    let runtime = runtime.clone();
+    let session = session.clone();
+    let prompt = prompt.to_owned();
+    let cancel = cancel.clone();
+    tokio::spawn(async move {
+        runtime
+            .session(&session)
+            .prompt(prompt)
+            .cancel(&cancel)
+            .await
+    })
 }
 
 pub fn limits() -> RuntimeLimits {
