@@ -115,7 +115,7 @@ async fn a_denial_reaches_the_model_and_the_tool_never_runs() {
             reason: "reading is off today".into(),
         })
     };
-    let executor = executor(&[tool.clone()], vec![]).with_hooks(chain(vec![guard]));
+    let executor = executor(std::slice::from_ref(&tool), vec![]).with_hooks(chain(vec![guard]));
     let events = CollectingEventSink::new();
     let mut process = executor.new_process_state();
     let result = executor
@@ -161,7 +161,7 @@ async fn a_rewrite_into_invalid_arguments_is_a_validation_error_and_nothing_runs
             arguments: json!({"path": 7}),
         })
     };
-    let executor = executor(&[tool.clone()], vec![]).with_hooks(chain(vec![bad]));
+    let executor = executor(std::slice::from_ref(&tool), vec![]).with_hooks(chain(vec![bad]));
     let mut process = executor.new_process_state();
     let result = executor
         .execute_batch(
@@ -192,7 +192,7 @@ async fn a_rewrite_that_is_not_an_object_is_refused_too() {
             arguments: json!("rm -rf /"),
         })
     };
-    let executor = executor(&[tool.clone()], vec![]).with_hooks(chain(vec![bad]));
+    let executor = executor(std::slice::from_ref(&tool), vec![]).with_hooks(chain(vec![bad]));
     let mut process = executor.new_process_state();
     let result = executor
         .execute_batch(
@@ -219,7 +219,7 @@ async fn a_valid_rewrite_is_what_the_tool_gets() {
             arguments: json!({"path": "safe.txt"}),
         })
     };
-    let executor = executor(&[tool.clone()], vec![]).with_hooks(chain(vec![confine]));
+    let executor = executor(std::slice::from_ref(&tool), vec![]).with_hooks(chain(vec![confine]));
     let events = CollectingEventSink::new();
     let mut process = executor.new_process_state();
     let result = executor
@@ -264,7 +264,8 @@ async fn hooks_run_in_order_the_first_denial_wins_and_rewrites_chain() {
             reason: "never asked".into(),
         })
     };
-    let executor = executor(&[tool.clone()], vec![]).with_hooks(chain(vec![first, second, third]));
+    let executor =
+        executor(std::slice::from_ref(&tool), vec![]).with_hooks(chain(vec![first, second, third]));
     let mut process = executor.new_process_state();
     let result = executor
         .execute_batch(
@@ -299,7 +300,7 @@ async fn a_failing_before_tool_hook_denies_and_says_so() {
             message: "exit status 3".into(),
         })
     };
-    let executor = executor(&[tool.clone()], vec![]).with_hooks(chain(vec![broken]));
+    let executor = executor(std::slice::from_ref(&tool), vec![]).with_hooks(chain(vec![broken]));
     let mut process = executor.new_process_state();
     let result = executor
         .execute_batch(
@@ -338,7 +339,8 @@ async fn after_tool_rewrites_chain_and_a_failure_keeps_the_output() {
             content: format!("{content} (tagged)"),
         })
     };
-    let executor = executor(&[tool.clone()], vec![]).with_hooks(chain(vec![redact, broken, tag]));
+    let executor =
+        executor(std::slice::from_ref(&tool), vec![]).with_hooks(chain(vec![redact, broken, tag]));
     let events = CollectingEventSink::new();
     let mut process = executor.new_process_state();
     let result = executor
