@@ -7,6 +7,7 @@ use futures::future::join_all;
 use oxydra_tools::ToolOutput;
 use oxydra_types::{RuntimeEvent, SafetyTier, ToolCall};
 use tokio::sync::Semaphore;
+use tracing::Instrument;
 
 use crate::admission::{Admission, DedupeMode, Prepared, Reservation};
 use crate::batch_planner::{PlanItem, Step, plan};
@@ -177,7 +178,7 @@ impl ToolExecutor {
         let mut tiers: Vec<Option<SafetyTier>> = Vec::with_capacity(calls.len());
         let mut failures = Vec::new();
         for (index, call) in calls.iter().enumerate() {
-            match self.prepare(call) {
+            match self.prepare_hooked(call, ctx, events).await {
                 // A heartbeat request counts only once the call has produced output.
                 Ok(ready) => {
                     tiers.push(Some(ready.tier));
@@ -317,6 +318,7 @@ impl ToolExecutor {
                 reservation,
             });
             let timeout = call_timeout(self.config.execution_timeout, &*tool);
+            let hook_call = self.hook_view(call, &args, run.ctx);
             let invocation = Invocation {
                 tool,
                 tool_name: call.name.clone(),
@@ -334,6 +336,10 @@ impl ToolExecutor {
                 let started = Instant::now();
                 let (outcome, finished_at) =
                     invoke(invocation, &run.ctx.cancel, timeout, span.clone()).await;
+                let outcome = self
+                    .after_tool_hooks(hook_call, outcome, run.ctx, run.events)
+                    .instrument(span.clone())
+                    .await;
                 finish(
                     call,
                     Some(tier),

@@ -95,6 +95,56 @@ pub enum ToolExecutionError {
     /// The session was cancelled while the call was pending or running.
     #[error("cancelled")]
     Cancelled,
+    /// A [`Hook`](crate::Hook)'s `before_tool` denied the call (or failed, which denies:
+    /// `before_tool` hooks fail closed); the tool never ran.
+    #[error("hook `{hook}` denied `{tool_name}`: {reason}")]
+    HookDenied {
+        /// The tool.
+        tool_name: String,
+        /// The hook's name.
+        hook: String,
+        /// The hook's reason (or why the hook failed).
+        reason: String,
+    },
+    /// A hook rewrote the arguments into ones the tool's schema rejects; the tool never ran.
+    #[error("hook `{hook}` rewrote the arguments of `{tool_name}` into invalid ones: {source}")]
+    HookRewriteInvalid {
+        /// The tool.
+        tool_name: String,
+        /// The hook's name.
+        hook: String,
+        /// The validation error of the rewritten arguments.
+        source: Box<ToolExecutionError>,
+    },
+}
+
+/// Why a [`Hook`](crate::Hook) could not decide. What follows depends on the hook point:
+/// a failing `before_tool` hook denies the call (fail closed); at the other points the
+/// failure is reported (a `hook_decision` event with decision `failed`) and ignored
+/// (fail open).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum HookError {
+    /// The hook ran and failed (a command hook: it could not start, or exited non-zero).
+    #[error("{message}")]
+    Failed {
+        /// What went wrong.
+        message: String,
+    },
+    /// The hook did not decide within its time limit (a command hook is killed).
+    #[error("no decision within {} ms", after.as_millis())]
+    TimedOut {
+        /// The limit.
+        after: Duration,
+    },
+    /// The hook's decision is not one it may give, or does not parse.
+    #[error("invalid decision: {message}")]
+    InvalidDecision {
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The run was cancelled while the hook was deciding.
+    #[error("cancelled")]
+    Cancelled,
 }
 
 /// A tool rule that refused a call; the message names the rule. It is the payload of
@@ -215,6 +265,8 @@ impl ToolExecutionError {
             Self::Failed(_) => "failed",
             Self::Panicked { .. } => "panicked",
             Self::Cancelled => "cancelled",
+            Self::HookDenied { .. } => "hook_denied",
+            Self::HookRewriteInvalid { .. } => "hook_rewrite_invalid",
         }
     }
 }

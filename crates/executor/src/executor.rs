@@ -13,6 +13,7 @@ use crate::context::{ExecutionContext, SessionRunId};
 use crate::dedupe::DedupeCache;
 use crate::error::ToolExecutionError;
 use crate::events::ToolEventSink;
+use crate::hook_chain::HookChain;
 use crate::record::ToolBatchResult;
 use crate::rules::RuleSet;
 use crate::rules::process_state::{ExecutionPhase, ProcessToolState};
@@ -38,6 +39,7 @@ pub struct ToolExecutor {
     pub(crate) dedupe: DedupeCache,
     pub(crate) last_run: DashMap<String, Instant>,
     pub(crate) grants: GrantStore,
+    pub(crate) hooks: HookChain,
 }
 
 impl std::fmt::Debug for ToolExecutor {
@@ -47,6 +49,7 @@ impl std::fmt::Debug for ToolExecutor {
             .field("rules", &self.rules.rules())
             .field("config", &self.config)
             .field("broker", &self.broker.is_some())
+            .field("hooks", &self.hooks)
             .finish_non_exhaustive()
     }
 }
@@ -70,6 +73,7 @@ impl ToolExecutor {
             dedupe: DedupeCache::default(),
             last_run: DashMap::new(),
             grants: GrantStore::default(),
+            hooks: HookChain::default(),
         }
     }
 
@@ -77,6 +81,18 @@ impl ToolExecutor {
     pub fn with_permission_broker(mut self, broker: Arc<dyn PermissionBroker>) -> Self {
         self.broker = Some(broker);
         self
+    }
+
+    /// The same executor calling `hooks` (in this order) before and after each tool
+    /// call (see [`Hook`](crate::Hook)).
+    pub fn with_hooks(mut self, hooks: HookChain) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// The hooks it calls.
+    pub fn hooks(&self) -> &HookChain {
+        &self.hooks
     }
 
     /// The tools it runs.

@@ -8,7 +8,8 @@
 //! cancellation, and runs contiguous read-only calls in parallel while side-effecting
 //! and privileged calls run alone — returning results in request order. No failure
 //! aborts a batch: each becomes a [`ToolExecutionError`] the model reads as
-//! `Tool execution failed: …`.
+//! `Tool execution failed: …`. [`Hook`]s registered with [`ToolExecutor::with_hooks`]
+//! may deny a call, rewrite its arguments (validated again) or rewrite its output.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -69,9 +70,12 @@ mod dedupe;
 mod error;
 mod events;
 mod executor;
+mod hook;
+mod hook_chain;
 mod invoke;
 mod record;
 mod rules;
+mod tool_hooks;
 mod validation;
 
 pub use config::ToolExecutorConfig;
@@ -81,9 +85,14 @@ pub use consent::{
 };
 pub use context::{ExecutionContext, SessionRunId};
 pub use dedupe::canonical_key;
-pub use error::{ToolExecutionError, ToolRuleViolation};
+pub use error::{HookError, ToolExecutionError, ToolRuleViolation};
 pub use events::{CollectingEventSink, NoopEventSink, ToolEventSink};
 pub use executor::{ExecutorStateStats, RUN_STATE_TTL, ToolExecutor};
+pub use hook::{
+    AfterToolDecision, BeforeToolDecision, Hook, HookPoint, HookStop, ModelRequestDecision,
+    ModelRequestEdit, ToolHookCall,
+};
+pub use hook_chain::HookChain;
 pub use record::{MAX_ERROR_BYTES, REUSED_OUTPUT_MARKER, ToolBatchResult, ToolCallRecord};
 pub use rules::kinds::{RULE_KINDS, RuleKindSpec, RuleScope};
 pub use rules::process_state::{ExecutionPhase, ProcessToolState, ToolExecution};

@@ -187,6 +187,13 @@ pub mod otel;
 pub use oxydra_coordinator as coordinator;
 #[cfg(feature = "executor")]
 pub use oxydra_executor as executor;
+/// The hook trait and its decisions (see [`executor::Hook`]): implement it and register
+/// it with `runtime::AgentRuntimeBuilder::hook`.
+#[cfg(feature = "executor")]
+pub use oxydra_executor::{
+    AfterToolDecision, BeforeToolDecision, Hook, HookError, ModelRequestDecision, ModelRequestEdit,
+    ToolHookCall,
+};
 #[cfg(feature = "local")]
 pub use oxydra_local as local;
 #[cfg(feature = "mcp")]

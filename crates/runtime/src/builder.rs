@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use oxydra_executor::{
-    NoopEventSink, PermissionBroker, ToolExecutor, ToolExecutorConfig, ToolRule,
+    Hook, HookChain, NoopEventSink, PermissionBroker, ToolExecutor, ToolExecutorConfig, ToolRule,
 };
 use oxydra_memory::{Memory, MemoryRetrieval};
 use oxydra_provider::{PricingTable, Provider, ProviderError, ReliableProvider, RetryPolicy};
@@ -74,6 +74,7 @@ pub struct AgentRuntimeBuilder {
     streaming: Option<bool>,
     lease: LeaseSettings,
     tool_choice: Option<Arc<dyn ToolChoicePolicy>>,
+    hooks: Vec<Arc<dyn Hook>>,
 }
 
 impl AgentRuntimeBuilder {
@@ -149,6 +150,20 @@ impl AgentRuntimeBuilder {
     /// The executor's tool rules.
     pub fn rules(mut self, rules: Vec<ToolRule>) -> Self {
         self.rules = rules;
+        self
+    }
+
+    /// Adds a [`Hook`]: called before each model request, before and after each tool
+    /// call and on every event, after the hooks added before it (first denial wins,
+    /// rewrites chain).
+    pub fn hook(mut self, hook: impl Hook + 'static) -> Self {
+        self.hooks.push(Arc::new(hook));
+        self
+    }
+
+    /// Adds hooks already shared (see [`hook`](Self::hook)), in order.
+    pub fn hooks(mut self, hooks: impl IntoIterator<Item = Arc<dyn Hook>>) -> Self {
+        self.hooks.extend(hooks);
         self
     }
 
@@ -316,6 +331,9 @@ impl AgentRuntimeBuilder {
             ToolExecutor::new(tools, self.rules, self.executor_config.unwrap_or_default());
         if let Some(broker) = self.permission_broker {
             executor = executor.with_permission_broker(broker);
+        }
+        if !self.hooks.is_empty() {
+            executor = executor.with_hooks(HookChain::new(self.hooks));
         }
         let capabilities = provider.capabilities(&model);
         let budget = ContextBudget::new(&limits, &capabilities);

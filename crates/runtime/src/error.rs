@@ -50,6 +50,14 @@ pub enum RuntimeError {
         /// The tokens a prompt may take.
         budget: u64,
     },
+    /// A hook's `before_model_request` stopped the run before the model was asked.
+    #[error("hook `{hook}` stopped the run: {reason}")]
+    HookStopped {
+        /// The hook.
+        hook: String,
+        /// Its reason.
+        reason: String,
+    },
 }
 
 impl From<MemoryError> for RuntimeError {
@@ -68,7 +76,7 @@ impl From<MemoryError> for RuntimeError {
 impl RuntimeError {
     /// A stable snake_case name of the error, as the `error` event and the CLI's exit
     /// codes use it: `budget_exceeded`, `cancelled`, `provider`, `memory`,
-    /// `session_busy`, `config` or `prompt_too_long`.
+    /// `session_busy`, `config`, `prompt_too_long` or `hook_stopped`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::BudgetExceeded { .. } => "budget_exceeded",
@@ -78,6 +86,7 @@ impl RuntimeError {
             Self::SessionBusy(_) => "session_busy",
             Self::Config(_) => "config",
             Self::PromptTooLong { .. } => "prompt_too_long",
+            Self::HookStopped { .. } => "hook_stopped",
         }
     }
 
@@ -120,6 +129,15 @@ mod tests {
         assert_eq!(provider.kind(), "provider");
         assert!(provider.to_string().contains("reset"));
         assert_eq!(RuntimeError::Config("x".into()).kind(), "config");
+        let stopped = RuntimeError::HookStopped {
+            hook: "quota".into(),
+            reason: "over the daily limit".into(),
+        };
+        assert_eq!(stopped.kind(), "hook_stopped");
+        assert_eq!(
+            stopped.to_string(),
+            "hook `quota` stopped the run: over the daily limit"
+        );
         let too_long = RuntimeError::PromptTooLong {
             tokens: 5_000,
             budget: 1_000,

@@ -85,6 +85,21 @@ pub fn scrub_event(scrubber: &Scrubber, event: RuntimeEvent) -> RuntimeEvent {
             agent,
             event: Box::new(scrub_event(scrubber, *event)),
         },
+        RuntimeEvent::HookDecision {
+            hook,
+            point,
+            decision,
+            call_id,
+            tool,
+            reason,
+        } => RuntimeEvent::HookDecision {
+            hook: scrub_string(scrubber, hook),
+            point,
+            decision,
+            call_id,
+            tool: tool.map(|tool| scrub_string(scrubber, tool)),
+            reason: reason.map(|reason| scrub_string(scrubber, reason)),
+        },
         RuntimeEvent::Error { kind, message } => RuntimeEvent::Error {
             kind,
             message: scrub_string(scrubber, message),
@@ -193,8 +208,16 @@ mod tests {
             },
             RuntimeEvent::ToolCompleted {
                 call_id: CallId::from("call_1"),
-                name: leak,
+                name: leak.clone(),
                 duration_ms: 1,
+            },
+            RuntimeEvent::HookDecision {
+                hook: "guard".into(),
+                point: "before_tool".into(),
+                decision: "deny".into(),
+                call_id: None,
+                tool: None,
+                reason: Some(leak),
             },
         ];
         for event in events {

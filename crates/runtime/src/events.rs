@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::Stream;
+use oxydra_executor::HookChain;
 pub use oxydra_executor::{CollectingEventSink, NoopEventSink};
 use oxydra_scrubbing::Scrubber;
 pub use oxydra_types::RuntimeEvent;
@@ -80,6 +81,8 @@ pub(crate) struct RunEvents {
     run_sink: Option<Arc<dyn EventSink>>,
     channel: Option<mpsc::UnboundedSender<RuntimeEvent>>,
     max_turns: usize,
+    /// Their `on_event` gets every event, scrubbed, after the sinks.
+    hooks: HookChain,
 }
 
 impl RunEvents {
@@ -96,7 +99,14 @@ impl RunEvents {
             run_sink,
             channel,
             max_turns,
+            hooks: HookChain::default(),
         }
+    }
+
+    /// The same events, also handed to the `on_event` of `hooks`.
+    pub(crate) fn with_hooks(mut self, hooks: HookChain) -> Self {
+        self.hooks = hooks;
+        self
     }
 
     /// A progress event of `kind` at `turn`.
@@ -130,7 +140,7 @@ impl RunEvents {
 
 impl EventSink for RunEvents {
     /// Scrubs `event` (the one place every event of a run passes, the executor's tool
-    /// events included) and hands it to each sink.
+    /// events included) and hands it to each sink, then to each hook's `on_event`.
     fn emit(&self, event: RuntimeEvent) {
         let event = scrub_event(&self.scrubber, event);
         if let Some(channel) = &self.channel {
@@ -140,7 +150,12 @@ impl EventSink for RunEvents {
         if let Some(sink) = &self.run_sink {
             sink.emit(event.clone());
         }
-        self.runtime_sink.emit(event);
+        if self.hooks.is_empty() {
+            self.runtime_sink.emit(event);
+        } else {
+            self.runtime_sink.emit(event.clone());
+            self.hooks.on_event(&event);
+        }
     }
 }
 

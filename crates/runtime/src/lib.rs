@@ -55,6 +55,7 @@ mod event_scrub;
 mod events;
 mod gen_ai;
 mod limits;
+mod model_hooks;
 mod provider_call;
 mod run_request;
 mod runtime;
@@ -76,6 +77,10 @@ pub use error::RuntimeError;
 pub use event_scrub::scrub_event;
 pub use events::{CollectingEventSink, EventSink, NoopEventSink, RuntimeEvent, RuntimeEventStream};
 pub use limits::RuntimeLimits;
+pub use oxydra_executor::{
+    AfterToolDecision, BeforeToolDecision, Hook, HookChain, HookError, HookPoint, HookStop,
+    ModelRequestDecision, ModelRequestEdit, ToolHookCall,
+};
 pub use run_request::{RunRequest, TypedRunRequest};
 pub use runtime::{AgentRuntime, RetrievalScope, SessionOutcome};
 pub use session_lease::DEFAULT_SESSION_WAIT;

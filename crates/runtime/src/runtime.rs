@@ -186,6 +186,7 @@ impl AgentRuntime {
             channel,
             self.inner.limits.max_turns,
         )
+        .with_hooks(self.inner.executor.hooks().clone())
     }
 
     /// Runs the turn loop for one request (without `user_message`: resumes) and ends

@@ -25,6 +25,7 @@ use crate::error::RuntimeError;
 use crate::event_scrub::log_safe;
 use crate::events::{EventSink, RunEvents};
 use crate::gen_ai;
+use crate::model_hooks;
 use crate::provider_call::{self, CallOptions, ProviderCall};
 use crate::runtime::{RuntimeInner, SessionOutcome};
 use crate::session_state::SessionState;
@@ -241,9 +242,17 @@ impl<'a> Run<'a> {
         self.events
             .progress(RuntimeProgressKind::ProviderCall, self.turn);
         let inner: &RuntimeInner = self.inner;
+        let site = model_hooks::RequestSite {
+            session_id: self.session_id,
+            turn: self.turn,
+            cancel: self.cancel,
+            events: self.events,
+        };
+        let hooked =
+            model_hooks::apply(inner.executor.hooks(), state.window.request(), site).await?;
         provider_call::request_response(
             inner.provider.as_ref(),
-            state.window.request(),
+            hooked.as_ref().unwrap_or_else(|| state.window.request()),
             CallOptions {
                 streaming: inner.streaming,
                 timeout: inner.limits.turn_timeout,

@@ -91,6 +91,26 @@ pub enum RuntimeEvent {
         /// What happened in the sub-agent's run.
         event: Box<RuntimeEvent>,
     },
+    /// A hook changed what the run does: denied or rewrote a tool call, replaced a
+    /// tool's output, stopped the run before a model request, or failed where a
+    /// failure is ignored. Calls a hook let pass unchanged are not reported.
+    HookDecision {
+        /// The hook's name.
+        hook: String,
+        /// Where: `before_model_request`, `before_tool`, `after_tool` or `on_event`.
+        point: String,
+        /// `deny`, `rewrite`, `replace`, `stop` or `failed`.
+        decision: String,
+        /// The tool call it is about (tool hook points only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<CallId>,
+        /// The tool of that call.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool: Option<String>,
+        /// The hook's reason (a denial or stop), or why it failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// The run ended with an error.
     Error {
         /// A stable, snake_case error kind (`budget_exceeded`, `cancelled`, `provider`, …).
@@ -194,6 +214,30 @@ mod tests {
                 },
                 json!({"type":"sub_agent","call_id":"c9","agent":"researcher",
                     "event":{"type":"text_delta","text":"hi"}}),
+            ),
+            (
+                RuntimeEvent::HookDecision {
+                    hook: "guard".into(),
+                    point: "before_tool".into(),
+                    decision: "deny".into(),
+                    call_id: Some(CallId::from("c3")),
+                    tool: Some("shell_exec".into()),
+                    reason: Some("no rm".into()),
+                },
+                json!({"type":"hook_decision","hook":"guard","point":"before_tool",
+                    "decision":"deny","call_id":"c3","tool":"shell_exec","reason":"no rm"}),
+            ),
+            (
+                RuntimeEvent::HookDecision {
+                    hook: "budget".into(),
+                    point: "before_model_request".into(),
+                    decision: "stop".into(),
+                    call_id: None,
+                    tool: None,
+                    reason: Some("quota".into()),
+                },
+                json!({"type":"hook_decision","hook":"budget","point":"before_model_request",
+                    "decision":"stop","reason":"quota"}),
             ),
             (
                 RuntimeEvent::Error {

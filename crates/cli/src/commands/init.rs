@@ -94,6 +94,12 @@ const REST: &str = r#"
 # name = "files"
 # command = "npx"
 # args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+
+# [[hooks]]                            # a command asked before each tool call (docs/configuration.md)
+# event = "before_tool"                # before_model_request | before_tool | after_tool | on_event
+# command = ["/home/me/bin/guard"]     # JSON event on stdin, a JSON decision on stdout
+# matcher = ["shell_exec"]             # tool names; absent: every tool
+# timeout_secs = 10                    # killed after this; a failing before_tool hook denies
 "#;
 
 /// The commented configuration, with `provider` (the one a run would use now).

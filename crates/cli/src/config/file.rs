@@ -166,6 +166,11 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
             ));
         }
     }
+    for (index, hook) in config.hooks.iter().enumerate() {
+        if let Some((key, message)) = hook.problem() {
+            return Err(invalid(&format!("hooks[{index}].{key}"), message));
+        }
+    }
     for (index, server) in config.mcp_servers.iter().enumerate() {
         if let Err(error) = server.transport() {
             return Err(invalid(&format!("mcp_servers[{index}]"), error.to_string()));

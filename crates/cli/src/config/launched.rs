@@ -1,5 +1,6 @@
 //! The files a configuration makes Oxydra run: the `command`, `args` and `cwd` of each
-//! stdio `[[mcp_servers]]` entry and the words of each deterministic `shell_exec` step,
+//! stdio `[[mcp_servers]]` entry, the words of each `[[hooks]]` command and of each
+//! deterministic `shell_exec` step,
 //! where they name a file or directory that exists. The file tools may not write them
 //! (`sh tools/mcp.sh` would otherwise run whatever the model put in `tools/mcp.sh` at the
 //! next start), and a trusted project file's record holds their SHA-256, so a change to
@@ -72,6 +73,15 @@ pub fn launched(config: &FileConfig, config_file: Option<&Path>) -> Vec<Launched
             for word in words(arg) {
                 for dir in &dirs {
                     add(dir.join(word), false);
+                }
+            }
+        }
+    }
+    for hook in &config.hooks {
+        for word in &hook.command {
+            for part in words(word) {
+                for dir in &bases {
+                    add(dir.join(part), false);
                 }
             }
         }

@@ -21,6 +21,7 @@ const SECTIONS: &[&str] = &[
     "serve",
     "mcp_servers",
     "pricing",
+    "hooks",
 ];
 
 /// Whether the file being added is trusted.
@@ -95,14 +96,16 @@ impl Layered {
     }
 }
 
-/// A trusted file over `base`: tables merge key by key, `[[rules]]` are added to the
-/// user's, `[[agents]]` and `[[mcp_servers]]` replace the user's entry of the same name
+/// A trusted file over `base`: tables merge key by key, `[[rules]]` and `[[hooks]]` are
+/// added to the user's, `[[agents]]` and `[[mcp_servers]]` replace the user's entry of the same name
 /// and add the others, anything else replaces the user's value.
 fn overlay(base: &mut Table, over: Table) {
     for (key, value) in over {
         match (base.get_mut(&key), value) {
             (Some(Value::Table(below)), Value::Table(above)) => overlay(below, above),
-            (Some(Value::Array(below)), Value::Array(above)) if key == "rules" => {
+            (Some(Value::Array(below)), Value::Array(above))
+                if key == "rules" || key == "hooks" =>
+            {
                 below.extend(above);
             }
             (Some(Value::Array(below)), Value::Array(above))

@@ -45,6 +45,9 @@ pub struct Merged<P> {
     /// MCP servers whose tools are registered.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<McpServerConfig>,
+    /// Hook commands, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<super::hooks::HookEntry>,
     /// `[serve]`, used by `oxydra serve` only (not printed by `--print-config`).
     #[serde(skip)]
     pub serve: ServeSection,
@@ -313,6 +316,7 @@ fn merge_settings<P>(
         rules: file.config.rules.clone(),
         agents: file.config.agents.clone(),
         mcp_servers: file.config.mcp_servers.clone(),
+        hooks: file.config.hooks.clone(),
         serve: file.config.serve.clone(),
         pricing: file.config.pricing.clone(),
     })

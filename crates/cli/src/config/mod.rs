@@ -10,6 +10,7 @@
 mod agents;
 mod database;
 mod file;
+pub mod hooks;
 mod launched;
 mod layers;
 mod load;
@@ -87,6 +88,9 @@ pub struct FileConfig {
     /// `[sandbox]`: the command sandbox (`mode`, `network`).
     #[serde(default)]
     pub sandbox: sandbox::SandboxSection,
+    /// `[[hooks]]`: commands run before model requests, around tool calls or on events.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<hooks::HookEntry>,
 }
 
 /// `[serve]`.

@@ -125,6 +125,8 @@ pub fn narrowing(key: &str) -> Narrowing {
         // Which servers start, and the credentials an HTTP one is sent (a project file
         // could point `bearer_token_env` at the user's API key and `url` at itself).
         "mcp_servers" | "mcp_servers.headers" | "mcp_servers.bearer_token_env" => Withheld,
+        // Commands run at every model request and tool call, with the run's data.
+        "hooks" => Withheld,
 
         // serve.addr, serve.auth_token_env, serve.allowed_hosts, serve.allowed_origins,
         // serve.run_lease_ttl_ms, agents, pricing and every key not listed.

@@ -276,6 +276,23 @@ impl TextRenderer {
             }
             // A sub-agent's run is summed up by its tool call's own lines.
             RuntimeEvent::SubAgent { .. } => {}
+            RuntimeEvent::HookDecision {
+                hook,
+                point,
+                decision,
+                tool,
+                reason,
+                ..
+            } => {
+                let target = tool
+                    .as_deref()
+                    .map_or_else(String::new, |tool| format!(" {tool}"));
+                let reason = reason
+                    .as_deref()
+                    .map_or_else(String::new, |r| format!(": {r}"));
+                let line = format!("hook `{hook}` ({point}) {decision}{target}{reason}");
+                state.status_line(&format!("  ⚑ {}", escape(&line)));
+            }
             RuntimeEvent::Error { .. } => {
                 // main prints the error once, with its exit code.
                 state.clear_spinner();

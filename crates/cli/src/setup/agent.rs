@@ -140,6 +140,7 @@ pub async fn build(
         // default does not.
         .keep_session_system_prompt(runtime_settings.system_prompt.is_none())
         .workspace_root(runtime_settings.workspace.clone())
+        .hooks(super::hooks::from_config(effective))
         .event_sink(sink);
     if effective.memory.retrieval {
         let retrieval: Arc<dyn MemoryRetrieval> = memory.clone();

@@ -1,11 +1,14 @@
 //! Building what the subcommands run from the resolved configuration
 //! ([`crate::config::Effective`]): the provider, the database, the MCP servers' tools,
-//! the agent of `run` / `chat` and the coordinator of `serve` / `agents list` /
+//! the hook commands, the agent of `run` / `chat` and the coordinator of `serve` / `agents list` /
 //! `mcp serve`. Builders only read the resolved configuration; none decides anything
 //! the configuration already decided.
 
 pub mod agent;
 pub mod database;
+mod hook_process;
+mod hook_protocol;
+pub mod hooks;
 pub mod mcp;
 pub mod provider;
 pub mod service;

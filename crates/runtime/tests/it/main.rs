@@ -20,6 +20,7 @@ mod count_cancellation;
 mod count_mode;
 mod estimate_gating;
 mod honest_timeouts;
+mod hooks;
 mod http_providers;
 mod huge_history;
 mod lazy_encoder;

@@ -159,6 +159,7 @@ async fn events_arrive_in_the_documented_order() {
             }
             RuntimeEvent::Final { text, turns, .. } => format!("final:{text}:{turns}"),
             RuntimeEvent::SubAgent { agent, .. } => format!("sub_agent:{agent}"),
+            RuntimeEvent::HookDecision { hook, decision, .. } => format!("hook:{hook}:{decision}"),
             RuntimeEvent::Error { kind, .. } => format!("error:{kind}"),
         })
         .collect();

@@ -1,0 +1,248 @@
+//! The `[[hooks]]` of the configuration as [`Hook`]s of the runtime: each runs its
+//! command (see [`super::hook_process`]) with the JSON of [`super::hook_protocol`].
+//!
+//! Failing (a non-zero exit other than 2, bad JSON, a timeout): a `before_tool` hook
+//! denies the call (fail closed, the reason says the hook failed); at the other points
+//! the failure is reported and ignored (fail open). An `on_event` hook observes only:
+//! its commands run one at a time, in event order, on a task of their own, and a
+//! failure is logged.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use oxydra::executor::{
+    AfterToolDecision, BeforeToolDecision, Hook, HookError, ModelRequestDecision, ModelRequestEdit,
+    ToolHookCall,
+};
+use oxydra::tools::{SandboxConfig, SandboxMode, ToolOutput};
+use oxydra::types::RuntimeEvent;
+use tokio::sync::{OnceCell, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use super::hook_process::HookProcess;
+use super::hook_protocol as protocol;
+use crate::config::Effective;
+use crate::config::hooks::{HookEntry, HookEvent};
+
+/// Events an `on_event` hook may have waiting; past this, events are dropped (and
+/// logged) rather than holding up the run.
+const EVENT_QUEUE: usize = 256;
+
+/// The event types an `on_event` hook without a matcher does not get (one command per
+/// streamed piece of text would be far too many).
+const STREAMED: [&str; 2] = ["text_delta", "reasoning_delta"];
+
+/// What every hook of a run shares: where commands run and how they are confined.
+struct Place {
+    workspace: PathBuf,
+    sandbox: SandboxConfig,
+    protected: oxydra::tools::ProtectedPaths,
+    /// The sandbox with the protected paths of the workspace made read-only, found once.
+    confined: OnceCell<SandboxConfig>,
+}
+
+impl Place {
+    /// The sandbox a hook command runs in: the run's, with the workspace's protected
+    /// paths read-only (listed once per process, off the async threads).
+    async fn sandbox(&self) -> Result<&SandboxConfig, HookError> {
+        self.confined
+            .get_or_try_init(|| async {
+                let mut sandbox = self.sandbox.clone();
+                if sandbox.mode != SandboxMode::WorkspaceWrite {
+                    return Ok::<_, HookError>(sandbox);
+                }
+                let protected = self.protected.clone();
+                let workspace = self.workspace.clone();
+                let found = tokio::task::spawn_blocking(move || {
+                    protected.read_only_paths_within(&workspace)
+                })
+                .await
+                .map_err(|error| HookError::Failed {
+                    message: format!("listing the protected paths failed: {error}"),
+                })?;
+                sandbox.read_only.extend(found);
+                Ok::<_, HookError>(sandbox)
+            })
+            .await
+    }
+
+    fn cwd(&self) -> String {
+        self.workspace.display().to_string()
+    }
+}
+
+/// One `[[hooks]]` entry, ready to run.
+pub struct CommandHook {
+    name: String,
+    entry: HookEntry,
+    place: Arc<Place>,
+    /// The queue of an `on_event` hook's worker (started on the first event).
+    events: std::sync::OnceLock<mpsc::Sender<RuntimeEvent>>,
+    /// Stops the `on_event` worker when the hook is dropped.
+    stop: CancellationToken,
+}
+
+impl Drop for CommandHook {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// The configured hooks of a run, in order.
+pub fn from_config(effective: &Effective) -> Vec<Arc<dyn Hook>> {
+    let place = Arc::new(Place {
+        workspace: effective.runtime.workspace.clone(),
+        sandbox: effective.tools.sandbox.clone(),
+        protected: effective.tools.protected.clone(),
+        confined: OnceCell::new(),
+    });
+    effective
+        .hooks
+        .iter()
+        .map(|entry| {
+            Arc::new(CommandHook {
+                name: entry.display_name(),
+                entry: entry.clone(),
+                place: Arc::clone(&place),
+                events: std::sync::OnceLock::new(),
+                stop: CancellationToken::new(),
+            }) as Arc<dyn Hook>
+        })
+        .collect()
+}
+
+impl CommandHook {
+    /// Runs the command with `input`, returning what it printed.
+    async fn run(
+        &self,
+        input: &serde_json::Value,
+        cancel: &CancellationToken,
+    ) -> Result<super::hook_process::HookOutput, HookError> {
+        run_command(&self.entry, &self.place, input, cancel).await
+    }
+
+    fn wants_event(&self, event: &RuntimeEvent) -> bool {
+        let Ok(serde_json::Value::Object(json)) = serde_json::to_value(event) else {
+            return false;
+        };
+        let kind = json
+            .get("type")
+            .and_then(|kind| kind.as_str())
+            .unwrap_or("");
+        match &self.entry.matcher {
+            Some(_) => self.entry.matches(kind),
+            None => !STREAMED.contains(&kind),
+        }
+    }
+}
+
+async fn run_command(
+    entry: &HookEntry,
+    place: &Place,
+    input: &serde_json::Value,
+    cancel: &CancellationToken,
+) -> Result<super::hook_process::HookOutput, HookError> {
+    let sandbox = place.sandbox().await?;
+    let input = serde_json::to_vec(input).map_err(|error| HookError::Failed {
+        message: format!("encoding the hook's input failed: {error}"),
+    })?;
+    HookProcess {
+        command: &entry.command,
+        workspace: &place.workspace,
+        sandbox,
+        timeout: entry.timeout(),
+    }
+    .run(&input, cancel)
+    .await
+}
+
+#[async_trait]
+impl Hook for CommandHook {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn before_model_request(
+        &self,
+        request: &mut ModelRequestEdit,
+        cancel: &CancellationToken,
+    ) -> Result<ModelRequestDecision, HookError> {
+        if self.entry.event != HookEvent::BeforeModelRequest {
+            return Ok(ModelRequestDecision::Continue);
+        }
+        let input = protocol::model_request_input(request, &self.place.cwd());
+        protocol::model_request_decision(&self.run(&input, cancel).await?)
+    }
+
+    async fn before_tool(
+        &self,
+        call: &ToolHookCall,
+        cancel: &CancellationToken,
+    ) -> Result<BeforeToolDecision, HookError> {
+        if self.entry.event != HookEvent::BeforeTool || !self.entry.matches(&call.tool_name) {
+            return Ok(BeforeToolDecision::Allow);
+        }
+        let input = protocol::before_tool_input(call, &self.place.cwd());
+        protocol::before_tool_decision(&self.run(&input, cancel).await?)
+    }
+
+    async fn after_tool(
+        &self,
+        call: &ToolHookCall,
+        output: &ToolOutput,
+        cancel: &CancellationToken,
+    ) -> Result<AfterToolDecision, HookError> {
+        if self.entry.event != HookEvent::AfterTool || !self.entry.matches(&call.tool_name) {
+            return Ok(AfterToolDecision::Keep);
+        }
+        let input = protocol::after_tool_input(call, output, &self.place.cwd());
+        protocol::after_tool_decision(&self.run(&input, cancel).await?)
+    }
+
+    fn on_event(&self, event: &RuntimeEvent) {
+        if self.entry.event != HookEvent::OnEvent || !self.wants_event(event) {
+            return;
+        }
+        let sender = self.events.get_or_init(|| {
+            let (sender, receiver) = mpsc::channel(EVENT_QUEUE);
+            spawn_worker(
+                self.entry.clone(),
+                Arc::clone(&self.place),
+                receiver,
+                self.stop.clone(),
+            );
+            sender
+        });
+        if sender.try_send(event.clone()).is_err() {
+            tracing::warn!(hook = %self.name, "an on_event hook fell behind; an event was dropped");
+        }
+    }
+}
+
+/// Runs an `on_event` hook's command for each queued event, in order, until `stop`.
+fn spawn_worker(
+    entry: HookEntry,
+    place: Arc<Place>,
+    mut receiver: mpsc::Receiver<RuntimeEvent>,
+    stop: CancellationToken,
+) {
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        tracing::warn!("an on_event hook was called outside the async runtime; it does not run");
+        return;
+    };
+    handle.spawn(async move {
+        let name = entry.display_name();
+        loop {
+            let event = tokio::select! {
+                () = stop.cancelled() => return,
+                event = receiver.recv() => event,
+            };
+            let Some(event) = event else { return };
+            let input = protocol::event_input(&event, &place.cwd());
+            if let Err(error) = run_command(&entry, &place, &input, &stop).await {
+                tracing::warn!(hook = %name, %error, "an on_event hook failed; ignored");
+            }
+        }
+    });
+}
