@@ -70,24 +70,27 @@ mod error;
 mod events;
 mod executor;
 mod invoke;
+mod permission_scope;
 mod record;
 mod rules;
+mod schema_violation;
 mod validation;
 
 pub use config::ToolExecutorConfig;
 pub use consent::{
     AlwaysApprove, AlwaysDeny, PermissionBroker, PermissionDecision, PermissionRequest,
-    PermissionScope, StaticBroker,
+    StaticBroker,
 };
 pub use context::{ExecutionContext, SessionRunId};
 pub use dedupe::canonical_key;
 pub use error::{ToolExecutionError, ToolRuleViolation};
 pub use events::{CollectingEventSink, NoopEventSink, ToolEventSink};
 pub use executor::{ExecutorStateStats, RUN_STATE_TTL, ToolExecutor};
+pub use permission_scope::PermissionScope;
 pub use record::{MAX_ERROR_BYTES, REUSED_OUTPUT_MARKER, ToolBatchResult, ToolCallRecord};
 pub use rules::kinds::{RULE_KINDS, RuleKindSpec, RuleScope};
 pub use rules::process_state::{ExecutionPhase, ProcessToolState, ToolExecution};
-pub use rules::rule::{ToolRule, ToolRuleKind};
-pub use validation::{
-    CheckedArguments, HEARTBEAT_ARGUMENT, SchemaCache, SchemaViolation, strip_heartbeat,
-};
+pub use rules::rule::ToolRule;
+pub use rules::rule_kind::ToolRuleKind;
+pub use schema_violation::SchemaViolation;
+pub use validation::{CheckedArguments, HEARTBEAT_ARGUMENT, SchemaCache, strip_heartbeat};
