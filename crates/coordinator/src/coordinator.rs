@@ -425,7 +425,7 @@ fn check_config(config: &CoordinatorConfig) -> Result<(), CoordinatorError> {
     if let Some(host) = config
         .allowed_hosts
         .iter()
-        .find(|host| !crate::http::is_allowed_host_entry(host))
+        .find(|host| !crate::host_origin::is_allowed_host_entry(host))
     {
         return Err(invalid(&format!(
             "allowed_hosts: `{host}` is not a host name (like `oxydra.lan` or `oxydra.lan:8080`)"
@@ -434,7 +434,7 @@ fn check_config(config: &CoordinatorConfig) -> Result<(), CoordinatorError> {
     if let Some(origin) = config
         .allowed_origins
         .iter()
-        .find(|origin| !crate::http::is_allowed_origin_entry(origin))
+        .find(|origin| !crate::host_origin::is_allowed_origin_entry(origin))
     {
         return Err(invalid(&format!(
             "allowed_origins: `{origin}` is not an origin (like `https://dash.example.lan`)"

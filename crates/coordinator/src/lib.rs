@@ -41,6 +41,7 @@ mod config;
 pub mod conformance;
 mod coordinator;
 mod error;
+mod host_origin;
 mod http;
 mod local_source;
 mod queue;
@@ -73,10 +74,8 @@ pub use config::{
 };
 pub use coordinator::{AgentListing, Coordinator, CoordinatorHandle, RunCreated};
 pub use error::{CoordinatorError, RunTreeBound, TemplateError};
-pub use http::{
-    ApiError, ConnectionLimits, JsonBody, is_allowed_host_entry, is_allowed_origin_entry, serve,
-    serve_bounded, shutdown_signal,
-};
+pub use host_origin::{is_allowed_host_entry, is_allowed_origin_entry};
+pub use http::{ApiError, ConnectionLimits, JsonBody, serve, serve_bounded, shutdown_signal};
 pub use run::{Run, RunError, RunLineage, RunStatus, RunTreeUsage};
 pub use run_row::{
     BlueprintRow, ClaimedRow, RUN_COLUMNS, RunRow, encode_error, encode_value, parse_json,

@@ -7,11 +7,12 @@ use std::time::Instant;
 use oxydra_tools::{Tool, ToolOutput};
 use oxydra_types::{SafetyTier, ToolCall};
 
-use crate::consent::{ConsentCheck, GrantLookup, PermissionRequest, PermissionScope};
+use crate::consent::{ConsentCheck, GrantLookup, PermissionRequest};
 use crate::context::ExecutionContext;
 use crate::dedupe::canonical_key;
 use crate::error::ToolExecutionError;
 use crate::executor::ToolExecutor;
+use crate::permission_scope::PermissionScope;
 use crate::rules::DedupePolicy;
 use crate::rules::process_state::ProcessToolState;
 

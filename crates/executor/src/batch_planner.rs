@@ -61,7 +61,8 @@ pub(crate) fn plan(items: &[PlanItem<'_>], rules: &RuleSet) -> Vec<Step> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::rule::{ToolRule, ToolRuleKind};
+    use crate::rules::rule::ToolRule;
+    use crate::rules::rule_kind::ToolRuleKind;
     use SafetyTier::{Privileged, ReadOnly, SideEffecting};
 
     fn item(

@@ -7,33 +7,10 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use dashmap::DashMap;
 use oxydra_types::{CallId, SafetyTier, SessionId};
-use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolExecutionError;
-
-/// What a standing grant covers, besides the tool.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PermissionScope {
-    /// Every call of the tool, in any session.
-    Tool,
-    /// Every call of the tool in the session that asked (the default).
-    #[default]
-    Session,
-    /// Calls of the tool with exactly these arguments, in the session that asked.
-    Arguments,
-}
-
-impl std::fmt::Display for PermissionScope {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Tool => "tool",
-            Self::Session => "session",
-            Self::Arguments => "arguments",
-        })
-    }
-}
+use crate::permission_scope::PermissionScope;
 
 /// A call waiting for consent.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,8 +6,8 @@ use std::time::Duration;
 use oxydra_tools::ToolError;
 use thiserror::Error;
 
-use crate::consent::PermissionScope;
-use crate::validation::SchemaViolation;
+use crate::permission_scope::PermissionScope;
+use crate::schema_violation::SchemaViolation;
 
 /// Why a tool call produced no output. Every variant becomes the tool-result message
 /// `Tool execution failed: {error}` that the model can correct itself from; none of

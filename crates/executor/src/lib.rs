@@ -73,15 +73,17 @@ mod executor;
 mod hook;
 mod hook_chain;
 mod invoke;
+mod permission_scope;
 mod record;
 mod rules;
 mod tool_hooks;
+mod schema_violation;
 mod validation;
 
 pub use config::ToolExecutorConfig;
 pub use consent::{
     AlwaysApprove, AlwaysDeny, PermissionBroker, PermissionDecision, PermissionRequest,
-    PermissionScope, StaticBroker,
+    StaticBroker,
 };
 pub use context::{ExecutionContext, SessionRunId};
 pub use dedupe::canonical_key;
@@ -93,10 +95,11 @@ pub use hook::{
     ModelRequestEdit, ToolHookCall,
 };
 pub use hook_chain::HookChain;
+pub use permission_scope::PermissionScope;
 pub use record::{MAX_ERROR_BYTES, REUSED_OUTPUT_MARKER, ToolBatchResult, ToolCallRecord};
 pub use rules::kinds::{RULE_KINDS, RuleKindSpec, RuleScope};
 pub use rules::process_state::{ExecutionPhase, ProcessToolState, ToolExecution};
-pub use rules::rule::{ToolRule, ToolRuleKind};
-pub use validation::{
-    CheckedArguments, HEARTBEAT_ARGUMENT, SchemaCache, SchemaViolation, strip_heartbeat,
-};
+pub use rules::rule::ToolRule;
+pub use rules::rule_kind::ToolRuleKind;
+pub use schema_violation::SchemaViolation;
+pub use validation::{CheckedArguments, HEARTBEAT_ARGUMENT, SchemaCache, strip_heartbeat};

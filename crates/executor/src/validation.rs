@@ -14,6 +14,7 @@ use oxydra_types::{ToolCall, TypesError};
 use serde_json::Value;
 
 use crate::error::ToolExecutionError;
+use crate::schema_violation::SchemaViolation;
 
 /// The argument the model may add to any call to ask for another turn. It is stripped
 /// before validation, so tools never see it.
@@ -21,35 +22,6 @@ pub const HEARTBEAT_ARGUMENT: &str = "request_heartbeat";
 
 /// Longest rendering of a "found" value in a violation message.
 const FOUND_LIMIT: usize = 120;
-
-/// One way the arguments break the schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SchemaViolation {
-    /// Where, as a JSONPath (`$`, `$.path`, `$.items[2].name`).
-    pub path: String,
-    /// The schema keyword that failed (`required`, `type`, `enum`, …).
-    pub keyword: String,
-    /// The validator's message.
-    pub message: String,
-    /// What the schema wanted, when it can be said briefly.
-    pub expected: Option<String>,
-    /// The value found there (compact JSON, shortened).
-    pub found: String,
-}
-
-impl std::fmt::Display for SchemaViolation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "at {}: {} (keyword: {}",
-            self.path, self.message, self.keyword
-        )?;
-        if let Some(expected) = &self.expected {
-            write!(f, "; expected: {expected}")?;
-        }
-        write!(f, "; found: {})", self.found)
-    }
-}
 
 /// Arguments that passed the guard.
 #[derive(Debug, Clone, PartialEq)]

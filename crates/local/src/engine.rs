@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::LocalConfig;
 use crate::error::LocalError;
 use crate::grammar::{ROOT_RULE, ToolGrammar};
-use crate::model::ModelInfo;
+use crate::model_info::ModelInfo;
 use crate::repetition_guard::RepetitionGuard;
 use crate::sampling::{Sampling, SamplingOverrides};
 use crate::template::ChatTemplate;

@@ -34,6 +34,7 @@ mod error;
 mod grammar;
 mod hard_exit;
 mod model;
+mod model_info;
 pub mod openmp_spin;
 mod output;
 mod provider;

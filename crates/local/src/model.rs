@@ -19,21 +19,7 @@ use llama_cpp_2::llama_backend::LlamaBackend;
 use crate::config::LocalConfig;
 use crate::engine::{self, Job};
 use crate::error::LocalError;
-use crate::sampling::SamplingOverrides;
-use crate::template::ChatTemplate;
-
-/// What is known about a loaded model.
-#[derive(Debug)]
-pub struct ModelInfo {
-    /// The context the model runs with, in tokens.
-    pub context: u32,
-    /// The model's chat template, ready to render (on a blocking thread).
-    pub template: Arc<ChatTemplate>,
-    /// The sampling the GGUF recommends (`general.sampling.*`).
-    pub recommended: SamplingOverrides,
-    /// The model's parameter count.
-    pub parameters: u64,
-}
+use crate::model_info::ModelInfo;
 
 /// A loaded model: its description and the queue of its worker thread.
 #[derive(Debug)]

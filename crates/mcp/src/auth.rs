@@ -18,40 +18,6 @@ const REDACTED: &str = "[redacted]";
 /// `1` or `json` would mangle every message, and is no secret.
 const MIN_SECRET_HEADER_LEN: usize = 6;
 
-/// Headers an entry may not set: the transport sets them itself, and `Authorization`
-/// comes from `bearer_token_env`.
-const RESERVED: &[&str] = &[
-    "authorization",
-    "host",
-    "content-type",
-    "content-length",
-    "accept",
-    "mcp-session-id",
-    "mcp-protocol-version",
-];
-
-/// Checks an entry's `headers` and `bearer_token_env`; the message never quotes a value.
-pub(crate) fn check(config: &McpServerConfig) -> Result<(), String> {
-    for (name, value) in &config.headers.0 {
-        let parsed = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("`headers`: `{name}` is not a valid header name"))?;
-        if RESERVED.contains(&parsed.as_str()) {
-            return Err(format!(
-                "`headers`: `{name}` is set by the transport (use `bearer_token_env` for a \
-                 bearer token)"
-            ));
-        }
-        HeaderValue::from_str(value)
-            .map_err(|_| format!("`headers`: the value of `{name}` is not a valid header value"))?;
-    }
-    if let Some(var) = &config.bearer_token_env
-        && (var.is_empty() || var.contains('=') || var.contains('\0'))
-    {
-        return Err("`bearer_token_env` must name an environment variable".to_owned());
-    }
-    Ok(())
-}
-
 /// An HTTP server's resolved credentials.
 #[derive(Clone, Default)]
 pub(crate) struct HttpAuth {
@@ -82,7 +48,7 @@ impl HttpAuth {
             server: config.name.clone(),
             message,
         };
-        check(config).map_err(invalid)?;
+        config.check_credentials().map_err(invalid)?;
         let mut auth = Self::default();
         for (name, value) in &config.headers.0 {
             let (Ok(name), Ok(parsed)) = (

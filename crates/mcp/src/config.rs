@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use http::{HeaderName, HeaderValue};
 use oxydra_types::SafetyTier;
 use serde::{Deserialize, Serialize};
 
@@ -149,7 +150,42 @@ pub enum McpTransportConfig {
     },
 }
 
+/// Headers an entry may not set: the transport sets them itself, and `Authorization`
+/// comes from `bearer_token_env`.
+const RESERVED: &[&str] = &[
+    "authorization",
+    "host",
+    "content-type",
+    "content-length",
+    "accept",
+    "mcp-session-id",
+    "mcp-protocol-version",
+];
+
 impl McpServerConfig {
+    /// Checks an entry's `headers` and `bearer_token_env`; the message never quotes a value.
+    pub(crate) fn check_credentials(&self) -> Result<(), String> {
+        for (name, value) in &self.headers.0 {
+            let parsed = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("`headers`: `{name}` is not a valid header name"))?;
+            if RESERVED.contains(&parsed.as_str()) {
+                return Err(format!(
+                    "`headers`: `{name}` is set by the transport (use `bearer_token_env` for a \
+                     bearer token)"
+                ));
+            }
+            HeaderValue::from_str(value).map_err(|_| {
+                format!("`headers`: the value of `{name}` is not a valid header value")
+            })?;
+        }
+        if let Some(var) = &self.bearer_token_env
+            && (var.is_empty() || var.contains('=') || var.contains('\0'))
+        {
+            return Err("`bearer_token_env` must name an environment variable".to_owned());
+        }
+        Ok(())
+    }
+
     /// A stdio server running `command` with `args`, everything else default.
     pub fn stdio(
         name: impl Into<String>,
@@ -238,7 +274,8 @@ impl McpServerConfig {
                 if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() {
                     return Err(invalid("`args`, `env` and `cwd` only apply to `command`"));
                 }
-                crate::auth::check(self).map_err(|message| invalid(&message))?;
+                self.check_credentials()
+                    .map_err(|message| invalid(&message))?;
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(invalid("`url` must start with http:// or https://"));
                 }

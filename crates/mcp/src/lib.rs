@@ -41,6 +41,7 @@ mod mcp_tool;
 mod server;
 mod status;
 mod tier;
+mod tool_spec;
 
 pub use config::{
     DEFAULT_CALL_TIMEOUT_SECS, DEFAULT_INIT_TIMEOUT_SECS, DEFAULT_RESTART_ATTEMPTS,
@@ -48,6 +49,7 @@ pub use config::{
 };
 pub use error::McpError;
 pub use manager::McpManager;
-pub use mcp_tool::{McpTool, registry_name, tool_output};
+pub use mcp_tool::{McpTool, tool_output};
 pub use status::{ServerState, ServerStatus, ToolStatus};
 pub use tier::tool_tier;
+pub use tool_spec::registry_name;

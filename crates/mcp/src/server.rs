@@ -18,8 +18,8 @@ use crate::auth::HttpAuth;
 use crate::config::McpServerConfig;
 use crate::connect::{Connection, connect, kill_group};
 use crate::error::McpError;
-use crate::mcp_tool::{ToolSpec, tool_specs};
 use crate::status::{ServerState, ServerStatus, ToolStatus};
+use crate::tool_spec::{ToolSpec, tool_specs};
 
 /// Longest pause between restart attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);

@@ -15,6 +15,7 @@
 //! | `coordinator` | `oxydra-coordinator` | `coordinator` |
 //! | `mcp` | `oxydra-mcp` | `mcp` |
 //! | `local` | `oxydra-local` (an embedded GGUF model, llama.cpp built from source) | `local`, not default |
+//! | `storage` | the table of storage backends: a database opened from a path or URL (in this crate) | `memory` (a backend row per its feature) |
 //! | `otel` | export of the spans over OTLP/HTTP with the GenAI semantic conventions (in this crate) | `otel`, not default |
 //!
 //! The crates its public API exposes are re-exported too ([`async_trait`](macro@async_trait), [`serde`],
@@ -178,7 +179,7 @@ pub use serde;
 pub use serde_json;
 pub use tokio_util::sync::CancellationToken;
 
-#[cfg(feature = "otel")]
+#[cfg(any(feature = "otel", feature = "memory"))]
 mod error;
 #[cfg(feature = "otel")]
 pub mod otel;
@@ -208,5 +209,7 @@ pub use oxydra_provider as provider;
 pub use oxydra_runtime as runtime;
 #[cfg(feature = "scrubbing")]
 pub use oxydra_scrubbing as scrubbing;
+#[cfg(feature = "memory")]
+pub mod storage;
 #[cfg(feature = "tools")]
 pub use oxydra_tools as tools;

@@ -25,6 +25,7 @@ mod memory;
 mod migrations;
 mod pgvector;
 mod runs;
+mod schema_version;
 #[cfg(feature = "testing")]
 pub mod testing;
 

@@ -3,10 +3,11 @@
 //! advisory lock first, so each migration is applied exactly once; the others wait and
 //! then find nothing left to do.
 
-use deadpool_postgres::{Object, Transaction};
+use deadpool_postgres::Object;
 
 use crate::error::{PostgresError, driver_message};
 use crate::pgvector::VectorSetup;
+use crate::schema_version::{record, version};
 
 /// The memory's migrations: migration `n` (1-based) brings it from version `n - 1` to
 /// `n`. Never edit a released one: add the next.
@@ -166,55 +167,4 @@ pub(crate) async fn migrate_all(
         .await
         .map_err(|e| err("commit the migrations", e))?;
     Ok(vectors)
-}
-
-/// The schema version of `component` (0 when none was applied); refused when it is
-/// newer than the `supported` this build knows.
-pub(crate) async fn version(
-    tx: &Transaction<'_>,
-    location: &str,
-    component: &'static str,
-    supported: i64,
-) -> Result<i64, PostgresError> {
-    let found: i64 = tx
-        .query_one(
-            "SELECT coalesce(max(version), 0) FROM oxydra_schema_migrations WHERE component = $1",
-            &[&component],
-        )
-        .await
-        .and_then(|row| row.try_get(0))
-        .map_err(|e| {
-            PostgresError::query(location, "read the schema version", &driver_message(&e))
-        })?;
-    if found > supported {
-        return Err(PostgresError::SchemaTooNew {
-            location: location.to_owned(),
-            component,
-            found,
-            supported,
-        });
-    }
-    Ok(found)
-}
-
-/// Records that `component`'s migration `version` was applied.
-pub(crate) async fn record(
-    tx: &Transaction<'_>,
-    location: &str,
-    component: &str,
-    version: i64,
-) -> Result<(), PostgresError> {
-    tx.execute(
-        "INSERT INTO oxydra_schema_migrations (component, version) VALUES ($1, $2)",
-        &[&component, &version],
-    )
-    .await
-    .map(drop)
-    .map_err(|e| {
-        PostgresError::query(
-            location,
-            format!("record {component} migration {version}"),
-            &driver_message(&e),
-        )
-    })
 }

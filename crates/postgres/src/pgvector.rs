@@ -12,7 +12,7 @@
 use deadpool_postgres::Transaction;
 
 use crate::error::{PostgresError, driver_message};
-use crate::migrations::{record, version};
+use crate::schema_version::{record, version};
 
 /// The component name of the pgvector migrations in `oxydra_schema_migrations`.
 const COMPONENT: &str = "memory_pgvector";

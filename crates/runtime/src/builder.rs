@@ -16,7 +16,9 @@ use crate::context::{ContextBudget, FixedTokens};
 use crate::error::RuntimeError;
 use crate::events::EventSink;
 use crate::limits::RuntimeLimits;
-use crate::runtime::{AgentRuntime, RetrievalScope, RuntimeInner};
+use crate::retrieval_scope::RetrievalScope;
+use crate::runtime::AgentRuntime;
+use crate::runtime_inner::RuntimeInner;
 use crate::session_lease::LeaseSettings;
 use crate::session_store::SessionStore;
 use crate::tool_choice::ToolChoicePolicy;
@@ -75,6 +77,13 @@ pub struct AgentRuntimeBuilder {
     lease: LeaseSettings,
     tool_choice: Option<Arc<dyn ToolChoicePolicy>>,
     hooks: Vec<Arc<dyn Hook>>,
+}
+
+impl AgentRuntime {
+    /// A builder; `provider` and `model` are required.
+    pub fn builder() -> AgentRuntimeBuilder {
+        AgentRuntimeBuilder::new()
+    }
 }
 
 impl AgentRuntimeBuilder {

@@ -57,9 +57,12 @@ mod gen_ai;
 mod limits;
 mod model_hooks;
 mod provider_call;
+mod retrieval_scope;
 mod run_request;
 mod runtime;
+mod runtime_inner;
 mod session_lease;
+mod session_outcome;
 mod session_state;
 mod session_store;
 mod structured_output;
@@ -81,9 +84,11 @@ pub use oxydra_executor::{
     AfterToolDecision, BeforeToolDecision, Hook, HookChain, HookError, HookPoint, HookStop,
     ModelRequestDecision, ModelRequestEdit, ToolHookCall,
 };
+pub use retrieval_scope::RetrievalScope;
 pub use run_request::{RunRequest, TypedRunRequest};
-pub use runtime::{AgentRuntime, RetrievalScope, SessionOutcome};
+pub use runtime::AgentRuntime;
 pub use session_lease::DEFAULT_SESSION_WAIT;
+pub use session_outcome::SessionOutcome;
 pub use structured_output::{FINAL_ANSWER_TOOL, OutputSchema};
 /// The cancellation token every run takes (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;

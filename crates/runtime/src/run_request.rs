@@ -16,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::RuntimeError;
 use crate::events::{EventSink, RuntimeEventStream};
-use crate::runtime::{AgentRuntime, SessionOutcome};
+use crate::runtime::AgentRuntime;
+use crate::session_outcome::SessionOutcome;
 use crate::structured_output::OutputSchema;
 use crate::tool_choice::ToolChoicePolicy;
 

@@ -1,101 +1,22 @@
 //! `AgentRuntime`: the entry points of a session run.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use oxydra_executor::ToolExecutor;
-use oxydra_memory::SearchScope;
-use oxydra_provider::{PricingTable, Provider};
-use oxydra_scrubbing::Scrubber;
-use oxydra_types::{Message, RuntimeEvent, SessionId, ToolSchema, Usage};
+use oxydra_types::{Message, RuntimeEvent, SessionId};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::builder::AgentRuntimeBuilder;
-use crate::context::{ContextBudget, FixedTokens};
 use crate::error::RuntimeError;
 use crate::events::{EventSink, RunEvents};
 use crate::limits::RuntimeLimits;
-use crate::session_store::SessionStore;
+use crate::runtime_inner::RuntimeInner;
+use crate::session_outcome::SessionOutcome;
 use crate::structured_output::OutputSchema;
 use crate::tool_choice::ToolChoicePolicy;
 use crate::turn_loop;
-
-/// Where retrieval searches for snippets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum RetrievalScope {
-    /// Only the chunks of the running session (default): what it said earlier that no
-    /// longer sits in the context verbatim.
-    #[default]
-    Session,
-    /// Every stored chunk, so later sessions also find what earlier ones said.
-    Global,
-}
-
-impl RetrievalScope {
-    pub(crate) fn for_session(self, session_id: &SessionId) -> SearchScope {
-        match self {
-            Self::Global => SearchScope::Global,
-            Self::Session => SearchScope::Session(session_id.clone()),
-        }
-    }
-}
-
-/// How a session run ended when the model gave its final answer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionOutcome {
-    /// The session (pass it again to continue the conversation).
-    pub session_id: SessionId,
-    /// The model's final answer.
-    pub final_text: String,
-    /// Provider calls of the conversation loop in this run.
-    pub turns: usize,
-    /// Tokens used by this run (summaries included).
-    pub usage: Usage,
-    /// Cost of this run in US dollars.
-    pub cost: f64,
-    /// The structured answer, when the run was given an [`OutputSchema`] or a type
-    /// (it passed the schema; `final_text` is its JSON text).
-    pub output: Option<serde_json::Value>,
-}
-
-pub(crate) struct RuntimeInner {
-    pub provider: Arc<dyn Provider>,
-    pub model: String,
-    pub executor: ToolExecutor,
-    pub tool_schemas: Vec<ToolSchema>,
-    pub schema_tokens: Arc<FixedTokens>,
-    pub limits: RuntimeLimits,
-    pub budget: ContextBudget,
-    pub streaming: bool,
-    pub sessions: SessionStore,
-    pub retrieval_scope: RetrievalScope,
-    pub retrieval_top_k: usize,
-    pub scrubber: Scrubber,
-    pub system_prompt: Option<String>,
-    /// A stored session keeps its recorded system prompt and agent name.
-    pub keep_session_system_prompt: bool,
-    /// The agent this runtime runs as, recorded in session metas.
-    pub agent_name: Option<String>,
-    pub workspace_root: PathBuf,
-    pub event_sink: Arc<dyn EventSink>,
-    pub pricing: Option<PricingTable>,
-    /// The tool choice of each turn, unless a run's options give one.
-    pub tool_choice: Arc<dyn ToolChoicePolicy>,
-}
-
-impl RuntimeInner {
-    /// What `usage` of the runtime's model costs, in US dollars: by the runtime's own
-    /// pricing table when it was given one, else by the built-in one.
-    pub(crate) fn price(&self, usage: &Usage) -> f64 {
-        match &self.pricing {
-            Some(table) => table.cost(&self.model, usage),
-            None => oxydra_provider::cost(&self.model, usage),
-        }
-    }
-}
 
 /// The agent runtime: runs sessions of the turn loop against a provider, with tools,
 /// budgets, memory and events. Cheap to clone (shared inside).
@@ -120,11 +41,6 @@ impl std::fmt::Debug for AgentRuntime {
 }
 
 impl AgentRuntime {
-    /// A builder; `provider` and `model` are required.
-    pub fn builder() -> AgentRuntimeBuilder {
-        AgentRuntimeBuilder::new()
-    }
-
     /// The model the runtime asks.
     pub fn model(&self) -> &str {
         &self.inner.model

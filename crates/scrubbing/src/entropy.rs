@@ -33,6 +33,7 @@ use crate::encoded::{base64_text, holds_secret, is_credential_pair, is_encoded_s
 use crate::merge::{Candidate, PRIORITY_ENTROPY};
 use crate::redaction::RedactionKind;
 use crate::whole_value::{MAX_EXTEND, whole_value};
+use crate::word_shape::{is_run_byte, is_words};
 
 /// Shortest candidate considered (bytes).
 pub const MIN_CANDIDATE_LEN: usize = 24;
@@ -117,12 +118,6 @@ fn with_padding(bytes: &[u8], mut end: usize) -> usize {
         }
     }
     end
-}
-
-/// Bytes that make up candidate runs: `[A-Za-z0-9+/_-]`.
-#[inline]
-pub(crate) fn is_run_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-')
 }
 
 fn consider(text: &str, mut start: usize, end: usize, out: &mut Vec<Candidate>) {
@@ -369,56 +364,6 @@ fn is_path(token: &str) -> bool {
     wordy >= 2 && wordy * 2 >= segments
 }
 
-/// Rule 5: every piece between `+/_-` is digits and/or camelCase words.
-pub(crate) fn is_words(token: &str) -> bool {
-    token
-        .split(['+', '/', '_', '-', '='])
-        .filter(|p| !p.is_empty())
-        .all(is_word_piece)
-}
-
-fn is_word_piece(piece: &str) -> bool {
-    let bytes = piece.as_bytes();
-    if bytes.len() <= 4 {
-        return true;
-    }
-    let (mut humps, mut letters, mut inner_digit_groups) = (0usize, 0usize, 0usize);
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes.get(i).is_some_and(u8::is_ascii_digit) {
-            while bytes.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            if humps > 0 && i < bytes.len() {
-                inner_digit_groups += 1;
-            }
-            continue;
-        }
-        let hump_start = i;
-        while bytes.get(i).is_some_and(u8::is_ascii_uppercase) {
-            i += 1;
-        }
-        let uppers = i - hump_start;
-        let lowers_start = i;
-        while bytes.get(i).is_some_and(u8::is_ascii_lowercase) {
-            i += 1;
-        }
-        if i == hump_start {
-            return false; // not alphanumeric
-        }
-        // `HTTPServer`: the acronym and the word after it are two humps.
-        humps += if uppers > 1 && i > lowers_start { 2 } else { 1 };
-        letters += i - hump_start;
-    }
-    if inner_digit_groups == 0 {
-        // Digits only at the ends: words averaging 2.5 letters.
-        letters * 2 >= humps * 5
-    } else {
-        // Digits between words (`parseHttp2Response`): longer words, few digit groups.
-        letters >= humps * 4 && inner_digit_groups * 2 <= humps
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -486,26 +431,6 @@ mod tests {
         assert_eq!(shannon_entropy(""), 0.0);
         assert_eq!(shannon_entropy("aaaa"), 0.0);
         assert!((shannon_entropy("abcd") - 2.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn word_pieces() {
-        for piece in [
-            "very",
-            "HttpClient2",
-            "HTTPServer",
-            "python3",
-            "2fa",
-            "x86",
-            "2024",
-            "parseHttp2Response",
-            "k9x2",
-        ] {
-            assert!(is_word_piece(piece), "{piece}");
-        }
-        for piece in ["aB3dE", "qWeRtYuIoP", "k9x2m7", "x86a1", "Zx9qL2mN8vB4"] {
-            assert!(!is_word_piece(piece), "{piece}");
-        }
     }
 
     #[test]

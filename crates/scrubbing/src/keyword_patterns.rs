@@ -20,6 +20,7 @@ use crate::merge::{Candidate, PRIORITY_KEYWORD};
 use crate::placeholder::is_placeholder;
 use crate::redaction::{KeyProvider, Keyword, RedactionKind};
 use crate::value_filter::{ValueShape, is_non_secret_value};
+use crate::value_syntax::{BARE_FLAG_VALUE, VALUE};
 
 /// How a `user:password` pair's password is judged: it must look like data.
 const WEAK_PASSWORD: KeyInfo = KeyInfo {
@@ -83,11 +84,6 @@ impl FixedKind {
 /// A key name; whether it labels a secret is decided word by word (`key_names`)
 /// before this pattern runs.
 const KEY: &str = r"(?P<key>[A-Za-z0-9_.-]+)";
-/// A value: double-quoted (with escapes), single-quoted, backtick-quoted,
-/// escaped-double-quoted (JSON inside a JSON string, once or more) or bare.
-pub(crate) const VALUE: &str = r#"(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|`(?P<bq>[^`\r\n]*)`|\\+"(?P<eq>(?:[^"\\\r\n]|\\+[^"\\\r\n])*)\\+"|(?P<uv>[^\s"'`,;&\[\](){}<>\\]+))"#;
-const BARE_FLAG_VALUE: &str = r#"(?:"(?P<dq>(?:[^"\\\r\n]|\\.)*)"|'(?P<sq>[^'\r\n]*)'|(?P<uv>[^\s"'`,;&\[\](){}<>\\-][^\s"'`,;&\[\](){}<>\\]*))"#;
-
 /// Case-sensitive literal trigger of the labelled-value patterns: a secret word in
 /// lower, Capitalised or UPPER case (`key` covers `api_key`, `private_key`, ...; `pass`
 /// covers `password`, `passphrase`, `SMTP_PASS`; `pw` covers `pwd`; `sess` covers
@@ -417,7 +413,7 @@ fn collect_pattern(
                 let body = m.as_str().split_once('_').map_or(m.as_str(), |(_, b)| b);
                 let next = text.as_bytes().get(m.end());
                 if !is_placeholder(m.as_str())
-                    && !crate::entropy::is_words(body)
+                    && !crate::word_shape::is_words(body)
                     && next != Some(&b'_')
                 {
                     push(m.range(), kind.kind(), priority);

@@ -62,7 +62,9 @@ mod redaction;
 mod scrubber;
 mod separator;
 mod value_filter;
+mod value_syntax;
 mod whole_value;
+mod word_shape;
 mod wrapped;
 
 pub use entropy::{ENTROPY_THRESHOLD, MAX_CANDIDATE_LEN, MIN_CANDIDATE_LEN, shannon_entropy};

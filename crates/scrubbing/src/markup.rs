@@ -15,8 +15,8 @@ use regex::Regex;
 
 use crate::block::{ahead, line_start};
 use crate::key_names::KeyInfo;
-use crate::keyword_patterns::VALUE;
 use crate::value_filter::{ValueShape, is_non_secret_value};
+use crate::value_syntax::VALUE;
 
 /// Fields whose value is the *name* of a setting.
 const NAME_FIELDS: &[&str] = &[

@@ -8,10 +8,10 @@
 //! names (`password: String`), calls and generics (`token = get_token()`,
 //! `Option<String>`) and field paths (`self.config.token`).
 
-use crate::entropy::is_words;
 use crate::key_names::KeyInfo;
 use crate::placeholder::{is_name_not_value, is_placeholder, is_placeholder_words};
 use crate::redaction::Keyword;
+use crate::word_shape::is_words;
 
 /// Values shorter than this (in characters) are never redacted as labelled values.
 pub(crate) const MIN_VALUE_CHARS: usize = 3;

@@ -2,7 +2,7 @@
 //! extended over the pieces joined to it (`SG.-4ajvzb=…=hj1o519iw`, `hvs.…`,
 //! `qpF8Q~…`), so no part of it survives next to the marker.
 
-use crate::entropy::{is_run_byte, is_words};
+use crate::word_shape::{is_run_byte, is_words};
 
 /// A piece the whole-value extension stops at: part of a path or URL (it holds `/`),
 /// or a lowercase word of 5+ letters (`byteimg`, `image`: a host's or file's name).

@@ -15,94 +15,23 @@
 //! - `Sec-Fetch-Site: cross-site` is refused with `403` unless the `Origin` is one of
 //!   `allowed_origins`.
 
-use std::str::FromStr;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::uri::{Authority, Uri};
+use axum::http::uri::Uri;
 use axum::http::{HeaderMap, HeaderName, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::errors::ApiError;
 use crate::config::CoordinatorConfig;
+use crate::host_origin::{HostEntry, Origin};
 
 /// The host names that always mean this machine.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
 /// `Sec-Fetch-Site`, which browsers send with every request.
 const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
-
-/// An origin reduced to what identifies it: scheme, host and port (explicit or the
-/// scheme's default), all lower-case.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Origin {
-    scheme: String,
-    host: String,
-    port: Option<u16>,
-}
-
-impl Origin {
-    fn parse(text: &str) -> Option<Self> {
-        let uri = Uri::from_str(text.trim()).ok()?;
-        let scheme = uri.scheme_str()?.to_ascii_lowercase();
-        let authority = uri.authority()?;
-        if authority.as_str().contains('@') {
-            return None;
-        }
-        if uri
-            .path_and_query()
-            .is_some_and(|path| path.as_str() != "/")
-        {
-            return None;
-        }
-        let default_port = match scheme.as_str() {
-            "http" => Some(80),
-            "https" => Some(443),
-            _ => None,
-        };
-        Some(Self {
-            scheme,
-            host: authority.host().to_ascii_lowercase(),
-            port: authority.port_u16().or(default_port),
-        })
-    }
-}
-
-/// One `allowed_hosts` entry: a name, with a port when only that port is meant.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct HostEntry {
-    host: String,
-    port: Option<u16>,
-}
-
-impl HostEntry {
-    fn parse(text: &str) -> Option<Self> {
-        let authority = Authority::from_str(text.trim()).ok()?;
-        if authority.as_str().contains('@') {
-            return None;
-        }
-        Some(Self {
-            host: authority.host().to_ascii_lowercase(),
-            port: authority.port_u16(),
-        })
-    }
-
-    fn matches(&self, host: &HostEntry) -> bool {
-        self.host == host.host && self.port.is_none_or(|port| host.port == Some(port))
-    }
-}
-
-/// Whether `entry` is usable in `allowed_hosts`: a host name, maybe with a port.
-pub fn is_allowed_host_entry(entry: &str) -> bool {
-    !entry.contains('/') && HostEntry::parse(entry).is_some()
-}
-
-/// Whether `entry` is usable in `allowed_origins`: `http` or `https`, a host, maybe a
-/// port, no path.
-pub fn is_allowed_origin_entry(entry: &str) -> bool {
-    Origin::parse(entry).is_some_and(|origin| matches!(origin.scheme.as_str(), "http" | "https"))
-}
 
 /// The checks of one router: what `Host` and `Origin` may say.
 #[derive(Debug, Clone)]
@@ -397,32 +326,6 @@ mod tests {
             ("origin", "http://dash.example.lan"),
         ]);
         assert!(guard.check(&other, &uri).is_err());
-    }
-
-    #[test]
-    fn config_entries_are_checked() {
-        for ok in ["oxydra.lan", "oxydra.lan:8080", "10.0.0.5", "[fe80::1]:80"] {
-            assert!(is_allowed_host_entry(ok), "{ok}");
-        }
-        for bad in ["", "a b", "user@host", "http://x", "x/y"] {
-            assert!(!is_allowed_host_entry(bad), "{bad}");
-        }
-        for ok in [
-            "https://dash.example.lan",
-            "http://localhost:3000",
-            "http://a.lan/",
-        ] {
-            assert!(is_allowed_origin_entry(ok), "{ok}");
-        }
-        for bad in [
-            "dash.example.lan",
-            "ftp://a.lan",
-            "https://a.lan/path",
-            "null",
-            "*",
-        ] {
-            assert!(!is_allowed_origin_entry(bad), "{bad}");
-        }
     }
 
     #[test]

@@ -29,7 +29,6 @@ use crate::error::CoordinatorError;
 
 pub use errors::ApiError;
 pub use extract::JsonBody;
-pub use guard::{is_allowed_host_entry, is_allowed_origin_entry};
 pub use server::{ConnectionLimits, serve_bounded};
 
 impl Coordinator {

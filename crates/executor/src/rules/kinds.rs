@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
-use super::rule::ToolRuleKind;
-use crate::consent::PermissionScope;
+use super::rule_kind::ToolRuleKind;
+use crate::permission_scope::PermissionScope;
 
 /// How long the state a rule kind keeps lasts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 pub mod kinds;
 pub mod process_state;
 pub mod rule;
+pub mod rule_kind;
 pub mod run_state;
 
 use std::collections::{BTreeSet, HashMap};
@@ -12,10 +13,11 @@ use std::time::{Duration, Instant};
 
 use oxydra_types::CallId;
 
-use crate::consent::PermissionScope;
 use crate::error::ToolRuleViolation;
+use crate::permission_scope::PermissionScope;
 use process_state::ProcessToolState;
-use rule::{ToolRule, ToolRuleKind};
+use rule::ToolRule;
+use rule_kind::ToolRuleKind;
 use run_state::RunConstraints;
 
 /// Whether a tool takes part in dedupe.

@@ -11,4 +11,6 @@
 )]
 
 mod examples;
+#[cfg(feature = "postgres")]
+mod storage;
 mod tool_macro;

@@ -13,7 +13,7 @@ use crate::context::ContextReport;
 use crate::error::RuntimeError;
 use crate::event_scrub::log_safe;
 use crate::provider_call::{self, CallOptions};
-use crate::runtime::RuntimeInner;
+use crate::runtime_inner::RuntimeInner;
 use crate::session_state::SessionState;
 
 impl Run<'_> {

@@ -7,7 +7,7 @@ use tracing::Span;
 
 use super::{Run, Step};
 use crate::error::RuntimeError;
-use crate::runtime::RuntimeInner;
+use crate::runtime_inner::RuntimeInner;
 use crate::session_state::SessionState;
 use crate::structured_output::{FINAL_ANSWER_TOOL, OutputSchema};
 use crate::tool_dispatch::BatchKind;

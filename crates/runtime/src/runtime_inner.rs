@@ -1,0 +1,55 @@
+//! What an `AgentRuntime` shares between its clones and its runs: the provider and
+//! model, the tools and their executor, limits, memory, events and the tool choice,
+//! as the builder set them. The turn loop reads it; nothing changes it after `build`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use oxydra_executor::ToolExecutor;
+use oxydra_provider::{PricingTable, Provider};
+use oxydra_scrubbing::Scrubber;
+use oxydra_types::{ToolSchema, Usage};
+
+use crate::context::{ContextBudget, FixedTokens};
+use crate::events::EventSink;
+use crate::limits::RuntimeLimits;
+use crate::retrieval_scope::RetrievalScope;
+use crate::session_store::SessionStore;
+use crate::tool_choice::ToolChoicePolicy;
+
+/// The shared state of a runtime (see the module doc).
+pub(crate) struct RuntimeInner {
+    pub provider: Arc<dyn Provider>,
+    pub model: String,
+    pub executor: ToolExecutor,
+    pub tool_schemas: Vec<ToolSchema>,
+    pub schema_tokens: Arc<FixedTokens>,
+    pub limits: RuntimeLimits,
+    pub budget: ContextBudget,
+    pub streaming: bool,
+    pub sessions: SessionStore,
+    pub retrieval_scope: RetrievalScope,
+    pub retrieval_top_k: usize,
+    pub scrubber: Scrubber,
+    pub system_prompt: Option<String>,
+    /// A stored session keeps its recorded system prompt and agent name.
+    pub keep_session_system_prompt: bool,
+    /// The agent this runtime runs as, recorded in session metas.
+    pub agent_name: Option<String>,
+    pub workspace_root: PathBuf,
+    pub event_sink: Arc<dyn EventSink>,
+    pub pricing: Option<PricingTable>,
+    /// The tool choice of each turn, unless a run's options give one.
+    pub tool_choice: Arc<dyn ToolChoicePolicy>,
+}
+
+impl RuntimeInner {
+    /// What `usage` of the runtime's model costs, in US dollars: by the runtime's own
+    /// pricing table when it was given one, else by the built-in one.
+    pub(crate) fn price(&self, usage: &Usage) -> f64 {
+        match &self.pricing {
+            Some(table) => table.cost(&self.model, usage),
+            None => oxydra_provider::cost(&self.model, usage),
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! How a session run ended: what every entry point of a run returns.
+
+use oxydra_types::{SessionId, Usage};
+
+/// How a session run ended when the model gave its final answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionOutcome {
+    /// The session (pass it again to continue the conversation).
+    pub session_id: SessionId,
+    /// The model's final answer.
+    pub final_text: String,
+    /// Provider calls of the conversation loop in this run.
+    pub turns: usize,
+    /// Tokens used by this run (summaries included).
+    pub usage: Usage,
+    /// Cost of this run in US dollars.
+    pub cost: f64,
+    /// The structured answer, when the run was given an [`OutputSchema`](crate::OutputSchema) or a type
+    /// (it passed the schema; `final_text` is its JSON text).
+    pub output: Option<serde_json::Value>,
+}
