@@ -1,5 +1,6 @@
 //! Running a turn's tool calls through the executor under the turn timeout and the
-//! cancellation token, and turning every call into a scrubbed tool-result message.
+//! cancellation token, and turning every call into a scrubbed tool-result message cut
+//! to its share of the context window ([`ResultCap`]).
 
 use std::path::Path;
 use std::time::Duration;
@@ -12,6 +13,7 @@ use oxydra_types::{Message, SessionId, TOOL_FAILURE_PREFIX, ToolCall};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use crate::context::ResultCap;
 use crate::error::RuntimeError;
 use crate::events::RunEvents;
 
@@ -37,6 +39,8 @@ pub(crate) struct Dispatch<'a> {
     pub timeout: Duration,
     pub cancel: &'a CancellationToken,
     pub events: &'a RunEvents,
+    /// The share of the context window the batch's results may take.
+    pub result_cap: ResultCap,
 }
 
 /// Which kind of batch to run.
@@ -129,6 +133,7 @@ impl Dispatch<'_> {
             Some(other) => format!("{TOOL_FAILURE_PREFIX}: {other}"),
             None => format!("{TOOL_FAILURE_PREFIX}: no result was returned"),
         };
+        let limit = self.result_cap.per_result(calls.len());
         let mut results = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
             let record = records
@@ -143,7 +148,7 @@ impl Dispatch<'_> {
             results.push(Message::tool_result(
                 call.id.clone(),
                 call.name.clone(),
-                scrubbed,
+                ResultCap::apply(scrubbed, limit),
             ));
         }
         (calls, DispatchOutcome { results, ended })

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
 use crate::call_ids;
-use crate::context::{PromptFit, WindowSettings};
+use crate::context::{PromptFit, ResultCap, WindowSettings};
 use crate::error::RuntimeError;
 use crate::event_scrub::log_safe;
 use crate::events::{EventSink, RunEvents};
@@ -276,6 +276,11 @@ impl<'a> Run<'a> {
             timeout: self.inner.limits.turn_timeout,
             cancel: self.cancel,
             events: self.events,
+            result_cap: ResultCap::for_prompt(
+                inner.budget,
+                &inner.schema_tokens,
+                self.system_prompt.as_deref(),
+            ),
         }
     }
 

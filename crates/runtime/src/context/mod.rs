@@ -12,6 +12,8 @@
 //!
 //! Before a run stores its user message, [`PromptFit`] refuses a prompt that cannot
 //! fit the budget even alone (with the system prompt and the tool schemas).
+//! [`ResultCap`] cuts every tool result to its share of the window before it is
+//! stored, so no tool's output can make the newest turn too long to send.
 //!
 //! Invariants:
 //! - a tool call is never sent or condensed without its results: the history is cut
@@ -32,6 +34,7 @@ mod message_tokens;
 mod off_thread;
 mod prepared;
 mod prompt_fit;
+mod result_cap;
 mod snippets;
 mod summary;
 mod tokens;
@@ -40,9 +43,12 @@ mod window;
 pub(crate) use budget::{ContextBudget, ContextReport, FixedTokens};
 pub(crate) use count_cache::TokenCache;
 pub(crate) use prompt_fit::PromptFit;
+pub(crate) use result_cap::ResultCap;
 pub(crate) use snippets::snippets_message;
 pub(crate) use window::{ContextWindow, WindowSettings};
 
+#[cfg(feature = "testing")]
+pub use result_cap::MIN_RESULT_BYTES;
 #[cfg(feature = "testing")]
 pub use snippets::RETRIEVAL_HEADER;
 #[cfg(feature = "testing")]

@@ -33,4 +33,5 @@ mod session_lease;
 mod session_meta;
 mod structured_output;
 mod tool_choice;
+mod tool_result_cap;
 mod turn_loop;
