@@ -19,9 +19,8 @@ use crate::error::RuntimeError;
 use crate::events::{EventSink, RunEvents};
 use crate::limits::RuntimeLimits;
 use crate::session_store::SessionStore;
-use crate::structured_output::OutputSchema;
 use crate::tool_choice::ToolChoicePolicy;
-use crate::turn_loop;
+use crate::turn_loop::{self, RunOptions};
 
 /// Where retrieval searches for snippets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,13 +49,14 @@ pub struct SessionOutcome {
     pub session_id: SessionId,
     /// The model's final answer.
     pub final_text: String,
-    /// Provider calls of the conversation loop in this run.
+    /// Provider calls of the conversation loop in this run, counting those the
+    /// request gave as [already used](crate::RunRequest::already_used).
     pub turns: usize,
-    /// Tokens used by this run (summaries included).
+    /// Tokens used by this run (summaries included), and those already used.
     pub usage: Usage,
-    /// Cost of this run in US dollars.
+    /// Cost of this run in US dollars, and the cost already used.
     pub cost: f64,
-    /// The structured answer, when the run was given an [`OutputSchema`] or a type
+    /// The structured answer, when the run was given an [`OutputSchema`](crate::OutputSchema) or a type
     /// (it passed the schema; `final_text` is its JSON text).
     pub output: Option<serde_json::Value>,
 }
@@ -196,20 +196,22 @@ impl AgentRuntime {
         user_message: Option<String>,
         cancel: &CancellationToken,
         events: RunEvents,
-        output: Option<&OutputSchema>,
-        tool_choice: Option<&dyn ToolChoicePolicy>,
+        options: RunOptions<'_>,
     ) -> Result<SessionOutcome, RuntimeError> {
-        let tool_choice = tool_choice.unwrap_or(self.inner.tool_choice.as_ref());
-        let result = turn_loop::run(
-            &self.inner,
-            session_id,
-            user_message,
-            cancel,
-            &events,
-            output,
-            tool_choice,
-        )
-        .await;
+        let result = match options.used.validate() {
+            Ok(()) => {
+                turn_loop::run(
+                    &self.inner,
+                    session_id,
+                    user_message,
+                    cancel,
+                    &events,
+                    options,
+                )
+                .await
+            }
+            Err(error) => Err(error),
+        };
         match &result {
             Ok(outcome) => events.emit(RuntimeEvent::Final {
                 session_id: outcome.session_id.clone(),

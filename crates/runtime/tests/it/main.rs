@@ -33,3 +33,4 @@ mod session_meta;
 mod structured_output;
 mod tool_choice;
 mod turn_loop;
+mod used_budget;
