@@ -45,9 +45,11 @@ mod http;
 mod local_source;
 mod queue;
 mod run;
+mod run_ledger;
 mod run_row;
 mod run_source;
 mod run_tree;
+mod run_usage;
 mod runners;
 mod scrub;
 mod shell_words;
@@ -78,9 +80,12 @@ pub use http::{
     serve_bounded, shutdown_signal,
 };
 pub use run::{Run, RunError, RunLineage, RunStatus, RunTreeUsage};
+pub use run_ledger::RunLedger;
 pub use run_row::{
-    BlueprintRow, ClaimedRow, RUN_COLUMNS, RunRow, encode_error, encode_value, parse_json,
+    BlueprintRow, ClaimedRow, RUN_COLUMNS, RunRow, USAGE_COLUMNS, UsageColumns, encode_error,
+    encode_value, parse_json,
 };
+pub use run_usage::RunUsage;
 pub use runners::{
     AgentRunner, BlueprintRunner, DeterministicRunner, RunExecutor, RunRequest, RunnerDeps,
 };
