@@ -2,6 +2,12 @@
 //! execution left mid-call, as a worker taking a run over does: the second execution
 //! starts from the usage the first recorded, so `max_turns` and `max_cost` hold over
 //! the whole run and the result reports both.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::collections::HashMap;
 use std::path::PathBuf;
