@@ -3,7 +3,8 @@
 //! for on any process is seen at the next renewal), and ends the run through its
 //! claim. A worker whose claim was lost stops without ending the run (its new holder
 //! does); a worker stopped by the coordinator's shutdown gives its claim up so that
-//! another process continues the run.
+//! another process continues the run. A run taken over keeps what its earlier holders
+//! used of its budgets: the claim returns it and the worker starts from there.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,7 +23,9 @@ use crate::blueprint::Blueprint;
 use crate::claims::{ClaimState, ClaimedRun, SharedRunQueue};
 use crate::error::CoordinatorError;
 use crate::run::RunError;
+use crate::run_ledger::RunLedger;
 use crate::run_source::{RunEnd, RunSignals, RunSource, TakenRun};
+use crate::store::RunStore;
 
 /// How long an idle worker waits before looking for work again when no notification
 /// comes (another process's new run, or a lapsed claim to take over).
@@ -48,6 +51,8 @@ pub(crate) struct SharedSettings {
 /// One worker's view of the shared queue.
 pub(crate) struct ClaimSource {
     pub(crate) settings: SharedSettings,
+    /// The store the queue is in, where the runs' usage is recorded.
+    pub(crate) store: Arc<dyn RunStore>,
     /// Unique to this worker: the holder its claims are recorded under.
     pub(crate) holder: String,
 }
@@ -91,6 +96,10 @@ impl RunSource for ClaimSource {
             )
             .boxed(),
         )
+    }
+
+    fn ledger(&self, run: &TakenRun<Value>) -> RunLedger {
+        RunLedger::new(Arc::clone(&self.store), run.run_id.as_str())
     }
 
     async fn end(&self, run: TakenRun<Value>, end: RunEnd) {
@@ -140,6 +149,7 @@ impl ClaimSource {
             blueprint,
             resumed: claimed.resumed,
             cancel_requested: claimed.cancel_requested,
+            used: claimed.used,
             ticket: claimed.parameters,
         }
     }

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::error::CoordinatorError;
 use crate::run::{RunError, RunStatus};
+use crate::run_usage::RunUsage;
 
 /// A run a worker claimed.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +30,9 @@ pub struct ClaimedRun {
     pub resumed: bool,
     /// Whether a cancel was asked for while it had no live holder.
     pub cancel_requested: bool,
+    /// What its earlier holders used of its budgets (zero on a first claim): the
+    /// worker starts the run's counters there.
+    pub used: RunUsage,
 }
 
 /// What renewing a claim found.
@@ -47,8 +51,8 @@ pub enum ClaimState {
 #[async_trait]
 pub trait SharedRunQueue: Send + Sync + std::fmt::Debug {
     /// Claims the oldest run that is pending, or running under an expired lease, for
-    /// `holder` until `ttl` from now, moving it to running. Concurrent claimers never
-    /// get the same run.
+    /// `holder` until `ttl` from now, moving it to running, with what it used so far.
+    /// Concurrent claimers never get the same run.
     async fn claim_next(
         &self,
         holder: &str,

@@ -46,9 +46,11 @@ mod http;
 mod local_source;
 mod queue;
 mod run;
+mod run_ledger;
 mod run_row;
 mod run_source;
 mod run_tree;
+mod run_usage;
 mod runners;
 mod scrub;
 mod shell_words;
@@ -77,9 +79,12 @@ pub use error::{CoordinatorError, RunTreeBound, TemplateError};
 pub use host_origin::{is_allowed_host_entry, is_allowed_origin_entry};
 pub use http::{ApiError, ConnectionLimits, JsonBody, serve, serve_bounded, shutdown_signal};
 pub use run::{Run, RunError, RunLineage, RunStatus, RunTreeUsage};
+pub use run_ledger::RunLedger;
 pub use run_row::{
-    BlueprintRow, ClaimedRow, RUN_COLUMNS, RunRow, encode_error, encode_value, parse_json,
+    BlueprintRow, ClaimedRow, RUN_COLUMNS, RunRow, USAGE_COLUMNS, UsageColumns, encode_error,
+    encode_value, parse_json,
 };
+pub use run_usage::RunUsage;
 pub use runners::{
     AgentRunner, BlueprintRunner, DeterministicRunner, RunExecutor, RunRequest, RunnerDeps,
 };

@@ -14,7 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::blueprint::Blueprint;
 use crate::error::CoordinatorError;
+use crate::run_ledger::RunLedger;
 use crate::run_source::{RunEnd, RunSignals, RunSource, TakenRun};
+use crate::run_usage::RunUsage;
 use crate::store::RunStore;
 
 /// A stored, pending run waiting for a worker.
@@ -54,6 +56,8 @@ impl RunSource for LocalSource {
             blueprint: Ok(queued.blueprint),
             resumed: false,
             cancel_requested: false,
+            // A run of this process's queue is never taken over: it starts afresh.
+            used: RunUsage::default(),
             ticket: (),
         })
     }
@@ -65,6 +69,10 @@ impl RunSource for LocalSource {
     fn hold(&self, _run: &TakenRun<()>, _signals: RunSignals) -> Option<BoxFuture<'static, ()>> {
         // Nothing to renew: the run is this process's until it ends.
         None
+    }
+
+    fn ledger(&self, run: &TakenRun<()>) -> RunLedger {
+        RunLedger::new(Arc::clone(&self.store), run.run_id.as_str())
     }
 
     async fn end(&self, run: TakenRun<()>, end: RunEnd) {

@@ -73,6 +73,7 @@ impl RunQueue {
                     index,
                     ClaimSource {
                         settings: settings.clone(),
+                        store: Arc::clone(&queue.store),
                         holder: format!("{process}-w{index}"),
                     },
                     &executor,

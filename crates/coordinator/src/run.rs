@@ -8,6 +8,8 @@ use oxydra_types::{RunId, SessionId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::run_usage::RunUsage;
+
 /// Where a run is in its life: `pending → running → completed | failed | cancelled`
 /// (a pending run may also go straight to `cancelled`, or to `failed` when the
 /// coordinator restarts before it ran).
@@ -147,6 +149,10 @@ pub struct Run {
     /// provider calls cost so far (zero on other runs).
     #[serde(flatten)]
     pub tree: RunTreeUsage,
+    /// What it used of its budgets so far (turns, tokens, cost), over every worker
+    /// that ran it.
+    #[serde(default)]
+    pub usage: RunUsage,
 }
 
 impl Run {
@@ -169,6 +175,7 @@ impl Run {
             finished_at: None,
             lineage,
             tree: RunTreeUsage::default(),
+            usage: RunUsage::default(),
         }
     }
 }

@@ -14,14 +14,65 @@ use crate::claims::ClaimedRun;
 use crate::config::BlueprintKind;
 use crate::error::CoordinatorError;
 use crate::run::{Run, RunError, RunLineage, RunStatus, RunTreeUsage};
+use crate::run_usage::RunUsage;
 use crate::scrub::{scrub_error, scrub_value};
 
 /// The columns of `coordinator_runs` a [`RunRow`] is read from, in its field order
 /// (plain SQL every backend so far accepts; a run stored before run trees is its own
-/// root).
+/// root), the [`USAGE_COLUMNS`] last.
 pub const RUN_COLUMNS: &str = "id, agent_name, status, parameters, result, error, \
     created_at, started_at, finished_at, COALESCE(root_run_id, id), parent_run_id, depth, \
-    tree_runs, tree_cost";
+    tree_runs, tree_cost, used_turns, used_input_tokens, used_output_tokens, used_cost";
+
+/// The columns of a run's [`UsageColumns`], in their field order.
+pub const USAGE_COLUMNS: &str = "used_turns, used_input_tokens, used_output_tokens, used_cost";
+
+/// What a run used ([`RunUsage`]), as a backend reads it: `used_turns`,
+/// `used_input_tokens`, `used_output_tokens`, `used_cost`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct UsageColumns {
+    /// `used_turns`: within `u32`.
+    pub turns: i64,
+    /// `used_input_tokens`: not negative.
+    pub input_tokens: i64,
+    /// `used_output_tokens`: not negative.
+    pub output_tokens: i64,
+    /// `used_cost` (US dollars): a non-negative number.
+    pub cost: f64,
+}
+
+impl UsageColumns {
+    /// The columns to store for `usage` (token counts beyond `i64` saturate).
+    pub fn encode(usage: RunUsage) -> Self {
+        Self {
+            turns: i64::from(usage.turns),
+            input_tokens: i64::try_from(usage.input_tokens).unwrap_or(i64::MAX),
+            output_tokens: i64::try_from(usage.output_tokens).unwrap_or(i64::MAX),
+            cost: usage.cost,
+        }
+    }
+
+    /// The usage of run `run_id` these columns hold.
+    pub fn decode(self, run_id: &str) -> Result<RunUsage, CoordinatorError> {
+        let corrupt = |name: &str, value: String| CoordinatorError::CorruptRow {
+            what: "run usage",
+            detail: format!("`{run_id}` has {name} {value}"),
+        };
+        let tokens = |name: &str, value: i64| {
+            u64::try_from(value).map_err(|_| corrupt(name, value.to_string()))
+        };
+        if !self.cost.is_finite() || self.cost < 0.0 {
+            return Err(corrupt("used_cost", self.cost.to_string()));
+        }
+        Ok(RunUsage {
+            turns: u32::try_from(self.turns)
+                .map_err(|_| corrupt("used_turns", self.turns.to_string()))?,
+            input_tokens: tokens("used_input_tokens", self.input_tokens)?,
+            output_tokens: tokens("used_output_tokens", self.output_tokens)?,
+            cost: self.cost,
+        })
+    }
+}
 
 /// The columns of a stored run ([`RUN_COLUMNS`]), as a backend reads them.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,6 +105,8 @@ pub struct RunRow {
     pub tree_runs: i64,
     /// `tree_cost` (US dollars).
     pub tree_cost: f64,
+    /// The usage columns.
+    pub usage: UsageColumns,
 }
 
 impl RunRow {
@@ -83,6 +136,7 @@ impl RunRow {
         };
         let depth = count("depth", self.depth)?;
         let tree_runs = count("tree_runs", self.tree_runs)?;
+        let usage = self.usage.decode(&self.id)?;
         Ok(Run {
             parameters: parse_json("run parameters", &self.parameters)?,
             result: self
@@ -105,6 +159,7 @@ impl RunRow {
                 tree_runs,
                 tree_cost: self.tree_cost,
             },
+            usage,
         })
     }
 }
@@ -143,8 +198,9 @@ impl BlueprintRow {
 }
 
 /// A run a worker of a shared queue just claimed: `id, agent_name, parameters,
-/// attempts, cancel_requested`, `attempts` counting this claim.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// attempts, cancel_requested` and the [`USAGE_COLUMNS`], `attempts` counting this
+/// claim.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClaimedRow {
     /// `id`.
     pub id: String,
@@ -156,12 +212,16 @@ pub struct ClaimedRow {
     pub attempts: i64,
     /// `cancel_requested`.
     pub cancel_requested: bool,
+    /// What the run used so far (its earlier holders' usage).
+    pub usage: UsageColumns,
 }
 
 impl ClaimedRow {
     /// The claimed run; resumed when an earlier claim started it.
     pub fn decode(self) -> Result<ClaimedRun, CoordinatorError> {
+        let used = self.usage.decode(&self.id)?;
         Ok(ClaimedRun {
+            used,
             parameters: parse_json("run parameters", &self.parameters)?,
             run_id: self.id,
             agent_name: self.agent_name,
@@ -211,6 +271,12 @@ mod tests {
             depth: 1,
             tree_runs: 0,
             tree_cost: 0.25,
+            usage: UsageColumns {
+                turns: 3,
+                input_tokens: 1_000,
+                output_tokens: 50,
+                cost: 0.125,
+            },
         }
     }
 
@@ -242,6 +308,15 @@ mod tests {
             }
         );
         assert_eq!(run.tree.tree_cost, 0.25);
+        assert_eq!(
+            run.usage,
+            RunUsage {
+                turns: 3,
+                input_tokens: 1_000,
+                output_tokens: 50,
+                cost: 0.125
+            }
+        );
         let bare = RunRow {
             result: None,
             error: None,
@@ -337,6 +412,78 @@ mod tests {
     }
 
     #[test]
+    fn usage_round_trips_and_impossible_usage_is_corrupt() {
+        let usage = RunUsage {
+            turns: u32::MAX,
+            input_tokens: 7,
+            output_tokens: 8,
+            cost: 1.5,
+        };
+        assert_eq!(UsageColumns::encode(usage).decode("r").unwrap(), usage);
+        let huge = RunUsage {
+            input_tokens: u64::MAX,
+            ..RunUsage::default()
+        };
+        assert_eq!(UsageColumns::encode(huge).input_tokens, i64::MAX);
+        let good = UsageColumns::default();
+        let cases = [
+            (UsageColumns { turns: -1, ..good }, "used_turns -1"),
+            (
+                UsageColumns {
+                    turns: i64::from(u32::MAX) + 1,
+                    ..good
+                },
+                "used_turns 4294967296",
+            ),
+            (
+                UsageColumns {
+                    input_tokens: -5,
+                    ..good
+                },
+                "used_input_tokens -5",
+            ),
+            (
+                UsageColumns {
+                    output_tokens: i64::MIN,
+                    ..good
+                },
+                "used_output_tokens",
+            ),
+            (UsageColumns { cost: -0.5, ..good }, "used_cost -0.5"),
+            (
+                UsageColumns {
+                    cost: f64::NAN,
+                    ..good
+                },
+                "used_cost NaN",
+            ),
+            (
+                UsageColumns {
+                    cost: f64::INFINITY,
+                    ..good
+                },
+                "used_cost inf",
+            ),
+        ];
+        for (columns, named) in cases {
+            let (what, detail) = corrupt(columns.decode("run_9").unwrap_err());
+            assert_eq!(what, "run usage");
+            assert!(detail.starts_with("`run_9` has "), "{detail}");
+            assert!(detail.contains(named), "{detail} lacks {named}");
+        }
+        // A stored run with corrupt usage is corrupt as a whole.
+        let (what, _) = corrupt(
+            RunRow {
+                usage: UsageColumns { turns: -1, ..good },
+                ..row()
+            }
+            .decode()
+            .unwrap_err(),
+        );
+        assert_eq!(what, "run usage");
+    }
+
+    #[test]
     fn blueprint_rows_decode_or_name_what_is_wrong() {
         let good = BlueprintRow {
             name: "researcher".into(),
@@ -378,6 +525,10 @@ mod tests {
             parameters: "{}".into(),
             attempts,
             cancel_requested: true,
+            usage: UsageColumns {
+                turns: 2,
+                ..UsageColumns::default()
+            },
         };
         for (attempts, resumed) in [
             (1, false),
@@ -389,6 +540,7 @@ mod tests {
             let run = claimed(attempts).decode().unwrap();
             assert_eq!(run.resumed, resumed, "attempts {attempts}");
             assert!(run.cancel_requested);
+            assert_eq!(run.used.turns, 2);
         }
         let (what, _) = corrupt(
             ClaimedRow {

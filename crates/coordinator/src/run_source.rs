@@ -15,6 +15,8 @@ use tokio_util::sync::CancellationToken;
 use crate::blueprint::Blueprint;
 use crate::error::CoordinatorError;
 use crate::run::{RunError, RunStatus};
+use crate::run_ledger::RunLedger;
+use crate::run_usage::RunUsage;
 
 /// A run a worker took from its source, with what the source needs to start, hold and
 /// end it (`ticket`).
@@ -30,6 +32,8 @@ pub(crate) struct TakenRun<T> {
     pub(crate) resumed: bool,
     /// Whether a cancel was asked for before it was taken: it ends `cancelled`.
     pub(crate) cancel_requested: bool,
+    /// What earlier holders used of its budgets (zero for a fresh run).
+    pub(crate) used: RunUsage,
     /// The source's own handle on the run.
     pub(crate) ticket: T,
 }
@@ -86,6 +90,9 @@ pub(crate) trait RunSource: Send + Sync + 'static {
         run: &TakenRun<Self::Ticket>,
         signals: RunSignals,
     ) -> Option<BoxFuture<'static, ()>>;
+
+    /// Where the run's executor records what the run used as it goes.
+    fn ledger(&self, run: &TakenRun<Self::Ticket>) -> RunLedger;
 
     /// Records the end of the run.
     async fn end(&self, run: TakenRun<Self::Ticket>, end: RunEnd);

@@ -9,6 +9,7 @@ use crate::blueprint::BlueprintSummary;
 use crate::claims::SharedRunQueue;
 use crate::error::CoordinatorError;
 use crate::run::{Run, RunError, RunStatus, RunTreeUsage};
+use crate::run_usage::RunUsage;
 
 /// What [`RunStore::reserve_tree_run`] found.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,6 +67,14 @@ pub trait RunStore: Send + Sync + std::fmt::Debug {
         result: Option<Value>,
         error: Option<RunError>,
     ) -> Result<bool, CoordinatorError>;
+
+    /// Records what running run `run_id` has used so far (its totals over every worker
+    /// that ran it: [`RunUsage`]), as its executor goes (before each provider call and
+    /// after each answer). Each counter only grows — the larger of the stored and the
+    /// given value is kept, in one statement — so a worker that lost the run late
+    /// cannot lower what its successor recorded. `false` when the run is not running
+    /// (or does not exist): nothing is stored.
+    async fn record_usage(&self, run_id: &str, usage: RunUsage) -> Result<bool, CoordinatorError>;
 
     /// The run with `run_id`, if any.
     async fn get_run(&self, run_id: &str) -> Result<Option<Run>, CoordinatorError>;

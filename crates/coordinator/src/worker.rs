@@ -149,6 +149,8 @@ impl<S: RunSource> Worker<S> {
             blueprint,
             parameters,
             resumed: run.resumed,
+            used: run.used,
+            ledger: self.source.ledger(run),
             cancel: cancel.clone(),
         };
         let execution = self.executor.execute(request);
@@ -204,6 +206,7 @@ mod tests {
 
     use crate::config::BlueprintConfig;
     use crate::error::CoordinatorError;
+    use crate::run_ledger::RunLedger;
 
     /// A source handing out scripted runs and recording what the worker did with them.
     #[derive(Default)]
@@ -238,6 +241,10 @@ mod tests {
             })
         }
 
+        fn ledger(&self, run: &TakenRun<()>) -> RunLedger {
+            RunLedger::detached(run.run_id.as_str())
+        }
+
         async fn end(&self, run: TakenRun<()>, end: RunEnd) {
             self.ends
                 .lock()
@@ -269,6 +276,7 @@ mod tests {
             blueprint,
             resumed: false,
             cancel_requested: false,
+            used: crate::run_usage::RunUsage::default(),
             ticket: (),
         }
     }
@@ -386,6 +394,48 @@ mod tests {
         assert!(end.by_shutdown && !end.lost);
         assert_eq!(end.status, RunStatus::Failed);
         assert_eq!(end.error, Some(RunError::interrupted()));
+    }
+
+    /// Answers with what the worker gave it beside the parameters.
+    struct ShowsUsed;
+
+    #[async_trait]
+    impl RunExecutor for ShowsUsed {
+        async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
+            Ok(json!({
+                "resumed": run.resumed,
+                "turns": run.used.turns,
+                "cost": run.used.cost,
+                "ledger": run.ledger.run_id(),
+            }))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_taken_over_run_is_executed_with_what_it_used_and_its_ledger() {
+        let source = Scripted::default();
+        let mut run = taken("r1", Ok(blueprint()));
+        run.resumed = true;
+        run.used = crate::run_usage::RunUsage {
+            turns: 3,
+            cost: 0.5,
+            ..crate::run_usage::RunUsage::default()
+        };
+        source.runs.lock().unwrap().push_back(run);
+        let ends = Arc::clone(&source.ends);
+        let worker = Worker {
+            source,
+            executor: Arc::new(ShowsUsed),
+            shutdown: CancellationToken::new(),
+            active: Arc::default(),
+            changes: Arc::new(watch::channel(0).0),
+        };
+        worker.serve().await;
+        let ends = ends.lock().unwrap();
+        assert_eq!(
+            ends[0].1.result,
+            Some(json!({"resumed": true, "turns": 3, "cost": 0.5, "ledger": "r1"}))
+        );
     }
 
     #[test]

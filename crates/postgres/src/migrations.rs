@@ -119,6 +119,16 @@ pub(crate) const RUN_MIGRATIONS: &[&str] = &[
         ADD COLUMN tree_cost     DOUBLE PRECISION NOT NULL DEFAULT 0,
         ADD COLUMN seq           BIGSERIAL;
     ",
+    // 3: what a run used of its budgets over every worker that ran it, so that a worker
+    // taking it over starts from there (runs stored before read as having used
+    // nothing).
+    "
+    ALTER TABLE coordinator_runs
+        ADD COLUMN used_turns         BIGINT NOT NULL DEFAULT 0,
+        ADD COLUMN used_input_tokens  BIGINT NOT NULL DEFAULT 0,
+        ADD COLUMN used_output_tokens BIGINT NOT NULL DEFAULT 0,
+        ADD COLUMN used_cost          DOUBLE PRECISION NOT NULL DEFAULT 0;
+    ",
 ];
 
 /// Applies what is pending of every component in one transaction under the advisory

@@ -36,6 +36,11 @@ pub enum RuntimeError {
     /// The runtime was built or called with an invalid configuration.
     #[error("configuration error: {0}")]
     Config(String),
+    /// The run's [`UsageLedger`](crate::UsageLedger) could not record what the run
+    /// used: the run stops, as its budgets could no longer hold for whoever continues
+    /// it.
+    #[error("cannot record the run's usage: {0}")]
+    UsageLedger(String),
     /// The new user message, with the system prompt and the tool schemas sent with
     /// every request, cannot fit the context budget: the run ends before any call.
     #[error(
@@ -76,7 +81,7 @@ impl From<MemoryError> for RuntimeError {
 impl RuntimeError {
     /// A stable snake_case name of the error, as the `error` event and the CLI's exit
     /// codes use it: `budget_exceeded`, `cancelled`, `provider`, `memory`,
-    /// `session_busy`, `config`, `prompt_too_long` or `hook_stopped`.
+    /// `session_busy`, `config`, `usage_ledger`, `prompt_too_long` or `hook_stopped`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::BudgetExceeded { .. } => "budget_exceeded",
@@ -85,6 +90,7 @@ impl RuntimeError {
             Self::Memory(_) => "memory",
             Self::SessionBusy(_) => "session_busy",
             Self::Config(_) => "config",
+            Self::UsageLedger(_) => "usage_ledger",
             Self::PromptTooLong { .. } => "prompt_too_long",
             Self::HookStopped { .. } => "hook_stopped",
         }
@@ -137,6 +143,12 @@ mod tests {
         assert_eq!(
             stopped.to_string(),
             "hook `quota` stopped the run: over the daily limit"
+        );
+        let ledger = RuntimeError::UsageLedger("database gone".into());
+        assert_eq!(ledger.kind(), "usage_ledger");
+        assert_eq!(
+            ledger.to_string(),
+            "cannot record the run's usage: database gone"
         );
         let too_long = RuntimeError::PromptTooLong {
             tokens: 5_000,

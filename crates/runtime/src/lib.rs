@@ -73,6 +73,7 @@ mod tool_dispatch;
 mod tool_set;
 mod turn_loop;
 mod turn_state;
+mod used_budget;
 
 pub use agent_tool::AgentTool;
 pub use builder::{AgentRuntimeBuilder, DEFAULT_RETRIEVAL_TOP_K};
@@ -95,3 +96,4 @@ pub use tokio_util::sync::CancellationToken;
 pub use tool_choice::{FirstCall, ToolChoicePolicy, TurnInfo};
 pub use tool_set::{IntoToolSet, ToolSet};
 pub use turn_state::{TurnState, TurnTracker};
+pub use used_budget::{LedgerError, UsageLedger, UsedBudget};

@@ -20,6 +20,8 @@ use crate::runtime::AgentRuntime;
 use crate::session_outcome::SessionOutcome;
 use crate::structured_output::OutputSchema;
 use crate::tool_choice::ToolChoicePolicy;
+use crate::turn_loop::RunOptions;
+use crate::used_budget::{UsageLedger, UsedBudget};
 
 /// The future a request runs as (boxed: the turn loop's future is large).
 type RunFuture<T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send>>;
@@ -47,7 +49,8 @@ type RunFuture<T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send>
 /// provider fails, [`RuntimeError::Memory`] when storing fails,
 /// [`RuntimeError::SessionBusy`] when another run holds the session past the
 /// builder's [`session_wait`](crate::AgentRuntimeBuilder::session_wait) (nothing is
-/// stored then). Whatever was stored before the error stays stored, and every tool
+/// stored then), [`RuntimeError::UsageLedger`] when the request's
+/// [`usage_ledger`](Self::usage_ledger) cannot record. Whatever was stored before the error stays stored, and every tool
 /// call has its result.
 ///
 /// ```
@@ -82,6 +85,8 @@ pub struct RunRequest {
     events: Option<Arc<dyn EventSink>>,
     tool_choice: Option<Arc<dyn ToolChoicePolicy>>,
     output: Option<OutputSchema>,
+    used: UsedBudget,
+    ledger: Option<Arc<dyn UsageLedger>>,
 }
 
 impl std::fmt::Debug for RunRequest {
@@ -93,6 +98,8 @@ impl std::fmt::Debug for RunRequest {
             .field("events", &self.events.is_some())
             .field("tool_choice", &self.tool_choice)
             .field("output", &self.output.is_some())
+            .field("used", &self.used)
+            .field("ledger", &self.ledger.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -110,6 +117,8 @@ impl AgentRuntime {
             events: None,
             tool_choice: None,
             output: None,
+            used: UsedBudget::default(),
+            ledger: None,
         }
     }
 }
@@ -148,6 +157,33 @@ impl RunRequest {
     /// event's) holds the answer.
     pub fn structured(mut self, output: OutputSchema) -> Self {
         self.output = Some(output);
+        self
+    }
+
+    /// Starts the run's budget counters at `used` instead of zero: what an earlier
+    /// process used of this run before it died, so that `max_turns` and `max_cost`
+    /// hold over the whole run. The outcome (and the `final` event) then reports the
+    /// whole run: `used` plus this run's turns, tokens and cost. A run whose `used`
+    /// already reaches a budget makes no provider call: it ends `budget_exceeded`.
+    ///
+    /// # Errors
+    /// Awaiting gives [`RuntimeError::Config`] (before anything is sent or stored)
+    /// when `used.cost` is negative or not a number.
+    pub fn already_used(mut self, used: UsedBudget) -> Self {
+        self.used = used;
+        self
+    }
+
+    /// Records the run's totals (turns, tokens, cost, [`already_used`](Self::already_used)
+    /// included) with `ledger` as they grow: before each provider call and after each
+    /// answer, waiting for each record before going on. Whoever continues the run after
+    /// this process died starts from the last record.
+    ///
+    /// # Errors
+    /// Awaiting gives [`RuntimeError::UsageLedger`] when a record fails (the run stops
+    /// there).
+    pub fn usage_ledger(mut self, ledger: Arc<dyn UsageLedger>) -> Self {
+        self.ledger = Some(ledger);
         self
     }
 
@@ -198,18 +234,19 @@ impl RunRequest {
             events,
             tool_choice,
             output,
+            used,
+            ledger,
         } = self;
         let cancel = cancel.unwrap_or_default();
         let events = runtime.run_events(events, channel);
+        let options = RunOptions {
+            output: output.as_ref(),
+            tool_choice: tool_choice.as_deref(),
+            used,
+            ledger: ledger.as_deref(),
+        };
         runtime
-            .run_with(
-                &session_id,
-                prompt,
-                &cancel,
-                events,
-                output.as_ref(),
-                tool_choice.as_deref(),
-            )
+            .run_with(&session_id, prompt, &cancel, events, options)
             .await
     }
 }

@@ -14,9 +14,8 @@ use crate::events::{EventSink, RunEvents};
 use crate::limits::RuntimeLimits;
 use crate::runtime_inner::RuntimeInner;
 use crate::session_outcome::SessionOutcome;
-use crate::structured_output::OutputSchema;
 use crate::tool_choice::ToolChoicePolicy;
-use crate::turn_loop;
+use crate::turn_loop::{self, RunOptions};
 
 /// The agent runtime: runs sessions of the turn loop against a provider, with tools,
 /// budgets, memory and events. Cheap to clone (shared inside).
@@ -113,20 +112,22 @@ impl AgentRuntime {
         user_message: Option<String>,
         cancel: &CancellationToken,
         events: RunEvents,
-        output: Option<&OutputSchema>,
-        tool_choice: Option<&dyn ToolChoicePolicy>,
+        options: RunOptions<'_>,
     ) -> Result<SessionOutcome, RuntimeError> {
-        let tool_choice = tool_choice.unwrap_or(self.inner.tool_choice.as_ref());
-        let result = turn_loop::run(
-            &self.inner,
-            session_id,
-            user_message,
-            cancel,
-            &events,
-            output,
-            tool_choice,
-        )
-        .await;
+        let result = match options.used.validate() {
+            Ok(()) => {
+                turn_loop::run(
+                    &self.inner,
+                    session_id,
+                    user_message,
+                    cancel,
+                    &events,
+                    options,
+                )
+                .await
+            }
+            Err(error) => Err(error),
+        };
         match &result {
             Ok(outcome) => events.emit(RuntimeEvent::Final {
                 session_id: outcome.session_id.clone(),

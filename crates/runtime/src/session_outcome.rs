@@ -9,11 +9,12 @@ pub struct SessionOutcome {
     pub session_id: SessionId,
     /// The model's final answer.
     pub final_text: String,
-    /// Provider calls of the conversation loop in this run.
+    /// Provider calls of the conversation loop in this run, counting those the
+    /// request gave as [already used](crate::RunRequest::already_used).
     pub turns: usize,
-    /// Tokens used by this run (summaries included).
+    /// Tokens used by this run (summaries included), and those already used.
     pub usage: Usage,
-    /// Cost of this run in US dollars.
+    /// Cost of this run in US dollars, and the cost already used.
     pub cost: f64,
     /// The structured answer, when the run was given an [`OutputSchema`](crate::OutputSchema) or a type
     /// (it passed the schema; `final_text` is its JSON text).

@@ -10,7 +10,8 @@ use oxydra_provider::ToolChoice;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TurnInfo {
-    /// The turn of this run, from 1.
+    /// The turn of this run, from 1 (after the turns a run continued elsewhere was
+    /// given as [already used](crate::RunRequest::already_used)).
     pub turn: usize,
     /// The tool calls the model made in this run before this turn.
     pub tool_calls_so_far: usize,

@@ -1,7 +1,9 @@
 //! The turn loop, step for step:
 //! refuse a prompt that cannot fit the budget → persist the user message (and record the
-//! session's meta, see [`session_meta`]) → turn check → maybe summarise → prepare the context →
-//! request the provider → enforce the cost budget → persist the assistant message →
+//! session's meta, see [`session_meta`]) → turn and cost check, the turn counted (and
+//! recorded with the run's [`UsageLedger`], if any) → maybe summarise → prepare the context →
+//! request the provider → add and record its usage, enforce the cost budget → persist the
+//! assistant message →
 //! no tool calls ⇒ yield → run the tools → scrub and persist the results → loop.
 //!
 //! Each step is one call in [`Run::turn_once`]. The context steps (summarise, prepare,
@@ -34,12 +36,25 @@ use crate::structured_output::OutputSchema;
 use crate::tool_choice::{ToolChoicePolicy, TurnInfo};
 use crate::tool_dispatch::{BatchKind, Dispatch};
 use crate::turn_state::{TurnState, TurnTracker};
+use crate::used_budget::{UsageLedger, UsedBudget};
 
 mod context_steps;
 mod cut_call;
 mod retrieval_steps;
 mod session_meta;
 mod structured_steps;
+
+/// What one run is asked for beside its prompt.
+pub(crate) struct RunOptions<'a> {
+    /// The schema the final answer must satisfy, if any.
+    pub(crate) output: Option<&'a OutputSchema>,
+    /// The run's tool choice; `None`: the runtime's.
+    pub(crate) tool_choice: Option<&'a dyn ToolChoicePolicy>,
+    /// Where the budget counters start (what an earlier process used of the run).
+    pub(crate) used: UsedBudget,
+    /// Where the run records its totals as they grow.
+    pub(crate) ledger: Option<&'a dyn UsageLedger>,
+}
 
 /// Runs one session: locks it, takes its lease and loads it, runs the loop, releases it.
 /// Without `user_message` the stored conversation is continued as it is (a run taken
@@ -50,9 +65,15 @@ pub(crate) async fn run(
     user_message: Option<String>,
     cancel: &CancellationToken,
     events: &RunEvents,
-    output: Option<&OutputSchema>,
-    tool_choice: &dyn ToolChoicePolicy,
+    options: RunOptions<'_>,
 ) -> Result<SessionOutcome, RuntimeError> {
+    let RunOptions {
+        output,
+        tool_choice,
+        used,
+        ledger,
+    } = options;
+    let tool_choice = tool_choice.unwrap_or(inner.tool_choice.as_ref());
     let span = tracing::info_span!(
         "session",
         otel.name = "invoke_agent",
@@ -76,9 +97,10 @@ pub(crate) async fn run(
             session_id,
             cancel,
             events,
-            turn: 0,
-            usage: Usage::default(),
-            cost: 0.0,
+            turn: used.turns,
+            usage: used.usage,
+            cost: used.cost,
+            ledger,
             tracker: TurnTracker::new(),
             process: inner.executor.new_process_state(),
             session_run: SessionRunId::next(),
@@ -113,9 +135,14 @@ struct Run<'a> {
     session_id: &'a SessionId,
     cancel: &'a CancellationToken,
     events: &'a RunEvents,
+    /// Provider calls of the loop so far (from the request's already-used turns).
     turn: usize,
+    /// Tokens so far (from the request's already-used tokens).
     usage: Usage,
+    /// Cost so far (from the request's already-used cost).
     cost: f64,
+    /// Where the totals are recorded as they grow.
+    ledger: Option<&'a dyn UsageLedger>,
     tracker: TurnTracker,
     process: ProcessToolState,
     session_run: SessionRunId,
@@ -181,9 +208,9 @@ impl<'a> Run<'a> {
             return Ok(SessionOutcome {
                 session_id: self.session_id.clone(),
                 final_text,
-                turns: 0,
+                turns: self.turn,
                 usage: self.usage,
-                cost: 0.0,
+                cost: self.cost,
                 output: None,
             });
         }
@@ -309,7 +336,15 @@ impl<'a> Run<'a> {
                     format!("no final answer after {max_turns} turns"),
                 ));
             }
+            // A run continued with its budget already spent makes no call.
+            self.check_cost()?;
             self.turn += 1;
+            // Counted before the call is made: a process dying during the call still
+            // leaves it counted for whoever continues the run.
+            if let Err(error) = self.record_usage().await {
+                let span = Span::current();
+                return Err(self.fail(&span, error));
+            }
             let span = tracing::info_span!(
                 "turn",
                 turn = self.turn,
@@ -351,7 +386,7 @@ impl<'a> Run<'a> {
             .choose(TurnInfo::new(self.turn, self.tool_calls));
         state.window.set_tool_choice(choice);
         let call = self.request_provider(state, span).await?;
-        self.account(&call, span)?;
+        self.account(&call, span).await?;
         let usage = call.response.usage;
         let finish = call.response.finish_reason;
         let (text, calls) = self
@@ -487,11 +522,19 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Adds a call's usage and cost to the run's and enforces the cost budget.
-    fn account(&mut self, call: &ProviderCall, span: &Span) -> Result<(), RuntimeError> {
+    /// Adds a call's usage and cost to the run's, records the totals and enforces the
+    /// cost budget.
+    async fn account(&mut self, call: &ProviderCall, span: &Span) -> Result<(), RuntimeError> {
         self.usage += call.response.usage;
         self.cost += call.cost;
         span.record("accumulated_cost", self.cost);
+        let recorded = self.record_usage().await;
+        recorded.map_err(|error| self.fail(span, error))?;
+        self.check_cost()
+    }
+
+    /// `BudgetExceeded` once the run's cost is above `max_cost`.
+    fn check_cost(&self) -> Result<(), RuntimeError> {
         if let Some(max_cost) = self.inner.limits.max_cost
             && self.cost > max_cost
         {
@@ -501,6 +544,32 @@ impl<'a> Run<'a> {
             ));
         }
         Ok(())
+    }
+
+    /// Records the run's totals with its ledger, if it has one, and waits for the
+    /// record (cancellable, and within the turn timeout).
+    async fn record_usage(&self) -> Result<(), RuntimeError> {
+        let Some(ledger) = self.ledger else {
+            return Ok(());
+        };
+        let used = UsedBudget {
+            turns: self.turn,
+            usage: self.usage,
+            cost: self.cost,
+        };
+        let timeout = self.inner.limits.turn_timeout;
+        tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Err(RuntimeError::Cancelled),
+            recorded = tokio::time::timeout(timeout, ledger.record(&used)) => match recorded {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(error)) => Err(RuntimeError::UsageLedger(error.to_string())),
+                Err(_) => Err(RuntimeError::UsageLedger(format!(
+                    "no answer within the turn timeout of {} ms",
+                    timeout.as_millis()
+                ))),
+            },
+        }
     }
 
     /// Runs the executor's start-constraint or exit-requirement tools; their calls are

@@ -6,7 +6,8 @@
 //! `#[tokio::test]` per case, or awaits [`run_all`]. Cases: insert and read back, a
 //! claim (`start_run`) granted once even under concurrency, status transitions ended
 //! once, cancelling a queued run, the blueprint list, scrubbing of what is stored,
-//! restart recovery (`interrupted`) and run tree accounts. [`run_trees`] has whole
+//! restart recovery (`interrupted`), run tree accounts and what runs used of their
+//! budgets. [`run_trees`] has whole
 //! scenarios of agents starting agents, run on a coordinator over any store.
 #![allow(
     clippy::unwrap_used,
@@ -16,8 +17,10 @@
 )]
 
 pub mod run_trees;
+pub mod run_usage;
 
 pub use run_trees::run_trees_are_counted_and_charged_on_the_root;
+pub use run_usage::run_usage_is_recorded_while_running_and_only_grows;
 
 use std::sync::Arc;
 
@@ -56,6 +59,7 @@ macro_rules! run_store_conformance_tests {
             what_is_stored_is_scrubbed,
             recovery_fails_unfinished_runs,
             run_trees_are_counted_and_charged_on_the_root,
+            run_usage_is_recorded_while_running_and_only_grows,
         );
     };
     (@cases $backend:expr; $($case:ident),* $(,)?) => {
@@ -77,6 +81,7 @@ pub async fn run_all<B: RunStoreBackend>(make: impl Fn() -> B) {
     what_is_stored_is_scrubbed(&make()).await;
     recovery_fails_unfinished_runs(&make()).await;
     run_trees_are_counted_and_charged_on_the_root(&make()).await;
+    run_usage_is_recorded_while_running_and_only_grows(&make()).await;
 }
 
 /// A pending run of `researcher` with id `id`.

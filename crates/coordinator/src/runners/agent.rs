@@ -3,6 +3,11 @@
 //! `prompt` as the user message. With memory, the run's session records the agent's
 //! name, model and system prompt (its `SessionMeta`).
 //!
+//! A run taken over from a worker that died continues its stored session, its budget
+//! counters starting from what the earlier workers recorded (`RunRequest::used`); the
+//! runtime records the run's totals through the run's [`RunLedger`](crate::RunLedger)
+//! before each provider call and after each answer.
+//!
 //! The runtime scrubs tool output before the model sees it, but the model's final
 //! text may still echo a secret (from the prompt, say): the store scrubs the run's
 //! result and error before recording them (`RunStore::finish_run`).
@@ -114,7 +119,9 @@ impl AgentRunner {
     }
 
     /// Runs the agent on the run's `prompt`. The result is
-    /// `{"text", "session_id", "turns", "usage", "cost"}`.
+    /// `{"text", "session_id", "turns", "usage", "cost"}`, `turns`, `usage` and `cost`
+    /// counting the whole run (the `used` of earlier workers included); they are
+    /// recorded with the run's ledger as they grow.
     pub async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
         let plan = self.plans.get(run.blueprint.name()).ok_or_else(|| {
             RunError::new(
@@ -141,7 +148,13 @@ impl AgentRunner {
             (Some(memory), true) => memory.session_exists(&session_id).await.unwrap_or(false),
             _ => false,
         };
-        let mut request = runtime.session(&session_id).cancel(&run.cancel);
+        // The run's counters start from what earlier workers used of it, and its totals
+        // are recorded as they grow: `max_turns` and `max_cost` hold over the whole run.
+        let mut request = runtime
+            .session(&session_id)
+            .cancel(&run.cancel)
+            .already_used(run.used.into())
+            .usage_ledger(Arc::new(run.ledger.clone()));
         if resume {
             // A request without a prompt resumes the stored session.
             tracing::info!(run_id = %run.run_id, "continuing a run taken over from a worker that stopped");

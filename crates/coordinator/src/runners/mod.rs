@@ -5,6 +5,8 @@
 mod agent;
 mod deps;
 mod deterministic;
+#[cfg(all(test, feature = "sqlite"))]
+mod takeover_tests;
 
 use std::sync::Arc;
 
@@ -15,6 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::blueprint::{Blueprint, BlueprintBody};
 use crate::run::RunError;
+use crate::run_ledger::RunLedger;
+use crate::run_usage::RunUsage;
 
 pub use agent::AgentRunner;
 pub use deps::RunnerDeps;
@@ -32,6 +36,13 @@ pub struct RunRequest {
     /// Whether the run was started by a worker that died and is being continued from
     /// what it stored (an agent run continues its stored session).
     pub resumed: bool,
+    /// What the run used of its budgets before this execution (an earlier worker's
+    /// turns, tokens and cost; zero for a fresh run): an agent run's counters start
+    /// there, so `max_turns` and `max_cost` hold over the whole run.
+    pub used: RunUsage,
+    /// Where the executor records what the run used as it goes (totals, `used`
+    /// included), for whoever continues the run and for `GET /runs/{id}`.
+    pub ledger: RunLedger,
     /// Fires when the run is cancelled or the coordinator stops; the executor must
     /// end promptly (it is dropped after a short grace period otherwise).
     pub cancel: CancellationToken,

@@ -57,10 +57,21 @@ ALTER TABLE coordinator_runs ADD COLUMN tree_runs INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE coordinator_runs ADD COLUMN tree_cost REAL NOT NULL DEFAULT 0;
 ",
     ),
+    (
+        3,
+        // What a run used of its budgets over every worker that ran it (runs stored
+        // before this version read as having used nothing).
+        "
+ALTER TABLE coordinator_runs ADD COLUMN used_turns INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE coordinator_runs ADD COLUMN used_input_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE coordinator_runs ADD COLUMN used_output_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE coordinator_runs ADD COLUMN used_cost REAL NOT NULL DEFAULT 0;
+",
+    ),
 ];
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i64 = 2;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// The highest coordinator schema version recorded in `connection` (0: none).
 fn schema_version(connection: &Connection) -> Result<i64, CoordinatorError> {

@@ -1,7 +1,8 @@
 //! [`SqliteRunStore`]: the SQLite [`RunStore`]; the one module of the crate naming
 //! `rusqlite`, whose errors become [`CoordinatorError::Storage`] here.
 //!
-//! Two tables of their own (`coordinator_blueprints`, `coordinator_runs`), so the
+//! Two tables of their own (`coordinator_blueprints`, `coordinator_runs`, which also
+//! holds what each run used of its budgets), so the
 //! store can share a database file with the session memory, created and upgraded by
 //! versioned migrations (`migrations.rs`) recorded in a third. Every state change is a
 //! conditional `UPDATE` (`… WHERE status = 'pending'`), so a late worker can never
@@ -11,6 +12,7 @@
 mod db_thread;
 mod migrations;
 mod trees;
+mod usage;
 
 use std::path::Path;
 
@@ -21,7 +23,10 @@ use serde_json::Value;
 use crate::blueprint::BlueprintSummary;
 use crate::error::CoordinatorError;
 use crate::run::{Run, RunError, RunStatus, now_millis};
-use crate::run_row::{BlueprintRow, RUN_COLUMNS, RunRow, encode_error, encode_value, parse_json};
+use crate::run_row::{
+    BlueprintRow, RUN_COLUMNS, RunRow, UsageColumns, encode_error, encode_value, parse_json,
+};
+use crate::run_usage::RunUsage;
 use crate::store::{RunStore, TreeReservation};
 use db_thread::DbThread;
 use migrations::migrate;
@@ -276,6 +281,12 @@ impl RunStore for SqliteRunStore {
                                 depth: row.get(11)?,
                                 tree_runs: row.get(12)?,
                                 tree_cost: row.get(13)?,
+                                usage: UsageColumns {
+                                    turns: row.get(14)?,
+                                    input_tokens: row.get(15)?,
+                                    output_tokens: row.get(16)?,
+                                    cost: row.get(17)?,
+                                },
                             })
                         })
                         .optional()
@@ -284,6 +295,12 @@ impl RunStore for SqliteRunStore {
             row.map(RunRow::decode).transpose()
         })
         .await
+    }
+
+    async fn record_usage(&self, run_id: &str, usage: RunUsage) -> Result<bool, CoordinatorError> {
+        let run_id = run_id.to_owned();
+        self.with(move |connection| usage::record(connection, &run_id, usage))
+            .await
     }
 
     async fn reserve_tree_run(

@@ -42,6 +42,11 @@ async fn criterion_2_valid_parameters_are_accepted_with_201() {
     assert_eq!(status, 200);
     assert_eq!(run["agent_name"], "researcher");
     assert_eq!(run["parameters"], json!({"prompt": "Test"}));
+    // What the run used so far, over every worker that ran it: nothing yet.
+    assert_eq!(
+        run["usage"],
+        json!({"turns": 0, "input_tokens": 0, "output_tokens": 0, "cost": 0.0})
+    );
     server.stop().await;
 }
 

@@ -42,7 +42,8 @@ impl SharedRunQueue for PostgresRunStore {
                  ) AS next
                  WHERE run.id = next.id
                  RETURNING run.id, run.agent_name, run.parameters, run.attempts,
-                           run.cancel_requested",
+                           run.cancel_requested, run.used_turns, run.used_input_tokens,
+                           run.used_output_tokens, run.used_cost",
             )
             .await
             .map_err(self.fail(ACTION))?;

@@ -4,12 +4,13 @@ mod claims;
 mod listener;
 mod rows;
 mod trees;
+mod usage;
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use oxydra_coordinator::{
-    BlueprintSummary, CoordinatorError, RUN_COLUMNS, Run, RunError, RunStatus, RunStore,
+    BlueprintSummary, CoordinatorError, RUN_COLUMNS, Run, RunError, RunStatus, RunStore, RunUsage,
     TreeReservation, encode_error, encode_value, parse_json,
 };
 use serde_json::Value;
@@ -237,6 +238,10 @@ impl RunStore for PostgresRunStore {
             .map_err(self.fail(ACTION))?;
         row.map(|row| rows::run_row(&row).map_err(self.fail(ACTION))?.decode())
             .transpose()
+    }
+
+    async fn record_usage(&self, run_id: &str, usage: RunUsage) -> Result<bool, CoordinatorError> {
+        self.record_usage_row(run_id, usage).await
     }
 
     async fn reserve_tree_run(

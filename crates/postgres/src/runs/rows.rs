@@ -1,7 +1,9 @@
 //! Reading run and blueprint rows into the coordinator's shared row types, which
 //! decode them ([`RunRow`], [`BlueprintRow`], [`ClaimedRow`]).
 
-use oxydra_coordinator::{BlueprintRow, BlueprintSummary, ClaimedRow, CoordinatorError, RunRow};
+use oxydra_coordinator::{
+    BlueprintRow, BlueprintSummary, ClaimedRow, CoordinatorError, RunRow, UsageColumns,
+};
 use tokio_postgres::Row;
 
 /// A run row from a row of [`RUN_COLUMNS`](oxydra_coordinator::RUN_COLUMNS).
@@ -21,10 +23,22 @@ pub(super) fn run_row(row: &Row) -> Result<RunRow, tokio_postgres::Error> {
         depth: i64::from(row.try_get::<_, i32>(11)?),
         tree_runs: i64::from(row.try_get::<_, i32>(12)?),
         tree_cost: row.try_get(13)?,
+        usage: usage_columns(row, 14)?,
     })
 }
 
-/// A claimed run row from `id, agent_name, parameters, attempts, cancel_requested`.
+/// The [`USAGE_COLUMNS`](oxydra_coordinator::USAGE_COLUMNS) of `row`, from index `first`.
+fn usage_columns(row: &Row, first: usize) -> Result<UsageColumns, tokio_postgres::Error> {
+    Ok(UsageColumns {
+        turns: row.try_get(first)?,
+        input_tokens: row.try_get(first + 1)?,
+        output_tokens: row.try_get(first + 2)?,
+        cost: row.try_get(first + 3)?,
+    })
+}
+
+/// A claimed run row from `id, agent_name, parameters, attempts, cancel_requested` and
+/// the usage columns.
 pub(super) fn claimed_row(row: &Row) -> Result<ClaimedRow, tokio_postgres::Error> {
     Ok(ClaimedRow {
         id: row.try_get(0)?,
@@ -32,6 +46,7 @@ pub(super) fn claimed_row(row: &Row) -> Result<ClaimedRow, tokio_postgres::Error
         parameters: row.try_get(2)?,
         attempts: i64::from(row.try_get::<_, i32>(3)?),
         cancel_requested: row.try_get(4)?,
+        usage: usage_columns(row, 5)?,
     })
 }
 

@@ -169,3 +169,61 @@ async fn a_corrupt_payload_is_reported_not_skipped() {
     assert!(matches!(error, MemoryError::Corrupt { .. }), "{error:?}");
     assert!(error.to_string().contains("ses_bad"), "{error}");
 }
+
+/// A database whose run store predates run usage (runs schema version 2), with a run
+/// in it, gains the usage columns on the next connect: the run reads as having used
+/// nothing and records usage from then on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_schema_from_before_run_usage_is_migrated() {
+    use oxydra_coordinator::{RunStatus, RunStore, RunUsage};
+    use oxydra_postgres::PostgresRunStore;
+
+    let Some(test) = TestDatabase::create().await else {
+        return;
+    };
+    let store = PostgresRunStore::single_process(test.connect().await);
+    store
+        .insert_run(oxydra_coordinator::conformance::pending("old"))
+        .await
+        .unwrap();
+    store.start_run("old").await.unwrap().unwrap();
+    let (client, connection) = tokio_postgres::connect(test.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    // Back to the runs schema of version 2, the run kept.
+    client
+        .batch_execute(&format!(
+            "ALTER TABLE {schema}.coordinator_runs
+                 DROP COLUMN used_turns, DROP COLUMN used_input_tokens,
+                 DROP COLUMN used_output_tokens, DROP COLUMN used_cost;
+             DELETE FROM {schema}.oxydra_schema_migrations WHERE component = 'runs' AND version >= 3",
+            schema = test.schema()
+        ))
+        .await
+        .unwrap();
+    let store = PostgresRunStore::single_process(test.connect().await);
+    let recorded: i64 = client
+        .query_one(
+            &format!(
+                "SELECT count(*) FROM {}.oxydra_schema_migrations WHERE component = 'runs' AND version = 3",
+                test.schema()
+            ),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(recorded, 1, "the usage migration is recorded once");
+    let run = store.get_run("old").await.unwrap().unwrap();
+    assert_eq!(run.status, RunStatus::Running);
+    assert_eq!(run.usage, RunUsage::default());
+    let usage = RunUsage {
+        turns: 3,
+        input_tokens: 30,
+        output_tokens: 3,
+        cost: 0.75,
+    };
+    assert!(store.record_usage("old", usage).await.unwrap());
+    assert_eq!(store.get_run("old").await.unwrap().unwrap().usage, usage);
+}

@@ -69,7 +69,7 @@ impl Run<'_> {
             }
             Err(error) => return Err(self.fail(span, error)),
         };
-        self.account(&call, span)?;
+        self.account(&call, span).await?;
         let text = call.response.message.text().trim().to_owned();
         if text.is_empty() {
             tracing::warn!("the provider returned an empty summary; keeping the history");

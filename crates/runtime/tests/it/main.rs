@@ -35,3 +35,4 @@ mod structured_output;
 mod tool_choice;
 mod tool_result_cap;
 mod turn_loop;
+mod used_budget;
