@@ -188,12 +188,11 @@ impl AgentRuntime {
         )
     }
 
-    /// Runs the turn loop for one request (without `user_message`: resumes) and ends
-    /// its events with `final` or `error`.
+    /// Runs the turn loop for one request and ends its events with `final` or `error`.
     pub(crate) async fn run_with(
         &self,
         session_id: &SessionId,
-        user_message: Option<String>,
+        opening: turn_loop::Opening,
         cancel: &CancellationToken,
         events: RunEvents,
         output: Option<&OutputSchema>,
@@ -203,7 +202,7 @@ impl AgentRuntime {
         let result = turn_loop::run(
             &self.inner,
             session_id,
-            user_message,
+            opening,
             cancel,
             &events,
             output,

@@ -16,5 +16,6 @@ mod bad_input;
 mod concurrency;
 mod consent;
 mod dedupe;
+mod deferred_consent;
 mod ordering_rules;
 mod rules;
