@@ -177,6 +177,7 @@ impl ToolExecutor {
             let check = ConsentCheck {
                 broker: self.broker.as_ref(),
                 grants: &self.grants,
+                verdicts: &self.verdicts,
                 timeout: self.config.permission_timeout,
                 cancel: &ctx.cancel,
             };
@@ -184,6 +185,7 @@ impl ToolExecutor {
                 tool_name: &call.name,
                 scope,
                 session_id: &ctx.session_id,
+                call_id: &call.id,
                 args_key: &prepared.key,
             };
             // The request (with a copy of the arguments) is built only if the broker is asked.

@@ -31,6 +31,8 @@ struct Run<'a> {
 struct Outputs {
     slots: Vec<Option<ToolCallRecord>>,
     continuation: bool,
+    /// A call's consent was deferred: the calls after it are held, not run.
+    deferred: bool,
 }
 
 /// What is kept of an admitted call while it runs, to record it afterwards.
@@ -115,6 +117,10 @@ fn finish(
                 duration_ms,
             });
         }
+        // A call waiting for a person is reported by the runtime (`approval_requested`).
+        Err(error) if error.waits_for_approval() => {
+            tracing::debug!(parent: span, kind = error.kind(), "tool call waits for approval");
+        }
         Err(error) => {
             let error = crate::record::error_text(error);
             tracing::debug!(parent: span, %error, "tool call failed");
@@ -144,6 +150,12 @@ impl ToolExecutor {
     /// Events: `ToolStarted` for every call in request order before any work begins
     /// (an unknown tool is reported with the `read_only` tier), then `ToolCompleted` or
     /// `ToolFailed` as each call really finishes.
+    ///
+    /// When the broker defers a call's consent
+    /// ([`PermissionDecision::Defer`](crate::PermissionDecision::Defer)), that call's
+    /// record is [`ToolExecutionError::ApprovalDeferred`] and every call after it that
+    /// had not been admitted yet is [`ToolExecutionError::HeldForApproval`]; neither
+    /// emits `ToolFailed`.
     pub async fn execute_batch(
         &self,
         calls: &[ToolCall],
@@ -172,6 +184,7 @@ impl ToolExecutor {
         let mut outputs = Outputs {
             slots: calls.iter().map(|_| None).collect(),
             continuation: false,
+            deferred: false,
         };
         let mut prepared: Vec<Option<Prepared>> = Vec::with_capacity(calls.len());
         // Each call's tier (`None` for an unknown tool), by position.
@@ -263,10 +276,15 @@ impl ToolExecutor {
                 continue;
             };
             let started = Instant::now();
-            let resolved = match self
-                .admit(call, &ready, process, run.ctx, run.bypass_start)
-                .await
-            {
+            let admission = if outputs.deferred {
+                Admission::Refused(ToolExecutionError::HeldForApproval {
+                    tool_name: call.name.clone(),
+                })
+            } else {
+                self.admit(call, &ready, process, run.ctx, run.bypass_start)
+                    .await
+            };
+            let resolved = match admission {
                 Admission::Run(reservation) => {
                     admitted.push((index, call, ready, reservation));
                     continue;
@@ -278,7 +296,11 @@ impl ToolExecutor {
                     outputs.continuation |= ready.heartbeat;
                     (Ok(output), true)
                 }
-                Admission::Refused(error) => (Err(error), false),
+                Admission::Refused(error) => {
+                    outputs.deferred |=
+                        matches!(error, ToolExecutionError::ApprovalDeferred { .. });
+                    (Err(error), false)
+                }
             };
             let span = tool_span(call, Some(ready.tier));
             let record = finish(

@@ -9,6 +9,7 @@ use dashmap::DashMap;
 use oxydra_types::{CallId, SafetyTier, SessionId};
 use tokio_util::sync::CancellationToken;
 
+use crate::call_verdicts::{CallVerdict, CallVerdicts};
 use crate::error::ToolExecutionError;
 use crate::permission_scope::PermissionScope;
 
@@ -42,6 +43,10 @@ pub enum PermissionDecision {
     ApproveForScope,
     /// Refuse.
     Deny,
+    /// No one can answer now: the call is not run, the run that made it ends waiting
+    /// for a person's decision (see [`CallVerdict`]), and the request expires after
+    /// this long (an expired request is a denial).
+    Defer(Duration),
 }
 
 /// Decides whether a sensitive call may run (a terminal prompt, a policy, a UI).
@@ -140,6 +145,7 @@ impl GrantStore {
 pub(crate) struct ConsentCheck<'a> {
     pub(crate) broker: Option<&'a Arc<dyn PermissionBroker>>,
     pub(crate) grants: &'a GrantStore,
+    pub(crate) verdicts: &'a CallVerdicts,
     pub(crate) timeout: Duration,
     pub(crate) cancel: &'a CancellationToken,
 }
@@ -149,14 +155,17 @@ pub(crate) struct GrantLookup<'a> {
     pub(crate) tool_name: &'a str,
     pub(crate) scope: PermissionScope,
     pub(crate) session_id: &'a SessionId,
+    /// The call asking (a person's verdict on it is looked up by it).
+    pub(crate) call_id: &'a CallId,
     /// The call's canonical arguments (for [`PermissionScope::Arguments`]).
     pub(crate) args_key: &'a str,
 }
 
 impl ConsentCheck<'_> {
-    /// `Ok` when the call may run: a standing grant covers it, or the broker approves
-    /// the request `request` builds (built only when the broker is asked). The grant is
-    /// cached when the decision is a standing one.
+    /// `Ok` when the call may run: a person's verdict on this very call approves it, a
+    /// standing grant covers it, or the broker approves the request `request` builds
+    /// (built only when the broker is asked). The grant is cached when the decision is
+    /// a standing one.
     pub(crate) async fn authorize(
         &self,
         lookup: GrantLookup<'_>,
@@ -166,18 +175,28 @@ impl ConsentCheck<'_> {
             tool_name,
             scope,
             session_id,
+            call_id,
             args_key,
         } = lookup;
         let key = GrantStore::key(tool_name, scope, session_id, args_key);
-        if self.grants.has_grant(&key, Instant::now()) {
-            tracing::debug!(tool = %tool_name, scope = %scope, "standing grant");
-            return Ok(());
-        }
         let denied = |reason: String| ToolExecutionError::PermissionDenied {
             tool_name: tool_name.to_owned(),
             scope,
             reason,
         };
+        match self.verdicts.take(session_id, call_id) {
+            Some(CallVerdict::ApproveOnce) => return Ok(()),
+            Some(CallVerdict::ApproveForScope) => {
+                self.grants.grants.insert(key, None);
+                return Ok(());
+            }
+            Some(CallVerdict::Deny { reason }) => return Err(denied(reason)),
+            None => {}
+        }
+        if self.grants.has_grant(&key, Instant::now()) {
+            tracing::debug!(tool = %tool_name, scope = %scope, "standing grant");
+            return Ok(());
+        }
         let Some(broker) = self.broker else {
             return Err(denied(
                 "no permission broker is configured to approve it".to_owned(),
@@ -206,6 +225,11 @@ impl ConsentCheck<'_> {
                 self.grants.grants.insert(key, None);
                 Ok(())
             }
+            Ok(PermissionDecision::Defer(ttl)) => Err(ToolExecutionError::ApprovalDeferred {
+                tool_name: tool_name.to_owned(),
+                scope,
+                ttl,
+            }),
         }
     }
 }

@@ -56,6 +56,26 @@ pub enum ToolExecutionError {
         /// Why: denied by the broker, timed out, or no broker configured.
         reason: String,
     },
+    /// The broker deferred consent ([`PermissionDecision::Defer`](crate::PermissionDecision::Defer)):
+    /// the call did not run and waits for a person's decision. Never sent to the model:
+    /// the run ends waiting for approval.
+    #[error("tool `{tool_name}` waits for a person's approval (scope: {scope})")]
+    ApprovalDeferred {
+        /// The tool.
+        tool_name: String,
+        /// What an approval for the session would cover.
+        scope: PermissionScope,
+        /// How long the request stays open.
+        ttl: Duration,
+    },
+    /// An earlier call of the batch waits for approval, so this one was not run
+    /// either (calls run in the order the model asked for them). Never sent to the
+    /// model: it runs when the run resumes.
+    #[error("tool `{tool_name}` was held back: an earlier call of the batch waits for approval")]
+    HeldForApproval {
+        /// The tool.
+        tool_name: String,
+    },
     /// The call ran past the execution timeout and was stopped.
     #[error("tool `{tool_name}` timed out after {} ms and was stopped", duration.as_millis())]
     Timeout {
@@ -252,6 +272,15 @@ impl fmt::Display for ToolRuleViolation {
 }
 
 impl ToolExecutionError {
+    /// Whether the call did not run because it (or an earlier call of its batch) waits
+    /// for a person's approval: such a call gets no result yet.
+    pub fn waits_for_approval(&self) -> bool {
+        matches!(
+            self,
+            Self::ApprovalDeferred { .. } | Self::HeldForApproval { .. }
+        )
+    }
+
     /// A short, stable snake_case name of the variant (for logs and metrics).
     pub fn kind(&self) -> &'static str {
         match self {
@@ -260,6 +289,8 @@ impl ToolExecutionError {
             Self::NotFound { .. } => "not_found",
             Self::RuleViolation(_) => "rule_violation",
             Self::PermissionDenied { .. } => "permission_denied",
+            Self::ApprovalDeferred { .. } => "approval_deferred",
+            Self::HeldForApproval { .. } => "held_for_approval",
             Self::Timeout { .. } => "timeout",
             Self::Deduplicated { .. } => "deduplicated",
             Self::Failed(_) => "failed",

@@ -5,8 +5,9 @@ use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 use oxydra_tools::ToolRegistry;
-use oxydra_types::{CallId, ToolCall};
+use oxydra_types::{CallId, SessionId, ToolCall};
 
+use crate::call_verdicts::{CallVerdict, CallVerdicts};
 use crate::config::ToolExecutorConfig;
 use crate::consent::{GrantStore, PermissionBroker};
 use crate::context::{ExecutionContext, SessionRunId};
@@ -40,6 +41,7 @@ pub struct ToolExecutor {
     pub(crate) last_run: DashMap<String, Instant>,
     pub(crate) grants: GrantStore,
     pub(crate) hooks: HookChain,
+    pub(crate) verdicts: CallVerdicts,
 }
 
 impl std::fmt::Debug for ToolExecutor {
@@ -74,6 +76,7 @@ impl ToolExecutor {
             last_run: DashMap::new(),
             grants: GrantStore::default(),
             hooks: HookChain::default(),
+            verdicts: CallVerdicts::default(),
         }
     }
 
@@ -193,6 +196,19 @@ impl ToolExecutor {
             .retain(|_, at| now.saturating_duration_since(*at) < longest);
         self.grants.prune(now);
         self.runs.prune(RUN_STATE_TTL, now);
+    }
+
+    /// Records a person's decision on call `call_id` of session `session_id`, whose
+    /// consent was deferred: when the call is run again, consent takes `verdict`
+    /// (once) instead of asking the broker.
+    pub fn decide_call(&self, session_id: &SessionId, call_id: &CallId, verdict: CallVerdict) {
+        self.verdicts.put(session_id, call_id, verdict);
+    }
+
+    /// Drops the decision on a call that was not run after all (the resumed batch
+    /// ended early), so that it cannot apply to a later call reusing the id.
+    pub fn forget_call_decision(&self, session_id: &SessionId, call_id: &CallId) {
+        self.verdicts.take(session_id, call_id);
     }
 
     /// Drop every standing grant of `tool_name`.

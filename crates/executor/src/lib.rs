@@ -4,7 +4,8 @@
 //! the tool's JSON Schema (with validators compiled once per tool and cached),
 //! enforces the [tool rules](ToolRuleKind) (max calls, exclusive groups, start and exit
 //! constraints, ordering, continue/exit loop, cooldown, consent), dedupes repeated
-//! calls, asks a [`PermissionBroker`] for consent, applies per-call timeouts and
+//! calls, asks a [`PermissionBroker`] for consent (which may defer it to a person:
+//! [`PermissionDecision::Defer`], decided later with [`ToolExecutor::decide_call`]), applies per-call timeouts and
 //! cancellation, and runs contiguous read-only calls in parallel while side-effecting
 //! and privileged calls run alone — returning results in request order. No failure
 //! aborts a batch: each becomes a [`ToolExecutionError`] the model reads as
@@ -63,6 +64,7 @@
 mod admission;
 mod batch;
 mod batch_planner;
+mod call_verdicts;
 mod config;
 mod consent;
 mod context;
@@ -80,6 +82,7 @@ mod tool_hooks;
 mod schema_violation;
 mod validation;
 
+pub use call_verdicts::CallVerdict;
 pub use config::ToolExecutorConfig;
 pub use consent::{
     AlwaysApprove, AlwaysDeny, PermissionBroker, PermissionDecision, PermissionRequest,

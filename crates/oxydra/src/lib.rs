@@ -84,6 +84,12 @@
 //! assert_eq!(oxydra::tools::Tool::schema(&Weather).parameters["required"][0], "city");
 //! ```
 //!
+//! Runnable examples live in `crates/oxydra/examples/` (`cargo run --example NAME`):
+//! `hello`, `typed_output`, `streaming`, `supervisor`, `permission_broker`,
+//! `deferred_approval` (a broker that defers consent to a person; the run ends waiting
+//! for approval and a request with the decisions resumes it), `memory_resume`,
+//! `provider_alone`, `coordinator_axum` and `mcp_tools`.
+//!
 //! A complete agent: an OpenAI-compatible provider with retries, the built-in tools
 //! confined to a workspace, SQLite memory for sessions and retrieval, and budgets.
 //! The session id can be passed to a later run (or another process) to continue.

@@ -1,5 +1,6 @@
 //! The one error type of `oxydra-runtime`.
 
+use crate::approvals::PendingApproval;
 use oxydra_memory::MemoryError;
 use oxydra_provider::ProviderError;
 use thiserror::Error;
@@ -8,7 +9,8 @@ use thiserror::Error;
 ///
 /// Tool failures never appear here: they become tool messages the model corrects
 /// itself from. A session ends early only on cancellation, an exhausted budget, a
-/// provider error that survived retries, a memory failure or a bad configuration.
+/// provider error that survived retries, a memory failure or a bad configuration —
+/// or it waits for a person ([`RuntimeError::AwaitingApproval`]).
 #[derive(Debug, Error)]
 pub enum RuntimeError {
     /// A budget ran out: `budget` is `max_turns`, `max_cost` or `turn_timeout`.
@@ -33,6 +35,19 @@ pub enum RuntimeError {
     /// this run's lease had lapsed: the memory error says which run, since when.
     #[error("{0}")]
     SessionBusy(#[source] MemoryError),
+    /// The permission broker deferred consent for tool calls
+    /// ([`PermissionDecision::Defer`](oxydra_executor::PermissionDecision::Defer)): the
+    /// run stopped before them, with everything before them stored, and resumes when
+    /// the session is run again with the decisions
+    /// ([`RunRequest::decide`](crate::RunRequest::decide)).
+    #[error(
+        "the run waits for approval of {}",
+        pending.iter().map(|p| format!("`{}` ({})", p.tool, p.approval_id)).collect::<Vec<_>>().join(", ")
+    )]
+    AwaitingApproval {
+        /// The calls waiting, in the order the model asked for them.
+        pending: Vec<PendingApproval>,
+    },
     /// The runtime was built or called with an invalid configuration.
     #[error("configuration error: {0}")]
     Config(String),
@@ -81,7 +96,8 @@ impl From<MemoryError> for RuntimeError {
 impl RuntimeError {
     /// A stable snake_case name of the error, as the `error` event and the CLI's exit
     /// codes use it: `budget_exceeded`, `cancelled`, `provider`, `memory`,
-    /// `session_busy`, `config`, `usage_ledger`, `prompt_too_long` or `hook_stopped`.
+    /// `session_busy`, `config`, `usage_ledger`, `prompt_too_long`, `hook_stopped` or
+    /// `waiting_approval`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::BudgetExceeded { .. } => "budget_exceeded",
@@ -93,6 +109,7 @@ impl RuntimeError {
             Self::UsageLedger(_) => "usage_ledger",
             Self::PromptTooLong { .. } => "prompt_too_long",
             Self::HookStopped { .. } => "hook_stopped",
+            Self::AwaitingApproval { .. } => "waiting_approval",
         }
     }
 

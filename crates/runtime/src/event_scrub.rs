@@ -60,6 +60,38 @@ pub fn scrub_event(scrubber: &Scrubber, event: RuntimeEvent) -> RuntimeEvent {
             name: scrub_string(scrubber, name),
             error: scrub_string(scrubber, error),
         },
+        RuntimeEvent::ApprovalRequested {
+            approval_id,
+            call_id,
+            name,
+            tier,
+            arguments,
+            scope,
+            requested_at,
+            expires_at,
+        } => RuntimeEvent::ApprovalRequested {
+            approval_id,
+            call_id,
+            name: scrub_string(scrubber, name),
+            tier,
+            arguments: scrub_string(scrubber, arguments),
+            scope,
+            requested_at,
+            expires_at,
+        },
+        RuntimeEvent::ApprovalDecided {
+            approval_id,
+            call_id,
+            name,
+            decision,
+            reason,
+        } => RuntimeEvent::ApprovalDecided {
+            approval_id,
+            call_id,
+            name: scrub_string(scrubber, name),
+            decision,
+            reason: reason.map(|reason| scrub_string(scrubber, reason)),
+        },
         RuntimeEvent::TurnCompleted { turn, usage } => RuntimeEvent::TurnCompleted { turn, usage },
         RuntimeEvent::Final {
             session_id,
@@ -114,7 +146,7 @@ pub(crate) fn log_safe(value: &impl std::fmt::Display) -> String {
 }
 
 /// `value` with every string in it (keys left as they are) scrubbed.
-fn scrub_value(scrubber: &Scrubber, value: serde_json::Value) -> serde_json::Value {
+pub(crate) fn scrub_value(scrubber: &Scrubber, value: serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
     match value {
         Value::String(text) => Value::String(scrub_string(scrubber, text)),

@@ -12,7 +12,9 @@
 //! session), [`AgentRuntime::run_typed`] (the same, answered as a Rust value), and
 //! [`AgentRuntime::session`], a [`RunRequest`] that sets the prompt, cancellation
 //! token, event sink, tool choice and answer schema of one run, then is awaited or
-//! streamed; a request without a prompt resumes the stored session.
+//! streamed; a request without a prompt resumes the stored session (with
+//! [`RunRequest::decide`], a run that ended waiting for a person's approval,
+//! [`RuntimeError::AwaitingApproval`]).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -47,6 +49,8 @@
 //! ```
 
 mod agent_tool;
+mod approvals;
+mod awaiting_calls;
 mod builder;
 mod call_ids;
 mod context;
@@ -76,6 +80,7 @@ mod turn_state;
 mod used_budget;
 
 pub use agent_tool::AgentTool;
+pub use approvals::{ApprovalDecision, DENIED_REASON, EXPIRED_REASON, PendingApproval};
 pub use builder::{AgentRuntimeBuilder, DEFAULT_RETRIEVAL_TOP_K};
 pub use error::RuntimeError;
 pub use event_scrub::scrub_event;

@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::approvals::{ApprovalDecision, PendingApproval};
 use crate::error::RuntimeError;
 use crate::events::{EventSink, RuntimeEventStream};
 use crate::runtime::AgentRuntime;
@@ -22,6 +23,7 @@ use crate::structured_output::OutputSchema;
 use crate::tool_choice::ToolChoicePolicy;
 use crate::turn_loop::RunOptions;
 use crate::used_budget::{UsageLedger, UsedBudget};
+use crate::turn_loop::Opening;
 
 /// The future a request runs as (boxed: the turn loop's future is large).
 type RunFuture<T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send>>;
@@ -36,6 +38,13 @@ type RunFuture<T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send>
 /// repaired (orphaned tool calls get `interrupted` results) and the loop runs on until
 /// the model answers without tool calls; a conversation already ending with the
 /// model's answer returns that answer without calling the model.
+///
+/// A run whose permission broker deferred consent
+/// ([`PermissionDecision::Defer`](oxydra_executor::PermissionDecision::Defer)) ends
+/// with [`RuntimeError::AwaitingApproval`], listing the [`PendingApproval`]s; a request
+/// without a prompt that carries the decisions ([`decide`](Self::decide)) resumes it:
+/// the approved calls run, the denied ones reach the model as tool errors, and the
+/// loop goes on (see `examples/deferred_approval.rs` of the `oxydra` crate).
 ///
 /// Events go to the runtime's event sink (and the request's own, if given) as they
 /// happen, ending with exactly one `final` or `error` event. With memory the run
@@ -87,6 +96,7 @@ pub struct RunRequest {
     output: Option<OutputSchema>,
     used: UsedBudget,
     ledger: Option<Arc<dyn UsageLedger>>,
+    decisions: Vec<(PendingApproval, ApprovalDecision)>,
 }
 
 impl std::fmt::Debug for RunRequest {
@@ -100,6 +110,7 @@ impl std::fmt::Debug for RunRequest {
             .field("output", &self.output.is_some())
             .field("used", &self.used)
             .field("ledger", &self.ledger.is_some())
+            .field("decisions", &self.decisions.len())
             .finish_non_exhaustive()
     }
 }
@@ -119,6 +130,7 @@ impl AgentRuntime {
             output: None,
             used: UsedBudget::default(),
             ledger: None,
+            decisions: Vec::new(),
         }
     }
 }
@@ -200,6 +212,20 @@ impl RunRequest {
         }
     }
 
+    /// A person's `decision` on `pending`, one of the approvals a run of this session
+    /// ended waiting for ([`RuntimeError::AwaitingApproval`]): a request with decisions
+    /// and no prompt resumes that run. A decision that arrives after the request's
+    /// `expires_at` is a denial; a waiting call left without a decision is asked about
+    /// again (and may wait again).
+    ///
+    /// Awaiting fails with [`RuntimeError::Config`] (nothing runs) when the request
+    /// also has a prompt, or a decision is for a call that does not wait (decided
+    /// already, or of another session).
+    pub fn decide(mut self, pending: PendingApproval, decision: ApprovalDecision) -> Self {
+        self.decisions.push((pending, decision));
+        self
+    }
+
     /// The session this request runs in.
     pub fn session_id(&self) -> &SessionId {
         &self.session_id
@@ -236,7 +262,19 @@ impl RunRequest {
             output,
             used,
             ledger,
+            decisions,
         } = self;
+        let opening = match (prompt, decisions.is_empty()) {
+            (Some(prompt), true) => Opening::Prompt(prompt),
+            (None, true) => Opening::Continue,
+            (None, false) => Opening::Decided(decisions),
+            (Some(_), false) => {
+                return Err(RuntimeError::Config(
+                    "approval decisions resume a waiting run: give them without a prompt"
+                        .to_owned(),
+                ));
+            }
+        };
         let cancel = cancel.unwrap_or_default();
         let events = runtime.run_events(events, channel);
         let options = RunOptions {
@@ -246,7 +284,7 @@ impl RunRequest {
             ledger: ledger.as_deref(),
         };
         runtime
-            .run_with(&session_id, prompt, &cancel, events, options)
+            .run_with(&session_id, opening, &cancel, events, options)
             .await
     }
 }

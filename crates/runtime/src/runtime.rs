@@ -104,12 +104,11 @@ impl AgentRuntime {
         .with_hooks(self.inner.executor.hooks().clone())
     }
 
-    /// Runs the turn loop for one request (without `user_message`: resumes) and ends
-    /// its events with `final` or `error`.
+    /// Runs the turn loop for one request and ends its events with `final` or `error`.
     pub(crate) async fn run_with(
         &self,
         session_id: &SessionId,
-        user_message: Option<String>,
+        opening: turn_loop::Opening,
         cancel: &CancellationToken,
         events: RunEvents,
         options: RunOptions<'_>,
@@ -119,7 +118,7 @@ impl AgentRuntime {
                 turn_loop::run(
                     &self.inner,
                     session_id,
-                    user_message,
+                    opening,
                     cancel,
                     &events,
                     options,

@@ -5,10 +5,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use oxydra_memory::{Memory, MemoryRetrieval, SessionMeta, SessionSummary, repair_stored};
-use oxydra_types::{Message, SessionId};
+use oxydra_types::{CallId, Message, SessionId};
 use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
 
+use crate::awaiting_calls;
 use crate::context::TokenCache;
 use crate::error::RuntimeError;
 use crate::session_lease::{self, HeldLease, LeaseSettings};
@@ -112,6 +113,19 @@ impl SessionStore {
         session_id: &SessionId,
         cancel: &CancellationToken,
     ) -> Result<OpenSession, RuntimeError> {
+        self.open_awaiting(session_id, cancel, &[]).await
+    }
+
+    /// [`open`](Self::open) for a run resumed with decisions on `awaiting` (calls of
+    /// the last assistant message that wait for a person): the calls of that message
+    /// without a stored result stay without the synthetic `interrupted` result loading
+    /// gives them, to run now.
+    pub async fn open_awaiting(
+        &self,
+        session_id: &SessionId,
+        cancel: &CancellationToken,
+        awaiting: &[CallId],
+    ) -> Result<OpenSession, RuntimeError> {
         let slot = self.slot(session_id);
         let guard = tokio::select! {
             biased;
@@ -136,7 +150,12 @@ impl SessionStore {
         let stored = memory.messages(session_id).await?;
         let next_sequence = stored.last().map_or(0, |m| m.sequence).saturating_add(1);
         let summary = memory.load_summary(session_id).await?;
-        let mut state = SessionState::from_restored(repair_stored(stored), next_sequence, summary);
+        let restored = if awaiting.is_empty() {
+            repair_stored(stored)
+        } else {
+            awaiting_calls::keep_open(&stored, repair_stored(stored.clone()), awaiting)
+        };
+        let mut state = SessionState::from_restored(restored, next_sequence, summary);
         let counts = self.token_counts().take(session_id);
         let reused = state.window.seed_counts(&counts);
         tracing::debug!(

@@ -6,10 +6,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use oxydra_executor::{
-    ExecutionContext, ProcessToolState, SessionRunId, ToolBatchResult, ToolExecutor,
+    ExecutionContext, PermissionScope, ProcessToolState, SessionRunId, ToolBatchResult,
+    ToolCallRecord, ToolExecutionError, ToolExecutor,
 };
 use oxydra_scrubbing::Scrubber;
-use oxydra_types::{Message, SessionId, TOOL_FAILURE_PREFIX, ToolCall};
+use oxydra_types::{Message, SafetyTier, SessionId, TOOL_FAILURE_PREFIX, ToolCall};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -27,6 +28,50 @@ const CANCEL_GRACE: Duration = Duration::from_secs(1);
 pub(crate) struct DispatchOutcome {
     pub results: Vec<Message>,
     pub ended: Option<RuntimeError>,
+    /// Calls that wait for a person (consent deferred, or held behind such a call):
+    /// the results from `waiting.from` on are placeholders, not to be stored.
+    pub waiting: Option<Waiting>,
+}
+
+/// The calls of a batch that wait for a person.
+#[derive(Debug)]
+pub(crate) struct Waiting {
+    /// The position of the first call that did not run.
+    pub from: usize,
+    /// The calls whose consent was deferred, in request order.
+    pub deferred: Vec<DeferredCall>,
+}
+
+/// A call whose consent the broker deferred.
+#[derive(Debug)]
+pub(crate) struct DeferredCall {
+    pub call: ToolCall,
+    pub tier: SafetyTier,
+    pub scope: PermissionScope,
+    pub ttl: Duration,
+}
+
+/// The waiting calls of `records` (`None` when every call was resolved).
+fn waiting_calls(records: &[ToolCallRecord]) -> Option<Waiting> {
+    let from = records.iter().position(|record| {
+        record
+            .error()
+            .is_some_and(ToolExecutionError::waits_for_approval)
+    })?;
+    let deferred = records
+        .iter()
+        .skip(from)
+        .filter_map(|record| match record.error() {
+            Some(ToolExecutionError::ApprovalDeferred { scope, ttl, .. }) => Some(DeferredCall {
+                call: record.call.clone(),
+                tier: record.tier.unwrap_or(SafetyTier::Privileged),
+                scope: *scope,
+                ttl: *ttl,
+            }),
+            _ => None,
+        })
+        .collect();
+    Some(Waiting { from, deferred })
 }
 
 /// What the batch's calls need besides the calls themselves.
@@ -124,6 +169,12 @@ impl Dispatch<'_> {
             result.records
         });
         let records = records.unwrap_or_default();
+        // Only the model's calls wait for a person; a constraint tool's deferred
+        // consent reads as its failure.
+        let waiting = match kind {
+            BatchKind::Calls => waiting_calls(&records),
+            BatchKind::Start | BatchKind::Exit => None,
+        };
         let calls: Vec<ToolCall> = match kind {
             BatchKind::Calls => calls.to_vec(),
             BatchKind::Start | BatchKind::Exit => records.iter().map(|r| r.call.clone()).collect(),
@@ -151,6 +202,13 @@ impl Dispatch<'_> {
                 ResultCap::apply(scrubbed, limit),
             ));
         }
-        (calls, DispatchOutcome { results, ended })
+        (
+            calls,
+            DispatchOutcome {
+                results,
+                ended,
+                waiting,
+            },
+        )
     }
 }

@@ -15,12 +15,13 @@ use oxydra_executor::{ProcessToolState, SessionRunId};
 use oxydra_memory::SessionMeta;
 use oxydra_provider::ProviderError;
 use oxydra_types::{
-    FinishReason, Message, MessageRole, RuntimeEvent, RuntimeProgressKind, SessionId, ToolCall,
-    Usage,
+    CallId, FinishReason, Message, MessageRole, RuntimeEvent, RuntimeProgressKind, SessionId,
+    ToolCall, Usage,
 };
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
+use crate::approvals::{ApprovalDecision, PendingApproval};
 use crate::call_ids;
 use crate::context::{PromptFit, ResultCap, WindowSettings};
 use crate::error::RuntimeError;
@@ -38,6 +39,7 @@ use crate::tool_dispatch::{BatchKind, Dispatch};
 use crate::turn_state::{TurnState, TurnTracker};
 use crate::used_budget::{UsageLedger, UsedBudget};
 
+mod approval_steps;
 mod context_steps;
 mod cut_call;
 mod retrieval_steps;
@@ -56,13 +58,22 @@ pub(crate) struct RunOptions<'a> {
     pub(crate) ledger: Option<&'a dyn UsageLedger>,
 }
 
+/// How a run begins.
+pub(crate) enum Opening {
+    /// With the user's message.
+    Prompt(String),
+    /// Continuing the stored conversation as it is (a run taken over from a process
+    /// that died).
+    Continue,
+    /// Resuming a run that waited for approval, with a person's decisions.
+    Decided(Vec<(PendingApproval, ApprovalDecision)>),
+}
+
 /// Runs one session: locks it, takes its lease and loads it, runs the loop, releases it.
-/// Without `user_message` the stored conversation is continued as it is (a run taken
-/// over from a process that died).
 pub(crate) async fn run(
     inner: &RuntimeInner,
     session_id: &SessionId,
-    user_message: Option<String>,
+    opening: Opening,
     cancel: &CancellationToken,
     events: &RunEvents,
     options: RunOptions<'_>,
@@ -83,7 +94,17 @@ pub(crate) async fn run(
         gen_ai.request.model = %inner.model,
     );
     async {
-        let mut state = inner.sessions.open(session_id, cancel).await?;
+        let awaiting: Vec<CallId> = match &opening {
+            Opening::Decided(decisions) => decisions
+                .iter()
+                .map(|(pending, _)| pending.call_id.clone())
+                .collect(),
+            Opening::Prompt(_) | Opening::Continue => Vec::new(),
+        };
+        let mut state = inner
+            .sessions
+            .open_awaiting(session_id, cancel, &awaiting)
+            .await?;
         let own = session_meta::Own {
             model: &inner.model,
             system_prompt: inner.system_prompt.as_deref(),
@@ -112,9 +133,10 @@ pub(crate) async fn run(
             tool_choice,
             tool_calls: 0,
         };
-        let result = match user_message {
-            Some(user_message) => run.start(&mut state, user_message).await,
-            None => run.resume(&mut state).await,
+        let result = match opening {
+            Opening::Prompt(user_message) => run.start(&mut state, user_message).await,
+            Opening::Decided(decisions) => run.resume_decided(&mut state, decisions).await,
+            Opening::Continue => run.resume(&mut state).await,
         };
         inner.executor.complete_session_run(run.session_run);
         inner.sessions.close(session_id, &mut state);
@@ -482,7 +504,9 @@ impl<'a> Run<'a> {
 
     /// Runs the tool calls as one batch, then stores every (scrubbed) result, in
     /// request order, before the next provider call. A last call the output-token limit
-    /// cut off (`finish` is `Length`) is not run: it gets a failed result.
+    /// cut off (`finish` is `Length`) is not run: it gets a failed result. When the
+    /// broker deferred a call's consent, only the results before it are stored and the
+    /// run ends waiting for approval ([`RuntimeError::AwaitingApproval`]).
     async fn run_and_persist_tools(
         &mut self,
         state: &mut SessionState,
@@ -511,14 +535,20 @@ impl<'a> Run<'a> {
             });
             outcome.results.push(cut_call::cut_call_result(call));
         }
+        let waiting = outcome.waiting.take();
+        if let Some(waiting) = &waiting {
+            // The waiting calls get their results when the run resumes.
+            outcome.results.truncate(waiting.from);
+        }
         let inner: &'a RuntimeInner = self.inner;
         inner
             .sessions
             .append_many(self.session_id, state, outcome.results)
             .await?;
-        match outcome.ended {
-            Some(error) => Err(self.fail(span, error)),
-            None => Ok(()),
+        match (outcome.ended, waiting) {
+            (Some(error), _) => Err(self.fail(span, error)),
+            (None, Some(waiting)) => Err(self.suspend(waiting)),
+            (None, None) => Ok(()),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{CallId, SessionId};
+use crate::ids::{ApprovalId, CallId, SessionId};
 use crate::progress::RuntimeProgressEvent;
 use crate::tool::SafetyTier;
 use crate::usage::Usage;
@@ -56,6 +56,42 @@ pub enum RuntimeEvent {
         name: String,
         /// What went wrong.
         error: String,
+    },
+    /// A tool call needs a person's approval that no one can give now: the call waits
+    /// and the run ends waiting for approval (an `error` event of kind
+    /// `waiting_approval` follows), to resume once it is decided.
+    ApprovalRequested {
+        /// The request, to decide it by.
+        approval_id: ApprovalId,
+        /// The call waiting.
+        call_id: CallId,
+        /// The tool.
+        name: String,
+        /// The tool's safety tier.
+        tier: SafetyTier,
+        /// The call's arguments as a person sees them: scrubbed, pretty JSON, every
+        /// character outside printable ASCII written as a JSON `\u` escape.
+        arguments: String,
+        /// What `approve_for_session` would cover: `tool`, `session` or `arguments`.
+        scope: String,
+        /// When it was asked, in Unix milliseconds.
+        requested_at: i64,
+        /// When it lapses (a lapsed request is a denial), in Unix milliseconds.
+        expires_at: i64,
+    },
+    /// A person decided on a waiting call (or its request lapsed) and the run resumed.
+    ApprovalDecided {
+        /// The request.
+        approval_id: ApprovalId,
+        /// The call.
+        call_id: CallId,
+        /// The tool.
+        name: String,
+        /// `approve_once`, `approve_for_session` or `deny`.
+        decision: String,
+        /// Why it was denied (what the model reads), when it was.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// A turn (one provider call and the tools it asked for) finished.
     TurnCompleted {
@@ -169,6 +205,43 @@ mod tests {
                     error: "denied".into(),
                 },
                 json!({"type":"tool_failed","call_id":"c2","name":"shell_exec","error":"denied"}),
+            ),
+            (
+                RuntimeEvent::ApprovalRequested {
+                    approval_id: ApprovalId::from("apr_1"),
+                    call_id: CallId::from("c3"),
+                    name: "shell_exec".into(),
+                    tier: SafetyTier::Privileged,
+                    arguments: "{\n  \"command\": \"ls\"\n}".into(),
+                    scope: "session".into(),
+                    requested_at: 1_000,
+                    expires_at: 61_000,
+                },
+                json!({"type":"approval_requested","approval_id":"apr_1","call_id":"c3",
+                    "name":"shell_exec","tier":"privileged","arguments":"{\n  \"command\": \"ls\"\n}",
+                    "scope":"session","requested_at":1000,"expires_at":61000}),
+            ),
+            (
+                RuntimeEvent::ApprovalDecided {
+                    approval_id: ApprovalId::from("apr_1"),
+                    call_id: CallId::from("c3"),
+                    name: "shell_exec".into(),
+                    decision: "deny".into(),
+                    reason: Some("not now".into()),
+                },
+                json!({"type":"approval_decided","approval_id":"apr_1","call_id":"c3",
+                    "name":"shell_exec","decision":"deny","reason":"not now"}),
+            ),
+            (
+                RuntimeEvent::ApprovalDecided {
+                    approval_id: ApprovalId::from("apr_2"),
+                    call_id: CallId::from("c4"),
+                    name: "file_write".into(),
+                    decision: "approve_once".into(),
+                    reason: None,
+                },
+                json!({"type":"approval_decided","approval_id":"apr_2","call_id":"c4",
+                    "name":"file_write","decision":"approve_once"}),
             ),
             (
                 RuntimeEvent::TurnCompleted {

@@ -91,6 +91,12 @@ typed_id!(
     CallId,
     "call_"
 );
+typed_id!(
+    /// Identifies one request for a person's approval of a tool call (a deferred
+    /// consent request).
+    ApprovalId,
+    "apr_"
+);
 
 #[cfg(test)]
 mod tests {
@@ -104,6 +110,7 @@ mod tests {
         assert!(ids.iter().all(|id| id.as_str().starts_with("ses_")));
         assert!(RunId::generate().as_str().starts_with("run_"));
         assert!(CallId::generate().as_str().starts_with("call_"));
+        assert!(ApprovalId::generate().as_str().starts_with("apr_"));
     }
 
     #[test]

@@ -35,7 +35,7 @@ mod usage;
 
 pub use error::TypesError;
 pub use event::RuntimeEvent;
-pub use ids::{CallId, RunId, SessionId};
+pub use ids::{ApprovalId, CallId, RunId, SessionId};
 pub use message::{Message, MessageRole};
 pub use progress::{RuntimeProgressEvent, RuntimeProgressKind};
 pub use reasoning::ReasoningPart;

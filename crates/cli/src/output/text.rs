@@ -238,6 +238,12 @@ impl TextRenderer {
                 let failure = tool_line::failure(error);
                 state.status_line(&format!("  ✗ {label} ({elapsed} ms): {failure}"));
             }
+            RuntimeEvent::ApprovalRequested { name, .. } => {
+                state.status_line(&format!("  … {} waits for approval", escape(name)));
+            }
+            RuntimeEvent::ApprovalDecided { name, decision, .. } => {
+                state.status_line(&format!("  {} {}", escape(name), escape(decision)));
+            }
             RuntimeEvent::TurnCompleted { .. } => {}
             RuntimeEvent::Final {
                 session_id,

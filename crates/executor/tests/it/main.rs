@@ -17,5 +17,6 @@ mod concurrency;
 mod consent;
 mod dedupe;
 mod hooks;
+mod deferred_consent;
 mod ordering_rules;
 mod rules;

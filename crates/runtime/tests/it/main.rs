@@ -18,6 +18,7 @@ mod budgets_and_cancellation;
 mod context_window;
 mod count_cancellation;
 mod count_mode;
+mod deferred_approvals;
 mod estimate_gating;
 mod honest_timeouts;
 mod hooks;

@@ -154,6 +154,8 @@ async fn events_arrive_in_the_documented_order() {
             RuntimeEvent::ToolStarted { name, .. } => format!("started:{name}"),
             RuntimeEvent::ToolCompleted { name, .. } => format!("completed:{name}"),
             RuntimeEvent::ToolFailed { name, .. } => format!("failed:{name}"),
+            RuntimeEvent::ApprovalRequested { name, .. } => format!("requested:{name}"),
+            RuntimeEvent::ApprovalDecided { name, .. } => format!("decided:{name}"),
             RuntimeEvent::TurnCompleted { turn, usage } => {
                 format!("turn:{turn}:{}", usage.input_tokens)
             }

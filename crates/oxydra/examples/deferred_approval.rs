@@ -1,0 +1,88 @@
+//! Approvals that wait for a person: the `PermissionBroker` answers `Defer`, so the run
+//! stops before the privileged call and lists what waits (`RuntimeError::AwaitingApproval`).
+//! A person decides — here on stdin, in a real service perhaps hours later and in
+//! another process sharing the database — and a request carrying the decisions resumes
+//! the run: the approved call runs without asking the model again, a denial reaches the
+//! model as the tool's error.
+//!
+//! `OPENAI_API_KEY=… cargo run --example deferred_approval -- approvals.db`
+
+use std::io::BufRead;
+use std::sync::Arc;
+use std::time::Duration;
+
+use oxydra::executor::{PermissionBroker, PermissionDecision, PermissionRequest};
+use oxydra::memory::{SqliteConfig, SqliteMemory};
+use oxydra::runtime::{AgentRuntime, ApprovalDecision, RuntimeError};
+use oxydra::types::SessionId;
+use oxydra::{async_trait, tool};
+
+/// Runs a (pretend) shell command.
+#[tool(privileged)]
+async fn run_command(
+    /// The command line.
+    command: String,
+) -> Result<String, std::fmt::Error> {
+    Ok(format!("ran `{command}`"))
+}
+
+/// No one is at the terminal while the agent works: every request waits, for a day.
+struct AskLater;
+
+#[async_trait]
+impl PermissionBroker for AskLater {
+    async fn request(&self, _request: PermissionRequest) -> PermissionDecision {
+        PermissionDecision::Defer(Duration::from_secs(24 * 3600))
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "oxydra-approvals.db".into());
+    // Opening the database is blocking file I/O: do it before entering async code.
+    let memory = Arc::new(SqliteMemory::open(&path, SqliteConfig::default())?);
+    tokio::runtime::Runtime::new()?.block_on(work(memory))
+}
+
+async fn work(memory: Arc<SqliteMemory>) -> Result<(), Box<dyn std::error::Error>> {
+    let agent = AgentRuntime::builder()
+        .provider_from_env("openai", "gpt-4o-mini")
+        .tool(RunCommand)
+        .permission_broker(Arc::new(AskLater))
+        .memory(memory)
+        .build()?;
+    let session = SessionId::generate();
+    let mut request = agent
+        .session(&session)
+        .prompt("Delete the build directory with a shell command, then say what you did.");
+    loop {
+        match request.await {
+            Ok(outcome) => {
+                println!("{}", outcome.final_text);
+                return Ok(());
+            }
+            Err(RuntimeError::AwaitingApproval { pending }) => {
+                // Store `pending` wherever people look (it is `Serialize`); resume later.
+                request = agent.session(&session);
+                for approval in pending {
+                    eprintln!(
+                        "`{}` wants to run with\n{}\napprove? [y/N]",
+                        approval.tool, approval.arguments
+                    );
+                    let mut answer = String::new();
+                    std::io::stdin().lock().read_line(&mut answer)?;
+                    let decision = if answer.trim().eq_ignore_ascii_case("y") {
+                        ApprovalDecision::ApproveOnce
+                    } else {
+                        ApprovalDecision::Deny {
+                            reason: Some("the operator said no".into()),
+                        }
+                    };
+                    request = request.decide(approval, decision);
+                }
+            }
+            Err(other) => return Err(other.into()),
+        }
+    }
+}

@@ -1,0 +1,435 @@
+//! Approvals that wait (docs/library-guide.md): a broker that defers ends the run
+//! waiting for approval; a request with the decisions resumes it, in this runtime or
+//! in another one sharing the store.
+
+use crate::common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use common::*;
+use oxydra_executor::{PermissionBroker, PermissionDecision, PermissionRequest, PermissionScope};
+use oxydra_memory::{Memory, SqliteMemory};
+use oxydra_provider::ScriptedTurn;
+use oxydra_runtime::{
+    AgentRuntime, ApprovalDecision, CollectingEventSink, DENIED_REASON, EXPIRED_REASON,
+    PendingApproval, RuntimeError, RuntimeEvent,
+};
+use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
+use oxydra_types::{MessageRole, SafetyTier, SessionId, ToolSchema};
+use serde_json::{Value, json};
+
+/// `shell {command}`: privileged (needs consent); counts its runs.
+#[derive(Clone, Default)]
+struct ShellTool {
+    runs: Arc<AtomicUsize>,
+}
+
+#[async_trait]
+impl Tool for ShellTool {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema::new(
+            "shell",
+            "Runs a command",
+            json!({"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}),
+        )
+    }
+    fn safety_tier(&self) -> SafetyTier {
+        SafetyTier::Privileged
+    }
+    async fn execute(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        Ok(ToolOutput::text(format!(
+            "ran {}",
+            args["command"].as_str().unwrap_or("")
+        )))
+    }
+}
+
+/// Defers every request for `ttl`, counting them.
+struct Deferring {
+    ttl: Duration,
+    asked: AtomicUsize,
+}
+
+impl Deferring {
+    fn new(ttl: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            ttl,
+            asked: AtomicUsize::new(0),
+        })
+    }
+}
+
+#[async_trait]
+impl PermissionBroker for Deferring {
+    async fn request(&self, _request: PermissionRequest) -> PermissionDecision {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        PermissionDecision::Defer(self.ttl)
+    }
+}
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+fn runtime(
+    provider: Arc<oxydra_provider::ScriptedProvider>,
+    events: &Arc<CollectingEventSink>,
+    shell: &ShellTool,
+    broker: Arc<Deferring>,
+    memory: Option<Arc<SqliteMemory>>,
+) -> AgentRuntime {
+    let mut builder = builder(provider, events.clone())
+        .tools(registry(vec![Arc::new(EchoTool), Arc::new(shell.clone())]))
+        .permission_broker(broker);
+    if let Some(memory) = memory {
+        builder = builder.memory(memory);
+    }
+    builder.build().unwrap()
+}
+
+/// The model reads `x`, runs `rm -rf build` (privileged) and reads `y` in one turn.
+fn three_calls() -> ScriptedTurn {
+    ScriptedTurn::tool_calls(vec![
+        call("c1", "echo", r#"{"text":"x"}"#),
+        call("c2", "shell", r#"{"command":"rm -rf build"}"#),
+        call("c3", "echo", r#"{"text":"y"}"#),
+    ])
+}
+
+fn pending_of(error: RuntimeError) -> Vec<PendingApproval> {
+    match error {
+        RuntimeError::AwaitingApproval { pending } => pending,
+        other => panic!("expected waiting_approval, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_deferred_call_ends_the_run_waiting_and_another_runtime_resumes_it() {
+    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
+    let session = SessionId::generate();
+    let shell = ShellTool::default();
+    let events = Arc::new(CollectingEventSink::new());
+    let first = runtime(
+        scripted(vec![three_calls()]),
+        &events,
+        &shell,
+        Deferring::new(HOUR),
+        Some(memory.clone()),
+    );
+    let error = first
+        .session(&session)
+        .prompt("clean up")
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), "waiting_approval");
+    let pending = pending_of(error);
+    assert_eq!(pending.len(), 1);
+    let approval = pending[0].clone();
+    assert_eq!(approval.tool, "shell");
+    assert_eq!(approval.call_id.as_str(), "c2");
+    assert_eq!(approval.tier, SafetyTier::Privileged);
+    assert_eq!(approval.scope, PermissionScope::Session);
+    assert_eq!(approval.arguments, "{\n  \"command\": \"rm -rf build\"\n}");
+    assert_eq!(approval.expires_at - approval.requested_at, 3_600_000);
+    assert_eq!(shell.runs.load(Ordering::SeqCst), 0);
+    // Stored: the prompt, the calls and the result of the call before the waiting one.
+    let stored = memory.messages(&session).await.unwrap();
+    let roles: Vec<MessageRole> = stored.iter().map(|m| m.message.role).collect();
+    assert_eq!(
+        roles,
+        [MessageRole::User, MessageRole::Assistant, MessageRole::Tool]
+    );
+    let seen = events.take();
+    let requested: Vec<&RuntimeEvent> = seen
+        .iter()
+        .filter(|e| matches!(e, RuntimeEvent::ApprovalRequested { .. }))
+        .collect();
+    assert_eq!(requested.len(), 1);
+    assert!(matches!(
+        seen.last(),
+        Some(RuntimeEvent::Error { kind, .. }) if kind == "waiting_approval"
+    ));
+    assert!(
+        !seen
+            .iter()
+            .any(|e| matches!(e, RuntimeEvent::ToolFailed { .. })),
+        "{seen:?}"
+    );
+
+    // Another runtime (another process) resumes it with the decision.
+    let provider = scripted(vec![ScriptedTurn::text("cleaned")]);
+    let broker = Deferring::new(HOUR);
+    let second = runtime(
+        provider.clone(),
+        &events,
+        &shell,
+        broker.clone(),
+        Some(memory.clone()),
+    );
+    let outcome = second
+        .session(&session)
+        .decide(approval.clone(), ApprovalDecision::ApproveOnce)
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "cleaned");
+    assert_eq!(shell.runs.load(Ordering::SeqCst), 1);
+    assert_eq!(broker.asked.load(Ordering::SeqCst), 0, "not asked again");
+    // The model was not asked again for the calls: it got their three results.
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 1);
+    let results = tool_results(&requests[0]);
+    assert_eq!(
+        results,
+        [
+            ("c1".to_owned(), "echo: x".to_owned()),
+            ("c2".to_owned(), "ran rm -rf build".to_owned()),
+            ("c3".to_owned(), "echo: y".to_owned()),
+        ]
+    );
+    let restored = memory.restore(&session).await.unwrap();
+    assert_no_orphans(&restored);
+    assert_eq!(restored.len(), 6);
+    let decided = events
+        .events()
+        .into_iter()
+        .find(|e| matches!(e, RuntimeEvent::ApprovalDecided { .. }));
+    assert_eq!(
+        decided,
+        Some(RuntimeEvent::ApprovalDecided {
+            approval_id: approval.approval_id.clone(),
+            call_id: approval.call_id.clone(),
+            name: "shell".into(),
+            decision: "approve_once".into(),
+            reason: None,
+        })
+    );
+    // The approval was used: deciding it again is refused, and nothing runs.
+    let again = second
+        .session(&session)
+        .decide(approval, ApprovalDecision::ApproveOnce)
+        .await
+        .unwrap_err();
+    assert_eq!(again.kind(), "config", "{again}");
+    assert_eq!(shell.runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_denial_reaches_the_model_as_the_tools_error_and_the_run_goes_on() {
+    let shell = ShellTool::default();
+    let events = Arc::new(CollectingEventSink::new());
+    let provider = scripted(vec![
+        three_calls(),
+        ScriptedTurn::text("I will not delete it"),
+    ]);
+    // Without memory: the same runtime keeps the session in the process.
+    let runtime = runtime(
+        provider.clone(),
+        &events,
+        &shell,
+        Deferring::new(HOUR),
+        None,
+    );
+    let session = SessionId::generate();
+    let pending = pending_of(
+        runtime
+            .session(&session)
+            .prompt("clean up")
+            .await
+            .unwrap_err(),
+    );
+    let outcome = runtime
+        .session(&session)
+        .decide(
+            pending[0].clone(),
+            ApprovalDecision::Deny {
+                reason: Some("that directory holds the release".into()),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "I will not delete it");
+    assert_eq!(shell.runs.load(Ordering::SeqCst), 0);
+    let requests = provider.requests();
+    let results = tool_results(&requests[1]);
+    assert_eq!(results.len(), 3);
+    assert!(
+        results[1]
+            .1
+            .starts_with("Tool execution failed: permission denied"),
+        "{results:?}"
+    );
+    assert!(results[1].1.contains("that directory holds the release"));
+    assert_eq!(results[2].1, "echo: y");
+    assert_no_orphans(&requests[1].messages);
+    assert!(events.events().iter().any(|e| matches!(
+        e,
+        RuntimeEvent::ApprovalDecided { decision, reason: Some(reason), .. }
+            if decision == "deny" && reason == "that directory holds the release"
+    )));
+}
+
+#[tokio::test]
+async fn a_denial_without_a_reason_gives_the_model_the_default_one() {
+    let shell = ShellTool::default();
+    let events = Arc::new(CollectingEventSink::new());
+    let provider = scripted(vec![
+        ScriptedTurn::tool_call("c1", "shell", r#"{"command":"ls"}"#),
+        ScriptedTurn::text("ok"),
+    ]);
+    let runtime = runtime(
+        provider.clone(),
+        &events,
+        &shell,
+        Deferring::new(HOUR),
+        None,
+    );
+    let session = SessionId::generate();
+    let pending = pending_of(runtime.session(&session).prompt("ls").await.unwrap_err());
+    runtime
+        .session(&session)
+        .decide(pending[0].clone(), ApprovalDecision::Deny { reason: None })
+        .await
+        .unwrap();
+    let results = tool_results(&provider.requests()[1]);
+    assert!(results[0].1.contains(DENIED_REASON), "{results:?}");
+}
+
+#[tokio::test]
+async fn an_expired_request_is_a_denial_whatever_was_answered() {
+    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
+    let shell = ShellTool::default();
+    let events = Arc::new(CollectingEventSink::new());
+    let provider = scripted(vec![
+        ScriptedTurn::tool_call("c1", "shell", r#"{"command":"ls"}"#),
+        ScriptedTurn::text("too late"),
+    ]);
+    // A request that lapses at once.
+    let runtime = runtime(
+        provider.clone(),
+        &events,
+        &shell,
+        Deferring::new(Duration::ZERO),
+        Some(memory),
+    );
+    let session = SessionId::generate();
+    let pending = pending_of(runtime.session(&session).prompt("ls").await.unwrap_err());
+    assert_eq!(pending[0].expires_at, pending[0].requested_at);
+    let outcome = runtime
+        .session(&session)
+        .decide(pending[0].clone(), ApprovalDecision::ApproveOnce)
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "too late");
+    assert_eq!(shell.runs.load(Ordering::SeqCst), 0);
+    let results = tool_results(&provider.requests()[1]);
+    assert!(results[0].1.contains(EXPIRED_REASON), "{results:?}");
+    assert!(events.events().iter().any(|e| matches!(
+        e,
+        RuntimeEvent::ApprovalDecided { decision, .. } if decision == "deny"
+    )));
+}
+
+#[tokio::test]
+async fn approving_for_the_session_lets_later_calls_run_without_asking() {
+    let shell = ShellTool::default();
+    let events = Arc::new(CollectingEventSink::new());
+    let provider = scripted(vec![
+        ScriptedTurn::tool_call("c1", "shell", r#"{"command":"ls"}"#),
+        ScriptedTurn::tool_call("c2", "shell", r#"{"command":"pwd"}"#),
+        ScriptedTurn::text("done"),
+    ]);
+    let broker = Deferring::new(HOUR);
+    let runtime = runtime(provider, &events, &shell, broker.clone(), None);
+    let session = SessionId::generate();
+    let pending = pending_of(runtime.session(&session).prompt("go").await.unwrap_err());
+    let outcome = runtime
+        .session(&session)
+        .decide(pending[0].clone(), ApprovalDecision::ApproveForSession)
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "done");
+    assert_eq!(shell.runs.load(Ordering::SeqCst), 2);
+    assert_eq!(broker.asked.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn bad_resumes_are_refused_before_anything_runs() {
+    let shell = ShellTool::default();
+    let events = Arc::new(CollectingEventSink::new());
+    let provider = scripted(vec![
+        ScriptedTurn::tool_call("c1", "shell", r#"{"command":"ls"}"#),
+        ScriptedTurn::text("unused"),
+    ]);
+    let runtime = runtime(
+        provider.clone(),
+        &events,
+        &shell,
+        Deferring::new(HOUR),
+        None,
+    );
+    let session = SessionId::generate();
+    let pending = pending_of(runtime.session(&session).prompt("ls").await.unwrap_err());
+    // Decisions together with a new prompt.
+    let both = runtime
+        .session(&session)
+        .prompt("something else")
+        .decide(pending[0].clone(), ApprovalDecision::ApproveOnce)
+        .await
+        .unwrap_err();
+    assert_eq!(both.kind(), "config");
+    // A decision for another session, where nothing waits.
+    let elsewhere = runtime
+        .session(&SessionId::generate())
+        .decide(pending[0].clone(), ApprovalDecision::ApproveOnce)
+        .await
+        .unwrap_err();
+    assert_eq!(elsewhere.kind(), "config");
+    // A decision for a call that does not exist in the session.
+    let mut forged = pending[0].clone();
+    forged.call_id = "c9".into();
+    let unknown = runtime
+        .session(&session)
+        .decide(forged, ApprovalDecision::ApproveOnce)
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.kind(), "config");
+    assert_eq!(shell.runs.load(Ordering::SeqCst), 0);
+    assert_eq!(provider.requests().len(), 1);
+    // The run still waits: the right decision resumes it.
+    runtime
+        .session(&session)
+        .decide(pending[0].clone(), ApprovalDecision::ApproveOnce)
+        .await
+        .unwrap();
+    assert_eq!(shell.runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_prompt_instead_of_decisions_abandons_the_waiting_call() {
+    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
+    let shell = ShellTool::default();
+    let events = Arc::new(CollectingEventSink::new());
+    let provider = scripted(vec![
+        ScriptedTurn::tool_call("c1", "shell", r#"{"command":"ls"}"#),
+        ScriptedTurn::text("fine"),
+    ]);
+    let runtime = runtime(
+        provider.clone(),
+        &events,
+        &shell,
+        Deferring::new(HOUR),
+        Some(memory.clone()),
+    );
+    let session = SessionId::generate();
+    runtime.session(&session).prompt("ls").await.unwrap_err();
+    runtime
+        .session(&session)
+        .prompt("never mind")
+        .await
+        .unwrap();
+    // The waiting call got its `interrupted` result: the provider saw no orphan.
+    assert_no_orphans(&provider.requests()[1].messages);
+    assert_eq!(shell.runs.load(Ordering::SeqCst), 0);
+}
