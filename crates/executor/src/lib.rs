@@ -78,8 +78,8 @@ mod invoke;
 mod permission_scope;
 mod record;
 mod rules;
-mod tool_hooks;
 mod schema_violation;
+mod tool_hooks;
 mod validation;
 
 pub use call_verdicts::CallVerdict;

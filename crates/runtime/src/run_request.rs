@@ -21,9 +21,9 @@ use crate::runtime::AgentRuntime;
 use crate::session_outcome::SessionOutcome;
 use crate::structured_output::OutputSchema;
 use crate::tool_choice::ToolChoicePolicy;
+use crate::turn_loop::Opening;
 use crate::turn_loop::RunOptions;
 use crate::used_budget::{UsageLedger, UsedBudget};
-use crate::turn_loop::Opening;
 
 /// The future a request runs as (boxed: the turn loop's future is large).
 type RunFuture<T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send>>;

@@ -14,7 +14,6 @@ use crate::events::{EventSink, RunEvents};
 use crate::limits::RuntimeLimits;
 use crate::runtime_inner::RuntimeInner;
 use crate::session_outcome::SessionOutcome;
-use crate::tool_choice::ToolChoicePolicy;
 use crate::turn_loop::{self, RunOptions};
 
 /// The agent runtime: runs sessions of the turn loop against a provider, with tools,
@@ -115,15 +114,7 @@ impl AgentRuntime {
     ) -> Result<SessionOutcome, RuntimeError> {
         let result = match options.used.validate() {
             Ok(()) => {
-                turn_loop::run(
-                    &self.inner,
-                    session_id,
-                    opening,
-                    cancel,
-                    &events,
-                    options,
-                )
-                .await
+                turn_loop::run(&self.inner, session_id, opening, cancel, &events, options).await
             }
             Err(error) => Err(error),
         };

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::run::RunOptions;
-use super::values::OutputFormat;
+use super::values::{OutputFormat, db_help};
 
 /// Where `sessions delete` finds the database.
 #[derive(Debug, Clone, Args)]
@@ -15,8 +15,8 @@ pub struct DatabaseOptions {
     /// dir; its `[memory] db` is used unless `--db` is given).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// SQLite file or `postgres://` URL (default in the user data dir).
-    #[arg(long, value_name = "PATH")]
+    /// SQLite file or a storage backend's URL (default in the user data dir).
+    #[arg(long, value_name = "PATH", help = db_help("(default in the user data dir)"))]
     pub db: Option<PathBuf>,
 }
 
@@ -39,8 +39,8 @@ pub struct ListOptions {
     /// layered over it; its `[memory] db` is used unless `--db` is given).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// SQLite file (default in the user data dir).
-    #[arg(long, value_name = "PATH")]
+    /// SQLite file or a storage backend's URL (default in the user data dir).
+    #[arg(long, value_name = "PATH", help = db_help("(default in the user data dir)"))]
     pub db: Option<PathBuf>,
     /// How to print the listing on stdout: `text`, one line per session, message,
     /// agent or server listed, for people; `jsonl`, the same as one JSON object per line.

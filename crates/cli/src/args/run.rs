@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use oxydra::tools::SandboxMode;
 
-use super::values::{ApproveMode, Effort, OpenAiApi, OutputFormat, ProviderKind};
+use super::values::{ApproveMode, Effort, OpenAiApi, OutputFormat, ProviderKind, db_help};
 
 /// Options shared by `run` and `chat`.
 #[derive(Debug, Clone, Default, Args)]
@@ -41,8 +41,8 @@ pub struct RunOptions {
     /// Continue the most recently used stored session of this workspace.
     #[arg(long = "continue", conflicts_with = "session")]
     pub continue_latest: bool,
-    /// SQLite file (default in the user data dir).
-    #[arg(long, value_name = "PATH")]
+    /// SQLite file or a storage backend's URL (default in the user data dir).
+    #[arg(long, value_name = "PATH", help = db_help("(default in the user data dir)"))]
     pub db: Option<PathBuf>,
     /// Root of the file tools (default the current dir).
     #[arg(short = 'C', long, value_name = "DIR")]

@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 use oxydra::tools::SandboxMode;
 
 use super::run::RunOptions;
-use super::values::{ApproveMode, ProviderKind};
+use super::values::{ApproveMode, ProviderKind, db_help};
 
 /// How `serve` answers requests for consent: it has no terminal to ask at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -46,8 +46,8 @@ pub struct ServeArgs {
     /// a `PATH.gguf` / `hf:OWNER/REPO/FILE.gguf` for the embedded model).
     #[arg(short, long, value_name = "NAME")]
     pub model: Option<String>,
-    /// SQLite file for runs and sessions (default in the user data dir).
-    #[arg(long, value_name = "PATH")]
+    /// SQLite file or a storage backend's URL for runs and sessions (default in the user data dir).
+    #[arg(long, value_name = "PATH", help = db_help("for runs and sessions (default in the user data dir)"))]
     pub db: Option<PathBuf>,
     /// Root of the file tools (default the current dir).
     #[arg(short = 'C', long, value_name = "DIR")]

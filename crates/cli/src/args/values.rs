@@ -165,3 +165,9 @@ pub enum ApproveMode {
     /// Deny every request.
     Never,
 }
+
+/// The help of `--db`: what the storage table accepts ("SQLite file or `postgres://`
+/// URL"), then `rest`.
+pub fn db_help(rest: &str) -> String {
+    format!("{} {rest}", oxydra::storage::accepted())
+}

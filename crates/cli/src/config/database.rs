@@ -1,94 +1,20 @@
-//! Where sessions (and runs) are stored: a SQLite file or a PostgreSQL server, decided
-//! once from `--db`, `OXYDRA_DB`, `[memory] db` or the default. A `postgres://` URL is
-//! recognised and checked here and nowhere else (a malformed one is an error naming
-//! where it came from); everything after holds a [`Database`].
+//! Where sessions (and runs) are stored, decided once from `--db`, `OXYDRA_DB`,
+//! `[memory] db` or the default. The facade's storage table (`oxydra::storage`) says
+//! which strings are URLs of which backend and checks them; here a malformed one
+//! becomes an error naming where it came from. Everything after holds a [`Database`].
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::{Serialize, Serializer};
+pub use oxydra::storage::Database;
+use oxydra::storage::StorageError;
 
 use super::EnvLookup;
 use crate::error::CliError;
 
-/// The database of a run or a service.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Database {
-    /// A SQLite file (an absolute path).
-    Sqlite(PathBuf),
-    /// A PostgreSQL server.
-    Postgres(PostgresUrl),
-}
-
-/// A `postgres://` (or `postgresql://`) URL that parses. Shown (`Display`, `Debug`,
-/// serialized) without its password; [`PostgresUrl::expose`] gives it whole.
-#[derive(Clone, PartialEq, Eq)]
-pub struct PostgresUrl(String);
-
-impl PostgresUrl {
-    /// The URL with its password, to connect with.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for PostgresUrl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&redact_url(&self.0))
-    }
-}
-
-impl fmt::Debug for PostgresUrl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "PostgresUrl({self})")
-    }
-}
-
-impl Database {
-    /// The database `raw` names, a relative file taken against `base`: a PostgreSQL
-    /// URL (checked: what is wrong, never the password) or a SQLite file.
-    pub fn parse(raw: &Path, base: &Path) -> Result<Self, String> {
-        if let Some(url) = raw.to_str().filter(|url| is_url(url)) {
-            oxydra::postgres::validate_url(url)
-                .map_err(|error| format!("{}: {error}", redact_url(url)))?;
-            return Ok(Self::Postgres(PostgresUrl(url.to_owned())));
-        }
-        Ok(Self::Sqlite(absolute(&base.join(raw))))
-    }
-
-    /// The SQLite file, if this is one.
-    pub fn sqlite_path(&self) -> Option<&Path> {
-        match self {
-            Self::Sqlite(path) => Some(path),
-            Self::Postgres(_) => None,
-        }
-    }
-
-    /// The database as named in messages (a file's path, or a URL without its
-    /// password), as a path for the error variants that hold one.
-    pub fn shown_path(&self) -> PathBuf {
-        PathBuf::from(self.to_string())
-    }
-}
-
-impl fmt::Display for Database {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Sqlite(path) => write!(f, "{}", path.display()),
-            Self::Postgres(url) => write!(f, "{url}"),
-        }
-    }
-}
-
-impl Serialize for Database {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.to_string())
-    }
-}
-
-/// Whether the database named `raw` is a PostgreSQL URL.
-pub fn is_url(raw: &str) -> bool {
-    oxydra::postgres::is_postgres_url(raw)
+/// `raw` parsed by the storage table (a relative file taken against `base`), its error
+/// as the text a flag, variable or key error carries.
+fn parse(raw: &Path, base: &Path) -> Result<Database, String> {
+    Database::parse(raw, base).map_err(|error: StorageError| error.to_string())
 }
 
 /// The default database: `<user data dir>/oxydra/oxydra.db`.
@@ -114,13 +40,13 @@ pub fn resolve_db(
     env: EnvLookup<'_>,
 ) -> Result<Database, CliError> {
     if let Some(path) = flag {
-        return Database::parse(path, Path::new("")).map_err(|message| CliError::Flag {
+        return parse(path, Path::new("")).map_err(|message| CliError::Flag {
             flag: "--db",
             message,
         });
     }
     if let Some(path) = env("OXYDRA_DB").filter(|value| !value.is_empty()) {
-        return Database::parse(Path::new(&path), Path::new("")).map_err(|message| CliError::Env {
+        return parse(Path::new(&path), Path::new("")).map_err(|message| CliError::Env {
             var: "OXYDRA_DB".to_owned(),
             message,
         });
@@ -131,7 +57,7 @@ pub fn resolve_db(
             .and_then(Path::parent)
             .map(Path::to_path_buf)
             .unwrap_or_default();
-        return Database::parse(db, &base).map_err(|message| CliError::ConfigInvalid {
+        return parse(db, &base).map_err(|message| CliError::ConfigInvalid {
             path: file.path.map(Path::to_path_buf).unwrap_or_default(),
             key: "memory.db".to_owned(),
             message: format!("memory.db: {message}"),
@@ -160,39 +86,6 @@ pub fn db_origin(file: FileDb<'_>, flag: Option<&Path>, env: EnvLookup<'_>) -> S
     }
 }
 
-/// `url` with the password of its user info and any `password=` parameter replaced by
-/// `***`.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let authority = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{user}:***@{host}"),
-            None => format!("{userinfo}@{host}"),
-        },
-        None => authority.to_owned(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let params: Vec<String> = query
-                .split('&')
-                .map(|param| match param.split_once('=') {
-                    Some((key, _)) if key.eq_ignore_ascii_case("password") => {
-                        format!("{key}=***")
-                    }
-                    _ => param.to_owned(),
-                })
-                .collect();
-            format!("{path}?{}", params.join("&"))
-        }
-        None => tail.to_owned(),
-    };
-    format!("{scheme}://{authority}{tail}")
-}
-
 /// `path` made absolute against the current directory (as it is, if that fails).
 pub fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
@@ -203,37 +96,47 @@ mod tests {
     use super::*;
 
     #[test]
-    fn urls_lose_their_passwords_and_paths_stay() {
-        assert_eq!(
-            redact_url("postgres://alice:s3cret@db.lan:5432/oxydra"),
-            "postgres://alice:***@db.lan:5432/oxydra"
+    fn a_bad_url_is_an_error_naming_the_flag_variable_or_key() {
+        let env =
+            |name: &str| (name == "OXYDRA_DB").then(|| "postgres://a:s3cret@h:x/db".to_owned());
+        let no_env = |_: &str| -> Option<String> { None };
+        let none = FileDb {
+            db: None,
+            path: None,
+        };
+        let flag = resolve_db(none, Some(Path::new("postgres://h:notaport/db")), &no_env);
+        assert!(
+            matches!(&flag, Err(CliError::Flag { flag: "--db", message }) if message.contains("invalid")),
+            "{flag:?}"
+        );
+        let var = resolve_db(none, None, &env).unwrap_err();
+        assert!(
+            matches!(&var, CliError::Env { var, .. } if var == "OXYDRA_DB"),
+            "{var:?}"
+        );
+        assert!(!var.to_string().contains("s3cret"), "{var}");
+        let file = FileDb {
+            db: Some(Path::new("postgresql://h:x/db")),
+            path: Some(Path::new("/etc/ox/oxydra.toml")),
+        };
+        let key = resolve_db(file, None, &no_env).unwrap_err();
+        assert!(
+            matches!(&key, CliError::ConfigInvalid { key, .. } if key == "memory.db"),
+            "{key:?}"
         );
         assert_eq!(
-            redact_url("postgresql://db.lan/x?user=a&password=s3cret&sslmode=disable"),
-            "postgresql://db.lan/x?user=a&password=***&sslmode=disable"
+            db_origin(file, None, &no_env),
+            "[memory] db in /etc/ox/oxydra.toml"
         );
-        assert_eq!(redact_url("postgres://bob@h/db"), "postgres://bob@h/db");
-        let file = Database::parse(Path::new("/tmp/o.db"), Path::new("")).unwrap();
-        assert_eq!(file.to_string(), "/tmp/o.db");
-        assert!(is_url("postgres://h/db"));
-        assert!(!is_url("/tmp/postgres://x"));
     }
 
     #[test]
-    fn a_url_is_parsed_once_and_never_shown_with_its_password() {
-        let db = Database::parse(Path::new("postgres://a:s3cret@h/db"), Path::new("")).unwrap();
-        let Database::Postgres(url) = &db else {
-            panic!("not postgres: {db:?}")
+    fn a_relative_file_is_taken_against_the_config_files_dir() {
+        let file = FileDb {
+            db: Some(Path::new("data/o.db")),
+            path: Some(Path::new("/etc/ox/oxydra.toml")),
         };
-        assert_eq!(url.expose(), "postgres://a:s3cret@h/db");
-        for shown in [
-            db.to_string(),
-            format!("{db:?}"),
-            db.shown_path().display().to_string(),
-        ] {
-            assert!(!shown.contains("s3cret"), "{shown}");
-        }
-        let relative = Database::parse(Path::new("data/o.db"), Path::new("/etc/ox")).unwrap();
-        assert_eq!(relative.sqlite_path(), Some(Path::new("/etc/ox/data/o.db")));
+        let db = resolve_db(file, None, &|_: &str| -> Option<String> { None }).unwrap();
+        assert_eq!(db.sqlite_path(), Some(Path::new("/etc/ox/data/o.db")));
     }
 }

@@ -207,7 +207,7 @@ impl Read {
             .unwrap_or_default();
         if let Some(Value::Table(memory)) = table.get_mut("memory")
             && let Some(Value::String(db)) = memory.get_mut("db")
-            && !super::database::is_url(db.as_str())
+            && !oxydra::storage::is_url(db.as_str())
         {
             *db = dir.join(db.as_str()).display().to_string();
         }

@@ -124,7 +124,7 @@ impl EffectiveRuntime {
 /// Where sessions are stored.
 #[derive(Debug, Clone, Serialize)]
 pub struct EffectiveMemory {
-    /// SQLite file, or PostgreSQL URL (shown without its password).
+    /// SQLite file, or the URL of a storage backend (shown without its password).
     pub db: Database,
     /// Where `db` came from (`--db`, `OXYDRA_DB`, `[memory] db in …`), for messages.
     #[serde(skip)]

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::args::{ApproveMode, Effort, OpenAiApi, ProviderKind};
 pub use agents::AgentConfig;
-pub use database::{Database, PostgresUrl, default_db_path};
+pub use database::{Database, default_db_path};
 pub use file::{parse, user_config_path};
 pub use launched::launched_hashes;
 pub use layers::strip_powers;

@@ -24,7 +24,7 @@ pub fn protected_paths(
     db: &Database,
 ) -> ProtectedPaths {
     let mut protected = ProtectedPaths::default();
-    // A PostgreSQL server has no file here to protect.
+    // A database on a server has no file here to protect.
     if let Some(file) = db.sqlite_path() {
         protected = protected.with(ProtectedKind::Database, file);
     }

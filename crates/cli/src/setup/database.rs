@@ -1,66 +1,44 @@
-//! The database behind memory and the coordinator, opened: a SQLite file, or a
-//! PostgreSQL server (see [`Database`]); and the reads of stored sessions that `run`,
-//! `chat` and `sessions` share.
+//! The database behind memory and the coordinator, opened through the facade's storage
+//! table (`oxydra::storage`: a SQLite file or a server backend's URL, see
+//! [`Database`]); and the reads of stored sessions that `run`, `chat` and `sessions`
+//! share.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use oxydra::memory::{Memory, MemoryRetrieval, SessionInfo, SqliteConfig, SqliteMemory};
-use oxydra::postgres::{PostgresDatabase, PostgresMemory, PostgresMemoryConfig, PostgresOptions};
+use oxydra::memory::SessionInfo;
+pub use oxydra::storage::MemoryStore;
+use oxydra::storage::StorageError;
 use oxydra::types::{MessageRole, SessionId};
 
-use crate::config::{Database, PostgresUrl};
+use crate::config::Database;
 use crate::error::CliError;
 use crate::output::listing::{Listed, one_line_prompt};
 
-/// A memory store of either backend: sessions and retrieval.
-pub trait MemoryStore: Memory + MemoryRetrieval {}
-
-impl<T: Memory + MemoryRetrieval> MemoryStore for T {}
-
-/// Connects to the PostgreSQL database `url` (from `origin`, e.g. `--db`), applying
-/// its migrations; errors name the origin and the server, never the password.
-pub async fn connect_postgres(
-    url: &PostgresUrl,
-    origin: &str,
-) -> Result<PostgresDatabase, CliError> {
-    PostgresDatabase::connect(&PostgresOptions::new(url.expose()))
+/// Opens (or creates) the memory at `db` (from `origin`, e.g. `--db`): connects to the
+/// server, or opens the SQLite file, its directory made owner-only (`0700`) and the
+/// file `0600`.
+pub async fn open(db: &Database, origin: &str) -> Result<Arc<dyn MemoryStore>, CliError> {
+    oxydra::storage::open_memory(db)
         .await
-        .map_err(|error| CliError::Memory {
-            path: url.to_string().into(),
-            message: format!("{error} (the database comes from {origin})"),
-        })
+        .map_err(|error| storage_error(db, origin, error))
 }
 
-/// Opens (or creates) the memory at `db`: connects to the PostgreSQL server, or opens
-/// the SQLite file, its directory made owner-only (`0700`) and the file `0600`.
-pub async fn open(db: &Database, origin: &str) -> Result<Arc<dyn MemoryStore>, CliError> {
-    let path = match db {
-        Database::Postgres(url) => {
-            let database = connect_postgres(url, origin).await?;
-            return Ok(Arc::new(PostgresMemory::new(
-                database,
-                PostgresMemoryConfig::default(),
-            )));
-        }
-        Database::Sqlite(path) => path,
-    };
-    if let Some(dir) = path.parent()
-        && !dir.as_os_str().is_empty()
-    {
-        oxydra::memory::create_database_dir(dir).map_err(|source| CliError::Io {
+/// A failure to open `db` (from `origin`): a server that cannot be reached names the
+/// origin and the server, never the password; a file names itself.
+pub fn storage_error(db: &Database, origin: &str, error: StorageError) -> CliError {
+    match error {
+        StorageError::CreateDir { dir, source } => CliError::Io {
             what: "cannot create the database directory",
-            path: dir.to_path_buf(),
+            path: dir,
             source,
-        })?;
+        },
+        StorageError::Connect { message, .. } => CliError::Memory {
+            path: db.shown_path(),
+            message: format!("{message} (the database comes from {origin})"),
+        },
+        other => memory_error(db, other),
     }
-    let owned = path.clone();
-    let memory =
-        tokio::task::spawn_blocking(move || SqliteMemory::open(&owned, SqliteConfig::default()))
-            .await
-            .map_err(|error| memory_error(db, error))?
-            .map_err(|error| memory_error(db, error))?;
-    Ok(Arc::new(memory))
 }
 
 /// Opens an existing database; `None` when it is a file that does not exist (nothing

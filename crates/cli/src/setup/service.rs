@@ -1,6 +1,7 @@
 //! The coordinator behind `oxydra serve` and `oxydra agents list`, built from the
 //! configuration: the `[[agents]]` blueprints, the built-in and MCP tools, the
-//! provider of AI agents (when one is configured) and the SQLite database.
+//! provider of AI agents (when one is configured) and the database (opened through the
+//! facade's storage table).
 
 use std::sync::Arc;
 
@@ -12,14 +13,13 @@ use oxydra::coordinator::{
 use oxydra::executor::{AlwaysApprove, AlwaysDeny, PermissionBroker, ToolExecutorConfig};
 use oxydra::mcp::McpManager;
 use oxydra::memory::Memory;
-use oxydra::postgres::{PostgresMemory, PostgresMemoryConfig, PostgresRunStore};
 use oxydra::tools::ToolRegistry;
 
 use crate::args::RunOptions;
-use crate::config::{self, ApproveMode, Database, ProviderKind, ServiceConfig};
+use crate::config::{self, ApproveMode, ProviderKind, ServiceConfig};
 use crate::error::CliError;
 
-use super::database::{connect_postgres, open};
+use super::database::storage_error;
 use super::provider;
 
 /// The coordinator's defaults with the `[serve]` bounds that are set.
@@ -108,22 +108,20 @@ pub async fn start(
     };
     deps.permission_broker = Some(broker);
     deps.limits = settings.runtime.limits();
-    // With a PostgreSQL URL, memory and runs share one connection pool, and any
-    // number of `oxydra serve` processes share the database.
-    let mut postgres = None;
+    // The backend opens memory and runs together: on a server they share one
+    // connection pool, and any number of `oxydra serve` processes share the database.
+    let mut runs: Option<Arc<dyn RunStore>> = None;
     if purpose == Purpose::Serve {
-        let memory: Arc<dyn Memory> = match db {
-            Database::Postgres(url) => {
-                let database = connect_postgres(url, &settings.memory.origin).await?;
-                postgres = Some(database.clone());
-                Arc::new(PostgresMemory::new(
-                    database,
-                    PostgresMemoryConfig::default(),
-                ))
+        let stores = match oxydra::storage::open_service(db).await {
+            Ok(stores) => stores,
+            Err(error) => {
+                super::mcp::stop(mcp).await;
+                return Err(storage_error(db, &settings.memory.origin, error));
             }
-            Database::Sqlite(_) => open(db, &settings.memory.origin).await?,
         };
+        let memory: Arc<dyn Memory> = stores.memory;
         deps.memory = Some(memory);
+        runs = Some(stores.runs);
     }
     // The configured provider's client serves as the default and as the named
     // provider of its kind: it is built once.
@@ -147,9 +145,9 @@ pub async fn start(
     }
 
     let coordinator_config = CoordinatorConfig {
-        db: match db {
-            Database::Sqlite(path) if purpose == Purpose::Serve => Some(path.clone()),
-            _ => None,
+        db: match purpose {
+            Purpose::Serve => db.sqlite_path().map(std::path::Path::to_path_buf),
+            Purpose::List => None,
         },
         max_concurrent_runs: settings
             .serve
@@ -173,11 +171,11 @@ pub async fn start(
         .iter()
         .map(|agent| agent.to_blueprint())
         .collect();
-    let built = match postgres {
-        Some(database) => {
-            let store: Arc<dyn RunStore> = Arc::new(PostgresRunStore::new(database));
+    let built = match runs {
+        Some(store) => {
             Coordinator::with_deps_and_store(coordinator_config, blueprints, deps, store).await
         }
+        // Blueprints only: the store is in memory.
         None => Coordinator::new(coordinator_config, blueprints, deps).await,
     };
     match built {

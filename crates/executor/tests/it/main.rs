@@ -16,7 +16,7 @@ mod bad_input;
 mod concurrency;
 mod consent;
 mod dedupe;
-mod hooks;
 mod deferred_consent;
+mod hooks;
 mod ordering_rules;
 mod rules;

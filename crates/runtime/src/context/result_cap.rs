@@ -145,7 +145,12 @@ mod tests {
         assert!(out.len() <= 1_000, "{}", out.len());
         assert!(out.starts_with("line\nline\n"));
         let marker_at = out.find("[... cut ").unwrap();
-        let cut: usize = out[marker_at + 9..].split(' ').next().unwrap().parse().unwrap();
+        let cut: usize = out[marker_at + 9..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
         // The head kept is exactly what the marker does not count.
         assert!(content.starts_with(&out[..content.len() - cut]));
         assert!(

@@ -11,7 +11,7 @@ use crate::approvals::{ApprovalDecision, PendingApproval, now_millis};
 use crate::awaiting_calls::unanswered_calls;
 use crate::error::RuntimeError;
 use crate::events::EventSink;
-use crate::runtime::SessionOutcome;
+use crate::session_outcome::SessionOutcome;
 use crate::session_state::SessionState;
 use crate::tool_dispatch::Waiting;
 
