@@ -144,28 +144,15 @@ impl HookChain {
     ) -> Result<BeforeToolOutcome, E> {
         for hook in self.hooks.iter() {
             let name = hook.name();
-            let decision = match hook.before_tool(call, cancel).await {
-                Ok(decision) => decision,
-                Err(error) => {
-                    let reason = format!(
+            // A failing hook denies (fail closed), reported like any other denial.
+            let decision = hook
+                .before_tool(call, cancel)
+                .await
+                .unwrap_or_else(|error| BeforeToolDecision::Deny {
+                    reason: format!(
                         "the hook failed ({error}); a failing before_tool hook denies the call"
-                    );
-                    report(
-                        events,
-                        Reported {
-                            hook: name,
-                            point: HookPoint::BeforeTool,
-                            decision: "deny",
-                            call: Some((&call.call_id, call.tool_name.as_str())),
-                            reason: Some(reason.clone()),
-                        },
-                    );
-                    return Ok(BeforeToolOutcome::Denied {
-                        hook: name.to_owned(),
-                        reason,
-                    });
-                }
-            };
+                    ),
+                });
             match decision {
                 BeforeToolDecision::Allow => {}
                 BeforeToolDecision::Deny { reason } => {
