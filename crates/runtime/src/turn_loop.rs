@@ -21,7 +21,6 @@ use oxydra_types::{
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
-use crate::approvals::{ApprovalDecision, PendingApproval};
 use crate::call_ids;
 use crate::context::{PromptFit, ResultCap, WindowSettings};
 use crate::error::RuntimeError;
@@ -37,37 +36,18 @@ use crate::structured_output::OutputSchema;
 use crate::tool_choice::{ToolChoicePolicy, TurnInfo};
 use crate::tool_dispatch::{BatchKind, Dispatch};
 use crate::turn_state::{TurnState, TurnTracker};
-use crate::used_budget::{UsageLedger, UsedBudget};
+use crate::used_budget::UsageLedger;
 
 mod approval_steps;
+mod budget_steps;
 mod context_steps;
 mod cut_call;
 mod retrieval_steps;
+mod run_request_parts;
 mod session_meta;
 mod structured_steps;
 
-/// What one run is asked for beside its prompt.
-pub(crate) struct RunOptions<'a> {
-    /// The schema the final answer must satisfy, if any.
-    pub(crate) output: Option<&'a OutputSchema>,
-    /// The run's tool choice; `None`: the runtime's.
-    pub(crate) tool_choice: Option<&'a dyn ToolChoicePolicy>,
-    /// Where the budget counters start (what an earlier process used of the run).
-    pub(crate) used: UsedBudget,
-    /// Where the run records its totals as they grow.
-    pub(crate) ledger: Option<&'a dyn UsageLedger>,
-}
-
-/// How a run begins.
-pub(crate) enum Opening {
-    /// With the user's message.
-    Prompt(String),
-    /// Continuing the stored conversation as it is (a run taken over from a process
-    /// that died).
-    Continue,
-    /// Resuming a run that waited for approval, with a person's decisions.
-    Decided(Vec<(PendingApproval, ApprovalDecision)>),
-}
+pub(crate) use run_request_parts::{Opening, RunOptions};
 
 /// Runs one session: locks it, takes its lease and loads it, runs the loop, releases it.
 pub(crate) async fn run(
@@ -549,56 +529,6 @@ impl<'a> Run<'a> {
             (Some(error), _) => Err(self.fail(span, error)),
             (None, Some(waiting)) => Err(self.suspend(waiting)),
             (None, None) => Ok(()),
-        }
-    }
-
-    /// Adds a call's usage and cost to the run's, records the totals and enforces the
-    /// cost budget.
-    async fn account(&mut self, call: &ProviderCall, span: &Span) -> Result<(), RuntimeError> {
-        self.usage += call.response.usage;
-        self.cost += call.cost;
-        span.record("accumulated_cost", self.cost);
-        let recorded = self.record_usage().await;
-        recorded.map_err(|error| self.fail(span, error))?;
-        self.check_cost()
-    }
-
-    /// `BudgetExceeded` once the run's cost is above `max_cost`.
-    fn check_cost(&self) -> Result<(), RuntimeError> {
-        if let Some(max_cost) = self.inner.limits.max_cost
-            && self.cost > max_cost
-        {
-            return Err(RuntimeError::budget(
-                "max_cost",
-                format!("spent ${:.6} of a ${max_cost:.6} budget", self.cost),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Records the run's totals with its ledger, if it has one, and waits for the
-    /// record (cancellable, and within the turn timeout).
-    async fn record_usage(&self) -> Result<(), RuntimeError> {
-        let Some(ledger) = self.ledger else {
-            return Ok(());
-        };
-        let used = UsedBudget {
-            turns: self.turn,
-            usage: self.usage,
-            cost: self.cost,
-        };
-        let timeout = self.inner.limits.turn_timeout;
-        tokio::select! {
-            biased;
-            () = self.cancel.cancelled() => Err(RuntimeError::Cancelled),
-            recorded = tokio::time::timeout(timeout, ledger.record(&used)) => match recorded {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(error)) => Err(RuntimeError::UsageLedger(error.to_string())),
-                Err(_) => Err(RuntimeError::UsageLedger(format!(
-                    "no answer within the turn timeout of {} ms",
-                    timeout.as_millis()
-                ))),
-            },
         }
     }
 
