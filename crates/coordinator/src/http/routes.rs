@@ -7,7 +7,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::errors::ApiError;
-use super::extract::{JsonBody, PathParam};
+use oxydra_runtime::ApprovalDecision;
+
+use super::extract::{JsonBody, PathPair, PathParam};
 use crate::coordinator::{AgentListing, Coordinator, RunCreated};
 use crate::run::Run;
 
@@ -56,4 +58,18 @@ pub(crate) async fn cancel_run(
     PathParam(run_id): PathParam,
 ) -> Result<Json<Run>, ApiError> {
     Ok(Json(coordinator.cancel_run(&run_id).await?))
+}
+
+/// `POST /runs/{id}/approvals/{approval_id}` with `{"decision", "reason"?}`: decides
+/// one request the run waits for, answers with the run as it is afterwards.
+pub(crate) async fn decide_approval(
+    State(coordinator): State<Coordinator>,
+    PathPair(run_id, approval_id): PathPair,
+    JsonBody(decision): JsonBody<ApprovalDecision>,
+) -> Result<Json<Run>, ApiError> {
+    Ok(Json(
+        coordinator
+            .decide_approval(&run_id, &approval_id, decision)
+            .await?,
+    ))
 }
