@@ -315,7 +315,7 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use async_trait::async_trait;
-    use serde_json::{Value, json};
+    use serde_json::json;
     use tokio::sync::Semaphore;
 
     use crate::runners::RunRequest;

@@ -146,7 +146,7 @@ fn tool_result(provider: &ScriptedProvider, n: usize) -> String {
         .messages
         .iter()
         .find(|message| message.role == MessageRole::Tool)
-        .map(|message| message.text())
+        .map(|message| message.text().to_owned())
         .unwrap_or_else(|| panic!("no tool result in request {n}"))
 }
 
@@ -360,16 +360,24 @@ async fn every_bad_decision_request_gets_a_json_4xx() {
         assert!(status == 404, "{unknown}: {status} {body}");
         assert!(body["error"].is_string(), "{body}");
     }
-    let bad_bodies: [(&str, u16, &str); 5] = [
+    let bad_bodies: [(&str, u16, &str); 9] = [
         ("{not json", 400, "malformed_json"),
+        ("", 400, "malformed_json"),
         (r#"{"decision":"maybe"}"#, 400, "invalid_request"),
         (
             r#"{"decision":"approve_once","extra":1}"#,
             400,
             "invalid_request",
         ),
+        (
+            r#"{"decision":"approve_once","reason":"why"}"#,
+            400,
+            "invalid_request",
+        ),
+        (r#"{"decision":"deny","reason":7}"#, 400, "invalid_request"),
         (r#"{"reason":"no decision"}"#, 400, "invalid_request"),
         (r#""approve_once""#, 400, "invalid_request"),
+        (r#"[{"decision":"deny"}]"#, 400, "invalid_request"),
     ];
     for (body, code, error) in bad_bodies {
         let (status, answer) = server
