@@ -49,6 +49,7 @@ mod http;
 mod local_source;
 mod queue;
 mod run;
+mod run_end;
 mod run_ledger;
 mod run_row;
 mod run_source;
