@@ -51,11 +51,17 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
         agent::starting_session(&agent.memory, &effective, args.options.continue_latest).await?;
     tracing::debug!(session = %session, model = %effective.provider.model, "starting run");
     let cancel = interrupts.begin_turn();
+    let first_call = agent.small_model_default.then(|| {
+        crate::setup::tool_choice::small_model_first_call(&effective.runtime.workspace, &prompt)
+    });
     let mut request = agent
         .runtime
         .session(&session)
         .prompt(prompt)
         .cancel(&cancel);
+    if let Some(first_call) = first_call {
+        request = request.tool_choice(first_call);
+    }
     if let Some(output) = output {
         request = request.structured(output);
     }
