@@ -4,11 +4,10 @@
 use std::time::Duration;
 
 use oxydra_types::Message;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::budget::{ContextBudget, FixedTokens};
-use super::off_thread::{count_off_thread, load_encoder_within};
+use super::off_thread::{count_off_thread, load_encoder_until_cancelled};
 use super::tokens::{MESSAGE_OVERHEAD, message_upper_bound};
 use crate::error::RuntimeError;
 
@@ -28,9 +27,8 @@ impl PromptFit<'_> {
     /// [`RuntimeError::PromptTooLong`] with the count and the budget when it does not.
     ///
     /// When the byte upper bound fits, nothing is counted. Otherwise the encoder is
-    /// loaded and the parts are counted exactly (each text bounded by its 64 KiB
-    /// prefix) on blocking threads, under `cancel` and, load and counts together,
-    /// `timeout`.
+    /// loaded (under `cancel`) and the parts are counted exactly (each text bounded by
+    /// its 64 KiB prefix) on blocking threads, under `cancel` and `timeout`.
     pub async fn check(
         &self,
         user: &Message,
@@ -51,8 +49,7 @@ impl PromptFit<'_> {
         if upper <= available {
             return Ok(());
         }
-        let started = Instant::now();
-        load_encoder_within(cancel, timeout)
+        load_encoder_until_cancelled(cancel)
             .await
             .map_err(|interrupted| interrupted.into_error(timeout))?;
         // Texts, not messages: the window counts its messages itself, this check
@@ -63,8 +60,7 @@ impl PromptFit<'_> {
         let message_count = texts.len();
         let schemas = self.schema_tokens.uncounted_text().map(str::to_owned);
         texts.extend(schemas);
-        let left = timeout.saturating_sub(started.elapsed());
-        let counts = count_off_thread(Vec::new(), texts, cancel, left)
+        let counts = count_off_thread(Vec::new(), texts, cancel, timeout)
             .await
             .map_err(|interrupted| interrupted.into_error(timeout))?;
         let (messages, schemas) = counts.texts.split_at(message_count.min(counts.texts.len()));
@@ -159,7 +155,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_check_out_of_time_ends_with_the_turn_timeout() {
-        // Whether the encoder is loaded or not, nothing is ready with no time left.
+        // The encoder loads whatever the time; the counts are not ready in none.
         let schemas = FixedTokens::default();
         let user = Message::user("lorem ipsum dolor sit amet ".repeat(40_000));
         let error = fit(&schemas, 1_000)

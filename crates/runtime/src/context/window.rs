@@ -7,14 +7,13 @@ use std::time::Duration;
 use oxydra_memory::SessionSummary;
 use oxydra_provider::ProviderRequest;
 use oxydra_types::{Message, ToolSchema};
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::budget::{ContextBudget, ContextReport, FixedTokens};
 use super::count_cache::CachedCount;
 use super::history::History;
 use super::message_tokens::CountMode;
-use super::off_thread::{CountInterrupted, count_off_thread, load_encoder_within};
+use super::off_thread::{CountInterrupted, count_off_thread, load_encoder_until_cancelled};
 use super::prepared::PreparedContext;
 use super::summary::{self, summary_message};
 use super::tokens::NEAR_LIMIT_PERCENT;
@@ -219,20 +218,18 @@ impl ContextWindow {
     /// to exact counts when the prompt's estimate comes within [`NEAR_LIMIT_PERCENT`]
     /// of its limit (loading the encoder on a blocking thread), then computes on a
     /// blocking thread the exact counts the prompt lacks when its upper bound passes
-    /// the limit. Cancellation ends it with [`RuntimeError::Cancelled`]; the load and
-    /// the counts together not done within `timeout` end it with the `turn_timeout`
-    /// budget error.
+    /// the limit. Cancellation ends it with [`RuntimeError::Cancelled`]; counts not
+    /// done within `timeout` end it with the `turn_timeout` budget error (the
+    /// encoder's one-off load is bounded by `cancel` alone).
     pub async fn measure(
         &mut self,
         cancel: &CancellationToken,
         timeout: Duration,
     ) -> Result<(), RuntimeError> {
-        let started = Instant::now();
         self.refresh_header();
         async {
-            self.switch_to_exact_if_near(cancel, timeout).await?;
-            let left = timeout.saturating_sub(started.elapsed());
-            self.count_uncounted(false, cancel, left).await
+            self.switch_to_exact_if_near(cancel).await?;
+            self.count_uncounted(false, cancel, timeout).await
         }
         .await
         .map_err(|interrupted| interrupted.into_error(timeout))
@@ -241,7 +238,6 @@ impl ContextWindow {
     async fn switch_to_exact_if_near(
         &mut self,
         cancel: &CancellationToken,
-        timeout: Duration,
     ) -> Result<(), CountInterrupted> {
         if self.mode == CountMode::Exact {
             return Ok(());
@@ -263,16 +259,15 @@ impl ContextWindow {
             limit,
             "the prompt nears its limit; counting exactly from now on"
         );
-        self.switch_to_exact(cancel, timeout).await
+        self.switch_to_exact(cancel).await
     }
 
-    /// Loads the encoder (under `cancel` and `timeout`), then counts exactly for good.
+    /// Loads the encoder (under `cancel`), then counts exactly for good.
     async fn switch_to_exact(
         &mut self,
         cancel: &CancellationToken,
-        timeout: Duration,
     ) -> Result<(), CountInterrupted> {
-        load_encoder_within(cancel, timeout).await?;
+        load_encoder_until_cancelled(cancel).await?;
         self.mode = CountMode::Exact;
         Ok(())
     }
@@ -396,11 +391,9 @@ impl ContextWindow {
         cancel: &CancellationToken,
         timeout: Duration,
     ) -> Result<(), RuntimeError> {
-        let started = Instant::now();
         async {
-            self.switch_to_exact(cancel, timeout).await?;
-            let left = timeout.saturating_sub(started.elapsed());
-            self.count_uncounted(true, cancel, left).await
+            self.switch_to_exact(cancel).await?;
+            self.count_uncounted(true, cancel, timeout).await
         }
         .await
         .map_err(|interrupted| interrupted.into_error(timeout))?;
@@ -490,8 +483,8 @@ mod tests {
 
     #[tokio::test]
     async fn counting_out_of_time_ends_with_the_turn_timeout() {
-        // Loading the encoder and counting share the time: with none left, the window
-        // ends with the budget error before counting anything, loaded encoder or not.
+        // The encoder loads whatever the time; with none left for the counts, the
+        // window ends with the budget error before counting anything.
         let mut window = ContextWindow::default();
         window.begin_run(settings(4_000));
         for sequence in 1..=20 {

@@ -94,8 +94,8 @@ async fn a_turn_on_a_session_with_a_huge_stored_message_finishes_promptly() {
     assert_eq!(last.messages.last().unwrap().text(), "what did you write?");
 }
 
-/// Counting a long history (with loading the encoder first) is bounded by the turn
-/// timeout: the run ends with the turn-timeout budget error, without asking the
+/// Counting a long history is bounded by the turn timeout (loading the encoder, a
+/// fixed cost, is not: it gives way to cancellation only): the run ends with the turn-timeout budget error, without asking the
 /// provider, and without waiting for the counts: when it returns, the encoder has been
 /// run over fewer than half of the messages.
 #[tokio::test(flavor = "current_thread")]
