@@ -66,6 +66,7 @@ mod run_request;
 mod runtime;
 mod runtime_inner;
 mod session_lease;
+mod session_load;
 mod session_outcome;
 mod session_state;
 mod session_store;

@@ -41,7 +41,9 @@ mod tokens;
 mod window;
 
 pub(crate) use budget::{ContextBudget, ContextReport, FixedTokens};
-pub(crate) use count_cache::TokenCache;
+#[cfg(test)]
+pub(crate) use count_cache::fingerprint;
+pub(crate) use count_cache::{CachedCount, TokenCache};
 pub(crate) use prompt_fit::PromptFit;
 pub(crate) use result_cap::ResultCap;
 pub(crate) use snippets::snippets_message;
@@ -54,4 +56,7 @@ pub use snippets::RETRIEVAL_HEADER;
 #[cfg(feature = "testing")]
 pub use summary::{SUMMARY_HEADER, SUMMARY_INSTRUCTIONS};
 #[cfg(feature = "testing")]
-pub use tokens::{encoder_load_thread, encoder_loaded, messages_counted_on_this_thread};
+pub use tokens::{
+    EXACT_PREFIX_BYTES, bytes_encoded, bytes_encoded_on_this_thread, encoder_load_thread,
+    encoder_loaded, messages_counted_on_this_thread,
+};
