@@ -78,7 +78,8 @@ fn openai_chat_refuses_what_the_api_refuses() {
         ("user", json!({"text": "no type"}), "type'"),
     ];
     for (role, part, expected) in cases {
-        let error = check_openai_content(role, &[part.clone()], "messages[0].content").unwrap_err();
+        let error = check_openai_content(role, std::slice::from_ref(&part), "messages[0].content")
+            .unwrap_err();
         assert!(error.contains(expected), "{part}: {error}");
     }
 }
@@ -123,7 +124,8 @@ fn responses_parts_pass_and_wrong_ones_are_refused() {
         ),
     ];
     for (part, expected) in cases {
-        let error = check_responses_content(&[part.clone()], "input[0].content").unwrap_err();
+        let error =
+            check_responses_content(std::slice::from_ref(&part), "input[0].content").unwrap_err();
         assert!(error.contains(expected), "{part}: {error}");
     }
 }
