@@ -67,10 +67,7 @@ fn api_error(error: CoordinatorError) -> ToolError {
 }
 
 fn json_output(value: Value) -> ToolOutput {
-    ToolOutput {
-        content: value.to_string(),
-        structured: Some(value),
-    }
+    ToolOutput::from(value)
 }
 
 fn to_value(value: impl serde::Serialize) -> Result<Value, ToolError> {

@@ -18,6 +18,14 @@ use crate::choices::{self, ArgumentChoices};
 use crate::config::LocalConfig;
 use crate::engine::{Event, Job, REPETITION_FINISH};
 use crate::error::LocalError;
+
+/// The name the local provider reports, in errors too.
+const LOCAL_PROVIDER_NAME: &str = "local";
+
+/// Why the local provider takes no image or document: it loads no multimodal
+/// projector (mmproj), so the model reads text only.
+const NO_PROJECTOR: &str = "the embedded llama.cpp model has no multimodal projector (mmproj) loaded and reads text only; \
+     use a provider with vision (openai, anthropic, gemini, ollama) for images and documents";
 use crate::grammar::tool_grammar;
 use crate::model::{self, LoadedModel};
 use crate::output::OutputSplitter;
@@ -136,6 +144,7 @@ impl LocalProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<(UnboundedReceiver<Event>, OutputSplitter), ProviderError> {
+        oxydra_provider::refuse_all_parts(LOCAL_PROVIDER_NAME, NO_PROJECTOR, &request.messages)?;
         let tools: Vec<ToolSchema> = match &request.tool_choice {
             ToolChoice::None => Vec::new(),
             ToolChoice::Tool(name) => request
@@ -183,7 +192,7 @@ impl LocalProvider {
 #[async_trait]
 impl Provider for LocalProvider {
     fn name(&self) -> &str {
-        "local"
+        LOCAL_PROVIDER_NAME
     }
 
     fn capabilities(&self, _model: &str) -> ProviderCapabilities {

@@ -170,6 +170,7 @@ pub fn tool_output(
     Ok(ToolOutput {
         content,
         structured: result.structured_content,
+        parts: Vec::new(),
     })
 }
 

@@ -117,6 +117,28 @@ pub enum ProviderError {
         /// What failed.
         error: Box<ProviderError>,
     },
+    /// A message part (an image, a document) the provider cannot send: a kind it does
+    /// not take, a media type it refuses, a URL it cannot fetch, bytes that are not what
+    /// they claim. Found before anything is sent; the part is never silently dropped.
+    #[error("{provider} cannot send this {part} part: {reason}")]
+    UnsupportedPart {
+        /// The provider's name (`openai`, `anthropic`, `gemini`, `ollama`, `local`, …).
+        provider: String,
+        /// The part's kind: `image`, `image_url` or `document`.
+        part: &'static str,
+        /// Why not.
+        reason: String,
+    },
+    /// The request's parts are past the provider's documented limit: an image or
+    /// document too large, too many parts, too many bytes of them. Found before
+    /// anything is sent.
+    #[error("{provider} refuses the request's parts: {message}")]
+    PartLimit {
+        /// The provider's name.
+        provider: String,
+        /// Which limit, and by how much.
+        message: String,
+    },
     /// The caller cancelled.
     #[error("cancelled")]
     Cancelled,

@@ -14,8 +14,8 @@ use crate::error::ProviderError;
 /// - `RateLimited`: a 429 is about the caller's quota, which the `complete` request
 ///   counts against too; the stream is retried after the provider's `Retry-After`
 ///   (or the backoff) instead.
-/// - `Auth`, `InvalidRequest`, `ContextLengthExceeded`, `InvalidConfig`: the request
-///   itself is refused.
+/// - `Auth`, `InvalidRequest`, `ContextLengthExceeded`, `InvalidConfig`,
+///   `UnsupportedPart`, `PartLimit`: the request itself is refused.
 /// - `ResponseTooLarge`: a provider that sent this much once will do it again.
 /// - `FirstByteTimeout`: the server took the request and never answered; a plain
 ///   request would wait for it just the same.
@@ -38,6 +38,8 @@ pub(crate) fn falls_back(error: &ProviderError) -> bool {
         | ProviderError::ResponseTooLarge { .. }
         | ProviderError::FirstByteTimeout { .. }
         | ProviderError::InvalidConfig { .. }
+        | ProviderError::UnsupportedPart { .. }
+        | ProviderError::PartLimit { .. }
         | ProviderError::Cancelled => false,
         ProviderError::RetryAdvised { retry, error } => *retry && falls_back(error),
     }

@@ -17,6 +17,10 @@
 //! Responses API, LM Studio's copy of it), [`AnthropicProvider`], [`GeminiProvider`]
 //! and [`OllamaProvider`] (Ollama's native API); they parse their streams with this
 //! crate's own SSE parser ([`sse`]) or, for Ollama, its NDJSON reader ([`ndjson`]).
+//! A message's parts (images, PDF documents) go to each API in its own documented shape;
+//! a part a provider cannot send, or past its documented limit, is a
+//! [`ProviderError::UnsupportedPart`] or [`ProviderError::PartLimit`] before anything is
+//! sent, never a part silently left out (docs/provider.md has the table).
 //! What each kind is (its name, variables, defaults and constructor) is one row of
 //! [`PROVIDERS`], which [`from_env`] and the `oxydra` CLI read.
 //!
@@ -60,6 +64,7 @@ mod kinds;
 pub mod ndjson;
 mod ollama;
 mod openai;
+mod parts;
 mod pricing;
 mod provider;
 mod reasoning_settings;
@@ -86,6 +91,7 @@ pub use gemini::{GEMINI_BASE_URL, GeminiProvider, GeminiStreamDecoder};
 pub use kinds::{PROVIDER_KINDS, PROVIDERS, ProviderInfo, provider_info};
 pub use ollama::{OLLAMA_BASE_URL, OllamaProvider, OllamaStreamDecoder};
 pub use openai::{OPENAI_BASE_URL, OpenAiProvider, OpenAiStreamDecoder};
+pub use parts::{MAX_PARTS_PER_REQUEST, refuse_all_parts};
 pub use pricing::{ModelPrice, PricingTable, cost};
 pub use provider::{Provider, ProviderCapabilities, ProviderStream};
 pub use reasoning_settings::ReasoningEffort;

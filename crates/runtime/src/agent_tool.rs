@@ -147,14 +147,14 @@ impl Tool for AgentTool {
                 RuntimeError::Cancelled => ToolError::Cancelled,
                 other => ToolError::Failed(format!("the `{}` agent failed: {other}", self.name)),
             })?;
-        Ok(ToolOutput {
-            content: outcome.final_text,
-            structured: Some(json!({
+        Ok(ToolOutput::structured(
+            outcome.final_text,
+            json!({
                 "session_id": outcome.session_id.as_str(),
                 "turns": outcome.turns,
                 "cost": outcome.cost,
                 "output": outcome.output,
-            })),
-        })
+            }),
+        ))
     }
 }

@@ -12,6 +12,8 @@
 //!   path, headers, body), hit, connection and byte counters; optionally strict
 //!   about requests as a llama.cpp-based server is
 //!   ([`MockServerBuilder::strict_openai`], [`validate_openai_request`]);
+//! - the checks the real APIs apply to images and documents in requests
+//!   ([`strict_parts`]), used by the strict mocks of every provider;
 //! - the scripted model turns in the OpenAI ([`openai`]) and Anthropic ([`anthropic`])
 //!   streaming formats, built as plain JSON;
 //! - the OpenAI Responses API ([`responses`]): scripted streamed turns and a mock as
@@ -47,6 +49,7 @@ mod server;
 mod sse;
 mod strict_anthropic;
 mod strict_openai;
+pub mod strict_parts;
 pub mod test_model;
 
 pub use fixtures::{fixture, fixture_text, fixtures_dir};

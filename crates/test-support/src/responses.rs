@@ -15,6 +15,10 @@
 //!   model." (OpenAI's answer);
 //! - a tool in the chat-completions shape (`{type, function: {…}}`): 400 "Missing
 //!   required parameter: `'tools[0].name'`." (OpenAI's answer);
+//! - content parts (`input_text`, `input_image`, `input_file`) in a user message or a
+//!   `function_call_output`'s `output` list, with a wrong type, a missing field or a
+//!   `data:` URL of the wrong media type: 400 as OpenAI answers
+//!   ([`check_responses_content`](crate::strict_parts::check_responses_content));
 //! - `store` missing or `true` while reasoning items are sent back: refused by this
 //!   mock as a contract of our client (it keeps nothing at the provider, so the items
 //!   exist only in the request); OpenAI's own answer to that case is not recorded.
@@ -27,6 +31,7 @@ use serde_json::{Value, json};
 use crate::reply::Reply;
 use crate::server::MockServer;
 use crate::sse::SseEvent;
+use crate::strict_parts::check_responses_content;
 
 /// The path of the Responses endpoint, under the `/v1` base URL.
 pub const RESPONSES_PATH: &str = "/v1/responses";
@@ -149,14 +154,19 @@ pub fn validate_responses_request(body: &Value) -> Result<(), Refusal> {
                         Some(&format!("{param}.role")),
                     ));
                 }
-                if !matches!(
-                    item.get("content"),
-                    Some(Value::String(_) | Value::Array(_))
-                ) {
-                    return Err(bad(
-                        format!("Missing required parameter: '{param}.content'."),
-                        Some(&format!("{param}.content")),
-                    ));
+                match item.get("content") {
+                    Some(Value::String(_)) => {}
+                    Some(Value::Array(parts)) => {
+                        let at = format!("{param}.content");
+                        check_responses_content(parts, &at)
+                            .map_err(|message| bad(message, Some(&at)))?;
+                    }
+                    _ => {
+                        return Err(bad(
+                            format!("Missing required parameter: '{param}.content'."),
+                            Some(&format!("{param}.content")),
+                        ));
+                    }
                 }
             }
             "function_call" => {
@@ -186,11 +196,19 @@ pub fn validate_responses_request(body: &Value) -> Result<(), Refusal> {
                         Some("input"),
                     ));
                 }
-                if text_of(item, "output").is_none() {
-                    return Err(bad(
-                        format!("Missing required parameter: '{param}.output'."),
-                        Some(&format!("{param}.output")),
-                    ));
+                match item.get("output") {
+                    Some(Value::String(_)) => {}
+                    Some(Value::Array(parts)) => {
+                        let at = format!("{param}.output");
+                        check_responses_content(parts, &at)
+                            .map_err(|message| bad(message, Some(&at)))?;
+                    }
+                    _ => {
+                        return Err(bad(
+                            format!("Missing required parameter: '{param}.output'."),
+                            Some(&format!("{param}.output")),
+                        ));
+                    }
                 }
             }
             "reasoning" => {

@@ -3,13 +3,18 @@
 //! Each rule is one the real API enforces: `max_tokens` is required; user and
 //! assistant turns alternate, starting with the user; text blocks are never empty; a
 //! user message's `tool_result` blocks answer exactly the `tool_use` ids of the
-//! assistant message right before it; at most four blocks carry `cache_control`; and
-//! with extended thinking on, the budget is at least 1024 and below `max_tokens`, no
+//! assistant message right before it; at most four blocks carry `cache_control`; image
+//! and document blocks are well formed, within 5 MB per image and 100 per request, in
+//! user content and in `tool_result` content
+//! ([`check_anthropic_block`](crate::strict_parts::check_anthropic_block)); and with
+//! extended thinking on, the budget is at least 1024 and below `max_tokens`, no
 //! `temperature` is sent, no tool is forced, and the assistant turn a tool result
 //! answers starts with its thinking block, sent back exactly as the server produced
 //! it (the signature covers the thinking text).
 
 use serde_json::Value;
+
+use crate::strict_parts::{ANTHROPIC_MAX_MEDIA, check_anthropic_block};
 
 /// Most `cache_control` breakpoints one request may carry.
 pub const MAX_CACHE_BREAKPOINTS: usize = 4;
@@ -163,6 +168,7 @@ pub fn validate_anthropic_request(body: &Value, issued: &[IssuedThinking]) -> Re
     }
     let mut previous_calls: Vec<&str> = Vec::new();
     let mut previous_role = "";
+    let mut media = 0usize;
     for (at, message) in messages.iter().enumerate() {
         let role = message.get("role").and_then(Value::as_str).unwrap_or("");
         match (at, role) {
@@ -187,6 +193,43 @@ pub fn validate_anthropic_request(body: &Value, issued: &[IssuedThinking]) -> Re
             ));
         }
         for (block_at, block) in content.iter().enumerate() {
+            let path = format!("messages.{at}.content.{block_at}");
+            if check_anthropic_block(block, &path)? {
+                media += 1;
+            }
+            if kind(block) == "tool_result"
+                && let Some(Value::Array(inner)) = block.get("content")
+            {
+                for (inner_at, inner_block) in inner.iter().enumerate() {
+                    let inner_path = format!("{path}.tool_result.content.{inner_at}");
+                    match kind(inner_block) {
+                        "text" | "image" | "document" | "search_result" => {}
+                        other => {
+                            return Err(format!(
+                                "{inner_path}.type: Input tag '{other}' found using 'type' does not match any of the expected tags: 'text', 'image', 'search_result', 'document'"
+                            ));
+                        }
+                    }
+                    if check_anthropic_block(inner_block, &inner_path)? {
+                        media += 1;
+                    }
+                    if kind(inner_block) == "text"
+                        && inner_block
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .is_none_or(|t| t.trim().is_empty())
+                    {
+                        return Err(format!(
+                            "{inner_path}.text: text content blocks must contain non-whitespace text"
+                        ));
+                    }
+                }
+            }
+            if media > ANTHROPIC_MAX_MEDIA {
+                return Err(format!(
+                    "messages: too many images and documents: {media} > {ANTHROPIC_MAX_MEDIA}"
+                ));
+            }
             if kind(block) == "text"
                 && block
                     .get("text")

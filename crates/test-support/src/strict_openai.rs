@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::strict_parts::check_openai_content;
+
 /// The recorded answer of llama-cpp-python to an assistant message with
 /// `content: null`: what a strict [`MockServer`](crate::MockServer) answers (HTTP 500)
 /// to a request [`validate_openai_request`] refuses.
@@ -10,8 +12,9 @@ pub const STRICT_REFUSAL: &str = "local/llama_cpp_python_500_null_assistant_cont
 
 /// Checks a chat-completions request body as a llama.cpp-based server does:
 /// `messages` is an array; each message has a known role and a `content` that is a
-/// string (or, for system and user messages, an array of typed parts), never `null` or
-/// missing; an assistant's `tool_calls` carry an id, `type: function`, a name and a
+/// string (or an array of typed parts: `text`, `image_url` and `file` for a user
+/// message, `text` for others, each checked as OpenAI does, see
+/// [`check_openai_content`]), never `null` or missing; an assistant's `tool_calls` carry an id, `type: function`, a name and a
 /// string of arguments; a tool message's `tool_call_id` names a call of an earlier
 /// assistant message. The error says which message fails and why.
 pub fn validate_openai_request(body: &Value) -> Result<(), String> {
@@ -34,6 +37,10 @@ pub fn validate_openai_request(body: &Value) -> Result<(), String> {
                 {
                     return Err(format!("messages[{at}]: a content part without a type"));
                 }
+                check_openai_content(role, parts, &format!("messages[{at}].content"))?;
+            }
+            Some(Value::Array(parts)) if role == "tool" => {
+                check_openai_content(role, parts, &format!("messages[{at}].content"))?;
             }
             Some(Value::Null) => return Err(format!("messages[{at}]: content is null")),
             Some(other) => return Err(format!("messages[{at}]: content is {other}")),

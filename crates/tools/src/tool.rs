@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use oxydra_types::{SafetyTier, ToolSchema};
+use oxydra_types::{ContentPart, SafetyTier, ToolSchema};
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -15,6 +15,10 @@ pub struct ToolOutput {
     pub content: String,
     /// Structured output, when the tool has any (kept for callers; the model gets `content`).
     pub structured: Option<serde_json::Value>,
+    /// Parts the model receives after `content` (an image `file_read` read, an MCP
+    /// server's image): they travel in the tool's result message, for providers
+    /// that take them there.
+    pub parts: Vec<ContentPart>,
 }
 
 impl ToolOutput {
@@ -23,7 +27,23 @@ impl ToolOutput {
         Self {
             content: content.into(),
             structured: None,
+            parts: Vec::new(),
         }
+    }
+
+    /// Structured output, whose text for the model is `text`.
+    pub fn structured(text: impl Into<String>, value: serde_json::Value) -> Self {
+        Self {
+            content: text.into(),
+            structured: Some(value),
+            parts: Vec::new(),
+        }
+    }
+
+    /// This output with `parts` after its text.
+    pub fn with_parts(mut self, parts: Vec<ContentPart>) -> Self {
+        self.parts = parts;
+        self
     }
 }
 
@@ -71,9 +91,6 @@ impl From<&str> for ToolOutput {
 /// Structured output: the model gets the value as JSON text, callers the value.
 impl From<serde_json::Value> for ToolOutput {
     fn from(value: serde_json::Value) -> Self {
-        Self {
-            content: value.to_string(),
-            structured: Some(value),
-        }
+        Self::structured(value.to_string(), value)
     }
 }

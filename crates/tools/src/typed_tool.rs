@@ -160,6 +160,7 @@ impl<T: TypedTool> Tool for T {
                     Some(limit) if output.content.len() > limit => Ok(ToolOutput {
                         content: truncate_output(&output.content, limit).into_owned(),
                         structured: output.structured,
+                        parts: output.parts,
                     }),
                     _ => Ok(output),
                 },

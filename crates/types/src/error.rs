@@ -24,4 +24,12 @@ pub enum TypesError {
         "unknown progress kind `{0}` (expected provider_call, tool_execution or rolling_summary)"
     )]
     UnknownProgressKind(String),
+    /// A content part's base64 data does not decode.
+    #[error("the data of a `{kind}` content part is not valid base64: {message}")]
+    InvalidPartData {
+        /// The part's kind (`image`, `document`).
+        kind: &'static str,
+        /// The decoder's message.
+        message: String,
+    },
 }

@@ -23,9 +23,11 @@
 //! assert_eq!(serde_json::from_str::<Message>(&json).unwrap(), result);
 //! ```
 
+mod content;
 mod error;
 mod event;
 mod ids;
+mod media_sniff;
 mod message;
 mod progress;
 mod reasoning;
@@ -33,9 +35,11 @@ mod stream;
 mod tool;
 mod usage;
 
+pub use content::{ContentPart, PDF_MEDIA_TYPE};
 pub use error::TypesError;
 pub use event::RuntimeEvent;
 pub use ids::{ApprovalId, CallId, RunId, SessionId};
+pub use media_sniff::{is_image_media_type, sniff_media_type};
 pub use message::{Message, MessageRole};
 pub use progress::{RuntimeProgressEvent, RuntimeProgressKind};
 pub use reasoning::ReasoningPart;

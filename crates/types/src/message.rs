@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::content::ContentPart;
 use crate::ids::CallId;
 use crate::reasoning::ReasoningPart;
 use crate::tool::ToolCall;
@@ -40,6 +41,11 @@ pub struct Message {
     /// Its text; `None` for an assistant message that only calls tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    /// Its parts besides the text (images, documents), in order after the text; empty
+    /// for a message of text only, which then serialises exactly as before parts
+    /// existed (DESIGN.md §3.10).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<ContentPart>,
     /// Tool calls the assistant asked for, in the order it asked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
@@ -61,6 +67,7 @@ impl Message {
         Self {
             role,
             content: Some(content.into()),
+            parts: Vec::new(),
             tool_calls: Vec::new(),
             tool_call_id: None,
             name: None,
@@ -88,6 +95,7 @@ impl Message {
         Self {
             role: MessageRole::Assistant,
             content,
+            parts: Vec::new(),
             tool_calls,
             tool_call_id: None,
             name: None,
@@ -104,6 +112,7 @@ impl Message {
         Self {
             role: MessageRole::Tool,
             content: Some(content.into()),
+            parts: Vec::new(),
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id),
             name: Some(name.into()),
@@ -115,6 +124,17 @@ impl Message {
     pub fn with_reasoning(mut self, reasoning: Vec<ReasoningPart>) -> Self {
         self.reasoning = reasoning;
         self
+    }
+
+    /// This message with `parts` (images, documents) after its text.
+    pub fn with_parts(mut self, parts: Vec<ContentPart>) -> Self {
+        self.parts = parts;
+        self
+    }
+
+    /// Whether the message carries parts besides its text.
+    pub fn has_parts(&self) -> bool {
+        !self.parts.is_empty()
     }
 
     /// The text of the message, or `""` when it has none.
@@ -147,6 +167,11 @@ mod tests {
             Message::assistant_with_tool_calls(Some("looking".into()), vec![call.clone()]),
             Message::assistant_with_tool_calls(None, vec![call]),
             Message::tool_result(CallId::from("c1"), "file_read", "contents"),
+            Message::user("look").with_parts(vec![
+                ContentPart::image("image/png", b"\x89PNG"),
+                ContentPart::image_url("https://example.com/a.png"),
+                ContentPart::pdf(b"%PDF-1.7", None),
+            ]),
             Message::assistant("done").with_reasoning(vec![ReasoningPart::Thinking {
                 text: "hmm".into(),
                 signature: "sig".into(),
@@ -166,6 +191,13 @@ mod tests {
         );
         let user = serde_json::to_value(Message::user("hi")).unwrap();
         assert_eq!(user, serde_json::json!({"role":"user","content":"hi"}));
+        let with_image =
+            serde_json::to_value(Message::user("hi").with_parts(vec![ContentPart::image_url("u")]))
+                .unwrap();
+        assert_eq!(
+            with_image,
+            serde_json::json!({"role":"user","content":"hi","parts":[{"type":"image_url","url":"u"}]})
+        );
     }
 
     #[test]

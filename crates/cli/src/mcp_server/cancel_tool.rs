@@ -55,9 +55,6 @@ impl Tool for CancelAgentRun {
             .map_err(|error| ToolError::Failed(ApiError::from(error).body.to_string()))?;
         let value =
             serde_json::to_value(run).map_err(|error| ToolError::Failed(error.to_string()))?;
-        Ok(ToolOutput {
-            content: value.to_string(),
-            structured: Some(value),
-        })
+        Ok(ToolOutput::from(value))
     }
 }

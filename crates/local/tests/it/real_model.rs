@@ -181,3 +181,61 @@ async fn stopping_the_models_ends_a_decode_and_joins_its_thread() {
         .unwrap_err();
     assert!(error.to_string().contains("worker thread"), "{error}");
 }
+
+#[tokio::test]
+async fn an_image_or_a_document_is_refused_naming_the_provider_and_the_part() {
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
+    let provider = load(LocalConfig::new(model)).await;
+    let png = b"\x89PNG\r\n\x1a\n0000";
+    let cases = [
+        (
+            Message::user("look")
+                .with_parts(vec![oxydra_types::ContentPart::image("image/png", png)]),
+            "image",
+        ),
+        (
+            Message::user("read")
+                .with_parts(vec![oxydra_types::ContentPart::pdf(b"%PDF-1.7", None)]),
+            "document",
+        ),
+        (
+            Message::user("see").with_parts(vec![oxydra_types::ContentPart::image_url(
+                "https://example.com/a.png",
+            )]),
+            "image_url",
+        ),
+    ];
+    for (message, kind) in cases {
+        let request = ProviderRequest::new("local", vec![message]);
+        let cancel = CancellationToken::new();
+        for error in [
+            provider.complete(&request, &cancel).await.unwrap_err(),
+            provider.stream(&request, &cancel).await.err().unwrap(),
+        ] {
+            match &error {
+                ProviderError::UnsupportedPart {
+                    provider,
+                    part,
+                    reason,
+                } => {
+                    assert_eq!(provider, "local");
+                    assert_eq!(*part, kind);
+                    assert!(reason.contains("projector"), "{reason}");
+                }
+                other => panic!("{kind}: {other:?}"),
+            }
+            assert!(error.to_string().contains("local"), "{error}");
+        }
+    }
+    // A text-only request still runs.
+    let mut config_request = ask("Say hi.");
+    config_request.max_tokens = Some(4);
+    assert!(
+        provider
+            .complete(&config_request, &CancellationToken::new())
+            .await
+            .is_ok()
+    );
+}

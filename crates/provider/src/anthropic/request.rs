@@ -1,11 +1,12 @@
 //! Messages request bodies: the conversation as content blocks, extended thinking and
 //! prompt-cache breakpoints.
 
-use oxydra_types::{CallId, Message, MessageRole, ReasoningPart, ToolCall};
+use oxydra_types::{CallId, ContentPart, Message, MessageRole, ReasoningPart, ToolCall};
 use serde_json::{Map, Value, json};
 
 use crate::error::ProviderError;
 use crate::http_error::object;
+use crate::parts::{self, parse_data_url};
 use crate::request::{ProviderRequest, ToolChoice};
 
 /// `max_tokens` sent when the request names none (the API requires one).
@@ -64,6 +65,39 @@ fn reasoning_blocks(message: &Message) -> impl Iterator<Item = Value> + '_ {
     })
 }
 
+/// A part as a content block: an `image` block with a `base64` source (its bytes, or
+/// those of its `data:` URL) or a `url` source, or a `document` block with a `base64`
+/// PDF source, titled with the file's name when known.
+fn part_block(part: &ContentPart) -> Value {
+    let base64_image = |media_type: &str, data: &str| {
+        json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": media_type, "data": data},
+        })
+    };
+    match part {
+        ContentPart::Image { media_type, data } => base64_image(media_type, data),
+        ContentPart::ImageUrl { url } => match parse_data_url(url) {
+            Some((media_type, data)) => base64_image(media_type, data),
+            None => json!({"type": "image", "source": {"type": "url", "url": url}}),
+        },
+        ContentPart::Document {
+            media_type,
+            data,
+            name,
+        } => {
+            let mut block = object(json!({
+                "type": "document",
+                "source": {"type": "base64", "media_type": media_type, "data": data},
+            }));
+            if let Some(name) = name {
+                block.insert("title".into(), json!(name));
+            }
+            Value::Object(block)
+        }
+    }
+}
+
 /// The system prompt (every system message, joined) and the conversation.
 fn messages_to_wire(messages: &[Message]) -> (Option<String>, Vec<Value>) {
     let mut system: Vec<&str> = Vec::new();
@@ -73,11 +107,12 @@ fn messages_to_wire(messages: &[Message]) -> (Option<String>, Vec<Value>) {
             MessageRole::System => system.push(message.text()),
             MessageRole::User => {
                 let text = message.text();
-                let blocks = if text.trim().is_empty() {
+                let mut blocks = if text.trim().is_empty() {
                     Vec::new()
                 } else {
                     vec![json!({"type": "text", "text": text})]
                 };
+                blocks.extend(message.parts.iter().map(part_block));
                 push_blocks(&mut wire, "user", blocks);
             }
             MessageRole::Assistant => {
@@ -103,7 +138,15 @@ fn messages_to_wire(messages: &[Message]) -> (Option<String>, Vec<Value>) {
                     "tool_use_id": message.tool_call_id.as_ref().map(CallId::as_str).unwrap_or_default(),
                 }));
                 // An empty text block is refused; an empty result is sent without content.
-                if !message.text().is_empty() {
+                // A result with parts sends a list of blocks: its text, then its parts.
+                if !message.parts.is_empty() {
+                    let mut content = Vec::with_capacity(message.parts.len() + 1);
+                    if !message.text().trim().is_empty() {
+                        content.push(json!({"type": "text", "text": message.text()}));
+                    }
+                    content.extend(message.parts.iter().map(part_block));
+                    block.insert("content".into(), Value::Array(content));
+                } else if !message.text().is_empty() {
                     block.insert("content".into(), json!(message.text()));
                 }
                 if message.text().starts_with(FAILED_TOOL_PREFIX) {
@@ -171,6 +214,7 @@ pub(crate) fn request_body(
     stream: bool,
     thinking_budget: Option<u32>,
 ) -> Result<Value, ProviderError> {
+    parts::check("anthropic", &parts::ANTHROPIC, &request.messages)?;
     let forced_tool = matches!(
         request.tool_choice,
         ToolChoice::Required | ToolChoice::Tool(_)

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{KeyHeader, ProviderConfig};
 use crate::error::ProviderError;
+use crate::parts;
 use crate::provider::{Provider, ProviderCapabilities, ProviderStream};
 use crate::request::{ProviderRequest, ProviderResponse};
 use crate::transport::{complete_call, decode_whole_body, stream_call};
@@ -104,6 +105,7 @@ impl Provider for GeminiProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderResponse, ProviderError> {
+        parts::check(self.name(), &parts::GEMINI, &request.messages)?;
         let body = wire::request_body(request, self.config.thinking_budget);
         complete_call(
             self.name(),
@@ -121,6 +123,7 @@ impl Provider for GeminiProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderStream, ProviderError> {
+        parts::check(self.name(), &parts::GEMINI, &request.messages)?;
         let body = wire::request_body(request, self.config.thinking_budget);
         stream_call(
             self.name(),

@@ -2,10 +2,11 @@
 
 use std::collections::HashMap;
 
-use oxydra_types::{Message, MessageRole, ReasoningPart, ToolCall, ToolSchema};
+use oxydra_types::{ContentPart, Message, MessageRole, ReasoningPart, ToolCall, ToolSchema};
 use serde_json::{Map, Value, json};
 
 use crate::http_error::object;
+use crate::parts::parse_data_url;
 use crate::request::{ProviderRequest, ToolChoice};
 
 /// Failed tool results (they begin with this) are sent as `{"error": …}`.
@@ -102,6 +103,24 @@ fn response_part(message: &Message, call_names: &HashMap<&str, &str>) -> Value {
     json!({"functionResponse": {"name": name, "response": response}})
 }
 
+/// A part as a Gemini part: its bytes (or those of its `data:` URL) inline as
+/// `inlineData` with their `mimeType`, or a File API URI as `fileData`. Web URLs were
+/// refused before ([`crate::parts::check`]).
+fn part_to_wire(part: &ContentPart) -> Value {
+    let inline =
+        |mime_type: &str, data: &str| json!({"inlineData": {"mimeType": mime_type, "data": data}});
+    match part {
+        ContentPart::Image { media_type, data }
+        | ContentPart::Document {
+            media_type, data, ..
+        } => inline(media_type, data),
+        ContentPart::ImageUrl { url } => match parse_data_url(url) {
+            Some((media_type, data)) => inline(media_type, data),
+            None => json!({"fileData": {"fileUri": url}}),
+        },
+    }
+}
+
 /// The system instruction (every system message, joined) and the contents.
 fn messages_to_wire(messages: &[Message]) -> (Option<String>, Vec<Value>) {
     let mut system: Vec<&str> = Vec::new();
@@ -112,9 +131,12 @@ fn messages_to_wire(messages: &[Message]) -> (Option<String>, Vec<Value>) {
             MessageRole::System => system.push(message.text()),
             MessageRole::User => {
                 let text = message.text();
+                let mut parts = Vec::with_capacity(message.parts.len() + 1);
                 if !text.is_empty() {
-                    push_parts(&mut contents, "user", vec![json!({"text": text})]);
+                    parts.push(json!({"text": text}));
                 }
+                parts.extend(message.parts.iter().map(part_to_wire));
+                push_parts(&mut contents, "user", parts);
             }
             MessageRole::Assistant => {
                 for call in &message.tool_calls {
@@ -123,8 +145,11 @@ fn messages_to_wire(messages: &[Message]) -> (Option<String>, Vec<Value>) {
                 push_parts(&mut contents, "model", model_parts(message));
             }
             MessageRole::Tool => {
-                let part = response_part(message, &call_names);
-                push_parts(&mut contents, "user", vec![part]);
+                // A result's parts follow its `functionResponse` in the same turn.
+                let mut parts = Vec::with_capacity(message.parts.len() + 1);
+                parts.push(response_part(message, &call_names));
+                parts.extend(message.parts.iter().map(part_to_wire));
+                push_parts(&mut contents, "user", parts);
             }
         }
     }

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{KeyHeader, ProviderConfig};
 use crate::error::ProviderError;
 use crate::ndjson::NdjsonReader;
+use crate::parts;
 use crate::provider::{Provider, ProviderCapabilities, ProviderStream};
 use crate::request::{ProviderRequest, ProviderResponse};
 use crate::transport::{complete_call, decode_whole_body, framed_stream_call};
@@ -74,6 +75,7 @@ impl Provider for OllamaProvider {
         cancel: &CancellationToken,
     ) -> Result<ProviderResponse, ProviderError> {
         wire::check_tool_choice(request)?;
+        parts::check(self.name(), &parts::OLLAMA, &request.messages)?;
         let body = wire::request_body(request, false);
         complete_call(
             self.name(),
@@ -92,6 +94,7 @@ impl Provider for OllamaProvider {
         cancel: &CancellationToken,
     ) -> Result<ProviderStream, ProviderError> {
         wire::check_tool_choice(request)?;
+        parts::check(self.name(), &parts::OLLAMA, &request.messages)?;
         let body = wire::request_body(request, true);
         framed_stream_call(
             self.name(),

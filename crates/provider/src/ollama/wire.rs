@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::ProviderError;
 use crate::http_error::object;
+use crate::parts::{ImageSource, image_source};
 use crate::request::{ProviderRequest, ToolChoice};
 
 /// A tool call's `arguments` as the object Ollama wants. Arguments that are not a JSON
@@ -41,6 +42,20 @@ fn message_to_wire(message: &Message) -> Value {
             }
         }
         _ => {}
+    }
+    // Images go as base64 (no `data:` prefix) in `images`, on the message they belong
+    // to (a tool result's too). Only image bytes reach here: documents and web URLs
+    // were refused before ([`crate::parts::check`]).
+    let images: Vec<Value> = message
+        .parts
+        .iter()
+        .filter_map(|part| match image_source(part) {
+            Some(ImageSource::Bytes { data, .. }) => Some(json!(data)),
+            _ => None,
+        })
+        .collect();
+    if !images.is_empty() {
+        wire.insert("images".into(), Value::Array(images));
     }
     Value::Object(wire)
 }

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{KeyHeader, ProviderConfig};
 use crate::error::ProviderError;
+use crate::parts;
 use crate::provider::{Provider, ProviderCapabilities, ProviderStream};
 use crate::request::{ProviderRequest, ProviderResponse};
 use crate::text_tool_calls::recover_in_response;
@@ -114,6 +115,7 @@ impl Provider for OpenAiProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderResponse, ProviderError> {
+        parts::check(&self.name, &parts::OPENAI, &request.messages)?;
         let body = wire::request_body(request, self.config.reasoning_effort, false);
         let tools = tool_names(request);
         complete_call(
@@ -132,6 +134,7 @@ impl Provider for OpenAiProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderStream, ProviderError> {
+        parts::check(&self.name, &parts::OPENAI, &request.messages)?;
         let body = wire::request_body(request, self.config.reasoning_effort, true);
         stream_call(
             &self.name,

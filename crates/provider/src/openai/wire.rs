@@ -1,11 +1,12 @@
 //! The OpenAI chat-completions wire format: request bodies and whole responses.
 
-use oxydra_types::{CallId, FinishReason, Message, MessageRole, ToolCall, Usage};
+use oxydra_types::{CallId, ContentPart, FinishReason, Message, MessageRole, ToolCall, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::ProviderError;
 use crate::http_error::excerpt;
+use crate::parts::data_url;
 use crate::reasoning_settings::ReasoningEffort;
 use crate::request::{ProviderRequest, ProviderResponse, ToolChoice};
 
@@ -49,13 +50,14 @@ struct StreamOptions {
     include_usage: bool,
 }
 
-/// One message on the wire. `content` is always a string: `""` for an assistant
-/// message that only calls tools. Every OpenAI-compatible server takes `""` there;
-/// llama-cpp-python answers 500 to `null` and its chat template fails on a missing key.
+/// One message on the wire. `content` is a string (`""` for an assistant message that
+/// only calls tools: every OpenAI-compatible server takes `""` there; llama-cpp-python
+/// answers 500 to `null` and its chat template fails on a missing key), or, for a user
+/// message with parts, an array of typed content parts.
 #[derive(Debug, Serialize)]
 struct RequestMessage<'a> {
     role: &'a str,
-    content: &'a str,
+    content: Content<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<RequestToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -90,17 +92,98 @@ struct RequestFunction<'a> {
     parameters: &'a Value,
 }
 
+/// A message's content: its text alone, or typed parts.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(&'a str),
+    Parts(Vec<Value>),
+}
+
+/// A part as a chat-completions content part: an image as `image_url` (its URL, or its
+/// bytes as a `data:` URL), a PDF as `file` with its bytes as a `data:` URL.
+fn part_to_wire(part: &ContentPart) -> Value {
+    match part {
+        ContentPart::Image { media_type, data } => {
+            json!({"type": "image_url", "image_url": {"url": data_url(media_type, data)}})
+        }
+        ContentPart::ImageUrl { url } => json!({"type": "image_url", "image_url": {"url": url}}),
+        ContentPart::Document {
+            media_type,
+            data,
+            name,
+        } => json!({"type": "file", "file": {
+            "filename": name.as_deref().unwrap_or("document.pdf"),
+            "file_data": data_url(media_type, data),
+        }}),
+    }
+}
+
+/// A user message's content: its text alone when it has no parts; else a `text` part
+/// (when there is text) and its parts after it.
+fn user_content(message: &Message) -> Content<'_> {
+    if message.parts.is_empty() {
+        return Content::Text(message.text());
+    }
+    let text = message.text();
+    let mut parts = Vec::with_capacity(message.parts.len() + 1);
+    if !text.is_empty() {
+        parts.push(json!({"type": "text", "text": text}));
+    }
+    parts.extend(message.parts.iter().map(part_to_wire));
+    Content::Parts(parts)
+}
+
+/// The messages on the wire. A tool message carries text only, so the parts of tool
+/// results (an image `file_read` returned) follow that turn's tool messages as one
+/// user message, each result's parts introduced by a line naming its call.
+fn messages_to_wire(messages: &[Message]) -> Vec<RequestMessage<'_>> {
+    let mut wire = Vec::with_capacity(messages.len());
+    let mut pending: Vec<Value> = Vec::new();
+    for message in messages {
+        if message.role != MessageRole::Tool && !pending.is_empty() {
+            wire.push(tool_parts_message(std::mem::take(&mut pending)));
+        }
+        if message.role == MessageRole::Tool && !message.parts.is_empty() {
+            let call = message
+                .tool_call_id
+                .as_ref()
+                .map(CallId::as_str)
+                .unwrap_or_default();
+            pending.push(json!({
+                "type": "text",
+                "text": format!("Attached to the result of tool call {call}:"),
+            }));
+            pending.extend(message.parts.iter().map(part_to_wire));
+        }
+        wire.push(message_to_wire(message));
+    }
+    if !pending.is_empty() {
+        wire.push(tool_parts_message(pending));
+    }
+    wire
+}
+
+fn tool_parts_message<'a>(parts: Vec<Value>) -> RequestMessage<'a> {
+    RequestMessage {
+        role: "user",
+        content: Content::Parts(parts),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+    }
+}
+
 fn message_to_wire(message: &Message) -> RequestMessage<'_> {
     match message.role {
         MessageRole::System | MessageRole::User => RequestMessage {
             role: message.role.as_str(),
-            content: message.text(),
+            content: user_content(message),
             tool_calls: Vec::new(),
             tool_call_id: None,
         },
         MessageRole::Assistant => RequestMessage {
             role: "assistant",
-            content: message.content.as_deref().unwrap_or(""),
+            content: Content::Text(message.content.as_deref().unwrap_or("")),
             tool_calls: message
                 .tool_calls
                 .iter()
@@ -117,7 +200,7 @@ fn message_to_wire(message: &Message) -> RequestMessage<'_> {
         },
         MessageRole::Tool => RequestMessage {
             role: "tool",
-            content: message.text(),
+            content: Content::Text(message.text()),
             tool_calls: Vec::new(),
             tool_call_id: Some(
                 message
@@ -157,7 +240,7 @@ pub(crate) fn request_body(
     });
     RequestBody {
         model: &request.model,
-        messages: request.messages.iter().map(message_to_wire).collect(),
+        messages: messages_to_wire(&request.messages),
         stream,
         stream_options: stream.then_some(StreamOptions {
             include_usage: true,

@@ -1,13 +1,15 @@
 //! The Responses API wire format: request bodies and whole (non-streamed) responses.
 
 use oxydra_types::{
-    CallId, FinishReason, Message, MessageRole, ReasoningPart, ToolCall, ToolSchema, Usage,
+    CallId, ContentPart, FinishReason, Message, MessageRole, ReasoningPart, ToolCall, ToolSchema,
+    Usage,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::ProviderError;
 use crate::http_error::{WireError, classify, excerpt};
+use crate::parts::data_url;
 use crate::reasoning_settings::ReasoningEffort;
 use crate::request::{ProviderRequest, ProviderResponse, ToolChoice};
 
@@ -65,7 +67,7 @@ struct ReasoningRequest {
 enum InputItem<'a> {
     Message {
         role: &'static str,
-        content: &'a str,
+        content: Content<'a>,
     },
     Reasoning {
         #[serde(rename = "type")]
@@ -85,8 +87,56 @@ enum InputItem<'a> {
         #[serde(rename = "type")]
         kind: &'static str,
         call_id: &'a str,
-        output: &'a str,
+        output: Content<'a>,
     },
+}
+
+/// A message's content or a function call's output: its text alone, or typed input
+/// parts (`input_text`, `input_image`, `input_file`).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(&'a str),
+    Parts(Vec<Value>),
+}
+
+/// A part as a Responses input part: an image as `input_image` (its URL, or its bytes
+/// as a `data:` URL), a PDF as `input_file` with its bytes as a `data:` URL.
+fn part_to_wire(part: &ContentPart) -> Value {
+    match part {
+        ContentPart::Image { media_type, data } => json!({
+            "type": "input_image",
+            "image_url": data_url(media_type, data),
+            "detail": "auto",
+        }),
+        ContentPart::ImageUrl { url } => {
+            json!({"type": "input_image", "image_url": url, "detail": "auto"})
+        }
+        ContentPart::Document {
+            media_type,
+            data,
+            name,
+        } => json!({
+            "type": "input_file",
+            "filename": name.as_deref().unwrap_or("document.pdf"),
+            "file_data": data_url(media_type, data),
+        }),
+    }
+}
+
+/// The content of a user message or a function call's output: the text alone without
+/// parts; else an `input_text` part (when there is text) and the parts after it.
+fn content(message: &Message) -> Content<'_> {
+    if message.parts.is_empty() {
+        return Content::Text(message.text());
+    }
+    let text = message.text();
+    let mut parts = Vec::with_capacity(message.parts.len() + 1);
+    if !text.is_empty() {
+        parts.push(json!({"type": "input_text", "text": text}));
+    }
+    parts.extend(message.parts.iter().map(part_to_wire));
+    Content::Parts(parts)
 }
 
 #[derive(Debug, Serialize)]
@@ -151,7 +201,7 @@ fn assistant_items<'a>(message: &'a Message, out: &mut Vec<InputItem<'a>>) {
     if let Some(text) = text {
         out.push(InputItem::Message {
             role: "assistant",
-            content: text,
+            content: Content::Text(text),
         });
     }
     for call in &message.tool_calls {
@@ -184,7 +234,7 @@ pub(crate) fn request_body(
             },
             MessageRole::User => input.push(InputItem::Message {
                 role: "user",
-                content: message.text(),
+                content: content(message),
             }),
             MessageRole::Assistant => assistant_items(message, &mut input),
             MessageRole::Tool => input.push(InputItem::FunctionCallOutput {
@@ -194,7 +244,7 @@ pub(crate) fn request_body(
                     .as_ref()
                     .map(CallId::as_str)
                     .unwrap_or_default(),
-                output: message.text(),
+                output: content(message),
             }),
         }
     }

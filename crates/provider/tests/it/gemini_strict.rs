@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 /// Signatures the server handed out: (function name, args, signature).
 type Issued = Arc<Mutex<Vec<(String, Value, String)>>>;
 
-fn invalid(message: &str) -> Reply {
+pub(crate) fn invalid(message: &str) -> Reply {
     Reply::json(
         400,
         json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
@@ -24,8 +24,10 @@ fn invalid(message: &str) -> Reply {
     )
 }
 
-/// Checks a request as the API does; `Err` is the API's message.
-fn validate(body: &Value, issued: &[(String, Value, String)]) -> Result<(), String> {
+/// Checks a request as the API does; `Err` is the API's message. Its parts (inline
+/// images and documents) are checked as the API checks them too.
+pub(crate) fn validate(body: &Value, issued: &[(String, Value, String)]) -> Result<(), String> {
+    oxydra_test_support::strict_parts::validate_gemini_parts(body)?;
     let contents = body["contents"]
         .as_array()
         .ok_or("* GenerateContentRequest.contents: contents is not specified")?;

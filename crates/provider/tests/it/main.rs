@@ -17,6 +17,8 @@ mod gemini;
 mod gemini_strict;
 mod ollama;
 mod openai_compat;
+mod parts_refused;
+mod parts_wire;
 mod reliability;
 mod request_shape;
 mod response_cap;

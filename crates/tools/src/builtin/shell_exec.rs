@@ -218,10 +218,10 @@ impl TypedTool for ShellExec {
         let stderr = collect(stderr).await;
         let streams = format_streams(&stdout, &stderr, self.output_limit);
         match ending {
-            Ending::Exited(status) => Ok(ToolOutput {
-                content: format!("{}\n{streams}", describe(status)),
-                structured: Some(serde_json::json!({ "exit_code": status.code() })),
-            }),
+            Ending::Exited(status) => Ok(ToolOutput::structured(
+                format!("{}\n{streams}", describe(status)),
+                serde_json::json!({ "exit_code": status.code() }),
+            )),
             Ending::TimedOut => {
                 tracing::debug!(timeout_secs = secs, "shell command timed out; group killed");
                 Err(ToolError::CommandTimedOut {

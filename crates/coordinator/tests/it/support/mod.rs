@@ -30,10 +30,10 @@ impl Tool for Echo {
     }
     async fn execute(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let text = args["text"].as_str().unwrap_or_default().to_owned();
-        Ok(ToolOutput {
-            content: text.clone(),
-            structured: Some(json!({"echoed": text, "args": args})),
-        })
+        Ok(ToolOutput::structured(
+            text.clone(),
+            json!({"echoed": text, "args": args}),
+        ))
     }
 }
 
