@@ -1,14 +1,15 @@
 //! [`SqliteRunStore`]: the SQLite [`RunStore`]; the one module of the crate naming
 //! `rusqlite`, whose errors become [`CoordinatorError::Storage`] here.
 //!
-//! Two tables of their own (`coordinator_blueprints`, `coordinator_runs`, which also
-//! holds what each run used of its budgets), so the
+//! Three tables of their own (`coordinator_blueprints`, `coordinator_runs`, which also
+//! holds what each run used of its budgets, `coordinator_run_approvals`), so the
 //! store can share a database file with the session memory, created and upgraded by
 //! versioned migrations (`migrations.rs`) recorded in a third. Every state change is a
 //! conditional `UPDATE` (`… WHERE status = 'pending'`), so a late worker can never
 //! overwrite a run that was cancelled or recovered in the meantime. All calls run on
 //! the store's own database thread, never on an async worker.
 
+mod approvals;
 mod db_thread;
 mod migrations;
 mod trees;
@@ -20,6 +21,9 @@ use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
+use oxydra_runtime::{ApprovalDecision, PendingApproval};
+
+use crate::approval_row::{DecidedApproval, RecordedDecision};
 use crate::blueprint::BlueprintSummary;
 use crate::error::CoordinatorError;
 use crate::run::{Run, RunError, RunStatus, now_millis};
@@ -204,7 +208,8 @@ impl RunStore for SqliteRunStore {
         self.with(move |connection| {
             let parameters = connection
                 .prepare_cached(
-                    "UPDATE coordinator_runs SET status = 'running', started_at = ?2
+                    "UPDATE coordinator_runs
+                     SET status = 'running', started_at = COALESCE(started_at, ?2)
                      WHERE id = ?1 AND status = 'pending' RETURNING parameters",
                 )
                 .and_then(|mut statement| {
@@ -220,7 +225,8 @@ impl RunStore for SqliteRunStore {
         .await
     }
 
-    /// Ends a run that is still pending or running; `false` when it had already ended.
+    /// Ends a run that is still pending, running or waiting for approval; `false` when
+    /// it had already ended.
     /// `result` and `error` are scrubbed first: whatever a runner produced (tool
     /// output, a model's text, an error message), no secret in it reaches the database.
     async fn finish_run(
@@ -238,7 +244,7 @@ impl RunStore for SqliteRunStore {
                 .prepare_cached(
                     "UPDATE coordinator_runs
                      SET status = ?2, result = ?3, error = ?4, finished_at = ?5
-                     WHERE id = ?1 AND status IN ('pending', 'running')",
+                     WHERE id = ?1 AND status IN ('pending', 'running', 'waiting_approval')",
                 )
                 .and_then(|mut statement| {
                     statement.execute(params![
@@ -317,6 +323,51 @@ impl RunStore for SqliteRunStore {
     async fn charge_tree(&self, root_run_id: &str, cost: f64) -> Result<(), CoordinatorError> {
         let root_run_id = root_run_id.to_owned();
         self.with(move |connection| trees::charge(connection, &root_run_id, cost))
+            .await
+    }
+
+    async fn suspend_run(
+        &self,
+        run_id: &str,
+        pending: Vec<PendingApproval>,
+    ) -> Result<bool, CoordinatorError> {
+        let run_id = run_id.to_owned();
+        self.with(move |connection| approvals::suspend(connection, &run_id, &pending))
+            .await
+    }
+
+    async fn pending_approvals(
+        &self,
+        run_id: &str,
+    ) -> Result<Vec<PendingApproval>, CoordinatorError> {
+        let run_id = run_id.to_owned();
+        self.with(move |connection| approvals::pending(connection, &run_id))
+            .await
+    }
+
+    async fn decide_approval(
+        &self,
+        run_id: &str,
+        approval_id: &str,
+        decision: ApprovalDecision,
+        now: i64,
+    ) -> Result<RecordedDecision, CoordinatorError> {
+        let run_id = run_id.to_owned();
+        let approval_id = approval_id.to_owned();
+        self.with(move |connection| {
+            approvals::decide(connection, &run_id, &approval_id, &decision, now)
+        })
+        .await
+    }
+
+    async fn take_decisions(&self, run_id: &str) -> Result<Vec<DecidedApproval>, CoordinatorError> {
+        let run_id = run_id.to_owned();
+        self.with(move |connection| approvals::take(connection, &run_id))
+            .await
+    }
+
+    async fn expire_approvals(&self, now: i64) -> Result<Vec<String>, CoordinatorError> {
+        self.with(move |connection| approvals::expire(connection, now))
             .await
     }
 
@@ -433,6 +484,113 @@ mod tests {
         assert_eq!(run.status, RunStatus::Completed);
         // A run from before run trees is a root of its own.
         assert_eq!(run.lineage, RunLineage::root("old"));
+    }
+
+    #[tokio::test]
+    async fn a_database_of_version_3_gains_approvals_with_every_run_intact() {
+        let request = |id: &str, requested_at: i64, ttl: std::time::Duration| PendingApproval {
+            approval_id: oxydra_types::ApprovalId::from(id),
+            call_id: oxydra_types::CallId::from("call_1"),
+            tool: "shell_exec".into(),
+            arguments: "{}".into(),
+            tier: oxydra_types::SafetyTier::Privileged,
+            scope: oxydra_executor::PermissionScope::Session,
+            requested_at,
+            expires_at: requested_at + i64::try_from(ttl.as_millis()).unwrap(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v3.db");
+        {
+            let connection = Connection::open(&path).unwrap();
+            connection
+                .execute_batch(migrations::VERSION_TABLE_FOR_TESTS)
+                .unwrap();
+            for (version, sql) in MIGRATIONS.iter().filter(|(version, _)| *version <= 3) {
+                connection.execute_batch(sql).unwrap();
+                connection
+                    .execute(
+                        "INSERT INTO coordinator_schema_version (version, applied_at) VALUES (?1, 0)",
+                        [version],
+                    )
+                    .unwrap();
+            }
+            connection
+                .execute_batch(
+                    "INSERT INTO coordinator_runs (id, agent_name, status, parameters, result,
+                         error, created_at, started_at, finished_at, root_run_id, parent_run_id,
+                         depth, tree_runs, tree_cost, used_turns, used_input_tokens,
+                         used_output_tokens, used_cost)
+                     VALUES
+                     ('done', 'researcher', 'completed', '{\"prompt\":\"a\"}', '{\"ok\":1}',
+                      NULL, 1, 2, 3, 'done', NULL, 0, 2, 0.75, 3, 300, 30, 0.5),
+                     ('child', 'researcher', 'failed', '{}', NULL,
+                      '{\"kind\":\"provider\",\"message\":\"down\"}', 4, 5, 6, 'done',
+                      'done', 1, 0, 0, 1, 10, 1, 0.25),
+                     ('busy', 'researcher', 'running', '{}', NULL, NULL, 7, 8, NULL, 'busy',
+                      NULL, 0, 0, 0, 2, 20, 2, 0.125);",
+                )
+                .unwrap();
+            // At version 3 a run cannot wait.
+            assert!(
+                connection
+                    .execute(
+                        "UPDATE coordinator_runs SET status = 'waiting_approval' WHERE id = 'busy'",
+                        [],
+                    )
+                    .is_err()
+            );
+        }
+        let store = SqliteRunStore::open(Some(&path)).unwrap();
+        assert_eq!(
+            recorded_versions(&path),
+            (1..=SCHEMA_VERSION).collect::<Vec<_>>()
+        );
+        let done = store.get_run("done").await.unwrap().unwrap();
+        assert_eq!(done.status, RunStatus::Completed);
+        assert_eq!(done.result, Some(json!({"ok": 1})));
+        assert_eq!((done.started_at, done.finished_at), (Some(2), Some(3)));
+        assert_eq!(done.tree.tree_runs, 2);
+        assert!((done.tree.tree_cost - 0.75).abs() < 1e-12);
+        assert_eq!(
+            done.usage,
+            RunUsage {
+                turns: 3,
+                input_tokens: 300,
+                output_tokens: 30,
+                cost: 0.5
+            }
+        );
+        let child = store.get_run("child").await.unwrap().unwrap();
+        assert_eq!(child.lineage.parent_run_id.as_deref(), Some("done"));
+        assert_eq!(child.lineage.depth, 1);
+        assert_eq!(child.error.unwrap().kind, "provider");
+        assert_eq!(child.usage.turns, 1);
+        // The running run can now wait, keeping what it used.
+        let waiting = request("apr_1", 1, std::time::Duration::from_secs(60));
+        assert!(
+            store
+                .suspend_run("busy", vec![waiting.clone()])
+                .await
+                .unwrap()
+        );
+        let busy = store.get_run("busy").await.unwrap().unwrap();
+        assert_eq!(busy.status, RunStatus::WaitingApproval);
+        assert_eq!(busy.usage.input_tokens, 20);
+        assert_eq!(
+            store.pending_approvals("busy").await.unwrap(),
+            vec![waiting]
+        );
+        // The status index came back with the table.
+        let index: i64 = Connection::open(&path)
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM sqlite_master
+                 WHERE type = 'index' AND name = 'coordinator_runs_by_status'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(index, 1);
     }
 
     #[test]

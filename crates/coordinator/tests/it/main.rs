@@ -13,6 +13,7 @@
 mod support;
 
 mod agents;
+mod approvals;
 mod http_api;
 mod privileged;
 mod run_store_conformance;

@@ -12,6 +12,7 @@
 
 mod common;
 
+mod approvals;
 mod budgets_across_takeover;
 mod database;
 mod memory_conformance;
