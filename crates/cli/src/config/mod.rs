@@ -40,7 +40,7 @@ pub use launched::launched_hashes;
 pub use layers::strip_powers;
 pub use load::load;
 pub use merge::{
-    Effective, EffectiveRuntime, ServiceConfig, current_provider, merge, merge_for_print,
+    Effective, EffectiveRuntime, Merged, ServiceConfig, current_provider, merge, merge_for_print,
     merge_service, resolve_database,
 };
 pub use pricing::Prices;

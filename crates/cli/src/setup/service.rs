@@ -11,10 +11,7 @@ use oxydra::coordinator::{
     Coordinator, CoordinatorConfig, CoordinatorError, DEFAULT_BODY_LIMIT,
     DEFAULT_MAX_CONCURRENT_RUNS, RunnerDeps,
 };
-use oxydra::executor::{
-    AlwaysApprove, AlwaysDeny, PermissionBroker, PermissionDecision, StaticBroker,
-    ToolExecutorConfig,
-};
+use oxydra::executor::{AlwaysApprove, AlwaysDeny, DeferAll, PermissionBroker, ToolExecutorConfig};
 use oxydra::mcp::McpManager;
 use oxydra::memory::Memory;
 use oxydra::tools::ToolRegistry;
@@ -53,9 +50,7 @@ fn broker(settings: &ServiceConfig) -> Arc<dyn PermissionBroker> {
     match settings.runtime.approve {
         ApproveMode::Always => Arc::new(AlwaysApprove),
         ApproveMode::Never => Arc::new(AlwaysDeny),
-        ApproveMode::Ask => Arc::new(StaticBroker(PermissionDecision::Defer(approval_ttl(
-            settings,
-        )))),
+        ApproveMode::Ask => Arc::new(DeferAll::new(approval_ttl(settings))),
     }
 }
 
