@@ -416,3 +416,58 @@ fn serve_runs_the_trusted_configs_hooks_and_withholds_an_untrusted_files() {
     let (code, rest) = server.terminate();
     assert_eq!(code, Some(0), "{rest}");
 }
+
+#[test]
+fn a_request_that_outlives_approval_ttl_secs_is_a_denial_the_model_reads() {
+    let rt = runtime();
+    let provider = writer_provider();
+    let config = ASK_CONFIG.replace("approval_ttl_secs = 600", "approval_ttl_secs = 1");
+    let sandbox = sandbox_with_config(&config);
+    let server = Server::start_with(
+        &sandbox,
+        &[],
+        &[
+            "--addr",
+            "127.0.0.1:0",
+            "--base-url",
+            &provider.openai_url(),
+        ],
+    );
+    let client = reqwest::Client::new();
+    rt.block_on(async {
+        let run_id = start_run(&client, &server, "write out.txt").await;
+        let run = wait_for_status(&client, &server.base, &run_id, "waiting_approval").await;
+        let approval_id = the_pending_write(&run);
+        let expires_at = run["pending_approvals"][0]["expires_at"].as_i64().unwrap();
+        // Wait (in short steps) until the request has lapsed by the wall clock.
+        while std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+            <= u128::try_from(expires_at).unwrap()
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // An approval that comes too late is a denial (409 only if the expiry sweep
+        // got there first, which denies the same way).
+        let (status, body) = decide(
+            &client,
+            &server.base,
+            &run_id,
+            &approval_id,
+            &json!({"decision": "approve_once"}),
+        )
+        .await;
+        assert!(status == 200 || status == 409, "{status} {body}");
+        let run = wait_for_status(&client, &server.base, &run_id, "completed").await;
+        assert_eq!(run["result"]["text"], "done", "{run}");
+    });
+    assert!(
+        !sandbox.workspace.join("out.txt").exists(),
+        "a lapsed request ran"
+    );
+    let result = last_tool_result(&provider);
+    assert!(result.contains("expired"), "{result}");
+    let (code, rest) = server.terminate();
+    assert_eq!(code, Some(0), "{rest}");
+}
