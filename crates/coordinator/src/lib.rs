@@ -6,6 +6,12 @@
 //! pool, the HTTP API that lists agents and starts, inspects and cancels runs
 //! (docs/coordinator.md), and the same operations as tools for orchestrating agents.
 //!
+//! A run whose tool call needs a person's consent, with a broker that defers
+//! (`oxydra_executor::DeferAll`), waits: `waiting_approval`, its requests in
+//! [`Run::pending_approvals`], no worker held. [`Coordinator::decide_approval`]
+//! (`POST /runs/{id}/approvals/{approval_id}`) answers; once every request is decided
+//! (or lapsed) the run is queued again and resumes on any worker with the decisions.
+//!
 //! ```
 //! use oxydra_coordinator::{BlueprintConfig, Coordinator, CoordinatorConfig, RunnerDeps};
 //! use oxydra_tools::ToolRegistry;
@@ -49,6 +55,7 @@ mod http;
 mod local_source;
 mod queue;
 mod run;
+mod run_end;
 mod run_ledger;
 mod run_row;
 mod run_source;

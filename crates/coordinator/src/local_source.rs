@@ -112,7 +112,21 @@ impl RunSource for LocalSource {
             match self.store.suspend_run(run.run_id.as_str(), pending).await {
                 Ok(true) => tracing::info!("run waits for approval"),
                 Ok(false) => tracing::debug!("run was no longer running"),
-                Err(error) => tracing::error!(%error, "could not store the run's approvals"),
+                Err(error) => {
+                    // Nothing else would end it in this process: fail it, saying why.
+                    tracing::error!(%error, "could not store the run's approvals");
+                    let failure = crate::run::RunError::new(
+                        "internal",
+                        format!("the run's approval requests could not be stored: {error}"),
+                    );
+                    if let Err(error) = self
+                        .store
+                        .finish_run(run.run_id.as_str(), RunStatus::Failed, None, Some(failure))
+                        .await
+                    {
+                        tracing::error!(%error, "could not store the end of the run");
+                    }
+                }
             }
             return;
         }

@@ -15,7 +15,7 @@ use oxydra_executor::DeferAll;
 use oxydra_memory::{Memory, SqliteConfig, SqliteMemory};
 use oxydra_provider::{ScriptedProvider, ScriptedTurn};
 use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
-use oxydra_types::{MessageRole, SafetyTier, ToolSchema};
+use oxydra_types::{CallId, MessageRole, SafetyTier, ToolCall, ToolSchema};
 use serde_json::{Value, json};
 use support::{Served, registry};
 
@@ -499,4 +499,71 @@ async fn a_waiting_run_survives_its_coordinator_and_resumes_on_the_next() {
     assert_eq!(tool_result(&second.provider, 0), "deleted");
     assert_eq!(done["usage"]["turns"], 2, "{done}");
     second.server.stop().await;
+}
+
+/// Polls `GET /runs/{id}` (up to 2 s) until the run waits for approval or ended.
+async fn settled(server: &Served, run_id: &str) -> Value {
+    for _ in 0..200 {
+        let (_, run) = server.get(&format!("/runs/{run_id}")).await;
+        if run["status"] == "waiting_approval" || run["status"] == "completed" {
+            return run;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("run {run_id} never settled");
+}
+
+#[tokio::test]
+async fn a_run_waits_as_often_as_it_must_and_each_decision_is_delivered_once() {
+    let turns = vec![
+        ScriptedTurn::tool_calls(vec![
+            ToolCall::new(CallId::from("call_a"), "delete_path", r#"{"path":"a"}"#),
+            ToolCall::new(CallId::from("call_b"), "delete_path", r#"{"path":"b"}"#),
+        ]),
+        ScriptedTurn::text("Both gone."),
+    ];
+    let Setup {
+        server,
+        provider,
+        ran,
+    } = setup(turns).await;
+    let run_id = start(&server, "cleaner").await;
+    let mut decided: Vec<String> = Vec::new();
+    let mut run = settled(&server, &run_id).await;
+    while run["status"] == "waiting_approval" {
+        assert!(decided.len() < 2, "more requests than calls: {run}");
+        let pending = run["pending_approvals"].as_array().unwrap().clone();
+        for (n, request) in pending.iter().enumerate() {
+            let approval_id = request["approval_id"].as_str().unwrap();
+            assert!(!decided.iter().any(|id| id == approval_id), "asked twice");
+            let (status, after) = decide(
+                &server,
+                &run_id,
+                approval_id,
+                json!({"decision": "approve_once"}),
+            )
+            .await;
+            assert_eq!(status, 200, "{after}");
+            if n + 1 < pending.len() {
+                // Not the last: the run still waits, for the others only.
+                assert_eq!(after["status"], "waiting_approval", "{after}");
+                assert_eq!(
+                    after["pending_approvals"].as_array().unwrap().len(),
+                    pending.len() - n - 1
+                );
+            }
+            decided.push(approval_id.to_owned());
+        }
+        run = settled(&server, &run_id).await;
+    }
+    assert_eq!(run["status"], "completed", "{run}");
+    assert_eq!(run["result"]["text"], "Both gone.");
+    assert_eq!(decided.len(), 2);
+    assert_eq!(
+        *ran.lock().unwrap(),
+        vec![json!({"path": "a"}), json!({"path": "b"})]
+    );
+    // The calls waited for people, not for the model: two model requests in all.
+    assert_eq!(provider.requests().len(), 2);
+    server.stop().await;
 }

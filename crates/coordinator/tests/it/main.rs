@@ -14,6 +14,7 @@ mod support;
 
 mod agents;
 mod approvals;
+mod hooks;
 mod http_api;
 mod privileged;
 mod run_store_conformance;
