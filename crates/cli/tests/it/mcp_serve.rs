@@ -105,7 +105,7 @@ fn the_python_sdk_client_lists_corrects_a_refused_run_waits_for_it_and_survives_
 }
 
 /// The server process with piped stdin and stdout, and a reader of its JSON-RPC lines.
-struct RawSession {
+pub(crate) struct RawSession {
     child: std::process::Child,
     stdin: Option<std::process::ChildStdin>,
     lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
@@ -113,12 +113,19 @@ struct RawSession {
 
 impl RawSession {
     fn start(sandbox: &Sandbox) -> Self {
+        Self::start_with(sandbox, &[])
+    }
+
+    /// `oxydra mcp serve` on the sandbox's database and workspace with `extra` flags,
+    /// initialized.
+    pub(crate) fn start_with(sandbox: &Sandbox, extra: &[&str]) -> Self {
         let mut command = sandbox.command();
         command
             .args(["mcp", "serve", "--db"])
             .arg(&sandbox.db)
             .arg("--workspace")
             .arg(&sandbox.workspace)
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -145,14 +152,14 @@ impl RawSession {
         session
     }
 
-    fn send_line(&mut self, line: &str) {
+    pub(crate) fn send_line(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().unwrap();
         stdin.write_all(line.as_bytes()).unwrap();
         stdin.write_all(b"\n").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn read(&mut self) -> Value {
+    pub(crate) fn read(&mut self) -> Value {
         let line = self
             .lines
             .next()
@@ -162,7 +169,7 @@ impl RawSession {
     }
 
     /// Closes stdin and returns the exit code and stderr.
-    fn close(mut self) -> (Option<i32>, String) {
+    pub(crate) fn close(mut self) -> (Option<i32>, String) {
         drop(self.stdin.take());
         let output = self.child.wait_with_output().unwrap();
         (output.status.code(), stderr(&output))
