@@ -244,8 +244,8 @@ enum Asked {
     /// A person at the terminal, when stdin is one (the flag); else no one, and `ask`
     /// (or unset) becomes `never`.
     Terminal(bool),
-    /// A person later, through the API (`serve`, `mcp serve`): an explicit `ask` stays
-    /// (the run waits), unset is `never`.
+    /// A person later, through the API (`serve`, `mcp serve`): `ask`, also when unset,
+    /// makes the run wait for a decision (DESIGN.md §3.8).
     Later,
 }
 
@@ -286,11 +286,9 @@ fn merge_settings<P>(
         });
     }
     let approve = match (flags.approve.or(section.approve), asked) {
-        (None, Asked::Later) | (Some(ApproveMode::Ask) | None, Asked::Terminal(false)) => {
-            ApproveMode::Never
-        }
+        (Some(ApproveMode::Ask) | None, Asked::Terminal(false)) => ApproveMode::Never,
         (Some(mode), _) => mode,
-        (None, Asked::Terminal(true)) => ApproveMode::Ask,
+        (None, Asked::Terminal(true) | Asked::Later) => ApproveMode::Ask,
     };
     let workspace = match &flags.workspace {
         Some(dir) if !dir.is_dir() => {
@@ -496,15 +494,20 @@ mod tests {
         };
         let effective = merge(&LoadedFile::default(), &always, &env, false).unwrap();
         assert_eq!(effective.runtime.approve, ApproveMode::Always);
-        // A service has no terminal but may wait for a decision over its API: only an
-        // explicit `ask` makes it wait; unset denies as before.
+        // A service has no terminal but waits for a decision over its API: unset is
+        // `ask`, and an explicit `never` or `always` holds.
         let service = |flags: &RunOptions, loaded: &LoadedFile| {
             merge_service(loaded, flags, &env).unwrap().runtime.approve
         };
         assert_eq!(
             service(&RunOptions::default(), &LoadedFile::default()),
-            ApproveMode::Never
+            ApproveMode::Ask
         );
+        let never = RunOptions {
+            approve: Some(ApproveMode::Never),
+            ..RunOptions::default()
+        };
+        assert_eq!(service(&never, &LoadedFile::default()), ApproveMode::Never);
         let asked = file("[runtime]\napprove = \"ask\"\n");
         assert_eq!(service(&RunOptions::default(), &asked), ApproveMode::Ask);
         assert_eq!(service(&always, &asked), ApproveMode::Always);

@@ -50,10 +50,7 @@ fn api_body(error: &str, message: &str) -> String {
 }
 
 fn output(value: Value) -> ToolOutput {
-    ToolOutput {
-        content: value.to_string(),
-        structured: Some(value),
-    }
+    ToolOutput::from(value)
 }
 
 /// The decision the arguments spell, refused (with what to send instead) when it is
