@@ -63,7 +63,7 @@ pub fn narrowing(key: &str) -> Narrowing {
     let millis = |value: std::time::Duration| Lowest(Some(value.as_millis() as f64));
     match key {
         "provider" | "runtime" | "memory" | "tools" | "tools.web_fetch" | "tools.shell"
-        | "tools.file_search" | "serve" => Table,
+        | "tools.file_search" | "tools.file_read" | "serve" => Table,
 
         "provider.kind" => Kind,
         "provider.api" | "provider.reasoning_effort" => Free,
@@ -93,6 +93,7 @@ pub fn narrowing(key: &str) -> Narrowing {
         "tools.shell.default_timeout_secs" => secs(shell.default_timeout_secs),
         "tools.shell.max_timeout_secs" => secs(shell.max_timeout_secs),
         "tools.file_search.max_results" => count(SearchConfig::default().max_results),
+        "tools.file_read.max_media_bytes" => count(oxydra::tools::DEFAULT_MAX_MEDIA_BYTES),
 
         "rules" => Rules,
 

@@ -21,3 +21,4 @@ mod pgvector_ranking;
 mod run_store_conformance;
 mod run_trees;
 mod shared_queue;
+mod stored_parts;

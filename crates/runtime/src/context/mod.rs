@@ -24,14 +24,18 @@
 //! - no count runs on an async thread, and none costs unbounded time (a 64 KiB prefix
 //!   per text, [`tokens`]); counting is cancellable and bounded by the turn timeout;
 //! - preparation, truncation and the summary trigger use the same count mode;
-//! - the count mode is the window's: one runtime's sessions never change another's.
+//! - the count mode is the window's: one runtime's sessions never change another's;
+//! - a message's parts (images, documents) count by a stated estimate per kind
+//!   ([`part_tokens`]), never as the text of their base64 bytes.
 
 mod budget;
 mod count_cache;
 mod groups;
 mod history;
+mod image_size;
 mod message_tokens;
 mod off_thread;
+mod part_tokens;
 mod prepared;
 mod prompt_fit;
 mod result_cap;
@@ -49,6 +53,10 @@ pub(crate) use result_cap::ResultCap;
 pub(crate) use snippets::snippets_message;
 pub(crate) use window::{ContextWindow, WindowSettings};
 
+pub use part_tokens::{
+    IMAGE_HEAD_BYTES, MAX_IMAGE_TOKENS, PDF_BYTES_PER_PAGE, PDF_PAGE_TOKENS, PIXELS_PER_TOKEN,
+    part_tokens,
+};
 #[cfg(feature = "testing")]
 pub use result_cap::MIN_RESULT_BYTES;
 #[cfg(feature = "testing")]

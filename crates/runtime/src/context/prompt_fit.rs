@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::budget::{ContextBudget, FixedTokens};
 use super::off_thread::{count_off_thread, load_encoder_until_cancelled};
+use super::part_tokens::parts_tokens;
 use super::tokens::{MESSAGE_OVERHEAD, message_upper_bound};
 use crate::error::RuntimeError;
 
@@ -68,10 +69,14 @@ impl PromptFit<'_> {
             self.schema_tokens.seed_exact(u64::from(*exact));
         }
         let schema = self.schema_tokens.exact_if_counted().unwrap_or(0);
-        let total = messages.iter().fold(schema, |sum, count| {
-            sum.saturating_add(u64::from(*count))
-                .saturating_add(u64::from(MESSAGE_OVERHEAD))
-        });
+        // The user's parts (images, documents) count by their estimate, not as text.
+        let parts = u64::from(parts_tokens(user));
+        let total = messages
+            .iter()
+            .fold(schema.saturating_add(parts), |sum, count| {
+                sum.saturating_add(u64::from(*count))
+                    .saturating_add(u64::from(MESSAGE_OVERHEAD))
+            });
         if total <= available {
             return Ok(());
         }

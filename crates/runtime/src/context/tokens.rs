@@ -33,6 +33,8 @@ use std::thread::ThreadId;
 use oxydra_types::Message;
 use tiktoken_rs::CoreBPE;
 
+use super::part_tokens::parts_tokens;
+
 /// The encoder loads once the estimate of a prompt reaches this share (in percent) of
 /// its limit; below it, estimates are trusted.
 pub const NEAR_LIMIT_PERCENT: u64 = 70;
@@ -212,9 +214,13 @@ pub(super) fn note_counted(messages: u64) {
     MESSAGES_COUNTED.with(|counted| counted.set(counted.get().saturating_add(messages)));
 }
 
-/// The tokens `message` takes in a prompt, each of its texts measured by `measure`.
+/// The tokens `message` takes in a prompt, each of its texts measured by `measure`
+/// and its parts (images, documents) by their stated estimate
+/// ([`part_tokens`](super::part_tokens)), never as the text of their bytes.
 pub(super) fn message_tokens(message: &Message, measure: fn(&str) -> u32) -> u32 {
-    let mut total = MESSAGE_OVERHEAD.saturating_add(measure(message.text()));
+    let mut total = MESSAGE_OVERHEAD
+        .saturating_add(measure(message.text()))
+        .saturating_add(parts_tokens(message));
     for call in &message.tool_calls {
         total = total
             .saturating_add(TOOL_CALL_OVERHEAD)

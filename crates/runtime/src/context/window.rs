@@ -51,6 +51,17 @@ pub(crate) struct SummaryJob {
     pub request: ProviderRequest,
     /// Sequence number of the last message the summary covers.
     pub covers_through: u64,
+    /// What the condensed messages attached (images, documents), described: the summary
+    /// keeps a placeholder for each ([`SummaryJob::summary_text`]).
+    pub placeholders: Vec<String>,
+}
+
+impl SummaryJob {
+    /// The summary to store from the summariser's `text`: with a placeholder for each
+    /// condensed attachment the text does not name.
+    pub fn summary_text(&self, text: String) -> String {
+        summary::with_placeholders(text, &self.placeholders)
+    }
 }
 
 /// The context of one session: its messages with their token costs, the rolling
@@ -358,6 +369,7 @@ impl ContextWindow {
         Some(SummaryJob {
             request,
             covers_through: plan.covers_through,
+            placeholders: summary::placeholders(condensed.iter().map(|entry| &entry.message)),
         })
     }
 
