@@ -87,8 +87,10 @@ fn the_inspector_lists_the_tools_with_annotations_and_reads_the_schema_from_a_re
         names,
         [
             "cancel_agent_run",
+            "decide_approval",
             "get_agent_run",
             "list_agent_blueprints",
+            "list_pending_approvals",
             "start_agent_run"
         ]
     );
