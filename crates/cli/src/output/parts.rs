@@ -33,6 +33,16 @@ pub struct Attached {
     pub part: ContentPart,
 }
 
+impl std::fmt::Debug for Attached {
+    /// The file and the part's description: never the bytes, even in a panic message.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Attached")
+            .field("file", &self.file)
+            .field("part", &self.part.describe())
+            .finish()
+    }
+}
+
 /// The `attachments` line of `--output jsonl`: the files attached to the prompt, in
 /// order, each as [`part_json`] with its `file`.
 pub fn attachments_json(attached: &[Attached]) -> Value {
