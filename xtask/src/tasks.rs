@@ -325,6 +325,23 @@ fn run_task(oxydra: &Path, extra: &[String], task: &Task, dir: &Path) -> Result<
         Check::FileHas(path, text) => fs::read_to_string(workspace.join(path))
             .is_ok_and(|content| content.to_lowercase().contains(&text.to_lowercase())),
     };
+    if !success {
+        // What went wrong, for whoever tunes the small-model levers: the calls made and
+        // the answer given.
+        let calls: Vec<String> = events
+            .iter()
+            .filter(|e| e["type"] == "tool_started")
+            .map(|e| {
+                format!(
+                    "{}{}",
+                    e["name"].as_str().unwrap_or("?"),
+                    e["arguments"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        let said: String = answer.chars().take(160).collect();
+        eprintln!("    calls: {calls:?}; answer: {said:?}");
+    }
     Ok(Outcome {
         success,
         tool_calls,

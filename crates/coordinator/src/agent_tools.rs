@@ -160,9 +160,10 @@ impl Tool for GetAgentRun {
     fn schema(&self) -> ToolSchema {
         ToolSchema::new(
             GET_AGENT_RUN,
-            "Get a run started with start_agent_run: its status (pending, running, completed, \
-             failed, cancelled) and its result or error. `wait_secs` (at most 60) waits for \
-             the run to end first.",
+            "Get a run started with start_agent_run: its status (pending, running, \
+             waiting_approval, completed, failed, cancelled) and its result or error. \
+             `wait_secs` (at most 60) waits for the run to end (or to wait for a person's \
+             approval) first.",
             json!({
                 "type": "object",
                 "required": ["run_id"],

@@ -19,10 +19,11 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use crate::approval_row::DecidedApproval;
 use crate::blueprint::Blueprint;
 use crate::claims::{ClaimState, ClaimedRun, SharedRunQueue};
 use crate::error::CoordinatorError;
-use crate::run::RunError;
+use crate::run::{RunError, RunStatus};
 use crate::run_ledger::RunLedger;
 use crate::run_source::{RunEnd, RunSignals, RunSource, TakenRun};
 use crate::store::RunStore;
@@ -102,11 +103,26 @@ impl RunSource for ClaimSource {
         RunLedger::new(Arc::clone(&self.store), run.run_id.as_str())
     }
 
+    async fn take_decisions(
+        &self,
+        run: &TakenRun<Value>,
+    ) -> Result<Vec<DecidedApproval>, CoordinatorError> {
+        self.store.take_decisions(run.run_id.as_str()).await
+    }
+
     async fn end(&self, run: TakenRun<Value>, end: RunEnd) {
         let queue = &self.settings.queue;
         let run_id = run.run_id.as_str();
         if end.lost {
             tracing::warn!("the claim on the run was lost; its new holder ends it");
+        } else if end.status == RunStatus::WaitingApproval {
+            // The claim goes with the suspension: a waiting run is only rows, which
+            // any worker of any process picks up once it is decided.
+            match self.store.suspend_run(run_id, end.pending).await {
+                Ok(true) => tracing::info!("run waits for approval"),
+                Ok(false) => tracing::debug!("run was no longer running"),
+                Err(error) => tracing::error!(%error, "could not store the run's approvals"),
+            }
         } else if end.by_shutdown {
             // Stopped by shutdown: another process continues the run.
             match queue.release_claim(run_id, &self.holder).await {

@@ -82,8 +82,8 @@ pub trait SharedRunQueue: Send + Sync + std::fmt::Debug {
     async fn release_claim(&self, run_id: &str, holder: &str) -> Result<(), CoordinatorError>;
 
     /// Asks the holder of running run `run_id` to cancel it (it sees the request when
-    /// it next renews); a pending run is ended `cancelled` at once. `false` when the
-    /// run had already ended or does not exist.
+    /// it next renews); a pending run, or one waiting for approval, is ended
+    /// `cancelled` at once. `false` when the run had already ended or does not exist.
     async fn request_cancel(&self, run_id: &str) -> Result<bool, CoordinatorError>;
 
     /// Waits until new work may be available or `timeout` passes (a store may wake

@@ -31,6 +31,12 @@ pub const DEFAULT_MAX_RUN_DEPTH: u32 = 3;
 /// The default number of runs one run tree may start, its root not counted.
 pub const DEFAULT_MAX_RUNS_PER_ROOT: u32 = 32;
 
+/// The default period of the sweep that denies lapsed approval requests: 10 s.
+pub const DEFAULT_APPROVAL_SWEEP: Duration = Duration::from_secs(10);
+
+/// The longest period of that sweep: 30 s (a lapsed request is a denial within it).
+pub const MAX_APPROVAL_SWEEP: Duration = Duration::from_secs(30);
+
 /// Settings of the coordinator (not of its blueprints).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -76,6 +82,10 @@ pub struct CoordinatorConfig {
     /// Most runs one run tree may start, its root not counted (default 32); further
     /// `start_agent_run` calls in the tree are refused with a tool error.
     pub max_runs_per_root: u32,
+    /// How often the coordinator denies the approval requests that lapsed (their
+    /// `expires_at` passed undecided) and queues their runs again, in milliseconds
+    /// (default 10000, at most [`MAX_APPROVAL_SWEEP`]).
+    pub approval_sweep_ms: u64,
 }
 
 impl Default for CoordinatorConfig {
@@ -95,6 +105,7 @@ impl Default for CoordinatorConfig {
             idle_timeout_ms: millis(DEFAULT_IDLE_TIMEOUT),
             max_run_depth: DEFAULT_MAX_RUN_DEPTH,
             max_runs_per_root: DEFAULT_MAX_RUNS_PER_ROOT,
+            approval_sweep_ms: millis(DEFAULT_APPROVAL_SWEEP),
         }
     }
 }
@@ -113,6 +124,11 @@ impl CoordinatorConfig {
     /// The run lease's time to live as a duration.
     pub fn run_lease_ttl(&self) -> Duration {
         Duration::from_millis(self.run_lease_ttl_ms)
+    }
+
+    /// The period of the approval expiry sweep as a duration.
+    pub fn approval_sweep(&self) -> Duration {
+        Duration::from_millis(self.approval_sweep_ms)
     }
 
     /// The body read timeout as a duration.

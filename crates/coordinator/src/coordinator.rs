@@ -37,9 +37,9 @@ pub struct AgentListing {
 pub(crate) struct Inner {
     pub(crate) config: CoordinatorConfig,
     order: Vec<Arc<Blueprint>>,
-    by_name: HashMap<String, Arc<Blueprint>>,
-    store: Arc<dyn RunStore>,
-    queue: RunQueue,
+    pub(crate) by_name: HashMap<String, Arc<Blueprint>>,
+    pub(crate) store: Arc<dyn RunStore>,
+    pub(crate) queue: RunQueue,
     trees: Arc<RunTrees>,
 }
 
@@ -246,6 +246,7 @@ impl Coordinator {
             trees,
         });
         let _ = handle.cell.set(Arc::downgrade(&inner));
+        crate::approval_sweep::spawn(&inner);
         Ok(Self { inner })
     }
 
@@ -336,18 +337,21 @@ impl Coordinator {
         Ok(created)
     }
 
-    /// The run `run_id`.
+    /// The run `run_id`; a run `waiting_approval` with its `pending_approvals`.
     pub async fn get_run(&self, run_id: &str) -> Result<Run, CoordinatorError> {
-        self.inner
-            .store
-            .get_run(run_id)
-            .await?
-            .ok_or_else(|| CoordinatorError::RunNotFound {
+        let mut run = self.inner.store.get_run(run_id).await?.ok_or_else(|| {
+            CoordinatorError::RunNotFound {
                 run_id: run_id.to_owned(),
-            })
+            }
+        })?;
+        if run.status == RunStatus::WaitingApproval {
+            run.pending_approvals = self.inner.store.pending_approvals(run_id).await?;
+        }
+        Ok(run)
     }
 
-    /// Waits up to `wait` for run `run_id` to end, then returns it as it is.
+    /// Waits up to `wait` for run `run_id` to end (or to stop and wait for a person's
+    /// approval: `waiting_approval`), then returns it as it is.
     pub async fn wait_for_run(
         &self,
         run_id: &str,
@@ -357,8 +361,9 @@ impl Coordinator {
         self.get_run(run_id).await
     }
 
-    /// Cancels run `run_id`: a pending run ends `cancelled` at once; a running one is
-    /// signalled and awaited up to `cancel_wait_ms`. An ended run cannot be cancelled.
+    /// Cancels run `run_id`: a pending run (or one waiting for approval) ends
+    /// `cancelled` at once; a running one is signalled and awaited up to
+    /// `cancel_wait_ms`. An ended run cannot be cancelled.
     pub async fn cancel_run(&self, run_id: &str) -> Result<Run, CoordinatorError> {
         let run = self.get_run(run_id).await?;
         if run.status.is_terminal() {
@@ -399,6 +404,12 @@ fn check_config(config: &CoordinatorConfig) -> Result<(), CoordinatorError> {
     }
     if config.run_lease_ttl_ms < 100 {
         return Err(invalid("run_lease_ttl_ms must be at least 100"));
+    }
+    if config.approval_sweep_ms == 0 || config.approval_sweep() > crate::config::MAX_APPROVAL_SWEEP
+    {
+        return Err(invalid(
+            "approval_sweep_ms must be between 1 and 30000 (a lapsed request is denied within it)",
+        ));
     }
     if config.body_limit_bytes == 0 {
         return Err(invalid("body_limit_bytes must be at least 1"));

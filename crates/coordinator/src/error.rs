@@ -171,6 +171,31 @@ pub enum CoordinatorError {
         /// Its final status.
         status: RunStatus,
     },
+    /// The run has no approval with this id.
+    #[error("run `{run_id}` has no approval `{approval_id}`")]
+    ApprovalNotFound {
+        /// The run.
+        run_id: String,
+        /// The approval asked for.
+        approval_id: String,
+    },
+    /// The approval was decided already: a decision is given once.
+    #[error("approval `{approval_id}` of run `{run_id}` was decided already")]
+    ApprovalAlreadyDecided {
+        /// The run.
+        run_id: String,
+        /// The approval.
+        approval_id: String,
+    },
+    /// The run does not wait for approval (it is pending, running or ended), so
+    /// nothing can be decided for it.
+    #[error("run `{run_id}` is {status}, not waiting for approval")]
+    NotWaitingApproval {
+        /// The run.
+        run_id: String,
+        /// Its status.
+        status: RunStatus,
+    },
     /// The coordinator is shutting down and accepts no new runs.
     #[error("the coordinator is shutting down")]
     ShuttingDown,

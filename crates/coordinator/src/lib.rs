@@ -6,6 +6,12 @@
 //! pool, the HTTP API that lists agents and starts, inspects and cancels runs
 //! (docs/coordinator.md), and the same operations as tools for orchestrating agents.
 //!
+//! A run whose tool call needs a person's consent, with a broker that defers
+//! (`oxydra_executor::DeferAll`), waits: `waiting_approval`, its requests in
+//! [`Run::pending_approvals`], no worker held. [`Coordinator::decide_approval`]
+//! (`POST /runs/{id}/approvals/{approval_id}`) answers; once every request is decided
+//! (or lapsed) the run is queued again and resumes on any worker with the decisions.
+//!
 //! ```
 //! use oxydra_coordinator::{BlueprintConfig, Coordinator, CoordinatorConfig, RunnerDeps};
 //! use oxydra_tools::ToolRegistry;
@@ -33,6 +39,9 @@
 //! ```
 
 mod agent_tools;
+mod approval_row;
+mod approval_sweep;
+mod approvals;
 mod blueprint;
 mod claim_source;
 mod claims;
@@ -46,6 +55,7 @@ mod http;
 mod local_source;
 mod queue;
 mod run;
+mod run_end;
 mod run_ledger;
 mod run_row;
 mod run_source;
@@ -66,18 +76,24 @@ pub use agent_tools::{
     AGENT_TOOL_NAMES, GET_AGENT_RUN, GetAgentRun, LIST_AGENT_BLUEPRINTS, ListAgentBlueprints,
     MAX_WAIT_SECS, START_AGENT_RUN, StartAgentRun, agent_tool_rules, agent_tools,
 };
+pub use approval_row::{
+    APPROVAL_COLUMNS, ApprovalRow, DecidedApproval, RecordedDecision, encode_decision,
+};
 pub use blueprint::{AgentSpec, Blueprint, BlueprintBody, BlueprintSummary, Step};
 pub use claims::{ClaimState, ClaimedRun, SharedRunQueue};
 pub use config::{
-    BlueprintConfig, BlueprintKind, BlueprintLimits, CoordinatorConfig, DEFAULT_BODY_LIMIT,
-    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_RUN_DEPTH,
-    DEFAULT_MAX_RUNS_PER_ROOT, StepConfig,
+    BlueprintConfig, BlueprintKind, BlueprintLimits, CoordinatorConfig, DEFAULT_APPROVAL_SWEEP,
+    DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_RUN_DEPTH, DEFAULT_MAX_RUNS_PER_ROOT, MAX_APPROVAL_SWEEP, StepConfig,
 };
 pub use coordinator::{AgentListing, Coordinator, CoordinatorHandle, RunCreated};
 pub use error::{CoordinatorError, RunTreeBound, TemplateError};
 pub use host_origin::{is_allowed_host_entry, is_allowed_origin_entry};
 pub use http::{ApiError, ConnectionLimits, JsonBody, serve, serve_bounded, shutdown_signal};
+/// The approval types of the runtime the run stores keep (re-exported so a backend
+/// needs no dependency on the runtime).
+pub use oxydra_runtime::{ApprovalDecision, EXPIRED_REASON, PendingApproval};
 pub use run::{Run, RunError, RunLineage, RunStatus, RunTreeUsage};
 pub use run_ledger::RunLedger;
 pub use run_row::{
@@ -86,7 +102,8 @@ pub use run_row::{
 };
 pub use run_usage::RunUsage;
 pub use runners::{
-    AgentRunner, BlueprintRunner, DeterministicRunner, RunExecutor, RunRequest, RunnerDeps,
+    AgentRunner, BlueprintRunner, DeterministicRunner, RunExecutor, RunOutcome, RunRequest,
+    RunnerDeps,
 };
 pub use scrub::{scrub_error, scrub_value};
 #[cfg(feature = "sqlite")]

@@ -127,6 +127,42 @@ impl RunQueue {
         run_id: RunId,
         blueprint: Arc<Blueprint>,
     ) -> Result<(), CoordinatorError> {
+        self.queue(run_id, blueprint, false)
+    }
+
+    /// Queues a run that waited for approval and is pending again (its decisions
+    /// stored): the worker that takes it resumes it with them.
+    pub(crate) fn requeue(
+        &self,
+        run_id: RunId,
+        blueprint: Arc<Blueprint>,
+    ) -> Result<(), CoordinatorError> {
+        self.queue(run_id, blueprint, true)
+    }
+
+    /// With a shared queue, wakes an idle worker of this process (a run became
+    /// pending in the store) and says so; `false` for this process's own queue.
+    pub(crate) fn wake_shared(&self) -> bool {
+        match &self.shared {
+            Some(shared) => {
+                shared.wake.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The token that fires when the coordinator begins to shut down.
+    pub(crate) fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    fn queue(
+        &self,
+        run_id: RunId,
+        blueprint: Arc<Blueprint>,
+        resumed: bool,
+    ) -> Result<(), CoordinatorError> {
         if self.is_shutting_down() {
             return Err(CoordinatorError::ShuttingDown);
         }
@@ -136,7 +172,11 @@ impl RunQueue {
             return Ok(());
         }
         self.sender
-            .send(Queued { run_id, blueprint })
+            .send(Queued {
+                run_id,
+                blueprint,
+                resumed,
+            })
             .map_err(|_| CoordinatorError::ShuttingDown)
     }
 
@@ -189,8 +229,8 @@ impl RunQueue {
         Ok(())
     }
 
-    /// Waits up to `wait` for run `run_id` to end, whether a worker has it or it is
-    /// still queued; `false` if it is still going.
+    /// Waits up to `wait` for run `run_id` to end (or to stop for a person's approval),
+    /// whether a worker has it or it is still queued; `false` if it is still going.
     pub(crate) async fn wait(&self, run_id: &str, wait: Duration) -> bool {
         let deadline = Instant::now() + wait;
         loop {
@@ -204,8 +244,9 @@ impl RunQueue {
                 return wait_done(done, deadline.saturating_duration_since(Instant::now())).await;
             }
             match self.store.get_run(run_id).await {
-                Ok(Some(run)) if !run.status.is_terminal() => {}
-                // Ended, unknown or unreadable: nothing to wait for.
+                Ok(Some(run))
+                    if !run.status.is_terminal() && run.status != RunStatus::WaitingApproval => {}
+                // Ended, waiting for a person, unknown or unreadable: nothing to wait for.
                 _ => return true,
             }
             if self.shared.is_some() {
@@ -274,7 +315,7 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use async_trait::async_trait;
-    use serde_json::{Value, json};
+    use serde_json::json;
     use tokio::sync::Semaphore;
 
     use crate::runners::RunRequest;
@@ -293,7 +334,7 @@ mod tests {
 
     #[async_trait]
     impl RunExecutor for Counting {
-        async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
+        async fn execute(&self, run: RunRequest) -> Result<crate::runners::RunOutcome, RunError> {
             let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
             self.max_in_flight.fetch_max(now, Ordering::SeqCst);
             self.executed
@@ -308,7 +349,7 @@ mod tests {
             match permit {
                 Some(permit) => {
                     permit.forget();
-                    Ok(run.parameters)
+                    Ok(run.parameters.into())
                 }
                 None => Err(RunError::cancelled()),
             }

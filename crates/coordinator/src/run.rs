@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use oxydra_runtime::PendingApproval;
 use oxydra_types::{RunId, SessionId};
 
 use serde::{Deserialize, Serialize};
@@ -12,7 +13,9 @@ use crate::run_usage::RunUsage;
 
 /// Where a run is in its life: `pending → running → completed | failed | cancelled`
 /// (a pending run may also go straight to `cancelled`, or to `failed` when the
-/// coordinator restarts before it ran).
+/// coordinator restarts before it ran). A running run whose tool call needs a person's
+/// consent goes `running → waiting_approval`, and back to `pending` (queued again)
+/// once every pending approval is decided; a waiting run may be cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
@@ -20,6 +23,9 @@ pub enum RunStatus {
     Pending,
     /// A worker is executing it.
     Running,
+    /// It stopped before a tool call that needs a person's decision (its
+    /// `pending_approvals`); no worker holds it.
+    WaitingApproval,
     /// It finished; `result` holds what it produced.
     Completed,
     /// It ended in an error; `error` says which.
@@ -34,6 +40,7 @@ impl RunStatus {
         match self {
             Self::Pending => "pending",
             Self::Running => "running",
+            Self::WaitingApproval => "waiting_approval",
             Self::Completed => "completed",
             Self::Failed => "failed",
             Self::Cancelled => "cancelled",
@@ -45,6 +52,7 @@ impl RunStatus {
         Some(match value {
             "pending" => Self::Pending,
             "running" => Self::Running,
+            "waiting_approval" => Self::WaitingApproval,
             "completed" => Self::Completed,
             "failed" => Self::Failed,
             "cancelled" => Self::Cancelled,
@@ -153,6 +161,10 @@ pub struct Run {
     /// that ran it.
     #[serde(default)]
     pub usage: RunUsage,
+    /// While the run is `waiting_approval`: the tool calls that wait for a decision
+    /// (`POST /runs/{id}/approvals/{approval_id}`); empty (and omitted) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_approvals: Vec<PendingApproval>,
 }
 
 impl Run {
@@ -176,6 +188,7 @@ impl Run {
             lineage,
             tree: RunTreeUsage::default(),
             usage: RunUsage::default(),
+            pending_approvals: Vec::new(),
         }
     }
 }
@@ -262,6 +275,7 @@ mod tests {
         for status in [
             RunStatus::Pending,
             RunStatus::Running,
+            RunStatus::WaitingApproval,
             RunStatus::Completed,
             RunStatus::Failed,
             RunStatus::Cancelled,
@@ -272,6 +286,11 @@ mod tests {
         }
         assert!(RunStatus::parse("done").is_none());
         assert!(!RunStatus::Running.is_terminal());
+        assert!(!RunStatus::WaitingApproval.is_terminal());
+        assert_eq!(
+            serde_json::to_string(&RunStatus::WaitingApproval).unwrap(),
+            "\"waiting_approval\""
+        );
         assert!(RunStatus::Cancelled.is_terminal());
     }
 

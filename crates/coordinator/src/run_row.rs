@@ -160,6 +160,7 @@ impl RunRow {
                 tree_cost: self.tree_cost,
             },
             usage,
+            pending_approvals: Vec::new(),
         })
     }
 }

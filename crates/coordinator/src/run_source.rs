@@ -8,10 +8,12 @@ use std::sync::atomic::AtomicBool;
 
 use async_trait::async_trait;
 use futures::future::BoxFuture;
+use oxydra_runtime::PendingApproval;
 use oxydra_types::RunId;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::approval_row::DecidedApproval;
 use crate::blueprint::Blueprint;
 use crate::error::CoordinatorError;
 use crate::run::{RunError, RunStatus};
@@ -28,7 +30,8 @@ pub(crate) struct TakenRun<T> {
     /// The blueprint to run, or why this worker cannot run it (the run then ends
     /// `failed` with that error, without starting).
     pub(crate) blueprint: Result<Arc<Blueprint>, RunError>,
-    /// Whether an earlier holder started it and died: it continues from what it stored.
+    /// Whether it was started before (by a holder that died, or before it waited for
+    /// approval): it continues from what it stored.
     pub(crate) resumed: bool,
     /// Whether a cancel was asked for before it was taken: it ends `cancelled`.
     pub(crate) cancel_requested: bool,
@@ -56,12 +59,14 @@ pub(crate) struct RunSignals {
 /// How a run ended, as the worker reports it to the source.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RunEnd {
-    /// `completed`, `failed` or `cancelled`.
+    /// `completed`, `failed`, `cancelled`, or `waiting_approval` (with `pending`).
     pub(crate) status: RunStatus,
     /// What it produced (completed runs).
     pub(crate) result: Option<Value>,
     /// Why it failed or was cancelled.
     pub(crate) error: Option<RunError>,
+    /// The requests it waits for (`waiting_approval` only).
+    pub(crate) pending: Vec<PendingApproval>,
     /// The source lost the run to another worker: it must not end it.
     pub(crate) lost: bool,
     /// The coordinator's shutdown (not a user) cut the run short: a source shared by
@@ -94,6 +99,15 @@ pub(crate) trait RunSource: Send + Sync + 'static {
     /// Where the run's executor records what the run used as it goes.
     fn ledger(&self, run: &TakenRun<Self::Ticket>) -> RunLedger;
 
-    /// Records the end of the run.
+    /// The decisions on the approvals the run waited for, not handed out before
+    /// (empty for a run that did not wait): called once the run started, so each
+    /// decision reaches one execution only.
+    async fn take_decisions(
+        &self,
+        run: &TakenRun<Self::Ticket>,
+    ) -> Result<Vec<DecidedApproval>, CoordinatorError>;
+
+    /// Records the end of the run (for `waiting_approval`: suspends it with its
+    /// requests, freeing the worker).
     async fn end(&self, run: TakenRun<Self::Ticket>, end: RunEnd);
 }

@@ -19,12 +19,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
-use serde_json::Value;
 
 use crate::blueprint::Blueprint;
 use crate::error::{CoordinatorError, RunTreeBound};
 use crate::run::{RunError, RunLineage};
-use crate::runners::{RunExecutor, RunRequest};
+use crate::runners::{RunExecutor, RunOutcome, RunRequest};
 use crate::store::{RunStore, TreeReservation};
 
 tokio::task_local! {
@@ -268,9 +267,9 @@ impl TreeScoped {
 
     /// Runs `execution` in `scope`; a failure after the tree's budget refused a call
     /// is `budget_exceeded`, whatever the runner made of the refusal.
-    pub(crate) async fn in_scope<F>(scope: Arc<RunScope>, execution: F) -> Result<Value, RunError>
+    pub(crate) async fn in_scope<F, T>(scope: Arc<RunScope>, execution: F) -> Result<T, RunError>
     where
-        F: Future<Output = Result<Value, RunError>>,
+        F: Future<Output = Result<T, RunError>>,
     {
         let outcome = CURRENT.scope(Arc::clone(&scope), execution).await;
         match outcome {
@@ -292,7 +291,7 @@ impl TreeScoped {
 
 #[async_trait]
 impl RunExecutor for TreeScoped {
-    async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
+    async fn execute(&self, run: RunRequest) -> Result<RunOutcome, RunError> {
         let scope = self.trees.scope(run.run_id.as_str()).await;
         if let Err(message) = scope.check_budget().await {
             // The tree spent its budget while this run waited: it never starts.

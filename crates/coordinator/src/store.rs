@@ -5,6 +5,9 @@ use serde_json::Value;
 
 use std::sync::Arc;
 
+use oxydra_runtime::{ApprovalDecision, PendingApproval};
+
+use crate::approval_row::{DecidedApproval, RecordedDecision};
 use crate::blueprint::BlueprintSummary;
 use crate::claims::SharedRunQueue;
 use crate::error::CoordinatorError;
@@ -31,7 +34,10 @@ pub enum TreeReservation {
 /// Contract every backend keeps:
 /// - every state change is conditional on the current status, so a late worker can
 ///   never overwrite a run that was cancelled or recovered in the meantime: a run is
-///   started (`pending` → `running`) at most once and ended at most once;
+///   started (`pending` → `running`) once per time it is queued (a run that waited for
+///   approval is queued again once decided) and ended at most once;
+/// - a run `waiting_approval` is only rows: it can be decided, expired or cancelled
+///   (`finish_run` / `request_cancel`), never recovered as interrupted;
 /// - parameters, results and errors are scrubbed of secrets before they are stored
 ///   (with [`scrub_value`](crate::scrub_value) and [`scrub_error`](crate::scrub_error));
 /// - every call is durable when it returns and never blocks an async worker;
@@ -57,9 +63,9 @@ pub trait RunStore: Send + Sync + std::fmt::Debug {
     /// recovered) or does not exist.
     async fn start_run(&self, run_id: &str) -> Result<Option<Value>, CoordinatorError>;
 
-    /// Ends a run that is still pending or running with `status` (`completed`,
-    /// `failed`, `cancelled`), `result` and `error` scrubbed first; `false` when it had
-    /// already ended (or does not exist).
+    /// Ends a run that is still pending, running or waiting for approval with
+    /// `status` (`completed`, `failed`, `cancelled`), `result` and `error` scrubbed
+    /// first; `false` when it had already ended (or does not exist).
     async fn finish_run(
         &self,
         run_id: &str,
@@ -94,8 +100,59 @@ pub trait RunStore: Send + Sync + std::fmt::Debug {
     async fn charge_tree(&self, root_run_id: &str, cost: f64) -> Result<(), CoordinatorError>;
 
     /// Marks every run left pending or running (by a coordinator that stopped without
-    /// finishing them) as failed with kind `interrupted`; returns how many.
+    /// finishing them) as failed with kind `interrupted`; returns how many. A run
+    /// `waiting_approval` is left alone: no worker holds it, it waits for a person.
     async fn recover_interrupted(&self) -> Result<usize, CoordinatorError>;
+
+    /// Moves running run `run_id` to `waiting_approval` and stores `pending`, its tool
+    /// calls that wait for a person, undecided — in one transaction, so a run never
+    /// waits without its requests, nor has requests while running. The worker's hold
+    /// on the run (a claim of a shared queue) is dropped with it. `false` when the run
+    /// is not running (or does not exist): nothing is stored.
+    async fn suspend_run(
+        &self,
+        run_id: &str,
+        pending: Vec<PendingApproval>,
+    ) -> Result<bool, CoordinatorError>;
+
+    /// The undecided approvals of run `run_id`, oldest first; empty unless the run is
+    /// `waiting_approval` (a run cancelled while waiting lists none).
+    async fn pending_approvals(
+        &self,
+        run_id: &str,
+    ) -> Result<Vec<PendingApproval>, CoordinatorError>;
+
+    /// Records `decision` on approval `approval_id` of run `run_id` at `now` (Unix
+    /// milliseconds), its denial reason scrubbed. A request whose `expires_at` has come
+    /// by `now` is recorded as a denial with
+    /// [`EXPIRED_REASON`](oxydra_runtime::EXPIRED_REASON), whatever was answered. When
+    /// it was the run's last undecided approval the run goes back to `pending` in the
+    /// same transaction ([`RecordedDecision::requeued`]; a shared queue's idle workers
+    /// are notified). Conditional, so that of two concurrent decisions one wins.
+    ///
+    /// # Errors
+    /// [`CoordinatorError::RunNotFound`], [`CoordinatorError::ApprovalNotFound`] (none
+    /// with this id for this run), [`CoordinatorError::ApprovalAlreadyDecided`],
+    /// [`CoordinatorError::NotWaitingApproval`] (the run is not `waiting_approval`).
+    async fn decide_approval(
+        &self,
+        run_id: &str,
+        approval_id: &str,
+        decision: ApprovalDecision,
+        now: i64,
+    ) -> Result<RecordedDecision, CoordinatorError>;
+
+    /// The decided approvals of run `run_id` not handed out yet, oldest first, marked
+    /// handed out in the same transaction: each decision reaches one execution of the
+    /// run only, never two. Decided approvals stay stored (history).
+    async fn take_decisions(&self, run_id: &str) -> Result<Vec<DecidedApproval>, CoordinatorError>;
+
+    /// Denies (with [`EXPIRED_REASON`](oxydra_runtime::EXPIRED_REASON)) every undecided
+    /// approval of a `waiting_approval` run whose `expires_at` has come by `now`, and
+    /// moves each run left without an undecided approval back to `pending`, in one
+    /// transaction; the ids of those runs (to be queued). Safe to run concurrently
+    /// from several coordinators: each request is decided once.
+    async fn expire_approvals(&self, now: i64) -> Result<Vec<String>, CoordinatorError>;
 
     /// The queue shared by every coordinator on this store, when the store is meant
     /// to be shared by several processes; `None` (the default) for a store of one

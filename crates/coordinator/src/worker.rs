@@ -2,22 +2,24 @@
 //! one run at a time from its source, registers it (so a cancel reaches it), starts
 //! it, executes it under its own cancellation token (a child of the coordinator's
 //! shutdown token) while the source holds it, and reports how it ended: `completed`,
-//! `failed` or `cancelled` ([`end_of_run`]).
+//! `failed`, `cancelled`, or `waiting_approval` with the requests it waits for
+//! ([`end_of_run`]) — the worker is then free for the next run. A run queued again
+//! once its approvals were decided is executed with the decisions.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::blueprint::Blueprint;
 use crate::run::{RunError, RunStatus};
+use crate::run_end::end_of_run;
 use crate::run_source::{RunEnd, RunSignals, RunSource, TakenRun};
-use crate::runners::{RunExecutor, RunRequest};
+use crate::runners::{RunExecutor, RunOutcome, RunRequest};
 
 /// How long a cancelled executor may take to wind down before it is dropped.
 pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(2);
@@ -65,6 +67,7 @@ impl<S: RunSource> Worker<S> {
                     status: RunStatus::Failed,
                     result: None,
                     error: Some(error.clone()),
+                    pending: Vec::new(),
                     lost: false,
                     by_shutdown: false,
                 };
@@ -107,17 +110,36 @@ impl<S: RunSource> Worker<S> {
             let _ = holder.await;
         }
         let by_user = signals.by_user.load(Ordering::SeqCst);
-        let (status, result, error) = end_of_run(outcome, signals.cancel.is_cancelled(), by_user);
+        let (status, result, error, pending) =
+            end_of_run(outcome, signals.cancel.is_cancelled(), by_user);
+        for approval in &pending {
+            tracing::info!(
+                run_id = %run_id,
+                approval_id = %approval.approval_id,
+                call_id = %approval.call_id,
+                tool = %approval.tool,
+                expires_at = approval.expires_at,
+                "approval_requested"
+            );
+        }
         let end = RunEnd {
             status,
             result,
             error,
+            pending,
             lost: signals.lost.load(Ordering::SeqCst),
             by_shutdown: status == RunStatus::Failed && self.shutdown.is_cancelled() && !by_user,
         };
         self.source.end(run, end).await;
         if let Ok(mut active) = self.active.lock() {
-            active.remove(&run_id);
+            // Only this execution's entry: a run that waited for approval may have been
+            // decided and taken by another worker of the pool in the meantime.
+            let ours = active
+                .get(&run_id)
+                .is_some_and(|entry| Arc::ptr_eq(&entry.by_user, &signals.by_user));
+            if ours {
+                active.remove(&run_id);
+            }
         }
         let _ = done_tx.send(true);
         self.changed();
@@ -131,7 +153,7 @@ impl<S: RunSource> Worker<S> {
         run: &TakenRun<S::Ticket>,
         blueprint: Arc<Blueprint>,
         cancel: &CancellationToken,
-    ) -> Option<Result<Value, RunError>> {
+    ) -> Option<Result<RunOutcome, RunError>> {
         if cancel.is_cancelled() {
             return None;
         }
@@ -143,12 +165,20 @@ impl<S: RunSource> Worker<S> {
                 return Some(Err(RunError::new("internal", error.to_string())));
             }
         };
-        tracing::info!("run started");
+        let decisions = match self.source.take_decisions(run).await {
+            Ok(decisions) => decisions,
+            Err(error) => {
+                tracing::error!(%error, "could not read the decisions on the run's approvals");
+                return Some(Err(RunError::new("internal", error.to_string())));
+            }
+        };
+        tracing::info!(decisions = decisions.len(), "run started");
         let request = RunRequest {
             run_id: run.run_id.clone(),
             blueprint,
             parameters,
-            resumed: run.resumed,
+            resumed: run.resumed || !decisions.is_empty(),
+            decisions,
             used: run.used,
             ledger: self.source.ledger(run),
             cancel: cancel.clone(),
@@ -168,30 +198,6 @@ impl<S: RunSource> Worker<S> {
     }
 }
 
-/// How a run ends, from what executing it gave (`None`: it never started), whether it
-/// was cancelled and whether a user asked for that: a result completes it, even when a
-/// cancel came too late; a cancelled run ends `cancelled` when a user asked and
-/// `failed` / `interrupted` when the coordinator stopped; a run that never started ends
-/// `failed` / `interrupted`; otherwise its error fails it.
-pub(crate) fn end_of_run(
-    outcome: Option<Result<Value, RunError>>,
-    cancelled: bool,
-    by_user: bool,
-) -> (RunStatus, Option<Value>, Option<RunError>) {
-    match outcome {
-        Some(Ok(value)) => (RunStatus::Completed, Some(value), None),
-        Some(Err(_)) | None if cancelled => {
-            if by_user {
-                (RunStatus::Cancelled, None, Some(RunError::cancelled()))
-            } else {
-                (RunStatus::Failed, None, Some(RunError::interrupted()))
-            }
-        }
-        Some(Err(error)) => (RunStatus::Failed, None, Some(error)),
-        None => (RunStatus::Failed, None, Some(RunError::interrupted())),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,11 +208,12 @@ mod tests {
     use futures::FutureExt;
     use futures::future::BoxFuture;
     use oxydra_types::RunId;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use crate::config::BlueprintConfig;
     use crate::error::CoordinatorError;
     use crate::run_ledger::RunLedger;
+    use oxydra_runtime::PendingApproval;
 
     /// A source handing out scripted runs and recording what the worker did with them.
     #[derive(Default)]
@@ -245,6 +252,13 @@ mod tests {
             RunLedger::detached(run.run_id.as_str())
         }
 
+        async fn take_decisions(
+            &self,
+            _run: &TakenRun<()>,
+        ) -> Result<Vec<crate::approval_row::DecidedApproval>, CoordinatorError> {
+            Ok(Vec::new())
+        }
+
         async fn end(&self, run: TakenRun<()>, end: RunEnd) {
             self.ends
                 .lock()
@@ -260,12 +274,12 @@ mod tests {
 
     #[async_trait]
     impl RunExecutor for Echo {
-        async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
+        async fn execute(&self, run: RunRequest) -> Result<RunOutcome, RunError> {
             if self.block {
                 run.cancel.cancelled().await;
                 return Err(RunError::new("runtime", "stopped"));
             }
-            Ok(run.parameters)
+            Ok(run.parameters.into())
         }
     }
 
@@ -401,13 +415,13 @@ mod tests {
 
     #[async_trait]
     impl RunExecutor for ShowsUsed {
-        async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
-            Ok(json!({
+        async fn execute(&self, run: RunRequest) -> Result<RunOutcome, RunError> {
+            Ok(RunOutcome::Finished(json!({
                 "resumed": run.resumed,
                 "turns": run.used.turns,
                 "cost": run.used.cost,
                 "ledger": run.ledger.run_id(),
-            }))
+            })))
         }
     }
 
@@ -438,40 +452,46 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_result_completes_the_run_even_when_a_cancel_came_late() {
-        for (cancelled, by_user) in [(false, false), (true, false), (true, true)] {
-            assert_eq!(
-                end_of_run(Some(Ok(json!(1))), cancelled, by_user),
-                (RunStatus::Completed, Some(json!(1)), None)
-            );
+    fn waiting() -> Vec<PendingApproval> {
+        crate::run_end::tests::waiting()
+    }
+
+    /// Stops every run for approval.
+    struct Defers;
+
+    #[async_trait]
+    impl RunExecutor for Defers {
+        async fn execute(&self, _run: RunRequest) -> Result<RunOutcome, RunError> {
+            Ok(RunOutcome::AwaitingApproval(waiting()))
         }
     }
 
-    #[test]
-    fn a_cancelled_run_is_cancelled_by_a_user_or_interrupted_by_a_stop() {
-        for outcome in [None, Some(Err(RunError::new("runtime", "stopped")))] {
-            assert_eq!(
-                end_of_run(outcome.clone(), true, true),
-                (RunStatus::Cancelled, None, Some(RunError::cancelled()))
-            );
-            assert_eq!(
-                end_of_run(outcome, true, false),
-                (RunStatus::Failed, None, Some(RunError::interrupted()))
-            );
+    #[tokio::test]
+    async fn a_waiting_run_is_reported_with_its_requests_and_frees_the_worker() {
+        let source = Scripted::default();
+        source
+            .runs
+            .lock()
+            .unwrap()
+            .extend([taken("r1", Ok(blueprint())), taken("r2", Ok(blueprint()))]);
+        let ends = Arc::clone(&source.ends);
+        let active: ActiveRuns = Arc::default();
+        let worker = Worker {
+            source,
+            executor: Arc::new(Defers),
+            shutdown: CancellationToken::new(),
+            active: Arc::clone(&active),
+            changes: Arc::new(watch::channel(0).0),
+        };
+        // One worker, two runs: the first one waiting does not hold the worker.
+        worker.serve().await;
+        assert!(active.lock().unwrap().is_empty());
+        let ends = ends.lock().unwrap();
+        assert_eq!(ends.len(), 2);
+        for (_, end) in ends.iter() {
+            assert_eq!(end.status, RunStatus::WaitingApproval);
+            assert_eq!(end.pending, waiting());
+            assert!(end.result.is_none() && end.error.is_none());
         }
-    }
-
-    #[test]
-    fn an_error_fails_the_run_and_a_run_never_started_is_interrupted() {
-        let error = RunError::new("provider", "down");
-        assert_eq!(
-            end_of_run(Some(Err(error.clone())), false, false),
-            (RunStatus::Failed, None, Some(error))
-        );
-        assert_eq!(
-            end_of_run(None, false, false),
-            (RunStatus::Failed, None, Some(RunError::interrupted()))
-        );
     }
 }

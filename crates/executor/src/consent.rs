@@ -90,6 +90,30 @@ impl PermissionBroker for AlwaysDeny {
     }
 }
 
+/// Defers every call to a person (`PermissionDecision::Defer(ttl)`): no call that needs
+/// consent runs now; the run that made it ends waiting for approval, and the request
+/// lapses (a denial) `ttl` after it was asked. For services where someone decides
+/// later, through an API (the coordinator's `POST /runs/{id}/approvals/{approval_id}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeferAll {
+    /// How long a request waits for a decision.
+    pub ttl: Duration,
+}
+
+impl DeferAll {
+    /// Defers every request for `ttl`.
+    pub fn new(ttl: Duration) -> Self {
+        Self { ttl }
+    }
+}
+
+#[async_trait]
+impl PermissionBroker for DeferAll {
+    async fn request(&self, _request: PermissionRequest) -> PermissionDecision {
+        PermissionDecision::Defer(self.ttl)
+    }
+}
+
 /// Standing grants by tool and scope; `None` never expires.
 #[derive(Debug, Default)]
 pub(crate) struct GrantStore {
@@ -237,6 +261,26 @@ impl ConsentCheck<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn defer_all_defers_every_request_for_its_ttl() {
+        let broker = DeferAll::new(Duration::from_secs(90));
+        for tier in [SafetyTier::SideEffecting, SafetyTier::Privileged] {
+            let request = PermissionRequest {
+                tool_name: "shell_exec".into(),
+                arguments: serde_json::json!({"command": "rm -rf build"}),
+                tier,
+                scope: PermissionScope::Session,
+                session_id: SessionId::from("s"),
+                call_id: CallId::from("c1"),
+                reason: "privileged".into(),
+            };
+            assert_eq!(
+                broker.request(request).await,
+                PermissionDecision::Defer(Duration::from_secs(90))
+            );
+        }
+    }
 
     #[test]
     fn grants_expire_and_are_pruned() {

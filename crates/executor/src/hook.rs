@@ -129,7 +129,7 @@ pub enum AfterToolDecision {
     #[default]
     Keep,
     /// Give the model `content` instead of the tool's output (it is scrubbed afterwards
-    /// like any output).
+    /// like any output). The output's parts (images, documents) are dropped with it.
     Replace {
         /// The new output text.
         content: String,
@@ -172,7 +172,8 @@ pub trait Hook: Send + Sync {
     }
 
     /// After a tool call produced output (not after a failed one): keep the output or
-    /// replace it, before it is scrubbed.
+    /// replace it, before it is scrubbed. The output is as the tool returned it, its
+    /// parts (images, documents) included.
     async fn after_tool(
         &self,
         _call: &ToolHookCall,

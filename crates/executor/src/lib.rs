@@ -85,7 +85,7 @@ mod validation;
 pub use call_verdicts::CallVerdict;
 pub use config::ToolExecutorConfig;
 pub use consent::{
-    AlwaysApprove, AlwaysDeny, PermissionBroker, PermissionDecision, PermissionRequest,
+    AlwaysApprove, AlwaysDeny, DeferAll, PermissionBroker, PermissionDecision, PermissionRequest,
     StaticBroker,
 };
 pub use context::{ExecutionContext, SessionRunId};

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use oxydra_tools::ToolOutput;
-use oxydra_types::{SafetyTier, TOOL_FAILURE_PREFIX, ToolCall};
+use oxydra_types::{ContentPart, SafetyTier, TOOL_FAILURE_PREFIX, ToolCall};
 
 use crate::error::ToolExecutionError;
 
@@ -56,6 +56,16 @@ impl ToolCallRecord {
             Ok(output) if self.reused => format!("{REUSED_OUTPUT_MARKER}{}", output.content),
             Ok(output) => output.content.clone(),
             Err(error) => format!("{TOOL_FAILURE_PREFIX}: {}", error_text(error)),
+        }
+    }
+
+    /// The parts (images, documents) the model receives after
+    /// [`content_for_model`](Self::content_for_model): the output's, also when dedupe
+    /// reused it; none when the call failed.
+    pub fn parts_for_model(&self) -> &[ContentPart] {
+        match &self.outcome {
+            Ok(output) => &output.parts,
+            Err(_) => &[],
         }
     }
 

@@ -9,7 +9,9 @@
 //! ([`FALLBACK_TEMPLATE`]).
 
 use minijinja::{Environment, Error, ErrorKind, Value};
-use oxydra_types::{Message, MessageRole, ToolSchema};
+use std::collections::HashMap;
+
+use oxydra_types::{Message, MessageRole, ToolCall, ToolSchema};
 use serde_json::{Map, json};
 
 use crate::error::LocalError;
@@ -289,9 +291,19 @@ fn native_message(message: &Message) -> serde_json::Value {
 /// The conversation in plain roles: tools described in the system message, calls
 /// and results written out in the `<tool_call>` syntax, and runs of one role
 /// merged (many templates insist that user and assistant alternate).
+///
+/// A tool result is labelled with the call it answers (`file_read {"path": …}:`), and
+/// when the conversation ends with results — the turn in which the model answers
+/// from them — the user's last question is repeated after them: small models answer
+/// what the end of the prompt asks, and without it they echo the results' syntax.
 fn fallback_messages(messages: &[Message], tools: &[ToolSchema]) -> Vec<serde_json::Value> {
     let mut out: Vec<(String, String)> = Vec::new();
     let mut system_seen = false;
+    let calls: HashMap<&str, &ToolCall> = messages
+        .iter()
+        .flat_map(|message| message.tool_calls.iter())
+        .map(|call| (call.id.as_str(), call))
+        .collect();
     for message in messages {
         let (role, content) = match message.role {
             MessageRole::System => {
@@ -314,7 +326,13 @@ fn fallback_messages(messages: &[Message], tools: &[ToolSchema]) -> Vec<serde_js
                 }
                 ("assistant", content)
             }
-            MessageRole::Tool => ("user", tool_prompt::response_text(message.text())),
+            MessageRole::Tool => {
+                let call = message
+                    .tool_call_id
+                    .as_ref()
+                    .and_then(|id| calls.get(id.as_str()).copied());
+                ("user", tool_prompt::result_text(call, message.text()))
+            }
         };
         match out.last_mut() {
             Some((last_role, last)) if last_role == role => {
@@ -323,6 +341,19 @@ fn fallback_messages(messages: &[Message], tools: &[ToolSchema]) -> Vec<serde_js
             }
             _ => out.push((role.to_owned(), content)),
         }
+    }
+    let ends_with_results = messages
+        .last()
+        .is_some_and(|message| message.role == MessageRole::Tool);
+    let question = messages
+        .iter()
+        .rev()
+        .find(|message| message.role == MessageRole::User)
+        .map(Message::text)
+        .filter(|text| !text.trim().is_empty());
+    if let (true, Some(question), Some((_, last))) = (ends_with_results, question, out.last_mut()) {
+        last.push_str("\n\n");
+        last.push_str(&tool_prompt::answer_reminder(question));
     }
     if !system_seen && !tools.is_empty() {
         out.insert(

@@ -72,6 +72,28 @@ pub fn response_text(content: &str) -> String {
     format!("<tool_response>\n{content}\n</tool_response>")
 }
 
+/// A tool result labelled with the call it answers (`file_read {"path": "a"}`) when
+/// known, so a model reading several results knows which is which.
+pub fn result_text(call: Option<&ToolCall>, content: &str) -> String {
+    match call {
+        Some(call) => format!(
+            "{} {}:\n{}",
+            call.name,
+            arguments_object(&call.arguments),
+            response_text(content)
+        ),
+        None => response_text(content),
+    }
+}
+
+/// What follows the results the model answers from: the user's question again.
+pub fn answer_reminder(question: &str) -> String {
+    format!(
+        "Using these results, answer in plain text (or call another tool if one is still \
+         needed): {question}"
+    )
+}
+
 /// A call's arguments as a JSON object (anything else becomes `{}`).
 pub fn arguments_object(arguments: &str) -> Value {
     serde_json::from_str::<Value>(arguments)

@@ -38,6 +38,7 @@ mod connect;
 mod error;
 mod manager;
 mod mcp_tool;
+mod media;
 mod server;
 mod status;
 mod tier;

@@ -6,17 +6,19 @@ use async_trait::async_trait;
 use oxydra_tools::{
     DEFAULT_OUTPUT_LIMIT_BYTES, Tool, ToolContext, ToolError, ToolOutput, truncate_output,
 };
-use oxydra_types::{SafetyTier, ToolSchema};
+use oxydra_types::{ContentPart, SafetyTier, ToolSchema};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use tracing::Instrument;
 
+use crate::media::{self, Media};
 use crate::server::McpServer;
 use crate::tool_spec::{ToolSpec, registry_name};
 
 /// A tool of an MCP server, registered as `<server>__<tool>`.
 ///
 /// Calls go to the server (restarting it first if it died); the result's text
-/// blocks become the output, structured content is kept in
+/// blocks become the output, its images and embedded image or PDF blobs become
+/// parts of it (checked by their bytes), structured content is kept in
 /// [`ToolOutput::structured`], and a result with `isError: true` becomes
 /// [`ToolError::Failed`] carrying the server's message.
 #[derive(Debug, Clone)]
@@ -108,6 +110,14 @@ pub(crate) async fn run_call(
     match tool_output(server.name(), mcp_name, result) {
         Ok(mut output) => {
             output.content = server.redact(&output.content);
+            for part in &mut output.parts {
+                if let ContentPart::Document {
+                    name: Some(name), ..
+                } = part
+                {
+                    *name = server.redact(name);
+                }
+            }
             if let Some(structured) = &output.structured {
                 let text = structured.to_string();
                 let redacted = server.redact(&text);
@@ -129,8 +139,10 @@ pub fn tool_output(
     result: CallToolResult,
 ) -> Result<ToolOutput, ToolError> {
     let mut text = String::new();
+    let mut parts = Vec::new();
     for block in &result.content {
-        let piece = render_block(block);
+        let (piece, part) = render_block(block);
+        parts.extend(part);
         if piece.is_empty() {
             continue;
         }
@@ -170,12 +182,35 @@ pub fn tool_output(
     Ok(ToolOutput {
         content,
         structured: result.structured_content,
-        parts: Vec::new(),
+        parts,
     })
 }
 
-/// A content block as text the model can read; binary content is described, not inlined.
-fn render_block(block: &ContentBlock) -> String {
+/// A content block as text the model can read, and the part it attaches: an image or
+/// a PDF whose bytes are what it claims ([`media`](crate::media)) becomes a part named
+/// in the text; other binary content is described, never inlined.
+fn render_block(block: &ContentBlock) -> (String, Option<ContentPart>) {
+    let media = match block {
+        ContentBlock::Image(image) => media::image(&image.data, &image.mime_type),
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => media::blob(uri, mime_type.as_deref(), blob),
+            _ => return (render_text_block(block), None),
+        },
+        _ => return (render_text_block(block), None),
+    };
+    match media {
+        Media::Attached { text, part } => (text, Some(part)),
+        Media::Placeholder(text) => (text, None),
+    }
+}
+
+/// A block that never attaches a part, as text.
+fn render_text_block(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(text) => text.text.clone(),
         ContentBlock::Image(image) => format!("[image: {}]", image.mime_type),
@@ -219,8 +254,49 @@ mod tests {
             })),
         )
         .unwrap();
-        assert_eq!(out.content, "a\n[image: image/png]\nb");
+        // `AA==` is one NUL byte, not a PNG: named, not attached.
+        assert_eq!(
+            out.content,
+            "a\n[image: image/png; not attached: its bytes are not a PNG, JPEG, GIF or WebP image or a PDF]\nb"
+        );
+        assert!(out.parts.is_empty());
         assert_eq!(out.structured, Some(serde_json::json!({"x": 1})));
+    }
+
+    #[test]
+    fn images_and_pdf_blobs_become_parts_in_order() {
+        use base64::Engine as _;
+        let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x02\0\0\0\x02";
+        let pdf = b"%PDF-1.4\n%%EOF";
+        let out = tool_output(
+            "s",
+            "t",
+            result(serde_json::json!({
+                "content": [
+                    {"type": "text", "text": "here"},
+                    {"type": "image", "data": b64(png), "mimeType": "image/png"},
+                    {"type": "resource", "resource": {"uri": "file:///r/a.pdf", "mimeType": "application/pdf", "blob": b64(pdf)}},
+                    {"type": "audio", "data": "AA==", "mimeType": "audio/wav"}
+                ]
+            })),
+        )
+        .unwrap();
+        assert_eq!(
+            out.parts,
+            vec![
+                ContentPart::image("image/png", png),
+                ContentPart::pdf(pdf, Some("a.pdf".into())),
+            ]
+        );
+        assert_eq!(
+            out.content,
+            format!(
+                "here\n[attached image (image/png, {} B)]\n[attached document a.pdf (application/pdf, {} B)]\n[audio: audio/wav]",
+                png.len(),
+                pdf.len()
+            )
+        );
     }
 
     #[test]

@@ -69,4 +69,22 @@ pub enum MemoryError {
     /// The task running the storage work was lost.
     #[error("memory worker stopped: {0}")]
     Worker(String),
+    /// A message is larger, as stored, than the database takes for one message
+    /// (`max_message_bytes`): nothing of the append was stored.
+    #[error(
+        "database {location}: {what} of session {session} is {bytes} bytes as stored, over the \
+         {limit}-byte limit for one message (max_message_bytes); nothing of it was stored"
+    )]
+    MessageTooLarge {
+        /// The database.
+        location: String,
+        /// The session.
+        session: SessionId,
+        /// Which message: its role, and its parts (images, documents) when it has any.
+        what: String,
+        /// Its size as stored (its JSON).
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
 }

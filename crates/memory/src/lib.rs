@@ -65,7 +65,9 @@ pub use lease::{
     DEFAULT_LEASE_TTL, LeaseOwner, SessionLease, holder_is_gone, lease_expiry, this_host,
 };
 pub use lease_decision::{LeaseDecision, check_write};
-pub use message_codec::{decode_message, encode_messages, single_sequence, stored_count};
+pub use message_codec::{
+    DEFAULT_MAX_MESSAGE_BYTES, decode_message, encode_messages, single_sequence, stored_count,
+};
 pub use restore::{INTERRUPTED_RESULT, is_well_formed, repair_sequence, repair_stored};
 pub use retrieval::{
     NewChunk, SearchPlan, VectorIndex, candidate_count, choose_terms, decode_vector, embed_chunks,

@@ -129,6 +129,33 @@ pub(crate) const RUN_MIGRATIONS: &[&str] = &[
         ADD COLUMN used_output_tokens BIGINT NOT NULL DEFAULT 0,
         ADD COLUMN used_cost          DOUBLE PRECISION NOT NULL DEFAULT 0;
     ",
+    // 4: approvals that wait: the `waiting_approval` status, and the requests a waiting
+    // run stores, each with its decision once made (`delivered_at`: when an execution
+    // of the run was handed it).
+    "
+    ALTER TABLE coordinator_runs DROP CONSTRAINT coordinator_runs_status_check;
+    ALTER TABLE coordinator_runs ADD CONSTRAINT coordinator_runs_status_check
+        CHECK (status IN ('pending', 'running', 'waiting_approval', 'completed', 'failed',
+                          'cancelled'));
+    CREATE TABLE coordinator_run_approvals (
+        approval_id  TEXT PRIMARY KEY,
+        run_id       TEXT NOT NULL,
+        call_id      TEXT NOT NULL,
+        tool         TEXT NOT NULL,
+        arguments    TEXT NOT NULL,
+        tier         TEXT NOT NULL,
+        scope        TEXT NOT NULL,
+        requested_at BIGINT NOT NULL,
+        expires_at   BIGINT NOT NULL,
+        decision     TEXT,
+        decided_at   BIGINT,
+        delivered_at BIGINT
+    );
+    CREATE INDEX coordinator_run_approvals_by_run
+        ON coordinator_run_approvals (run_id, requested_at);
+    CREATE INDEX coordinator_run_approvals_undecided
+        ON coordinator_run_approvals (expires_at) WHERE decision IS NULL;
+    ",
 ];
 
 /// Applies what is pending of every component in one transaction under the advisory

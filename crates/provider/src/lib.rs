@@ -17,6 +17,10 @@
 //! Responses API, LM Studio's copy of it), [`AnthropicProvider`], [`GeminiProvider`]
 //! and [`OllamaProvider`] (Ollama's native API); they parse their streams with this
 //! crate's own SSE parser ([`sse`]) or, for Ollama, its NDJSON reader ([`ndjson`]).
+//! A message's parts (images, PDF documents) go to each API in its own documented shape;
+//! a part a provider cannot send, or past its documented limit, is a
+//! [`ProviderError::UnsupportedPart`] or [`ProviderError::PartLimit`] before anything is
+//! sent, never a part silently left out (docs/provider.md has the table).
 //! What each kind is (its name, variables, defaults and constructor) is one row of
 //! [`PROVIDERS`], which [`from_env`] and the `oxydra` CLI read.
 //!

@@ -60,12 +60,14 @@ mod events;
 mod gen_ai;
 mod limits;
 mod model_hooks;
+mod part_scrub;
 mod provider_call;
 mod retrieval_scope;
 mod run_request;
 mod runtime;
 mod runtime_inner;
 mod session_lease;
+mod session_load;
 mod session_outcome;
 mod session_state;
 mod session_store;
@@ -83,6 +85,10 @@ mod used_budget;
 pub use agent_tool::AgentTool;
 pub use approvals::{ApprovalDecision, DENIED_REASON, EXPIRED_REASON, PendingApproval};
 pub use builder::{AgentRuntimeBuilder, DEFAULT_RETRIEVAL_TOP_K};
+pub use context::{
+    IMAGE_HEAD_BYTES, MAX_IMAGE_TOKENS, PDF_BYTES_PER_PAGE, PDF_PAGE_TOKENS, PIXELS_PER_TOKEN,
+    part_tokens,
+};
 pub use error::RuntimeError;
 pub use event_scrub::scrub_event;
 pub use events::{CollectingEventSink, EventSink, NoopEventSink, RuntimeEvent, RuntimeEventStream};

@@ -4,15 +4,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use oxydra_memory::{Memory, MemoryRetrieval, SessionMeta, SessionSummary, repair_stored};
+use oxydra_memory::{Memory, MemoryRetrieval, SessionMeta, SessionSummary};
 use oxydra_types::{CallId, Message, SessionId};
 use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
 
-use crate::awaiting_calls;
 use crate::context::TokenCache;
 use crate::error::RuntimeError;
 use crate::session_lease::{self, HeldLease, LeaseSettings};
+use crate::session_load::{self, until_cancelled};
 use crate::session_state::SessionState;
 
 type Slot = Arc<tokio::sync::Mutex<SessionState>>;
@@ -146,18 +146,15 @@ impl SessionStore {
             lease: Some(lease),
             meta: None,
         };
-        open.meta = memory.session_meta(session_id).await?;
-        let stored = memory.messages(session_id).await?;
-        let next_sequence = stored.last().map_or(0, |m| m.sequence).saturating_add(1);
-        let summary = memory.load_summary(session_id).await?;
-        let restored = if awaiting.is_empty() {
-            repair_stored(stored)
-        } else {
-            awaiting_calls::keep_open(&stored, repair_stored(stored.clone()), awaiting)
-        };
-        let mut state = SessionState::from_restored(restored, next_sequence, summary);
+        open.meta = until_cancelled(cancel, memory.session_meta(session_id)).await??;
+        let stored = until_cancelled(cancel, memory.messages(session_id)).await??;
+        let summary = until_cancelled(cancel, memory.load_summary(session_id)).await??;
         let counts = self.token_counts().take(session_id);
-        let reused = state.window.seed_counts(&counts);
+        let (state, reused) = until_cancelled(
+            cancel,
+            session_load::rebuild(stored, summary, counts, awaiting.to_vec()),
+        )
+        .await??;
         tracing::debug!(
             messages = state.window.messages().count(),
             reused,

@@ -1,6 +1,7 @@
 //! Running a turn's tool calls through the executor under the turn timeout and the
 //! cancellation token, and turning every call into a scrubbed tool-result message cut
-//! to its share of the context window ([`ResultCap`]).
+//! to its share of the context window ([`ResultCap`]), the output's parts (images,
+//! documents) after its text, their metadata scrubbed.
 
 use std::path::Path;
 use std::time::Duration;
@@ -17,6 +18,7 @@ use tracing::Instrument;
 use crate::context::ResultCap;
 use crate::error::RuntimeError;
 use crate::events::RunEvents;
+use crate::part_scrub::scrub_parts;
 
 /// How long a cancelled batch may take to hand back its records before the runtime
 /// stops waiting and writes the missing results itself.
@@ -191,16 +193,22 @@ impl Dispatch<'_> {
                 .get(index)
                 .filter(|record| record.call.id == call.id)
                 .or_else(|| records.iter().find(|record| record.call.id == call.id));
-            let content = match record {
-                Some(record) => record.content_for_model(),
-                None => missing_reason.clone(),
+            let (content, parts) = match record {
+                Some(record) => (
+                    record.content_for_model(),
+                    scrub_parts(self.scrubber, record.parts_for_model()),
+                ),
+                None => (missing_reason.clone(), Vec::new()),
             };
             let scrubbed = self.scrubber.scrub(&content).into_owned();
-            results.push(Message::tool_result(
-                call.id.clone(),
-                call.name.clone(),
-                ResultCap::apply(scrubbed, limit),
-            ));
+            results.push(
+                Message::tool_result(
+                    call.id.clone(),
+                    call.name.clone(),
+                    ResultCap::apply(scrubbed, limit),
+                )
+                .with_parts(parts),
+            );
         }
         (
             calls,

@@ -11,6 +11,10 @@ use crate::sandbox::SandboxConfig;
 /// Default cap on a tool's output: 16 KiB.
 pub const DEFAULT_OUTPUT_LIMIT_BYTES: usize = 16 * 1024;
 
+/// Default cap on an image or PDF a tool attaches (`file_read`, an MCP server's
+/// image): 5 MiB, the most Anthropic takes for one image.
+pub const DEFAULT_MAX_MEDIA_BYTES: usize = 5 * 1024 * 1024;
+
 /// Settings of all built-in tools (the `[tools]` table of the config file).
 ///
 /// ```
@@ -35,6 +39,8 @@ pub struct BuiltinToolsConfig {
     pub shell: ShellConfig,
     /// Limits of `file_search`.
     pub file_search: SearchConfig,
+    /// Limits of `file_read`.
+    pub file_read: ReadConfig,
     /// Protected paths the file tools may write all the same (`[tools] allow_protected =
     /// [".vscode/settings.json"]`): files, or directories with what is beneath them,
     /// relative to the workspace root. Oxydra's own files stay refused. The CLI honours
@@ -67,6 +73,7 @@ impl Default for BuiltinToolsConfig {
             web_fetch: NetworkPolicy::default(),
             shell: ShellConfig::default(),
             file_search: SearchConfig::default(),
+            file_read: ReadConfig::default(),
             allow_protected: Vec::new(),
             protected: ProtectedPaths::default(),
             sandbox: SandboxConfig::default(),
@@ -107,6 +114,24 @@ impl Default for SearchConfig {
     }
 }
 
+/// Limits of `file_read` (`[tools.file_read]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReadConfig {
+    /// The largest image (PNG, JPEG, GIF, WebP) or PDF `file_read` attaches, in bytes
+    /// (default [`DEFAULT_MAX_MEDIA_BYTES`], 5 MiB); a larger one is a tool error
+    /// that says so.
+    pub max_media_bytes: usize,
+}
+
+impl Default for ReadConfig {
+    fn default() -> Self {
+        Self {
+            max_media_bytes: DEFAULT_MAX_MEDIA_BYTES,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +154,21 @@ mod tests {
         assert_eq!(config, BuiltinToolsConfig::default());
         assert_eq!(config.web_fetch.max_body_bytes, 2 * 1024 * 1024);
         assert_eq!(config.web_fetch.max_redirects, 5);
+        assert_eq!(config.file_read.max_media_bytes, 5 * 1024 * 1024);
+    }
+
+    #[test]
+    fn the_media_cap_is_a_key_of_file_read() {
+        let config: BuiltinToolsConfig = serde_json::from_value(serde_json::json!({
+            "file_read": { "max_media_bytes": 1024 }
+        }))
+        .unwrap();
+        assert_eq!(config.file_read.max_media_bytes, 1024);
+        assert!(
+            serde_json::from_value::<BuiltinToolsConfig>(
+                serde_json::json!({"file_read": {"max_media": 1}})
+            )
+            .is_err()
+        );
     }
 }

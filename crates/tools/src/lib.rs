@@ -74,7 +74,10 @@ mod typed_tool;
 mod workspace_policy;
 
 pub use builtin::{BUILTIN_TOOL_NAMES, builtin_tool, builtin_tools};
-pub use config::{BuiltinToolsConfig, DEFAULT_OUTPUT_LIMIT_BYTES, SearchConfig, ShellConfig};
+pub use config::{
+    BuiltinToolsConfig, DEFAULT_MAX_MEDIA_BYTES, DEFAULT_OUTPUT_LIMIT_BYTES, ReadConfig,
+    SearchConfig, ShellConfig,
+};
 pub use context::ToolContext;
 pub use error::ToolError;
 pub use network_policy::{NetworkPolicy, VettedUrl, forbidden_reason};

@@ -19,6 +19,11 @@ use crate::truncate::{truncate_error, truncate_output};
 /// `tool` tracing span (name, tier, call id), and output (or an error message) over
 /// [`TypedTool::output_limit`] is truncated.
 ///
+/// A tool returns images and documents by putting them in its output's parts
+/// ([`ToolOutput::with_parts`]): the truncation cuts only the text and keeps the
+/// parts, which the runtime sends after the text in the tool's result message. A
+/// `#[tool]` function does the same by returning a `ToolOutput`.
+///
 /// ```
 /// use async_trait::async_trait;
 /// use oxydra_tools::{SafetyTier, Tool, ToolContext, ToolError, ToolOutput, TypedTool};
@@ -308,6 +313,48 @@ mod tests {
         assert!(text.starts_with("`d/d/"), "{text}");
         assert!(text.ends_with(" bytes ...]"), "{text}");
         assert!(text.contains("[... truncated "), "{text}");
+    }
+
+    struct Snapshot;
+
+    #[async_trait]
+    impl TypedTool for Snapshot {
+        type Args = Args;
+        const NAME: &'static str = "snapshot";
+        const TIER: SafetyTier = SafetyTier::ReadOnly;
+        fn description(&self) -> String {
+            "returns an image".into()
+        }
+        fn output_limit(&self) -> Option<usize> {
+            Some(4)
+        }
+        async fn run(&self, args: Args, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+            Ok(
+                ToolOutput::text(format!("captured {}", args.path)).with_parts(vec![
+                    oxydra_types::ContentPart::image("image/png", b"\x89PNG\r\n\x1a\n"),
+                    oxydra_types::ContentPart::pdf(b"%PDF-1.7", Some(args.path)),
+                ]),
+            )
+        }
+    }
+
+    #[tokio::test]
+    async fn a_typed_tool_returns_parts_and_truncation_keeps_them() {
+        let out = Snapshot
+            .execute(json!({"path": "screen", "tags": []}), &ctx())
+            .await
+            .unwrap();
+        assert!(
+            out.content.starts_with("capt\n[... truncated"),
+            "{}",
+            out.content
+        );
+        assert_eq!(out.parts.len(), 2);
+        assert_eq!(out.parts[0].media_type(), Some("image/png"));
+        assert_eq!(
+            out.parts[1],
+            oxydra_types::ContentPart::pdf(b"%PDF-1.7", Some("screen".into()))
+        );
     }
 
     #[tokio::test]

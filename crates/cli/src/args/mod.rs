@@ -128,6 +128,23 @@ mod tests {
     }
 
     #[test]
+    fn serve_takes_ask_never_and_always_and_nothing_else() {
+        for (word, mode) in [
+            ("ask", ApproveMode::Ask),
+            ("never", ApproveMode::Never),
+            ("always", ApproveMode::Always),
+        ] {
+            let cli = Cli::try_parse_from(["oxydra", "serve", "--approve", word]).unwrap();
+            let Command::Serve(serve) = cli.command else {
+                panic!("not serve")
+            };
+            assert_eq!(serve.run_options().approve, Some(mode));
+        }
+        assert!(Cli::try_parse_from(["oxydra", "serve", "--approve", "later"]).is_err());
+        assert!(Cli::try_parse_from(["oxydra", "serve", "--approve"]).is_err());
+    }
+
+    #[test]
     fn run_needs_a_prompt_unless_printing_config() {
         assert!(Cli::try_parse_from(["oxydra", "run"]).is_err());
         assert!(Cli::try_parse_from(["oxydra", "run", "--print-config"]).is_ok());

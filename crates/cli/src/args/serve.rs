@@ -13,6 +13,9 @@ use super::values::{ApproveMode, ProviderKind, db_help};
 pub enum ServeApprove {
     /// Deny every request (the default).
     Never,
+    /// Let the run wait (`waiting_approval`) until a person decides through
+    /// `POST /runs/{id}/approvals/{approval_id}`.
+    Ask,
     /// Grant every request.
     Always,
 }
@@ -21,6 +24,7 @@ impl From<ServeApprove> for ApproveMode {
     fn from(answer: ServeApprove) -> Self {
         match answer {
             ServeApprove::Never => Self::Never,
+            ServeApprove::Ask => Self::Ask,
             ServeApprove::Always => Self::Always,
         }
     }
@@ -53,7 +57,8 @@ pub struct ServeArgs {
     #[arg(short = 'C', long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
     /// How requests for consent are answered: nobody is at a terminal to ask, so
-    /// `never` (the default) denies them and `always` grants them.
+    /// `never` (the default) denies them, `ask` lets the run wait for a decision over
+    /// the API (`[serve] approval_ttl_secs`, default a day) and `always` grants them.
     #[arg(long, value_enum)]
     pub approve: Option<ServeApprove>,
     /// What commands (`shell_exec`, deterministic shell steps) may write: `read-only`,

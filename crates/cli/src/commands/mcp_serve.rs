@@ -53,7 +53,11 @@ fn server(
     settings: &ServiceConfig,
     tools: Option<&[String]>,
 ) -> Result<McpServer, CliError> {
-    let server = McpServer::new(&service.coordinator, settings.runtime.workspace.clone())?;
+    let server = McpServer::new(
+        &service.coordinator,
+        settings.runtime.workspace.clone(),
+        service::approvals_wait(settings),
+    )?;
     Ok(match tools {
         Some(names) => server.with_builtins(BuiltinTools::new(names, settings)?),
         None => server,

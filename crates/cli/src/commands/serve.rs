@@ -2,6 +2,11 @@
 //! SIGTERM, after which in-flight requests finish and running runs end `failed` /
 //! `interrupted`.
 //!
+//! Consent requests are answered by `approve`: `never` (the default) denies, `always`
+//! grants, and `ask` suspends the run (`waiting_approval`) until a person decides
+//! through `POST /runs/{id}/approvals/{approval_id}` or `[serve] approval_ttl_secs`
+//! passes. The trusted configuration's `[[hooks]]` run around every run.
+//!
 //! Without a bearer token the API is served on loopback addresses only: a
 //! non-loopback address needs a token or an explicit `--insecure-no-auth`
 //! (`[serve] allow_unauthenticated = true`).
@@ -125,6 +130,13 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
         "oxydra serve: listening on http://{local} ({agents} agents, {auth}, database {})",
         settings.memory.db
     );
+    if service::approvals_wait(&settings) {
+        eprintln!(
+            "oxydra serve: runs wait up to {} s for consent (approve = \"ask\"): decide with \
+             POST /runs/{{id}}/approvals/{{approval_id}}",
+            service::approval_ttl(&settings).as_secs()
+        );
+    }
     let served = service
         .coordinator
         .serve(listener, shutdown_signal())

@@ -10,6 +10,9 @@ use crate::error::CliError;
 /// The longest `runtime.session_wait_secs`: an hour.
 const MAX_SESSION_WAIT_SECS: f64 = 3600.0;
 
+/// The longest `serve.approval_ttl_secs`: 30 days.
+const MAX_APPROVAL_TTL_SECS: u64 = 30 * 24 * 3600;
+
 /// The user config dir's file: `<config dir>/oxydra/config.toml`.
 pub fn user_config_path() -> Option<PathBuf> {
     dirs::config_dir().map(|dir| dir.join("oxydra").join("config.toml"))
@@ -122,6 +125,14 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
         return Err(invalid(
             "serve.run_lease_ttl_ms",
             format!("expected at least 100 (milliseconds), found {ttl}"),
+        ));
+    }
+    if let Some(ttl) = serve.approval_ttl_secs
+        && !(1..=MAX_APPROVAL_TTL_SECS).contains(&ttl)
+    {
+        return Err(invalid(
+            "serve.approval_ttl_secs",
+            format!("expected a number of seconds in [1, {MAX_APPROVAL_TTL_SECS}], found {ttl}"),
         ));
     }
     if serve.body_limit_bytes == Some(0) {
@@ -480,6 +491,20 @@ args = { url = "{{url}}" }
         assert!(
             lease.contains("serve.run_lease_ttl_ms") && lease.contains("50"),
             "{lease}"
+        );
+        for ttl in ["0", "2592001", "-5", "1.5", "\"1d\""] {
+            let message = parse_err(&format!("[serve]\napproval_ttl_secs = {ttl}\n"));
+            assert!(
+                message.contains("serve.approval_ttl_secs"),
+                "{ttl}: {message}"
+            );
+        }
+        assert!(
+            parse(
+                Path::new("/cfg/oxydra.toml"),
+                "[serve]\napproval_ttl_secs = 2592000\n"
+            )
+            .is_ok()
         );
         let syntax = parse_err("[runtime\n");
         assert!(syntax.starts_with("/cfg/oxydra.toml: line 1"), "{syntax}");

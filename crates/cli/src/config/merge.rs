@@ -188,7 +188,13 @@ pub fn merge(
     stdin_is_terminal: bool,
 ) -> Result<Effective, CliError> {
     let provider = merge_provider(file, flags, env, KeyNeed::Required)?;
-    merge_settings(file, flags, env, stdin_is_terminal, provider)
+    merge_settings(
+        file,
+        flags,
+        env,
+        Asked::Terminal(stdin_is_terminal),
+        provider,
+    )
 }
 
 /// Merges like [`merge`] for `--print-config`: a key variable that is not set is no
@@ -205,11 +211,18 @@ pub fn merge_for_print(
         Err(CliError::NoProvider | CliError::UntrustedProvider { .. }) => None,
         Err(error) => return Err(error),
     };
-    merge_settings(file, flags, env, stdin_is_terminal, provider)
+    merge_settings(
+        file,
+        flags,
+        env,
+        Asked::Terminal(stdin_is_terminal),
+        provider,
+    )
 }
 
 /// Merges like [`merge`] for the service commands: no provider is no error, and
-/// consent is never asked in a terminal (`ask` becomes `never`).
+/// consent is never asked in a terminal: `ask` (set explicitly) lets a run wait for a
+/// decision through the API, and unset is `never`.
 pub fn merge_service(
     file: &LoadedFile,
     flags: &RunOptions,
@@ -222,7 +235,18 @@ pub fn merge_service(
         Err(CliError::NoProvider | CliError::UntrustedProvider { .. }) => None,
         Err(error) => return Err(error),
     };
-    merge_settings(file, flags, env, false, provider)
+    merge_settings(file, flags, env, Asked::Later, provider)
+}
+
+/// Who answers the consent requests that `approve = "ask"` leaves open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    /// A person at the terminal, when stdin is one (the flag); else no one, and `ask`
+    /// (or unset) becomes `never`.
+    Terminal(bool),
+    /// A person later, through the API (`serve`, `mcp serve`): `ask`, also when unset,
+    /// makes the run wait for a decision (DESIGN.md §3.8).
+    Later,
 }
 
 /// Everything but the provider, which is merged already.
@@ -230,7 +254,7 @@ fn merge_settings<P>(
     file: &LoadedFile,
     flags: &RunOptions,
     env: EnvLookup<'_>,
-    stdin_is_terminal: bool,
+    asked: Asked,
     provider: P,
 ) -> Result<Merged<P>, CliError> {
     let section = &file.config.runtime;
@@ -261,10 +285,10 @@ fn merge_settings<P>(
             message: "expected at least 1 second, found 0".into(),
         });
     }
-    let approve = match flags.approve.or(section.approve) {
-        Some(ApproveMode::Ask) | None if !stdin_is_terminal => ApproveMode::Never,
-        Some(mode) => mode,
-        None => ApproveMode::Ask,
+    let approve = match (flags.approve.or(section.approve), asked) {
+        (Some(ApproveMode::Ask) | None, Asked::Terminal(false)) => ApproveMode::Never,
+        (Some(mode), _) => mode,
+        (None, Asked::Terminal(true) | Asked::Later) => ApproveMode::Ask,
     };
     let workspace = match &flags.workspace {
         Some(dir) if !dir.is_dir() => {
@@ -470,6 +494,23 @@ mod tests {
         };
         let effective = merge(&LoadedFile::default(), &always, &env, false).unwrap();
         assert_eq!(effective.runtime.approve, ApproveMode::Always);
+        // A service has no terminal but waits for a decision over its API: unset is
+        // `ask`, and an explicit `never` or `always` holds.
+        let service = |flags: &RunOptions, loaded: &LoadedFile| {
+            merge_service(loaded, flags, &env).unwrap().runtime.approve
+        };
+        assert_eq!(
+            service(&RunOptions::default(), &LoadedFile::default()),
+            ApproveMode::Ask
+        );
+        let never = RunOptions {
+            approve: Some(ApproveMode::Never),
+            ..RunOptions::default()
+        };
+        assert_eq!(service(&never, &LoadedFile::default()), ApproveMode::Never);
+        let asked = file("[runtime]\napprove = \"ask\"\n");
+        assert_eq!(service(&RunOptions::default(), &asked), ApproveMode::Ask);
+        assert_eq!(service(&always, &asked), ApproveMode::Always);
 
         for (flags, flag) in [
             (

@@ -40,7 +40,7 @@ pub use launched::launched_hashes;
 pub use layers::strip_powers;
 pub use load::load;
 pub use merge::{
-    Effective, EffectiveRuntime, ServiceConfig, current_provider, merge, merge_for_print,
+    Effective, EffectiveRuntime, Merged, ServiceConfig, current_provider, merge, merge_for_print,
     merge_service, resolve_database,
 };
 pub use pricing::Prices;
@@ -118,6 +118,10 @@ pub struct ServeSection {
     /// renewed, in milliseconds (default 15000); a run whose worker died is taken over
     /// by another once it lapses.
     pub run_lease_ttl_ms: Option<u64>,
+    /// With `approve = "ask"`: how long a run waits for a person's decision on a
+    /// consent request, in seconds (default 86400, a day); past it the request is a
+    /// denial.
+    pub approval_ttl_secs: Option<u64>,
     // Bounds of the HTTP server and of run trees (docs/coordinator.md, "Bounds");
     // absent keys keep the coordinator's defaults.
     /// Most connections served at once (default 256).
@@ -165,6 +169,10 @@ pub struct ProviderSection {
     /// `[provider.sampling]` of the local model.
     pub sampling: Option<SamplingSection>,
 }
+
+/// How long a run of `oxydra serve` waits for a decision on a consent request when
+/// `[serve] approval_ttl_secs` does not say: a day.
+pub const DEFAULT_APPROVAL_TTL_SECS: u64 = 24 * 3600;
 
 /// `[runtime]`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

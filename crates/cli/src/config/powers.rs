@@ -63,7 +63,7 @@ pub fn narrowing(key: &str) -> Narrowing {
     let millis = |value: std::time::Duration| Lowest(Some(value.as_millis() as f64));
     match key {
         "provider" | "runtime" | "memory" | "tools" | "tools.web_fetch" | "tools.shell"
-        | "tools.file_search" | "serve" => Table,
+        | "tools.file_search" | "tools.file_read" | "serve" => Table,
 
         "provider.kind" => Kind,
         "provider.api" | "provider.reasoning_effort" => Free,
@@ -93,12 +93,14 @@ pub fn narrowing(key: &str) -> Narrowing {
         "tools.shell.default_timeout_secs" => secs(shell.default_timeout_secs),
         "tools.shell.max_timeout_secs" => secs(shell.max_timeout_secs),
         "tools.file_search.max_results" => count(SearchConfig::default().max_results),
+        "tools.file_read.max_media_bytes" => count(oxydra::tools::DEFAULT_MAX_MEDIA_BYTES),
 
         "rules" => Rules,
 
         "serve.max_concurrent_runs" => count(DEFAULT_MAX_CONCURRENT_RUNS),
         "serve.body_limit_bytes" => count(DEFAULT_BODY_LIMIT),
         "serve.allow_unauthenticated" => Ranked(OFF_FIRST, "false"),
+        "serve.approval_ttl_secs" => secs(super::DEFAULT_APPROVAL_TTL_SECS),
         "serve.max_connections" => count(oxydra::coordinator::DEFAULT_MAX_CONNECTIONS),
         "serve.header_read_timeout_ms" => millis(oxydra::coordinator::DEFAULT_HEADER_READ_TIMEOUT),
         "serve.body_read_timeout_ms" => millis(oxydra::coordinator::DEFAULT_BODY_READ_TIMEOUT),
@@ -370,5 +372,10 @@ headers = { X-Api-Key = "k" }
             Narrowing::Lowest(Some(256.0))
         );
         assert_eq!(narrowing("runtime.max_turns"), Narrowing::Lowest(Some(8.0)));
+        // A project file may shorten how long a request waits, never lengthen it.
+        assert_eq!(
+            narrowing("serve.approval_ttl_secs"),
+            Narrowing::Lowest(Some(86400.0))
+        );
     }
 }

@@ -4,6 +4,7 @@
 use oxydra::coordinator::{GET_AGENT_RUN, LIST_AGENT_BLUEPRINTS, START_AGENT_RUN};
 use rmcp::model::ToolAnnotations;
 
+use super::approval_tools::{DECIDE_APPROVAL, LIST_PENDING_APPROVALS};
 use super::cancel_tool::CANCEL_AGENT_RUN;
 
 /// The annotations of the tool named `name`; `None` for a tool this server does not
@@ -19,6 +20,11 @@ pub fn for_tool(name: &str) -> Option<ToolAnnotations> {
         GET_AGENT_RUN => ("Get an agent run", true, false, true),
         // Stops work in progress; cancelling again has no further effect.
         CANCEL_AGENT_RUN => ("Cancel an agent run", false, true, true),
+        // Reads a run's open consent requests.
+        LIST_PENDING_APPROVALS => ("List a run's pending approvals", true, false, true),
+        // Lets a waiting tool call run (which may overwrite files or run commands) or
+        // refuses it; a second decision on the same request is refused.
+        DECIDE_APPROVAL => ("Decide a pending approval", false, true, false),
         _ => return None,
     };
     Some(
@@ -40,7 +46,11 @@ mod tests {
 
     #[test]
     fn every_served_tool_has_annotations_and_only_readers_are_read_only() {
-        for name in AGENT_TOOL_NAMES.iter().chain([&CANCEL_AGENT_RUN]) {
+        for name in AGENT_TOOL_NAMES.iter().chain([
+            &CANCEL_AGENT_RUN,
+            &LIST_PENDING_APPROVALS,
+            &DECIDE_APPROVAL,
+        ]) {
             let annotations = for_tool(name);
             assert!(annotations.is_some(), "{name}");
         }
@@ -49,6 +59,8 @@ mod tests {
         assert_eq!(read_only(GET_AGENT_RUN), Some(true));
         assert_eq!(read_only(START_AGENT_RUN), Some(false));
         assert_eq!(read_only(CANCEL_AGENT_RUN), Some(false));
+        assert_eq!(read_only(LIST_PENDING_APPROVALS), Some(true));
+        assert_eq!(read_only(DECIDE_APPROVAL), Some(false));
         let idempotent = |name| for_tool(name).and_then(|a| a.idempotent_hint);
         assert_eq!(idempotent(START_AGENT_RUN), Some(false));
         assert_eq!(idempotent(CANCEL_AGENT_RUN), Some(true));

@@ -17,6 +17,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use super::annotations;
+use super::approval_tools::{DecideApproval, ListPendingApprovals};
 use super::builtin_tools::BuiltinTools;
 use super::cancel_tool::CancelAgentRun;
 use crate::error::CliError;
@@ -31,13 +32,15 @@ struct ServedTool {
 
 /// Oxydra's coordinator as an MCP server: `list_agent_blueprints`, `start_agent_run`,
 /// `get_agent_run` (a bounded long poll: `wait_secs` of at most
-/// [`oxydra::coordinator::MAX_WAIT_SECS`]) and `cancel_agent_run`.
+/// [`oxydra::coordinator::MAX_WAIT_SECS`]) and `cancel_agent_run`; where runs wait for
+/// approval, also `list_pending_approvals` and `decide_approval`.
 #[derive(Clone)]
 pub struct McpServer {
     tools: Arc<[ServedTool]>,
     builtins: Option<Arc<BuiltinTools>>,
     workspace: PathBuf,
     max_argument_bytes: usize,
+    approvals: bool,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -45,17 +48,28 @@ impl std::fmt::Debug for McpServer {
         f.debug_struct("McpServer")
             .field("workspace", &self.workspace)
             .field("max_argument_bytes", &self.max_argument_bytes)
+            .field("approvals", &self.approvals)
             .finish_non_exhaustive()
     }
 }
 
 impl McpServer {
-    /// The server of `coordinator`'s tools. Arguments larger than the coordinator's
-    /// request body limit are refused, as `POST /runs` refuses such a body.
-    pub fn new(coordinator: &Coordinator, workspace: PathBuf) -> Result<Self, CliError> {
+    /// The server of `coordinator`'s tools; with `approvals` (runs may wait for a
+    /// person: `approve = "ask"`) also the tools that list and decide their requests.
+    /// Arguments larger than the coordinator's request body limit are refused, as
+    /// `POST /runs` refuses such a body.
+    pub fn new(
+        coordinator: &Coordinator,
+        workspace: PathBuf,
+        approvals: bool,
+    ) -> Result<Self, CliError> {
         let handle = coordinator.handle();
         let mut objects = oxydra::coordinator::agent_tools(&handle);
-        objects.push(Arc::new(CancelAgentRun(handle)));
+        objects.push(Arc::new(CancelAgentRun(handle.clone())));
+        if approvals {
+            objects.push(Arc::new(ListPendingApprovals(handle.clone())));
+            objects.push(Arc::new(DecideApproval(handle)));
+        }
         let tools = objects
             .into_iter()
             .map(served)
@@ -65,6 +79,7 @@ impl McpServer {
             builtins: None,
             workspace,
             max_argument_bytes: coordinator.config().body_limit_bytes,
+            approvals,
         })
     }
 
@@ -85,6 +100,25 @@ impl McpServer {
             listed.extend(builtins.listings());
         }
         listed
+    }
+
+    /// What the server tells its client about its tools.
+    fn instructions(&self) -> String {
+        let mut text = String::from(
+            "Oxydra's agent coordinator. list_agent_blueprints shows the agents you can \
+             start; start_agent_run starts one (a refused run's error carries the \
+             parameters_schema to correct from); get_agent_run with wait_secs waits for \
+             it to end; cancel_agent_run stops it.",
+        );
+        if self.approvals {
+            text.push_str(
+                " A run whose tool call needs a person's consent stops with status \
+                 waiting_approval: list_pending_approvals shows its requests and \
+                 decide_approval answers each (approve_once, approve_for_session, or deny \
+                 with a reason the run's model reads); then the run goes on.",
+            );
+        }
+        text
     }
 
     fn find(&self, name: &str) -> Option<&ServedTool> {
@@ -149,12 +183,7 @@ impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("oxydra", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "Oxydra's agent coordinator. list_agent_blueprints shows the agents you can \
-                 start; start_agent_run starts one (a refused run's error carries the \
-                 parameters_schema to correct from); get_agent_run with wait_secs waits for \
-                 it to end; cancel_agent_run stops it.",
-            )
+            .with_instructions(self.instructions())
     }
 
     async fn list_tools(

@@ -6,6 +6,7 @@
 //! coordinator cannot be built there without a dependency cycle.
 
 mod annotations;
+mod approval_tools;
 pub mod builtin_tools;
 mod cancel_tool;
 mod handler;

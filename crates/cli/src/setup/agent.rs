@@ -31,6 +31,9 @@ pub struct Agent {
     pub memory: Arc<dyn MemoryStore>,
     /// The MCP servers whose tools the runtime has (stop them with [`Agent::stop`]).
     pub mcp: Option<McpManager>,
+    /// Whether runs get the small-model default tool choice
+    /// ([`small_model_first_call`](super::tool_choice::small_model_first_call)).
+    pub small_model_default: bool,
 }
 
 impl Agent {
@@ -105,6 +108,10 @@ pub async fn build(
         super::mcp::stop(mcp).await;
         return Err(end_cancelled(super::mcp::cancelled_at_start()));
     }
+    let small_model_default = super::tool_choice::small_model_default(
+        runtime_settings.tool_choice.as_deref(),
+        provider.as_ref(),
+    );
     let tool_choice = match super::tool_choice::policy(
         runtime_settings.tool_choice.as_deref(),
         &tools,
@@ -151,6 +158,7 @@ pub async fn build(
             runtime,
             memory,
             mcp,
+            small_model_default,
         }),
         Err(error) => {
             super::mcp::stop(mcp).await;

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::hook_process::HookProcess;
 use super::hook_protocol as protocol;
-use crate::config::Effective;
+use crate::config::Merged;
 use crate::config::hooks::{HookEntry, HookEvent};
 
 /// Events an `on_event` hook may have waiting; past this, events are dropped (and
@@ -89,8 +89,9 @@ impl Drop for CommandHook {
     }
 }
 
-/// The configured hooks of a run, in order.
-pub fn from_config(effective: &Effective) -> Vec<Arc<dyn Hook>> {
+/// The configured hooks of a run (or of every run of a service), in order. An
+/// untrusted file's `[[hooks]]` never get here: the layering withholds them.
+pub fn from_config<P>(effective: &Merged<P>) -> Vec<Arc<dyn Hook>> {
     let place = Arc::new(Place {
         workspace: effective.runtime.workspace.clone(),
         sandbox: effective.tools.sandbox.clone(),

@@ -4,13 +4,14 @@
 //! facade's storage table).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use oxydra::coordinator::RunStore;
 use oxydra::coordinator::{
     Coordinator, CoordinatorConfig, CoordinatorError, DEFAULT_BODY_LIMIT,
     DEFAULT_MAX_CONCURRENT_RUNS, RunnerDeps,
 };
-use oxydra::executor::{AlwaysApprove, AlwaysDeny, PermissionBroker, ToolExecutorConfig};
+use oxydra::executor::{AlwaysApprove, AlwaysDeny, DeferAll, PermissionBroker, ToolExecutorConfig};
 use oxydra::mcp::McpManager;
 use oxydra::memory::Memory;
 use oxydra::tools::ToolRegistry;
@@ -40,6 +41,32 @@ fn bounded(bounds: &crate::config::ServeSection) -> CoordinatorConfig {
             .unwrap_or(default.max_runs_per_root),
         ..default
     }
+}
+
+/// How a service answers consent requests. Nobody sits at a terminal for an HTTP run:
+/// `always` grants, `never` denies, and `ask` defers, so the run waits
+/// (`waiting_approval`) for a decision through the API for `[serve] approval_ttl_secs`.
+fn broker(settings: &ServiceConfig) -> Arc<dyn PermissionBroker> {
+    match settings.runtime.approve {
+        ApproveMode::Always => Arc::new(AlwaysApprove),
+        ApproveMode::Never => Arc::new(AlwaysDeny),
+        ApproveMode::Ask => Arc::new(DeferAll::new(approval_ttl(settings))),
+    }
+}
+
+/// How long a deferred consent request waits for a decision.
+pub fn approval_ttl(settings: &ServiceConfig) -> Duration {
+    Duration::from_secs(
+        settings
+            .serve
+            .approval_ttl_secs
+            .unwrap_or(config::DEFAULT_APPROVAL_TTL_SECS),
+    )
+}
+
+/// Whether runs of this service can wait for a person's decision (`approve = "ask"`).
+pub fn approvals_wait(settings: &ServiceConfig) -> bool {
+    settings.runtime.approve == ApproveMode::Ask
 }
 
 /// The variable `oxydra serve` reads its bearer token from when `[serve]` names none.
@@ -101,12 +128,12 @@ pub async fn start(
     let mut deps = RunnerDeps::new(tools, settings.runtime.workspace.clone());
     deps.rules = config::rules(&settings.rules);
     deps.executor_config = ToolExecutorConfig::default();
-    // Nobody sits at a terminal for an HTTP run: consent is answered by configuration.
-    let broker: Arc<dyn PermissionBroker> = match settings.runtime.approve {
-        ApproveMode::Always => Arc::new(AlwaysApprove),
-        ApproveMode::Ask | ApproveMode::Never => Arc::new(AlwaysDeny),
-    };
-    deps.permission_broker = Some(broker);
+    deps.permission_broker = Some(broker(settings));
+    if purpose == Purpose::Serve {
+        // The trusted configuration's `[[hooks]]` run around every run's model
+        // requests and tool calls, as they do for `oxydra run`.
+        deps.hooks = super::hooks::from_config(settings);
+    }
     deps.limits = settings.runtime.limits();
     // The backend opens memory and runs together: on a server they share one
     // connection pool, and any number of `oxydra serve` processes share the database.

@@ -46,6 +46,34 @@ pub fn policy(
     Ok(Arc::new(choice))
 }
 
+/// The tool choice of a small local model's run on `prompt` in `workspace` (when the
+/// configuration sets none): its first turn must call `file_read` when the prompt names
+/// a file of the workspace, `file_list` when it names only a directory, any tool
+/// otherwise; its later turns answer in text. A model that small, free to pick among
+/// the file tools, often lists the folder of the file it was asked about and answers
+/// from imagination.
+pub fn small_model_first_call(workspace: &std::path::Path, prompt: &str) -> FirstCall {
+    let asked = oxydra::types::Message::user(prompt);
+    let (files, dirs) = super::workspace_paths::named_paths(workspace, [&asked]);
+    let first = if !files.is_empty() {
+        ToolChoice::Tool("file_read".to_owned())
+    } else if !dirs.is_empty() {
+        ToolChoice::Tool("file_list".to_owned())
+    } else {
+        ToolChoice::Required
+    };
+    FirstCall {
+        first,
+        then: ToolChoice::None,
+    }
+}
+
+/// Whether a run gets the small-model default tool choice: a small local model and no
+/// `--tool-choice` / `[runtime] tool_choice`.
+pub fn small_model_default(setting: Option<&str>, provider: &dyn Provider) -> bool {
+    setting.is_none() && is_small_local(provider)
+}
+
 /// The built-in tools a small local model is offered: the workspace file tools it can
 /// tell apart. Each tool costs a small model prompt and a chance to pick the wrong one;
 /// `shell_exec`, `web_fetch` and `file_edit` it rarely uses well.
@@ -124,6 +152,35 @@ mod tests {
         policy(setting, &tools(), &remote())
             .unwrap()
             .choose(TurnInfo::new(1, 0))
+    }
+
+    #[test]
+    fn a_small_model_reads_the_file_a_prompt_names_first() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(workspace.path().join("notes")).unwrap();
+        std::fs::write(workspace.path().join("notes/plan.md"), "teal").unwrap();
+        let first = |prompt: &str| {
+            small_model_first_call(workspace.path(), prompt).choose(TurnInfo::new(1, 0))
+        };
+        assert_eq!(
+            first("What colour, according to notes/plan.md?"),
+            ToolChoice::Tool("file_read".into())
+        );
+        assert_eq!(
+            first("Which files are in the notes folder?"),
+            ToolChoice::Tool("file_list".into())
+        );
+        // A file that does not exist yet, or a path out of the workspace, names nothing.
+        for prompt in [
+            "Create greeting.txt",
+            "Read ../notes/plan.md",
+            "Read /etc/passwd",
+        ] {
+            assert_eq!(first(prompt), ToolChoice::Required, "{prompt}");
+        }
+        // Once a call was made, the model answers.
+        let policy = small_model_first_call(workspace.path(), "Read notes/plan.md");
+        assert_eq!(policy.choose(TurnInfo::new(2, 1)), ToolChoice::None);
     }
 
     #[test]

@@ -13,7 +13,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use oxydra::local::{ArgumentChoice, ArgumentChoices};
-use oxydra::types::Message;
+use oxydra::types::{Message, MessageRole};
 
 /// The most files a listing offers.
 pub const MAX_FILES: usize = 64;
@@ -42,6 +42,22 @@ impl ArgumentChoices for WorkspacePaths {
         let Some((files, dirs)) = listing(&self.root) else {
             return named_choices(&self.root, messages);
         };
+        // The paths the user names narrow the listing: offered the one file a
+        // question names, a small model reads that file rather than its neighbour.
+        let asked = messages
+            .iter()
+            .filter(|message| message.role == MessageRole::User);
+        let (named_files, named_dirs) = named_paths(&self.root, asked);
+        let files = if named_files.is_empty() {
+            files
+        } else {
+            named_files
+        };
+        let dirs = if named_dirs.is_empty() {
+            dirs
+        } else {
+            named_dirs
+        };
         let both: Vec<String> = dirs.iter().chain(&files).cloned().collect();
         let mut choices = vec![ArgumentChoice::new("file_list", "path", dirs)];
         if !files.is_empty() {
@@ -55,7 +71,7 @@ impl ArgumentChoices for WorkspacePaths {
 /// The choices of a workspace too large to list: the files and directories the
 /// conversation names that exist (each kind only where at least one is named).
 fn named_choices(root: &Path, messages: &[Message]) -> Vec<ArgumentChoice> {
-    let (files, dirs) = named_paths(root, messages);
+    let (files, dirs) = named_paths(root, messages.iter());
     let mut choices = Vec::new();
     if !dirs.is_empty() {
         choices.push(ArgumentChoice::new("file_list", "path", dirs.clone()));
@@ -73,7 +89,10 @@ fn named_choices(root: &Path, messages: &[Message]) -> Vec<ArgumentChoice> {
 /// The relative paths `messages` name that are files or directories under `root`
 /// (no absolute path, no `..`, nothing hidden, no symlink), sorted, at most
 /// [`MAX_FILES`] files and [`MAX_DIRS`] directories.
-pub fn named_paths(root: &Path, messages: &[Message]) -> (Vec<String>, Vec<String>) {
+pub fn named_paths<'a>(
+    root: &Path,
+    messages: impl IntoIterator<Item = &'a Message>,
+) -> (Vec<String>, Vec<String>) {
     let mut files = Vec::new();
     let mut dirs = Vec::new();
     for message in messages {
@@ -171,6 +190,7 @@ pub fn listing(root: &Path) -> Option<(Vec<String>, Vec<String>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use oxydra::types::CallId;
 
     fn workspace(files: &[&str]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
@@ -209,6 +229,38 @@ mod tests {
     }
 
     #[test]
+    fn the_paths_the_user_names_narrow_the_listing() {
+        let dir = workspace(&["notes/plan.md", "notes/old.md", "README.md"]);
+        let of = |messages: &[Message], tool: &str| {
+            WorkspacePaths::new(dir.path())
+                .choices(messages)
+                .into_iter()
+                .find(|c| c.tool == tool)
+                .map(|c| c.values)
+                .unwrap_or_default()
+        };
+        let asked = [Message::user("What does notes/plan.md say?")];
+        assert_eq!(of(&asked, "file_read"), ["notes/plan.md"]);
+        // No directory named: every directory stays on offer.
+        assert_eq!(of(&asked, "file_list"), [".", "notes"]);
+        // A path named only by a tool's output (or the model) narrows nothing.
+        let listed = [
+            Message::user("What is here?"),
+            Message::tool_result(CallId::from("c1"), "file_list", "notes/plan.md"),
+        ];
+        assert_eq!(
+            of(&listed, "file_read"),
+            ["README.md", "notes/old.md", "notes/plan.md"]
+        );
+        // A named path out of the workspace is no path of it.
+        let escaping = [Message::user("Read ../README.md and /etc/passwd")];
+        assert_eq!(
+            of(&escaping, "file_read"),
+            ["README.md", "notes/old.md", "notes/plan.md"]
+        );
+    }
+
+    #[test]
     fn a_large_or_missing_workspace_leaves_the_paths_free() {
         let names: Vec<String> = (0..=MAX_FILES).map(|i| format!("f{i}.txt")).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -234,7 +286,7 @@ mod tests {
             "Summarise README.md, then `./docs/guide.md`; not /etc/passwd, ../x, .env, \
              link.txt or missing.md. Look in docs/.",
         );
-        let (files, dirs) = named_paths(dir.path(), std::slice::from_ref(&asked));
+        let (files, dirs) = named_paths(dir.path(), std::slice::from_ref(&asked).iter());
         assert_eq!(files, ["README.md", "docs/guide.md"]);
         assert_eq!(dirs, ["docs"]);
         let choices = WorkspacePaths::new(dir.path()).choices(&[asked]);

@@ -105,7 +105,7 @@ fn the_python_sdk_client_lists_corrects_a_refused_run_waits_for_it_and_survives_
 }
 
 /// The server process with piped stdin and stdout, and a reader of its JSON-RPC lines.
-struct RawSession {
+pub(crate) struct RawSession {
     child: std::process::Child,
     stdin: Option<std::process::ChildStdin>,
     lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
@@ -113,12 +113,19 @@ struct RawSession {
 
 impl RawSession {
     fn start(sandbox: &Sandbox) -> Self {
+        Self::start_with(sandbox, &[])
+    }
+
+    /// `oxydra mcp serve` on the sandbox's database and workspace with `extra` flags,
+    /// initialized.
+    pub(crate) fn start_with(sandbox: &Sandbox, extra: &[&str]) -> Self {
         let mut command = sandbox.command();
         command
             .args(["mcp", "serve", "--db"])
             .arg(&sandbox.db)
             .arg("--workspace")
             .arg(&sandbox.workspace)
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -145,14 +152,14 @@ impl RawSession {
         session
     }
 
-    fn send_line(&mut self, line: &str) {
+    pub(crate) fn send_line(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().unwrap();
         stdin.write_all(line.as_bytes()).unwrap();
         stdin.write_all(b"\n").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn read(&mut self) -> Value {
+    pub(crate) fn read(&mut self) -> Value {
         let line = self
             .lines
             .next()
@@ -162,7 +169,7 @@ impl RawSession {
     }
 
     /// Closes stdin and returns the exit code and stderr.
-    fn close(mut self) -> (Option<i32>, String) {
+    pub(crate) fn close(mut self) -> (Option<i32>, String) {
         drop(self.stdin.take());
         let output = self.child.wait_with_output().unwrap();
         (output.status.code(), stderr(&output))
@@ -213,7 +220,8 @@ fn malformed_messages_get_json_rpc_errors_and_the_session_goes_on() {
     session.send_line(r#"{"jsonrpc":"2.0","id":10,"method":"tools/list"}"#);
     let listed = session.read();
     assert_eq!(listed["id"], 10, "{listed}");
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 4);
+    // The four run tools, and (approvals wait by default) the two approval tools.
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 6);
 
     // The client closing stdin ends the server cleanly.
     let (code, rest) = session.close();

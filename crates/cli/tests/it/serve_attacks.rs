@@ -176,7 +176,8 @@ fn a_parameter_with_shell_syntax_is_echoed_not_run() {
 #[test]
 fn a_privileged_step_is_denied_unless_approval_is_configured() {
     let sandbox = sandbox_with_config(SHELL_CONFIG);
-    // The default `approve = ask` means deny: nobody is at a terminal.
+    // Unset `approve` is `ask` in `serve`, but a deterministic step never waits: the
+    // deferred consent fails the step, and nothing runs.
     let server = Server::start(&sandbox, &[]);
     runtime().block_on(async {
         let client = reqwest::Client::new();

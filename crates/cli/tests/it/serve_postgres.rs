@@ -1,7 +1,7 @@
 //! Three `oxydra serve` workers on one PostgreSQL database: 100 runs posted across
 //! them, one worker killed with `kill -9` mid-run, and every run completes exactly once
 //! with its whole conversation (the killed worker's runs taken over and continued from
-//! their stored sessions).
+//! their stored sessions). And a run waiting for approval that outlives every worker.
 
 use crate::common;
 
@@ -13,6 +13,10 @@ use nix::unistd::Pid;
 use oxydra_postgres::testing::TestDatabase;
 use oxydra_test_support::{MockServer, openai};
 use serde_json::{Value, json};
+
+use crate::serve_approvals::{
+    ASK_CONFIG, WRITTEN, decide, the_pending_write, wait_for_status, writer_provider,
+};
 
 const RUNS: usize = 100;
 
@@ -205,6 +209,81 @@ fn three_workers_lose_one_and_every_run_completes_exactly_once() {
         let (code, rest) = worker.terminate();
         assert_eq!(code, Some(0), "{rest}");
     }
+}
+
+/// The headline of approvals that wait: a run asks for consent on one of two workers
+/// sharing the database, both are killed with `kill -9`, and a worker started
+/// afterwards takes the decision and completes the run (the waiting run is only rows,
+/// and recovery after the crash leaves it waiting).
+#[test]
+fn a_run_waiting_for_approval_survives_kill_9_of_every_worker_and_completes_on_a_new_one() {
+    let rt = runtime();
+    let Some(database) = rt.block_on(TestDatabase::create()) else {
+        return;
+    };
+    let provider = writer_provider();
+    let sandbox =
+        sandbox_with_config(&ASK_CONFIG.replace("[serve]\n", "[serve]\nrun_lease_ttl_ms = 1000\n"));
+    let db = database.url_with_schema();
+    let url = provider.openai_url();
+    let args = ["--addr", "127.0.0.1:0", "--base-url", &url];
+    let workers: Vec<Server> = (0..2)
+        .map(|_| Server::start_on(&sandbox, &[], &args, db.as_ref()))
+        .collect();
+    let client = reqwest::Client::new();
+    let (run_id, approval_id) = rt.block_on(async {
+        let created = client
+            .post(workers[0].url("/runs"))
+            .json(&json!({"agent_name": "writer", "parameters": {"prompt": "write out.txt"}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(created.status(), 201);
+        let created: Value = created.json().await.unwrap();
+        let run_id = created["run_id"].as_str().unwrap().to_owned();
+        // Seen waiting from the other worker too: it is stored, not held in memory.
+        let run = wait_for_status(&client, &workers[1].base, &run_id, "waiting_approval").await;
+        let approval_id = the_pending_write(&run);
+        let same = get_json(&client, workers[0].url(&format!("/runs/{run_id}"))).await;
+        assert_eq!(same["pending_approvals"], run["pending_approvals"]);
+        (run_id, approval_id)
+    });
+    for mut worker in workers {
+        kill(
+            Pid::from_raw(i32::try_from(worker.child.id()).unwrap()),
+            Signal::SIGKILL,
+        )
+        .unwrap();
+        worker.child.wait().unwrap();
+    }
+    assert!(!sandbox.workspace.join("out.txt").exists(), "ran unasked");
+
+    let fresh = Server::start_on(&sandbox, &[], &args, db.as_ref());
+    rt.block_on(async {
+        let run = get_json(&client, fresh.url(&format!("/runs/{run_id}"))).await;
+        assert_eq!(run["status"], "waiting_approval", "{run}");
+        assert_eq!(the_pending_write(&run), approval_id);
+        let (status, decided) = decide(
+            &client,
+            &fresh.base,
+            &run_id,
+            &approval_id,
+            &json!({"decision": "approve_once"}),
+        )
+        .await;
+        assert_eq!(status, 200, "{decided}");
+        let run = wait_for_status(&client, &fresh.base, &run_id, "completed").await;
+        assert_eq!(run["result"]["text"], "done", "{run}");
+    });
+    assert_eq!(
+        std::fs::read_to_string(sandbox.workspace.join("out.txt")).unwrap(),
+        WRITTEN
+    );
+    // The model was asked once for the call and once with its result: the resumed run
+    // did not start over.
+    assert_eq!(provider.requests().len(), 2, "{:?}", provider.requests());
+    let (code, rest) = fresh.terminate();
+    assert_eq!(code, Some(0), "{rest}");
 }
 
 fn stderr_of(output: &std::process::Output) -> String {

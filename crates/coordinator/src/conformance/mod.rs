@@ -6,8 +6,8 @@
 //! `#[tokio::test]` per case, or awaits [`run_all`]. Cases: insert and read back, a
 //! claim (`start_run`) granted once even under concurrency, status transitions ended
 //! once, cancelling a queued run, the blueprint list, scrubbing of what is stored,
-//! restart recovery (`interrupted`), run tree accounts and what runs used of their
-//! budgets. [`run_trees`] has whole
+//! restart recovery (`interrupted`), run tree accounts, what runs used of their
+//! budgets and approvals that wait ([`approvals`]). [`run_trees`] has whole
 //! scenarios of agents starting agents, run on a coordinator over any store.
 #![allow(
     clippy::unwrap_used,
@@ -16,9 +16,14 @@
     clippy::indexing_slicing
 )]
 
+pub mod approvals;
 pub mod run_trees;
 pub mod run_usage;
 
+pub use approvals::{
+    a_waiting_run_is_decided_once_and_queued_again, lapsed_requests_are_denials,
+    only_a_waiting_run_is_decided, racing_decisions_decide_once_and_queue_once,
+};
 pub use run_trees::run_trees_are_counted_and_charged_on_the_root;
 pub use run_usage::run_usage_is_recorded_while_running_and_only_grows;
 
@@ -60,6 +65,10 @@ macro_rules! run_store_conformance_tests {
             recovery_fails_unfinished_runs,
             run_trees_are_counted_and_charged_on_the_root,
             run_usage_is_recorded_while_running_and_only_grows,
+            a_waiting_run_is_decided_once_and_queued_again,
+            lapsed_requests_are_denials,
+            only_a_waiting_run_is_decided,
+            racing_decisions_decide_once_and_queue_once,
         );
     };
     (@cases $backend:expr; $($case:ident),* $(,)?) => {
@@ -82,6 +91,10 @@ pub async fn run_all<B: RunStoreBackend>(make: impl Fn() -> B) {
     recovery_fails_unfinished_runs(&make()).await;
     run_trees_are_counted_and_charged_on_the_root(&make()).await;
     run_usage_is_recorded_while_running_and_only_grows(&make()).await;
+    a_waiting_run_is_decided_once_and_queued_again(&make()).await;
+    lapsed_requests_are_denials(&make()).await;
+    only_a_waiting_run_is_decided(&make()).await;
+    racing_decisions_decide_once_and_queue_once(&make()).await;
 }
 
 /// A pending run of `researcher` with id `id`.

@@ -97,6 +97,23 @@ impl From<CoordinatorError> for ApiError {
                     .with("run_id", run_id)
                     .with("status", status.as_str())
             }
+            CoordinatorError::ApprovalNotFound {
+                run_id,
+                approval_id,
+            } => Self::new(StatusCode::NOT_FOUND, "approval_not_found", message)
+                .with("run_id", run_id)
+                .with("approval_id", approval_id),
+            CoordinatorError::ApprovalAlreadyDecided {
+                run_id,
+                approval_id,
+            } => Self::new(StatusCode::CONFLICT, "approval_already_decided", message)
+                .with("run_id", run_id)
+                .with("approval_id", approval_id),
+            CoordinatorError::NotWaitingApproval { run_id, status } => {
+                Self::new(StatusCode::CONFLICT, "run_not_waiting_approval", message)
+                    .with("run_id", run_id)
+                    .with("status", status.as_str())
+            }
             CoordinatorError::RunTreeLimit {
                 bound, root_run_id, ..
             } => Self::new(StatusCode::TOO_MANY_REQUESTS, "run_tree_limit", message)

@@ -131,6 +131,33 @@ where
     }
 }
 
+/// The two path parameters of a route (`/runs/{id}/approvals/{approval_id}`), as
+/// text; rejected like [`PathParam`].
+#[derive(Debug, Clone)]
+pub(crate) struct PathPair(pub String, pub String);
+
+impl<S> FromRequestParts<S> for PathPair
+where
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match Path::<(String, String)>::from_request_parts(parts, state).await {
+            Ok(Path((first, second))) => Ok(Self(first, second)),
+            Err(rejection) => {
+                let status = rejection.status();
+                let code = if status.is_client_error() {
+                    "invalid_path"
+                } else {
+                    "internal"
+                };
+                Err(ApiError::new(status, code, rejection.body_text()))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,5 @@
 //! The HTTP API on axum: `GET /agents`, `POST /runs`, `GET /runs/{id}`,
-//! `DELETE /runs/{id}`, a body size limit, JSON bodies only (`415` otherwise), JSON
+//! `DELETE /runs/{id}`, `POST /runs/{id}/approvals/{approval_id}`, a body size limit, JSON bodies only (`415` otherwise), JSON
 //! errors for every failure (a panicking handler included: `500` JSON), `Host` /
 //! `Origin` checks against web pages, optional bearer auth, graceful shutdown, and
 //! the bounds of a server reachable before authentication: header, body and idle
@@ -49,6 +49,10 @@ impl Coordinator {
             .route(
                 "/runs/{id}",
                 get(routes::get_run).delete(routes::cancel_run),
+            )
+            .route(
+                "/runs/{id}/approvals/{approval_id}",
+                post(routes::decide_approval),
             )
             .fallback(errors::route_not_found)
             .method_not_allowed_fallback(errors::method_not_allowed)

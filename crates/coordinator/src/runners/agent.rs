@@ -8,6 +8,13 @@
 //! runtime records the run's totals through the run's [`RunLedger`](crate::RunLedger)
 //! before each provider call and after each answer.
 //!
+//! A run whose permission broker deferred consent (`PermissionDecision::Defer`, the
+//! `DeferAll` broker) ends with [`RunOutcome::AwaitingApproval`]; executed again with
+//! the person's decisions (`RunRequest::decisions`), it resumes its stored session
+//! with them (the runtime's `RunRequest::decide`) instead of sending its prompt. That
+//! needs a session store (`RunnerDeps::memory`): without one a deferred run fails with
+//! kind `config`, as it could never resume.
+//!
 //! The runtime scrubs tool output before the model sees it, but the model's final
 //! text may still echo a secret (from the prompt, say): the store scrubs the run's
 //! result and error before recording them (`RunStore::finish_run`).
@@ -16,7 +23,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use oxydra_executor::{PermissionBroker, ToolExecutorConfig, ToolRule};
+use oxydra_executor::{Hook, PermissionBroker, ToolExecutorConfig, ToolRule};
 use oxydra_memory::Memory;
 use oxydra_provider::Provider;
 use oxydra_runtime::{AgentRuntime, RuntimeError, RuntimeLimits};
@@ -24,7 +31,7 @@ use oxydra_tools::ToolRegistry;
 use serde_json::{Value, json};
 use tracing::Instrument;
 
-use super::RunRequest;
+use super::{RunOutcome, RunRequest};
 use crate::run::RunError;
 
 /// How one AI agent blueprint runs (resolved at load; a missing provider or model is
@@ -45,6 +52,7 @@ pub struct AgentRunner {
     permission_broker: Option<Arc<dyn PermissionBroker>>,
     workspace_root: PathBuf,
     memory: Option<Arc<dyn Memory>>,
+    hooks: Vec<Arc<dyn Hook>>,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -63,6 +71,7 @@ impl AgentRunner {
         permission_broker: Option<Arc<dyn PermissionBroker>>,
         workspace_root: PathBuf,
         memory: Option<Arc<dyn Memory>>,
+        hooks: Vec<Arc<dyn Hook>>,
     ) -> Self {
         Self {
             plans,
@@ -70,6 +79,7 @@ impl AgentRunner {
             permission_broker,
             workspace_root,
             memory,
+            hooks,
         }
     }
 
@@ -97,7 +107,8 @@ impl AgentRunner {
             .workspace_root(self.workspace_root.clone())
             // Recorded in the session's meta: whoever continues the session later
             // (`oxydra run --session`) can go on as this agent, with its prompt.
-            .agent_name(name);
+            .agent_name(name)
+            .hooks(self.hooks.iter().cloned());
         if let Some(prompt) = &plan.system_prompt {
             builder = builder.system_prompt(prompt.clone());
         }
@@ -118,11 +129,13 @@ impl AgentRunner {
             .map_err(|error| RunError::new(error.kind(), error.to_string()))
     }
 
-    /// Runs the agent on the run's `prompt`. The result is
-    /// `{"text", "session_id", "turns", "usage", "cost"}`, `turns`, `usage` and `cost`
-    /// counting the whole run (the `used` of earlier workers included); they are
-    /// recorded with the run's ledger as they grow.
-    pub async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
+    /// Runs the agent on the run's `prompt` (or, with decisions, resumes its session
+    /// with them). The result is `{"text", "session_id", "turns", "usage", "cost"}`,
+    /// `turns`, `usage` and `cost` counting the whole run (the `used` of earlier
+    /// workers and executions included); they are recorded with the run's ledger as
+    /// they grow. A run whose broker deferred consent ends
+    /// [`RunOutcome::AwaitingApproval`].
+    pub async fn execute(&self, run: RunRequest) -> Result<RunOutcome, RunError> {
         let plan = self.plans.get(run.blueprint.name()).ok_or_else(|| {
             RunError::new(
                 "internal",
@@ -155,7 +168,16 @@ impl AgentRunner {
             .cancel(&run.cancel)
             .already_used(run.used.into())
             .usage_ledger(Arc::new(run.ledger.clone()));
-        if resume {
+        let decided = !run.decisions.is_empty();
+        if decided {
+            // The person's decisions resume the session where it stopped: the
+            // approved calls run, the denied ones reach the model as tool errors.
+            tracing::info!(run_id = %run.run_id, decisions = run.decisions.len(),
+                "resuming a run with the decisions on its approvals");
+            for decided in run.decisions {
+                request = request.decide(decided.pending, decided.decision);
+            }
+        } else if resume {
             // A request without a prompt resumes the stored session.
             tracing::info!(run_id = %run.run_id, "continuing a run taken over from a worker that stopped");
         } else {
@@ -163,14 +185,28 @@ impl AgentRunner {
         }
         let outcome = request.into_future().instrument(span).await;
         match outcome {
-            Ok(outcome) => Ok(json!({
+            Ok(outcome) => Ok(RunOutcome::Finished(json!({
                 "text": outcome.final_text,
                 "session_id": outcome.session_id,
                 "turns": outcome.turns,
                 "usage": outcome.usage,
                 "cost": outcome.cost,
-            })),
+            }))),
             Err(RuntimeError::Cancelled) => Err(RunError::cancelled()),
+            Err(RuntimeError::AwaitingApproval { pending }) => {
+                if self.memory.is_none() {
+                    return Err(RunError::new(
+                        "config",
+                        format!(
+                            "the permission broker deferred {} tool call(s) to a person, but \
+                             runs can wait for approval only with a session store \
+                             (memory) to resume from",
+                            pending.len()
+                        ),
+                    ));
+                }
+                Ok(RunOutcome::AwaitingApproval(pending))
+            }
             Err(error) => Err(RunError::new(error.kind(), error.to_string())),
         }
     }

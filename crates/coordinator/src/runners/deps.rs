@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use oxydra_executor::{PermissionBroker, ToolExecutor, ToolExecutorConfig, ToolRule};
+use oxydra_executor::{
+    Hook, HookChain, PermissionBroker, ToolExecutor, ToolExecutorConfig, ToolRule,
+};
 use oxydra_memory::Memory;
 use oxydra_provider::Provider;
 use oxydra_runtime::RuntimeLimits;
@@ -93,8 +95,13 @@ pub struct RunnerDeps {
     pub providers: BTreeMap<String, Arc<dyn Provider>>,
     /// Default budgets of AI agent runs (blueprints may override some).
     pub limits: RuntimeLimits,
-    /// Where AI agent runs store their conversations (none: not stored).
+    /// Where AI agent runs store their conversations (none: not stored). Runs wait
+    /// for approval (a broker that defers, like `DeferAll`) only with one: a waiting
+    /// run resumes from its stored session.
     pub memory: Option<Arc<dyn Memory>>,
+    /// Hooks around model requests and tool calls, in order: given to every AI agent
+    /// run's runtime and to the executors of deterministic runs (empty: none).
+    pub hooks: Vec<Arc<dyn Hook>>,
 }
 
 impl std::fmt::Debug for RunnerDeps {
@@ -109,6 +116,14 @@ impl std::fmt::Debug for RunnerDeps {
             )
             .field("model", &self.model)
             .field("providers", &self.providers.keys().collect::<Vec<_>>())
+            .field(
+                "hooks",
+                &self
+                    .hooks
+                    .iter()
+                    .map(|hook| hook.name())
+                    .collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -127,7 +142,14 @@ impl RunnerDeps {
             providers: BTreeMap::new(),
             limits: RuntimeLimits::default(),
             memory: None,
+            hooks: Vec::new(),
         }
+    }
+
+    /// Adds `hook` after the hooks already given.
+    pub fn with_hook(mut self, hook: Arc<dyn Hook>) -> Self {
+        self.hooks.push(hook);
+        self
     }
 
     /// The default provider and model of AI agents.
@@ -176,6 +198,9 @@ impl RunnerDeps {
                         ToolExecutor::new(Arc::clone(&full), rules, self.executor_config.clone());
                     if let Some(broker) = &self.permission_broker {
                         executor = executor.with_permission_broker(Arc::clone(broker));
+                    }
+                    if !self.hooks.is_empty() {
+                        executor = executor.with_hooks(HookChain::new(self.hooks.clone()));
                     }
                     executors.insert(blueprint.name().to_owned(), Arc::new(executor));
                 }
@@ -245,6 +270,7 @@ impl RunnerDeps {
             self.permission_broker,
             self.workspace_root.clone(),
             self.memory,
+            self.hooks,
         );
         let pipelines = DeterministicRunner::new(executors, self.workspace_root);
         Ok(BlueprintRunner::new(agents, pipelines))

@@ -11,10 +11,12 @@ mod takeover_tests;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use oxydra_runtime::PendingApproval;
 use oxydra_types::RunId;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::approval_row::DecidedApproval;
 use crate::blueprint::{Blueprint, BlueprintBody};
 use crate::run::RunError;
 use crate::run_ledger::RunLedger;
@@ -33,9 +35,15 @@ pub struct RunRequest {
     pub blueprint: Arc<Blueprint>,
     /// Its validated parameters.
     pub parameters: Value,
-    /// Whether the run was started by a worker that died and is being continued from
-    /// what it stored (an agent run continues its stored session).
+    /// Whether the run was started before (by a worker that died, or before it waited
+    /// for approval) and is being continued from what it stored (an agent run
+    /// continues its stored session).
     pub resumed: bool,
+    /// The decisions a person made on the approvals the run waited for, handed to this
+    /// execution only: an agent run resumes its session with them
+    /// (`RunRequest::decide` of the runtime) instead of sending its prompt. Empty for a
+    /// run that did not wait.
+    pub decisions: Vec<DecidedApproval>,
     /// What the run used of its budgets before this execution (an earlier worker's
     /// turns, tokens and cost; zero for a fresh run): an agent run's counters start
     /// there, so `max_turns` and `max_cost` hold over the whole run.
@@ -48,12 +56,31 @@ pub struct RunRequest {
     pub cancel: CancellationToken,
 }
 
-/// Executes runs. The worker pool calls it once per run, under the concurrency bound.
+/// How an execution of a run ended when it did not fail.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunOutcome {
+    /// The run finished: its result (stored as the run's `result`).
+    Finished(Value),
+    /// The run stopped before tool calls that need a person's decision: it moves to
+    /// `waiting_approval` with these requests, frees its worker, and is executed again
+    /// (with [`RunRequest::decisions`]) once every one is decided or expired.
+    AwaitingApproval(Vec<PendingApproval>),
+}
+
+impl From<Value> for RunOutcome {
+    fn from(result: Value) -> Self {
+        Self::Finished(result)
+    }
+}
+
+/// Executes runs. The worker pool calls it once per execution, under the concurrency
+/// bound: once per run, and once more each time a run that waited for approval was
+/// decided.
 #[async_trait]
 pub trait RunExecutor: Send + Sync + 'static {
-    /// Runs `run` to the end: its result (stored as the run's `result`), or why it
-    /// failed.
-    async fn execute(&self, run: RunRequest) -> Result<Value, RunError>;
+    /// Runs `run` until it ends ([`RunOutcome::Finished`]) or waits for a person
+    /// ([`RunOutcome::AwaitingApproval`]), or says why it failed.
+    async fn execute(&self, run: RunRequest) -> Result<RunOutcome, RunError>;
 }
 
 /// The executor the coordinator uses by default: AI agents go to an [`AgentRunner`],
@@ -78,10 +105,10 @@ impl BlueprintRunner {
 
 #[async_trait]
 impl RunExecutor for BlueprintRunner {
-    async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
+    async fn execute(&self, run: RunRequest) -> Result<RunOutcome, RunError> {
         match run.blueprint.body() {
             BlueprintBody::Agent(_) => self.agents.execute(run).await,
-            BlueprintBody::Deterministic(_) => self.pipelines.execute(run).await,
+            BlueprintBody::Deterministic(_) => self.pipelines.execute(run).await.map(Into::into),
         }
     }
 }

@@ -23,8 +23,8 @@ use oxydra_types::{RunId, Usage};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::RunRequest;
 use super::agent::{AgentPlan, AgentRunner};
+use super::{RunOutcome, RunRequest};
 use crate::blueprint::Blueprint;
 use crate::config::BlueprintConfig;
 use crate::run::{Run, RunError, RunLineage};
@@ -90,6 +90,7 @@ impl Setup {
             None,
             PathBuf::from("."),
             Some(Arc::clone(&self.memory)),
+            Vec::new(),
         )
     }
 
@@ -99,6 +100,7 @@ impl Setup {
             blueprint: Arc::clone(&self.blueprint),
             parameters: self.parameters.clone(),
             resumed,
+            decisions: Vec::new(),
             used,
             ledger: RunLedger::new(Arc::clone(&self.store), "r1"),
             cancel: cancel.clone(),
@@ -150,7 +152,11 @@ impl Setup {
         let used = self.usage().await;
         let outcome = runner
             .execute(self.request(true, used, &CancellationToken::new()))
-            .await;
+            .await
+            .map(|outcome| match outcome {
+                RunOutcome::Finished(result) => result,
+                other => panic!("the run did not finish: {other:?}"),
+            });
         (outcome, provider)
     }
 }

@@ -68,10 +68,72 @@ ALTER TABLE coordinator_runs ADD COLUMN used_output_tokens INTEGER NOT NULL DEFA
 ALTER TABLE coordinator_runs ADD COLUMN used_cost REAL NOT NULL DEFAULT 0;
 ",
     ),
+    (
+        4,
+        // Approvals that wait: the `waiting_approval` status (SQLite cannot alter a
+        // CHECK, so the table is rebuilt with every column of versions 1 to 3 copied),
+        // and the requests a waiting run stores, each with its decision once made
+        // (`delivered_at`: when an execution of the run was handed it).
+        "
+CREATE TABLE coordinator_runs_v4 (
+    id TEXT PRIMARY KEY,
+    agent_name TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN
+        ('pending', 'running', 'waiting_approval', 'completed', 'failed', 'cancelled')),
+    parameters TEXT NOT NULL,
+    result TEXT,
+    error TEXT,
+    created_at INTEGER NOT NULL,
+    started_at INTEGER,
+    finished_at INTEGER,
+    root_run_id TEXT,
+    parent_run_id TEXT,
+    depth INTEGER NOT NULL DEFAULT 0,
+    tree_runs INTEGER NOT NULL DEFAULT 0,
+    tree_cost REAL NOT NULL DEFAULT 0,
+    used_turns INTEGER NOT NULL DEFAULT 0,
+    used_input_tokens INTEGER NOT NULL DEFAULT 0,
+    used_output_tokens INTEGER NOT NULL DEFAULT 0,
+    used_cost REAL NOT NULL DEFAULT 0
+);
+INSERT INTO coordinator_runs_v4 (id, agent_name, status, parameters, result, error,
+    created_at, started_at, finished_at, root_run_id, parent_run_id, depth, tree_runs,
+    tree_cost, used_turns, used_input_tokens, used_output_tokens, used_cost)
+SELECT id, agent_name, status, parameters, result, error,
+    created_at, started_at, finished_at, root_run_id, parent_run_id, depth, tree_runs,
+    tree_cost, used_turns, used_input_tokens, used_output_tokens, used_cost
+FROM coordinator_runs ORDER BY rowid;
+DROP TABLE coordinator_runs;
+ALTER TABLE coordinator_runs_v4 RENAME TO coordinator_runs;
+CREATE INDEX coordinator_runs_by_status ON coordinator_runs (status);
+CREATE TABLE coordinator_run_approvals (
+    approval_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    requested_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    decision TEXT,
+    decided_at INTEGER,
+    delivered_at INTEGER
+);
+CREATE INDEX coordinator_run_approvals_by_run
+    ON coordinator_run_approvals (run_id, requested_at);
+CREATE INDEX coordinator_run_approvals_undecided
+    ON coordinator_run_approvals (expires_at) WHERE decision IS NULL;
+",
+    ),
 ];
 
+/// The version table's DDL, for tests that build an older database by hand.
+#[cfg(test)]
+pub(crate) const VERSION_TABLE_FOR_TESTS: &str = VERSION_TABLE;
+
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i64 = 3;
+pub(crate) const SCHEMA_VERSION: i64 = 4;
 
 /// The highest coordinator schema version recorded in `connection` (0: none).
 fn schema_version(connection: &Connection) -> Result<i64, CoordinatorError> {

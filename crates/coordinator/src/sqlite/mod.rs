@@ -1,15 +1,18 @@
 //! [`SqliteRunStore`]: the SQLite [`RunStore`]; the one module of the crate naming
 //! `rusqlite`, whose errors become [`CoordinatorError::Storage`] here.
 //!
-//! Two tables of their own (`coordinator_blueprints`, `coordinator_runs`, which also
-//! holds what each run used of its budgets), so the
+//! Three tables of their own (`coordinator_blueprints`, `coordinator_runs`, which also
+//! holds what each run used of its budgets, `coordinator_run_approvals`), so the
 //! store can share a database file with the session memory, created and upgraded by
 //! versioned migrations (`migrations.rs`) recorded in a third. Every state change is a
 //! conditional `UPDATE` (`… WHERE status = 'pending'`), so a late worker can never
 //! overwrite a run that was cancelled or recovered in the meantime. All calls run on
 //! the store's own database thread, never on an async worker.
 
+mod approvals;
 mod db_thread;
+#[cfg(test)]
+mod migration_tests;
 mod migrations;
 mod trees;
 mod usage;
@@ -20,6 +23,9 @@ use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
+use oxydra_runtime::{ApprovalDecision, PendingApproval};
+
+use crate::approval_row::{DecidedApproval, RecordedDecision};
 use crate::blueprint::BlueprintSummary;
 use crate::error::CoordinatorError;
 use crate::run::{Run, RunError, RunStatus, now_millis};
@@ -204,7 +210,8 @@ impl RunStore for SqliteRunStore {
         self.with(move |connection| {
             let parameters = connection
                 .prepare_cached(
-                    "UPDATE coordinator_runs SET status = 'running', started_at = ?2
+                    "UPDATE coordinator_runs
+                     SET status = 'running', started_at = COALESCE(started_at, ?2)
                      WHERE id = ?1 AND status = 'pending' RETURNING parameters",
                 )
                 .and_then(|mut statement| {
@@ -220,7 +227,8 @@ impl RunStore for SqliteRunStore {
         .await
     }
 
-    /// Ends a run that is still pending or running; `false` when it had already ended.
+    /// Ends a run that is still pending, running or waiting for approval; `false` when
+    /// it had already ended.
     /// `result` and `error` are scrubbed first: whatever a runner produced (tool
     /// output, a model's text, an error message), no secret in it reaches the database.
     async fn finish_run(
@@ -238,7 +246,7 @@ impl RunStore for SqliteRunStore {
                 .prepare_cached(
                     "UPDATE coordinator_runs
                      SET status = ?2, result = ?3, error = ?4, finished_at = ?5
-                     WHERE id = ?1 AND status IN ('pending', 'running')",
+                     WHERE id = ?1 AND status IN ('pending', 'running', 'waiting_approval')",
                 )
                 .and_then(|mut statement| {
                     statement.execute(params![
@@ -320,6 +328,51 @@ impl RunStore for SqliteRunStore {
             .await
     }
 
+    async fn suspend_run(
+        &self,
+        run_id: &str,
+        pending: Vec<PendingApproval>,
+    ) -> Result<bool, CoordinatorError> {
+        let run_id = run_id.to_owned();
+        self.with(move |connection| approvals::suspend(connection, &run_id, &pending))
+            .await
+    }
+
+    async fn pending_approvals(
+        &self,
+        run_id: &str,
+    ) -> Result<Vec<PendingApproval>, CoordinatorError> {
+        let run_id = run_id.to_owned();
+        self.with(move |connection| approvals::pending(connection, &run_id))
+            .await
+    }
+
+    async fn decide_approval(
+        &self,
+        run_id: &str,
+        approval_id: &str,
+        decision: ApprovalDecision,
+        now: i64,
+    ) -> Result<RecordedDecision, CoordinatorError> {
+        let run_id = run_id.to_owned();
+        let approval_id = approval_id.to_owned();
+        self.with(move |connection| {
+            approvals::decide(connection, &run_id, &approval_id, &decision, now)
+        })
+        .await
+    }
+
+    async fn take_decisions(&self, run_id: &str) -> Result<Vec<DecidedApproval>, CoordinatorError> {
+        let run_id = run_id.to_owned();
+        self.with(move |connection| approvals::take(connection, &run_id))
+            .await
+    }
+
+    async fn expire_approvals(&self, now: i64) -> Result<Vec<String>, CoordinatorError> {
+        self.with(move |connection| approvals::expire(connection, now))
+            .await
+    }
+
     /// Marks every run left pending or running (by a coordinator that stopped without
     /// finishing them) as failed with kind `interrupted`; returns how many.
     async fn recover_interrupted(&self) -> Result<usize, CoordinatorError> {
@@ -373,7 +426,7 @@ mod tests {
         assert!(!String::from_utf8_lossy(&bytes).contains("hunter2"));
     }
 
-    fn recorded_versions(path: &Path) -> Vec<i64> {
+    pub(super) fn recorded_versions(path: &Path) -> Vec<i64> {
         let connection = Connection::open(path).unwrap();
         let mut statement = connection
             .prepare("SELECT version FROM coordinator_schema_version ORDER BY version")

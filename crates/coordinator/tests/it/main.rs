@@ -13,6 +13,8 @@
 mod support;
 
 mod agents;
+mod approvals;
+mod hooks;
 mod http_api;
 mod privileged;
 mod run_store_conformance;

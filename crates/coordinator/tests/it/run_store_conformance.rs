@@ -7,10 +7,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use oxydra_coordinator::conformance::{RunStoreBackend, pending};
 use oxydra_coordinator::{
-    BlueprintConfig, Coordinator, CoordinatorConfig, RunError, RunExecutor, RunRequest, RunStatus,
-    RunStore, SqliteRunStore,
+    BlueprintConfig, Coordinator, CoordinatorConfig, RunError, RunExecutor, RunOutcome, RunRequest,
+    RunStatus, RunStore, SqliteRunStore,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// A new database file in a temporary directory, removed when dropped.
 struct SqliteFile {
@@ -41,8 +41,8 @@ struct Done;
 
 #[async_trait]
 impl RunExecutor for Done {
-    async fn execute(&self, _run: RunRequest) -> Result<Value, RunError> {
-        Ok(json!({"output": "done"}))
+    async fn execute(&self, _run: RunRequest) -> Result<RunOutcome, RunError> {
+        Ok(json!({"output": "done"}).into())
     }
 }
 

@@ -9,8 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
-use oxydra_coordinator::{Coordinator, CoordinatorConfig, RunError, RunExecutor, RunRequest};
-use serde_json::{Value, json};
+use oxydra_coordinator::{
+    Coordinator, CoordinatorConfig, RunError, RunExecutor, RunOutcome, RunRequest,
+};
+use serde_json::json;
 use support::{Served, standard_blueprints};
 
 /// Counts the runs it executes; each completes at once.
@@ -18,9 +20,9 @@ struct Counting(Arc<AtomicUsize>);
 
 #[async_trait]
 impl RunExecutor for Counting {
-    async fn execute(&self, _run: RunRequest) -> Result<Value, RunError> {
+    async fn execute(&self, _run: RunRequest) -> Result<RunOutcome, RunError> {
         self.0.fetch_add(1, Ordering::SeqCst);
-        Ok(json!({"output": "done"}))
+        Ok(json!({"output": "done"}).into())
     }
 }
 

@@ -384,3 +384,57 @@ async fn after_tool_is_not_called_for_a_failed_call() {
     assert!(!result.records[0].is_success());
     assert_eq!(*seen.lock().unwrap(), ["watch:before:{}"]);
 }
+
+/// A hook that keeps every output and notes the parts it saw.
+struct PartsWatcher {
+    seen: Arc<Mutex<Vec<oxydra_types::ContentPart>>>,
+}
+
+#[async_trait]
+impl Hook for PartsWatcher {
+    async fn after_tool(
+        &self,
+        _call: &ToolHookCall,
+        output: &ToolOutput,
+        _cancel: &CancellationToken,
+    ) -> Result<AfterToolDecision, HookError> {
+        self.seen
+            .lock()
+            .unwrap()
+            .extend(output.parts.iter().cloned());
+        Ok(AfterToolDecision::Keep)
+    }
+}
+
+#[tokio::test]
+async fn after_tool_sees_the_parts_unchanged_and_the_record_keeps_them() {
+    use oxydra_types::ContentPart;
+    let parts = vec![
+        ContentPart::image("image/png", b"\x89PNG\r\n\x1a\n"),
+        ContentPart::pdf(b"%PDF-1.7", Some("a.pdf".into())),
+    ];
+    let tool = FnTool::new("shot", SafetyTier::ReadOnly, |_, _| async move {
+        Ok(ToolOutput::text("two attachments").with_parts(vec![
+            ContentPart::image("image/png", b"\x89PNG\r\n\x1a\n"),
+            ContentPart::pdf(b"%PDF-1.7", Some("a.pdf".into())),
+        ]))
+    });
+    let seen: Arc<Mutex<Vec<ContentPart>>> = Arc::default();
+    let watcher = PartsWatcher {
+        seen: Arc::clone(&seen),
+    };
+    let executor = executor(std::slice::from_ref(&tool), vec![])
+        .with_hooks(HookChain::new(vec![Arc::new(watcher) as Arc<dyn Hook>]));
+    let mut process = executor.new_process_state();
+    let result = executor
+        .execute_batch(
+            &[call("1", "shot", "{}")],
+            &mut process,
+            &ctx(),
+            &CollectingEventSink::new(),
+        )
+        .await;
+    assert_eq!(*seen.lock().unwrap(), parts);
+    assert_eq!(result.records[0].content_for_model(), "two attachments");
+    assert_eq!(result.records[0].parts_for_model(), parts.as_slice());
+}

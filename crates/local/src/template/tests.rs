@@ -61,12 +61,39 @@ fn smollm2_chatml_without_tools_gets_instructions_in_the_system_turn() {
     assert!(prompt.contains(
         "<|im_start|>assistant\n<tool_call>[\n{\"name\": \"file_read\", \"arguments\": {\"path\":\"notes.txt\"}}\n]</tool_call><|im_end|>\n"
     ), "{prompt}");
+    // The result names its call, and the question comes again after it: the turn
+    // the model answers in ends with what it must answer.
     assert!(
-        prompt
-            .contains("<|im_start|>user\n<tool_response>\nbuy milk\n</tool_response><|im_end|>\n"),
+        prompt.contains(
+            "<|im_start|>user\nfile_read {\"path\":\"notes.txt\"}:\n<tool_response>\nbuy milk\n</tool_response>\n\nUsing these results, answer in plain text (or call another tool if one is still needed): Read notes.txt<|im_end|>\n"
+        ),
         "{prompt}"
     );
     assert!(prompt.ends_with("<|im_start|>assistant\n"), "{prompt}");
+}
+
+#[test]
+fn the_question_is_repeated_only_in_the_turn_that_answers_from_results() {
+    let template = ChatTemplate::new(Some(SMOLLM2), "", "<|im_end|>").unwrap();
+    let mut messages = conversation("c1");
+    messages.push(Message::assistant("You need milk."));
+    messages.push(Message::user("Thanks"));
+    let prompt = template.render(&messages, &tools()).unwrap();
+    assert!(!prompt.contains("Using these results"), "{prompt}");
+    assert!(
+        prompt.contains("file_read {\"path\":\"notes.txt\"}:\n<tool_response>\nbuy milk"),
+        "{prompt}"
+    );
+    // A result whose call is unknown (cut from the history) is still shown, unlabelled.
+    let orphan = vec![
+        Message::user("Read it"),
+        Message::tool_result(CallId::from("gone"), "file_read", "text"),
+    ];
+    let prompt = template.render(&orphan, &tools()).unwrap();
+    assert!(
+        prompt.contains("<|im_start|>user\nRead it\n\n<tool_response>\ntext\n</tool_response>\n\nUsing these results"),
+        "{prompt}"
+    );
 }
 
 #[test]
@@ -180,7 +207,7 @@ fn gemma_refuses_system_so_it_is_merged_into_the_first_user_turn() {
     );
     assert!(
         prompt.contains(
-            "<start_of_turn>user\n<tool_response>\nbuy milk\n</tool_response><end_of_turn>\n"
+            "<start_of_turn>user\nfile_read {\"path\":\"notes.txt\"}:\n<tool_response>\nbuy milk\n</tool_response>\n\nUsing these results"
         ),
         "{prompt}"
     );

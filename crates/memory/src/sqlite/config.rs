@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::config::RetrievalConfig;
 use crate::embedder::{Embedder, HashingEmbedder};
+use crate::message_codec::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// SQLite's `synchronous` setting for the write-ahead log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -39,6 +40,11 @@ pub struct SqliteConfig {
     pub embedder: Arc<dyn Embedder>,
     /// Score weights and chunking.
     pub retrieval: RetrievalConfig,
+    /// The largest one message may be as stored (its JSON, images and documents
+    /// included, base64-encoded); default [`DEFAULT_MAX_MESSAGE_BYTES`] (32 MiB). An
+    /// append with a larger message fails with
+    /// [`MemoryError::MessageTooLarge`](crate::MemoryError::MessageTooLarge).
+    pub max_message_bytes: usize,
 }
 
 impl Default for SqliteConfig {
@@ -48,6 +54,7 @@ impl Default for SqliteConfig {
             busy_timeout: Duration::from_secs(5),
             embedder: Arc::new(HashingEmbedder::default()),
             retrieval: RetrievalConfig::default(),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 }
@@ -59,6 +66,7 @@ impl fmt::Debug for SqliteConfig {
             .field("busy_timeout", &self.busy_timeout)
             .field("embedder", &self.embedder.model())
             .field("retrieval", &self.retrieval)
+            .field("max_message_bytes", &self.max_message_bytes)
             .finish()
     }
 }

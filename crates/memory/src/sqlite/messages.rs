@@ -23,8 +23,16 @@ pub fn append(
     session: &SessionId,
     message: &Message,
     held: Option<&str>,
+    max_bytes: usize,
 ) -> Result<u64, MemoryError> {
-    let sequences = append_many(conn, path, session, std::slice::from_ref(message), held)?;
+    let sequences = append_many(
+        conn,
+        path,
+        session,
+        std::slice::from_ref(message),
+        held,
+        max_bytes,
+    )?;
     single_sequence(&sequences, &super::error::location(path), session)
 }
 
@@ -34,18 +42,20 @@ pub fn append(
 /// `held` is the owner of the lease the caller holds on the session, if any: while
 /// another owner holds a live lease the append is refused, inside the same transaction,
 /// so a run whose lease lapsed and was taken over cannot write between the new
-/// holder's messages.
+/// holder's messages. A message over `max_bytes` as stored refuses the whole append
+/// ([`MemoryError::MessageTooLarge`]).
 pub fn append_many(
     conn: &mut Connection,
     path: &Path,
     session: &SessionId,
     messages: &[Message],
     held: Option<&str>,
+    max_bytes: usize,
 ) -> Result<Vec<u64>, MemoryError> {
     if messages.is_empty() {
         return Ok(Vec::new());
     }
-    let payloads = encode_messages(messages, &super::error::location(path), session)?;
+    let payloads = encode_messages(messages, &super::error::location(path), session, max_bytes)?;
     let err = |source| super::error::db(path, &format!("append to session {session}"), source);
     let now = now_ms();
     let tx = conn

@@ -179,6 +179,7 @@ impl Memory for SqliteMemory {
                     &session,
                     &message,
                     held.as_deref(),
+                    inner.config.max_message_bytes,
                 )
             })
             .await?;
@@ -208,6 +209,7 @@ impl Memory for SqliteMemory {
                 &session,
                 &messages,
                 held.as_deref(),
+                inner.config.max_message_bytes,
             )
         })
         .await

@@ -14,3 +14,4 @@ mod append_many;
 mod conformance;
 mod durability;
 mod openai_embedder;
+mod stored_parts;

@@ -18,17 +18,19 @@ use crate::now_ms;
 /// worker. `held` is the owner of the lease the caller holds on the session, if any:
 /// while another owner holds a live lease the append is refused inside the same
 /// transaction, so a run whose lease lapsed and was taken over cannot write between the
-/// new holder's messages.
+/// new holder's messages. A message over `max_bytes` as stored refuses the whole
+/// append ([`MemoryError::MessageTooLarge`]).
 pub(super) async fn append_many(
     db: &PostgresDatabase,
     session: &SessionId,
     messages: &[Message],
     held: Option<&str>,
+    max_bytes: usize,
 ) -> Result<Vec<u64>, MemoryError> {
     if messages.is_empty() {
         return Ok(Vec::new());
     }
-    let payloads = encode_messages(messages, db.location(), session)?;
+    let payloads = encode_messages(messages, db.location(), session, max_bytes)?;
     let roles: Vec<&str> = messages.iter().map(|m| m.role.as_str()).collect();
     let count = i64::try_from(messages.len()).unwrap_or(i64::MAX);
     let action = format!("append to session {session}");

@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use oxydra_memory::{
-    Embedder, HashingEmbedder, HeldLeases, LeaseOwner, Memory, MemoryError, MemoryRetrieval,
-    RetrievalConfig, RetrievedChunk, SearchPlan, SearchScope, SessionInfo, SessionLease,
-    SessionMeta, SessionSummary, StoredMessage, chunk_text, embed_chunks, repair_sequence,
-    retrieved_chunks, single_sequence,
+    DEFAULT_MAX_MESSAGE_BYTES, Embedder, HashingEmbedder, HeldLeases, LeaseOwner, Memory,
+    MemoryError, MemoryRetrieval, RetrievalConfig, RetrievedChunk, SearchPlan, SearchScope,
+    SessionInfo, SessionLease, SessionMeta, SessionSummary, StoredMessage, chunk_text,
+    embed_chunks, repair_sequence, retrieved_chunks, single_sequence,
 };
 use oxydra_types::{Message, SessionId};
 
@@ -33,6 +33,10 @@ pub struct PostgresMemoryConfig {
     pub embedder: Arc<dyn Embedder>,
     /// Score weights and chunking.
     pub retrieval: RetrievalConfig,
+    /// The largest one message may be as stored (its JSON, images and documents
+    /// included, base64-encoded); default [`DEFAULT_MAX_MESSAGE_BYTES`] (32 MiB). An
+    /// append with a larger message fails with [`MemoryError::MessageTooLarge`].
+    pub max_message_bytes: usize,
 }
 
 impl Default for PostgresMemoryConfig {
@@ -40,6 +44,7 @@ impl Default for PostgresMemoryConfig {
         Self {
             embedder: Arc::new(HashingEmbedder::default()),
             retrieval: RetrievalConfig::default(),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 }
@@ -49,6 +54,7 @@ impl fmt::Debug for PostgresMemoryConfig {
         f.debug_struct("PostgresMemoryConfig")
             .field("embedder", &self.embedder.model())
             .field("retrieval", &self.retrieval)
+            .field("max_message_bytes", &self.max_message_bytes)
             .finish()
     }
 }
@@ -166,6 +172,7 @@ impl Memory for PostgresMemory {
             session,
             std::slice::from_ref(message),
             held.as_deref(),
+            self.config.max_message_bytes,
         )
         .await?;
         single_sequence(&sequences, self.db.location(), session)
@@ -177,7 +184,14 @@ impl Memory for PostgresMemory {
         messages: &[Message],
     ) -> Result<Vec<u64>, MemoryError> {
         let held = self.held.owner(session);
-        messages::append_many(&self.db, session, messages, held.as_deref()).await
+        messages::append_many(
+            &self.db,
+            session,
+            messages,
+            held.as_deref(),
+            self.config.max_message_bytes,
+        )
+        .await
     }
 
     async fn messages(&self, session: &SessionId) -> Result<Vec<StoredMessage>, MemoryError> {

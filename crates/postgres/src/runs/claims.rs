@@ -146,6 +146,8 @@ impl SharedRunQueue for PostgresRunStore {
         Ok(())
     }
 
+    /// A pending run, or one waiting for approval (no worker holds it), is ended at
+    /// once; a running one is flagged for its holder.
     async fn request_cancel(&self, run_id: &str) -> Result<bool, CoordinatorError> {
         const ACTION: &str = "cancelling a run";
         let error = encode_error(RunError::cancelled())?;
@@ -153,7 +155,7 @@ impl SharedRunQueue for PostgresRunStore {
         let ended = client
             .execute(
                 "UPDATE coordinator_runs SET status = 'cancelled', error = $2, finished_at = $3
-                 WHERE id = $1 AND status = 'pending'",
+                 WHERE id = $1 AND status IN ('pending', 'waiting_approval')",
                 &[&run_id, &error, &now_ms()],
             )
             .await

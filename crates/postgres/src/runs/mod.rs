@@ -1,5 +1,6 @@
 //! [`PostgresRunStore`]: the coordinator's blueprints and runs in PostgreSQL.
 
+mod approvals;
 mod claims;
 mod listener;
 mod rows;
@@ -10,8 +11,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use oxydra_coordinator::{
-    BlueprintSummary, CoordinatorError, RUN_COLUMNS, Run, RunError, RunStatus, RunStore, RunUsage,
-    TreeReservation, encode_error, encode_value, parse_json,
+    ApprovalDecision, BlueprintSummary, CoordinatorError, DecidedApproval, PendingApproval,
+    RUN_COLUMNS, RecordedDecision, Run, RunError, RunStatus, RunStore, RunUsage, TreeReservation,
+    encode_error, encode_value, parse_json,
 };
 use serde_json::Value;
 
@@ -176,7 +178,8 @@ impl RunStore for PostgresRunStore {
         let client = self.client(ACTION).await?;
         let statement = client
             .prepare_cached(
-                "UPDATE coordinator_runs SET status = 'running', started_at = $2,
+                "UPDATE coordinator_runs
+                 SET status = 'running', started_at = coalesce(started_at, $2),
                      attempts = attempts + 1
                  WHERE id = $1 AND status = 'pending' RETURNING parameters",
             )
@@ -209,7 +212,7 @@ impl RunStore for PostgresRunStore {
                 "UPDATE coordinator_runs
                  SET status = $2, result = $3, error = $4, finished_at = $5,
                      holder = NULL, lease_expires_at = NULL
-                 WHERE id = $1 AND status IN ('pending', 'running')",
+                 WHERE id = $1 AND status IN ('pending', 'running', 'waiting_approval')",
             )
             .await
             .map_err(self.fail(ACTION))?;
@@ -259,6 +262,39 @@ impl RunStore for PostgresRunStore {
 
     fn shared_queue(&self) -> Option<Arc<dyn oxydra_coordinator::SharedRunQueue>> {
         self.shared.then(|| self.as_shared())
+    }
+
+    async fn suspend_run(
+        &self,
+        run_id: &str,
+        pending: Vec<PendingApproval>,
+    ) -> Result<bool, CoordinatorError> {
+        self.suspend(run_id, &pending).await
+    }
+
+    async fn pending_approvals(
+        &self,
+        run_id: &str,
+    ) -> Result<Vec<PendingApproval>, CoordinatorError> {
+        self.pending(run_id).await
+    }
+
+    async fn decide_approval(
+        &self,
+        run_id: &str,
+        approval_id: &str,
+        decision: ApprovalDecision,
+        now: i64,
+    ) -> Result<RecordedDecision, CoordinatorError> {
+        self.decide(run_id, approval_id, decision, now).await
+    }
+
+    async fn take_decisions(&self, run_id: &str) -> Result<Vec<DecidedApproval>, CoordinatorError> {
+        self.take(run_id).await
+    }
+
+    async fn expire_approvals(&self, now: i64) -> Result<Vec<String>, CoordinatorError> {
+        self.expire(now).await
     }
 
     async fn recover_interrupted(&self) -> Result<usize, CoordinatorError> {

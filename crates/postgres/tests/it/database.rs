@@ -197,6 +197,7 @@ async fn a_run_schema_from_before_run_usage_is_migrated() {
             "ALTER TABLE {schema}.coordinator_runs
                  DROP COLUMN used_turns, DROP COLUMN used_input_tokens,
                  DROP COLUMN used_output_tokens, DROP COLUMN used_cost;
+             DROP TABLE {schema}.coordinator_run_approvals;
              DELETE FROM {schema}.oxydra_schema_migrations WHERE component = 'runs' AND version >= 3",
             schema = test.schema()
         ))
@@ -226,4 +227,92 @@ async fn a_run_schema_from_before_run_usage_is_migrated() {
     };
     assert!(store.record_usage("old", usage).await.unwrap());
     assert_eq!(store.get_run("old").await.unwrap().unwrap().usage, usage);
+}
+
+/// A database whose run store predates approvals that wait (runs schema version 3),
+/// with runs in it, gains the `waiting_approval` status and the approvals table on the
+/// next connect: every run and what it used is kept, and a running run can then wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_schema_from_before_approvals_is_migrated() {
+    use oxydra_coordinator::conformance::{approvals::request, pending};
+    use oxydra_coordinator::{RunStatus, RunStore, RunUsage};
+    use oxydra_postgres::PostgresRunStore;
+
+    let Some(test) = TestDatabase::create().await else {
+        return;
+    };
+    let store = PostgresRunStore::single_process(test.connect().await);
+    let usage = RunUsage {
+        turns: 2,
+        input_tokens: 20,
+        output_tokens: 2,
+        cost: 0.5,
+    };
+    for id in ["done", "busy"] {
+        store.insert_run(pending(id)).await.unwrap();
+        store.start_run(id).await.unwrap().unwrap();
+        assert!(store.record_usage(id, usage).await.unwrap());
+    }
+    store
+        .finish_run(
+            "done",
+            RunStatus::Completed,
+            Some(serde_json::json!({"ok": 1})),
+            None,
+        )
+        .await
+        .unwrap();
+    let (client, connection) = tokio_postgres::connect(test.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    // Back to the runs schema of version 3, the runs kept.
+    client
+        .batch_execute(&format!(
+            "DROP TABLE {schema}.coordinator_run_approvals;
+             ALTER TABLE {schema}.coordinator_runs DROP CONSTRAINT coordinator_runs_status_check;
+             ALTER TABLE {schema}.coordinator_runs ADD CONSTRAINT coordinator_runs_status_check
+                 CHECK (status IN ('pending', 'running', 'completed', 'failed', 'cancelled'));
+             DELETE FROM {schema}.oxydra_schema_migrations WHERE component = 'runs' AND version >= 4",
+            schema = test.schema()
+        ))
+        .await
+        .unwrap();
+    // At version 3 a run cannot wait.
+    assert!(
+        client
+            .execute(
+                &format!(
+                    "UPDATE {}.coordinator_runs SET status = 'waiting_approval' WHERE id = 'busy'",
+                    test.schema()
+                ),
+                &[],
+            )
+            .await
+            .is_err()
+    );
+    let store = PostgresRunStore::single_process(test.connect().await);
+    let done = store.get_run("done").await.unwrap().unwrap();
+    assert_eq!(done.status, RunStatus::Completed);
+    assert_eq!(done.result, Some(serde_json::json!({"ok": 1})));
+    assert_eq!(done.usage, usage);
+    let busy = store.get_run("busy").await.unwrap().unwrap();
+    assert_eq!(busy.status, RunStatus::Running);
+    assert_eq!(busy.usage, usage);
+    let waiting = request("apr_1", 1, std::time::Duration::from_secs(60));
+    assert!(
+        store
+            .suspend_run("busy", vec![waiting.clone()])
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.pending_approvals("busy").await.unwrap(),
+        vec![waiting]
+    );
+    assert_eq!(
+        store.get_run("busy").await.unwrap().unwrap().usage,
+        usage,
+        "what it used is kept while it waits"
+    );
 }

@@ -12,6 +12,7 @@
 
 mod common;
 
+mod approvals;
 mod budgets_across_takeover;
 mod database;
 mod memory_conformance;
@@ -20,3 +21,4 @@ mod pgvector_ranking;
 mod run_store_conformance;
 mod run_trees;
 mod shared_queue;
+mod stored_parts;

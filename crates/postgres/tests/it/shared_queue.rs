@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use oxydra_coordinator::{
-    BlueprintConfig, Coordinator, CoordinatorConfig, RunError, RunExecutor, RunRequest, RunStatus,
-    RunStore, SharedRunQueue,
+    BlueprintConfig, Coordinator, CoordinatorConfig, RunError, RunExecutor, RunOutcome, RunRequest,
+    RunStatus, RunStore, SharedRunQueue,
 };
 use oxydra_postgres::PostgresRunStore;
 use oxydra_postgres::testing::TestDatabase;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// Records who executed what; a prompt of `block` waits for cancellation.
 #[derive(Default)]
@@ -28,7 +28,7 @@ struct Tagged {
 
 #[async_trait]
 impl RunExecutor for Tagged {
-    async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
+    async fn execute(&self, run: RunRequest) -> Result<RunOutcome, RunError> {
         self.recorder.executed.lock().unwrap().push((
             run.run_id.as_str().to_owned(),
             self.tag.clone(),
@@ -38,7 +38,7 @@ impl RunExecutor for Tagged {
             run.cancel.cancelled().await;
             return Err(RunError::cancelled());
         }
-        Ok(json!({"by": self.tag}))
+        Ok(json!({"by": self.tag}).into())
     }
 }
 

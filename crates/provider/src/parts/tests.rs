@@ -264,3 +264,22 @@ fn refuse_all_names_the_first_part() {
     assert_eq!(part, "document");
     assert_eq!(reason, "text only");
 }
+
+#[test]
+fn part_refusals_are_neither_retried_nor_a_reason_to_fall_back() {
+    let errors = [
+        ProviderError::UnsupportedPart {
+            provider: "p".into(),
+            part: "image",
+            reason: "r".into(),
+        },
+        ProviderError::PartLimit {
+            provider: "p".into(),
+            message: "m".into(),
+        },
+    ];
+    for error in &errors {
+        assert!(!crate::retry_policy::is_retryable(error), "{error}");
+        assert!(!crate::fallback::falls_back(error), "{error}");
+    }
+}

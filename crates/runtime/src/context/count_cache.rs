@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use oxydra_types::{Message, SessionId};
+use oxydra_types::{ContentPart, Message, SessionId};
 
 /// Sessions whose counts are kept.
 pub(crate) const MAX_SESSIONS: usize = 64;
@@ -45,6 +45,15 @@ pub(crate) fn fingerprint(message: &Message) -> u64 {
         .map(|id| id.as_str())
         .hash(&mut hasher);
     message.name.hash(&mut hasher);
+    message.parts.len().hash(&mut hasher);
+    for part in &message.parts {
+        part.kind().hash(&mut hasher);
+        part.media_type().hash(&mut hasher);
+        part.base64_data().hash(&mut hasher);
+        if let ContentPart::ImageUrl { url } = part {
+            url.hash(&mut hasher);
+        }
+    }
     hasher.finish()
 }
 
@@ -188,5 +197,13 @@ mod tests {
         assert_eq!(fingerprint(&a), fingerprint(&Message::user("hello")));
         assert_ne!(fingerprint(&a), fingerprint(&Message::user("hello!")));
         assert_ne!(fingerprint(&a), fingerprint(&Message::assistant("hello")));
+        // Parts count too: another image is another count.
+        let with = |bytes: &[u8]| {
+            a.clone()
+                .with_parts(vec![ContentPart::image("image/png", bytes)])
+        };
+        assert_ne!(fingerprint(&a), fingerprint(&with(b"one")));
+        assert_ne!(fingerprint(&with(b"one")), fingerprint(&with(b"two")));
+        assert_eq!(fingerprint(&with(b"one")), fingerprint(&with(b"one")));
     }
 }

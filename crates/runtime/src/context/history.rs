@@ -17,6 +17,21 @@ pub(crate) struct Entry {
     pub sequence: u64,
     /// Its token cost.
     pub tokens: MessageTokens,
+    /// The message's [`fingerprint`] when it was computed beside its exact count (off
+    /// the async threads), so that keeping the count costs nothing later.
+    pub fingerprint: Option<u64>,
+}
+
+impl Entry {
+    /// `message`, stored as `sequence`, with its upper bound and estimate.
+    pub fn new(message: Message, sequence: u64) -> Self {
+        Self {
+            tokens: MessageTokens::new(&message),
+            message,
+            sequence,
+            fingerprint: None,
+        }
+    }
 }
 
 /// The tokens of `entries` under `mode` (each exact count computed once and kept with
@@ -51,19 +66,17 @@ pub(crate) struct History {
 impl History {
     /// Appends a message that has been stored as `sequence`.
     pub fn push(&mut self, message: Message, sequence: u64) {
-        let tokens = MessageTokens::new(&message);
         if message.role == MessageRole::User {
             self.latest_user = Some(self.entries.len());
         }
-        self.live_upper = self.live_upper.saturating_add(u64::from(tokens.upper()));
+        let entry = Entry::new(message, sequence);
+        self.live_upper = self
+            .live_upper
+            .saturating_add(u64::from(entry.tokens.upper()));
         self.live_estimate = self
             .live_estimate
-            .saturating_add(u64::from(tokens.estimate()));
-        self.entries.push(Entry {
-            message,
-            sequence,
-            tokens,
-        });
+            .saturating_add(u64::from(entry.tokens.estimate()));
+        self.entries.push(entry);
     }
 
     /// Takes `summary` as the session's summary: entries it covers leave the live history.
@@ -149,10 +162,12 @@ impl History {
             .collect()
     }
 
-    /// Takes `exact` as the exact count of entry `index`.
-    pub fn seed_exact(&mut self, index: usize, exact: u32) {
+    /// Takes `exact` as the exact count of entry `index`, and `print` as its message's
+    /// [`fingerprint`] (both computed off the async threads).
+    pub fn seed_exact(&mut self, index: usize, exact: u32, print: u64) {
         if let Some(entry) = self.entries.get_mut(index) {
             entry.tokens.seed_exact(exact);
+            entry.fingerprint = Some(print);
         }
     }
 
@@ -184,6 +199,7 @@ impl History {
                 let print = *print.get_or_insert_with(|| fingerprint(&entry.message));
                 if count.fingerprint == print {
                     entry.tokens.seed_exact(count.exact);
+                    entry.fingerprint = Some(print);
                     reused += 1;
                     break;
                 }
@@ -193,13 +209,17 @@ impl History {
     }
 
     /// The exact counts computed so far, in sequence order, to keep for the next run.
+    /// Fingerprints computed beside the counts are reused: the messages are hashed here
+    /// only for counts computed otherwise.
     pub fn exact_counts(&self) -> Vec<CachedCount> {
         self.entries
             .iter()
             .filter_map(|entry| {
                 entry.tokens.cached_exact().map(|exact| CachedCount {
                     sequence: entry.sequence,
-                    fingerprint: fingerprint(&entry.message),
+                    fingerprint: entry
+                        .fingerprint
+                        .unwrap_or_else(|| fingerprint(&entry.message)),
                     exact,
                 })
             })
@@ -237,11 +257,7 @@ mod tests {
             again.push(entry.message.clone(), entry.sequence);
         }
         // The same sequence number holding another message is counted afresh.
-        again.entries[3] = Entry {
-            tokens: MessageTokens::new(&Message::assistant("something else")),
-            message: Message::assistant("something else"),
-            sequence: 3,
-        };
+        again.entries[3] = Entry::new(Message::assistant("something else"), 3);
         assert_eq!(again.seed_counts(&counts), 3);
         for index in 0..3 {
             assert_eq!(

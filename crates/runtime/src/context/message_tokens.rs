@@ -113,6 +113,52 @@ mod tests {
         }
     }
 
+    fn png(width: u32, height: u32, len: usize) -> Vec<u8> {
+        let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        bytes.extend_from_slice(&width.to_be_bytes());
+        bytes.extend_from_slice(&height.to_be_bytes());
+        bytes.resize(len.max(bytes.len()), 0x5A);
+        bytes
+    }
+
+    #[test]
+    fn parts_count_by_their_estimate_in_every_measure_never_as_base64_text() {
+        use crate::context::part_tokens::part_tokens;
+        use oxydra_types::ContentPart;
+        // 1 MiB of image: 1.4 MB of base64, counted as 300 × 200 / 750 = 80 tokens.
+        let image = ContentPart::image("image/png", &png(300, 200, 1024 * 1024));
+        assert_eq!(part_tokens(&image), 80);
+        let pdf = ContentPart::pdf(b"%PDF-1.4\n<< /Type /Page >>\n<< /Type /Page >>", None);
+        let text = Message::tool_result(CallId::from("c"), "file_read", "Attached two files.");
+        let with = text.clone().with_parts(vec![image.clone(), pdf.clone()]);
+        let added = part_tokens(&image) + part_tokens(&pdf);
+        let (mut plain, mut parts) = (MessageTokens::new(&text), MessageTokens::new(&with));
+        assert_eq!(parts.upper(), plain.upper() + added);
+        assert_eq!(parts.estimate(), plain.estimate() + added);
+        assert_eq!(parts.exact(&with), plain.exact(&text) + added);
+    }
+
+    #[test]
+    fn a_thousand_parts_in_one_message_count_fast_and_right() {
+        use crate::context::part_tokens::part_tokens;
+        use oxydra_types::ContentPart;
+        let parts: Vec<ContentPart> = (0..1_000u32)
+            .map(|i| ContentPart::image("image/png", &png(750, 1 + i % 4, 4096)))
+            .collect();
+        let expected: u32 = parts.iter().map(part_tokens).sum();
+        // 750 × h / 750 = h tokens: 1, 2, 3, 4 in turn.
+        assert_eq!(expected, 250 * (1 + 2 + 3 + 4));
+        let message = Message::user("many").with_parts(parts);
+        // The encoder's load (seconds in a debug build) is not the parts' cost.
+        crate::context::tokens::count("warm up");
+        let started = std::time::Instant::now();
+        let mut tokens = MessageTokens::new(&message);
+        let exact = tokens.exact(&message);
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        assert_eq!(tokens.estimate(), MESSAGE_OVERHEAD + 2 + expected);
+        assert!(exact >= expected && exact <= tokens.upper());
+    }
+
     #[test]
     fn the_estimate_mode_never_counts_exactly() {
         let message = Message::user("a".repeat(30));

@@ -24,14 +24,18 @@
 //! - no count runs on an async thread, and none costs unbounded time (a 64 KiB prefix
 //!   per text, [`tokens`]); counting is cancellable and bounded by the turn timeout;
 //! - preparation, truncation and the summary trigger use the same count mode;
-//! - the count mode is the window's: one runtime's sessions never change another's.
+//! - the count mode is the window's: one runtime's sessions never change another's;
+//! - a message's parts (images, documents) count by a stated estimate per kind
+//!   ([`part_tokens`]), never as the text of their base64 bytes.
 
 mod budget;
 mod count_cache;
 mod groups;
 mod history;
+mod image_size;
 mod message_tokens;
 mod off_thread;
+mod part_tokens;
 mod prepared;
 mod prompt_fit;
 mod result_cap;
@@ -41,12 +45,18 @@ mod tokens;
 mod window;
 
 pub(crate) use budget::{ContextBudget, ContextReport, FixedTokens};
-pub(crate) use count_cache::TokenCache;
+#[cfg(test)]
+pub(crate) use count_cache::fingerprint;
+pub(crate) use count_cache::{CachedCount, TokenCache};
 pub(crate) use prompt_fit::PromptFit;
 pub(crate) use result_cap::ResultCap;
 pub(crate) use snippets::snippets_message;
 pub(crate) use window::{ContextWindow, WindowSettings};
 
+pub use part_tokens::{
+    IMAGE_HEAD_BYTES, MAX_IMAGE_TOKENS, PDF_BYTES_PER_PAGE, PDF_PAGE_TOKENS, PIXELS_PER_TOKEN,
+    part_tokens,
+};
 #[cfg(feature = "testing")]
 pub use result_cap::MIN_RESULT_BYTES;
 #[cfg(feature = "testing")]
@@ -54,4 +64,7 @@ pub use snippets::RETRIEVAL_HEADER;
 #[cfg(feature = "testing")]
 pub use summary::{SUMMARY_HEADER, SUMMARY_INSTRUCTIONS};
 #[cfg(feature = "testing")]
-pub use tokens::{encoder_load_thread, encoder_loaded, messages_counted_on_this_thread};
+pub use tokens::{
+    EXACT_PREFIX_BYTES, bytes_encoded, bytes_encoded_on_this_thread, encoder_load_thread,
+    encoder_loaded, messages_counted_on_this_thread,
+};

@@ -286,11 +286,7 @@ mod tests {
     const EXACT: CountMode = CountMode::Exact;
 
     fn entry(message: Message, sequence: u64) -> Entry {
-        Entry {
-            tokens: MessageTokens::new(&message),
-            message,
-            sequence,
-        }
+        Entry::new(message, sequence)
     }
 
     fn budget(window: u32) -> u64 {

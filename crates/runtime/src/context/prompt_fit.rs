@@ -7,8 +7,9 @@ use oxydra_types::Message;
 use tokio_util::sync::CancellationToken;
 
 use super::budget::{ContextBudget, FixedTokens};
-use super::off_thread::{CountInterrupted, count_off_thread};
-use super::tokens::{self, MESSAGE_OVERHEAD, message_upper_bound};
+use super::off_thread::{count_off_thread, load_encoder_until_cancelled};
+use super::part_tokens::parts_tokens;
+use super::tokens::{MESSAGE_OVERHEAD, message_upper_bound};
 use crate::error::RuntimeError;
 
 /// What a new prompt is measured with.
@@ -26,9 +27,9 @@ impl PromptFit<'_> {
     /// `Ok` when `user` with the system prompt and the tool schemas fits the budget;
     /// [`RuntimeError::PromptTooLong`] with the count and the budget when it does not.
     ///
-    /// When the byte upper bound fits, nothing is counted. Otherwise the parts are
-    /// counted exactly (each text bounded by its 64 KiB prefix) on a blocking thread,
-    /// under `cancel` and `timeout`.
+    /// When the byte upper bound fits, nothing is counted. Otherwise the encoder is
+    /// loaded (under `cancel`) and the parts are counted exactly (each text bounded by
+    /// its 64 KiB prefix) on blocking threads, under `cancel` and `timeout`.
     pub async fn check(
         &self,
         user: &Message,
@@ -49,11 +50,9 @@ impl PromptFit<'_> {
         if upper <= available {
             return Ok(());
         }
-        tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Err(RuntimeError::Cancelled),
-            () = tokens::load_encoder() => {}
-        }
+        load_encoder_until_cancelled(cancel)
+            .await
+            .map_err(|interrupted| interrupted.into_error(timeout))?;
         // Texts, not messages: the window counts its messages itself, this check
         // leaves its caches and its count of messages counted untouched.
         let mut texts = Vec::with_capacity(3);
@@ -64,25 +63,20 @@ impl PromptFit<'_> {
         texts.extend(schemas);
         let counts = count_off_thread(Vec::new(), texts, cancel, timeout)
             .await
-            .map_err(|interrupted| match interrupted {
-                CountInterrupted::Cancelled => RuntimeError::Cancelled,
-                CountInterrupted::TimedOut => RuntimeError::budget(
-                    "turn_timeout",
-                    format!(
-                        "counting the prompt's tokens did not finish within {} ms",
-                        timeout.as_millis()
-                    ),
-                ),
-            })?;
+            .map_err(|interrupted| interrupted.into_error(timeout))?;
         let (messages, schemas) = counts.texts.split_at(message_count.min(counts.texts.len()));
         if let Some(exact) = schemas.first() {
             self.schema_tokens.seed_exact(u64::from(*exact));
         }
         let schema = self.schema_tokens.exact_if_counted().unwrap_or(0);
-        let total = messages.iter().fold(schema, |sum, count| {
-            sum.saturating_add(u64::from(*count))
-                .saturating_add(u64::from(MESSAGE_OVERHEAD))
-        });
+        // The user's parts (images, documents) count by their estimate, not as text.
+        let parts = u64::from(parts_tokens(user));
+        let total = messages
+            .iter()
+            .fold(schema.saturating_add(parts), |sum, count| {
+                sum.saturating_add(u64::from(*count))
+                    .saturating_add(u64::from(MESSAGE_OVERHEAD))
+            });
         if total <= available {
             return Ok(());
         }
@@ -96,6 +90,7 @@ impl PromptFit<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::tokens;
 
     fn fit(schemas: &FixedTokens, window: u32) -> PromptFit<'_> {
         PromptFit {
@@ -161,6 +156,22 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(error.kind(), "prompt_too_long");
+    }
+
+    #[tokio::test]
+    async fn a_check_out_of_time_ends_with_the_turn_timeout() {
+        // The encoder loads whatever the time; the counts are not ready in none.
+        let schemas = FixedTokens::default();
+        let user = Message::user("lorem ipsum dolor sit amet ".repeat(40_000));
+        let error = fit(&schemas, 1_000)
+            .check(&user, &CancellationToken::new(), Duration::ZERO)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "budget `turn_timeout` exceeded: counting the prompt's tokens did not finish \
+             within 0 ms"
+        );
     }
 
     #[tokio::test]

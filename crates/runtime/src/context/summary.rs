@@ -23,7 +23,8 @@ pub const SUMMARY_HEADER: &str = "Summary of the earlier conversation:";
 /// The instructions of the summarisation request.
 pub const SUMMARY_INSTRUCTIONS: &str = "You condense the older part of a conversation between a user and an AI agent that calls tools. \
 Write a concise summary that keeps every fact, decision, file name, number, result and open task needed to continue the work. \
-Merge it with the previous summary if one is given. Answer with the summary only.";
+Merge it with the previous summary if one is given. Name every attachment (image or document) the conversation mentions as it is written. \
+Answer with the summary only.";
 
 /// The most characters of one message put into the summarisation request.
 const MAX_MESSAGE_CHARS: usize = 2_000;
@@ -114,6 +115,9 @@ pub fn transcript<'a>(messages: impl IntoIterator<Item = &'a Message>) -> String
                     "[{name} result] {}\n",
                     shorten(message.text(), MAX_MESSAGE_CHARS)
                 ));
+                for part in &message.parts {
+                    out.push_str(&format!("[{name} result attached {}]\n", part.describe()));
+                }
             }
             role => {
                 if !message.text().is_empty() {
@@ -121,6 +125,13 @@ pub fn transcript<'a>(messages: impl IntoIterator<Item = &'a Message>) -> String
                         "[{}] {}\n",
                         role.as_str(),
                         shorten(message.text(), MAX_MESSAGE_CHARS)
+                    ));
+                }
+                for part in &message.parts {
+                    out.push_str(&format!(
+                        "[{} attached {}]\n",
+                        role.as_str(),
+                        part.describe()
                     ));
                 }
                 for call in &message.tool_calls {
@@ -134,6 +145,47 @@ pub fn transcript<'a>(messages: impl IntoIterator<Item = &'a Message>) -> String
         }
     }
     out
+}
+
+/// The most attachments [`with_placeholders`] names one by one.
+const MAX_PLACEHOLDERS: usize = 20;
+
+/// The descriptions ([`ContentPart::describe`](oxydra_types::ContentPart::describe))
+/// of every part of `messages`, in order: what a summary of them must still name.
+pub fn placeholders<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Vec<String> {
+    messages
+        .into_iter()
+        .flat_map(|message| message.parts.iter().map(|part| part.describe()))
+        .collect()
+}
+
+/// The summary `text`, followed by a line naming each of `placeholders` (the parts of
+/// the condensed turns) the summariser left out: the model reading the summary knows
+/// those attachments existed, though it sees them no more.
+pub fn with_placeholders(mut text: String, placeholders: &[String]) -> String {
+    let missing: Vec<&str> = placeholders
+        .iter()
+        .map(String::as_str)
+        .filter(|description| !text.contains(description))
+        .collect();
+    if missing.is_empty() {
+        return text;
+    }
+    let shown = missing
+        .iter()
+        .take(MAX_PLACEHOLDERS)
+        .copied()
+        .collect::<Vec<_>>()
+        .join("; ");
+    let more = missing.len().saturating_sub(MAX_PLACEHOLDERS);
+    text.push_str(&format!(
+        "\n[attachments of the condensed turns, no longer shown: {shown}"
+    ));
+    if more > 0 {
+        text.push_str(&format!("; and {more} more"));
+    }
+    text.push(']');
+    text
 }
 
 /// The summarisation request for `model`.
@@ -252,6 +304,43 @@ mod tests {
             messages
         });
         assert_eq!(super::plan(&mut state, 0, CountMode::Exact), None);
+    }
+
+    #[test]
+    fn a_dropped_part_keeps_a_placeholder() {
+        use oxydra_types::ContentPart;
+        let image = ContentPart::image("image/png", &[0u8; 2048]);
+        let pdf = ContentPart::pdf(&[1u8; 10], Some("r.pdf".into()));
+        let messages = vec![
+            Message::user("look at this").with_parts(vec![image.clone()]),
+            Message::tool_result(CallId::from("c1"), "file_read", "Attached `r.pdf`")
+                .with_parts(vec![pdf.clone()]),
+        ];
+        let text = transcript(&messages);
+        assert!(
+            text.contains("[user attached image (image/png, 2.0 KiB)]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("[file_read result attached document r.pdf (application/pdf, 10 B)]"),
+            "{text}"
+        );
+        // Never the bytes.
+        assert!(!text.contains("AAAA"), "{text}");
+        let names = placeholders(&messages);
+        assert_eq!(names, [image.describe(), pdf.describe()]);
+        // A summary that named the image keeps only the document's placeholder.
+        let summary = with_placeholders(
+            "The user sent an image (image/png, 2.0 KiB) of a chart.".into(),
+            &names,
+        );
+        assert!(summary.ends_with(
+            "\n[attachments of the condensed turns, no longer shown: document r.pdf (application/pdf, 10 B)]"
+        ), "{summary}");
+        assert_eq!(with_placeholders("x".into(), &[]), "x");
+        let many: Vec<String> = (0..25).map(|i| format!("image {i}")).collect();
+        let summary = with_placeholders(String::new(), &many);
+        assert!(summary.ends_with("image 19; and 5 more]"), "{summary}");
     }
 
     #[test]

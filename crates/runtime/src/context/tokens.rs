@@ -25,12 +25,15 @@
 //! blocking thread (`spawn_blocking`); the synchronous [`count`] loads it in place when
 //! nothing loaded it before (fine outside an async runtime).
 
-use std::cell::Cell;
-use std::sync::OnceLock;
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread::ThreadId;
 
 use oxydra_types::Message;
 use tiktoken_rs::CoreBPE;
+
+use super::part_tokens::parts_tokens;
 
 /// The encoder loads once the estimate of a prompt reaches this share (in percent) of
 /// its limit; below it, estimates are trusted.
@@ -53,6 +56,40 @@ static LOADED_ON: OnceLock<ThreadId> = OnceLock::new();
 thread_local! {
     /// Messages counted exactly on this thread (for tests).
     static MESSAGES_COUNTED: Cell<u64> = const { Cell::new(0) };
+    /// Bytes of text the encoder has been run over on this thread (for tests).
+    static ENCODED_ON_THIS_THREAD: Cell<u64> = const { Cell::new(0) };
+    /// Bytes of text the encoder has been run over for this thread: on it, or by the
+    /// counts it had made on blocking threads (for tests).
+    static ENCODED_FOR_THIS_THREAD: Arc<AtomicU64> = Arc::default();
+    /// Whose tally a blocking thread adds its encoded bytes to while it counts for
+    /// another thread (see [`encoding_for`]).
+    static ENCODING_FOR: RefCell<Option<Arc<AtomicU64>>> = const { RefCell::new(None) };
+}
+
+/// The calling thread's tally of bytes encoded for it, to hand to [`encoding_for`] on
+/// the blocking thread that counts for it.
+pub(super) fn encoded_tally() -> Arc<AtomicU64> {
+    ENCODED_FOR_THIS_THREAD.with(Arc::clone)
+}
+
+/// Runs `work` with the bytes it encodes added to `tally` (the tally of the thread
+/// that asked for the counts) rather than to this thread's own.
+pub(super) fn encoding_for<T>(tally: Arc<AtomicU64>, work: impl FnOnce() -> T) -> T {
+    let previous = ENCODING_FOR.with(|current| current.replace(Some(tally)));
+    let output = work();
+    ENCODING_FOR.with(|current| current.replace(previous));
+    output
+}
+
+/// Runs the encoder over `text` (and notes the bytes it was run over).
+fn encode(encoder: &CoreBPE, text: &str) -> usize {
+    let bytes = u64::try_from(text.len()).unwrap_or(u64::MAX);
+    ENCODED_ON_THIS_THREAD.with(|encoded| encoded.set(encoded.get().saturating_add(bytes)));
+    ENCODING_FOR.with(|current| match &*current.borrow() {
+        Some(tally) => tally.fetch_add(bytes, Ordering::Relaxed),
+        None => ENCODED_FOR_THIS_THREAD.with(|tally| tally.fetch_add(bytes, Ordering::Relaxed)),
+    });
+    encoder.encode_ordinary(text).len()
 }
 
 fn load() -> Option<CoreBPE> {
@@ -102,6 +139,21 @@ pub fn encoder_load_thread() -> Option<ThreadId> {
     LOADED_ON.get().copied()
 }
 
+/// How many bytes of text the encoder has been run over for the calling thread: on it,
+/// or on the blocking threads counting for it (for tests: a current-thread tokio
+/// test sees the counts of the runs it drives, whatever other tests count meanwhile).
+#[cfg(any(test, feature = "testing"))]
+pub fn bytes_encoded() -> u64 {
+    ENCODED_FOR_THIS_THREAD.with(|tally| tally.load(Ordering::Relaxed))
+}
+
+/// How many bytes of text the encoder has been run over on the calling thread (for
+/// tests: zero on a current-thread tokio test's thread when every count ran off it).
+#[cfg(any(test, feature = "testing"))]
+pub fn bytes_encoded_on_this_thread() -> u64 {
+    ENCODED_ON_THIS_THREAD.with(Cell::get)
+}
+
 /// How many messages have been counted exactly on the calling thread (for tests: a
 /// current-thread tokio test sees every count of the runs it drives).
 #[cfg(any(test, feature = "testing"))]
@@ -141,14 +193,14 @@ pub fn count(text: &str) -> u32 {
         return upper_bound(text);
     };
     if text.len() <= EXACT_PREFIX_BYTES {
-        return clamp(encoder.encode_ordinary(text).len());
+        return clamp(encode(encoder, text));
     }
     let mut cut = EXACT_PREFIX_BYTES;
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
     let (head, rest) = text.split_at(cut);
-    let head_tokens = encoder.encode_ordinary(head).len();
+    let head_tokens = encode(encoder, head);
     let scaled = rest
         .len()
         .saturating_mul(head_tokens)
@@ -162,9 +214,13 @@ pub(super) fn note_counted(messages: u64) {
     MESSAGES_COUNTED.with(|counted| counted.set(counted.get().saturating_add(messages)));
 }
 
-/// The tokens `message` takes in a prompt, each of its texts measured by `measure`.
+/// The tokens `message` takes in a prompt, each of its texts measured by `measure`
+/// and its parts (images, documents) by their stated estimate
+/// ([`part_tokens`](super::part_tokens)), never as the text of their bytes.
 pub(super) fn message_tokens(message: &Message, measure: fn(&str) -> u32) -> u32 {
-    let mut total = MESSAGE_OVERHEAD.saturating_add(measure(message.text()));
+    let mut total = MESSAGE_OVERHEAD
+        .saturating_add(measure(message.text()))
+        .saturating_add(parts_tokens(message));
     for call in &message.tool_calls {
         total = total
             .saturating_add(TOOL_CALL_OVERHEAD)

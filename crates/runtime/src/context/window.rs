@@ -13,10 +13,10 @@ use super::budget::{ContextBudget, ContextReport, FixedTokens};
 use super::count_cache::CachedCount;
 use super::history::History;
 use super::message_tokens::CountMode;
-use super::off_thread::{CountInterrupted, count_off_thread};
+use super::off_thread::{CountInterrupted, count_off_thread, load_encoder_until_cancelled};
 use super::prepared::PreparedContext;
 use super::summary::{self, summary_message};
-use super::tokens::{self, NEAR_LIMIT_PERCENT};
+use super::tokens::NEAR_LIMIT_PERCENT;
 use crate::error::RuntimeError;
 
 /// After a "context length exceeded", the prompt must fit this share (in percent) of
@@ -51,6 +51,17 @@ pub(crate) struct SummaryJob {
     pub request: ProviderRequest,
     /// Sequence number of the last message the summary covers.
     pub covers_through: u64,
+    /// What the condensed messages attached (images, documents), described: the summary
+    /// keeps a placeholder for each ([`SummaryJob::summary_text`]).
+    pub placeholders: Vec<String>,
+}
+
+impl SummaryJob {
+    /// The summary to store from the summariser's `text`: with a placeholder for each
+    /// condensed attachment the text does not name.
+    pub fn summary_text(&self, text: String) -> String {
+        summary::with_placeholders(text, &self.placeholders)
+    }
 }
 
 /// The context of one session: its messages with their token costs, the rolling
@@ -218,22 +229,27 @@ impl ContextWindow {
     /// to exact counts when the prompt's estimate comes within [`NEAR_LIMIT_PERCENT`]
     /// of its limit (loading the encoder on a blocking thread), then computes on a
     /// blocking thread the exact counts the prompt lacks when its upper bound passes
-    /// the limit. Cancellation ends it with [`RuntimeError::Cancelled`], `timeout` with
-    /// the `turn_timeout` budget error.
+    /// the limit. Cancellation ends it with [`RuntimeError::Cancelled`]; counts not
+    /// done within `timeout` end it with the `turn_timeout` budget error (the
+    /// encoder's one-off load is bounded by `cancel` alone).
     pub async fn measure(
         &mut self,
         cancel: &CancellationToken,
         timeout: Duration,
     ) -> Result<(), RuntimeError> {
         self.refresh_header();
-        self.switch_to_exact_if_near(cancel).await?;
-        self.count_uncounted(false, cancel, timeout).await
+        async {
+            self.switch_to_exact_if_near(cancel).await?;
+            self.count_uncounted(false, cancel, timeout).await
+        }
+        .await
+        .map_err(|interrupted| interrupted.into_error(timeout))
     }
 
     async fn switch_to_exact_if_near(
         &mut self,
         cancel: &CancellationToken,
-    ) -> Result<(), RuntimeError> {
+    ) -> Result<(), CountInterrupted> {
         if self.mode == CountMode::Exact {
             return Ok(());
         }
@@ -257,12 +273,12 @@ impl ContextWindow {
         self.switch_to_exact(cancel).await
     }
 
-    async fn switch_to_exact(&mut self, cancel: &CancellationToken) -> Result<(), RuntimeError> {
-        tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Err(RuntimeError::Cancelled),
-            () = tokens::load_encoder() => {}
-        }
+    /// Loads the encoder (under `cancel`), then counts exactly for good.
+    async fn switch_to_exact(
+        &mut self,
+        cancel: &CancellationToken,
+    ) -> Result<(), CountInterrupted> {
+        load_encoder_until_cancelled(cancel).await?;
         self.mode = CountMode::Exact;
         Ok(())
     }
@@ -271,53 +287,44 @@ impl ContextWindow {
     /// budgeting is about to ask for — the tool schemas', the header's and the
     /// history's — so that it finds them cached and never counts on an async thread.
     /// Does nothing while the window uses estimates, or (unless `always`) while the
-    /// prompt's upper bound fits its limit, where budgeting counts nothing.
+    /// prompt's upper bound fits its limit, where budgeting counts nothing. The
+    /// history's counts are kept with their messages' fingerprints, computed on the
+    /// same blocking thread.
     async fn count_uncounted(
         &mut self,
         always: bool,
         cancel: &CancellationToken,
         timeout: Duration,
-    ) -> Result<(), RuntimeError> {
+    ) -> Result<(), CountInterrupted> {
         if self.mode != CountMode::Exact {
             return Ok(());
         }
         if !always && self.prompt_upper() <= self.limit() {
             return Ok(());
         }
-        let header = self.prepared.header_uncounted();
-        let history = self.history.uncounted();
+        let (header, mut messages): (Vec<usize>, Vec<Message>) =
+            self.prepared.header_uncounted().into_iter().unzip();
+        let (history, history_messages): (Vec<usize>, Vec<Message>) =
+            self.history.uncounted().into_iter().unzip();
         let schemas = self.schema_tokens.uncounted_text();
-        if header.is_empty() && history.is_empty() && schemas.is_none() {
+        if messages.is_empty() && history_messages.is_empty() && schemas.is_none() {
             return Ok(());
         }
-        let mut messages: Vec<Message> = Vec::with_capacity(header.len() + history.len());
-        messages.extend(header.iter().map(|(_, message)| message.clone()));
-        messages.extend(history.iter().map(|(_, message)| message.clone()));
+        messages.extend(history_messages);
         let texts: Vec<String> = schemas.map(str::to_owned).into_iter().collect();
-        let counts = count_off_thread(messages, texts, cancel, timeout)
-            .await
-            .map_err(|interrupted| match interrupted {
-                CountInterrupted::Cancelled => RuntimeError::Cancelled,
-                CountInterrupted::TimedOut => RuntimeError::budget(
-                    "turn_timeout",
-                    format!(
-                        "counting the prompt's tokens did not finish within {} ms",
-                        timeout.as_millis()
-                    ),
-                ),
-            })?;
+        let counts = count_off_thread(messages, texts, cancel, timeout).await?;
         if let Some(exact) = counts.texts.first() {
             self.schema_tokens.seed_exact(u64::from(*exact));
         }
-        let mut counts = counts.messages.into_iter();
-        for (index, _) in &header {
-            if let Some(exact) = counts.next() {
-                self.prepared.seed_header_exact(*index, exact);
+        let mut counted = counts.messages.into_iter().zip(counts.fingerprints);
+        for index in header {
+            if let Some((exact, _)) = counted.next() {
+                self.prepared.seed_header_exact(index, exact);
             }
         }
-        for (index, _) in &history {
-            if let Some(exact) = counts.next() {
-                self.history.seed_exact(*index, exact);
+        for index in history {
+            if let Some((exact, print)) = counted.next() {
+                self.history.seed_exact(index, exact, print);
             }
         }
         Ok(())
@@ -362,6 +369,7 @@ impl ContextWindow {
         Some(SummaryJob {
             request,
             covers_through: plan.covers_through,
+            placeholders: summary::placeholders(condensed.iter().map(|entry| &entry.message)),
         })
     }
 
@@ -395,8 +403,12 @@ impl ContextWindow {
         cancel: &CancellationToken,
         timeout: Duration,
     ) -> Result<(), RuntimeError> {
-        self.switch_to_exact(cancel).await?;
-        self.count_uncounted(true, cancel, timeout).await?;
+        async {
+            self.switch_to_exact(cancel).await?;
+            self.count_uncounted(true, cancel, timeout).await
+        }
+        .await
+        .map_err(|interrupted| interrupted.into_error(timeout))?;
         let sent = {
             let History { entries, .. } = &mut self.history;
             self.prepared
@@ -479,6 +491,45 @@ mod tests {
         }];
         assert_eq!(window.seed_counts(&cached), 1);
         assert_eq!(window.mode(), CountMode::Exact);
+    }
+
+    #[tokio::test]
+    async fn counting_out_of_time_ends_with_the_turn_timeout() {
+        // The encoder loads whatever the time; with none left for the counts, the
+        // window ends with the budget error before counting anything.
+        let mut window = ContextWindow::default();
+        window.begin_run(settings(4_000));
+        for sequence in 1..=20 {
+            window.push(Message::user("word ".repeat(30_000)), sequence);
+        }
+        let error = window
+            .measure(&CancellationToken::new(), Duration::ZERO)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "budget `turn_timeout` exceeded: counting the prompt's tokens did not finish \
+             within 0 ms"
+        );
+        let entries = &window.history().entries;
+        assert!(entries.iter().all(|e| e.tokens.cached_exact().is_none()));
+    }
+
+    #[tokio::test]
+    async fn counts_are_kept_with_fingerprints_computed_beside_them() {
+        let mut window = ContextWindow::default();
+        window.begin_run(settings(50));
+        window.push(Message::user(NEAR), 1);
+        window
+            .measure(&CancellationToken::new(), Duration::from_secs(60))
+            .await
+            .unwrap();
+        let entry = &window.history().entries[0];
+        assert_eq!(entry.fingerprint, Some(fingerprint(&entry.message)));
+        let kept = window.exact_counts();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].fingerprint, fingerprint(&entry.message));
+        assert_eq!(Some(kept[0].exact), entry.tokens.cached_exact());
     }
 
     #[tokio::test]

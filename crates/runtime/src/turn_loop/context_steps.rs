@@ -76,6 +76,7 @@ impl Run<'_> {
             self.summary_failed = true;
             return Ok(());
         }
+        let text = job.summary_text(text);
         self.inner
             .sessions
             .store_summary(self.session_id, state, text, job.covers_through)

@@ -35,6 +35,7 @@ mod session_lease;
 mod session_meta;
 mod structured_output;
 mod tool_choice;
+mod tool_parts;
 mod tool_result_cap;
 mod turn_loop;
 mod used_budget;

@@ -1,4 +1,5 @@
-//! `file_read`: a text file, or a window of its lines.
+//! `file_read`: a text file, or a window of its lines; an image or a PDF is attached
+//! whole as a content part ([`file_media`](super::file_media)).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -8,6 +9,7 @@ use oxydra_types::SafetyTier;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::file_media::{attach, attachable_media_type, head};
 use super::{blocking, io_error, looks_binary, open_workspace};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
@@ -29,10 +31,13 @@ pub struct FileReadArgs {
 }
 
 /// Reads a text file in the workspace (ReadOnly): UTF-8, or Latin-1 when it is not
-/// valid UTF-8; files with NUL bytes or many control bytes are refused as binary.
+/// valid UTF-8. An image (PNG, JPEG, GIF, WebP) or a PDF, told by its bytes, is
+/// attached whole as a content part, up to `[tools.file_read] max_media_bytes`; other
+/// files with NUL bytes or many control bytes are refused as binary.
 #[derive(Debug, Clone)]
 pub struct FileRead {
     output_limit: usize,
+    max_media_bytes: usize,
     protected: ProtectedPaths,
 }
 
@@ -41,6 +46,7 @@ impl FileRead {
     pub fn new(config: &BuiltinToolsConfig) -> Self {
         Self {
             output_limit: config.output_limit_bytes,
+            max_media_bytes: config.file_read.max_media_bytes,
             protected: config.protected.clone(),
         }
     }
@@ -54,7 +60,8 @@ impl TypedTool for FileRead {
 
     fn description(&self) -> String {
         "Read a text file in the workspace. Use offset (first line, from 1) and limit \
-         (number of lines) to read part of a large file."
+         (number of lines) to read part of a large file. An image (PNG, JPEG, GIF, WebP) \
+         or a PDF is attached whole for you to look at."
             .to_owned()
     }
 
@@ -74,7 +81,9 @@ impl TypedTool for FileRead {
         self.protected
             .check_read(&resolved.absolute, &resolved.relative)?;
         let output_limit = self.output_limit;
-        let content = blocking(move || {
+        let max_media_bytes = self.max_media_bytes;
+        let window_asked = args.offset.is_some() || args.limit.is_some();
+        blocking(move || {
             let rel = resolved.relative;
             let file = ws
                 .dir
@@ -92,11 +101,21 @@ impl TypedTool for FileRead {
                      reads files"
                 )));
             }
-            let window = read_window(file, &rel, start, limit, output_limit)?;
-            Ok(window.render(&rel, start, output_limit))
+            let mut reader = BufReader::with_capacity(64 * 1024, file);
+            if let Some(media_type) = attachable_media_type(&head(&mut reader, &rel)?) {
+                return attach(
+                    reader,
+                    &rel,
+                    media_type,
+                    meta.len(),
+                    max_media_bytes,
+                    window_asked,
+                );
+            }
+            let window = read_window(reader, &rel, start, limit, output_limit)?;
+            Ok(ToolOutput::text(window.render(&rel, start, output_limit)))
         })
-        .await?;
-        Ok(ToolOutput::text(content))
+        .await
     }
 }
 
@@ -119,17 +138,17 @@ struct Window {
 }
 
 fn read_window(
-    file: File,
+    mut reader: BufReader<File>,
     rel: &str,
     start: u64,
     limit: u64,
     keep_bytes: usize,
 ) -> Result<Window, ToolError> {
-    let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|e| io_error("reading", rel, e))?;
     if looks_binary(head) || mostly_control_bytes(head) {
         return Err(ToolError::Failed(format!(
-            "`{rel}` is a binary file, not text; file_read only reads text"
+            "`{rel}` is a binary file, not text; file_read reads text, and attaches \
+             images (PNG, JPEG, GIF, WebP) and PDF documents"
         )));
     }
     let last = start.saturating_add(limit - 1);

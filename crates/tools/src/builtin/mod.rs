@@ -2,6 +2,7 @@
 
 mod file_edit;
 mod file_list;
+mod file_media;
 mod file_read;
 mod file_search;
 mod file_write;

@@ -63,6 +63,7 @@ pub fn dense_memory(db: PostgresDatabase, retrieval: RetrievalConfig) -> Postgre
         PostgresMemoryConfig {
             embedder: Arc::new(DenseEmbedder),
             retrieval,
+            ..PostgresMemoryConfig::default()
         },
     )
 }
