@@ -4,6 +4,7 @@
 //! secrets from files. See docs/cli.md and docs/configuration.md.
 
 mod args;
+mod attachment;
 mod commands;
 mod config;
 mod consent;

@@ -79,6 +79,7 @@ mod tool_dispatch;
 mod tool_set;
 mod turn_loop;
 mod turn_state;
+mod typed_run_request;
 mod used_budget;
 
 pub use agent_tool::AgentTool;
@@ -97,7 +98,7 @@ pub use oxydra_executor::{
     ModelRequestDecision, ModelRequestEdit, ToolHookCall,
 };
 pub use retrieval_scope::RetrievalScope;
-pub use run_request::{RunRequest, TypedRunRequest};
+pub use run_request::RunRequest;
 pub use runtime::AgentRuntime;
 pub use session_lease::DEFAULT_SESSION_WAIT;
 pub use session_outcome::SessionOutcome;
@@ -107,4 +108,5 @@ pub use tokio_util::sync::CancellationToken;
 pub use tool_choice::{FirstCall, ToolChoicePolicy, TurnInfo};
 pub use tool_set::{IntoToolSet, ToolSet};
 pub use turn_state::{TurnState, TurnTracker};
+pub use typed_run_request::TypedRunRequest;
 pub use used_budget::{LedgerError, UsageLedger, UsedBudget};

@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use oxydra_types::{RuntimeEvent, SessionId};
+use oxydra_types::{ContentPart, RuntimeEvent, SessionId};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
@@ -23,10 +23,11 @@ use crate::structured_output::OutputSchema;
 use crate::tool_choice::ToolChoicePolicy;
 use crate::turn_loop::Opening;
 use crate::turn_loop::RunOptions;
+use crate::typed_run_request::TypedRunRequest;
 use crate::used_budget::{UsageLedger, UsedBudget};
 
 /// The future a request runs as (boxed: the turn loop's future is large).
-type RunFuture<T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send>>;
+pub(crate) type RunFuture<T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send>>;
 
 /// One run in a session, from [`AgentRuntime::session`]: set what differs from the
 /// runtime's defaults, then `.await` it for the [`SessionOutcome`], or call
@@ -90,6 +91,7 @@ pub struct RunRequest {
     runtime: AgentRuntime,
     session_id: SessionId,
     prompt: Option<String>,
+    parts: Vec<ContentPart>,
     cancel: Option<CancellationToken>,
     events: Option<Arc<dyn EventSink>>,
     tool_choice: Option<Arc<dyn ToolChoicePolicy>>,
@@ -104,6 +106,7 @@ impl std::fmt::Debug for RunRequest {
         f.debug_struct("RunRequest")
             .field("session_id", &self.session_id)
             .field("prompt", &self.prompt.is_some())
+            .field("parts", &self.parts.len())
             .field("cancel", &self.cancel.is_some())
             .field("events", &self.events.is_some())
             .field("tool_choice", &self.tool_choice)
@@ -124,6 +127,7 @@ impl AgentRuntime {
             runtime: self.clone(),
             session_id: session_id.clone(),
             prompt: None,
+            parts: Vec::new(),
             cancel: None,
             events: None,
             tool_choice: None,
@@ -139,6 +143,25 @@ impl RunRequest {
     /// The user's message this run sends.
     pub fn prompt(mut self, prompt: impl Into<String>) -> Self {
         self.prompt = Some(prompt.into());
+        self
+    }
+
+    /// Attaches `part` (an image or a document) to the user's message, after the
+    /// parts attached before it. The message is sent and stored with its parts as they
+    /// are; whether the provider can take them is its to say (an error naming the
+    /// provider and the part, before anything is sent).
+    ///
+    /// # Errors
+    /// Awaiting gives [`RuntimeError::Config`] (nothing runs) when the request has
+    /// parts but no [`prompt`](Self::prompt).
+    pub fn attach(mut self, part: ContentPart) -> Self {
+        self.parts.push(part);
+        self
+    }
+
+    /// Attaches `parts`, in order, as [`attach`](Self::attach) does each.
+    pub fn parts(mut self, parts: impl IntoIterator<Item = ContentPart>) -> Self {
+        self.parts.extend(parts);
         self
     }
 
@@ -248,7 +271,7 @@ impl RunRequest {
     }
 
     /// Runs the request; its events also go over `channel` when given.
-    async fn execute(
+    pub(crate) async fn execute(
         self,
         channel: Option<mpsc::UnboundedSender<RuntimeEvent>>,
     ) -> Result<SessionOutcome, RuntimeError> {
@@ -256,6 +279,7 @@ impl RunRequest {
             runtime,
             session_id,
             prompt,
+            parts,
             cancel,
             events,
             tool_choice,
@@ -265,7 +289,12 @@ impl RunRequest {
             decisions,
         } = self;
         let opening = match (prompt, decisions.is_empty()) {
-            (Some(prompt), true) => Opening::Prompt(prompt),
+            (Some(prompt), true) => Opening::Prompt(prompt, parts),
+            (None, _) if !parts.is_empty() => {
+                return Err(RuntimeError::Config(
+                    "attached parts go with the user's message: give a prompt with them".to_owned(),
+                ));
+            }
             (None, true) => Opening::Continue,
             (None, false) => Opening::Decided(decisions),
             (Some(_), false) => {
@@ -295,48 +324,6 @@ impl IntoFuture for RunRequest {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(self.execute(None))
-    }
-}
-
-/// A [`RunRequest`] whose answer is a `T` (from [`RunRequest::output`]); awaiting it
-/// gives the value and the [`SessionOutcome`].
-///
-/// # Errors
-/// As [`RunRequest`]; [`RuntimeError::Config`] when `T`'s schema does not compile
-/// (before the run starts) or the checked answer does not deserialize.
-#[must_use = "a run request does nothing until it is awaited"]
-pub struct TypedRunRequest<T> {
-    request: RunRequest,
-    answer: PhantomData<fn() -> T>,
-}
-
-impl<T> std::fmt::Debug for TypedRunRequest<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TypedRunRequest")
-            .field("request", &self.request)
-            .field("answer", &std::any::type_name::<T>())
-            .finish()
-    }
-}
-
-impl<T> IntoFuture for TypedRunRequest<T>
-where
-    T: DeserializeOwned + JsonSchema + 'static,
-{
-    type Output = Result<(T, SessionOutcome), RuntimeError>;
-    type IntoFuture = RunFuture<(T, SessionOutcome)>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        let request = self.request;
-        Box::pin(async move {
-            let output = OutputSchema::of::<T>()?;
-            let outcome = request.structured(output).execute(None).await?;
-            let value = outcome.output.clone().unwrap_or_default();
-            let value = T::deserialize(value).map_err(|error| {
-                RuntimeError::Config(format!("the checked answer does not deserialize: {error}"))
-            })?;
-            Ok((value, outcome))
-        })
     }
 }
 

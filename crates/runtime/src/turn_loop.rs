@@ -15,8 +15,8 @@ use oxydra_executor::{ProcessToolState, SessionRunId};
 use oxydra_memory::SessionMeta;
 use oxydra_provider::ProviderError;
 use oxydra_types::{
-    CallId, FinishReason, Message, MessageRole, RuntimeEvent, RuntimeProgressKind, SessionId,
-    ToolCall, Usage,
+    CallId, ContentPart, FinishReason, Message, MessageRole, RuntimeEvent, RuntimeProgressKind,
+    SessionId, ToolCall, Usage,
 };
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
@@ -79,7 +79,7 @@ pub(crate) async fn run(
                 .iter()
                 .map(|(pending, _)| pending.call_id.clone())
                 .collect(),
-            Opening::Prompt(_) | Opening::Continue => Vec::new(),
+            Opening::Prompt(..) | Opening::Continue => Vec::new(),
         };
         let mut state = inner
             .sessions
@@ -114,7 +114,9 @@ pub(crate) async fn run(
             tool_calls: 0,
         };
         let result = match opening {
-            Opening::Prompt(user_message) => run.start(&mut state, user_message).await,
+            Opening::Prompt(user_message, parts) => {
+                run.start(&mut state, user_message, parts).await
+            }
             Opening::Decided(decisions) => run.resume_decided(&mut state, decisions).await,
             Opening::Continue => run.resume(&mut state).await,
         };
@@ -172,6 +174,7 @@ impl<'a> Run<'a> {
         &mut self,
         state: &mut SessionState,
         user_message: String,
+        parts: Vec<ContentPart>,
     ) -> Result<SessionOutcome, RuntimeError> {
         // The prompt is stored and sent to the provider: no secret in it goes either way.
         let user_message = match self.inner.scrubber.scrub(&user_message) {
@@ -184,12 +187,11 @@ impl<'a> Run<'a> {
             schema_tokens: &self.inner.schema_tokens,
             budget: self.inner.budget,
         };
-        let user_message = Message::user(user_message);
+        let user_message = Message::user(user_message).with_parts(parts);
         fit.check(&user_message, self.cancel, self.inner.limits.turn_timeout)
             .await?;
-        let user_message = user_message.content.unwrap_or_default();
         // Search before the new prompt is indexed, so it does not find itself.
-        let snippets = self.retrieve(state, &user_message).await?;
+        let snippets = self.retrieve(state, user_message.text()).await?;
         self.persist_user_message(state, user_message).await?;
         self.record_meta().await?;
         state.window.begin_run(self.window_settings(snippets));
@@ -232,18 +234,19 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Stores the user message and indexes it for retrieval.
+    /// Stores the user message (its parts with it) and indexes its text for retrieval.
     async fn persist_user_message(
         &mut self,
         state: &mut SessionState,
-        user_message: String,
+        user_message: Message,
     ) -> Result<(), RuntimeError> {
         let inner: &'a RuntimeInner = self.inner;
+        let text = user_message.text().to_owned();
         inner
             .sessions
-            .append(self.session_id, state, Message::user(user_message.clone()))
+            .append(self.session_id, state, user_message)
             .await?;
-        if !self.index(&user_message).await {
+        if !self.index(&text).await {
             return Err(RuntimeError::Cancelled);
         }
         Ok(())

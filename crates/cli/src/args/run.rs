@@ -93,6 +93,11 @@ pub struct RunArgs {
     /// carries the value as `output`.
     #[arg(long, value_name = "FILE")]
     pub output_schema: Option<PathBuf>,
+    /// Attach an image (PNG, JPEG, GIF, WebP) or a PDF to the prompt; repeatable (at
+    /// most 16 files, each at most 20 MiB). The kind is read from the file's bytes,
+    /// never its name. `--attach` is another name for it.
+    #[arg(long, visible_alias = "attach", value_name = "FILE")]
+    pub image: Vec<PathBuf>,
     /// The task (`-`, or none with stdin not a terminal, reads it from stdin).
     #[arg(required_unless_present = "print_config")]
     pub prompt: Option<String>,

@@ -13,6 +13,9 @@
 //! Ctrl-C). A consent question, while open, echoes and takes the next line as its
 //! answer instead. Without a terminal on stdin nothing is read during a turn: the lines
 //! are messages and commands, one after another.
+//!
+//! `@path` in a message attaches that workspace file when it is an image or a PDF
+//! (see [`super::chat_attach`]).
 
 use std::collections::VecDeque;
 use std::os::fd::AsFd;
@@ -26,6 +29,7 @@ use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 use tokio_util::sync::CancellationToken;
 
+use super::chat_attach;
 use crate::args::{ChatArgs, OutputFormat};
 use crate::config::Effective;
 use crate::error::CliError;
@@ -47,7 +51,8 @@ const HELP: &str = "commands:
   /switch       list stored sessions
   /cancel       stop the running turn (as Ctrl-C does; Ctrl-C twice quits)
   /help         this text
-  /exit         quit (also Ctrl-D)";
+  /exit         quit (also Ctrl-D)
+  @path         in a message: attach that workspace image or PDF";
 
 /// Shown when a line other than `/cancel` is typed while a turn runs (the line itself
 /// is not shown: it would land amid the answer; it is shown at the prompt).
@@ -376,6 +381,19 @@ impl Chat {
     /// them, and the lines still queued from earlier turns.
     async fn turn(&mut self, text: &str) {
         self.renderer.reset();
+        // `@path` attachments are read before anything starts: a file that cannot be
+        // attached sends and stores nothing.
+        let attached = match chat_attach::attachments(text, &self.effective.runtime.workspace) {
+            Ok(attached) => attached,
+            Err(why) => {
+                self.renderer.ensure_ended("config", &why);
+                if self.output == OutputFormat::Text {
+                    eprintln!("error: {}", on_stderr(&why));
+                }
+                return;
+            }
+        };
+        self.renderer.attached(&attached);
         let cancel = self.interrupts.begin_turn();
         let typed = Arc::new(Mutex::new(Vec::new()));
         // Off for the turn, back on when it ends, however it ends.
@@ -399,6 +417,7 @@ impl Chat {
             .runtime
             .session(&self.session)
             .prompt(text)
+            .parts(attached.into_iter().map(|one| one.part))
             .cancel(&cancel)
             .await;
         self.interrupts.end_turn();

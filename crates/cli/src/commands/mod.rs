@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod chat;
+pub mod chat_attach;
 pub mod init;
 pub mod mcp;
 pub mod mcp_serve;

@@ -1,7 +1,7 @@
 //! `oxydra run [OPTIONS] <PROMPT>`: one task, exits when the agent yields.
 
 use std::io::{IsTerminal, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use oxydra::runtime::{OutputSchema, RuntimeError};
@@ -9,12 +9,14 @@ use oxydra::serde_json;
 use oxydra::types::{MessageRole, SessionId};
 
 use crate::args::{RunArgs, RunOptions};
+use crate::attachment::{self, MAX_ATTACHMENTS};
 use crate::config::{self, Effective};
 use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::interrupt::Interrupts;
 
 use crate::output::Renderer;
+use crate::output::parts::Attached;
 use crate::setup::database::MemoryStore;
 use crate::terminal_input::TerminalInput;
 
@@ -39,6 +41,8 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
         None => None,
     };
     let prompt = prompt_text(args.prompt.as_deref())?;
+    // Read before anything starts: a bad file sends and stores nothing.
+    let attached = image_parts(&args.image)?;
     let renderer = Arc::new(
         Renderer::for_format(args.options.output)
             .with_workspace(effective.runtime.workspace.clone())
@@ -50,6 +54,8 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let session =
         agent::starting_session(&agent.memory, &effective, args.options.continue_latest).await?;
     tracing::debug!(session = %session, model = %effective.provider.model, "starting run");
+    renderer.attached(&attached);
+    let parts = attached.into_iter().map(|one| one.part);
     let cancel = interrupts.begin_turn();
     let first_call = agent.small_model_default.then(|| {
         crate::setup::tool_choice::small_model_first_call(&effective.runtime.workspace, &prompt)
@@ -58,6 +64,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
         .runtime
         .session(&session)
         .prompt(prompt)
+        .parts(parts)
         .cancel(&cancel);
     if let Some(first_call) = first_call {
         request = request.tool_choice(first_call);
@@ -144,6 +151,35 @@ fn output_schema(path: &Path) -> Result<OutputSchema, CliError> {
     let schema: serde_json::Value =
         serde_json::from_str(&text).map_err(|error| invalid(format!("invalid JSON: {error}")))?;
     OutputSchema::new(schema).map_err(|error| invalid(error.to_string()))
+}
+
+/// The parts of `--image FILE…`, in order; a missing file, one that is no image or
+/// PDF by its bytes, one of a kind no provider takes, one over the size cap, or too
+/// many files is an error naming the flag and the file.
+fn image_parts(paths: &[PathBuf]) -> Result<Vec<Attached>, CliError> {
+    if paths.len() > MAX_ATTACHMENTS {
+        return Err(CliError::Flag {
+            flag: "--image",
+            message: format!(
+                "{} files given, at most {MAX_ATTACHMENTS} may be attached",
+                paths.len()
+            ),
+        });
+    }
+    paths
+        .iter()
+        .map(|path| -> Result<Attached, CliError> {
+            let part = attachment::read_part(path).map_err(|problem| CliError::Flag {
+                flag: "--image",
+                message: format!("{}: {problem}", path.display()),
+            })?;
+            let file = path.file_name().unwrap_or(path.as_os_str());
+            Ok(Attached {
+                file: file.to_string_lossy().into_owned(),
+                part,
+            })
+        })
+        .collect()
 }
 
 /// The prompt argument, or stdin when it is `-`. Text piped in beside a prompt

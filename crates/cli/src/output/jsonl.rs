@@ -42,12 +42,22 @@ impl JsonlRenderer {
         let Ok(line) = serde_json::to_string(event) else {
             return;
         };
+        self.write_line(&line);
+    }
+
+    /// Writes one object the CLI adds to the runtime's events (the `attachments`
+    /// line), as [`emit`](Self::emit) writes an event.
+    pub fn emit_value(&self, value: &serde_json::Value) {
+        self.write_line(&value.to_string());
+    }
+
+    fn write_line(&self, line: &str) {
         let mut out = self
             .out
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         // A closed stdout (a pipe whose reader left) must not stop the run.
-        let line = crate::terminal_text::escape_json(&line);
+        let line = crate::terminal_text::escape_json(line);
         let _ = writeln!(out, "{line}").and_then(|()| out.flush());
     }
 }

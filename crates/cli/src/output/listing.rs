@@ -6,10 +6,12 @@ use std::io::Write;
 
 use oxydra::memory::{SessionInfo, SessionMeta, StoredMessage};
 use oxydra::scrubbing::scrub;
+use oxydra::types::ContentPart;
 use serde_json::json;
 
 use crate::args::OutputFormat;
 use crate::error::CliError;
+use crate::output::parts::{part_json, part_line};
 use crate::terminal_text::one_line as escape;
 
 /// A stored session as listed: when it was used, and what it was started with.
@@ -176,6 +178,7 @@ pub fn write_messages(
                     "tool_calls": message.tool_calls,
                     "tool_call_id": message.tool_call_id,
                 });
+                let line = with_parts(line, &message.parts);
                 writeln!(out, "{line}")?;
             }
             OutputFormat::Text => {
@@ -191,6 +194,9 @@ pub fn write_messages(
                         writeln!(out, "  {line}")?;
                     }
                 }
+                for part in &message.parts {
+                    writeln!(out, "  [{}]", escape(&part_line(part)))?;
+                }
                 for call in &message.tool_calls {
                     writeln!(
                         out,
@@ -204,6 +210,19 @@ pub fn write_messages(
         }
     }
     out.flush()
+}
+
+/// `line` with a `parts` array describing `parts` (kind, media type, size,
+/// description; never the bytes), when there are any: a message of text only keeps
+/// the shape it always had.
+fn with_parts(mut line: serde_json::Value, parts: &[ContentPart]) -> serde_json::Value {
+    if !parts.is_empty()
+        && let Some(object) = line.as_object_mut()
+    {
+        let parts: Vec<serde_json::Value> = parts.iter().map(part_json).collect();
+        object.insert("parts".to_owned(), serde_json::Value::from(parts));
+    }
+    line
 }
 
 /// Milliseconds since the Unix epoch as an RFC 3339 UTC timestamp.
@@ -411,5 +430,37 @@ mod tests {
         let text = String::from_utf8(text).unwrap();
         assert!(text.contains("→ file_read {\"path\":\"a\"} (c1)"), "{text}");
         assert!(text.contains("#2 tool [file_read c1]"), "{text}");
+    }
+
+    #[test]
+    fn parts_are_named_never_dumped() {
+        let png = ContentPart::image("image/png", &[9u8; 4096]);
+        let data = png.base64_data().unwrap().to_owned();
+        let messages = vec![StoredMessage {
+            sequence: 1,
+            message: Message::user("look").with_parts(vec![
+                png,
+                ContentPart::pdf(b"%PDF-1.4", Some("r.pdf".into())),
+            ]),
+            created_at_ms: 0,
+        }];
+        let mut text = Vec::new();
+        write_messages(&mut text, &messages, OutputFormat::Text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("  [image (image/png, 4.0 KiB)]"), "{text}");
+        assert!(
+            text.contains("  [document r.pdf (application/pdf, 8 B)]"),
+            "{text}"
+        );
+        let mut jsonl = Vec::new();
+        write_messages(&mut jsonl, &messages, OutputFormat::Jsonl).unwrap();
+        let jsonl = String::from_utf8(jsonl).unwrap();
+        assert!(!jsonl.contains(&data[..64]), "{jsonl}");
+        assert!(!text.contains(&data[..64]), "{text}");
+        let line: serde_json::Value = serde_json::from_str(jsonl.trim()).unwrap();
+        assert_eq!(line["parts"][0]["kind"], "image");
+        assert_eq!(line["parts"][0]["bytes"], 4096);
+        assert_eq!(line["parts"][1]["media_type"], "application/pdf");
+        assert_eq!(line["content"], "look");
     }
 }

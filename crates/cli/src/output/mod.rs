@@ -3,6 +3,7 @@
 mod jsonl;
 pub mod listing;
 mod markdown;
+pub mod parts;
 mod screen;
 mod summary;
 mod text;
@@ -76,6 +77,21 @@ impl Renderer {
         match &self.kind {
             RendererKind::Text(text) => text.emit(event),
             RendererKind::Jsonl(jsonl) => jsonl.emit(event),
+        }
+    }
+
+    /// Says which files were attached to the prompt, before the run's events: a line
+    /// per file on stderr (text), or one `attachments` object (jsonl). Nothing when
+    /// none were.
+    pub fn attached(&self, attached: &[parts::Attached]) {
+        if attached.is_empty() {
+            return;
+        }
+        match &self.kind {
+            RendererKind::Text(_) => {
+                let _ = write_stderr_lines(parts::attachments_text(attached).as_bytes());
+            }
+            RendererKind::Jsonl(jsonl) => jsonl.emit_value(&parts::attachments_json(attached)),
         }
     }
 

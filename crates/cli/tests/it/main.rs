@@ -19,6 +19,7 @@ mod first_byte;
 mod first_run_config;
 mod first_use;
 mod hooks;
+mod images;
 mod leaks;
 mod limits;
 #[cfg(feature = "local")]

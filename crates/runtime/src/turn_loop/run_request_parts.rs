@@ -2,6 +2,8 @@
 //! continuation, a person's approval decisions) and its options (output schema, tool
 //! choice, budget already used, the usage ledger).
 
+use oxydra_types::ContentPart;
+
 use crate::approvals::{ApprovalDecision, PendingApproval};
 use crate::structured_output::OutputSchema;
 use crate::tool_choice::ToolChoicePolicy;
@@ -21,8 +23,8 @@ pub(crate) struct RunOptions<'a> {
 
 /// How a run begins.
 pub(crate) enum Opening {
-    /// With the user's message.
-    Prompt(String),
+    /// With the user's message: its text and the parts (images, documents) after it.
+    Prompt(String, Vec<ContentPart>),
     /// Continuing the stored conversation as it is (a run taken over from a process
     /// that died).
     Continue,

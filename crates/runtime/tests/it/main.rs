@@ -14,6 +14,7 @@ mod common;
 
 mod agent_tool;
 mod anthropic_thinking;
+mod attached_parts;
 mod budgets_and_cancellation;
 mod context_window;
 mod count_cancellation;
