@@ -18,7 +18,7 @@
 //! - content parts (`input_text`, `input_image`, `input_file`) in a user message or a
 //!   `function_call_output`'s `output` list, with a wrong type, a missing field or a
 //!   `data:` URL of the wrong media type: 400 as OpenAI answers
-//!   ([`check_responses_content`](crate::strict_parts::check_responses_content));
+//!   ([`check_responses_content`]);
 //! - `store` missing or `true` while reasoning items are sent back: refused by this
 //!   mock as a contract of our client (it keeps nothing at the provider, so the items
 //!   exist only in the request); OpenAI's own answer to that case is not recorded.
