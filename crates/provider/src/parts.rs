@@ -135,7 +135,27 @@ pub(crate) fn image_source(part: &ContentPart) -> Option<ImageSource<'_>> {
     }
 }
 
-/// `data:{media_type};base64,{data}`.
+/// The content of a message with parts as the OpenAI-style APIs take it: a text
+/// part of type `text_type` (when the message has text), then each part as
+/// `part_to_wire` writes it; `None` for a message without parts (its text goes alone).
+pub(crate) fn text_then_parts(
+    message: &Message,
+    text_type: &str,
+    part_to_wire: fn(&ContentPart) -> serde_json::Value,
+) -> Option<Vec<serde_json::Value>> {
+    if message.parts.is_empty() {
+        return None;
+    }
+    let text = message.text();
+    let mut parts = Vec::with_capacity(message.parts.len() + 1);
+    if !text.is_empty() {
+        parts.push(serde_json::json!({"type": text_type, "text": text}));
+    }
+    parts.extend(message.parts.iter().map(part_to_wire));
+    Some(parts)
+}
+
+/// `data` (base64) of `media_type` as a `data:` URL.
 pub(crate) fn data_url(media_type: &str, data: &str) -> String {
     format!("data:{media_type};base64,{data}")
 }

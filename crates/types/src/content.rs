@@ -125,13 +125,16 @@ impl ContentPart {
     pub fn describe(&self) -> String {
         match self {
             Self::Image { media_type, .. } => {
-                format!("image ({media_type}, {})", human_size(self.byte_len()))
+                format!(
+                    "image ({media_type}, {})",
+                    human_size(u64::try_from(self.byte_len()).unwrap_or(u64::MAX))
+                )
             }
             Self::ImageUrl { url } => format!("image ({})", shorten(url, 80)),
             Self::Document {
                 media_type, name, ..
             } => {
-                let size = human_size(self.byte_len());
+                let size = human_size(u64::try_from(self.byte_len()).unwrap_or(u64::MAX));
                 match name {
                     Some(name) => format!("document {} ({media_type}, {size})", shorten(name, 80)),
                     None => format!("document ({media_type}, {size})"),
@@ -147,10 +150,10 @@ fn decoded_len(data: &str) -> usize {
     (data.len() / 4 * 3).saturating_sub(padding)
 }
 
-/// `bytes` as `512 B`, `12.0 KiB` or `2.0 MiB`.
-fn human_size(bytes: usize) -> String {
+/// `bytes` as people read a size: `512 B`, `12.0 KiB` or `2.0 MiB`.
+pub fn human_size(bytes: u64) -> String {
     const KIB: f64 = 1024.0;
-    // Sizes of parts are far below 2^53: the conversion is exact enough to show.
+    // Sizes of files and parts are far below 2^53: the conversion is exact enough to show.
     #[allow(clippy::cast_precision_loss)]
     let value = bytes as f64;
     if value < KIB {

@@ -35,7 +35,7 @@ mod stream;
 mod tool;
 mod usage;
 
-pub use content::{ContentPart, PDF_MEDIA_TYPE};
+pub use content::{ContentPart, PDF_MEDIA_TYPE, human_size};
 pub use error::TypesError;
 pub use event::RuntimeEvent;
 pub use ids::{ApprovalId, CallId, RunId, SessionId};

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::error::ProviderError;
 use crate::http_error::excerpt;
-use crate::parts::data_url;
+use crate::parts::{data_url, text_then_parts};
 use crate::reasoning_settings::ReasoningEffort;
 use crate::request::{ProviderRequest, ProviderResponse, ToolChoice};
 
@@ -122,16 +122,10 @@ fn part_to_wire(part: &ContentPart) -> Value {
 /// A user message's content: its text alone when it has no parts; else a `text` part
 /// (when there is text) and its parts after it.
 fn user_content(message: &Message) -> Content<'_> {
-    if message.parts.is_empty() {
-        return Content::Text(message.text());
+    match text_then_parts(message, "text", part_to_wire) {
+        Some(parts) => Content::Parts(parts),
+        None => Content::Text(message.text()),
     }
-    let text = message.text();
-    let mut parts = Vec::with_capacity(message.parts.len() + 1);
-    if !text.is_empty() {
-        parts.push(json!({"type": "text", "text": text}));
-    }
-    parts.extend(message.parts.iter().map(part_to_wire));
-    Content::Parts(parts)
 }
 
 /// The messages on the wire. A tool message carries text only, so the parts of tool

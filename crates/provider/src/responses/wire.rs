@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::error::ProviderError;
 use crate::http_error::{WireError, classify, excerpt};
-use crate::parts::data_url;
+use crate::parts::{data_url, text_then_parts};
 use crate::reasoning_settings::ReasoningEffort;
 use crate::request::{ProviderRequest, ProviderResponse, ToolChoice};
 
@@ -127,16 +127,10 @@ fn part_to_wire(part: &ContentPart) -> Value {
 /// The content of a user message or a function call's output: the text alone without
 /// parts; else an `input_text` part (when there is text) and the parts after it.
 fn content(message: &Message) -> Content<'_> {
-    if message.parts.is_empty() {
-        return Content::Text(message.text());
+    match text_then_parts(message, "input_text", part_to_wire) {
+        Some(parts) => Content::Parts(parts),
+        None => Content::Text(message.text()),
     }
-    let text = message.text();
-    let mut parts = Vec::with_capacity(message.parts.len() + 1);
-    if !text.is_empty() {
-        parts.push(json!({"type": "input_text", "text": text}));
-    }
-    parts.extend(message.parts.iter().map(part_to_wire));
-    Content::Parts(parts)
 }
 
 #[derive(Debug, Serialize)]

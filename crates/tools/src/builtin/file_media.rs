@@ -83,19 +83,9 @@ fn too_large(rel: &str, media_type: &str, len: u64, max_bytes: usize) -> ToolErr
     ))
 }
 
-/// `bytes` as `12 bytes`, `3.5 KiB` or `5.0 MiB`.
+/// `bytes` as `12 B`, `3.5 KiB` or `5.0 MiB`.
 fn size(bytes: u64) -> String {
-    const KIB: u64 = 1024;
-    // File sizes are far below 2^53: the conversion is exact enough to show.
-    #[allow(clippy::cast_precision_loss)]
-    let value = bytes as f64;
-    if bytes < KIB {
-        format!("{bytes} bytes")
-    } else if bytes < KIB * KIB {
-        format!("{:.1} KiB", value / 1024.0)
-    } else {
-        format!("{:.1} MiB", value / (1024.0 * 1024.0))
-    }
+    oxydra_types::human_size(bytes)
 }
 
 /// The last component of the workspace path `rel`.
@@ -122,7 +112,7 @@ mod tests {
 
     #[test]
     fn sizes_and_names_read_well() {
-        assert_eq!(size(12), "12 bytes");
+        assert_eq!(size(12), "12 B");
         assert_eq!(size(3584), "3.5 KiB");
         assert_eq!(size(5 * 1024 * 1024), "5.0 MiB");
         assert_eq!(file_name("docs/a.pdf"), "a.pdf");
