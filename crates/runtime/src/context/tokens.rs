@@ -39,7 +39,7 @@ use super::part_tokens::parts_tokens;
 /// its limit; below it, estimates are trusted.
 pub const NEAR_LIMIT_PERCENT: u64 = 70;
 
-/// The bytes of a text [`count`] runs the encoder over; the rest is scaled from them.
+/// The bytes of a text the token count runs the encoder over; the rest is scaled from them.
 pub const EXACT_PREFIX_BYTES: usize = 64 * 1024;
 
 /// Tokens every message costs beside its text (role and separators).
