@@ -131,6 +131,17 @@ pub struct EffectiveMemory {
     pub origin: String,
     /// Retrieval on.
     pub retrieval: bool,
+    /// The largest one stored message may be, in bytes (`[memory] max_message_bytes`).
+    pub max_message_bytes: usize,
+}
+
+impl EffectiveMemory {
+    /// How the store is opened.
+    pub fn store_options(&self) -> oxydra::storage::StoreOptions {
+        oxydra::storage::StoreOptions {
+            max_message_bytes: self.max_message_bytes,
+        }
+    }
 }
 
 impl LoadedFile {
@@ -335,6 +346,11 @@ fn merge_settings<P>(
             db,
             origin: db_origin,
             retrieval: file.config.memory.retrieval.unwrap_or(true),
+            max_message_bytes: file
+                .config
+                .memory
+                .max_message_bytes
+                .unwrap_or(oxydra::memory::DEFAULT_MAX_MESSAGE_BYTES),
         },
         tools,
         rules: file.config.rules.clone(),
@@ -471,6 +487,23 @@ mod tests {
             effective.memory.db,
             Database::Sqlite(PathBuf::from("/tmp/x.db"))
         );
+    }
+
+    #[test]
+    fn the_message_cap_reaches_the_store_options() {
+        let provider = "[provider]\nkind = \"openai\"\nbase_url = \"http://file\"\nmodel = \"m\"\n";
+        let default = merge(&file(provider), &RunOptions::default(), &env_of(&[]), true).unwrap();
+        assert_eq!(
+            default.memory.store_options(),
+            oxydra::storage::StoreOptions::default()
+        );
+        assert_eq!(
+            default.memory.max_message_bytes,
+            oxydra::memory::DEFAULT_MAX_MESSAGE_BYTES
+        );
+        let loaded = file(&format!("{provider}[memory]\nmax_message_bytes = 4096\n"));
+        let effective = merge(&loaded, &RunOptions::default(), &env_of(&[]), true).unwrap();
+        assert_eq!(effective.memory.store_options().max_message_bytes, 4096);
     }
 
     #[test]
