@@ -7,6 +7,7 @@ use oxydra::mcp::McpServerConfig;
 use oxydra::tools::BuiltinToolsConfig;
 use serde::Serialize;
 
+pub use super::database::EffectiveMemory;
 use super::database::{Database, FileDb, absolute, db_origin, resolve_db};
 use super::load::LoadedFile;
 use super::provider_pick::{EffectiveProvider, KeyNeed, merge_provider};
@@ -118,29 +119,6 @@ impl EffectiveRuntime {
     pub fn session_wait(&self) -> std::time::Duration {
         std::time::Duration::try_from_secs_f64(self.session_wait_secs)
             .unwrap_or(oxydra::runtime::DEFAULT_SESSION_WAIT)
-    }
-}
-
-/// Where sessions are stored.
-#[derive(Debug, Clone, Serialize)]
-pub struct EffectiveMemory {
-    /// SQLite file, or the URL of a storage backend (shown without its password).
-    pub db: Database,
-    /// Where `db` came from (`--db`, `OXYDRA_DB`, `[memory] db in …`), for messages.
-    #[serde(skip)]
-    pub origin: String,
-    /// Retrieval on.
-    pub retrieval: bool,
-    /// The largest one stored message may be, in bytes (`[memory] max_message_bytes`).
-    pub max_message_bytes: usize,
-}
-
-impl EffectiveMemory {
-    /// How the store is opened.
-    pub fn store_options(&self) -> oxydra::storage::StoreOptions {
-        oxydra::storage::StoreOptions {
-            max_message_bytes: self.max_message_bytes,
-        }
     }
 }
 
