@@ -129,6 +129,22 @@ pub enum ProviderError {
         /// Why not.
         reason: String,
     },
+    /// A part's bytes are not what it says: its base64 is invalid (a character
+    /// outside the alphabet, misplaced padding, a length cut mid-quantum) or its bytes
+    /// are not of its declared media type (a "PNG" that is text, a GIF declared as a
+    /// PNG). Found before anything is sent.
+    #[error("{provider} cannot send part {index} of the request ({part}): {reason}")]
+    BadPartBytes {
+        /// The provider's name.
+        provider: String,
+        /// The part's position among the request's parts (every message's, in
+        /// order), counting from 1.
+        index: usize,
+        /// The part's kind: `image`, `image_url` or `document`.
+        part: &'static str,
+        /// What is wrong with its bytes.
+        reason: String,
+    },
     /// The request's parts are past the provider's documented limit: an image or
     /// document too large, too many parts, too many bytes of them. Found before
     /// anything is sent.

@@ -15,7 +15,7 @@ use crate::error::ProviderError;
 ///   counts against too; the stream is retried after the provider's `Retry-After`
 ///   (or the backoff) instead.
 /// - `Auth`, `InvalidRequest`, `ContextLengthExceeded`, `InvalidConfig`,
-///   `UnsupportedPart`, `PartLimit`: the request itself is refused.
+///   `UnsupportedPart`, `BadPartBytes`, `PartLimit`: the request itself is refused.
 /// - `ResponseTooLarge`: a provider that sent this much once will do it again.
 /// - `FirstByteTimeout`: the server took the request and never answered; a plain
 ///   request would wait for it just the same.
@@ -39,6 +39,7 @@ pub(crate) fn falls_back(error: &ProviderError) -> bool {
         | ProviderError::FirstByteTimeout { .. }
         | ProviderError::InvalidConfig { .. }
         | ProviderError::UnsupportedPart { .. }
+        | ProviderError::BadPartBytes { .. }
         | ProviderError::PartLimit { .. }
         | ProviderError::Cancelled => false,
         ProviderError::RetryAdvised { retry, error } => *retry && falls_back(error),

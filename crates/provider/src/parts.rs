@@ -183,11 +183,57 @@ fn decoded_len(data: &str) -> usize {
     (data.len() / 4 * 3).saturating_sub(padding)
 }
 
-/// The first bytes of base64 `data` (enough to recognise a file's kind), or `None`
-/// when they are not base64.
-fn leading_bytes(data: &str) -> Option<Vec<u8>> {
-    let head = data.get(..16).unwrap_or(data);
-    STANDARD.decode(head).ok()
+/// How many base64 characters are decoded to recognise a file's kind: 48 bytes, more
+/// than any signature [`sniff_media_type`] reads (WebP's is 12).
+const SNIFF_CHARS: usize = 64;
+
+/// Why `data` is not canonical standard base64 (padded, no whitespace), or `None` when
+/// it is. Every character is looked at, without decoding or allocating: a part of
+/// tens of megabytes is checked on every turn.
+fn base64_problem(data: &str) -> Option<String> {
+    let bytes = data.as_bytes();
+    if bytes.is_empty() {
+        return Some("it has no data".to_owned());
+    }
+    if !bytes.len().is_multiple_of(4) {
+        return Some(format!(
+            "its base64 is cut off: {} characters, not a whole number of 4-character groups",
+            bytes.len()
+        ));
+    }
+    let padding = bytes.iter().rev().take_while(|byte| **byte == b'=').count();
+    if padding > 2 {
+        return Some("its base64 has more than two `=` of padding".to_owned());
+    }
+    let body = bytes.len() - padding;
+    if let Some(at) = bytes
+        .iter()
+        .take(body)
+        .position(|byte| !(byte.is_ascii_alphanumeric() || *byte == b'+' || *byte == b'/'))
+    {
+        let shown = data
+            .get(at..)
+            .and_then(|rest| rest.chars().next())
+            .map_or_else(String::new, |ch| format!(" ({ch:?})"));
+        return Some(format!(
+            "its base64 has an invalid character{shown} at offset {at}"
+        ));
+    }
+    // The last group decides whether the unused bits are zero, as decoders require.
+    let last = data.get(bytes.len() - 4..).unwrap_or(data);
+    STANDARD
+        .decode(last)
+        .err()
+        .map(|error| format!("its base64 does not end cleanly: {error}"))
+}
+
+/// The first bytes of base64 `data` (enough to recognise a file's kind); `data` has
+/// passed [`base64_problem`].
+fn leading_bytes(data: &str) -> Vec<u8> {
+    let head = data.get(..SNIFF_CHARS).unwrap_or(data);
+    // A head cut from valid base64 at a multiple of 4 decodes; a failure would only
+    // make the kind unknown, which is refused below.
+    STANDARD.decode(head).unwrap_or_default()
 }
 
 fn unsupported(provider: &str, part: &ContentPart, reason: impl Into<String>) -> ProviderError {
@@ -209,23 +255,34 @@ fn megabytes(bytes: usize) -> String {
     format!("{} MB", bytes / MIB)
 }
 
-/// Checks base64 `data` that claims to be `media_type`: it must be base64 and start as
-/// that kind of file does.
+fn bad_bytes(provider: &str, index: usize, part: &ContentPart, reason: String) -> ProviderError {
+    ProviderError::BadPartBytes {
+        provider: provider.to_owned(),
+        index,
+        part: part.kind(),
+        reason,
+    }
+}
+
+/// Checks base64 `data` that claims to be `media_type`, part `index` of the request:
+/// all of it must be valid base64, and its first bytes those of that kind of file.
 fn check_bytes(
     provider: &str,
+    index: usize,
     part: &ContentPart,
     media_type: &str,
     data: &str,
 ) -> Result<(), ProviderError> {
-    let Some(head) = leading_bytes(data) else {
-        return Err(unsupported(provider, part, "its data is not base64"));
-    };
-    match sniff_media_type(&head) {
+    if let Some(problem) = base64_problem(data) {
+        return Err(bad_bytes(provider, index, part, problem));
+    }
+    match sniff_media_type(&leading_bytes(data)) {
         Some(real) if real == media_type => Ok(()),
         // HEIC/HEIF are not sniffed; their bytes go as they are.
         None if media_type.starts_with("image/hei") => Ok(()),
-        real => Err(unsupported(
+        real => Err(bad_bytes(
             provider,
+            index,
             part,
             format!(
                 "it claims to be {media_type} but its bytes are {}",
@@ -239,6 +296,7 @@ fn check_bytes(
 fn check_image(
     provider: &str,
     rules: &PartRules,
+    index: usize,
     part: &ContentPart,
 ) -> Result<usize, ProviderError> {
     let source = image_source(part).ok_or_else(|| {
@@ -277,7 +335,7 @@ fn check_image(
             ),
         ));
     }
-    check_bytes(provider, part, media_type, data)?;
+    check_bytes(provider, index, part, media_type, data)?;
     let size = decoded_len(data);
     if size > rules.max_image_bytes {
         return Err(too_large(
@@ -295,6 +353,7 @@ fn check_image(
 fn check_document(
     provider: &str,
     rules: &PartRules,
+    index: usize,
     part: &ContentPart,
     media_type: &str,
     data: &str,
@@ -309,7 +368,7 @@ fn check_document(
             format!("it takes PDF documents only, not {media_type}"),
         ));
     }
-    check_bytes(provider, part, media_type, data)?;
+    check_bytes(provider, index, part, media_type, data)?;
     let size = decoded_len(data);
     if size > rules.max_document_bytes {
         return Err(too_large(
@@ -325,8 +384,9 @@ fn check_document(
 
 /// Checks every part of `messages` against `rules` before a request is built:
 /// parts go on user and tool-result messages only; each must be of a kind and media
-/// type `provider` takes, within its size limit, and all of them within its count and
-/// total-size limits. The error names `provider` and the part.
+/// type `provider` takes, all of its base64 valid and its bytes of the media type it
+/// claims, within its size limit, and all of them within its count and total-size
+/// limits. The error names `provider` and the part (a bytes error its position too).
 pub(crate) fn check(
     provider: &str,
     rules: &PartRules,
@@ -334,6 +394,8 @@ pub(crate) fn check(
 ) -> Result<(), ProviderError> {
     let mut count = 0usize;
     let mut total = 0usize;
+    // The part being checked, counting from 1 across every message's parts.
+    let mut index = 0usize;
     for message in messages {
         let Some(first) = message.parts.first() else {
             continue;
@@ -359,13 +421,14 @@ pub(crate) fn check(
             ));
         }
         for part in &message.parts {
+            index = index.saturating_add(1);
             let size = match part {
                 ContentPart::Image { .. } | ContentPart::ImageUrl { .. } => {
-                    check_image(provider, rules, part)?
+                    check_image(provider, rules, index, part)?
                 }
                 ContentPart::Document {
                     media_type, data, ..
-                } => check_document(provider, rules, part, media_type, data)?,
+                } => check_document(provider, rules, index, part, media_type, data)?,
             };
             total = total.saturating_add(size);
         }

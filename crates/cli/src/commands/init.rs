@@ -82,6 +82,7 @@ const REST: &str = r#"
 [memory]
 # db = "oxydra.db"                     # relative to this file; default in the user data dir
 # retrieval = true
+# max_message_bytes = 33554432         # largest stored message, images included (32 MiB)
 
 [tools]
 # output_limit_bytes = 16384
@@ -236,5 +237,24 @@ mod tests {
                 None => assert_eq!(parsed.provider, config::ProviderSection::default()),
             }
         }
+    }
+
+    /// The template's commented memory cap, uncommented, is the default.
+    #[test]
+    fn the_templates_message_cap_is_the_default() {
+        let text = template(None);
+        let line = text
+            .lines()
+            .find_map(|line| line.strip_prefix("# max_message_bytes"))
+            .unwrap();
+        let parsed = config::parse(
+            std::path::Path::new("oxydra.toml"),
+            &format!("[memory]\nmax_message_bytes{line}\n"),
+        )
+        .unwrap();
+        assert_eq!(
+            parsed.memory.max_message_bytes,
+            Some(oxydra::memory::DEFAULT_MAX_MESSAGE_BYTES)
+        );
     }
 }

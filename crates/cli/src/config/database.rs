@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 pub use oxydra::storage::Database;
 use oxydra::storage::StorageError;
+use serde::Serialize;
 
 use super::EnvLookup;
 use crate::error::CliError;
@@ -15,6 +16,29 @@ use crate::error::CliError;
 /// as the text a flag, variable or key error carries.
 fn parse(raw: &Path, base: &Path) -> Result<Database, String> {
     Database::parse(raw, base).map_err(|error: StorageError| error.to_string())
+}
+
+/// Where sessions are stored.
+#[derive(Debug, Clone, Serialize)]
+pub struct EffectiveMemory {
+    /// SQLite file, or the URL of a storage backend (shown without its password).
+    pub db: Database,
+    /// Where `db` came from (`--db`, `OXYDRA_DB`, `[memory] db in …`), for messages.
+    #[serde(skip)]
+    pub origin: String,
+    /// Retrieval on.
+    pub retrieval: bool,
+    /// The largest one stored message may be, in bytes (`[memory] max_message_bytes`).
+    pub max_message_bytes: usize,
+}
+
+impl EffectiveMemory {
+    /// How the store is opened.
+    pub fn store_options(&self) -> oxydra::storage::StoreOptions {
+        oxydra::storage::StoreOptions {
+            max_message_bytes: self.max_message_bytes,
+        }
+    }
 }
 
 /// The default database: `<user data dir>/oxydra/oxydra.db`.

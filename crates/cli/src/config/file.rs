@@ -83,6 +83,12 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
             format!("expected a number in (0, 1], found {ratio}"),
         ));
     }
+    if config.memory.max_message_bytes == Some(0) {
+        return Err(invalid(
+            "memory.max_message_bytes",
+            "expected at least 1, found 0".into(),
+        ));
+    }
     if config.provider.max_response_bytes == Some(0) {
         return Err(invalid(
             "provider.max_response_bytes",
@@ -486,6 +492,19 @@ args = { url = "{{url}}" }
         assert!(
             parse_err("[provider]\nmax_response_bytes = 0\n")
                 .contains("provider.max_response_bytes")
+        );
+        let cap = parse_err("[memory]\nmax_message_bytes = 0\n");
+        assert!(
+            cap.contains("invalid value for memory.max_message_bytes: expected at least 1"),
+            "{cap}"
+        );
+        let cap = parse_err("[memory]\nmax_message_bytes = \"32MiB\"\n");
+        assert!(
+            cap.contains("memory.max_message_bytes: expected an integer, found a string"),
+            "{cap}"
+        );
+        assert!(
+            parse_err("[memory]\nmax_message_bytes = -1\n").contains("memory.max_message_bytes")
         );
         let lease = parse_err("[serve]\nrun_lease_ttl_ms = 50\n");
         assert!(

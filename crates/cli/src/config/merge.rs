@@ -7,6 +7,7 @@ use oxydra::mcp::McpServerConfig;
 use oxydra::tools::BuiltinToolsConfig;
 use serde::Serialize;
 
+pub use super::database::EffectiveMemory;
 use super::database::{Database, FileDb, absolute, db_origin, resolve_db};
 use super::load::LoadedFile;
 use super::provider_pick::{EffectiveProvider, KeyNeed, merge_provider};
@@ -119,18 +120,6 @@ impl EffectiveRuntime {
         std::time::Duration::try_from_secs_f64(self.session_wait_secs)
             .unwrap_or(oxydra::runtime::DEFAULT_SESSION_WAIT)
     }
-}
-
-/// Where sessions are stored.
-#[derive(Debug, Clone, Serialize)]
-pub struct EffectiveMemory {
-    /// SQLite file, or the URL of a storage backend (shown without its password).
-    pub db: Database,
-    /// Where `db` came from (`--db`, `OXYDRA_DB`, `[memory] db in …`), for messages.
-    #[serde(skip)]
-    pub origin: String,
-    /// Retrieval on.
-    pub retrieval: bool,
 }
 
 impl LoadedFile {
@@ -335,6 +324,11 @@ fn merge_settings<P>(
             db,
             origin: db_origin,
             retrieval: file.config.memory.retrieval.unwrap_or(true),
+            max_message_bytes: file
+                .config
+                .memory
+                .max_message_bytes
+                .unwrap_or(oxydra::memory::DEFAULT_MAX_MESSAGE_BYTES),
         },
         tools,
         rules: file.config.rules.clone(),
@@ -471,6 +465,23 @@ mod tests {
             effective.memory.db,
             Database::Sqlite(PathBuf::from("/tmp/x.db"))
         );
+    }
+
+    #[test]
+    fn the_message_cap_reaches_the_store_options() {
+        let provider = "[provider]\nkind = \"openai\"\nbase_url = \"http://file\"\nmodel = \"m\"\n";
+        let default = merge(&file(provider), &RunOptions::default(), &env_of(&[]), true).unwrap();
+        assert_eq!(
+            default.memory.store_options(),
+            oxydra::storage::StoreOptions::default()
+        );
+        assert_eq!(
+            default.memory.max_message_bytes,
+            oxydra::memory::DEFAULT_MAX_MESSAGE_BYTES
+        );
+        let loaded = file(&format!("{provider}[memory]\nmax_message_bytes = 4096\n"));
+        let effective = merge(&loaded, &RunOptions::default(), &env_of(&[]), true).unwrap();
+        assert_eq!(effective.memory.store_options().max_message_bytes, 4096);
     }
 
     #[test]

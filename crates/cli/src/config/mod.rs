@@ -208,4 +208,8 @@ pub struct MemorySection {
     pub db: Option<PathBuf>,
     /// Inject retrieved snippets from memory before each provider call.
     pub retrieval: Option<bool>,
+    /// The largest one stored message may be, in bytes (its JSON, images and documents
+    /// included, base64-encoded); default 32 MiB. An append of a larger message fails
+    /// and stores nothing.
+    pub max_message_bytes: Option<usize>,
 }

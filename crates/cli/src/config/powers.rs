@@ -84,6 +84,7 @@ pub fn narrowing(key: &str) -> Narrowing {
 
         "memory.retrieval" => Free,
         "memory.db" => Withheld,
+        "memory.max_message_bytes" => count(oxydra::memory::DEFAULT_MAX_MESSAGE_BYTES),
 
         "tools.output_limit_bytes" => count(DEFAULT_OUTPUT_LIMIT_BYTES),
         "tools.web_fetch.max_body_bytes" => count(network.max_body_bytes),
@@ -195,6 +196,7 @@ approve = "always"
 [memory]
 db = "/home/me/.local/share/oxydra/oxydra.db"
 retrieval = false
+max_message_bytes = 999999999999
 
 [tools]
 output_limit_bytes = 4096
@@ -240,6 +242,7 @@ output_per_mtok = 0.0
             "provider.max_response_bytes",
             "runtime.approve = \"always\"",
             "memory.db",
+            "memory.max_message_bytes",
             "tools.web_fetch.allow_hosts",
             "tools.web_fetch.max_body_bytes",
             "tools.shell.max_timeout_secs",
@@ -265,6 +268,7 @@ output_per_mtok = 0.0
         assert!(config.provider.max_response_bytes.is_none());
         assert!(config.runtime.approve.is_none());
         assert!(config.memory.db.is_none());
+        assert!(config.memory.max_message_bytes.is_none());
         assert_eq!(config.tools.web_fetch, NetworkPolicy::default());
         assert_eq!(config.tools.shell, ShellConfig::default());
         assert!(config.agents.is_empty() && config.mcp_servers.is_empty());
@@ -296,6 +300,9 @@ timeout_secs = 5
 
 [tools.shell]
 max_timeout_secs = 30
+
+[memory]
+max_message_bytes = 1048576
 
 [[rules]]
 tool = "file_write"

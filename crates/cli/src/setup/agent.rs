@@ -16,7 +16,7 @@ use crate::interrupt::Interrupts;
 use crate::output::Renderer;
 use crate::terminal_input::TerminalInput;
 
-use super::database::{MemoryStore, memory_error, newest, open};
+use super::database::{MemoryStore, memory_error, newest, open_with};
 
 /// The system prompt when the configuration gives none.
 const DEFAULT_SYSTEM_PROMPT: &str = "You are Oxydra, an agent that completes tasks in the \
@@ -60,7 +60,12 @@ pub async fn build(
     input: TerminalInput,
     ask_before_changes: bool,
 ) -> Result<Agent, CliError> {
-    let memory = open(&effective.memory.db, &effective.memory.origin).await?;
+    let memory = open_with(
+        &effective.memory.db,
+        &effective.memory.origin,
+        effective.memory.store_options(),
+    )
+    .await?;
     let provider = super::tool_choice::with_workspace_paths(
         super::provider::of_run(effective).await?,
         &effective.runtime.workspace,

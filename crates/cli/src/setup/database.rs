@@ -8,18 +8,27 @@ use std::sync::Arc;
 
 use oxydra::memory::SessionInfo;
 pub use oxydra::storage::MemoryStore;
-use oxydra::storage::StorageError;
+use oxydra::storage::{StorageError, StoreOptions};
 use oxydra::types::{MessageRole, SessionId};
 
 use crate::config::Database;
 use crate::error::CliError;
 use crate::output::listing::{Listed, one_line_prompt};
 
-/// Opens (or creates) the memory at `db` (from `origin`, e.g. `--db`): connects to the
-/// server, or opens the SQLite file, its directory made owner-only (`0700`) and the
-/// file `0600`.
+/// Opens (or creates) the memory at `db` (from `origin`, e.g. `--db`) with the default
+/// options: connects to the server, or opens the SQLite file, its directory made
+/// owner-only (`0700`) and the file `0600`.
 pub async fn open(db: &Database, origin: &str) -> Result<Arc<dyn MemoryStore>, CliError> {
-    oxydra::storage::open_memory(db)
+    open_with(db, origin, StoreOptions::default()).await
+}
+
+/// [`open`] with `options` (`[memory] max_message_bytes`).
+pub async fn open_with(
+    db: &Database,
+    origin: &str,
+    options: StoreOptions,
+) -> Result<Arc<dyn MemoryStore>, CliError> {
+    oxydra::storage::open_memory_with(db, options)
         .await
         .map_err(|error| storage_error(db, origin, error))
 }

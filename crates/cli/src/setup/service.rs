@@ -139,13 +139,14 @@ pub async fn start(
     // connection pool, and any number of `oxydra serve` processes share the database.
     let mut runs: Option<Arc<dyn RunStore>> = None;
     if purpose == Purpose::Serve {
-        let stores = match oxydra::storage::open_service(db).await {
-            Ok(stores) => stores,
-            Err(error) => {
-                super::mcp::stop(mcp).await;
-                return Err(storage_error(db, &settings.memory.origin, error));
-            }
-        };
+        let stores =
+            match oxydra::storage::open_service_with(db, settings.memory.store_options()).await {
+                Ok(stores) => stores,
+                Err(error) => {
+                    super::mcp::stop(mcp).await;
+                    return Err(storage_error(db, &settings.memory.origin, error));
+                }
+            };
         let memory: Arc<dyn Memory> = stores.memory;
         deps.memory = Some(memory);
         runs = Some(stores.runs);

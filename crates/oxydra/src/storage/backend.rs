@@ -12,6 +12,23 @@ use oxydra_memory::{Memory, MemoryRetrieval};
 use super::DatabaseUrl;
 use crate::error::StorageError;
 
+/// How the stores are opened, the same for every backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// The largest one stored message may be (its JSON, images and documents included,
+    /// base64-encoded); an append of a larger one fails and stores nothing. Default
+    /// [`oxydra_memory::DEFAULT_MAX_MESSAGE_BYTES`] (32 MiB).
+    pub max_message_bytes: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self {
+            max_message_bytes: oxydra_memory::DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
+}
+
 /// A memory store of any backend: sessions and retrieval.
 pub trait MemoryStore: Memory + MemoryRetrieval {}
 
@@ -42,8 +59,8 @@ pub struct Backend {
     /// the password.
     pub check: fn(&str) -> Result<(), String>,
     /// Opens (connecting, migrating) the memory store of a URL.
-    pub open_memory: for<'a> fn(&'a DatabaseUrl) -> Opening<'a, Arc<dyn MemoryStore>>,
+    pub open_memory: for<'a> fn(&'a DatabaseUrl, StoreOptions) -> Opening<'a, Arc<dyn MemoryStore>>,
     /// Opens the memory and run stores of a URL for a coordinator.
     #[cfg(feature = "coordinator")]
-    pub open_service: for<'a> fn(&'a DatabaseUrl) -> Opening<'a, ServiceStores>,
+    pub open_service: for<'a> fn(&'a DatabaseUrl, StoreOptions) -> Opening<'a, ServiceStores>,
 }

@@ -32,7 +32,7 @@ use std::sync::Arc;
 pub use crate::error::StorageError;
 #[cfg(feature = "coordinator")]
 pub use backend::ServiceStores;
-pub use backend::{Backend, MemoryStore, Opening};
+pub use backend::{Backend, MemoryStore, Opening, StoreOptions};
 pub use database::{Database, DatabaseUrl};
 pub use redact::redact_url;
 
@@ -72,22 +72,41 @@ pub fn accepted() -> String {
     text
 }
 
-/// Opens (or creates) the memory store of `db`: connects to the server, or opens the
-/// SQLite file (its directory made owner-only, `0700`, and the file `0600`).
+/// Opens (or creates) the memory store of `db` with the default [`StoreOptions`]:
+/// connects to the server, or opens the SQLite file (its directory made owner-only,
+/// `0700`, and the file `0600`).
 pub async fn open_memory(db: &Database) -> Result<Arc<dyn MemoryStore>, StorageError> {
+    open_memory_with(db, StoreOptions::default()).await
+}
+
+/// [`open_memory`] with `options` (the per-message size cap).
+pub async fn open_memory_with(
+    db: &Database,
+    options: StoreOptions,
+) -> Result<Arc<dyn MemoryStore>, StorageError> {
     match db {
-        Database::Sqlite(path) => sqlite::open_memory(path).await,
-        Database::Url(url) => (url.backend().open_memory)(url).await,
+        Database::Sqlite(path) => sqlite::open_memory(path, options).await,
+        Database::Url(url) => (url.backend().open_memory)(url, options).await,
     }
 }
 
-/// Opens the stores of a coordinator serving from `db`: the memory store and the run
-/// store (on a server, sharing one connection pool; on SQLite, the same file).
+/// Opens the stores of a coordinator serving from `db` with the default
+/// [`StoreOptions`]: the memory store and the run store (on a server, sharing one
+/// connection pool; on SQLite, the same file).
 #[cfg(feature = "coordinator")]
 pub async fn open_service(db: &Database) -> Result<ServiceStores, StorageError> {
+    open_service_with(db, StoreOptions::default()).await
+}
+
+/// [`open_service`] with `options` (the per-message size cap of the memory store).
+#[cfg(feature = "coordinator")]
+pub async fn open_service_with(
+    db: &Database,
+    options: StoreOptions,
+) -> Result<ServiceStores, StorageError> {
     match db {
-        Database::Sqlite(path) => sqlite::open_service(path).await,
-        Database::Url(url) => (url.backend().open_service)(url).await,
+        Database::Sqlite(path) => sqlite::open_service(path, options).await,
+        Database::Url(url) => (url.backend().open_service)(url, options).await,
     }
 }
 

@@ -7,7 +7,7 @@ use oxydra_postgres::{
     PostgresDatabase, PostgresMemory, PostgresMemoryConfig, PostgresOptions, validate_url,
 };
 
-use super::{Backend, DatabaseUrl, MemoryStore, Opening, ServiceStores};
+use super::{Backend, DatabaseUrl, MemoryStore, Opening, ServiceStores, StoreOptions};
 use crate::error::StorageError;
 
 /// The row.
@@ -34,24 +34,29 @@ async fn connect(url: &DatabaseUrl) -> Result<PostgresDatabase, StorageError> {
         })
 }
 
-fn open_memory(url: &DatabaseUrl) -> Opening<'_, Arc<dyn MemoryStore>> {
+fn memory_config(options: StoreOptions) -> PostgresMemoryConfig {
+    PostgresMemoryConfig {
+        max_message_bytes: options.max_message_bytes,
+        ..PostgresMemoryConfig::default()
+    }
+}
+
+fn open_memory(url: &DatabaseUrl, options: StoreOptions) -> Opening<'_, Arc<dyn MemoryStore>> {
     Box::pin(async move {
         let database = connect(url).await?;
-        let memory: Arc<dyn MemoryStore> = Arc::new(PostgresMemory::new(
-            database,
-            PostgresMemoryConfig::default(),
-        ));
+        let memory: Arc<dyn MemoryStore> =
+            Arc::new(PostgresMemory::new(database, memory_config(options)));
         Ok(memory)
     })
 }
 
-fn open_service(url: &DatabaseUrl) -> Opening<'_, ServiceStores> {
+fn open_service(url: &DatabaseUrl, options: StoreOptions) -> Opening<'_, ServiceStores> {
     Box::pin(async move {
         let database = connect(url).await?;
         Ok(ServiceStores {
             memory: Arc::new(PostgresMemory::new(
                 database.clone(),
-                PostgresMemoryConfig::default(),
+                memory_config(options),
             )),
             runs: Arc::new(oxydra_postgres::PostgresRunStore::new(database)),
         })

@@ -6,16 +6,19 @@ use std::sync::Arc;
 
 use oxydra_memory::{SqliteConfig, SqliteMemory};
 
-use super::MemoryStore;
 #[cfg(feature = "coordinator")]
 use super::ServiceStores;
+use super::{MemoryStore, StoreOptions};
 use crate::error::StorageError;
 
 const NAME: &str = "SQLite";
 
-/// Opens (or creates) the memory at `path`, its directory made owner-only (`0700`)
-/// and the file `0600`; the blocking open runs off the async threads.
-pub(super) async fn open_memory(path: &Path) -> Result<Arc<dyn MemoryStore>, StorageError> {
+/// Opens (or creates) the memory at `path` with `options`, its directory made
+/// owner-only (`0700`) and the file `0600`; the blocking open runs off the async threads.
+pub(super) async fn open_memory(
+    path: &Path,
+    options: StoreOptions,
+) -> Result<Arc<dyn MemoryStore>, StorageError> {
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {
@@ -25,18 +28,24 @@ pub(super) async fn open_memory(path: &Path) -> Result<Arc<dyn MemoryStore>, Sto
         })?;
     }
     let owned = path.to_path_buf();
-    let memory =
-        tokio::task::spawn_blocking(move || SqliteMemory::open(&owned, SqliteConfig::default()))
-            .await
-            .map_err(opening_failed)?
-            .map_err(opening_failed)?;
+    let config = SqliteConfig {
+        max_message_bytes: options.max_message_bytes,
+        ..SqliteConfig::default()
+    };
+    let memory = tokio::task::spawn_blocking(move || SqliteMemory::open(&owned, config))
+        .await
+        .map_err(opening_failed)?
+        .map_err(opening_failed)?;
     Ok(Arc::new(memory))
 }
 
 /// The memory at `path` and the run store in the same file.
 #[cfg(feature = "coordinator")]
-pub(super) async fn open_service(path: &Path) -> Result<ServiceStores, StorageError> {
-    let memory = open_memory(path).await?;
+pub(super) async fn open_service(
+    path: &Path,
+    options: StoreOptions,
+) -> Result<ServiceStores, StorageError> {
+    let memory = open_memory(path, options).await?;
     let owned = path.to_path_buf();
     let runs = tokio::task::spawn_blocking(move || {
         oxydra_coordinator::SqliteRunStore::open(Some(owned.as_path()))

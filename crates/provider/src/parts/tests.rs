@@ -157,27 +157,55 @@ fn parts_a_provider_cannot_send_are_refused_naming_it_and_the_part() {
     );
 }
 
+/// The position, kind and reason of a [`ProviderError::BadPartBytes`].
+fn bad_bytes(result: Result<(), ProviderError>) -> (usize, &'static str, String) {
+    let Err(error) = result else {
+        panic!("accepted");
+    };
+    let shown = error.to_string();
+    match error {
+        ProviderError::BadPartBytes {
+            index,
+            part,
+            reason,
+            ..
+        } => {
+            assert!(
+                shown.starts_with(&format!("p cannot send part {index} of the request")),
+                "{shown}"
+            );
+            (index, part, reason)
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+fn raw_image(media_type: &str, data: &str) -> ContentPart {
+    ContentPart::Image {
+        media_type: media_type.into(),
+        data: data.into(),
+    }
+}
+
 #[test]
 fn bytes_that_are_not_what_they_claim_are_refused() {
     let fake = user(vec![ContentPart::image("image/png", b"GIF89a not a png")]);
-    let (_, reason) = unsupported_kind(check("p", &OPENAI, &fake));
+    let (index, part, reason) = bad_bytes(check("p", &OPENAI, &fake));
+    assert_eq!((index, part), (1, "image"));
     assert!(reason.contains("image/gif"), "{reason}");
     let text = user(vec![ContentPart::image(
         "image/jpeg",
         b"hello world, no image",
     )]);
     assert!(
-        unsupported_kind(check("p", &ANTHROPIC, &text))
-            .1
+        bad_bytes(check("p", &ANTHROPIC, &text))
+            .2
             .contains("not a file")
     );
-    let not_base64 = user(vec![ContentPart::Image {
-        media_type: "image/png".into(),
-        data: "!!!! not base64".into(),
-    }]);
+    let not_base64 = user(vec![raw_image("image/png", "!!!! not base64")]);
     assert!(
-        unsupported_kind(check("p", &OPENAI, &not_base64))
-            .1
+        bad_bytes(check("p", &OPENAI, &not_base64))
+            .2
             .contains("base64")
     );
     let fake_pdf = user(vec![ContentPart::Document {
@@ -185,17 +213,165 @@ fn bytes_that_are_not_what_they_claim_are_refused() {
         data: "iVBORw0KGgo=".into(),
         name: None,
     }]);
-    assert_eq!(
-        unsupported_kind(check("p", &GEMINI, &fake_pdf)).0,
-        "document"
-    );
+    assert_eq!(bad_bytes(check("p", &GEMINI, &fake_pdf)).1, "document");
     let bad_data_url = user(vec![ContentPart::image_url(
         "data:image/png;base64,R0lGODlh",
     )]);
+    let (_, part, reason) = bad_bytes(check("p", &OLLAMA, &bad_data_url));
+    assert_eq!(part, "image_url");
+    assert!(reason.contains("image/gif"), "{reason}");
+}
+
+/// A "PNG" that is a text file, whose base64 (of text) is valid.
+#[test]
+fn a_text_file_named_png_is_refused_for_its_bytes() {
+    let readme = b"# Project\n\nThis file is a README, saved as chart.png by mistake.\n";
+    let parts = user(vec![ContentPart::image("image/png", readme)]);
+    for rules in [OPENAI, ANTHROPIC, GEMINI, OLLAMA] {
+        let (index, _, reason) = bad_bytes(check("p", &rules, &parts));
+        assert_eq!(index, 1);
+        assert!(
+            reason.contains("claims to be image/png") && reason.contains("not a file"),
+            "{reason}"
+        );
+    }
+}
+
+/// The whole payload is checked, not only the head the kind is read from: a valid
+/// PNG head followed by garbage, or cut mid-group, is refused.
+#[test]
+fn invalid_base64_anywhere_in_the_payload_is_refused() {
+    let mut long = PNG.to_vec();
+    long.resize(4096, 7);
+    let good = ContentPart::image("image/png", &long);
+    let data = good.base64_data().unwrap().to_owned();
+    check("p", &OPENAI, &user(vec![good.clone()])).unwrap();
+
+    // Truncated: a length that is not a whole number of 4-character groups.
+    let cut = &data[..data.len() - 3];
+    let reason = bad_bytes(check(
+        "p",
+        &OPENAI,
+        &user(vec![raw_image("image/png", cut)]),
+    ))
+    .2;
+    assert!(reason.contains("cut off"), "{reason}");
+    // Truncated at a group boundary still passes the base64 check: a cut PNG is not
+    // something the bytes' head can show, and the API reports it.
+    let whole_groups = &data[..data.len() - 4 * 10];
+    check(
+        "p",
+        &OPENAI,
+        &user(vec![raw_image("image/png", whole_groups)]),
+    )
+    .unwrap();
+
+    // A bad character far past the sniffed head.
+    let mut bytes = data.clone().into_bytes();
+    bytes[3000] = b'*';
+    let starred = String::from_utf8(bytes).unwrap();
+    let reason = bad_bytes(check(
+        "p",
+        &ANTHROPIC,
+        &user(vec![raw_image("image/png", &starred)]),
+    ))
+    .2;
     assert!(
-        unsupported_kind(check("p", &OLLAMA, &bad_data_url))
-            .1
-            .contains("image/gif")
+        reason.contains("'*'") && reason.contains("3000"),
+        "{reason}"
+    );
+    // A line break (MIME-style base64) is not the standard alphabet either.
+    let wrapped = format!("{}\n{}", &data[..76], &data[76..data.len() - 1]);
+    assert!(
+        bad_bytes(check(
+            "p",
+            &GEMINI,
+            &user(vec![raw_image("image/png", &wrapped)])
+        ))
+        .2
+        .contains("invalid character")
+    );
+    // Padding in the middle, too much padding, non-zero trailing bits.
+    let mid_pad = format!("{}=AAA{}", &data[..16], &data[20..]);
+    assert!(
+        bad_bytes(check(
+            "p",
+            &OPENAI,
+            &user(vec![raw_image("image/png", &mid_pad)])
+        ))
+        .2
+        .contains("invalid character")
+    );
+    assert!(
+        bad_bytes(check(
+            "p",
+            &OPENAI,
+            &user(vec![raw_image("image/png", "iVBORw0KGgoA====")])
+        ))
+        .2
+        .contains("padding")
+    );
+    // `h` leaves a set bit past the last byte: decoders refuse it.
+    let dirty_end = "iVBORw0KGgoAAAANSUhEUh==";
+    assert!(
+        bad_bytes(check(
+            "p",
+            &OPENAI,
+            &user(vec![raw_image("image/png", dirty_end)])
+        ))
+        .2
+        .contains("does not end cleanly")
+    );
+    assert!(
+        bad_bytes(check("p", &OPENAI, &user(vec![raw_image("image/png", "")])))
+            .2
+            .contains("no data")
+    );
+}
+
+/// A GIF declared as a PNG, and a PNG declared as a GIF, among other parts: the
+/// error names the right part by its position across messages.
+#[test]
+fn a_mislabelled_image_is_named_by_its_position_in_the_request() {
+    let gif = b"GIF89a\x01\0\x01\0\x80\0\0\xff\xff\xff";
+    let messages = vec![
+        Message::user("one").with_parts(vec![
+            ContentPart::image("image/png", PNG),
+            ContentPart::pdf(b"%PDF-1.7 body", None),
+        ]),
+        Message::tool_result(CallId::from("c"), "t", "r").with_parts(vec![
+            ContentPart::image("image/png", PNG),
+            ContentPart::image("image/png", gif),
+        ]),
+    ];
+    let (index, part, reason) = bad_bytes(check("p", &OPENAI, &messages));
+    assert_eq!((index, part), (4, "image"));
+    assert_eq!(
+        reason,
+        "it claims to be image/png but its bytes are image/gif"
+    );
+    let swapped = user(vec![ContentPart::image("image/gif", PNG)]);
+    let reason = bad_bytes(check("p", &ANTHROPIC, &swapped)).2;
+    assert!(
+        reason.contains("claims to be image/gif") && reason.contains("image/png"),
+        "{reason}"
+    );
+    // A WebP's signature ends at byte 12: the decoded head reaches it.
+    let webp = b"RIFF\x24\0\0\0WEBPVP8 \0\0\0\0";
+    check(
+        "p",
+        &OPENAI,
+        &user(vec![ContentPart::image("image/webp", webp)]),
+    )
+    .unwrap();
+    assert!(
+        bad_bytes(check(
+            "p",
+            &OPENAI,
+            &user(vec![ContentPart::image("image/png", webp)])
+        ))
+        .2
+        .contains("image/webp")
     );
 }
 

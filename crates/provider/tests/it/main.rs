@@ -17,6 +17,7 @@ mod gemini;
 mod gemini_strict;
 mod ollama;
 mod openai_compat;
+mod parts_documented;
 mod parts_refused;
 mod parts_wire;
 mod reliability;

@@ -55,6 +55,21 @@ fn assert_unsupported(error: &ProviderError, provider: &str, kind: &str, reason:
             let shown = error.to_string();
             assert!(shown.contains(provider) && shown.contains(kind), "{shown}");
         }
+        ProviderError::BadPartBytes {
+            provider: named,
+            index,
+            part,
+            reason: why,
+        } => {
+            assert_eq!(named, provider);
+            assert_eq!(*part, kind);
+            assert!(why.contains(reason), "{provider}: {why}");
+            let shown = error.to_string();
+            assert!(
+                shown.contains(provider) && shown.contains(&format!("part {index} ")),
+                "{shown}"
+            );
+        }
         other => panic!("{provider}: {other:?}"),
     }
 }

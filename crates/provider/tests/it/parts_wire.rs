@@ -275,7 +275,7 @@ async fn gemini_sends_inline_data_parts_after_the_text_and_the_function_response
     );
 }
 
-fn ollama_server() -> MockServer {
+pub(crate) fn ollama_server() -> MockServer {
     let done = concat!(
         r#"{"model":"m","message":{"role":"assistant","content":"A chart."},"done":false}"#,
         "\n",
