@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | [`types`] | `oxydra-types` | always |
 //! | `provider` | `oxydra-provider` | `provider` |
-//! | `tools` | `oxydra-tools` | `tools` |
+//! | `tools` | `oxydra-tools` | `tools` (`tool-trait`: the trait, typed tools and `#[tool]` without the built-in tools) |
 //! | `executor` | `oxydra-executor` | `executor` |
 //! | `memory` | `oxydra-memory` | `memory` |
 //! | `scrubbing` | `oxydra-scrubbing` | `scrubbing` |
@@ -167,10 +167,10 @@ pub use oxydra_types as types;
 extern crate self as oxydra;
 
 /// Turns an `async fn` into a tool (see [`oxydra_macros::tool`]).
-#[cfg(feature = "tools")]
+#[cfg(feature = "tool-trait")]
 pub use oxydra_macros::tool;
 
-#[cfg(feature = "tools")]
+#[cfg(feature = "tool-trait")]
 #[doc(hidden)]
 pub mod __macro_support;
 
@@ -217,5 +217,5 @@ pub use oxydra_runtime as runtime;
 pub use oxydra_scrubbing as scrubbing;
 #[cfg(feature = "memory")]
 pub mod storage;
-#[cfg(feature = "tools")]
+#[cfg(feature = "tool-trait")]
 pub use oxydra_tools as tools;

@@ -4,16 +4,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::limits::{DEFAULT_MAX_MEDIA_BYTES, DEFAULT_OUTPUT_LIMIT_BYTES};
 use crate::network_policy::NetworkPolicy;
 use crate::protected::ProtectedPaths;
 use crate::sandbox::SandboxConfig;
-
-/// Default cap on a tool's output: 16 KiB.
-pub const DEFAULT_OUTPUT_LIMIT_BYTES: usize = 16 * 1024;
-
-/// Default cap on an image or PDF a tool attaches (`file_read`, an MCP server's
-/// image): 5 MiB, the most Anthropic takes for one image.
-pub const DEFAULT_MAX_MEDIA_BYTES: usize = 5 * 1024 * 1024;
 
 /// Settings of all built-in tools (the `[tools]` table of the config file).
 ///

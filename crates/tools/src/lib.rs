@@ -2,30 +2,17 @@
 //!
 //! `oxydra-tools` owns the [`Tool`] trait (a schema, a [`SafetyTier`] and an async
 //! `execute`), the [`ToolContext`] a call runs in, the [`ToolRegistry`] that names
-//! every tool an agent may use, and the built-in tools with their workspace and
-//! network policy. Running tools under rules, consent and timeouts is the job of
-//! `oxydra-executor`, one layer up.
+//! every tool an agent may use, and (with the default feature `builtins`) the
+//! built-in tools with their workspace and network policy. Running tools under
+//! rules, consent and timeouts is the job of `oxydra-executor`, one layer up.
 //!
 //! Most tools are written as a [`TypedTool`]: a Rust argument struct whose JSON
-//! Schema is derived with `schemars`, so nobody writes schemas by hand. The
-//! built-in tools (`file_read`, `file_list`, `file_search`, `web_fetch`,
-//! `file_write`, `file_edit`, `shell_exec`; see [`builtin`]) keep file access
-//! inside the workspace ([`WorkspacePolicy`]), keep `web_fetch` off private
-//! networks ([`NetworkPolicy`]) and cut long output with [`truncate_output`]. The
-//! file tools never write a path another program runs or loads by itself (`.git/`,
-//! `.cargo/config.toml`, `.envrc`, `.vscode/`, git hooks, shell start-up files …) nor
-//! Oxydra's own files (any `oxydra.toml`, and the configuration, database and trust
-//! store the embedding program lists): see [`ProtectedPaths`].
+//! Schema is derived with `schemars`, so nobody writes schemas by hand; long output
+//! is cut with [`truncate_output`].
 //!
-//! ```
-//! use oxydra_tools::{BuiltinToolsConfig, SafetyTier, ToolRegistry};
-//!
-//! let registry = ToolRegistry::with_builtins(&BuiltinToolsConfig::default());
-//! assert_eq!(registry.tier("shell_exec"), Some(SafetyTier::Privileged));
-//! let researcher = registry.subset(&["file_read", "web_fetch"]).unwrap();
-//! assert_eq!(researcher.names(), ["file_read", "web_fetch"]);
-//! assert!(registry.subset(&["teleport"]).is_err());
-//! ```
+//! Without the feature `builtins` the crate is that tool layer alone, and builds
+//! none of what only the built-in tools need (an HTTP client, an HTML converter, the
+//! Landlock and seccomp sandbox).
 //!
 //! A hand-written [`Tool`]:
 //!
@@ -58,38 +45,73 @@
 //! assert!(registry.register(Clock).is_err()); // names are unique
 //! assert_eq!(registry.schemas()[0].name, "clock");
 //! ```
+#![cfg_attr(
+    feature = "builtins",
+    doc = r#"
+The built-in tools (`file_read`, `file_list`, `file_search`, `web_fetch`,
+`file_write`, `file_edit`, `shell_exec`; see [`builtin`]) keep file access
+inside the workspace ([`WorkspacePolicy`]) and keep `web_fetch` off private
+networks ([`NetworkPolicy`]). The file tools never write a path another program
+runs or loads by itself (`.git/`, `.cargo/config.toml`, `.envrc`, `.vscode/`, git
+hooks, shell start-up files …) nor Oxydra's own files (any `oxydra.toml`, and the
+configuration, database and trust store the embedding program lists): see
+[`ProtectedPaths`].
 
+```
+use oxydra_tools::{BuiltinToolsConfig, SafetyTier, ToolRegistry};
+
+let registry = ToolRegistry::with_builtins(&BuiltinToolsConfig::default());
+assert_eq!(registry.tier("shell_exec"), Some(SafetyTier::Privileged));
+let researcher = registry.subset(&["file_read", "web_fetch"]).unwrap();
+assert_eq!(researcher.names(), ["file_read", "web_fetch"]);
+assert!(registry.subset(&["teleport"]).is_err());
+```
+"#
+)]
+
+#[cfg(feature = "builtins")]
 mod beneath;
+#[cfg(feature = "builtins")]
 pub mod builtin;
+#[cfg(feature = "builtins")]
 mod config;
 mod context;
 mod error;
+mod limits;
+#[cfg(feature = "builtins")]
 mod network_policy;
+#[cfg(feature = "builtins")]
 mod protected;
 mod registry;
+#[cfg(feature = "builtins")]
 pub mod sandbox;
 mod tool;
 mod truncate;
 mod typed_tool;
+#[cfg(feature = "builtins")]
 mod workspace_policy;
 
+#[cfg(feature = "builtins")]
 pub use builtin::{BUILTIN_TOOL_NAMES, builtin_tool, builtin_tools};
-pub use config::{
-    BuiltinToolsConfig, DEFAULT_MAX_MEDIA_BYTES, DEFAULT_OUTPUT_LIMIT_BYTES, ReadConfig,
-    SearchConfig, ShellConfig,
-};
+#[cfg(feature = "builtins")]
+pub use config::{BuiltinToolsConfig, ReadConfig, SearchConfig, ShellConfig};
 pub use context::ToolContext;
 pub use error::ToolError;
+pub use limits::{DEFAULT_MAX_MEDIA_BYTES, DEFAULT_OUTPUT_LIMIT_BYTES};
+#[cfg(feature = "builtins")]
 pub use network_policy::{NetworkPolicy, VettedUrl, forbidden_reason};
+#[cfg(feature = "builtins")]
 pub use protected::{
     CONFIG_FILE_NAME, ProtectedKind, ProtectedPaths, ProtectedWrite, ProtectedWriteConsent,
     Protection,
 };
 pub use registry::ToolRegistry;
+#[cfg(feature = "builtins")]
 pub use sandbox::{Confinement, SandboxConfig, SandboxMode, SandboxSupport, sandbox_support};
 pub use tool::{Tool, ToolOutput};
 pub use truncate::truncate_output;
 pub use typed_tool::{TypedTool, parameters_schema, parse_arguments};
+#[cfg(feature = "builtins")]
 pub use workspace_policy::{ResolvedPath, WorkspacePolicy};
 
 pub use oxydra_types::{SafetyTier, ToolSchema};

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use oxydra_types::{SafetyTier, ToolSchema};
 
+#[cfg(feature = "builtins")]
 use crate::builtin::{BUILTIN_TOOL_NAMES, builtin_tool};
+#[cfg(feature = "builtins")]
 use crate::config::BuiltinToolsConfig;
 use crate::error::ToolError;
 use crate::tool::Tool;
@@ -29,63 +31,6 @@ impl ToolRegistry {
     /// An empty registry.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// A registry holding every built-in tool, configured by `config`.
-    pub fn with_builtins(config: &BuiltinToolsConfig) -> Self {
-        let mut registry = Self::new();
-        for name in BUILTIN_TOOL_NAMES {
-            if let Some(tool) = builtin_tool(name, config) {
-                registry.tools.insert(name.to_owned(), tool);
-            }
-        }
-        registry
-    }
-
-    /// A registry holding the built-in tools named in `names`; unknown names are an
-    /// error ([`ToolError::UnknownTools`]) that lists them and the built-in names.
-    pub fn with_builtin_subset<S: AsRef<str>>(
-        config: &BuiltinToolsConfig,
-        names: &[S],
-    ) -> Result<Self, ToolError> {
-        let mut registry = Self::new();
-        registry.register_builtins(config, names)?;
-        Ok(registry)
-    }
-
-    /// Add the built-in tools named in `names`. Nothing is added when a name is
-    /// unknown ([`ToolError::UnknownTools`]) or already registered
-    /// ([`ToolError::DuplicateTool`]).
-    pub fn register_builtins<S: AsRef<str>>(
-        &mut self,
-        config: &BuiltinToolsConfig,
-        names: &[S],
-    ) -> Result<(), ToolError> {
-        let unknown: Vec<String> = names
-            .iter()
-            .map(AsRef::as_ref)
-            .filter(|name| !BUILTIN_TOOL_NAMES.contains(name))
-            .map(str::to_owned)
-            .collect();
-        if !unknown.is_empty() {
-            return Err(ToolError::UnknownTools {
-                unknown,
-                available: BUILTIN_TOOL_NAMES.iter().map(|n| (*n).to_owned()).collect(),
-            });
-        }
-        let mut tools = Vec::new();
-        for name in names.iter().map(AsRef::as_ref) {
-            if self.tools.contains_key(name) || tools.iter().any(|(n, _)| n == name) {
-                return Err(ToolError::DuplicateTool {
-                    name: name.to_owned(),
-                });
-            }
-            if let Some(tool) = builtin_tool(name, config) {
-                tools.push((name.to_owned(), tool));
-            }
-        }
-        self.tools.extend(tools);
-        Ok(())
     }
 
     /// A registry with only the tools named in `names` (e.g. an agent blueprint's
@@ -166,10 +111,125 @@ impl ToolRegistry {
     }
 }
 
+/// The built-in tools (feature `builtins`).
+#[cfg(feature = "builtins")]
+impl ToolRegistry {
+    /// A registry holding every built-in tool, configured by `config`.
+    pub fn with_builtins(config: &BuiltinToolsConfig) -> Self {
+        let mut registry = Self::new();
+        for name in BUILTIN_TOOL_NAMES {
+            if let Some(tool) = builtin_tool(name, config) {
+                registry.tools.insert(name.to_owned(), tool);
+            }
+        }
+        registry
+    }
+
+    /// A registry holding the built-in tools named in `names`; unknown names are an
+    /// error ([`ToolError::UnknownTools`]) that lists them and the built-in names.
+    pub fn with_builtin_subset<S: AsRef<str>>(
+        config: &BuiltinToolsConfig,
+        names: &[S],
+    ) -> Result<Self, ToolError> {
+        let mut registry = Self::new();
+        registry.register_builtins(config, names)?;
+        Ok(registry)
+    }
+
+    /// Add the built-in tools named in `names`. Nothing is added when a name is
+    /// unknown ([`ToolError::UnknownTools`]) or already registered
+    /// ([`ToolError::DuplicateTool`]).
+    pub fn register_builtins<S: AsRef<str>>(
+        &mut self,
+        config: &BuiltinToolsConfig,
+        names: &[S],
+    ) -> Result<(), ToolError> {
+        let unknown: Vec<String> = names
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|name| !BUILTIN_TOOL_NAMES.contains(name))
+            .map(str::to_owned)
+            .collect();
+        if !unknown.is_empty() {
+            return Err(ToolError::UnknownTools {
+                unknown,
+                available: BUILTIN_TOOL_NAMES.iter().map(|n| (*n).to_owned()).collect(),
+            });
+        }
+        let mut tools = Vec::new();
+        for name in names.iter().map(AsRef::as_ref) {
+            if self.tools.contains_key(name) || tools.iter().any(|(n, _)| n == name) {
+                return Err(ToolError::DuplicateTool {
+                    name: name.to_owned(),
+                });
+            }
+            if let Some(tool) = builtin_tool(name, config) {
+                tools.push((name.to_owned(), tool));
+            }
+        }
+        self.tools.extend(tools);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use async_trait::async_trait;
 
+    use super::*;
+    use crate::context::ToolContext;
+    use crate::tool::ToolOutput;
+
+    /// A tool called `name` that answers its name.
+    struct Named(&'static str);
+
+    #[async_trait]
+    impl Tool for Named {
+        fn schema(&self) -> ToolSchema {
+            ToolSchema::new(
+                self.0,
+                "Answers its name",
+                serde_json::json!({"type": "object"}),
+            )
+        }
+        fn safety_tier(&self) -> SafetyTier {
+            SafetyTier::ReadOnly
+        }
+        async fn execute(
+            &self,
+            _args: serde_json::Value,
+            _ctx: &ToolContext,
+        ) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text(self.0))
+        }
+    }
+
+    #[test]
+    fn hand_made_tools_are_listed_in_name_order_and_subsets_name_the_unknown() {
+        let mut registry = ToolRegistry::new();
+        assert!(registry.is_empty());
+        for name in ["zeta", "alpha", "mid"] {
+            registry.register(Named(name)).unwrap();
+        }
+        assert!(matches!(
+            registry.register(Named("mid")),
+            Err(ToolError::DuplicateTool { ref name }) if name == "mid"
+        ));
+        assert_eq!(registry.names(), ["alpha", "mid", "zeta"]);
+        assert_eq!(registry.len(), 3);
+        let sub = registry.subset(&["zeta", "alpha"]).unwrap();
+        assert_eq!(sub.names(), ["alpha", "zeta"]);
+        match registry.subset(&["alpha", "", "../zeta"]) {
+            Err(ToolError::UnknownTools { unknown, available }) => {
+                assert_eq!(unknown, ["", "../zeta"]);
+                assert_eq!(available, ["alpha", "mid", "zeta"]);
+            }
+            other => panic!("expected UnknownTools, got {other:?}"),
+        }
+        assert!(registry.subset::<&str>(&[]).unwrap().is_empty());
+    }
+
+    #[cfg(feature = "builtins")]
     #[test]
     fn builtins_are_all_registered_in_name_order() {
         let registry = ToolRegistry::with_builtins(&BuiltinToolsConfig::default());
@@ -181,6 +241,7 @@ mod tests {
         assert!(registry.contains("web_fetch"));
     }
 
+    #[cfg(feature = "builtins")]
     #[test]
     fn subsets_name_unknown_tools() {
         let config = BuiltinToolsConfig::default();

@@ -7,11 +7,11 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
+use common::approvals::{ASK_CONFIG, WRITTEN, the_pending_write, writer_provider};
 use common::serve::sandbox_with_config;
 use serde_json::{Value, json};
 
 use crate::mcp_serve::RawSession;
-use crate::serve_approvals::{ASK_CONFIG, WRITTEN, the_pending_write, writer_provider};
 
 /// A `tools/call` of `name` with `arguments`: its `result`.
 fn call(session: &mut RawSession, id: u64, name: &str, arguments: Value) -> Value {

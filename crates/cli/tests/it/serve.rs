@@ -377,16 +377,7 @@ fn a_serve_run_retries_a_provider_502_like_run_does() {
     ])
     .unwrap();
     let sandbox = sandbox_with_config(CONFIG);
-    let server = Server::start_with(
-        &sandbox,
-        &[],
-        &[
-            "--addr",
-            "127.0.0.1:0",
-            "--base-url",
-            &provider.openai_url(),
-        ],
-    );
+    let server = Server::start_against(&sandbox, &provider);
     let run = runtime().block_on(async {
         let client = reqwest::Client::new();
         run_to_end(

@@ -7,167 +7,24 @@
 
 use crate::common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::Sandbox;
+use common::approvals::{
+    ASK_CONFIG, WRITTEN, decide, last_tool_result, start_run, the_pending_write, wait_for_status,
+    writer_provider,
+};
 use common::serve::{Server, get_json, runtime, sandbox_with_config};
 use oxydra::tools::{SandboxSupport, sandbox_support};
-use oxydra_test_support::{MockServer, openai};
+use oxydra_test_support::MockServer;
 use serde_json::{Value, json};
-
-/// The call the model asks for: a write whose content holds an escape sequence, which
-/// a person must see escaped.
-pub(crate) const WRITE: &str = r#"{"path":"out.txt","content":"hello \u001b[31mred\u001b[0m"}"#;
-
-/// What `out.txt` holds once the call ran.
-pub(crate) const WRITTEN: &str = "hello \u{1b}[31mred\u{1b}[0m";
-
-/// `approve = "ask"`, a ten-minute TTL, one worker slot, and `file_write` behind
-/// consent.
-pub(crate) const ASK_CONFIG: &str = r#"
-[runtime]
-approve = "ask"
-
-[serve]
-approval_ttl_secs = 600
-max_concurrent_runs = 1
-
-[[rules]]
-tool = "file_write"
-kind = "requires_consent"
-
-[[agents]]
-name = "writer"
-type = "agent"
-description = "Writes files"
-system_prompt = "You write files."
-tools = ["file_write"]
-"#;
-
-/// A strict provider: a request that carries a tool result gets the final answer, a
-/// prompt saying "no tools" a plain answer, any other the `file_write` call.
-pub(crate) fn writer_provider() -> MockServer {
-    MockServer::builder()
-        .strict_openai()
-        .respond_with(|request| {
-            let body = request.body.to_string();
-            if body.contains("\"role\":\"tool\"") {
-                openai::text("done")
-            } else if body.contains("no tools") {
-                openai::text("nothing to write")
-            } else {
-                openai::tool_calls(&[("call_w", "file_write", WRITE)])
-            }
-        })
-        .start()
-        .unwrap()
-}
-
-/// The content of the tool message in the provider's last request that has one.
-pub(crate) fn last_tool_result(provider: &MockServer) -> String {
-    provider
-        .requests()
-        .iter()
-        .rev()
-        .find_map(|request| {
-            request.body["messages"]
-                .as_array()?
-                .iter()
-                .find(|message| message["role"] == "tool")
-                .map(|message| message["content"].to_string())
-        })
-        .expect("no request carried a tool result")
-}
-
-/// Posts a `writer` run with `prompt` and returns its id.
-async fn start_run(client: &reqwest::Client, server: &Server, prompt: &str) -> String {
-    let created = client
-        .post(server.url("/runs"))
-        .json(&json!({"agent_name": "writer", "parameters": {"prompt": prompt}}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(created.status(), 201);
-    let created: Value = created.json().await.unwrap();
-    created["run_id"].as_str().unwrap().to_owned()
-}
-
-/// Polls `GET /runs/{id}` on `base` until its status is `status` (60 s at most).
-pub(crate) async fn wait_for_status(
-    client: &reqwest::Client,
-    base: &str,
-    run_id: &str,
-    status: &str,
-) -> Value {
-    let deadline = Instant::now() + common::PATIENCE;
-    loop {
-        let run = get_json(client, &format!("{base}/runs/{run_id}")).await;
-        if run["status"] == status {
-            return run;
-        }
-        let ended = ["completed", "failed", "cancelled"];
-        assert!(
-            !ended.contains(&run["status"].as_str().unwrap_or_default()),
-            "run ended before it became {status}: {run}"
-        );
-        assert!(
-            Instant::now() < deadline,
-            "run never became {status}: {run}"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
-
-/// `POST /runs/{id}/approvals/{approval_id}` with `body`: the status and the JSON body.
-pub(crate) async fn decide(
-    client: &reqwest::Client,
-    base: &str,
-    run_id: &str,
-    approval_id: &str,
-    body: &Value,
-) -> (u16, Value) {
-    let response = client
-        .post(format!("{base}/runs/{run_id}/approvals/{approval_id}"))
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap())
-}
-
-/// Checks the one pending request of a waiting run and returns its id.
-pub(crate) fn the_pending_write(run: &Value) -> String {
-    let pending = run["pending_approvals"].as_array().unwrap_or_else(|| {
-        panic!("no pending_approvals: {run}");
-    });
-    assert_eq!(pending.len(), 1, "{run}");
-    let request = &pending[0];
-    assert_eq!(request["tool"], "file_write", "{run}");
-    let arguments = request["arguments"].as_str().unwrap();
-    assert!(arguments.contains("out.txt"), "{arguments}");
-    // What a person sees is escaped: no raw escape character reaches their terminal.
-    assert!(!arguments.contains('\u{1b}'), "{arguments:?}");
-    assert!(arguments.contains("\\u001b"), "{arguments}");
-    assert!(request["requested_at"].as_i64().unwrap() > 0, "{run}");
-    request["approval_id"].as_str().unwrap().to_owned()
-}
 
 #[test]
 fn a_run_waits_for_approval_frees_its_slot_and_completes_once_approved() {
     let rt = runtime();
     let provider = writer_provider();
     let sandbox = sandbox_with_config(ASK_CONFIG);
-    let server = Server::start_with(
-        &sandbox,
-        &[],
-        &[
-            "--addr",
-            "127.0.0.1:0",
-            "--base-url",
-            &provider.openai_url(),
-        ],
-    );
+    let server = Server::start_against(&sandbox, &provider);
     let client = reqwest::Client::new();
     rt.block_on(async {
         let run_id = start_run(&client, &server, "write out.txt").await;
@@ -227,16 +84,7 @@ fn a_denial_with_a_reason_reaches_the_model_and_bad_decisions_get_json_4xx() {
     let rt = runtime();
     let provider = writer_provider();
     let sandbox = sandbox_with_config(ASK_CONFIG);
-    let server = Server::start_with(
-        &sandbox,
-        &[],
-        &[
-            "--addr",
-            "127.0.0.1:0",
-            "--base-url",
-            &provider.openai_url(),
-        ],
-    );
+    let server = Server::start_against(&sandbox, &provider);
     let client = reqwest::Client::new();
     rt.block_on(async {
         let run_id = start_run(&client, &server, "write out.txt").await;
@@ -313,16 +161,7 @@ fn approve_never_still_denies_at_once() {
     let rt = runtime();
     let provider = writer_provider();
     let sandbox = sandbox_with_config(&ASK_CONFIG.replace("\"ask\"", "\"never\""));
-    let server = Server::start_with(
-        &sandbox,
-        &[],
-        &[
-            "--addr",
-            "127.0.0.1:0",
-            "--base-url",
-            &provider.openai_url(),
-        ],
-    );
+    let server = Server::start_against(&sandbox, &provider);
     let client = reqwest::Client::new();
     rt.block_on(async {
         let run_id = start_run(&client, &server, "write out.txt").await;
@@ -423,16 +262,7 @@ fn a_request_that_outlives_approval_ttl_secs_is_a_denial_the_model_reads() {
     let provider = writer_provider();
     let config = ASK_CONFIG.replace("approval_ttl_secs = 600", "approval_ttl_secs = 1");
     let sandbox = sandbox_with_config(&config);
-    let server = Server::start_with(
-        &sandbox,
-        &[],
-        &[
-            "--addr",
-            "127.0.0.1:0",
-            "--base-url",
-            &provider.openai_url(),
-        ],
-    );
+    let server = Server::start_against(&sandbox, &provider);
     let client = reqwest::Client::new();
     rt.block_on(async {
         let run_id = start_run(&client, &server, "write out.txt").await;

@@ -7,15 +7,15 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use common::serve::{Server, runtime, sandbox_with_config};
+use common::serve::{Server, get_json, runtime, sandbox_with_config};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use oxydra_postgres::testing::TestDatabase;
 use oxydra_test_support::{MockServer, openai};
 use serde_json::{Value, json};
 
-use crate::serve_approvals::{
-    ASK_CONFIG, WRITTEN, decide, the_pending_write, wait_for_status, writer_provider,
+use common::approvals::{
+    ASK_CONFIG, WRITTEN, decide, start_run, the_pending_write, wait_for_status, writer_provider,
 };
 
 const RUNS: usize = 100;
@@ -49,10 +49,6 @@ fn provider() -> (MockServer, oxydra_test_support::Release) {
         .start()
         .unwrap();
     (server, release)
-}
-
-async fn get_json(client: &reqwest::Client, url: String) -> Value {
-    client.get(url).send().await.unwrap().json().await.unwrap()
 }
 
 #[test]
@@ -125,7 +121,7 @@ fn three_workers_lose_one_and_every_run_completes_exactly_once() {
         for id in &run_ids {
             let deadline = Instant::now() + Duration::from_secs(60);
             let run = loop {
-                let run = get_json(&client, workers[0].url(&format!("/runs/{id}"))).await;
+                let run = get_json(&client, &workers[0].url(&format!("/runs/{id}"))).await;
                 if run["status"] != "pending" && run["status"] != "running" {
                     break run;
                 }
@@ -134,7 +130,7 @@ fn three_workers_lose_one_and_every_run_completes_exactly_once() {
             };
             // Every worker answers the same.
             assert_eq!(
-                get_json(&client, workers[1].url(&format!("/runs/{id}"))).await,
+                get_json(&client, &workers[1].url(&format!("/runs/{id}"))).await,
                 run
             );
             runs.push(run);
@@ -225,26 +221,16 @@ fn a_run_waiting_for_approval_survives_kill_9_of_every_worker_and_completes_on_a
     let sandbox =
         sandbox_with_config(&ASK_CONFIG.replace("[serve]\n", "[serve]\nrun_lease_ttl_ms = 1000\n"));
     let db = database.url_with_schema();
-    let url = provider.openai_url();
-    let args = ["--addr", "127.0.0.1:0", "--base-url", &url];
     let workers: Vec<Server> = (0..2)
-        .map(|_| Server::start_on(&sandbox, &[], &args, db.as_ref()))
+        .map(|_| Server::start_against_on(&sandbox, &provider, db.as_ref()))
         .collect();
     let client = reqwest::Client::new();
     let (run_id, approval_id) = rt.block_on(async {
-        let created = client
-            .post(workers[0].url("/runs"))
-            .json(&json!({"agent_name": "writer", "parameters": {"prompt": "write out.txt"}}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(created.status(), 201);
-        let created: Value = created.json().await.unwrap();
-        let run_id = created["run_id"].as_str().unwrap().to_owned();
+        let run_id = start_run(&client, &workers[0], "write out.txt").await;
         // Seen waiting from the other worker too: it is stored, not held in memory.
         let run = wait_for_status(&client, &workers[1].base, &run_id, "waiting_approval").await;
         let approval_id = the_pending_write(&run);
-        let same = get_json(&client, workers[0].url(&format!("/runs/{run_id}"))).await;
+        let same = get_json(&client, &workers[0].url(&format!("/runs/{run_id}"))).await;
         assert_eq!(same["pending_approvals"], run["pending_approvals"]);
         (run_id, approval_id)
     });
@@ -258,9 +244,9 @@ fn a_run_waiting_for_approval_survives_kill_9_of_every_worker_and_completes_on_a
     }
     assert!(!sandbox.workspace.join("out.txt").exists(), "ran unasked");
 
-    let fresh = Server::start_on(&sandbox, &[], &args, db.as_ref());
+    let fresh = Server::start_against_on(&sandbox, &provider, db.as_ref());
     rt.block_on(async {
-        let run = get_json(&client, fresh.url(&format!("/runs/{run_id}"))).await;
+        let run = get_json(&client, &fresh.url(&format!("/runs/{run_id}"))).await;
         assert_eq!(run["status"], "waiting_approval", "{run}");
         assert_eq!(the_pending_write(&run), approval_id);
         let (status, decided) = decide(

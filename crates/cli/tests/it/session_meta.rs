@@ -88,17 +88,7 @@ fn serve_then_continue(sandbox: &Sandbox, db: &OsStr) {
         openai::text("As you say."),
     ])
     .unwrap();
-    let server = Server::start_on(
-        sandbox,
-        &[],
-        &[
-            "--addr",
-            "127.0.0.1:0",
-            "--base-url",
-            &provider.openai_url(),
-        ],
-        db,
-    );
+    let server = Server::start_against_on(sandbox, &provider, db);
     let run = runtime().block_on(run_to_end(
         &reqwest::Client::new(),
         &server,

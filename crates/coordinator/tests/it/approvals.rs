@@ -113,6 +113,18 @@ async fn start(server: &Served, agent: &str) -> String {
     created["run_id"].as_str().unwrap().to_owned()
 }
 
+/// Starts a `cleaner` run and waits until it asks for approval: the run's id and the
+/// request's.
+async fn start_waiting(server: &Served) -> (String, String) {
+    let run_id = start(server, "cleaner").await;
+    let waiting = until(server, &run_id, "waiting_approval").await;
+    let approval_id = waiting["pending_approvals"][0]["approval_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    (run_id, approval_id)
+}
+
 /// Polls `GET /runs/{id}` (up to 2 s) until the run has `status`.
 async fn until(server: &Served, run_id: &str, status: &str) -> Value {
     let mut last = Value::Null;
@@ -226,12 +238,7 @@ async fn a_denial_reaches_the_model_with_its_reason_and_the_run_goes_on() {
         provider,
         ran,
     } = setup(script("I did not delete it.")).await;
-    let run_id = start(&server, "cleaner").await;
-    let waiting = until(&server, &run_id, "waiting_approval").await;
-    let approval_id = waiting["pending_approvals"][0]["approval_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (run_id, approval_id) = start_waiting(&server).await;
     let (status, run) = decide(
         &server,
         &run_id,
@@ -269,12 +276,7 @@ async fn a_request_nobody_answers_lapses_into_a_denial() {
         None,
     )
     .await;
-    let run_id = start(&server, "cleaner").await;
-    let waiting = until(&server, &run_id, "waiting_approval").await;
-    let approval_id = waiting["pending_approvals"][0]["approval_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (run_id, approval_id) = start_waiting(&server).await;
     let done = until(&server, &run_id, "completed").await;
     assert_eq!(done["result"]["text"], "Nobody answered.");
     assert!(ran.lock().unwrap().is_empty());
@@ -299,12 +301,7 @@ async fn a_waiting_run_can_be_cancelled_and_then_takes_no_decision() {
         provider,
         ran,
     } = setup(script("unused")).await;
-    let run_id = start(&server, "cleaner").await;
-    let waiting = until(&server, &run_id, "waiting_approval").await;
-    let approval_id = waiting["pending_approvals"][0]["approval_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (run_id, approval_id) = start_waiting(&server).await;
     let (status, cancelled) = server.delete(&format!("/runs/{run_id}")).await;
     assert_eq!(status, 200, "{cancelled}");
     assert_eq!(cancelled["status"], "cancelled");
@@ -327,12 +324,7 @@ async fn a_waiting_run_can_be_cancelled_and_then_takes_no_decision() {
 #[tokio::test]
 async fn every_bad_decision_request_gets_a_json_4xx() {
     let Setup { server, .. } = setup(script("unused")).await;
-    let run_id = start(&server, "cleaner").await;
-    let waiting = until(&server, &run_id, "waiting_approval").await;
-    let approval_id = waiting["pending_approvals"][0]["approval_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (run_id, approval_id) = start_waiting(&server).await;
     let url = |run: &str, approval: &str| server.url(&format!("/runs/{run}/approvals/{approval}"));
 
     let (status, body) = decide(
@@ -464,12 +456,7 @@ async fn a_waiting_run_survives_its_coordinator_and_resumes_on_the_next() {
         Some(memory()),
     )
     .await;
-    let run_id = start(&first.server, "cleaner").await;
-    let waiting = until(&first.server, &run_id, "waiting_approval").await;
-    let approval_id = waiting["pending_approvals"][0]["approval_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (run_id, approval_id) = start_waiting(&first.server).await;
     first.server.stop().await;
 
     // The next coordinator does not recover the waiting run as interrupted.

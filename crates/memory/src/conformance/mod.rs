@@ -10,16 +10,19 @@
 //! reopening), `append_many` batches contiguous amid single appends, restore with
 //! orphaned tool calls repaired, the summary epoch compare-and-swap, session list and
 //! delete, session meta (stored, replaced, listed, deleted with its session), leases
-//! (exclusion, expiry and fencing, a dead holder taken over), and full-text, vector
-//! and merged retrieval.
+//! (exclusion, expiry and fencing, a dead holder taken over), messages with parts (the
+//! size cap on one message, a thousand parts), and full-text, vector and merged
+//! retrieval.
 
 mod leases;
 mod meta;
+mod parts;
 mod retrieval;
 mod sessions;
 
 pub use leases::*;
 pub use meta::*;
+pub use parts::*;
 pub use retrieval::*;
 pub use sessions::*;
 
@@ -36,6 +39,10 @@ pub trait MemoryBackend {
     /// Each call opens another store on the same database, as another process would;
     /// a store dropped and opened again must see everything committed before.
     fn open(&self, retrieval: RetrievalConfig) -> Self::Store;
+
+    /// Like [`MemoryBackend::open`] with the default retrieval, refusing a message
+    /// larger than `max_message_bytes` as stored.
+    fn open_capped(&self, max_message_bytes: usize) -> Self::Store;
 }
 
 /// Expands one `#[tokio::test]` per conformance case; `$backend` is an expression
@@ -61,6 +68,8 @@ macro_rules! memory_conformance_tests {
             a_lapsed_lease_is_taken_over_and_its_holder_fenced_off,
             restore_repairs_messages_two_writers_interleaved,
             a_holder_whose_process_is_gone_is_taken_over_at_once,
+            a_message_over_the_cap_is_an_error_naming_the_session_and_nothing_is_lost,
+            a_thousand_parts_round_trip,
             planted_chunk_first_by_text_alone,
             planted_chunk_first_by_vectors_alone,
             planted_chunk_first_merged,
@@ -97,6 +106,8 @@ pub async fn run_all<B: MemoryBackend>(make: impl Fn() -> B) {
     a_lapsed_lease_is_taken_over_and_its_holder_fenced_off(&make()).await;
     restore_repairs_messages_two_writers_interleaved(&make()).await;
     a_holder_whose_process_is_gone_is_taken_over_at_once(&make()).await;
+    a_message_over_the_cap_is_an_error_naming_the_session_and_nothing_is_lost(&make()).await;
+    a_thousand_parts_round_trip(&make()).await;
     planted_chunk_first_by_text_alone(&make()).await;
     planted_chunk_first_by_vectors_alone(&make()).await;
     planted_chunk_first_merged(&make()).await;

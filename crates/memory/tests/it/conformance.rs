@@ -30,6 +30,14 @@ impl MemoryBackend for SqliteFile {
         };
         SqliteMemory::open(&self.path, config).unwrap()
     }
+
+    fn open_capped(&self, max_message_bytes: usize) -> SqliteMemory {
+        let config = SqliteConfig {
+            max_message_bytes,
+            ..SqliteConfig::default()
+        };
+        SqliteMemory::open(&self.path, config).unwrap()
+    }
 }
 
 oxydra_memory::memory_conformance_tests!(SqliteFile::new());

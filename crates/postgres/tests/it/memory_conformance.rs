@@ -22,6 +22,14 @@ impl MemoryBackend for Postgres {
         };
         PostgresMemory::new(self.0.connect_blocking(), config)
     }
+
+    fn open_capped(&self, max_message_bytes: usize) -> PostgresMemory {
+        let config = PostgresMemoryConfig {
+            max_message_bytes,
+            ..PostgresMemoryConfig::default()
+        };
+        PostgresMemory::new(self.0.connect_blocking(), config)
+    }
 }
 
 // Without a server (outside CI) each case returns early, having said why.
@@ -61,6 +69,14 @@ mod pgvector {
                 memory.database().pgvector_unused_reason()
             );
             memory
+        }
+
+        fn open_capped(&self, max_message_bytes: usize) -> PostgresMemory {
+            let config = PostgresMemoryConfig {
+                max_message_bytes,
+                ..PostgresMemoryConfig::default()
+            };
+            PostgresMemory::new(self.0.connect_blocking(), config)
         }
     }
 

@@ -1,31 +1,15 @@
 //! Messages with parts (images, documents) in PostgreSQL: stored in the message JSON,
-//! a session written before parts existed reads unchanged, a text-only message is
-//! still stored in that old shape, and a message over the size cap is an error naming
-//! the session that stores nothing.
+//! a session written before parts existed reads unchanged, and a text-only message is
+//! still stored in that old shape. (The size cap and many parts are conformance cases:
+//! `memory_conformance`.)
 
-use oxydra_memory::{Memory, MemoryError};
+use oxydra_memory::Memory;
+use oxydra_memory::conformance::{PRE_PARTS_ROWS, pre_parts_messages};
 use oxydra_postgres::testing::TestDatabase;
 use oxydra_postgres::{PostgresMemory, PostgresMemoryConfig};
-use oxydra_types::{CallId, ContentPart, Message, SessionId, ToolCall};
+use oxydra_types::{CallId, ContentPart, Message, SessionId};
 
 use crate::common::raw;
-
-/// Payloads as Oxydra wrote them before parts existed (`main` before DESIGN.md §3.10).
-const OLD_ROWS: [(&str, &str); 4] = [
-    ("user", r#"{"role":"user","content":"what is in a.rs?"}"#),
-    (
-        "assistant",
-        r#"{"role":"assistant","tool_calls":[{"id":"c1","name":"file_read","arguments":"{\"path\":\"a.rs\"}"}]}"#,
-    ),
-    (
-        "tool",
-        r#"{"role":"tool","content":"fn main() {}","tool_call_id":"c1","name":"file_read"}"#,
-    ),
-    (
-        "assistant",
-        r#"{"role":"assistant","content":"It holds main."}"#,
-    ),
-];
 
 #[tokio::test]
 async fn a_session_written_before_parts_reads_unchanged_and_takes_new_parts() {
@@ -43,7 +27,7 @@ async fn a_session_written_before_parts_reads_unchanged_and_takes_new_parts() {
         )
         .await
         .unwrap();
-    for (index, (role, payload)) in OLD_ROWS.iter().enumerate() {
+    for (index, (role, payload)) in PRE_PARTS_ROWS.iter().enumerate() {
         client
             .execute(
                 &format!("INSERT INTO {schema}.conversation_events (session_id, sequence, role, payload, created_at) VALUES ('ses_old', $1, $2, $3, 1)"),
@@ -61,22 +45,7 @@ async fn a_session_written_before_parts_reads_unchanged_and_takes_new_parts() {
         .into_iter()
         .map(|stored| stored.message)
         .collect();
-    assert_eq!(
-        read,
-        vec![
-            Message::user("what is in a.rs?"),
-            Message::assistant_with_tool_calls(
-                None,
-                vec![ToolCall::new(
-                    CallId::from("c1"),
-                    "file_read",
-                    r#"{"path":"a.rs"}"#
-                )],
-            ),
-            Message::tool_result(CallId::from("c1"), "file_read", "fn main() {}"),
-            Message::assistant("It holds main."),
-        ]
-    );
+    assert_eq!(read, pre_parts_messages());
     // The session goes on with a tool result that carries a PDF.
     let pdf = ContentPart::pdf(b"%PDF-1.7\n%%EOF", Some("r.pdf".into()));
     let result = Message::tool_result(CallId::from("c2"), "file_read", "Attached `r.pdf`.")
@@ -98,38 +67,4 @@ async fn a_session_written_before_parts_reads_unchanged_and_takes_new_parts() {
         .unwrap()
         .get(0);
     assert_eq!(payload, r#"{"role":"assistant","content":"A report."}"#);
-}
-
-#[tokio::test]
-async fn a_message_over_the_cap_is_an_error_naming_the_session_and_nothing_is_lost() {
-    let Some(test) = TestDatabase::create().await else {
-        return;
-    };
-    let config = PostgresMemoryConfig {
-        max_message_bytes: 4096,
-        ..PostgresMemoryConfig::default()
-    };
-    let memory = PostgresMemory::new(test.connect().await, config);
-    let session = SessionId::from("ses_capped");
-    memory
-        .append(&session, &Message::user("look"))
-        .await
-        .unwrap();
-    let big = Message::tool_result(CallId::from("c1"), "file_read", "Attached `big.png`.")
-        .with_parts(vec![ContentPart::image("image/png", &[7u8; 8192])]);
-    let batch = [Message::assistant("one"), big];
-    let error = memory.append_many(&session, &batch).await.unwrap_err();
-    let MemoryError::MessageTooLarge { session: named, .. } = &error else {
-        panic!("expected MessageTooLarge, got {error:?}");
-    };
-    assert_eq!(named, &session);
-    assert!(error.to_string().contains("session ses_capped"), "{error}");
-    assert_eq!(memory.messages(&session).await.unwrap().len(), 1);
-    assert_eq!(
-        memory
-            .append(&session, &Message::assistant("ok"))
-            .await
-            .unwrap(),
-        2
-    );
 }

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use common::*;
 use oxydra_executor::{PermissionBroker, PermissionDecision, PermissionRequest, PermissionScope};
 use oxydra_memory::{Memory, SqliteMemory};
-use oxydra_provider::ScriptedTurn;
+use oxydra_provider::{ScriptedProvider, ScriptedTurn};
 use oxydra_runtime::{
     AgentRuntime, ApprovalDecision, CollectingEventSink, DENIED_REASON, EXPIRED_REASON,
     PendingApproval, RuntimeError, RuntimeEvent,
@@ -74,7 +74,7 @@ impl PermissionBroker for Deferring {
 const HOUR: Duration = Duration::from_secs(3600);
 
 fn runtime(
-    provider: Arc<oxydra_provider::ScriptedProvider>,
+    provider: Arc<ScriptedProvider>,
     events: &Arc<CollectingEventSink>,
     shell: &ShellTool,
     broker: Arc<Deferring>,
@@ -102,6 +102,48 @@ fn pending_of(error: RuntimeError) -> Vec<PendingApproval> {
     match error {
         RuntimeError::AwaitingApproval { pending } => pending,
         other => panic!("expected waiting_approval, got {other:?}"),
+    }
+}
+
+/// A run that waits for approval of its one call, `shell ls` (`c1`).
+struct WaitingOnLs {
+    runtime: AgentRuntime,
+    provider: Arc<ScriptedProvider>,
+    shell: ShellTool,
+    events: Arc<CollectingEventSink>,
+    broker: Arc<Deferring>,
+    session: SessionId,
+    pending: Vec<PendingApproval>,
+}
+
+/// Prompts `ls` on a new session: the model calls `shell ls`, a broker defers it for
+/// `ttl`, and the run ends waiting; `then` is what the model answers afterwards.
+async fn waiting_on_ls(
+    then: Vec<ScriptedTurn>,
+    ttl: Duration,
+    memory: Option<Arc<SqliteMemory>>,
+) -> WaitingOnLs {
+    let shell = ShellTool::default();
+    let events = Arc::new(CollectingEventSink::new());
+    let mut turns = vec![ScriptedTurn::tool_call(
+        "c1",
+        "shell",
+        r#"{"command":"ls"}"#,
+    )];
+    turns.extend(then);
+    let provider = scripted(turns);
+    let broker = Deferring::new(ttl);
+    let runtime = runtime(provider.clone(), &events, &shell, broker.clone(), memory);
+    let session = SessionId::generate();
+    let pending = pending_of(runtime.session(&session).prompt("ls").await.unwrap_err());
+    WaitingOnLs {
+        runtime,
+        provider,
+        shell,
+        events,
+        broker,
+        session,
+        pending,
     }
 }
 
@@ -272,49 +314,38 @@ async fn a_denial_reaches_the_model_as_the_tools_error_and_the_run_goes_on() {
 
 #[tokio::test]
 async fn a_denial_without_a_reason_gives_the_model_the_default_one() {
-    let shell = ShellTool::default();
-    let events = Arc::new(CollectingEventSink::new());
-    let provider = scripted(vec![
-        ScriptedTurn::tool_call("c1", "shell", r#"{"command":"ls"}"#),
-        ScriptedTurn::text("ok"),
-    ]);
-    let runtime = runtime(
-        provider.clone(),
-        &events,
-        &shell,
-        Deferring::new(HOUR),
-        None,
-    );
-    let session = SessionId::generate();
-    let pending = pending_of(runtime.session(&session).prompt("ls").await.unwrap_err());
-    runtime
-        .session(&session)
-        .decide(pending[0].clone(), ApprovalDecision::Deny { reason: None })
+    let waiting = waiting_on_ls(vec![ScriptedTurn::text("ok")], HOUR, None).await;
+    waiting
+        .runtime
+        .session(&waiting.session)
+        .decide(
+            waiting.pending[0].clone(),
+            ApprovalDecision::Deny { reason: None },
+        )
         .await
         .unwrap();
-    let results = tool_results(&provider.requests()[1]);
+    let results = tool_results(&waiting.provider.requests()[1]);
     assert!(results[0].1.contains(DENIED_REASON), "{results:?}");
 }
 
 #[tokio::test]
 async fn an_expired_request_is_a_denial_whatever_was_answered() {
     let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
-    let shell = ShellTool::default();
-    let events = Arc::new(CollectingEventSink::new());
-    let provider = scripted(vec![
-        ScriptedTurn::tool_call("c1", "shell", r#"{"command":"ls"}"#),
-        ScriptedTurn::text("too late"),
-    ]);
     // A request that lapses at once.
-    let runtime = runtime(
-        provider.clone(),
-        &events,
-        &shell,
-        Deferring::new(Duration::ZERO),
+    let WaitingOnLs {
+        runtime,
+        provider,
+        shell,
+        events,
+        session,
+        pending,
+        ..
+    } = waiting_on_ls(
+        vec![ScriptedTurn::text("too late")],
+        Duration::ZERO,
         Some(memory),
-    );
-    let session = SessionId::generate();
-    let pending = pending_of(runtime.session(&session).prompt("ls").await.unwrap_err());
+    )
+    .await;
     assert_eq!(pending[0].expires_at, pending[0].requested_at);
     let outcome = runtime
         .session(&session)
@@ -333,17 +364,22 @@ async fn an_expired_request_is_a_denial_whatever_was_answered() {
 
 #[tokio::test]
 async fn approving_for_the_session_lets_later_calls_run_without_asking() {
-    let shell = ShellTool::default();
-    let events = Arc::new(CollectingEventSink::new());
-    let provider = scripted(vec![
-        ScriptedTurn::tool_call("c1", "shell", r#"{"command":"ls"}"#),
-        ScriptedTurn::tool_call("c2", "shell", r#"{"command":"pwd"}"#),
-        ScriptedTurn::text("done"),
-    ]);
-    let broker = Deferring::new(HOUR);
-    let runtime = runtime(provider, &events, &shell, broker.clone(), None);
-    let session = SessionId::generate();
-    let pending = pending_of(runtime.session(&session).prompt("go").await.unwrap_err());
+    let WaitingOnLs {
+        runtime,
+        shell,
+        broker,
+        session,
+        pending,
+        ..
+    } = waiting_on_ls(
+        vec![
+            ScriptedTurn::tool_call("c2", "shell", r#"{"command":"pwd"}"#),
+            ScriptedTurn::text("done"),
+        ],
+        HOUR,
+        None,
+    )
+    .await;
     let outcome = runtime
         .session(&session)
         .decide(pending[0].clone(), ApprovalDecision::ApproveForSession)
@@ -356,21 +392,14 @@ async fn approving_for_the_session_lets_later_calls_run_without_asking() {
 
 #[tokio::test]
 async fn bad_resumes_are_refused_before_anything_runs() {
-    let shell = ShellTool::default();
-    let events = Arc::new(CollectingEventSink::new());
-    let provider = scripted(vec![
-        ScriptedTurn::tool_call("c1", "shell", r#"{"command":"ls"}"#),
-        ScriptedTurn::text("unused"),
-    ]);
-    let runtime = runtime(
-        provider.clone(),
-        &events,
-        &shell,
-        Deferring::new(HOUR),
-        None,
-    );
-    let session = SessionId::generate();
-    let pending = pending_of(runtime.session(&session).prompt("ls").await.unwrap_err());
+    let WaitingOnLs {
+        runtime,
+        provider,
+        shell,
+        session,
+        pending,
+        ..
+    } = waiting_on_ls(vec![ScriptedTurn::text("unused")], HOUR, None).await;
     // Decisions together with a new prompt.
     let both = runtime
         .session(&session)
@@ -409,21 +438,13 @@ async fn bad_resumes_are_refused_before_anything_runs() {
 #[tokio::test]
 async fn a_prompt_instead_of_decisions_abandons_the_waiting_call() {
     let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
-    let shell = ShellTool::default();
-    let events = Arc::new(CollectingEventSink::new());
-    let provider = scripted(vec![
-        ScriptedTurn::tool_call("c1", "shell", r#"{"command":"ls"}"#),
-        ScriptedTurn::text("fine"),
-    ]);
-    let runtime = runtime(
-        provider.clone(),
-        &events,
-        &shell,
-        Deferring::new(HOUR),
-        Some(memory.clone()),
-    );
-    let session = SessionId::generate();
-    runtime.session(&session).prompt("ls").await.unwrap_err();
+    let WaitingOnLs {
+        runtime,
+        provider,
+        shell,
+        session,
+        ..
+    } = waiting_on_ls(vec![ScriptedTurn::text("fine")], HOUR, Some(memory)).await;
     runtime
         .session(&session)
         .prompt("never mind")

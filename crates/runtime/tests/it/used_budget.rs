@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use common::*;
-use oxydra_provider::{ModelPrice, PricingTable, ScriptedTurn};
+use oxydra_provider::{ModelPrice, PricingTable, ScriptedProvider, ScriptedTurn};
 use oxydra_runtime::{
-    CancellationToken, CollectingEventSink, LedgerError, RuntimeError, RuntimeLimits, UsageLedger,
-    UsedBudget,
+    AgentRuntimeBuilder, CancellationToken, CollectingEventSink, LedgerError, RuntimeError,
+    RuntimeLimits, UsageLedger, UsedBudget,
 };
 use oxydra_types::{Message, RuntimeEvent, SessionId, Usage};
 
@@ -64,6 +64,19 @@ fn echo_turn(id: &str) -> ScriptedTurn {
     ScriptedTurn::tool_call(id, "echo", r#"{"text":"x"}"#).with_usage(Usage::new(100, 10, 0))
 }
 
+/// A model that calls `echo` ten times (`c0` to `c9`, each 100 + 10 tokens), the event
+/// sink, and a builder of a runtime with the echo tool around both.
+fn echo_loop() -> (
+    Arc<ScriptedProvider>,
+    Arc<CollectingEventSink>,
+    AgentRuntimeBuilder,
+) {
+    let provider = scripted((0..10).map(|i| echo_turn(&format!("c{i}"))).collect());
+    let events = Arc::new(CollectingEventSink::new());
+    let builder = echo_builder(provider.clone(), events.clone());
+    (provider, events, builder)
+}
+
 fn budget_name(error: &RuntimeError) -> &str {
     match error {
         RuntimeError::BudgetExceeded { budget, .. } => budget,
@@ -73,10 +86,8 @@ fn budget_name(error: &RuntimeError) -> &str {
 
 #[tokio::test]
 async fn turns_already_used_count_against_max_turns() {
-    let provider = scripted((0..10).map(|i| echo_turn(&format!("c{i}"))).collect());
-    let events = Arc::new(CollectingEventSink::new());
-    let runtime = builder(provider.clone(), events.clone())
-        .tools(registry(vec![Arc::new(EchoTool)]))
+    let (provider, _events, builder) = echo_loop();
+    let runtime = builder
         .limits(RuntimeLimits {
             max_turns: 5,
             ..limits()
@@ -135,10 +146,8 @@ async fn a_run_whose_turns_are_all_used_makes_no_call() {
 #[tokio::test]
 async fn cost_already_used_counts_against_max_cost() {
     // Each call costs $0.11; $0.30 were spent before; the budget is $0.50.
-    let provider = scripted((0..10).map(|i| echo_turn(&format!("c{i}"))).collect());
-    let events = Arc::new(CollectingEventSink::new());
-    let runtime = builder(provider.clone(), events.clone())
-        .tools(registry(vec![Arc::new(EchoTool)]))
+    let (provider, _events, builder) = echo_loop();
+    let runtime = builder
         .pricing(pricing())
         .limits(RuntimeLimits {
             max_cost: Some(0.5),
@@ -188,8 +197,7 @@ async fn the_outcome_and_final_event_report_the_whole_run() {
         ScriptedTurn::text("done").with_usage(Usage::new(100, 10, 0)),
     ]);
     let events = Arc::new(CollectingEventSink::new());
-    let runtime = builder(provider, events.clone())
-        .tools(registry(vec![Arc::new(EchoTool)]))
+    let runtime = echo_builder(provider, events.clone())
         .pricing(pricing())
         .build()
         .unwrap();
@@ -251,12 +259,8 @@ async fn resuming_an_answered_conversation_reports_what_was_used() {
 
 #[tokio::test]
 async fn a_failing_ledger_stops_the_run_before_the_next_step() {
-    let provider = scripted((0..10).map(|i| echo_turn(&format!("c{i}"))).collect());
-    let events = Arc::new(CollectingEventSink::new());
-    let runtime = builder(provider.clone(), events.clone())
-        .tools(registry(vec![Arc::new(EchoTool)]))
-        .build()
-        .unwrap();
+    let (provider, events, builder) = echo_loop();
+    let runtime = builder.build().unwrap();
     // The third record: the second call counted before it is made.
     let ledger = Arc::new(Recorded {
         fail_at: Some(3),
@@ -286,12 +290,8 @@ async fn a_failing_ledger_stops_the_run_before_the_next_step() {
 
 #[tokio::test]
 async fn a_record_that_hangs_is_cancelled_with_the_run() {
-    let provider = scripted((0..10).map(|i| echo_turn(&format!("c{i}"))).collect());
-    let events = Arc::new(CollectingEventSink::new());
-    let runtime = builder(provider.clone(), events)
-        .tools(registry(vec![Arc::new(EchoTool)]))
-        .build()
-        .unwrap();
+    let (provider, _events, builder) = echo_loop();
+    let runtime = builder.build().unwrap();
     let cancel = CancellationToken::new();
     let ledger = Arc::new(Recorded {
         cancel_at: Some((2, cancel.clone())),

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod approvals;
 pub mod otlp;
 pub mod serve;
 

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
+use oxydra_test_support::MockServer;
 use serde_json::Value;
 
 use super::Sandbox;
@@ -41,6 +42,27 @@ impl Server {
 
     pub fn start_with(sandbox: &Sandbox, envs: &[(&str, &str)], args: &[&str]) -> Self {
         Self::start_on(sandbox, envs, args, sandbox.db.as_os_str())
+    }
+
+    /// `oxydra serve` of `sandbox` on a free loopback port, its model served by
+    /// `provider` (`--base-url`).
+    pub fn start_against(sandbox: &Sandbox, provider: &MockServer) -> Self {
+        Self::start_against_on(sandbox, provider, sandbox.db.as_os_str())
+    }
+
+    /// Like [`Server::start_against`] on the database `db` (a file or a URL).
+    pub fn start_against_on(
+        sandbox: &Sandbox,
+        provider: &MockServer,
+        db: &std::ffi::OsStr,
+    ) -> Self {
+        let url = provider.openai_url();
+        Self::start_on(
+            sandbox,
+            &[],
+            &["--addr", "127.0.0.1:0", "--base-url", &url],
+            db,
+        )
     }
 
     /// Like [`Server::start_with`] on the database `db` (a file or a URL).

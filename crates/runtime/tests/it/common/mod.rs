@@ -204,6 +204,14 @@ pub fn builder(
         .event_sink(events)
 }
 
+/// [`builder`] with the `echo` tool ([`EchoTool`]) registered.
+pub fn echo_builder(
+    provider: Arc<ScriptedProvider>,
+    events: Arc<CollectingEventSink>,
+) -> AgentRuntimeBuilder {
+    builder(provider, events).tools(registry(vec![Arc::new(EchoTool)]))
+}
+
 /// Starts `prompt` on `session` in a task of its own, cancelled by `cancel`: the run a
 /// test cancels while it waits.
 pub fn spawn_prompt(
