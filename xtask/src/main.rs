@@ -47,7 +47,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci | run [ARGS…] | bench [FILTER] | tasks [OPTIONS] | peer-cost [--pairs N]>"
+                "usage: cargo xtask <ci | run [ARGS…] | bench [FILTER] | tasks [OPTIONS] | peer-cost [--pairs N] [--no-build] [--oxydra PATH] [--server PATH]>"
             );
             return ExitCode::from(2);
         }

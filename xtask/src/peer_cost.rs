@@ -1,4 +1,5 @@
-//! `cargo xtask peer-cost [--pairs N]`: the whole-process cost of `oxydra run` against
+//! `cargo xtask peer-cost [--pairs N] [--no-build] [--oxydra PATH] [--server PATH]`:
+//! the whole-process cost of `oxydra run` against
 //! rig's on the same scenario, written into `docs/performance.md`.
 //!
 //! The scenario is `oxydra_test_support::file_read_scenario` (20 turns × 8 parallel
@@ -13,6 +14,10 @@
 //! of that one child, and the wall time. The peak RSS has a floor of the measuring
 //! process's own (~2 MiB): the child is spawned with `vfork`, and Linux counts the
 //! parent's pages at the `exec`. It is never part of `cargo xtask ci`.
+//!
+//! `--no-build` runs the binaries already in `target/` (e.g. after a build with other
+//! flags); `--oxydra` and `--server` name other `oxydra` and scenario-server binaries
+//! (the server's speed is not measured, only the two clients are).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -49,6 +54,9 @@ struct Side {
 /// Runs the comparison with the command-line `args` (after `peer-cost`).
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut pairs = DEFAULT_PAIRS;
+    let mut build = true;
+    let mut oxydra_override = None;
+    let mut server_override = None;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
@@ -59,6 +67,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
                     .filter(|&n| n > 0)
                     .ok_or("--pairs needs a number above 0")?;
             }
+            "--no-build" => build = false,
+            "--oxydra" => {
+                oxydra_override = Some(PathBuf::from(rest.next().ok_or("--oxydra needs a path")?));
+            }
+            "--server" => {
+                server_override = Some(PathBuf::from(rest.next().ok_or("--server needs a path")?));
+            }
             other => {
                 return Err(format!(
                     "unknown option {other} (see xtask/src/peer_cost.rs)"
@@ -68,39 +83,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let root = crate::workspace_root();
     let target = crate::bench::target_dir(&root, std::env::var_os("CARGO_TARGET_DIR"));
-    // Built one package at a time: together, cargo would unify their dependencies'
-    // features and build an `oxydra` other than the one users get.
-    cargo(
-        &root,
-        &["build", "--release", "-p", "oxydra-cli", "--bin", "oxydra"],
-    )?;
-    cargo(
-        &root,
-        &[
-            "build",
-            "--release",
-            "-p",
-            "oxydra-test-support",
-            "--bin",
-            "scenario_server",
-        ],
-    )?;
     let peer_target = target.join("peer-rig");
-    let peer_manifest = root.join("bench/peer-rig/Cargo.toml");
-    cargo(
-        &root,
-        &[
-            "build",
-            "--release",
-            "--locked",
-            "--manifest-path",
-            &peer_manifest.display().to_string(),
-            "--target-dir",
-            &peer_target.display().to_string(),
-        ],
-    )?;
-    let oxydra = target.join("release/oxydra");
-    let server = target.join("release/scenario_server");
+    if build {
+        build_all(&root, &peer_target)?;
+    }
+    let oxydra = oxydra_override.unwrap_or_else(|| target.join("release/oxydra"));
+    let server = server_override.unwrap_or_else(|| target.join("release/scenario_server"));
     let rig = peer_target.join("release/peer-rig");
 
     let scratch = target.join("peer-cost");
@@ -176,6 +164,40 @@ pub fn run(args: &[String]) -> Result<(), String> {
     eprintln!("==> wrote the peer-cost table to {}", doc.display());
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
+}
+
+/// Builds the three binaries in release: `oxydra`, the scenario server and the peer.
+fn build_all(root: &Path, peer_target: &Path) -> Result<(), String> {
+    // Built one package at a time: together, cargo would unify their dependencies'
+    // features and build an `oxydra` other than the one users get.
+    cargo(
+        root,
+        &["build", "--release", "-p", "oxydra-cli", "--bin", "oxydra"],
+    )?;
+    cargo(
+        root,
+        &[
+            "build",
+            "--release",
+            "-p",
+            "oxydra-test-support",
+            "--bin",
+            "scenario_server",
+        ],
+    )?;
+    let peer_manifest = root.join("bench/peer-rig/Cargo.toml");
+    cargo(
+        root,
+        &[
+            "build",
+            "--release",
+            "--locked",
+            "--manifest-path",
+            &peer_manifest.display().to_string(),
+            "--target-dir",
+            &peer_target.display().to_string(),
+        ],
+    )
 }
 
 /// `xtask measure -- COMMAND ARGS…`: runs the command (output discarded) and prints
