@@ -13,13 +13,31 @@ use crate::tool_format::ToolFormat;
 /// The rule the sampler starts from.
 pub const ROOT_RULE: &str = "oxydra-calls";
 
-/// A grammar for a request's tool calls.
+/// A grammar for a request's output: its tool calls, or a small model's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolGrammar {
     /// The GBNF text.
     pub gbnf: String,
-    /// The text that switches the grammar on.
+    /// The text that switches the grammar on (when the grammar is lazy).
     pub trigger: String,
+}
+
+/// The grammar of an answer in text, for a small model's turn that may call no tool:
+/// it opens with neither a blank nor `<`, and no `<` in it is followed by a letter,
+/// `/`, `!`, `?`, `|` or `<`, so it cannot open a tag — `<tool_call>`, `</tool_response>`,
+/// `<|im_start|>`. A small model that made calls in the turns before copies their
+/// syntax as text otherwise, and the answer holds no answer. A `<` before a digit, a
+/// blank or `=` (`x < 3`, `<=`) is still allowed.
+pub fn answer_grammar() -> ToolGrammar {
+    ToolGrammar {
+        gbnf: format!(
+            "{ROOT_RULE} ::= oxydra-first oxydra-char*\n\
+             oxydra-first ::= [^< \\t\\n\\r]\n\
+             oxydra-char ::= [^<] | \"<\" oxydra-after\n\
+             oxydra-after ::= [^a-zA-Z/!?|<]\n"
+        ),
+        trigger: String::new(),
+    }
 }
 
 /// The JSON Schema of one call of `tool`: its name, and its arguments checked by
@@ -74,6 +92,20 @@ fn call_schema_text(format: ToolFormat, tool: &ToolSchema) -> String {
 /// or more calls (Hermes: one `<tool_call>` holding a call or a list of calls, so a
 /// small model cannot repeat the block until its token limit).
 pub fn tool_grammar(format: ToolFormat, tools: &[ToolSchema]) -> Result<ToolGrammar, LocalError> {
+    grammar(format, tools, false)
+}
+
+/// [`tool_grammar`] for a single call: a small model offered a list writes a second
+/// call that undoes the first (two `file_write`s to one path, the second with the
+/// argument's description as the content) or repeats it.
+pub fn one_call_grammar(
+    format: ToolFormat,
+    tools: &[ToolSchema],
+) -> Result<ToolGrammar, LocalError> {
+    grammar(format, tools, true)
+}
+
+fn grammar(format: ToolFormat, tools: &[ToolSchema], one: bool) -> Result<ToolGrammar, LocalError> {
     if tools.is_empty() {
         return Err(LocalError::Grammar {
             message: "no tools to call".into(),
@@ -93,15 +125,24 @@ pub fn tool_grammar(format: ToolFormat, tools: &[ToolSchema]) -> Result<ToolGram
             message: error.to_string(),
         })?;
     // The converted schema's start rule is `root`; the call syntax goes around it.
-    let wrapper = match format {
-        ToolFormat::Hermes => format!(
+    let wrapper = match (format, one) {
+        (ToolFormat::Hermes, false) => format!(
             "{ROOT_RULE} ::= oxydra-call\n\
              oxydra-call ::= \"<tool_call>\" \"\\n\"? (root | oxydra-list) \"\\n\"? \"</tool_call>\"\n\
              oxydra-list ::= \"[\" \"\\n\"? root (\",\" [ \\n]? root)* \"\\n\"? \"]\"\n"
         ),
-        ToolFormat::Llama3Json => format!("{ROOT_RULE} ::= root (\"; \" root)*\n"),
-        ToolFormat::Mistral => {
+        (ToolFormat::Hermes, true) => format!(
+            "{ROOT_RULE} ::= oxydra-call\n\
+             oxydra-call ::= \"<tool_call>\" \"\\n\"? (root | oxydra-list) \"\\n\"? \"</tool_call>\"\n\
+             oxydra-list ::= \"[\" \"\\n\"? root \"\\n\"? \"]\"\n"
+        ),
+        (ToolFormat::Llama3Json, false) => format!("{ROOT_RULE} ::= root (\"; \" root)*\n"),
+        (ToolFormat::Llama3Json, true) => format!("{ROOT_RULE} ::= root\n"),
+        (ToolFormat::Mistral, false) => {
             format!("{ROOT_RULE} ::= \"[TOOL_CALLS]\" \" \"? \"[\" root (\", \" root)* \"]\"\n")
+        }
+        (ToolFormat::Mistral, true) => {
+            format!("{ROOT_RULE} ::= \"[TOOL_CALLS]\" \" \"? \"[\" root \"]\"\n")
         }
     };
     Ok(ToolGrammar {
@@ -210,6 +251,48 @@ mod tests {
             "{}",
             mistral.gbnf
         );
+    }
+
+    #[test]
+    fn the_answer_grammar_opens_with_text_and_never_a_tag() {
+        let grammar = answer_grammar();
+        let rules: Vec<&str> = grammar.gbnf.lines().collect();
+        assert_eq!(
+            rules.first().copied(),
+            Some("oxydra-calls ::= oxydra-first oxydra-char*")
+        );
+        // The first character is neither `<` nor a blank; a later `<` is followed by
+        // no tag character.
+        assert!(
+            rules.contains(&"oxydra-first ::= [^< \\t\\n\\r]"),
+            "{rules:?}"
+        );
+        assert!(
+            rules.contains(&"oxydra-after ::= [^a-zA-Z/!?|<]"),
+            "{rules:?}"
+        );
+        assert!(grammar.trigger.is_empty());
+    }
+
+    #[test]
+    fn the_one_call_grammar_has_no_second_call() {
+        let many = tool_grammar(ToolFormat::Hermes, &[read_tool()]).unwrap();
+        let one = one_call_grammar(ToolFormat::Hermes, &[read_tool()]).unwrap();
+        assert!(many.gbnf.contains("(\",\" [ \\n]? root)*"), "{}", many.gbnf);
+        assert!(
+            one.gbnf
+                .contains("oxydra-list ::= \"[\" \"\\n\"? root \"\\n\"? \"]\"\n"),
+            "{}",
+            one.gbnf
+        );
+        assert!(!one.gbnf.contains(")*\"\\n\"? \"]\""), "{}", one.gbnf);
+        assert_eq!(one.trigger, many.trigger);
+        for format in [ToolFormat::Llama3Json, ToolFormat::Mistral] {
+            let one = one_call_grammar(format, &[read_tool()]).unwrap();
+            let first = one.gbnf.lines().next().unwrap();
+            assert!(!first.contains('*'), "{first}");
+        }
+        assert!(one_call_grammar(ToolFormat::Hermes, &[]).is_err());
     }
 
     #[test]

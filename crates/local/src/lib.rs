@@ -40,6 +40,7 @@ mod output;
 mod provider;
 mod repetition_guard;
 mod sampling;
+mod small_schema;
 mod template;
 mod tool_format;
 mod tool_prompt;
@@ -47,14 +48,15 @@ mod tool_prompt;
 pub use choices::{ArgumentChoice, ArgumentChoices};
 pub use config::{DEFAULT_MAX_CONTEXT, LocalConfig};
 pub use error::LocalError;
-pub use grammar::{ToolGrammar, tool_grammar};
+pub use grammar::{ToolGrammar, answer_grammar, one_call_grammar, tool_grammar};
 pub use hard_exit::exit_skipping_destructors;
 pub use model::stop_all;
 pub use provider::{LocalProvider, REPETITION_NOTE, SMALL_MODEL_PARAMETERS};
 pub use repetition_guard::RepetitionGuard;
 pub use sampling::{
     DEFAULT_MAX_TOKENS, DEFAULT_MIN_P, DEFAULT_REPEAT_LAST_N, DEFAULT_REPEAT_PENALTY,
-    DEFAULT_TEMPERATURE, DEFAULT_TOP_K, DEFAULT_TOP_P, Sampling, SamplingOverrides,
+    DEFAULT_TEMPERATURE, DEFAULT_TOP_K, DEFAULT_TOP_P, SMALL_MODEL_TEMPERATURE, SMALL_MODEL_TOP_P,
+    Sampling, SamplingOverrides,
 };
 pub use template::{ChatTemplate, FALLBACK_TEMPLATE, OUTPUT_ALLOWANCE, TEMPLATE_FUEL};
 pub use tool_format::{ParsedCall, ToolFormat};

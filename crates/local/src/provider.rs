@@ -26,10 +26,11 @@ const LOCAL_PROVIDER_NAME: &str = "local";
 /// projector (mmproj), so the model reads text only.
 const NO_PROJECTOR: &str = "the embedded llama.cpp model has no multimodal projector (mmproj) loaded and reads text only; \
      use a provider with vision (openai, anthropic, gemini, ollama) for images and documents";
-use crate::grammar::tool_grammar;
+use crate::grammar::{answer_grammar, one_call_grammar, tool_grammar};
 use crate::model::{self, LoadedModel};
 use crate::output::OutputSplitter;
-use crate::sampling::Sampling;
+use crate::sampling::{Sampling, SamplingOverrides};
+use crate::small_schema;
 
 /// The note that ends an answer the repetition guard cut, so that whoever reads
 /// it (the user, the stored session, the model on its next turn) knows why.
@@ -58,7 +59,13 @@ impl LocalProvider {
     /// [`load_async`](Self::load_async).
     pub fn load(config: &LocalConfig) -> Result<Self, LocalError> {
         let model = model::load(config)?;
-        let sampling = config.sampling.or(model.info.recommended).resolve()?;
+        // A small model without a recommendation samples cooler than llama.cpp's default.
+        let fallback = if model.info.parameters < SMALL_MODEL_PARAMETERS {
+            model.info.recommended.or(SamplingOverrides::small_model())
+        } else {
+            model.info.recommended
+        };
+        let sampling = config.sampling.or(fallback).resolve()?;
         Ok(Self {
             model,
             sampling,
@@ -110,7 +117,8 @@ impl LocalProvider {
         self
     }
 
-    /// Applies the argument choices to `tools` and renders the prompt, on a blocking
+    /// Applies the argument choices to `tools` (and, for a small model, keeps only the
+    /// arguments a call needs: [`small_schema`]) and renders the prompt, on a blocking
     /// thread (the choices may read the disk; a chat template is code that came with
     /// the model file). Returns the prompt and the tools as the model sees them. The
     /// wait ends when `cancel` fires, even while a template still burns its fuel.
@@ -123,10 +131,16 @@ impl LocalProvider {
         let template = Arc::clone(&self.model.info.template);
         let messages = messages.to_vec();
         let source = self.choices.clone().filter(|_| !tools.is_empty());
+        let small = self.is_small();
         let render = tokio::task::spawn_blocking(move || {
-            let tools = match source {
-                Some(source) => choices::apply(&tools, &source.choices(&messages)),
-                None => tools,
+            let chosen = source
+                .map(|source| source.choices(&messages))
+                .unwrap_or_default();
+            let tools = choices::apply(&tools, &chosen);
+            let tools = if small {
+                small_schema::required_only(&tools, &chosen)
+            } else {
+                tools
             };
             template
                 .render(&messages, &tools)
@@ -164,10 +178,16 @@ impl LocalProvider {
         }
         let format = self.model.info.template.tool_format();
         let (prompt, tools) = self.render(&request.messages, tools, cancel).await?;
-        let grammar = if tools.is_empty() {
-            None
-        } else {
+        // A small model's answer turn (tool choice `none`) is held to text that opens
+        // no tag: it imitates the calls of the earlier turns otherwise.
+        let grammar = if !tools.is_empty() && self.is_small() {
+            Some(one_call_grammar(format, &tools)?)
+        } else if !tools.is_empty() {
             Some(tool_grammar(format, &tools)?)
+        } else if self.is_small() && request.tool_choice == ToolChoice::None {
+            Some(answer_grammar())
+        } else {
+            None
         };
         let (events, receiver) = unbounded_channel();
         self.model.submit(Job {

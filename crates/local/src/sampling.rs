@@ -29,6 +29,15 @@ pub const DEFAULT_REPEAT_LAST_N: i32 = 64;
 /// tool call, and a bound on a model that never stops.
 pub const DEFAULT_MAX_TOKENS: u32 = 2048;
 
+/// The temperature of a small model (under
+/// [`SMALL_MODEL_PARAMETERS`](crate::SMALL_MODEL_PARAMETERS)) whose configuration and
+/// GGUF set none: SmolLM2's model card samples at 0.2. At llama.cpp's 0.8 a 135M
+/// model paraphrases what it read ("a lighter shade of tan" for "teal").
+pub const SMALL_MODEL_TEMPERATURE: f32 = 0.2;
+/// The top-p of a small model whose configuration and GGUF set none (SmolLM2's
+/// model card).
+pub const SMALL_MODEL_TOP_P: f32 = 0.9;
+
 /// Sampling settings, each `None` where it is not set: what the configuration
 /// (`[provider.sampling]`) or a GGUF's `general.sampling.*` metadata says.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -52,6 +61,16 @@ pub struct SamplingOverrides {
 }
 
 impl SamplingOverrides {
+    /// The defaults of a small model: [`SMALL_MODEL_TEMPERATURE`] and
+    /// [`SMALL_MODEL_TOP_P`], the rest unset.
+    pub fn small_model() -> Self {
+        Self {
+            temperature: Some(SMALL_MODEL_TEMPERATURE),
+            top_p: Some(SMALL_MODEL_TOP_P),
+            ..Self::default()
+        }
+    }
+
     /// Settings where `self` has none taken from `fallback`.
     pub fn or(self, fallback: Self) -> Self {
         Self {

@@ -48,15 +48,23 @@ pub fn policy(
 
 /// The tool choice of a small local model's run on `prompt` in `workspace` (when the
 /// configuration sets none): its first turn must call `file_read` when the prompt names
-/// a file of the workspace, `file_list` when it names only a directory, any tool
-/// otherwise; its later turns answer in text. A model that small, free to pick among
-/// the file tools, often lists the folder of the file it was asked about and answers
-/// from imagination.
+/// a file of the workspace, `file_write` when it names a file that does not exist yet
+/// and asks for one to be written ([`asks_to_write`]), `file_search` when it names a
+/// directory and asks which file holds something ([`asks_to_search`]), `file_list`
+/// when it names only a directory, any tool otherwise; its later turns answer in text. A model that small,
+/// free to pick among the file tools, often lists the folder of the file it was asked
+/// about and answers from imagination, or lists the folder it was asked to write in.
 pub fn small_model_first_call(workspace: &std::path::Path, prompt: &str) -> FirstCall {
     let asked = oxydra::types::Message::user(prompt);
     let (files, dirs) = super::workspace_paths::named_paths(workspace, [&asked]);
     let first = if !files.is_empty() {
         ToolChoice::Tool("file_read".to_owned())
+    } else if asks_to_write(prompt)
+        && !super::workspace_paths::named_new_files(workspace, [&asked]).is_empty()
+    {
+        ToolChoice::Tool("file_write".to_owned())
+    } else if !dirs.is_empty() && asks_to_search(prompt) {
+        ToolChoice::Tool("file_search".to_owned())
     } else if !dirs.is_empty() {
         ToolChoice::Tool("file_list".to_owned())
     } else {
@@ -66,6 +74,33 @@ pub fn small_model_first_call(workspace: &std::path::Path, prompt: &str) -> Firs
         first,
         then: ToolChoice::None,
     }
+}
+
+/// The verbs that ask for a file to be written.
+const WRITE_VERBS: [&str; 6] = ["create", "write", "save", "make", "store", "generate"];
+
+/// Whether `prompt` asks for something to be written: it holds one of
+/// [`WRITE_VERBS`] as a word, in any case.
+pub fn asks_to_write(prompt: &str) -> bool {
+    prompt.split(|c: char| !c.is_alphabetic()).any(|word| {
+        WRITE_VERBS
+            .iter()
+            .any(|verb| word.eq_ignore_ascii_case(verb))
+    })
+}
+
+/// The words that ask which file holds something.
+const SEARCH_WORDS: [&str; 5] = ["mention", "mentions", "contains", "search", "grep"];
+
+/// Whether `prompt` asks which file holds something: it holds one of
+/// [`SEARCH_WORDS`] as a word, in any case. A listing shows names, not what the
+/// files say.
+pub fn asks_to_search(prompt: &str) -> bool {
+    prompt.split(|c: char| !c.is_alphabetic()).any(|word| {
+        SEARCH_WORDS
+            .iter()
+            .any(|verb| word.eq_ignore_ascii_case(verb))
+    })
 }
 
 /// Whether a run gets the small-model default tool choice: a small local model and no
@@ -170,17 +205,59 @@ mod tests {
             first("Which files are in the notes folder?"),
             ToolChoice::Tool("file_list".into())
         );
-        // A file that does not exist yet, or a path out of the workspace, names nothing.
+        // A path out of the workspace names nothing; nor does a missing file the
+        // prompt does not ask to write.
         for prompt in [
-            "Create greeting.txt",
             "Read ../notes/plan.md",
             "Read /etc/passwd",
+            "What does greeting.txt say?",
+            "Create ../escape.txt",
+            "Write a poem, e.g. about 1.5 cats",
         ] {
             assert_eq!(first(prompt), ToolChoice::Required, "{prompt}");
         }
         // Once a call was made, the model answers.
         let policy = small_model_first_call(workspace.path(), "Read notes/plan.md");
         assert_eq!(policy.choose(TurnInfo::new(2, 1)), ToolChoice::None);
+    }
+
+    #[test]
+    fn a_small_model_writes_the_new_file_a_prompt_asks_for_first() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(workspace.path().join("notes")).unwrap();
+        std::fs::write(workspace.path().join("notes/plan.md"), "teal").unwrap();
+        let first = |prompt: &str| {
+            small_model_first_call(workspace.path(), prompt).choose(TurnInfo::new(1, 0))
+        };
+        for prompt in [
+            "Create a file named greeting.txt that says: hello",
+            "WRITE notes/todo.md with three items",
+            "save 'report.csv' in the notes folder",
+        ] {
+            assert_eq!(
+                first(prompt),
+                ToolChoice::Tool("file_write".into()),
+                "{prompt}"
+            );
+        }
+        // A file that exists is read, even when the prompt asks for a write.
+        assert_eq!(
+            first("Create a copy of notes/plan.md"),
+            ToolChoice::Tool("file_read".into())
+        );
+        // No new file named: the write verb alone does not pick the tool.
+        assert_eq!(
+            first("Write a file in the notes folder"),
+            ToolChoice::Tool("file_list".into())
+        );
+        assert_eq!(
+            first("Which file in notes mentions the fence?"),
+            ToolChoice::Tool("file_search".into())
+        );
+        assert!(asks_to_write("Please make it so"));
+        assert!(asks_to_search("what CONTAINS x"));
+        assert!(!asks_to_search("the research containers"));
+        assert!(!asks_to_write("the remake of the writer's creation"));
     }
 
     #[test]

@@ -64,8 +64,21 @@ impl ArgumentChoices for WorkspacePaths {
             choices.push(ArgumentChoice::new("file_read", "path", files));
         }
         choices.push(ArgumentChoice::new("file_search", "path", both));
+        choices.extend(write_choice(&self.root, messages));
         choices
     }
+}
+
+/// The choice of `file_write`'s `path`: the new files the user names
+/// ([`named_new_files`]), when there are any; otherwise the path stays free. A file
+/// that exists is never offered: a small model asked about a file must not be steered
+/// into writing over it.
+fn write_choice(root: &Path, messages: &[Message]) -> Option<ArgumentChoice> {
+    let asked = messages
+        .iter()
+        .filter(|message| message.role == MessageRole::User);
+    let new = named_new_files(root, asked);
+    (!new.is_empty()).then(|| ArgumentChoice::new("file_write", "path", new))
 }
 
 /// The choices of a workspace too large to list: the files and directories the
@@ -83,7 +96,82 @@ fn named_choices(root: &Path, messages: &[Message]) -> Vec<ArgumentChoice> {
         let both: Vec<String> = dirs.into_iter().chain(files).collect();
         choices.push(ArgumentChoice::new("file_search", "path", both));
     }
+    choices.extend(write_choice(root, messages));
     choices
+}
+
+/// The words of `text` that may be paths (split at blanks, quotes, brackets and
+/// commas; sentence punctuation and `./` and a trailing `/` taken off), in its first
+/// [`SCANNED_BYTES`].
+fn path_words(text: &str) -> impl Iterator<Item = &str> {
+    let end = (0..=text.len().min(SCANNED_BYTES))
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    text.get(..end)
+        .unwrap_or("")
+        .split(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '`' | '"' | '\'' | ',' | '(' | ')' | '<' | '>' | '[' | ']'
+                )
+        })
+        .map(|word| {
+            let word = word.trim_end_matches(['.', ':', ';', '!', '?']);
+            word.strip_prefix("./")
+                .unwrap_or(word)
+                .trim_end_matches('/')
+        })
+}
+
+/// The files `messages` name that do not exist under `root` yet (sorted, at most
+/// [`MAX_FILES`]): relative paths inside the workspace as [`named_paths`] takes them,
+/// with no `:` (a URL), whose last part looks like a file's name — a stem and an
+/// extension of letters and digits, at least one letter (`greeting.txt`,
+/// `notes/todo.md`; not `1.5`, `e.g`) — and whose parent is not a file.
+pub fn named_new_files<'a>(
+    root: &Path,
+    messages: impl IntoIterator<Item = &'a Message>,
+) -> Vec<String> {
+    let mut files: Vec<String> = Vec::new();
+    for message in messages {
+        for word in path_words(message.text()) {
+            let Some(path) = safe_relative(word).filter(|_| !word.contains(':')) else {
+                continue;
+            };
+            if !looks_like_file_name(path) || std::fs::symlink_metadata(root.join(path)).is_ok() {
+                continue;
+            }
+            let parent_is_file = path
+                .parent()
+                .filter(|parent| !parent.as_os_str().is_empty())
+                .and_then(|parent| std::fs::symlink_metadata(root.join(parent)).ok())
+                .is_some_and(|meta| !meta.is_dir());
+            if !parent_is_file && !files.iter().any(|known| known == word) {
+                files.push(word.to_owned());
+            }
+        }
+    }
+    files.sort();
+    files.truncate(MAX_FILES);
+    files
+}
+
+/// Whether the last part of `path` is a stem and an extension of ASCII letters and
+/// digits (at least one letter, at most 10), the two not both a single character.
+fn looks_like_file_name(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
+        return false;
+    };
+    let Some((stem, extension)) = name.rsplit_once('.') else {
+        return false;
+    };
+    !stem.is_empty()
+        && (1..=10).contains(&extension.len())
+        && extension.chars().all(|c| c.is_ascii_alphanumeric())
+        && extension.chars().any(|c| c.is_ascii_alphabetic())
+        && (stem.chars().count() > 1 || extension.len() > 1)
 }
 
 /// The relative paths `messages` name that are files or directories under `root`
@@ -96,23 +184,7 @@ pub fn named_paths<'a>(
     let mut files = Vec::new();
     let mut dirs = Vec::new();
     for message in messages {
-        let text = message.text();
-        let end = (0..=text.len().min(SCANNED_BYTES))
-            .rev()
-            .find(|&i| text.is_char_boundary(i))
-            .unwrap_or(0);
-        for word in text.get(..end).unwrap_or("").split(|c: char| {
-            c.is_whitespace()
-                || matches!(
-                    c,
-                    '`' | '"' | '\'' | ',' | '(' | ')' | '<' | '>' | '[' | ']'
-                )
-        }) {
-            let word = word.trim_end_matches(['.', ':', ';', '!', '?']);
-            let word = word
-                .strip_prefix("./")
-                .unwrap_or(word)
-                .trim_end_matches('/');
+        for word in path_words(message.text()) {
             let Some(path) = safe_relative(word) else {
                 continue;
             };
@@ -294,6 +366,47 @@ mod tests {
         assert_eq!(read.values, ["README.md", "docs/guide.md"]);
         let silent = WorkspacePaths::new(dir.path()).choices(&[Message::user("Hello")]);
         assert!(silent.is_empty(), "{silent:?}");
+    }
+
+    #[test]
+    fn a_new_file_the_user_names_is_the_write_choice() {
+        let dir = workspace(&["README.md", "notes/plan.md"]);
+        let write = |text: &str| {
+            WorkspacePaths::new(dir.path())
+                .choices(&[Message::user(text)])
+                .into_iter()
+                .find(|c| c.tool == "file_write")
+                .map(|c| c.values)
+        };
+        assert_eq!(
+            write("Create a file named greeting.txt that says: hello").unwrap(),
+            ["greeting.txt"]
+        );
+        assert_eq!(
+            write("Write `notes/todo.md` and ./out/report.v2.json, then greeting.txt.").unwrap(),
+            ["greeting.txt", "notes/todo.md", "out/report.v2.json"]
+        );
+        // Files that exist, paths out of the workspace, under a file, hidden, URLs and
+        // words that only look like names are never write choices.
+        for text in [
+            "Write over README.md and notes/plan.md",
+            "Create ../up.txt, /tmp/abs.txt, README.md/inner.txt and .hidden.txt",
+            "Save https://example.com/page.html",
+            "Make it 1.5 times bigger, e.g. now",
+            "Write a poem",
+        ] {
+            assert_eq!(write(text), None, "{text}");
+        }
+        // Only what the user says counts, not a tool's output.
+        let listed = [
+            Message::user("What is here?"),
+            Message::tool_result(CallId::from("c1"), "file_list", "draft.txt"),
+        ];
+        let choices = WorkspacePaths::new(dir.path()).choices(&listed);
+        assert!(
+            choices.iter().all(|c| c.tool != "file_write"),
+            "{choices:?}"
+        );
     }
 
     #[test]

@@ -13,3 +13,4 @@
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod openmp_spin;
 mod real_model;
+mod small_model;

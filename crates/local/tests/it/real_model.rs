@@ -58,13 +58,21 @@ async fn a_plain_prompt_ends_within_the_output_cap() {
 }
 
 #[tokio::test]
-async fn without_a_recommendation_in_the_gguf_the_defaults_apply() {
+async fn without_a_recommendation_in_the_gguf_the_small_model_defaults_apply() {
     let Some(model) = test_model::or_skip() else {
         return;
     };
     let provider = load(LocalConfig::new(model)).await;
-    assert_eq!(provider.sampling(), Sampling::default());
-    assert_eq!(provider.sampling().temperature, 0.8);
+    assert!(provider.is_small());
+    assert_eq!(
+        provider.sampling(),
+        Sampling {
+            temperature: oxydra_local::SMALL_MODEL_TEMPERATURE,
+            top_p: oxydra_local::SMALL_MODEL_TOP_P,
+            ..Sampling::default()
+        }
+    );
+    assert_eq!(provider.sampling().temperature, 0.2);
     assert_eq!(provider.sampling().repeat_last_n, 64);
 }
 
@@ -92,7 +100,8 @@ async fn the_gguf_recommendation_is_used_and_the_configuration_wins_over_it() {
     assert_eq!(sampling.temperature, 0.25);
     assert_eq!(sampling.top_k, 5);
     assert_eq!(sampling.repeat_last_n, 32);
-    assert_eq!(sampling.top_p, oxydra_local::DEFAULT_TOP_P);
+    // What neither sets comes from the small-model defaults.
+    assert_eq!(sampling.top_p, oxydra_local::SMALL_MODEL_TOP_P);
 }
 
 #[tokio::test]
