@@ -29,7 +29,9 @@ if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import llama_cpp.server' 
 fi
 python3 -m venv "$VENV"
 echo "building llama-cpp-python[server]==$VERSION into $VENV (GGML_NATIVE=OFF; this takes a while)"
-CMAKE_ARGS="-DGGML_NATIVE=OFF" nice -n 10 "$VENV/bin/pip" install --no-cache-dir \
+# Text only: the multimodal (llava/mtmd) library is not built; every core compiles.
+CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+  CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" nice -n "${OXYDRA_PEER_NICE:-10}" "$VENV/bin/pip" install --no-cache-dir \
   "llama-cpp-python[server]==$VERSION"
 "$VENV/bin/python" -c 'import llama_cpp.server'
 echo "installed: cargo xtask tasks --peer runs it"

@@ -20,6 +20,7 @@ use std::io::Write;
 use std::time::Duration;
 
 /// How long an exit waits for the local model's threads to stop.
+#[cfg_attr(not(feature = "local"), allow(dead_code))]
 pub const LOCAL_STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// Stops the local models (if any were loaded) before the process exits; `false`

@@ -54,6 +54,7 @@ pub fn policy(
 /// when it names only a directory, any tool otherwise; its later turns answer in text. A model that small,
 /// free to pick among the file tools, often lists the folder of the file it was asked
 /// about and answers from imagination, or lists the folder it was asked to write in.
+#[cfg(feature = "local")]
 pub fn small_model_first_call(workspace: &std::path::Path, prompt: &str) -> FirstCall {
     let asked = oxydra::types::Message::user(prompt);
     let (files, dirs) = super::workspace_paths::named_paths(workspace, [&asked]);
@@ -76,11 +77,22 @@ pub fn small_model_first_call(workspace: &std::path::Path, prompt: &str) -> Firs
     }
 }
 
+/// Without the embedded model there is no small local model: any first call, then text.
+#[cfg(not(feature = "local"))]
+pub fn small_model_first_call(_workspace: &std::path::Path, _prompt: &str) -> FirstCall {
+    FirstCall {
+        first: ToolChoice::Required,
+        then: ToolChoice::None,
+    }
+}
+
 /// The verbs that ask for a file to be written.
+#[cfg_attr(not(feature = "local"), allow(dead_code))]
 const WRITE_VERBS: [&str; 6] = ["create", "write", "save", "make", "store", "generate"];
 
 /// Whether `prompt` asks for something to be written: it holds one of
 /// [`WRITE_VERBS`] as a word, in any case.
+#[cfg_attr(not(feature = "local"), allow(dead_code))]
 pub fn asks_to_write(prompt: &str) -> bool {
     prompt.split(|c: char| !c.is_alphabetic()).any(|word| {
         WRITE_VERBS
@@ -90,11 +102,13 @@ pub fn asks_to_write(prompt: &str) -> bool {
 }
 
 /// The words that ask which file holds something.
+#[cfg_attr(not(feature = "local"), allow(dead_code))]
 const SEARCH_WORDS: [&str; 5] = ["mention", "mentions", "contains", "search", "grep"];
 
 /// Whether `prompt` asks which file holds something: it holds one of
 /// [`SEARCH_WORDS`] as a word, in any case. A listing shows names, not what the
 /// files say.
+#[cfg_attr(not(feature = "local"), allow(dead_code))]
 pub fn asks_to_search(prompt: &str) -> bool {
     prompt.split(|c: char| !c.is_alphabetic()).any(|word| {
         SEARCH_WORDS
@@ -189,6 +203,7 @@ mod tests {
             .choose(TurnInfo::new(1, 0))
     }
 
+    #[cfg(feature = "local")]
     #[test]
     fn a_small_model_reads_the_file_a_prompt_names_first() {
         let workspace = tempfile::tempdir().unwrap();
@@ -221,6 +236,7 @@ mod tests {
         assert_eq!(policy.choose(TurnInfo::new(2, 1)), ToolChoice::None);
     }
 
+    #[cfg(feature = "local")]
     #[test]
     fn a_small_model_writes_the_new_file_a_prompt_asks_for_first() {
         let workspace = tempfile::tempdir().unwrap();

@@ -93,6 +93,20 @@ pub(crate) fn validate(body: &Value, issued: &[(String, Value, String)]) -> Resu
     Ok(())
 }
 
+/// A strict server that answers every valid request with recorded text (a turn after a
+/// tool result), refusing what the API refuses: for tests of what a request carries.
+pub(crate) fn strict_text_server() -> MockServer {
+    MockServer::builder()
+        .respond_with(|request| match validate(&request.body, &[]) {
+            Ok(()) => Reply::sse(fixture(
+                "gemini/gemini3_pro_text_after_tool_result_stream.sse",
+            )),
+            Err(message) => invalid(&message),
+        })
+        .start()
+        .unwrap()
+}
+
 /// The strict server: answers turn 1 with a signed function call (recorded from
 /// gemini-3-pro) and later turns with text, refusing what the API refuses.
 fn strict_server() -> MockServer {

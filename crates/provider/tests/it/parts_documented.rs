@@ -17,7 +17,7 @@ use oxydra_provider::{
     AnthropicProvider, GeminiProvider, OllamaProvider, OpenAiProvider, OpenAiResponsesProvider,
     Provider, ProviderConfig, ProviderRequest, StreamAccumulator,
 };
-use oxydra_test_support::{MockServer, Reply, anthropic, fixture, fixture_text, openai, responses};
+use oxydra_test_support::{MockServer, anthropic, fixture_text, openai, responses};
 use oxydra_types::{ContentPart, Message, StreamItem};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -274,17 +274,7 @@ async fn anthropic_sends_image_and_cached_document_as_documented() {
 #[tokio::test]
 async fn gemini_sends_inline_data_as_documented() {
     let doc = documented("gemini_inline_data.json");
-    let server = MockServer::builder()
-        .respond_with(
-            |request| match crate::gemini_strict::validate(&request.body, &[]) {
-                Ok(()) => Reply::sse(fixture(
-                    "gemini/gemini3_pro_text_after_tool_result_stream.sse",
-                )),
-                Err(message) => crate::gemini_strict::invalid(&message),
-            },
-        )
-        .start()
-        .unwrap();
+    let server = crate::gemini_strict::strict_text_server();
     let provider = GeminiProvider::new(ProviderConfig::new(server.url(""), Some("k".into())));
     send(
         &provider,

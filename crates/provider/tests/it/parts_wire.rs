@@ -8,7 +8,7 @@ use oxydra_provider::{
     Provider, ProviderConfig, ProviderRequest, StreamAccumulator,
 };
 use oxydra_test_support::strict_parts::validate_ollama_request;
-use oxydra_test_support::{MockServer, Reply, anthropic, fixture, openai, responses};
+use oxydra_test_support::{MockServer, Reply, anthropic, openai, responses};
 use oxydra_types::{CallId, ContentPart, Message, StreamItem, ToolCall};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -238,17 +238,7 @@ async fn anthropic_puts_the_cache_breakpoint_on_a_trailing_image_and_takes_image
 
 #[tokio::test]
 async fn gemini_sends_inline_data_parts_after_the_text_and_the_function_response() {
-    let server = MockServer::builder()
-        .respond_with(
-            |request| match crate::gemini_strict::validate(&request.body, &[]) {
-                Ok(()) => Reply::sse(fixture(
-                    "gemini/gemini3_pro_text_after_tool_result_stream.sse",
-                )),
-                Err(message) => crate::gemini_strict::invalid(&message),
-            },
-        )
-        .start()
-        .unwrap();
+    let server = crate::gemini_strict::strict_text_server();
     let provider = GeminiProvider::new(ProviderConfig::new(server.url(""), Some("k".into())));
     let request = ProviderRequest::new("gemini-2.5-flash", conversation());
     assert!(!stream_text(&provider, &request).await.is_empty());
