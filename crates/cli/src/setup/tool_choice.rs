@@ -94,11 +94,7 @@ const WRITE_VERBS: [&str; 6] = ["create", "write", "save", "make", "store", "gen
 /// [`WRITE_VERBS`] as a word, in any case.
 #[cfg_attr(not(feature = "local"), allow(dead_code))]
 pub fn asks_to_write(prompt: &str) -> bool {
-    prompt.split(|c: char| !c.is_alphabetic()).any(|word| {
-        WRITE_VERBS
-            .iter()
-            .any(|verb| word.eq_ignore_ascii_case(verb))
-    })
+    holds_a_word_of(prompt, &WRITE_VERBS)
 }
 
 /// The words that ask which file holds something.
@@ -110,11 +106,16 @@ const SEARCH_WORDS: [&str; 5] = ["mention", "mentions", "contains", "search", "g
 /// files say.
 #[cfg_attr(not(feature = "local"), allow(dead_code))]
 pub fn asks_to_search(prompt: &str) -> bool {
-    prompt.split(|c: char| !c.is_alphabetic()).any(|word| {
-        SEARCH_WORDS
-            .iter()
-            .any(|verb| word.eq_ignore_ascii_case(verb))
-    })
+    holds_a_word_of(prompt, &SEARCH_WORDS)
+}
+
+/// Whether `prompt` holds one of `words` as a whole word (split at anything not a
+/// letter), in any case.
+#[cfg_attr(not(feature = "local"), allow(dead_code))]
+fn holds_a_word_of(prompt: &str, words: &[&str]) -> bool {
+    prompt
+        .split(|c: char| !c.is_alphabetic())
+        .any(|word| words.iter().any(|known| word.eq_ignore_ascii_case(known)))
 }
 
 /// Whether a run gets the small-model default tool choice: a small local model and no
