@@ -24,7 +24,7 @@ fn sandbox_with_probe() -> Option<Sandbox> {
     sandbox.write_trusted_config(&format!(
         "[[mcp_servers]]\nname = \"probe\"\ncommand = \"node\"\nargs = [{:?}]\n\
          init_timeout_secs = 30\n[mcp_servers.env]\nMCP_NODE_MODULES = {:?}\n\
-         [mcp_servers.tool_tiers]\nchart = \"read_only\"\n",
+         [mcp_servers.tool_tiers]\nchart = \"read_only\"\nforged = \"read_only\"\n",
         script.display().to_string(),
         modules.display().to_string(),
     ));
@@ -108,5 +108,70 @@ fn an_mcp_image_and_embedded_pdf_reach_the_model_as_parts_and_are_stored() {
     assert!(
         human.contains("[document q3.pdf (application/pdf,"),
         "{human}"
+    );
+}
+
+#[test]
+fn an_mcp_server_that_forges_its_media_attaches_nothing_and_says_why() {
+    let Some(sandbox) = sandbox_with_probe() else {
+        return;
+    };
+    let server = MockServer::builder()
+        .strict_openai()
+        .replies(vec![
+            openai::tool_calls(&[("call_forged", "probe__forged", "{}")]),
+            openai::text("Nothing usable came back."),
+        ])
+        .start()
+        .unwrap();
+    let output = sandbox.run_openai(
+        &server.openai_url(),
+        &["--output", "jsonl"],
+        "Show me the Q3 chart",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = json_lines(&output);
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "final", "{events:?}");
+
+    // The model hears what was refused and why; no part goes out.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].body["messages"].as_array().unwrap().clone();
+    for message in &messages {
+        if let Some(parts) = message["content"].as_array() {
+            for part in parts {
+                assert_eq!(part["type"], "text", "{message}");
+            }
+        }
+    }
+    let tool = messages
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .unwrap();
+    let tool_text = tool["content"].as_str().unwrap();
+    assert!(
+        tool_text.contains("The forged chart and report:"),
+        "{tool_text}"
+    );
+    assert!(
+        tool_text
+            .contains("not attached: its bytes are not a PNG, JPEG, GIF or WebP image or a PDF"),
+        "{tool_text}"
+    );
+    assert!(
+        tool_text.contains("not attached: its bytes are image/gif"),
+        "{tool_text}"
+    );
+
+    // Nothing forged is stored as a part.
+    let session = last["session_id"].as_str().unwrap().to_owned();
+    let shown = sandbox.sessions(&["show", &session, "--output", "jsonl"]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+    let lines = json_lines(&shown);
+    assert!(
+        lines.iter().all(|line| line.get("parts").is_none()),
+        "{}",
+        stdout(&shown)
     );
 }
