@@ -94,11 +94,18 @@ pub struct TestSetup {
 }
 
 impl TestSetup {
-    /// Installs or starts everything the tests use (see the module docs).
-    pub fn prepare(root: &Path) -> Result<Self, String> {
-        eprintln!("==> setup: what the tests need (each step is skipped when done)");
+    /// What every build needs, before the first step: cargo-nextest and the local
+    /// model's build dependencies (the C++ build of llama.cpp runs in clippy's step).
+    pub fn prepare_build(root: &Path) -> Result<(), String> {
+        eprintln!("==> setup: what the build needs (each step is skipped when done)");
         nextest()?;
-        build_dependencies(root)?;
+        build_dependencies(root)
+    }
+
+    /// Installs or starts what only the tests use (see the module docs). Nothing the
+    /// build reads: it can run beside the first steps (`ci.rs` joins it before the tests).
+    pub fn prepare_tests(root: &Path) -> Result<Self, String> {
+        eprintln!("==> setup: what the tests need, beside the build");
         test_model(root)?;
         let mut setup = Self {
             root: root.to_path_buf(),
