@@ -152,8 +152,11 @@ done
 say "starting PostgreSQL with pgvector on 127.0.0.1:$port (log: $log)"
 touch "$log"
 chown "$server_user" "$log"
+# A throwaway test server: a commit need not wait for the disk (fsync off,
+# synchronous_commit off). What a commit makes visible to other connections is
+# unchanged; only a crash of this server could lose the last commits.
 if ! as_server_user "$bin/pg_ctl" -D "$data" -l "$log" -w -t 60 \
-  -o "-p $port -k $socket -c listen_addresses=127.0.0.1 -c max_connections=200" start >&2; then
+  -o "-p $port -k $socket -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" start >&2; then
   say "error: the server did not start; its log:"
   tail -n 20 "$log" >&2
   exit 1

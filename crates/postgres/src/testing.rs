@@ -23,6 +23,18 @@ pub const DEFAULT_TEST_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 /// login: the tests create databases and roles on it).
 pub const PGVECTOR_URL_VAR: &str = "OXYDRA_TEST_PGVECTOR_URL";
 
+/// What every test connection made through [`TestDatabase`] sets for its session: a
+/// commit does not wait for the server's disk. Visibility to other connections is
+/// unchanged (a commit is seen at once); only a crash of the server itself could lose
+/// the last commits, which no test does. The conformance suites store a thousand
+/// chunks one commit each, and waiting for the disk was most of their time.
+pub const TEST_SESSION_OPTIONS: &str = "-c synchronous_commit=off";
+
+/// [`TEST_SESSION_OPTIONS`] as the value of a URL's `options` parameter.
+fn session_options_param() -> String {
+    TEST_SESSION_OPTIONS.replace('=', "%3D").replace(' ', "%20")
+}
+
 /// The URL of the test server.
 pub fn test_url() -> String {
     std::env::var(TEST_URL_VAR).unwrap_or_else(|_| DEFAULT_TEST_URL.to_owned())
@@ -108,20 +120,28 @@ impl TestDatabase {
         &self.schema
     }
 
-    /// Options connecting to this schema.
+    /// Options connecting to this schema, with [`TEST_SESSION_OPTIONS`].
     pub fn options(&self) -> PostgresOptions {
+        let separator = if self.url.contains('?') { '&' } else { '?' };
         PostgresOptions {
             schema: Some(self.schema.clone()),
-            ..PostgresOptions::new(self.url.clone())
+            ..PostgresOptions::new(format!(
+                "{}{separator}options={}",
+                self.url,
+                session_options_param()
+            ))
         }
     }
 
-    /// The URL with this schema as its search path (what `--db` would be given).
+    /// The URL with this schema as its search path (what `--db` would be given), with
+    /// [`TEST_SESSION_OPTIONS`].
     pub fn url_with_schema(&self) -> String {
         let separator = if self.url.contains('?') { '&' } else { '?' };
         format!(
-            "{}{separator}options=-csearch_path%3D{}",
-            self.url, self.schema
+            "{}{separator}options={}%20-csearch_path%3D{}",
+            self.url,
+            session_options_param(),
+            self.schema
         )
     }
 
