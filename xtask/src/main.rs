@@ -1,9 +1,11 @@
 //! Project automation for the Oxydra workspace.
 //!
-//! - `cargo xtask ci` — what CI runs: first what the tests need (`setup`: build
-//!   dependencies, cargo-nextest, the test model, the pgvector server, MCP test servers,
-//!   test shells), then formatting, clippy with warnings denied, the tests (nextest),
-//!   doc tests and the doc build. It stops at the first failing step and names it.
+//! - `cargo xtask ci` — what CI runs: first what the build needs (`setup`: build
+//!   dependencies, cargo-nextest), then formatting, clippy's lints with warnings denied
+//!   (inside the builds of the benches, the tests and the doc tests), the tests
+//!   (nextest), doc tests and the doc build, while what the tests need (the test model,
+//!   the pgvector server, MCP test servers, test shells) is set up beside them. It
+//!   stops at the first failing step and names it.
 //! - `cargo xtask run [ARGS…]` — the main job on a fresh clone: installs the build
 //!   dependencies, fetches the default small model once, then runs `oxydra run ARGS…`.
 //! - `cargo xtask bench [FILTER]` — runs every crate's benches and writes the
