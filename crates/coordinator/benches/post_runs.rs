@@ -75,7 +75,7 @@ fn bench(c: &mut Criterion) {
         });
         (
             url,
-            reqwest::Client::builder()
+            oxydra_http::client_builder()
                 .pool_max_idle_per_host(16)
                 .build()
                 .unwrap(),

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Once, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
@@ -235,7 +235,9 @@ pub(crate) async fn connect(
             }
         }
         McpTransportConfig::StreamableHttp { url } => {
-            install_crypto_provider();
+            // rmcp builds the client (with its same-origin redirect policy) and
+            // reqwest's own TLS set-up, which needs a process default provider.
+            oxydra_http::install_crypto_provider();
             let mut settings = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .custom_headers(auth.headers.clone());
             if let Some(token) = &auth.bearer {
@@ -341,17 +343,6 @@ async fn wait_for_stderr(task: Option<JoinHandle<()>>) {
     if let Some(task) = task {
         let _ = tokio::time::timeout(Duration::from_millis(200), task).await;
     }
-}
-
-/// rmcp's HTTP client uses rustls without a built-in crypto provider (which keeps
-/// aws-lc out of the build); install ring as the process default if nobody has.
-fn install_crypto_provider() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
-    });
 }
 
 /// A handshake failure as a person can act on it: a server that went away says so, and

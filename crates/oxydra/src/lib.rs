@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | [`types`] | `oxydra-types` | always |
 //! | `provider` | `oxydra-provider` | `provider` |
+//! | `http` | `oxydra-http` (the reqwest client set-up of `ProviderConfig::new`, for a client of your own) | `provider` |
 //! | `tools` | `oxydra-tools` | `tools` (`tool-trait`: the trait, typed tools and `#[tool]` without the built-in tools) |
 //! | `executor` | `oxydra-executor` | `executor` |
 //! | `memory` | `oxydra-memory` | `memory` |
@@ -201,6 +202,8 @@ pub use oxydra_executor::{
     AfterToolDecision, BeforeToolDecision, Hook, HookError, ModelRequestDecision, ModelRequestEdit,
     ToolHookCall,
 };
+#[cfg(feature = "provider")]
+pub use oxydra_http as http;
 #[cfg(feature = "local")]
 pub use oxydra_local as local;
 #[cfg(feature = "mcp")]

@@ -65,14 +65,16 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;
 pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl ProviderConfig {
-    /// A config for `base_url` with `api_key`, a default client and default timeouts
-    /// (10 minutes per request, 2 minutes of stream silence).
+    /// A config for `base_url` with `api_key`, a default client
+    /// ([`oxydra_http::client`]: rustls on `ring` with Mozilla's roots, no process-wide
+    /// crypto provider needed) and default timeouts (10 minutes per request, 2 minutes
+    /// of stream silence).
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
         Self {
             base_url: base_url.into(),
             api_key,
             api_key_source: None,
-            client: reqwest::Client::new(),
+            client: oxydra_http::client(),
             request_timeout: Duration::from_secs(600),
             stream_idle_timeout: Duration::from_secs(120),
             first_byte_timeout: DEFAULT_FIRST_BYTE_TIMEOUT,

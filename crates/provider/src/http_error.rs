@@ -374,7 +374,7 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         drop(listener);
-        let error = reqwest::Client::new()
+        let error = oxydra_http::client()
             .get(format!("http://{addr}/v1/chat"))
             .send()
             .await

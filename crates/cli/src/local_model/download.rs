@@ -113,7 +113,7 @@ pub async fn download(url: &str, target: &Path) -> Result<(), DownloadError> {
     let part = part_path(target);
     let mut offset = tokio::fs::metadata(&part).await.map_or(0, |m| m.len());
 
-    let client = reqwest::Client::builder()
+    let client = oxydra::http::client_builder()
         .redirect(redirect::Policy::none())
         .connect_timeout(Duration::from_secs(30))
         .read_timeout(Duration::from_secs(60))

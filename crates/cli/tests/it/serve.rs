@@ -104,7 +104,7 @@ fn serve_validates_and_runs_a_deterministic_agent_then_stops_on_sigterm() {
     .unwrap();
     let server = Server::start(&sandbox, &[]);
     runtime().block_on(async {
-        let client = reqwest::Client::new();
+        let client = oxydra::http::client();
         let agents: Value = get_json(&client, &server.url("/agents")).await;
         assert_eq!(agents["agents"].as_array().unwrap().len(), 2);
 
@@ -166,7 +166,7 @@ fn serve_requires_the_bearer_token_when_one_is_set() {
     let sandbox = sandbox_with_config(CONFIG);
     let server = Server::start(&sandbox, &[("OXYDRA_SERVE_TOKEN", "let-me-in")]);
     runtime().block_on(async {
-        let client = reqwest::Client::new();
+        let client = oxydra::http::client();
         let anonymous = client.get(server.url("/agents")).send().await.unwrap();
         assert_eq!(anonymous.status(), 401);
         let body: Value = anonymous.json().await.unwrap();
@@ -204,7 +204,7 @@ fn serve_resolves_a_host_name_and_prints_the_bound_address() {
     assert!(bound.ip().is_loopback(), "{bound}");
     assert_ne!(bound.port(), 0);
     runtime().block_on(async {
-        let client = reqwest::Client::new();
+        let client = oxydra::http::client();
         let agents = client.get(server.url("/agents")).send().await.unwrap();
         assert_eq!(agents.status(), 200);
     });
@@ -313,7 +313,7 @@ args = { url = "{{url}}" }
     let page = page_server.url("/deep");
     let server = Server::start(&sandbox, &[]);
     runtime().block_on(async {
-        let client = reqwest::Client::new();
+        let client = oxydra::http::client();
         let created = client
             .post(server.url("/runs"))
             .json(&json!({"agent_name": "crawler", "parameters": {"url": page}}))
@@ -379,7 +379,7 @@ fn a_serve_run_retries_a_provider_502_like_run_does() {
     let sandbox = sandbox_with_config(CONFIG);
     let server = Server::start_against(&sandbox, &provider);
     let run = runtime().block_on(async {
-        let client = reqwest::Client::new();
+        let client = oxydra::http::client();
         run_to_end(
             &client,
             &server,

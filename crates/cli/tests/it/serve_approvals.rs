@@ -25,7 +25,7 @@ fn a_run_waits_for_approval_frees_its_slot_and_completes_once_approved() {
     let provider = writer_provider();
     let sandbox = sandbox_with_config(ASK_CONFIG);
     let server = Server::start_against(&sandbox, &provider);
-    let client = reqwest::Client::new();
+    let client = oxydra::http::client();
     rt.block_on(async {
         let run_id = start_run(&client, &server, "write out.txt").await;
         let run = wait_for_status(&client, &server.base, &run_id, "waiting_approval").await;
@@ -85,7 +85,7 @@ fn a_denial_with_a_reason_reaches_the_model_and_bad_decisions_get_json_4xx() {
     let provider = writer_provider();
     let sandbox = sandbox_with_config(ASK_CONFIG);
     let server = Server::start_against(&sandbox, &provider);
-    let client = reqwest::Client::new();
+    let client = oxydra::http::client();
     rt.block_on(async {
         let run_id = start_run(&client, &server, "write out.txt").await;
         let run = wait_for_status(&client, &server.base, &run_id, "waiting_approval").await;
@@ -162,7 +162,7 @@ fn approve_never_still_denies_at_once() {
     let provider = writer_provider();
     let sandbox = sandbox_with_config(&ASK_CONFIG.replace("\"ask\"", "\"never\""));
     let server = Server::start_against(&sandbox, &provider);
-    let client = reqwest::Client::new();
+    let client = oxydra::http::client();
     rt.block_on(async {
         let run_id = start_run(&client, &server, "write out.txt").await;
         let run = wait_for_status(&client, &server.base, &run_id, "completed").await;
@@ -214,7 +214,7 @@ fn serve_runs_the_trusted_configs_hooks_and_withholds_an_untrusted_files() {
     let provider = writer_provider();
     let sandbox = sandbox_with_config(&format!("{BLOCKING_HOOK}\n{agent}"));
     let server = serve_granting(&sandbox, &provider);
-    let client = reqwest::Client::new();
+    let client = oxydra::http::client();
     rt.block_on(async {
         let run_id = start_run(&client, &server, "write out.txt").await;
         wait_for_status(&client, &server.base, &run_id, "completed").await;
@@ -263,7 +263,7 @@ fn a_request_that_outlives_approval_ttl_secs_is_a_denial_the_model_reads() {
     let config = ASK_CONFIG.replace("approval_ttl_secs = 600", "approval_ttl_secs = 1");
     let sandbox = sandbox_with_config(&config);
     let server = Server::start_against(&sandbox, &provider);
-    let client = reqwest::Client::new();
+    let client = oxydra::http::client();
     rt.block_on(async {
         let run_id = start_run(&client, &server, "write out.txt").await;
         let run = wait_for_status(&client, &server.base, &run_id, "waiting_approval").await;

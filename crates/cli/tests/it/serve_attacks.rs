@@ -45,7 +45,7 @@ fn a_cross_site_text_plain_post_is_415_and_starts_no_run() {
         &["--addr", "127.0.0.1:0", "--approve", "always"],
     );
     runtime().block_on(async {
-        let client = reqwest::Client::new();
+        let client = oxydra::http::client();
         // What `fetch(…, {method: "POST", body})` from any page sends: no preflight.
         for content_type in [
             "text/plain;charset=UTF-8",
@@ -97,7 +97,7 @@ fn dns_rebinding_and_foreign_origins_are_refused() {
     std::fs::write(sandbox.workspace.join("notes.txt"), "private notes\n").unwrap();
     let server = Server::start(&sandbox, &[]);
     runtime().block_on(async {
-        let client = reqwest::Client::new();
+        let client = oxydra::http::client();
         let run = run_to_end(
             &client,
             &server,
@@ -149,7 +149,7 @@ fn a_parameter_with_shell_syntax_is_echoed_not_run() {
         &["--addr", "127.0.0.1:0", "--approve", "always"],
     );
     runtime().block_on(async {
-        let client = reqwest::Client::new();
+        let client = oxydra::http::client();
         let run = run_to_end(
             &client,
             &server,
@@ -180,7 +180,7 @@ fn a_privileged_step_is_denied_unless_approval_is_configured() {
     // deferred consent fails the step, and nothing runs.
     let server = Server::start(&sandbox, &[]);
     runtime().block_on(async {
-        let client = reqwest::Client::new();
+        let client = oxydra::http::client();
         let run = run_to_end(
             &client,
             &server,
@@ -277,7 +277,7 @@ fn a_network_bind_with_a_token_serves_remote_names_to_token_holders_only() {
     let port = server.base.rsplit(':').next().unwrap().to_owned();
     let local = format!("http://127.0.0.1:{port}/agents");
     runtime().block_on(async {
-        let client = reqwest::Client::new();
+        let client = oxydra::http::client();
         let anonymous = client
             .get(&local)
             .header("host", "oxydra.lan")

@@ -73,7 +73,7 @@ fn three_workers_lose_one_and_every_run_completes_exactly_once() {
         .map(|_| Server::start_on(&sandbox, &[], &args, db.as_ref()))
         .collect();
 
-    let client = reqwest::Client::new();
+    let client = oxydra::http::client();
     let run_ids: Vec<String> = rt.block_on(async {
         let mut ids = Vec::new();
         for i in 0..RUNS {
@@ -224,7 +224,7 @@ fn a_run_waiting_for_approval_survives_kill_9_of_every_worker_and_completes_on_a
     let workers: Vec<Server> = (0..2)
         .map(|_| Server::start_against_on(&sandbox, &provider, db.as_ref()))
         .collect();
-    let client = reqwest::Client::new();
+    let client = oxydra::http::client();
     let (run_id, approval_id) = rt.block_on(async {
         let run_id = start_run(&client, &workers[0], "write out.txt").await;
         // Seen waiting from the other worker too: it is stored, not held in memory.

@@ -90,7 +90,7 @@ fn serve_then_continue(sandbox: &Sandbox, db: &OsStr) {
     .unwrap();
     let server = Server::start_against_on(sandbox, &provider, db);
     let run = runtime().block_on(run_to_end(
-        &reqwest::Client::new(),
+        &oxydra::http::client(),
         &server,
         json!({"agent_name": "census", "parameters": {"prompt": "How many quokkas?"}}),
     ));

@@ -58,7 +58,7 @@ fn seen(server: &MockServer) -> Vec<(Option<String>, Value)> {
 fn embedder(base_url: &str, model: &str, key: Option<&str>) -> OpenAiEmbedder {
     let mut config = OpenAiEmbedderConfig::new(base_url, model, 4);
     config.api_key = key.map(str::to_owned);
-    OpenAiEmbedder::new(config, reqwest::Client::new())
+    OpenAiEmbedder::new(config, oxydra_http::client())
 }
 
 #[tokio::test]
@@ -112,7 +112,7 @@ async fn no_key_sends_no_auth_and_errors_name_url_and_status() {
     // Wrong declared dimensions are caught.
     let mut config = OpenAiEmbedderConfig::new(&url, "m", 8);
     config.send_dimensions = true;
-    let error = OpenAiEmbedder::new(config, reqwest::Client::new())
+    let error = OpenAiEmbedder::new(config, oxydra_http::client())
         .embed(&["x".into()])
         .await
         .unwrap_err();

@@ -68,7 +68,8 @@ const SHUTDOWN_MARGIN: Duration = Duration::from_millis(500);
 /// cannot be reached is reported as a log warning, never as an error of the run.
 ///
 /// Installs rustls' `ring` crypto provider as the process default if none is
-/// installed yet (the exporter's HTTP client needs one for `https` endpoints).
+/// installed yet (`oxydra_http::install_crypto_provider`: the exporter's HTTP client
+/// has reqwest's own TLS set-up, which needs one).
 pub fn init<S>(config: &OtelConfig) -> Result<(OtelLayer<S>, OtelGuard), OtelError>
 where
     S: Subscriber + for<'span> LookupSpan<'span>,
@@ -111,16 +112,13 @@ where
 
 /// The blocking HTTP client the batch processor's thread sends with. It is built on
 /// a thread of its own: a blocking client must not be built inside an async runtime.
-fn http_client(timeout: Duration) -> Result<reqwest_otlp::blocking::Client, OtelError> {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Another thread may have installed one in between: either is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
+fn http_client(timeout: Duration) -> Result<reqwest::blocking::Client, OtelError> {
+    oxydra_http::install_crypto_provider();
     let exporter_error = |message: String| OtelError::Exporter { message };
     std::thread::Builder::new()
         .name("otel-http-client".to_owned())
         .spawn(move || {
-            reqwest_otlp::blocking::Client::builder()
+            reqwest::blocking::Client::builder()
                 .timeout(timeout)
                 .build()
         })

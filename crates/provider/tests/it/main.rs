@@ -11,6 +11,7 @@
 )]
 
 mod anthropic;
+mod default_client;
 mod first_byte_timeout;
 mod fixtures;
 mod gemini;

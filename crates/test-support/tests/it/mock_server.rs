@@ -10,7 +10,7 @@ use serde_json::json;
 const PATIENCE: Duration = Duration::from_secs(10);
 
 async fn post(url: String, body: &str) -> reqwest::Response {
-    reqwest::Client::new()
+    oxydra_http::client()
         .post(url)
         .header("authorization", "Bearer sk-test")
         .header("content-type", "application/json")
@@ -85,9 +85,13 @@ async fn a_strict_route_refuses_other_paths_methods_content_types_and_bodies() {
             .unwrap()
             .contains("no route for POST")
     );
-    let wrong_method = reqwest::get(server.url("/v1/messages")).await.unwrap();
+    let wrong_method = oxydra_http::client()
+        .get(server.url("/v1/messages"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(wrong_method.status(), 404);
-    let not_declared = reqwest::Client::new()
+    let not_declared = oxydra_http::client()
         .post(server.url("/v1/messages"))
         .body("{}")
         .send()
@@ -122,9 +126,13 @@ async fn a_responder_computes_each_answer_from_the_request() {
         .unwrap();
     let echoed = post(server.url("/echo"), r#"{"n":1}"#).await;
     assert_eq!(echoed.text().await.unwrap(), r#"{"n":1}"#);
-    let missing = reqwest::get(server.url("/nowhere")).await.unwrap();
+    let missing = oxydra_http::client()
+        .get(server.url("/nowhere"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(missing.status(), 404);
-    let client = reqwest::Client::builder()
+    let client = oxydra_http::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();

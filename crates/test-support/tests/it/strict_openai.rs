@@ -66,7 +66,7 @@ async fn strict_server_answers_a_refused_request_with_the_recorded_500() {
         .strict_openai()
         .start()
         .unwrap();
-    let client = reqwest::Client::new();
+    let client = oxydra_http::client();
     let response = client
         .post(server.url("/v1/chat/completions"))
         .json(
@@ -96,7 +96,7 @@ async fn a_strict_server_serves_a_valid_request_its_script() {
         .strict_openai()
         .start()
         .unwrap();
-    let client = reqwest::Client::new();
+    let client = oxydra_http::client();
     let refused = client
         .post(server.url("/v1/chat/completions"))
         .json(&json!({"messages":[{"role":"assistant","content":null}]}))

@@ -111,6 +111,19 @@ async fn html_becomes_readable_text() {
 }
 
 #[tokio::test]
+async fn fetches_with_no_crypto_provider_installed_and_installs_none() {
+    // reqwest 0.13 without a process-wide rustls provider panics when a client uses its
+    // own TLS set-up, even for `http://`; `oxydra_http::client_builder` sets its own.
+    assert!(rustls::crypto::CryptoProvider::get_default().is_none());
+    let app = server().await;
+    let text = fetch(&allow_local(), &format!("http://{}/json", app.addr()))
+        .await
+        .unwrap();
+    assert!(text.ends_with(r#"{"answer": 42}"#), "{text}");
+    assert!(rustls::crypto::CryptoProvider::get_default().is_none());
+}
+
+#[tokio::test]
 async fn json_passes_through_and_other_types_are_refused() {
     let app = server().await;
     let text = fetch(&allow_local(), &format!("http://{}/json", app.addr()))

@@ -219,7 +219,7 @@ impl Served {
         Self {
             coordinator,
             base,
-            client: reqwest::Client::new(),
+            client: oxydra_http::client(),
             stop: Some(stop),
             server: Some(server),
         }

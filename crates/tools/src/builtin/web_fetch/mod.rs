@@ -168,7 +168,7 @@ impl WebFetch {
 
 /// One request to the vetted address, no proxy, no automatic redirects.
 async fn send(vetted: &VettedUrl) -> Result<reqwest::Response, ToolError> {
-    let mut builder = reqwest::Client::builder()
+    let mut builder = oxydra_http::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .connect_timeout(Duration::from_secs(10))
