@@ -155,11 +155,10 @@ fn steps(driver: &Path) -> Vec<Step> {
         Step {
             env: vec![("RUSTDOCFLAGS", "-D warnings".to_owned())],
             // `--examples` documents the examples too, and makes cargo resolve the
-            // dev-dependencies as the other steps do: without it the host crates of
-            // `oxydra-macros`' tests (a proc-macro crate: its dev-dependencies are host
-            // crates, rust-lang/cargo#8312) drop out, `libc` loses `extra_traits`, the
-            // build script of llama-cpp-sys-2 gets another hash and llama.cpp is built
-            // a second time for the docs alone.
+            // dev-dependencies as the other steps do, so that the host crates (and
+            // with them the build script of llama-cpp-sys-2) get the hashes the
+            // builds gave them: a feature one of them lacks would build llama.cpp a
+            // second time for the docs alone.
             ..Step::new(
                 "docs",
                 &[
