@@ -19,10 +19,10 @@ use oxydra_test_support::test_model;
 use oxydra_types::Message;
 use tokio_util::sync::CancellationToken;
 
-/// A prompt of ~1,000 tokens whose first tokens differ by `n`, so that nothing of
-/// it is in the KV cache from an earlier request.
-fn long_prompt(n: usize) -> ProviderRequest {
-    let text: String = (0..40)
+/// A prompt of `notes` notes (~31 tokens each) whose first tokens differ by `n`, so
+/// that nothing of it is in the KV cache from an earlier request.
+fn long_prompt(notes: usize, n: usize) -> ProviderRequest {
+    let text: String = (0..notes)
         .map(|i| {
             format!(
                 "Note {i}: on night {} of the storm the keeper counted the ships that passed \
@@ -43,9 +43,15 @@ fn long_prompt(n: usize) -> ProviderRequest {
     request
 }
 
-/// A short request that waits behind whatever the model's thread is doing.
+/// The notes of a ~1,250-token prompt, for the measurements.
+const MEASURED_NOTES: usize = 40;
+
+/// A short request (~15 tokens) that waits behind whatever the model's thread is doing.
 fn probe() -> ProviderRequest {
-    let mut request = ProviderRequest::new("local", vec![Message::user("Hi.")]);
+    let mut request = ProviderRequest::new(
+        "local",
+        vec![Message::system("Be brief."), Message::user("Hi.")],
+    );
     request.max_tokens = Some(1);
     request.temperature = Some(0.0);
     request
@@ -84,16 +90,19 @@ async fn a_stop_during_a_long_prompt_lands_long_before_the_prompt_is_read() {
     let Some(model) = test_model::or_skip() else {
         return;
     };
-    let provider = LocalProvider::load_async(LocalConfig::new(model))
-        .await
-        .unwrap();
+    // 32-token chunks of a ~500-token prompt: the shape of the default's 64 of 1,000 at
+    // half the test's time.
+    let mut config = LocalConfig::new(model);
+    config.prompt_chunk = 32;
+    let provider = LocalProvider::load_async(config).await.unwrap();
     timed(&provider, &probe()).await;
-    let (whole, tokens) = timed(&provider, &long_prompt(0)).await;
-    assert!(tokens > 800, "the prompt is {tokens} tokens");
-    // Cancelled an eighth of the way in, a 512-token chunk would run on to about half
-    // of the prompt; a stop between 64-token chunks lands within a sixteenth.
+    let (whole, tokens) = timed(&provider, &long_prompt(16, 0)).await;
+    assert!(tokens > 400, "the prompt is {tokens} tokens");
+    // Cancelled an eighth of the way in, the old 512-token calls would run on to about
+    // the prompt's end; a stop between 32-token chunks lands within a fifteenth of it
+    // (and the ~15-token probe adds a thirtieth).
     let delay = (whole / 8).min(Duration::from_secs(1));
-    let waited = stop_after(&provider, &long_prompt(1), delay).await;
+    let waited = stop_after(&provider, &long_prompt(16, 1), delay).await;
     assert!(
         waited < whole / 4,
         "the stop took {waited:?}; the whole prompt takes {whole:?}"
@@ -143,12 +152,12 @@ async fn prompt_chunk_measurements() {
         config.threads = NonZeroU32::new(2);
         config.prompt_chunk = chunk;
         let provider = LocalProvider::load_async(config).await.unwrap();
-        timed(&provider, &long_prompt(0)).await;
+        timed(&provider, &long_prompt(MEASURED_NOTES, 0)).await;
         let mut rates = Vec::new();
         let mut times = Vec::new();
         let mut tokens = 0;
         for run in 0..runs {
-            let (time, input) = timed(&provider, &long_prompt(run + 1)).await;
+            let (time, input) = timed(&provider, &long_prompt(MEASURED_NOTES, run + 1)).await;
             tokens = input;
             rates.push(input as f64 / time.as_secs_f64());
             times.push(time.as_secs_f64());
@@ -156,7 +165,7 @@ async fn prompt_chunk_measurements() {
         let whole = median(times);
         let mut probes = Vec::new();
         for _ in 0..runs {
-            timed(&provider, &long_prompt(0)).await;
+            timed(&provider, &long_prompt(MEASURED_NOTES, 0)).await;
             probes.push(timed(&provider, &probe()).await.0.as_secs_f64());
         }
         let probe = median(probes);
@@ -166,7 +175,7 @@ async fn prompt_chunk_measurements() {
             let delay = whole * (run as f64 + 0.5) / runs as f64;
             let waited = stop_after(
                 &provider,
-                &long_prompt(1000 + run),
+                &long_prompt(MEASURED_NOTES, 1000 + run),
                 Duration::from_secs_f64(delay),
             )
             .await;
