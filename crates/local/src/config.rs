@@ -11,9 +11,10 @@ pub const DEFAULT_MAX_CONTEXT: u32 = 8192;
 
 /// The most prompt tokens decoded in one llama.cpp call by default. A stop (a
 /// cancelled turn, [`stop_all`](crate::stop_all) before the process exits) can only
-/// land between two calls, so it waits for at most one chunk: 64 tokens of the test
-/// model take ~0.1 s on an idle 2-core machine where 512 took ~0.6 s, for a few
-/// percent of prompt throughput (docs/performance.md, "Prompt chunks and stopping").
+/// land between two calls, so it waits for at most one chunk: on the loaded 2-core CI
+/// machine one call of 64 tokens of the test model took ~0.65 s where 512 took ~8 s,
+/// and the prompt was read 1.5× as fast (docs/performance.md, "Prompt chunks and
+/// stopping").
 pub const DEFAULT_PROMPT_CHUNK: u32 = 64;
 
 /// Settings of one local model.
