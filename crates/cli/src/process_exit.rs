@@ -5,7 +5,8 @@
 //! decode, it died with SIGSEGV. So every exit of `oxydra` goes through here:
 //!
 //! 1. [`oxydra::local::stop_all`] stops each loaded model's decoding at its next
-//!    token (a few milliseconds) and joins its thread, waiting at most
+//!    token or prompt chunk (milliseconds; a few hundred under load while a prompt
+//!    is read) and joins its thread, waiting at most
 //!    [`LOCAL_STOP_GRACE`];
 //! 2. then the process exits as usual (`exit`, destructors and all);
 //! 3. only if a thread is still inside llama.cpp after the grace (a long prompt batch

@@ -31,7 +31,10 @@ use crate::template::ChatTemplate;
 /// The finish reason of a generation the repetition guard ended.
 pub const REPETITION_FINISH: &str = "repetition";
 
-/// Tokens decoded in one batch while reading the prompt.
+/// The context's batch (`n_batch`, and llama.cpp's default `n_ubatch`): the most
+/// tokens one llama.cpp call may take, which its compute buffers are sized for. The
+/// prompt is submitted in smaller chunks ([`LocalConfig::prompt_chunk`]) so that a
+/// stop, checked between calls, lands sooner.
 const BATCH: u32 = 512;
 
 /// One generation.
@@ -80,7 +83,7 @@ pub struct Done {
 
 /// Loads the model at `path`, reports it on `ready`, then runs the jobs from
 /// `jobs` until every sender is gone. Once `stop` is set, the running job ends at
-/// its next token and queued ones end before they start.
+/// its next token (or prompt chunk) and queued ones end before they start.
 pub fn serve(
     backend: &LlamaBackend,
     path: &Path,
@@ -137,6 +140,7 @@ pub fn serve(
         ctx,
         cached: Vec::new(),
         batch: LlamaBatch::new(BATCH.min(context) as usize, 1),
+        prompt_chunk: config.prompt_chunk,
         stop: Arc::clone(stop),
     };
     while let Ok(job) = jobs.recv() {
@@ -166,6 +170,8 @@ struct Engine<'m> {
     /// The tokens whose keys and values are in the cache, in order.
     cached: Vec<LlamaToken>,
     batch: LlamaBatch<'static>,
+    /// The most prompt tokens per llama.cpp call, as configured.
+    prompt_chunk: u32,
     stop: Arc<AtomicBool>,
 }
 
@@ -232,7 +238,8 @@ impl Engine<'_> {
             self.cached.truncate(common);
         }
         let rest = tokens.get(common..).unwrap_or_default();
-        let chunk = self.batch_capacity();
+        // The stop is checked between chunks: a chunk is as long as a stop may wait.
+        let chunk = self.prompt_chunk();
         for (index, piece) in rest.chunks(chunk).enumerate() {
             if self.abandoned(job) {
                 return Err(ProviderError::Cancelled);
@@ -294,8 +301,11 @@ impl Engine<'_> {
         })
     }
 
-    fn batch_capacity(&self) -> usize {
-        (self.ctx.n_batch() as usize).clamp(1, BATCH as usize)
+    /// The prompt tokens per llama.cpp call: the configured chunk, within the
+    /// context's batch.
+    fn prompt_chunk(&self) -> usize {
+        let batch = (self.ctx.n_batch() as usize).clamp(1, BATCH as usize);
+        (self.prompt_chunk as usize).clamp(1, batch)
     }
 
     fn sampler(&self, job: &Job) -> Result<LlamaSampler, ProviderError> {

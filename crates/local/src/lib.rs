@@ -7,7 +7,8 @@
 //! - Tool calls are constrained by a grammar made from each tool's JSON Schema,
 //!   switched on when the model opens a call, so the arguments always parse.
 //! - Each model is loaded once per process and runs on its own thread; decoding
-//!   stops within one token of a cancellation. Before the process exits, call
+//!   stops within one token (or one prompt chunk, [`DEFAULT_PROMPT_CHUNK`] tokens)
+//!   of a cancellation. Before the process exits, call
 //!   [`stop_all`]: it stops and joins those threads, so that no exit runs the C++
 //!   static destructors while llama.cpp still computes.
 //! - The chat template renders under a fuel limit and an output cap, on a
@@ -46,7 +47,7 @@ mod tool_format;
 mod tool_prompt;
 
 pub use choices::{ArgumentChoice, ArgumentChoices};
-pub use config::{DEFAULT_MAX_CONTEXT, LocalConfig};
+pub use config::{DEFAULT_MAX_CONTEXT, DEFAULT_PROMPT_CHUNK, LocalConfig};
 pub use error::LocalError;
 pub use grammar::{ToolGrammar, answer_grammar, one_call_grammar, tool_grammar};
 pub use hard_exit::exit_skipping_destructors;

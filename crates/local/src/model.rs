@@ -3,7 +3,7 @@
 //! Every [`LocalProvider`](crate::LocalProvider) built for the same file shares it.
 //!
 //! The process owns these threads until it ends: [`stop_all`] stops every model's
-//! decoding at its next token and joins its thread, so that no exit path of a
+//! decoding at its next token (or prompt chunk) and joins its thread, so that no exit path of a
 //! program runs the C++ static destructors while llama.cpp is still computing on
 //! another thread (that race ended processes with SIGSEGV).
 
@@ -30,7 +30,8 @@ pub struct LoadedModel {
     pub info: ModelInfo,
     /// The worker's queue; `None` once the model is stopped.
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
-    /// Set to stop the worker: the running job ends at its next token.
+    /// Set to stop the worker: the running job ends at its next token or prompt
+    /// chunk.
     stop: Arc<AtomicBool>,
     /// The worker thread, until it is joined.
     worker: Mutex<Option<JoinHandle<()>>>,
@@ -44,8 +45,9 @@ impl LoadedModel {
         jobs.send(job).map_err(|_| LocalError::WorkerGone)
     }
 
-    /// Asks the worker to stop: the running job ends at its next token, queued
-    /// ones before they start, and the thread then frees the model and ends.
+    /// Asks the worker to stop: the running job ends at its next token (or prompt
+    /// chunk), queued ones before they start, and the thread then frees the model and
+    /// ends.
     fn begin_stop(&self) {
         self.stop.store(true, Ordering::Release);
         if let Ok(mut jobs) = self.jobs.lock() {

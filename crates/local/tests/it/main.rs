@@ -12,5 +12,6 @@
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod openmp_spin;
+mod prompt_chunks;
 mod real_model;
 mod small_model;
