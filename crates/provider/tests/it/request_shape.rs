@@ -92,8 +92,9 @@ async fn openai_stream_request_shape_with_key() {
     );
 }
 
-#[tokio::test]
-async fn openai_without_key_sends_no_auth_and_complete_is_plain_json() {
+/// A keyless OpenAI provider's plain `complete` against a server that answers
+/// "hello": the server (with what it captured) and the answer's text.
+pub(crate) async fn keyless_hello() -> (MockServer, String) {
     let completion = json!({"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"hello"},
         "finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1}});
     let server = MockServer::repeating(vec![Reply::json(200, completion.to_string())]).unwrap();
@@ -103,7 +104,13 @@ async fn openai_without_key_sends_no_auth_and_complete_is_plain_json() {
         .complete(&request, &CancellationToken::new())
         .await
         .unwrap();
-    assert_eq!(response.message.text(), "hello");
+    (server, response.message.text().to_owned())
+}
+
+#[tokio::test]
+async fn openai_without_key_sends_no_auth_and_complete_is_plain_json() {
+    let (server, text) = keyless_hello().await;
+    assert_eq!(text, "hello");
     let captured = &server.requests()[0];
     assert!(captured.headers.get("authorization").is_none());
     assert_eq!(captured.body["stream"], false);
