@@ -260,10 +260,13 @@ impl Served {
         self.send(self.client.delete(self.url(path))).await
     }
 
-    /// Waits (up to 1 s) for the run to end, then returns `GET /runs/{id}`.
+    /// Waits for the run to end (returning as soon as it does; at most 30 s, so that a
+    /// run that never ends fails its test by its status), then returns
+    /// `GET /runs/{id}`. It waited 1 s at most, and a run of four shell steps under
+    /// zsh took longer on the loaded CI machine.
     pub async fn finished(&self, run_id: &str) -> Value {
         self.coordinator
-            .wait_for_run(run_id, std::time::Duration::from_secs(1))
+            .wait_for_run(run_id, std::time::Duration::from_secs(30))
             .await
             .unwrap();
         let (status, body) = self.get(&format!("/runs/{run_id}")).await;
