@@ -31,16 +31,16 @@ fn sandbox_with_probe() -> Option<Sandbox> {
     Some(sandbox)
 }
 
-#[test]
-fn an_mcp_image_and_embedded_pdf_reach_the_model_as_parts_and_are_stored() {
-    let Some(sandbox) = sandbox_with_probe() else {
-        return;
-    };
+/// Runs the binary against a strict mock whose model calls the probe's `tool` (as
+/// call `call_id`) and then answers; checks the run ended with a final answer. Returns
+/// the session id and the messages of the model's second request (the one that
+/// carries the tool's result).
+fn run_probe_call(sandbox: &Sandbox, call_id: &str, tool: &str) -> (String, Vec<Value>) {
     let server = MockServer::builder()
         .strict_openai()
         .replies(vec![
-            openai::tool_calls(&[("call_chart", "probe__chart", "{}")]),
-            openai::text("A rising chart; the report agrees."),
+            openai::tool_calls(&[(call_id, tool, "{}")]),
+            openai::text("Here is what came back."),
         ])
         .start()
         .unwrap();
@@ -53,11 +53,20 @@ fn an_mcp_image_and_embedded_pdf_reach_the_model_as_parts_and_are_stored() {
     let events = json_lines(&output);
     let last = events.last().unwrap();
     assert_eq!(last["type"], "final", "{events:?}");
-
-    // The second request: the tool's text result, then its parts in a user message.
+    let session = last["session_id"].as_str().unwrap().to_owned();
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let messages = requests[1].body["messages"].as_array().unwrap().clone();
+    (session, messages)
+}
+
+#[test]
+fn an_mcp_image_and_embedded_pdf_reach_the_model_as_parts_and_are_stored() {
+    let Some(sandbox) = sandbox_with_probe() else {
+        return;
+    };
+    // The second request: the tool's text result, then its parts in a user message.
+    let (session, messages) = run_probe_call(&sandbox, "call_chart", "probe__chart");
     let tool = messages
         .iter()
         .find(|message| message["role"] == "tool")
@@ -89,7 +98,6 @@ fn an_mcp_image_and_embedded_pdf_reach_the_model_as_parts_and_are_stored() {
     );
 
     // The session keeps the parts on the tool result, described without the bytes.
-    let session = last["session_id"].as_str().unwrap().to_owned();
     let shown = sandbox.sessions(&["show", &session, "--output", "jsonl"]);
     assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
     let text = stdout(&shown);
@@ -116,28 +124,8 @@ fn an_mcp_server_that_forges_its_media_attaches_nothing_and_says_why() {
     let Some(sandbox) = sandbox_with_probe() else {
         return;
     };
-    let server = MockServer::builder()
-        .strict_openai()
-        .replies(vec![
-            openai::tool_calls(&[("call_forged", "probe__forged", "{}")]),
-            openai::text("Nothing usable came back."),
-        ])
-        .start()
-        .unwrap();
-    let output = sandbox.run_openai(
-        &server.openai_url(),
-        &["--output", "jsonl"],
-        "Show me the Q3 chart",
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let events = json_lines(&output);
-    let last = events.last().unwrap();
-    assert_eq!(last["type"], "final", "{events:?}");
-
     // The model hears what was refused and why; no part goes out.
-    let requests = server.requests();
-    assert_eq!(requests.len(), 2);
-    let messages = requests[1].body["messages"].as_array().unwrap().clone();
+    let (session, messages) = run_probe_call(&sandbox, "call_forged", "probe__forged");
     for message in &messages {
         if let Some(parts) = message["content"].as_array() {
             for part in parts {
@@ -165,7 +153,6 @@ fn an_mcp_server_that_forges_its_media_attaches_nothing_and_says_why() {
     );
 
     // Nothing forged is stored as a part.
-    let session = last["session_id"].as_str().unwrap().to_owned();
     let shown = sandbox.sessions(&["show", &session, "--output", "jsonl"]);
     assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
     let lines = json_lines(&shown);
