@@ -3,7 +3,8 @@
 //! denied, the tests (nextest), the doc tests and the docs. What only the tests need
 //! (the test model, the pgvector server, the MCP servers, the test shells) is set up on
 //! a thread of its own beside the first build, and joined before the first step that
-//! runs tests.
+//! runs tests. The doc tests and the docs start once nextest's build is done and its
+//! tests run, and run beside them (`run_with_beside`).
 //!
 //! Clippy's lints run inside the steps that compile the workspace's code anyway (the
 //! benches', the tests' and the doc tests' builds go through `clippy-driver`, as
@@ -17,8 +18,10 @@
 //! uses them; the docs step selects the examples for that reason (docs/performance.md,
 //! "CI time").
 
+use std::io::{BufRead, BufReader, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -31,6 +34,13 @@ struct Step {
     env: Vec<(&'static str, String)>,
     /// Whether it runs tests, and so needs what `TestSetup::prepare_tests` provides.
     runs_tests: bool,
+    /// Whether it runs beside the test run: started once the tests' build is done and
+    /// the tests run (they leave the target directory's lock free), not after them.
+    beside_tests: bool,
+    /// Texts that together make the line of the step's stderr that says its build is
+    /// done and its tests run (nextest's `Starting N tests across M binaries`): the
+    /// steps marked `beside_tests` start then.
+    running_line: Option<&'static [&'static str]>,
 }
 
 impl Step {
@@ -40,7 +50,15 @@ impl Step {
             args: args.iter().map(|arg| (*arg).to_owned()).collect(),
             env: Vec::new(),
             runs_tests,
+            beside_tests: false,
+            running_line: None,
         }
+    }
+
+    /// Runs this step beside the test run rather than after it.
+    fn beside_tests(mut self) -> Self {
+        self.beside_tests = true;
+        self
     }
 
     /// Compiles the workspace's crates through `clippy-driver` with warnings denied:
@@ -98,7 +116,7 @@ fn clippy_driver() -> Result<PathBuf, String> {
 /// (docs/performance.md, "CI time").
 fn steps(driver: &Path) -> Vec<Step> {
     let tests = if has_nextest() {
-        Step::new(
+        let mut nextest = Step::new(
             "tests, with clippy's lints (nextest)",
             &[
                 "nextest",
@@ -110,7 +128,16 @@ fn steps(driver: &Path) -> Vec<Step> {
                 "final",
             ],
             true,
-        )
+        );
+        // Its stderr goes through a pipe (`run_with_beside`); keep the colours a
+        // terminal would have had.
+        if std::io::stderr().is_terminal() {
+            nextest.args.push("--color=always".to_owned());
+        }
+        Step {
+            running_line: Some(&["Starting", " across "]),
+            ..nextest
+        }
     } else {
         eprintln!("xtask: cargo-nextest not found; running the tests with `cargo test`");
         Step::new(
@@ -146,12 +173,18 @@ fn steps(driver: &Path) -> Vec<Step> {
         tests.with_clippy(driver),
         // Through clippy-driver too: the workspace's libraries are then the tests'
         // (the wrapper is part of a crate's hash), not compiled again.
+        //
+        // The doc tests and the docs run beside the test run: the tests hold the
+        // target directory's lock only while they are built, and while they run
+        // they leave part of the CPU idle (waiting on processes, sockets and
+        // timeouts), which the docs' checks of every dependency fill.
         Step::new(
             "doc tests",
             &["test", "--workspace", "--doc", "--all-features"],
             true,
         )
-        .with_clippy(driver),
+        .with_clippy(driver)
+        .beside_tests(),
         Step {
             env: vec![("RUSTDOCFLAGS", "-D warnings".to_owned())],
             // `--examples` documents the examples too, and makes cargo resolve the
@@ -172,6 +205,7 @@ fn steps(driver: &Path) -> Vec<Step> {
                 ],
                 false,
             )
+            .beside_tests()
         },
     ]
 }
@@ -221,7 +255,8 @@ fn run_steps(
     pending: &mut Option<PendingSetup>,
     setup: &mut Option<TestSetup>,
 ) -> Result<(), String> {
-    for step in steps {
+    let mut steps = steps.into_iter().peekable();
+    while let Some(step) = steps.next() {
         if step.runs_tests
             && let Some(handle) = pending.take()
         {
@@ -236,27 +271,127 @@ fn run_steps(
             .as_ref()
             .map(|setup| setup.env.as_slice())
             .unwrap_or_default();
-        eprintln!("==> {}: cargo {}", step.name, step.args.join(" "));
-        let step_started = Instant::now();
-        let status = Command::new("cargo")
-            .args(&step.args)
-            .envs(step.env.iter().map(|(key, value)| (key, value)))
-            .envs(env.iter().map(|(key, value)| (key, value)))
-            .current_dir(root)
-            .status()
-            .map_err(|error| format!("step `{}` could not start cargo: {error}", step.name))?;
-        if !status.success() {
-            return Err(format!(
-                "step `{}` failed ({status}); run `cargo {}` to see it alone",
-                step.name,
-                step.args.join(" ")
-            ));
+        match step.running_line {
+            Some(marker) => {
+                let mut beside = Vec::new();
+                while let Some(next) = steps.next_if(|next| next.beside_tests) {
+                    beside.push(next);
+                }
+                run_with_beside(root, &step, marker, &beside, env)?;
+            }
+            None => run_step(root, &step, env)?,
         }
-        eprintln!(
-            "==> {} passed in {:.1} s",
-            step.name,
-            step_started.elapsed().as_secs_f64()
-        );
     }
     Ok(())
+}
+
+fn command(root: &Path, step: &Step, env: &[(String, String)]) -> Command {
+    eprintln!("==> {}: cargo {}", step.name, step.args.join(" "));
+    let mut command = Command::new("cargo");
+    command
+        .args(&step.args)
+        .envs(step.env.iter().map(|(key, value)| (key, value)))
+        .envs(env.iter().map(|(key, value)| (key, value)))
+        .current_dir(root);
+    command
+}
+
+/// What a finished step's status says, as the report line or the error.
+fn verdict(step: &Step, status: ExitStatus, started: Instant) -> Result<(), String> {
+    if !status.success() {
+        return Err(format!(
+            "step `{}` failed ({status}); run `cargo {}` to see it alone",
+            step.name,
+            step.args.join(" ")
+        ));
+    }
+    eprintln!(
+        "==> {} passed in {:.1} s",
+        step.name,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn run_step(root: &Path, step: &Step, env: &[(String, String)]) -> Result<(), String> {
+    let started = Instant::now();
+    let status = command(root, step, env)
+        .status()
+        .map_err(|error| format!("step `{}` could not start cargo: {error}", step.name))?;
+    verdict(step, status, started)
+}
+
+/// Runs `step` and, once a line of its stderr contains every text of `marker` (its
+/// tests are built and running), the `beside` steps one after another while it goes
+/// on. A step that fails before the marker (its build) runs none of them; if the
+/// marker never comes and the step passes, they run after it. Every failure is
+/// reported.
+fn run_with_beside(
+    root: &Path,
+    step: &Step,
+    marker: &'static [&'static str],
+    beside: &[Step],
+    env: &[(String, String)],
+) -> Result<(), String> {
+    let started = Instant::now();
+    let mut child = command(root, step, env)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| format!("step `{}` could not start cargo: {error}", step.name))?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| format!("step `{}`: no pipe for its stderr", step.name))?;
+    let (running, started_running) = mpsc::channel();
+    let forwarder = std::thread::spawn(move || forward_stderr(stderr, marker, running));
+    let mut failures = Vec::new();
+    // `Err` is the end of the stderr without the marker: the step has ended.
+    let ran_beside = started_running.recv().is_ok();
+    if ran_beside {
+        failures.extend(run_each(root, beside, env));
+    }
+    let status = child
+        .wait()
+        .map_err(|error| format!("step `{}`: waiting for cargo: {error}", step.name))?;
+    drop(forwarder.join());
+    if let Err(failure) = verdict(step, status, started) {
+        failures.insert(0, failure);
+    } else if !ran_beside {
+        failures.extend(run_each(root, beside, env));
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("; "))
+    }
+}
+
+/// Runs every step of `steps`, one after another; returns their failures.
+fn run_each(root: &Path, steps: &[Step], env: &[(String, String)]) -> Vec<String> {
+    steps
+        .iter()
+        .filter_map(|step| run_step(root, step, env).err())
+        .collect()
+}
+
+/// Copies `from` to this process's stderr line by line; says on `running` when a
+/// line contains every text of `marker`.
+fn forward_stderr(from: impl Read, marker: &[&str], running: mpsc::Sender<()>) {
+    let mut reader = BufReader::new(from);
+    let mut line = Vec::new();
+    let mut said = false;
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        drop(std::io::stderr().lock().write_all(&line));
+        let text = String::from_utf8_lossy(&line);
+        if !said && marker.iter().all(|part| text.contains(part)) {
+            said = true;
+            // The receiver is gone only when the steps beside have started already.
+            let _ = running.send(());
+        }
+    }
 }
