@@ -18,13 +18,14 @@ pub(crate) fn is_credential_pair(text: &str) -> bool {
         && password.bytes().all(|b| b.is_ascii_graphic())
 }
 
-/// True when the built-in patterns find a secret in decoded text.
+/// True when the built-in patterns find a secret in decoded text, or when a pattern
+/// it needed is unavailable (fail closed: the encoded text is then redacted).
 pub(crate) fn holds_secret(text: &str) -> bool {
     let mut found = Vec::new();
-    if let Ok(builtins) = crate::keyword_patterns::builtins() {
-        builtins.collect(text, &mut found);
-    }
-    !found.is_empty()
+    let collected = crate::keyword_patterns::builtins()
+        .map_err(|_| crate::lazy_regex::Unavailable)
+        .and_then(|builtins| builtins.collect(text, &mut found));
+    collected.is_err() || !found.is_empty()
 }
 
 /// Shortest hex run decoded and checked (16 bytes of text).

@@ -1,10 +1,13 @@
 //! The built-in patterns: labelled values, authorization headers, command-line
 //! passwords, private-key blocks, credentials in URLs and well-known key formats.
 //!
-//! Everything is compiled once, in a [`LazyLock`]: a [`RegexSet`] of the patterns'
-//! literal *triggers* (the pre-filter: it says which patterns can occur in the text at
-//! all) and one [`Regex`] per pattern, run only for the patterns the set reported, to
-//! find positions. Patterns with a literal prefix run over the whole text; the
+//! A [`RegexSet`] of the patterns' literal *triggers* (the pre-filter: it says which
+//! patterns can occur in the text at all) is compiled once, in a [`LazyLock`], on the
+//! first scrub; each pattern's own [`Regex`]es are compiled the first time the set
+//! reports the pattern ([`LazyRegex`]), and run only then, to find positions. Most
+//! texts hold no trigger, so most patterns are never compiled in a short run; one
+//! that does not compile makes the scrub that needed it fail closed
+//! ([`Unavailable`]). Patterns with a literal prefix run over the whole text; the
 //! single-line header and command patterns run only on the lines where their trigger
 //! occurs; the labelled-value patterns are driven by trigger hits (see `labelled`),
 //! and the keyword trigger is searched on its own, outside the set.
@@ -16,6 +19,7 @@ use regex::{Regex, RegexSet};
 
 use crate::key_names::KeyInfo;
 use crate::labelled::{collect_labelled, labelled_value};
+use crate::lazy_regex::{LazyRegex, Unavailable};
 use crate::merge::{Candidate, PRIORITY_KEYWORD};
 use crate::placeholder::is_placeholder;
 use crate::redaction::{KeyProvider, Keyword, RedactionKind};
@@ -240,16 +244,16 @@ fn pattern_defs() -> Vec<PatternDef> {
     ]
 }
 
-/// One compiled built-in pattern.
+/// One built-in pattern, its expressions compiled on first use.
 struct Compiled {
-    regex: Regex,
+    regex: LazyRegex,
     rule: Rule,
     /// For single-line patterns without a literal prefix: the trigger as a regex. The
     /// pattern then runs only on the lines where its trigger occurs.
-    line_trigger: Option<Regex>,
+    line_trigger: Option<LazyRegex>,
     /// For labelled values: the value pattern anchored at the start (`\A`), run from
     /// the end of the separator after each key found around a trigger hit.
-    anchored: Option<Regex>,
+    anchored: Option<LazyRegex>,
     /// Run without asking the pre-filter: the keyword trigger's own search is as
     /// cheap as the set's, and its frequent short literals (`pw`, `key`) would slow
     /// the set's search for the rare ones.
@@ -259,16 +263,17 @@ struct Compiled {
 /// A pre-filter entry that never matches (for patterns that always run).
 const NEVER: &str = r"[^\s\S]";
 
-/// The compiled built-in patterns.
+/// The built-in patterns: the pre-filter compiled, the patterns on first use.
 pub(crate) struct Builtins {
     /// Pre-filter: the patterns' literal triggers, in pattern order.
     set: RegexSet,
     patterns: Vec<Compiled>,
 }
 
-static BUILTINS: LazyLock<Result<Builtins, String>> = LazyLock::new(|| {
-    crate::markup::compile()?;
-    crate::prose::compile()?;
+static BUILTINS: LazyLock<Result<Builtins, String>> = LazyLock::new(build);
+
+/// The pre-filter compiled, every pattern ready to compile.
+fn build() -> Result<Builtins, String> {
     let defs = pattern_defs();
     let set = RegexSet::new(defs.iter().map(|d| {
         if matches!(d.rule, Rule::Labelled) {
@@ -286,65 +291,72 @@ static BUILTINS: LazyLock<Result<Builtins, String>> = LazyLock::new(|| {
                 | Rule::LabelledFlag
                 | Rule::Authorization
                 | Rule::BareBearer
-                | Rule::Cli => Some(Regex::new(d.trigger)?),
+                | Rule::Cli => Some(LazyRegex::new(d.trigger)),
                 _ => None,
             };
             let anchored = match d.rule {
-                Rule::Labelled => Some(Regex::new(&format!(r"\A{VALUE}"))?),
-                Rule::LabelledFlag => Some(Regex::new(&format!(r"\A{BARE_FLAG_VALUE}"))?),
+                Rule::Labelled => Some(LazyRegex::new(format!(r"\A{VALUE}"))),
+                Rule::LabelledFlag => Some(LazyRegex::new(format!(r"\A{BARE_FLAG_VALUE}"))),
                 _ => None,
             };
-            Ok(Compiled {
-                regex: Regex::new(&d.regex)?,
+            Compiled {
+                regex: LazyRegex::new(d.regex),
                 rule: d.rule,
                 line_trigger,
                 anchored,
                 always: matches!(d.rule, Rule::Labelled),
-            })
+            }
         })
-        .collect::<Result<Vec<_>, regex::Error>>()
-        .map_err(|e| e.to_string())?;
+        .collect();
     Ok(Builtins { set, patterns })
-});
+}
 
-/// The built-in patterns, compiled on first use.
+/// The built-in patterns: their pre-filter compiled on first use, each pattern when
+/// first needed.
 pub(crate) fn builtins() -> Result<&'static Builtins, &'static str> {
     BUILTINS.as_ref().map_err(String::as_str)
 }
 
 impl Builtins {
-    /// Pushes every built-in match in `text` onto `out`.
-    pub(crate) fn collect(&self, text: &str, out: &mut Vec<Candidate>) {
+    /// Pushes every built-in match in `text` onto `out`. `Err` when a pattern the text
+    /// needed did not compile: the caller must not trust what was found.
+    pub(crate) fn collect(&self, text: &str, out: &mut Vec<Candidate>) -> Result<(), Unavailable> {
         for (index, pattern) in self.patterns.iter().enumerate() {
             if pattern.always {
-                run(index, pattern, text, out);
+                run(index, pattern, text, out)?;
             }
         }
         if !self.set.is_match(text) {
-            return;
+            return Ok(());
         }
         for index in self.set.matches(text).iter() {
             if let Some(pattern) = self.patterns.get(index) {
-                run(index, pattern, text, out);
+                run(index, pattern, text, out)?;
             }
         }
+        Ok(())
     }
 }
 
 /// Runs built-in pattern number `index` over `text`.
-fn run(index: usize, pattern: &Compiled, text: &str, out: &mut Vec<Candidate>) {
+fn run(
+    index: usize,
+    pattern: &Compiled,
+    text: &str,
+    out: &mut Vec<Candidate>,
+) -> Result<(), Unavailable> {
     let priority = u16::try_from(index).unwrap_or(u16::MAX);
     match (&pattern.line_trigger, &pattern.anchored) {
         (Some(trigger), Some(anchored)) => collect_labelled(
             text,
-            trigger,
+            trigger.get()?,
             anchored,
             matches!(pattern.rule, Rule::Labelled),
             out,
-        ),
+        )?,
         (Some(trigger), None) => {
             let mut done_until = 0;
-            for hit in trigger.find_iter(text) {
+            for hit in trigger.get()?.find_iter(text) {
                 if hit.start() < done_until {
                     continue;
                 }
@@ -353,7 +365,7 @@ fn run(index: usize, pattern: &Compiled, text: &str, out: &mut Vec<Candidate>) {
                     collect_pattern(
                         line,
                         line_start,
-                        &pattern.regex,
+                        pattern.regex.get()?,
                         pattern.rule,
                         priority,
                         out,
@@ -365,8 +377,9 @@ fn run(index: usize, pattern: &Compiled, text: &str, out: &mut Vec<Candidate>) {
         _ if matches!(pattern.rule, Rule::PrivateKeyBlock) => {
             crate::pem::collect(text, priority, out);
         }
-        _ => collect_pattern(text, 0, &pattern.regex, pattern.rule, priority, out),
+        _ => collect_pattern(text, 0, pattern.regex.get()?, pattern.rule, priority, out),
     }
+    Ok(())
 }
 
 /// The byte range of the line(s) containing `start..end`, without the newlines.
@@ -552,6 +565,18 @@ mod tests {
     fn builtins_compile() {
         let builtins = builtins().unwrap();
         assert_eq!(builtins.patterns.len(), builtins.set.len());
+        // Compiled on first use at run time: every one must compile.
+        for pattern in &builtins.patterns {
+            pattern.regex.get().unwrap();
+            for lazy in [&pattern.line_trigger, &pattern.anchored]
+                .into_iter()
+                .flatten()
+            {
+                lazy.get().unwrap();
+            }
+        }
+        crate::markup::compile().unwrap();
+        crate::prose::compile().unwrap();
         // Every pattern's trigger must occur in every match of the pattern.
         let defs = pattern_defs();
         for (def, sample) in defs.iter().zip(SAMPLES) {
@@ -568,5 +593,55 @@ mod tests {
             );
         }
         assert_eq!(defs.len(), SAMPLES.len());
+    }
+
+    #[test]
+    fn only_the_patterns_a_text_triggers_are_compiled() {
+        let builtins = build().unwrap();
+        let compiled = |builtins: &Builtins| {
+            builtins
+                .patterns
+                .iter()
+                .filter(|p| p.regex.is_compiled())
+                .count()
+        };
+        assert_eq!(compiled(&builtins), 0);
+        let mut out = Vec::new();
+        builtins
+            .collect("plain notes about the weather, nothing else", &mut out)
+            .unwrap();
+        assert!(out.is_empty());
+        // The labelled pattern runs on every text; its value pattern waits for a key.
+        let labelled = builtins.patterns.iter().find(|p| p.always).unwrap();
+        assert!(labelled.line_trigger.as_ref().unwrap().is_compiled());
+        assert!(!labelled.anchored.as_ref().unwrap().is_compiled());
+        assert_eq!(compiled(&builtins), 0);
+
+        builtins
+            .collect(
+                "export GITHUB=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+                &mut out,
+            )
+            .unwrap();
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(compiled(&builtins), 1);
+    }
+
+    #[test]
+    fn a_pattern_that_does_not_compile_fails_the_text_that_needs_it() {
+        let broken = Builtins {
+            set: RegexSet::new(["xoxb-"]).unwrap(),
+            patterns: vec![Compiled {
+                regex: LazyRegex::new("(unclosed"),
+                rule: Rule::Whole(FixedKind::Jwt),
+                line_trigger: None,
+                anchored: None,
+                always: false,
+            }],
+        };
+        let mut out = Vec::new();
+        // A text without the trigger never needs it.
+        assert_eq!(broken.collect("nothing here", &mut out), Ok(()));
+        assert_eq!(broken.collect("a xoxb- token", &mut out), Err(Unavailable));
     }
 }

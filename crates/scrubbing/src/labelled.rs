@@ -19,6 +19,7 @@ use regex::{Captures, Regex};
 
 use crate::block::{indented_block, quoted_continuation};
 use crate::key_names::{KeyInfo, classify_in_context, classify_key};
+use crate::lazy_regex::{LazyRegex, Unavailable};
 use crate::markup::markup_value;
 use crate::merge::{Candidate, PRIORITY_KEYWORD};
 use crate::prose::prose_value;
@@ -28,14 +29,15 @@ use crate::value_filter::{ValueShape, is_identifier_like, is_non_secret_value, i
 
 /// Labelled values: for each trigger hit, walk back to the start of the key it is in
 /// and look at what follows the key. Markup, pairs and prose are looked for only when
-/// `unseparated` (by one of the two labelled patterns).
+/// `unseparated` (by one of the two labelled patterns). The value patterns are
+/// compiled when a key first needs them; `Err` when one did not compile.
 pub(crate) fn collect_labelled(
     text: &str,
     trigger: &Regex,
-    anchored: &Regex,
+    anchored: &LazyRegex,
     unseparated: bool,
     out: &mut Vec<Candidate>,
-) {
+) -> Result<(), Unavailable> {
     let bytes = text.as_bytes();
     let mut done_until = 0;
     // End of the line of the latest hit, found once per line (hits on a long line
@@ -82,16 +84,22 @@ pub(crate) fn collect_labelled(
                     value_start,
                     line_end,
                 },
-                anchored,
+                anchored.get()?,
                 info,
                 &mut found,
             );
         } else if !unseparated {
             continue;
-        } else if let Some(range) = markup_value(text, key_start, key_end, info) {
-            found.push(range);
-        } else if let Some(range) = prose_value(text, key_end, line_end, info) {
-            found.push(range);
+        } else {
+            // Their lookups answer `None` for a pattern that did not compile: ask
+            // first, so that such a text fails closed rather than passing unseen.
+            crate::markup::compile().map_err(|_| Unavailable)?;
+            crate::prose::compile().map_err(|_| Unavailable)?;
+            if let Some(range) = markup_value(text, key_start, key_end, info) {
+                found.push(range);
+            } else if let Some(range) = prose_value(text, key_end, line_end, info) {
+                found.push(range);
+            }
         }
         for range in found {
             done_until = done_until.max(range.end);
@@ -102,6 +110,7 @@ pub(crate) fn collect_labelled(
             });
         }
     }
+    Ok(())
 }
 
 /// Where a separated key and its value are.

@@ -53,6 +53,7 @@ mod fold;
 mod key_names;
 mod keyword_patterns;
 mod labelled;
+mod lazy_regex;
 mod markup;
 mod merge;
 mod pem;

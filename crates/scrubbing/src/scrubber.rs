@@ -8,6 +8,7 @@ use regex::{Regex, RegexSet};
 use crate::entropy;
 use crate::error::ScrubError;
 use crate::keyword_patterns::builtins;
+use crate::lazy_regex::Unavailable;
 use crate::merge::{Candidate, PRIORITY_CUSTOM, drop_marker_overlaps, merge, render};
 use crate::redaction::{Redaction, RedactionKind, Scrubbed};
 
@@ -126,13 +127,13 @@ impl Scrubber {
     /// Scrubs `text`. The result borrows `text` when nothing was redacted.
     pub fn scrub<'a>(&self, text: &'a str) -> Scrubbed<'a> {
         let mut candidates = Vec::new();
-        match builtins() {
-            Ok(builtins) => {
-                builtins.collect(text, &mut candidates);
-                crate::wrapped::collect(text, &mut candidates);
-            }
-            Err(_) if !text.is_empty() => return withheld(text),
-            Err(_) => {}
+        let found = builtins().map_err(|_| Unavailable).and_then(|builtins| {
+            builtins.collect(text, &mut candidates)?;
+            crate::wrapped::collect(text, &mut candidates);
+            Ok(())
+        });
+        if found.is_err() && !text.is_empty() {
+            return withheld(text);
         }
         if let Some(custom) = &self.custom {
             custom.collect(text, &mut candidates);
@@ -141,11 +142,13 @@ impl Scrubber {
         if self.entropy {
             entropy::collect(text, &mut candidates, &mut odd_keys);
         }
-        if !odd_keys.is_empty() {
-            collect_odd_keys(text, &odd_keys, &mut candidates);
+        if !odd_keys.is_empty() && collect_odd_keys(text, &odd_keys, &mut candidates).is_err() {
+            return withheld(text);
         }
-        if let Some(folded) = crate::fold::fold(text) {
-            self.collect_folded(&folded, &mut candidates);
+        if let Some(folded) = crate::fold::fold(text)
+            && self.collect_folded(&folded, &mut candidates).is_err()
+        {
+            return withheld(text);
         }
         drop_marker_overlaps(text, &mut candidates);
         if candidates.is_empty() {
@@ -164,12 +167,16 @@ impl Scrubber {
 
 impl Scrubber {
     /// Scans text folded to ASCII (see `fold`) and maps what it finds back.
-    fn collect_folded(&self, folded: &crate::fold::Folded, out: &mut Vec<Candidate>) {
+    fn collect_folded(
+        &self,
+        folded: &crate::fold::Folded,
+        out: &mut Vec<Candidate>,
+    ) -> Result<(), Unavailable> {
         let mut found = Vec::new();
-        if let Ok(builtins) = builtins() {
-            builtins.collect(&folded.text, &mut found);
-            crate::wrapped::collect(&folded.text, &mut found);
-        }
+        builtins()
+            .map_err(|_| Unavailable)?
+            .collect(&folded.text, &mut found)?;
+        crate::wrapped::collect(&folded.text, &mut found);
         if let Some(custom) = &self.custom {
             custom.collect(&folded.text, &mut found);
         }
@@ -185,26 +192,29 @@ impl Scrubber {
                 });
             }
         }
+        Ok(())
     }
 }
 
 /// Runs the built-in patterns again over a copy of `text` with the keys spelt in odd
 /// mixed case (`tOkEn=…`) lowercased: same length, so the ranges found hold for
 /// `text`.
-fn collect_odd_keys(text: &str, keys: &[std::ops::Range<usize>], out: &mut Vec<Candidate>) {
-    let Ok(builtins) = builtins() else {
-        return;
-    };
+fn collect_odd_keys(
+    text: &str,
+    keys: &[std::ops::Range<usize>],
+    out: &mut Vec<Candidate>,
+) -> Result<(), Unavailable> {
+    let builtins = builtins().map_err(|_| Unavailable)?;
     let mut lowered = text.to_owned();
     for key in keys {
         if let Some(word) = lowered.get_mut(key.clone()) {
             word.make_ascii_lowercase();
         }
     }
-    builtins.collect(&lowered, out);
+    builtins.collect(&lowered, out)
 }
 
-/// Fail-closed result when the built-in patterns could not be compiled.
+/// Fail-closed result when a built-in pattern the text needed could not be compiled.
 fn withheld(text: &str) -> Scrubbed<'static> {
     let redactions = vec![Redaction {
         range: 0..text.len(),

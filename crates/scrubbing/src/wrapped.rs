@@ -101,8 +101,12 @@ fn tail_run(bytes: &[u8], line_start: usize) -> Option<Range<usize>> {
 fn joined_secret(head: &str, tail: &str) -> Option<RedactionKind> {
     let joined = format!("{head}{tail}");
     let mut found = Vec::new();
-    if let Ok(builtins) = builtins() {
-        builtins.collect(&joined, &mut found);
+    let collected = builtins()
+        .map_err(|_| crate::lazy_regex::Unavailable)
+        .and_then(|builtins| builtins.collect(&joined, &mut found));
+    if collected.is_err() {
+        // Fail closed: a pattern it needed did not compile.
+        return Some(RedactionKind::Unverified);
     }
     let crossing = found
         .into_iter()
