@@ -343,7 +343,8 @@ fn run_with_beside(
         .take()
         .ok_or_else(|| format!("step `{}`: no pipe for its stderr", step.name))?;
     let (running, started_running) = mpsc::channel();
-    let forwarder = std::thread::spawn(move || forward_stderr(stderr, marker, running));
+    let forwarder =
+        std::thread::spawn(move || forward_stderr(stderr, std::io::stderr(), marker, running));
     let mut failures = Vec::new();
     // `Err` is the end of the stderr without the marker: the step has ended.
     let ran_beside = started_running.recv().is_ok();
@@ -374,9 +375,9 @@ fn run_each(root: &Path, steps: &[Step], env: &[(String, String)]) -> Vec<String
         .collect()
 }
 
-/// Copies `from` to this process's stderr line by line; says on `running` when a
-/// line contains every text of `marker`.
-fn forward_stderr(from: impl Read, marker: &[&str], running: mpsc::Sender<()>) {
+/// Copies `from` to `to` line by line; says on `running` when a line contains every
+/// text of `marker`.
+fn forward_stderr(from: impl Read, mut to: impl Write, marker: &[&str], running: mpsc::Sender<()>) {
     let mut reader = BufReader::new(from);
     let mut line = Vec::new();
     let mut said = false;
@@ -386,12 +387,59 @@ fn forward_stderr(from: impl Read, marker: &[&str], running: mpsc::Sender<()>) {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        drop(std::io::stderr().lock().write_all(&line));
+        drop(to.write_all(&line));
         let text = String::from_utf8_lossy(&line);
         if !said && marker.iter().all(|part| text.contains(part)) {
             said = true;
             // The receiver is gone only when the steps beside have started already.
             let _ = running.send(());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NEXTEST: &[&str] = &["Starting", " across "];
+
+    #[test]
+    fn the_running_line_is_said_once_and_every_line_is_passed_on() {
+        let output = b"   Compiling oxydra v0.1.0\n    Finished `test` profile\n    Starting 3 tests across 2 binaries\n        PASS a\n    Starting again across\n";
+        let (said, heard) = mpsc::channel();
+        let mut passed = Vec::new();
+        forward_stderr(&output[..], &mut passed, NEXTEST, said);
+        assert_eq!(passed, output);
+        assert_eq!(heard.try_recv(), Ok(()));
+        // Once only, and the sender is gone with the stream's end.
+        assert_eq!(heard.try_recv(), Err(mpsc::TryRecvError::Disconnected));
+    }
+
+    #[test]
+    fn a_build_that_fails_never_says_the_tests_run() {
+        // A compiler message may hold one of the texts, never the whole line's set.
+        let output = b"error: no `Starting` here\nwarning: 3 lints across crates\nerror: could not compile `x`\n";
+        let (said, heard) = mpsc::channel();
+        forward_stderr(&output[..], Vec::new(), NEXTEST, said);
+        assert_eq!(heard.try_recv(), Err(mpsc::TryRecvError::Disconnected));
+    }
+
+    #[test]
+    fn only_nextest_announces_and_the_doc_steps_go_beside_it() {
+        let steps = steps(Path::new("/usr/bin/clippy-driver"));
+        let names = |pick: fn(&Step) -> bool| {
+            steps
+                .iter()
+                .filter(|step| pick(step))
+                .map(|step| step.name)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(|step| step.beside_tests), ["doc tests", "docs"]);
+        let announcing = names(|step| step.running_line.is_some());
+        if has_nextest() {
+            assert_eq!(announcing, ["tests, with clippy's lints (nextest)"]);
+        } else {
+            assert!(announcing.is_empty());
         }
     }
 }
