@@ -145,8 +145,13 @@ fn bench(c: &mut Criterion) {
                         let body = body.clone();
                         tokio::spawn(async move {
                             for _ in 0..per_task {
-                                let response =
-                                    client.post(&url).body(body.clone()).send().await.unwrap();
+                                let response = client
+                                    .post(&url)
+                                    .header("content-type", "application/json")
+                                    .body(body.clone())
+                                    .send()
+                                    .await
+                                    .unwrap();
                                 assert_eq!(response.status(), 201);
                                 response.bytes().await.unwrap();
                             }
