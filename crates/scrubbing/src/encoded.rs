@@ -22,10 +22,7 @@ pub(crate) fn is_credential_pair(text: &str) -> bool {
 /// it needed is unavailable (fail closed: the encoded text is then redacted).
 pub(crate) fn holds_secret(text: &str) -> bool {
     let mut found = Vec::new();
-    let collected = crate::keyword_patterns::builtins()
-        .map_err(|_| crate::lazy_regex::Unavailable)
-        .and_then(|builtins| builtins.collect(text, &mut found));
-    collected.is_err() || !found.is_empty()
+    crate::keyword_patterns::collect_builtins(text, &mut found).is_err() || !found.is_empty()
 }
 
 /// Shortest hex run decoded and checked (16 bytes of text).

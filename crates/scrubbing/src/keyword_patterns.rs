@@ -317,6 +317,12 @@ pub(crate) fn builtins() -> Result<&'static Builtins, &'static str> {
     BUILTINS.as_ref().map_err(String::as_str)
 }
 
+/// Pushes every built-in match in `text` onto `out`; `Err` when the pre-filter or a
+/// pattern the text needed did not compile (the caller must fail closed).
+pub(crate) fn collect_builtins(text: &str, out: &mut Vec<Candidate>) -> Result<(), Unavailable> {
+    builtins().map_err(|_| Unavailable)?.collect(text, out)
+}
+
 impl Builtins {
     /// Pushes every built-in match in `text` onto `out`. `Err` when a pattern the text
     /// needed did not compile: the caller must not trust what was found.

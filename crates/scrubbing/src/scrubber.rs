@@ -7,7 +7,7 @@ use regex::{Regex, RegexSet};
 
 use crate::entropy;
 use crate::error::ScrubError;
-use crate::keyword_patterns::builtins;
+use crate::keyword_patterns::{builtins, collect_builtins};
 use crate::lazy_regex::Unavailable;
 use crate::merge::{Candidate, PRIORITY_CUSTOM, drop_marker_overlaps, merge, render};
 use crate::redaction::{Redaction, RedactionKind, Scrubbed};
@@ -127,14 +127,10 @@ impl Scrubber {
     /// Scrubs `text`. The result borrows `text` when nothing was redacted.
     pub fn scrub<'a>(&self, text: &'a str) -> Scrubbed<'a> {
         let mut candidates = Vec::new();
-        let found = builtins().map_err(|_| Unavailable).and_then(|builtins| {
-            builtins.collect(text, &mut candidates)?;
-            crate::wrapped::collect(text, &mut candidates);
-            Ok(())
-        });
-        if found.is_err() && !text.is_empty() {
+        if collect_builtins(text, &mut candidates).is_err() && !text.is_empty() {
             return withheld(text);
         }
+        crate::wrapped::collect(text, &mut candidates);
         if let Some(custom) = &self.custom {
             custom.collect(text, &mut candidates);
         }
@@ -173,9 +169,7 @@ impl Scrubber {
         out: &mut Vec<Candidate>,
     ) -> Result<(), Unavailable> {
         let mut found = Vec::new();
-        builtins()
-            .map_err(|_| Unavailable)?
-            .collect(&folded.text, &mut found)?;
+        collect_builtins(&folded.text, &mut found)?;
         crate::wrapped::collect(&folded.text, &mut found);
         if let Some(custom) = &self.custom {
             custom.collect(&folded.text, &mut found);
@@ -204,14 +198,13 @@ fn collect_odd_keys(
     keys: &[std::ops::Range<usize>],
     out: &mut Vec<Candidate>,
 ) -> Result<(), Unavailable> {
-    let builtins = builtins().map_err(|_| Unavailable)?;
     let mut lowered = text.to_owned();
     for key in keys {
         if let Some(word) = lowered.get_mut(key.clone()) {
             word.make_ascii_lowercase();
         }
     }
-    builtins.collect(&lowered, out)
+    collect_builtins(&lowered, out)
 }
 
 /// Fail-closed result when a built-in pattern the text needed could not be compiled.

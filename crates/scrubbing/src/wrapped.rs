@@ -9,7 +9,7 @@
 use std::ops::Range;
 
 use crate::entropy;
-use crate::keyword_patterns::builtins;
+use crate::keyword_patterns::collect_builtins;
 use crate::merge::{Candidate, PRIORITY_ENTROPY};
 use crate::redaction::RedactionKind;
 
@@ -101,10 +101,7 @@ fn tail_run(bytes: &[u8], line_start: usize) -> Option<Range<usize>> {
 fn joined_secret(head: &str, tail: &str) -> Option<RedactionKind> {
     let joined = format!("{head}{tail}");
     let mut found = Vec::new();
-    let collected = builtins()
-        .map_err(|_| crate::lazy_regex::Unavailable)
-        .and_then(|builtins| builtins.collect(&joined, &mut found));
-    if collected.is_err() {
+    if collect_builtins(&joined, &mut found).is_err() {
         // Fail closed: a pattern it needed did not compile.
         return Some(RedactionKind::Unverified);
     }
