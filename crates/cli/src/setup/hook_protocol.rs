@@ -11,8 +11,10 @@
 //! `decision` (`approve`/`allow` or `block`/`deny`), `reason`, `continue` (`false`
 //! blocks), `stopReason`, `hookSpecificOutput` {`hookEventName`, `permissionDecision`
 //! (`allow`/`deny`), `permissionDecisionReason`, `updatedInput`, `updatedToolOutput`},
-//! and the ignored `suppressOutput` and `systemMessage`. Any other key, or a field that
-//! means nothing at the hook's point, is an invalid decision.
+//! and the ignored `suppressOutput` and `systemMessage`. Any other key, a field that
+//! means nothing at the hook's point, or stdout that is JSON but no object (an array,
+//! even of nulls, a number, a string, `null`) is an invalid decision, and an invalid
+//! decision of a `before_tool` hook denies the call.
 
 use oxydra::executor::{
     AfterToolDecision, BeforeToolDecision, HookError, ModelRequestDecision, ModelRequestEdit,
@@ -155,7 +157,23 @@ impl Answer {
         if text.trim().is_empty() {
             return Ok(Self::default());
         }
-        serde_json::from_str(text)
+        let value: Value = serde_json::from_str(text)
+            .map_err(|error| invalid(format!("stdout is not a decision object: {error}")))?;
+        // serde's derived deserializer also takes a struct from a sequence of its
+        // fields (`[null,null,…]` reads as an empty answer, an allow): only an object,
+        // and an object (or nothing) as `hookSpecificOutput`, is an answer.
+        let specific = value.get("hookSpecificOutput");
+        if !value.is_object() || specific.is_some_and(|s| !s.is_object() && !s.is_null()) {
+            return Err(invalid(format!(
+                "stdout is not a decision object: {} is not a JSON object",
+                if value.is_object() {
+                    "hookSpecificOutput"
+                } else {
+                    kind_of(&value)
+                }
+            )));
+        }
+        serde_json::from_value(value)
             .map_err(|error| invalid(format!("stdout is not a decision object: {error}")))
     }
 
@@ -202,6 +220,18 @@ impl Answer {
         self.specific
             .as_ref()
             .and_then(|s| s.updated_output.as_ref())
+    }
+}
+
+/// What kind of JSON value `value` is, for an error message: `an array`, `a number` ….
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 
@@ -335,6 +365,29 @@ mod tests {
         };
         assert!(error("not json").contains("not a decision object"));
         assert!(error("[1]").contains("not a decision object"));
+        // A sequence of as many nulls as the answer has fields is no empty answer.
+        for answer in [
+            "[null,null,null,null,null,null,null]",
+            "[]",
+            "null",
+            "7",
+            "\"allow\"",
+            "true",
+        ] {
+            assert!(
+                error(answer).contains("is not a JSON object"),
+                "{answer}: {}",
+                error(answer)
+            );
+        }
+        assert!(
+            error(r#"{"hookSpecificOutput":[null,null,null,null,null]}"#)
+                .contains("hookSpecificOutput is not a JSON object")
+        );
+        assert!(after_tool_decision(&out(0, "[null,null,null,null,null,null,null]", "")).is_err());
+        assert!(
+            model_request_decision(&out(0, "[null,null,null,null,null,null,null]", "")).is_err()
+        );
         assert!(error(r#"{"decision":"maybe"}"#).contains("unknown decision `maybe`"));
         assert!(error(r#"{"decison":"block"}"#).contains("unknown field"));
         assert!(

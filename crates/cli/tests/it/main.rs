@@ -18,6 +18,7 @@ mod consent;
 mod first_byte;
 mod first_run_config;
 mod first_use;
+mod hook_answers;
 mod hooks;
 mod images;
 mod leaks;
