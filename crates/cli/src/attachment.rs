@@ -1,10 +1,18 @@
 //! Files a person attaches to a prompt (`oxydra run --image FILE`, `@path` in `chat`):
 //! read into content parts, their media type sniffed from their bytes (never from
 //! their name), their size and number capped.
+//!
+//! Only a regular file is read. Its type is checked before it is opened (opening a
+//! FIFO for reading waits for a writer, opening a device can act on it), it is opened
+//! non-blocking and without taking a controlling terminal, and checked again on the
+//! opened descriptor: a FIFO swapped in between fails at once too, never hangs.
 
-use std::fs::File;
+use std::fs::{File, FileType, OpenOptions};
 use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
+
+use nix::fcntl::OFlag;
 
 use oxydra::types::{ContentPart, PDF_MEDIA_TYPE, is_image_media_type, sniff_media_type};
 
@@ -20,8 +28,8 @@ pub const MAX_ATTACHMENTS: usize = 16;
 pub enum AttachmentProblem {
     /// It cannot be opened or read (missing, unreadable, a symlink where none may be).
     Unreadable(String),
-    /// It is not a regular file (a directory, a device, a pipe).
-    NotAFile,
+    /// It is not a regular file: what it is (`a directory`, `a FIFO (named pipe)`, …).
+    NotAFile(&'static str),
     /// It is larger than [`MAX_ATTACHMENT_BYTES`].
     TooLarge(u64),
     /// Its bytes are a known format no provider takes as a part (BMP, SVG, TIFF).
@@ -35,7 +43,10 @@ impl std::fmt::Display for AttachmentProblem {
         const KINDS: &str = "PNG, JPEG, GIF, WebP or PDF";
         match self {
             Self::Unreadable(reason) => write!(f, "cannot read it: {reason}"),
-            Self::NotAFile => write!(f, "not a regular file"),
+            Self::NotAFile(kind) => write!(
+                f,
+                "not a regular file but {kind}: attach an image or a PDF file"
+            ),
             Self::TooLarge(size) => write!(
                 f,
                 "it is {size} bytes, over the {MAX_ATTACHMENT_BYTES} bytes (20 MiB) a file may be"
@@ -54,19 +65,52 @@ impl std::fmt::Display for AttachmentProblem {
 /// Reads the file at `path` into a part: an image (PNG, JPEG, GIF, WebP) or a PDF
 /// document (named by the file's name), as its bytes say.
 pub fn read_part(path: &Path) -> Result<ContentPart, AttachmentProblem> {
-    let file =
-        File::open(path).map_err(|error| AttachmentProblem::Unreadable(error.to_string()))?;
+    let meta = std::fs::metadata(path)
+        .map_err(|error| AttachmentProblem::Unreadable(error.to_string()))?;
+    regular(meta.file_type())?;
+    let file = open_nonblocking(path, OFlag::empty())
+        .map_err(|error| AttachmentProblem::Unreadable(error.to_string()))?;
     part_of(file, path)
 }
 
-/// Reads the opened `file` (at `path`, for its name) into a part, as [`read_part`].
+/// Opens `path` for reading without blocking (a FIFO swapped in after its type was
+/// checked opens at once, and [`part_of`] refuses it) and without making a terminal
+/// the process's controlling terminal; `extra` adds flags (`O_NOFOLLOW`).
+pub fn open_nonblocking(path: &Path, extra: OFlag) -> std::io::Result<File> {
+    let flags = OFlag::O_NONBLOCK | OFlag::O_NOCTTY | extra;
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits())
+        .open(path)
+}
+
+/// `Ok` for a regular file, else what the file is.
+fn regular(kind: FileType) -> Result<(), AttachmentProblem> {
+    let what = if kind.is_file() {
+        return Ok(());
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a file that can be read"
+    };
+    Err(AttachmentProblem::NotAFile(what))
+}
+
+/// Reads the opened `file` (at `path`, for its name) into a part, as [`read_part`]:
+/// refused unless the descriptor is a regular file (checked with `fstat`).
 pub fn part_of(file: File, path: &Path) -> Result<ContentPart, AttachmentProblem> {
     let meta = file
         .metadata()
         .map_err(|error| AttachmentProblem::Unreadable(error.to_string()))?;
-    if !meta.is_file() {
-        return Err(AttachmentProblem::NotAFile);
-    }
+    regular(meta.file_type())?;
     if meta.len() > MAX_ATTACHMENT_BYTES {
         return Err(AttachmentProblem::TooLarge(meta.len()));
     }
@@ -184,13 +228,36 @@ mod tests {
     }
 
     #[test]
+    fn a_fifo_is_refused_at_once_before_and_after_it_is_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe.png");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let problem = read_part(&fifo).unwrap_err();
+        assert_eq!(problem, AttachmentProblem::NotAFile("a FIFO (named pipe)"));
+        assert!(problem.to_string().contains("FIFO"), "{problem}");
+        // Opened (as a swap after the check would be): no writer, no wait, refused.
+        let opened = open_nonblocking(&fifo, OFlag::empty()).unwrap();
+        assert_eq!(
+            part_of(opened, &fifo),
+            Err(AttachmentProblem::NotAFile("a FIFO (named pipe)"))
+        );
+    }
+
+    #[test]
     fn missing_files_and_directories_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         assert!(matches!(
             read_part(&dir.path().join("nope.png")),
             Err(AttachmentProblem::Unreadable(_))
         ));
-        assert_eq!(read_part(dir.path()), Err(AttachmentProblem::NotAFile));
+        assert_eq!(
+            read_part(dir.path()),
+            Err(AttachmentProblem::NotAFile("a directory"))
+        );
+        assert_eq!(
+            read_part(Path::new("/dev/null")),
+            Err(AttachmentProblem::NotAFile("a character device"))
+        );
         let message = AttachmentProblem::TooLarge(30).to_string();
         assert!(message.contains("20 MiB"), "{message}");
     }

@@ -9,9 +9,8 @@
 //! kind no provider takes, unreadable) or more than [`MAX_ATTACHMENTS`] files refuse
 //! the whole line: nothing is sent or stored, and the person is told why.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::ErrorKind;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use nix::fcntl::OFlag;
@@ -68,6 +67,14 @@ fn attach_one(policy: &WorkspacePolicy, token: &str) -> Result<Option<Attached>,
         // A token that is no path at all (a NUL, an absurd length) is text.
         Err(_) => return Ok(None),
     };
+    // A directory, a FIFO or a device is not even opened (opening a FIFO waits for a
+    // writer, a device can act on its opening): the token is plain text.
+    if std::fs::symlink_metadata(&resolved.absolute).is_ok_and(|meta| {
+        let kind = meta.file_type();
+        !kind.is_file() && !kind.is_symlink()
+    }) {
+        return Ok(None);
+    }
     let file = match open_no_follow(&resolved.absolute) {
         Ok(file) => file,
         Err(error) if matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
@@ -80,18 +87,16 @@ fn attach_one(policy: &WorkspacePolicy, token: &str) -> Result<Option<Attached>,
             file: resolved.relative,
             part,
         })),
-        Err(AttachmentProblem::NotMedia | AttachmentProblem::NotAFile) => Ok(None),
+        Err(AttachmentProblem::NotMedia | AttachmentProblem::NotAFile(_)) => Ok(None),
         Err(problem) => Err(refused(problem.to_string())),
     }
 }
 
 /// Opens `path` for reading without following a symlink in its last name (one swapped
-/// in after the path was resolved).
+/// in after the path was resolved), without blocking on a FIFO (see
+/// [`attachment::open_nonblocking`]).
 fn open_no_follow(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(OFlag::O_NOFOLLOW.bits() | OFlag::O_NONBLOCK.bits())
-        .open(path)
+    attachment::open_nonblocking(path, OFlag::O_NOFOLLOW)
 }
 
 #[cfg(test)]
@@ -139,6 +144,19 @@ mod tests {
         ] {
             assert!(attachments(line, dir.path()).unwrap().is_empty(), "{line}");
         }
+    }
+
+    #[test]
+    fn a_fifo_named_with_at_stays_text_and_never_blocks() {
+        let dir = workspace();
+        let fifo = dir.path().join("pipe.png");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        // No writer ever opens it: a blocking open would wait forever.
+        assert!(
+            attachments("look at @pipe.png", dir.path())
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use common::{Sandbox, json_lines, output_with_stdin, stderr, stdout};
 use oxydra::types::ContentPart;
@@ -289,4 +290,58 @@ fn chat_attaches_workspace_media_named_with_at_and_refuses_escapes() {
     let message = refused["message"].as_str().unwrap();
     assert!(message.contains("@../outside.png"), "{message}");
     assert!(message.contains("outside the workspace"), "{message}");
+}
+
+/// Runs `run --image FILE look`, which must end within ten seconds (it must not wait
+/// at all), and returns its exit code and stderr; fails naming the file if it hangs.
+fn run_with_image_in_time(sandbox: &Sandbox, file: &Path) -> (Option<i32>, String) {
+    let server = strict_openai(vec![openai::text("unused")]);
+    let mut command = sandbox.stored_command("run");
+    command
+        .args(["--base-url", &server.openai_url()])
+        .arg("--image")
+        .arg(file)
+        .arg("look");
+    let (mut child, _out, err) = common::spawn_captured(command);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "`--image {}` hangs: {}",
+            file.display(),
+            err.text()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(server.requests().is_empty(), "a request was sent");
+    (status.code(), err.all())
+}
+
+#[test]
+fn a_fifo_or_a_device_given_as_image_fails_at_once_naming_it() {
+    let sandbox = Sandbox::new();
+    let fifo = sandbox.path().join("pipe.png");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // No writer ever opens the FIFO: opening it to read would wait forever.
+    for (file, what) in [
+        (fifo.as_path(), "a FIFO (named pipe)"),
+        (Path::new("/dev/zero"), "a character device"),
+        (sandbox.workspace.as_path(), "a directory"),
+    ] {
+        let (code, err) = run_with_image_in_time(&sandbox, file);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("--image"), "{err}");
+        assert!(err.contains(&file.display().to_string()), "{err}");
+        assert!(
+            err.contains(&format!("not a regular file but {what}")),
+            "{err}"
+        );
+    }
 }
