@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use oxydra::mcp::McpServerConfig;
+use oxydra::scrubbing::scrub;
 use serde::{Serialize, Serializer};
 
 /// A secret value (an API key): prints and serialises masked.
@@ -60,6 +62,50 @@ pub fn mask_url(url: &str) -> String {
     format!("{scheme}://{user}:****@{host}{path}")
 }
 
+/// `server` as it may be shown (`--print-config`, `mcp list`): the values of `env` and
+/// `headers` masked, each argument scrubbed (read with the one before it, so that the
+/// value of `--api-key VALUE` is caught as well as `--api-key=VALUE`), and the URL's
+/// password masked and its query scrubbed.
+pub fn masked_mcp_server(server: &McpServerConfig) -> McpServerConfig {
+    let mut shown = server.clone();
+    for value in shown.env.values_mut() {
+        *value = mask_secret(value);
+    }
+    for value in shown.headers.0.values_mut() {
+        *value = mask_secret(value);
+    }
+    shown.args = masked_args(&server.args);
+    if let Some(url) = &server.url {
+        shown.url = Some(scrub(&mask_url(url)).text.into_owned());
+    }
+    shown
+}
+
+/// `args` with every secret the scrubber finds redacted. Each argument is scrubbed
+/// alone and after the argument before it (`--token` `VALUE`): a flag's value is
+/// often a separate argument, and a separate argument says nothing of itself.
+pub fn masked_args(args: &[String]) -> Vec<String> {
+    let mut shown = Vec::with_capacity(args.len());
+    let mut previous: Option<&str> = None;
+    for arg in args {
+        let alone = scrub(arg).text.into_owned();
+        let after_flag = previous.and_then(|flag| {
+            let pair = format!("{flag} {arg}");
+            let scrubbed = scrub(&pair).text.into_owned();
+            scrubbed
+                .strip_prefix(flag)
+                .and_then(|rest| rest.strip_prefix(' '))
+                .map(str::to_owned)
+        });
+        shown.push(match after_flag {
+            Some(value) if value != *arg && alone == *arg => value,
+            _ => alone,
+        });
+        previous = Some(arg);
+    }
+    shown
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,6 +119,31 @@ mod tests {
         assert!(!format!("{secret:?}").contains("abcdefgh"));
         assert_eq!(serde_json::to_string(&secret).unwrap(), "\"sk-****3456\"");
         assert_eq!(secret.expose(), key);
+    }
+
+    #[test]
+    fn mcp_server_secrets_are_masked_in_args_env_headers_and_url() {
+        let key = "sk-live-4f9KqT2xVb7LmN3pR8sW1zY6";
+        let mut server: McpServerConfig = toml::from_str(&format!(
+            "name = \"s\"\ncommand = \"srv\"\n\
+             args = [\"--api-key={key}\", \"--token\", \"{key}\", \"--port\", \"8080\", \"stdio\"]\n\
+             env = {{ API_TOKEN = \"{key}\" }}\n"
+        ))
+        .unwrap();
+        let shown = masked_mcp_server(&server);
+        let text = format!("{:?} {}", shown, shown.describe_transport());
+        assert!(!text.contains("4f9KqT2x"), "{text}");
+        assert!(shown.args[0].starts_with("--api-key="), "{:?}", shown.args);
+        assert_eq!(shown.args[1], "--token");
+        assert_eq!(&shown.args[3..], ["--port", "8080", "stdio"]);
+        server.command = None;
+        server.args.clear();
+        server.url = Some(format!("https://me:{key}@host/mcp?api_key={key}"));
+        server.headers.0.insert("X-Api-Key".into(), key.to_owned());
+        let shown = masked_mcp_server(&server);
+        let text = format!("{:?} {}", shown.headers.0, shown.describe_transport());
+        assert!(!text.contains("4f9KqT2x"), "{text}");
+        assert!(text.contains("https://me:****@host/mcp"), "{text}");
     }
 
     #[test]

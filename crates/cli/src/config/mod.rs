@@ -39,6 +39,7 @@ pub use file::{parse, user_config_path};
 pub use launched::launched_hashes;
 pub use layers::strip_powers;
 pub use load::load;
+pub use mask::masked_mcp_server;
 pub use merge::{
     Effective, EffectiveRuntime, Merged, ServiceConfig, current_provider, merge, merge_for_print,
     merge_service, resolve_database,

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::ProviderKind;
-use super::mask::{mask_secret, mask_url};
+use super::mask::{mask_secret, mask_url, masked_mcp_server};
 use super::merge::Merged;
 use super::provider_pick::EffectiveProvider;
 
@@ -67,18 +67,7 @@ impl<P: PrintedProvider> Merged<P> {
         shown.provider.mask();
         // MCP servers often get their tokens through env, args or the URL.
         for server in &mut shown.mcp_servers {
-            for value in server.env.values_mut() {
-                *value = mask_secret(value);
-            }
-            for value in server.headers.0.values_mut() {
-                *value = mask_secret(value);
-            }
-            for arg in &mut server.args {
-                *arg = oxydra::scrubbing::scrub(arg).text.into_owned();
-            }
-            if let Some(url) = &server.url {
-                server.url = Some(mask_url(url));
-            }
+            *server = masked_mcp_server(server);
         }
         let source = match (&self.config_file, &self.user_file) {
             (None, _) => "none (defaults, environment and flags)".to_owned(),
