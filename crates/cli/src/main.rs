@@ -54,9 +54,9 @@ fn report(error: &error::CliError, jsonl: bool) -> exit_code::Exit {
     } else {
         message
     };
-    // They can quote escape sequences too: sanitized on a terminal.
-    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    eprintln!("error: {}", terminal_text::for_stream(&message, terminal));
+    // They can quote escape sequences too: sanitized, on any stream (a redirected
+    // stderr ends at a terminal as well). The JSON-lines event keeps the exact text.
+    eprintln!("error: {}", terminal_text::lines(&message));
     // A run that started has printed its closing event already; one that could
     // not start (configuration, session, setup) still ends its event stream.
     if jsonl && !matches!(error, error::CliError::Run { .. }) {

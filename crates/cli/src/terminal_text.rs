@@ -20,9 +20,11 @@
 //!   `U+180E`, `U+200B`–`U+200D`, `U+2028`, `U+2029`, `U+2060`–`U+2064`, `U+3164`,
 //!   `U+FEFF`, `U+FFA0`, `U+FFF9`–`U+FFFB`, the tag characters `U+E0000`–`U+E007F`).
 //!
-//! Output that is not on a terminal (a pipe, a file, `--output jsonl`, `scrub`) is
-//! left as it is: callers ask only when the stream they write to is a terminal, and
-//! stderr's diagnostic lines (which are for people wherever they go) always.
+//! Text meant for people is sanitized on every stream, terminal or not: a pipe or a
+//! file ends at a terminal too (`oxydra sessions show ID | head`, `mcp list | less -R`,
+//! `2>&1 | tee log`). Only formats meant for programs keep the exact text: JSON and
+//! JSON lines carry it JSON-escaped ([`escape_json`]: the same value, nothing raw), and
+//! `oxydra scrub` is a filter that must give back what it was given.
 //!
 //! Before any question, [`reset_before_question`] resets the attributes (SGR 0) on a
 //! fresh line, so nothing printed before can style the question away.
@@ -127,16 +129,6 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
 /// [`sanitize`] for lines of text: `sanitize(text, Layout::Lines)`.
 pub fn lines(text: &str) -> Cow<'_, str> {
     sanitize(text, Layout::Lines)
-}
-
-/// `text` for a stream that is a terminal when `terminal` holds: sanitized as lines
-/// then, as it is otherwise (a pipe or a file gets the bytes unchanged).
-pub fn for_stream(text: &str, terminal: bool) -> Cow<'_, str> {
-    if terminal {
-        lines(text)
-    } else {
-        Cow::Borrowed(text)
-    }
 }
 
 /// A JSON text (as `serde_json` writes it) with every character [`sanitize`] escapes
@@ -265,12 +257,6 @@ mod tests {
             "\\u{1b}]2;t\\u{7}\\u{1b}[2K"
         );
         assert_eq!(sanitize("\u{1b}[", Layout::LogLines), "\\u{1b}[");
-    }
-
-    #[test]
-    fn only_a_terminal_gets_the_text_sanitized() {
-        assert_eq!(for_stream("\u{1b}[8m", true), "\\u{1b}[8m");
-        assert_eq!(for_stream("\u{1b}[8m", false), "\u{1b}[8m");
     }
 
     #[test]

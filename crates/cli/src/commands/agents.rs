@@ -27,14 +27,11 @@ async fn list(options: &ListOptions) -> Result<Exit, CliError> {
     let listing = listing.map_err(|error| CliError::Coordinator(error.to_string()))?;
     let mut text = Vec::new();
     write_listing(&mut text, &listing, options.output).map_err(CliError::stdout)?;
+    // Descriptions of MCP tools come from their servers: hidden characters are JSON
+    // escapes (the same JSON), on a terminal or not.
+    let text = crate::terminal_text::escape_json(&String::from_utf8_lossy(&text)).into_owned();
     let mut out = std::io::stdout().lock();
-    if std::io::IsTerminal::is_terminal(&out) {
-        // Descriptions of MCP tools come from their servers: on a terminal, hidden
-        // characters are JSON escapes (the same JSON).
-        let shown = crate::terminal_text::escape_json(&String::from_utf8_lossy(&text)).into_owned();
-        text = shown.into_bytes();
-    }
-    out.write_all(&text)
+    out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(CliError::stdout)?;
     Ok(Exit::Done)

@@ -524,10 +524,9 @@ async fn show_recent(
 }
 
 /// Stored text (or an error quoting a provider) for stderr: through the terminal
-/// sanitizer when stderr is a terminal.
+/// sanitizer, whether stderr is a terminal or not.
 fn on_stderr(text: &str) -> std::borrow::Cow<'_, str> {
-    use std::io::IsTerminal;
-    crate::terminal_text::for_stream(text, std::io::stderr().is_terminal())
+    crate::terminal_text::lines(text)
 }
 
 #[cfg(test)]

@@ -3,16 +3,22 @@
 //! stops it.
 //!
 //! Names, descriptions and failure reasons (which quote a server's stderr) come from
-//! the servers: on a terminal the listing goes through the terminal sanitizer.
+//! the servers, and a server's command line, URL and environment can carry its keys:
+//! every field is scrubbed, a server's transport is shown as `--print-config` shows
+//! it (secrets in arguments and the URL masked), and the listing goes through the
+//! terminal sanitizer (text) or has every hidden character JSON-escaped (JSON lines),
+//! on a terminal or not.
 
 use std::io::Write;
 
-use oxydra::mcp::{McpManager, ServerState, ServerStatus};
+use oxydra::mcp::{McpManager, McpServerConfig, ServerState, ServerStatus};
+use oxydra::scrubbing::scrub;
 
 use crate::args::{ListOptions, McpAction, McpArgs, OutputFormat};
 use crate::config;
 use crate::error::CliError;
 use crate::exit_code::Exit;
+use crate::output::listing::shown;
 
 /// Runs `oxydra mcp …`.
 pub async fn run(args: McpArgs) -> Result<Exit, CliError> {
@@ -33,19 +39,31 @@ async fn list(options: &ListOptions) -> Result<Exit, CliError> {
         eprintln!("no MCP servers configured ({source}); add [[mcp_servers]] entries");
         return Ok(Exit::Done);
     }
-    let manager = McpManager::start(servers)
+    let manager = McpManager::start(servers.clone())
         .await
-        .map_err(|error| CliError::Mcp(error.to_string()))?;
-    let status = manager.status();
+        .map_err(|error| CliError::Mcp(scrub(&error.to_string()).text.into_owned()))?;
+    let status: Vec<ServerStatus> = manager
+        .status()
+        .into_iter()
+        .map(|status| {
+            let config = servers.iter().find(|server| server.name == status.name);
+            scrubbed(status, config)
+        })
+        .collect();
     manager.shutdown().await;
     let mut listing = Vec::new();
     write_status(&mut listing, &status, options.output).map_err(CliError::stdout)?;
+    let listing = match options.output {
+        // A secret split over fields (a flag in the transport, its value in a reason)
+        // is seen on the whole line.
+        OutputFormat::Text => scrub(&String::from_utf8_lossy(&listing))
+            .text
+            .into_owned()
+            .into_bytes(),
+        OutputFormat::Jsonl => listing,
+    };
     let mut out = std::io::stdout().lock();
-    if options.output == OutputFormat::Text && std::io::IsTerminal::is_terminal(&out) {
-        let shown = crate::terminal_text::lines(&String::from_utf8_lossy(&listing)).into_owned();
-        listing = shown.into_bytes();
-    }
-    out.write_all(&listing)
+    out.write_all(shown(options.output, &listing).as_bytes())
         .and_then(|()| out.flush())
         .map_err(CliError::stdout)?;
     // A server that did not start is worth a non-zero exit for scripts.
@@ -57,6 +75,24 @@ async fn list(options: &ListOptions) -> Result<Exit, CliError> {
     } else {
         Ok(Exit::Done)
     }
+}
+
+/// `status` with its transport described from the masked `config` (see
+/// [`config::masked_mcp_server`]) and every text scrubbed.
+fn scrubbed(mut status: ServerStatus, config: Option<&McpServerConfig>) -> ServerStatus {
+    let transport = config.map_or_else(
+        || status.transport.clone(),
+        |config| config::masked_mcp_server(config).describe_transport(),
+    );
+    status.transport = scrub(&transport).text.into_owned();
+    status.name = scrub(&status.name).text.into_owned();
+    if let ServerState::Failed { reason } = &mut status.state {
+        *reason = scrub(reason).text.into_owned();
+    }
+    for tool in &mut status.tools {
+        tool.description = scrub(&tool.description).text.into_owned();
+    }
+    status
 }
 
 fn write_status(

@@ -41,13 +41,9 @@ pub struct LoadedFile {
 pub fn load(explicit: Option<&Path>) -> Result<LoadedFile, CliError> {
     let store = super::trust::default_store_path();
     let (loaded, warnings) = load_with(explicit, store.as_deref())?;
-    // A warning can name keys and paths of a project file: sanitized on a terminal.
-    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    // A warning can name keys and paths of a project file: sanitized, on any stream.
     for warning in warnings {
-        eprintln!(
-            "warning: {}",
-            crate::terminal_text::for_stream(&warning, terminal)
-        );
+        eprintln!("warning: {}", crate::terminal_text::lines(&warning));
     }
     Ok(loaded)
 }

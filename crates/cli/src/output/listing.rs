@@ -57,25 +57,30 @@ fn now_ms() -> i64 {
         })
 }
 
-/// Prints what `write` writes on stdout. The text listing on a terminal goes through
-/// the terminal sanitizer first: a stored message (the model's, a tool's) can hold
-/// escape sequences. JSON lines, and text on a pipe or in a file, are written as they
-/// are.
+/// Prints what `write` writes on stdout, as [`shown`] makes it.
 pub fn to_stdout(
     format: OutputFormat,
     write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
 ) -> Result<(), CliError> {
-    use std::io::IsTerminal;
     let mut text = Vec::new();
     write(&mut text).map_err(CliError::stdout)?;
+    let text = shown(format, &text);
     let mut out = std::io::stdout().lock();
-    if format == OutputFormat::Text && out.is_terminal() {
-        let shown = crate::terminal_text::lines(&String::from_utf8_lossy(&text)).into_owned();
-        text = shown.into_bytes();
-    }
-    out.write_all(&text)
+    out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(CliError::stdout)
+}
+
+/// A listing as it is printed, on any stream (a pipe ends at a terminal too): text
+/// through the terminal sanitizer, since a stored message (the model's, a tool's) or
+/// an MCP server's description can hold escape sequences; JSON lines with every
+/// character the sanitizer escapes written as a JSON escape, the same values.
+pub fn shown(format: OutputFormat, listing: &[u8]) -> String {
+    let text = String::from_utf8_lossy(listing);
+    match format {
+        OutputFormat::Text => crate::terminal_text::lines(&text).into_owned(),
+        OutputFormat::Jsonl => crate::terminal_text::escape_json(&text).into_owned(),
+    }
 }
 
 /// The head of `sessions show`'s transcript: what the session runs with (nothing for a
@@ -253,6 +258,23 @@ pub fn rfc3339(ms: i64) -> String {
 mod tests {
     use super::*;
     use oxydra::types::{CallId, Message, SessionId, ToolCall};
+
+    #[test]
+    fn a_listing_is_sanitized_as_text_and_json_escaped_as_json_lines() {
+        let text = "#2 tool\n  stored\u{1b}]2;pwned\u{7}\u{202e}\n";
+        assert_eq!(
+            shown(OutputFormat::Text, text.as_bytes()),
+            "#2 tool\n  stored\\u{1b}]2;pwned\\u{7}\\u{202e}\n"
+        );
+        let line = json!({"content": "stored\u{1b}]2;pwned\u{7}\u{9b}\u{202e}"}).to_string();
+        let json = shown(OutputFormat::Jsonl, line.as_bytes());
+        assert!(
+            !json.contains(['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}']),
+            "{json}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back["content"], "stored\u{1b}]2;pwned\u{7}\u{9b}\u{202e}");
+    }
 
     #[test]
     fn timestamps_are_rfc3339_utc() {

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::markdown::{MarkdownStream, Update};
+use crate::terminal_text::lines;
 
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const CLEAR_LINE: &str = "\r\x1b[2K";
@@ -18,8 +19,9 @@ pub(super) struct State {
     pub(super) err: Box<dyn Write + Send>,
     /// stdout is the terminal stderr is on: a log line first ends an open answer line.
     pub(super) out_is_terminal: bool,
-    /// stderr is a terminal: what is written there is sanitized.
-    pub(super) err_is_terminal: bool,
+    /// A `\r` that ended the last piece of plain answer text: shown with what comes
+    /// next, so that a `\r\n` split between two pieces is one line end.
+    pub(super) held_cr: bool,
     /// The progress message while the spinner shows, `None` while text streams.
     pub(super) spinner: Option<String>,
     /// Whether the spinner's line is currently drawn on stderr.
@@ -71,17 +73,30 @@ impl State {
     }
 
     /// Writes answer text: rendered as Markdown line by line on a terminal (the spinner
-    /// cleared once there is text to see), as it is otherwise.
+    /// cleared once there is text to see), through the terminal sanitizer otherwise (a
+    /// pipe or a file ends at a terminal too; `--output jsonl` keeps the exact text).
     pub(super) fn write_text(&mut self, text: &str) {
         let Some(markdown) = self.markdown.as_mut() else {
             if !text.trim().is_empty() {
                 self.clear_spinner();
                 self.spinner = None;
             }
-            let _ = write!(self.out, "{text}");
+            let mut piece = String::with_capacity(text.len() + 1);
+            if std::mem::take(&mut self.held_cr) {
+                piece.push('\r');
+            }
+            piece.push_str(text);
+            if piece.ends_with('\r') {
+                piece.pop();
+                self.held_cr = true;
+            }
+            let _ = write!(self.out, "{}", lines(&piece));
             let _ = self.out.flush();
-            if !text.is_empty() {
-                self.open_line = !text.ends_with('\n');
+            if !piece.is_empty() {
+                self.open_line = !piece.ends_with('\n');
+            }
+            if self.held_cr {
+                self.open_line = true;
             }
             return;
         };
@@ -118,6 +133,11 @@ impl State {
     }
 
     pub(super) fn end_text_line(&mut self) {
+        if std::mem::take(&mut self.held_cr) {
+            // No line feed followed it: a `\r` on its own, shown escaped.
+            let _ = write!(self.out, "{}", lines("\r"));
+            self.open_line = true;
+        }
         self.clear_preview();
         let rendered = self
             .markdown

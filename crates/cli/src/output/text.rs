@@ -6,8 +6,8 @@
 //! preview of the line being written (see [`super::markdown`]), and the spinner shows
 //! until the first visible text. Everything not Oxydra's own (the answer, tool names
 //! and arguments, progress messages, log lines) goes through the terminal sanitizer
-//! ([`crate::terminal_text`]) before it reaches a terminal; an answer written to a
-//! pipe or a file is left byte for byte as the model wrote it.
+//! ([`crate::terminal_text`]) on every stream: a pipe or a file ends at a terminal
+//! too. `--output jsonl` carries the answer's exact text.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -23,7 +23,7 @@ use super::markdown::{MarkdownStream, render};
 use super::screen::{Started, State};
 use super::summary::summary_line;
 use super::tool_line;
-use crate::terminal_text::{Layout, lines, one_line as escape, sanitize};
+use crate::terminal_text::{Layout, escape_json, lines, one_line as escape, sanitize};
 
 /// The renderer drawing on the process's real terminal, if one is: log lines and the
 /// Ctrl-C notice go through it so that they clear its spinner first.
@@ -41,28 +41,24 @@ pub fn write_stderr_lines(bytes: &[u8]) -> std::io::Result<()> {
             if state.out_is_terminal {
                 state.end_text_line();
             }
-            let bytes = shown_on_stderr(bytes, state.err_is_terminal);
+            let bytes = shown_on_stderr(bytes);
             state.err.write_all(&bytes)?;
             state.err.flush()?;
             state.draw_spinner();
             Ok(())
         }
         None => {
-            use std::io::IsTerminal;
             let mut err = std::io::stderr().lock();
-            let bytes = shown_on_stderr(bytes, err.is_terminal());
+            let bytes = shown_on_stderr(bytes);
             err.write_all(&bytes)?;
             err.flush()
         }
     }
 }
 
-/// Log lines (and notices) for stderr: sanitized when it is a terminal, keeping only
-/// the logger's own colours; as they are otherwise.
-fn shown_on_stderr(bytes: &[u8], terminal: bool) -> std::borrow::Cow<'_, [u8]> {
-    if !terminal {
-        return std::borrow::Cow::Borrowed(bytes);
-    }
+/// Log lines (and notices) for stderr, terminal or not: sanitized, keeping only the
+/// logger's own colours (it writes none when stderr is no terminal).
+fn shown_on_stderr(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     let text = String::from_utf8_lossy(bytes);
     std::borrow::Cow::Owned(sanitize(&text, Layout::LogLines).into_owned().into_bytes())
 }
@@ -109,7 +105,6 @@ impl TextRenderer {
             renderer = renderer.render_markdown(MarkdownStream::for_terminal());
             lock(&renderer.state).out_is_terminal = spinner;
         }
-        lock(&renderer.state).err_is_terminal = spinner;
         *lock(&TERMINAL) = Some(Arc::downgrade(&renderer.state));
         renderer
     }
@@ -120,7 +115,7 @@ impl TextRenderer {
             out,
             err,
             out_is_terminal: false,
-            err_is_terminal: false,
+            held_cr: false,
             spinner: None,
             drawn: false,
             frame: 0,
@@ -258,19 +253,15 @@ impl TextRenderer {
                 if let Some(output) = output {
                     // A structured answer is printed whole, whatever text streamed before.
                     state.end_text_line();
+                    // JSON: hidden characters as JSON escapes, the same value.
                     let output = output.to_string();
-                    let output = if state.markdown.is_some() {
-                        lines(&output)
-                    } else {
-                        output.as_str().into()
-                    };
-                    let _ = writeln!(state.out, "{output}");
+                    let _ = writeln!(state.out, "{}", escape_json(&output));
                 } else if !state.streamed && !text.is_empty() {
                     // A provider that does not stream still has an answer to show.
                     if state.markdown.is_some() {
                         let _ = write!(state.out, "{}", render(text));
                     } else {
-                        let _ = write!(state.out, "{text}");
+                        let _ = write!(state.out, "{}", lines(text));
                         state.open_line = !text.ends_with('\n');
                     }
                 }
@@ -451,6 +442,34 @@ mod tests {
         ];
         let (out, _) = render(&events, false);
         assert_eq!(out, "Answer\n");
+    }
+
+    #[test]
+    fn an_answer_written_to_a_pipe_is_sanitized_and_keeps_its_lines() {
+        let delta = |text: &str| RuntimeEvent::TextDelta { text: text.into() };
+        let events = vec![
+            delta("title\u{1b}]2;pwned\u{7}\tcol"),
+            // A Windows line end split between two pieces is one line end.
+            delta("one\r"),
+            delta("\ntwo\u{202e}\r"),
+        ];
+        let (out, _) = render(&events, false);
+        assert_eq!(
+            out,
+            "title\\u{1b}]2;pwned\\u{7}\tcolone\ntwo\\u{202e}\\u{d}\n"
+        );
+        let structured = RuntimeEvent::Final {
+            session_id: SessionId::from("ses_1"),
+            text: String::new(),
+            turns: 1,
+            usage: Usage::default(),
+            cost: 0.0,
+            output: Some(serde_json::json!({"name": "a\u{9b}2J\u{202e}b"})),
+        };
+        let (out, _) = render(&[structured], false);
+        assert_eq!(out, "{\"name\":\"a\\u009b2J\\u202eb\"}\n");
+        let value: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(value["name"], "a\u{9b}2J\u{202e}b");
     }
 
     #[test]

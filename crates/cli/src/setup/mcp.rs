@@ -46,13 +46,14 @@ pub async fn start_until(
             // The reason names the server itself; said once.
             let prefix = format!("MCP server `{}`: ", status.name);
             let reason = reason.strip_prefix(&prefix).unwrap_or(reason);
-            // The reason quotes the server's stderr: sanitized on a terminal.
+            // The reason quotes the server's stderr: scrubbed and sanitized, on any
+            // stream.
             let line = format!(
                 "warning: MCP server `{}` did not start, its tools are unavailable: {reason}",
                 status.name
             );
-            let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
-            eprintln!("{}", crate::terminal_text::for_stream(&line, terminal));
+            let line = oxydra::scrubbing::scrub(&line).text.into_owned();
+            eprintln!("{}", crate::terminal_text::lines(&line));
         }
     }
     if let Err(error) = manager.register_tools(registry) {

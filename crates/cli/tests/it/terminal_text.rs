@@ -1,7 +1,7 @@
 //! The terminal sanitizer, attacked end to end: escape sequences from the model's
 //! answer, a stored session, a provider's error, an MCP tool's description and an MCP
 //! server's stderr are sent to `oxydra` running on a pseudo-terminal, and none of them
-//! reaches the terminal raw. The answer that hides the consent question (conceal,
+//! reaches the terminal raw (`piped_text` sends them through pipes). The answer that hides the consent question (conceal,
 //! black on black) and asks to "type y" does not hide it. And text streamed slowly is
 //! on the screen before the stream ends.
 
@@ -9,14 +9,15 @@ use crate::common;
 
 use std::process::Command;
 
-use common::{Pty, Sandbox, assert_exit_code, spawn_in_pty, stdout};
+use common::{Pty, Sandbox, assert_exit_code, spawn_in_pty};
 use oxydra_test_support::{MockServer, Reply, SseEvent, openai};
 use serde_json::json;
 
 /// What an attacker puts in text shown to a person: set the window title (OSC 2),
 /// write the clipboard (OSC 52), go up a line and erase it, then conceal what follows
 /// in black on black.
-const ATTACK: &str = "\u{1b}]2;pwned\u{7}\u{1b}]52;c;aGk=\u{7}\u{1b}[1A\u{1b}[2K\u{1b}[8;30;40m";
+pub const ATTACK: &str =
+    "\u{1b}]2;pwned\u{7}\u{1b}]52;c;aGk=\u{7}\u{1b}[1A\u{1b}[2K\u{1b}[8;30;40m";
 
 /// The attack's sequences as they would reach the terminal raw.
 const RAW: [&str; 5] = [
@@ -95,15 +96,6 @@ fn an_answer_cannot_retitle_write_the_clipboard_or_erase_a_tool_line() {
         !shown.contains("\u{1b}[1A") && !shown.contains("\u{1b}]"),
         "{shown:?}"
     );
-}
-
-#[test]
-fn piped_the_answer_keeps_its_bytes() {
-    let sandbox = Sandbox::new();
-    let server = MockServer::start(vec![openai::text(&format!("raw{ATTACK}"))]).unwrap();
-    let output = sandbox.run_openai(&server.openai_url(), &["--output", "text"], "go");
-    assert_eq!(output.status.code(), Some(0), "{}", common::stderr(&output));
-    assert_eq!(stdout(&output), format!("raw{ATTACK}\n"));
 }
 
 /// The events of a turn that says `text` and then calls `shell_exec`.
@@ -185,13 +177,6 @@ fn sessions_show_on_a_terminal_shows_stored_escapes_as_text() {
     let shown = pty.output.all();
     assert!(shown.contains("stored"), "{shown:?}");
     assert_shown_escaped(&shown);
-
-    // Piped, the transcript keeps the stored bytes.
-    let piped = sandbox.sessions(&["show", &session]);
-    assert!(
-        stdout(&piped).contains(&format!("stored{ATTACK}")),
-        "{piped:?}"
-    );
 }
 
 #[test]
@@ -210,7 +195,7 @@ fn a_providers_error_body_is_shown_escaped_on_the_error_line() {
 }
 
 /// A stdio MCP server (node) whose one tool has `description`.
-fn mcp_server_script(sandbox: &Sandbox, description: &str) -> std::path::PathBuf {
+pub fn mcp_server_script(sandbox: &Sandbox, description: &str) -> std::path::PathBuf {
     let script = sandbox.path().join("evil_mcp.js");
     let source = format!(
         "const description = {};\n{}",
@@ -236,7 +221,7 @@ lines.on('line', (line) => {
     script
 }
 
-fn node_available() -> bool {
+pub fn node_available() -> bool {
     Command::new("node")
         .arg("--version")
         .output()
@@ -263,18 +248,11 @@ fn an_mcp_tool_description_is_shown_escaped_in_mcp_list() {
     assert!(shown.contains("evil__lookup"), "{shown:?}");
     assert!(shown.contains("Looks things up."), "{shown:?}");
     assert_shown_escaped(&shown);
-
-    // Piped, the listing is as it was.
-    let piped = sandbox.command().args(["mcp", "list"]).output().unwrap();
-    assert!(
-        stdout(&piped).contains(&format!("Looks things up.{ATTACK}")),
-        "{piped:?}"
-    );
 }
 
 /// A trusted configuration with an MCP server that writes the attack on its stderr
 /// and exits.
-fn failing_mcp_server(sandbox: &Sandbox) {
+pub fn failing_mcp_server(sandbox: &Sandbox) {
     let printf = ATTACK
         .replace('\u{1b}', "\\\\033")
         .replace('\u{7}', "\\\\007");
