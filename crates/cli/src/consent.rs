@@ -10,6 +10,10 @@
 //! cannot hide it. The tool's name, reason and arguments come from the model and are
 //! shown sanitized ([`crate::terminal_text`]).
 //!
+//! Input waiting when a question is about to be shown (typed ahead, or injected into
+//! the terminal by a command with `TIOCSTI`) is thrown away first
+//! ([`TerminalInput::discard_pending`]): only a line typed after the question answers it.
+//!
 //! The answer is read through [`TerminalInput`]: while the question is open it gets
 //! the next line (a running turn's watcher steps aside), and when the executor stops
 //! waiting (the turn was cancelled, the permission timeout passed) the read stops
@@ -99,6 +103,10 @@ impl TerminalBroker {
         let input = self.input.clone();
         let asked = tokio::task::spawn_blocking(move || {
             let _question = question;
+            // Only what is typed once the question is shown answers it: input waiting
+            // since before (typed ahead, or pushed into the terminal by a command) is
+            // thrown away.
+            input.discard_pending();
             let mut lines = input.lines(move || stop.load(Ordering::SeqCst));
             let mut err = std::io::stderr();
             ask(&mut lines, &mut err, &request)

@@ -9,7 +9,10 @@
 //! on it to steal the next line.
 //!
 //! While a consent question is open ([`TerminalInput::question`]), background readers
-//! (the turn watcher) step aside: the next line is the question's answer.
+//! (the turn watcher) step aside: the next line is the question's answer. Right before
+//! a question is shown, input already waiting is thrown away
+//! ([`TerminalInput::discard_pending`]): what was typed (or pushed into the terminal by
+//! a program, `TIOCSTI`) before the question existed is no answer to it.
 
 use std::fs::File;
 use std::io::{BufRead, Read};
@@ -205,6 +208,22 @@ impl TerminalInput {
                     None => LineRead::Eof,
                 };
             }
+        }
+    }
+
+    /// Throws away the input that waits to be read: what this process read but did not
+    /// hand out yet, and, on a terminal, what the terminal holds (`tcflush(TCIFLUSH)`).
+    /// Called right before a consent question is shown, so that its answer is typed
+    /// after it was asked. Nothing to do for a pipe or a file (no question is asked
+    /// there).
+    pub fn discard_pending(&self) {
+        if !self.shared.is_terminal {
+            return;
+        }
+        let mut source = self.source();
+        source.pending.clear();
+        if let Some(file) = &source.file {
+            let _ = nix::sys::termios::tcflush(file.as_fd(), nix::sys::termios::FlushArg::TCIFLUSH);
         }
     }
 

@@ -63,4 +63,5 @@ mod symlink_race;
 mod terminal_text;
 mod thinking;
 mod trust;
+mod typed_ahead;
 mod untrusted_config;
