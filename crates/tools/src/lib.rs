@@ -102,8 +102,8 @@ pub use limits::{DEFAULT_MAX_MEDIA_BYTES, DEFAULT_OUTPUT_LIMIT_BYTES};
 pub use network_policy::{NetworkPolicy, VettedUrl, forbidden_reason};
 #[cfg(feature = "builtins")]
 pub use protected::{
-    CONFIG_FILE_NAME, ProtectedKind, ProtectedPaths, ProtectedWrite, ProtectedWriteConsent,
-    Protection,
+    CONFIG_FILE_NAME, GitConfigLocations, ProtectedKind, ProtectedPaths, ProtectedWrite,
+    ProtectedWriteConsent, Protection,
 };
 pub use registry::ToolRegistry;
 #[cfg(feature = "builtins")]

@@ -1,14 +1,16 @@
 //! The protected-paths policy: the paths the file tools may not write because another
 //! program runs or loads them by itself, or because they are Oxydra's own.
 //!
-//! - **Paths other programs run or load**, recognised by name wherever they lie (in any
-//!   letter case): `.git/` (all of it), `.cargo/config` and `.cargo/config.toml`,
-//!   `.envrc`, `.vscode/`, `.idea/`, `.devcontainer/` and `.devcontainer.json`,
-//!   `.husky/`, `.pre-commit-config.yaml`, `.gitconfig`, `.config/git/`, `.ssh/`, the
-//!   shell start-up files (`.bashrc`, `.profile`, `.zshrc`, …, `.config/fish/`),
-//!   `.config/autostart/` and `.config/systemd/`; and what git's configuration names:
-//!   the hooks directory `core.hooksPath` points at and included configuration files
-//!   (see `git_config`). A trusted configuration may allow some of them
+//! - **Paths other programs run or load by themselves**, by one rule: a file another
+//!   program executes, or loads as configuration that names commands, without the user
+//!   choosing to run that file. Recognised four ways, each reading the filesystem at
+//!   the call: by name wherever they lie, in any letter case, whether they exist or not
+//!   (the table in `rules`: `.git/`, `.envrc`, `.cargo/config.toml`, editor, agent,
+//!   shell and package-manager files, Python's `.pth` files …); by content, the
+//!   directories git takes for a repository whatever their name (`git_dir`: `HEAD`,
+//!   `objects`, `refs`); by what git's configuration names, read as git resolves it
+//!   (`git_config`: `core.hooksPath`, includes, command programs); and the modules a
+//!   `.pth` file imports (`python_site`). A trusted configuration may allow them
 //!   ([`ProtectedPaths::allowing`]); `chat` asks a person ([`ProtectedWriteConsent`]).
 //! - **Oxydra's own files** ([`ProtectedKind`]): any file named `oxydra.toml`, the
 //!   configuration in use, the session database (with its SQLite siblings) and the trust
@@ -26,7 +28,9 @@
 
 mod consent;
 mod git_config;
+mod git_dir;
 mod own;
+mod python_site;
 mod rules;
 mod within;
 
@@ -35,6 +39,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 pub use consent::{ProtectedWrite, ProtectedWriteConsent};
+pub use git_config::GitConfigLocations;
 pub use own::ProtectedKind;
 
 use crate::error::ToolError;
@@ -80,12 +85,17 @@ pub struct ProtectedPaths {
     /// are under the workspace root).
     allowed: Vec<PathBuf>,
     consent: Option<Arc<dyn ProtectedWriteConsent>>,
+    /// Where git's system and global configuration lie; `None`: where this process's
+    /// environment says, looked up at each check.
+    git_config: Option<GitConfigLocations>,
 }
 
 /// Equal when they protect and allow the same paths (who is asked does not count).
 impl PartialEq for ProtectedPaths {
     fn eq(&self, other: &Self) -> bool {
-        self.own == other.own && self.allowed == other.allowed
+        self.own == other.own
+            && self.allowed == other.allowed
+            && self.git_config == other.git_config
     }
 }
 
@@ -133,6 +143,22 @@ impl ProtectedPaths {
         self
     }
 
+    /// Reads git's system and global configuration from `locations` instead of where
+    /// the process's environment says (a test, or a program that runs git with another
+    /// environment).
+    #[must_use]
+    pub fn with_git_config(mut self, locations: GitConfigLocations) -> Self {
+        self.git_config = Some(locations);
+        self
+    }
+
+    /// Where git's system and global configuration lie for this policy.
+    fn git_config_locations(&self) -> GitConfigLocations {
+        self.git_config
+            .clone()
+            .unwrap_or_else(GitConfigLocations::from_env)
+    }
+
     /// Which of the program's own files `path` (absolute, resolved) is, if any.
     pub fn kind_of(&self, path: &Path) -> Option<ProtectedKind> {
         let folded = fold(path);
@@ -150,7 +176,9 @@ impl ProtectedPaths {
     }
 
     /// Why writing `path` (an absolute path, resolved or as named) in the workspace
-    /// `root` is refused, if it is.
+    /// `root` is refused, if it is: creating, replacing, changing or removing it, as a
+    /// file, a directory or a symlink alike. A path that does not exist yet is judged
+    /// by its names and by what exists around it now.
     pub fn protection(&self, root: &Path, path: &Path) -> Option<Protection> {
         if let Some(kind) = self.kind_of(path) {
             return Some(Protection {
@@ -161,26 +189,26 @@ impl ProtectedPaths {
         if let Some(rule) = rules::matching(&lower_names(path)) {
             return Some(allowable(rule.what.to_owned()));
         }
+        if let Some(what) = git_dir::refusal(root, path) {
+            return Some(allowable(what));
+        }
+        if let Some(what) = python_site::refusal(path) {
+            return Some(allowable(what));
+        }
         let folded = fold(path);
-        for named in git_config::named_paths(root) {
-            let forms = [
-                Some(comparable(&named.path)),
-                named.path.canonicalize().ok(),
-            ];
+        for named in git_config::named_paths(root, &self.git_config_locations()) {
+            let plain = lexical(Path::new("/"), &named.path.to_string_lossy());
+            let forms = [Some(comparable(&plain)), named.path.canonicalize().ok()];
             let covered = forms.iter().flatten().any(|form| {
                 let form = fold(form);
                 folded == form
-                    || (named.hooks
+                    || (named.beneath()
                         && folded
                             .strip_prefix(&form)
                             .is_some_and(|rest| rest.starts_with('/')))
             });
             if covered {
-                return Some(allowable(if named.hooks {
-                    "in git's hooks directory (`core.hooksPath`), whose hooks git runs".to_owned()
-                } else {
-                    "a file git's configuration includes, loaded by git".to_owned()
-                }));
+                return Some(allowable(named.what()));
             }
         }
         linked_rule_target(root, path).map(allowable)
@@ -189,6 +217,18 @@ impl ProtectedPaths {
     /// Refuses writing the path a call named `given`, resolved to `resolved`, in the
     /// workspace `root`, unless nothing protects it or a trusted configuration allowed
     /// it. Never asks: see [`ProtectedPaths::authorize_write`].
+    ///
+    /// "Writing" is any change to the entry at that path: creating it (a file, a
+    /// directory or a symlink), replacing or changing it, or removing it. A path that
+    /// does not exist yet is refused when its names match the table of files other
+    /// programs load (at any depth, in any case), when any directory from `root` down
+    /// to its parent is a directory git takes for a repository, or when creating it (or
+    /// the first of its directories missing now) would make one. The filesystem is read
+    /// at each call, nothing is cached, and symlinks are not followed out of the
+    /// workspace for the git-directory test. Three forms are judged: the path as named,
+    /// `resolved`, and where the named path leads now through existing symlinks. The
+    /// caller applying an entry must not itself follow a symlink the check did not see;
+    /// removing a directory removes what is beneath it, which is not looked at here.
     pub fn check_write(&self, root: &Path, given: &str, resolved: &Path) -> Result<(), ToolError> {
         match self.refusal(root, given, resolved) {
             None => Ok(()),
@@ -274,9 +314,27 @@ impl ProtectedPaths {
     /// directory. Paths that do not exist yet are not listed (a sandbox can only rule on
     /// what exists); the file tools check those by name on each write.
     ///
-    /// The workspace is walked without following symlinks, up to 200,000 entries; what
-    /// lies past that is not listed.
+    /// The workspace is walked without following symlinks, up to 200,000 entries. A
+    /// walk cut short fails closed: the list is then the workspace itself (all of it
+    /// read-only), with a warning logged; [`ProtectedPaths::try_read_only_paths_within`]
+    /// returns an error instead.
     pub fn read_only_paths_within(&self, workspace: &Path) -> Vec<PathBuf> {
+        match within::read_only_paths(self, workspace) {
+            Ok(paths) => paths,
+            Err(err) => {
+                tracing::warn!("{err}; the whole workspace is kept read-only");
+                vec![
+                    workspace
+                        .canonicalize()
+                        .unwrap_or_else(|_| workspace.to_path_buf()),
+                ]
+            }
+        }
+    }
+
+    /// [`ProtectedPaths::read_only_paths_within`], but a walk cut short (more than
+    /// 200,000 entries) is a [`ToolError::Failed`] saying so, never a partial list.
+    pub fn try_read_only_paths_within(&self, workspace: &Path) -> Result<Vec<PathBuf>, ToolError> {
         within::read_only_paths(self, workspace)
     }
 
@@ -291,8 +349,11 @@ impl ProtectedPaths {
             )
         };
         let mut forms = vec![named.clone()];
-        if fold(resolved) != fold(&named) {
-            forms.push(resolved.to_path_buf());
+        let leads = leads_to(&named);
+        for form in [Some(resolved.to_path_buf()), leads].into_iter().flatten() {
+            if !forms.iter().any(|have| fold(have) == fold(&form)) {
+                forms.push(form);
+            }
         }
         forms.iter().find_map(|form| {
             let protection = self.protection(root, form)?;
@@ -375,6 +436,23 @@ fn lexical(root: &Path, given: &str) -> PathBuf {
     path
 }
 
+/// Where `path` leads now: its longest existing ancestor canonicalised (symlinks
+/// followed), with the names that do not exist yet after it.
+fn leads_to(path: &Path) -> Option<PathBuf> {
+    let mut existing = path.to_path_buf();
+    let mut missing: Vec<OsString> = Vec::new();
+    loop {
+        if let Ok(mut canonical) = existing.canonicalize() {
+            canonical.extend(missing.iter().rev());
+            return Some(canonical);
+        }
+        missing.push(existing.file_name()?.to_owned());
+        if !existing.pop() {
+            return None;
+        }
+    }
+}
+
 /// When `path` is the target of a protected name that is a symlink, in one of the
 /// directories from `root` down to `path`'s own (`.envrc -> notes/env.sh`, or a
 /// `.cargo` linked elsewhere): what that name is.
@@ -386,9 +464,9 @@ fn linked_rule_target(root: &Path, path: &Path) -> Option<String> {
         .take_while(|dir| dir.starts_with(root))
         .collect::<Vec<_>>();
     for dir in dirs {
-        for rule in rules::RULES {
+        for rule in rules::RULES.iter().filter(|rule| rule.is_exact()) {
             let mut link = dir.to_path_buf();
-            for (index, name) in rule.names.iter().enumerate() {
+            for (index, name) in rule.names().enumerate() {
                 link.push(name);
                 let Ok(meta) = link.symlink_metadata() else {
                     break;
@@ -399,10 +477,10 @@ fn linked_rule_target(root: &Path, path: &Path) -> Option<String> {
                 let Ok(mut target) = link.canonicalize() else {
                     break;
                 };
-                target.extend(rule.names.iter().skip(index + 1).map(OsString::from));
+                target.extend(rule.names().skip(index + 1).map(OsString::from));
                 let target = fold(&target);
                 let covered = folded == target
-                    || (rule.beneath
+                    || (rule.beneath()
                         && folded
                             .strip_prefix(&target)
                             .is_some_and(|rest| rest.starts_with('/')));
