@@ -10,6 +10,7 @@
     missing_docs
 )]
 
+mod auto_loaded;
 mod file_media;
 mod file_read;
 mod protected_paths;
