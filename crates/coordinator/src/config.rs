@@ -64,8 +64,10 @@ pub struct CoordinatorConfig {
     /// lasts unless renewed, in milliseconds (default 15000). A worker renews it every
     /// third of that; a run whose worker died is taken over once it lapses.
     pub run_lease_ttl_ms: u64,
-    /// Most connections the HTTP API serves at once (default 256); further ones wait
-    /// in the kernel's accept queue until one ends.
+    /// Most connections the HTTP API serves at once (default 256), lowered to fit the
+    /// file limit; with all taken, a new one displaces the oldest never-authenticated
+    /// connection without a request in flight, else waits in the kernel's accept queue
+    /// until one ends.
     pub max_connections: usize,
     /// How long a client has to send a request's headers once it sent the first byte
     /// of it, in milliseconds (default 10000); the connection is closed otherwise.

@@ -90,7 +90,10 @@ pub use config::{
 pub use coordinator::{AgentListing, Coordinator, CoordinatorHandle, RunCreated};
 pub use error::{CoordinatorError, RunTreeBound, TemplateError};
 pub use host_origin::{is_allowed_host_entry, is_allowed_origin_entry};
-pub use http::{ApiError, ConnectionLimits, JsonBody, serve, serve_bounded, shutdown_signal};
+pub use http::{
+    ApiError, ConnectionLimits, FD_RESERVE_FIXED, FD_RESERVE_PER_RUN, FdBudget, FdLimitRaise,
+    JsonBody, fd_reserve, raise_fd_limit, serve, serve_bounded, shutdown_signal,
+};
 /// The approval types of the runtime the run stores keep (re-exported so a backend
 /// needs no dependency on the runtime).
 pub use oxydra_runtime::{ApprovalDecision, EXPIRED_REASON, PendingApproval};

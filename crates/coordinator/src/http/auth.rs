@@ -7,6 +7,7 @@ use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::activity::Authenticated;
 use super::errors::ApiError;
 
 /// Compares two byte strings in time that depends only on their lengths.
@@ -19,7 +20,9 @@ pub(crate) fn constant_time_eq(left: &[u8], right: &[u8]) -> bool {
     difference == 0
 }
 
-/// Refuses a request without `Authorization: Bearer <token>` with a `401` JSON error.
+/// Refuses a request without `Authorization: Bearer <token>` with a `401` JSON error;
+/// the response to one with it carries [`Authenticated`], so its connection is never
+/// shed for a new one.
 pub(crate) async fn require_bearer(
     State(token): State<Arc<str>>,
     request: Request,
@@ -37,7 +40,9 @@ pub(crate) async fn require_bearer(
         });
     match presented {
         Some(credentials) if constant_time_eq(credentials.as_bytes(), token.as_bytes()) => {
-            next.run(request).await
+            let mut response = next.run(request).await;
+            response.extensions_mut().insert(Authenticated);
+            response
         }
         _ => ApiError::unauthorized().into_response(),
     }

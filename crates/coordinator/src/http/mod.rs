@@ -3,12 +3,16 @@
 //! errors for every failure (a panicking handler included: `500` JSON), `Host` /
 //! `Origin` checks against web pages, optional bearer auth, graceful shutdown, and
 //! the bounds of a server reachable before authentication: header, body and idle
-//! timeouts and a connection cap ([`server`]). Another protocol's routes get the same
+//! timeouts and a connection cap that fits the file limit and sheds unauthenticated
+//! idle connections for new ones ([`server`], [`connections`], [`fd_budget`]). Another protocol's routes get the same
 //! guards with [`Coordinator::guarded`] ([`guarded`]).
 
+mod activity;
 mod auth;
+mod connections;
 mod errors;
 mod extract;
+mod fd_budget;
 mod guard;
 mod guarded;
 mod routes;
@@ -29,6 +33,9 @@ use crate::error::CoordinatorError;
 
 pub use errors::ApiError;
 pub use extract::JsonBody;
+pub use fd_budget::{
+    FD_RESERVE_FIXED, FD_RESERVE_PER_RUN, FdBudget, FdLimitRaise, fd_reserve, raise_fd_limit,
+};
 pub use server::{ConnectionLimits, serve_bounded};
 
 impl Coordinator {
@@ -78,7 +85,7 @@ impl Coordinator {
     }
 
     /// Serves the API on `listener` within the configured connection bounds
-    /// ([`ConnectionLimits::from_config`]) until `shutdown` completes (in-flight
+    /// ([`ConnectionLimits::from_config`], the cap fitted to the file limit) until `shutdown` completes (in-flight
     /// requests finish), then shuts the coordinator down: active runs end `failed` /
     /// `interrupted`.
     pub async fn serve<F>(&self, listener: TcpListener, shutdown: F) -> Result<(), CoordinatorError>

@@ -1,7 +1,8 @@
-//! The attack of issue 26 (5a), over real TCP: clients without the token that send
-//! half a request and hold the connection. Each is cut off by the header or body
-//! timeout, the connection cap holds, and the token holder is served once the slow
-//! clients are gone.
+//! The attacks of issue 26 (5a) and issue 42 (12), over real TCP: clients without the
+//! token that send half a request (or nothing) and hold the connection. Each is cut off
+//! by the header, body or idle timeout; with the cap full, a new connection sheds the
+//! oldest unauthenticated idle one (of the peer holding the most), so the token holder
+//! is served at once; authenticated connections and requests in flight are never shed.
 
 use crate::support;
 
@@ -123,10 +124,23 @@ async fn a_connection_that_sends_nothing_is_closed_when_idle() {
     server.stop().await;
 }
 
+/// `short(cap)` with header, body and idle timers far longer than any test: only the
+/// cap and shedding decide.
+fn long_timers(cap: usize) -> CoordinatorConfig {
+    CoordinatorConfig {
+        header_read_timeout_ms: 60_000,
+        body_read_timeout_ms: 60_000,
+        idle_timeout_ms: 60_000,
+        ..short(cap)
+    }
+}
+
 #[tokio::test]
-async fn the_cap_holds_and_the_token_holder_is_served_once_slow_clients_are_cut_off() {
+async fn a_full_cap_sheds_the_oldest_half_sent_request_for_the_token_holder() {
     const CAP: usize = 4;
-    let server = served(short(CAP)).await;
+    let server = served(long_timers(CAP)).await;
+    // Half headers (no token yet, sheddable), a half body (the token sent, a request in
+    // flight: never shed), alternately.
     let mut slow = Vec::new();
     for index in 0..CAP {
         let bytes = if index % 2 == 0 {
@@ -136,35 +150,66 @@ async fn the_cap_holds_and_the_token_holder_is_served_once_slow_clients_are_cut_
         };
         slow.push(slow_client(&server, &bytes).await);
     }
-    let status = token_holder(&server).await;
+    let status = tokio::time::timeout(HANG, token_holder(&server))
+        .await
+        .unwrap();
     assert_eq!(status, "HTTP/1.1 200 OK");
-    // The holder was served only after a slow client had been cut off: with the cap
-    // full no fifth connection is taken.
-    let mut any_closed = false;
-    for stream in &mut slow {
-        any_closed |= closed_now(stream).await;
-    }
-    assert!(
-        any_closed,
-        "the token holder was served while the cap was full of slow clients"
+    assert_eq!(
+        until_closed(&mut slow[0]).await,
+        "",
+        "the oldest half-sent headers are shed for the token holder"
     );
-    for stream in &mut slow {
-        until_closed(stream).await;
+    for (index, stream) in slow.iter_mut().enumerate().skip(1) {
+        assert!(!closed_now(stream).await, "slow client {index} was cut too");
     }
-    server.stop().await;
+    // A request in flight ends when its client goes; then stopping waits for nothing.
+    drop(slow);
+    tokio::time::timeout(HANG, server.stop())
+        .await
+        .expect("shutdown waited for a half-sent request");
+}
+
+/// A connection of the token holder that was served one `GET /agents` and stays open
+/// (keep-alive): authenticated, so never shed.
+async fn served_keep_alive(server: &Served) -> TcpStream {
+    let mut stream = TcpStream::connect(addr(server)).await.unwrap();
+    let request =
+        format!("GET /agents HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let complete = |received: &[u8]| {
+        let text = String::from_utf8_lossy(received);
+        let Some((head, body)) = text.split_once("\r\n\r\n") else {
+            return false;
+        };
+        let length: usize = head
+            .lines()
+            .find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("content-length")
+                    .then(|| value.trim().parse().ok())?
+            })
+            .unwrap();
+        body.len() >= length
+    };
+    while !complete(&received) {
+        let read = tokio::time::timeout(HANG, stream.read(&mut chunk))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_ne!(read, 0, "closed before the answer ended");
+        received.extend_from_slice(&chunk[..read]);
+    }
+    assert!(received.starts_with(b"HTTP/1.1 200 OK"));
+    stream
 }
 
 #[tokio::test]
-async fn a_full_cap_keeps_the_next_connection_waiting_until_one_ends() {
-    // Timers far longer than the test: only the cap decides.
-    let config = CoordinatorConfig {
-        header_read_timeout_ms: 60_000,
-        idle_timeout_ms: 60_000,
-        ..short(2)
-    };
-    let server = served(config).await;
-    let first = slow_client(&server, HALF_HEADERS).await;
-    let _second = slow_client(&server, HALF_HEADERS).await;
+async fn a_full_cap_of_authenticated_connections_keeps_the_next_one_waiting_until_one_ends() {
+    let server = served(long_timers(2)).await;
+    let first = served_keep_alive(&server).await;
+    let second = served_keep_alive(&server).await;
     let holder = tokio::spawn({
         let base = server.base.clone();
         async move {
@@ -179,13 +224,77 @@ async fn a_full_cap_keeps_the_next_connection_waiting_until_one_ends() {
             until_closed(&mut stream).await
         }
     });
+    // Nothing to shed: both connections were authenticated.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!holder.is_finished(), "served past a full cap");
+    if holder.is_finished() {
+        let answer = holder.await.unwrap();
+
+        panic!("served past a full cap of authenticated connections: {answer:?}");
+    }
     drop(first);
     let answer = tokio::time::timeout(HANG, holder).await.unwrap().unwrap();
     assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    drop(second);
+    tokio::time::timeout(HANG, server.stop())
+        .await
+        .expect("shutdown hung");
+}
+
+#[tokio::test]
+async fn a_full_cap_of_half_sent_headers_keeps_no_one_waiting_and_stopping_does_not_wait() {
+    let server = served(long_timers(2)).await;
+    let _first = slow_client(&server, HALF_HEADERS).await;
+    let _second = slow_client(&server, HALF_HEADERS).await;
+    let status = tokio::time::timeout(HANG, token_holder(&server))
+        .await
+        .unwrap();
+    assert_eq!(status, "HTTP/1.1 200 OK");
     // Stopping does not wait for the slow client still holding a connection.
     tokio::time::timeout(HANG, server.stop())
         .await
         .expect("shutdown waited for a half-sent request");
+}
+
+/// A connection to `server` from the loopback address `source` (Linux routes all of
+/// 127.0.0.0/8 to `lo`): another peer.
+#[cfg(target_os = "linux")]
+async fn connect_from(server: &Served, source: [u8; 4], bytes: &str) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket
+        .bind(std::net::SocketAddr::from((source, 0)))
+        .unwrap();
+    let mut stream = socket.connect(addr(server).parse().unwrap()).await.unwrap();
+    stream.write_all(bytes.as_bytes()).await.unwrap();
+    stream
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_flood_from_one_peer_sheds_its_own_connections_not_another_peer_s() {
+    let server = served(long_timers(3)).await;
+    // Another peer's client, oldest of all, still sending its headers.
+    let mut other = connect_from(&server, [127, 0, 0, 1], HALF_HEADERS).await;
+    let mut flood = Vec::new();
+    for _ in 0..2 {
+        flood.push(connect_from(&server, [127, 0, 0, 2], HALF_HEADERS).await);
+    }
+    // The cap is full; the flood's next connection displaces its own oldest.
+    flood.push(connect_from(&server, [127, 0, 0, 2], "").await);
+    assert_eq!(until_closed(&mut flood[0]).await, "", "the flood's oldest");
+    assert!(
+        !closed_now(&mut other).await,
+        "another peer's connection was shed"
+    );
+    for stream in flood.iter_mut().skip(1) {
+        assert!(!closed_now(stream).await);
+    }
+    // The other peer finishes its request, with the token: served.
+    let rest = format!("1\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n");
+    other.write_all(rest.as_bytes()).await.unwrap();
+    let answer = until_closed(&mut other).await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    drop(flood);
+    tokio::time::timeout(HANG, server.stop())
+        .await
+        .expect("shutdown hung");
 }

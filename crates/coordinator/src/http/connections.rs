@@ -1,0 +1,345 @@
+//! The connections being served, for the cap: who holds them, and which one to shed
+//! when a new connection comes with the cap full.
+//!
+//! A connection may be shed while it was never authenticated and has no request in
+//! flight (it sent nothing, or only part of its headers): that is all a client without
+//! the token can hold. The one shed is the oldest such connection of the peer that
+//! holds the most of them, so a flood from one address displaces its own connections
+//! first, never another peer's while it holds more. A peer is an IPv4 address or an
+//! IPv6 /64 (what one host is usually given). With nothing to shed (every connection
+//! authenticated or in a request), the next connection waits in the kernel's accept
+//! queue until one ends, as before (one accepted just as the last place went waits
+//! unserved, holding its descriptor, until a place frees).
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, Ipv6Addr};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::Notify;
+
+use super::activity::Activity;
+
+/// Most connections shed but not yet closed that the accept loop runs ahead of.
+const SHEDDING_AHEAD: usize = 16;
+
+/// The connections being served, in the order they came.
+#[derive(Debug)]
+pub(super) struct Connections {
+    cap: usize,
+    table: Mutex<Table>,
+    /// Told when a connection ends or changes phase.
+    room: Arc<Notify>,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    next: u64,
+    /// By arrival: the first is the oldest.
+    open: BTreeMap<u64, Entry>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    peer: IpAddr,
+    activity: Arc<Activity>,
+}
+
+/// A connection's place in [`Connections`]; dropping it (when the connection ends)
+/// frees the place.
+#[derive(Debug)]
+pub(super) struct Admitted {
+    id: u64,
+    connections: Arc<Connections>,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        self.connections.table().open.remove(&self.id);
+        self.connections.room.notify_waiters();
+    }
+}
+
+impl Connections {
+    /// No connections yet, at most `cap` at once (at least one).
+    pub(super) fn new(cap: usize) -> Arc<Self> {
+        Arc::new(Self {
+            cap: cap.max(1),
+            table: Mutex::new(Table::default()),
+            room: Arc::new(Notify::new()),
+        })
+    }
+
+    fn table(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The activity of a new connection, whose changes wake [`Connections::room`].
+    pub(super) fn activity(&self) -> Arc<Activity> {
+        Arc::new(Activity::new(Arc::clone(&self.room)))
+    }
+
+    /// How many connections are open (shed ones not closed yet included).
+    pub(super) fn len(&self) -> usize {
+        self.table().open.len()
+    }
+
+    /// Completes once a new connection may be taken: fewer than the cap are held, or
+    /// one of them may be shed for it.
+    pub(super) async fn room(&self) {
+        loop {
+            let notified = self.room.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.has_room() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Completes once fewer than `count` connections are open.
+    pub(super) async fn fewer_than(&self, count: usize) {
+        loop {
+            let notified = self.room.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.len() < count {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    fn has_room(&self) -> bool {
+        let table = self.table();
+        let shedding = table
+            .open
+            .values()
+            .filter(|entry| entry.activity.is_shed())
+            .count();
+        let held = table.open.len().saturating_sub(shedding);
+        if shedding >= SHEDDING_AHEAD {
+            return false;
+        }
+        held < self.cap || table.open.values().any(|entry| entry.activity.sheddable())
+    }
+
+    /// Takes a new connection from `peer` (accepted already): at once when fewer than
+    /// the cap are held or one can be shed for it ([`Connections::try_admit`]), else
+    /// once one of them ends or may be shed.
+    pub(super) async fn admit(
+        self: &Arc<Self>,
+        peer: IpAddr,
+        activity: &Arc<Activity>,
+    ) -> Admitted {
+        loop {
+            let notified = self.room.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(admitted) = self.try_admit(peer, activity) {
+                return admitted;
+            }
+            notified.await;
+        }
+    }
+
+    /// Takes a new connection from `peer` when fewer than the cap are held, or when one
+    /// can be shed for it (the oldest sheddable connection of the peer holding the most
+    /// of them); `None` when neither.
+    pub(super) fn try_admit(
+        self: &Arc<Self>,
+        peer: IpAddr,
+        activity: &Arc<Activity>,
+    ) -> Option<Admitted> {
+        let peer = peer_of(peer);
+        let mut table = self.table();
+        let held = table
+            .open
+            .values()
+            .filter(|entry| !entry.activity.is_shed())
+            .count();
+        if held >= self.cap {
+            shed_in(&table, peer)?;
+        }
+        let id = table.next;
+        table.next = table.next.wrapping_add(1);
+        table.open.insert(
+            id,
+            Entry {
+                peer,
+                activity: Arc::clone(activity),
+            },
+        );
+        drop(table);
+        Some(Admitted {
+            id,
+            connections: Arc::clone(self),
+        })
+    }
+
+    /// Sheds the oldest sheddable connection of the peer holding the most of them
+    /// (for out of file descriptors). Whether one was.
+    pub(super) fn shed_one(&self) -> bool {
+        shed_in(&self.table(), IpAddr::V6(Ipv6Addr::UNSPECIFIED)).is_some()
+    }
+}
+
+/// Sheds the oldest sheddable connection of the peer holding the most sheddable ones
+/// (`newcomer` wins a tie: it is about to hold one more); returns that peer.
+fn shed_in(table: &Table, newcomer: IpAddr) -> Option<IpAddr> {
+    // Per peer: how many it holds that may be shed, and its oldest.
+    let mut holders: HashMap<IpAddr, (usize, &Activity, u64)> = HashMap::new();
+    for (id, entry) in &table.open {
+        if entry.activity.sheddable() {
+            holders
+                .entry(entry.peer)
+                .and_modify(|(count, _, _)| *count += 1)
+                .or_insert((1, &entry.activity, *id));
+        }
+    }
+    let (peer, (_, oldest, _)) = holders.into_iter().max_by(|left, right| {
+        let (left_peer, (left_count, _, left_id)) = left;
+        let (right_peer, (right_count, _, right_id)) = right;
+        left_count
+            .cmp(right_count)
+            .then_with(|| (*left_peer == newcomer).cmp(&(*right_peer == newcomer)))
+            // The older connection first: a smaller id is greater here.
+            .then_with(|| right_id.cmp(left_id))
+    })?;
+    if oldest.shed() {
+        tracing::debug!(%peer, "shedding an unauthenticated idle connection for a new one");
+        Some(peer)
+    } else {
+        None
+    }
+}
+
+/// Who holds a connection from `ip`: the IPv4 address (an IPv4-mapped IPv6 one too), or
+/// the IPv6 address's /64.
+fn peer_of(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+                IpAddr::V6(Ipv6Addr::from(prefix))
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    const FLOOD: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2));
+    const OTHER: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));
+
+    fn connect(connections: &Arc<Connections>, peer: IpAddr) -> (Arc<Activity>, Admitted) {
+        let activity = connections.activity();
+        let admitted = connections.try_admit(peer, &activity).unwrap();
+        (activity, admitted)
+    }
+
+    #[test]
+    fn the_oldest_of_the_biggest_holder_is_shed() {
+        let connections = Connections::new(3);
+        let (other, _o) = connect(&connections, OTHER);
+        let (first, _f1) = connect(&connections, FLOOD);
+        let (second, _f2) = connect(&connections, FLOOD);
+        assert!(!first.is_shed(), "below the cap nothing is shed");
+        let (third, _f3) = connect(&connections, FLOOD);
+        assert!(first.is_shed(), "the flood's oldest");
+        assert!(
+            !other.is_shed(),
+            "the older connection of a smaller holder stays"
+        );
+        assert!(!second.is_shed() && !third.is_shed());
+    }
+
+    #[test]
+    fn a_tie_sheds_the_newcomer_s_own_oldest() {
+        let connections = Connections::new(2);
+        let (other, _o) = connect(&connections, OTHER);
+        let (flood, _f) = connect(&connections, FLOOD);
+        let (_, _f2) = connect(&connections, FLOOD);
+        assert!(flood.is_shed() && !other.is_shed());
+    }
+
+    #[test]
+    fn authenticated_connections_are_never_shed_and_a_full_cap_of_them_has_no_room() {
+        let connections = Connections::new(2);
+        let (first, _a) = connect(&connections, OTHER);
+        let (second, _b) = connect(&connections, OTHER);
+        first.authenticate();
+        assert!(connections.has_room(), "the second may still be shed");
+        second.authenticate();
+        assert!(!connections.has_room());
+        assert!(!connections.shed_one());
+        let late = connections.activity();
+        assert!(
+            connections.try_admit(OTHER, &late).is_none(),
+            "over the cap"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_connection_accepted_over_the_cap_waits_for_a_place() {
+        let connections = Connections::new(1);
+        let (first, admitted) = connect(&connections, OTHER);
+        first.authenticate();
+        let late = connections.activity();
+        let waiting = tokio::spawn({
+            let connections = Arc::clone(&connections);
+            async move { connections.admit(FLOOD, &late).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        drop(admitted);
+        let admitted = tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(connections.len(), 1);
+        drop(admitted);
+    }
+
+    #[test]
+    fn an_ended_connection_frees_its_place() {
+        let connections = Connections::new(1);
+        let (first, admitted) = connect(&connections, OTHER);
+        first.authenticate();
+        assert!(!connections.has_room());
+        drop(admitted);
+        assert_eq!(connections.len(), 0);
+        assert!(connections.has_room());
+    }
+
+    #[test]
+    fn shed_connections_not_yet_closed_hold_the_loop_back() {
+        let connections = Connections::new(1);
+        let mut kept = Vec::new();
+        for _ in 0..=SHEDDING_AHEAD {
+            kept.push(connect(&connections, FLOOD));
+        }
+        assert!(
+            !connections.has_room(),
+            "{SHEDDING_AHEAD} shed, none closed yet"
+        );
+        kept.truncate(2);
+        assert!(connections.has_room());
+    }
+
+    #[test]
+    fn a_peer_is_an_ipv4_address_or_an_ipv6_64() {
+        let mapped: IpAddr = "::ffff:10.0.0.2".parse().unwrap();
+        assert_eq!(peer_of(mapped), FLOOD);
+        let one: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+        let two: IpAddr = "2001:db8:1:2:bbbb::2".parse().unwrap();
+        let three: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        assert_eq!(peer_of(one), peer_of(two));
+        assert_ne!(peer_of(one), peer_of(three));
+    }
+}
