@@ -29,7 +29,7 @@ const REFS: &str = "refs";
 const COMMONDIR: &str = "commondir";
 
 /// Why writing `path` (absolute, as named or resolved) in the workspace `root` is
-/// refused because of a git directory, if it is: it lies beneath an existing one, or
+/// refused because of a git directory, if it is: it is one or lies beneath one, or
 /// creating it (or the first of its directories that does not exist yet) would make its
 /// parent one. Only directories from `root` down to `path`'s parent are looked at, and
 /// the look stops at the first that is a symlink or does not exist: a symlink's target
@@ -55,8 +55,17 @@ pub(super) fn refusal(root: &Path, path: &Path) -> Option<String> {
         let child = dir.join(name);
         match child.symlink_metadata() {
             Ok(meta) if meta.is_dir() && index + 1 < names.len() => dir = child,
-            // The last name exists (a file, a symlink, a directory written in place).
-            Ok(_) => return None,
+            // The last name exists: a git directory itself may not be changed or
+            // removed either; anything else (a file, a symlink, a plain directory) may.
+            Ok(meta) => {
+                return (meta.is_dir() && is_git_directory(&child)).then(|| {
+                    format!(
+                        "`{}`, a directory git takes for a repository (it holds `HEAD`, \
+                         `objects` and `refs`), whose config and hooks git loads and runs",
+                        shown(root, &child)
+                    )
+                });
+            }
             // The first name that does not exist: creating it must not complete `dir`.
             Err(_) => {
                 return completes(&dir, name).then(|| {

@@ -512,8 +512,15 @@ fn nothing_is_written_inside_a_directory_git_takes_for_a_repository() {
         let err = w.check(&protected, given).unwrap_err();
         assert!(err.contains("inside `docs/nested`"), "{given}: {err}");
     }
+    // Nor is it changed or removed itself.
+    let err = w.check(&protected, "docs/nested").unwrap_err();
+    assert!(
+        err.contains("`docs/nested`, a directory git takes"),
+        "{err}"
+    );
     // Beside it is fine.
     assert!(w.check(&protected, "docs/other.md").is_ok());
+    assert!(w.check(&protected, "docs").is_ok());
     // A symlink into it is refused where it leads, even when the caller passes the
     // path as named rather than resolved.
     symlink(&repo, w.root.join("shortcut")).unwrap();
