@@ -6,9 +6,10 @@
     missing_docs
 )]
 //! The cost of the command sandbox per command: `shell_exec` of `true` with no
-//! sandbox (`full-access`), in `workspace-write` (Landlock + the network filter), and
-//! in `workspace-write` with `.git` read-only (plus a user and mount namespace with a
-//! read-only bind mount).
+//! sandbox (`full-access`), in `read-only` (the box: namespaces, a keeper and an init,
+//! Landlock, seccomp, a cleared environment) and in `workspace-write` (the box plus the
+//! workspace overlay, whose changes are applied after the command), and a command
+//! that writes one file in `workspace-write` (the overlay's apply step on one change).
 
 use std::time::Duration;
 
@@ -22,26 +23,26 @@ fn bench(c: &mut Criterion) {
     std::fs::create_dir(dir.path().join(".git")).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let ctx = ToolContext::new(dir.path(), CancellationToken::new(), "bench".into());
-    let args = serde_json::json!({ "command": "true" });
     let cases = [
-        ("full_access", SandboxMode::FullAccess, Vec::new()),
-        ("workspace_write", SandboxMode::WorkspaceWrite, Vec::new()),
+        ("full_access", SandboxMode::FullAccess, "true"),
+        ("read_only", SandboxMode::ReadOnly, "true"),
+        ("workspace_write", SandboxMode::WorkspaceWrite, "true"),
         (
-            "workspace_write_git_read_only",
+            "workspace_write_one_change",
             SandboxMode::WorkspaceWrite,
-            vec![".git".into()],
+            "echo x > out.txt",
         ),
     ];
     let mut group = c.benchmark_group("shell_exec_true");
     group
         .sample_size(30)
         .measurement_time(Duration::from_secs(5));
-    for (name, mode, read_only) in cases {
+    for (name, mode, command) in cases {
+        let args = serde_json::json!({ "command": command });
         let config = BuiltinToolsConfig {
             sandbox: SandboxConfig {
                 mode,
-                network: false,
-                read_only,
+                ..SandboxConfig::default()
             },
             ..BuiltinToolsConfig::default()
         };

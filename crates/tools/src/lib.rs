@@ -107,11 +107,16 @@ pub use protected::{
 };
 pub use registry::ToolRegistry;
 #[cfg(feature = "builtins")]
-pub use sandbox::{Confinement, SandboxConfig, SandboxMode, SandboxSupport, sandbox_support};
+pub use sandbox::{
+    Confinement, RefusedChange, SandboxConfig, SandboxMode, SandboxSupport, WorkspaceChanges,
+    sandbox_support,
+};
 pub use tool::{Tool, ToolOutput};
 pub use truncate::truncate_output;
 pub use typed_tool::{TypedTool, parameters_schema, parse_arguments};
 #[cfg(feature = "builtins")]
 pub use workspace_policy::{ResolvedPath, WorkspacePolicy};
+#[cfg(feature = "builtins")]
+pub use write_access::{WriteAccess, refuse_read_only};
 
 pub use oxydra_types::{SafetyTier, ToolSchema};

@@ -6,7 +6,7 @@
 //! (or holds the output pipes open).
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ use crate::config::{BuiltinToolsConfig, ShellConfig};
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::protected::ProtectedPaths;
-use crate::sandbox::{SandboxConfig, SandboxMode};
+use crate::sandbox::SandboxConfig;
 use crate::tool::ToolOutput;
 use crate::truncate::truncate_with_dropped;
 use crate::typed_tool::TypedTool;
@@ -72,28 +72,13 @@ impl ShellExec {
         }
     }
 
-    /// The sandbox of one command in `root`: in `workspace-write` mode, the protected
-    /// paths that exist inside the workspace now (`.git/`, `.cargo/config.toml`,
-    /// `.envrc` …) are added to its read-only paths. The workspace is walked on a
-    /// blocking thread, once per command, so a `.git` created since the last call is
-    /// covered too.
-    async fn sandbox_for(&self, root: &Path) -> Result<SandboxConfig, ToolError> {
-        let mut sandbox = self.sandbox.clone();
-        if sandbox.mode != SandboxMode::WorkspaceWrite {
-            return Ok(sandbox);
+    /// The sandbox of one command: the protected-paths policy rules on what it
+    /// changed in the workspace once it has ended.
+    fn sandbox(&self) -> SandboxConfig {
+        SandboxConfig {
+            protected: self.protected.clone(),
+            ..self.sandbox.clone()
         }
-        let protected = self.protected.clone();
-        let workspace = root.to_path_buf();
-        let found =
-            tokio::task::spawn_blocking(move || protected.read_only_paths_within(&workspace))
-                .await
-                .map_err(|error| {
-                    ToolError::Failed(format!(
-                        "`shell_exec`: listing the protected paths failed: {error}"
-                    ))
-                })?;
-        sandbox.read_only.extend(found);
-        Ok(sandbox)
     }
 
     /// Runs commands with `program` (a POSIX shell, called as `program -c COMMAND sh
@@ -167,9 +152,9 @@ impl TypedTool for ShellExec {
             .arg("sh")
             .args(&args.args)
             .current_dir(&root);
-        let sandbox = self.sandbox_for(&root).await?;
-        // Lives until the command has ended: its private temporary directory.
-        let _confinement = sandbox.confine(&mut command, &root)?;
+        // Lives until the command has ended: its private temporary directory and the
+        // layers of its view of the workspace.
+        let confinement = self.sandbox().confine(&mut command, &root)?;
         let mut child = Command::from(command)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -217,9 +202,17 @@ impl TypedTool for ShellExec {
         let stdout = collect(stdout).await;
         let stderr = collect(stderr).await;
         let streams = format_streams(&stdout, &stderr, self.output_limit);
+        // Every process of the command has ended: what it wrote is applied (a command
+        // that timed out or was cancelled keeps what it had done, as it would have
+        // without a sandbox).
+        let changes = confinement.apply_changes().await?;
+        let refused = changes
+            .describe_refused()
+            .map(|text| format!("{text}\n"))
+            .unwrap_or_default();
         match ending {
             Ending::Exited(status) => Ok(ToolOutput::structured(
-                format!("{}\n{streams}", describe(status)),
+                format!("{}\n{streams}{refused}", describe(status)),
                 serde_json::json!({ "exit_code": status.code() }),
             )),
             Ending::TimedOut => {

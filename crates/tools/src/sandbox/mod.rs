@@ -1,48 +1,66 @@
-//! The OS sandbox commands run in: `shell_exec`, deterministic shell steps and command
-//! hooks all confine their child process with [`SandboxConfig::confine`].
+//! The box commands run in: `shell_exec`, deterministic shell steps and command hooks
+//! all start their child process with [`SandboxConfig::confine`], which denies by
+//! default and grants what a command needs, as bubblewrap's `--unshare-all
+//! --new-session --die-with-parent --cap-drop ALL --clearenv` does:
 //!
-//! On Linux a confined command runs under Landlock (the `landlock` crate): it may read
-//! and execute anything, but write only inside the workspace (in `workspace-write`
-//! mode) and its own private temporary directory (`TMPDIR`). Paths listed in
-//! [`SandboxConfig::read_only`] stay read-only inside the writable workspace: the
-//! child enters a new user and mount namespace and bind-mounts each of them read-only
-//! onto itself before Landlock applies; where user namespaces are unavailable, the
-//! workspace is granted piece by piece around them instead (see `rules`). With the
-//! network off, Landlock refuses every TCP bind and connect (ABI 4) and a seccomp
-//! filter refuses to create IPv4 and IPv6 sockets at all (so UDP and raw sockets too)
-//! and io_uring. Since ABI 6 the command also cannot signal processes outside the
-//! sandbox nor reach their abstract UNIX sockets.
+//! - **no terminal**: a new session with no controlling terminal, no `/dev/tty`, and
+//!   the `ioctl`s that inject terminal input (`TIOCSTI`, `TIOCLINUX`) refused;
+//! - **no capabilities**, root included: always a new user namespace mapping only the
+//!   command's own ids, every capability dropped inside it, `no_new_privs`; no device
+//!   node can be made (Landlock grants no device creation; a user namespace cannot);
+//! - **no network** unless allowed: an empty network namespace, and a seccomp filter
+//!   whose socket families are an allow-list behind it;
+//! - **no inherited secrets**: a cleared environment plus an allow-list (see
+//!   `environment`);
+//! - **nothing outlives the call**: the command is the first process of its own PID
+//!   namespace, which the kernel empties when it ends, and which dies with the process
+//!   the caller holds (see `child`);
+//! - **writes ruled after the fact**: in `workspace-write` the command writes an
+//!   overlay of the workspace; once it has ended, [`Confinement::apply_changes`]
+//!   applies each change the protected-paths policy allows and names each one it
+//!   refuses — names that did not exist before included (see `overlay`, `changes`).
+//!   Reads reach everything but `/dev` (Landlock); writes reach only the overlay and a
+//!   private temporary directory (`TMPDIR`).
 //!
-//! Everything that can fail (opening the rule paths, building the filter, the
-//! namespace's id maps) is prepared in the parent; the `pre_exec` hook between fork
-//! and exec only makes system calls.
+//! Where the kernel cannot build the box (no Landlock ABI 3, no user namespaces, no
+//! overlay in one), [`sandbox_support`] says why and `confine` refuses: only
+//! `full-access` runs commands then. Everything that can fail or allocate is prepared
+//! in the parent; the hook between fork and exec only makes system calls.
 //!
 //! ```
 //! use oxydra_tools::{SandboxConfig, SandboxMode};
 //!
 //! let config: SandboxConfig = serde_json::from_value(serde_json::json!({
 //!     "mode": "read-only",
-//!     "network": true
+//!     "network": true,
+//!     "pass_env": ["CARGO_HOME"]
 //! })).unwrap();
 //! assert_eq!(config.mode, SandboxMode::ReadOnly);
+//! assert_eq!(config.pass_env, ["CARGO_HOME"]);
 //! assert_eq!(SandboxConfig::default().mode, SandboxMode::WorkspaceWrite);
 //! assert_eq!("full-access".parse::<SandboxMode>(), Ok(SandboxMode::FullAccess));
 //! ```
 
+mod changes;
 mod child;
+mod environment;
 mod mode;
-mod network;
+mod overlay;
 mod rules;
 mod support;
+mod syscall_filter;
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::ToolError;
+use crate::protected::ProtectedPaths;
 
+pub use changes::{RefusedChange, WorkspaceChanges};
 pub use mode::SandboxMode;
 pub use support::{SandboxSupport, sandbox_support};
 
@@ -54,24 +72,63 @@ pub struct SandboxConfig {
     pub mode: SandboxMode,
     /// Whether a command may use the network (default: no).
     pub network: bool,
+    /// Names of environment variables passed to commands beside the allow-list
+    /// (`PATH`, `HOME`, `LANG`, `LC_*` …). Only a trusted configuration may set them.
+    pub pass_env: Vec<String>,
     /// Paths inside the workspace a command may read but never change (absolute, or
-    /// relative to the workspace root), e.g. `.git`. Set by the embedding program from
-    /// its protected-paths policy, never read from a file.
+    /// relative to the workspace root). Set by the embedding program, never read from
+    /// a file.
     #[serde(skip)]
     pub read_only: Vec<PathBuf>,
+    /// The protected-paths policy that rules on a command's changes to the workspace.
+    /// Set by the embedding program, never read from a file.
+    #[serde(skip)]
+    pub protected: ProtectedPaths,
 }
 
 /// What must live as long as a confined command runs: its private temporary
-/// directory, removed when this is dropped.
+/// directory and the layers of its view of the workspace, removed when this is
+/// dropped. Call [`Confinement::apply_changes`] once the command has ended, or what it
+/// wrote to the workspace is dropped with it.
 #[derive(Debug)]
 pub struct Confinement {
     temp: Option<tempfile::TempDir>,
+    layers: Option<overlay::Layers>,
+    workspace: PathBuf,
+    read_only: Vec<PathBuf>,
+    protected: ProtectedPaths,
 }
 
 impl Confinement {
     /// The command's private temporary directory (`TMPDIR`), if it has one.
     pub fn temp_dir(&self) -> Option<&Path> {
         self.temp.as_ref().map(tempfile::TempDir::path)
+    }
+
+    /// Applies what the command wrote to the workspace, change by change, as the
+    /// protected-paths policy allows (see the module docs). Call it only once every
+    /// process of the command has ended (the spawned child has been waited for).
+    /// Blocking: it walks what the command changed. In `read-only` and `full-access`
+    /// mode there is nothing to apply.
+    pub fn apply_changes_blocking(self) -> WorkspaceChanges {
+        let Some(upper) = self.layers.as_ref().and_then(overlay::Layers::upper) else {
+            return WorkspaceChanges::default();
+        };
+        let policy = changes::Policy {
+            protected: &self.protected,
+            read_only: &self.read_only,
+        };
+        changes::apply(&upper, &self.workspace, &policy)
+    }
+
+    /// [`Confinement::apply_changes_blocking`] on a blocking thread.
+    pub async fn apply_changes(self) -> Result<WorkspaceChanges, ToolError> {
+        tokio::task::spawn_blocking(move || self.apply_changes_blocking())
+            .await
+            .map_err(|err| ToolError::Sandbox {
+                action: "applying the command's changes to the workspace",
+                reason: err.to_string(),
+            })
     }
 }
 
@@ -81,11 +138,9 @@ impl SandboxConfig {
         let writes = match self.mode {
             SandboxMode::FullAccess => return "none (full access)".to_owned(),
             SandboxMode::ReadOnly => "writes only to $TMPDIR",
-            SandboxMode::WorkspaceWrite if self.read_only.is_empty() => {
-                "writes only in the workspace and $TMPDIR"
-            }
             SandboxMode::WorkspaceWrite => {
-                "writes only in the workspace (not its protected paths such as .git) and $TMPDIR"
+                "writes only in the workspace (changes to protected paths such as .git are \
+                 not applied) and $TMPDIR"
             }
         };
         let network = if self.network {
@@ -93,24 +148,35 @@ impl SandboxConfig {
         } else {
             "no network"
         };
-        format!("{writes}; {network}")
+        format!("{writes}; {network}; no terminal; a cleared environment")
     }
 
     /// Prepares `command` to run confined to `workspace` under this configuration:
-    /// sets `TMPDIR` to a fresh private directory and installs the hook that applies
-    /// the sandbox in the child. Keep the returned [`Confinement`] until the command
-    /// has ended.
+    /// clears its environment but for the allow-list, sets `TMPDIR` to a fresh private
+    /// directory and installs the hook that builds the box in the child. Keep the
+    /// returned [`Confinement`] until the command has ended, then apply its changes.
+    /// Set the command's working directory before calling this.
     ///
     /// In `full-access` mode the command is left as it is. Otherwise this fails, with
-    /// nothing started, when the kernel cannot enforce the sandbox
-    /// ([`sandbox_support`]) or a path cannot be prepared.
+    /// nothing started, when the kernel cannot build the box ([`sandbox_support`]) or
+    /// a path cannot be prepared.
     pub fn confine(
         &self,
         command: &mut std::process::Command,
         workspace: &Path,
     ) -> Result<Confinement, ToolError> {
+        let workspace = workspace
+            .canonicalize()
+            .map_err(|source| sandbox_io("resolving the workspace", source))?;
+        let mut confinement = Confinement {
+            temp: None,
+            layers: None,
+            workspace,
+            read_only: Vec::new(),
+            protected: self.protected.clone(),
+        };
         if self.mode == SandboxMode::FullAccess {
-            return Ok(Confinement { temp: None });
+            return Ok(confinement);
         }
         if let SandboxSupport::Unavailable { reason } = sandbox_support() {
             return Err(ToolError::SandboxUnavailable {
@@ -121,53 +187,56 @@ impl SandboxConfig {
             .prefix("oxydra-sandbox-")
             .tempdir()
             .map_err(|source| sandbox_io("creating the private temporary directory", source))?;
-        let workspace = workspace
-            .canonicalize()
-            .map_err(|source| sandbox_io("resolving the workspace", source))?;
-        let writable_workspace = self.mode == SandboxMode::WorkspaceWrite;
-        let read_only = if writable_workspace {
-            protected_inside(&workspace, &self.read_only)
+        let cwd = match command.get_current_dir() {
+            Some(dir) => dir
+                .canonicalize()
+                .map_err(|source| sandbox_io("resolving the working directory", source))?,
+            None => std::env::current_dir()
+                .map_err(|source| sandbox_io("resolving the working directory", source))?,
+        };
+        let overlay = if self.mode == SandboxMode::WorkspaceWrite {
+            let (layers, mount) = overlay::prepare(&confinement.workspace)?;
+            confinement.layers = Some(layers);
+            confinement.read_only = resolved_inside(&confinement.workspace, &self.read_only);
+            Some(mount)
         } else {
-            Vec::new()
-        };
-        let paths = rules::RulePaths {
-            workspace: writable_workspace.then_some(workspace.as_path()),
-            temp: temp.path(),
-            read_only: &read_only,
-        };
-        let primary = rules::ruleset(&paths, self.network, rules::Layout::Whole)?;
-        let (fallback, mounts) = if read_only.is_empty() {
-            (None, Vec::new())
-        } else {
-            let fallback = rules::ruleset(&paths, self.network, rules::Layout::AroundReadOnly)?;
-            (Some(fallback), child::read_only_mounts(&read_only)?)
-        };
-        let filter = if self.network {
             None
-        } else {
-            Some(network::socket_filter()?)
         };
-        command.env("TMPDIR", temp.path());
-        child::install(
-            command,
-            child::Plan {
-                primary,
-                fallback,
-                mounts,
-                filter,
-            },
-        );
-        Ok(Confinement { temp: Some(temp) })
+        let (uid_map, gid_map) = child::id_maps();
+        let plan = child::Plan {
+            ruleset: rules::ruleset(temp.path(), self.network)?,
+            overlay,
+            workspace_access: rights().0,
+            proc_access: rights().1,
+            cwd: c_path(&cwd)?,
+            network: self.network,
+            filter: syscall_filter::filter(self.network)?,
+            uid_map,
+            gid_map,
+        };
+        environment::restrict(command, &self.pass_env, temp.path());
+        child::install(command, plan);
+        confinement.temp = Some(temp);
+        Ok(confinement)
     }
 }
 
-/// The read-only paths that exist inside `workspace`, resolved (a link to a path in
-/// the workspace protects its target). Paths that do not exist, or lead outside the
-/// workspace (writable there only if Landlock allows it anyway), are left out.
-fn protected_inside(workspace: &Path, read_only: &[PathBuf]) -> Vec<PathBuf> {
+/// The rights of the rules the child adds (the workspace's, the new `/proc`'s) on
+/// this kernel, computed once.
+fn rights() -> (u64, u64) {
+    static RIGHTS: OnceLock<(u64, u64)> = OnceLock::new();
+    *RIGHTS.get_or_init(|| (rules::workspace_access(), rules::proc_access()))
+}
+
+/// The read-only paths, absolute under `workspace` (resolved where they exist, so a
+/// link in the workspace protects its target).
+fn resolved_inside(workspace: &Path, read_only: &[PathBuf]) -> Vec<PathBuf> {
     let mut resolved: Vec<PathBuf> = read_only
         .iter()
-        .filter_map(|path| workspace.join(path).canonicalize().ok())
+        .map(|path| {
+            let joined = workspace.join(path);
+            joined.canonicalize().unwrap_or(joined)
+        })
         .filter(|path| path.starts_with(workspace) && path != workspace)
         .collect();
     resolved.sort();
@@ -194,72 +263,13 @@ fn c_path(path: &Path) -> Result<CString, ToolError> {
 mod tests {
     use super::*;
 
-    /// The statuses of the lines of `script`, each `CMD; echo $?` in the child.
-    fn statuses(plan: child::Plan, workspace: &Path, script: &str) -> Vec<i32> {
-        let mut command = std::process::Command::new("sh");
-        command.arg("-c").arg(script).current_dir(workspace);
-        child::install(&mut command, plan);
-        let output = command.output().unwrap();
-        String::from_utf8(output.stdout)
-            .unwrap()
-            .lines()
-            .map(|line| line.parse().unwrap())
-            .collect()
-    }
-
     #[test]
-    fn without_namespaces_the_workspace_is_granted_around_read_only_paths() {
-        if sandbox_support() != &SandboxSupport::Available {
-            return;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let workspace = dir.path().canonicalize().unwrap();
-        std::fs::create_dir_all(workspace.join(".git")).unwrap();
-        std::fs::write(workspace.join(".git/config"), "[core]\n").unwrap();
-        std::fs::create_dir(workspace.join("src")).unwrap();
-        std::fs::write(workspace.join("file.txt"), "f\n").unwrap();
-        let temp = tempfile::tempdir().unwrap();
-        let read_only = protected_inside(&workspace, &[PathBuf::from(".git")]);
-        assert_eq!(read_only, [workspace.join(".git")]);
-        let paths = rules::RulePaths {
-            workspace: Some(&workspace),
-            temp: temp.path(),
-            read_only: &read_only,
-        };
-        // The plan the child falls back to when it cannot enter a namespace.
-        let plan = child::Plan {
-            primary: rules::ruleset(&paths, false, rules::Layout::AroundReadOnly).unwrap(),
-            fallback: None,
-            mounts: Vec::new(),
-            filter: None,
-        };
-        let script = "echo x >> .git/config 2>/dev/null; echo $?\n\
-                      echo y > src/f; echo $?\n\
-                      echo z >> file.txt; echo $?\n\
-                      echo n > new.txt 2>/dev/null; echo $?\n";
-        let codes = statuses(plan, &workspace, script);
-        assert_eq!(codes.len(), 4, "{codes:?}");
-        assert_ne!(codes[0], 0, "wrote .git/config");
-        assert_eq!(codes[1..3], [0, 0], "{codes:?}");
-        // The cost of this layout: no new entries at the root that holds `.git`.
-        assert_ne!(codes[3], 0, "{codes:?}");
-        assert_eq!(
-            std::fs::read_to_string(workspace.join(".git/config")).unwrap(),
-            "[core]\n"
-        );
-        assert_eq!(
-            std::fs::read_to_string(workspace.join("src/f")).unwrap(),
-            "y\n"
-        );
-    }
-
-    #[test]
-    fn read_only_paths_outside_the_workspace_or_missing_are_left_out() {
+    fn read_only_paths_resolve_inside_the_workspace_only() {
         let dir = tempfile::tempdir().unwrap();
         let workspace = dir.path().canonicalize().unwrap();
         std::fs::create_dir(workspace.join(".git")).unwrap();
         std::os::unix::fs::symlink(workspace.join(".git"), workspace.join("alias")).unwrap();
-        let resolved = protected_inside(
+        let resolved = resolved_inside(
             &workspace,
             &[
                 PathBuf::from("alias"),
@@ -269,6 +279,6 @@ mod tests {
                 PathBuf::from("."),
             ],
         );
-        assert_eq!(resolved, [workspace.join(".git")]);
+        assert_eq!(resolved, [workspace.join(".envrc"), workspace.join(".git")]);
     }
 }

@@ -7,67 +7,67 @@
 //! ABI silently drops that ABI's additions, and [`super::sandbox_support`] refuses
 //! kernels below ABI 3.
 //!
-//! Granted: read and execute everywhere; read, write and `ioctl` on the harmless
-//! devices (`/dev/null` …); everything in the private temporary directory and (in
-//! `workspace-write`) in the workspace.
+//! Granted: listing and executing everywhere; reading every top-level directory but
+//! `/dev`, where only the harmless devices (`/dev/null`, `/dev/zero`, `/dev/full`,
+//! `/dev/random`, `/dev/urandom`) may be read and written (no disk, no terminal);
+//! everything but creating device nodes in the private temporary directory; and, in
+//! `workspace-write`, the same in the workspace. The workspace's rule cannot be built
+//! here: the child mounts an overlay on the workspace, whose files are other inodes
+//! than the ones the parent could open, so the child adds that rule itself
+//! ([`WorkspaceRule`]) after mounting.
 
-use std::fs;
 use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, Ruleset, RulesetAttr, RulesetCreated,
+    ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetError, Scope,
 };
-use rustix::fs::{FileType, Mode, OFlags};
+use rustix::fs::{Mode, OFlags};
 
 use crate::error::ToolError;
 
 /// The ABI whose rights the rules name (the crate downgrades them on older kernels).
 const ABI_USED: ABI = ABI::V7;
 
-/// Devices every command may read and write.
-const DEVICES: [&str; 6] = [
+/// Devices every command may read and write. `/dev/tty` is not one: a command has no
+/// terminal.
+const DEVICES: [&str; 5] = [
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
 ];
 
-/// The directories a command may write.
-pub(super) struct RulePaths<'a> {
-    /// The workspace, when it is writable.
-    pub workspace: Option<&'a Path>,
-    /// The private temporary directory.
-    pub temp: &'a Path,
-    /// Canonical paths inside the workspace that must stay read-only.
-    pub read_only: &'a [PathBuf],
+/// The rights of a writable directory: everything but creating device nodes.
+fn writable() -> BitFlags<AccessFs> {
+    AccessFs::from_all(ABI_USED) & !(AccessFs::MakeChar | AccessFs::MakeBlock)
 }
 
-/// How the workspace is granted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Layout {
-    /// As one tree: its read-only paths are kept by read-only bind mounts.
-    Whole,
-    /// Piece by piece around its read-only paths, for when no mount namespace is
-    /// available: each directory on the way to a read-only path is left read-only
-    /// itself, and each of its other entries is granted whole. Creating or removing
-    /// entries directly in such a directory (e.g. a new file at the workspace root,
-    /// which holds `.git`) is refused too.
-    AroundReadOnly,
+/// The rights the child grants on the workspace once its overlay is mounted, as the
+/// raw bits `landlock_add_rule` takes: [`writable`] cut to what this kernel handles
+/// (the rule may name no right the ruleset does not handle).
+pub(super) fn workspace_access() -> u64 {
+    (writable() & supported()).bits()
 }
 
-/// The ruleset for `paths`, ready to be applied in the child.
-pub(super) fn ruleset(
-    paths: &RulePaths<'_>,
-    network: bool,
-    layout: Layout,
-) -> Result<RulesetCreated, ToolError> {
-    let all = AccessFs::from_all(ABI_USED);
+/// The rights the child grants on the `/proc` of its own PID namespace, which it
+/// mounts (a new file system the parent's rules cannot name): reading.
+pub(super) fn proc_access() -> u64 {
+    (AccessFs::from_read(ABI_USED) & supported()).bits()
+}
+
+/// The file system rights this kernel handles.
+fn supported() -> BitFlags<AccessFs> {
+    AccessFs::from_all(ABI::from(super::child::landlock_abi()))
+}
+
+/// The ruleset for a command whose private temporary directory is `temp`: every rule
+/// but the workspace's (see the module docs), ready for the child to complete.
+pub(super) fn ruleset(temp: &Path, network: bool) -> Result<OwnedFd, ToolError> {
     let mut ruleset = Ruleset::default()
-        .handle_access(all)
+        .handle_access(AccessFs::from_all(ABI_USED))
         .map_err(landlock_error)?;
     if !network {
         ruleset = ruleset
@@ -83,7 +83,13 @@ pub(super) fn ruleset(
             .map(|_| ())
             .map_err(landlock_error)
     };
-    grant(open(Path::new("/"))?, AccessFs::from_read(ABI_USED))?;
+    grant(open(Path::new("/"))?, AccessFs::ReadDir | AccessFs::Execute)?;
+    for entry in top_level()? {
+        // A top-level entry that cannot be opened (gone, no permission) is not granted.
+        if let Ok(fd) = open_following(&entry) {
+            grant(fd, AccessFs::from_read(ABI_USED))?;
+        }
+    }
     let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
     for path in DEVICES {
         // A device this system lacks is simply not granted.
@@ -91,63 +97,43 @@ pub(super) fn ruleset(
             grant(fd, device)?;
         }
     }
-    grant(open(paths.temp)?, all)?;
-    match (paths.workspace, layout) {
-        (Some(workspace), Layout::Whole) => grant(open(workspace)?, all)?,
-        (Some(workspace), Layout::AroundReadOnly) => {
-            grant_around(workspace, paths.read_only, &mut grant)?;
-        }
-        (None, _) => {}
-    }
-    Ok(created)
+    grant(open(temp)?, writable())?;
+    let fd: Option<OwnedFd> = created.into();
+    fd.ok_or_else(|| ToolError::Sandbox {
+        action: "building the Landlock rules",
+        reason: "this kernel does not enforce Landlock".to_owned(),
+    })
 }
 
-/// Grants every entry of `dir` but the read-only ones, descending into the
-/// directories that lead to one.
-fn grant_around(
-    dir: &Path,
-    read_only: &[PathBuf],
-    grant: &mut impl FnMut(OwnedFd, BitFlags<AccessFs>) -> Result<(), ToolError>,
-) -> Result<(), ToolError> {
-    let entries = fs::read_dir(dir).map_err(|source| io_error("listing the workspace", source))?;
-    for entry in entries {
-        let path = entry
-            .map_err(|source| io_error("listing the workspace", source))?
-            .path();
-        if read_only.contains(&path) {
-            continue;
-        }
-        let Ok(fd) = open(&path) else {
-            // Gone since it was listed: nothing to grant.
-            continue;
-        };
-        let kind = rustix::fs::fstat(&fd)
-            .map(|stat| FileType::from_raw_mode(stat.st_mode))
-            .map_err(|errno| io_error("inspecting the workspace", errno.into()))?;
-        match kind {
-            // A link is never granted: writes through it land on its target, whose
-            // own rules decide.
-            FileType::Symlink => {}
-            FileType::Directory if read_only.iter().any(|p| p.starts_with(&path)) => {
-                grant_around(&path, read_only, grant)?;
-            }
-            FileType::Directory => grant(fd, AccessFs::from_all(ABI_USED))?,
-            _ => grant(fd, AccessFs::from_file(ABI_USED))?,
-        }
-    }
-    Ok(())
+/// The entries of `/` that may be read: all but `/dev`.
+fn top_level() -> Result<Vec<std::path::PathBuf>, ToolError> {
+    let entries = std::fs::read_dir("/").map_err(|source| ToolError::Sandbox {
+        action: "listing the root directory for the Landlock rules",
+        reason: source.to_string(),
+    })?;
+    Ok(entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name() != "dev")
+        .map(|entry| entry.path())
+        .collect())
 }
 
 /// An `O_PATH` descriptor of `path` itself (a final symlink is not followed).
 fn open(path: &Path) -> Result<OwnedFd, ToolError> {
-    rustix::fs::open(
-        path,
-        OFlags::PATH | OFlags::CLOEXEC | OFlags::NOFOLLOW,
-        Mode::empty(),
-    )
-    .map_err(|errno| ToolError::Sandbox {
-        action: "opening a path for the Landlock rules",
-        reason: format!("`{}`: {}", path.display(), std::io::Error::from(errno)),
+    open_with(path, OFlags::NOFOLLOW)
+}
+
+/// An `O_PATH` descriptor of what `path` leads to (`/bin` → `/usr/bin`).
+fn open_following(path: &Path) -> Result<OwnedFd, ToolError> {
+    open_with(path, OFlags::empty())
+}
+
+fn open_with(path: &Path, extra: OFlags) -> Result<OwnedFd, ToolError> {
+    rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC | extra, Mode::empty()).map_err(|errno| {
+        ToolError::Sandbox {
+            action: "opening a path for the Landlock rules",
+            reason: format!("`{}`: {}", path.display(), std::io::Error::from(errno)),
+        }
     })
 }
 
@@ -158,9 +144,24 @@ fn landlock_error(err: RulesetError) -> ToolError {
     }
 }
 
-fn io_error(action: &'static str, source: std::io::Error) -> ToolError {
-    ToolError::Sandbox {
-        action,
-        reason: source.to_string(),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_writable_directory_may_hold_new_devices() {
+        assert!(!writable().contains(AccessFs::MakeChar));
+        assert!(!writable().contains(AccessFs::MakeBlock));
+        assert!(writable().contains(AccessFs::WriteFile));
+        let bits = workspace_access();
+        assert_eq!(bits & BitFlags::from(AccessFs::MakeBlock).bits(), 0);
+        assert_eq!(bits & BitFlags::from(AccessFs::MakeChar).bits(), 0);
+    }
+
+    #[test]
+    fn dev_is_not_read_whole() {
+        let entries = top_level().unwrap();
+        assert!(!entries.iter().any(|path| path == Path::new("/dev")));
+        assert!(entries.iter().any(|path| path == Path::new("/usr")));
     }
 }

@@ -15,6 +15,8 @@ mod file_media;
 mod file_read;
 mod protected_paths;
 mod sandbox;
+#[cfg(target_os = "linux")]
+mod sandbox_box;
 mod shell_exec;
 #[cfg(target_os = "linux")]
 mod symlink_race;

@@ -1,7 +1,7 @@
 //! `shell_exec`: exit codes, output, the workspace as cwd, and process groups killed
 //! on timeout and cancellation.
 
-use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use oxydra_tools::builtin::ShellExec;
@@ -15,38 +15,44 @@ fn workspace() -> (tempfile::TempDir, ToolContext) {
     (dir, ctx)
 }
 
-/// Whether `pid` is a live process (not gone, not a zombie awaiting its reaper).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        Ok(stat) => {
-            let state = stat
-                .rsplit(") ")
-                .next()
-                .and_then(|rest| rest.chars().next());
-            !matches!(state, Some('Z' | 'X'))
-        }
-    }
+/// A `sleep` duration no other process on the machine uses: the processes a test's
+/// command starts are found by it in `/proc/*/cmdline` (the command's own pids are
+/// those of its PID namespace, not the machine's).
+fn marker() -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    format!(
+        "30.{}{:04}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
-/// Wait (briefly) until `file` holds a pid, and return it.
-async fn read_pid(file: &Path) -> u32 {
-    for _ in 0..200 {
-        if let Some(pid) = std::fs::read_to_string(file)
-            .ok()
-            .and_then(|text| text.trim().parse().ok())
-        {
-            return pid;
+/// Whether a live process has `marker` as an argument.
+fn alive(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline")).is_ok_and(|cmdline| {
+            cmdline
+                .split(|byte| *byte == 0)
+                .any(|arg| arg == marker.as_bytes())
+        })
+    })
+}
+
+/// Wait (briefly) until a process with `marker` runs.
+async fn started(marker: &str) {
+    for _ in 0..400 {
+        if alive(marker) {
+            return;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    panic!("no pid written to {}", file.display());
+    panic!("no process with {marker} started");
 }
 
-/// Wait (at most ~1 s) for `pid` to die.
-async fn gone(pid: u32) -> bool {
+/// Wait (at most ~1 s) until no process with `marker` is left.
+async fn gone(marker: &str) -> bool {
     for _ in 0..100 {
-        if !alive(pid) {
+        if !alive(marker) {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -91,12 +97,13 @@ async fn cwd_is_the_workspace() {
 
 #[tokio::test]
 async fn timeout_kills_the_whole_group() {
-    let (dir, ctx) = workspace();
+    let (_dir, ctx) = workspace();
+    let bg = marker();
     let tool = ShellExec::new(&BuiltinToolsConfig::default());
     let started = Instant::now();
     let err = tool
         .execute(
-            json!({"command": "echo before; sleep 30 & echo $! > bg.pid; sleep 30", "timeout_secs": 1}),
+            json!({"command": format!("echo before; sleep {bg} & sleep 30"), "timeout_secs": 1}),
             &ctx,
         )
         .await
@@ -117,10 +124,9 @@ async fn timeout_kills_the_whole_group() {
         other => panic!("expected CommandTimedOut, got {other:?}"),
     }
     assert!(err.to_string().starts_with("command timed out after 1 s"));
-    let pid = read_pid(&dir.path().join("bg.pid")).await;
     assert!(
-        gone(pid).await,
-        "background sleep {pid} survived the timeout"
+        gone(&bg).await,
+        "background sleep {bg} survived the timeout"
     );
 }
 
@@ -143,38 +149,30 @@ async fn timeout_is_capped_by_the_configuration() {
 
 #[tokio::test]
 async fn cancellation_kills_the_whole_group() {
-    let (dir, ctx) = workspace();
+    let (_dir, ctx) = workspace();
     let tool = ShellExec::new(&BuiltinToolsConfig::default());
     let cancel = ctx.cancel.clone();
-    let pid_file = dir.path().join("bg.pid");
-    let call = tokio::spawn(async move {
-        tool.execute(
-            json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30"}),
-            &ctx,
-        )
-        .await
-    });
-    let pid = read_pid(&pid_file).await;
-    assert!(alive(pid));
+    let bg = marker();
+    let command = format!("sleep {bg} & sleep 30");
+    let call = tokio::spawn(async move { tool.execute(json!({ "command": command }), &ctx).await });
+    started(&bg).await;
     cancel.cancel();
     let err = call.await.unwrap().unwrap_err();
     assert!(matches!(err, ToolError::Cancelled), "{err}");
     assert!(
-        gone(pid).await,
-        "background sleep {pid} survived cancellation"
+        gone(&bg).await,
+        "background sleep {bg} survived cancellation"
     );
 }
 
 #[tokio::test]
 async fn background_processes_do_not_outlive_the_call() {
-    let (dir, ctx) = workspace();
+    let (_dir, ctx) = workspace();
+    let bg = marker();
     let tool = ShellExec::new(&BuiltinToolsConfig::default());
     let started = Instant::now();
     let out = tool
-        .execute(
-            json!({"command": "sleep 30 & echo $! > bg.pid; echo done"}),
-            &ctx,
-        )
+        .execute(json!({"command": format!("sleep {bg} & echo done")}), &ctx)
         .await
         .unwrap();
     assert_eq!(out.content, "exit code: 0\nstdout:\ndone\n");
@@ -182,27 +180,21 @@ async fn background_processes_do_not_outlive_the_call() {
         started.elapsed() < Duration::from_secs(2),
         "the open pipe was not waited on"
     );
-    let pid = read_pid(&dir.path().join("bg.pid")).await;
-    assert!(gone(pid).await, "background sleep {pid} survived the call");
+    assert!(gone(&bg).await, "background sleep {bg} survived the call");
 }
 
 #[tokio::test]
 async fn dropping_the_call_kills_the_whole_group() {
-    let (dir, ctx) = workspace();
+    let (_dir, ctx) = workspace();
     let tool = ShellExec::new(&BuiltinToolsConfig::default());
-    let pid_file = dir.path().join("bg.pid");
-    let call = tokio::spawn(async move {
-        tool.execute(
-            json!({"command": "sleep 30 & echo $! > bg.pid; sleep 30"}),
-            &ctx,
-        )
-        .await
-    });
-    let pid = read_pid(&pid_file).await;
+    let bg = marker();
+    let command = format!("sleep {bg} & sleep 30");
+    let call = tokio::spawn(async move { tool.execute(json!({ "command": command }), &ctx).await });
+    started(&bg).await;
     call.abort();
     assert!(call.await.unwrap_err().is_cancelled());
     assert!(
-        gone(pid).await,
-        "background sleep {pid} survived the dropped call"
+        gone(&bg).await,
+        "background sleep {bg} survived the dropped call"
     );
 }
