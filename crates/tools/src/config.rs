@@ -8,6 +8,7 @@ use crate::limits::{DEFAULT_MAX_MEDIA_BYTES, DEFAULT_OUTPUT_LIMIT_BYTES};
 use crate::network_policy::NetworkPolicy;
 use crate::protected::ProtectedPaths;
 use crate::sandbox::SandboxConfig;
+use crate::write_access::WriteAccess;
 
 /// Settings of all built-in tools (the `[tools]` table of the config file).
 ///
@@ -46,7 +47,9 @@ pub struct BuiltinToolsConfig {
     #[serde(skip)]
     pub protected: ProtectedPaths,
     /// The sandbox `shell_exec` runs commands in (set by the embedding program from
-    /// its trusted configuration and flags, never from `[tools]`).
+    /// its trusted configuration and flags, never from `[tools]`). Its mode binds the
+    /// file tools too: `read-only` refuses `file_write` and `file_edit`
+    /// ([`Self::write_access`]).
     #[serde(skip)]
     pub sandbox: SandboxConfig,
 }
@@ -57,6 +60,12 @@ impl BuiltinToolsConfig {
         self.protected
             .clone()
             .allowing(self.allow_protected.iter().cloned())
+    }
+
+    /// What every built-in tool that writes may change: nothing when the sandbox mode
+    /// is `read-only`, else the workspace minus [`Self::write_policy`].
+    pub fn write_access(&self) -> WriteAccess {
+        WriteAccess::new(self.sandbox.mode, self.write_policy())
     }
 }
 

@@ -60,6 +60,18 @@ pub enum ToolError {
         /// How the write could be allowed, or that a person declined it (may be empty).
         hint: String,
     },
+    /// The sandbox mode forbids every change to the workspace (`read-only`): a tool
+    /// that writes refuses, whatever the path.
+    #[error(
+        "refused: the sandbox is {mode} (`--sandbox {mode}`); nothing in the workspace may \
+         be changed, so `{tool}` did not run"
+    )]
+    ReadOnlySandbox {
+        /// The tool that was refused.
+        tool: String,
+        /// The mode (`read-only`).
+        mode: &'static str,
+    },
     /// The call was cancelled.
     #[error("cancelled")]
     Cancelled,

@@ -90,6 +90,8 @@ mod truncate;
 mod typed_tool;
 #[cfg(feature = "builtins")]
 mod workspace_policy;
+#[cfg(feature = "builtins")]
+mod write_access;
 
 #[cfg(feature = "builtins")]
 pub use builtin::{BUILTIN_TOOL_NAMES, builtin_tool, builtin_tools};

@@ -11,9 +11,9 @@ use super::{blocking, io_error, open_workspace};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::protected::ProtectedPaths;
 use crate::tool::ToolOutput;
 use crate::typed_tool::TypedTool;
+use crate::write_access::WriteAccess;
 
 /// Arguments of `file_write`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -29,15 +29,16 @@ pub struct FileWriteArgs {
 #[derive(Debug, Clone)]
 pub struct FileWrite {
     output_limit: usize,
-    protected: ProtectedPaths,
+    access: WriteAccess,
 }
 
 impl FileWrite {
-    /// The tool, with the output limit of `config`.
+    /// The tool, with the output limit and write access (sandbox mode, protected
+    /// paths) of `config`.
     pub fn new(config: &BuiltinToolsConfig) -> Self {
         Self {
             output_limit: config.output_limit_bytes,
-            protected: config.write_policy(),
+            access: config.write_access(),
         }
     }
 }
@@ -61,8 +62,8 @@ impl TypedTool for FileWrite {
     async fn run(&self, args: FileWriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let ws = open_workspace(ctx)?;
         let resolved = ws.policy.resolve(&args.path)?;
-        self.protected
-            .authorize_write(Self::NAME, ws.policy.root(), &args.path, &resolved)
+        self.access
+            .authorize(Self::NAME, ws.policy.root(), &args.path, &resolved)
             .await?;
         let message = blocking(move || {
             let rel = resolved.relative;

@@ -196,6 +196,60 @@ mod tests {
         assert!(builtin_tool("nope", &BuiltinToolsConfig::default()).is_none());
     }
 
+    #[tokio::test]
+    async fn read_only_mode_refuses_every_tool_that_writes_and_changes_nothing() {
+        use crate::sandbox::{SandboxConfig, SandboxMode};
+        let (dir, ctx) = test_support::workspace();
+        std::fs::write(dir.path().join("notes.txt"), "keep me").unwrap();
+        let config = BuiltinToolsConfig {
+            sandbox: SandboxConfig {
+                mode: SandboxMode::ReadOnly,
+                ..SandboxConfig::default()
+            },
+            ..BuiltinToolsConfig::default()
+        };
+        let calls = [
+            (
+                "file_write",
+                serde_json::json!({"path": "notes.txt", "content": "x"}),
+            ),
+            (
+                "file_write",
+                serde_json::json!({"path": "new/file.txt", "content": "x"}),
+            ),
+            (
+                "file_edit",
+                serde_json::json!({"path": "notes.txt", "old": "keep", "new": "lost"}),
+            ),
+        ];
+        for (name, args) in calls {
+            let err = builtin_tool(name, &config)
+                .unwrap()
+                .execute(args.clone(), &ctx)
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(err, ToolError::ReadOnlySandbox { .. }),
+                "{name} {args}: {err}"
+            );
+            let message = err.to_string();
+            assert!(message.contains("`--sandbox read-only`"), "{message}");
+            assert!(message.contains(name), "{message}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+            "keep me"
+        );
+        assert!(!dir.path().join("new").exists());
+        // Reading stays allowed.
+        let out = builtin_tool("file_read", &config)
+            .unwrap()
+            .execute(serde_json::json!({"path": "notes.txt"}), &ctx)
+            .await
+            .unwrap();
+        assert!(out.content.contains("keep me"), "{}", out.content);
+    }
+
     #[test]
     fn parameter_types_match_the_design() {
         let config = BuiltinToolsConfig::default();
