@@ -50,7 +50,9 @@ pub struct McpServerConfig {
     /// Arguments of `command`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    /// Environment variables added to the inherited environment of `command`.
+    /// Environment variables added to the inherited environment of `command`. The
+    /// interpreter settings of [`oxydra_tools::LOAD_PATH_VARIABLES`] are removed from
+    /// what it inherits, and `PYTHONSAFEPATH=1` set, unless named here.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     /// Working directory of `command` (default: the current directory).

@@ -201,6 +201,18 @@ pub(crate) async fn connect(
                 .envs(&env)
                 .kill_on_drop(true)
                 .process_group(0);
+            // Interpreter settings that would load code the configuration does not
+            // name (a sibling module, a startup file) go, unless it sets them itself.
+            for change in oxydra_tools::interpreter_env_changes(|name| env.contains_key(name)) {
+                match change {
+                    oxydra_tools::EnvChange::Remove(name) => {
+                        cmd.env_remove(name);
+                    }
+                    oxydra_tools::EnvChange::Set(name, value) => {
+                        cmd.env(name, value);
+                    }
+                }
+            }
             if let Some(cwd) = cwd {
                 cmd.current_dir(cwd);
             }

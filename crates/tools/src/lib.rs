@@ -77,6 +77,7 @@ pub mod builtin;
 mod config;
 mod context;
 mod error;
+mod launch_env;
 mod limits;
 #[cfg(feature = "builtins")]
 mod network_policy;
@@ -99,6 +100,10 @@ pub use builtin::{BUILTIN_TOOL_NAMES, builtin_tool, builtin_tools};
 pub use config::{BuiltinToolsConfig, ReadConfig, SearchConfig, ShellConfig};
 pub use context::ToolContext;
 pub use error::ToolError;
+pub use launch_env::{
+    EnvChange, LOAD_PATH_VARIABLES, PYTHON_SAFE_PATH, interpreter_env_changes,
+    neutralize_interpreter_env,
+};
 pub use limits::{DEFAULT_MAX_MEDIA_BYTES, DEFAULT_OUTPUT_LIMIT_BYTES};
 #[cfg(feature = "builtins")]
 pub use network_policy::{NetworkPolicy, VettedUrl, forbidden_reason};
