@@ -11,7 +11,15 @@
 //! command name (no `/`) is found through `PATH`, not in the workspace, and is skipped.
 //! A working directory is protected with what is beneath it, unless it is the
 //! configuration's own directory or one above it (that would make the whole project
-//! read-only); directories are protected, not hashed.
+//! read-only); working directories are protected, not hashed.
+//!
+//! An interpreter loads more than the script it is given: Python a `json.py` beside
+//! it, Node its `node_modules`, a shell what it sources. So the directory of each
+//! script a hook or an MCP server runs (the program itself when it is a path, and the
+//! first argument naming a file, the script an interpreter is given) is protected with
+//! what is beneath it and every file in it is hashed with the trust, under the same
+//! exception: a script beside the configuration file only has itself protected (keep
+//! scripts in a directory of their own).
 
 use std::path::{Path, PathBuf};
 
@@ -21,36 +29,69 @@ use super::trust::sha256_hex;
 /// Files larger than this are protected but not hashed (a model binary is not a script).
 const MAX_HASHED_BYTES: u64 = 16 * 1024 * 1024;
 
+/// A script directory with more files than this cannot be trusted: its hash is
+/// recorded as missing, so the configuration stays untrusted (fail closed).
+const MAX_HASHED_FILES: usize = 2_000;
+
+/// Directories of a script's directory left out of its hash: the interpreter's own
+/// cache, which it rewrites as it runs.
+const UNHASHED_DIRS: [&str; 1] = ["__pycache__"];
+
+/// What a launched path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaunchedKind {
+    /// A file a command, argument or step names: protected and hashed.
+    File,
+    /// A working directory: protected with what is beneath it, not hashed.
+    WorkingDir,
+    /// The directory of a script a hook or an MCP server runs: protected with what is
+    /// beneath it, and every file in it hashed.
+    ScriptDir,
+}
+
 /// A path a configuration runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launched {
     /// The path, absolute and canonical.
     pub path: PathBuf,
-    /// Whether it is a working directory (protected with what is beneath it).
-    pub directory: bool,
+    /// What it is.
+    pub kind: LaunchedKind,
+}
+
+impl Launched {
+    /// Whether it is a directory, protected with what is beneath it.
+    pub fn is_directory(&self) -> bool {
+        self.kind != LaunchedKind::File
+    }
+}
+
+/// The directories a relative word of a command is looked up in, in order: the
+/// directory of `config_file` (canonical), then the current directory.
+pub fn lookup_dirs(config_file: Option<&Path>) -> Vec<PathBuf> {
+    let config_dir = config_file
+        .and_then(Path::parent)
+        .and_then(|dir| dir.canonicalize().ok());
+    let current = std::env::current_dir().ok();
+    config_dir.into_iter().chain(current).collect()
 }
 
 /// What `config` (read from `config_file`) runs, found from the directories in the
 /// module docs.
 pub fn launched(config: &FileConfig, config_file: Option<&Path>) -> Vec<Launched> {
-    let config_dir = config_file
-        .and_then(Path::parent)
-        .and_then(|dir| dir.canonicalize().ok());
-    let current = std::env::current_dir().ok();
-    let bases: Vec<PathBuf> = config_dir.iter().chain(current.iter()).cloned().collect();
+    let bases = lookup_dirs(config_file);
     let mut found: Vec<Launched> = Vec::new();
-    let mut add = |path: PathBuf, directory: bool| {
+    let mut add = |path: PathBuf, kind: LaunchedKind| {
         let Ok(path) = path.canonicalize() else {
             return;
         };
-        let is_dir = path.is_dir();
-        if directory != is_dir {
+        let directory = kind != LaunchedKind::File;
+        if directory != path.is_dir() {
             return;
         }
         if directory && bases.iter().any(|base| base.starts_with(&path)) {
             return;
         }
-        let entry = Launched { path, directory };
+        let entry = Launched { path, kind };
         if !found.contains(&entry) {
             found.push(entry);
         }
@@ -61,28 +102,38 @@ pub fn launched(config: &FileConfig, config_file: Option<&Path>) -> Vec<Launched
             None => Vec::new(),
         };
         for cwd in &cwds {
-            add(cwd.clone(), true);
+            add(cwd.clone(), LaunchedKind::WorkingDir);
         }
         let dirs: Vec<&PathBuf> = cwds.iter().chain(bases.iter()).collect();
         if let Some(command) = server.command.as_deref().filter(|c| c.contains('/')) {
             for dir in &dirs {
-                add(dir.join(command), false);
+                add(dir.join(command), LaunchedKind::File);
             }
         }
         for arg in &server.args {
             for word in words(arg) {
                 for dir in &dirs {
-                    add(dir.join(word), false);
+                    add(dir.join(word), LaunchedKind::File);
                 }
             }
+        }
+        let program = server.command.as_deref().unwrap_or_default();
+        for script in scripts(program, &server.args, &dirs) {
+            add(script, LaunchedKind::ScriptDir);
         }
     }
     for hook in &config.hooks {
         for word in &hook.command {
             for part in words(word) {
                 for dir in &bases {
-                    add(dir.join(part), false);
+                    add(dir.join(part), LaunchedKind::File);
                 }
+            }
+        }
+        if let Some((program, args)) = hook.command.split_first() {
+            let dirs: Vec<&PathBuf> = bases.iter().collect();
+            for script in scripts(program, args, &dirs) {
+                add(script, LaunchedKind::ScriptDir);
             }
         }
     }
@@ -92,7 +143,7 @@ pub fn launched(config: &FileConfig, config_file: Option<&Path>) -> Vec<Launched
             strings(&step.args, &mut texts);
             for word in texts.iter().flat_map(|text| words(text)) {
                 for dir in &bases {
-                    add(dir.join(word), false);
+                    add(dir.join(word), LaunchedKind::File);
                 }
             }
         }
@@ -100,25 +151,101 @@ pub fn launched(config: &FileConfig, config_file: Option<&Path>) -> Vec<Launched
     found
 }
 
-/// The SHA-256 of each launched file under `dir` (the project's directory), by path;
-/// `None` for one that cannot be read. Files past [`MAX_HASHED_BYTES`] are left out.
+/// The directories of the scripts a command runs, looked up in `dirs`: the program's
+/// when it is a path to a file, and that of the first argument naming a file (the
+/// script an interpreter runs).
+fn scripts(program: &str, args: &[String], dirs: &[&PathBuf]) -> Vec<PathBuf> {
+    let file_in = |word: &str| {
+        dirs.iter()
+            .map(|dir| dir.join(word))
+            .find(|path| path.is_file())
+    };
+    let program = Some(program)
+        .filter(|program| program.contains('/'))
+        .and_then(file_in);
+    let script = args
+        .iter()
+        .filter(|arg| !arg.starts_with('-'))
+        .find_map(|arg| file_in(arg));
+    program
+        .into_iter()
+        .chain(script)
+        .filter_map(|file| file.canonicalize().ok())
+        .filter_map(|file| file.parent().map(Path::to_path_buf))
+        .collect()
+}
+
+/// The SHA-256 of each launched file under `dir` (the project's directory), and of
+/// every file in each script directory under it, by path; `None` for one that cannot
+/// be read, and for a script directory past [`MAX_HASHED_FILES`]. Files past
+/// [`MAX_HASHED_BYTES`] are left out.
 pub fn hashes_under(launched: &[Launched], dir: &Path) -> Vec<(PathBuf, Option<String>)> {
     let Ok(dir) = dir.canonicalize() else {
         return Vec::new();
     };
-    launched
-        .iter()
-        .filter(|entry| !entry.directory && entry.path.starts_with(&dir))
-        .filter(|entry| {
-            std::fs::metadata(&entry.path).map_or(true, |meta| meta.len() <= MAX_HASHED_BYTES)
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut too_big: Vec<PathBuf> = Vec::new();
+    for entry in launched.iter().filter(|entry| entry.path.starts_with(&dir)) {
+        match entry.kind {
+            LaunchedKind::File => files.push(entry.path.clone()),
+            LaunchedKind::WorkingDir => {}
+            LaunchedKind::ScriptDir => {
+                if !files_beneath(&entry.path, &mut files) {
+                    too_big.push(entry.path.clone());
+                }
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    files
+        .into_iter()
+        .filter(|path| std::fs::metadata(path).map_or(true, |meta| meta.len() <= MAX_HASHED_BYTES))
+        .map(|path| {
+            let hash = std::fs::read(&path).ok().map(|bytes| sha256_hex(&bytes));
+            (path, hash)
         })
-        .map(|entry| {
-            let hash = std::fs::read(&entry.path)
-                .ok()
-                .map(|bytes| sha256_hex(&bytes));
-            (entry.path.clone(), hash)
-        })
+        .chain(too_big.into_iter().map(|path| (path, None)))
         .collect()
+}
+
+/// Adds the regular files beneath `dir` (not following links to directories, leaving
+/// out [`UNHASHED_DIRS`]) to `files`; `false` when there are more than
+/// [`MAX_HASHED_FILES`] or the directory cannot be read whole.
+fn files_beneath(dir: &Path, files: &mut Vec<PathBuf>) -> bool {
+    let mut pending = vec![dir.to_path_buf()];
+    let mut count = 0_usize;
+    while let Some(next) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&next) else {
+            return false;
+        };
+        for entry in entries {
+            let Ok(entry) = entry else {
+                return false;
+            };
+            let Ok(kind) = entry.file_type() else {
+                return false;
+            };
+            let path = entry.path();
+            if kind.is_dir() {
+                let skipped = UNHASHED_DIRS
+                    .iter()
+                    .any(|name| entry.file_name() == std::ffi::OsStr::new(name));
+                if !skipped {
+                    pending.push(path);
+                }
+                continue;
+            }
+            count += 1;
+            if count > MAX_HASHED_FILES {
+                return false;
+            }
+            if kind.is_file() || path.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    true
 }
 
 /// The words of an argument or a shell command that could name a path: split at blanks
@@ -194,7 +321,7 @@ args = { command = "sh step.sh && echo {{x}}" }
             .iter()
             .map(|entry| {
                 let rel = entry.path.strip_prefix(&root).unwrap();
-                (rel.display().to_string(), entry.directory)
+                (rel.display().to_string(), entry.is_directory())
             })
             .collect();
         paths.sort();
@@ -203,6 +330,7 @@ args = { command = "sh step.sh && echo {{x}}" }
             [
                 ("run.sh".to_owned(), false),
                 ("step.sh".to_owned(), false),
+                ("tools".to_owned(), true),
                 ("tools/mcp.sh".to_owned(), false),
                 ("tools/srv".to_owned(), true),
                 ("tools/srv/main.py".to_owned(), false),
@@ -211,5 +339,69 @@ args = { command = "sh step.sh && echo {{x}}" }
         let hashes = hashes_under(&found, &root);
         assert_eq!(hashes.len(), 4, "{hashes:?}");
         assert!(hashes.contains(&(root.join("run.sh"), Some(sha256_hex(b"echo")))));
+    }
+
+    #[test]
+    fn the_directory_of_a_hooks_script_is_protected_and_hashed_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("hooks/lib/__pycache__")).unwrap();
+        std::fs::write(root.join("hooks/guard.py"), "import json").unwrap();
+        std::fs::write(root.join("hooks/lib/util.py"), "x = 1").unwrap();
+        std::fs::write(root.join("hooks/lib/__pycache__/util.pyc"), "cache").unwrap();
+        std::fs::write(root.join("beside.py"), "pass").unwrap();
+        let text = r#"
+[[hooks]]
+event = "before_tool"
+command = ["python3", "-u", "hooks/guard.py", "beside.py"]
+
+[[hooks]]
+event = "after_tool"
+command = ["python3", "beside.py"]
+"#;
+        let file = root.join("oxydra.toml");
+        let config = crate::config::parse(&file, text).unwrap();
+        let found = launched(&config, Some(&file));
+        let dirs: Vec<&Path> = found
+            .iter()
+            .filter(|entry| entry.kind == LaunchedKind::ScriptDir)
+            .map(|entry| entry.path.as_path())
+            .collect();
+        // The script beside the configuration file does not make the project read-only.
+        assert_eq!(dirs, [root.join("hooks").as_path()]);
+        let hashed = |found: &[Launched]| {
+            let mut paths: Vec<String> = hashes_under(found, &root)
+                .into_iter()
+                .map(|(path, _)| path.strip_prefix(&root).unwrap().display().to_string())
+                .collect();
+            paths.sort();
+            paths
+        };
+        assert_eq!(
+            hashed(&found),
+            ["beside.py", "hooks/guard.py", "hooks/lib/util.py"]
+        );
+        // A file the model would add beside the script is hashed too.
+        std::fs::write(root.join("hooks/json.py"), "evil").unwrap();
+        assert!(hashed(&found).contains(&"hooks/json.py".to_owned()));
+    }
+
+    #[test]
+    fn a_script_directory_too_large_to_hash_cannot_be_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("srv")).unwrap();
+        for n in 0..=MAX_HASHED_FILES {
+            std::fs::write(root.join(format!("srv/{n}.js")), "").unwrap();
+        }
+        let text = "[[mcp_servers]]\nname = \"s\"\ncommand = \"node\"\nargs = [\"srv/0.js\"]\n";
+        let file = root.join("oxydra.toml");
+        let config = crate::config::parse(&file, text).unwrap();
+        let hashes = hashes_under(&launched(&config, Some(&file)), &root);
+        assert!(
+            hashes.contains(&(root.join("srv"), None)),
+            "{}",
+            hashes.len()
+        );
     }
 }

@@ -42,7 +42,7 @@ pub fn protected_paths(
         protected = protected.with(ProtectedKind::TrustStore, store);
     }
     for entry in launched(config, config_file) {
-        protected = if entry.directory {
+        protected = if entry.is_directory() {
             protected.with_directory(ProtectedKind::Launched, entry.path)
         } else {
             protected.with(ProtectedKind::Launched, entry.path)

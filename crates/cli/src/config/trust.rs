@@ -1,8 +1,9 @@
 //! The trust store: which project configuration files (`./oxydra.toml`) the user has
 //! trusted with `oxydra trust`, each by its path and the SHA-256 of its content (as
 //! direnv does), and the SHA-256 of every file in the project it runs (a `command`,
-//! argument or shell step's word naming a file: see `launched`). A file whose content
-//! changed, or one of whose launched files changed, is untrusted again.
+//! argument or shell step's word naming a file, and every file in the directory of a
+//! script a hook or MCP server runs: see `launched`). A file whose content changed, or
+//! one of whose launched files changed, appeared or went away, is untrusted again.
 //!
 //! A record written before launched files were hashed holds none: when the file runs
 //! any, it counts as changed (the safe choice) until `oxydra trust` is run again, and the
@@ -151,6 +152,15 @@ impl TrustStore {
             if recorded.map(|file| &file.sha256) != now.as_ref() || now.is_none() {
                 return Verdict::LaunchedChanged(path.clone());
             }
+        }
+        // A file recorded then but gone now (removed from a script's directory) is a
+        // change too.
+        if let Some(gone) = entry
+            .launched
+            .iter()
+            .find(|file| !launched.iter().any(|(path, _)| path == &file.path))
+        {
+            return Verdict::LaunchedChanged(gone.path.clone());
         }
         Verdict::Trusted
     }

@@ -136,6 +136,17 @@ fn a_launched_file_that_changed_or_was_never_recorded_untrusts_the_file() {
         store.verdict(key, b"cfg", &missing),
         Verdict::LaunchedChanged(script.clone())
     );
+    // A file added beside it (a script's directory is hashed whole) or one gone.
+    let added = PathBuf::from("/p/tools/json.py");
+    let more = [now[0].clone(), (added.clone(), Some(sha256_hex(b"evil")))];
+    assert_eq!(
+        store.verdict(key, b"cfg", &more),
+        Verdict::LaunchedChanged(added)
+    );
+    assert_eq!(
+        store.verdict(key, b"cfg", &[]),
+        Verdict::LaunchedChanged(script.clone())
+    );
     // A record written before launched files were hashed holds none.
     std::fs::write(
         &path,
