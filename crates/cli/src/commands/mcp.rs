@@ -39,7 +39,8 @@ async fn list(options: &ListOptions) -> Result<Exit, CliError> {
         eprintln!("no MCP servers configured ({source}); add [[mcp_servers]] entries");
         return Ok(Exit::Done);
     }
-    let manager = McpManager::start(servers.clone())
+    let ready = crate::setup::launch::mcp_servers(&servers, file.path.as_deref())?;
+    let manager = McpManager::start(ready)
         .await
         .map_err(|error| CliError::Mcp(scrub(&error.to_string()).text.into_owned()))?;
     let status: Vec<ServerStatus> = manager

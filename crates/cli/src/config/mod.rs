@@ -36,7 +36,7 @@ pub use crate::args::{ApproveMode, Effort, OpenAiApi, ProviderKind};
 pub use agents::AgentConfig;
 pub use database::{Database, default_db_path};
 pub use file::{parse, user_config_path};
-pub use launched::launched_hashes;
+pub use launched::{launched_hashes, lookup_dirs};
 pub use layers::strip_powers;
 pub use load::load;
 pub use mask::masked_mcp_server;

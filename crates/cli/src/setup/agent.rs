@@ -95,7 +95,9 @@ pub async fn build(
     }
     let mut tools = super::tool_choice::builtin_tools(&tools_config, provider.as_ref());
     let startup = interrupts.begin_turn();
-    let started = super::mcp::start_until(&effective.mcp_servers, &mut tools, &startup).await;
+    let servers =
+        super::launch::mcp_servers(&effective.mcp_servers, effective.config_file.as_deref())?;
+    let started = super::mcp::start_until(&servers, &mut tools, &startup).await;
     interrupts.end_turn();
     // A run that started is the one to print its closing event: print it here.
     let end_cancelled = |error: CliError| {

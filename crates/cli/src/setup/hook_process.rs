@@ -1,6 +1,7 @@
 //! Running one `[[hooks]]` command: confined by the run's sandbox, in its own process
-//! group, the event JSON on stdin, stdout and stderr read up to a cap, killed (the whole
-//! group) on timeout or cancellation.
+//! group, started outside the workspace with the interpreter settings that load code
+//! from elsewhere removed (see [`super::launch`]), the event JSON on stdin, stdout and
+//! stderr read up to a cap, killed (the whole group) on timeout or cancellation.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -35,8 +36,10 @@ pub struct HookOutput {
 pub struct HookProcess<'a> {
     /// Program and arguments.
     pub command: &'a [String],
-    /// The working directory, and what the sandbox lets it write.
+    /// The workspace: what the sandbox lets it write.
     pub workspace: &'a Path,
+    /// The working directory (never the workspace: see [`super::launch`]).
+    pub cwd: &'a Path,
     /// The run's sandbox.
     pub sandbox: &'a SandboxConfig,
     /// The time limit.
@@ -73,12 +76,14 @@ impl HookProcess<'_> {
             return Err(failed("the command is empty".to_owned()));
         };
         let mut command = std::process::Command::new(program);
-        command.args(args).current_dir(self.workspace);
+        command.args(args).current_dir(self.cwd);
         // Lives until the command has ended: its private temporary directory.
         let _confinement = self
             .sandbox
             .confine(&mut command, self.workspace)
             .map_err(|error| failed(format!("cannot confine `{program}`: {error}")))?;
+        // After the sandbox has set the environment: a hook sets no variables itself.
+        oxydra::tools::neutralize_interpreter_env(&mut command, |_| false);
         let mut child = Command::from(command)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -183,6 +188,7 @@ mod tests {
         HookProcess {
             command: &command,
             workspace: dir.path(),
+            cwd: dir.path(),
             sandbox: &sandbox,
             timeout,
         }
@@ -233,6 +239,7 @@ mod tests {
         let error = HookProcess {
             command: &command,
             workspace: dir.path(),
+            cwd: dir.path(),
             sandbox: &sandbox,
             timeout: Duration::from_secs(30),
         }
@@ -257,6 +264,7 @@ mod tests {
         let error = HookProcess {
             command: &command,
             workspace: dir.path(),
+            cwd: dir.path(),
             sandbox: &sandbox,
             timeout: Duration::from_secs(5),
         }
@@ -273,5 +281,26 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(output.stdout, b"{}\n");
+    }
+
+    #[tokio::test]
+    async fn a_hook_starts_in_its_directory_without_interpreter_settings() {
+        let workspace = tempfile::tempdir().unwrap();
+        let cwd = tempfile::tempdir().unwrap();
+        let command = sh("pwd; echo \"[$PYTHONSAFEPATH][${PYTHONPATH-unset}][${BASH_ENV-unset}]\"");
+        let sandbox = open();
+        let output = HookProcess {
+            command: &command,
+            workspace: workspace.path(),
+            cwd: cwd.path(),
+            sandbox: &sandbox,
+            timeout: Duration::from_secs(5),
+        }
+        .run(b"", &CancellationToken::new())
+        .await
+        .unwrap();
+        let text = String::from_utf8(output.stdout).unwrap();
+        let cwd = cwd.path().canonicalize().unwrap();
+        assert_eq!(text, format!("{}\n[1][unset][unset]\n", cwd.display()));
     }
 }

@@ -1,5 +1,6 @@
 //! The `[[hooks]]` of the configuration as [`Hook`]s of the runtime: each runs its
-//! command (see [`super::hook_process`]) with the JSON of [`super::hook_protocol`].
+//! command (see [`super::hook_process`]) with the JSON of [`super::hook_protocol`],
+//! started outside the workspace, its relative paths anchored ([`super::launch`]).
 //!
 //! Failing (a non-zero exit other than 2, bad JSON, a timeout): a `before_tool` hook
 //! denies the call (fail closed, the reason says the hook failed); at the other points
@@ -36,6 +37,9 @@ const STREAMED: [&str; 2] = ["text_delta", "reasoning_delta"];
 /// What every hook of a run shares: where commands run and how they are confined.
 struct Place {
     workspace: PathBuf,
+    /// The private directory commands start in (see [`super::launch`]), or why there
+    /// is none (every hook then fails: a `before_tool` hook denies).
+    launch_dir: Result<PathBuf, String>,
     sandbox: SandboxConfig,
     protected: oxydra::tools::ProtectedPaths,
     /// The sandbox with the protected paths of the workspace made read-only, found once.
@@ -92,8 +96,14 @@ impl Drop for CommandHook {
 /// The configured hooks of a run (or of every run of a service), in order. An
 /// untrusted file's `[[hooks]]` never get here: the layering withholds them.
 pub fn from_config<P>(effective: &Merged<P>) -> Vec<Arc<dyn Hook>> {
+    if effective.hooks.is_empty() {
+        return Vec::new();
+    }
     let place = Arc::new(Place {
         workspace: effective.runtime.workspace.clone(),
+        launch_dir: super::launch::launch_dir().map_err(|error| {
+            format!("cannot create the private directory hooks start in: {error}")
+        }),
         sandbox: effective.tools.sandbox.clone(),
         protected: effective.tools.protected.clone(),
         confined: OnceCell::new(),
@@ -102,9 +112,12 @@ pub fn from_config<P>(effective: &Merged<P>) -> Vec<Arc<dyn Hook>> {
         .hooks
         .iter()
         .map(|entry| {
+            let mut entry = entry.clone();
+            entry.command =
+                super::launch::hook_command(&entry.command, effective.config_file.as_deref());
             Arc::new(CommandHook {
                 name: entry.display_name(),
-                entry: entry.clone(),
+                entry,
                 place: Arc::clone(&place),
                 events: std::sync::OnceLock::new(),
                 stop: CancellationToken::new(),
@@ -145,12 +158,19 @@ async fn run_command(
     cancel: &CancellationToken,
 ) -> Result<super::hook_process::HookOutput, HookError> {
     let sandbox = place.sandbox().await?;
+    let cwd = place
+        .launch_dir
+        .as_deref()
+        .map_err(|message| HookError::Failed {
+            message: message.clone(),
+        })?;
     let input = serde_json::to_vec(input).map_err(|error| HookError::Failed {
         message: format!("encoding the hook's input failed: {error}"),
     })?;
     HookProcess {
         command: &entry.command,
         workspace: &place.workspace,
+        cwd,
         sandbox,
         timeout: entry.timeout(),
     }

@@ -9,6 +9,7 @@ pub mod database;
 mod hook_process;
 mod hook_protocol;
 pub mod hooks;
+pub mod launch;
 pub mod mcp;
 pub mod provider;
 pub mod service;

@@ -123,7 +123,9 @@ pub async fn start(
     };
     config::sandbox::report_support(&settings.tools.sandbox);
     let mut tools = ToolRegistry::with_builtins(&settings.tools);
-    let mcp = super::mcp::start(&settings.mcp_servers, &mut tools).await?;
+    let servers =
+        super::launch::mcp_servers(&settings.mcp_servers, settings.config_file.as_deref())?;
+    let mcp = super::mcp::start(&servers, &mut tools).await?;
 
     let mut deps = RunnerDeps::new(tools, settings.runtime.workspace.clone());
     deps.rules = config::rules(&settings.rules);

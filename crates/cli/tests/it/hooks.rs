@@ -62,16 +62,19 @@ fn tool_result(server: &MockServer) -> String {
 #[test]
 fn a_command_hook_denies_a_tool_call_and_the_model_reads_why() {
     let sandbox = Sandbox::new();
-    // The hook keeps its input in the workspace (its working directory) and blocks.
-    sandbox.write_trusted_config(
+    // The hook keeps its input in the workspace (it starts outside it, in a private
+    // directory) and blocks.
+    let kept = sandbox.workspace.join("hook_input.json");
+    sandbox.write_trusted_config(&format!(
         r#"
 [[hooks]]
 event = "before_tool"
 name = "guard"
 matcher = ["file_write"]
-command = ["sh", "-c", "cat > hook_input.json; echo '{\"decision\":\"block\",\"reason\":\"no writes today\"}'"]
+command = ["sh", "-c", "cat > '{}'; echo '{{\"decision\":\"block\",\"reason\":\"no writes today\"}}'"]
 "#,
-    );
+        kept.display()
+    ));
     let server = write_then_answer();
     let output = run(&sandbox, &server);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

@@ -179,13 +179,20 @@ fn approve_never_still_denies_at_once() {
 }
 
 /// A `before_tool` hook that records it ran and blocks every `file_write`.
-const BLOCKING_HOOK: &str = r#"
+/// A hook that leaves `hook_ran.json` in `sandbox`'s workspace (hooks start outside
+/// it, so the path is absolute) and blocks.
+fn blocking_hook(sandbox: &Sandbox) -> String {
+    format!(
+        r#"
 [[hooks]]
 event = "before_tool"
 name = "guard"
 matcher = ["file_write"]
-command = ["sh", "-c", "cat > hook_ran.json; echo '{\"decision\":\"block\",\"reason\":\"no writes from serve\"}'"]
-"#;
+command = ["sh", "-c", "cat > '{}'; echo '{{\"decision\":\"block\",\"reason\":\"no writes from serve\"}}'"]
+"#,
+        sandbox.workspace.join("hook_ran.json").display()
+    )
+}
 
 /// `oxydra serve` of `sandbox` against `provider`, granting consent, sandboxed where the
 /// kernel can (else `full-access`: a confined hook cannot start without a sandbox).
@@ -212,7 +219,8 @@ fn serve_runs_the_trusted_configs_hooks_and_withholds_an_untrusted_files() {
 
     // Trusted: the hook runs and its reason reaches the model; the write never happens.
     let provider = writer_provider();
-    let sandbox = sandbox_with_config(&format!("{BLOCKING_HOOK}\n{agent}"));
+    let sandbox = Sandbox::new();
+    sandbox.write_trusted_config(&format!("{}\n{agent}", blocking_hook(&sandbox)));
     let server = serve_granting(&sandbox, &provider);
     let client = oxydra::http::client();
     rt.block_on(async {
@@ -238,7 +246,7 @@ fn serve_runs_the_trusted_configs_hooks_and_withholds_an_untrusted_files() {
     let user = sandbox.path().join("config").join("oxydra");
     std::fs::create_dir_all(&user).unwrap();
     std::fs::write(user.join("config.toml"), agent).unwrap();
-    std::fs::write(sandbox.path().join("oxydra.toml"), BLOCKING_HOOK).unwrap();
+    std::fs::write(sandbox.path().join("oxydra.toml"), blocking_hook(&sandbox)).unwrap();
     let server = serve_granting(&sandbox, &provider);
     rt.block_on(async {
         let run_id = start_run(&client, &server, "write out.txt").await;
