@@ -116,7 +116,7 @@ pub use registry::ToolRegistry;
 #[cfg(feature = "builtins")]
 pub use sandbox::{
     Confinement, RefusedChange, SandboxConfig, SandboxMode, SandboxSupport, WorkspaceChanges,
-    sandbox_support,
+    commands_refused_unconfinable, sandbox_support,
 };
 pub use tool::{Tool, ToolOutput};
 pub use truncate::truncate_output;

@@ -121,7 +121,7 @@ pub fn finish_task(
     result: Result<(), RuntimeError>,
 ) -> Result<Exit, CliError> {
     match result {
-        Ok(()) => Ok(Exit::Done),
+        Ok(()) => crate::config::sandbox::refused_commands_exit(),
         Err(error) => {
             let kind = error.kind().to_owned();
             renderer.ensure_ended(&kind, &error.to_string());

@@ -112,6 +112,7 @@ pub fn narrowing(key: &str) -> Narrowing {
         "sandbox" => Table,
         "sandbox.mode" => Ranked(SANDBOX, "workspace-write"),
         "sandbox.network" => Ranked(OFF_FIRST, "false"),
+        "sandbox.pass_env" => Withheld,
 
         "provider.sampling" => Table,
         "provider.sampling.temperature"

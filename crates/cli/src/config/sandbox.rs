@@ -15,6 +15,9 @@ pub struct SandboxSection {
     pub mode: Option<SandboxMode>,
     /// Whether commands may use the network (default `false`).
     pub network: Option<bool>,
+    /// Environment variables passed to commands beside the allow-list (trusted files
+    /// only: a name here hands its value to every command).
+    pub pass_env: Option<Vec<String>>,
 }
 
 /// The sandbox of a run: `--sandbox` wins over `[sandbox] mode`.
@@ -22,8 +25,28 @@ pub fn effective(section: &SandboxSection, flag: Option<SandboxMode>) -> Sandbox
     SandboxConfig {
         mode: flag.or(section.mode).unwrap_or_default(),
         network: section.network.unwrap_or(false),
-        read_only: Vec::new(),
+        pass_env: section.pass_env.clone().unwrap_or_default(),
+        ..SandboxConfig::default()
     }
+}
+
+/// The exit of a task that ended well: a usage error (exit 2) when a command was
+/// refused because the kernel cannot build the sandbox, so that a refusal is never
+/// taken for success; the error names what is missing and the flag that runs
+/// commands unconfined.
+pub fn refused_commands_exit() -> Result<crate::exit_code::Exit, crate::error::CliError> {
+    let refused = oxydra::tools::commands_refused_unconfinable();
+    if refused == 0 {
+        return Ok(crate::exit_code::Exit::Done);
+    }
+    let reason = match sandbox_support() {
+        SandboxSupport::Unavailable { reason } => reason.as_str(),
+        SandboxSupport::Available => "the sandbox was unavailable",
+    };
+    Err(crate::error::CliError::Setup(format!(
+        "{refused} command(s) were refused because the command sandbox cannot be built: \
+         {reason}; run them unconfined only if you trust the task, with --sandbox full-access"
+    )))
 }
 
 /// Says once, on stderr, when commands cannot run because the kernel cannot enforce
@@ -57,8 +80,10 @@ mod tests {
         let (ignored, kept) = strip(SandboxSection {
             mode: Some(SandboxMode::FullAccess),
             network: Some(true),
+            pass_env: Some(vec!["OPENAI_API_KEY".to_owned()]),
         });
-        assert_eq!(ignored.len(), 2, "{ignored:?}");
+        assert_eq!(ignored.len(), 3, "{ignored:?}");
+        assert_eq!(kept.pass_env, None);
         assert!(
             ignored.iter().any(|key| key.contains("sandbox.mode")),
             "{ignored:?}"
@@ -71,6 +96,7 @@ mod tests {
         let narrow = SandboxSection {
             mode: Some(SandboxMode::ReadOnly),
             network: Some(false),
+            pass_env: None,
         };
         let (ignored, kept) = strip(narrow.clone());
         assert!(ignored.is_empty(), "{ignored:?}");
@@ -86,6 +112,7 @@ mod tests {
         let section = SandboxSection {
             mode: Some(SandboxMode::ReadOnly),
             network: Some(true),
+            pass_env: None,
         };
         let config = effective(&section, Some(SandboxMode::FullAccess));
         assert_eq!(config.mode, SandboxMode::FullAccess);

@@ -305,6 +305,23 @@ impl ProtectedPaths {
         self.kind_of(path).is_some_and(ProtectedKind::refuses_reads)
     }
 
+    /// The program's own files that nothing may read (the session database with its
+    /// SQLite siblings, the trust store) as they exist now, resolved: the command
+    /// sandbox hides each from commands.
+    pub fn unreadable_files(&self) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = self
+            .own
+            .iter()
+            .filter(|entry| entry.kind.refuses_reads())
+            .flat_map(Entry::existing)
+            .filter_map(|path| path.canonicalize().ok())
+            .filter(|path| path.is_file())
+            .collect();
+        found.sort();
+        found.dedup();
+        found
+    }
+
     /// The protected files and directories that exist inside `workspace`, for an OS
     /// sandbox that must keep them read-only while the rest of the workspace is writable:
     /// each `.git` directory, `.cargo` configuration, `.envrc`, `.vscode` … found (a

@@ -15,7 +15,9 @@
 //! - a file or symlink replaces the workspace's entry, written beside it and renamed
 //!   over it (so a reader sees the old or the new, never half); an entry that is
 //!   byte-for-byte the same (the command only opened it for writing) is no change;
-//! - FIFOs, sockets and devices are never applied.
+//! - FIFOs, sockets and devices are never applied, and no applied entry keeps a
+//!   set-user-ID or set-group-ID bit or a file capability: a command run as root could
+//!   otherwise leave a set-user-ID root program in the workspace.
 //!
 //! A refused directory is refused with everything beneath it. Nothing is followed
 //! through a symlink: entries are inspected with `lstat`, and a directory replaced
@@ -150,13 +152,13 @@ impl Applier<'_> {
 
     fn directory(&mut self, rel: &Path, meta: &Metadata) {
         let target = self.workspace.join(rel);
-        let mode = meta.permissions().mode() & 0o7777;
+        let mode = safe_mode(meta);
         match fs::symlink_metadata(&target) {
             Ok(existing) if existing.is_dir() => {
                 if is_opaque(&self.upper.join(rel)) {
                     self.remove_missing(rel);
                 }
-                if existing.permissions().mode() & 0o7777 != mode {
+                if existing.permissions().mode() & 0o1777 != mode {
                     if !self.allowed(rel) {
                         return self.refuse_beneath(rel);
                     }
@@ -189,9 +191,10 @@ impl Applier<'_> {
         let source = self.upper.join(rel);
         let target = self.workspace.join(rel);
         let existing = fs::symlink_metadata(&target).ok();
+        let mode = safe_mode(meta);
         if let Some(existing) = &existing
             && existing.is_file()
-            && existing.permissions().mode() == meta.permissions().mode()
+            && existing.permissions().mode() & 0o1777 == mode
             && same_contents(&source, &target).unwrap_or(false)
         {
             return;
@@ -209,7 +212,9 @@ impl Applier<'_> {
             if fs::rename(&source, temp).is_err() {
                 fs::copy(&source, temp)?;
             }
-            fs::set_permissions(temp, fs::Permissions::from_mode(meta.permissions().mode()))?;
+            // A renamed file keeps its extended attributes: no file capability.
+            let _ = rustix::fs::lremovexattr(temp, "security.capability");
+            fs::set_permissions(temp, fs::Permissions::from_mode(mode))?;
             let times = fs::FileTimes::new().set_modified(meta.modified()?);
             fs::File::options().write(true).open(temp)?.set_times(times)
         });
@@ -369,6 +374,12 @@ impl Applier<'_> {
             reason,
         });
     }
+}
+
+/// The permission bits an entry is applied with: its own, without set-user-ID and
+/// set-group-ID.
+fn safe_mode(meta: &Metadata) -> u32 {
+    meta.permissions().mode() & 0o1777
 }
 
 /// Puts a new entry at `target` atomically: `make` creates it under a temporary name

@@ -13,8 +13,8 @@
 //!    signal that killed it). Killing the keeper, as the caller does on timeout or
 //!    cancellation, kills the init (`PR_SET_PDEATHSIG`).
 //! 3. The child is the first process of the new PID namespace, its *init*. It makes
-//!    the mounts private to the namespace (the workspace overlay, a `/proc` of the
-//!    new PID namespace) and forks the command, then reaps every process of the
+//!    the mounts private to the namespace (the workspace overlay, `/dev/null` over
+//!    the files no command may read, a `/proc` of the new PID namespace) and forks the command, then reaps every process of the
 //!    namespace until the command ends. When the init exits the kernel kills every
 //!    process left in the namespace: `setsid`, double forks, `nohup` and daemons that
 //!    ignore SIGTERM included. (The command is not the init itself because an init
@@ -54,6 +54,9 @@ pub(super) struct Plan {
     pub ruleset: OwnedFd,
     /// The overlay, in `workspace-write` mode.
     pub overlay: Option<OverlayMount>,
+    /// Files no command may read (Oxydra's database, its trust store): `/dev/null` is
+    /// bound over each.
+    pub hidden: Vec<CString>,
     /// The rights of the workspace's rule ([`super::rules::workspace_access`]).
     pub workspace_access: u64,
     /// The rights of the new `/proc`'s rule ([`super::rules::proc_access`]).
@@ -261,6 +264,13 @@ fn mount_views(plan: &Plan) -> io::Result<()> {
             MountFlags::NOSUID | MountFlags::NODEV,
             overlay.options.as_c_str(),
         )?;
+    }
+    for file in &plan.hidden {
+        match rustix::mount::mount_bind(c"/dev/null", file.as_c_str()) {
+            // Gone since the parent looked: nothing to hide.
+            Err(rustix::io::Errno::NOENT) | Ok(()) => {}
+            Err(errno) => return Err(errno.into()),
+        }
     }
     // The processes of this PID namespace only. Where the kernel refuses a new proc
     // (a container that masks parts of its own), the old one stays: Landlock already

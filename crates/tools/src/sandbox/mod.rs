@@ -19,8 +19,10 @@
 //!   overlay of the workspace; once it has ended, [`Confinement::apply_changes`]
 //!   applies each change the protected-paths policy allows and names each one it
 //!   refuses — names that did not exist before included (see `overlay`, `changes`).
-//!   Reads reach everything but `/dev` (Landlock); writes reach only the overlay and a
-//!   private temporary directory (`TMPDIR`).
+//!   Reads reach everything but `/dev` (Landlock) and the program's own files that
+//!   nothing may read (the session database, the trust store: `/dev/null` is mounted
+//!   over each); writes reach only the overlay and a private temporary directory
+//!   (`TMPDIR`).
 //!
 //! Where the kernel cannot build the box (no Landlock ABI 3, no user namespaces, no
 //! overlay in one), [`sandbox_support`] says why and `confine` refuses: only
@@ -54,6 +56,7 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -179,6 +182,7 @@ impl SandboxConfig {
             return Ok(confinement);
         }
         if let SandboxSupport::Unavailable { reason } = sandbox_support() {
+            REFUSED.fetch_add(1, Ordering::Relaxed);
             return Err(ToolError::SandboxUnavailable {
                 reason: reason.clone(),
             });
@@ -202,10 +206,17 @@ impl SandboxConfig {
         } else {
             None
         };
+        let hidden = self
+            .protected
+            .unreadable_files()
+            .iter()
+            .map(|path| c_path(path))
+            .collect::<Result<Vec<_>, _>>()?;
         let (uid_map, gid_map) = child::id_maps();
         let plan = child::Plan {
             ruleset: rules::ruleset(temp.path(), self.network)?,
             overlay,
+            hidden,
             workspace_access: rights().0,
             proc_access: rights().1,
             cwd: c_path(&cwd)?,
@@ -219,6 +230,16 @@ impl SandboxConfig {
         confinement.temp = Some(temp);
         Ok(confinement)
     }
+}
+
+/// How many commands this process refused because the box cannot be built here.
+static REFUSED: AtomicUsize = AtomicUsize::new(0);
+
+/// How many commands this process has refused so far because the kernel cannot build
+/// the box ([`SandboxSupport::Unavailable`]): a program that runs one task (the CLI's
+/// `run`) ends it with an error then, so a refusal is never mistaken for success.
+pub fn commands_refused_unconfinable() -> usize {
+    REFUSED.load(Ordering::Relaxed)
 }
 
 /// The rights of the rules the child adds (the workspace's, the new `/proc`'s) on

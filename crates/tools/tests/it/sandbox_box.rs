@@ -329,7 +329,7 @@ async fn a_command_s_changes_are_applied_exactly() {
         false,
         "sed -i s/two/TWO/ a.txt && rm gone.txt && mv old-name new-name && rm -r tree && \
          mkdir tree && echo replaced > tree/g && chmod 755 script.sh && ln -s a.txt link && \
-         mkfifo pipe && echo ok",
+         mkfifo pipe && cp /bin/true suid && chmod 4755 suid && echo ok",
     )
     .await;
     assert_eq!(exit_code(&out), 0, "{}", out.content);
@@ -364,4 +364,41 @@ async fn a_command_s_changes_are_applied_exactly() {
     // A FIFO is never applied, and the model is told.
     assert!(!w.join("pipe").exists());
     assert!(out.content.contains("pipe"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn oxydra_s_database_and_trust_store_are_hidden_from_commands() {
+    if !available() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let db = data.path().join("oxydra.db");
+    let trust = data.path().join("trusted.json");
+    std::fs::write(&db, "SQLite format 3 secret-session").unwrap();
+    std::fs::write(&trust, "{\"trusted\": \"secret-trust\"}").unwrap();
+    // Inside the workspace too, where the overlay would otherwise show it.
+    let inner_db = ws.path().join("inner.db");
+    std::fs::write(&inner_db, "secret-inner").unwrap();
+    let protected = oxydra_tools::ProtectedPaths::default()
+        .with(oxydra_tools::ProtectedKind::Database, &db)
+        .with(oxydra_tools::ProtectedKind::TrustStore, &trust)
+        .with(oxydra_tools::ProtectedKind::Database, &inner_db);
+    let tools = BuiltinToolsConfig {
+        protected,
+        ..BuiltinToolsConfig::default()
+    };
+    let ctx = ToolContext::new(ws.path(), CancellationToken::new(), "call-hidden".into());
+    let command = format!(
+        "cat '{}' '{}' inner.db; echo; ls -la inner.db | wc -l",
+        db.display(),
+        trust.display()
+    );
+    let out = ShellExec::new(&tools)
+        .execute(json!({ "command": command }), &ctx)
+        .await
+        .unwrap();
+    assert!(!out.content.contains("secret"), "{}", out.content);
+    // The files are still there, untouched.
+    assert_eq!(std::fs::read_to_string(&inner_db).unwrap(), "secret-inner");
 }
