@@ -77,8 +77,9 @@ impl HookProcess<'_> {
         };
         let mut command = std::process::Command::new(program);
         command.args(args).current_dir(self.cwd);
-        // Lives until the command has ended: its private temporary directory.
-        let _confinement = self
+        // Lives until the command has ended: its private temporary directory and the
+        // layers of its view of the workspace.
+        let confinement = self
             .sandbox
             .confine(&mut command, self.workspace)
             .map_err(|error| failed(format!("cannot confine `{program}`: {error}")))?;
@@ -129,6 +130,16 @@ impl HookProcess<'_> {
         let (stdout, stderr, status) = ended?;
         let status =
             status.map_err(|error| failed(format!("waiting for `{program}` failed: {error}")))?;
+        // Every process of the hook has ended: what it wrote to the workspace is applied
+        // as the protected-paths policy allows (a hook that timed out or was cancelled
+        // leaves nothing).
+        let changes = confinement
+            .apply_changes()
+            .await
+            .map_err(|error| failed(format!("applying what `{program}` changed: {error}")))?;
+        if let Some(refused) = changes.describe_refused() {
+            tracing::warn!(hook = %program, "{refused}");
+        }
         if stdout.len() > MAX_HOOK_STDOUT_BYTES {
             return Err(HookError::InvalidDecision {
                 message: format!(

@@ -16,9 +16,9 @@ use oxydra::executor::{
     AfterToolDecision, BeforeToolDecision, Hook, HookError, ModelRequestDecision, ModelRequestEdit,
     ToolHookCall,
 };
-use oxydra::tools::{SandboxConfig, SandboxMode, ToolOutput};
+use oxydra::tools::{SandboxConfig, ToolOutput};
 use oxydra::types::RuntimeEvent;
-use tokio::sync::{OnceCell, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::hook_process::HookProcess;
@@ -42,33 +42,16 @@ struct Place {
     launch_dir: Result<PathBuf, String>,
     sandbox: SandboxConfig,
     protected: oxydra::tools::ProtectedPaths,
-    /// The sandbox with the protected paths of the workspace made read-only, found once.
-    confined: OnceCell<SandboxConfig>,
 }
 
 impl Place {
-    /// The sandbox a hook command runs in: the run's, with the workspace's protected
-    /// paths read-only (listed once per process, off the async threads).
-    async fn sandbox(&self) -> Result<&SandboxConfig, HookError> {
-        self.confined
-            .get_or_try_init(|| async {
-                let mut sandbox = self.sandbox.clone();
-                if sandbox.mode != SandboxMode::WorkspaceWrite {
-                    return Ok::<_, HookError>(sandbox);
-                }
-                let protected = self.protected.clone();
-                let workspace = self.workspace.clone();
-                let found = tokio::task::spawn_blocking(move || {
-                    protected.read_only_paths_within(&workspace)
-                })
-                .await
-                .map_err(|error| HookError::Failed {
-                    message: format!("listing the protected paths failed: {error}"),
-                })?;
-                sandbox.read_only.extend(found);
-                Ok::<_, HookError>(sandbox)
-            })
-            .await
+    /// The sandbox a hook command runs in: the run's, whose protected-paths policy
+    /// rules on what the hook changes in the workspace.
+    fn sandbox(&self) -> SandboxConfig {
+        SandboxConfig {
+            protected: self.protected.clone(),
+            ..self.sandbox.clone()
+        }
     }
 
     fn cwd(&self) -> String {
@@ -106,7 +89,6 @@ pub fn from_config<P>(effective: &Merged<P>) -> Vec<Arc<dyn Hook>> {
         }),
         sandbox: effective.tools.sandbox.clone(),
         protected: effective.tools.protected.clone(),
-        confined: OnceCell::new(),
     });
     effective
         .hooks
@@ -157,7 +139,7 @@ async fn run_command(
     input: &serde_json::Value,
     cancel: &CancellationToken,
 ) -> Result<super::hook_process::HookOutput, HookError> {
-    let sandbox = place.sandbox().await?;
+    let sandbox = place.sandbox();
     let cwd = place
         .launch_dir
         .as_deref()
@@ -171,7 +153,7 @@ async fn run_command(
         command: &entry.command,
         workspace: &place.workspace,
         cwd,
-        sandbox,
+        sandbox: &sandbox,
         timeout: entry.timeout(),
     }
     .run(&input, cancel)
