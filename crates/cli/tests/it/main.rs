@@ -49,6 +49,7 @@ mod provider_errors;
 mod responses;
 mod run;
 mod sandbox;
+mod sandbox_attacks;
 mod sandbox_read_only;
 mod serve;
 mod serve_approvals;

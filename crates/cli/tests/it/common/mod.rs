@@ -67,7 +67,10 @@ impl Sandbox {
         command
     }
 
-    fn configure(&self, command: &mut Command) {
+    /// Sets up `command` (another program, or the binary run another way) as
+    /// [`Sandbox::command`] sets up the binary: the sandbox's home, config and data
+    /// directories, no provider keys, no standard input.
+    pub fn configure(&self, command: &mut Command) {
         command
             .current_dir(self.path())
             .env("HOME", self.path().join("home"))
