@@ -242,6 +242,13 @@ pub fn run() -> Result<(), String> {
     }
     drop(setup);
     result?;
+    let build = Step::new(
+        "the test binaries' names",
+        &["test", "--workspace", "--all-features"],
+        false,
+    )
+    .with_clippy(&driver);
+    crate::unprivileged::run(&root, command(&root, &build, &[]))?;
     eprintln!(
         "==> all CI steps passed in {:.1} s",
         started.elapsed().as_secs_f64()

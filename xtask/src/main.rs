@@ -26,6 +26,7 @@ mod peer_cost;
 mod run;
 mod setup;
 mod tasks;
+mod unprivileged;
 
 use std::process::ExitCode;
 
