@@ -10,10 +10,15 @@
 //! Without a bearer token the API is served on loopback addresses only: a
 //! non-loopback address needs a token or an explicit `--insecure-no-auth`
 //! (`[serve] allow_unauthenticated = true`).
+//!
+//! At start the soft file limit is raised to the hard one, and the connection cap
+//! (`[serve] max_connections`) is lowered to fit what the limit leaves besides a
+//! reserve for the database, logs, MCP servers and commands; the cap in force is said
+//! on stderr (docs/coordinator.md, "Bounds").
 
 use std::net::SocketAddr;
 
-use oxydra::coordinator::shutdown_signal;
+use oxydra::coordinator::{ConnectionLimits, FdBudget, FdLimitRaise, shutdown_signal};
 use tokio::net::TcpListener;
 
 use crate::args::ServeArgs;
@@ -107,8 +112,43 @@ pub async fn bind(
     })
 }
 
+/// What stderr says of the connection cap: `at most 108 connections at once (file
+/// limit 256, raised from 128; 148 descriptors kept for …)`.
+fn cap_line(budget: &FdBudget, raise: Option<&FdLimitRaise>) -> String {
+    let limit = match budget.fd_limit {
+        Some(limit) => format!("file limit {limit}"),
+        None => "no file limit".to_owned(),
+    };
+    let raised = match raise {
+        Some(FdLimitRaise {
+            before: Some(before),
+            after,
+        }) if after.is_none_or(|after| after > *before) => format!(", raised from {before}"),
+        _ => String::new(),
+    };
+    let lowered = if budget.lowered() {
+        format!(", lowered from max_connections = {}", budget.configured)
+    } else {
+        String::new()
+    };
+    format!(
+        "at most {} connections at once{lowered} ({limit}{raised}; {} descriptors kept for \
+         the database, logs, MCP servers and commands)",
+        budget.cap, budget.kept
+    )
+}
+
 /// Runs `oxydra serve`.
 pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
+    // Before anything opens a file: every descriptor the limit allows is one more
+    // connection the cap can fit.
+    let raise = match oxydra::coordinator::raise_fd_limit() {
+        Ok(raise) => Some(raise),
+        Err(error) => {
+            tracing::warn!(%error, "cannot raise the file limit");
+            None
+        }
+    };
     let settings = service::settings(&args.run_options())?;
     let Bound {
         listener,
@@ -130,6 +170,8 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
         "oxydra serve: listening on http://{local} ({agents} agents, {auth}, database {})",
         settings.memory.db
     );
+    let budget = ConnectionLimits::from_config(service.coordinator.config()).budget();
+    eprintln!("oxydra serve: {}", cap_line(&budget, raise.as_ref()));
     if service::approvals_wait(&settings) {
         eprintln!(
             "oxydra serve: runs wait up to {} s for consent (approve = \"ask\"): decide with \
@@ -146,4 +188,35 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
     served?;
     eprintln!("oxydra serve: stopped");
     Ok(Exit::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_line_says_the_limit_what_it_was_raised_from_and_the_cap() {
+        let budget = FdBudget::fit(256, Some(256), 20, 128);
+        let raise = FdLimitRaise {
+            before: Some(128),
+            after: Some(256),
+        };
+        assert_eq!(
+            cap_line(&budget, Some(&raise)),
+            "at most 108 connections at once, lowered from max_connections = 256 (file limit \
+             256, raised from 128; 148 descriptors kept for the database, logs, MCP servers \
+             and commands)"
+        );
+        let roomy = FdBudget::fit(256, Some(4096), 20, 128);
+        let kept = FdLimitRaise {
+            before: Some(4096),
+            after: Some(4096),
+        };
+        assert_eq!(
+            cap_line(&roomy, Some(&kept)),
+            "at most 256 connections at once (file limit 4096; 148 descriptors kept for the \
+             database, logs, MCP servers and commands)"
+        );
+        assert!(cap_line(&FdBudget::fit(256, None, 20, 128), None).contains("no file limit"));
+    }
 }

@@ -1,10 +1,12 @@
 //! `oxydra serve` against clients without the token that send half a request and hold
 //! the connection (issue 26, 5a), with the `[serve]` bounds set short: they are cut
-//! off, the connection cap holds, and the token holder is served.
+//! off, the connection cap holds, and the token holder is served. And the same flood
+//! past the file limit (issue 42, attack 12): the cap fits the limit, and the token
+//! holder is served while the flood is held open.
 
 use crate::common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::serve::{CONFIG, Server, runtime, sandbox_with_config, sandbox_with_invalid_config};
 use common::stderr;
@@ -83,4 +85,124 @@ fn a_zero_bound_is_a_config_error_naming_the_key() {
             stderr(&output)
         );
     }
+}
+
+/// The token holder's `GET /agents` on a fresh connection, answered within `guard`
+/// (a failure guard, not a wait): the whole answer.
+async fn token_holder(addr: &str, guard: Duration) -> String {
+    let exchange = async {
+        let mut holder = TcpStream::connect(addr).await.unwrap();
+        let request = format!(
+            "GET /agents HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\
+             Connection: close\r\n\r\n"
+        );
+        holder.write_all(request.as_bytes()).await.unwrap();
+        let mut received = Vec::new();
+        holder.read_to_end(&mut received).await.ok();
+        String::from_utf8_lossy(&received).into_owned()
+    };
+    tokio::time::timeout(guard, exchange)
+        .await
+        .expect("the token holder was not answered while the flood was held")
+}
+
+/// The cap `oxydra serve` says it serves: `at most N connections at once …`.
+fn said_cap(line: &str) -> usize {
+    line.split("at most ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|cap| cap.parse().ok())
+        .unwrap_or_else(|| panic!("no cap in {line:?}"))
+}
+
+#[test]
+fn a_flood_past_the_file_limit_does_not_lock_the_token_holder_out() {
+    // `ulimit -n 256` (soft and hard, as in many containers) and the default bounds:
+    // 256 connections configured, headers within 10 s, idle for 60 s.
+    const LIMIT: u64 = 256;
+    const FLOOD: usize = 300;
+    let sandbox = sandbox_with_config(CONFIG);
+    let server = Server::start_under_file_limit(
+        &sandbox,
+        &[("OXYDRA_SERVE_TOKEN", TOKEN)],
+        &["--addr", "127.0.0.1:0"],
+        LIMIT,
+        LIMIT,
+    );
+    let line = server.line_with("connections at once");
+    let cap = said_cap(&line);
+    assert!(
+        u64::try_from(cap).unwrap() < LIMIT,
+        "the cap does not fit the file limit: {line}"
+    );
+    assert!(line.contains("file limit 256"), "{line}");
+    assert!(
+        line.contains("lowered from max_connections = 256"),
+        "{line}"
+    );
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    runtime().block_on(async {
+        // More half-open connections than the server has descriptors, none with the
+        // token: every other one sends half its headers, the rest nothing at all.
+        let mut flood = Vec::with_capacity(FLOOD);
+        for index in 0..FLOOD {
+            let mut stream = TcpStream::connect(&addr).await.unwrap();
+            if index % 2 == 0 {
+                stream
+                    .write_all(b"GET /agents HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                    .await
+                    .unwrap();
+            }
+            flood.push(stream);
+        }
+        // Answered while every flood connection is still held by its client, and long
+        // before the header timeout (10 s) could have freed one.
+        let started = Instant::now();
+        let answer = token_holder(&addr, Duration::from_secs(5)).await;
+        assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+        assert!(answer.contains("researcher"), "{answer}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        // And again: the server still takes connections.
+        let again = token_holder(&addr, Duration::from_secs(5)).await;
+        assert!(again.starts_with("HTTP/1.1 200 OK"), "{again}");
+        drop(flood);
+    });
+    let (code, rest) = server.terminate();
+    assert_eq!(code, Some(0), "{rest}");
+}
+
+#[test]
+fn serve_raises_the_soft_file_limit_to_the_hard_one_and_says_the_cap() {
+    let sandbox = sandbox_with_config(CONFIG);
+    let server = Server::start_under_file_limit(
+        &sandbox,
+        &[("OXYDRA_SERVE_TOKEN", TOKEN)],
+        &["--addr", "127.0.0.1:0"],
+        256,
+        4096,
+    );
+    let line = server.line_with("connections at once");
+    assert!(line.contains("file limit 4096, raised from 256"), "{line}");
+    // 4096 leaves room for the 256 configured.
+    assert_eq!(said_cap(&line), 256, "{line}");
+    #[cfg(target_os = "linux")]
+    {
+        let limits =
+            std::fs::read_to_string(format!("/proc/{}/limits", server.child.id())).unwrap();
+        let open_files = limits
+            .lines()
+            .find(|line| line.starts_with("Max open files"))
+            .unwrap();
+        assert_eq!(
+            open_files.split_whitespace().collect::<Vec<_>>(),
+            ["Max", "open", "files", "4096", "4096", "files"],
+            "{limits}"
+        );
+    }
+    // Served (and SIGTERM's handler is in place once it answers).
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let answer = runtime().block_on(token_holder(&addr, Duration::from_secs(5)));
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    let (code, rest) = server.terminate();
+    assert_eq!(code, Some(0), "{rest}");
 }

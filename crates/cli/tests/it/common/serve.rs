@@ -72,17 +72,55 @@ impl Server {
         args: &[&str],
         db: &std::ffi::OsStr,
     ) -> Self {
-        let mut command = sandbox.command();
-        command
-            .arg("serve")
-            .args(args)
-            .arg("--db")
-            .arg(db)
-            .arg("--workspace")
-            .arg(&sandbox.workspace)
-            .envs(envs.iter().copied());
+        let command = serve_command(sandbox, envs, args, db);
         let (child, base, lines) = spawn_listening(command, "oxydra serve");
         Self { child, base, lines }
+    }
+
+    /// Like [`Server::start_with`], with the file limit (`RLIMIT_NOFILE`) `soft` and
+    /// `hard`, set as a user would: `sh -c 'ulimit -S -n SOFT && ulimit -H -n HARD &&
+    /// exec oxydra …'` (no `pre_exec`: the workspace forbids unsafe code).
+    pub fn start_under_file_limit(
+        sandbox: &Sandbox,
+        envs: &[(&str, &str)],
+        args: &[&str],
+        soft: u64,
+        hard: u64,
+    ) -> Self {
+        let inner = serve_command(sandbox, envs, args, sandbox.db.as_os_str());
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(format!(
+                "ulimit -S -n {soft} && ulimit -H -n {hard} && exec \"$0\" \"$@\""
+            ))
+            .arg(inner.get_program())
+            .args(inner.get_args())
+            .stdin(Stdio::null());
+        if let Some(dir) = inner.get_current_dir() {
+            command.current_dir(dir);
+        }
+        for (key, value) in inner.get_envs() {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        let (child, base, lines) = spawn_listening(command, "oxydra serve");
+        Self { child, base, lines }
+    }
+
+    /// The next stderr line containing `needle`, waiting up to 10 s (a panic after).
+    pub fn line_with(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(_) => {}
+                Err(error) => panic!("no line with `{needle}` on stderr: {error}"),
+            }
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -93,6 +131,35 @@ impl Server {
     pub fn terminate(mut self) -> (Option<i32>, String) {
         terminate(&mut self.child, &self.lines)
     }
+}
+
+impl Drop for Server {
+    /// A test that failed before [`Server::terminate`] leaves no server behind.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `oxydra serve ARGS --db DB --workspace WS` in `sandbox`, with `envs`.
+fn serve_command(
+    sandbox: &Sandbox,
+    envs: &[(&str, &str)],
+    args: &[&str],
+    db: &std::ffi::OsStr,
+) -> Command {
+    let mut command = sandbox.command();
+    command
+        .arg("serve")
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .arg("--workspace")
+        .arg(&sandbox.workspace)
+        .envs(envs.iter().copied());
+    command
 }
 
 /// Spawns `command` (an `oxydra` server: `serve`, `mcp serve --listen`) with stderr piped
