@@ -50,17 +50,21 @@ pub fn refused_commands_exit() -> Result<crate::exit_code::Exit, crate::error::C
 }
 
 /// Says once, on stderr, when commands cannot run because the kernel cannot enforce
-/// the sandbox (the tools refuse them unless the mode is `full-access`).
+/// the sandbox (the tools refuse them unless the mode is `full-access`). The kernel is
+/// probed (a forked process enters the box's namespaces and mounts an overlay) on a
+/// thread of its own, so the probe does not hold up the run's first request.
 pub fn report_support(config: &SandboxConfig) {
     if config.mode == SandboxMode::FullAccess {
         return;
     }
-    if let SandboxSupport::Unavailable { reason } = sandbox_support() {
-        eprintln!(
-            "warning: {reason}; shell_exec and shell steps are refused unless run with \
-             --sandbox full-access"
-        );
-    }
+    std::thread::spawn(|| {
+        if let SandboxSupport::Unavailable { reason } = sandbox_support() {
+            eprintln!(
+                "warning: {reason}; shell_exec and shell steps are refused unless run with \
+                 --sandbox full-access"
+            );
+        }
+    });
 }
 
 #[cfg(test)]
