@@ -1,6 +1,8 @@
 //! `cargo xtask ci`: installs what the build needs (`setup`), then runs the checks CI
-//! runs, in order, stopping at the first failure: format, clippy's lints with warnings
-//! denied, the tests (nextest), the doc tests and the docs. What only the tests need
+//! runs, in order, stopping at the first failure: the module-cycle check
+//! (`scripts/module-cycles.py`: no crate's modules import each other in a circle,
+//! docs/architecture.md), format, clippy's lints with warnings denied, the tests
+//! (nextest), the doc tests and the docs. What only the tests need
 //! (the test model, the pgvector server, the MCP servers, the test shells) is set up on
 //! a thread of its own beside the first build, and joined before the first step that
 //! runs tests. The doc tests and the docs start once nextest's build is done and its
@@ -27,9 +29,14 @@ use std::time::Instant;
 
 use crate::setup::TestSetup;
 
-/// One step: a name for the report and the cargo arguments.
+/// The module-cycle check: the script and its arguments, run from the workspace root.
+const MODULE_CYCLES: [&str; 2] = ["python3", "scripts/module-cycles.py"];
+
+/// One step: a name for the report, the program (cargo, unless said otherwise) and its
+/// arguments.
 struct Step {
     name: &'static str,
+    program: &'static str,
     args: Vec<String>,
     env: Vec<(&'static str, String)>,
     /// Whether it runs tests, and so needs what `TestSetup::prepare_tests` provides.
@@ -47,12 +54,29 @@ impl Step {
     fn new(name: &'static str, args: &[&str], runs_tests: bool) -> Self {
         Self {
             name,
+            program: "cargo",
             args: args.iter().map(|arg| (*arg).to_owned()).collect(),
             env: Vec::new(),
             runs_tests,
             beside_tests: false,
             running_line: None,
         }
+    }
+
+    /// A step that runs `program` with `args` instead of cargo.
+    fn program(name: &'static str, program: &'static str, args: &[&str]) -> Self {
+        Self {
+            program,
+            ..Self::new(name, args, false)
+        }
+    }
+
+    /// The command line, as the report and a failure show it.
+    fn command_line(&self) -> String {
+        std::iter::once(self.program)
+            .chain(self.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// Runs this step beside the test run rather than after it.
@@ -154,7 +178,10 @@ fn steps(driver: &Path) -> Vec<Step> {
             true,
         )
     };
+    let [script_program, script] = MODULE_CYCLES;
     vec![
+        // First: it reads the sources only (well under a second) and needs no build.
+        Step::program("module cycles", script_program, &[script]),
         Step::new("format", &["fmt", "--all", "--check"], false),
         // The benches are the one kind of target the tests' build leaves out; built
         // first, they also fail the run early on a lint in the libraries.
@@ -293,8 +320,8 @@ fn run_steps(
 }
 
 fn command(root: &Path, step: &Step, env: &[(String, String)]) -> Command {
-    eprintln!("==> {}: cargo {}", step.name, step.args.join(" "));
-    let mut command = Command::new("cargo");
+    eprintln!("==> {}: {}", step.name, step.command_line());
+    let mut command = Command::new(step.program);
     command
         .args(&step.args)
         .envs(step.env.iter().map(|(key, value)| (key, value)))
@@ -307,9 +334,9 @@ fn command(root: &Path, step: &Step, env: &[(String, String)]) -> Command {
 fn verdict(step: &Step, status: ExitStatus, started: Instant) -> Result<(), String> {
     if !status.success() {
         return Err(format!(
-            "step `{}` failed ({status}); run `cargo {}` to see it alone",
+            "step `{}` failed ({status}); run `{}` to see it alone",
             step.name,
-            step.args.join(" ")
+            step.command_line()
         ));
     }
     eprintln!(
@@ -322,9 +349,12 @@ fn verdict(step: &Step, status: ExitStatus, started: Instant) -> Result<(), Stri
 
 fn run_step(root: &Path, step: &Step, env: &[(String, String)]) -> Result<(), String> {
     let started = Instant::now();
-    let status = command(root, step, env)
-        .status()
-        .map_err(|error| format!("step `{}` could not start cargo: {error}", step.name))?;
+    let status = command(root, step, env).status().map_err(|error| {
+        format!(
+            "step `{}` could not start {}: {error}",
+            step.name, step.program
+        )
+    })?;
     verdict(step, status, started)
 }
 
@@ -344,7 +374,12 @@ fn run_with_beside(
     let mut child = command(root, step, env)
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|error| format!("step `{}` could not start cargo: {error}", step.name))?;
+        .map_err(|error| {
+            format!(
+                "step `{}` could not start {}: {error}",
+                step.name, step.program
+            )
+        })?;
     let stderr = child
         .stderr
         .take()
@@ -358,9 +393,12 @@ fn run_with_beside(
     if ran_beside {
         failures.extend(run_each(root, beside, env));
     }
-    let status = child
-        .wait()
-        .map_err(|error| format!("step `{}`: waiting for cargo: {error}", step.name))?;
+    let status = child.wait().map_err(|error| {
+        format!(
+            "step `{}`: waiting for {}: {error}",
+            step.name, step.program
+        )
+    })?;
     drop(forwarder.join());
     if let Err(failure) = verdict(step, status, started) {
         failures.insert(0, failure);
@@ -429,6 +467,21 @@ mod tests {
         let (said, heard) = mpsc::channel();
         forward_stderr(&output[..], Vec::new(), NEXTEST, said);
         assert_eq!(heard.try_recv(), Err(mpsc::TryRecvError::Disconnected));
+    }
+
+    #[test]
+    fn the_module_cycle_check_runs_first_and_its_script_exists() {
+        let steps = steps(Path::new("/usr/bin/clippy-driver"));
+        let first = steps.first().expect("CI has steps");
+        assert_eq!(first.name, "module cycles");
+        assert_eq!(first.command_line(), MODULE_CYCLES.join(" "));
+        assert!(!first.runs_tests && !first.beside_tests);
+        assert!(
+            crate::workspace_root().join(MODULE_CYCLES[1]).is_file(),
+            "{} is where the CI step runs it",
+            MODULE_CYCLES[1]
+        );
+        assert!(steps.iter().skip(1).all(|step| step.program == "cargo"));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Project automation for the Oxydra workspace.
 //!
 //! - `cargo xtask ci` — what CI runs: first what the build needs (`setup`: build
-//!   dependencies, cargo-nextest), then formatting, clippy's lints with warnings denied
+//!   dependencies, cargo-nextest), then the module-cycle check
+//!   (`scripts/module-cycles.py`), formatting, clippy's lints with warnings denied
 //!   (inside the builds of the benches, the tests and the doc tests), the tests
 //!   (nextest), doc tests and the doc build, while what the tests need (the test model,
 //!   the pgvector server, MCP test servers, test shells) is set up beside them. It

@@ -15,7 +15,6 @@ use serde_json::{Value, json};
 
 use crate::coordinator::{Coordinator, CoordinatorHandle};
 use crate::error::CoordinatorError;
-use crate::http::ApiError;
 
 /// Name of the listing tool.
 pub const LIST_AGENT_BLUEPRINTS: &str = "list_agent_blueprints";
@@ -61,9 +60,12 @@ fn coordinator(handle: &CoordinatorHandle) -> Result<Coordinator, ToolError> {
         .ok_or_else(|| ToolError::Failed("the coordinator has shut down".into()))
 }
 
-/// The API's JSON error body as the tool's error.
+/// The API's JSON error body ([`CoordinatorError::body`]) as the tool's error.
 fn api_error(error: CoordinatorError) -> ToolError {
-    ToolError::Failed(ApiError::from(error).body.to_string())
+    if error.is_internal() {
+        tracing::error!(error = %error, "coordinator request failed");
+    }
+    ToolError::Failed(error.body().to_string())
 }
 
 fn json_output(value: Value) -> ToolOutput {

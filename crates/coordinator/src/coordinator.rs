@@ -246,7 +246,15 @@ impl Coordinator {
             trees,
         });
         let _ = handle.cell.set(Arc::downgrade(&inner));
-        crate::approval_sweep::spawn(&inner);
+        let weak = Arc::downgrade(&inner);
+        crate::approval_sweep::spawn(
+            inner.config.approval_sweep(),
+            inner.queue.shutdown_token(),
+            move || {
+                weak.upgrade()
+                    .map(|inner| async move { Self { inner }.expire_approvals().await })
+            },
+        );
         Ok(Self { inner })
     }
 

@@ -1,6 +1,7 @@
 //! The error types of `oxydra-coordinator`: [`CoordinatorError`], and [`TemplateError`]
 //! (why a step template is refused, reported at load as `CoordinatorError::InvalidStep`).
 
+use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::run::RunStatus;
@@ -208,6 +209,88 @@ pub enum CoordinatorError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl CoordinatorError {
+    /// The stable code of the error, what a client or a model can act on:
+    /// `parameter_validation_failed`, `agent_not_found`, `run_not_found`,
+    /// `run_not_cancellable`, `approval_not_found`, `approval_already_decided`,
+    /// `run_not_waiting_approval`, `run_tree_limit`, `shutting_down`; `internal` for the
+    /// rest (the config, the store, I/O: nothing the caller can correct).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidParameters(_) => "parameter_validation_failed",
+            Self::AgentNotFound { .. } => "agent_not_found",
+            Self::RunNotFound { .. } => "run_not_found",
+            Self::NotCancellable { .. } => "run_not_cancellable",
+            Self::ApprovalNotFound { .. } => "approval_not_found",
+            Self::ApprovalAlreadyDecided { .. } => "approval_already_decided",
+            Self::NotWaitingApproval { .. } => "run_not_waiting_approval",
+            Self::RunTreeLimit { .. } => "run_tree_limit",
+            Self::ShuttingDown => "shutting_down",
+            _ => "internal",
+        }
+    }
+
+    /// Whether the error is an `internal` one ([`code`](Self::code)), a failure worth
+    /// logging where it is reported.
+    pub fn is_internal(&self) -> bool {
+        self.code() == "internal"
+    }
+
+    /// The JSON error body of the error: `{"error": <code>, "message": …}` plus its
+    /// context fields (`agent_name` and `available_agents`, `run_id`, `approval_id`,
+    /// `status`, `bound` and `root_run_id`); for invalid parameters the
+    /// `parameter_validation_failed` body with the schema
+    /// ([`ParameterValidationFailure`]). The HTTP API answers it (with a status of its
+    /// own, see `ApiError`) and the agent tools return it, so a model that starts runs
+    /// reads what an HTTP client reads.
+    pub fn body(&self) -> Value {
+        if let Self::InvalidParameters(failure) = self
+            && let Ok(body) = serde_json::to_value(failure.as_ref())
+        {
+            return body;
+        }
+        let mut body = Map::new();
+        body.insert("error".to_owned(), self.code().into());
+        body.insert("message".to_owned(), self.to_string().into());
+        let context: Vec<(&str, Value)> = match self {
+            Self::AgentNotFound { name, available } => vec![
+                ("agent_name", name.as_str().into()),
+                ("available_agents", available.clone().into()),
+            ],
+            Self::RunNotFound { run_id } => vec![("run_id", run_id.as_str().into())],
+            Self::NotCancellable { run_id, status }
+            | Self::NotWaitingApproval { run_id, status } => {
+                vec![
+                    ("run_id", run_id.as_str().into()),
+                    ("status", status.as_str().into()),
+                ]
+            }
+            Self::ApprovalNotFound {
+                run_id,
+                approval_id,
+            }
+            | Self::ApprovalAlreadyDecided {
+                run_id,
+                approval_id,
+            } => vec![
+                ("run_id", run_id.as_str().into()),
+                ("approval_id", approval_id.as_str().into()),
+            ],
+            Self::RunTreeLimit {
+                bound, root_run_id, ..
+            } => vec![
+                ("bound", bound.as_str().into()),
+                ("root_run_id", root_run_id.as_str().into()),
+            ],
+            _ => Vec::new(),
+        };
+        for (key, value) in context {
+            body.insert(key.to_owned(), value);
+        }
+        Value::Object(body)
+    }
 }
 
 /// Why a step's argument template is refused (at load, see [`crate::ArgsTemplate`]).

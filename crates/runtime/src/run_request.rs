@@ -3,13 +3,10 @@
 //! then runs it when awaited (or streams it).
 
 use std::future::{Future, IntoFuture};
-use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use oxydra_types::{ContentPart, RuntimeEvent, SessionId};
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -23,7 +20,6 @@ use crate::structured_output::OutputSchema;
 use crate::tool_choice::ToolChoicePolicy;
 use crate::turn_loop::Opening;
 use crate::turn_loop::RunOptions;
-use crate::typed_run_request::TypedRunRequest;
 use crate::used_budget::{UsageLedger, UsedBudget};
 
 /// The future a request runs as (boxed: the turn loop's future is large).
@@ -222,19 +218,6 @@ impl RunRequest {
         self
     }
 
-    /// The final answer must be a `T`: as [`structured`](Self::structured) with `T`'s
-    /// JSON Schema, and the answer must also deserialize into `T`. The typed request
-    /// resolves to the value and the outcome; set the other options first.
-    pub fn output<T>(self) -> TypedRunRequest<T>
-    where
-        T: DeserializeOwned + JsonSchema + 'static,
-    {
-        TypedRunRequest {
-            request: self,
-            answer: PhantomData,
-        }
-    }
-
     /// A person's `decision` on `pending`, one of the approvals a run of this session
     /// ended waiting for ([`RuntimeError::AwaitingApproval`]): a request with decisions
     /// and no prompt resumes that run. A decision that arrives after the request's
@@ -335,7 +318,7 @@ mod tests {
     use futures::StreamExt;
     use oxydra_provider::{ScriptedProvider, ScriptedTurn, ToolChoice};
     use oxydra_types::{Message, MessageRole};
-    use schemars::{Schema, SchemaGenerator, json_schema};
+    use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
     use serde::Deserialize;
     use serde_json::json;
 

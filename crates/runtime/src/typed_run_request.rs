@@ -1,5 +1,6 @@
 //! A run whose final answer is a typed value: [`TypedRunRequest`], from
-//! [`RunRequest::output`].
+//! [`RunRequest::output`]. The typed request is built on the untyped one, so this
+//! module uses `run_request` and not the other way round.
 
 use std::future::IntoFuture;
 use std::marker::PhantomData;
@@ -12,6 +13,21 @@ use crate::run_request::{RunFuture, RunRequest};
 use crate::session_outcome::SessionOutcome;
 use crate::structured_output::OutputSchema;
 
+impl RunRequest {
+    /// The final answer must be a `T`: as [`structured`](Self::structured) with `T`'s
+    /// JSON Schema, and the answer must also deserialize into `T`. The typed request
+    /// resolves to the value and the outcome; set the other options first.
+    pub fn output<T>(self) -> TypedRunRequest<T>
+    where
+        T: DeserializeOwned + JsonSchema + 'static,
+    {
+        TypedRunRequest {
+            request: self,
+            answer: PhantomData,
+        }
+    }
+}
+
 /// A [`RunRequest`] whose answer is a `T` (from [`RunRequest::output`]); awaiting it
 /// gives the value and the [`SessionOutcome`].
 ///
@@ -20,8 +36,8 @@ use crate::structured_output::OutputSchema;
 /// (before the run starts) or the checked answer does not deserialize.
 #[must_use = "a run request does nothing until it is awaited"]
 pub struct TypedRunRequest<T> {
-    pub(crate) request: RunRequest,
-    pub(crate) answer: PhantomData<fn() -> T>,
+    request: RunRequest,
+    answer: PhantomData<fn() -> T>,
 }
 
 impl<T> std::fmt::Debug for TypedRunRequest<T> {

@@ -13,7 +13,7 @@ use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::server::ConnectionLimits;
+use super::limits::ConnectionLimits;
 
 /// A response extension: the request passed bearer authentication. Its connection is
 /// never shed for a new one.

@@ -75,58 +75,34 @@ impl ApiError {
 }
 
 impl From<CoordinatorError> for ApiError {
+    /// The error's own body ([`CoordinatorError::body`]) with the status that fits
+    /// its code; an `internal` error is logged.
     fn from(error: CoordinatorError) -> Self {
-        let message = error.to_string();
-        match error {
-            CoordinatorError::InvalidParameters(failure) => Self {
-                status: StatusCode::BAD_REQUEST,
-                body: serde_json::to_value(*failure).unwrap_or_else(
-                    |_| json!({"error": "parameter_validation_failed", "message": message}),
-                ),
-            },
-            CoordinatorError::AgentNotFound { name, available } => {
-                Self::new(StatusCode::NOT_FOUND, "agent_not_found", message)
-                    .with("agent_name", name)
-                    .with("available_agents", available)
-            }
-            CoordinatorError::RunNotFound { run_id } => {
-                Self::new(StatusCode::NOT_FOUND, "run_not_found", message).with("run_id", run_id)
-            }
-            CoordinatorError::NotCancellable { run_id, status } => {
-                Self::new(StatusCode::CONFLICT, "run_not_cancellable", message)
-                    .with("run_id", run_id)
-                    .with("status", status.as_str())
-            }
-            CoordinatorError::ApprovalNotFound {
-                run_id,
-                approval_id,
-            } => Self::new(StatusCode::NOT_FOUND, "approval_not_found", message)
-                .with("run_id", run_id)
-                .with("approval_id", approval_id),
-            CoordinatorError::ApprovalAlreadyDecided {
-                run_id,
-                approval_id,
-            } => Self::new(StatusCode::CONFLICT, "approval_already_decided", message)
-                .with("run_id", run_id)
-                .with("approval_id", approval_id),
-            CoordinatorError::NotWaitingApproval { run_id, status } => {
-                Self::new(StatusCode::CONFLICT, "run_not_waiting_approval", message)
-                    .with("run_id", run_id)
-                    .with("status", status.as_str())
-            }
-            CoordinatorError::RunTreeLimit {
-                bound, root_run_id, ..
-            } => Self::new(StatusCode::TOO_MANY_REQUESTS, "run_tree_limit", message)
-                .with("bound", bound.as_str())
-                .with("root_run_id", root_run_id),
-            CoordinatorError::ShuttingDown => {
-                Self::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", message)
-            }
-            other => {
-                tracing::error!(error = %other, "coordinator request failed");
-                Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
-            }
+        let status = status_of(&error);
+        if status == StatusCode::INTERNAL_SERVER_ERROR {
+            tracing::error!(error = %error, "coordinator request failed");
         }
+        Self {
+            status,
+            body: error.body(),
+        }
+    }
+}
+
+/// The HTTP status of a coordinator error: what the domain calls a missing thing,
+/// a conflict, a refusal or a failure, in HTTP's words.
+fn status_of(error: &CoordinatorError) -> StatusCode {
+    match error {
+        CoordinatorError::InvalidParameters(_) => StatusCode::BAD_REQUEST,
+        CoordinatorError::AgentNotFound { .. }
+        | CoordinatorError::RunNotFound { .. }
+        | CoordinatorError::ApprovalNotFound { .. } => StatusCode::NOT_FOUND,
+        CoordinatorError::NotCancellable { .. }
+        | CoordinatorError::ApprovalAlreadyDecided { .. }
+        | CoordinatorError::NotWaitingApproval { .. } => StatusCode::CONFLICT,
+        CoordinatorError::RunTreeLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
+        CoordinatorError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
@@ -181,4 +157,108 @@ pub(crate) fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> 
         "the server failed while handling this request",
     )
     .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::RunTreeBound;
+    use crate::run::RunStatus;
+    use crate::validation::ParameterValidationFailure;
+
+    /// One error of each kind the API answers, and some internal ones.
+    fn errors() -> Vec<CoordinatorError> {
+        vec![
+            CoordinatorError::InvalidParameters(Box::new(ParameterValidationFailure::new(
+                "a",
+                Vec::new(),
+                json!({"type": "object"}),
+            ))),
+            CoordinatorError::AgentNotFound {
+                name: "a".into(),
+                available: vec!["b".into()],
+            },
+            CoordinatorError::RunNotFound { run_id: "r".into() },
+            CoordinatorError::NotCancellable {
+                run_id: "r".into(),
+                status: RunStatus::Completed,
+            },
+            CoordinatorError::ApprovalNotFound {
+                run_id: "r".into(),
+                approval_id: "p".into(),
+            },
+            CoordinatorError::ApprovalAlreadyDecided {
+                run_id: "r".into(),
+                approval_id: "p".into(),
+            },
+            CoordinatorError::NotWaitingApproval {
+                run_id: "r".into(),
+                status: RunStatus::Running,
+            },
+            CoordinatorError::RunTreeLimit {
+                bound: RunTreeBound::Depth,
+                root_run_id: "root".into(),
+                message: "too deep".into(),
+            },
+            CoordinatorError::ShuttingDown,
+            CoordinatorError::NoRunStore,
+            CoordinatorError::StorageTask("died".into()),
+        ]
+    }
+
+    #[test]
+    fn the_status_fits_the_domain_code_and_the_body_is_the_domain_body() {
+        for error in errors() {
+            let code = error.code();
+            let body = error.body();
+            let api = ApiError::from(error);
+            assert_eq!(
+                api.status == StatusCode::INTERNAL_SERVER_ERROR,
+                code == "internal",
+                "{code}: {}",
+                api.status
+            );
+            assert_eq!(api.body, body);
+            assert_eq!(api.body["error"], code);
+        }
+    }
+
+    #[test]
+    fn bodies_carry_their_context_fields() {
+        let statuses: Vec<(StatusCode, Value)> = errors()
+            .into_iter()
+            .map(ApiError::from)
+            .map(|api| (api.status, api.body))
+            .collect();
+        let expected = [
+            (StatusCode::BAD_REQUEST, "agent_name", json!("a")),
+            (StatusCode::NOT_FOUND, "available_agents", json!(["b"])),
+            (StatusCode::NOT_FOUND, "run_id", json!("r")),
+            (StatusCode::CONFLICT, "status", json!("completed")),
+            (StatusCode::NOT_FOUND, "approval_id", json!("p")),
+            (StatusCode::CONFLICT, "approval_id", json!("p")),
+            (StatusCode::CONFLICT, "status", json!("running")),
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                "bound",
+                json!("max_run_depth"),
+            ),
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "error",
+                json!("shutting_down"),
+            ),
+        ];
+        for ((status, body), (want_status, key, value)) in statuses.iter().zip(expected) {
+            assert_eq!(*status, want_status, "{body}");
+            assert_eq!(body[key], value, "{body}");
+            assert!(body["message"].is_string(), "{body}");
+        }
+        assert_eq!(statuses[0].1["error"], "parameter_validation_failed");
+        assert_eq!(
+            statuses[0].1["parameters_schema"],
+            json!({"type": "object"})
+        );
+        assert_eq!(statuses[7].1["root_run_id"], "root");
+    }
 }

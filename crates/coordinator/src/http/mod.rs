@@ -15,6 +15,7 @@ mod extract;
 mod fd_budget;
 mod guard;
 mod guarded;
+mod limits;
 mod routes;
 mod server;
 
@@ -36,7 +37,8 @@ pub use extract::JsonBody;
 pub use fd_budget::{
     FD_RESERVE_FIXED, FD_RESERVE_PER_RUN, FdBudget, FdLimitRaise, fd_reserve, raise_fd_limit,
 };
-pub use server::{ConnectionLimits, serve_bounded};
+pub use limits::ConnectionLimits;
+pub use server::serve_bounded;
 
 impl Coordinator {
     /// The API's router, with the body limit, JSON fallbacks, the `Host` / `Origin`

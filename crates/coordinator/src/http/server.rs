@@ -3,7 +3,8 @@
 //!
 //! - a connection cap that fits the file limit: at most `max_connections` connections
 //!   are served at once, fewer when the soft `RLIMIT_NOFILE` minus the descriptors
-//!   open at start and `fd_reserve` leaves less room ([`FdBudget`]);
+//!   open at start and `fd_reserve` leaves less room
+//!   ([`FdBudget`](super::fd_budget::FdBudget));
 //! - shedding: with the cap full, a new connection displaces the oldest connection
 //!   that was never authenticated and has no request in flight, taken from the peer
 //!   holding the most of them ([`connections`](super::connections)); with none, the
@@ -34,52 +35,12 @@ use tower::Service;
 
 use super::activity::{Activity, Authenticated, BusyGuard, Watched};
 use super::connections::Connections;
-use super::fd_budget::{FdBudget, fd_reserve};
-use crate::config::CoordinatorConfig;
+use super::limits::ConnectionLimits;
 use crate::error::CoordinatorError;
 
 /// How long the accept loop waits after an error of the listener before it tries again
 /// (or, out of file descriptors, for a shed connection to close).
 const ACCEPT_RETRY: Duration = Duration::from_millis(100);
-
-/// The connection bounds of [`serve_bounded`](crate::serve_bounded).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConnectionLimits {
-    /// Most connections served at once (lowered to fit the file limit, see
-    /// [`ConnectionLimits::budget`]).
-    pub max_connections: usize,
-    /// Longest a client may take to send a request's headers once it began.
-    pub header_read_timeout: Duration,
-    /// Longest a connection may stay open with nothing in flight.
-    pub idle_timeout: Duration,
-    /// File descriptors kept free for everything but connections, beyond those open
-    /// when serving starts ([`fd_reserve`]: the database, log files, commands' pipes).
-    pub fd_reserve: usize,
-}
-
-impl ConnectionLimits {
-    /// The limits `config` sets, with the reserve of its `max_concurrent_runs`.
-    pub fn from_config(config: &CoordinatorConfig) -> Self {
-        Self {
-            max_connections: config.max_connections,
-            header_read_timeout: Duration::from_millis(config.header_read_timeout_ms),
-            idle_timeout: Duration::from_millis(config.idle_timeout_ms),
-            fd_reserve: fd_reserve(config.max_concurrent_runs),
-        }
-    }
-
-    /// The connection cap these limits give under this process's file limit now:
-    /// what [`serve_bounded`] serves with when it starts.
-    pub fn budget(&self) -> FdBudget {
-        FdBudget::measure(self.max_connections, self.fd_reserve)
-    }
-}
-
-impl Default for ConnectionLimits {
-    fn default() -> Self {
-        Self::from_config(&CoordinatorConfig::default())
-    }
-}
 
 /// Serves `router` on `listener` within `limits` until `shutdown` completes; then
 /// stops accepting, lets requests in flight finish and closes idle connections.
