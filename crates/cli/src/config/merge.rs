@@ -298,6 +298,20 @@ fn merge_settings<P>(
     let mut tools = file.config.tools.clone();
     tools.protected = super::protected::protected_paths(file.path.as_deref(), &file.config, &db);
     tools.sandbox = super::sandbox::effective(&file.config.sandbox, flags.sandbox);
+    if let Some(name) = super::sandbox::provider_key_passed(
+        &tools.sandbox.pass_env,
+        file.config.provider.api_key_env.as_deref(),
+    ) {
+        return Err(CliError::ConfigInvalid {
+            path: file.path.clone().unwrap_or_default(),
+            key: "sandbox.pass_env".to_owned(),
+            message: format!(
+                "sandbox.pass_env names `{name}`, a provider's key: commands never get a \
+                 provider key (give a command a credential of its own)"
+            ),
+            line: None,
+        });
+    }
 
     Ok(Merged {
         config_file: file.path.clone(),

@@ -30,6 +30,21 @@ pub fn effective(section: &SandboxSection, flag: Option<SandboxMode>) -> Sandbox
     }
 }
 
+/// The first name of `pass_env` that holds a provider's key: the one the configuration
+/// names (`[provider] api_key_env`) or any provider kind's own variable
+/// (`OPENAI_API_KEY` …).
+pub fn provider_key_passed<'a>(
+    pass_env: &'a [String],
+    configured: Option<&str>,
+) -> Option<&'a str> {
+    pass_env.iter().map(String::as_str).find(|name| {
+        Some(*name) == configured
+            || oxydra::provider::PROVIDERS
+                .iter()
+                .any(|kind| kind.api_key_var == *name)
+    })
+}
+
 /// The exit of a task that ended well: a usage error (exit 2) when a command was
 /// refused because the kernel cannot build the sandbox, so that a refusal is never
 /// taken for success; the error names what is missing and the flag that runs
@@ -70,6 +85,23 @@ pub fn report_support(config: &SandboxConfig) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_provider_key_is_never_passed_to_commands() {
+        let names = |list: &[&str]| list.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            provider_key_passed(&names(&["CARGO_HOME", "OPENAI_API_KEY"]), None),
+            Some("OPENAI_API_KEY")
+        );
+        assert_eq!(
+            provider_key_passed(&names(&["MY_KEY"]), Some("MY_KEY")),
+            Some("MY_KEY")
+        );
+        assert_eq!(
+            provider_key_passed(&names(&["CARGO_HOME"]), Some("MY_KEY")),
+            None
+        );
+    }
 
     #[test]
     fn an_untrusted_file_may_only_narrow_the_sandbox() {
