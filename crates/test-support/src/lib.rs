@@ -42,6 +42,8 @@ mod fixtures;
 pub mod gguf_metadata;
 pub mod mcp_servers;
 pub mod openai;
+#[cfg(target_os = "linux")]
+pub mod processes;
 mod reply;
 mod request;
 pub mod responses;

@@ -34,4 +34,17 @@ impl RecordedRequest {
     pub fn api_key(&self) -> Option<&str> {
         self.header("x-api-key")
     }
+
+    /// The content of the first `tool` message of an OpenAI chat-completions request:
+    /// the tool result the model got back.
+    pub fn first_tool_result(&self) -> Option<String> {
+        self.body
+            .get("messages")?
+            .as_array()?
+            .iter()
+            .find(|message| message.get("role").and_then(|role| role.as_str()) == Some("tool"))?
+            .get("content")?
+            .as_str()
+            .map(str::to_owned)
+    }
 }

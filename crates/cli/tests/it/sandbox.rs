@@ -23,14 +23,7 @@ fn run_escape(sandbox: &Sandbox, extra: &[&str]) -> (String, String) {
     args.extend_from_slice(extra);
     let output = sandbox.run_openai(&server.openai_url(), &args, "write the files");
     assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
-    let requests = server.requests();
-    let tool = requests[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_owned())
-        .unwrap();
+    let tool = server.requests()[1].first_tool_result().unwrap();
     (tool, stderr(&output))
 }
 

@@ -118,14 +118,7 @@ fn attack_with(
     }
     let output = run.output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let requests = server.requests();
-    let tool = requests[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_owned())
-        .unwrap();
+    let tool = server.requests()[1].first_tool_result().unwrap();
     (tool, output)
 }
 
@@ -177,17 +170,6 @@ fn root_keeps_no_capability_and_makes_no_device_or_raw_socket() {
     }
 }
 
-/// Whether a live process has `marker` as an argument.
-fn alive(marker: &str) -> bool {
-    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
-        std::fs::read(entry.path().join("cmdline")).is_ok_and(|cmdline| {
-            cmdline
-                .split(|byte| *byte == 0)
-                .any(|arg| arg == marker.as_bytes())
-        })
-    })
-}
-
 #[test]
 fn nothing_a_command_starts_outlives_the_run() {
     if !enforced() {
@@ -208,7 +190,7 @@ fn nothing_a_command_starts_outlives_the_run() {
         );
         assert!(tool.contains("started"), "{tool}");
         assert!(
-            !alive(&marker),
+            !oxydra_test_support::processes::running_with_argument(&marker),
             "a process the command started outlived the run"
         );
     }

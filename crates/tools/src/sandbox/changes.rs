@@ -199,13 +199,7 @@ impl Applier<'_> {
         {
             return;
         }
-        if !self.allowed(rel) {
-            return;
-        }
-        if let Some(existing) = &existing
-            && existing.is_dir()
-            && !self.clear(rel, existing)
-        {
+        if !self.may_replace(rel, existing.as_ref()) {
             return;
         }
         let placed = place(&target, |temp| {
@@ -229,17 +223,24 @@ impl Applier<'_> {
         {
             return;
         }
-        if !self.allowed(rel) {
-            return;
-        }
-        if let Some(existing) = &existing
-            && existing.is_dir()
-            && !self.clear(rel, existing)
-        {
+        if !self.may_replace(rel, existing.as_ref()) {
             return;
         }
         let placed = place(&target, |temp| std::os::unix::fs::symlink(link, temp));
         self.record(rel, placed);
+    }
+
+    /// Whether a file or symlink may be put at the workspace's `rel`, where `existing`
+    /// is: the policy allows the change, and a directory there (which a rename over it
+    /// would not replace) has been removed.
+    fn may_replace(&mut self, rel: &Path, existing: Option<&Metadata>) -> bool {
+        if !self.allowed(rel) {
+            return false;
+        }
+        match existing {
+            Some(existing) if existing.is_dir() => self.clear(rel, existing),
+            _ => true,
+        }
     }
 
     /// Removes the workspace's `rel` (a whiteout).

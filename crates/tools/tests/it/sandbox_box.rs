@@ -189,12 +189,8 @@ async fn no_unix_socket_is_reachable_with_the_network_off() {
     assert!(listener.accept().is_err());
 }
 
-/// Whether any process on the machine has `marker` in its command line.
 fn alive(marker: &str) -> bool {
-    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
-        std::fs::read(entry.path().join("cmdline"))
-            .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(marker))
-    })
+    oxydra_test_support::processes::running_with_argument(marker)
 }
 
 #[tokio::test]

@@ -27,15 +27,8 @@ fn marker() -> String {
     )
 }
 
-/// Whether a live process has `marker` as an argument.
 fn alive(marker: &str) -> bool {
-    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
-        std::fs::read(entry.path().join("cmdline")).is_ok_and(|cmdline| {
-            cmdline
-                .split(|byte| *byte == 0)
-                .any(|arg| arg == marker.as_bytes())
-        })
-    })
+    oxydra_test_support::processes::running_with_argument(marker)
 }
 
 /// Wait (briefly) until a process with `marker` runs.
