@@ -40,7 +40,7 @@ pub fn stop_local_models() -> bool {
 /// Prepares the normal end of `main` (returning `code`): stops the local models,
 /// and if one would not stop, ends the process now without destructors.
 pub fn before_exit(code: u8) {
-    crate::setup::launch::remove_launch_dir();
+    oxydra::executor::remove_private_launch_dir();
     if !stop_local_models() {
         skip_destructors(code);
     }
@@ -49,7 +49,7 @@ pub fn before_exit(code: u8) {
 /// Ends the process with `code` at once (a second Ctrl-C, SIGTERM), without
 /// racing the local model's threads.
 pub fn exit(code: u8) -> ! {
-    crate::setup::launch::remove_launch_dir();
+    oxydra::executor::remove_private_launch_dir();
     if stop_local_models() {
         std::process::exit(i32::from(code));
     }

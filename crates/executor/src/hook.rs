@@ -11,13 +11,16 @@
 use async_trait::async_trait;
 use oxydra_tools::ToolOutput;
 use oxydra_types::{CallId, Message, RuntimeEvent, SessionId, ToolSchema};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::HookError;
 
-/// Where a hook is called.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Where a hook is called. In configuration files (`event` of a `[[hooks]]` entry) and
+/// JSON it is spelled in snake_case, as [`HookPoint::as_str`] gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum HookPoint {
     /// Before each request to the model ([`Hook::before_model_request`]).
     BeforeModelRequest,

@@ -60,11 +60,52 @@
 //! assert!(result.records[2].content_for_model().contains("available tools: echo"));
 //! # });
 //! ```
+#![cfg_attr(
+    feature = "command-hooks",
+    doc = r##"
+With the `command-hooks` feature, [`CommandHooks`] makes hooks of programs, as the
+`[[hooks]]` tables of a configuration file declare them ([`CommandHookConfig`]): each
+gets the event as JSON on stdin and prints its decision as a JSON object, confined by
+the run's sandbox, started in a private directory outside the workspace, killed with
+everything it started when it ends, times out or the run is cancelled.
+
+```
+use oxydra_executor::{BeforeToolDecision, CommandHookConfig, CommandHooks, Hook, HookPoint, ToolHookCall};
+use oxydra_tools::{SandboxConfig, SandboxMode};
+use oxydra_types::{CallId, SessionId};
+use tokio_util::sync::CancellationToken;
+
+# tokio::runtime::Runtime::new().unwrap().block_on(async {
+let workspace = std::env::temp_dir();
+let sandbox = SandboxConfig { mode: SandboxMode::FullAccess, ..SandboxConfig::default() };
+let no_rm = CommandHookConfig::new(
+    HookPoint::BeforeTool,
+    ["sh", "-c", r#"grep -q '"rm ' && echo '{"decision":"block","reason":"no rm"}'; exit 0"#],
+);
+let hook = CommandHooks::new(&workspace, sandbox).hook(no_rm);
+let call = |command: &str| ToolHookCall {
+    session_id: SessionId::generate(),
+    call_id: CallId::from("1"),
+    tool_name: "shell_exec".into(),
+    arguments: serde_json::json!({"command": command}),
+};
+let cancel = CancellationToken::new();
+assert_eq!(
+    hook.before_tool(&call("rm -rf /"), &cancel).await.unwrap(),
+    BeforeToolDecision::Deny { reason: "no rm".into() }
+);
+assert_eq!(hook.before_tool(&call("ls"), &cancel).await.unwrap(), BeforeToolDecision::Allow);
+# });
+```
+"##
+)]
 
 mod admission;
 mod batch;
 mod batch_planner;
 mod call_verdicts;
+#[cfg(feature = "command-hooks")]
+mod command_hooks;
 mod config;
 mod consent;
 mod context;
@@ -83,6 +124,12 @@ mod tool_hooks;
 mod validation;
 
 pub use call_verdicts::CallVerdict;
+#[cfg(feature = "command-hooks")]
+pub use command_hooks::{
+    BLOCK_EXIT_CODE, CommandHook, CommandHookConfig, CommandHooks, DEFAULT_HOOK_TIMEOUT_SECS,
+    MAX_HOOK_STDOUT_BYTES, MAX_HOOK_TIMEOUT_SECS, anchored_command, private_launch_dir,
+    remove_private_launch_dir,
+};
 pub use config::ToolExecutorConfig;
 pub use consent::{
     AlwaysApprove, AlwaysDeny, DeferAll, PermissionBroker, PermissionDecision, PermissionRequest,

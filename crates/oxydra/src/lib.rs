@@ -9,7 +9,7 @@
 //! | `provider` | `oxydra-provider` | `provider` |
 //! | `http` | `oxydra-http` (the reqwest client set-up of `ProviderConfig::new`, for a client of your own) | `provider` |
 //! | `tools` | `oxydra-tools` | `tools` (`tool-trait`: the trait, typed tools and `#[tool]` without the built-in tools) |
-//! | `executor` | `oxydra-executor` | `executor` |
+//! | `executor` | `oxydra-executor` (`CommandHooks`: programs as hooks, as `[[hooks]]` tables declare them) | `executor` (`command-hooks`) |
 //! | `memory` | `oxydra-memory` | `memory` |
 //! | `scrubbing` | `oxydra-scrubbing` | `scrubbing` |
 //! | `runtime` | `oxydra-runtime` | `runtime` |

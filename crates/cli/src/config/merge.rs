@@ -48,7 +48,7 @@ pub struct Merged<P> {
     pub mcp_servers: Vec<McpServerConfig>,
     /// Hook commands, in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub hooks: Vec<super::hooks::HookEntry>,
+    pub hooks: Vec<oxydra::executor::CommandHookConfig>,
     /// `[serve]`, used by `oxydra serve` only (not printed by `--print-config`).
     #[serde(skip)]
     pub serve: ServeSection,

@@ -10,7 +10,6 @@
 mod agents;
 mod database;
 mod file;
-pub mod hooks;
 mod launched;
 mod layers;
 mod load;
@@ -91,7 +90,7 @@ pub struct FileConfig {
     pub sandbox: sandbox::SandboxSection,
     /// `[[hooks]]`: commands run before model requests, around tool calls or on events.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hooks: Vec<hooks::HookEntry>,
+    pub hooks: Vec<oxydra::executor::CommandHookConfig>,
 }
 
 /// `[serve]`.

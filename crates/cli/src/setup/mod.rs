@@ -6,8 +6,6 @@
 
 pub mod agent;
 pub mod database;
-mod hook_process;
-mod hook_protocol;
 pub mod hooks;
 pub mod launch;
 pub mod mcp;

@@ -13,6 +13,8 @@
 mod common;
 
 mod bad_input;
+#[cfg(feature = "command-hooks")]
+mod command_hooks;
 mod concurrency;
 mod consent;
 mod dedupe;

@@ -1,5 +1,5 @@
-//! The JSON a `[[hooks]]` command reads on stdin and the decision it prints on stdout,
-//! in the shape Claude Code's command hooks use (docs/configuration.md, "Hooks").
+//! The JSON a command hook reads on stdin and the decision it prints on stdout, in the
+//! shape Claude Code's command hooks use (docs/configuration.md, "Hooks").
 //!
 //! Input: `hook_event_name` (`PreToolUse`, `PostToolUse`, `BeforeModelRequest`,
 //! `OnEvent`), `oxydra_event` (our name of the point), `session_id`, `cwd`, and per
@@ -16,22 +16,22 @@
 //! even of nulls, a number, a string, `null`) is an invalid decision, and an invalid
 //! decision of a `before_tool` hook denies the call.
 
-use oxydra::executor::{
-    AfterToolDecision, BeforeToolDecision, HookError, ModelRequestDecision, ModelRequestEdit,
-    ToolHookCall,
-};
-use oxydra::tools::ToolOutput;
-use oxydra::types::RuntimeEvent;
+use oxydra_tools::ToolOutput;
+use oxydra_types::RuntimeEvent;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::hook_process::HookOutput;
+use super::process::HookOutput;
+use crate::error::HookError;
+use crate::hook::{
+    AfterToolDecision, BeforeToolDecision, ModelRequestDecision, ModelRequestEdit, ToolHookCall,
+};
 
 /// The exit code that blocks, with stderr as the reason (as Claude Code's hooks do).
 pub const BLOCK_EXIT_CODE: i32 = 2;
 
 /// The input of a `before_tool` hook.
-pub fn before_tool_input(call: &ToolHookCall, cwd: &str) -> Value {
+pub(crate) fn before_tool_input(call: &ToolHookCall, cwd: &str) -> Value {
     json!({
         "hook_event_name": "PreToolUse",
         "oxydra_event": "before_tool",
@@ -44,7 +44,7 @@ pub fn before_tool_input(call: &ToolHookCall, cwd: &str) -> Value {
 }
 
 /// The input of an `after_tool` hook.
-pub fn after_tool_input(call: &ToolHookCall, output: &ToolOutput, cwd: &str) -> Value {
+pub(crate) fn after_tool_input(call: &ToolHookCall, output: &ToolOutput, cwd: &str) -> Value {
     json!({
         "hook_event_name": "PostToolUse",
         "oxydra_event": "after_tool",
@@ -58,7 +58,7 @@ pub fn after_tool_input(call: &ToolHookCall, output: &ToolOutput, cwd: &str) -> 
 }
 
 /// The input of a `before_model_request` hook.
-pub fn model_request_input(request: &ModelRequestEdit, cwd: &str) -> Value {
+pub(crate) fn model_request_input(request: &ModelRequestEdit, cwd: &str) -> Value {
     json!({
         "hook_event_name": "BeforeModelRequest",
         "oxydra_event": "before_model_request",
@@ -72,7 +72,7 @@ pub fn model_request_input(request: &ModelRequestEdit, cwd: &str) -> Value {
 }
 
 /// The input of an `on_event` hook.
-pub fn event_input(event: &RuntimeEvent, cwd: &str) -> Value {
+pub(crate) fn event_input(event: &RuntimeEvent, cwd: &str) -> Value {
     json!({
         "hook_event_name": "OnEvent",
         "oxydra_event": "on_event",
@@ -240,7 +240,7 @@ fn invalid(message: String) -> HookError {
 }
 
 /// The decision of a `before_tool` hook.
-pub fn before_tool_decision(output: &HookOutput) -> Result<BeforeToolDecision, HookError> {
+pub(crate) fn before_tool_decision(output: &HookOutput) -> Result<BeforeToolDecision, HookError> {
     let answer = Answer::read(output)?;
     if answer.updated_output().is_some() {
         return Err(invalid(
@@ -259,7 +259,7 @@ pub fn before_tool_decision(output: &HookOutput) -> Result<BeforeToolDecision, H
 }
 
 /// The decision of an `after_tool` hook: a block replaces the output with its reason.
-pub fn after_tool_decision(output: &HookOutput) -> Result<AfterToolDecision, HookError> {
+pub(crate) fn after_tool_decision(output: &HookOutput) -> Result<AfterToolDecision, HookError> {
     let answer = Answer::read(output)?;
     if answer.updated_input().is_some() {
         return Err(invalid(
@@ -278,7 +278,9 @@ pub fn after_tool_decision(output: &HookOutput) -> Result<AfterToolDecision, Hoo
 }
 
 /// The decision of a `before_model_request` hook.
-pub fn model_request_decision(output: &HookOutput) -> Result<ModelRequestDecision, HookError> {
+pub(crate) fn model_request_decision(
+    output: &HookOutput,
+) -> Result<ModelRequestDecision, HookError> {
     let answer = Answer::read(output)?;
     if answer.updated_input().is_some() || answer.updated_output().is_some() {
         return Err(invalid(

@@ -1,9 +1,12 @@
-//! `[[hooks]]`: commands run at a hook point of every run (docs/configuration.md,
-//! "Hooks"). Each gets the event as JSON on stdin and answers with a JSON decision on
-//! stdout. Hooks start commands, so they count only from a trusted file (an untrusted
-//! one's are withheld and named, like `[[mcp_servers]]`).
+//! [`CommandHookConfig`]: one command hook as a configuration file writes it (the
+//! `[[hooks]]` tables of `oxydra.toml`, docs/configuration.md, "Hooks").
+
+use std::path::Path;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use crate::hook::HookPoint;
 
 /// The time a hook command has to decide when `timeout_secs` is not given.
 pub const DEFAULT_HOOK_TIMEOUT_SECS: f64 = 10.0;
@@ -11,26 +14,26 @@ pub const DEFAULT_HOOK_TIMEOUT_SECS: f64 = 10.0;
 /// The longest `timeout_secs` accepted.
 pub const MAX_HOOK_TIMEOUT_SECS: f64 = 600.0;
 
-/// Where a `[[hooks]]` command runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HookEvent {
-    /// Before each model request (it may stop the run).
-    BeforeModelRequest,
-    /// Before each tool call (it may allow, deny or rewrite the arguments).
-    BeforeTool,
-    /// After each tool call that produced output (it may replace the output).
-    AfterTool,
-    /// On every event of a run but streamed text (it only observes).
-    OnEvent,
-}
-
-/// One `[[hooks]]` entry.
+/// One command hook: a program run at a hook point, given the event as JSON on stdin,
+/// answering with a JSON decision on stdout. As a `[[hooks]]` table:
+///
+/// ```
+/// use oxydra_executor::{CommandHookConfig, HookPoint};
+///
+/// let hook: CommandHookConfig = toml::from_str(
+///     "event = \"before_tool\"\ncommand = [\"python3\", \"hooks/guard.py\"]\nmatcher = [\"shell_exec\"]\n",
+/// )
+/// .unwrap();
+/// assert_eq!(hook.event, HookPoint::BeforeTool);
+/// assert_eq!(hook.display_name(), "python3");
+/// assert!(hook.matches("shell_exec") && !hook.matches("file_read"));
+/// assert!(hook.problem().is_none());
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HookEntry {
+pub struct CommandHookConfig {
     /// The hook point.
-    pub event: HookEvent,
+    pub event: HookPoint,
     /// The program and its arguments (run directly, not through a shell).
     pub command: Vec<String>,
     /// The name events and error messages use (default: the program's file name).
@@ -45,14 +48,26 @@ pub struct HookEntry {
     pub timeout_secs: Option<f64>,
 }
 
-impl HookEntry {
+impl CommandHookConfig {
+    /// A hook running `command` at `event`, for every tool or event, with the default
+    /// time limit.
+    pub fn new(event: HookPoint, command: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        Self {
+            event,
+            command: command.into_iter().map(Into::into).collect(),
+            name: None,
+            matcher: None,
+            timeout_secs: None,
+        }
+    }
+
     /// The hook's name: `name`, else the program's file name.
     pub fn display_name(&self) -> String {
         if let Some(name) = &self.name {
             return name.clone();
         }
         let program = self.command.first().map_or("hook", String::as_str);
-        std::path::Path::new(program)
+        Path::new(program)
             .file_name()
             .and_then(|name| name.to_str())
             .unwrap_or(program)
@@ -60,12 +75,12 @@ impl HookEntry {
     }
 
     /// The time limit.
-    pub fn timeout(&self) -> std::time::Duration {
+    pub fn timeout(&self) -> Duration {
         let secs = self.timeout_secs.unwrap_or(DEFAULT_HOOK_TIMEOUT_SECS);
-        // The file's checks refuse anything outside (0, 600]; a value made elsewhere
+        // [`Self::problem`] refuses anything outside (0, 600]; a value made elsewhere
         // that is not a number of seconds falls back to the default.
-        std::time::Duration::try_from_secs_f64(secs.min(MAX_HOOK_TIMEOUT_SECS))
-            .unwrap_or(std::time::Duration::from_secs(10))
+        Duration::try_from_secs_f64(secs.min(MAX_HOOK_TIMEOUT_SECS))
+            .unwrap_or(Duration::from_secs(10))
     }
 
     /// Whether the hook runs for `name` (a tool name or an event type).
@@ -75,7 +90,8 @@ impl HookEntry {
             .is_none_or(|names| names.iter().any(|wanted| wanted == name || wanted == "*"))
     }
 
-    /// What is wrong with the entry, as (key below `hooks[i]`, message).
+    /// What is wrong with the entry, as (its key, a message), for a configuration
+    /// file's checks to report; `None` when it can run.
     pub fn problem(&self) -> Option<(&'static str, String)> {
         match self.command.first() {
             None => {
@@ -111,7 +127,7 @@ impl HookEntry {
                 "expected tool names (or event types), none empty".to_owned(),
             ));
         }
-        if self.matcher.is_some() && self.event == HookEvent::BeforeModelRequest {
+        if self.matcher.is_some() && self.event == HookPoint::BeforeModelRequest {
             return Some((
                 "matcher",
                 "a before_model_request hook runs for every request; remove the matcher".to_owned(),
@@ -125,7 +141,7 @@ impl HookEntry {
 mod tests {
     use super::*;
 
-    fn entry(text: &str) -> Result<HookEntry, toml::de::Error> {
+    fn entry(text: &str) -> Result<CommandHookConfig, toml::de::Error> {
         toml::from_str(text)
     }
 
@@ -133,11 +149,15 @@ mod tests {
     fn an_entry_parses_with_its_defaults() {
         let hook =
             entry("event = \"before_tool\"\ncommand = [\"/opt/hooks/guard\", \"-v\"]\n").unwrap();
-        assert_eq!(hook.event, HookEvent::BeforeTool);
+        assert_eq!(hook.event, HookPoint::BeforeTool);
         assert_eq!(hook.display_name(), "guard");
-        assert_eq!(hook.timeout(), std::time::Duration::from_secs(10));
+        assert_eq!(hook.timeout(), Duration::from_secs(10));
         assert!(hook.matches("shell_exec"));
         assert!(hook.problem().is_none());
+        assert_eq!(
+            hook,
+            CommandHookConfig::new(HookPoint::BeforeTool, ["/opt/hooks/guard", "-v"])
+        );
     }
 
     #[test]
@@ -145,6 +165,19 @@ mod tests {
         assert!(entry("event = \"before_tool\"\ncommand = [\"x\"]\nshell = true\n").is_err());
         assert!(entry("event = \"PreToolUse\"\ncommand = [\"x\"]\n").is_err());
         assert!(entry("event = \"before_tool\"\ncommand = \"x y\"\n").is_err());
+    }
+
+    #[test]
+    fn every_hook_point_is_spelled_as_its_name() {
+        for point in [
+            HookPoint::BeforeModelRequest,
+            HookPoint::BeforeTool,
+            HookPoint::AfterTool,
+            HookPoint::OnEvent,
+        ] {
+            let text = format!("event = \"{point}\"\ncommand = [\"x\"]\n");
+            assert_eq!(entry(&text).unwrap().event, point);
+        }
     }
 
     #[test]
@@ -188,6 +221,6 @@ mod tests {
         .unwrap();
         assert!(hook.matches("shell_exec"));
         assert!(!hook.matches("file_read"));
-        assert_eq!(hook.timeout(), std::time::Duration::from_millis(500));
+        assert_eq!(hook.timeout(), Duration::from_millis(500));
     }
 }

@@ -1,7 +1,9 @@
-//! Running one `[[hooks]]` command: confined by the run's sandbox, in its own process
-//! group, started outside the workspace with the interpreter settings that load code
-//! from elsewhere removed (see [`super::launch`]), the event JSON on stdin, stdout and
-//! stderr read up to a cap, killed (the whole group) on timeout or cancellation.
+//! Running one hook command: confined by the run's sandbox ([`SandboxConfig::confine`],
+//! what it changed in the workspace applied by [`oxydra_tools::Confinement::apply_changes`]
+//! once it has ended), in its own process group, started outside the workspace with the
+//! interpreter settings that load code from elsewhere removed (see [`super::launch`]),
+//! the event JSON on stdin, stdout and stderr read up to a cap, killed (the whole group)
+//! on timeout or cancellation.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -9,11 +11,12 @@ use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use oxydra::executor::HookError;
-use oxydra::tools::SandboxConfig;
+use oxydra_tools::SandboxConfig;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
+
+use crate::error::HookError;
 
 /// The most a hook may print on stdout; more is an invalid decision.
 pub const MAX_HOOK_STDOUT_BYTES: usize = 64 * 1024;
@@ -23,27 +26,27 @@ const MAX_HOOK_STDERR_BYTES: usize = 4 * 1024;
 
 /// What a hook command printed before it exited.
 #[derive(Debug)]
-pub struct HookOutput {
+pub(crate) struct HookOutput {
     /// Its exit code (`None`: killed by a signal).
-    pub code: Option<i32>,
+    pub(crate) code: Option<i32>,
     /// Its stdout (at most [`MAX_HOOK_STDOUT_BYTES`]).
-    pub stdout: Vec<u8>,
+    pub(crate) stdout: Vec<u8>,
     /// The start of its stderr, lossily decoded and trimmed.
-    pub stderr: String,
+    pub(crate) stderr: String,
 }
 
 /// How a hook command runs.
-pub struct HookProcess<'a> {
+pub(crate) struct HookProcess<'a> {
     /// Program and arguments.
-    pub command: &'a [String],
+    pub(crate) command: &'a [String],
     /// The workspace: what the sandbox lets it write.
-    pub workspace: &'a Path,
+    pub(crate) workspace: &'a Path,
     /// The working directory (never the workspace: see [`super::launch`]).
-    pub cwd: &'a Path,
+    pub(crate) cwd: &'a Path,
     /// The run's sandbox.
-    pub sandbox: &'a SandboxConfig,
+    pub(crate) sandbox: &'a SandboxConfig,
     /// The time limit.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
 }
 
 /// The process group of a running hook, killed once (on drop too).
@@ -67,7 +70,7 @@ impl Drop for Group {
 impl HookProcess<'_> {
     /// Runs the command with `input` on stdin until it exits, `timeout` passes
     /// ([`HookError::TimedOut`]) or `cancel` fires ([`HookError::Cancelled`]).
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         input: &[u8],
         cancel: &CancellationToken,
@@ -84,7 +87,7 @@ impl HookProcess<'_> {
             .confine(&mut command, self.workspace)
             .map_err(|error| failed(format!("cannot confine `{program}`: {error}")))?;
         // After the sandbox has set the environment: a hook sets no variables itself.
-        oxydra::tools::neutralize_interpreter_env(&mut command, |_| false);
+        oxydra_tools::neutralize_interpreter_env(&mut command, |_| false);
         let mut child = Command::from(command)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -187,7 +190,7 @@ mod tests {
 
     fn open() -> SandboxConfig {
         SandboxConfig {
-            mode: oxydra::tools::SandboxMode::FullAccess,
+            mode: oxydra_tools::SandboxMode::FullAccess,
             ..SandboxConfig::default()
         }
     }
