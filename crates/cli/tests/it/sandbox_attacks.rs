@@ -299,3 +299,74 @@ fn a_kernel_that_cannot_confine_makes_commands_refuse() {
     assert!(err.contains("--sandbox full-access"), "{err}");
     assert!(!sandbox.workspace.join("ran").exists());
 }
+
+#[test]
+fn files_other_programs_load_by_themselves_stay_out_of_reach() {
+    if !enforced() {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let ws = &sandbox.workspace;
+    // Attack 8: `core.hooksPath` set by a file that the user's ~/.gitconfig includes,
+    // pointing at an existing executable hook of the workspace.
+    let included = sandbox.path().join("home/gitinc");
+    std::fs::write(
+        sandbox.path().join("home/.gitconfig"),
+        format!("[include]\n\tpath = {}\n", included.display()),
+    )
+    .unwrap();
+    std::fs::write(&included, "[core]\n\thooksPath = .githooks\n").unwrap();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(ws)
+        .output()
+        .unwrap();
+    assert!(git.status.success());
+    std::fs::create_dir(ws.join(".githooks")).unwrap();
+    std::fs::write(ws.join(".githooks/pre-commit"), "#!/bin/sh\nexit 0\n").unwrap();
+    let targets = [
+        ".githooks/pre-commit",
+        ".venv/lib/python3.11/site-packages/zz.pth",
+        ".claude/settings.json",
+        ".mcp.json",
+        ".cursor/mcp.json",
+        ".zed/settings.json",
+        ".helix/languages.toml",
+        ".nvim.lua",
+        ".exrc",
+        "mise.toml",
+    ];
+    let payload = "import os; os.system('touch pwned')";
+    let writes: Vec<(String, String)> = targets
+        .iter()
+        .enumerate()
+        .map(|(index, path)| {
+            let args = serde_json::json!({ "path": path, "content": payload }).to_string();
+            (format!("call_{index}"), args)
+        })
+        .collect();
+    let mut calls: Vec<(&str, &str, &str)> = writes
+        .iter()
+        .map(|(id, args)| (id.as_str(), "file_write", args.as_str()))
+        .collect();
+    // The same through a command.
+    let script = targets
+        .iter()
+        .map(|path| format!("mkdir -p \"$(dirname '{path}')\"; echo x > '{path}'"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let shell = serde_json::json!({ "command": script }).to_string();
+    calls.push(("call_shell", "shell_exec", &shell));
+    let server = MockServer::start(vec![openai::tool_calls(&calls), openai::text("done")]).unwrap();
+    let output = sandbox.run_openai(
+        &server.openai_url(),
+        &["--approve", "always"],
+        "set up the editors",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let hook = std::fs::read_to_string(ws.join(".githooks/pre-commit")).unwrap();
+    assert_eq!(hook, "#!/bin/sh\nexit 0\n");
+    for path in &targets[1..] {
+        assert!(!ws.join(path).exists(), "{path} was written");
+    }
+}
