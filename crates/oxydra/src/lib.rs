@@ -15,7 +15,7 @@
 //! | `runtime` | `oxydra-runtime` | `runtime` |
 //! | `coordinator` | `oxydra-coordinator` | `coordinator` |
 //! | `mcp` | `oxydra-mcp` | `mcp` |
-//! | `mcp_server` | `oxydra-mcp-server` (the coordinator as an MCP server: stdio, streamable HTTP) | `mcp-server`, not default |
+//! | `mcp_server` | `oxydra-mcp-server` (the coordinator as an MCP server: stdio, streamable HTTP) | `mcp-server` |
 //! | `local` | `oxydra-local` (an embedded GGUF model, llama.cpp built from source) | `local`, not default |
 //! | `storage` | the table of storage backends: a database opened from a path or URL (in this crate) | `memory` (a backend row per its feature) |
 //! | `otel` | export of the spans over OTLP/HTTP with the GenAI semantic conventions (in this crate) | `otel`, not default |
