@@ -14,7 +14,6 @@ mod interrupt;
 #[cfg_attr(not(feature = "local"), allow(dead_code))]
 mod local_model;
 mod logging;
-mod mcp_server;
 mod output;
 mod parse;
 mod process_exit;

@@ -4,7 +4,9 @@
 //! parameter schemas, validation of run parameters with structured errors an AI can
 //! correct itself from, the SQLite-backed run queue and its bounded worker
 //! pool, the HTTP API that lists agents and starts, inspects and cancels runs
-//! (docs/coordinator.md), and the same operations as tools for orchestrating agents.
+//! (docs/coordinator.md), and the same operations as tools: for orchestrating agents
+//! ([`agent_tools`]), and those that steer runs already started ([`CancelAgentRun`],
+//! [`approval_tools`]) for an MCP server of the coordinator or an agent of your own.
 //!
 //! A run whose tool call needs a person's consent, with a broker that defers
 //! (`oxydra_executor::DeferAll`), waits: `waiting_approval`, its requests in
@@ -55,6 +57,7 @@ mod http;
 mod local_source;
 mod queue;
 mod run;
+mod run_control_tools;
 mod run_end;
 mod run_ledger;
 mod run_row;
@@ -98,6 +101,10 @@ pub use http::{
 /// needs no dependency on the runtime).
 pub use oxydra_runtime::{ApprovalDecision, EXPIRED_REASON, PendingApproval};
 pub use run::{Run, RunError, RunLineage, RunStatus, RunTreeUsage};
+pub use run_control_tools::{
+    CANCEL_AGENT_RUN, CancelAgentRun, DECIDE_APPROVAL, DecideApproval, LIST_PENDING_APPROVALS,
+    ListPendingApprovals, RUN_CONTROL_TOOL_NAMES, approval_tools, run_control_tool_rules,
+};
 pub use run_ledger::RunLedger;
 pub use run_row::{
     BlueprintRow, ClaimedRow, RUN_COLUMNS, RunRow, USAGE_COLUMNS, UsageColumns, encode_error,

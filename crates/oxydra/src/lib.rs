@@ -15,6 +15,7 @@
 //! | `runtime` | `oxydra-runtime` | `runtime` |
 //! | `coordinator` | `oxydra-coordinator` | `coordinator` |
 //! | `mcp` | `oxydra-mcp` | `mcp` |
+//! | `mcp_server` | `oxydra-mcp-server` (the coordinator as an MCP server: stdio, streamable HTTP) | `mcp-server` |
 //! | `local` | `oxydra-local` (an embedded GGUF model, llama.cpp built from source) | `local`, not default |
 //! | `storage` | the table of storage backends: a database opened from a path or URL (in this crate) | `memory` (a backend row per its feature) |
 //! | `otel` | export of the spans over OTLP/HTTP with the GenAI semantic conventions (in this crate) | `otel`, not default |
@@ -208,6 +209,8 @@ pub use oxydra_http as http;
 pub use oxydra_local as local;
 #[cfg(feature = "mcp")]
 pub use oxydra_mcp as mcp;
+#[cfg(feature = "mcp-server")]
+pub use oxydra_mcp_server as mcp_server;
 #[cfg(feature = "memory")]
 pub use oxydra_memory as memory;
 #[cfg(feature = "postgres")]

@@ -11,25 +11,21 @@
 //! Then active runs end `failed` / `interrupted` as with `oxydra serve`, and every run
 //! stays readable in the database.
 
+use std::sync::Arc;
+
 use oxydra::coordinator::shutdown_signal;
-use rmcp::ServiceExt;
-use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
-use rmcp::transport::stdio_pipes;
+use oxydra::executor::AlwaysApprove;
+use oxydra::mcp_server::{BuiltinTools, MCP_PATH, McpServer, McpServerError};
+use oxydra::tools::{BUILTIN_TOOL_NAMES, ToolRegistry};
 
 use crate::args::{McpServeArgs, McpTransport};
-use crate::config::ServiceConfig;
+use crate::config::{self, ApproveMode, ServiceConfig};
 use crate::error::CliError;
 use crate::exit_code::Exit;
-use crate::mcp_server::McpServer;
-use crate::mcp_server::builtin_tools::{self, BuiltinTools};
-use crate::mcp_server::http::{self, MCP_PATH};
 
 use crate::setup::service;
 
 use super::serve;
-
-/// Room for the JSON-RPC envelope around arguments of the largest accepted size.
-const ENVELOPE_BYTES: usize = 64 * 1024;
 
 /// Runs `oxydra mcp serve`.
 pub async fn run(args: McpServeArgs) -> Result<Exit, CliError> {
@@ -39,12 +35,71 @@ pub async fn run(args: McpServeArgs) -> Result<Exit, CliError> {
     }
 }
 
-/// The `--tools` names, checked before anything starts.
+/// The `--tools` names, checked before anything starts: every name a built-in tool,
+/// none twice.
 fn tool_names(args: &McpServeArgs) -> Result<Option<Vec<String>>, CliError> {
-    args.tools
-        .as_deref()
-        .map(builtin_tools::parse_names)
-        .transpose()
+    args.tools.as_deref().map(parse_names).transpose()
+}
+
+/// The `--tools` list, checked: every name a built-in tool, none twice.
+fn parse_names(list: &str) -> Result<Vec<String>, CliError> {
+    let flag = |message: String| CliError::Flag {
+        flag: "--tools",
+        message,
+    };
+    let mut names: Vec<String> = Vec::new();
+    for name in list
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+    {
+        if !BUILTIN_TOOL_NAMES.contains(&name) {
+            return Err(flag(format!(
+                "`{name}` is no built-in tool; the built-in tools are {}",
+                BUILTIN_TOOL_NAMES.join(", ")
+            )));
+        }
+        if names.iter().any(|seen| seen == name) {
+            return Err(flag(format!("`{name}` is named twice")));
+        }
+        names.push(name.to_owned());
+    }
+    if names.is_empty() {
+        return Err(flag(format!(
+            "name at least one built-in tool ({})",
+            BUILTIN_TOOL_NAMES.join(", ")
+        )));
+    }
+    Ok(names)
+}
+
+/// The CLI's error for the server's: a refused `--tools` list is the flag's fault.
+fn cli_error(error: McpServerError) -> CliError {
+    match error {
+        McpServerError::BuiltinTools(error) => CliError::Flag {
+            flag: "--tools",
+            message: error.to_string(),
+        },
+        McpServerError::SessionStart(_) | McpServerError::Session(_) => {
+            CliError::Mcp(error.to_string())
+        }
+        McpServerError::InvalidTool { .. }
+        | McpServerError::CoordinatorGone
+        | McpServerError::Http(_) => CliError::Coordinator(error.to_string()),
+    }
+}
+
+/// The built-in tools `names` as the configuration's `[tools]`, `[[rules]]` and
+/// `approve` set them up for `oxydra run`.
+fn builtin_tools(names: &[String], settings: &ServiceConfig) -> Result<BuiltinTools, CliError> {
+    let registry = ToolRegistry::with_builtin_subset(&settings.tools, names)
+        .map_err(|error| cli_error(error.into()))?;
+    let tools = BuiltinTools::new(registry, settings.runtime.workspace.clone())
+        .with_rules(config::rules(&settings.rules));
+    Ok(match settings.runtime.approve {
+        ApproveMode::Always => tools.with_permission_broker(Arc::new(AlwaysApprove)),
+        ApproveMode::Ask | ApproveMode::Never => tools,
+    })
 }
 
 /// The server of the coordinator's tools and the `--tools` ones.
@@ -53,15 +108,13 @@ fn server(
     settings: &ServiceConfig,
     tools: Option<&[String]>,
 ) -> Result<McpServer, CliError> {
-    let server = McpServer::new(
-        &service.coordinator,
-        settings.runtime.workspace.clone(),
-        service::approvals_wait(settings),
-    )?;
-    Ok(match tools {
-        Some(names) => server.with_builtins(BuiltinTools::new(names, settings)?),
-        None => server,
-    })
+    let mut builder = McpServer::builder(&service.coordinator)
+        .workspace(settings.runtime.workspace.clone())
+        .approvals(service::approvals_wait(settings));
+    if let Some(names) = tools {
+        builder = builder.builtin_tools(builtin_tools(names, settings)?);
+    }
+    builder.build().map_err(cli_error)
 }
 
 async fn streamable_http(args: McpServeArgs) -> Result<Exit, CliError> {
@@ -101,11 +154,10 @@ async fn serve_http(
         coordinator.blueprints().len(),
         settings.memory.db,
     );
-    let body_limit = coordinator
-        .config()
-        .body_limit_bytes
-        .saturating_add(ENVELOPE_BYTES);
-    http::serve(coordinator, server, listener, body_limit, shutdown_signal()).await
+    server
+        .serve_http(listener, shutdown_signal())
+        .await
+        .map_err(cli_error)
 }
 
 async fn stdio(args: McpServeArgs) -> Result<Exit, CliError> {
@@ -141,32 +193,15 @@ async fn serve_stdio(
     server: McpServer,
     db: &crate::config::Database,
 ) -> Result<(), CliError> {
-    // Lines up to rmcp's cap reach the handler, which answers arguments over the body
-    // limit with a JSON-RPC error; a longer line is dropped unread (memory stays bounded).
-    let max_line = service
-        .coordinator
-        .config()
-        .body_limit_bytes
-        .saturating_add(ENVELOPE_BYTES)
-        .max(DEFAULT_MAX_LINE_LENGTH);
-    let (read, write) = stdio_pipes();
-    let transport = AsyncRwTransport::new_server(read, write).with_max_line_length(max_line);
     eprintln!(
         "oxydra mcp serve: serving {} agents on stdio (database {})",
         service.coordinator.blueprints().len(),
         db,
     );
-    let running = server
-        .serve(transport)
+    server
+        .serve_stdio(shutdown_signal())
         .await
-        .map_err(|error| CliError::Mcp(format!("MCP session did not start: {error}")))?;
-    let stop = running.cancellation_token();
-    tokio::select! {
-        quit = running.waiting() => {
-            quit.map_err(|error| CliError::Mcp(format!("MCP session failed: {error}")))?;
-        }
-        () = shutdown_signal() => stop.cancel(),
-    }
+        .map_err(cli_error)?;
     eprintln!("oxydra mcp serve: stopped");
     Ok(())
 }

@@ -5,9 +5,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use oxydra::coordinator::{Coordinator, ParameterValidator, ValidationIssue};
-use oxydra::tools::{Tool, ToolContext, ToolError, ToolOutput};
-use oxydra::types::CallId;
+use oxydra_coordinator::{
+    CancelAgentRun, Coordinator, CoordinatorHandle, ParameterValidator, ValidationIssue,
+    agent_tools, approval_tools,
+};
+use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
+use oxydra_types::CallId;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -16,11 +19,12 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use super::annotations;
-use super::approval_tools::{DecideApproval, ListPendingApprovals};
-use super::builtin_tools::BuiltinTools;
-use super::cancel_tool::CancelAgentRun;
-use crate::error::CliError;
+use crate::annotations;
+use crate::builtin_tools::BuiltinTools;
+use crate::error::McpServerError;
+
+/// Room for the JSON-RPC envelope around arguments of the largest accepted size.
+pub const ENVELOPE_BYTES: usize = 64 * 1024;
 
 /// One tool as served: the coordinator's tool object, its MCP listing and the
 /// validator of its arguments.
@@ -32,10 +36,14 @@ struct ServedTool {
 
 /// Oxydra's coordinator as an MCP server: `list_agent_blueprints`, `start_agent_run`,
 /// `get_agent_run` (a bounded long poll: `wait_secs` of at most
-/// [`oxydra::coordinator::MAX_WAIT_SECS`]) and `cancel_agent_run`; where runs wait for
-/// approval, also `list_pending_approvals` and `decide_approval`.
+/// [`oxydra_coordinator::MAX_WAIT_SECS`]) and `cancel_agent_run`; where runs wait for
+/// approval, also `list_pending_approvals` and `decide_approval`. Built by
+/// [`McpServer::builder`]; served by [`serve_io`](McpServer::serve_io),
+/// [`serve_stdio`](McpServer::serve_stdio) or [`serve_http`](McpServer::serve_http),
+/// or, as an `rmcp` [`ServerHandler`], on any transport of rmcp's.
 #[derive(Clone)]
 pub struct McpServer {
+    coordinator: CoordinatorHandle,
     tools: Arc<[ServedTool]>,
     builtins: Option<Arc<BuiltinTools>>,
     workspace: PathBuf,
@@ -53,40 +61,86 @@ impl std::fmt::Debug for McpServer {
     }
 }
 
-impl McpServer {
-    /// The server of `coordinator`'s tools; with `approvals` (runs may wait for a
-    /// person: `approve = "ask"`) also the tools that list and decide their requests.
-    /// Arguments larger than the coordinator's request body limit are refused, as
-    /// `POST /runs` refuses such a body.
-    pub fn new(
-        coordinator: &Coordinator,
-        workspace: PathBuf,
-        approvals: bool,
-    ) -> Result<Self, CliError> {
-        let handle = coordinator.handle();
-        let mut objects = oxydra::coordinator::agent_tools(&handle);
+/// Builds an [`McpServer`]: which coordinator, which workspace the tools' calls run
+/// in, whether runs may wait for approval, and which other tools are served beside the
+/// coordinator's.
+#[derive(Debug)]
+pub struct McpServerBuilder {
+    coordinator: Coordinator,
+    workspace: PathBuf,
+    approvals: bool,
+    builtins: Option<BuiltinTools>,
+}
+
+impl McpServerBuilder {
+    /// The workspace the served tools' calls run in (the current directory unless
+    /// set).
+    pub fn workspace(mut self, workspace: impl Into<PathBuf>) -> Self {
+        self.workspace = workspace.into();
+        self
+    }
+
+    /// Whether runs may wait for a person (a permission broker that defers, such as
+    /// `oxydra_executor::DeferAll`): then `list_pending_approvals` and
+    /// `decide_approval` are served too. Off unless set.
+    pub fn approvals(mut self, approvals: bool) -> Self {
+        self.approvals = approvals;
+        self
+    }
+
+    /// Also serve `builtins` (`oxydra mcp serve --tools`).
+    pub fn builtin_tools(mut self, builtins: BuiltinTools) -> Self {
+        self.builtins = Some(builtins);
+        self
+    }
+
+    /// The server. Arguments larger than the coordinator's request body limit are
+    /// refused, as `POST /runs` refuses such a body.
+    pub fn build(self) -> Result<McpServer, McpServerError> {
+        let handle = self.coordinator.handle();
+        let mut objects = agent_tools(&handle);
         objects.push(Arc::new(CancelAgentRun(handle.clone())));
-        if approvals {
-            objects.push(Arc::new(ListPendingApprovals(handle.clone())));
-            objects.push(Arc::new(DecideApproval(handle)));
+        if self.approvals {
+            objects.extend(approval_tools(&handle));
         }
         let tools = objects
             .into_iter()
             .map(served)
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self {
+        Ok(McpServer {
+            coordinator: handle,
             tools: tools.into(),
-            builtins: None,
-            workspace,
-            max_argument_bytes: coordinator.config().body_limit_bytes,
-            approvals,
+            builtins: self.builtins.map(Arc::new),
+            workspace: self.workspace,
+            max_argument_bytes: self.coordinator.config().body_limit_bytes,
+            approvals: self.approvals,
         })
     }
+}
 
-    /// The same server, also serving `builtins` (`--tools`).
-    pub fn with_builtins(mut self, builtins: BuiltinTools) -> Self {
-        self.builtins = Some(Arc::new(builtins));
-        self
+impl McpServer {
+    /// A builder of the server of `coordinator`'s tools.
+    pub fn builder(coordinator: &Coordinator) -> McpServerBuilder {
+        McpServerBuilder {
+            coordinator: coordinator.clone(),
+            workspace: PathBuf::from("."),
+            approvals: false,
+            builtins: None,
+        }
+    }
+
+    /// The largest JSON-RPC message this server reads: arguments of the largest
+    /// accepted size and room for their envelope. A message up to this size reaches
+    /// the handler, which answers arguments over the limit with a JSON-RPC error.
+    pub fn max_message_bytes(&self) -> usize {
+        self.max_argument_bytes.saturating_add(ENVELOPE_BYTES)
+    }
+
+    /// The coordinator served, while it runs.
+    pub(crate) fn coordinator(&self) -> Result<Coordinator, McpServerError> {
+        self.coordinator
+            .upgrade()
+            .ok_or(McpServerError::CoordinatorGone)
     }
 
     /// Every tool as listed: the coordinator's, then the built-in ones.
@@ -128,10 +182,11 @@ impl McpServer {
     }
 }
 
-fn served(tool: Arc<dyn Tool>) -> Result<ServedTool, CliError> {
+fn served(tool: Arc<dyn Tool>) -> Result<ServedTool, McpServerError> {
     let schema = tool.schema();
-    let invalid = |message: String| {
-        CliError::Coordinator(format!("tool `{}`: input schema: {message}", schema.name))
+    let invalid = |message: String| McpServerError::InvalidTool {
+        name: schema.name.clone(),
+        message,
     };
     let validator =
         ParameterValidator::compile(&schema.parameters).map_err(|p| invalid(p.message))?;

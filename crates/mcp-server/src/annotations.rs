@@ -1,11 +1,11 @@
 //! The MCP annotations of each served tool: hints that tell a client which calls only
 //! read, which change things, and which are safe to repeat.
 
-use oxydra::coordinator::{GET_AGENT_RUN, LIST_AGENT_BLUEPRINTS, START_AGENT_RUN};
+use oxydra_coordinator::{
+    CANCEL_AGENT_RUN, DECIDE_APPROVAL, GET_AGENT_RUN, LIST_AGENT_BLUEPRINTS,
+    LIST_PENDING_APPROVALS, START_AGENT_RUN,
+};
 use rmcp::model::ToolAnnotations;
-
-use super::approval_tools::{DECIDE_APPROVAL, LIST_PENDING_APPROVALS};
-use super::cancel_tool::CANCEL_AGENT_RUN;
 
 /// The annotations of the tool named `name`; `None` for a tool this server does not
 /// know (none is served without annotations: see the test below).
@@ -42,15 +42,11 @@ pub fn for_tool(name: &str) -> Option<ToolAnnotations> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oxydra::coordinator::AGENT_TOOL_NAMES;
+    use oxydra_coordinator::{AGENT_TOOL_NAMES, RUN_CONTROL_TOOL_NAMES};
 
     #[test]
     fn every_served_tool_has_annotations_and_only_readers_are_read_only() {
-        for name in AGENT_TOOL_NAMES.iter().chain([
-            &CANCEL_AGENT_RUN,
-            &LIST_PENDING_APPROVALS,
-            &DECIDE_APPROVAL,
-        ]) {
+        for name in AGENT_TOOL_NAMES.iter().chain(&RUN_CONTROL_TOOL_NAMES) {
             let annotations = for_tool(name);
             assert!(annotations.is_some(), "{name}");
         }

@@ -1,43 +1,62 @@
-//! `list_pending_approvals` and `decide_approval`: the MCP face of approvals that wait
-//! (served when `approve = "ask"`, the one mode in which a run waits for a person).
-//! Same JSON as `GET /runs/{id}` (its `pending_approvals`) and
+//! The coordinator's tools that steer runs already started: `cancel_agent_run`,
+//! `list_pending_approvals` and `decide_approval`. They answer with the same JSON as
+//! `POST /runs/{id}/cancel`, `GET /runs/{id}` (its `pending_approvals`) and
 //! `POST /runs/{id}/approvals/{approval_id}`: the answer, or the API's error body,
 //! which says what to correct (an unknown id, a run that no longer waits, a request
 //! decided already).
+//!
+//! The coordinator does not give them to its own agents by default (an orchestrating
+//! agent watches the runs it starts; a person decides approvals). An MCP server of the
+//! coordinator (`oxydra-mcp-server`) serves them, and an application may register them
+//! for an in-process agent of its own with [`run_control_tool_rules`].
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
-use oxydra::coordinator::{ApiError, Coordinator, CoordinatorHandle};
-use oxydra::runtime::ApprovalDecision;
-use oxydra::tools::{Tool, ToolContext, ToolError, ToolOutput};
-use oxydra::types::{SafetyTier, ToolSchema};
+use oxydra_executor::{ToolRule, ToolRuleKind};
+use oxydra_runtime::ApprovalDecision;
+use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
+use oxydra_types::{SafetyTier, ToolSchema};
 use serde_json::{Value, json};
 
+use crate::coordinator::{Coordinator, CoordinatorHandle};
+use crate::error::CoordinatorError;
+
+/// Name of the run-cancelling tool.
+pub const CANCEL_AGENT_RUN: &str = "cancel_agent_run";
 /// Name of the tool that lists a run's requests waiting for a decision.
 pub const LIST_PENDING_APPROVALS: &str = "list_pending_approvals";
 /// Name of the tool that decides one request.
 pub const DECIDE_APPROVAL: &str = "decide_approval";
+/// The names of the three run-control tools.
+pub const RUN_CONTROL_TOOL_NAMES: [&str; 3] =
+    [CANCEL_AGENT_RUN, LIST_PENDING_APPROVALS, DECIDE_APPROVAL];
 
 /// The decisions, as the API spells them.
 const DECISIONS: [&str; 3] = ["approve_once", "approve_for_session", "deny"];
 
-/// `list_pending_approvals`: the consent requests a run waits on.
-#[derive(Debug, Clone)]
-pub struct ListPendingApprovals(pub CoordinatorHandle);
-
-/// `decide_approval`: answers one request; when the run's last open request is
-/// decided, the run resumes (on any worker).
-#[derive(Debug, Clone)]
-pub struct DecideApproval(pub CoordinatorHandle);
-
-/// The string argument `name`, which the input schema requires.
-fn string_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
-    args.get(name)
-        .and_then(Value::as_str)
-        .ok_or_else(|| ToolError::InvalidArguments {
-            message: format!("`{name}` must be a string"),
-        })
+/// The two approval tools, `list_pending_approvals` and `decide_approval`, bound to
+/// `handle`. Offer them where runs may wait for a person (a permission broker that
+/// defers, such as `oxydra_executor::DeferAll`); elsewhere no run ever waits.
+pub fn approval_tools(handle: &CoordinatorHandle) -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(ListPendingApprovals(handle.clone())),
+        Arc::new(DecideApproval(handle.clone())),
+    ]
 }
 
+/// The rules the run-control tools need in any executor that runs them:
+/// `list_pending_approvals` is read-only, but its answer changes as requests are
+/// decided, so it is never deduped.
+pub fn run_control_tool_rules() -> Vec<ToolRule> {
+    vec![ToolRule::new(
+        LIST_PENDING_APPROVALS,
+        ToolRuleKind::NeverDedupe,
+    )]
+}
+
+/// The coordinator `handle` points to, or the API's `unavailable` body once it has
+/// shut down.
 fn coordinator(handle: &CoordinatorHandle) -> Result<Coordinator, ToolError> {
     handle
         .upgrade()
@@ -49,8 +68,25 @@ fn api_body(error: &str, message: &str) -> String {
     json!({"error": error, "message": message}).to_string()
 }
 
-fn output(value: Value) -> ToolOutput {
-    ToolOutput::from(value)
+/// The API's JSON error body ([`CoordinatorError::body`]) as the tool's error.
+fn api_error(error: CoordinatorError) -> ToolError {
+    if error.is_internal() {
+        tracing::error!(error = %error, "coordinator request failed");
+    }
+    ToolError::Failed(error.body().to_string())
+}
+
+fn to_value(value: impl serde::Serialize) -> Result<Value, ToolError> {
+    serde_json::to_value(value).map_err(|error| ToolError::Failed(error.to_string()))
+}
+
+/// The string argument `name`, which the input schema requires.
+fn string_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
+    args.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::InvalidArguments {
+            message: format!("`{name}` must be a string"),
+        })
 }
 
 /// The decision the arguments spell, refused (with what to send instead) when it is
@@ -76,6 +112,49 @@ fn decision(args: &Value) -> Result<ApprovalDecision, ToolError> {
     }
     serde_json::from_value(body).map_err(|error| refused(error.to_string()))
 }
+
+/// `cancel_agent_run`: a pending run ends `cancelled` at once; a running one is
+/// signalled and awaited for a bounded time. An ended run cannot be cancelled (the
+/// `not_cancellable` error body says its status).
+#[derive(Debug, Clone)]
+pub struct CancelAgentRun(pub CoordinatorHandle);
+
+#[async_trait]
+impl Tool for CancelAgentRun {
+    fn schema(&self) -> ToolSchema {
+        ToolSchema::new(
+            CANCEL_AGENT_RUN,
+            "Cancel a run started with start_agent_run. A pending run ends `cancelled` at \
+             once; a running one is stopped. Returns the run as it is afterwards; a run that \
+             has already ended cannot be cancelled.",
+            json!({
+                "type": "object",
+                "required": ["run_id"],
+                "properties": {"run_id": {"type": "string"}},
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    fn safety_tier(&self) -> SafetyTier {
+        SafetyTier::SideEffecting
+    }
+
+    async fn execute(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let run_id = string_arg(&args, "run_id")?;
+        let coordinator = self
+            .0
+            .upgrade()
+            .ok_or_else(|| ToolError::Failed("the coordinator has shut down".into()))?;
+        let run = coordinator.cancel_run(run_id).await.map_err(api_error)?;
+        Ok(ToolOutput::from(to_value(run)?))
+    }
+}
+
+/// `list_pending_approvals`: the consent requests a run waits on. Never deduped (see
+/// [`run_control_tool_rules`]).
+#[derive(Debug, Clone)]
+pub struct ListPendingApprovals(pub CoordinatorHandle);
 
 #[async_trait]
 impl Tool for ListPendingApprovals {
@@ -104,14 +183,17 @@ impl Tool for ListPendingApprovals {
         let pending = coordinator(&self.0)?
             .pending_approvals(run_id)
             .await
-            .map_err(|error| ToolError::Failed(ApiError::from(error).body.to_string()))?;
-        let pending =
-            serde_json::to_value(pending).map_err(|error| ToolError::Failed(error.to_string()))?;
-        Ok(output(
-            json!({"run_id": run_id, "pending_approvals": pending}),
+            .map_err(api_error)?;
+        Ok(ToolOutput::from(
+            json!({"run_id": run_id, "pending_approvals": to_value(pending)?}),
         ))
     }
 }
+
+/// `decide_approval`: answers one request; when the run's last open request is
+/// decided, the run resumes (on any worker).
+#[derive(Debug, Clone)]
+pub struct DecideApproval(pub CoordinatorHandle);
 
 #[async_trait]
 impl Tool for DecideApproval {
@@ -150,10 +232,8 @@ impl Tool for DecideApproval {
         let run = coordinator(&self.0)?
             .decide_approval(run_id, approval_id, decision)
             .await
-            .map_err(|error| ToolError::Failed(ApiError::from(error).body.to_string()))?;
-        let run =
-            serde_json::to_value(run).map_err(|error| ToolError::Failed(error.to_string()))?;
-        Ok(output(run))
+            .map_err(api_error)?;
+        Ok(ToolOutput::from(to_value(run)?))
     }
 }
 
@@ -205,5 +285,41 @@ mod tests {
             decision(&json!({"decision": 1})),
             Err(ToolError::InvalidArguments { .. })
         ));
+    }
+
+    #[test]
+    fn the_tools_are_named_as_listed_and_only_the_lister_reads() {
+        let handle = CoordinatorHandle::default();
+        let tools: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(CancelAgentRun(handle.clone())),
+            Arc::new(ListPendingApprovals(handle.clone())),
+            Arc::new(DecideApproval(handle)),
+        ];
+        let names: Vec<String> = tools.iter().map(|tool| tool.schema().name).collect();
+        assert_eq!(names, RUN_CONTROL_TOOL_NAMES);
+        let tiers: Vec<SafetyTier> = tools.iter().map(|tool| tool.safety_tier()).collect();
+        assert_eq!(
+            tiers,
+            [
+                SafetyTier::SideEffecting,
+                SafetyTier::ReadOnly,
+                SafetyTier::SideEffecting
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_coordinator_that_is_gone_is_the_apis_unavailable_body() {
+        let tool = DecideApproval(CoordinatorHandle::default());
+        let ctx = ToolContext::new(
+            ".",
+            tokio_util::sync::CancellationToken::new(),
+            oxydra_types::CallId::generate(),
+        );
+        let args = json!({"run_id": "r", "approval_id": "a", "decision": "deny"});
+        let Err(ToolError::Failed(body)) = tool.execute(args, &ctx).await else {
+            panic!("not refused");
+        };
+        assert!(body.contains("unavailable"), "{body}");
     }
 }
