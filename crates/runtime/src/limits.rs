@@ -4,6 +4,14 @@ use std::time::Duration;
 
 use crate::error::RuntimeError;
 
+/// Provider calls per run when nothing else is said.
+pub const DEFAULT_MAX_TURNS: usize = 8;
+/// The limit on every provider call and every tool batch when nothing else is said.
+pub const DEFAULT_TURN_TIMEOUT: Duration = Duration::from_secs(120);
+/// The share of the usable context at which older turns are summarised, when nothing
+/// else is said.
+pub const DEFAULT_SUMMARY_TRIGGER_RATIO: f64 = 0.8;
+
 /// Turn, cost, time and context budgets of a session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuntimeLimits {
@@ -29,10 +37,10 @@ pub struct RuntimeLimits {
 impl Default for RuntimeLimits {
     fn default() -> Self {
         Self {
-            max_turns: 8,
+            max_turns: DEFAULT_MAX_TURNS,
             max_cost: None,
-            turn_timeout: Duration::from_secs(120),
-            summary_trigger_ratio: 0.8,
+            turn_timeout: DEFAULT_TURN_TIMEOUT,
+            summary_trigger_ratio: DEFAULT_SUMMARY_TRIGGER_RATIO,
             context_window: None,
             safety_buffer_tokens: 512,
             max_output_tokens: None,

@@ -248,7 +248,10 @@ fn merge_settings<P>(
 ) -> Result<Merged<P>, CliError> {
     let section = &file.config.runtime;
 
-    let max_turns = flags.max_turns.or(section.max_turns).unwrap_or(8);
+    let max_turns = flags
+        .max_turns
+        .or(section.max_turns)
+        .unwrap_or(oxydra::runtime::DEFAULT_MAX_TURNS);
     if max_turns == 0 {
         return Err(CliError::Flag {
             flag: "--max-turns",
@@ -267,7 +270,7 @@ fn merge_settings<P>(
     let turn_timeout_secs = flags
         .turn_timeout
         .or(section.turn_timeout_secs)
-        .unwrap_or(120);
+        .unwrap_or(oxydra::runtime::DEFAULT_TURN_TIMEOUT.as_secs());
     if turn_timeout_secs == 0 {
         return Err(CliError::Flag {
             flag: "--turn-timeout",
@@ -322,7 +325,9 @@ fn merge_settings<P>(
             max_turns,
             max_cost,
             turn_timeout_secs,
-            summary_trigger_ratio: section.summary_trigger_ratio.unwrap_or(0.8),
+            summary_trigger_ratio: section
+                .summary_trigger_ratio
+                .unwrap_or(oxydra::runtime::DEFAULT_SUMMARY_TRIGGER_RATIO),
             context_window: section.context_window,
             max_output_tokens: section.max_output_tokens,
             system_prompt: section.system_prompt.clone(),

@@ -73,9 +73,9 @@ pub fn narrowing(key: &str) -> Narrowing {
         "provider.threads" | "provider.thinking_budget" => Lowest(None),
         "provider.base_url" | "provider.api_key_env" => Withheld,
 
-        "runtime.max_turns" => count(8),
+        "runtime.max_turns" => count(oxydra::runtime::DEFAULT_MAX_TURNS),
         "runtime.max_cost" | "runtime.context_window" | "runtime.max_output_tokens" => Lowest(None),
-        "runtime.turn_timeout_secs" => secs(120),
+        "runtime.turn_timeout_secs" => secs(oxydra::runtime::DEFAULT_TURN_TIMEOUT.as_secs()),
         "runtime.session_wait_secs" => {
             Lowest(Some(oxydra::runtime::DEFAULT_SESSION_WAIT.as_secs_f64()))
         }
