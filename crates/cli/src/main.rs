@@ -11,7 +11,7 @@ mod consent;
 mod error;
 mod exit_code;
 mod interrupt;
-#[cfg_attr(not(feature = "local"), allow(dead_code))]
+#[cfg(feature = "local")]
 mod local_model;
 mod logging;
 mod output;

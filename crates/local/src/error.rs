@@ -52,6 +52,48 @@ pub enum LocalError {
     /// The thread that runs the model stopped.
     #[error("the model's worker thread stopped")]
     WorkerGone,
+    /// A model name is neither an existing file nor a valid
+    /// `hf:OWNER/REPO/FILE.gguf` (feature `download`).
+    #[error("{message}")]
+    ModelName {
+        /// What is wrong with it, naming it.
+        message: String,
+    },
+    /// A download was interrupted: the server could not be reached or the transfer
+    /// broke. The `.part` file is kept, and the next attempt resumes from it
+    /// (feature `download`).
+    #[error("downloading {url}: {message} (run again to resume)")]
+    DownloadTransfer {
+        /// The URL.
+        url: String,
+        /// What failed.
+        message: String,
+    },
+    /// The server answered a download with an error status (feature `download`).
+    #[error("downloading {url}: the server answered HTTP {status}")]
+    DownloadStatus {
+        /// The URL.
+        url: String,
+        /// The status.
+        status: u16,
+    },
+    /// The file arrived but is not what the server announced (more bytes than its
+    /// size, another SHA-256); it was deleted (feature `download`).
+    #[error("downloading {url}: the file is corrupt ({message}); it was deleted, run again")]
+    DownloadCorrupt {
+        /// The URL.
+        url: String,
+        /// What did not match.
+        message: String,
+    },
+    /// A downloaded file could not be written (feature `download`).
+    #[error("{}: {message}", path.display())]
+    DownloadIo {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        message: String,
+    },
 }
 
 impl From<LocalError> for ProviderError {
@@ -62,12 +104,19 @@ impl From<LocalError> for ProviderError {
             | LocalError::Grammar { .. } => ProviderError::InvalidRequest {
                 message: error.to_string(),
             },
-            LocalError::Backend { .. } | LocalError::Load { .. } | LocalError::Sampling { .. } => {
-                ProviderError::InvalidConfig {
-                    what: "local model".into(),
-                    message: error.to_string(),
-                }
-            }
+            LocalError::Backend { .. }
+            | LocalError::Load { .. }
+            | LocalError::Sampling { .. }
+            | LocalError::ModelName { .. }
+            | LocalError::DownloadStatus { .. }
+            | LocalError::DownloadCorrupt { .. }
+            | LocalError::DownloadIo { .. } => ProviderError::InvalidConfig {
+                what: "local model".into(),
+                message: error.to_string(),
+            },
+            LocalError::DownloadTransfer { .. } => ProviderError::Transport {
+                message: error.to_string(),
+            },
             LocalError::WorkerGone => ProviderError::Server {
                 status: 500,
                 message: error.to_string(),

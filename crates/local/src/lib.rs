@@ -17,6 +17,10 @@
 //!   `general.sampling.*` recommendation, else llama.cpp server's defaults, with a
 //!   repetition penalty, a cap on output tokens, and a repetition guard that cuts
 //!   an answer stuck in a loop.
+//! - With the `download` feature, `ModelResolver` takes the model names the `oxydra`
+//!   CLI takes: a GGUF path, or `hf:OWNER/REPO/FILE.gguf` downloaded once (resumed,
+//!   its size and SHA-256 checked, renamed into place when whole) through the HTTP
+//!   client of `oxydra-http`, reporting to a `DownloadProgress` of yours.
 //! - On Linux, llama.cpp's threads spin briefly at their barriers and then sleep
 //!   ([`openmp_spin`]), so decoding holds up when another process takes a core.
 //!
@@ -30,6 +34,8 @@
 
 mod choices;
 mod config;
+#[cfg(feature = "download")]
+mod download;
 mod engine;
 mod error;
 mod grammar;
@@ -48,6 +54,11 @@ mod tool_prompt;
 
 pub use choices::{ArgumentChoice, ArgumentChoices};
 pub use config::{DEFAULT_MAX_CONTEXT, DEFAULT_PROMPT_CHUNK, LocalConfig};
+#[cfg(feature = "download")]
+pub use download::{
+    DEFAULT_HF_ENDPOINT, DownloadProgress, HF_ENDPOINT_VAR, HfName, ModelResolver, NoProgress,
+    download,
+};
 pub use error::LocalError;
 pub use grammar::{ToolGrammar, answer_grammar, one_call_grammar, tool_grammar};
 pub use hard_exit::exit_skipping_destructors;

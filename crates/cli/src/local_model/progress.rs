@@ -3,11 +3,13 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+use oxydra::local::DownloadProgress;
+
 /// Redraws at most this often.
 const REDRAW: Duration = Duration::from_millis(100);
 
-/// The progress of one download.
-#[derive(Debug)]
+/// The progress of one download, as the library's download reports it.
+#[derive(Debug, Default)]
 pub struct Progress {
     label: String,
     total: Option<u64>,
@@ -28,24 +30,6 @@ impl Progress {
         }
     }
 
-    /// Adds `bytes` received.
-    pub fn advance(&mut self, bytes: u64) {
-        self.done += bytes;
-        if !self.shown || self.last.is_some_and(|last| last.elapsed() < REDRAW) {
-            return;
-        }
-        self.last = Some(Instant::now());
-        eprint!("\r{}", self.line());
-        let _ = std::io::stderr().flush();
-    }
-
-    /// Ends the bar's line.
-    pub fn finish(&self) {
-        if self.shown {
-            eprintln!("\r{}", self.line());
-        }
-    }
-
     fn line(&self) -> String {
         let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
         match self.total {
@@ -63,6 +47,28 @@ impl Progress {
                 )
             }
             _ => format!("{} {:.1} MiB", self.label, mib(self.done)),
+        }
+    }
+}
+
+impl DownloadProgress for Progress {
+    fn start(&mut self, label: &str, total: Option<u64>, done: u64) {
+        *self = Self::new(label, total, done);
+    }
+
+    fn advance(&mut self, bytes: u64) {
+        self.done += bytes;
+        if !self.shown || self.last.is_some_and(|last| last.elapsed() < REDRAW) {
+            return;
+        }
+        self.last = Some(Instant::now());
+        eprint!("\r{}", self.line());
+        let _ = std::io::stderr().flush();
+    }
+
+    fn finish(&mut self) {
+        if self.shown {
+            eprintln!("\r{}", self.line());
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Downloading a model file once: resumable (an interrupted download continues
-//! from its `.part` file with an HTTP `Range` request) and checked (the size the
+//! from its `.part` file with an HTTP `Range` request), checked (the size the
 //! server announced, and the SHA-256 when the hub gives it in `X-Linked-Etag` or
-//! an `ETag`, as it does for LFS files).
+//! an `ETag`, as it does for LFS files) and atomic (the file appears under its name
+//! only when complete and checked: a rename of the `.part` file).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,48 +13,11 @@ use reqwest::{StatusCode, redirect};
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
-use super::progress::Progress;
+use super::DownloadProgress;
+use crate::error::LocalError;
 
 /// Redirects followed before giving up (the hub sends one, to its CDN).
 const MAX_REDIRECTS: usize = 10;
-
-/// Why a download failed.
-#[derive(Debug, thiserror::Error)]
-pub enum DownloadError {
-    /// The server could not be reached or the transfer broke; the `.part` file is
-    /// kept, and the next attempt resumes from it.
-    #[error("downloading {url}: {message} (run again to resume)")]
-    Transfer {
-        /// The URL.
-        url: String,
-        /// What failed.
-        message: String,
-    },
-    /// The server answered with an error status.
-    #[error("downloading {url}: the server answered HTTP {status}")]
-    Status {
-        /// The URL.
-        url: String,
-        /// The status.
-        status: u16,
-    },
-    /// The file arrived but is not what the server announced; it was deleted.
-    #[error("downloading {url}: the file is corrupt ({message}); it was deleted, run again")]
-    Corrupt {
-        /// The URL.
-        url: String,
-        /// What did not match.
-        message: String,
-    },
-    /// The file could not be written.
-    #[error("{}: {message}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// What failed.
-        message: String,
-    },
-}
 
 /// What the server said about the file.
 #[derive(Debug, Default)]
@@ -95,13 +59,28 @@ fn part_path(target: &Path) -> PathBuf {
     target.with_file_name(name)
 }
 
-/// Downloads `url` to `target`, resuming a `target.part` left by an earlier try.
-pub async fn download(url: &str, target: &Path) -> Result<(), DownloadError> {
-    let io = |path: &Path, error: std::io::Error| DownloadError::Io {
+/// Downloads `url` to `target`, resuming a `target.part` left by an earlier try,
+/// and tells `progress` how far it got.
+///
+/// The file is written as `target.part` and renamed to `target` once its size (and
+/// its SHA-256, when the server announced one) are checked; redirects are followed
+/// up to 10 times, by this function, so that the hub's `X-Linked-*` headers on them
+/// are read. A file longer than announced or of another SHA-256 is deleted; an
+/// interrupted transfer keeps its `.part` file for the next try.
+///
+/// # Errors
+/// [`LocalError::DownloadTransfer`] (resumable), [`LocalError::DownloadStatus`],
+/// [`LocalError::DownloadCorrupt`] or [`LocalError::DownloadIo`].
+pub async fn download(
+    url: &str,
+    target: &Path,
+    progress: &mut dyn DownloadProgress,
+) -> Result<(), LocalError> {
+    let io = |path: &Path, error: std::io::Error| LocalError::DownloadIo {
         path: path.to_path_buf(),
         message: error.to_string(),
     };
-    let transfer = |message: String| DownloadError::Transfer {
+    let transfer = |message: String| LocalError::DownloadTransfer {
         url: url.to_owned(),
         message,
     };
@@ -113,7 +92,7 @@ pub async fn download(url: &str, target: &Path) -> Result<(), DownloadError> {
     let part = part_path(target);
     let mut offset = tokio::fs::metadata(&part).await.map_or(0, |m| m.len());
 
-    let client = oxydra::http::client_builder()
+    let client = oxydra_http::client_builder()
         .redirect(redirect::Policy::none())
         .connect_timeout(Duration::from_secs(30))
         .read_timeout(Duration::from_secs(60))
@@ -152,7 +131,7 @@ pub async fn download(url: &str, target: &Path) -> Result<(), DownloadError> {
             continue;
         }
         if !status.is_success() {
-            return Err(DownloadError::Status {
+            return Err(LocalError::DownloadStatus {
                 url: url.to_owned(),
                 status: status.as_u16(),
             });
@@ -191,7 +170,7 @@ pub async fn download(url: &str, target: &Path) -> Result<(), DownloadError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut progress = Progress::new(label, expected_size, offset);
+    progress.start(&label, expected_size, offset);
     let mut body = response.bytes_stream();
     let mut written = offset;
     while let Some(chunk) = body.next().await {
@@ -200,7 +179,7 @@ pub async fn download(url: &str, target: &Path) -> Result<(), DownloadError> {
         if expected_size.is_some_and(|size| written > size) {
             drop(file);
             let _ = tokio::fs::remove_file(&part).await;
-            return Err(DownloadError::Corrupt {
+            return Err(LocalError::DownloadCorrupt {
                 url: url.to_owned(),
                 message: "more bytes than announced".into(),
             });
@@ -225,7 +204,7 @@ pub async fn download(url: &str, target: &Path) -> Result<(), DownloadError> {
             .map_err(|e| io(&part, e))?;
         if &actual != expected {
             let _ = tokio::fs::remove_file(&part).await;
-            return Err(DownloadError::Corrupt {
+            return Err(LocalError::DownloadCorrupt {
                 url: url.to_owned(),
                 message: format!("sha256 {actual}, expected {expected}"),
             });

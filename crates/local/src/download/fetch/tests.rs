@@ -7,6 +7,7 @@ use oxydra_test_support::{MockServer, RecordedRequest, Reply};
 use sha2::{Digest, Sha256};
 
 use super::*;
+use crate::download::NoProgress;
 
 fn model_bytes() -> Vec<u8> {
     (0..200_000u32).map(|i| (i % 251) as u8).collect()
@@ -64,7 +65,9 @@ async fn downloads_through_the_redirect_and_checks_the_sha() {
     let server = hub(bytes.clone(), sha_hex(&bytes), bytes.len(), true);
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("hf/o/r/m.gguf");
-    download(&url(&server), &target).await.unwrap();
+    download(&url(&server), &target, &mut NoProgress)
+        .await
+        .unwrap();
     assert_eq!(std::fs::read(&target).unwrap(), bytes);
     assert!(!part_path(&target).exists());
     assert!(
@@ -82,7 +85,9 @@ async fn an_interrupted_download_resumes_with_a_range_request() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("m.gguf");
     std::fs::write(part_path(&target), &bytes[..70_000]).unwrap();
-    download(&url(&server), &target).await.unwrap();
+    download(&url(&server), &target, &mut NoProgress)
+        .await
+        .unwrap();
     assert_eq!(std::fs::read(&target).unwrap(), bytes);
     let cdn = server
         .requests()
@@ -99,7 +104,9 @@ async fn a_server_that_ignores_the_range_restarts_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("m.gguf");
     std::fs::write(part_path(&target), b"stale bytes from elsewhere").unwrap();
-    download(&url(&server), &target).await.unwrap();
+    download(&url(&server), &target, &mut NoProgress)
+        .await
+        .unwrap();
     assert_eq!(std::fs::read(&target).unwrap(), bytes);
 }
 
@@ -109,8 +116,13 @@ async fn a_corrupt_download_is_deleted_and_reported() {
     let server = hub(bytes.clone(), sha_hex(b"something else"), bytes.len(), true);
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("m.gguf");
-    let error = download(&url(&server), &target).await.unwrap_err();
-    assert!(matches!(error, DownloadError::Corrupt { .. }), "{error}");
+    let error = download(&url(&server), &target, &mut NoProgress)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, LocalError::DownloadCorrupt { .. }),
+        "{error}"
+    );
     assert!(error.to_string().contains("sha256"), "{error}");
     assert!(!target.exists());
     assert!(!part_path(&target).exists());
@@ -124,11 +136,18 @@ async fn a_corrupt_resume_is_caught_by_the_sha() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("m.gguf");
     std::fs::write(part_path(&target), vec![0u8; 50_000]).unwrap();
-    let error = download(&url(&server), &target).await.unwrap_err();
-    assert!(matches!(error, DownloadError::Corrupt { .. }), "{error}");
+    let error = download(&url(&server), &target, &mut NoProgress)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, LocalError::DownloadCorrupt { .. }),
+        "{error}"
+    );
     assert!(!part_path(&target).exists());
     // The next try starts afresh and succeeds.
-    download(&url(&server), &target).await.unwrap();
+    download(&url(&server), &target, &mut NoProgress)
+        .await
+        .unwrap();
     assert_eq!(std::fs::read(&target).unwrap(), bytes);
 }
 
@@ -139,8 +158,13 @@ async fn a_short_body_keeps_the_part_for_a_resume() {
     let server = hub(bytes.clone(), sha_hex(&bytes), bytes.len() + 10, true);
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("m.gguf");
-    let error = download(&url(&server), &target).await.unwrap_err();
-    assert!(matches!(error, DownloadError::Transfer { .. }), "{error}");
+    let error = download(&url(&server), &target, &mut NoProgress)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, LocalError::DownloadTransfer { .. }),
+        "{error}"
+    );
     assert!(error.to_string().contains("resume"), "{error}");
     assert!(!target.exists());
     assert_eq!(
@@ -157,9 +181,11 @@ async fn an_error_status_is_reported_with_the_url() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("m.gguf");
-    let error = download(&url(&server), &target).await.unwrap_err();
+    let error = download(&url(&server), &target, &mut NoProgress)
+        .await
+        .unwrap_err();
     assert!(
-        matches!(error, DownloadError::Status { status: 404, .. }),
+        matches!(error, LocalError::DownloadStatus { status: 404, .. }),
         "{error}"
     );
     assert!(!target.exists());
@@ -172,7 +198,7 @@ async fn endless_redirects_stop() {
         .start()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let error = download(&url(&server), &dir.path().join("m.gguf"))
+    let error = download(&url(&server), &dir.path().join("m.gguf"), &mut NoProgress)
         .await
         .unwrap_err();
     assert!(error.to_string().contains("redirect"), "{error}");

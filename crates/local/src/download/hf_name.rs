@@ -2,7 +2,20 @@
 
 use std::path::PathBuf;
 
-/// A parsed `hf:` model name.
+use crate::error::LocalError;
+
+/// A parsed `hf:` model name: where the file is on the hub and where it is kept.
+///
+/// ```
+/// use std::path::PathBuf;
+/// use oxydra_local::HfName;
+///
+/// let name = HfName::parse("o/r/q4/m.gguf")?;
+/// assert_eq!(name.relative_path(), PathBuf::from("o/r/q4/m.gguf"));
+/// assert_eq!(name.url("https://huggingface.co"), "https://huggingface.co/o/r/resolve/main/q4/m.gguf");
+/// assert!(HfName::parse("o/../x.gguf").is_err());
+/// # Ok::<(), oxydra_local::LocalError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HfName {
     owner: String,
@@ -14,13 +27,21 @@ impl HfName {
     /// Parses `OWNER/REPO/FILE.gguf` (the file may sit in folders). Every part is
     /// letters, digits, `.`, `_` or `-`, and none is `.` or `..`, so the name can
     /// neither leave the models directory nor change the URL's meaning.
-    pub fn parse(name: &str) -> Result<Self, String> {
+    ///
+    /// # Errors
+    /// [`LocalError::ModelName`], saying which part is wrong.
+    pub fn parse(name: &str) -> Result<Self, LocalError> {
+        let invalid = |message: String| LocalError::ModelName { message };
         let parts: Vec<&str> = name.split('/').collect();
         let [owner, repo, file @ ..] = parts.as_slice() else {
-            return Err(format!("`hf:{name}`: expected hf:OWNER/REPO/FILE.gguf"));
+            return Err(invalid(format!(
+                "`hf:{name}`: expected hf:OWNER/REPO/FILE.gguf"
+            )));
         };
         if file.is_empty() {
-            return Err(format!("`hf:{name}`: expected hf:OWNER/REPO/FILE.gguf"));
+            return Err(invalid(format!(
+                "`hf:{name}`: expected hf:OWNER/REPO/FILE.gguf"
+            )));
         }
         for part in parts.iter() {
             let valid = !part.is_empty()
@@ -30,13 +51,15 @@ impl HfName {
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
             if !valid {
-                return Err(format!(
+                return Err(invalid(format!(
                     "`hf:{name}`: `{part}` is not a valid name (letters, digits, . _ -)"
-                ));
+                )));
             }
         }
         if !name.to_ascii_lowercase().ends_with(".gguf") {
-            return Err(format!("`hf:{name}`: the file must be a .gguf model"));
+            return Err(invalid(format!(
+                "`hf:{name}`: the file must be a .gguf model"
+            )));
         }
         Ok(Self {
             owner: (*owner).to_owned(),
