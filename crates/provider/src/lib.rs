@@ -22,7 +22,9 @@
 //! [`ProviderError::UnsupportedPart`] or [`ProviderError::PartLimit`] before anything is
 //! sent, never a part silently left out (docs/provider.md has the table).
 //! What each kind is (its name, variables, defaults and constructor) is one row of
-//! [`PROVIDERS`], which [`from_env`] and the `oxydra` CLI read.
+//! [`PROVIDERS`], which [`from_env`] and the `oxydra` CLI read. Which kind an
+//! environment selects (a kind named, a base URL of one's own, else the first key
+//! set) is decided once, by [`select`], for both.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -86,7 +88,7 @@ pub use anthropic::{
 };
 pub use config::{DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, ProviderConfig};
 pub use error::ProviderError;
-pub use from_env::{from_env, from_env_with};
+pub use from_env::{ProviderChoice, Selection, from_env, from_env_with, select};
 pub use gemini::{GEMINI_BASE_URL, GeminiProvider, GeminiStreamDecoder};
 pub use kinds::{PROVIDER_KINDS, PROVIDERS, ProviderInfo, provider_info};
 pub use ollama::{OLLAMA_BASE_URL, OllamaProvider, OllamaStreamDecoder};

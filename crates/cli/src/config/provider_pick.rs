@@ -1,5 +1,8 @@
-//! Picking the provider a run talks to: flags, then the environment, then the file's
-//! `[provider]`, then whichever API key is set; and each kind's defaults.
+//! The provider a run talks to: the layers of the CLI (flags, then the `OXYDRA_*`
+//! variables, then the file's `[provider]`) give a kind, base URL and key variable;
+//! `oxydra::provider::select` decides what the environment then selects (the first API
+//! key set, and which key is sent); with nothing selected, the local model at hand.
+//! Here too: the checks of the kind's settings that name a flag or a file key.
 
 use std::path::PathBuf;
 
@@ -8,7 +11,7 @@ use serde::Serialize;
 use super::file::http_url;
 use super::load::LoadedFile;
 use super::mask::{Secret, mask_url};
-use oxydra::provider::{PROVIDERS, ProviderInfo};
+use oxydra::provider::{PROVIDERS, ProviderChoice, ProviderInfo};
 
 use super::{EnvLookup, ProviderKind, ProviderSection, SamplingSection};
 use crate::args::{Effort, OpenAiApi, RunOptions};
@@ -138,20 +141,8 @@ pub fn merge_provider(
         (None, None) => section.base_url.clone(),
     };
     let explicit_kind = flags.provider.or(env_kind).or(section.kind);
-    // Unnamed, a base URL or a key variable means the first kind (OpenAI-compatible);
-    // else the first kind in the table whose key is set.
-    let detected = || {
-        let first = PROVIDERS.first();
-        if base_url.is_some() || section.api_key_env.is_some() {
-            return first;
-        }
-        PROVIDERS
-            .iter()
-            .filter(|info| !info.keyless)
-            .find(|info| set(info.api_key_var).is_some())
-    };
     let info = match explicit_kind {
-        Some(ProviderKind::Http(info)) => info,
+        Some(ProviderKind::Http(info)) => Some(info),
         Some(ProviderKind::Local) => {
             let named = flags.model.clone().or_else(|| set("OXYDRA_MODEL"));
             if named.is_none() && section.model.is_some() && file.untrusted_model {
@@ -165,77 +156,61 @@ pub fn merge_provider(
                 .ok_or(CliError::NoLocalModel)?;
             return Ok(local_provider(section, model));
         }
-        None => match detected() {
-            Some(info) => info,
-            // Nothing else configured: a local model, when one is at hand.
-            None => match local_model_at_hand(section, flags, env) {
-                Some(model) => return Ok(local_provider(section, model)),
-                None => return Err(CliError::NoProvider),
-            },
-        },
+        None => None,
     };
-    let kind = ProviderKind::Http(info);
-    let (default_var, default_url, default_model) =
-        (info.api_key_var, info.default_base_url, info.default_model);
-    let (api_key_env, api_key) = if let Some(var) = &section.api_key_env {
-        let origin = file.path.as_ref().map_or_else(
-            || "api_key_env".to_owned(),
-            |path| format!("api_key_env in {}", path.display()),
-        );
-        match (set(var), need) {
-            (Some(key), _) => (Some(var.clone()), Some(Secret::new(key))),
-            (None, KeyNeed::Optional) => (Some(var.clone()), None),
-            (None, KeyNeed::Required) => {
-                return Err(CliError::MissingApiKey {
-                    var: var.clone(),
-                    origin,
-                    base_url: mask_url(base_url.as_deref().unwrap_or(default_url)),
-                });
-            }
-        }
-    } else if base_url.is_some() || info.keyless {
-        // A server of one's own (Ollama, vLLM …): no auth header unless a variable is named.
-        (None, None)
-    } else {
-        let key = match (set(default_var), explicit_kind) {
-            (Some(key), _) => Some(key),
-            (None, Some(_)) if need == KeyNeed::Optional => None,
-            // The provider was named (flag, environment or file) but has no key: say which.
-            (None, Some(_)) => {
-                let origin = if flags.provider.is_some() {
-                    "--provider".to_owned()
-                } else if env_kind.is_some() {
-                    "OXYDRA_PROVIDER".to_owned()
-                } else {
-                    file.path.as_ref().map_or_else(
-                        || "provider.kind".to_owned(),
-                        |path| format!("provider.kind in {}", path.display()),
-                    )
-                };
-                return Err(CliError::MissingApiKey {
-                    var: default_var.to_owned(),
-                    origin,
-                    base_url: default_url.to_owned(),
-                });
-            }
-            (None, None) => return Err(CliError::NoProvider),
+    // The provider crate decides what the environment selects (docs/provider.md).
+    let choice = ProviderChoice {
+        kind: info,
+        base_url,
+        api_key_var: section.api_key_env.clone(),
+    };
+    let Some(selection) = oxydra::provider::select(&choice, env) else {
+        // Nothing else configured: a local model, when one is at hand.
+        return match local_model_at_hand(section, flags, env) {
+            Some(model) => Ok(local_provider(section, model)),
+            None => Err(CliError::NoProvider),
         };
-        (Some(default_var.to_owned()), key.map(Secret::new))
     };
+    let info = selection.info;
+    if let (Some(var), KeyNeed::Required) = (selection.missing_key(), need) {
+        // A variable named by the file, or the kind's own for a kind named (flag,
+        // environment or file) without its key: say which and where from.
+        let origin = if section.api_key_env.is_some() {
+            file.path.as_ref().map_or_else(
+                || "api_key_env".to_owned(),
+                |path| format!("api_key_env in {}", path.display()),
+            )
+        } else if flags.provider.is_some() {
+            "--provider".to_owned()
+        } else if env_kind.is_some() {
+            "OXYDRA_PROVIDER".to_owned()
+        } else {
+            file.path.as_ref().map_or_else(
+                || "provider.kind".to_owned(),
+                |path| format!("provider.kind in {}", path.display()),
+            )
+        };
+        return Err(CliError::MissingApiKey {
+            var: var.to_owned(),
+            origin,
+            base_url: mask_url(selection.base_url()),
+        });
+    }
+    let kind = ProviderKind::Http(info);
     let model = flags
         .model
         .clone()
         .or_else(|| set("OXYDRA_MODEL"))
         .or_else(|| section.model.clone())
-        .unwrap_or_else(|| default_model.to_owned());
+        .unwrap_or_else(|| info.default_model.to_owned());
     let (api, reasoning_effort) = openai_settings(file, flags, info)?;
     let thinking_budget = thinking_budget(file, flags, info)?;
     Ok(EffectiveProvider {
         kind,
-        base_url: base_url.unwrap_or_else(|| default_url.to_owned()),
+        base_url: selection.base_url().to_owned(),
         model,
-        api_key_env,
-        api_key,
+        api_key: selection.api_key.clone().map(Secret::new),
+        api_key_env: selection.api_key_var,
         max_response_bytes: section.max_response_bytes,
         first_byte_timeout_secs: section.first_byte_timeout_secs,
         api,
@@ -415,12 +390,17 @@ fn local_provider(section: &ProviderSection, model: String) -> EffectiveProvider
 /// named only when they are the configured one.
 pub fn public_provider(kind: ProviderKind, env: EnvLookup<'_>) -> Option<EffectiveProvider> {
     let info = kind.http().filter(|info| !info.keyless)?;
-    let key = env(info.api_key_var).filter(|key| !key.trim().is_empty())?;
+    let choice = ProviderChoice {
+        kind: Some(info),
+        ..ProviderChoice::default()
+    };
+    let selection = oxydra::provider::select(&choice, env)?;
+    let key = selection.api_key.clone()?;
     Some(EffectiveProvider {
         kind,
-        base_url: info.default_base_url.to_owned(),
+        base_url: selection.base_url().to_owned(),
         model: info.default_model.to_owned(),
-        api_key_env: Some(info.api_key_var.to_owned()),
+        api_key_env: selection.api_key_var,
         api_key: Some(Secret::new(key)),
         max_response_bytes: None,
         first_byte_timeout_secs: None,
