@@ -16,7 +16,7 @@
 //! | `coordinator` | `oxydra-coordinator` | `coordinator` |
 //! | `mcp` | `oxydra-mcp` | `mcp` |
 //! | `mcp_server` | `oxydra-mcp-server` (the coordinator as an MCP server: stdio, streamable HTTP) | `mcp-server` |
-//! | `local` | `oxydra-local` (an embedded GGUF model, llama.cpp built from source) | `local`, not default |
+//! | `local` | `oxydra-local` (an embedded GGUF model, llama.cpp built from source; `ModelResolver`: `hf:` model names downloaded once) | `local`, not default (`local-download`) |
 //! | `storage` | the table of storage backends: a database opened from a path or URL (in this crate) | `memory` (a backend row per its feature) |
 //! | `otel` | export of the spans over OTLP/HTTP with the GenAI semantic conventions (in this crate) | `otel`, not default |
 //!
