@@ -36,83 +36,290 @@ enum Check {
     AnswerHasAll(&'static [&'static str]),
     /// The final answer holds one of these (case-insensitive).
     AnswerHasAny(&'static [&'static str]),
-    /// The workspace file holds this text (case-insensitive).
-    FileHas(&'static str, &'static str),
+    /// The workspace file holds all of these texts (case-insensitive).
+    FileHasAll(&'static str, &'static [&'static str]),
+    /// The run made no tool call and answered something.
+    AnswerWithoutTools,
 }
 
-/// One task: its workspace, its prompt, its check.
+/// One task: its kind, its workspace, its prompt, its check.
 struct Task {
-    name: &'static str,
+    /// What the task asks for; each kind has several phrasings.
+    kind: &'static str,
+    /// Whether the prompt is one the suite had before it was broadened (issue 43):
+    /// the small-model levers were tuned on these, so they are reported apart.
+    seen: bool,
     files: &'static [(&'static str, &'static str)],
     prompt: &'static str,
     check: Check,
 }
 
+const SERVER_TOML: (&str, &str) = (
+    "config/server.toml",
+    "[server]\nhost = \"0.0.0.0\"\nport = 8471\nworkers = 3\n",
+);
+const SERVICE_README: (&str, &str) = ("README.md", "A small web service.\n");
+const PLAN: (&str, &str) = (
+    "notes/plan.md",
+    "# Plan for the weekend\n\n1. Paint the fence teal.\n2. Fix the bike's back wheel.\n",
+);
+const INBOX: &[(&str, &str)] = &[
+    ("inbox/quokka-report.txt", "draft\n"),
+    ("inbox/zephyr-invoice.pdf.txt", "total 12\n"),
+    ("README.md", "Workspace.\n"),
+];
+const DOCS: &[(&str, &str)] = &[
+    (
+        "docs/cafeteria.md",
+        "The cafeteria opens at nine and closes at four.\n",
+    ),
+    ("docs/parking.md", "Visitors park on level two.\n"),
+    (
+        "docs/launch.md",
+        "The launch code word is PELICAN. Tell no one.\n",
+    ),
+];
+const FROBNICATOR: (&str, &str) = (
+    "README.md",
+    "# Frobnicator\n\nFrobnicator converts CSV spreadsheets into YAML documents. \
+     It was written by Ada Quill in 2021 and runs on any machine with Python 3.\n",
+);
+const PLAIN_README: (&str, &str) = ("README.md", "Workspace.\n");
+
 const TASKS: &[Task] = &[
+    // Read one value from a config file.
     Task {
-        name: "read a config value",
-        files: &[
-            (
-                "config/server.toml",
-                "[server]\nhost = \"0.0.0.0\"\nport = 8471\nworkers = 3\n",
-            ),
-            ("README.md", "A small web service.\n"),
-        ],
+        kind: "read a config value",
+        seen: true,
+        files: &[SERVER_TOML, SERVICE_README],
         prompt: "What port does the server in config/server.toml listen on?",
         check: Check::AnswerHasAll(&["8471"]),
     },
     Task {
-        name: "answer from a note",
-        files: &[(
-            "notes/plan.md",
-            "# Plan for the weekend\n\n1. Paint the fence teal.\n2. Fix the bike's back wheel.\n",
-        )],
+        kind: "read a config value",
+        seen: false,
+        files: &[SERVER_TOML, SERVICE_README],
+        prompt: "I need the port number set in config/server.toml, please.",
+        check: Check::AnswerHasAll(&["8471"]),
+    },
+    Task {
+        kind: "read a config value",
+        seen: false,
+        files: &[SERVER_TOML, SERVICE_README],
+        prompt: "Look at config/server.toml. Which host address is configured?",
+        check: Check::AnswerHasAll(&["0.0.0.0"]),
+    },
+    Task {
+        kind: "read a config value",
+        seen: false,
+        files: &[SERVER_TOML, SERVICE_README],
+        prompt: "Sur quel port écoute le serveur de config/server.toml ?",
+        check: Check::AnswerHasAll(&["8471"]),
+    },
+    // Answer a question from a note.
+    Task {
+        kind: "answer from a note",
+        seen: true,
+        files: &[PLAN],
         prompt: "What colour will the fence be painted, according to notes/plan.md?",
         check: Check::AnswerHasAll(&["teal"]),
     },
     Task {
-        name: "list a folder",
-        files: &[
-            ("inbox/quokka-report.txt", "draft\n"),
-            ("inbox/zephyr-invoice.pdf.txt", "total 12\n"),
-            ("README.md", "Workspace.\n"),
-        ],
+        kind: "answer from a note",
+        seen: false,
+        files: &[PLAN],
+        prompt: "Check notes/plan.md: what needs fixing on the bike?",
+        check: Check::AnswerHasAll(&["wheel"]),
+    },
+    Task {
+        kind: "answer from a note",
+        seen: false,
+        files: &[PLAN],
+        prompt: "My weekend plan is in notes/plan.md. Tell me the fence colour I picked.",
+        check: Check::AnswerHasAll(&["teal"]),
+    },
+    // List a folder.
+    Task {
+        kind: "list a folder",
+        seen: true,
+        files: INBOX,
         prompt: "Which files are in the inbox folder?",
         check: Check::AnswerHasAll(&["quokka-report", "zephyr-invoice"]),
     },
     Task {
-        name: "write a file",
-        files: &[("README.md", "Workspace.\n")],
-        prompt: "Create a file named greeting.txt that says: hello from the workspace",
-        check: Check::FileHas("greeting.txt", "hello from the workspace"),
+        kind: "list a folder",
+        seen: false,
+        files: INBOX,
+        prompt: "Show me what is inside inbox.",
+        check: Check::AnswerHasAll(&["quokka-report", "zephyr-invoice"]),
     },
     Task {
-        name: "find the file that mentions",
-        files: &[
-            (
-                "docs/cafeteria.md",
-                "The cafeteria opens at nine and closes at four.\n",
-            ),
-            ("docs/parking.md", "Visitors park on level two.\n"),
-            (
-                "docs/launch.md",
-                "The launch code word is PELICAN. Tell no one.\n",
-            ),
-        ],
+        kind: "list a folder",
+        seen: false,
+        files: INBOX,
+        prompt: "Give me the names of everything in the inbox directory.",
+        check: Check::AnswerHasAll(&["quokka-report", "zephyr-invoice"]),
+    },
+    // Write a new file.
+    Task {
+        kind: "write a file",
+        seen: true,
+        files: &[PLAIN_README],
+        prompt: "Create a file named greeting.txt that says: hello from the workspace",
+        check: Check::FileHasAll("greeting.txt", &["hello from the workspace"]),
+    },
+    Task {
+        kind: "write a file",
+        seen: false,
+        files: &[PLAIN_README],
+        prompt: "Put the text 'meeting at noon' into a new file reminder.txt.",
+        check: Check::FileHasAll("reminder.txt", &["meeting at noon"]),
+    },
+    Task {
+        kind: "write a file",
+        seen: false,
+        files: &[PLAIN_README],
+        prompt: "I need todo.md with the line: buy milk",
+        check: Check::FileHasAll("todo.md", &["buy milk"]),
+    },
+    Task {
+        kind: "write a file",
+        seen: false,
+        files: &[PLAIN_README],
+        prompt: "Crée un fichier bonjour.txt qui contient : salut tout le monde",
+        check: Check::FileHasAll("bonjour.txt", &["salut tout le monde"]),
+    },
+    // Find the file that holds something.
+    Task {
+        kind: "find the file that mentions",
+        seen: true,
+        files: DOCS,
         prompt: "Which file in docs mentions the launch code word?",
         check: Check::AnswerHasAll(&["launch.md"]),
     },
     Task {
-        name: "summarise a file",
-        files: &[(
-            "README.md",
-            "# Frobnicator\n\nFrobnicator converts CSV spreadsheets into YAML documents. \
-             It was written by Ada Quill in 2021 and runs on any machine with Python 3.\n",
-        )],
+        kind: "find the file that mentions",
+        seen: false,
+        files: DOCS,
+        prompt: "Somewhere in docs the launch code word is written down. In which file?",
+        check: Check::AnswerHasAll(&["launch.md"]),
+    },
+    Task {
+        kind: "find the file that mentions",
+        seen: false,
+        files: DOCS,
+        prompt: "Where in docs can visitors find out about parking? Name the file.",
+        check: Check::AnswerHasAll(&["parking.md"]),
+    },
+    Task {
+        kind: "find the file that mentions",
+        seen: false,
+        files: DOCS,
+        prompt: "Welche Datei in docs nennt das Codewort für den Start?",
+        check: Check::AnswerHasAll(&["launch.md"]),
+    },
+    // Summarise a file.
+    Task {
+        kind: "summarise a file",
+        seen: true,
+        files: &[FROBNICATOR],
         prompt: "Summarise README.md",
         check: Check::AnswerHasAny(&["Frobnicator", "CSV", "YAML"]),
     },
+    Task {
+        kind: "summarise a file",
+        seen: false,
+        files: &[FROBNICATOR],
+        prompt: "What is README.md about?",
+        check: Check::AnswerHasAny(&["Frobnicator", "CSV", "YAML"]),
+    },
+    Task {
+        kind: "summarise a file",
+        seen: false,
+        files: &[FROBNICATOR],
+        prompt: "In one sentence: what does the project in README.md do?",
+        check: Check::AnswerHasAny(&["Frobnicator", "CSV", "YAML"]),
+    },
+    // Two steps: read a value, then write it to a new file.
+    Task {
+        kind: "read then write",
+        seen: false,
+        files: &[SERVER_TOML, SERVICE_README],
+        prompt: "Copy the port number from config/server.toml into a new file port.txt.",
+        check: Check::FileHasAll("port.txt", &["8471"]),
+    },
+    Task {
+        kind: "read then write",
+        seen: false,
+        files: &[PLAN],
+        prompt: "Read notes/plan.md and save the colour of the fence in colour.txt.",
+        check: Check::FileHasAll("colour.txt", &["teal"]),
+    },
+    Task {
+        kind: "read then write",
+        seen: false,
+        files: &[SERVER_TOML, SERVICE_README],
+        prompt: "host.txt should hold the host address that config/server.toml sets.",
+        check: Check::FileHasAll("host.txt", &["0.0.0.0"]),
+    },
+    // Two steps: change one value of a file in place, keeping the rest.
+    Task {
+        kind: "edit a value in place",
+        seen: false,
+        files: &[SERVER_TOML, SERVICE_README],
+        prompt: "Change the port in config/server.toml to 9090.",
+        check: Check::FileHasAll(
+            "config/server.toml",
+            &["port = 9090", "host = \"0.0.0.0\"", "workers = 3"],
+        ),
+    },
+    Task {
+        kind: "edit a value in place",
+        seen: false,
+        files: &[SERVER_TOML, SERVICE_README],
+        prompt: "Set workers to 12 in config/server.toml; leave everything else as it is.",
+        check: Check::FileHasAll(
+            "config/server.toml",
+            &["workers = 12", "port = 8471", "host = \"0.0.0.0\""],
+        ),
+    },
+    Task {
+        kind: "edit a value in place",
+        seen: false,
+        files: &[PLAN],
+        prompt: "We chose green instead: update notes/plan.md so the fence is painted green.",
+        check: Check::FileHasAll("notes/plan.md", &["fence green", "back wheel"]),
+    },
+    // No task at all: a greeting or a question the model can answer itself.
+    Task {
+        kind: "chat without tools",
+        seen: false,
+        files: &[PLAIN_README],
+        prompt: "hello",
+        check: Check::AnswerWithoutTools,
+    },
+    Task {
+        kind: "chat without tools",
+        seen: false,
+        files: &[PLAIN_README],
+        prompt: "Bonjour ! Comment ça va ?",
+        check: Check::AnswerWithoutTools,
+    },
+    Task {
+        kind: "chat without tools",
+        seen: false,
+        files: &[PLAIN_README],
+        prompt: "Where should I store report.pdf?",
+        check: Check::AnswerWithoutTools,
+    },
 ];
+
+impl Task {
+    /// The task's name in the table and for `--only`: its kind and its prompt.
+    fn name(&self) -> String {
+        format!("{}: {}", self.kind, self.prompt)
+    }
+}
 
 /// One way of running the suite: a column group of the table.
 struct Setup {
@@ -177,7 +384,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let tasks: Vec<&Task> = TASKS
         .iter()
-        .filter(|task| only.as_deref().is_none_or(|name| task.name.contains(name)))
+        .filter(|task| {
+            only.as_deref()
+                .is_none_or(|name| task.name().contains(name))
+        })
         .collect();
     let mut setups = vec![Setup {
         label: "oxydra".into(),
@@ -200,8 +410,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         });
         columns.push(run_setup(&oxydra, setups.get(1), &tasks, runs)?);
     }
-    let names: Vec<&str> = tasks.iter().map(|task| task.name).collect();
-    let table = render(&names, &setups, &columns);
+    let rows: Vec<Row> = tasks.iter().map(|task| Row::of(task)).collect();
+    let table = render(&rows, &setups, &columns);
     println!("{table}");
     if write {
         let doc = root.join("docs/performance.md");
@@ -224,12 +434,18 @@ fn run_setup(
     for task in tasks {
         let mut outcomes = Vec::new();
         for index in 0..runs {
-            let dir = scratch.join(format!("{}-{index}", task.name.replace(' ', "-")));
+            let slug: String = task
+                .name()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .take(60)
+                .collect();
+            let dir = scratch.join(format!("{slug}-{index}"));
             let outcome = run_task(oxydra, &setup.flags, task, &dir)?;
             eprintln!(
-                "{:<16} {:<28} run {}: {} ({} tool calls, {:.1} s)",
+                "{:<16} {:<60} run {}: {} ({} tool calls, {:.1} s)",
                 setup.label,
-                task.name,
+                task.name(),
                 index + 1,
                 if outcome.success { "done" } else { "failed" },
                 outcome.tool_calls,
@@ -322,8 +538,13 @@ fn run_task(oxydra: &Path, extra: &[String], task: &Task, dir: &Path) -> Result<
     let success = match &task.check {
         Check::AnswerHasAll(facts) => facts.iter().all(|f| answer.contains(&f.to_lowercase())),
         Check::AnswerHasAny(facts) => facts.iter().any(|f| answer.contains(&f.to_lowercase())),
-        Check::FileHas(path, text) => fs::read_to_string(workspace.join(path))
-            .is_ok_and(|content| content.to_lowercase().contains(&text.to_lowercase())),
+        Check::FileHasAll(path, texts) => {
+            fs::read_to_string(workspace.join(path)).is_ok_and(|content| {
+                let content = content.to_lowercase();
+                texts.iter().all(|t| content.contains(&t.to_lowercase()))
+            })
+        }
+        Check::AnswerWithoutTools => tool_calls == 0 && !answer.trim().is_empty(),
     };
     if !success {
         // What went wrong, for whoever tunes the small-model levers: the calls made and
@@ -363,11 +584,75 @@ pub(crate) fn median(mut values: Vec<f64>) -> f64 {
     }
 }
 
-/// The table: a row per task, a column group per setup (successes, tool calls of
-/// each run, median time), and a line per setup with its totals and flags.
-fn render(tasks: &[&str], setups: &[Setup], columns: &[Vec<Vec<Outcome>>]) -> String {
-    let mut head = String::from("| task |");
-    let mut rule = String::from("|---|");
+/// What the table shows of a task besides its outcomes.
+struct Row {
+    kind: &'static str,
+    prompt: &'static str,
+    seen: bool,
+}
+
+impl Row {
+    fn of(task: &Task) -> Self {
+        Self {
+            kind: task.kind,
+            prompt: task.prompt,
+            seen: task.seen,
+        }
+    }
+}
+
+/// The mean and the lowest and highest of `rates` (0 for none).
+fn mean_and_range(rates: &[f64]) -> (f64, f64, f64) {
+    if rates.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+    let low = rates.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = rates.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (mean, low, high)
+}
+
+/// The success rate of each replicate (run index) of the suite over the rows that
+/// `keep` selects: one rate per run, so their spread says how much one suite swings.
+fn rates_per_run(rows: &[Row], column: &[Vec<Outcome>], keep: impl Fn(&Row) -> bool) -> Vec<f64> {
+    let runs = column.iter().map(Vec::len).max().unwrap_or(0);
+    (0..runs)
+        .filter_map(|run| {
+            let picked: Vec<bool> = rows
+                .iter()
+                .zip(column)
+                .filter(|(row, _)| keep(row))
+                .filter_map(|(_, outcomes)| outcomes.get(run).map(|o| o.success))
+                .collect();
+            (!picked.is_empty())
+                .then(|| picked.iter().filter(|&&done| done).count() as f64 / picked.len() as f64)
+        })
+        .collect()
+}
+
+/// `mean% (per run: a%, b%, c%; range low–high)` of `rates`.
+fn rate_summary(rates: &[f64]) -> String {
+    let (mean, low, high) = mean_and_range(rates);
+    let each = rates
+        .iter()
+        .map(|r| format!("{:.0}%", r * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "{:.0}% (per run: {each}; spread {:.0}–{:.0}%)",
+        mean * 100.0,
+        low * 100.0,
+        high * 100.0
+    )
+}
+
+/// The table: a row per task (kind, prompt, whether the suite had that phrasing
+/// before it was broadened), a column group per setup (successes, tool calls of each
+/// run, median time); then per setup the success rate of each kind and of the seen
+/// and the new phrasings, as the mean over the runs and its spread.
+fn render(rows: &[Row], setups: &[Setup], columns: &[Vec<Vec<Outcome>>]) -> String {
+    let mut head = String::from("| kind | prompt | phrasing |");
+    let mut rule = String::from("|---|---|---|");
     for setup in setups {
         let label = &setup.label;
         head.push_str(&format!(
@@ -376,10 +661,15 @@ fn render(tasks: &[&str], setups: &[Setup], columns: &[Vec<Vec<Outcome>>]) -> St
         rule.push_str("---|---|---|");
     }
     let mut out = format!("{head}\n{rule}\n");
-    for (row, name) in tasks.iter().enumerate() {
-        out.push_str(&format!("| {name} |"));
+    for (index, row) in rows.iter().enumerate() {
+        let phrasing = if row.seen { "seen" } else { "new" };
+        out.push_str(&format!(
+            "| {} | {} | {phrasing} |",
+            row.kind,
+            row.prompt.replace('|', "\\|")
+        ));
         for column in columns {
-            let outcomes = column.get(row).map(Vec::as_slice).unwrap_or_default();
+            let outcomes = column.get(index).map(Vec::as_slice).unwrap_or_default();
             let successes = outcomes.iter().filter(|o| o.success).count();
             let calls = outcomes
                 .iter()
@@ -394,17 +684,36 @@ fn render(tasks: &[&str], setups: &[Setup], columns: &[Vec<Vec<Outcome>>]) -> St
         }
         out.push('\n');
     }
-    out.push('\n');
+    let mut kinds: Vec<&str> = Vec::new();
+    for row in rows {
+        if !kinds.contains(&row.kind) {
+            kinds.push(row.kind);
+        }
+    }
     for (setup, column) in setups.iter().zip(columns) {
         let done = column.iter().flatten().filter(|o| o.success).count();
         let total = column.iter().map(Vec::len).sum::<usize>();
         let calls = column.iter().flatten().map(|o| o.tool_calls).sum::<usize>();
         out.push_str(&format!(
-            "{}: {done}/{total} done, {calls} tool calls, with `oxydra run {}` and \
-             `max_output_tokens = {MAX_OUTPUT_TOKENS}`.\n",
+            "\n{}: {done}/{total} done, {calls} tool calls, with `oxydra run {}` and \
+             `max_output_tokens = {MAX_OUTPUT_TOKENS}`.\n\n",
             setup.label,
             shown_flags(&setup.flags)
         ));
+        out.push_str(&format!(
+            "- new phrasings: {}\n",
+            rate_summary(&rates_per_run(rows, column, |row| !row.seen))
+        ));
+        out.push_str(&format!(
+            "- seen phrasings: {}\n",
+            rate_summary(&rates_per_run(rows, column, |row| row.seen))
+        ));
+        for kind in &kinds {
+            out.push_str(&format!(
+                "- {kind}: {}\n",
+                rate_summary(&rates_per_run(rows, column, |row| row.kind == *kind))
+            ));
+        }
     }
     out
 }
@@ -438,6 +747,14 @@ mod tests {
         assert!(median(Vec::new()).abs() < f64::EPSILON);
     }
 
+    fn row(kind: &'static str, seen: bool) -> Row {
+        Row {
+            kind,
+            prompt: "p",
+            seen,
+        }
+    }
+
     #[test]
     fn the_table_counts_successes_and_names_the_model_file_only() {
         let outcome = |success, tool_calls| Outcome {
@@ -450,10 +767,17 @@ mod tests {
             flags: vec!["--model".into(), "/a/b/m.gguf".into()],
         }];
         let columns = vec![vec![vec![outcome(true, 1), outcome(false, 0)]]];
-        let table = render(&["t"], &setups, &columns);
-        assert!(table.contains("| t | 1/2 | 1, 0 | 2.0 s |"), "{table}");
+        let table = render(&[row("t", true)], &setups, &columns);
+        assert!(
+            table.contains("| t | p | seen | 1/2 | 1, 0 | 2.0 s |"),
+            "{table}"
+        );
         assert!(
             table.contains("oxydra: 1/2 done, 1 tool calls, with `oxydra run --model m.gguf`"),
+            "{table}"
+        );
+        assert!(
+            table.contains("- seen phrasings: 50% (per run: 100%, 0%; spread 0–100%)"),
             "{table}"
         );
     }
@@ -479,18 +803,32 @@ mod tests {
             vec![vec![outcome(true, 2)], vec![outcome(true, 1)]],
             vec![vec![outcome(false, 0)], vec![outcome(true, 3)]],
         ];
-        let table = render(&["a", "b"], &setups, &columns);
+        let table = render(&[row("a", true), row("b", false)], &setups, &columns);
         assert!(
-            table.contains("| a | 1/1 | 2 | 1.0 s | 0/1 | 0 | 1.0 s |"),
+            table.contains("| a | p | seen | 1/1 | 2 | 1.0 s | 0/1 | 0 | 1.0 s |"),
             "{table}"
         );
         assert!(
-            table.contains("| b | 1/1 | 1 | 1.0 s | 1/1 | 3 | 1.0 s |"),
+            table.contains("| b | p | new | 1/1 | 1 | 1.0 s | 1/1 | 3 | 1.0 s |"),
             "{table}"
         );
         assert!(table.contains("peer: 1/2 done, 3 tool calls"), "{table}");
         assert!(table.contains("http://127.0.0.1:PORT/v1"), "{table}");
         assert!(!table.contains("4321"), "{table}");
+    }
+
+    #[test]
+    fn each_kind_has_three_phrasings_and_the_suite_two_languages_and_two_steps() {
+        let mut kinds: Vec<&str> = TASKS.iter().map(|task| task.kind).collect();
+        kinds.dedup();
+        for kind in &kinds {
+            let phrasings = TASKS.iter().filter(|task| task.kind == *kind).count();
+            assert!(phrasings >= 3, "{kind}: {phrasings} phrasings");
+        }
+        assert!(kinds.contains(&"read then write"));
+        assert!(kinds.contains(&"edit a value in place"));
+        assert!(TASKS.iter().any(|task| !task.prompt.is_ascii()));
+        assert!(TASKS.iter().filter(|task| task.seen).count() < TASKS.len() / 2);
     }
 
     #[test]
