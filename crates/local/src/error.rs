@@ -94,6 +94,17 @@ pub enum LocalError {
         /// What failed.
         message: String,
     },
+    /// The model opened a tool call that did not parse, on every attempt.
+    #[error(
+        "the local model wrote a tool call that does not parse ({attempts} attempts); \
+         the last began: {excerpt}"
+    )]
+    MalformedToolCall {
+        /// How many generations were tried.
+        attempts: u32,
+        /// The start of the last one's call.
+        excerpt: String,
+    },
 }
 
 impl From<LocalError> for ProviderError {
@@ -120,6 +131,15 @@ impl From<LocalError> for ProviderError {
             LocalError::WorkerGone => ProviderError::Server {
                 status: 500,
                 message: error.to_string(),
+            },
+            // Retried by the provider already: neither retried nor answered by a
+            // fallback request again.
+            LocalError::MalformedToolCall { .. } => ProviderError::RetryAdvised {
+                retry: false,
+                error: Box::new(ProviderError::Decode {
+                    what: "the local model's tool call".into(),
+                    excerpt: error.to_string(),
+                }),
             },
         }
     }

@@ -63,7 +63,9 @@ pub use error::LocalError;
 pub use grammar::{ToolGrammar, answer_grammar, one_call_grammar, tool_grammar};
 pub use hard_exit::exit_skipping_destructors;
 pub use model::stop_all;
-pub use provider::{LocalProvider, REPETITION_NOTE, SMALL_MODEL_PARAMETERS};
+pub use provider::{
+    LocalProvider, MALFORMED_CALL_RETRIES, REPETITION_NOTE, SMALL_MODEL_PARAMETERS,
+};
 pub use repetition_guard::RepetitionGuard;
 pub use sampling::{
     DEFAULT_MAX_TOKENS, DEFAULT_MIN_P, DEFAULT_REPEAT_LAST_N, DEFAULT_REPEAT_PENALTY,

@@ -60,16 +60,18 @@ impl OutputSplitter {
     }
 
     /// Ends the output: the held text, the parsed calls, and the finish reason
-    /// (`ToolCalls` when there are calls). Calls that do not parse (cut by the
-    /// token limit) are passed on as text.
-    pub fn finish(mut self, finish: FinishReason) -> (Vec<StreamItem>, FinishReason) {
+    /// (`ToolCalls` when there are calls). Calls that do not parse even once repaired
+    /// ([`ToolFormat::parse`] reads a block without its closer, a list of calls in one
+    /// block, and drops what follows the last whole call) are never passed on as
+    /// text: they are [`Split::Malformed`], for the provider to retry or report.
+    pub fn finish(mut self, finish: FinishReason) -> Split {
         let mut items = Vec::new();
         let held = std::mem::take(&mut self.held);
         if !held.is_empty() {
             items.push(StreamItem::Text(held));
         }
         let Some(raw) = self.calls else {
-            return (items, finish);
+            return Split::Done(items, finish);
         };
         match self.format.parse(&raw) {
             Some((_, calls)) if !calls.is_empty() => {
@@ -81,18 +83,38 @@ impl OutputSplitter {
                         arguments: call.arguments,
                     }));
                 }
-                (items, FinishReason::ToolCalls)
+                Split::Done(items, FinishReason::ToolCalls)
             }
-            _ => {
-                items.push(StreamItem::Text(raw));
-                (items, finish)
-            }
+            _ => Split::Malformed {
+                text: items,
+                name: self.format.called_name(&raw),
+                raw,
+                finish,
+            },
         }
     }
 }
 
+/// The end of one generation's output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Split {
+    /// Text and calls that parsed, and the finish reason.
+    Done(Vec<StreamItem>, FinishReason),
+    /// The output opened a tool call that does not parse.
+    Malformed {
+        /// The text before the call (not yet streamed).
+        text: Vec<StreamItem>,
+        /// The raw call, from its opener.
+        raw: String,
+        /// The tool it names, when that much came out whole.
+        name: Option<String>,
+        /// Why the generation ended.
+        finish: FinishReason,
+    },
+}
+
 /// A call id unique in this process and unlikely to repeat across processes.
-fn next_call_id() -> CallId {
+pub(crate) fn next_call_id() -> CallId {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let nanos = std::time::SystemTime::now()
@@ -110,13 +132,20 @@ mod tests {
         pieces.iter().filter_map(|p| splitter.push(p)).collect()
     }
 
+    fn done(split: Split) -> (Vec<StreamItem>, FinishReason) {
+        match split {
+            Split::Done(items, finish) => (items, finish),
+            other => panic!("not done: {other:?}"),
+        }
+    }
+
     #[test]
     fn text_streams_and_an_opener_split_across_pieces_is_held() {
         let mut s = OutputSplitter::new(ToolFormat::Hermes, true);
         assert_eq!(s.push("Hello <").as_deref(), Some("Hello "));
         assert_eq!(s.push("tool"), None);
         assert_eq!(s.push("s are fun").as_deref(), Some("<tools are fun"));
-        let (items, finish) = s.finish(FinishReason::Stop);
+        let (items, finish) = done(s.finish(FinishReason::Stop));
         assert!(items.is_empty());
         assert_eq!(finish, FinishReason::Stop);
     }
@@ -133,7 +162,7 @@ mod tests {
             ],
         );
         assert_eq!(text, "Sure.\n");
-        let (items, finish) = s.finish(FinishReason::Stop);
+        let (items, finish) = done(s.finish(FinishReason::Stop));
         assert_eq!(finish, FinishReason::ToolCalls);
         assert_eq!(items.len(), 2);
         let StreamItem::ToolCallDelta(first) = &items[0] else {
@@ -149,17 +178,47 @@ mod tests {
     }
 
     #[test]
-    fn a_cut_call_is_returned_as_text() {
+    fn a_cut_call_is_malformed_never_text() {
         let mut s = OutputSplitter::new(ToolFormat::Hermes, true);
-        run(&mut s, &["<tool_call>\n{\"name\": \"a\", \"argu"]);
-        let (items, finish) = s.finish(FinishReason::Length);
-        assert_eq!(finish, FinishReason::Length);
         assert_eq!(
-            items,
-            vec![StreamItem::Text(
-                "<tool_call>\n{\"name\": \"a\", \"argu".into()
-            )]
+            run(&mut s, &["Ok. <tool_call>\n{\"name\": \"a\", \"argu"]),
+            "Ok. "
         );
+        assert_eq!(
+            s.finish(FinishReason::Length),
+            Split::Malformed {
+                text: Vec::new(),
+                raw: "<tool_call>\n{\"name\": \"a\", \"argu".into(),
+                name: Some("a".into()),
+                finish: FinishReason::Length,
+            }
+        );
+        let mut s = OutputSplitter::new(ToolFormat::Hermes, true);
+        run(&mut s, &["<tool_call>[{\"name\":\"file_wr"]);
+        let Split::Malformed { name, .. } = s.finish(FinishReason::Stop) else {
+            panic!()
+        };
+        assert_eq!(name, None, "a name cut short names no tool");
+    }
+
+    #[test]
+    fn a_call_without_its_closer_or_with_a_tail_is_repaired() {
+        let mut s = OutputSplitter::new(ToolFormat::Hermes, true);
+        run(
+            &mut s,
+            &["<tool_call>\n[{\"name\": \"a\", \"arguments\": {\"x\": 1}}]\n"],
+        );
+        let (items, finish) = done(s.finish(FinishReason::Stop));
+        assert_eq!(finish, FinishReason::ToolCalls);
+        assert_eq!(items.len(), 1);
+        let mut s = OutputSplitter::new(ToolFormat::Hermes, true);
+        run(
+            &mut s,
+            &["<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\nDone!"],
+        );
+        let (items, finish) = done(s.finish(FinishReason::Stop));
+        assert_eq!(finish, FinishReason::ToolCalls);
+        assert_eq!(items.len(), 1);
     }
 
     #[test]

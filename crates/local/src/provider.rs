@@ -10,7 +10,7 @@ use oxydra_provider::{
     Provider, ProviderCapabilities, ProviderError, ProviderRequest, ProviderResponse,
     ProviderStream, StreamAccumulator, ToolChoice,
 };
-use oxydra_types::{FinishReason, Message, StreamItem, ToolSchema, Usage};
+use oxydra_types::{FinishReason, Message, StreamItem, ToolCallDelta, ToolSchema, Usage};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
@@ -26,16 +26,22 @@ const LOCAL_PROVIDER_NAME: &str = "local";
 /// projector (mmproj), so the model reads text only.
 const NO_PROJECTOR: &str = "the embedded llama.cpp model has no multimodal projector (mmproj) loaded and reads text only; \
      use a provider with vision (openai, anthropic, gemini, ollama) for images and documents";
-use crate::grammar::{answer_grammar, one_call_grammar, tool_grammar};
+use crate::grammar::{ToolGrammar, answer_grammar, one_call_grammar, tool_grammar};
 use crate::model::{self, LoadedModel};
-use crate::output::OutputSplitter;
+use crate::output::{OutputSplitter, Split, next_call_id};
 use crate::sampling::{Sampling, SamplingOverrides};
 use crate::small_schema;
+use crate::tool_format::ToolFormat;
 
 /// The note that ends an answer the repetition guard cut, so that whoever reads
 /// it (the user, the stored session, the model on its next turn) knows why.
 pub const REPETITION_NOTE: &str =
     "\n\n[oxydra: the local model kept repeating itself; its answer was cut here]";
+
+/// How many times a generation whose tool call does not parse (even once repaired)
+/// is run again within the same request before the request fails: a malformed call
+/// is never passed on as the answer.
+pub const MALFORMED_CALL_RETRIES: u32 = 2;
 
 /// Below this many parameters a model counts as small
 /// ([`LocalProvider::is_small`]): SmolLM2-135M and -360M, Qwen2.5-0.5B.
@@ -157,7 +163,7 @@ impl LocalProvider {
         &self,
         request: &ProviderRequest,
         cancel: &CancellationToken,
-    ) -> Result<(UnboundedReceiver<Event>, OutputSplitter), ProviderError> {
+    ) -> Result<(UnboundedReceiver<Event>, OutputSplitter, Generation), ProviderError> {
         oxydra_provider::refuse_all_parts(LOCAL_PROVIDER_NAME, NO_PROJECTOR, &request.messages)?;
         let tools: Vec<ToolSchema> = match &request.tool_choice {
             ToolChoice::None => Vec::new(),
@@ -176,7 +182,7 @@ impl LocalProvider {
                 message: format!("tool_choice names `{name}`, which is not among the tools"),
             });
         }
-        let format = self.model.info.template.tool_format();
+        let format: ToolFormat = self.model.info.template.tool_format();
         let (prompt, tools) = self.render(&request.messages, tools, cancel).await?;
         // A small model's answer turn (tool choice `none`) is held to text that opens
         // no tag: it imitates the calls of the earlier turns otherwise.
@@ -189,8 +195,8 @@ impl LocalProvider {
         } else {
             None
         };
-        let (events, receiver) = unbounded_channel();
-        self.model.submit(Job {
+        let generation = Generation {
+            model: Arc::clone(&self.model),
             prompt,
             grammar,
             lazy: matches!(request.tool_choice, ToolChoice::Auto),
@@ -202,10 +208,45 @@ impl LocalProvider {
                 temperature: request.temperature.unwrap_or(self.sampling.temperature),
                 ..self.sampling
             },
+            format,
+            tools: !tools.is_empty(),
+        };
+        let (receiver, splitter) = generation.submit(cancel)?;
+        Ok((receiver, splitter, generation))
+    }
+}
+
+/// One generation of a request, kept so that it can be run again when its tool call
+/// does not parse.
+#[derive(Debug, Clone)]
+struct Generation {
+    model: Arc<LoadedModel>,
+    prompt: String,
+    grammar: Option<ToolGrammar>,
+    lazy: bool,
+    max_tokens: u32,
+    sampling: Sampling,
+    format: ToolFormat,
+    tools: bool,
+}
+
+impl Generation {
+    /// Starts the generation on the model's thread.
+    fn submit(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<(UnboundedReceiver<Event>, OutputSplitter), LocalError> {
+        let (events, receiver) = unbounded_channel();
+        self.model.submit(Job {
+            prompt: self.prompt.clone(),
+            grammar: self.grammar.clone(),
+            lazy: self.lazy,
+            max_tokens: self.max_tokens,
+            sampling: self.sampling,
             cancel: cancel.clone(),
             events,
         })?;
-        Ok((receiver, OutputSplitter::new(format, !tools.is_empty())))
+        Ok((receiver, OutputSplitter::new(self.format, self.tools)))
     }
 }
 
@@ -243,13 +284,17 @@ impl Provider for LocalProvider {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderStream, ProviderError> {
-        let (receiver, splitter) = self.job(request, cancel).await?;
+        let (receiver, splitter, generation) = self.job(request, cancel).await?;
         let state = StreamState {
             receiver,
             splitter: Some(splitter),
             cancel: cancel.clone(),
             queue: VecDeque::new(),
             ended: false,
+            generation,
+            retries_left: MALFORMED_CALL_RETRIES,
+            streamed_text: false,
+            retried: false,
         };
         Ok(Box::pin(futures::stream::unfold(state, next_item)))
     }
@@ -261,6 +306,78 @@ struct StreamState {
     cancel: CancellationToken,
     queue: VecDeque<StreamItem>,
     ended: bool,
+    /// What to run again when the tool call does not parse.
+    generation: Generation,
+    retries_left: u32,
+    /// Whether text was streamed already (a retry then streams none of its own).
+    streamed_text: bool,
+    /// Whether this is a retry.
+    retried: bool,
+}
+
+/// What a generation's end becomes: the items and the finish reason, a retry, or an
+/// error.
+enum Ending {
+    Items(Vec<StreamItem>, FinishReason),
+    Retry,
+    Failed(ProviderError),
+}
+
+/// The end of a generation whose output `split` gave.
+///
+/// A tool call that does not parse is never the answer: the generation is run again
+/// (at most [`MALFORMED_CALL_RETRIES`] times); a call the output-token limit cut
+/// after its name is passed on with empty arguments and finish reason `length`, so
+/// the runtime does not run it and tells the model (the retry would be cut the same
+/// way); otherwise the request fails with a decode error that is not retried.
+fn ending(split: Split, retries_left: u32) -> Ending {
+    let (text, raw, name, finish) = match split {
+        Split::Done(items, finish) => return Ending::Items(items, finish),
+        Split::Malformed {
+            text,
+            raw,
+            name,
+            finish,
+        } => (text, raw, name, finish),
+    };
+    let cut = finish == FinishReason::Length;
+    if !cut && retries_left > 0 {
+        tracing::warn!(
+            excerpt = %excerpt(&raw),
+            "the local model's tool call does not parse; generating again"
+        );
+        return Ending::Retry;
+    }
+    match name.filter(|_| cut) {
+        Some(name) => {
+            tracing::warn!(tool = %name, "the output-token limit cut the local model's tool call");
+            let mut items = text;
+            items.push(StreamItem::ToolCallDelta(ToolCallDelta {
+                index: 0,
+                id: Some(next_call_id()),
+                name: Some(name),
+                arguments: String::new(),
+            }));
+            Ending::Items(items, FinishReason::Length)
+        }
+        None => {
+            let error = LocalError::MalformedToolCall {
+                attempts: MALFORMED_CALL_RETRIES + 1 - retries_left,
+                excerpt: excerpt(&raw),
+            };
+            tracing::warn!(%error, "giving up on the local model's tool call");
+            Ending::Failed(error.into())
+        }
+    }
+}
+
+/// The start of `raw`, for a message.
+fn excerpt(raw: &str) -> String {
+    const MAX: usize = 120;
+    match raw.char_indices().nth(MAX) {
+        Some((end, _)) => format!("{}…", raw.get(..end).unwrap_or(raw)),
+        None => raw.to_owned(),
+    }
 }
 
 async fn next_item(
@@ -279,15 +396,42 @@ async fn next_item(
         };
         match event {
             Event::Piece(piece) => {
-                if let Some(text) = state.splitter.as_mut().and_then(|s| s.push(&piece)) {
+                let text = state.splitter.as_mut().and_then(|s| s.push(&piece));
+                if let Some(text) = text.filter(|_| !(state.retried && state.streamed_text)) {
+                    state.streamed_text = true;
                     return Some((Ok(StreamItem::Text(text)), state));
                 }
             }
             Event::Done(done) => {
-                state.ended = true;
                 let splitter = state.splitter.take()?;
                 let cut = done.finish == FinishReason::Other(REPETITION_FINISH.into());
-                let (items, finish) = splitter.finish(done.finish);
+                let (mut items, finish) =
+                    match ending(splitter.finish(done.finish), state.retries_left) {
+                        Ending::Items(items, finish) => (items, finish),
+                        Ending::Retry => {
+                            state.retries_left = state.retries_left.saturating_sub(1);
+                            state.retried = true;
+                            match state.generation.submit(&state.cancel) {
+                                Ok((receiver, splitter)) => {
+                                    state.receiver = receiver;
+                                    state.splitter = Some(splitter);
+                                    continue;
+                                }
+                                Err(error) => {
+                                    state.ended = true;
+                                    return Some((Err(error.into()), state));
+                                }
+                            }
+                        }
+                        Ending::Failed(error) => {
+                            state.ended = true;
+                            return Some((Err(error), state));
+                        }
+                    };
+                state.ended = true;
+                if state.retried && state.streamed_text {
+                    items.retain(|item| !matches!(item, StreamItem::Text(_)));
+                }
                 state.queue.extend(items);
                 if cut && finish != FinishReason::ToolCalls {
                     state
@@ -306,5 +450,66 @@ async fn next_item(
                 return Some((Err(error), state));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn malformed(raw: &str, name: Option<&str>, finish: FinishReason) -> Split {
+        Split::Malformed {
+            text: Vec::new(),
+            raw: raw.to_owned(),
+            name: name.map(str::to_owned),
+            finish,
+        }
+    }
+
+    #[test]
+    fn a_call_that_does_not_parse_is_generated_again_then_an_error() {
+        let raw = "<tool_call>[{\"name\":\"file_write\" oops";
+        let split = || malformed(raw, Some("file_write"), FinishReason::Stop);
+        assert!(matches!(ending(split(), 1), Ending::Retry));
+        let Ending::Failed(error) = ending(split(), 0) else {
+            panic!("not failed")
+        };
+        let message = error.to_string();
+        assert!(message.contains("does not parse"), "{message}");
+        assert!(message.contains("file_write"), "{message}");
+        // Neither retried again nor answered by a fallback request.
+        assert!(!oxydra_provider::is_retryable(&error), "{error:?}");
+    }
+
+    #[test]
+    fn a_call_the_token_limit_cut_after_its_name_is_passed_on_as_cut() {
+        let split = malformed(
+            "<tool_call>[{\"name\": \"file_write\", \"arguments\": {\"con",
+            Some("file_write"),
+            FinishReason::Length,
+        );
+        let Ending::Items(items, finish) = ending(split, 2) else {
+            panic!("not passed on")
+        };
+        assert_eq!(finish, FinishReason::Length);
+        let [StreamItem::ToolCallDelta(call)] = items.as_slice() else {
+            panic!("{items:?}")
+        };
+        assert_eq!(call.name.as_deref(), Some("file_write"));
+        assert!(call.arguments.is_empty());
+        // Cut before its name: an error.
+        let split = malformed("<tool_call>[{\"na", None, FinishReason::Length);
+        assert!(matches!(ending(split, 2), Ending::Failed(_)));
+    }
+
+    #[test]
+    fn text_and_calls_that_parsed_pass_as_they_are() {
+        let items = vec![StreamItem::Text("hi".into())];
+        let Ending::Items(passed, finish) =
+            ending(Split::Done(items.clone(), FinishReason::Stop), 0)
+        else {
+            panic!()
+        };
+        assert_eq!((passed, finish), (items, FinishReason::Stop));
     }
 }

@@ -54,6 +54,15 @@ impl ToolFormat {
         }
     }
 
+    /// The tool that the (malformed) call text `raw` names, when its `"name"` came out
+    /// whole: the first `"name": "…"` in it.
+    pub fn called_name(self, raw: &str) -> Option<String> {
+        let after = raw.get(raw.find("\"name\"")? + "\"name\"".len()..)?;
+        let after = after.trim_start().strip_prefix(':')?.trim_start();
+        let mut values = serde_json::Deserializer::from_str(after).into_iter::<String>();
+        values.next()?.ok().filter(|name| !name.is_empty())
+    }
+
     /// Splits generated text into the answer before the first call and the calls.
     /// `None` when the text holds a call opener but the calls do not parse (an
     /// answer cut short); text without an opener is all answer.
@@ -87,6 +96,9 @@ impl ToolFormat {
     }
 }
 
+/// The calls of Hermes blocks. Repairs what a model that stopped early or went on
+/// writes: a last block without its `</tool_call>` whose JSON is whole, and text
+/// after the last whole block (dropped). A block whose JSON does not parse fails.
 fn parse_hermes(mut rest: &str) -> Option<Vec<ParsedCall>> {
     let mut calls = Vec::new();
     loop {
@@ -94,10 +106,15 @@ fn parse_hermes(mut rest: &str) -> Option<Vec<ParsedCall>> {
         if rest.is_empty() {
             return Some(calls);
         }
-        let body = rest.strip_prefix("<tool_call>")?;
-        let end = body.find("</tool_call>")?;
-        let json = body.get(..end)?.trim();
-        let value: Value = serde_json::from_str(json).ok()?;
+        let Some(body) = rest.strip_prefix("<tool_call>") else {
+            // What follows the last whole call is not a call: drop it.
+            return (!calls.is_empty()).then_some(calls);
+        };
+        let (json, after) = match body.find("</tool_call>") {
+            Some(end) => (body.get(..end)?, body.get(end + "</tool_call>".len()..)?),
+            None => (body, ""),
+        };
+        let value: Value = serde_json::from_str(json.trim()).ok()?;
         // Some models (SmolLM2) were trained to put a list of calls in one block.
         match value.as_array() {
             Some(items) if !items.is_empty() => {
@@ -108,7 +125,7 @@ fn parse_hermes(mut rest: &str) -> Option<Vec<ParsedCall>> {
             Some(_) => return None,
             None => calls.push(call_from_value(&value, "arguments")?),
         }
-        rest = body.get(end + "</tool_call>".len()..)?;
+        rest = after;
     }
 }
 
@@ -200,6 +217,34 @@ mod tests {
                 .is_none()
         );
         assert!(ToolFormat::Llama3Json.parse("{\"name\": \"x\", ").is_none());
+        assert!(
+            ToolFormat::Hermes
+                .parse("<tool_call>{\"name\": \"x\"}</tool_call>\n<tool_call>{\"na")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_missing_closer_and_a_tail_are_repaired() {
+        let (_, calls) = ToolFormat::Hermes
+            .parse("<tool_call>\n{\"name\": \"x\", \"arguments\": {}}\n")
+            .unwrap();
+        assert_eq!(calls[0].name, "x");
+        let (_, calls) = ToolFormat::Hermes
+            .parse("<tool_call>{\"name\": \"x\"}</tool_call> I read it.")
+            .unwrap();
+        assert_eq!(calls.len(), 1);
+    }
+
+    #[test]
+    fn the_name_of_a_cut_call() {
+        let name = |raw| ToolFormat::Hermes.called_name(raw);
+        assert_eq!(
+            name("<tool_call>[{\"name\": \"file_write\", \"arguments\": {\"pa"),
+            Some("file_write".into())
+        );
+        assert_eq!(name("<tool_call>[{\"name\": \"file_wr"), None);
+        assert_eq!(name("<tool_call>[{\"na"), None);
     }
 
     #[test]
