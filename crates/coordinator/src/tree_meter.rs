@@ -56,6 +56,22 @@ impl Provider for TreeMeter {
         self.inner.capabilities(model)
     }
 
+    fn is_small_model(&self) -> bool {
+        self.inner.is_small_model()
+    }
+
+    fn for_workspace(&self, workspace: &std::path::Path) -> Option<Arc<dyn Provider>> {
+        let inner = self.inner.for_workspace(workspace)?;
+        Some(Arc::new(TreeMeter { inner }))
+    }
+
+    fn opening_tool_choice(
+        &self,
+        messages: &[oxydra_types::Message],
+    ) -> Option<oxydra_provider::ToolChoice> {
+        self.inner.opening_tool_choice(messages)
+    }
+
     async fn complete(
         &self,
         request: &ProviderRequest,

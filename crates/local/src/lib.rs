@@ -51,6 +51,7 @@ mod small_schema;
 mod template;
 mod tool_format;
 mod tool_prompt;
+mod workspace_paths;
 
 pub use choices::{ArgumentChoice, ArgumentChoices};
 pub use config::{DEFAULT_MAX_CONTEXT, DEFAULT_PROMPT_CHUNK, LocalConfig};
@@ -74,3 +75,4 @@ pub use sampling::{
 };
 pub use template::{ChatTemplate, FALLBACK_TEMPLATE, OUTPUT_ALLOWANCE, TEMPLATE_FUEL};
 pub use tool_format::{ParsedCall, ToolFormat};
+pub use workspace_paths::{MAX_DEPTH, MAX_DIRS, MAX_FILES, WorkspacePaths, listing, named_paths};

@@ -1,7 +1,7 @@
 //! [`LocalProvider`]: the embedded model behind the [`Provider`] trait.
 
 use std::collections::VecDeque;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -32,6 +32,7 @@ use crate::output::{OutputSplitter, Split, next_call_id};
 use crate::sampling::{Sampling, SamplingOverrides};
 use crate::small_schema;
 use crate::tool_format::ToolFormat;
+use crate::workspace_paths::{self, WorkspacePaths};
 
 /// The note that ends an answer the repetition guard cut, so that whoever reads
 /// it (the user, the stored session, the model on its next turn) knows why.
@@ -57,6 +58,9 @@ pub struct LocalProvider {
     model: Arc<LoadedModel>,
     sampling: Sampling,
     choices: Option<Arc<dyn ArgumentChoices>>,
+    /// The workspace of the file tools, once [`with_workspace`](Self::with_workspace)
+    /// gave one.
+    workspace: Option<PathBuf>,
 }
 
 impl LocalProvider {
@@ -76,6 +80,7 @@ impl LocalProvider {
             model,
             sampling,
             choices: None,
+            workspace: None,
         })
     }
 
@@ -121,6 +126,35 @@ impl LocalProvider {
     pub fn with_argument_choices(mut self, choices: Arc<dyn ArgumentChoices>) -> Self {
         self.choices = Some(choices);
         self
+    }
+
+    /// The same provider for file tools working under `workspace`. For a small model
+    /// ([`is_small`](Self::is_small)) the file tools' `path` arguments are held to the
+    /// workspace's paths ([`WorkspacePaths`]), so it names a file that exists rather
+    /// than the placeholder of its training (`/path/to/file.txt`), and a run whose
+    /// prompt names a path that exists opens with a call
+    /// ([`Provider::opening_tool_choice`]). A larger model is returned as it is. The
+    /// runtime calls this (through [`Provider::for_workspace`]) with its workspace
+    /// root.
+    pub fn with_workspace(mut self, workspace: impl Into<PathBuf>) -> Self {
+        if !self.is_small() {
+            return self;
+        }
+        let workspace = workspace.into();
+        self.choices = Some(Arc::new(WorkspacePaths::new(workspace.clone())));
+        self.workspace = Some(workspace);
+        self
+    }
+
+    /// The tool choice of a run opening with `messages` (see
+    /// [`Provider::opening_tool_choice`]): with a workspace, when the last user message
+    /// names files of it that exist, `file_read` (their content is what the question
+    /// is about, and the grammar holds the path to them); when it names only
+    /// directories that exist, any call (the grammar holds each file tool's path to the
+    /// workspace's paths). Nothing otherwise: a greeting or a question the model can
+    /// answer itself is not made into a call.
+    fn opening_choice(&self, messages: &[Message]) -> Option<ToolChoice> {
+        workspace_paths::opening_choice(self.workspace.as_deref()?, messages)
     }
 
     /// Applies the argument choices to `tools` (and, for a small model, keeps only the
@@ -254,6 +288,19 @@ impl Generation {
 impl Provider for LocalProvider {
     fn name(&self) -> &str {
         LOCAL_PROVIDER_NAME
+    }
+
+    fn is_small_model(&self) -> bool {
+        self.is_small()
+    }
+
+    fn for_workspace(&self, workspace: &Path) -> Option<Arc<dyn Provider>> {
+        self.is_small()
+            .then(|| Arc::new(self.clone().with_workspace(workspace)) as Arc<dyn Provider>)
+    }
+
+    fn opening_tool_choice(&self, messages: &[Message]) -> Option<ToolChoice> {
+        self.opening_choice(messages)
     }
 
     fn capabilities(&self, _model: &str) -> ProviderCapabilities {

@@ -1,15 +1,17 @@
 //! The `Provider` trait.
 
 use std::any::Any;
+use std::path::Path;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::Stream;
-use oxydra_types::StreamItem;
+use oxydra_types::{Message, StreamItem};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ProviderError;
-use crate::request::{ProviderRequest, ProviderResponse};
+use crate::request::{ProviderRequest, ProviderResponse, ToolChoice};
 
 /// A stream of items from a provider; it ends after a [`StreamItem::Finish`], and a
 /// stream cut before its end yields an error rather than ending quietly.
@@ -56,4 +58,30 @@ pub trait Provider: Any + Send + Sync {
         request: &ProviderRequest,
         cancel: &CancellationToken,
     ) -> Result<ProviderStream, ProviderError>;
+
+    /// Whether the model is a small one that needs help with tools: it rarely decides
+    /// to call a tool on its own, tells few tools apart, and rarely stops calling once
+    /// it has. The runtime gives such a model its small-model defaults (fewer tools, a
+    /// tool choice per turn; see `oxydra_runtime::SmallModelDefaults`). Default: no;
+    /// the embedded model says yes under a billion parameters.
+    fn is_small_model(&self) -> bool {
+        false
+    }
+
+    /// This provider for runs whose file tools work under `workspace`, when knowing
+    /// it changes what the provider does (the embedded small model holds the file
+    /// tools' `path` arguments to the workspace's real paths); `None` when it makes
+    /// no difference (the default).
+    fn for_workspace(&self, _workspace: &Path) -> Option<Arc<dyn Provider>> {
+        None
+    }
+
+    /// The tool choice a run that opens with `messages` should begin with when its
+    /// caller chose none, or `None` for no preference (the default). The embedded
+    /// small model, given a workspace ([`for_workspace`](Self::for_workspace)), asks
+    /// for a call when the last user message names a path of the workspace that
+    /// exists: what that path holds is something only a tool can show it.
+    fn opening_tool_choice(&self, _messages: &[Message]) -> Option<ToolChoice> {
+        None
+    }
 }

@@ -15,7 +15,7 @@ use crate::accumulator::response_to_stream_items;
 use crate::error::ProviderError;
 use crate::fallback::{falls_back, stream_is_unusable};
 use crate::provider::{Provider, ProviderCapabilities, ProviderStream};
-use crate::request::{ProviderRequest, ProviderResponse};
+use crate::request::{ProviderRequest, ProviderResponse, ToolChoice};
 use crate::retry_policy::{RetryPolicy, is_retryable};
 
 /// Wraps a provider with retries and a fallback.
@@ -277,6 +277,19 @@ impl Provider for ReliableProvider {
 
     fn capabilities(&self, model: &str) -> ProviderCapabilities {
         self.inner.capabilities(model)
+    }
+
+    fn is_small_model(&self) -> bool {
+        self.inner.is_small_model()
+    }
+
+    fn for_workspace(&self, workspace: &std::path::Path) -> Option<Arc<dyn Provider>> {
+        let inner = self.inner.for_workspace(workspace)?;
+        Some(Arc::new(Self::new(inner, self.policy.clone())))
+    }
+
+    fn opening_tool_choice(&self, messages: &[oxydra_types::Message]) -> Option<ToolChoice> {
+        self.inner.opening_tool_choice(messages)
     }
 
     async fn complete(

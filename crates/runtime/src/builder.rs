@@ -21,6 +21,7 @@ use crate::runtime::AgentRuntime;
 use crate::runtime_inner::RuntimeInner;
 use crate::session_lease::LeaseSettings;
 use crate::session_store::SessionStore;
+use crate::small_model::SmallModelDefaults;
 use crate::tool_choice::ToolChoicePolicy;
 use crate::tool_set::{IntoToolSet, ToolSet, gather};
 
@@ -77,6 +78,8 @@ pub struct AgentRuntimeBuilder {
     lease: LeaseSettings,
     tool_choice: Option<Arc<dyn ToolChoicePolicy>>,
     hooks: Vec<Arc<dyn Hook>>,
+    /// `Some(false)`: a small model is used as given.
+    small_model_defaults: Option<bool>,
 }
 
 impl AgentRuntime {
@@ -304,6 +307,16 @@ impl AgentRuntimeBuilder {
         self
     }
 
+    /// Whether a small model ([`Provider::is_small_model`]) gets the small-model
+    /// defaults (default: yes): fewer built-in tools, the workspace's paths for the
+    /// file tools' arguments, and a tool choice per run when none is set (see
+    /// [`SmallModelDefaults`](crate::SmallModelDefaults) and the `small_model` module).
+    /// With `false` it is used like any other model.
+    pub fn small_model_defaults(mut self, on: bool) -> Self {
+        self.small_model_defaults = Some(on);
+        self
+    }
+
     /// The runtime.
     ///
     /// # Errors
@@ -318,6 +331,19 @@ impl AgentRuntimeBuilder {
         let provider = self
             .provider
             .ok_or_else(|| RuntimeError::Config("a provider is required".into()))?;
+        let workspace_root = match self.workspace_root {
+            Some(root) => root,
+            None => std::env::current_dir().map_err(|error| {
+                RuntimeError::Config(format!(
+                    "no workspace root given and the current directory is unreadable: {error}"
+                ))
+            })?,
+        };
+        let small = self.small_model_defaults.unwrap_or(true) && provider.is_small_model();
+        let provider = match provider.for_workspace(&workspace_root) {
+            Some(for_workspace) if small => for_workspace,
+            _ => provider,
+        };
         let provider = with_retries(provider, self.retries);
         let model = self
             .model
@@ -333,6 +359,16 @@ impl AgentRuntimeBuilder {
             )));
         }
         let tools = gather(self.tools)?;
+        let (tools, withheld_tools) = if small {
+            crate::small_model::withhold(tools)?
+        } else {
+            (tools, Vec::new())
+        };
+        let small_model = SmallModelDefaults {
+            applied: small,
+            withheld_tools,
+            per_run_tool_choice: small && self.tool_choice.is_none(),
+        };
         let tool_schemas = tools.schemas();
         let schema_json = serde_json::to_string(&tool_schemas)
             .map_err(|error| RuntimeError::Config(format!("tool schemas: {error}")))?;
@@ -346,14 +382,6 @@ impl AgentRuntimeBuilder {
         }
         let capabilities = provider.capabilities(&model);
         let budget = ContextBudget::new(&limits, &capabilities);
-        let workspace_root = match self.workspace_root {
-            Some(root) => root,
-            None => std::env::current_dir().map_err(|error| {
-                RuntimeError::Config(format!(
-                    "no workspace root given and the current directory is unreadable: {error}"
-                ))
-            })?,
-        };
         let inner = RuntimeInner {
             streaming: self.streaming.unwrap_or(capabilities.streaming),
             provider,
@@ -376,6 +404,7 @@ impl AgentRuntimeBuilder {
             tool_choice: self
                 .tool_choice
                 .unwrap_or_else(|| Arc::new(oxydra_provider::ToolChoice::Auto)),
+            small_model,
         };
         Ok(AgentRuntime {
             inner: Arc::new(inner),

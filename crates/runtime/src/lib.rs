@@ -71,6 +71,7 @@ mod session_load;
 mod session_outcome;
 mod session_state;
 mod session_store;
+mod small_model;
 mod structured_output;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -104,6 +105,7 @@ pub use run_request::RunRequest;
 pub use runtime::AgentRuntime;
 pub use session_lease::DEFAULT_SESSION_WAIT;
 pub use session_outcome::SessionOutcome;
+pub use small_model::{SMALL_MODEL_TOOLS, SMALL_MODEL_WITHHELD_TOOLS, SmallModelDefaults};
 pub use structured_output::{FINAL_ANSWER_TOOL, OutputSchema};
 /// The cancellation token every run takes (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;

@@ -54,6 +54,12 @@ impl AgentRuntime {
         &self.inner.executor
     }
 
+    /// What the runtime changed because its model is small (see the
+    /// [`SmallModelDefaults`](crate::SmallModelDefaults)): empty for other models.
+    pub fn small_model_defaults(&self) -> &crate::SmallModelDefaults {
+        &self.inner.small_model
+    }
+
     /// Runs `prompt` in a new session with a cancellation token of its own: the
     /// shortest way to ask the agent something. The outcome's `session_id` continues
     /// the conversation with [`session`](Self::session), which also sets a run's

@@ -15,6 +15,7 @@ use crate::events::EventSink;
 use crate::limits::RuntimeLimits;
 use crate::retrieval_scope::RetrievalScope;
 use crate::session_store::SessionStore;
+use crate::small_model::SmallModelDefaults;
 use crate::tool_choice::ToolChoicePolicy;
 
 /// The shared state of a runtime (see the module doc).
@@ -39,8 +40,11 @@ pub(crate) struct RuntimeInner {
     pub workspace_root: PathBuf,
     pub event_sink: Arc<dyn EventSink>,
     pub pricing: Option<PricingTable>,
-    /// The tool choice of each turn, unless a run's options give one.
+    /// The tool choice of each turn, unless a run's options give one (or
+    /// `small_model` says each run picks its own).
     pub tool_choice: Arc<dyn ToolChoicePolicy>,
+    /// What the runtime changed because its model is small.
+    pub small_model: SmallModelDefaults,
 }
 
 impl RuntimeInner {

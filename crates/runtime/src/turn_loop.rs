@@ -32,6 +32,7 @@ use crate::provider_call::{self, CallOptions, ProviderCall};
 use crate::runtime_inner::RuntimeInner;
 use crate::session_outcome::SessionOutcome;
 use crate::session_state::SessionState;
+use crate::small_model;
 use crate::structured_output::OutputSchema;
 use crate::tool_choice::{ToolChoicePolicy, TurnInfo};
 use crate::tool_dispatch::{BatchKind, Dispatch};
@@ -64,7 +65,24 @@ pub(crate) async fn run(
         used,
         ledger,
     } = options;
-    let tool_choice = tool_choice.unwrap_or(inner.tool_choice.as_ref());
+    // A small model's run picks its own first choice from its opening message.
+    let per_run;
+    let tool_choice: &dyn ToolChoicePolicy = match tool_choice {
+        Some(policy) => policy,
+        None if inner.small_model.per_run_tool_choice => {
+            let opening_message = match &opening {
+                Opening::Prompt(text, _) => Some(Message::user(text.as_str())),
+                Opening::Continue | Opening::Decided(_) => None,
+            };
+            per_run = small_model::run_policy(
+                inner.provider.as_ref(),
+                opening_message.as_ref(),
+                &inner.tool_schemas,
+            );
+            &per_run
+        }
+        None => inner.tool_choice.as_ref(),
+    };
     let span = tracing::info_span!(
         "session",
         otel.name = "invoke_agent",
@@ -408,7 +426,10 @@ impl<'a> Run<'a> {
             }
             return self.yield_answer(state, span, usage, text).await;
         }
-        self.tool_calls += calls.len();
+        // A call the output-token limit cut off is not run: it counts as no call, so a
+        // policy that waits for the first call still waits.
+        let (run, _) = cut_call::split_cut_call(&calls, &finish);
+        self.tool_calls += run.len();
         self.run_and_persist_tools(state, span, &calls, &finish)
             .await?;
         if self.inner.executor.should_exit_loop(&self.process) {
