@@ -57,18 +57,12 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     renderer.attached(&attached);
     let parts = attached.into_iter().map(|one| one.part);
     let cancel = interrupts.begin_turn();
-    let first_call = agent.small_model_default.then(|| {
-        crate::setup::tool_choice::small_model_first_call(&effective.runtime.workspace, &prompt)
-    });
     let mut request = agent
         .runtime
         .session(&session)
         .prompt(prompt)
         .parts(parts)
         .cancel(&cancel);
-    if let Some(first_call) = first_call {
-        request = request.tool_choice(first_call);
-    }
     if let Some(output) = output {
         request = request.structured(output);
     }

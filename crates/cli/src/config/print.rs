@@ -27,6 +27,29 @@ impl PrintedProvider for EffectiveProvider {
     }
 
     fn comment(&self) -> String {
+        let key = self.key_comment();
+        if self.kind == ProviderKind::Local {
+            key + &small_model_comment()
+        } else {
+            key
+        }
+    }
+}
+
+/// What a small local model gets, which the configuration cannot show before the
+/// model is loaded (`oxydra run` says it in its header once it is).
+fn small_model_comment() -> String {
+    format!(
+        "# small model: a local model under 1B parameters is offered only the tools {} \
+         (withheld: {}), and without tool_choice each run picks its own (docs/provider.md)\n",
+        oxydra::runtime::SMALL_MODEL_TOOLS.join(", "),
+        oxydra::runtime::SMALL_MODEL_WITHHELD_TOOLS.join(", ")
+    )
+}
+
+impl EffectiveProvider {
+    /// The comment line about the API key.
+    fn key_comment(&self) -> String {
         match (&self.api_key, &self.api_key_env) {
             (Some(key), Some(env)) => {
                 format!("# api key: {} (from {env})\n", mask_secret(key.expose()))

@@ -31,9 +31,6 @@ pub struct Agent {
     pub memory: Arc<dyn MemoryStore>,
     /// The MCP servers whose tools the runtime has (stop them with [`Agent::stop`]).
     pub mcp: Option<McpManager>,
-    /// Whether runs get the small-model default tool choice
-    /// ([`small_model_first_call`](super::tool_choice::small_model_first_call)).
-    pub small_model_default: bool,
 }
 
 impl Agent {
@@ -66,10 +63,7 @@ pub async fn build(
         effective.memory.store_options(),
     )
     .await?;
-    let provider = super::tool_choice::with_workspace_paths(
-        super::provider::of_run(effective).await?,
-        &effective.runtime.workspace,
-    );
+    let provider = super::provider::of_run(effective).await?;
     let runtime_settings = &effective.runtime;
     let limits = runtime_settings.limits();
     let executor_config = ToolExecutorConfig {
@@ -93,7 +87,7 @@ pub async fn build(
         let consent: Arc<dyn oxydra::tools::ProtectedWriteConsent> = broker.clone();
         tools_config.protected = tools_config.protected.with_consent(consent);
     }
-    let mut tools = super::tool_choice::builtin_tools(&tools_config, provider.as_ref());
+    let mut tools = oxydra::tools::ToolRegistry::with_builtins(&tools_config);
     let startup = interrupts.begin_turn();
     let servers =
         super::launch::mcp_servers(&effective.mcp_servers, effective.config_file.as_deref())?;
@@ -115,21 +109,14 @@ pub async fn build(
         super::mcp::stop(mcp).await;
         return Err(end_cancelled(super::mcp::cancelled_at_start()));
     }
-    let small_model_default = super::tool_choice::small_model_default(
-        runtime_settings.tool_choice.as_deref(),
-        provider.as_ref(),
-    );
-    let tool_choice = match super::tool_choice::policy(
-        runtime_settings.tool_choice.as_deref(),
-        &tools,
-        provider.as_ref(),
-    ) {
-        Ok(policy) => policy,
-        Err(error) => {
-            super::mcp::stop(mcp).await;
-            return Err(error);
-        }
-    };
+    let tool_choice =
+        match super::tool_choice::policy(runtime_settings.tool_choice.as_deref(), &tools) {
+            Ok(policy) => policy,
+            Err(error) => {
+                super::mcp::stop(mcp).await;
+                return Err(error);
+            }
+        };
     let sink: Arc<dyn EventSink> = renderer;
     let mut builder = AgentRuntime::builder()
         .provider(provider)
@@ -139,7 +126,6 @@ pub async fn build(
         .executor_config(executor_config)
         .permission_broker(broker)
         .limits(limits)
-        .tool_choice(tool_choice)
         .pricing(effective.pricing_table())
         .memory(memory_handle)
         .session_wait(runtime_settings.session_wait())
@@ -160,13 +146,20 @@ pub async fn build(
         let retrieval: Arc<dyn MemoryRetrieval> = memory.clone();
         builder = builder.retrieval(retrieval);
     }
+    if let Some(policy) = tool_choice {
+        builder = builder.tool_choice(policy);
+    }
     match builder.build() {
-        Ok(runtime) => Ok(Agent {
-            runtime,
-            memory,
-            mcp,
-            small_model_default,
-        }),
+        Ok(runtime) => {
+            if let Some(note) = super::tool_choice::small_model_note(&runtime) {
+                eprintln!("{note}");
+            }
+            Ok(Agent {
+                runtime,
+                memory,
+                mcp,
+            })
+        }
         Err(error) => {
             super::mcp::stop(mcp).await;
             Err(CliError::Setup(error.to_string()))

@@ -12,5 +12,3 @@ pub mod mcp;
 pub mod provider;
 pub mod service;
 pub mod tool_choice;
-#[cfg(feature = "local")]
-pub mod workspace_paths;

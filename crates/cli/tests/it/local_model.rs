@@ -242,3 +242,95 @@ fn provider_kind_local_in_the_file_with_threads() {
     assert_eq!(output.status.code(), Some(2), "{err}");
     assert!(err.contains("configured.gguf"), "{err}");
 }
+
+/// A `run` of the test model in `sandbox` on `prompt`, greedy, with `config` lines
+/// added to the run's config file.
+fn small_model_run(
+    sandbox: &Sandbox,
+    model: &std::path::Path,
+    config: &str,
+    prompt: &str,
+) -> std::process::Output {
+    let file = sandbox.path().join("small.toml");
+    std::fs::write(
+        &file,
+        format!("[provider.sampling]\ntemperature = 0\n{config}"),
+    )
+    .unwrap();
+    sandbox
+        .stored_command("run")
+        .arg("--config")
+        .arg(&file)
+        .args(["--provider", "local", "--model"])
+        .arg(model)
+        .args(["--output", "jsonl", "--approve", "never"])
+        .args(["--max-turns", "3", "--turn-timeout", "600"])
+        .arg(prompt)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_greeting_to_a_small_model_is_no_tool_call_and_the_header_names_the_withheld_tools() {
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.workspace.join("notes.txt"), "buy milk\n").unwrap();
+    let output = small_model_run(&sandbox, &model, "", "hello");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = json_lines(&output);
+    assert!(
+        events.iter().all(|e| e["type"] != "tool_started"),
+        "a greeting became a call: {}",
+        stdout(&output)
+    );
+    let err = stderr(&output);
+    assert!(
+        err.contains("tools offered: file_list, file_read, file_search, file_write")
+            && err.contains("withheld: file_edit, shell_exec, web_fetch"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_tool_call_the_token_limit_cuts_is_never_the_answer() {
+    let Some(model) = test_model::or_skip() else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.workspace.join("notes.txt"), "buy milk\n").unwrap();
+    // The prompt names a file of the workspace: the first turn must call a tool, and
+    // six tokens cannot hold a whole call.
+    let output = small_model_run(
+        &sandbox,
+        &model,
+        "[runtime]\nmax_output_tokens = 6\n",
+        "What is on my list in notes.txt?",
+    );
+    let text = stdout(&output);
+    assert_ne!(output.status.code(), Some(0), "{text}\n{}", stderr(&output));
+    for event in json_lines(&output) {
+        let said = event["text"].as_str().unwrap_or_default();
+        assert!(!said.contains("<tool_call>"), "a call as text: {text}");
+    }
+}
+
+#[test]
+fn print_config_of_a_local_model_says_what_a_small_one_is_offered() {
+    let sandbox = Sandbox::new();
+    let model = sandbox.path().join("m.gguf");
+    std::fs::write(&model, "not read").unwrap();
+    let output = sandbox
+        .command()
+        .args(["run", "--print-config", "--provider", "local", "--model"])
+        .arg(&model)
+        .output()
+        .unwrap();
+    let text = stdout(&output);
+    assert!(
+        text.contains("offered only the tools file_list, file_read, file_search, file_write")
+            && text.contains("withheld: file_edit, shell_exec, web_fetch"),
+        "{text}"
+    );
+}
