@@ -369,6 +369,14 @@ impl AgentRuntimeBuilder {
             withheld_tools,
             per_run_tool_choice: small && self.tool_choice.is_none(),
         };
+        if small {
+            // `serve` and library users see it in their logs; `run` and `chat` print it.
+            tracing::info!(
+                withheld_tools = ?small_model.withheld_tools,
+                per_run_tool_choice = small_model.per_run_tool_choice,
+                "small model: the small-model defaults apply"
+            );
+        }
         let tool_schemas = tools.schemas();
         let schema_json = serde_json::to_string(&tool_schemas)
             .map_err(|error| RuntimeError::Config(format!("tool schemas: {error}")))?;
