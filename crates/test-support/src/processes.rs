@@ -27,8 +27,14 @@ mod tests {
             .arg(&marker)
             .spawn()
             .unwrap();
-        assert!(running_with_argument(&marker));
+        // The spawn returns once exec has begun; the new command line shows a moment
+        // later.
+        let seen = (0..200).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            running_with_argument(&marker)
+        });
         child.kill().unwrap();
+        assert!(seen);
         child.wait().unwrap();
         assert!(!running_with_argument(&marker));
     }
