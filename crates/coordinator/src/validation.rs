@@ -101,7 +101,7 @@ impl ParameterValidator {
             return Err(SchemaProblem {
                 message: format!(
                     "a parameters schema must be a JSON object, not {}",
-                    type_name(schema)
+                    oxydra_executor::json_kind(schema)
                 ),
                 location: String::new(),
             });
@@ -136,17 +136,6 @@ impl ParameterValidator {
                 schema_path: dotted(error.schema_path().as_str()),
             })
             .collect()
-    }
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

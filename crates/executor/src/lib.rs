@@ -152,4 +152,6 @@ pub use rules::process_state::{ExecutionPhase, ProcessToolState, ToolExecution};
 pub use rules::rule::ToolRule;
 pub use rules::rule_kind::ToolRuleKind;
 pub use schema_violation::SchemaViolation;
-pub use validation::{CheckedArguments, HEARTBEAT_ARGUMENT, SchemaCache, strip_heartbeat};
+pub use validation::{
+    CheckedArguments, HEARTBEAT_ARGUMENT, SchemaCache, json_kind, strip_heartbeat,
+};

@@ -246,6 +246,19 @@ fn shorten(text: String) -> String {
     format!("{cut}… ({} bytes)", text.len())
 }
 
+/// What kind of JSON value `value` is, for an error message: `null`, `a boolean`,
+/// `a number`, `a string`, `an array`, `an object`.
+pub fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

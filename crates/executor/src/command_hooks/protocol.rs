@@ -169,7 +169,7 @@ impl Answer {
                 if value.is_object() {
                     "hookSpecificOutput"
                 } else {
-                    kind_of(&value)
+                    crate::validation::json_kind(&value)
                 }
             )));
         }
@@ -220,18 +220,6 @@ impl Answer {
         self.specific
             .as_ref()
             .and_then(|s| s.updated_output.as_ref())
-    }
-}
-
-/// What kind of JSON value `value` is, for an error message: `an array`, `a number` ….
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
