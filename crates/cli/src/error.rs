@@ -52,12 +52,6 @@ in the configuration, or a file at <data dir>/oxydra/models/default.gguf";
 /// An error of the `oxydra` command.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
-    /// `--config` names a file that does not exist.
-    #[error("{}: configuration file not found (given with --config)", path.display())]
-    ConfigNotFound {
-        /// The path given.
-        path: PathBuf,
-    },
     /// A file could not be read.
     #[error("{}: cannot read: {source}", path.display())]
     ReadFile {
@@ -66,52 +60,9 @@ pub enum CliError {
         /// Why.
         source: std::io::Error,
     },
-    /// The configuration file is not valid TOML.
-    #[error("{}: line {line}, column {column}: {message}", path.display())]
-    ConfigSyntax {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// The parser's message.
-        message: String,
-    },
-    /// The configuration file has a key no table knows.
-    #[error("{}: unknown key `{key}` {table} (expected one of {expected}){}", path.display(), at_line(*line))]
-    ConfigUnknownKey {
-        /// The file.
-        path: PathBuf,
-        /// The unknown key.
-        key: String,
-        /// Where: `in [runtime]`, `at the top level`.
-        table: String,
-        /// The keys the table accepts.
-        expected: String,
-        /// 1-based line, if known.
-        line: Option<usize>,
-    },
-    /// A key of the configuration file has a bad type or value.
-    #[error("{}: {message}{}", path.display(), at_line(*line))]
-    ConfigInvalid {
-        /// The file.
-        path: PathBuf,
-        /// The dotted key (`runtime.max_turns`).
-        key: String,
-        /// What is wrong, naming the key and the expected type.
-        message: String,
-        /// 1-based line, if known.
-        line: Option<usize>,
-    },
-    /// The trust store cannot be read or written.
-    #[error("trust store {}: {message}", path.display())]
-    TrustStore {
-        /// The store's file.
-        path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
+    /// The configuration file or the trust store (it names the file, the key and the line).
+    #[error(transparent)]
+    Config(#[from] oxydra_config::ConfigError),
     /// A flag has a bad value.
     #[error("invalid value for {flag}: {message}")]
     Flag {
@@ -159,7 +110,7 @@ pub enum CliError {
     #[error(
         "{} is not trusted, so its provider settings are ignored ({keys}); trust the file with \
          `oxydra trust {}`, or pass --base-url (or --provider and --model) to choose the \
-         provider yourself", path.display(), crate::shell_word::shell_quoted(path)
+         provider yourself", path.display(), oxydra_config::shell_quoted(path)
     )]
     UntrustedProvider {
         /// The project file.
@@ -271,11 +222,6 @@ pub enum CliError {
     },
 }
 
-fn at_line(line: Option<usize>) -> String {
-    line.map(|line| format!(" at line {line}"))
-        .unwrap_or_default()
-}
-
 impl CliError {
     /// Writing to stdout failed (`cannot write to stdout: …`).
     pub fn stdout(source: std::io::Error) -> Self {
@@ -307,11 +253,8 @@ impl CliError {
             Self::ReadFile { .. } | Self::Io { .. } | Self::Stdio { .. } | Self::Bind { .. } => {
                 "io"
             }
-            Self::ConfigNotFound { .. }
-            | Self::ConfigSyntax { .. }
-            | Self::ConfigUnknownKey { .. }
-            | Self::ConfigInvalid { .. }
-            | Self::TrustStore { .. }
+            Self::Config(error) if !error.is_usage() => "io",
+            Self::Config(_)
             | Self::Flag { .. }
             | Self::Env { .. }
             | Self::Unauthenticated { .. }
@@ -327,7 +270,7 @@ impl CliError {
     /// examples (`export OPENAI_API_KEY=sk-...`) for secrets.
     pub fn quotes_foreign_text(&self) -> bool {
         match self {
-            Self::ConfigNotFound { .. }
+            Self::Config(oxydra_config::ConfigError::NotFound { .. })
             | Self::NoProvider
             | Self::NoLocalModel
             | Self::MissingApiKey { .. }
@@ -337,10 +280,7 @@ impl CliError {
             | Self::SessionNotFound { .. }
             | Self::Unauthenticated { .. } => false,
             Self::ReadFile { .. }
-            | Self::ConfigSyntax { .. }
-            | Self::ConfigUnknownKey { .. }
-            | Self::ConfigInvalid { .. }
-            | Self::TrustStore { .. }
+            | Self::Config(_)
             | Self::Flag { .. }
             | Self::Env { .. }
             | Self::LocalModel { .. }
@@ -359,12 +299,9 @@ impl CliError {
     /// The exit code this error ends the process with.
     pub fn exit(&self) -> Exit {
         match self {
-            Self::ConfigNotFound { .. }
-            | Self::ConfigSyntax { .. }
-            | Self::ConfigUnknownKey { .. }
-            | Self::ConfigInvalid { .. }
-            | Self::TrustStore { .. }
-            | Self::Flag { .. }
+            Self::Config(error) if error.is_usage() => Exit::Usage,
+            Self::Config(_) => Exit::Runtime,
+            Self::Flag { .. }
             | Self::Env { .. }
             | Self::NoProvider
             | Self::NoLocalModel
@@ -408,13 +345,13 @@ mod tests {
 
     #[test]
     fn config_errors_are_usage_errors_and_name_the_file() {
-        let error = CliError::ConfigUnknownKey {
+        let error = CliError::from(oxydra_config::ConfigError::UnknownKey {
             path: "/x/oxydra.toml".into(),
             key: "max_turn".into(),
             table: "in [runtime]".into(),
             expected: "max_turns, max_cost".into(),
             line: Some(3),
-        };
+        });
         assert_eq!(error.exit(), Exit::Usage);
         assert_eq!(
             error.to_string(),

@@ -18,7 +18,6 @@ mod output;
 mod parse;
 mod process_exit;
 mod setup;
-mod shell_word;
 mod terminal_echo;
 mod terminal_input;
 mod terminal_text;

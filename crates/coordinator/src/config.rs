@@ -37,18 +37,49 @@ pub const DEFAULT_APPROVAL_SWEEP: Duration = Duration::from_secs(10);
 /// The longest period of that sweep: 30 s (a lapsed request is a denial within it).
 pub const MAX_APPROVAL_SWEEP: Duration = Duration::from_secs(30);
 
-/// Settings of the coordinator (not of its blueprints).
+/// The address the HTTP API listens on when nothing else is said.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+
+/// How long a consent request deferred to a person waits for a decision when nothing
+/// else is said: a day.
+pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// The longest wait for a decision on a consent request: 30 days.
+pub const MAX_APPROVAL_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Settings of the coordinator (not of its blueprints). Its serde form is the `[serve]`
+/// table of `oxydra.toml` (docs/configuration.md): every key optional, each default
+/// written once, here; [`CoordinatorConfig::validate`] checks the values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CoordinatorConfig {
+    /// The address the HTTP API listens on, an IP address with its port or
+    /// `host:port` (default [`DEFAULT_ADDR`]). The coordinator does not bind it itself:
+    /// `oxydra serve` (or an embedder) binds it and hands the listener to
+    /// [`Coordinator::serve`](crate::Coordinator::serve).
+    pub addr: String,
     /// SQLite file holding blueprints and runs; `None` keeps them in memory (tests).
+    /// Not a file key: the database is `[memory] db`.
+    #[serde(skip)]
     pub db: Option<PathBuf>,
     /// How many runs execute at once; further runs wait `pending` (default 4).
     pub max_concurrent_runs: usize,
     /// Largest request body the HTTP API accepts, in bytes (default 1 MiB).
     pub body_limit_bytes: usize,
-    /// When set, every HTTP route requires `Authorization: Bearer <token>`.
+    /// When set, every HTTP route requires `Authorization: Bearer <token>`. Not a file
+    /// key (a token is no thing to write in a file): see `auth_token_env`.
+    #[serde(skip)]
     pub auth_token: Option<String>,
+    /// The environment variable holding the bearer token, read by whoever starts the
+    /// API (`oxydra serve`: absent, `OXYDRA_SERVE_TOKEN` if set, else no auth).
+    pub auth_token_env: Option<String>,
+    /// Whether a non-loopback address may be served without a token (anyone who can
+    /// reach it may start runs); default `false`.
+    pub allow_unauthenticated: bool,
+    /// How long a run waits for a person's decision on a consent request deferred to
+    /// them, in seconds (default a day, at most 30 days); past it the request is a
+    /// denial.
+    pub approval_ttl_secs: u64,
     /// How long `DELETE /runs/{id}` waits for a running run to stop before answering
     /// with its state at that moment, in milliseconds (default 5000).
     pub cancel_wait_ms: u64,
@@ -93,10 +124,14 @@ pub struct CoordinatorConfig {
 impl Default for CoordinatorConfig {
     fn default() -> Self {
         Self {
+            addr: DEFAULT_ADDR.to_owned(),
             db: None,
             max_concurrent_runs: DEFAULT_MAX_CONCURRENT_RUNS,
             body_limit_bytes: DEFAULT_BODY_LIMIT,
             auth_token: None,
+            auth_token_env: None,
+            allow_unauthenticated: false,
+            approval_ttl_secs: DEFAULT_APPROVAL_TTL.as_secs(),
             cancel_wait_ms: 5000,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
@@ -131,6 +166,11 @@ impl CoordinatorConfig {
     /// The period of the approval expiry sweep as a duration.
     pub fn approval_sweep(&self) -> Duration {
         Duration::from_millis(self.approval_sweep_ms)
+    }
+
+    /// How long a deferred consent request waits for a decision, as a duration.
+    pub fn approval_ttl(&self) -> Duration {
+        Duration::from_secs(self.approval_ttl_secs)
     }
 
     /// The body read timeout as a duration.

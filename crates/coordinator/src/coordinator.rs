@@ -197,7 +197,7 @@ impl Coordinator {
         store: Option<Arc<dyn RunStore>>,
         default_max_cost: Option<f64>,
     ) -> Result<Self, CoordinatorError> {
-        check_config(&config)?;
+        config.validate()?;
         let store = match store {
             Some(store) => store,
             None => open_default_store(&config).await?,
@@ -401,65 +401,6 @@ fn metered(mut deps: RunnerDeps) -> (RunnerDeps, Option<f64>) {
         .collect();
     let default_max_cost = deps.limits.max_cost;
     (deps, default_max_cost)
-}
-
-fn check_config(config: &CoordinatorConfig) -> Result<(), CoordinatorError> {
-    let invalid = |reason: &str| CoordinatorError::InvalidConfig {
-        reason: reason.to_owned(),
-    };
-    if config.max_concurrent_runs == 0 {
-        return Err(invalid("max_concurrent_runs must be at least 1"));
-    }
-    if config.run_lease_ttl_ms < 100 {
-        return Err(invalid("run_lease_ttl_ms must be at least 100"));
-    }
-    if config.approval_sweep_ms == 0 || config.approval_sweep() > crate::config::MAX_APPROVAL_SWEEP
-    {
-        return Err(invalid(
-            "approval_sweep_ms must be between 1 and 30000 (a lapsed request is denied within it)",
-        ));
-    }
-    if config.body_limit_bytes == 0 {
-        return Err(invalid("body_limit_bytes must be at least 1"));
-    }
-    if config.max_connections == 0 {
-        return Err(invalid("max_connections must be at least 1"));
-    }
-    for (key, value) in [
-        ("header_read_timeout_ms", config.header_read_timeout_ms),
-        ("body_read_timeout_ms", config.body_read_timeout_ms),
-        ("idle_timeout_ms", config.idle_timeout_ms),
-    ] {
-        if value == 0 {
-            return Err(invalid(&format!("{key} must be at least 1")));
-        }
-    }
-    if let Some(token) = &config.auth_token
-        && (token.trim().is_empty() || token.trim() != token)
-    {
-        return Err(invalid(
-            "auth_token must be non-empty, without surrounding whitespace",
-        ));
-    }
-    if let Some(host) = config
-        .allowed_hosts
-        .iter()
-        .find(|host| !crate::host_origin::is_allowed_host_entry(host))
-    {
-        return Err(invalid(&format!(
-            "allowed_hosts: `{host}` is not a host name (like `oxydra.lan` or `oxydra.lan:8080`)"
-        )));
-    }
-    if let Some(origin) = config
-        .allowed_origins
-        .iter()
-        .find(|origin| !crate::host_origin::is_allowed_origin_entry(origin))
-    {
-        return Err(invalid(&format!(
-            "allowed_origins: `{origin}` is not an origin (like `https://dash.example.lan`)"
-        )));
-    }
-    Ok(())
 }
 
 fn load_blueprints(configs: Vec<BlueprintConfig>) -> Result<Vec<Arc<Blueprint>>, CoordinatorError> {

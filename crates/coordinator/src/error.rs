@@ -47,9 +47,12 @@ pub enum CoordinatorError {
         message: String,
     },
     /// A coordinator setting is unusable (an empty auth token, no workers, …).
-    #[error("coordinator config: {reason}")]
+    #[error("coordinator config: {key}: {reason}")]
     InvalidConfig {
-        /// What is wrong.
+        /// The setting, as its key in `[serve]` (`max_concurrent_runs`,
+        /// `allowed_hosts[1]`).
+        key: String,
+        /// What is wrong, and what was expected.
         reason: String,
     },
     /// A blueprint entry is unusable (a field that does not fit its type, …).

@@ -48,6 +48,7 @@ mod blueprint;
 mod claim_source;
 mod claims;
 mod config;
+mod config_check;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod coordinator;
@@ -85,10 +86,11 @@ pub use approval_row::{
 pub use blueprint::{AgentSpec, Blueprint, BlueprintBody, BlueprintSummary, Step};
 pub use claims::{ClaimState, ClaimedRun, SharedRunQueue};
 pub use config::{
-    BlueprintConfig, BlueprintKind, BlueprintLimits, CoordinatorConfig, DEFAULT_APPROVAL_SWEEP,
-    DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_RUN_DEPTH, DEFAULT_MAX_RUNS_PER_ROOT, MAX_APPROVAL_SWEEP, StepConfig,
+    BlueprintConfig, BlueprintKind, BlueprintLimits, CoordinatorConfig, DEFAULT_ADDR,
+    DEFAULT_APPROVAL_SWEEP, DEFAULT_APPROVAL_TTL, DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT,
+    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONCURRENT_RUNS,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_RUN_DEPTH, DEFAULT_MAX_RUNS_PER_ROOT, MAX_APPROVAL_SWEEP,
+    MAX_APPROVAL_TTL, StepConfig,
 };
 pub use coordinator::{AgentListing, Coordinator, CoordinatorHandle, RunCreated};
 pub use error::{CoordinatorError, RunTreeBound, TemplateError};

@@ -24,7 +24,7 @@ pub use scrub::ScrubArgs;
 pub use serve::ServeArgs;
 pub use sessions::{SessionsAction, SessionsArgs};
 pub use trust::TrustArgs;
-pub use values::{ApproveMode, Effort, OpenAiApi, OutputFormat, ProviderKind};
+pub use values::{Effort, OpenAiApi, OutputFormat};
 
 /// `oxydra`: run tool-using LLM agents from the terminal.
 #[derive(Debug, Parser)]
@@ -79,6 +79,7 @@ impl Command {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+    use oxydra_config::{ApproveMode, ProviderKind};
 
     #[test]
     fn command_definition_is_consistent() {

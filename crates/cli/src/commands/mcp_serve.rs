@@ -19,7 +19,7 @@ use oxydra::mcp_server::{BuiltinTools, MCP_PATH, McpServer, McpServerError};
 use oxydra::tools::{BUILTIN_TOOL_NAMES, ToolRegistry};
 
 use crate::args::{McpServeArgs, McpTransport};
-use crate::config::{self, ApproveMode, ServiceConfig};
+use crate::config::{ApproveMode, ServiceConfig};
 use crate::error::CliError;
 use crate::exit_code::Exit;
 
@@ -95,7 +95,7 @@ fn builtin_tools(names: &[String], settings: &ServiceConfig) -> Result<BuiltinTo
     let registry = ToolRegistry::with_builtin_subset(&settings.tools, names)
         .map_err(|error| cli_error(error.into()))?;
     let tools = BuiltinTools::new(registry, settings.runtime.workspace.clone())
-        .with_rules(config::rules(&settings.rules));
+        .with_rules(settings.rules.clone());
     Ok(match settings.runtime.approve {
         ApproveMode::Always => tools.with_permission_broker(Arc::new(AlwaysApprove)),
         ApproveMode::Ask | ApproveMode::Never => tools,

@@ -28,9 +28,6 @@ use crate::exit_code::Exit;
 
 use crate::setup::service;
 
-/// The address when neither `--addr` nor `[serve] addr` gives one.
-pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
-
 /// The address to listen on: an IP address with its port, or a host name (`localhost:0`)
 /// resolved to its first address.
 async fn resolve(addr: &str, origin: &str) -> Result<SocketAddr, CliError> {
@@ -80,14 +77,13 @@ pub async fn bind(
     args: &ServeArgs,
     settings: &ServiceConfig,
 ) -> Result<Bound, CliError> {
-    let (addr, origin) = match (addr, &settings.serve.addr) {
-        (Some(addr), _) => (addr.to_owned(), "--addr"),
-        (None, Some(addr)) => (addr.clone(), "serve.addr"),
-        (None, None) => (DEFAULT_ADDR.to_owned(), "the default"),
+    let (addr, origin) = match addr {
+        Some(addr) => (addr.to_owned(), "--addr"),
+        None => (settings.serve.addr.clone(), "serve.addr"),
     };
     let socket = resolve(&addr, origin).await?;
     let auth_token = service::auth_token(settings)?;
-    let open_allowed = args.insecure_no_auth || settings.serve.allow_unauthenticated == Some(true);
+    let open_allowed = args.insecure_no_auth || settings.serve.allow_unauthenticated;
     if auth_token.is_none() && !socket.ip().is_loopback() {
         if !open_allowed {
             return Err(CliError::Unauthenticated {

@@ -45,9 +45,13 @@ fn trust(store: &mut TrustStore, file: &Path) -> Result<String, CliError> {
         source,
     })?;
     let key = key_of(file);
-    let mut config = parse(&key, &text)?;
+    let config = parse(&key, &text)?;
     let launched = launched_hashes(&config, &key);
-    let powers = strip_powers(&mut config);
+    // What an untrusted copy of the file could not set: what trusting it grants.
+    let table: toml::Table = text.parse().map_err(|error: toml::de::Error| {
+        CliError::Setup(format!("{}: {}", key.display(), error.message()))
+    })?;
+    let (_, powers) = strip_powers(table);
     store.trust(&key, text.as_bytes(), &launched);
     store.save()?;
     let hash = sha256_hex(text.as_bytes());
@@ -57,7 +61,7 @@ fn trust(store: &mut TrustStore, file: &Path) -> Result<String, CliError> {
     } else {
         format!(
             "Its settings that grant power now apply: {}.",
-            powers.join(", ")
+            oxydra_config::listed_ignored(&powers)
         )
     };
     let runs: String = launched

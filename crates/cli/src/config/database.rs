@@ -81,11 +81,13 @@ pub fn resolve_db(
             .and_then(Path::parent)
             .map(Path::to_path_buf)
             .unwrap_or_default();
-        return parse(db, &base).map_err(|message| CliError::ConfigInvalid {
-            path: file.path.map(Path::to_path_buf).unwrap_or_default(),
-            key: "memory.db".to_owned(),
-            message: format!("memory.db: {message}"),
-            line: None,
+        return parse(db, &base).map_err(|message| {
+            CliError::Config(oxydra_config::ConfigError::Invalid {
+                path: file.path.map(Path::to_path_buf).unwrap_or_default(),
+                key: "memory.db".to_owned(),
+                message: format!("memory.db: {message}"),
+                line: None,
+            })
         });
     }
     default_db_path().map(Database::Sqlite).ok_or_else(|| {
@@ -145,7 +147,7 @@ mod tests {
         };
         let key = resolve_db(file, None, &no_env).unwrap_err();
         assert!(
-            matches!(&key, CliError::ConfigInvalid { key, .. } if key == "memory.db"),
+            matches!(&key, CliError::Config(oxydra_config::ConfigError::Invalid { key, .. }) if key == "memory.db"),
             "{key:?}"
         );
         assert_eq!(

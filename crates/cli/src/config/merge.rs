@@ -9,9 +9,14 @@ use serde::Serialize;
 
 pub use super::database::EffectiveMemory;
 use super::database::{Database, FileDb, absolute, db_origin, resolve_db};
-use super::load::LoadedFile;
 use super::provider_pick::{EffectiveProvider, KeyNeed, merge_provider};
-use super::{AgentConfig, ApproveMode, EnvLookup, ServeSection};
+use oxydra::coordinator::BlueprintConfig;
+use oxydra::executor::ToolRule;
+use oxydra_config::LoadedFile;
+
+use oxydra::coordinator::CoordinatorConfig;
+
+use super::{ApproveMode, EnvLookup};
 use crate::args::{ListOptions, RunOptions};
 use crate::error::CliError;
 
@@ -28,7 +33,7 @@ pub struct Merged<P> {
     pub user_file: Option<PathBuf>,
     /// Settings of the file ignored because it is not trusted (not printed as a key).
     #[serde(skip)]
-    pub ignored: Vec<String>,
+    pub ignored: Vec<oxydra_config::Ignored>,
     /// The provider.
     pub provider: P,
     /// Budgets and behaviour of the loop.
@@ -39,10 +44,10 @@ pub struct Merged<P> {
     pub tools: BuiltinToolsConfig,
     /// Tool rules.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub rules: Vec<super::RuleEntry>,
+    pub rules: Vec<ToolRule>,
     /// Agent blueprints.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub agents: Vec<AgentConfig>,
+    pub agents: Vec<BlueprintConfig>,
     /// MCP servers whose tools are registered.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<McpServerConfig>,
@@ -51,7 +56,7 @@ pub struct Merged<P> {
     pub hooks: Vec<oxydra::executor::CommandHookConfig>,
     /// `[serve]`, used by `oxydra serve` only (not printed by `--print-config`).
     #[serde(skip)]
-    pub serve: ServeSection,
+    pub serve: CoordinatorConfig,
     /// Prices of models the built-in table does not know.
     #[serde(skip_serializing_if = "super::Prices::is_empty")]
     pub pricing: super::Prices,
@@ -122,20 +127,18 @@ impl EffectiveRuntime {
     }
 }
 
-impl LoadedFile {
-    /// Where the file names the database.
-    fn db(&self) -> FileDb<'_> {
-        FileDb {
-            db: self.config.memory.db.as_deref(),
-            path: self.path.as_deref(),
-        }
+/// Where the file names the database.
+fn file_db(file: &LoadedFile) -> FileDb<'_> {
+    FileDb {
+        db: file.config.memory.db.as_deref(),
+        path: file.path.as_deref(),
     }
 }
 
 impl<P> Merged<P> {
     /// The built-in prices with the configured ones added.
     pub fn pricing_table(&self) -> oxydra::provider::PricingTable {
-        super::pricing::table(&self.pricing)
+        oxydra_config::pricing_table(&self.pricing)
     }
 }
 
@@ -153,14 +156,16 @@ impl Effective {
         if self.runtime.max_cost.is_none() || self.price_known() {
             return Ok(());
         }
-        let message = super::pricing::unknown_price_message(model, self.provider.kind);
+        let message = oxydra_config::unknown_price_message(model, self.provider.kind);
         Err(match &self.config_file {
-            Some(path) if flags.max_cost.is_none() => CliError::ConfigInvalid {
-                path: path.clone(),
-                key: "runtime.max_cost".to_owned(),
-                message: format!("invalid value for runtime.max_cost: {message}"),
-                line: None,
-            },
+            Some(path) if flags.max_cost.is_none() => {
+                CliError::Config(oxydra_config::ConfigError::Invalid {
+                    path: path.clone(),
+                    key: "runtime.max_cost".to_owned(),
+                    message: format!("invalid value for runtime.max_cost: {message}"),
+                    line: None,
+                })
+            }
             _ => CliError::Flag {
                 flag: "--max-cost",
                 message,
@@ -296,16 +301,16 @@ fn merge_settings<P>(
         .canonicalize()
         .unwrap_or_else(|_| absolute(&workspace));
 
-    let db = resolve_db(file.db(), flags.db.as_deref(), env)?;
-    let db_origin = db_origin(file.db(), flags.db.as_deref(), env);
+    let db = resolve_db(file_db(file), flags.db.as_deref(), env)?;
+    let db_origin = db_origin(file_db(file), flags.db.as_deref(), env);
     let mut tools = file.config.tools.clone();
     tools.protected = super::protected::protected_paths(file.path.as_deref(), &file.config, &db);
-    tools.sandbox = super::sandbox::effective(&file.config.sandbox, flags.sandbox);
-    if let Some(name) = super::sandbox::provider_key_passed(
+    tools.sandbox = oxydra_config::sandbox::effective(&file.config.sandbox, flags.sandbox);
+    if let Some(name) = oxydra_config::sandbox::provider_key_passed(
         &tools.sandbox.pass_env,
         file.config.provider.api_key_env.as_deref(),
     ) {
-        return Err(CliError::ConfigInvalid {
+        return Err(CliError::Config(oxydra_config::ConfigError::Invalid {
             path: file.path.clone().unwrap_or_default(),
             key: "sandbox.pass_env".to_owned(),
             message: format!(
@@ -313,7 +318,7 @@ fn merge_settings<P>(
                  provider key (give a command a credential of its own)"
             ),
             line: None,
-        });
+        }));
     }
 
     Ok(Merged {
@@ -363,8 +368,8 @@ fn merge_settings<P>(
 /// the environment; `None` when there is none. A key variable that is not set does not
 /// matter here (the provider is what `oxydra init` writes down).
 pub fn current_provider(env: EnvLookup<'_>) -> Option<EffectiveProvider> {
-    let user = super::file::user_config_path().filter(|path| path.is_file());
-    let file = super::load::load_layers(None, user.as_deref(), None)
+    let user = oxydra_config::user_config_path().filter(|path| path.is_file());
+    let file = oxydra_config::load_layers(None, user.as_deref(), None)
         .map(|(file, _)| file)
         .unwrap_or_default();
     merge_provider(&file, &RunOptions::default(), env, KeyNeed::Optional).ok()
@@ -375,8 +380,8 @@ pub fn current_provider(env: EnvLookup<'_>) -> Option<EffectiveProvider> {
 pub fn resolve_database(options: &ListOptions) -> Result<(Database, String), CliError> {
     let file = super::load(options.config.as_deref())?;
     let env = |name: &str| std::env::var(name).ok();
-    let db = resolve_db(file.db(), options.db.as_deref(), &env)?;
-    let origin = db_origin(file.db(), options.db.as_deref(), &env);
+    let db = resolve_db(file_db(&file), options.db.as_deref(), &env)?;
+    let origin = db_origin(file_db(&file), options.db.as_deref(), &env);
     Ok((db, origin))
 }
 
@@ -406,7 +411,7 @@ mod tests {
     fn file(text: &str) -> LoadedFile {
         LoadedFile {
             path: Some(PathBuf::from("/etc/ox/oxydra.toml")),
-            config: crate::config::file::parse(Path::new("/etc/ox/oxydra.toml"), text).unwrap(),
+            config: crate::config::parse(Path::new("/etc/ox/oxydra.toml"), text).unwrap(),
             ..LoadedFile::default()
         }
     }

@@ -106,7 +106,7 @@ impl<P: PrintedProvider> Merged<P> {
         } else {
             format!(
                 "# not trusted, so ignored: {} (see `oxydra trust`)\n",
-                self.ignored.join(", ")
+                oxydra_config::listed_ignored(&self.ignored)
             )
         };
         let mut comment = self.provider.comment();

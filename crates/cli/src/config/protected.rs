@@ -8,9 +8,8 @@ use oxydra::tools::{ProtectedKind, ProtectedPaths};
 
 use super::FileConfig;
 use super::database::{Database, default_db_path};
-use super::file::user_config_path;
-use super::launched::launched;
-use super::trust::default_store_path;
+use oxydra_config::trust::default_store_path;
+use oxydra_config::{launched, user_config_path};
 
 /// The policy for a run whose configuration is `config` (read from `config_file`, and
 /// already without the settings an untrusted file may not have) and whose database is

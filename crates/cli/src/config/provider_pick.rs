@@ -8,10 +8,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::file::http_url;
-use super::load::LoadedFile;
 use super::mask::{Secret, mask_url};
 use oxydra::provider::{PROVIDERS, ProviderChoice, ProviderInfo};
+use oxydra_config::{LoadedFile, http_url};
 
 use super::{EnvLookup, ProviderKind, ProviderSection, SamplingSection};
 use crate::args::{Effort, OpenAiApi, RunOptions};
@@ -75,7 +74,7 @@ pub fn merge_provider(
 ) -> Result<EffectiveProvider, CliError> {
     let section = &file.config.provider;
     let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
-    let untrusted_provider = |keys: Vec<&str>| CliError::UntrustedProvider {
+    let untrusted_provider = |keys: Vec<String>| CliError::UntrustedProvider {
         path: file.path.clone().unwrap_or_default(),
         keys: keys.join(", "),
     };
@@ -87,20 +86,19 @@ pub fn merge_provider(
         || ["OXYDRA_BASE_URL", "OXYDRA_PROVIDER", "OXYDRA_MODEL"]
             .into_iter()
             .any(|name| set(name).is_some());
-    let withheld: Vec<&str> = file
+    let withheld: Vec<String> = file
         .ignored
         .iter()
-        .map(String::as_str)
-        .filter(|key| {
+        .filter(|ignored| {
             [
                 "provider.base_url",
                 "provider.api_key_env",
                 "provider.model",
                 "provider.kind",
             ]
-            .iter()
-            .any(|power| key.starts_with(power))
+            .contains(&ignored.key.as_str())
         })
+        .map(ToString::to_string)
         .collect();
     if file.untrusted && !withheld.is_empty() && !chosen_here {
         return Err(untrusted_provider(withheld));
@@ -147,7 +145,7 @@ pub fn merge_provider(
             let named = flags.model.clone().or_else(|| set("OXYDRA_MODEL"));
             if named.is_none() && section.model.is_some() && file.untrusted_model {
                 // A name from an untrusted file, about to be loaded as a model file.
-                return Err(untrusted_provider(vec!["provider.model"]));
+                return Err(untrusted_provider(vec!["provider.model".to_owned()]));
             }
             let model = named
                 .or_else(|| section.model.clone())
@@ -253,12 +251,14 @@ fn thinking_budget(
         return Ok(Some(budget));
     };
     Err(match &file.path {
-        Some(path) if flags.thinking_budget.is_none() => CliError::ConfigInvalid {
-            path: path.clone(),
-            key: "provider.thinking_budget".to_owned(),
-            message: format!("invalid value for provider.thinking_budget: {message}"),
-            line: None,
-        },
+        Some(path) if flags.thinking_budget.is_none() => {
+            CliError::Config(oxydra_config::ConfigError::Invalid {
+                path: path.clone(),
+                key: "provider.thinking_budget".to_owned(),
+                message: format!("invalid value for provider.thinking_budget: {message}"),
+                line: None,
+            })
+        }
         _ => CliError::Flag {
             flag: "--thinking-budget",
             message,
@@ -285,12 +285,12 @@ fn openai_settings(
                 info.name
             );
             match (&file.path, set_by_flag) {
-                (Some(path), false) => CliError::ConfigInvalid {
+                (Some(path), false) => CliError::Config(oxydra_config::ConfigError::Invalid {
                     path: path.clone(),
                     key: key.to_owned(),
                     message: format!("invalid key {key}: {message}"),
                     line: None,
-                },
+                }),
                 _ => CliError::Flag { flag, message },
             }
         };
@@ -362,7 +362,7 @@ fn local_model_at_hand(
         .model
         .clone()
         .or_else(|| section.model.clone())
-        .filter(|model| super::powers::is_local_model(model))
+        .filter(|model| oxydra_config::is_local_model(model))
         .or_else(|| env(LOCAL_MODEL_VAR).filter(|value| !value.trim().is_empty()))
         .or_else(|| default_local_model().map(|path| path.display().to_string()))
 }
@@ -435,7 +435,7 @@ mod tests {
     fn file(text: &str) -> LoadedFile {
         LoadedFile {
             path: Some(PathBuf::from("/etc/ox/oxydra.toml")),
-            config: crate::config::file::parse(Path::new("/etc/ox/oxydra.toml"), text).unwrap(),
+            config: crate::config::parse(Path::new("/etc/ox/oxydra.toml"), text).unwrap(),
             ..LoadedFile::default()
         }
     }
@@ -491,7 +491,9 @@ mod tests {
             KeyNeed::Required,
         )
         .unwrap_err();
-        assert!(matches!(&error, CliError::ConfigInvalid { key, .. } if key == "provider.api"));
+        assert!(
+            matches!(&error, CliError::Config(oxydra_config::ConfigError::Invalid { key, .. }) if key == "provider.api")
+        );
         let text = error.to_string();
         assert!(
             text.contains("/etc/ox/oxydra.toml")
@@ -533,13 +535,13 @@ mod tests {
 
     #[test]
     fn unknown_values_are_refused_by_name() {
-        let error = crate::config::file::parse(
+        let error = crate::config::parse(
             Path::new("/x/oxydra.toml"),
             "[provider]\napi = \"assistants\"\n",
         )
         .unwrap_err();
         assert!(error.to_string().contains("api"), "{error}");
-        let error = crate::config::file::parse(
+        let error = crate::config::parse(
             Path::new("/x/oxydra.toml"),
             "[provider]\nreasoning_effort = \"extreme\"\n",
         )

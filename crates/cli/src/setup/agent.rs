@@ -173,7 +173,7 @@ const CHANGING_TOOLS: [&str; 2] = ["file_write", "file_edit"];
 
 /// The configured rules, and in `chat` a consent rule for each tool that changes files.
 fn rules(effective: &Effective, ask_before_changes: bool) -> Vec<ToolRule> {
-    let mut rules = crate::config::rules(&effective.rules);
+    let mut rules = effective.rules.clone();
     if ask_before_changes {
         for tool in CHANGING_TOOLS {
             rules.push(ToolRule::new(

@@ -86,12 +86,30 @@ async fn local(
         config.max_context = window;
     }
     if let Some(sampling) = settings.sampling {
-        config.sampling = sampling.to_local();
+        config.sampling = sampling_overrides(sampling);
     }
     let provider = LocalProvider::load_async(config)
         .await
         .map_err(|error| failed(error.to_string()))?;
     Ok(Arc::new(provider))
+}
+
+/// `[provider.sampling]` as the local provider's overrides.
+#[cfg(feature = "local")]
+fn sampling_overrides(section: crate::config::SamplingSection) -> oxydra::local::SamplingOverrides {
+    // f64 in the file (so that 0.2 prints back as 0.2), f32 in llama.cpp.
+    let narrow = |value: f64| value as f32;
+    let int = |value: u32| i32::try_from(value).unwrap_or(i32::MAX);
+    oxydra::local::SamplingOverrides {
+        temperature: section.temperature.map(narrow),
+        top_k: section.top_k.map(int),
+        top_p: section.top_p.map(narrow),
+        min_p: section.min_p.map(narrow),
+        repeat_penalty: section.repeat_penalty.map(narrow),
+        repeat_last_n: section.repeat_last_n.map(int),
+        max_tokens: section.max_tokens,
+        seed: section.seed,
+    }
 }
 
 /// Without the `local` feature there is no local model to build.

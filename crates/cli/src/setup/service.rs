@@ -7,10 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use oxydra::coordinator::RunStore;
-use oxydra::coordinator::{
-    Coordinator, CoordinatorConfig, CoordinatorError, DEFAULT_BODY_LIMIT,
-    DEFAULT_MAX_CONCURRENT_RUNS, RunnerDeps,
-};
+use oxydra::coordinator::{Coordinator, CoordinatorConfig, CoordinatorError, RunnerDeps};
 use oxydra::executor::{AlwaysApprove, AlwaysDeny, DeferAll, PermissionBroker, ToolExecutorConfig};
 use oxydra::mcp::McpManager;
 use oxydra::memory::Memory;
@@ -22,26 +19,6 @@ use crate::error::CliError;
 
 use super::database::storage_error;
 use super::provider;
-
-/// The coordinator's defaults with the `[serve]` bounds that are set.
-fn bounded(bounds: &crate::config::ServeSection) -> CoordinatorConfig {
-    let default = CoordinatorConfig::default();
-    CoordinatorConfig {
-        max_connections: bounds.max_connections.unwrap_or(default.max_connections),
-        header_read_timeout_ms: bounds
-            .header_read_timeout_ms
-            .unwrap_or(default.header_read_timeout_ms),
-        body_read_timeout_ms: bounds
-            .body_read_timeout_ms
-            .unwrap_or(default.body_read_timeout_ms),
-        idle_timeout_ms: bounds.idle_timeout_ms.unwrap_or(default.idle_timeout_ms),
-        max_run_depth: bounds.max_run_depth.unwrap_or(default.max_run_depth),
-        max_runs_per_root: bounds
-            .max_runs_per_root
-            .unwrap_or(default.max_runs_per_root),
-        ..default
-    }
-}
 
 /// How a service answers consent requests. Nobody sits at a terminal for an HTTP run:
 /// `always` grants, `never` denies, and `ask` defers, so the run waits
@@ -56,12 +33,7 @@ fn broker(settings: &ServiceConfig) -> Arc<dyn PermissionBroker> {
 
 /// How long a deferred consent request waits for a decision.
 pub fn approval_ttl(settings: &ServiceConfig) -> Duration {
-    Duration::from_secs(
-        settings
-            .serve
-            .approval_ttl_secs
-            .unwrap_or(config::DEFAULT_APPROVAL_TTL_SECS),
-    )
+    settings.serve.approval_ttl()
 }
 
 /// Whether runs of this service can wait for a person's decision (`approve = "ask"`).
@@ -128,7 +100,7 @@ pub async fn start(
     let mcp = super::mcp::start(&servers, &mut tools).await?;
 
     let mut deps = RunnerDeps::new(tools, settings.runtime.workspace.clone());
-    deps.rules = config::rules(&settings.rules);
+    deps.rules = settings.rules.clone();
     deps.executor_config = ToolExecutorConfig::default();
     deps.permission_broker = Some(broker(settings));
     if purpose == Purpose::Serve {
@@ -179,28 +151,10 @@ pub async fn start(
             Purpose::Serve => db.sqlite_path().map(std::path::Path::to_path_buf),
             Purpose::List => None,
         },
-        max_concurrent_runs: settings
-            .serve
-            .max_concurrent_runs
-            .unwrap_or(DEFAULT_MAX_CONCURRENT_RUNS),
-        body_limit_bytes: settings
-            .serve
-            .body_limit_bytes
-            .unwrap_or(DEFAULT_BODY_LIMIT),
         auth_token,
-        allowed_hosts: settings.serve.allowed_hosts.clone(),
-        allowed_origins: settings.serve.allowed_origins.clone(),
-        run_lease_ttl_ms: settings
-            .serve
-            .run_lease_ttl_ms
-            .unwrap_or(CoordinatorConfig::default().run_lease_ttl_ms),
-        ..bounded(&settings.serve)
+        ..settings.serve.clone()
     };
-    let blueprints = settings
-        .agents
-        .iter()
-        .map(|agent| agent.to_blueprint())
-        .collect();
+    let blueprints = settings.agents.clone();
     let built = match runs {
         Some(store) => {
             Coordinator::with_deps_and_store(coordinator_config, blueprints, deps, store).await

@@ -1,6 +1,7 @@
 //! Tool rules as configured: each binds one rule kind to one tool.
 
-use serde::Deserialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
 
 use super::kinds::{
     CONTINUE_LOOP, COOLDOWN, DEDUPE, EXCLUSIVE_GROUP, EXIT_LOOP, MAX_CALLS, NEVER_DEDUPE,
@@ -13,7 +14,8 @@ use super::rule_kind::ToolRuleKind;
 ///
 /// Deserialises from config tables such as
 /// `[[rules]] tool = "shell_exec"  kind = "max_calls"  value = 3`; unknown fields, a
-/// missing parameter or a parameter the kind does not use are errors that say so.
+/// missing parameter or a parameter the kind does not use are errors that say so. It
+/// serialises back to the same table, so a configuration can be printed and read again.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "RawToolRule")]
 pub struct ToolRule {
@@ -35,6 +37,35 @@ impl ToolRule {
     /// The config name of the rule's kind (`max_calls`, `cooldown`, …).
     pub fn kind_name(&self) -> &'static str {
         self.kind.name()
+    }
+}
+
+impl Serialize for ToolRule {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("tool", &self.tool)?;
+        map.serialize_entry("kind", self.kind_name())?;
+        match &self.kind {
+            ToolRuleKind::MaxCalls(value) => map.serialize_entry("value", value)?,
+            ToolRuleKind::ExclusiveGroup(members) => map.serialize_entry("group", members)?,
+            ToolRuleKind::NamedExclusiveGroup { name, tools } => {
+                map.serialize_entry("group", name)?;
+                map.serialize_entry("tools", tools)?;
+            }
+            ToolRuleKind::RequiresPrecedingTools(tools)
+            | ToolRuleKind::RequiresFollowingTools(tools) => {
+                map.serialize_entry("tools", tools)?;
+            }
+            ToolRuleKind::Cooldown(wait) => map.serialize_entry("secs", &wait.as_secs_f64())?,
+            ToolRuleKind::RequiresConsent { scope } => map.serialize_entry("scope", scope)?,
+            ToolRuleKind::StartConstraint
+            | ToolRuleKind::RequiredBeforeExit
+            | ToolRuleKind::ContinueLoop
+            | ToolRuleKind::ExitLoop
+            | ToolRuleKind::NeverDedupe
+            | ToolRuleKind::Dedupe => {}
+        }
+        map.end()
     }
 }
 
@@ -111,6 +142,38 @@ mod tests {
     #[serde(deny_unknown_fields)]
     struct Config {
         rules: Vec<ToolRule>,
+    }
+
+    #[test]
+    fn every_kind_serialises_to_the_table_it_is_read_from() {
+        let tools = || vec!["a".to_owned(), "b".to_owned()];
+        let kinds = [
+            ToolRuleKind::MaxCalls(3),
+            ToolRuleKind::ExclusiveGroup(tools()),
+            ToolRuleKind::NamedExclusiveGroup {
+                name: "writers".into(),
+                tools: tools(),
+            },
+            ToolRuleKind::StartConstraint,
+            ToolRuleKind::RequiresPrecedingTools(tools()),
+            ToolRuleKind::RequiresFollowingTools(tools()),
+            ToolRuleKind::RequiredBeforeExit,
+            ToolRuleKind::ContinueLoop,
+            ToolRuleKind::ExitLoop,
+            ToolRuleKind::Cooldown(Duration::from_millis(1500)),
+            ToolRuleKind::RequiresConsent {
+                scope: PermissionScope::Arguments,
+            },
+            ToolRuleKind::NeverDedupe,
+            ToolRuleKind::Dedupe,
+        ];
+        for kind in kinds {
+            let rule = ToolRule::new("shell_exec", kind);
+            let table = serde_json::to_value(&rule).unwrap();
+            assert_eq!(table["kind"], rule.kind_name(), "{table}");
+            let back: ToolRule = serde_json::from_value(table.clone()).unwrap();
+            assert_eq!(back, rule, "{table}");
+        }
     }
 
     fn parse(text: &str) -> Result<Vec<ToolRule>, String> {

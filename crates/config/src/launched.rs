@@ -23,8 +23,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::FileConfig;
 use super::trust::sha256_hex;
+use crate::FileConfig;
 
 /// Files larger than this are protected but not hashed (a model binary is not a script).
 const MAX_HASHED_BYTES: u64 = 16 * 1024 * 1024;
@@ -315,7 +315,7 @@ tool = "shell_exec"
 args = { command = "sh step.sh && echo {{x}}" }
 "#;
         let file = root.join("oxydra.toml");
-        let config = crate::config::parse(&file, text).unwrap();
+        let config = crate::parse(&file, text).unwrap();
         let found = launched(&config, Some(&file));
         let mut paths: Vec<(String, bool)> = found
             .iter()
@@ -360,7 +360,7 @@ event = "after_tool"
 command = ["python3", "beside.py"]
 "#;
         let file = root.join("oxydra.toml");
-        let config = crate::config::parse(&file, text).unwrap();
+        let config = crate::parse(&file, text).unwrap();
         let found = launched(&config, Some(&file));
         let dirs: Vec<&Path> = found
             .iter()
@@ -396,7 +396,7 @@ command = ["python3", "beside.py"]
         }
         let text = "[[mcp_servers]]\nname = \"s\"\ncommand = \"node\"\nargs = [\"srv/0.js\"]\n";
         let file = root.join("oxydra.toml");
-        let config = crate::config::parse(&file, text).unwrap();
+        let config = crate::parse(&file, text).unwrap();
         let hashes = hashes_under(&launched(&config, Some(&file)), &root);
         assert!(
             hashes.contains(&(root.join("srv"), None)),

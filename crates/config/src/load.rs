@@ -9,13 +9,14 @@ use oxydra::tools::CONFIG_FILE_NAME;
 use serde::Deserialize;
 use toml::{Table, Value};
 
-use super::FileConfig;
-use super::file::{check, parse, user_config_path};
 use super::launched::launched_hashes;
 use super::layers::{Layered, Trust};
+use super::parse::{check, parse, user_config_path};
 use super::trust::{Verdict, verdict_of};
-use crate::error::CliError;
-use crate::shell_word::shell_quoted;
+use crate::ConfigError;
+use crate::FileConfig;
+use crate::ignored::{Ignored, listed};
+use crate::shell_quoted;
 
 /// The configuration that was found and read.
 #[derive(Debug, Clone, Default)]
@@ -28,7 +29,7 @@ pub struct LoadedFile {
     /// The layered contents (without the settings that were ignored).
     pub config: FileConfig,
     /// Settings of an untrusted project file that were ignored.
-    pub ignored: Vec<String>,
+    pub ignored: Vec<Ignored>,
     /// Whether `path` is a project file that is not trusted.
     pub untrusted: bool,
     /// Whether `[provider] model` was taken from that untrusted file (a model name; it
@@ -36,26 +37,17 @@ pub struct LoadedFile {
     pub untrusted_model: bool,
 }
 
-/// Locates and reads the configuration (see the module comment); warnings (an
-/// untrusted project file, an unreadable trust store) go to stderr.
-pub fn load(explicit: Option<&Path>) -> Result<LoadedFile, CliError> {
-    let store = super::trust::default_store_path();
-    let (loaded, warnings) = load_with(explicit, store.as_deref())?;
-    // A warning can name keys and paths of a project file: sanitized, on any stream.
-    for warning in warnings {
-        eprintln!("warning: {}", crate::terminal_text::lines(&warning));
-    }
-    Ok(loaded)
-}
-
-/// [`load`] with the trust store at `store`; the warnings are returned, not printed.
+/// Locates and reads the configuration (see the module comment): `explicit` alone when
+/// given, else the user's file with `./oxydra.toml` over it, trusted as the store at
+/// `store` says. The warnings (an untrusted project file, an unreadable trust store) are
+/// returned, for the caller to show.
 pub fn load_with(
     explicit: Option<&Path>,
     store: Option<&Path>,
-) -> Result<(LoadedFile, Vec<String>), CliError> {
+) -> Result<(LoadedFile, Vec<String>), ConfigError> {
     if let Some(path) = explicit {
         if !path.is_file() {
-            return Err(CliError::ConfigNotFound {
+            return Err(ConfigError::NotFound {
                 path: path.to_path_buf(),
             });
         }
@@ -74,7 +66,7 @@ pub fn load_layers(
     project: Option<&Path>,
     user: Option<&Path>,
     store: Option<&Path>,
-) -> Result<(LoadedFile, Vec<String>), CliError> {
+) -> Result<(LoadedFile, Vec<String>), ConfigError> {
     let user = user.map(Read::from).transpose()?;
     let Some(project) = project else {
         return Ok((user.map(Read::alone).unwrap_or_default(), Vec::new()));
@@ -109,7 +101,7 @@ pub fn load_layers(
     let untrusted_model = layers.untrusted_model();
     let (table, ignored) = layers.finish();
     let config =
-        FileConfig::deserialize(Value::Table(table)).map_err(|error| CliError::ConfigInvalid {
+        FileConfig::deserialize(Value::Table(table)).map_err(|error| ConfigError::Invalid {
             path: project.path.clone(),
             key: String::new(),
             message: format!("layered over the user configuration: {}", error.message()),
@@ -134,7 +126,7 @@ pub fn load_layers(
 
 /// The one warning about an untrusted project file: the file, every key ignored and
 /// the command that trusts it.
-fn untrusted_warning(path: &Path, verdict: Verdict, ignored: &[String]) -> String {
+fn untrusted_warning(path: &Path, verdict: Verdict, ignored: &[Ignored]) -> String {
     let (state, again) = match verdict {
         Verdict::Changed => ("changed since it was trusted".to_owned(), " again"),
         Verdict::LaunchedChanged(file) => (
@@ -152,7 +144,7 @@ fn untrusted_warning(path: &Path, verdict: Verdict, ignored: &[String]) -> Strin
          that grant power or loosen a limit: {}. Review the file, then run `oxydra trust {}`{again} \
          to use them.",
         path.display(),
-        ignored.join(", "),
+        listed(ignored),
         shell_quoted(path),
     )
 }
@@ -165,8 +157,8 @@ struct Read {
 }
 
 impl Read {
-    fn from(path: &Path) -> Result<Self, CliError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CliError::ReadFile {
+    fn from(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ReadFile {
             path: path.to_path_buf(),
             source,
         })?;
@@ -186,11 +178,11 @@ impl Read {
 
     /// The file as a table to layer, its `[memory] db` made absolute (it is relative
     /// to the file it is written in).
-    fn table(&self) -> Result<Table, CliError> {
+    fn table(&self) -> Result<Table, ConfigError> {
         let mut table: Table =
             self.text
                 .parse()
-                .map_err(|error: toml::de::Error| CliError::ConfigInvalid {
+                .map_err(|error: toml::de::Error| ConfigError::Invalid {
                     path: self.path.clone(),
                     key: String::new(),
                     message: error.message().trim().to_owned(),
@@ -214,7 +206,7 @@ impl Read {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::trust::{TrustStore, key_of};
+    use crate::trust::{TrustStore, key_of};
 
     struct Files {
         dir: tempfile::TempDir,
@@ -246,7 +238,7 @@ mod tests {
     #[test]
     fn explicit_missing_file_is_an_error() {
         let error = load_with(Some(Path::new("/nonexistent/oxydra.toml")), None).unwrap_err();
-        assert!(matches!(error, CliError::ConfigNotFound { .. }));
+        assert!(matches!(error, ConfigError::NotFound { .. }));
         assert!(error.to_string().contains("/nonexistent/oxydra.toml"));
     }
 

@@ -34,26 +34,6 @@ pub struct SamplingSection {
     pub seed: Option<u32>,
 }
 
-#[cfg(feature = "local")]
-impl SamplingSection {
-    /// The local provider's overrides.
-    pub fn to_local(self) -> oxydra::local::SamplingOverrides {
-        // f64 in the file (so that 0.2 prints back as 0.2), f32 in llama.cpp.
-        let narrow = |value: f64| value as f32;
-        let int = |value: u32| i32::try_from(value).unwrap_or(i32::MAX);
-        oxydra::local::SamplingOverrides {
-            temperature: self.temperature.map(narrow),
-            top_k: self.top_k.map(int),
-            top_p: self.top_p.map(narrow),
-            min_p: self.min_p.map(narrow),
-            repeat_penalty: self.repeat_penalty.map(narrow),
-            repeat_last_n: self.repeat_last_n.map(int),
-            max_tokens: self.max_tokens,
-            seed: self.seed,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

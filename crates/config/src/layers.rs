@@ -3,10 +3,9 @@
 //! untrusted one may only narrow (see [`super::powers::narrowing`]), and every key it
 //! could not set is collected to be named in one warning.
 
-use serde::Deserialize;
 use toml::{Table, Value};
 
-use super::FileConfig;
+use crate::ignored::{Ignored, IgnoredReason};
 
 use super::powers::{Narrowing, is_local_model, narrowing, rule_only_restricts};
 
@@ -38,7 +37,7 @@ pub enum Trust {
 #[derive(Debug, Default)]
 pub struct Layered {
     table: Table,
-    ignored: Vec<String>,
+    ignored: Vec<Ignored>,
     untrusted_model: bool,
 }
 
@@ -86,12 +85,12 @@ impl Layered {
     }
 
     /// The keys of untrusted files ignored so far.
-    pub fn ignored(&self) -> &[String] {
+    pub fn ignored(&self) -> &[Ignored] {
         &self.ignored
     }
 
     /// The layered table and the keys of untrusted files that were ignored.
-    pub fn finish(self) -> (Table, Vec<String>) {
+    pub fn finish(self) -> (Table, Vec<Ignored>) {
         (self.table, self.ignored)
     }
 }
@@ -132,7 +131,7 @@ fn overlay(base: &mut Table, over: Table) {
 /// An untrusted file being narrowed into the layered table.
 struct Narrow<'a> {
     local_kind: bool,
-    ignored: &'a mut Vec<String>,
+    ignored: &'a mut Vec<Ignored>,
     model_taken: bool,
 }
 
@@ -164,7 +163,9 @@ impl Narrow<'_> {
                             self.table(below, over, &key);
                         }
                     }
-                    _ => self.ignored.push(key),
+                    _ => self
+                        .ignored
+                        .push(Ignored::new(key, IgnoredReason::Malformed)),
                 },
                 Narrowing::Free => {
                     base.insert(name, value);
@@ -174,7 +175,8 @@ impl Narrow<'_> {
                         .iter()
                         .any(|key| base.contains_key(*key));
                     if users_own && base.get(&name) != Some(&value) {
-                        self.ignored.push(format!("{key} = {value}"));
+                        self.ignored
+                            .push(Ignored::new(key, IgnoredReason::Loosens(value.to_string())));
                     } else {
                         base.insert(name, value);
                     }
@@ -184,7 +186,8 @@ impl Narrow<'_> {
                         .as_str()
                         .is_none_or(|model| self.local_kind || is_local_model(model));
                     if file {
-                        self.ignored.push(format!("{key} (a local model file)"));
+                        self.ignored
+                            .push(Ignored::new(key, IgnoredReason::LocalModelFile));
                     } else {
                         self.model_taken = true;
                         base.insert(name, value);
@@ -193,8 +196,13 @@ impl Narrow<'_> {
                 Narrowing::Lowest(default) => {
                     let limit = base.get(&name).and_then(number).or(default);
                     match (number(&value), limit) {
-                        (Some(new), Some(limit)) if new > limit => self.ignored.push(key),
-                        (None, _) => self.ignored.push(key),
+                        (Some(new), Some(limit)) if new > limit => {
+                            self.ignored
+                                .push(Ignored::new(key, IgnoredReason::RaisesLimit));
+                        }
+                        (None, _) => self
+                            .ignored
+                            .push(Ignored::new(key, IgnoredReason::Malformed)),
                         _ => {
                             base.insert(name, value);
                         }
@@ -216,13 +224,18 @@ impl Narrow<'_> {
                         (Some(new), Some(current)) if new <= current => {
                             base.insert(name, value);
                         }
-                        _ => self.ignored.push(format!("{key} = {value}")),
+                        _ => self
+                            .ignored
+                            .push(Ignored::new(key, IgnoredReason::Loosens(value.to_string()))),
                     }
                 }
                 Narrowing::Rules => self.rules(base, &name, value),
                 // An empty list or table grants nothing: not worth a warning.
                 Narrowing::Withheld if is_empty(&value) => {}
-                Narrowing::Withheld => self.ignored.push(key),
+                Narrowing::Withheld => {
+                    self.ignored
+                        .push(Ignored::new(key, IgnoredReason::GrantsPower));
+                }
             }
         }
     }
@@ -230,7 +243,8 @@ impl Narrow<'_> {
     /// Adds the project's rules that only restrict; names the others.
     fn rules(&mut self, base: &mut Table, name: &str, value: Value) {
         let Value::Array(entries) = value else {
-            self.ignored.push(name.to_owned());
+            self.ignored
+                .push(Ignored::new(name, IgnoredReason::Malformed));
             return;
         };
         let mut added = Vec::new();
@@ -239,10 +253,15 @@ impl Narrow<'_> {
                 Ok(true) => added.push(entry),
                 Ok(false) => {
                     let kind = entry.get("kind").map(Value::to_string).unwrap_or_default();
-                    self.ignored
-                        .push(format!("{name}[{index}] (kind = {kind})"));
+                    self.ignored.push(Ignored::new(
+                        format!("{name}[{index}]"),
+                        IgnoredReason::RuleLoosens(kind),
+                    ));
                 }
-                Err(_) => self.ignored.push(format!("{name}[{index}]")),
+                Err(_) => self.ignored.push(Ignored::new(
+                    format!("{name}[{index}]"),
+                    IgnoredReason::Malformed,
+                )),
             }
         }
         if added.is_empty() {
@@ -276,20 +295,14 @@ fn number(value: &Value) -> Option<f64> {
     }
 }
 
-/// Removes from `config` every setting that an untrusted file could not set over the
-/// built-in defaults (what `oxydra trust` says the file's trust grants); returns their
-/// keys, in file order (empty: the file holds none).
-pub fn strip_powers(config: &mut FileConfig) -> Vec<String> {
-    let Ok(table) = toml::Table::try_from(&*config) else {
-        return Vec::new();
-    };
-    let mut narrowed = Layered::new(toml::Table::new());
+/// The file `table` as an untrusted file over the built-in defaults: what of it would
+/// apply, and every setting that would not (what `oxydra trust` says the file's trust
+/// grants), in file order. The table is the file as read, so a default the file does
+/// not write is never taken for one of its settings.
+pub fn strip_powers(table: Table) -> (Table, Vec<Ignored>) {
+    let mut narrowed = Layered::new(Table::new());
     narrowed.add(table, Trust::Untrusted);
-    let (table, ignored) = narrowed.finish();
-    if let Ok(stripped) = FileConfig::deserialize(toml::Value::Table(table)) {
-        *config = stripped;
-    }
-    ignored
+    narrowed.finish()
 }
 
 #[cfg(test)]
@@ -303,7 +316,8 @@ mod tests {
     fn layered(user: &str, project: &str, trust: Trust) -> (Table, Vec<String>) {
         let mut layers = Layered::new(table(user));
         layers.add(table(project), trust);
-        layers.finish()
+        let (table, ignored) = layers.finish();
+        (table, ignored.iter().map(ToString::to_string).collect())
     }
 
     #[test]
@@ -391,7 +405,13 @@ mod tests {
         assert!(!layers.untrusted_model());
         let (merged, ignored) = layers.finish();
         assert_eq!(merged["provider"]["model"].as_str(), Some("/m/mine.gguf"));
-        assert_eq!(ignored, ["provider.model (a local model file)"]);
+        assert_eq!(ignored.len(), 1);
+        assert_eq!(ignored[0].key, "provider.model");
+        assert_eq!(ignored[0].reason, IgnoredReason::LocalModelFile);
+        assert_eq!(
+            ignored[0].to_string(),
+            "provider.model (a local model file)"
+        );
 
         let mut layers = Layered::new(Table::new());
         layers.add(table("[provider]\nmodel = \"gpt-4o\"\n"), Trust::Untrusted);

@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::error::CliError;
+use crate::ConfigError;
 #[cfg(test)]
-use crate::shell_word::shell_quoted;
+use crate::shell_quoted;
 
 /// What the store says about a file's current content.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,18 +107,18 @@ impl TrustStore {
     /// Reads the store at `path`; a missing file is an empty store. A store that
     /// cannot be read or parsed is an error naming it (callers that only check trust
     /// treat it as trusting nothing).
-    pub fn open(path: &Path) -> Result<Self, CliError> {
+    pub fn open(path: &Path) -> Result<Self, ConfigError> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(error) => {
-                return Err(CliError::TrustStore {
+                return Err(ConfigError::TrustStore {
                     path: path.to_path_buf(),
                     message: format!("cannot read: {error}"),
                 });
             }
         };
-        let file: StoreFile = toml::from_str(&text).map_err(|error| CliError::TrustStore {
+        let file: StoreFile = toml::from_str(&text).map_err(|error| ConfigError::TrustStore {
             path: path.to_path_buf(),
             message: format!("not a valid trust store: {}", error.message().trim()),
         })?;
@@ -195,17 +195,17 @@ impl TrustStore {
 
     /// Writes the store: to a file beside it (readable by the user only), then renamed
     /// over it, so a crash never leaves half a store.
-    pub fn save(&self) -> Result<(), CliError> {
+    pub fn save(&self) -> Result<(), ConfigError> {
         let io = |what: &'static str, path: &Path| {
             let path = path.to_path_buf();
-            move |source| CliError::Io { what, path, source }
+            move |source| ConfigError::Io { what, path, source }
         };
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(io("cannot create the directory", dir))?;
         let body = toml::to_string(&StoreFile {
             trusted: self.entries.clone(),
         })
-        .map_err(|error| CliError::TrustStore {
+        .map_err(|error| ConfigError::TrustStore {
             path: self.path.clone(),
             message: format!("cannot render: {error}"),
         })?;

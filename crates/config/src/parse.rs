@@ -3,15 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::FileConfig;
-use super::rule_entry::INVALID_RULE;
-use crate::error::CliError;
+use crate::ConfigError;
+use crate::FileConfig;
 
 /// The longest `runtime.session_wait_secs`: an hour.
 const MAX_SESSION_WAIT_SECS: f64 = 3600.0;
-
-/// The longest `serve.approval_ttl_secs`: 30 days.
-const MAX_APPROVAL_TTL_SECS: u64 = 30 * 24 * 3600;
 
 /// The user config dir's file: `<config dir>/oxydra/config.toml`.
 pub fn user_config_path() -> Option<PathBuf> {
@@ -19,13 +15,13 @@ pub fn user_config_path() -> Option<PathBuf> {
 }
 
 /// Parses and checks the text of the file at `path`.
-pub fn parse(path: &Path, text: &str) -> Result<FileConfig, CliError> {
+pub fn parse(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
     let deserializer = toml::Deserializer::parse(text).map_err(|error| {
         let (line, column) = error
             .span()
             .map(|span| line_column(text, span.start))
             .unwrap_or((1, 1));
-        CliError::ConfigSyntax {
+        ConfigError::Syntax {
             path: path.to_path_buf(),
             line,
             column,
@@ -39,8 +35,8 @@ pub fn parse(path: &Path, text: &str) -> Result<FileConfig, CliError> {
 }
 
 /// Value checks serde cannot express.
-pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
-    let invalid = |key: &str, message: String| CliError::ConfigInvalid {
+pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), ConfigError> {
+    let invalid = |key: &str, message: String| ConfigError::Invalid {
         path: path.to_path_buf(),
         key: key.to_owned(),
         message: format!("invalid value for {key}: {message}"),
@@ -110,78 +106,13 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), CliError> {
     }
     super::agents::validate(&config.agents).map_err(|(key, message)| invalid(&key, message))?;
     super::pricing::validate(&config.pricing).map_err(|(key, message)| invalid(&key, message))?;
-    let serve = &config.serve;
-    if let Some(addr) = &serve.addr
-        && addr.parse::<std::net::SocketAddr>().is_err()
-    {
-        return Err(invalid(
-            "serve.addr",
-            format!("expected an address like 127.0.0.1:8080, found `{addr}`"),
-        ));
-    }
-    if serve.max_concurrent_runs == Some(0) {
-        return Err(invalid(
-            "serve.max_concurrent_runs",
-            "expected at least 1, found 0".into(),
-        ));
-    }
-    if let Some(ttl) = serve.run_lease_ttl_ms
-        && ttl < 100
-    {
-        return Err(invalid(
-            "serve.run_lease_ttl_ms",
-            format!("expected at least 100 (milliseconds), found {ttl}"),
-        ));
-    }
-    if let Some(ttl) = serve.approval_ttl_secs
-        && !(1..=MAX_APPROVAL_TTL_SECS).contains(&ttl)
-    {
-        return Err(invalid(
-            "serve.approval_ttl_secs",
-            format!("expected a number of seconds in [1, {MAX_APPROVAL_TTL_SECS}], found {ttl}"),
-        ));
-    }
-    if serve.body_limit_bytes == Some(0) {
-        return Err(invalid(
-            "serve.body_limit_bytes",
-            "expected at least 1, found 0".into(),
-        ));
-    }
-    for (key, value) in [
-        (
-            "serve.max_connections",
-            serve
-                .max_connections
-                .map(|v| u64::try_from(v).unwrap_or(u64::MAX)),
-        ),
-        ("serve.header_read_timeout_ms", serve.header_read_timeout_ms),
-        ("serve.body_read_timeout_ms", serve.body_read_timeout_ms),
-        ("serve.idle_timeout_ms", serve.idle_timeout_ms),
-    ] {
-        if value == Some(0) {
-            return Err(invalid(key, "expected at least 1, found 0".into()));
-        }
-    }
-    for (index, host) in serve.allowed_hosts.iter().enumerate() {
-        if !oxydra::coordinator::is_allowed_host_entry(host) {
-            return Err(invalid(
-                &format!("serve.allowed_hosts[{index}]"),
-                format!(
-                    "expected a host name like `oxydra.lan` or `oxydra.lan:8080`, found `{host}`"
-                ),
-            ));
-        }
-    }
-    for (index, origin) in serve.allowed_origins.iter().enumerate() {
-        if !oxydra::coordinator::is_allowed_origin_entry(origin) {
-            return Err(invalid(
-                &format!("serve.allowed_origins[{index}]"),
-                format!(
-                    "expected an origin like `https://dash.example.lan` or \
-                     `http://localhost:3000`, found `{origin}`"
-                ),
-            ));
-        }
+    if let Err(error) = config.serve.validate() {
+        return Err(match error {
+            oxydra::coordinator::CoordinatorError::InvalidConfig { key, reason } => {
+                invalid(&format!("serve.{key}"), reason)
+            }
+            other => invalid("serve", other.to_string()),
+        });
     }
     for (index, hook) in config.hooks.iter().enumerate() {
         if let Some((key, message)) = hook.problem() {
@@ -212,7 +143,7 @@ fn describe(
     path: &Path,
     text: &str,
     error: &serde_path_to_error::Error<toml::de::Error>,
-) -> CliError {
+) -> ConfigError {
     let inner = error.inner();
     let line = inner.span().map(|span| line_column(text, span.start).0);
     let key = error.path().to_string();
@@ -241,7 +172,7 @@ fn describe(
         } else {
             format!("in [{key}]")
         };
-        return CliError::ConfigUnknownKey {
+        return ConfigError::UnknownKey {
             path: path.to_path_buf(),
             key: field.to_owned(),
             table,
@@ -267,20 +198,28 @@ fn describe(
             format!("[{key}]")
         };
         format!("missing key `{field}` in {table}")
-    } else if let Some(rest) = message.strip_prefix(INVALID_RULE) {
-        // A `[[rules]]` table that is no valid rule: `invalid rule rules[0] (tool `x`): …`.
-        format!("{INVALID_RULE} {key}{rest}")
+    } else if is_rule_key(&key) {
+        // A `[[rules]]` table that is no valid rule: `invalid rule rules[0]: rule for tool
+        // `x` (kind `max_calls`): …`.
+        format!("invalid rule {key}: {message}")
     } else if message.starts_with("unknown variant") || message.starts_with("invalid value") {
         format!("invalid value for {key}: {message}")
     } else {
         format!("{key}: {message}")
     };
-    CliError::ConfigInvalid {
+    ConfigError::Invalid {
         path: path.to_path_buf(),
         key,
         message,
         line,
     }
+}
+
+/// Whether `key` is one rule of a list of rules (`rules[0]`, `agents[1].rules[2]`).
+fn is_rule_key(key: &str) -> bool {
+    key.rsplit('.')
+        .next()
+        .is_some_and(|last| last.starts_with("rules[") && last.ends_with(']'))
 }
 
 /// A serde "expected" phrase in TOML words.
@@ -408,14 +347,14 @@ args = { url = "{{url}}" }
             "url"
         );
         assert_eq!(config.tools.web_fetch.allow_hosts, vec!["127.0.0.1"]);
-        assert_eq!(crate::config::rules(&config.rules).len(), 1);
+        assert_eq!(config.rules.len(), 1);
     }
 
     #[test]
     fn bad_rules_name_the_rule() {
         let message = parse_err("[[rules]]\ntool = \"shell_exec\"\nkind = \"max_calls\"\n");
         assert!(
-            message.contains("rules[0] (tool `shell_exec`)"),
+            message.contains("invalid rule rules[0]: rule for tool `shell_exec`"),
             "{message}"
         );
         let message = parse_err("[[rules]]\ntool = \"x\"\nkind = \"sometimes\"\n");
@@ -430,7 +369,7 @@ args = { url = "{{url}}" }
              [[agents.rules]]\ntool = \"web_fetch\"\nkind = \"cooldown\"\nsecs = -1\n",
         );
         assert!(
-            message.contains("invalid rule agents[0].rules[1] (tool `web_fetch`): "),
+            message.contains("invalid rule agents[0].rules[1]: rule for tool `web_fetch`"),
             "{message}"
         );
         assert!(message.contains("positive number"), "{message}");
