@@ -122,8 +122,9 @@ pub fn narrowing(key: &str) -> Narrowing {
         | "provider.sampling.repeat_penalty"
         | "provider.sampling.repeat_last_n"
         | "provider.sampling.seed" => Free,
-        // The local provider's default output cap (`oxydra_local::DEFAULT_MAX_TOKENS`).
-        "provider.sampling.max_tokens" => count(2048),
+        "provider.sampling.max_tokens" => {
+            count(oxydra::provider::DEFAULT_LOCAL_MAX_TOKENS as usize)
+        }
         "runtime.tool_choice" => Free,
 
         // Which servers start, and the credentials an HTTP one is sent (a project file

@@ -25,9 +25,10 @@ pub const DEFAULT_REPEAT_PENALTY: f32 = 1.1;
 /// The tokens the repetition penalty looks back over (llama.cpp and Ollama).
 pub const DEFAULT_REPEAT_LAST_N: i32 = 64;
 /// The most tokens one answer of a local model may have, unless the request or the
-/// configuration says otherwise: enough for a long answer or a file written by a
-/// tool call, and a bound on a model that never stops.
-pub const DEFAULT_MAX_TOKENS: u32 = 2048;
+/// configuration says otherwise (the provider crate's [`DEFAULT_LOCAL_MAX_TOKENS`]).
+///
+/// [`DEFAULT_LOCAL_MAX_TOKENS`]: oxydra_provider::DEFAULT_LOCAL_MAX_TOKENS
+pub const DEFAULT_MAX_TOKENS: u32 = oxydra_provider::DEFAULT_LOCAL_MAX_TOKENS;
 
 /// The temperature of a small model (under
 /// [`SMALL_MODEL_PARAMETERS`](crate::SMALL_MODEL_PARAMETERS)) whose configuration and

@@ -56,6 +56,13 @@ pub struct ProviderConfig {
     pub thinking_budget: Option<u32>,
 }
 
+/// The most tokens one answer of a local model may have, unless the request or the
+/// configuration says otherwise: enough for a long answer or a file written by a
+/// tool call, and a bound on a model that never stops. Here rather than in
+/// `oxydra-local` so that what reads a configuration knows it without building the
+/// model.
+pub const DEFAULT_LOCAL_MAX_TOKENS: u32 = 2048;
+
 /// The default of [`ProviderConfig::max_response_bytes`]: 8 MiB, far above what a
 /// model writes in one answer (128k output tokens are about 512 KiB of text).
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;

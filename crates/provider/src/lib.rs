@@ -86,7 +86,10 @@ pub use anthropic::{
     ANTHROPIC_BASE_URL, ANTHROPIC_MIN_THINKING_BUDGET, ANTHROPIC_VERSION, AnthropicProvider,
     AnthropicStreamDecoder, DEFAULT_MAX_TOKENS,
 };
-pub use config::{DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, ProviderConfig};
+pub use config::{
+    DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_LOCAL_MAX_TOKENS, DEFAULT_MAX_RESPONSE_BYTES,
+    ProviderConfig,
+};
 pub use error::ProviderError;
 pub use from_env::{ProviderChoice, Selection, from_env, from_env_with, select};
 pub use gemini::{GEMINI_BASE_URL, GeminiProvider, GeminiStreamDecoder};
