@@ -1,5 +1,7 @@
 //! Approvals that wait for a person: the `PermissionBroker` answers `Defer`, so the run
-//! stops before the privileged call and lists what waits (`RuntimeError::AwaitingApproval`).
+//! stops before the privileged call and lists what waits (`RunOutcome::AwaitingApproval`:
+//! an outcome, not an error). The answer is typed (`.output::<T>()`), and the run
+//! resumes to it.
 //! A person decides — here on stdin, in a real service perhaps hours later and in
 //! another process sharing the database — and a request carrying the decisions resumes
 //! the run: the approved call runs without asking the model again, a denial reaches the
@@ -13,7 +15,9 @@ use std::time::Duration;
 
 use oxydra::executor::{PermissionBroker, PermissionDecision, PermissionRequest};
 use oxydra::memory::{SqliteConfig, SqliteMemory};
-use oxydra::runtime::{AgentRuntime, ApprovalDecision, RuntimeError};
+use oxydra::runtime::{AgentRuntime, ApprovalDecision, RunOutcome};
+use oxydra::schemars::JsonSchema;
+use oxydra::serde::Deserialize;
 use oxydra::types::SessionId;
 use oxydra::{async_trait, tool};
 
@@ -24,6 +28,17 @@ async fn run_command(
     command: String,
 ) -> Result<String, std::fmt::Error> {
     Ok(format!("ran `{command}`"))
+}
+
+/// What the model reports when it is done.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(crate = "oxydra::serde")]
+#[schemars(crate = "oxydra::schemars")]
+struct Report {
+    /// Whether the build directory is gone.
+    deleted: bool,
+    /// What was done, in a sentence.
+    summary: String,
 }
 
 /// No one is at the terminal while the agent works: every request waits, for a day.
@@ -55,15 +70,16 @@ async fn work(memory: Arc<SqliteMemory>) -> Result<(), Box<dyn std::error::Error
     let session = SessionId::generate();
     let mut request = agent
         .session(&session)
-        .prompt("Delete the build directory with a shell command, then say what you did.");
+        .prompt("Delete the build directory with a shell command, then report what you did.");
     loop {
-        match request.await {
-            Ok(outcome) => {
-                println!("{}", outcome.final_text);
+        match request.output::<Report>().await? {
+            RunOutcome::Finished((report, _)) => {
+                println!("deleted: {}; {}", report.deleted, report.summary);
                 return Ok(());
             }
-            Err(RuntimeError::AwaitingApproval { pending }) => {
-                // Store `pending` wherever people look (it is `Serialize`); resume later.
+            RunOutcome::AwaitingApproval(pending) => {
+                // Store `pending` wherever people look (it is `Serialize`; the runtime
+                // lists it too: `agent.pending_approvals(&session)`); resume later.
                 request = agent.session(&session);
                 for approval in pending {
                     eprintln!(
@@ -82,7 +98,8 @@ async fn work(memory: Arc<SqliteMemory>) -> Result<(), Box<dyn std::error::Error
                     request = request.decide(approval, decision);
                 }
             }
-            Err(other) => return Err(other.into()),
+            // `RunOutcome` may grow: an outcome this code does not know ends it.
+            other => return Err(format!("unexpected outcome: {other:?}").into()),
         }
     }
 }

@@ -50,6 +50,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ => {}
         }
     }
-    outcome.await??;
+    outcome.await?;
     Ok(())
 }

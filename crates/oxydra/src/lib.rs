@@ -149,7 +149,7 @@
 //!             _ => {}
 //!         }
 //!     }
-//!     let outcome = outcome.await??;
+//!     let outcome = outcome.await?;
 //!     eprintln!("\n{} turns, ${:.4}", outcome.turns, outcome.cost);
 //!
 //!     // Continue the same conversation (a request without `.cancel` has a token of

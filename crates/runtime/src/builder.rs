@@ -16,6 +16,7 @@ use crate::context::{ContextBudget, FixedTokens};
 use crate::error::RuntimeError;
 use crate::events::EventSink;
 use crate::limits::RuntimeLimits;
+use crate::pending_approvals::PendingApprovals;
 use crate::retrieval_scope::RetrievalScope;
 use crate::runtime::AgentRuntime;
 use crate::runtime_inner::RuntimeInner;
@@ -413,6 +414,7 @@ impl AgentRuntimeBuilder {
                 .tool_choice
                 .unwrap_or_else(|| Arc::new(oxydra_provider::ToolChoice::Auto)),
             small_model,
+            pending_approvals: PendingApprovals::default(),
         };
         Ok(AgentRuntime {
             inner: Arc::new(inner),

@@ -10,7 +10,9 @@ use thiserror::Error;
 /// Tool failures never appear here: they become tool messages the model corrects
 /// itself from. A session ends early only on cancellation, an exhausted budget, a
 /// provider error that survived retries, a memory failure or a bad configuration —
-/// or it waits for a person ([`RuntimeError::AwaitingApproval`]).
+/// or it waits for a person ([`RuntimeError::AwaitingApproval`]; requests that
+/// resolve to a [`RunOutcome`](crate::RunOutcome) give that as
+/// [`RunOutcome::AwaitingApproval`](crate::RunOutcome::AwaitingApproval) instead).
 #[derive(Debug, Error)]
 pub enum RuntimeError {
     /// A budget ran out: `budget` is `max_turns`, `max_cost` or `turn_timeout`.
@@ -70,6 +72,10 @@ pub enum RuntimeError {
         /// The tokens a prompt may take.
         budget: u64,
     },
+    /// The task a streamed run ran on panicked or was aborted
+    /// ([`RunHandle`](crate::RunHandle)): what it stored before stays stored.
+    #[error("the run did not end: {0}")]
+    RunTask(String),
     /// A hook's `before_model_request` stopped the run before the model was asked.
     #[error("hook `{hook}` stopped the run: {reason}")]
     HookStopped {
@@ -96,8 +102,8 @@ impl From<MemoryError> for RuntimeError {
 impl RuntimeError {
     /// A stable snake_case name of the error, as the `error` event and the CLI's exit
     /// codes use it: `budget_exceeded`, `cancelled`, `provider`, `memory`,
-    /// `session_busy`, `config`, `usage_ledger`, `prompt_too_long`, `hook_stopped` or
-    /// `waiting_approval`.
+    /// `session_busy`, `config`, `usage_ledger`, `prompt_too_long`, `hook_stopped`,
+    /// `run_task` or `waiting_approval`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::BudgetExceeded { .. } => "budget_exceeded",
@@ -109,6 +115,7 @@ impl RuntimeError {
             Self::UsageLedger(_) => "usage_ledger",
             Self::PromptTooLong { .. } => "prompt_too_long",
             Self::HookStopped { .. } => "hook_stopped",
+            Self::RunTask(_) => "run_task",
             Self::AwaitingApproval { .. } => "waiting_approval",
         }
     }
@@ -160,6 +167,12 @@ mod tests {
         assert_eq!(
             stopped.to_string(),
             "hook `quota` stopped the run: over the daily limit"
+        );
+        let task = RuntimeError::RunTask("the run's task panicked".into());
+        assert_eq!(task.kind(), "run_task");
+        assert_eq!(
+            task.to_string(),
+            "the run did not end: the run's task panicked"
         );
         let ledger = RuntimeError::UsageLedger("database gone".into());
         assert_eq!(ledger.kind(), "usage_ledger");

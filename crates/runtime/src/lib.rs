@@ -13,8 +13,10 @@
 //! [`AgentRuntime::session`], a [`RunRequest`] that sets the prompt, cancellation
 //! token, event sink, tool choice and answer schema of one run, then is awaited or
 //! streamed; a request without a prompt resumes the stored session (with
-//! [`RunRequest::decide`], a run that ended waiting for a person's approval,
-//! [`RuntimeError::AwaitingApproval`]).
+//! [`RunRequest::decide`], a run that ended waiting for a person's approval:
+//! [`RunOutcome::AwaitingApproval`] from [`RunRequest::outcome`] and typed requests,
+//! [`RuntimeError::AwaitingApproval`] from awaiting an untyped request; what a session
+//! waits for is listed by [`AgentRuntime::pending_approvals`]).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -61,8 +63,11 @@ mod gen_ai;
 mod limits;
 mod model_hooks;
 mod part_scrub;
+mod pending_approvals;
 mod provider_call;
 mod retrieval_scope;
+mod run_handle;
+mod run_outcome;
 mod run_request;
 mod runtime;
 mod runtime_inner;
@@ -101,6 +106,8 @@ pub use oxydra_executor::{
     ModelRequestDecision, ModelRequestEdit, ToolHookCall,
 };
 pub use retrieval_scope::RetrievalScope;
+pub use run_handle::RunHandle;
+pub use run_outcome::{RunOutcome, TypedOutcome};
 pub use run_request::RunRequest;
 pub use runtime::AgentRuntime;
 pub use session_lease::DEFAULT_SESSION_WAIT;

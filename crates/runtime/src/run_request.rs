@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use oxydra_types::{ContentPart, RuntimeEvent, SessionId};
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::approvals::{ApprovalDecision, PendingApproval};
 use crate::error::RuntimeError;
 use crate::events::{EventSink, RuntimeEventStream};
+use crate::run_handle::RunHandle;
+use crate::run_outcome::RunOutcome;
 use crate::runtime::AgentRuntime;
 use crate::session_outcome::SessionOutcome;
 use crate::structured_output::OutputSchema;
@@ -38,7 +39,10 @@ pub(crate) type RunFuture<T> = Pin<Box<dyn Future<Output = Result<T, RuntimeErro
 ///
 /// A run whose permission broker deferred consent
 /// ([`PermissionDecision::Defer`](oxydra_executor::PermissionDecision::Defer)) ends
-/// with [`RuntimeError::AwaitingApproval`], listing the [`PendingApproval`]s; a request
+/// waiting for approval, listing the [`PendingApproval`]s: [`outcome`](Self::outcome)
+/// (and a typed request, [`output`](Self::output)) gives that as
+/// [`RunOutcome::AwaitingApproval`], awaiting the request as
+/// [`RuntimeError::AwaitingApproval`]. A request
 /// without a prompt that carries the decisions ([`decide`](Self::decide)) resumes it:
 /// the approved calls run, the denied ones reach the model as tool errors, and the
 /// loop goes on (see `examples/deferred_approval.rs` of the `oxydra` crate).
@@ -237,19 +241,40 @@ impl RunRequest {
         &self.session_id
     }
 
+    /// Runs the request and resolves to how it ended: [`RunOutcome::Finished`] with
+    /// the [`SessionOutcome`], or [`RunOutcome::AwaitingApproval`] with what waits for
+    /// a person, not an error. Awaiting the request itself gives the waiting as
+    /// [`RuntimeError::AwaitingApproval`].
+    ///
+    /// # Errors
+    /// As awaiting the request, but for waiting for approval.
+    pub async fn outcome(self) -> Result<RunOutcome, RuntimeError> {
+        RunOutcome::from_result(Box::pin(self.execute(None)).await)
+    }
+
     /// Runs the request on a spawned task and returns its events as a stream (text
     /// deltas, progress, tool and lifecycle events, ending with `final` or `error`)
-    /// and the task's handle, which yields the outcome.
+    /// and the run's [`RunHandle`], which gives its result as awaiting the request
+    /// would have. A typed request streams too
+    /// ([`TypedRunRequest::stream`](crate::TypedRunRequest::stream)).
     ///
     /// Must be called within a tokio runtime.
-    pub fn stream(
+    pub fn stream(self) -> (RuntimeEventStream, RunHandle<SessionOutcome>) {
+        self.stream_with(|request, channel| request.execute(Some(channel)))
+    }
+
+    /// Runs `run` (given the request and the channel its events go over) on a
+    /// spawned task, returning the events as a stream and the task's handle.
+    pub(crate) fn stream_with<T, F>(
         self,
-    ) -> (
-        RuntimeEventStream,
-        JoinHandle<Result<SessionOutcome, RuntimeError>>,
-    ) {
+        run: impl FnOnce(Self, mpsc::UnboundedSender<RuntimeEvent>) -> F,
+    ) -> (RuntimeEventStream, RunHandle<T>)
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T, RuntimeError>> + Send + 'static,
+    {
         let (sender, receiver) = mpsc::unbounded_channel();
-        let handle = tokio::spawn(self.execute(Some(sender)));
+        let handle = RunHandle::new(tokio::spawn(run(self, sender)));
         (RuntimeEventStream::new(receiver), handle)
     }
 
@@ -424,6 +449,8 @@ mod tests {
             .prompt("n?")
             .output::<Strict>()
             .await
+            .unwrap()
+            .finished()
             .unwrap();
         assert_eq!(value, Strict { n: 7 });
         assert_eq!(outcome.turns, 2);
@@ -551,7 +578,7 @@ mod tests {
             .structured(schema)
             .stream();
         let streamed: Vec<RuntimeEvent> = stream.collect().await;
-        let outcome = handle.await.unwrap().unwrap();
+        let outcome = handle.await.unwrap();
         assert_eq!(outcome.output, Some(json!(["a", "b"])));
         assert!(is_final(streamed.last()), "{streamed:?}");
         assert_eq!(run_sink.events(), streamed);

@@ -9,6 +9,8 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::approvals::PendingApproval;
+use crate::awaiting_calls::unanswered_calls;
 use crate::error::RuntimeError;
 use crate::events::{EventSink, RunEvents};
 use crate::limits::RuntimeLimits;
@@ -79,7 +81,8 @@ impl AgentRuntime {
     ///
     /// # Errors
     /// As a [`RunRequest`](crate::RunRequest); [`RuntimeError::BudgetExceeded`] when no
-    /// valid answer came within `max_turns`.
+    /// valid answer came within `max_turns`; [`RuntimeError::AwaitingApproval`] when a
+    /// call waits for a person (the long form gives that as an outcome).
     pub async fn run_typed<T>(&self, prompt: impl Into<String>) -> Result<T, RuntimeError>
     where
         T: DeserializeOwned + JsonSchema + 'static,
@@ -88,7 +91,8 @@ impl AgentRuntime {
             .session(&SessionId::generate())
             .prompt(prompt)
             .output::<T>()
-            .await?;
+            .await?
+            .into_result()?;
         Ok(value)
     }
 
@@ -181,6 +185,27 @@ impl AgentRuntime {
         sessions.close(session_id, &mut state);
         state.release().await;
         stored
+    }
+
+    /// The approvals session `session_id` waits for: those a run of this runtime
+    /// ended waiting for ([`RunOutcome::AwaitingApproval`](crate::RunOutcome)) whose
+    /// calls still wait in the stored conversation, in the order the model asked for
+    /// them; empty when nothing waits. Nothing is resumed, run or stored: decide them
+    /// with [`RunRequest::decide`](crate::RunRequest::decide).
+    ///
+    /// The requests are known to the runtime that ran the waiting run (a runtime of
+    /// another process lists none of them: whoever starts runs there keeps them, as the
+    /// coordinator does). Without memory it waits for a run of the session in progress.
+    ///
+    /// # Errors
+    /// [`RuntimeError::Memory`] when reading memory fails.
+    pub async fn pending_approvals(
+        &self,
+        session_id: &SessionId,
+    ) -> Result<Vec<PendingApproval>, RuntimeError> {
+        let messages = self.inner.sessions.messages(session_id).await?;
+        let waiting = unanswered_calls(messages.iter());
+        Ok(self.inner.pending_approvals.of(session_id, &waiting))
     }
 
     /// Forgets the process copy of a session (the only copy without memory).

@@ -1,6 +1,7 @@
 //! What an `AgentRuntime` shares between its clones and its runs: the provider and
 //! model, the tools and their executor, limits, memory, events and the tool choice,
-//! as the builder set them. The turn loop reads it; nothing changes it after `build`.
+//! as the builder set them. The turn loop reads it; nothing changes it after `build`
+//! but the sessions' state and the approvals runs wait for.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use oxydra_types::{ToolSchema, Usage};
 use crate::context::{ContextBudget, FixedTokens};
 use crate::events::EventSink;
 use crate::limits::RuntimeLimits;
+use crate::pending_approvals::PendingApprovals;
 use crate::retrieval_scope::RetrievalScope;
 use crate::session_store::SessionStore;
 use crate::small_model::SmallModelDefaults;
@@ -45,6 +47,8 @@ pub(crate) struct RuntimeInner {
     pub tool_choice: Arc<dyn ToolChoicePolicy>,
     /// What the runtime changed because its model is small.
     pub small_model: SmallModelDefaults,
+    /// The approvals the runtime's runs ended waiting for.
+    pub pending_approvals: PendingApprovals,
 }
 
 impl RuntimeInner {

@@ -42,6 +42,9 @@ pub(crate) struct Waiting {
     pub from: usize,
     /// The calls whose consent was deferred, in request order.
     pub deferred: Vec<DeferredCall>,
+    /// The calls held behind a deferred one (they did not run: they run when the run
+    /// resumes), in request order.
+    pub held: Vec<ToolCall>,
 }
 
 /// A call whose consent the broker deferred.
@@ -73,7 +76,22 @@ fn waiting_calls(records: &[ToolCallRecord]) -> Option<Waiting> {
             _ => None,
         })
         .collect();
-    Some(Waiting { from, deferred })
+    let held = records
+        .iter()
+        .skip(from)
+        .filter(|record| {
+            matches!(
+                record.error(),
+                Some(ToolExecutionError::HeldForApproval { .. })
+            )
+        })
+        .map(|record| record.call.clone())
+        .collect();
+    Some(Waiting {
+        from,
+        deferred,
+        held,
+    })
 }
 
 /// What the batch's calls need besides the calls themselves.

@@ -139,6 +139,15 @@ pub(crate) async fn run(
             Opening::Continue => run.resume(&mut state).await,
         };
         inner.executor.complete_session_run(run.session_run);
+        // What the session waits for, to list without resuming it; an error other than
+        // waiting leaves the record (the listing keeps only calls still waiting).
+        match &result {
+            Err(RuntimeError::AwaitingApproval { pending }) => {
+                inner.pending_approvals.record(session_id, pending.clone())
+            }
+            Ok(_) => inner.pending_approvals.clear(session_id),
+            Err(_) => {}
+        }
         inner.sessions.close(session_id, &mut state);
         state.release().await;
         result

@@ -7,6 +7,7 @@ use oxydra_types::{FinishReason, RuntimeEvent};
 use tracing::Span;
 
 use super::Run;
+use super::structured_steps::Answers;
 use crate::approvals::{ApprovalDecision, PendingApproval, now_millis};
 use crate::awaiting_calls::unanswered_calls;
 use crate::error::RuntimeError;
@@ -15,9 +16,15 @@ use crate::session_outcome::SessionOutcome;
 use crate::session_state::SessionState;
 use crate::tool_dispatch::Waiting;
 
+/// What a `tool_failed` event says of a call held behind one that waits for approval.
+const HELD_ERROR: &str = "not run yet: it waits behind a call that needs a person's approval, \
+                          and runs when the run resumes";
+
 impl Run<'_> {
     /// The error that ends a run whose batch has calls waiting for a person; each
-    /// deferred call is announced with an `approval_requested` event.
+    /// deferred call is announced with an `approval_requested` event, and each call
+    /// held behind one (started, but not run) is closed with a `tool_failed` event
+    /// saying it runs when the run resumes: every `tool_started` is closed.
     pub(super) fn suspend(&self, waiting: Waiting) -> RuntimeError {
         let scrubber = &self.inner.scrubber;
         let pending: Vec<PendingApproval> = waiting
@@ -45,7 +52,18 @@ impl Run<'_> {
                 expires_at: approval.expires_at,
             });
         }
-        tracing::info!(waiting = pending.len(), "the run waits for approval");
+        for call in &waiting.held {
+            self.events.emit(RuntimeEvent::ToolFailed {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                error: HELD_ERROR.to_owned(),
+            });
+        }
+        tracing::info!(
+            waiting = pending.len(),
+            held = waiting.held.len(),
+            "the run waits for approval"
+        );
         RuntimeError::AwaitingApproval { pending }
     }
 
@@ -93,9 +111,18 @@ impl Run<'_> {
         self.record_meta().await?;
         state.window.begin_run(self.window_settings(None));
         let span = Span::current();
-        let ran = self
-            .run_and_persist_tools(state, &span, &waiting, &FinishReason::ToolCalls)
-            .await;
+        // In a structured run the waiting calls may hold `final_answer` calls: they are
+        // sent back, as the model wrote them before it knew how the waiting calls end.
+        let ran = match self.output {
+            Some(output) => self
+                .structured_calls(state, &span, &waiting, output, Answers::Held)
+                .await
+                .map(drop),
+            None => {
+                self.run_and_persist_tools(state, &span, &waiting, &FinishReason::ToolCalls)
+                    .await
+            }
+        };
         // A decision whose call did not run (the batch ended early) must not outlive it.
         for call in &waiting {
             executor.forget_call_decision(self.session_id, &call.id);

@@ -131,7 +131,8 @@ async fn a_tool_that_never_finishes_hits_the_turn_timeout_and_still_gets_a_resul
         release: Arc::new(Notify::new()),
     });
     let provider = scripted(vec![ScriptedTurn::tool_call("c1", "wait", "{}")]);
-    let runtime = builder(provider, Arc::new(CollectingEventSink::new()))
+    let events = Arc::new(CollectingEventSink::new());
+    let runtime = builder(provider, events.clone())
         .tools(registry(vec![tool]))
         .limits(RuntimeLimits {
             turn_timeout: Duration::from_millis(100),
@@ -153,6 +154,7 @@ async fn a_tool_that_never_finishes_hits_the_turn_timeout_and_still_gets_a_resul
         "{}",
         messages[2].text()
     );
+    assert_tool_events_closed(&events.events());
 }
 
 #[tokio::test]
@@ -185,7 +187,6 @@ async fn cancelling_during_a_provider_stream_stops_promptly() {
     cancel.cancel();
     let result = tokio::time::timeout(Duration::from_secs(1), handle)
         .await
-        .unwrap()
         .unwrap();
     assert!(cancelled_at.elapsed() < Duration::from_secs(1));
     assert!(matches!(result, Err(RuntimeError::Cancelled)), "{result:?}");
@@ -235,6 +236,8 @@ async fn cancelling_during_a_tool_stores_a_result_for_every_call() {
         messages[2].text()
     );
     assert_eq!(last_error_kind(&events).as_deref(), Some("cancelled"));
+    // Both calls started; each start is closed.
+    assert_tool_events_closed(&events.events());
 }
 
 #[tokio::test]

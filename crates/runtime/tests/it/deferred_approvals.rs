@@ -23,8 +23,8 @@ use serde_json::{Value, json};
 
 /// `shell {command}`: privileged (needs consent); counts its runs.
 #[derive(Clone, Default)]
-struct ShellTool {
-    runs: Arc<AtomicUsize>,
+pub struct ShellTool {
+    pub runs: Arc<AtomicUsize>,
 }
 
 #[async_trait]
@@ -49,13 +49,13 @@ impl Tool for ShellTool {
 }
 
 /// Defers every request for `ttl`, counting them.
-struct Deferring {
+pub struct Deferring {
     ttl: Duration,
-    asked: AtomicUsize,
+    pub asked: AtomicUsize,
 }
 
 impl Deferring {
-    fn new(ttl: Duration) -> Arc<Self> {
+    pub fn new(ttl: Duration) -> Arc<Self> {
         Arc::new(Self {
             ttl,
             asked: AtomicUsize::new(0),
@@ -71,9 +71,9 @@ impl PermissionBroker for Deferring {
     }
 }
 
-const HOUR: Duration = Duration::from_secs(3600);
+pub const HOUR: Duration = Duration::from_secs(3600);
 
-fn runtime(
+pub fn runtime(
     provider: Arc<ScriptedProvider>,
     events: &Arc<CollectingEventSink>,
     shell: &ShellTool,
@@ -90,7 +90,7 @@ fn runtime(
 }
 
 /// The model reads `x`, runs `rm -rf build` (privileged) and reads `y` in one turn.
-fn three_calls() -> ScriptedTurn {
+pub fn three_calls() -> ScriptedTurn {
     ScriptedTurn::tool_calls(vec![
         call("c1", "echo", r#"{"text":"x"}"#),
         call("c2", "shell", r#"{"command":"rm -rf build"}"#),
@@ -193,12 +193,25 @@ async fn a_deferred_call_ends_the_run_waiting_and_another_runtime_resumes_it() {
         seen.last(),
         Some(RuntimeEvent::Error { kind, .. }) if kind == "waiting_approval"
     ));
+    // The call held behind the waiting one did not run: its start is closed with a
+    // failure that says it runs on resume, and no other call failed.
+    let failed: Vec<(&str, &str)> = seen
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::ToolFailed { call_id, error, .. } => {
+                Some((call_id.as_str(), error.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed.len(), 1, "{seen:?}");
+    assert_eq!(failed[0].0, "c3");
     assert!(
-        !seen
-            .iter()
-            .any(|e| matches!(e, RuntimeEvent::ToolFailed { .. })),
-        "{seen:?}"
+        failed[0].1.contains("runs when the run resumes"),
+        "{}",
+        failed[0].1
     );
+    assert_tool_events_closed(&seen);
 
     // Another runtime (another process) resumes it with the decision.
     let provider = scripted(vec![ScriptedTurn::text("cleaned")]);

@@ -47,7 +47,7 @@ async fn a_failing_tool_call_reaches_every_sink_scrubbed() {
     while let Some(event) = stream.recv().await {
         streamed.push(event);
     }
-    handle.await.unwrap().unwrap();
+    handle.await.unwrap();
     assert!(
         streamed
             .iter()

@@ -38,4 +38,5 @@ mod tool_choice;
 mod tool_parts;
 mod tool_result_cap;
 mod turn_loop;
+mod typed_approvals;
 mod used_budget;

@@ -44,6 +44,8 @@ async fn an_invalid_answer_is_sent_back_with_its_errors_and_a_valid_one_ends_the
         .prompt("weather?")
         .output::<Forecast>()
         .await
+        .unwrap()
+        .finished()
         .unwrap();
     assert_eq!(
         forecast,

@@ -106,7 +106,7 @@ async fn the_stream_form_takes_options_too() {
         .prompt("go")
         .tool_choice(ToolChoice::None)
         .stream();
-    handle.await.unwrap().unwrap();
+    handle.await.unwrap();
     assert_eq!(choices(&provider), [ToolChoice::None]);
 }
 

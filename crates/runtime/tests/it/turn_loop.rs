@@ -242,7 +242,7 @@ async fn the_stream_form_yields_events_and_the_outcome() {
         .prompt("hi")
         .stream();
     let events: Vec<RuntimeEvent> = stream.collect().await;
-    let outcome = handle.await.unwrap().unwrap();
+    let outcome = handle.await.unwrap();
     assert_eq!(outcome.final_text, "streamed answer");
     assert!(
         matches!(events.first(), Some(RuntimeEvent::Progress(p)) if p.kind == RuntimeProgressKind::ProviderCall)

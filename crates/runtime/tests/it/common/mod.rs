@@ -8,8 +8,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use oxydra_provider::{ProviderRequest, ScriptedProvider, ScriptedTurn};
 use oxydra_runtime::{
-    AgentRuntime, AgentRuntimeBuilder, CollectingEventSink, RuntimeError, RuntimeLimits,
-    SessionOutcome,
+    AgentRuntime, AgentRuntimeBuilder, CollectingEventSink, RuntimeError, RuntimeEvent,
+    RuntimeLimits, SessionOutcome,
 };
 use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use oxydra_types::{CallId, Message, MessageRole, SafetyTier, SessionId, ToolCall, ToolSchema};
@@ -280,4 +280,36 @@ pub fn assert_no_orphans(messages: &[Message]) {
         }
     }
     assert!(open.is_empty(), "calls {open:?} without results at the end");
+}
+
+/// Asserts every `tool_started` of `events` is closed by exactly one
+/// `tool_completed`, `tool_failed` or `approval_requested` of the same call, and no
+/// call is closed without having started.
+pub fn assert_tool_events_closed(events: &[RuntimeEvent]) {
+    let mut open: Vec<String> = Vec::new();
+    for event in events {
+        match event {
+            RuntimeEvent::ToolStarted { call_id, .. } => {
+                let id = call_id.to_string();
+                assert!(!open.contains(&id), "{id} started twice in {events:#?}");
+                open.push(id);
+            }
+            RuntimeEvent::ToolCompleted { call_id, .. }
+            | RuntimeEvent::ToolFailed { call_id, .. }
+            | RuntimeEvent::ApprovalRequested { call_id, .. } => {
+                let id = call_id.to_string();
+                let position = open.iter().position(|o| *o == id);
+                assert!(
+                    position.is_some(),
+                    "{id} closed without an open start in {events:#?}"
+                );
+                open.remove(position.unwrap());
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        open.is_empty(),
+        "starts {open:?} never closed in {events:#?}"
+    );
 }
