@@ -1,0 +1,3 @@
+//! Integration tests of `oxydra-config`.
+
+mod docs_keys;
