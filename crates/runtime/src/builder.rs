@@ -159,9 +159,19 @@ impl AgentRuntimeBuilder {
         self
     }
 
-    /// The executor's tool rules.
-    pub fn rules(mut self, rules: Vec<ToolRule>) -> Self {
-        self.rules = rules;
+    /// Adds executor tool rules (`max_calls`, ordering, `requires_consent`, …); like
+    /// [`tools`](Self::tools) and [`tool`](Self::tool), every call adds to what the
+    /// calls before it gave. A tool can also declare its consent itself
+    /// ([`Tool::consent`], `#[tool(consent = "session")]`); a `requires_consent` rule
+    /// for it decides instead.
+    pub fn rules(mut self, rules: impl IntoIterator<Item = ToolRule>) -> Self {
+        self.rules.extend(rules);
+        self
+    }
+
+    /// Adds one executor tool rule (see [`rules`](Self::rules)).
+    pub fn rule(mut self, rule: ToolRule) -> Self {
+        self.rules.push(rule);
         self
     }
 
@@ -459,6 +469,23 @@ mod tests {
         let custom = RetryPolicy::default().with_max_attempts(2);
         let chosen = with_retries(provider, Retries::Policy(custom.clone()));
         assert_eq!(policy_of(&chosen), Some(custom));
+    }
+
+    #[test]
+    fn rules_add_to_the_rules_given_before() {
+        use oxydra_executor::ToolRuleKind;
+        let runtime = AgentRuntime::builder()
+            .provider(plain())
+            .model("m")
+            .rules(vec![ToolRule::new("first_tool", ToolRuleKind::MaxCalls(1))])
+            .rules([ToolRule::new("second_tool", ToolRuleKind::MaxCalls(2))])
+            .rule(ToolRule::new("third_tool", ToolRuleKind::ExitLoop))
+            .build()
+            .unwrap();
+        let executor = format!("{:?}", runtime.inner.executor);
+        for tool in ["first_tool", "second_tool", "third_tool"] {
+            assert!(executor.contains(tool), "{tool}: {executor}");
+        }
     }
 
     #[test]
