@@ -17,9 +17,11 @@ use crate::tool_dispatch::Waiting;
 
 impl Run<'_> {
     /// The error that ends a run whose batch has calls waiting for a person; each
-    /// deferred call is announced with an `approval_requested` event.
+    /// deferred call is announced with an `approval_requested` event and carries what
+    /// the run used so far, for the resume to start from.
     pub(super) fn suspend(&self, waiting: Waiting) -> RuntimeError {
         let scrubber = &self.inner.scrubber;
+        let used = self.used();
         let pending: Vec<PendingApproval> = waiting
             .deferred
             .into_iter()
@@ -30,6 +32,7 @@ impl Run<'_> {
                     deferred.scope,
                     deferred.ttl,
                     scrubber,
+                    used,
                 )
             })
             .collect();

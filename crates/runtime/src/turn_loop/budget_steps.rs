@@ -69,17 +69,22 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// The run's totals so far: turns, tokens and cost.
+    pub(super) fn used(&self) -> UsedBudget {
+        UsedBudget {
+            turns: self.turn,
+            usage: self.usage,
+            cost: self.cost,
+        }
+    }
+
     /// Records the run's totals with its ledger, if it has one, and waits for the
     /// record (cancellable, and within the turn timeout).
     pub(super) async fn record_usage(&self) -> Result<(), RuntimeError> {
         let Some(ledger) = self.ledger else {
             return Ok(());
         };
-        let used = UsedBudget {
-            turns: self.turn,
-            usage: self.usage,
-            cost: self.cost,
-        };
+        let used = self.used();
         let timeout = self.inner.limits.turn_timeout;
         tokio::select! {
             biased;
