@@ -193,10 +193,11 @@ impl RunRequest {
 
     /// Starts the run's budget counters at `used` instead of zero: what an earlier
     /// process used of this run before it died, so that `max_turns` and `max_cost`
-    /// hold over the whole run. (A resume with [`decide`](Self::decide) needs none:
-    /// without it, the counters start from the decided approvals' `used`.) The outcome (and the `final` event) then reports the
+    /// hold over the whole run. The outcome (and the `final` event) then reports the
     /// whole run: `used` plus this run's turns, tokens and cost. A run whose `used`
     /// already reaches a budget makes no provider call: it ends `budget_exceeded`.
+    /// (A resume with [`decide`](Self::decide) needs none: without it, the counters
+    /// start from the decided approvals' `used`.)
     ///
     /// # Errors
     /// Awaiting gives [`RuntimeError::Config`] (before anything is sent or stored)

@@ -1,11 +1,11 @@
 //! What a run has used of its budgets, and where it records that as it goes.
 //!
 //! A run continued by another process (its first process died mid-run), or resumed
-//! with a person's approval decisions, must not get its budgets afresh: a run that
+//! with a person's approval decisions, must not get its budgets afresh. A run that
 //! stops to wait for approval puts what it used in each
-//! [`PendingApproval`](crate::PendingApproval) (`used`), from which the resume starts; [`RunRequest::already_used`](crate::RunRequest::already_used)
-//! starts the run's counters from what the earlier process used, and a
-//! [`UsageLedger`] given with
+//! [`PendingApproval`](crate::PendingApproval) (`used`), from which the resume
+//! starts; [`RunRequest::already_used`](crate::RunRequest::already_used) starts the
+//! run's counters from what an earlier process used; and a [`UsageLedger`] given with
 //! [`RunRequest::usage_ledger`](crate::RunRequest::usage_ledger) is told the run's
 //! totals as they grow, so whoever continues the run next can start from them.
 
