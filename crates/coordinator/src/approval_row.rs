@@ -212,6 +212,7 @@ mod tests {
             scope: PermissionScope::Session,
             requested_at: 1_000,
             expires_at: 1_000 + i64::try_from(Duration::from_secs(60).as_millis()).unwrap(),
+            used: Default::default(),
         }
     }
 

@@ -136,6 +136,7 @@ pub(crate) mod tests {
             scope: oxydra_executor::PermissionScope::Session,
             requested_at: 1,
             expires_at: 2,
+            used: Default::default(),
         }]
     }
 

@@ -19,6 +19,7 @@ use crate::record::ToolBatchResult;
 use crate::rules::RuleSet;
 use crate::rules::process_state::{ExecutionPhase, ProcessToolState};
 use crate::rules::rule::ToolRule;
+use crate::rules::rule_kind::ToolRuleKind;
 use crate::rules::run_state::RunStates;
 use crate::validation::{CheckedArguments, SchemaCache};
 
@@ -58,13 +59,16 @@ impl std::fmt::Debug for ToolExecutor {
 
 impl ToolExecutor {
     /// An executor for `tools` under `rules`. Rules naming unknown tools are kept (the
-    /// registry may be a subset) but logged.
+    /// registry may be a subset) but logged. A tool that declares its consent
+    /// ([`Tool::consent`](oxydra_tools::Tool::consent)) gets a `requires_consent` rule
+    /// with that scope, unless `rules` has one for it already (which then decides).
     pub fn new(tools: Arc<ToolRegistry>, rules: Vec<ToolRule>, config: ToolExecutorConfig) -> Self {
         for rule in &rules {
             if !tools.contains(&rule.tool) {
                 tracing::warn!(tool = %rule.tool, kind = rule.kind_name(), "rule names a tool that is not registered");
             }
         }
+        let rules = with_declared_consent(&tools, rules);
         Self {
             tools,
             rules: RuleSet::new(rules),
@@ -252,4 +256,27 @@ fn synthetic_calls<'a>(tools: impl Iterator<Item = &'a String>) -> Vec<ToolCall>
     tools
         .map(|tool| ToolCall::new(CallId::generate(), tool.clone(), "{}"))
         .collect()
+}
+
+/// `rules` with a `requires_consent` rule, first, for every tool of `tools` that declares
+/// its consent and has no such rule in `rules`.
+fn with_declared_consent(tools: &ToolRegistry, rules: Vec<ToolRule>) -> Vec<ToolRule> {
+    let ruled = |name: &str| {
+        rules.iter().any(|rule| {
+            rule.tool == name && matches!(rule.kind, ToolRuleKind::RequiresConsent { .. })
+        })
+    };
+    let declared: Vec<ToolRule> = tools
+        .names()
+        .into_iter()
+        .filter(|name| !ruled(name))
+        .filter_map(|name| {
+            let scope = tools.get(&name)?.consent()?;
+            Some(ToolRule::new(name, ToolRuleKind::RequiresConsent { scope }))
+        })
+        .collect();
+    if declared.is_empty() {
+        return rules;
+    }
+    declared.into_iter().chain(rules).collect()
 }

@@ -1,27 +1,6 @@
-//! What a standing grant of consent covers besides the tool: shared by the consent
-//! brokers, the rules that ask for consent and the errors that report a refusal.
+//! What a standing grant of consent covers besides the tool. The type lives in
+//! `oxydra-tools`, since a tool declares the consent it needs
+//! ([`Tool::consent`](oxydra_tools::Tool::consent)); it is re-exported here, where the
+//! brokers, rules and errors use it.
 
-use serde::{Deserialize, Serialize};
-
-/// What a standing grant covers, besides the tool.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PermissionScope {
-    /// Every call of the tool, in any session.
-    Tool,
-    /// Every call of the tool in the session that asked (the default).
-    #[default]
-    Session,
-    /// Calls of the tool with exactly these arguments, in the session that asked.
-    Arguments,
-}
-
-impl std::fmt::Display for PermissionScope {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Tool => "tool",
-            Self::Session => "session",
-            Self::Arguments => "arguments",
-        })
-    }
-}
+pub use oxydra_tools::PermissionScope;

@@ -29,6 +29,10 @@ use proc_macro::TokenStream;
 ///   and `#[schemars(..)]` attributes on a parameter are kept.
 /// - Exactly one of `read_only`, `side_effecting`, `privileged` gives the safety tier.
 ///   `name = "other_name"` renames the tool (default: the function's name).
+/// - `consent = "session"` (or `"tool"`, `"arguments"`) makes the executor ask the
+///   permission broker before each call, unless a standing grant of that scope covers
+///   it: the same as a `requires_consent` rule for the tool, which, if given, decides
+///   instead.
 /// - One parameter may be `&ToolContext` (the call id, workspace root and cancellation).
 /// - The function returns `Result<T, E>` with `T: Into<ToolOutput>` (`String`, `&str`,
 ///   `serde_json::Value`, `ToolOutput`) and `E: Display`; an error goes to the model as

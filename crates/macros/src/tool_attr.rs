@@ -1,4 +1,5 @@
-//! The arguments of `#[tool(...)]`: the safety tier and an optional name.
+//! The arguments of `#[tool(...)]`: the safety tier, an optional name and an optional
+//! consent scope.
 
 use proc_macro2::{Span, TokenStream};
 use syn::LitStr;
@@ -33,17 +34,62 @@ impl Tier {
     }
 }
 
+/// The consent scopes a tool can declare (`consent = "..."`), as the executor's
+/// `PermissionScope` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Consent {
+    Tool,
+    Session,
+    Arguments,
+}
+
+impl Consent {
+    fn from_word(word: &str) -> Option<Self> {
+        match word {
+            "tool" => Some(Self::Tool),
+            "session" => Some(Self::Session),
+            "arguments" => Some(Self::Arguments),
+            _ => None,
+        }
+    }
+
+    /// The `PermissionScope` variant it stands for.
+    pub(crate) fn variant(self) -> &'static str {
+        match self {
+            Self::Tool => "Tool",
+            Self::Session => "Session",
+            Self::Arguments => "Arguments",
+        }
+    }
+}
+
 /// What `#[tool(...)]` said.
 pub(crate) struct ToolAttr {
     pub tier: Tier,
     pub name: Option<LitStr>,
+    pub consent: Option<Consent>,
 }
 
 impl ToolAttr {
     pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Self> {
         let mut tier: Option<Tier> = None;
         let mut name: Option<LitStr> = None;
+        let mut consent: Option<Consent> = None;
         let parser = syn::meta::parser(|meta: ParseNestedMeta<'_>| {
+            if meta.path.is_ident("consent") {
+                if consent.is_some() {
+                    return Err(meta.error("`consent` is given twice"));
+                }
+                let value: LitStr = meta.value()?.parse()?;
+                let scope = Consent::from_word(&value.value()).ok_or_else(|| {
+                    syn::Error::new(
+                        value.span(),
+                        "a consent scope is `\"session\"` (every call of the tool in the session, once approved), `\"tool\"` (in any session) or `\"arguments\"` (only calls with the same arguments)",
+                    )
+                })?;
+                consent = Some(scope);
+                return Ok(());
+            }
             if meta.path.is_ident("name") {
                 if name.is_some() {
                     return Err(meta.error("`name` is given twice"));
@@ -74,7 +120,7 @@ impl ToolAttr {
                     Ok(())
                 }
                 None => Err(meta.error(
-                    "unknown `tool` argument: expected `read_only`, `side_effecting`, `privileged` or `name = \"...\"`",
+                    "unknown `tool` argument: expected `read_only`, `side_effecting`, `privileged`, `name = \"...\"` or `consent = \"session\"`",
                 )),
             }
         });
@@ -85,7 +131,11 @@ impl ToolAttr {
                 "say how the tool may be scheduled: `#[tool(read_only)]`, `#[tool(side_effecting)]` or `#[tool(privileged)]`",
             )
         })?;
-        Ok(Self { tier, name })
+        Ok(Self {
+            tier,
+            name,
+            consent,
+        })
     }
 }
 
@@ -112,6 +162,19 @@ mod tests {
         assert!(ToolAttr::parse(quote!()).is_err());
         assert!(ToolAttr::parse(quote!(readonly)).is_err());
         assert!(ToolAttr::parse(quote!(read_only, name = "has space")).is_err());
+    }
+
+    #[test]
+    fn an_optional_consent_scope() {
+        let attr = ToolAttr::parse(quote!(side_effecting, consent = "session")).unwrap();
+        assert_eq!(attr.consent, Some(Consent::Session));
+        let attr = ToolAttr::parse(quote!(consent = "arguments", privileged)).unwrap();
+        assert_eq!(attr.consent, Some(Consent::Arguments));
+        assert_eq!(ToolAttr::parse(quote!(read_only)).unwrap().consent, None);
+        assert!(ToolAttr::parse(quote!(side_effecting, consent = "forever")).is_err());
+        assert!(
+            ToolAttr::parse(quote!(side_effecting, consent = "tool", consent = "tool")).is_err()
+        );
     }
 
     #[test]

@@ -21,6 +21,13 @@ pub(crate) fn expand(tool: &ToolFn) -> TokenStream {
     let args_ident = format_ident!("{}Args", struct_ident, span = fn_ident.span());
     let description = &tool.description;
     let tier = format_ident!("{}", tool.attr.tier.variant());
+    let consent = tool.attr.consent.map(|scope| {
+        let scope = format_ident!("{}", scope.variant());
+        quote! {
+            const CONSENT: ::std::option::Option<::oxydra::tools::PermissionScope> =
+                ::std::option::Option::Some(::oxydra::tools::PermissionScope::#scope);
+        }
+    });
     let struct_doc = format!("The `{tool_name}` tool, made by `#[tool]` from `{fn_name}`.");
     let args_doc = format!("The arguments of the `{tool_name}` tool.");
 
@@ -60,6 +67,7 @@ pub(crate) fn expand(tool: &ToolFn) -> TokenStream {
             type Args = #args_ident;
             const NAME: &'static str = #tool_name;
             const TIER: ::oxydra::types::SafetyTier = ::oxydra::types::SafetyTier::#tier;
+            #consent
 
             fn description(&self) -> ::std::string::String {
                 ::std::string::String::from(#description)

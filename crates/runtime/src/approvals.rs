@@ -10,6 +10,7 @@ use oxydra_types::{ApprovalId, CallId, SafetyTier, ToolCall};
 use serde::{Deserialize, Serialize};
 
 use crate::event_scrub::scrub_value;
+use crate::used_budget::UsedBudget;
 
 /// The reason a lapsed request is denied with (what the model reads).
 pub const EXPIRED_REASON: &str = "the approval request expired before anyone decided";
@@ -21,7 +22,7 @@ pub const DENIED_REASON: &str = "a person denied the request";
 /// permission broker deferred it
 /// ([`PermissionDecision::Defer`](oxydra_executor::PermissionDecision::Defer)), and the
 /// run ended with [`RuntimeError::AwaitingApproval`](crate::RuntimeError::AwaitingApproval).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PendingApproval {
     /// The request, to decide it by.
     pub approval_id: ApprovalId,
@@ -42,7 +43,25 @@ pub struct PendingApproval {
     pub requested_at: i64,
     /// When it lapses, in Unix milliseconds: deciding later is a denial.
     pub expires_at: i64,
+    /// What the run had used of its budgets (turns, tokens, cost) when it stopped to
+    /// wait: the run resumed with this approval's decision starts its counters here,
+    /// so `max_turns` and `max_cost` hold over the whole run and its outcome reports
+    /// the whole run (unless the resume gives
+    /// [`already_used`](crate::RunRequest::already_used) itself). Zero when absent
+    /// from the JSON, and left out of it when zero.
+    #[serde(default, skip_serializing_if = "nothing_used")]
+    pub used: UsedBudget,
 }
+
+/// Whether `used` is all zero (a request a store kept without it).
+fn nothing_used(used: &UsedBudget) -> bool {
+    *used == UsedBudget::default()
+}
+
+/// Its cost is a finite number (a run's cost never is anything else, and
+/// [`UsedBudget::validate`] refuses one that is not before a resume uses it), so the
+/// equality is an equivalence.
+impl Eq for PendingApproval {}
 
 impl PendingApproval {
     /// The request for `call`, deferred for `ttl` now.
@@ -52,6 +71,7 @@ impl PendingApproval {
         scope: PermissionScope,
         ttl: Duration,
         scrubber: &Scrubber,
+        used: UsedBudget,
     ) -> Self {
         let requested_at = now_millis();
         let ttl = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
@@ -64,6 +84,7 @@ impl PendingApproval {
             scope,
             requested_at,
             expires_at: requested_at.saturating_add(ttl),
+            used,
         }
     }
 
@@ -243,6 +264,7 @@ mod tests {
             PermissionScope::Session,
             Duration::from_secs(60),
             &Scrubber::new(),
+            UsedBudget::default(),
         );
         assert_eq!(pending.expires_at - pending.requested_at, 60_000);
         let on_time = ApprovalDecision::ApproveOnce.effective(&pending, pending.expires_at - 1);

@@ -8,7 +8,9 @@ use oxydra_executor::{
     Hook, HookChain, NoopEventSink, PermissionBroker, ToolExecutor, ToolExecutorConfig, ToolRule,
 };
 use oxydra_memory::{Memory, MemoryRetrieval};
-use oxydra_provider::{PricingTable, Provider, ProviderError, ReliableProvider, RetryPolicy};
+use oxydra_provider::{
+    ModelPrice, PricingTable, Provider, ProviderError, ReliableProvider, RetryPolicy,
+};
 use oxydra_scrubbing::Scrubber;
 use oxydra_tools::Tool;
 
@@ -75,6 +77,7 @@ pub struct AgentRuntimeBuilder {
     workspace_root: Option<PathBuf>,
     event_sink: Option<Arc<dyn EventSink>>,
     pricing: Option<PricingTable>,
+    model_price: Option<ModelPrice>,
     streaming: Option<bool>,
     lease: LeaseSettings,
     tool_choice: Option<Arc<dyn ToolChoicePolicy>>,
@@ -160,9 +163,19 @@ impl AgentRuntimeBuilder {
         self
     }
 
-    /// The executor's tool rules.
-    pub fn rules(mut self, rules: Vec<ToolRule>) -> Self {
-        self.rules = rules;
+    /// Adds executor tool rules (`max_calls`, ordering, `requires_consent`, …); like
+    /// [`tools`](Self::tools) and [`tool`](Self::tool), every call adds to what the
+    /// calls before it gave. A tool can also declare its consent itself
+    /// ([`Tool::consent`], `#[tool(consent = "session")]`); a `requires_consent` rule
+    /// for it decides instead.
+    pub fn rules(mut self, rules: impl IntoIterator<Item = ToolRule>) -> Self {
+        self.rules.extend(rules);
+        self
+    }
+
+    /// Adds one executor tool rule (see [`rules`](Self::rules)).
+    pub fn rule(mut self, rule: ToolRule) -> Self {
+        self.rules.push(rule);
         self
     }
 
@@ -276,6 +289,17 @@ impl AgentRuntimeBuilder {
         self
     }
 
+    /// The price of this runtime's [`model`](Self::model), in US dollars per million
+    /// tokens: added to the [`pricing`](Self::pricing) table (or to the built-in one)
+    /// under the model's name, replacing what it says for that model. Needed for
+    /// `max_cost` on a model without a built-in price (a local model, an OpenRouter id,
+    /// a model newer than the table): `build` refuses a cost budget it could not count
+    /// ([`RuntimeError::UnpricedModel`]). A free model: `ModelPrice::new(0.0, 0.0, 0.0)`.
+    pub fn model_price(mut self, price: ModelPrice) -> Self {
+        self.model_price = Some(price);
+        self
+    }
+
     /// How long a run waits for a session another run holds (in another runtime or
     /// process sharing the memory) before failing with
     /// [`RuntimeError::SessionBusy`] (default [`DEFAULT_SESSION_WAIT`](crate::DEFAULT_SESSION_WAIT); zero: fail at
@@ -323,6 +347,8 @@ impl AgentRuntimeBuilder {
     /// # Errors
     /// [`RuntimeError::Config`] when the provider or the model is missing, the limits
     /// are invalid, two tools share a name, or the tool schemas cannot be serialised;
+    /// [`RuntimeError::UnpricedModel`] when `max_cost` is set and the model has no
+    /// price (see [`model_price`](Self::model_price));
     /// [`RuntimeError::Provider`] when [`provider_from_env`](Self::provider_from_env)
     /// found no provider.
     pub fn build(self) -> Result<AgentRuntime, RuntimeError> {
@@ -352,6 +378,23 @@ impl AgentRuntimeBuilder {
             .ok_or_else(|| RuntimeError::Config("a model name is required".into()))?;
         let limits = self.limits.unwrap_or_default();
         limits.validate()?;
+        let pricing = match self.model_price {
+            Some(price) => {
+                let mut table = self.pricing.unwrap_or_default();
+                // The table looks a routed name (`openai/gpt-4o`) up without its router.
+                let name = model.rsplit('/').next().unwrap_or(&model);
+                table.insert(name, price);
+                Some(table)
+            }
+            None => self.pricing,
+        };
+        let priced = match &pricing {
+            Some(table) => table.price(&model).is_some(),
+            None => PricingTable::builtin().price(&model).is_some(),
+        };
+        if limits.max_cost.is_some() && !priced {
+            return Err(RuntimeError::UnpricedModel { model });
+        }
         if self.lease.ttl < MIN_LEASE_TTL {
             return Err(RuntimeError::Config(format!(
                 "the session lease time to live must be at least {} ms (got {} ms)",
@@ -409,7 +452,7 @@ impl AgentRuntimeBuilder {
             agent_name: self.agent_name,
             workspace_root,
             event_sink: self.event_sink.unwrap_or_else(|| Arc::new(NoopEventSink)),
-            pricing: self.pricing,
+            pricing,
             tool_choice: self
                 .tool_choice
                 .unwrap_or_else(|| Arc::new(oxydra_provider::ToolChoice::Auto)),
@@ -461,6 +504,23 @@ mod tests {
         let custom = RetryPolicy::default().with_max_attempts(2);
         let chosen = with_retries(provider, Retries::Policy(custom.clone()));
         assert_eq!(policy_of(&chosen), Some(custom));
+    }
+
+    #[test]
+    fn rules_add_to_the_rules_given_before() {
+        use oxydra_executor::ToolRuleKind;
+        let runtime = AgentRuntime::builder()
+            .provider(plain())
+            .model("m")
+            .rules(vec![ToolRule::new("first_tool", ToolRuleKind::MaxCalls(1))])
+            .rules([ToolRule::new("second_tool", ToolRuleKind::MaxCalls(2))])
+            .rule(ToolRule::new("third_tool", ToolRuleKind::ExitLoop))
+            .build()
+            .unwrap();
+        let executor = format!("{:?}", runtime.inner.executor);
+        for tool in ["first_tool", "second_tool", "third_tool"] {
+            assert!(executor.contains(tool), "{tool}: {executor}");
+        }
     }
 
     #[test]

@@ -53,6 +53,19 @@ pub enum RuntimeError {
     /// The runtime was built or called with an invalid configuration.
     #[error("configuration error: {0}")]
     Config(String),
+    /// A cost budget (`max_cost`) was set for a model whose price is unknown: its calls
+    /// would count as free and the budget would allow anything. Kind `config`.
+    #[error(
+        "max_cost is set but no price is known for model `{model}`, so its cost cannot be \
+         counted; give its price with `AgentRuntimeBuilder::model_price(ModelPrice::new(\
+         input, output, cached_input))` (US dollars per million tokens; all zero for a free \
+         local model) or a `PricingTable` with an entry for it (`.pricing(table)`), or \
+         drop max_cost"
+    )]
+    UnpricedModel {
+        /// The model without a price.
+        model: String,
+    },
     /// The run's [`UsageLedger`](crate::UsageLedger) could not record what the run
     /// used: the run stops, as its budgets could no longer hold for whoever continues
     /// it.
@@ -111,7 +124,7 @@ impl RuntimeError {
             Self::Provider(_) => "provider",
             Self::Memory(_) => "memory",
             Self::SessionBusy(_) => "session_busy",
-            Self::Config(_) => "config",
+            Self::Config(_) | Self::UnpricedModel { .. } => "config",
             Self::UsageLedger(_) => "usage_ledger",
             Self::PromptTooLong { .. } => "prompt_too_long",
             Self::HookStopped { .. } => "hook_stopped",

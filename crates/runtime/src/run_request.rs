@@ -96,7 +96,7 @@ pub struct RunRequest {
     events: Option<Arc<dyn EventSink>>,
     tool_choice: Option<Arc<dyn ToolChoicePolicy>>,
     output: Option<OutputSchema>,
-    used: UsedBudget,
+    used: Option<UsedBudget>,
     ledger: Option<Arc<dyn UsageLedger>>,
     decisions: Vec<(PendingApproval, ApprovalDecision)>,
 }
@@ -132,7 +132,7 @@ impl AgentRuntime {
             events: None,
             tool_choice: None,
             output: None,
-            used: UsedBudget::default(),
+            used: None,
             ledger: None,
             decisions: Vec::new(),
         }
@@ -200,12 +200,14 @@ impl RunRequest {
     /// hold over the whole run. The outcome (and the `final` event) then reports the
     /// whole run: `used` plus this run's turns, tokens and cost. A run whose `used`
     /// already reaches a budget makes no provider call: it ends `budget_exceeded`.
+    /// (A resume with [`decide`](Self::decide) needs none: without it, the counters
+    /// start from the decided approvals' `used`.)
     ///
     /// # Errors
     /// Awaiting gives [`RuntimeError::Config`] (before anything is sent or stored)
     /// when `used.cost` is negative or not a number.
     pub fn already_used(mut self, used: UsedBudget) -> Self {
-        self.used = used;
+        self.used = Some(used);
         self
     }
 
@@ -227,6 +229,11 @@ impl RunRequest {
     /// and no prompt resumes that run. A decision that arrives after the request's
     /// `expires_at` is a denial; a waiting call left without a decision is asked about
     /// again (and may wait again).
+    ///
+    /// The resumed run goes on with the budgets of the run that stopped: its turns,
+    /// tokens and cost start from `pending.used` (unless
+    /// [`already_used`](Self::already_used) says otherwise), so `max_turns` and
+    /// `max_cost` hold over the whole run and the outcome reports the whole run.
     ///
     /// Awaiting fails with [`RuntimeError::Config`] (nothing runs) when the request
     /// also has a prompt, or a decision is for a call that does not wait (decided
@@ -312,6 +319,16 @@ impl RunRequest {
                 ));
             }
         };
+        // A resume goes on with what the waiting run used (each of its approvals
+        // carries the same totals; the largest is taken should they differ).
+        let used = used.unwrap_or_else(|| match &opening {
+            Opening::Decided(decisions) => decisions
+                .iter()
+                .map(|(pending, _)| pending.used)
+                .max_by(|a, b| a.turns.cmp(&b.turns).then(a.cost.total_cmp(&b.cost)))
+                .unwrap_or_default(),
+            Opening::Prompt(..) | Opening::Continue => UsedBudget::default(),
+        });
         let cancel = cancel.unwrap_or_default();
         let events = runtime.run_events(events, channel);
         let options = RunOptions {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use oxydra_executor::ToolExecutor;
-use oxydra_provider::{PricingTable, Provider};
+use oxydra_provider::{ModelPrice, PricingTable, Provider};
 use oxydra_scrubbing::Scrubber;
 use oxydra_types::{ToolSchema, Usage};
 
@@ -58,6 +58,15 @@ impl RuntimeInner {
         match &self.pricing {
             Some(table) => table.cost(&self.model, usage),
             None => oxydra_provider::cost(&self.model, usage),
+        }
+    }
+
+    /// The price of the runtime's model, from the same table as [`Self::price`];
+    /// `None` when it is unknown (never with `max_cost` set: `build` refuses that).
+    pub(crate) fn model_price(&self) -> Option<ModelPrice> {
+        match &self.pricing {
+            Some(table) => table.price(&self.model),
+            None => PricingTable::builtin().price(&self.model),
         }
     }
 }

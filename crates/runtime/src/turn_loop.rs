@@ -412,7 +412,13 @@ impl<'a> Run<'a> {
         span: &Span,
     ) -> Result<Step, RuntimeError> {
         self.maybe_summarise(state, span).await?;
-        self.prepare_context(state, span).await?;
+        let prompt_tokens = self.prepare_context(state, span).await?;
+        // A call that could cross the cost budget is not made, nor counted.
+        if let Err(error) = self.check_call_cost(prompt_tokens) {
+            self.turn = self.turn.saturating_sub(1);
+            self.record_usage().await.map_err(|e| self.fail(span, e))?;
+            return Err(error);
+        }
         let choice = self
             .tool_choice
             .choose(TurnInfo::new(self.turn, self.tool_calls));

@@ -5,6 +5,11 @@ use std::path::{Path, PathBuf};
 use oxydra_types::CallId;
 use tokio_util::sync::CancellationToken;
 
+#[cfg(feature = "builtins")]
+use crate::error::ToolError;
+#[cfg(feature = "builtins")]
+use crate::workspace_policy::WorkspacePolicy;
+
 /// What a tool knows about the call it is serving.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -33,5 +38,74 @@ impl ToolContext {
     /// The workspace root.
     pub fn workspace_root(&self) -> &Path {
         &self.workspace_root
+    }
+
+    /// Resolves `path`, a path the model gave, inside the workspace: relative to the
+    /// root, or absolute inside it; the file need not exist yet. `..`, absolute paths
+    /// outside the root and symlinks that lead out are refused with
+    /// [`ToolError::OutsideWorkspace`] (its message names the path and the workspace,
+    /// so the model can correct the call). The check is the file tools' own
+    /// ([`WorkspacePolicy::resolve`]); the returned path is absolute, with the symlinks
+    /// of its existing part resolved. It does not check the protected paths
+    /// ([`WriteAccess`](crate::WriteAccess)): a tool that writes where a person would
+    /// not want it to asks for consent.
+    ///
+    /// (With the crate's `builtins` feature, on by default and in the facade.)
+    ///
+    /// # Errors
+    /// [`ToolError::OutsideWorkspace`] for a path leading out,
+    /// [`ToolError::InvalidArguments`] for a path too long or holding a NUL byte, and
+    /// [`ToolError::Io`] when the workspace root cannot be opened.
+    #[cfg(feature = "builtins")]
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
+        let policy = WorkspacePolicy::new(&self.workspace_root)?;
+        Ok(policy.resolve(path)?.absolute)
+    }
+}
+
+#[cfg(all(test, feature = "builtins"))]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    fn context(root: &Path) -> ToolContext {
+        ToolContext::new(root, CancellationToken::new(), CallId::from("c1"))
+    }
+
+    #[test]
+    fn resolve_keeps_a_models_path_inside_the_workspace() {
+        let workspace = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(workspace.path().join("notes")).unwrap();
+        symlink(outside.path(), workspace.path().join("out")).unwrap();
+        let ctx = context(workspace.path());
+        let root = workspace.path().canonicalize().unwrap();
+
+        assert_eq!(
+            ctx.resolve("notes/a.txt").unwrap(),
+            root.join("notes/a.txt")
+        );
+        assert_eq!(ctx.resolve("new.txt").unwrap(), root.join("new.txt"));
+        let inside = root.join("notes/b.txt");
+        assert_eq!(ctx.resolve(inside.to_str().unwrap()).unwrap(), inside);
+
+        for escape in [
+            "../../etc/passwd",
+            "notes/../../x",
+            "/etc/passwd",
+            "out/x",
+            "out",
+        ] {
+            let error = ctx.resolve(escape).unwrap_err();
+            assert!(
+                matches!(error, ToolError::OutsideWorkspace { .. }),
+                "{escape}: {error:?}"
+            );
+            // The model reads which path was refused and where it must stay.
+            let message = error.to_string();
+            assert!(message.contains(escape), "{message}");
+            assert!(message.contains("outside the workspace"), "{message}");
+        }
     }
 }

@@ -81,6 +81,7 @@ mod launch_env;
 mod limits;
 #[cfg(feature = "builtins")]
 mod network_policy;
+mod permission_scope;
 #[cfg(feature = "builtins")]
 mod protected;
 mod registry;
@@ -107,6 +108,7 @@ pub use launch_env::{
 pub use limits::{DEFAULT_MAX_MEDIA_BYTES, DEFAULT_OUTPUT_LIMIT_BYTES};
 #[cfg(feature = "builtins")]
 pub use network_policy::{NetworkPolicy, VettedUrl, forbidden_reason};
+pub use permission_scope::PermissionScope;
 #[cfg(feature = "builtins")]
 pub use protected::{
     CONFIG_FILE_NAME, GitConfigLocations, ProtectedKind, ProtectedPaths, ProtectedWrite,

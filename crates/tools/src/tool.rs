@@ -7,6 +7,7 @@ use oxydra_types::{ContentPart, SafetyTier, ToolSchema};
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::permission_scope::PermissionScope;
 
 /// What a tool call produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +66,16 @@ pub trait Tool: Send + Sync {
     /// tool's timeout fires first and reports what it has. `None` (the default): the
     /// executor's per-call timeout alone applies.
     fn max_execution_time(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Whether the executor must ask the permission broker before each call, and what
+    /// a standing grant then covers: `Some(scope)` makes the tool `requires_consent`
+    /// with that scope, as a rule would (`#[tool(consent = "session")]` sets it). A
+    /// `requires_consent` rule given for the tool takes precedence over this. `None`
+    /// (the default): only the rules (and, for `Privileged` tools, the executor's
+    /// default) decide.
+    fn consent(&self) -> Option<PermissionScope> {
         None
     }
 

@@ -10,6 +10,7 @@ use tracing::Instrument;
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::permission_scope::PermissionScope;
 use crate::tool::{Tool, ToolOutput};
 use crate::truncate::{truncate_error, truncate_output};
 
@@ -84,6 +85,9 @@ pub trait TypedTool: Send + Sync {
         None
     }
 
+    /// See [`Tool::consent`] (default `None`).
+    const CONSENT: Option<PermissionScope> = None;
+
     /// Run the call with arguments that deserialized cleanly.
     async fn run(&self, args: Self::Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }
@@ -141,6 +145,10 @@ impl<T: TypedTool> Tool for T {
 
     fn max_execution_time(&self) -> Option<std::time::Duration> {
         TypedTool::max_execution_time(self)
+    }
+
+    fn consent(&self) -> Option<PermissionScope> {
+        T::CONSENT
     }
 
     async fn execute(

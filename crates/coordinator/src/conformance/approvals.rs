@@ -26,6 +26,7 @@ pub fn request(id: &str, requested_at: i64, ttl: Duration) -> PendingApproval {
         scope: PermissionScope::Session,
         requested_at,
         expires_at: requested_at + i64::try_from(ttl.as_millis()).unwrap(),
+        used: Default::default(),
     }
 }
 

@@ -83,6 +83,49 @@ async fn approve_once_asks_every_time() {
 }
 
 #[tokio::test]
+async fn a_tool_that_declares_consent_asks_without_a_rule() {
+    let broker = Recorder::new(PermissionDecision::ApproveForScope);
+    let note = echo("save_note", SafetyTier::SideEffecting).with_consent(PermissionScope::Session);
+    let ex = executor(&[note], vec![]).with_permission_broker(broker.clone());
+    let ctx = ctx();
+    let mut process = ex.new_process_state();
+    let calls = [
+        call("1", "save_note", r#"{"v":1}"#),
+        call("2", "save_note", r#"{"v":2}"#),
+    ];
+    assert!(
+        ex.execute_batch(&calls, &mut process, &ctx, &NoopEventSink)
+            .await
+            .all_succeeded()
+    );
+    // Asked once: the session-scoped grant covers the second call.
+    assert_eq!(broker.asked(), 1);
+    assert_eq!(
+        broker.requests.lock().unwrap()[0].scope,
+        PermissionScope::Session
+    );
+
+    // A rule for the tool decides instead of the declaration.
+    let broker = Recorder::new(PermissionDecision::ApproveForScope);
+    let note = echo("save_note", SafetyTier::SideEffecting).with_consent(PermissionScope::Session);
+    let ex = executor(
+        &[note],
+        vec![consent_rule("save_note", PermissionScope::Arguments)],
+    )
+    .with_permission_broker(broker.clone());
+    assert!(
+        ex.execute_batch(&calls, &mut process, &ctx, &NoopEventSink)
+            .await
+            .all_succeeded()
+    );
+    assert_eq!(broker.asked(), 2);
+    assert_eq!(
+        broker.requests.lock().unwrap()[0].scope,
+        PermissionScope::Arguments
+    );
+}
+
+#[tokio::test]
 async fn approve_for_scope_is_a_standing_grant_for_that_scope() {
     let broker = Recorder::new(PermissionDecision::ApproveForScope);
     let ex = executor(

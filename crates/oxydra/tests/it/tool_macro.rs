@@ -109,3 +109,53 @@ async fn bad_arguments_and_errors_reach_the_model_as_failures() {
         );
     }
 }
+
+/// Writes a note to a file in the workspace (the library guide's example).
+#[tool(side_effecting, consent = "session", name = "add_note")]
+async fn guide_note(
+    /// The note.
+    text: String,
+    /// Which file, relative to the workspace (default `notes.txt`).
+    file: Option<String>,
+    ctx: &ToolContext,
+) -> Result<String, ToolError> {
+    let file = file.unwrap_or_else(|| "notes.txt".into());
+    let path = ctx.resolve(&file)?;
+    tokio::fs::write(&path, text)
+        .await
+        .map_err(|source| ToolError::Io {
+            action: "writing the note",
+            path: file.clone(),
+            source,
+        })?;
+    Ok(format!("wrote {file}"))
+}
+
+#[tokio::test]
+async fn the_guides_note_tool_asks_consent_and_stays_in_the_workspace() {
+    use oxydra::tools::PermissionScope;
+    assert_eq!(GuideNote.consent(), Some(PermissionScope::Session));
+    let workspace = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new(
+        workspace.path(),
+        CancellationToken::new(),
+        CallId::from("c1"),
+    );
+    let wrote = GuideNote
+        .execute(json!({"text": "hi", "file": "a.txt"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(wrote.content, "wrote a.txt");
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("a.txt")).unwrap(),
+        "hi"
+    );
+    let escape = GuideNote
+        .execute(json!({"text": "x", "file": "../../escaped.txt"}), &ctx)
+        .await
+        .unwrap_err();
+    assert!(
+        escape.to_string().contains("outside the workspace"),
+        "{escape}"
+    );
+}

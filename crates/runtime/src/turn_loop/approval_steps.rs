@@ -22,11 +22,13 @@ const HELD_ERROR: &str = "not run yet: it waits behind a call that needs a perso
 
 impl Run<'_> {
     /// The error that ends a run whose batch has calls waiting for a person; each
-    /// deferred call is announced with an `approval_requested` event, and each call
-    /// held behind one (started, but not run) is closed with a `tool_failed` event
-    /// saying it runs when the run resumes: every `tool_started` is closed.
+    /// deferred call is announced with an `approval_requested` event and carries what
+    /// the run used so far, for the resume to start from; each call held behind one
+    /// (started, but not run) is closed with a `tool_failed` event saying it runs when
+    /// the run resumes: every `tool_started` is closed.
     pub(super) fn suspend(&self, waiting: Waiting) -> RuntimeError {
         let scrubber = &self.inner.scrubber;
+        let used = self.used();
         let pending: Vec<PendingApproval> = waiting
             .deferred
             .into_iter()
@@ -37,6 +39,7 @@ impl Run<'_> {
                     deferred.scope,
                     deferred.ttl,
                     scrubber,
+                    used,
                 )
             })
             .collect();

@@ -1,7 +1,9 @@
-//! The run's budget bookkeeping after each provider call: its usage and cost added up,
-//! the totals recorded with the run's usage ledger (so a takeover starts from them), and
-//! the cost budget enforced.
+//! The run's budget bookkeeping: before each provider call of the loop, what the call
+//! may cost at most checked against the cost budget; after it, its usage and cost added
+//! up, the totals recorded with the run's usage ledger (so a takeover starts from them),
+//! and the cost budget enforced.
 
+use oxydra_types::Usage;
 use tracing::Span;
 
 use super::Run;
@@ -38,17 +40,51 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// `BudgetExceeded` when the next call could take the run's cost above `max_cost`:
+    /// its prompt of `prompt_tokens` (the window's count), all priced as uncached
+    /// input, and an answer as long as the output cap (`max_output_tokens`, else the
+    /// output reserve of the context budget). So the budget is never overshot by a
+    /// call of the loop, as long as the provider keeps to the cap and counts the prompt
+    /// near the window's count.
+    pub(super) fn check_call_cost(&self, prompt_tokens: u64) -> Result<(), RuntimeError> {
+        let Some(max_cost) = self.inner.limits.max_cost else {
+            return Ok(());
+        };
+        let Some(price) = self.inner.model_price() else {
+            return Ok(());
+        };
+        let output_cap = u64::from(self.inner.budget.output_reserve);
+        let most = price.cost(&Usage::new(prompt_tokens, output_cap, 0));
+        if self.cost + most > max_cost {
+            return Err(RuntimeError::budget(
+                "max_cost",
+                format!(
+                    "spent ${:.6} of a ${max_cost:.6} budget; the next call may cost up to \
+                     ${most:.6} ({prompt_tokens} prompt tokens, up to {output_cap} output \
+                     tokens), which could exceed it",
+                    self.cost
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The run's totals so far: turns, tokens and cost.
+    pub(super) fn used(&self) -> UsedBudget {
+        UsedBudget {
+            turns: self.turn,
+            usage: self.usage,
+            cost: self.cost,
+        }
+    }
+
     /// Records the run's totals with its ledger, if it has one, and waits for the
     /// record (cancellable, and within the turn timeout).
     pub(super) async fn record_usage(&self) -> Result<(), RuntimeError> {
         let Some(ledger) = self.ledger else {
             return Ok(());
         };
-        let used = UsedBudget {
-            turns: self.turn,
-            usage: self.usage,
-            cost: self.cost,
-        };
+        let used = self.used();
         let timeout = self.inner.limits.turn_timeout;
         tokio::select! {
             biased;

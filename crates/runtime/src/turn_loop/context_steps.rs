@@ -85,12 +85,13 @@ impl Run<'_> {
     }
 
     /// Prepares the request within the budget (a new summary's header counted off the
-    /// async threads first) and records how full it is.
+    /// async threads first) and records how full it is; returns its tokens (by the
+    /// window's count).
     pub(super) async fn prepare_context(
         &mut self,
         state: &mut SessionState,
         span: &Span,
-    ) -> Result<(), RuntimeError> {
+    ) -> Result<u64, RuntimeError> {
         state
             .window
             .measure(self.cancel, self.inner.limits.turn_timeout)
@@ -98,7 +99,7 @@ impl Run<'_> {
             .map_err(|error| self.fail(span, error))?;
         let report = state.window.prepare();
         record_report(span, &report);
-        Ok(())
+        Ok(report.tokens)
     }
 
     /// The provider found the prompt too long although the count said it fits: the
@@ -115,7 +116,7 @@ impl Run<'_> {
             .await
             .map_err(|error| self.fail(span, error))?;
         self.maybe_summarise(state, span).await?;
-        self.prepare_context(state, span).await
+        self.prepare_context(state, span).await.map(drop)
     }
 }
 

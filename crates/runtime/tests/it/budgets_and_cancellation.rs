@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use futures::StreamExt;
 use oxydra_provider::{ModelPrice, PricingTable, ScriptedTurn};
-use oxydra_runtime::{CollectingEventSink, RuntimeError, RuntimeLimits};
+use oxydra_runtime::{AgentRuntime, CollectingEventSink, RuntimeError, RuntimeLimits};
 use oxydra_types::{MessageRole, RuntimeEvent, SessionId, StreamItem, Usage};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -63,6 +63,7 @@ async fn max_cost_ends_the_session_after_the_expensive_call() {
         .pricing(pricing.clone())
         .limits(RuntimeLimits {
             max_cost: Some(0.5),
+            max_output_tokens: Some(100),
             ..limits()
         })
         .build()
@@ -89,6 +90,7 @@ async fn max_cost_ends_the_session_after_the_expensive_call() {
         .pricing(pricing)
         .limits(RuntimeLimits {
             max_cost: Some(0.5),
+            max_output_tokens: Some(100),
             ..limits()
         })
         .build()
@@ -99,6 +101,92 @@ async fn max_cost_ends_the_session_after_the_expensive_call() {
         .await
         .unwrap();
     assert!((outcome.cost - 0.11).abs() < 1e-9, "{}", outcome.cost);
+}
+
+#[tokio::test]
+async fn a_call_that_could_cross_max_cost_is_not_made() {
+    // $1 per thousand tokens: the first call spends $0.45 of $0.50; the next may cost
+    // up to its prompt and 100 output tokens (at least $0.10), so it is not made.
+    let mut pricing = PricingTable::empty();
+    pricing.insert("test-model", ModelPrice::new(1_000.0, 1_000.0, 0.0));
+    let provider = scripted(vec![
+        ScriptedTurn::tool_call("c1", "echo", r#"{"text":"1"}"#).with_usage(Usage::new(400, 50, 0)),
+        ScriptedTurn::text("over budget").with_usage(Usage::new(500, 100, 0)),
+    ]);
+    let events = Arc::new(CollectingEventSink::new());
+    let runtime = builder(provider.clone(), events.clone())
+        .tools(registry(vec![Arc::new(EchoTool)]))
+        .pricing(pricing)
+        .limits(RuntimeLimits {
+            max_cost: Some(0.5),
+            max_output_tokens: Some(100),
+            ..limits()
+        })
+        .build()
+        .unwrap();
+    let error = runtime
+        .session(&SessionId::generate())
+        .prompt("spend")
+        .await
+        .unwrap_err();
+    match &error {
+        RuntimeError::BudgetExceeded { budget, message } => {
+            assert_eq!(budget, "max_cost");
+            assert!(message.contains("spent $0.450000"), "{message}");
+            assert!(message.contains("up to 100 output tokens"), "{message}");
+        }
+        other => panic!("expected max_cost, got {other:?}"),
+    }
+    assert_eq!(provider.requests().len(), 1);
+    assert_eq!(last_error_kind(&events).as_deref(), Some("budget_exceeded"));
+}
+
+#[test]
+fn max_cost_for_a_model_without_a_price_is_refused_unless_one_is_given() {
+    let unpriced = || {
+        AgentRuntime::builder()
+            .provider(scripted(vec![]))
+            .model("llama3.2")
+            .limits(RuntimeLimits {
+                max_cost: Some(0.000_01),
+                ..limits()
+            })
+    };
+    let error = unpriced().build().unwrap_err();
+    assert!(
+        matches!(&error, RuntimeError::UnpricedModel { model } if model == "llama3.2"),
+        "{error:?}"
+    );
+    assert_eq!(error.kind(), "config");
+    let message = error.to_string();
+    assert!(message.contains("`llama3.2`"), "{message}");
+    assert!(message.contains("model_price"), "{message}");
+
+    // A price given for it, or a table that knows it, makes the budget countable.
+    assert!(
+        unpriced()
+            .model_price(ModelPrice::new(0.0, 0.0, 0.0))
+            .build()
+            .is_ok()
+    );
+    let mut table = PricingTable::empty();
+    table.insert("llama3.2", ModelPrice::new(0.1, 0.1, 0.0));
+    assert!(unpriced().pricing(table).build().is_ok());
+    // A routed name is priced under the model's own name.
+    let routed = AgentRuntime::builder()
+        .provider(scripted(vec![]))
+        .model("meta-llama/llama-3.3-70b-instruct")
+        .model_price(ModelPrice::new(0.1, 0.3, 0.0))
+        .limits(RuntimeLimits {
+            max_cost: Some(1.0),
+            ..limits()
+        });
+    assert!(routed.build().is_ok());
+    // Without max_cost nothing needs a price.
+    let free = AgentRuntime::builder()
+        .provider(scripted(vec![]))
+        .model("llama3.2");
+    assert!(free.build().is_ok());
 }
 
 #[tokio::test]

@@ -12,13 +12,13 @@ use async_trait::async_trait;
 use common::*;
 use oxydra_executor::{PermissionBroker, PermissionDecision, PermissionRequest, PermissionScope};
 use oxydra_memory::{Memory, SqliteMemory};
-use oxydra_provider::{ScriptedProvider, ScriptedTurn};
+use oxydra_provider::{ModelPrice, PricingTable, ScriptedProvider, ScriptedTurn};
 use oxydra_runtime::{
     AgentRuntime, ApprovalDecision, CollectingEventSink, DENIED_REASON, EXPIRED_REASON,
-    PendingApproval, RuntimeError, RuntimeEvent,
+    PendingApproval, RuntimeError, RuntimeEvent, RuntimeLimits,
 };
 use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
-use oxydra_types::{MessageRole, SafetyTier, SessionId, ToolSchema};
+use oxydra_types::{MessageRole, SafetyTier, SessionId, ToolSchema, Usage};
 use serde_json::{Value, json};
 
 /// `shell {command}`: privileged (needs consent); counts its runs.
@@ -466,4 +466,100 @@ async fn a_prompt_instead_of_decisions_abandons_the_waiting_call() {
     // The waiting call got its `interrupted` result: the provider saw no orphan.
     assert_no_orphans(&provider.requests()[1].messages);
     assert_eq!(shell.runs.load(Ordering::SeqCst), 0);
+}
+
+/// A runtime over a fresh store whose model is priced at $1 per thousand tokens
+/// either way, with `max_turns` and a cost cap that a whole run may reach.
+fn budgeted(
+    provider: Arc<ScriptedProvider>,
+    shell: &ShellTool,
+    memory: &Arc<SqliteMemory>,
+    max_turns: usize,
+) -> AgentRuntime {
+    let mut pricing = PricingTable::empty();
+    pricing.insert("test-model", ModelPrice::new(1_000.0, 1_000.0, 0.0));
+    builder(provider, Arc::new(CollectingEventSink::new()))
+        .tools(registry(vec![Arc::new(shell.clone())]))
+        .permission_broker(Deferring::new(HOUR))
+        .memory(memory.clone())
+        .pricing(pricing)
+        .limits(RuntimeLimits {
+            max_turns,
+            max_cost: Some(10.0),
+            max_output_tokens: Some(100),
+            ..limits()
+        })
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_resumed_run_keeps_the_budgets_of_the_run_that_waited() {
+    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
+    let shell = ShellTool::default();
+    let session = SessionId::generate();
+    let first = budgeted(
+        scripted(vec![
+            ScriptedTurn::tool_call("c1", "shell", r#"{"command":"ls"}"#)
+                .with_usage(Usage::new(100, 10, 0)),
+        ]),
+        &shell,
+        &memory,
+        8,
+    );
+    let pending = pending_of(first.session(&session).prompt("ls").await.unwrap_err());
+    assert_eq!(pending[0].used.turns, 1);
+    assert!(
+        (pending[0].used.cost - 0.11).abs() < 1e-9,
+        "{:?}",
+        pending[0]
+    );
+    // The approval is kept as JSON (as a service would) and decided in another runtime.
+    let kept: PendingApproval =
+        serde_json::from_str(&serde_json::to_string(&pending[0]).unwrap()).unwrap();
+    assert_eq!(kept, pending[0]);
+    let second = budgeted(
+        scripted(vec![
+            ScriptedTurn::text("listed").with_usage(Usage::new(200, 20, 0)),
+        ]),
+        &shell,
+        &memory,
+        8,
+    );
+    let outcome = second
+        .session(&session)
+        .decide(kept, ApprovalDecision::ApproveOnce)
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "listed");
+    // The whole run: both calls.
+    assert_eq!(outcome.turns, 2);
+    assert_eq!(outcome.usage, Usage::new(300, 30, 0));
+    assert!((outcome.cost - 0.33).abs() < 1e-9, "{}", outcome.cost);
+}
+
+#[tokio::test]
+async fn max_turns_holds_across_an_approval_resume() {
+    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
+    let shell = ShellTool::default();
+    let session = SessionId::generate();
+    let provider = scripted(vec![
+        ScriptedTurn::tool_call("c1", "shell", r#"{"command":"ls"}"#),
+        ScriptedTurn::text("a second turn the budget has no room for"),
+    ]);
+    let runtime = budgeted(provider.clone(), &shell, &memory, 1);
+    let pending = pending_of(runtime.session(&session).prompt("ls").await.unwrap_err());
+    let error = runtime
+        .session(&session)
+        .decide(pending[0].clone(), ApprovalDecision::ApproveOnce)
+        .await
+        .unwrap_err();
+    match &error {
+        RuntimeError::BudgetExceeded { budget, .. } => assert_eq!(budget, "max_turns"),
+        other => panic!("expected max_turns, got {other:?}"),
+    }
+    // The approved call ran and has its result; the model was not asked again.
+    assert_eq!(shell.runs.load(Ordering::SeqCst), 1);
+    assert_eq!(provider.requests().len(), 1);
+    assert_no_orphans(&runtime.session_messages(&session).await.unwrap());
 }

@@ -145,12 +145,14 @@ async fn a_run_whose_turns_are_all_used_makes_no_call() {
 
 #[tokio::test]
 async fn cost_already_used_counts_against_max_cost() {
-    // Each call costs $0.11; $0.30 were spent before; the budget is $0.50.
+    // Each call costs $0.11; $0.30 were spent before; the budget is $0.60; a call may
+    // cost up to its prompt (about 150 tokens) and 100 output tokens: about $0.25.
     let (provider, _events, builder) = echo_loop();
     let runtime = builder
         .pricing(pricing())
         .limits(RuntimeLimits {
-            max_cost: Some(0.5),
+            max_cost: Some(0.6),
+            max_output_tokens: Some(100),
             ..limits()
         })
         .build()
@@ -168,26 +170,28 @@ async fn cost_already_used_counts_against_max_cost() {
         .await
         .unwrap_err();
     assert_eq!(budget_name(&error), "max_cost");
-    assert!(error.to_string().contains("spent $0.520000"), "{error}");
-    assert_eq!(provider.requests().len(), 2);
-    // The last record holds what was spent over the whole run, the failing call's too.
+    // $0.41 spent: the second call could have crossed the budget, so it was not made.
+    assert!(error.to_string().contains("spent $0.410000"), "{error}");
+    assert_eq!(provider.requests().len(), 1);
+    // The last record holds what was spent over the whole run; the call not made is
+    // not counted.
     let last = *ledger.records().last().unwrap();
-    assert_eq!(last.turns, 3);
-    assert_eq!(last.usage, Usage::new(1_200, 20, 0));
-    assert!((last.cost - 0.52).abs() < 1e-9, "{last:?}");
+    assert_eq!(last.turns, 2);
+    assert_eq!(last.usage, Usage::new(1_100, 10, 0));
+    assert!((last.cost - 0.41).abs() < 1e-9, "{last:?}");
 
     // A run whose cost is already above the budget makes no call.
     let spent = runtime
         .session(&SessionId::generate())
         .prompt("spend")
         .already_used(UsedBudget {
-            cost: 0.51,
+            cost: 0.61,
             ..UsedBudget::default()
         })
         .await
         .unwrap_err();
     assert_eq!(budget_name(&spent), "max_cost");
-    assert_eq!(provider.requests().len(), 2);
+    assert_eq!(provider.requests().len(), 1);
 }
 
 #[tokio::test]

@@ -28,6 +28,8 @@ pub struct FnTool {
     pub runs: Arc<AtomicUsize>,
     /// What [`Tool::max_execution_time`] answers.
     pub own_limit: Option<std::time::Duration>,
+    /// What [`Tool::consent`] answers.
+    pub consent: Option<oxydra_executor::PermissionScope>,
     body: Body,
 }
 
@@ -43,6 +45,7 @@ impl FnTool {
             schema: json!({"type": "object"}),
             runs: Arc::new(AtomicUsize::new(0)),
             own_limit: None,
+            consent: None,
             body: Arc::new(move |args, ctx| Box::pin(body(args, ctx))),
         }
     }
@@ -55,6 +58,12 @@ impl FnTool {
     /// The tool bounds its own calls to `limit`.
     pub fn with_own_limit(mut self, limit: std::time::Duration) -> Self {
         self.own_limit = Some(limit);
+        self
+    }
+
+    /// The tool declares it needs consent of `scope`.
+    pub fn with_consent(mut self, scope: oxydra_executor::PermissionScope) -> Self {
+        self.consent = Some(scope);
         self
     }
 
@@ -73,6 +82,9 @@ impl Tool for FnTool {
     }
     fn max_execution_time(&self) -> Option<std::time::Duration> {
         self.own_limit
+    }
+    fn consent(&self) -> Option<oxydra_executor::PermissionScope> {
+        self.consent
     }
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         self.runs.fetch_add(1, Ordering::SeqCst);
