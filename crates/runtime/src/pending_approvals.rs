@@ -65,6 +65,7 @@ mod tests {
             PermissionScope::Session,
             Duration::from_secs(60),
             &Scrubber::default(),
+            crate::used_budget::UsedBudget::default(),
         )
     }
 
