@@ -99,7 +99,8 @@ async fn a_deferred_call_ends_a_typed_run_waiting_and_it_resumes_to_the_value() 
         panic!("the resumed run should finish");
     };
     assert_eq!(saved, Saved { note_saved: true });
-    assert_eq!(outcome.turns, 1);
+    // One budget across the wait: the turn before it and the one after.
+    assert_eq!(outcome.turns, 2);
     assert_eq!(shell.runs.load(Ordering::SeqCst), 1);
     assert_eq!(
         tool_results(&provider.requests()[1]),
