@@ -86,6 +86,7 @@ mod tool_set;
 mod turn_loop;
 mod turn_state;
 mod typed_run_request;
+mod usage_ledger;
 mod used_budget;
 
 pub use agent_tool::AgentTool;
@@ -120,4 +121,5 @@ pub use tool_choice::{FirstCall, ToolChoicePolicy, TurnInfo};
 pub use tool_set::{IntoToolSet, ToolSet};
 pub use turn_state::{TurnState, TurnTracker};
 pub use typed_run_request::TypedRunRequest;
-pub use used_budget::{LedgerError, UsageLedger, UsedBudget};
+pub use usage_ledger::{LedgerError, UsageLedger};
+pub use used_budget::UsedBudget;

@@ -21,7 +21,8 @@ use crate::structured_output::OutputSchema;
 use crate::tool_choice::ToolChoicePolicy;
 use crate::turn_loop::Opening;
 use crate::turn_loop::RunOptions;
-use crate::used_budget::{UsageLedger, UsedBudget};
+use crate::usage_ledger::UsageLedger;
+use crate::used_budget::UsedBudget;
 
 /// The future a request runs as (boxed: the turn loop's future is large).
 pub(crate) type RunFuture<T> = Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send>>;

@@ -37,7 +37,7 @@ use crate::structured_output::OutputSchema;
 use crate::tool_choice::{ToolChoicePolicy, TurnInfo};
 use crate::tool_dispatch::{BatchKind, Dispatch};
 use crate::turn_state::{TurnState, TurnTracker};
-use crate::used_budget::UsageLedger;
+use crate::usage_ledger::UsageLedger;
 
 mod approval_steps;
 mod budget_steps;

@@ -7,7 +7,8 @@ use oxydra_types::ContentPart;
 use crate::approvals::{ApprovalDecision, PendingApproval};
 use crate::structured_output::OutputSchema;
 use crate::tool_choice::ToolChoicePolicy;
-use crate::used_budget::{UsageLedger, UsedBudget};
+use crate::usage_ledger::UsageLedger;
+use crate::used_budget::UsedBudget;
 
 /// What one run is asked for beside its prompt.
 pub(crate) struct RunOptions<'a> {
