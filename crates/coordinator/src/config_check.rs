@@ -115,8 +115,9 @@ impl CoordinatorConfig {
     }
 }
 
-/// Whether `addr` can be listened on: an IP address and port, or `host:port`.
-fn is_listen_address(addr: &str) -> bool {
+/// Whether `addr` can be listened on: an IP address and port, or `host:port` with a
+/// host name of letters, digits, `-` and `.` (to be looked up by whoever binds it).
+pub fn is_listen_address(addr: &str) -> bool {
     if addr.parse::<std::net::SocketAddr>().is_ok() {
         return true;
     }

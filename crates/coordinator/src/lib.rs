@@ -92,6 +92,7 @@ pub use config::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_RUN_DEPTH, DEFAULT_MAX_RUNS_PER_ROOT, MAX_APPROVAL_SWEEP,
     MAX_APPROVAL_TTL, StepConfig,
 };
+pub use config_check::is_listen_address;
 pub use coordinator::{AgentListing, Coordinator, CoordinatorHandle, RunCreated};
 pub use error::{CoordinatorError, RunTreeBound, TemplateError};
 pub use host_origin::{is_allowed_host_entry, is_allowed_origin_entry};

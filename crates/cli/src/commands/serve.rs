@@ -42,10 +42,10 @@ async fn resolve(addr: &str, origin: &str) -> Result<SocketAddr, CliError> {
     if let Ok(socket) = addr.parse::<SocketAddr>() {
         return Ok(socket);
     }
-    // Only `host:port` is looked up: anything else is no address at all.
-    match addr.rsplit_once(':') {
-        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {}
-        _ => return Err(invalid()),
+    // Only `host:port` is looked up: anything else is no address at all (the
+    // coordinator's own check of `[serve] addr`, applied to `--addr` too).
+    if !oxydra::coordinator::is_listen_address(addr) {
+        return Err(invalid());
     }
     let mut found = tokio::net::lookup_host(addr)
         .await
@@ -172,7 +172,7 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
         eprintln!(
             "oxydra serve: runs wait up to {} s for consent (approve = \"ask\"): decide with \
              POST /runs/{{id}}/approvals/{{approval_id}}",
-            service::approval_ttl(&settings).as_secs()
+            settings.serve.approval_ttl().as_secs()
         );
     }
     let served = service

@@ -4,7 +4,6 @@
 //! facade's storage table).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use oxydra::coordinator::RunStore;
 use oxydra::coordinator::{Coordinator, CoordinatorConfig, CoordinatorError, RunnerDeps};
@@ -27,13 +26,8 @@ fn broker(settings: &ServiceConfig) -> Arc<dyn PermissionBroker> {
     match settings.runtime.approve {
         ApproveMode::Always => Arc::new(AlwaysApprove),
         ApproveMode::Never => Arc::new(AlwaysDeny),
-        ApproveMode::Ask => Arc::new(DeferAll::new(approval_ttl(settings))),
+        ApproveMode::Ask => Arc::new(DeferAll::new(settings.serve.approval_ttl())),
     }
-}
-
-/// How long a deferred consent request waits for a decision.
-pub fn approval_ttl(settings: &ServiceConfig) -> Duration {
-    settings.serve.approval_ttl()
 }
 
 /// Whether runs of this service can wait for a person's decision (`approve = "ask"`).
