@@ -180,6 +180,7 @@ impl ToolExecutor {
                 verdicts: &self.verdicts,
                 timeout: self.config.permission_timeout,
                 cancel: &ctx.cancel,
+                clock: &ctx.consent_clock,
             };
             let lookup = GrantLookup {
                 tool_name: &call.name,

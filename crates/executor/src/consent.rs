@@ -10,6 +10,7 @@ use oxydra_types::{CallId, SafetyTier, SessionId};
 use tokio_util::sync::CancellationToken;
 
 use crate::call_verdicts::{CallVerdict, CallVerdicts};
+use crate::consent_clock::ConsentClock;
 use crate::error::ToolExecutionError;
 use crate::permission_scope::PermissionScope;
 
@@ -53,7 +54,8 @@ pub enum PermissionDecision {
 #[async_trait]
 pub trait PermissionBroker: Send + Sync {
     /// Decide on `request`. The executor stops waiting after its `permission_timeout`,
-    /// which counts as a denial.
+    /// which counts as a denial. The batch's [`ConsentClock`] stands still meanwhile:
+    /// the time a person takes is not counted against the turn's timeout.
     async fn request(&self, request: PermissionRequest) -> PermissionDecision;
 }
 
@@ -172,6 +174,8 @@ pub(crate) struct ConsentCheck<'a> {
     pub(crate) verdicts: &'a CallVerdicts,
     pub(crate) timeout: Duration,
     pub(crate) cancel: &'a CancellationToken,
+    /// Stopped while the broker is asked.
+    pub(crate) clock: &'a ConsentClock,
 }
 
 /// What a standing grant for one call is looked up by.
@@ -226,6 +230,8 @@ impl ConsentCheck<'_> {
                 "no permission broker is configured to approve it".to_owned(),
             ));
         };
+        // The batch's time budget stands still while a person is asked.
+        let _asking = self.clock.pause();
         let decision = tokio::select! {
             biased;
             () = self.cancel.cancelled() => return Err(ToolExecutionError::Cancelled),

@@ -340,3 +340,41 @@ async fn read_only_and_side_effecting_tools_do_not_ask_by_default() {
         .await;
     assert!(r.all_succeeded());
 }
+
+/// Reports whether the batch's consent clock stood still while it was asked.
+struct ClockWatcher {
+    clock: oxydra_executor::ConsentClock,
+    paused: Mutex<Vec<bool>>,
+}
+
+#[async_trait]
+impl PermissionBroker for ClockWatcher {
+    async fn request(&self, _request: PermissionRequest) -> PermissionDecision {
+        self.paused.lock().unwrap().push(self.clock.is_paused());
+        PermissionDecision::ApproveOnce
+    }
+}
+
+#[tokio::test]
+async fn the_consent_clock_stands_still_while_the_broker_is_asked() {
+    let ctx = ctx();
+    let broker = Arc::new(ClockWatcher {
+        clock: ctx.consent_clock.clone(),
+        paused: Mutex::default(),
+    });
+    let ex = executor(&[echo("shell", SafetyTier::Privileged)], vec![])
+        .with_permission_broker(broker.clone());
+    let mut process = ex.new_process_state();
+    let r = ex
+        .execute_batch(
+            &[call("1", "shell", r#"{"c":"ls"}"#)],
+            &mut process,
+            &ctx,
+            &NoopEventSink,
+        )
+        .await;
+    assert!(r.all_succeeded());
+    assert_eq!(*broker.paused.lock().unwrap(), [true]);
+    // And runs again once the answer is in.
+    assert!(!ctx.consent_clock.is_paused());
+}

@@ -29,6 +29,7 @@ mod huge_history;
 mod lazy_encoder;
 mod leaks;
 mod memory;
+mod person_time;
 mod prompt_too_long;
 mod responses_memory;
 mod resume;
