@@ -77,11 +77,10 @@ pub async fn build(
         permission_timeout,
         ..ToolExecutorConfig::default()
     };
-    let broker = Arc::new(TerminalBroker::new(
-        runtime_settings.approve,
-        Arc::clone(&renderer),
-        input,
-    ));
+    let broker = Arc::new(
+        TerminalBroker::new(runtime_settings.approve, Arc::clone(&renderer), input)
+            .waiting_up_to(permission_timeout),
+    );
     let memory_handle: Arc<dyn Memory> = memory.clone();
     crate::config::sandbox::report_support(&effective.tools.sandbox);
     let mut tools_config = effective.tools.clone();
