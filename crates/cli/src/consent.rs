@@ -1,14 +1,19 @@
 //! Consent in the terminal: the `PermissionBroker` of the CLI.
 //!
 //! A call that needs consent (every `Privileged` tool, and tools a rule marks) shows
-//! the tool and its arguments on stderr and asks `[y]es once / [a]lways this session /
-//! [n]o`. `--approve always|never` answers without asking; without a terminal on
-//! stdin the answer is no (the configuration merge turns `ask` into `never` then).
+//! on stderr the tool and what the call will do (its `CallPreview`: the command, the
+//! URL, a diff against the current file; see [`crate::consent_text`]), what
+//! `[a]lways` would cover (the request's scope) and how long the question waits, then
+//! asks `Allow? [y/a/n]`. A `no` may carry a reason for the model on the same line
+//! (`n not on main`). `--approve always|never` answers without asking;
+//! without a terminal on stdin the answer is no (the configuration merge turns `ask`
+//! into `never` then). The time a question waits does not count against the turn's
+//! timeout (the executor's clock stands still); `permission_timeout` bounds it.
 //!
 //! Every question starts with the attributes reset (SGR 0) on a fresh line
 //! ([`reset_before_question`]): an answer that ended in "conceal" or black on black
-//! cannot hide it. The tool's name, reason and arguments come from the model and are
-//! shown sanitized ([`crate::terminal_text`]).
+//! cannot hide it. The tool's name, reason and preview come from the model (and the
+//! workspace's files) and are shown sanitized ([`crate::terminal_text`]).
 //!
 //! Input waiting when a question is about to be shown (typed ahead, or injected into
 //! the terminal by a command with `TIOCSTI`) is thrown away first
@@ -27,13 +32,15 @@
 use std::io::{BufRead, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use oxydra::executor::{PermissionBroker, PermissionDecision, PermissionRequest, PermissionScope};
-use oxydra::tools::{ProtectedWrite, ProtectedWriteConsent};
+use oxydra::tools::{CallPreview, ProtectedWrite, ProtectedWriteConsent};
 use oxydra::types::{CallId, SafetyTier, SessionId};
 
 use crate::config::ApproveMode;
+use crate::consent_text::write_question;
 use crate::output::Renderer;
 use crate::terminal_input::TerminalInput;
 use crate::terminal_text::{RESET_ATTRIBUTES, one_line as escape, reset_before_question};
@@ -45,6 +52,8 @@ pub struct TerminalBroker {
     input: TerminalInput,
     /// One question at a time.
     asking: tokio::sync::Mutex<()>,
+    /// How long the executor waits for an answer (said in the question).
+    waits: Duration,
 }
 
 impl TerminalBroker {
@@ -56,7 +65,15 @@ impl TerminalBroker {
             renderer,
             input,
             asking: tokio::sync::Mutex::new(()),
+            waits: Duration::from_secs(600),
         }
+    }
+
+    /// The broker, saying that a question waits up to `waits` (the executor's
+    /// `permission_timeout`; default 10 minutes).
+    pub fn waiting_up_to(mut self, waits: Duration) -> Self {
+        self.waits = waits;
+        self
     }
 }
 
@@ -101,6 +118,7 @@ impl TerminalBroker {
         // Opened before the question is shown: the next line is its answer.
         let question = self.input.question();
         let input = self.input.clone();
+        let waits = self.waits;
         let asked = tokio::task::spawn_blocking(move || {
             let _question = question;
             // Only what is typed once the question is shown answers it: input waiting
@@ -109,7 +127,7 @@ impl TerminalBroker {
             input.discard_pending();
             let mut lines = input.lines(move || stop.load(Ordering::SeqCst));
             let mut err = std::io::stderr();
-            ask(&mut lines, &mut err, &request)
+            ask(&mut lines, &mut err, &request, waits)
         })
         .await;
         drop(abandoned);
@@ -126,9 +144,11 @@ impl ProtectedWriteConsent for TerminalBroker {
         if self.mode == ApproveMode::Never || !self.input.is_terminal() {
             return false;
         }
+        let arguments = serde_json::json!({ "path": write.path });
         let request = PermissionRequest {
             tool_name: write.tool.clone(),
-            arguments: serde_json::json!({ "path": write.path }),
+            preview: CallPreview::arguments(&arguments),
+            arguments,
             tier: SafetyTier::SideEffecting,
             scope: PermissionScope::Arguments,
             session_id: SessionId::from("protected-write"),
@@ -142,56 +162,65 @@ impl ProtectedWriteConsent for TerminalBroker {
     }
 }
 
-/// Shows `request` on `out` and reads the answer from `input`. An unclear answer is
-/// asked again (three times at most); end of input, or no clear answer, denies.
+/// Shows `request` on `out` and reads the answer from `input`; `waits` is how long the
+/// executor waits for it (said in the question). An unclear answer is asked again
+/// (three times at most); end of input, or no clear answer, denies. A `no` may carry
+/// its reason on the same line (`n not on main`, `no, use make`); the model reads it.
 pub fn ask(
     input: &mut impl BufRead,
     out: &mut impl Write,
     request: &PermissionRequest,
+    waits: Duration,
 ) -> PermissionDecision {
-    let arguments = serde_json::to_string_pretty(&request.arguments)
-        .unwrap_or_else(|_| request.arguments.to_string());
     // Whatever was printed before, the question is shown in plain attributes on a
     // line of its own (and after a blank line).
     let _ = reset_before_question(out, false);
-    // The name, reason and arguments come from the model: every control, bidi and
-    // zero-width character is shown escaped, so the person sees what will run.
-    let _ = writeln!(
-        out,
-        "{} ({}) asks for permission{}:",
-        escape(&request.tool_name),
-        request.tier.as_str(),
-        if request.reason.is_empty() {
-            String::new()
-        } else {
-            format!(" — {}", escape(&request.reason))
-        }
-    );
-    for line in arguments.lines() {
-        let _ = writeln!(out, "    {}", escape(line));
-    }
+    // The name, reason and preview come from the model (and the workspace's files):
+    // every control, bidi and zero-width character is shown escaped, so the person sees
+    // what will run.
+    let _ = write_question(out, request, waits);
     for _ in 0..3 {
-        let _ = write!(
-            out,
-            "{RESET_ATTRIBUTES}Allow? [y]es once / [a]lways this session / [n]o: "
-        );
+        let _ = write!(out, "{RESET_ATTRIBUTES}{ALLOW_PROMPT}");
         let _ = out.flush();
-        let mut answer = String::new();
-        match input.read_line(&mut answer) {
-            Ok(0) | Err(_) => {
-                let _ = writeln!(out);
-                return PermissionDecision::Deny;
-            }
-            Ok(_) => {}
-        }
-        match answer.trim().to_ascii_lowercase().as_str() {
+        let Some(answer) = read_answer(input, out) else {
+            return PermissionDecision::Deny;
+        };
+        let answer = answer.trim();
+        let (word, rest) = answer
+            .split_once(|c: char| c.is_whitespace() || c == ',' || c == ':')
+            .unwrap_or((answer, ""));
+        match word.to_ascii_lowercase().as_str() {
             "y" | "yes" => return PermissionDecision::ApproveOnce,
             "a" | "always" => return PermissionDecision::ApproveForScope,
-            "n" | "no" => return PermissionDecision::Deny,
+            "n" | "no" => return denial(rest.trim_start_matches([',', ':']).trim()),
             _ => {}
         }
     }
     PermissionDecision::Deny
+}
+
+/// The prompt for the answer.
+pub const ALLOW_PROMPT: &str = "Allow? [y/a/n]: ";
+
+/// The next line of `input`; `None` at its end (a line break is written to `out`).
+fn read_answer(input: &mut impl BufRead, out: &mut impl Write) -> Option<String> {
+    let mut answer = String::new();
+    match input.read_line(&mut answer) {
+        Ok(0) | Err(_) => {
+            let _ = writeln!(out);
+            None
+        }
+        Ok(_) => Some(answer),
+    }
+}
+
+/// A denial, with `reason` when the person gave one.
+fn denial(reason: &str) -> PermissionDecision {
+    if reason.is_empty() {
+        PermissionDecision::Deny
+    } else {
+        PermissionDecision::DenyBecause(reason.to_owned())
+    }
 }
 
 #[cfg(test)]
@@ -200,10 +229,16 @@ mod tests {
     use oxydra::executor::PermissionScope;
     use oxydra::types::{CallId, SafetyTier, SessionId};
 
+    const DAY: Duration = Duration::from_secs(86_400);
+
     fn request() -> PermissionRequest {
         PermissionRequest {
             tool_name: "shell_exec".into(),
             arguments: serde_json::json!({"command": "ls -la"}),
+            preview: CallPreview::Command {
+                command: "ls -la".into(),
+                args: Vec::new(),
+            },
             tier: SafetyTier::Privileged,
             scope: PermissionScope::Session,
             session_id: SessionId::from("ses_1"),
@@ -214,7 +249,7 @@ mod tests {
 
     fn answer(input: &str) -> (PermissionDecision, String) {
         let mut out = Vec::new();
-        let decision = ask(&mut input.as_bytes(), &mut out, &request());
+        let decision = ask(&mut input.as_bytes(), &mut out, &request(), DAY);
         (decision, String::from_utf8(out).unwrap())
     }
 
@@ -223,20 +258,76 @@ mod tests {
         let (decision, shown) = answer("y\n");
         assert_eq!(decision, PermissionDecision::ApproveOnce);
         assert!(shown.contains("shell_exec (privileged)"));
-        assert!(shown.contains("\"command\": \"ls -la\""));
-        assert!(shown.contains("[y]es once / [a]lways this session / [n]o"));
+        // What will run, not the JSON arguments.
+        assert!(shown.contains("\n    $ ls -la\n"), "{shown}");
+        assert!(!shown.contains("\"command\""), "{shown}");
+        assert!(
+            shown.contains("[a]lways: every shell_exec call in this session"),
+            "{shown}"
+        );
+        assert!(shown.contains("waits up to 24 h"), "{shown}");
         assert_eq!(answer("a\n").0, PermissionDecision::ApproveForScope);
         assert_eq!(answer("No\n").0, PermissionDecision::Deny);
+    }
+
+    #[test]
+    fn a_denial_carries_the_persons_reason() {
+        assert_eq!(
+            answer("n not on main\n").0,
+            PermissionDecision::DenyBecause("not on main".into())
+        );
+        assert_eq!(
+            answer("no, use cargo clean\n").0,
+            PermissionDecision::DenyBecause("use cargo clean".into())
+        );
+        assert_eq!(
+            answer("n:   too risky  \n").0,
+            PermissionDecision::DenyBecause("too risky".into())
+        );
+        // A plain `n`: a denial without a reason; the next line is not taken.
+        assert_eq!(answer("n\nmore\n").0, PermissionDecision::Deny);
+        // `nope` is no clear answer.
+        assert_eq!(answer("nope\ny\n").0, PermissionDecision::ApproveOnce);
+    }
+
+    #[test]
+    fn a_diff_preview_with_escape_sequences_is_shown_escaped() {
+        let mut request = request();
+        request.tool_name = "file_write".into();
+        request.tier = SafetyTier::SideEffecting;
+        request.preview = CallPreview::FileChange {
+            path: "notes.txt".into(),
+            diff: "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-\u{1b}]0;owned\u{7}\n+\u{1b}[8mhidden\u{202e}\n"
+                .into(),
+            note: Some("the diff is cut \u{1b}[2K here".into()),
+        };
+        let mut out = Vec::new();
+        ask(&mut "y\n".as_bytes(), &mut out, &request, DAY);
+        let shown = String::from_utf8(out)
+            .unwrap()
+            .replace(RESET_ATTRIBUTES, "");
+        for raw in ['\u{1b}', '\u{7}', '\u{202e}'] {
+            assert!(!shown.contains(raw), "{raw:?} shown raw: {shown}");
+        }
+        assert!(shown.contains("    -\\u{1b}]0;owned\\u{7}\n"), "{shown}");
+        assert!(
+            shown.contains("    +\\u{1b}[8mhidden\\u{202e}\n"),
+            "{shown}"
+        );
+        assert!(shown.contains("    --- a/notes.txt\n"), "{shown}");
     }
 
     #[test]
     fn hidden_characters_in_the_request_are_shown_escaped() {
         let mut request = request();
         request.tool_name = "shell\u{202e}exec".into();
-        request.arguments = serde_json::json!({"command": "rm -rf ~ #\u{202e}\u{1b}[2Kls\u{200b}"});
+        request.preview = CallPreview::Command {
+            command: "rm -rf ~ #\u{202e}\u{1b}[2Kls\u{200b}".into(),
+            args: Vec::new(),
+        };
         request.reason = "rule\u{2066}".into();
         let mut out = Vec::new();
-        ask(&mut "n\n".as_bytes(), &mut out, &request);
+        ask(&mut "n\n".as_bytes(), &mut out, &request, DAY);
         // Without the attribute resets, the one escape sequence that is Oxydra's own.
         let shown = String::from_utf8(out)
             .unwrap()
@@ -247,7 +338,7 @@ mod tests {
         assert!(shown.contains("shell\\u{202e}exec (privileged)"), "{shown}");
         assert!(shown.contains("rule\\u{2066}"), "{shown}");
         assert!(
-            shown.contains(r"rm -rf ~ #\u{202e}\u001b[2Kls\u{200b}"),
+            shown.contains(r"$ rm -rf ~ #\u{202e}\u{1b}[2Kls\u{200b}"),
             "{shown}"
         );
     }
@@ -260,9 +351,7 @@ mod tests {
             "{shown:?}"
         );
         assert_eq!(
-            shown
-                .matches("\x1b[0mAllow? [y]es once / [a]lways this session / [n]o: ")
-                .count(),
+            shown.matches("\x1b[0mAllow? [y/a/n]: ").count(),
             2,
             "{shown:?}"
         );

@@ -180,6 +180,7 @@ impl ToolExecutor {
                 verdicts: &self.verdicts,
                 timeout: self.config.permission_timeout,
                 cancel: &ctx.cancel,
+                clock: &ctx.consent_clock,
             };
             let lookup = GrantLookup {
                 tool_name: &call.name,
@@ -197,6 +198,7 @@ impl ToolExecutor {
                 session_id: ctx.session_id.clone(),
                 call_id: call.id.clone(),
                 reason: reason.to_owned(),
+                preview: prepared.tool.preview(&prepared.args, &ctx.workspace_root),
             };
             if let Err(error) = check.authorize(lookup, request).await {
                 return Admission::Refused(error);

@@ -6,10 +6,12 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use dashmap::DashMap;
+use oxydra_tools::CallPreview;
 use oxydra_types::{CallId, SafetyTier, SessionId};
 use tokio_util::sync::CancellationToken;
 
 use crate::call_verdicts::{CallVerdict, CallVerdicts};
+use crate::consent_clock::ConsentClock;
 use crate::error::ToolExecutionError;
 use crate::permission_scope::PermissionScope;
 
@@ -30,10 +32,14 @@ pub struct PermissionRequest {
     pub call_id: CallId,
     /// Why consent is needed (a `requires_consent` rule, or the privileged tier).
     pub reason: String,
+    /// What the call will do, in a person's words (the command, the URL, a diff
+    /// against the current file): what a question shows instead of the raw arguments.
+    /// Untrusted text: escape it before showing it.
+    pub preview: CallPreview,
 }
 
 /// A broker's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionDecision {
     /// Run this call; ask again next time.
     ApproveOnce,
@@ -43,6 +49,9 @@ pub enum PermissionDecision {
     ApproveForScope,
     /// Refuse.
     Deny,
+    /// Refuse, telling the model why: the reason (a person's words) is what the model
+    /// reads as the call's result, after the permission error.
+    DenyBecause(String),
     /// No one can answer now: the call is not run, the run that made it ends waiting
     /// for a person's decision (see [`CallVerdict`]), and the request expires after
     /// this long (an expired request is a denial).
@@ -53,18 +62,19 @@ pub enum PermissionDecision {
 #[async_trait]
 pub trait PermissionBroker: Send + Sync {
     /// Decide on `request`. The executor stops waiting after its `permission_timeout`,
-    /// which counts as a denial.
+    /// which counts as a denial. The batch's [`ConsentClock`] stands still meanwhile:
+    /// the time a person takes is not counted against the turn's timeout.
     async fn request(&self, request: PermissionRequest) -> PermissionDecision;
 }
 
 /// A broker that always gives the same answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StaticBroker(pub PermissionDecision);
 
 #[async_trait]
 impl PermissionBroker for StaticBroker {
     async fn request(&self, _request: PermissionRequest) -> PermissionDecision {
-        self.0
+        self.0.clone()
     }
 }
 
@@ -172,6 +182,8 @@ pub(crate) struct ConsentCheck<'a> {
     pub(crate) verdicts: &'a CallVerdicts,
     pub(crate) timeout: Duration,
     pub(crate) cancel: &'a CancellationToken,
+    /// Stopped while the broker is asked.
+    pub(crate) clock: &'a ConsentClock,
 }
 
 /// What a standing grant for one call is looked up by.
@@ -226,6 +238,8 @@ impl ConsentCheck<'_> {
                 "no permission broker is configured to approve it".to_owned(),
             ));
         };
+        // The batch's time budget stands still while a person is asked.
+        let _asking = self.clock.pause();
         let decision = tokio::select! {
             biased;
             () = self.cancel.cancelled() => return Err(ToolExecutionError::Cancelled),
@@ -237,6 +251,9 @@ impl ConsentCheck<'_> {
                 self.timeout.as_secs_f64()
             ))),
             Ok(PermissionDecision::Deny) => Err(denied("the request was denied".to_owned())),
+            Ok(PermissionDecision::DenyBecause(reason)) => {
+                Err(denied(format!("the request was denied: {}", reason.trim())))
+            }
             Ok(PermissionDecision::ApproveOnce) => Ok(()),
             Ok(PermissionDecision::ApproveForDuration(duration)) => {
                 // A duration too long to represent (`None`) never expires in practice.
@@ -266,9 +283,11 @@ mod tests {
     async fn defer_all_defers_every_request_for_its_ttl() {
         let broker = DeferAll::new(Duration::from_secs(90));
         for tier in [SafetyTier::SideEffecting, SafetyTier::Privileged] {
+            let arguments = serde_json::json!({"command": "rm -rf build"});
             let request = PermissionRequest {
                 tool_name: "shell_exec".into(),
-                arguments: serde_json::json!({"command": "rm -rf build"}),
+                preview: CallPreview::arguments(&arguments),
+                arguments,
                 tier,
                 scope: PermissionScope::Session,
                 session_id: SessionId::from("s"),

@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use oxydra_types::SessionId;
 use tokio_util::sync::CancellationToken;
 
+use crate::consent_clock::ConsentClock;
+
 static NEXT_SESSION_RUN: AtomicU64 = AtomicU64::new(1);
 
 /// Identifies one session run: one user message and every turn and heartbeat
@@ -39,6 +41,9 @@ pub struct ExecutionContext {
     pub workspace_root: PathBuf,
     /// Cancels pending and running calls; each running tool gets a child token.
     pub cancel: CancellationToken,
+    /// Stopped while the permission broker is asked: a batch timed on it
+    /// ([`ConsentClock::run_out`]) does not count the time a person takes to answer.
+    pub consent_clock: ConsentClock,
 }
 
 impl ExecutionContext {
@@ -49,6 +54,7 @@ impl ExecutionContext {
             session_id,
             workspace_root: workspace_root.into(),
             cancel: CancellationToken::new(),
+            consent_clock: ConsentClock::new(),
         }
     }
 

@@ -108,6 +108,7 @@ mod call_verdicts;
 mod command_hooks;
 mod config;
 mod consent;
+mod consent_clock;
 mod context;
 mod dedupe;
 mod error;
@@ -135,6 +136,7 @@ pub use consent::{
     AlwaysApprove, AlwaysDeny, DeferAll, PermissionBroker, PermissionDecision, PermissionRequest,
     StaticBroker,
 };
+pub use consent_clock::{ClockPause, ConsentClock};
 pub use context::{ExecutionContext, SessionRunId};
 pub use dedupe::canonical_key;
 pub use error::{HookError, ToolExecutionError, ToolRuleViolation};

@@ -1,5 +1,6 @@
 //! Running a turn's tool calls through the executor under the turn timeout and the
-//! cancellation token, and turning every call into a scrubbed tool-result message cut
+//! cancellation token (the timeout runs on the batch's [`ConsentClock`], which stands
+//! still while a consent question waits for a person), and turning every call into a scrubbed tool-result message cut
 //! to its share of the context window ([`ResultCap`]), the output's parts (images,
 //! documents) after its text, their metadata scrubbed.
 
@@ -7,8 +8,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use oxydra_executor::{
-    ExecutionContext, PermissionScope, ProcessToolState, SessionRunId, ToolBatchResult,
-    ToolCallRecord, ToolExecutionError, ToolExecutor,
+    ConsentClock, ExecutionContext, PermissionScope, ProcessToolState, SessionRunId,
+    ToolBatchResult, ToolCallRecord, ToolExecutionError, ToolExecutor,
 };
 use oxydra_scrubbing::Scrubber;
 use oxydra_types::{Message, SafetyTier, SessionId, TOOL_FAILURE_PREFIX, ToolCall};
@@ -129,11 +130,13 @@ impl Dispatch<'_> {
         process: &mut ProcessToolState,
     ) -> (Vec<ToolCall>, DispatchOutcome) {
         let tool_cancel = self.cancel.child_token();
+        let clock = ConsentClock::new();
         let ctx = ExecutionContext {
             session_run: self.session_run,
             session_id: self.session_id.clone(),
             workspace_root: self.workspace_root.to_path_buf(),
             cancel: tool_cancel.clone(),
+            consent_clock: clock.clone(),
         };
         let span = tracing::info_span!(
             "tool_batch",
@@ -168,10 +171,16 @@ impl Dispatch<'_> {
                 ended = Some(RuntimeError::Cancelled);
                 None
             }
-            _ = tokio::time::sleep(self.timeout) => {
+            // Time a person takes to answer a consent question is not counted: the
+            // question is bounded by the executor's permission timeout instead.
+            () = clock.run_out(self.timeout) => {
                 ended = Some(RuntimeError::budget(
                     "turn_timeout",
-                    format!("tool calls did not finish within {} ms", self.timeout.as_millis()),
+                    format!(
+                        "tool calls did not finish within {} ms (not counting the time a \
+                         consent question waited for an answer)",
+                        self.timeout.as_millis()
+                    ),
                 ));
                 None
             }

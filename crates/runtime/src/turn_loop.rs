@@ -120,7 +120,11 @@ pub(crate) async fn run(
             usage: used.usage,
             cost: used.cost,
             ledger,
-            tracker: TurnTracker::new(),
+            // A resume with decisions goes on where the run that asked ended.
+            tracker: match &opening {
+                Opening::Decided(_) => TurnTracker::resumed_after_approval(),
+                Opening::Prompt(..) | Opening::Continue => TurnTracker::new(),
+            },
             process: inner.executor.new_process_state(),
             session_run: SessionRunId::next(),
             summary_failed: false,
@@ -566,7 +570,7 @@ impl<'a> Run<'a> {
             .await?;
         match (outcome.ended, waiting) {
             (Some(error), _) => Err(self.fail(span, error)),
-            (None, Some(waiting)) => Err(self.suspend(waiting)),
+            (None, Some(waiting)) => Err(self.suspend(span, waiting)),
             (None, None) => Ok(()),
         }
     }

@@ -73,6 +73,7 @@ assert!(registry.subset(&["teleport"]).is_err());
 mod beneath;
 #[cfg(feature = "builtins")]
 pub mod builtin;
+mod call_preview;
 #[cfg(feature = "builtins")]
 mod config;
 mod context;
@@ -97,6 +98,7 @@ mod write_access;
 
 #[cfg(feature = "builtins")]
 pub use builtin::{BUILTIN_TOOL_NAMES, builtin_tool, builtin_tools};
+pub use call_preview::{CallPreview, PREVIEW_DIFF_LINES, PREVIEW_TEXT_BYTES};
 #[cfg(feature = "builtins")]
 pub use config::{BuiltinToolsConfig, ReadConfig, SearchConfig, ShellConfig};
 pub use context::ToolContext;

@@ -7,6 +7,7 @@ use oxydra_types::{SafetyTier, ToolSchema};
 
 #[cfg(feature = "builtins")]
 use crate::builtin::{BUILTIN_TOOL_NAMES, builtin_tool};
+use crate::call_preview::CallPreview;
 #[cfg(feature = "builtins")]
 use crate::config::BuiltinToolsConfig;
 use crate::error::ToolError;
@@ -78,6 +79,21 @@ impl ToolRegistry {
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
         self.tools.get(name).cloned()
+    }
+
+    /// What a call of `name` with `args` will do, for a person deciding on it (see
+    /// [`Tool::preview`]); the arguments as JSON for a tool not registered here. For
+    /// showing a pending approval with the words the consent question used.
+    pub fn preview(
+        &self,
+        name: &str,
+        args: &serde_json::Value,
+        workspace_root: &std::path::Path,
+    ) -> CallPreview {
+        match self.get(name) {
+            Some(tool) => tool.preview(args, workspace_root),
+            None => CallPreview::arguments(args),
+        }
     }
 
     /// Whether a tool called `name` is registered.

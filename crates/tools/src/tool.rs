@@ -1,10 +1,12 @@
 //! The `Tool` trait and what a tool returns.
 
+use std::path::Path;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use oxydra_types::{ContentPart, SafetyTier, ToolSchema};
 
+use crate::call_preview::CallPreview;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::permission_scope::PermissionScope;
@@ -77,6 +79,17 @@ pub trait Tool: Send + Sync {
     /// default) decide.
     fn consent(&self) -> Option<PermissionScope> {
         None
+    }
+
+    /// What a call with `args` will do, for a person deciding whether it may run (a
+    /// consent question, a list of pending approvals): a command, a URL, a diff against
+    /// the current file under `workspace_root`. The default shows the arguments as
+    /// JSON. Called with arguments that passed the schema; it must not change anything
+    /// and may read small files (the built-in file tools read the file they would
+    /// change, up to 256 KiB).
+    fn preview(&self, args: &serde_json::Value, workspace_root: &Path) -> CallPreview {
+        let _ = workspace_root;
+        CallPreview::arguments(args)
     }
 
     /// Run the call. Long-running tools watch `ctx.cancel`.

@@ -8,6 +8,7 @@ use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
 use tracing::Instrument;
 
+use crate::call_preview::CallPreview;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::permission_scope::PermissionScope;
@@ -80,6 +81,17 @@ pub trait TypedTool: Send + Sync {
         None
     }
 
+    /// What a call with `args` will do, for a person deciding on it (see
+    /// [`Tool::preview`]); `None` (the default) shows the arguments as JSON.
+    fn preview_args(
+        &self,
+        args: &Self::Args,
+        workspace_root: &std::path::Path,
+    ) -> Option<CallPreview> {
+        let _ = (args, workspace_root);
+        None
+    }
+
     /// See [`Tool::max_execution_time`].
     fn max_execution_time(&self) -> Option<std::time::Duration> {
         None
@@ -149,6 +161,13 @@ impl<T: TypedTool> Tool for T {
 
     fn consent(&self) -> Option<PermissionScope> {
         T::CONSENT
+    }
+
+    fn preview(&self, args: &serde_json::Value, workspace_root: &std::path::Path) -> CallPreview {
+        serde_json::from_value::<T::Args>(args.clone())
+            .ok()
+            .and_then(|parsed| self.preview_args(&parsed, workspace_root))
+            .unwrap_or_else(|| CallPreview::arguments(args))
     }
 
     async fn execute(

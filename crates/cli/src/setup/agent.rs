@@ -66,19 +66,21 @@ pub async fn build(
     let provider = super::provider::of_run(effective).await?;
     let runtime_settings = &effective.runtime;
     let limits = runtime_settings.limits();
+    // A person answering in the terminal may take a while: as long as a run of `serve`
+    // waits for a decision (`[serve] approval_ttl_secs`, a day by default). The time
+    // does not count against `--turn-timeout` (the executor's clock stands still).
+    let permission_timeout = match runtime_settings.approve {
+        ApproveMode::Ask => effective.serve.approval_ttl(),
+        ApproveMode::Always | ApproveMode::Never => Duration::from_secs(60),
+    };
     let executor_config = ToolExecutorConfig {
-        // A person answering in the terminal may take a while.
-        permission_timeout: match runtime_settings.approve {
-            ApproveMode::Ask => Duration::from_secs(600),
-            ApproveMode::Always | ApproveMode::Never => Duration::from_secs(60),
-        },
+        permission_timeout,
         ..ToolExecutorConfig::default()
     };
-    let broker = Arc::new(TerminalBroker::new(
-        runtime_settings.approve,
-        Arc::clone(&renderer),
-        input,
-    ));
+    let broker = Arc::new(
+        TerminalBroker::new(runtime_settings.approve, Arc::clone(&renderer), input)
+            .waiting_up_to(permission_timeout),
+    );
     let memory_handle: Arc<dyn Memory> = memory.clone();
     crate::config::sandbox::report_support(&effective.tools.sandbox);
     let mut tools_config = effective.tools.clone();

@@ -8,7 +8,7 @@ use common::{
 };
 use oxydra_test_support::{MockServer, Reply, openai};
 
-const QUESTION: &str = "Allow? [y]es once / [a]lways this session / [n]o: ";
+const QUESTION: &str = "Allow? [y/a/n]: ";
 
 /// A server whose model calls `shell_exec` (`echo approved > ran.txt`), answers
 /// "Done." to its result, then gives the `later` replies.
@@ -209,4 +209,49 @@ fn run_writes_files_without_asking() {
     let output = sandbox.run_openai(&server.openai_url(), &[], "write it");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(sandbox.workspace.join("r.txt").exists());
+}
+
+#[test]
+fn no_with_a_reason_on_the_terminal_tells_the_model_why() {
+    let (sandbox, server, _) = run_answering("n not on a friday");
+    assert!(!sandbox.workspace.join("ran.txt").exists());
+    let result = tool_result(&server);
+    assert!(result.contains("denied"), "{result}");
+    assert!(result.contains("not on a friday"), "{result}");
+}
+
+#[test]
+fn chat_shows_the_diff_of_a_file_write_and_what_always_covers() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.workspace.join("notes.txt"), "one\ntwo\n").unwrap();
+    let server = MockServer::start(vec![
+        openai::tool_calls(&[(
+            "w1",
+            "file_write",
+            r#"{"path":"notes.txt","content":"one\nthree\n"}"#,
+        )]),
+        openai::text("Written."),
+    ])
+    .unwrap();
+    let mut command = sandbox.oxydra_pty_command(&server, "chat");
+    command.args(["--approve", "ask"]);
+    let (mut child, mut pty) = spawn_chat_in_pty(command);
+    pty.type_text("edit the notes\r");
+    let shown = pty.output.wait_for(QUESTION);
+    // The change, as a diff against the file: not the JSON arguments.
+    assert!(shown.contains("--- a/notes.txt"), "{shown}");
+    assert!(shown.contains("    -two\r\n"), "{shown}");
+    assert!(shown.contains("    +three\r\n"), "{shown}");
+    assert!(!shown.contains(r#""content""#), "{shown}");
+    assert!(shown.contains("[a]lways: every file_write call"), "{shown}");
+    assert!(shown.contains("waits up to 24 h"), "{shown}");
+    pty.type_text("y\r");
+    pty.output
+        .wait_for_after(r#""text":"Written.""#, "oxydra> ");
+    pty.type_text("/exit\r");
+    assert_exit_code(&mut child, 0, &pty.output);
+    assert_eq!(
+        std::fs::read_to_string(sandbox.workspace.join("notes.txt")).unwrap(),
+        "one\nthree\n"
+    );
 }

@@ -380,7 +380,7 @@ fn a_script_a_trusted_config_runs_is_protected_and_a_change_untrusts_it() {
     assert!(err.contains("mcp_servers"), "{err}");
 }
 
-const QUESTION: &str = "Allow? [y]es once / [a]lways this session / [n]o: ";
+const QUESTION: &str = "Allow? [y/a/n]: ";
 
 #[test]
 fn chat_asks_before_a_protected_write_and_says_why() {

@@ -77,6 +77,7 @@ fn a_run_waits_for_approval_frees_its_slot_and_completes_once_approved() {
     });
     let (code, rest) = server.terminate();
     assert_eq!(code, Some(0), "{rest}");
+    assert_no_error_lines(&rest);
 }
 
 #[test]
@@ -154,6 +155,17 @@ fn a_denial_with_a_reason_reaches_the_model_and_bad_decisions_get_json_4xx() {
     assert!(result.contains("not on a friday"), "{result}");
     let (code, rest) = server.terminate();
     assert_eq!(code, Some(0), "{rest}");
+    assert_no_error_lines(&rest);
+}
+
+/// Fails on any ERROR line `serve` wrote on stderr: a clean decision and its resume
+/// log none (the illegal turn state move of issue 45 did).
+fn assert_no_error_lines(stderr: &str) {
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains("ERROR"))
+        .collect();
+    assert!(errors.is_empty(), "serve logged errors: {errors:#?}");
 }
 
 #[test]

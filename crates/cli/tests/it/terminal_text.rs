@@ -128,9 +128,7 @@ fn an_answer_ending_in_conceal_cannot_hide_the_consent_question() {
     let mut command = text_on_pty(&sandbox, &server, "run");
     command.args(["--approve", "ask", "Set it up"]);
     let (mut child, mut pty) = spawn_in_pty(command);
-    let shown = pty
-        .output
-        .wait_for("Allow? [y]es once / [a]lways this session / [n]o: ");
+    let shown = pty.output.wait_for("Allow? [y/a/n]: ");
     assert_shown_escaped(&shown);
     // The question is shown in plain attributes, on a line of its own, with the
     // command it would run.
@@ -146,7 +144,7 @@ fn an_answer_ending_in_conceal_cannot_hide_the_consent_question() {
         "{shown:?}"
     );
     assert!(
-        shown[asked..].contains("\u{1b}[0mAllow? [y]es once"),
+        shown[asked..].contains("\u{1b}[0mAllow? [y/a/n]: "),
         "{shown:?}"
     );
     pty.type_text("n\n");

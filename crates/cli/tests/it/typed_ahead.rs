@@ -14,7 +14,7 @@ use crate::common;
 use common::{Sandbox, assert_exit_code, spawn_chat_in_pty, spawn_in_pty};
 use oxydra_test_support::{MockServer, openai};
 
-const QUESTION: &str = "Allow? [y]es once / [a]lways this session / [n]o: ";
+const QUESTION: &str = "Allow? [y/a/n]: ";
 
 /// Whether the question was shown at least `n` times.
 fn asked(n: usize) -> impl Fn(&str) -> bool {

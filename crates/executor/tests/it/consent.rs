@@ -39,7 +39,7 @@ impl PermissionBroker for Recorder {
     async fn request(&self, request: PermissionRequest) -> PermissionDecision {
         self.asked.fetch_add(1, Ordering::SeqCst);
         self.requests.lock().unwrap().push(request);
-        self.decision
+        self.decision.clone()
     }
 }
 
@@ -339,4 +339,85 @@ async fn read_only_and_side_effecting_tools_do_not_ask_by_default() {
         )
         .await;
     assert!(r.all_succeeded());
+}
+
+#[tokio::test]
+async fn the_request_carries_the_tools_preview() {
+    let broker = Recorder::new(PermissionDecision::ApproveOnce);
+    let ex = executor(&[echo("shell", SafetyTier::Privileged)], vec![])
+        .with_permission_broker(broker.clone());
+    let mut process = ex.new_process_state();
+    let calls = [call("1", "shell", r#"{"c":"ls"}"#)];
+    ex.execute_batch(&calls, &mut process, &ctx(), &NoopEventSink)
+        .await;
+    // A tool without a preview of its own: its arguments as JSON.
+    let request = broker.requests.lock().unwrap()[0].clone();
+    assert_eq!(
+        request.preview,
+        oxydra_tools::CallPreview::Arguments {
+            json: "{\n  \"c\": \"ls\"\n}".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_denial_with_a_reason_is_what_the_model_reads() {
+    let broker = Recorder::new(PermissionDecision::DenyBecause(
+        "  use `make clean` instead ".into(),
+    ));
+    let shell = echo("shell", SafetyTier::Privileged);
+    let ex = executor(std::slice::from_ref(&shell), vec![]).with_permission_broker(broker);
+    let mut process = ex.new_process_state();
+    let r = ex
+        .execute_batch(
+            &[call("1", "shell", r#"{"c":"rm -rf build"}"#)],
+            &mut process,
+            &ctx(),
+            &NoopEventSink,
+        )
+        .await;
+    assert_eq!(shell.runs(), 0);
+    let content = r.records[0].content_for_model();
+    assert!(
+        content.contains("denied: use `make clean` instead"),
+        "{content}"
+    );
+}
+
+/// Reports whether the batch's consent clock stood still while it was asked.
+struct ClockWatcher {
+    clock: oxydra_executor::ConsentClock,
+    paused: Mutex<Vec<bool>>,
+}
+
+#[async_trait]
+impl PermissionBroker for ClockWatcher {
+    async fn request(&self, _request: PermissionRequest) -> PermissionDecision {
+        self.paused.lock().unwrap().push(self.clock.is_paused());
+        PermissionDecision::ApproveOnce
+    }
+}
+
+#[tokio::test]
+async fn the_consent_clock_stands_still_while_the_broker_is_asked() {
+    let ctx = ctx();
+    let broker = Arc::new(ClockWatcher {
+        clock: ctx.consent_clock.clone(),
+        paused: Mutex::default(),
+    });
+    let ex = executor(&[echo("shell", SafetyTier::Privileged)], vec![])
+        .with_permission_broker(broker.clone());
+    let mut process = ex.new_process_state();
+    let r = ex
+        .execute_batch(
+            &[call("1", "shell", r#"{"c":"ls"}"#)],
+            &mut process,
+            &ctx,
+            &NoopEventSink,
+        )
+        .await;
+    assert!(r.all_succeeded());
+    assert_eq!(*broker.paused.lock().unwrap(), [true]);
+    // And runs again once the answer is in.
+    assert!(!ctx.consent_clock.is_paused());
 }

@@ -15,6 +15,7 @@ use crate::events::EventSink;
 use crate::session_outcome::SessionOutcome;
 use crate::session_state::SessionState;
 use crate::tool_dispatch::Waiting;
+use crate::turn_state::TurnState;
 
 /// What a `tool_failed` event says of a call held behind one that waits for approval.
 const HELD_ERROR: &str = "not run yet: it waits behind a call that needs a person's approval, \
@@ -25,8 +26,10 @@ impl Run<'_> {
     /// deferred call is announced with an `approval_requested` event and carries what
     /// the run used so far, for the resume to start from; each call held behind one
     /// (started, but not run) is closed with a `tool_failed` event saying it runs when
-    /// the run resumes: every `tool_started` is closed.
-    pub(super) fn suspend(&self, waiting: Waiting) -> RuntimeError {
+    /// the run resumes: every `tool_started` is closed. The loop enters
+    /// [`TurnState::AwaitingApproval`], where the resume starts.
+    pub(super) fn suspend(&mut self, span: &Span, waiting: Waiting) -> RuntimeError {
+        self.enter(span, TurnState::AwaitingApproval);
         let scrubber = &self.inner.scrubber;
         let used = self.used();
         let pending: Vec<PendingApproval> = waiting

@@ -157,7 +157,7 @@ impl<'a> Run<'a> {
             return Err(self.fail(span, error));
         }
         if let Some(waiting) = waiting {
-            return Err(self.suspend(waiting));
+            return Err(self.suspend(span, waiting));
         }
         Ok(answer)
     }

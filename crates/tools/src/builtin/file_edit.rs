@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{blocking, io_error, open_workspace};
+use crate::call_preview::CallPreview;
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -59,6 +60,20 @@ impl TypedTool for FileEdit {
 
     fn output_limit(&self) -> Option<usize> {
         Some(self.output_limit)
+    }
+
+    /// The diff from the file's current text to the edited one (see `file_preview`).
+    fn preview_args(
+        &self,
+        args: &FileEditArgs,
+        workspace_root: &std::path::Path,
+    ) -> Option<CallPreview> {
+        Some(super::file_preview::file_edit(
+            workspace_root,
+            &args.path,
+            &args.old,
+            &args.new,
+        ))
     }
 
     async fn run(&self, args: FileEditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

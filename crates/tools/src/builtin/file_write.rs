@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{blocking, io_error, open_workspace};
+use crate::call_preview::CallPreview;
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -57,6 +58,19 @@ impl TypedTool for FileWrite {
 
     fn output_limit(&self) -> Option<usize> {
         Some(self.output_limit)
+    }
+
+    /// The diff from the file's current text (see `file_preview`).
+    fn preview_args(
+        &self,
+        args: &FileWriteArgs,
+        workspace_root: &std::path::Path,
+    ) -> Option<CallPreview> {
+        Some(super::file_preview::file_write(
+            workspace_root,
+            &args.path,
+            &args.content,
+        ))
     }
 
     async fn run(&self, args: FileWriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

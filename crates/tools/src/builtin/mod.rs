@@ -3,6 +3,7 @@
 mod file_edit;
 mod file_list;
 mod file_media;
+mod file_preview;
 mod file_read;
 mod file_search;
 mod file_write;
@@ -15,6 +16,7 @@ use std::sync::Arc;
 
 pub use file_edit::{FileEdit, FileEditArgs};
 pub use file_list::{FileList, FileListArgs};
+pub use file_preview::PREVIEW_MAX_FILE_BYTES;
 pub use file_read::{FileRead, FileReadArgs};
 pub use file_search::{FileSearch, FileSearchArgs};
 pub use file_write::{FileWrite, FileWriteArgs};

@@ -21,6 +21,7 @@ use tokio::process::Command;
 use tokio::task::JoinHandle;
 
 use super::policy;
+use crate::call_preview::{CallPreview, cap_text};
 use crate::config::{BuiltinToolsConfig, ShellConfig};
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -126,6 +127,22 @@ impl TypedTool for ShellExec {
         // The longest timeout a call may ask for, plus time to kill the group and
         // collect what it printed.
         Some(Duration::from_secs(self.max_secs()) + KILL_GRACE)
+    }
+
+    /// The command line and its positional parameters.
+    fn preview_args(
+        &self,
+        args: &ShellExecArgs,
+        _workspace_root: &std::path::Path,
+    ) -> Option<CallPreview> {
+        Some(CallPreview::Command {
+            command: cap_text(args.command.clone()),
+            args: args
+                .args
+                .iter()
+                .map(|value| cap_text(value.clone()))
+                .collect(),
+        })
     }
 
     async fn run(&self, args: ShellExecArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

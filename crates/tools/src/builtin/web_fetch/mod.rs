@@ -21,6 +21,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use url::Url;
 
+use crate::call_preview::{CallPreview, cap_text};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -71,6 +72,17 @@ impl TypedTool for WebFetch {
 
     fn output_limit(&self) -> Option<usize> {
         Some(self.output_limit)
+    }
+
+    /// The URL.
+    fn preview_args(
+        &self,
+        args: &WebFetchArgs,
+        _workspace_root: &std::path::Path,
+    ) -> Option<CallPreview> {
+        Some(CallPreview::Fetch {
+            url: cap_text(args.url.trim().to_owned()),
+        })
     }
 
     async fn run(&self, args: WebFetchArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
