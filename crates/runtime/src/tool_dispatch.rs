@@ -15,6 +15,7 @@ use oxydra_types::{Message, SafetyTier, SessionId, TOOL_FAILURE_PREFIX, ToolCall
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use crate::budget::Budget;
 use crate::context::ResultCap;
 use crate::error::RuntimeError;
 use crate::events::RunEvents;
@@ -170,7 +171,7 @@ impl Dispatch<'_> {
             }
             _ = tokio::time::sleep(self.timeout) => {
                 ended = Some(RuntimeError::budget(
-                    "turn_timeout",
+                    Budget::TurnTimeout,
                     format!("tool calls did not finish within {} ms", self.timeout.as_millis()),
                 ));
                 None
