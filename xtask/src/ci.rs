@@ -2,7 +2,9 @@
 //! runs, in order, stopping at the first failure: the module-cycle check
 //! (`scripts/module-cycles.py`: no crate's modules import each other in a circle,
 //! docs/architecture.md), format, clippy's lints with warnings denied, the tests
-//! (nextest), the doc tests and the docs. What only the tests need
+//! (nextest), the doc tests, the docs (all features; then the library crates' default
+//! and lean feature lines) and the packaging of every library crate (`cargo package
+//! --no-verify`). What only the tests need
 //! (the test model, the pgvector server, the MCP servers, the test shells) is set up on
 //! a thread of its own beside the first build, and joined before the first step that
 //! runs tests. The doc tests and the docs start once nextest's build is done and its
@@ -31,6 +33,42 @@ use crate::setup::TestSetup;
 
 /// The module-cycle check: the script and its arguments, run from the workspace root.
 const MODULE_CYCLES: [&str; 2] = ["python3", "scripts/module-cycles.py"];
+
+/// The library crates whose docs CI builds under their default and their lean
+/// (`--no-default-features`) feature lines, beside the all-features docs of the
+/// workspace: a feature line that breaks an intra-doc link fails CI, not docs.rs.
+/// `oxydra-local` is left out (its lines differ only by the model download, and a
+/// new feature line of llama.cpp's build script would rebuild its C++); the CLI is a
+/// program, and `oxydra-config` builds the same under every line.
+const FEATURE_LINE_DOCS: &[&str] = &[
+    "oxydra-types",
+    "oxydra-http",
+    "oxydra-provider",
+    "oxydra-tools",
+    "oxydra-scrubbing",
+    "oxydra-executor",
+    "oxydra-mcp",
+    "oxydra-memory",
+    "oxydra-runtime",
+    "oxydra-coordinator",
+    "oxydra-mcp-server",
+    "oxydra-postgres",
+    "oxydra-macros",
+    "oxydra",
+];
+
+/// `cargo doc` of [`FEATURE_LINE_DOCS`] with `features` (`[]` for the defaults).
+fn feature_line_docs(name: &'static str, features: &[&str]) -> Step {
+    let mut args = vec!["doc", "--no-deps", "--lib"];
+    args.extend_from_slice(features);
+    for krate in FEATURE_LINE_DOCS {
+        args.extend(["-p", krate]);
+    }
+    Step {
+        env: vec![("RUSTDOCFLAGS", "-D warnings".to_owned())],
+        ..Step::new(name, &args, false).beside_tests()
+    }
+}
 
 /// One step: a name for the report, the program (cargo, unless said otherwise) and its
 /// arguments.
@@ -234,6 +272,18 @@ fn steps(driver: &Path) -> Vec<Step> {
             )
             .beside_tests()
         },
+        feature_line_docs("docs, default features", &[]),
+        feature_line_docs("docs, no default features", &["--no-default-features"]),
+        // Every library crate packages as crates.io would take it (cargo packages
+        // the workspace's crates that depend on each other against a local overlay of
+        // the others); `--no-verify` skips building each package again, the tests
+        // built the same sources. `publish = false` crates are skipped.
+        Step::new(
+            "package",
+            &["package", "--workspace", "--no-verify", "--allow-dirty"],
+            false,
+        )
+        .beside_tests(),
     ]
 }
 
@@ -494,7 +544,16 @@ mod tests {
                 .map(|step| step.name)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(names(|step| step.beside_tests), ["doc tests", "docs"]);
+        assert_eq!(
+            names(|step| step.beside_tests),
+            [
+                "doc tests",
+                "docs",
+                "docs, default features",
+                "docs, no default features",
+                "package"
+            ]
+        );
         let announcing = names(|step| step.running_line.is_some());
         if has_nextest() {
             assert_eq!(announcing, ["tests, with clippy's lints (nextest)"]);
