@@ -105,17 +105,10 @@
 //! use oxydra::tools::{BuiltinToolsConfig, ToolRegistry};
 //! use oxydra::types::{RuntimeEvent, SessionId};
 //!
-//! fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     // Opening the database is blocking file I/O (it applies migrations): do it before
-//!     // entering async code, or from async code in `tokio::task::spawn_blocking`.
-//!     let memory = Arc::new(SqliteMemory::open("oxydra.db", SqliteConfig::default())?);
-//!     // Then drive the agent on a tokio runtime, e.g.
-//!     // `tokio::runtime::Runtime::new()?.block_on(agent(memory))`.
-//!     # let _agent = agent(memory);
-//!     Ok(())
-//! }
-//!
-//! async fn agent(memory: Arc<SqliteMemory>) -> Result<(), Box<dyn std::error::Error>> {
+//! async fn agent() -> Result<(), Box<dyn std::error::Error>> {
+//!     // Opening applies migrations (file I/O): `open_async` does it off the async
+//!     // threads (`SqliteMemory::open` is the blocking call, for code outside tokio).
+//!     let memory = Arc::new(SqliteMemory::open_async("oxydra.db", SqliteConfig::default()).await?);
 //!     let api_key = std::env::var("OPENAI_API_KEY").ok();
 //!     let provider = OpenAiProvider::new(ProviderConfig::new(OPENAI_BASE_URL, api_key));
 //!     let runtime = AgentRuntime::builder()
@@ -162,6 +155,9 @@
 //!     Ok(())
 //! }
 //! ```
+
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use oxydra_types as types;
 
@@ -225,3 +221,14 @@ pub use oxydra_scrubbing as scrubbing;
 pub mod storage;
 #[cfg(feature = "tool-trait")]
 pub use oxydra_tools as tools;
+
+/// The library guide (`docs/library-guide.md`), here so that the doc tests compile
+/// and run each of its Rust blocks: the guide cannot drift from the API.
+#[cfg(all(
+    doctest,
+    feature = "runtime",
+    feature = "tools",
+    feature = "command-hooks"
+))]
+#[doc = include_str!("../../../docs/library-guide.md")]
+mod library_guide {}
