@@ -277,10 +277,23 @@ fn steps(driver: &Path) -> Vec<Step> {
         // Every library crate packages as crates.io would take it (cargo packages
         // the workspace's crates that depend on each other against a local overlay of
         // the others); `--no-verify` skips building each package again, the tests
-        // built the same sources. `publish = false` crates are skipped.
+        // built the same sources. The `publish = false` crates are left out.
         Step::new(
             "package",
-            &["package", "--workspace", "--no-verify", "--allow-dirty"],
+            &[
+                "package",
+                "--workspace",
+                "--no-verify",
+                "--allow-dirty",
+                "--exclude",
+                "oxydra-test-support",
+                "--exclude",
+                "oxydra-macros-tests",
+                "--exclude",
+                "oxydra-e2e",
+                "--exclude",
+                "xtask",
+            ],
             false,
         )
         .beside_tests(),
@@ -532,6 +545,50 @@ mod tests {
             MODULE_CYCLES[1]
         );
         assert!(steps.iter().skip(1).all(|step| step.program == "cargo"));
+    }
+
+    /// The package step leaves out exactly the crates that are never published, and
+    /// the feature-line docs name only crates of the workspace.
+    #[test]
+    fn the_package_step_excludes_the_unpublished_crates_and_no_other() {
+        let root = crate::workspace_root();
+        let mut unpublished = Vec::new();
+        let mut names = Vec::new();
+        let manifests = std::fs::read_dir(root.join("crates"))
+            .expect("crates/ is readable")
+            .map(|entry| entry.expect("an entry").path().join("Cargo.toml"))
+            .chain([root.join("tests/Cargo.toml"), root.join("xtask/Cargo.toml")]);
+        for manifest in manifests {
+            let text = std::fs::read_to_string(&manifest).expect("a manifest");
+            let name = text
+                .lines()
+                .find_map(|line| line.strip_prefix("name = \""))
+                .and_then(|rest| rest.strip_suffix('"'))
+                .expect("a package name")
+                .to_owned();
+            if text.lines().any(|line| line.trim() == "publish = false") {
+                unpublished.push(name.clone());
+            }
+            names.push(name);
+        }
+        let steps = steps(Path::new("/usr/bin/clippy-driver"));
+        let package = steps
+            .iter()
+            .find(|step| step.name == "package")
+            .expect("a package step");
+        let mut excluded: Vec<String> = package
+            .args
+            .windows(2)
+            .filter(|pair| pair[0] == "--exclude")
+            .map(|pair| pair[1].clone())
+            .collect();
+        excluded.sort();
+        unpublished.sort();
+        assert_eq!(excluded, unpublished);
+        for krate in FEATURE_LINE_DOCS {
+            assert!(names.iter().any(|name| name == krate), "{krate}");
+            assert!(!unpublished.iter().any(|name| name == krate), "{krate}");
+        }
     }
 
     #[test]

@@ -37,7 +37,11 @@ async fn publish_note(
     let path = ctx.resolve(&file)?;
     let io = |action: &'static str, file: &str| {
         let path = file.to_owned();
-        move |source| ToolError::Io { action, path, source }
+        move |source| ToolError::Io {
+            action,
+            path,
+            source,
+        }
     };
     if let Some(dir) = path.parent() {
         tokio::fs::create_dir_all(dir)
