@@ -84,15 +84,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let approve = rest.first().is_none_or(|answer| answer == "approve");
 
     let memory = Arc::new(SqliteMemory::open_async(db, SqliteConfig::default()).await?);
-    let mut limits = RuntimeLimits::default();
-    limits.max_turns = 6;
-    limits.max_cost = Some(0.05);
     let agent = AgentRuntime::builder()
         // A model the built-in price table does not know: its price is given, or
         // `build()` refuses the cost budget (`RuntimeError::UnpricedModel`).
         .provider_from_env("openai", "acme-large-2")
         .model_price(ModelPrice::new(0.40, 1.60, 0.10))
-        .limits(limits)
+        .limits(limits())
         .system_prompt("You prepare release notes from the changelog.")
         .workspace_root(workspace)
         .tools(ToolRegistry::with_builtin_subset(
@@ -129,6 +126,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         other => Err(format!("the resumed run did not finish: {other:?}").into()),
     }
+}
+
+/// The run's budgets: six model calls and five US cents, resumes included. Fields set
+/// one by one: `RuntimeLimits` grows, and a struct literal of it would not build once
+/// it is `#[non_exhaustive]`.
+#[allow(clippy::field_reassign_with_default)]
+fn limits() -> RuntimeLimits {
+    let mut limits = RuntimeLimits::default();
+    limits.max_turns = 6;
+    limits.max_cost = Some(0.05);
+    limits
 }
 
 /// Streams a typed run's events to stderr as they happen; its outcome.

@@ -20,6 +20,12 @@
 //! | `storage` | the table of storage backends: a database opened from a path or URL (in this crate) | `memory` (a backend row per its feature) |
 //! | `otel` | export of the spans over OTLP/HTTP with the GenAI semantic conventions (in this crate) | `otel`, not default |
 //!
+//! The layers above the tools (`executor`, `runtime`, `coordinator`, `mcp`) need the
+//! tool layer only (`tool-trait`); the built-in tools are the `tools` feature, on by
+//! default. The lean line, `default-features = false, features = ["runtime"]`, builds
+//! an agent with tools of its own, SQLite memory and typed output, and none of the
+//! built-ins' crates (docs/library-guide.md, "A production agent").
+//!
 //! The crates its public API exposes are re-exported too ([`async_trait`](macro@async_trait), [`serde`],
 //! [`schemars`], [`serde_json`], [`CancellationToken`]), so a typed tool needs no other
 //! dependency than `oxydra`:
