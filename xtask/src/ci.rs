@@ -2,7 +2,9 @@
 //! runs, in order, stopping at the first failure: the module-cycle check
 //! (`scripts/module-cycles.py`: no crate's modules import each other in a circle,
 //! docs/architecture.md), format, clippy's lints with warnings denied, the tests
-//! (nextest), the doc tests and the docs. What only the tests need
+//! (nextest), the doc tests, the docs (all features; then the library crates' default
+//! and lean feature lines) and the packaging of every library crate (`cargo package
+//! --no-verify`). What only the tests need
 //! (the test model, the pgvector server, the MCP servers, the test shells) is set up on
 //! a thread of its own beside the first build, and joined before the first step that
 //! runs tests. The doc tests and the docs start once nextest's build is done and its
@@ -31,6 +33,42 @@ use crate::setup::TestSetup;
 
 /// The module-cycle check: the script and its arguments, run from the workspace root.
 const MODULE_CYCLES: [&str; 2] = ["python3", "scripts/module-cycles.py"];
+
+/// The library crates whose docs CI builds under their default and their lean
+/// (`--no-default-features`) feature lines, beside the all-features docs of the
+/// workspace: a feature line that breaks an intra-doc link fails CI, not docs.rs.
+/// `oxydra-local` is left out (its lines differ only by the model download, and a
+/// new feature line of llama.cpp's build script would rebuild its C++); the CLI is a
+/// program, and `oxydra-config` builds the same under every line.
+const FEATURE_LINE_DOCS: &[&str] = &[
+    "oxydra-types",
+    "oxydra-http",
+    "oxydra-provider",
+    "oxydra-tools",
+    "oxydra-scrubbing",
+    "oxydra-executor",
+    "oxydra-mcp",
+    "oxydra-memory",
+    "oxydra-runtime",
+    "oxydra-coordinator",
+    "oxydra-mcp-server",
+    "oxydra-postgres",
+    "oxydra-macros",
+    "oxydra",
+];
+
+/// `cargo doc` of [`FEATURE_LINE_DOCS`] with `features` (`[]` for the defaults).
+fn feature_line_docs(name: &'static str, features: &[&str]) -> Step {
+    let mut args = vec!["doc", "--no-deps", "--lib"];
+    args.extend_from_slice(features);
+    for krate in FEATURE_LINE_DOCS {
+        args.extend(["-p", krate]);
+    }
+    Step {
+        env: vec![("RUSTDOCFLAGS", "-D warnings".to_owned())],
+        ..Step::new(name, &args, false).beside_tests()
+    }
+}
 
 /// One step: a name for the report, the program (cargo, unless said otherwise) and its
 /// arguments.
@@ -234,6 +272,31 @@ fn steps(driver: &Path) -> Vec<Step> {
             )
             .beside_tests()
         },
+        feature_line_docs("docs, default features", &[]),
+        feature_line_docs("docs, no default features", &["--no-default-features"]),
+        // Every library crate packages as crates.io would take it (cargo packages
+        // the workspace's crates that depend on each other against a local overlay of
+        // the others); `--no-verify` skips building each package again, the tests
+        // built the same sources. The `publish = false` crates are left out.
+        Step::new(
+            "package",
+            &[
+                "package",
+                "--workspace",
+                "--no-verify",
+                "--allow-dirty",
+                "--exclude",
+                "oxydra-test-support",
+                "--exclude",
+                "oxydra-macros-tests",
+                "--exclude",
+                "oxydra-e2e",
+                "--exclude",
+                "xtask",
+            ],
+            false,
+        )
+        .beside_tests(),
     ]
 }
 
@@ -484,6 +547,50 @@ mod tests {
         assert!(steps.iter().skip(1).all(|step| step.program == "cargo"));
     }
 
+    /// The package step leaves out exactly the crates that are never published, and
+    /// the feature-line docs name only crates of the workspace.
+    #[test]
+    fn the_package_step_excludes_the_unpublished_crates_and_no_other() {
+        let root = crate::workspace_root();
+        let mut unpublished = Vec::new();
+        let mut names = Vec::new();
+        let manifests = std::fs::read_dir(root.join("crates"))
+            .expect("crates/ is readable")
+            .map(|entry| entry.expect("an entry").path().join("Cargo.toml"))
+            .chain([root.join("tests/Cargo.toml"), root.join("xtask/Cargo.toml")]);
+        for manifest in manifests {
+            let text = std::fs::read_to_string(&manifest).expect("a manifest");
+            let name = text
+                .lines()
+                .find_map(|line| line.strip_prefix("name = \""))
+                .and_then(|rest| rest.strip_suffix('"'))
+                .expect("a package name")
+                .to_owned();
+            if text.lines().any(|line| line.trim() == "publish = false") {
+                unpublished.push(name.clone());
+            }
+            names.push(name);
+        }
+        let steps = steps(Path::new("/usr/bin/clippy-driver"));
+        let package = steps
+            .iter()
+            .find(|step| step.name == "package")
+            .expect("a package step");
+        let mut excluded: Vec<String> = package
+            .args
+            .windows(2)
+            .filter(|pair| pair[0] == "--exclude")
+            .map(|pair| pair[1].clone())
+            .collect();
+        excluded.sort();
+        unpublished.sort();
+        assert_eq!(excluded, unpublished);
+        for krate in FEATURE_LINE_DOCS {
+            assert!(names.iter().any(|name| name == krate), "{krate}");
+            assert!(!unpublished.iter().any(|name| name == krate), "{krate}");
+        }
+    }
+
     #[test]
     fn only_nextest_announces_and_the_doc_steps_go_beside_it() {
         let steps = steps(Path::new("/usr/bin/clippy-driver"));
@@ -494,7 +601,16 @@ mod tests {
                 .map(|step| step.name)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(names(|step| step.beside_tests), ["doc tests", "docs"]);
+        assert_eq!(
+            names(|step| step.beside_tests),
+            [
+                "doc tests",
+                "docs",
+                "docs, default features",
+                "docs, no default features",
+                "package"
+            ]
+        );
         let announcing = names(|step| step.running_line.is_some());
         if has_nextest() {
             assert_eq!(announcing, ["tests, with clippy's lints (nextest)"]);

@@ -40,6 +40,9 @@
 //! # });
 //! ```
 
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod agent_tools;
 mod approval_row;
 mod approval_sweep;

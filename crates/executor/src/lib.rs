@@ -60,6 +60,9 @@
 //! assert!(result.records[2].content_for_model().contains("available tools: echo"));
 //! # });
 //! ```
+
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(
     feature = "command-hooks",
     doc = r##"

@@ -17,6 +17,9 @@
 //!   0.13's own set-up: the operating system's trust store through
 //!   `rustls-platform-verifier`.
 
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 use std::sync::{Arc, Once};
 
 use rustls::crypto::CryptoProvider;

@@ -32,6 +32,9 @@
 //! # Ok(()) }
 //! ```
 
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod choices;
 mod config;
 #[cfg(feature = "download")]

@@ -3,6 +3,9 @@
 //! The generated code names the facade's paths (`::oxydra::tools`, `::oxydra::serde`,
 //! `::oxydra::schemars`), so a crate that uses these macros depends on `oxydra` alone.
 
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod tool_attr;
 mod tool_expand;
 mod tool_fn;

@@ -43,6 +43,9 @@
 //! # }
 //! ```
 
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod annotations;
 mod builtin_tools;
 mod error;

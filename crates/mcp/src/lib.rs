@@ -32,6 +32,9 @@
 //! # });
 //! ```
 
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod auth;
 mod config;
 mod connect;

@@ -36,6 +36,9 @@
 //! # }
 //! ```
 
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod chunking;
 mod config;
 mod embedder;

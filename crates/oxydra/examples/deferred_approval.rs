@@ -51,16 +51,13 @@ impl PermissionBroker for AskLater {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "oxydra-approvals.db".into());
-    // Opening the database is blocking file I/O: do it before entering async code.
-    let memory = Arc::new(SqliteMemory::open(&path, SqliteConfig::default())?);
-    tokio::runtime::Runtime::new()?.block_on(work(memory))
-}
-
-async fn work(memory: Arc<SqliteMemory>) -> Result<(), Box<dyn std::error::Error>> {
+    // Opening applies migrations (file I/O): `open_async` does it off the async threads.
+    let memory = Arc::new(SqliteMemory::open_async(&path, SqliteConfig::default()).await?);
     let agent = AgentRuntime::builder()
         .provider_from_env("openai", "gpt-4o-mini")
         .tool(RunCommand)

@@ -9,16 +9,13 @@ use oxydra::memory::{SqliteConfig, SqliteMemory};
 use oxydra::runtime::AgentRuntime;
 use oxydra::{CancellationToken, types::SessionId};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "oxydra-example.db".into());
-    // Opening the database is blocking file I/O: do it before entering async code.
-    let memory = Arc::new(SqliteMemory::open(&path, SqliteConfig::default())?);
-    tokio::runtime::Runtime::new()?.block_on(converse(memory))
-}
-
-async fn converse(memory: Arc<SqliteMemory>) -> Result<(), Box<dyn std::error::Error>> {
+    // Opening applies migrations (file I/O): `open_async` does it off the async threads.
+    let memory = Arc::new(SqliteMemory::open_async(&path, SqliteConfig::default()).await?);
     let agent = AgentRuntime::builder()
         .provider_from_env("openai", "gpt-4o-mini")
         .memory(memory)

@@ -20,6 +20,12 @@
 //! | `storage` | the table of storage backends: a database opened from a path or URL (in this crate) | `memory` (a backend row per its feature) |
 //! | `otel` | export of the spans over OTLP/HTTP with the GenAI semantic conventions (in this crate) | `otel`, not default |
 //!
+//! The layers above the tools (`executor`, `runtime`, `coordinator`, `mcp`) need the
+//! tool layer only (`tool-trait`); the built-in tools are the `tools` feature, on by
+//! default. The lean line, `default-features = false, features = ["runtime"]`, builds
+//! an agent with tools of its own, SQLite memory and typed output, and none of the
+//! built-ins' crates (docs/library-guide.md, "A production agent").
+//!
 //! The crates its public API exposes are re-exported too ([`async_trait`](macro@async_trait), [`serde`],
 //! [`schemars`], [`serde_json`], [`CancellationToken`]), so a typed tool needs no other
 //! dependency than `oxydra`:
@@ -105,17 +111,10 @@
 //! use oxydra::tools::{BuiltinToolsConfig, ToolRegistry};
 //! use oxydra::types::{RuntimeEvent, SessionId};
 //!
-//! fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     // Opening the database is blocking file I/O (it applies migrations): do it before
-//!     // entering async code, or from async code in `tokio::task::spawn_blocking`.
-//!     let memory = Arc::new(SqliteMemory::open("oxydra.db", SqliteConfig::default())?);
-//!     // Then drive the agent on a tokio runtime, e.g.
-//!     // `tokio::runtime::Runtime::new()?.block_on(agent(memory))`.
-//!     # let _agent = agent(memory);
-//!     Ok(())
-//! }
-//!
-//! async fn agent(memory: Arc<SqliteMemory>) -> Result<(), Box<dyn std::error::Error>> {
+//! async fn agent() -> Result<(), Box<dyn std::error::Error>> {
+//!     // Opening applies migrations (file I/O): `open_async` does it off the async
+//!     // threads (`SqliteMemory::open` is the blocking call, for code outside tokio).
+//!     let memory = Arc::new(SqliteMemory::open_async("oxydra.db", SqliteConfig::default()).await?);
 //!     let api_key = std::env::var("OPENAI_API_KEY").ok();
 //!     let provider = OpenAiProvider::new(ProviderConfig::new(OPENAI_BASE_URL, api_key));
 //!     let runtime = AgentRuntime::builder()
@@ -162,6 +161,9 @@
 //!     Ok(())
 //! }
 //! ```
+
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use oxydra_types as types;
 
@@ -225,3 +227,14 @@ pub use oxydra_scrubbing as scrubbing;
 pub mod storage;
 #[cfg(feature = "tool-trait")]
 pub use oxydra_tools as tools;
+
+/// The library guide (`docs/library-guide.md`), here so that the doc tests compile
+/// and run each of its Rust blocks: the guide cannot drift from the API.
+#[cfg(all(
+    doctest,
+    feature = "runtime",
+    feature = "tools",
+    feature = "command-hooks"
+))]
+#[doc = include_str!("../../../docs/library-guide.md")]
+mod library_guide {}

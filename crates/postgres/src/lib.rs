@@ -19,6 +19,9 @@
 //! [`PostgresDatabase::vector_backend`] says which one a database got
 //! ([`VectorBackend`]), and connecting logs it once, with the reason for a fallback.
 
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod database;
 mod error;
 mod memory;

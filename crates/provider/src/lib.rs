@@ -53,6 +53,9 @@
 //! assert!((dollars - 0.00021).abs() < 1e-12);
 //! ```
 
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod accumulator;
 mod anthropic;
 mod call_span;

@@ -1,6 +1,7 @@
 //! The one error type of `oxydra-runtime`.
 
 use crate::approvals::PendingApproval;
+use crate::budget::Budget;
 use oxydra_memory::MemoryError;
 use oxydra_provider::ProviderError;
 use thiserror::Error;
@@ -13,13 +14,18 @@ use thiserror::Error;
 /// or it waits for a person ([`RuntimeError::AwaitingApproval`]; requests that
 /// resolve to a [`RunOutcome`](crate::RunOutcome) give that as
 /// [`RunOutcome::AwaitingApproval`](crate::RunOutcome::AwaitingApproval) instead).
+///
+/// `#[non_exhaustive]`: new ways to end may come; match it with a catch-all arm (or
+/// use [`RuntimeError::kind`]).
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum RuntimeError {
-    /// A budget ran out: `budget` is `max_turns`, `max_cost` or `turn_timeout`.
+    /// A budget ran out: `budget` says which (shown as `max_turns`, `max_cost` or
+    /// `turn_timeout`).
     #[error("budget `{budget}` exceeded: {message}")]
     BudgetExceeded {
-        /// Which budget (`max_turns`, `max_cost` or `turn_timeout`).
-        budget: String,
+        /// Which budget.
+        budget: Budget,
         /// What happened, with the numbers.
         message: String,
     },
@@ -134,9 +140,9 @@ impl RuntimeError {
     }
 
     /// A budget error for `budget` with `message`.
-    pub(crate) fn budget(budget: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn budget(budget: Budget, message: impl Into<String>) -> Self {
         Self::BudgetExceeded {
-            budget: budget.to_owned(),
+            budget,
             message: message.into(),
         }
     }
@@ -158,7 +164,7 @@ mod tests {
     #[test]
     fn kinds_are_stable() {
         assert_eq!(
-            RuntimeError::budget("max_turns", "8 turns").kind(),
+            RuntimeError::budget(Budget::MaxTurns, "8 turns").kind(),
             "budget_exceeded"
         );
         assert_eq!(RuntimeError::Cancelled.kind(), "cancelled");
@@ -209,7 +215,7 @@ mod tests {
         assert!(lost.to_string().starts_with("the lease on session ses_x"));
         let memory = RuntimeError::from(MemoryError::Worker("gone".into()));
         assert_eq!(memory.kind(), "memory");
-        let budget = RuntimeError::budget("max_cost", "spent $2.00 of $1.00");
+        let budget = RuntimeError::budget(Budget::MaxCost, "spent $2.00 of $1.00");
         assert_eq!(
             budget.to_string(),
             "budget `max_cost` exceeded: spent $2.00 of $1.00"

@@ -136,7 +136,21 @@ pub fn scrub_event(scrubber: &Scrubber, event: RuntimeEvent) -> RuntimeEvent {
             kind,
             message: scrub_string(scrubber, message),
         },
+        // An event type this match does not name yet (`RuntimeEvent` is
+        // `#[non_exhaustive]`): fail closed, every string of its JSON form scrubbed.
+        other => scrub_unnamed(scrubber, &other),
     }
+}
+
+/// `event` with every string of its JSON form scrubbed; an `error` event in its place
+/// should it not survive the round trip (it never leaves unscrubbed).
+fn scrub_unnamed(scrubber: &Scrubber, event: &RuntimeEvent) -> RuntimeEvent {
+    serde_json::to_value(event)
+        .and_then(|value| serde_json::from_value(scrub_value(scrubber, value)))
+        .unwrap_or_else(|error| RuntimeEvent::Error {
+            kind: "internal".to_owned(),
+            message: format!("an event was withheld: it could not be scrubbed ({error})"),
+        })
 }
 
 /// `value` as text, scrubbed with the default scrubber: for error values the runtime
@@ -187,6 +201,23 @@ mod tests {
         let json = serde_json::to_string(event).unwrap();
         assert!(!json.contains(SECRET), "{json}");
         assert!(json.contains("[REDACTED]"), "{json}");
+    }
+
+    #[test]
+    fn the_json_round_trip_of_unnamed_events_scrubs_every_string() {
+        let scrubber = Scrubber::new();
+        let event = RuntimeEvent::ToolFailed {
+            call_id: CallId::from("call_1"),
+            name: "web_fetch".into(),
+            error: format!("HTTP 500: password={SECRET}"),
+        };
+        let scrubbed = scrub_unnamed(&scrubber, &event);
+        assert_clean(&scrubbed);
+        assert!(matches!(
+            scrubbed,
+            RuntimeEvent::ToolFailed { ref call_id, ref name, .. }
+                if call_id.as_str() == "call_1" && name == "web_fetch"
+        ));
     }
 
     #[test]

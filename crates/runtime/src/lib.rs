@@ -50,9 +50,13 @@
 //! # });
 //! ```
 
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod agent_tool;
 mod approvals;
 mod awaiting_calls;
+mod budget;
 mod builder;
 mod call_ids;
 mod context;
@@ -91,6 +95,7 @@ mod used_budget;
 
 pub use agent_tool::AgentTool;
 pub use approvals::{ApprovalDecision, DENIED_REASON, EXPIRED_REASON, PendingApproval};
+pub use budget::Budget;
 pub use builder::{AgentRuntimeBuilder, DEFAULT_RETRIEVAL_TOP_K};
 pub use context::{
     IMAGE_HEAD_BYTES, MAX_IMAGE_TOKENS, PDF_BYTES_PER_PAGE, PDF_PAGE_TOKENS, PIXELS_PER_TOKEN,

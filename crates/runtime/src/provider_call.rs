@@ -14,6 +14,7 @@ use oxydra_types::{StreamItem, Usage};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
+use crate::budget::Budget;
 use crate::error::RuntimeError;
 use crate::events::RunEvents;
 use crate::gen_ai;
@@ -108,7 +109,7 @@ impl Progress {
                  answering ({bytes} bytes streamed)"
             ),
         };
-        RuntimeError::budget("turn_timeout", message)
+        RuntimeError::budget(Budget::TurnTimeout, message)
     }
 }
 

@@ -16,6 +16,7 @@ use oxydra_types::{Message, SafetyTier, SessionId, TOOL_FAILURE_PREFIX, ToolCall
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use crate::budget::Budget;
 use crate::context::ResultCap;
 use crate::error::RuntimeError;
 use crate::events::RunEvents;
@@ -175,7 +176,7 @@ impl Dispatch<'_> {
             // question is bounded by the executor's permission timeout instead.
             () = clock.run_out(self.timeout) => {
                 ended = Some(RuntimeError::budget(
-                    "turn_timeout",
+                    Budget::TurnTimeout,
                     format!(
                         "tool calls did not finish within {} ms (not counting the time a \
                          consent question waited for an answer)",

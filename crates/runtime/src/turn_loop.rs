@@ -21,6 +21,7 @@ use oxydra_types::{
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
+use crate::budget::Budget;
 use crate::call_ids;
 use crate::context::{PromptFit, ResultCap, WindowSettings};
 use crate::error::RuntimeError;
@@ -368,7 +369,7 @@ impl<'a> Run<'a> {
             }
             if self.turn >= max_turns {
                 return Err(RuntimeError::budget(
-                    "max_turns",
+                    Budget::MaxTurns,
                     format!("no final answer after {max_turns} turns"),
                 ));
             }

@@ -45,6 +45,9 @@
 //! assert!(matches!(clean.text, Cow::Borrowed(_)));
 //! ```
 
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod block;
 mod encoded;
 mod entropy;

@@ -45,6 +45,9 @@
 //! assert!(registry.register(Clock).is_err()); // names are unique
 //! assert_eq!(registry.schemas()[0].name, "clock");
 //! ```
+
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(
     feature = "builtins",
     doc = r#"

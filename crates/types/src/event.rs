@@ -9,8 +9,12 @@ use crate::usage::Usage;
 
 /// An event of a running session, serialised as one JSON object with a `type` field
 /// (`oxydra run --output jsonl` prints exactly these, one per line).
+///
+/// `#[non_exhaustive]`: new event types may come (a consumer of the JSONL ignores the
+/// types it does not know); match it with a catch-all arm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RuntimeEvent {
     /// The runtime moved to a new step: `kind`, `message`, `turn`, `max_turns`.
     Progress(RuntimeProgressEvent),

@@ -23,6 +23,9 @@
 //! assert_eq!(serde_json::from_str::<Message>(&json).unwrap(), result);
 //! ```
 
+// docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod content;
 mod error;
 mod event;

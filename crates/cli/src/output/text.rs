@@ -296,6 +296,9 @@ impl TextRenderer {
                 state.spinner = None;
                 state.end_text_line();
             }
+            // An event type newer than this renderer (`RuntimeEvent` is
+            // `#[non_exhaustive]`): the JSONL output carries it; text shows nothing.
+            _ => {}
         }
     }
 

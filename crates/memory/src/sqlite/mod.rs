@@ -72,14 +72,37 @@ impl std::fmt::Debug for SqliteMemory {
 impl SqliteMemory {
     /// Open (or create) the database file at `path`, applying pending schema migrations.
     ///
-    /// This is a synchronous call doing file I/O: from async code run it in
-    /// `tokio::task::spawn_blocking` (it is quick, a few milliseconds). Errors name the
-    /// file: a file that is not a database, a missing directory, a locked database or one
-    /// written by a newer Oxydra.
+    /// This is a synchronous call doing file I/O: from async code use
+    /// [`SqliteMemory::open_async`], which runs it on tokio's blocking pool. Errors name
+    /// the file: a file that is not a database, a missing directory, a locked database or
+    /// one written by a newer Oxydra.
     pub fn open(path: impl AsRef<Path>, config: SqliteConfig) -> Result<Self, MemoryError> {
         let path = path.as_ref();
         let conn = connection::open_connection(Some(path), &config)?;
         Ok(Self::from_connection(path.to_path_buf(), conn, config))
+    }
+
+    /// [`SqliteMemory::open`] for async code: the file I/O and the migrations run on
+    /// tokio's blocking pool (`spawn_blocking`), so the async threads are not held.
+    /// Errors are `open`'s; a blocking task that panicked is [`MemoryError::Worker`].
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), oxydra_memory::MemoryError> {
+    /// use oxydra_memory::{SqliteConfig, SqliteMemory};
+    ///
+    /// let memory = SqliteMemory::open_async("agent.db", SqliteConfig::default()).await?;
+    /// # let _ = memory;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn open_async(
+        path: impl Into<PathBuf>,
+        config: SqliteConfig,
+    ) -> Result<Self, MemoryError> {
+        let path = path.into();
+        tokio::task::spawn_blocking(move || Self::open(path, config))
+            .await
+            .map_err(|error| MemoryError::Worker(error.to_string()))?
     }
 
     /// A private in-memory database with the default config, for tests.

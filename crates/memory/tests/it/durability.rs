@@ -44,6 +44,34 @@ fn missing_directory_and_directory_paths_are_errors_naming_them() {
     assert!(text.contains(dir.path().to_str().unwrap()), "{text}");
 }
 
+/// `open_async` opens off the async threads (a current-thread runtime: a blocking open
+/// on its one thread would still work, so the test checks what it gives, and that
+/// errors still name the file) and the database is the one `open` sees.
+#[tokio::test(flavor = "current_thread")]
+async fn open_async_creates_the_database_and_its_errors_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("async.db");
+    let memory = SqliteMemory::open_async(&path, SqliteConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(memory.path(), path);
+    let session = SessionId::from("ses_async");
+    memory
+        .append(&session, &Message::user("kept"))
+        .await
+        .unwrap();
+    drop(memory);
+    let reopened = SqliteMemory::open(&path, SqliteConfig::default()).unwrap();
+    assert_eq!(reopened.messages(&session).await.unwrap().len(), 1);
+
+    let missing = dir.path().join("no/such/dir/memory.db");
+    let text = SqliteMemory::open_async(&missing, SqliteConfig::default())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(text.contains(missing.to_str().unwrap()), "{text}");
+}
+
 #[test]
 fn newer_schema_is_refused_with_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();

@@ -334,3 +334,104 @@ fn mcp_tools_calls_a_tool_of_a_real_server() {
     assert!(offered.contains(&"everything__echo"), "{offered:?}");
     assert_eq!(tool_results(&bodies[1]), ["Echo: hello"]);
 }
+
+/// The model's side of the production agent: read the changelog, publish a note
+/// (which waits for a person), then, once resumed, the typed answer.
+fn release_model(published: bool) -> MockServer {
+    let answer = json!({"version": "0.2.0", "published": published}).to_string();
+    model(vec![
+        openai::tool_calls(&[("c1", "file_read", r#"{"path":"CHANGELOG.md"}"#)]),
+        openai::tool_calls(&[(
+            "c2",
+            "publish_note",
+            r##"{"slug":"v0-2","text":"# 0.2.0\nTyped runs wait for approval."}"##,
+        )]),
+        openai::tool_calls(&[("c3", "final_answer", answer.as_str())]),
+    ])
+}
+
+/// A workspace with a changelog, and the path of a database beside it.
+fn release_workspace() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("repo");
+    std::fs::create_dir(&workspace).unwrap();
+    std::fs::write(
+        workspace.join("CHANGELOG.md"),
+        "## 0.2.0\n- Typed runs wait for approval.\n",
+    )
+    .unwrap();
+    let db = dir.path().join("agent.db");
+    (dir, db)
+}
+
+#[test]
+fn production_agent_waits_for_approval_then_resumes_to_the_typed_answer() {
+    let (dir, db) = release_workspace();
+    let workspace = dir.path().join("repo");
+    let server = release_model(true);
+    let (stdout, stderr) = run_with(
+        "production_agent",
+        &server,
+        &[workspace.to_str().unwrap(), db.to_str().unwrap(), "approve"],
+    );
+    assert_eq!(stdout.trim(), "0.2.0: published true");
+    // The events were streamed: the deferred call was announced, then ran on resume.
+    assert!(
+        stderr.contains("[publish_note waits for approval]"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("waiting: `publish_note`"), "{stderr}");
+    assert!(stderr.contains("[publish_note done]"), "{stderr}");
+    // One budget over both runs: three turns in all.
+    assert!(stderr.contains("3 turns, $0.0"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("notes/v0-2.md")).unwrap(),
+        "# 0.2.0\nTyped runs wait for approval."
+    );
+    assert!(db.exists());
+
+    let bodies = bodies(&server);
+    assert_eq!(bodies.len(), 3, "one call per turn, none while waiting");
+    assert_eq!(bodies[0]["model"], "acme-large-2");
+    let offered: Vec<&str> = bodies[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    // The one built-in asked for, the custom tool and the typed answer's tool.
+    let mut sorted = offered.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, ["file_read", "final_answer", "publish_note"]);
+    assert!(
+        tool_results(&bodies[1])[0].contains("Typed runs wait for approval."),
+        "{:?}",
+        tool_results(&bodies[1])
+    );
+    // The resumed run sent the approved call's own result, as if it had never waited.
+    let resumed = tool_results(&bodies[2]);
+    assert_eq!(resumed.len(), 2, "{resumed:?}");
+    assert_eq!(resumed[1], "published notes/v0-2.md");
+}
+
+#[test]
+fn production_agent_denied_reaches_the_model_and_writes_nothing() {
+    let (dir, db) = release_workspace();
+    let workspace = dir.path().join("repo");
+    let server = release_model(false);
+    let (stdout, _) = run_with(
+        "production_agent",
+        &server,
+        &[workspace.to_str().unwrap(), db.to_str().unwrap(), "deny"],
+    );
+    assert_eq!(stdout.trim(), "0.2.0: published false");
+    assert!(!workspace.join("notes").exists());
+    let denied = tool_results(&bodies(&server)[2]);
+    assert!(
+        denied
+            .last()
+            .unwrap()
+            .contains("not before the release review"),
+        "{denied:?}"
+    );
+}

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::count_cache::fingerprint;
 use super::tokens::{self, count, message_tokens, note_counted};
+use crate::budget::Budget;
 use crate::error::RuntimeError;
 
 /// Why [`count_off_thread`] gave no counts.
@@ -31,7 +32,7 @@ impl CountInterrupted {
         match self {
             Self::Cancelled => RuntimeError::Cancelled,
             Self::TimedOut => RuntimeError::budget(
-                "turn_timeout",
+                Budget::TurnTimeout,
                 format!(
                     "counting the prompt's tokens did not finish within {} ms",
                     timeout.as_millis()

@@ -7,6 +7,7 @@ use oxydra_types::Usage;
 use tracing::Span;
 
 use super::Run;
+use crate::budget::Budget;
 use crate::error::RuntimeError;
 use crate::provider_call::ProviderCall;
 use crate::used_budget::UsedBudget;
@@ -33,7 +34,7 @@ impl Run<'_> {
             && self.cost > max_cost
         {
             return Err(RuntimeError::budget(
-                "max_cost",
+                Budget::MaxCost,
                 format!("spent ${:.6} of a ${max_cost:.6} budget", self.cost),
             ));
         }
@@ -57,7 +58,7 @@ impl Run<'_> {
         let most = price.cost(&Usage::new(prompt_tokens, output_cap, 0));
         if self.cost + most > max_cost {
             return Err(RuntimeError::budget(
-                "max_cost",
+                Budget::MaxCost,
                 format!(
                     "spent ${:.6} of a ${max_cost:.6} budget; the next call may cost up to \
                      ${most:.6} ({prompt_tokens} prompt tokens, up to {output_cap} output \

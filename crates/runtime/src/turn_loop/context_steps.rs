@@ -9,6 +9,7 @@ use oxydra_types::RuntimeProgressKind;
 use tracing::Span;
 
 use super::Run;
+use crate::budget::Budget;
 use crate::context::ContextReport;
 use crate::error::RuntimeError;
 use crate::event_scrub::log_safe;
@@ -61,7 +62,7 @@ impl Run<'_> {
                 return Ok(());
             }
             Err(RuntimeError::BudgetExceeded { budget, message })
-                if budget == "turn_timeout" && !self.cancel.is_cancelled() =>
+                if budget == Budget::TurnTimeout && !self.cancel.is_cancelled() =>
             {
                 tracing::warn!(%message, "summarisation timed out; the history will be truncated instead");
                 self.summary_failed = true;

@@ -37,7 +37,7 @@ async fn max_turns_ends_a_session_that_never_answers() {
     let session = SessionId::generate();
     let error = runtime.session(&session).prompt("loop").await.unwrap_err();
     match &error {
-        RuntimeError::BudgetExceeded { budget, .. } => assert_eq!(budget, "max_turns"),
+        RuntimeError::BudgetExceeded { budget, .. } => assert_eq!(budget.as_str(), "max_turns"),
         other => panic!("expected max_turns, got {other:?}"),
     }
     assert_eq!(provider.requests().len(), 2);
@@ -75,7 +75,7 @@ async fn max_cost_ends_the_session_after_the_expensive_call() {
         .unwrap_err();
     match &error {
         RuntimeError::BudgetExceeded { budget, message } => {
-            assert_eq!(budget, "max_cost");
+            assert_eq!(budget.as_str(), "max_cost");
             assert!(message.contains("1.1"), "{message}");
         }
         other => panic!("expected max_cost, got {other:?}"),
@@ -131,7 +131,7 @@ async fn a_call_that_could_cross_max_cost_is_not_made() {
         .unwrap_err();
     match &error {
         RuntimeError::BudgetExceeded { budget, message } => {
-            assert_eq!(budget, "max_cost");
+            assert_eq!(budget.as_str(), "max_cost");
             assert!(message.contains("spent $0.450000"), "{message}");
             assert!(message.contains("up to 100 output tokens"), "{message}");
         }
@@ -206,7 +206,7 @@ async fn a_provider_that_never_answers_hits_the_turn_timeout() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&error, RuntimeError::BudgetExceeded { budget, .. } if budget == "turn_timeout"),
+        matches!(&error, RuntimeError::BudgetExceeded { budget, .. } if budget.as_str() == "turn_timeout"),
         "{error:?}"
     );
     assert_eq!(last_error_kind(&events).as_deref(), Some("budget_exceeded"));
@@ -231,7 +231,7 @@ async fn a_tool_that_never_finishes_hits_the_turn_timeout_and_still_gets_a_resul
     let session = SessionId::generate();
     let error = runtime.session(&session).prompt("wait").await.unwrap_err();
     assert!(
-        matches!(&error, RuntimeError::BudgetExceeded { budget, .. } if budget == "turn_timeout"),
+        matches!(&error, RuntimeError::BudgetExceeded { budget, .. } if budget.as_str() == "turn_timeout"),
         "{error:?}"
     );
     let messages = runtime.session_messages(&session).await.unwrap();

@@ -555,7 +555,7 @@ async fn max_turns_holds_across_an_approval_resume() {
         .await
         .unwrap_err();
     match &error {
-        RuntimeError::BudgetExceeded { budget, .. } => assert_eq!(budget, "max_turns"),
+        RuntimeError::BudgetExceeded { budget, .. } => assert_eq!(budget.as_str(), "max_turns"),
         other => panic!("expected max_turns, got {other:?}"),
     }
     // The approved call ran and has its result; the model was not asked again.

@@ -43,7 +43,7 @@ async fn a_model_still_streaming_at_the_turn_timeout_is_over_its_turn_budget() {
     );
     match run(&runtime).await {
         RuntimeError::BudgetExceeded { budget, message } => {
-            assert_eq!(budget, "turn_timeout");
+            assert_eq!(budget.as_str(), "turn_timeout");
             assert!(message.contains("still answering"), "{message}");
             assert!(message.contains("16 bytes streamed"), "{message}");
             assert!(!message.contains("no text"), "{message}");
@@ -62,7 +62,7 @@ async fn a_provider_that_sends_no_text_within_the_turn_is_named_as_such() {
     );
     match run(&runtime).await {
         RuntimeError::BudgetExceeded { budget, message } => {
-            assert_eq!(budget, "turn_timeout");
+            assert_eq!(budget.as_str(), "turn_timeout");
             assert!(
                 message.contains("no text or tool call arrived from the model within the 300 ms"),
                 "{message}"

@@ -163,6 +163,7 @@ async fn events_arrive_in_the_documented_order() {
             RuntimeEvent::SubAgent { agent, .. } => format!("sub_agent:{agent}"),
             RuntimeEvent::HookDecision { hook, decision, .. } => format!("hook:{hook}:{decision}"),
             RuntimeEvent::Error { kind, .. } => format!("error:{kind}"),
+            other => format!("unknown:{other:?}"),
         })
         .collect();
     assert_eq!(

@@ -79,7 +79,7 @@ fn echo_loop() -> (
 
 fn budget_name(error: &RuntimeError) -> &str {
     match error {
-        RuntimeError::BudgetExceeded { budget, .. } => budget,
+        RuntimeError::BudgetExceeded { budget, .. } => budget.as_str(),
         other => panic!("expected a budget error, got {other:?}"),
     }
 }
