@@ -9,9 +9,12 @@ starts with `crate::`, `super::` or `self::` (in a `use` or inline, such as
 re-exports it. `mod x;` declarations are not imports, and neither is code after
 `#[cfg(test)]` (unit tests may use their parent freely).
 
-A circle is a strongly connected component of more than one module. Prints each
-circle as `crate: a -> b -> ... -> a` (one cycle through its modules) and exits 1 when
-there is any, 0 when there is none.
+A circle is a strongly connected component of more than one module. Directories are
+checked too: each module counts as its top-level module (`runners/deps.rs` as
+`runners`), so `a/x.rs -> b.rs -> a/y.rs` is a circle between `a` and `b` although no
+file imports itself back. Prints each circle as `crate: a -> b -> ... -> a` (one cycle
+through its modules; `(directories)` for the second kind) and exits 1 when there is
+any, 0 when there is none.
 
 Usage: scripts/module-cycles.py [CRATE_DIR ...]   (default: every crates/*)
 """
@@ -220,6 +223,19 @@ def cycle_through(component, edges):
     return component + [start]
 
 
+def top_level(edges):
+    """The graph between top-level modules (directories and top-level files)."""
+    collapsed = {}
+    for module, targets in edges.items():
+        source = module[:1]
+        collapsed.setdefault(source, set())
+        for target in targets:
+            if target[:1] != source:
+                collapsed[source].add(target[:1])
+                collapsed.setdefault(target[:1], set())
+    return collapsed
+
+
 def name(module):
     return "::".join(module) if module else "crate"
 
@@ -235,6 +251,14 @@ def main(argv):
             found += 1
             walk = " -> ".join(name(m) for m in cycle_through(component, edges))
             print(f"{crate.name}: {walk}  ({len(component)} modules: {', '.join(name(m) for m in component)})")
+        if components(edges):
+            continue
+        # Directory level, once the files are clear (a file circle is one here too).
+        directories = top_level(edges)
+        for component in components(directories):
+            found += 1
+            walk = " -> ".join(name(m) for m in cycle_through(component, directories))
+            print(f"{crate.name} (directories): {walk}")
     print(f"{found} circle(s)", file=sys.stderr)
     return 1 if found else 0
 

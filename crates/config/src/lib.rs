@@ -13,7 +13,7 @@
 //!
 //! let text = "[runtime]\nmax_turns = 4\n[[rules]]\ntool = \"shell_exec\"\nkind = \"max_calls\"\nvalue = 2\n";
 //! let config = oxydra_config::parse(Path::new("oxydra.toml"), text).unwrap();
-//! assert_eq!(config.runtime.max_turns, Some(4));
+//! assert_eq!(config.runtime.limits.max_turns, 4);
 //! assert_eq!(config.rules.len(), 1);
 //!
 //! let error = oxydra_config::parse(Path::new("oxydra.toml"), "[runtime]\nmax_turn = 4\n").unwrap_err();
@@ -29,7 +29,7 @@ mod load;
 mod parse;
 mod powers;
 mod pricing;
-mod sampling;
+mod runtime;
 pub mod sandbox;
 mod shell_word;
 pub mod trust;
@@ -50,8 +50,8 @@ pub use layers::strip_powers;
 pub use load::{LoadedFile, load_layers, load_with};
 pub use parse::{http_url, parse, user_config_path};
 pub use powers::is_local_model;
-pub use pricing::{PriceEntry, Prices, table as pricing_table, unknown_price_message};
-pub use sampling::SamplingSection;
+pub use pricing::{Prices, table as pricing_table, unknown_price_message};
+pub use runtime::RuntimeSection;
 pub use shell_word::shell_quoted;
 pub use values::{ApproveMode, Effort, OpenAiApi, ProviderKind};
 
@@ -124,34 +124,10 @@ pub struct ProviderSection {
     /// Most tokens the model may spend thinking (Anthropic: at least 1024; Gemini);
     /// absent: thinking off (Anthropic) or the model's default (Gemini).
     pub thinking_budget: Option<u32>,
-    /// `[provider.sampling]` of the local model.
-    pub sampling: Option<SamplingSection>,
-}
-
-/// `[runtime]`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RuntimeSection {
-    /// Most turns per task.
-    pub max_turns: Option<usize>,
-    /// Most cost per task in US dollars.
-    pub max_cost: Option<f64>,
-    /// Most seconds per turn.
-    pub turn_timeout_secs: Option<u64>,
-    /// Share of the context window that triggers the rolling summary.
-    pub summary_trigger_ratio: Option<f64>,
-    /// Context window override in tokens.
-    pub context_window: Option<u32>,
-    /// Most output tokens per provider call.
-    pub max_output_tokens: Option<u32>,
-    /// The system prompt.
-    pub system_prompt: Option<String>,
-    /// How consent is answered (`ask`, `always`, `never`).
-    pub approve: Option<ApproveMode>,
-    /// Most seconds a run waits for a session another run is writing.
-    pub session_wait_secs: Option<f64>,
-    /// The tool choice of every turn (`auto`, `none`, `required` or a tool's name).
-    pub tool_choice: Option<String>,
+    /// `[provider.sampling]` of the local model: the provider crate's own
+    /// `SamplingOverrides` (each key left out: the GGUF's recommendation, else
+    /// llama.cpp server's default).
+    pub sampling: Option<oxydra::provider::SamplingOverrides>,
 }
 
 /// `[memory]`.

@@ -6,12 +6,11 @@
 use std::path::{Path, PathBuf};
 
 use oxydra::tools::CONFIG_FILE_NAME;
-use serde::Deserialize;
 use toml::{Table, Value};
 
 use super::launched::launched_hashes;
 use super::layers::{Layered, Trust};
-use super::parse::{check, parse, user_config_path};
+use super::parse::{check, read, user_config_path};
 use super::trust::{Verdict, verdict_of};
 use crate::ConfigError;
 use crate::FileConfig;
@@ -73,10 +72,10 @@ pub fn load_layers(
     };
     let project = Read::from(project)?;
     let base = match &user {
-        Some(user) => user.table()?,
+        Some(user) => user.table(),
         None => Table::new(),
     };
-    let over = project.table()?;
+    let over = project.table();
 
     // Narrowed first: a file that only narrows needs no trust (and no store is read).
     let mut layers = Layered::new(base.clone());
@@ -100,12 +99,20 @@ pub fn load_layers(
     let untrusted = verdict != Verdict::Trusted;
     let untrusted_model = layers.untrusted_model();
     let (table, ignored) = layers.finish();
-    let config =
-        FileConfig::deserialize(Value::Table(table)).map_err(|error| ConfigError::Invalid {
-            path: project.path.clone(),
-            key: String::new(),
-            message: format!("layered over the user configuration: {}", error.message()),
-            line: None,
+    // Each file parsed and checked on its own when read; what the layers combine is
+    // checked as a whole once.
+    let config: FileConfig =
+        serde_path_to_error::deserialize(Value::Table(table)).map_err(|error| {
+            ConfigError::Invalid {
+                path: project.path.clone(),
+                key: error.path().to_string(),
+                message: format!(
+                    "layered over the user configuration: {}: {}",
+                    error.path(),
+                    error.inner().message()
+                ),
+                line: None,
+            }
         })?;
     check(&project.path, &config)?;
     if !ignored.is_empty() {
@@ -149,11 +156,13 @@ fn untrusted_warning(path: &Path, verdict: Verdict, ignored: &[Ignored]) -> Stri
     )
 }
 
-/// One file, read once (what is checked for trust is exactly what is parsed).
+/// One file, read and parsed once (what is checked for trust is exactly what is
+/// parsed): its checked configuration and the same tree as a table to layer.
 struct Read {
     path: PathBuf,
     text: String,
     config: FileConfig,
+    table: Table,
 }
 
 impl Read {
@@ -163,8 +172,13 @@ impl Read {
             source,
         })?;
         let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        let config = parse(&path, &text)?;
-        Ok(Self { path, text, config })
+        let (config, table) = read(&path, &text)?;
+        Ok(Self {
+            path,
+            text,
+            config,
+            table,
+        })
     }
 
     /// The file as the whole configuration.
@@ -178,16 +192,8 @@ impl Read {
 
     /// The file as a table to layer, its `[memory] db` made absolute (it is relative
     /// to the file it is written in).
-    fn table(&self) -> Result<Table, ConfigError> {
-        let mut table: Table =
-            self.text
-                .parse()
-                .map_err(|error: toml::de::Error| ConfigError::Invalid {
-                    path: self.path.clone(),
-                    key: String::new(),
-                    message: error.message().trim().to_owned(),
-                    line: None,
-                })?;
+    fn table(&self) -> Table {
+        let mut table = self.table.clone();
         let dir = self
             .path
             .parent()
@@ -199,7 +205,7 @@ impl Read {
         {
             *db = dir.join(db.as_str()).display().to_string();
         }
-        Ok(table)
+        table
     }
 }
 
@@ -253,7 +259,7 @@ mod tests {
         let project = files.write("ws/oxydra.toml", PLANTED);
         let (loaded, warnings) = files.load(&project, Some(&user));
         let config = &loaded.config;
-        assert_eq!(config.runtime.max_turns, Some(2));
+        assert_eq!(config.runtime.limits.max_turns, 2);
         assert!(config.runtime.approve.is_none() && config.mcp_servers.is_empty());
         assert_eq!(config.rules.len(), 1, "the user's rule stays");
         assert_eq!(
@@ -292,12 +298,12 @@ mod tests {
         assert!(warnings.is_empty(), "{warnings:?}");
         assert!(!loaded.untrusted);
         assert_eq!(loaded.config.mcp_servers.len(), 1);
-        assert_eq!(loaded.config.runtime.max_turns, Some(2));
+        assert_eq!(loaded.config.runtime.limits.max_turns, 2);
 
         files.write("ws/oxydra.toml", &format!("{PLANTED}# one more line\n"));
         let (loaded, warnings) = files.load(&project, Some(&user));
         assert!(loaded.config.mcp_servers.is_empty());
-        assert_eq!(loaded.config.runtime.max_turns, Some(1));
+        assert_eq!(loaded.config.runtime.limits.max_turns, 1);
         assert!(
             warnings[0].contains("changed since it was trusted"),
             "{warnings:?}"
@@ -335,7 +341,7 @@ mod tests {
         let (loaded, warnings) = files.load(&project, None);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert!(!loaded.untrusted);
-        assert_eq!(loaded.config.runtime.max_turns, Some(2));
+        assert_eq!(loaded.config.runtime.limits.max_turns, 2);
     }
 
     #[test]

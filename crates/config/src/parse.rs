@@ -3,6 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
+use toml::Table;
+
 use crate::ConfigError;
 use crate::FileConfig;
 
@@ -16,7 +19,13 @@ pub fn user_config_path() -> Option<PathBuf> {
 
 /// Parses and checks the text of the file at `path`.
 pub fn parse(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
-    let deserializer = toml::Deserializer::parse(text).map_err(|error| {
+    read(path, text).map(|(config, _)| config)
+}
+
+/// Parses the text of the file at `path` once, into the checked configuration and the
+/// same tree as a table (what layering combines key by key).
+pub(crate) fn read(path: &Path, text: &str) -> Result<(FileConfig, Table), ConfigError> {
+    let tree = toml::de::DeTable::parse(text).map_err(|error| {
         let (line, column) = error
             .span()
             .map(|span| line_column(text, span.start))
@@ -28,10 +37,20 @@ pub fn parse(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
             message: error.message().trim().to_owned(),
         }
     })?;
-    let config: FileConfig = serde_path_to_error::deserialize(deserializer)
-        .map_err(|error| describe(path, text, &error))?;
+    let config: FileConfig =
+        serde_path_to_error::deserialize(toml::Deserializer::from(tree.clone()))
+            .map_err(|error| describe(path, text, &error))?;
     check(path, &config)?;
-    Ok(config)
+    // The same tree, untyped: it parsed as a configuration, so it is a table.
+    let table = Table::deserialize(toml::Deserializer::from(tree)).map_err(|error| {
+        ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: String::new(),
+            message: error.message().trim().to_owned(),
+            line: None,
+        }
+    })?;
+    Ok((config, table))
 }
 
 /// Value checks serde cannot express.
@@ -43,13 +62,14 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), ConfigError>
         line: None,
     };
     let runtime = &config.runtime;
-    if runtime.max_turns == Some(0) {
+    let limits = &runtime.limits;
+    if limits.max_turns == 0 {
         return Err(invalid(
             "runtime.max_turns",
             "expected at least 1, found 0".into(),
         ));
     }
-    if let Some(cost) = runtime.max_cost
+    if let Some(cost) = limits.max_cost
         && !(cost.is_finite() && cost > 0.0)
     {
         return Err(invalid(
@@ -57,7 +77,7 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), ConfigError>
             format!("expected a positive number, found {cost}"),
         ));
     }
-    if runtime.turn_timeout_secs == Some(0) {
+    if limits.turn_timeout.is_zero() {
         return Err(invalid(
             "runtime.turn_timeout_secs",
             "expected at least 1, found 0".into(),
@@ -71,9 +91,8 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), ConfigError>
             format!("expected a number of seconds in [0, {MAX_SESSION_WAIT_SECS}], found {wait}"),
         ));
     }
-    if let Some(ratio) = runtime.summary_trigger_ratio
-        && !(ratio > 0.0 && ratio <= 1.0)
-    {
+    let ratio = limits.summary_trigger_ratio;
+    if !(ratio > 0.0 && ratio <= 1.0) {
         return Err(invalid(
             "runtime.summary_trigger_ratio",
             format!("expected a number in (0, 1], found {ratio}"),
@@ -339,7 +358,7 @@ tool = "web_fetch"
 args = { url = "{{url}}" }
 "#;
         let config = parse(Path::new("x.toml"), text).unwrap();
-        assert_eq!(config.runtime.max_turns, Some(8));
+        assert_eq!(config.runtime.limits.max_turns, 8);
         assert_eq!(config.agents.len(), 2);
         assert_eq!(config.agents[1].steps[0].args["url"], "{{url}}");
         assert_eq!(
@@ -395,6 +414,60 @@ args = { url = "{{url}}" }
         );
         let nested = parse_err("[tools.web_fetch]\nallow = []\n");
         assert!(nested.contains("in [tools.web_fetch]"), "{nested}");
+    }
+
+    #[test]
+    fn the_library_types_are_the_tables_and_their_errors_name_key_and_line() {
+        // `[runtime]` is the runtime's `RuntimeLimits` with the run's own keys.
+        let config = parse(
+            Path::new("x.toml"),
+            "[runtime]\nturn_timeout_secs = 30\napprove = \"never\"\n\
+             [provider.sampling]\ntemperature = 0.2\nseed = 7\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.runtime.limits.turn_timeout,
+            std::time::Duration::from_secs(30)
+        );
+        assert_eq!(
+            config.runtime.limits.max_turns,
+            oxydra::runtime::DEFAULT_MAX_TURNS
+        );
+        let sampling = config.provider.sampling.unwrap();
+        assert_eq!((sampling.temperature, sampling.seed), (Some(0.2), Some(7)));
+        let printed = toml::to_string(&config).unwrap();
+        assert!(printed.contains("temperature = 0.2\n"), "{printed}");
+        assert_eq!(parse(Path::new("x.toml"), &printed).unwrap(), config);
+
+        let runtime = parse_err("[runtime]\nmax_turns = 2\nturn_timeout = 30\n");
+        assert!(
+            runtime.contains("unknown key `turn_timeout` in [runtime]")
+                && runtime.contains("turn_timeout_secs")
+                && runtime.contains("tool_choice")
+                && runtime.ends_with("at line 3"),
+            "{runtime}"
+        );
+        let hidden = parse_err("[runtime]\nsafety_buffer_tokens = 1\n");
+        assert!(
+            hidden.contains("unknown key `safety_buffer_tokens`"),
+            "{hidden}"
+        );
+        let mistyped = parse_err("[runtime]\napprove = \"ask\"\nturn_timeout_secs = 1.5\n");
+        assert!(
+            mistyped.contains("invalid type for runtime.turn_timeout_secs")
+                && mistyped.ends_with("at line 3"),
+            "{mistyped}"
+        );
+        let approve = parse_err("[runtime]\nmax_turns = 2\napprove = \"maybe\"\n");
+        assert!(approve.contains("runtime.approve"), "{approve}");
+        let sampling = parse_err("[provider.sampling]\ntop_k = 2\ntemp = 0.2\n");
+        assert!(
+            sampling.contains("unknown key `temp` in [provider.sampling]")
+                && sampling.ends_with("at line 3"),
+            "{sampling}"
+        );
+        let sampling = parse_err("[provider.sampling]\nseed = \"x\"\n");
+        assert!(sampling.contains("provider.sampling.seed"), "{sampling}");
     }
 
     #[test]

@@ -263,7 +263,7 @@ output_per_mtok = 0.0
         }
         // What narrows or grants nothing still applies.
         assert_eq!(config.provider.model.as_deref(), Some("gpt-4o"));
-        assert_eq!(config.runtime.max_turns, Some(3));
+        assert_eq!(config.runtime.limits.max_turns, 3);
         assert_eq!(config.memory.retrieval, Some(false));
         assert_eq!(config.tools.output_limit_bytes, 4096);
         assert_eq!(config.serve.max_concurrent_runs, 2);

@@ -4,56 +4,32 @@
 use std::collections::BTreeMap;
 
 use oxydra::provider::{ModelPrice, PricingTable};
-use serde::{Deserialize, Serialize};
 
-/// The prices of one model, in US dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PriceEntry {
-    /// Input tokens.
-    pub input_per_mtok: f64,
-    /// Output tokens.
-    pub output_per_mtok: f64,
-    /// Input tokens served from the provider's prompt cache (default the input price).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cached_input_per_mtok: Option<f64>,
-    /// Input tokens written to the provider's prompt cache (default the input price;
-    /// Anthropic charges 1.25 times it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_write_per_mtok: Option<f64>,
-}
-
-/// Prices by model name (a name also prices its dated or tagged variants).
-pub type Prices = BTreeMap<String, PriceEntry>;
+/// Prices by model name (a name also prices its dated or tagged variants): the
+/// provider crate's own [`ModelPrice`] is the table's format (the cache rates default
+/// to the input price).
+pub type Prices = BTreeMap<String, ModelPrice>;
 
 /// The built-in table with the configured prices added (they win over built-in ones).
 pub fn table(prices: &Prices) -> PricingTable {
     let mut table = PricingTable::builtin();
-    for (model, entry) in prices {
-        let cached = entry.cached_input_per_mtok.unwrap_or(entry.input_per_mtok);
-        let written = entry.cache_write_per_mtok.unwrap_or(entry.input_per_mtok);
-        table.insert(
-            model.clone(),
-            ModelPrice::new(entry.input_per_mtok, entry.output_per_mtok, cached)
-                .with_cache_write(written),
-        );
+    for (model, price) in prices {
+        table.insert(model.clone(), *price);
     }
     table
 }
 
 /// Checks every price is a finite, non-negative number: `Err((key, message))`.
 pub fn validate(prices: &Prices) -> Result<(), (String, String)> {
-    for (model, entry) in prices {
+    for (model, price) in prices {
         let rates = [
-            ("input_per_mtok", Some(entry.input_per_mtok)),
-            ("output_per_mtok", Some(entry.output_per_mtok)),
-            ("cached_input_per_mtok", entry.cached_input_per_mtok),
-            ("cache_write_per_mtok", entry.cache_write_per_mtok),
+            ("input_per_mtok", price.input_per_mtok),
+            ("output_per_mtok", price.output_per_mtok),
+            ("cached_input_per_mtok", price.cached_input_per_mtok),
+            ("cache_write_per_mtok", price.cache_write_per_mtok),
         ];
         for (name, value) in rates {
-            if let Some(value) = value
-                && !(value.is_finite() && value >= 0.0)
-            {
+            if !(value.is_finite() && value >= 0.0) {
                 return Err((
                     format!("pricing.\"{model}\".{name}"),
                     format!(
@@ -87,15 +63,12 @@ pub fn unknown_price_message(model: &str, kind: super::ProviderKind) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
-    fn entry(input: f64, output: f64) -> PriceEntry {
-        PriceEntry {
-            input_per_mtok: input,
-            output_per_mtok: output,
-            cached_input_per_mtok: None,
-            cache_write_per_mtok: None,
-        }
+    fn entry(input: f64, output: f64) -> ModelPrice {
+        ModelPrice::new(input, output, input)
     }
 
     #[test]
@@ -112,31 +85,47 @@ mod tests {
     }
 
     #[test]
-    fn cache_rates_are_configurable_and_default_to_the_input_price() {
-        let mut prices = Prices::new();
-        let mut cached = entry(2.0, 8.0);
-        cached.cached_input_per_mtok = Some(0.2);
-        cached.cache_write_per_mtok = Some(2.5);
-        prices.insert("my-model".into(), cached);
-        prices.insert("plain".into(), entry(1.0, 1.0));
-        let table = table(&prices);
-        let price = table.price("my-model").unwrap();
-        assert_eq!(price, ModelPrice::new(2.0, 8.0, 0.2).with_cache_write(2.5));
-        assert_eq!(table.price("plain").unwrap().cache_write_per_mtok, 1.0);
+    fn the_table_round_trips_through_model_price() {
         let parsed: Prices = toml::from_str(
-            "[\"m\"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\ncache_write_per_mtok = 1.25\n",
+            "[\"m\"]\ninput_per_mtok = 2.0\noutput_per_mtok = 8.0\ncached_input_per_mtok = 0.2\n\
+             cache_write_per_mtok = 2.5\n[plain]\ninput_per_mtok = 1.0\noutput_per_mtok = 1.0\n",
         )
         .unwrap();
-        assert_eq!(parsed["m"].cache_write_per_mtok, Some(1.25));
-        prices.insert(
-            "bad".into(),
-            PriceEntry {
-                cache_write_per_mtok: Some(-1.0),
-                ..entry(1.0, 1.0)
-            },
+        assert_eq!(
+            parsed["m"],
+            ModelPrice::new(2.0, 8.0, 0.2).with_cache_write(2.5)
         );
-        let (key, _) = validate(&prices).unwrap_err();
-        assert_eq!(key, "pricing.\"bad\".cache_write_per_mtok");
+        // The cache rates default to the input price.
+        assert_eq!(parsed["plain"], entry(1.0, 1.0));
+        let printed = toml::to_string(&parsed).unwrap();
+        assert_eq!(toml::from_str::<Prices>(&printed).unwrap(), parsed);
+    }
+
+    #[test]
+    fn a_bad_key_or_value_names_the_key() {
+        let parse_err = |text: &str| {
+            crate::parse(Path::new("/cfg/oxydra.toml"), text)
+                .unwrap_err()
+                .to_string()
+        };
+        let unknown =
+            parse_err("[pricing.m]\ninput_per_mtok = 1.0\noutput_per_mtok = 1.0\ncache = 1\n");
+        assert!(
+            unknown.contains("unknown key `cache` in [pricing.m]"),
+            "{unknown}"
+        );
+        assert!(unknown.contains("at line 4"), "{unknown}");
+        let missing = parse_err("[pricing.m]\ninput_per_mtok = 1.0\n");
+        assert!(missing.contains("output_per_mtok"), "{missing}");
+        let mistyped = parse_err("[pricing.m]\ninput_per_mtok = \"1\"\noutput_per_mtok = 1.0\n");
+        assert!(mistyped.contains("pricing.m.input_per_mtok"), "{mistyped}");
+        let negative = parse_err(
+            "[pricing.m]\ninput_per_mtok = 1.0\noutput_per_mtok = 1.0\ncache_write_per_mtok = -1.0\n",
+        );
+        assert!(
+            negative.contains("pricing.\"m\".cache_write_per_mtok"),
+            "{negative}"
+        );
     }
 
     #[test]

@@ -13,7 +13,6 @@ use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
 use oxydra_types::{SafetyTier, ToolSchema};
 use serde_json::{Value, json};
 
-use crate::coordinator::{Coordinator, CoordinatorHandle};
 use crate::error::CoordinatorError;
 
 /// Name of the listing tool.
@@ -28,12 +27,27 @@ pub const AGENT_TOOL_NAMES: [&str; 3] = [LIST_AGENT_BLUEPRINTS, START_AGENT_RUN,
 /// Longest `get_agent_run` waits for a run to end, in seconds.
 pub const MAX_WAIT_SECS: u64 = 60;
 
-/// The three tools, bound to `handle`.
-pub fn agent_tools(handle: &CoordinatorHandle) -> Vec<Arc<dyn Tool>> {
+/// What the agent tools ask of a coordinator, each answer the HTTP API's JSON. A
+/// [`CoordinatorHandle`](crate::CoordinatorHandle) is one (the tools hold it, not the
+/// coordinator, so tools registered in its own runners do not keep it alive); the
+/// trait keeps this module below the coordinator it serves.
+#[async_trait]
+pub trait AgentRuns: Send + Sync + std::fmt::Debug {
+    /// `GET /agents`: `{"agents": [...]}`.
+    async fn list_blueprints(&self) -> Result<Value, ToolError>;
+    /// `POST /runs`: validates and starts a run; `{"run_id", "status"}`.
+    async fn create_run(&self, agent_name: &str, parameters: Value) -> Result<Value, ToolError>;
+    /// `GET /runs/{id}`, after waiting up to `wait` for the run to end.
+    async fn wait_for_run(&self, run_id: &str, wait: Duration) -> Result<Value, ToolError>;
+}
+
+/// The three tools, bound to `api` (a [`CoordinatorHandle`](crate::CoordinatorHandle)).
+pub fn agent_tools(api: &(impl AgentRuns + Clone + 'static)) -> Vec<Arc<dyn Tool>> {
+    let api: Arc<dyn AgentRuns> = Arc::new(api.clone());
     vec![
-        Arc::new(ListAgentBlueprints(handle.clone())),
-        Arc::new(StartAgentRun(handle.clone())),
-        Arc::new(GetAgentRun(handle.clone())),
+        Arc::new(ListAgentBlueprints(Arc::clone(&api))),
+        Arc::new(StartAgentRun(Arc::clone(&api))),
+        Arc::new(GetAgentRun(api)),
     ]
 }
 
@@ -46,22 +60,8 @@ pub fn agent_tool_rules() -> Vec<ToolRule> {
     vec![ToolRule::new(GET_AGENT_RUN, ToolRuleKind::NeverDedupe)]
 }
 
-impl Coordinator {
-    /// The agent tools, bound to this coordinator (register them for an orchestrating
-    /// agent).
-    pub fn agent_tools(&self) -> Vec<Arc<dyn Tool>> {
-        agent_tools(&self.handle())
-    }
-}
-
-fn coordinator(handle: &CoordinatorHandle) -> Result<Coordinator, ToolError> {
-    handle
-        .upgrade()
-        .ok_or_else(|| ToolError::Failed("the coordinator has shut down".into()))
-}
-
 /// The API's JSON error body ([`CoordinatorError::body`]) as the tool's error.
-fn api_error(error: CoordinatorError) -> ToolError {
+pub(crate) fn api_error(error: CoordinatorError) -> ToolError {
     if error.is_internal() {
         tracing::error!(error = %error, "coordinator request failed");
     }
@@ -72,13 +72,14 @@ fn json_output(value: Value) -> ToolOutput {
     ToolOutput::from(value)
 }
 
-fn to_value(value: impl serde::Serialize) -> Result<Value, ToolError> {
+/// An answer of the API as JSON.
+pub(crate) fn to_value(value: impl serde::Serialize) -> Result<Value, ToolError> {
     serde_json::to_value(value).map_err(|error| ToolError::Failed(error.to_string()))
 }
 
 /// `list_agent_blueprints`: `{"agents": [...]}` as `GET /agents` returns it.
 #[derive(Debug, Clone)]
-pub struct ListAgentBlueprints(pub CoordinatorHandle);
+pub struct ListAgentBlueprints(pub Arc<dyn AgentRuns>);
 
 #[async_trait]
 impl Tool for ListAgentBlueprints {
@@ -98,17 +99,13 @@ impl Tool for ListAgentBlueprints {
     }
 
     async fn execute(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let listing = coordinator(&self.0)?
-            .list_blueprints()
-            .await
-            .map_err(api_error)?;
-        Ok(json_output(to_value(listing)?))
+        Ok(json_output(self.0.list_blueprints().await?))
     }
 }
 
 /// `start_agent_run`: validates and starts a run; `{"run_id", "status"}`.
 #[derive(Debug, Clone)]
-pub struct StartAgentRun(pub CoordinatorHandle);
+pub struct StartAgentRun(pub Arc<dyn AgentRuns>);
 
 #[async_trait]
 impl Tool for StartAgentRun {
@@ -144,18 +141,16 @@ impl Tool for StartAgentRun {
                 message: "`agent_name` must be a string".into(),
             })?;
         let parameters = args.get("parameters").cloned().unwrap_or_else(|| json!({}));
-        let created = coordinator(&self.0)?
-            .create_run(agent_name, parameters)
-            .await
-            .map_err(api_error)?;
-        Ok(json_output(to_value(created)?))
+        Ok(json_output(
+            self.0.create_run(agent_name, parameters).await?,
+        ))
     }
 }
 
 /// `get_agent_run`: the run as `GET /runs/{id}` returns it, optionally after waiting
 /// for it to end. Never deduped (see [`agent_tool_rules`]).
 #[derive(Debug, Clone)]
-pub struct GetAgentRun(pub CoordinatorHandle);
+pub struct GetAgentRun(pub Arc<dyn AgentRuns>);
 
 #[async_trait]
 impl Tool for GetAgentRun {
@@ -193,12 +188,10 @@ impl Tool for GetAgentRun {
             .and_then(Value::as_u64)
             .unwrap_or(0)
             .min(MAX_WAIT_SECS);
-        let coordinator = coordinator(&self.0)?;
         let run = tokio::select! {
-            run = coordinator.wait_for_run(run_id, Duration::from_secs(wait)) => run,
+            run = self.0.wait_for_run(run_id, Duration::from_secs(wait)) => run,
             () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
-        }
-        .map_err(api_error)?;
-        Ok(json_output(to_value(run)?))
+        }?;
+        Ok(json_output(run))
     }
 }

@@ -5,9 +5,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
+use async_trait::async_trait;
+use oxydra_tools::{Tool, ToolError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::agent_tools::{AgentRuns, agent_tools, api_error, to_value};
 use crate::blueprint::{Blueprint, BlueprintSummary};
 use crate::claim_source::SharedSettings;
 use crate::config::{BlueprintConfig, CoordinatorConfig};
@@ -86,6 +89,47 @@ impl CoordinatorHandle {
     }
 }
 
+impl CoordinatorHandle {
+    /// The coordinator, or the tool error of one that has shut down.
+    fn live(&self) -> Result<Coordinator, ToolError> {
+        self.upgrade()
+            .ok_or_else(|| ToolError::Failed("the coordinator has shut down".into()))
+    }
+}
+
+#[async_trait]
+impl AgentRuns for CoordinatorHandle {
+    async fn list_blueprints(&self) -> Result<Value, ToolError> {
+        to_value(self.live()?.list_blueprints().await.map_err(api_error)?)
+    }
+
+    async fn create_run(&self, agent_name: &str, parameters: Value) -> Result<Value, ToolError> {
+        let created = self
+            .live()?
+            .create_run(agent_name, parameters)
+            .await
+            .map_err(api_error)?;
+        to_value(created)
+    }
+
+    async fn wait_for_run(&self, run_id: &str, wait: Duration) -> Result<Value, ToolError> {
+        let run = self
+            .live()?
+            .wait_for_run(run_id, wait)
+            .await
+            .map_err(api_error)?;
+        to_value(run)
+    }
+}
+
+impl Coordinator {
+    /// The agent tools, bound to this coordinator (register them for an orchestrating
+    /// agent).
+    pub fn agent_tools(&self) -> Vec<Arc<dyn Tool>> {
+        agent_tools(&self.handle())
+    }
+}
+
 /// The SQLite run store on `config.db` (in memory when unset).
 #[cfg(feature = "sqlite")]
 async fn open_default_store(
@@ -120,7 +164,7 @@ impl Coordinator {
         let loaded = load_blueprints(blueprints)?;
         let handle = CoordinatorHandle::default();
         let (deps, default_max_cost) = metered(deps);
-        let runner = deps.into_runner(&loaded, handle.clone())?;
+        let runner = deps.into_runner(&loaded, agent_tools(&handle))?;
         Self::assemble(
             config,
             loaded,
@@ -160,7 +204,7 @@ impl Coordinator {
         let loaded = load_blueprints(blueprints)?;
         let handle = CoordinatorHandle::default();
         let (deps, default_max_cost) = metered(deps);
-        let runner = deps.into_runner(&loaded, handle.clone())?;
+        let runner = deps.into_runner(&loaded, agent_tools(&handle))?;
         Self::assemble(
             config,
             loaded,

@@ -80,8 +80,9 @@ mod validation;
 mod worker;
 
 pub use agent_tools::{
-    AGENT_TOOL_NAMES, GET_AGENT_RUN, GetAgentRun, LIST_AGENT_BLUEPRINTS, ListAgentBlueprints,
-    MAX_WAIT_SECS, START_AGENT_RUN, StartAgentRun, agent_tool_rules, agent_tools,
+    AGENT_TOOL_NAMES, AgentRuns, GET_AGENT_RUN, GetAgentRun, LIST_AGENT_BLUEPRINTS,
+    ListAgentBlueprints, MAX_WAIT_SECS, START_AGENT_RUN, StartAgentRun, agent_tool_rules,
+    agent_tools,
 };
 pub use approval_row::{
     APPROVAL_COLUMNS, ApprovalRow, DecidedApproval, RecordedDecision, encode_decision,

@@ -25,7 +25,7 @@ use crate::error::LocalError;
 use crate::grammar::{ROOT_RULE, ToolGrammar};
 use crate::model_info::ModelInfo;
 use crate::repetition_guard::RepetitionGuard;
-use crate::sampling::{Sampling, SamplingOverrides};
+use crate::sampling::{LocalSampling, Sampling, SamplingOverrides};
 use crate::template::ChatTemplate;
 
 /// The finish reason of a generation the repetition guard ended.

@@ -73,8 +73,8 @@ pub use provider::{
 pub use repetition_guard::RepetitionGuard;
 pub use sampling::{
     DEFAULT_MAX_TOKENS, DEFAULT_MIN_P, DEFAULT_REPEAT_LAST_N, DEFAULT_REPEAT_PENALTY,
-    DEFAULT_TEMPERATURE, DEFAULT_TOP_K, DEFAULT_TOP_P, SMALL_MODEL_TEMPERATURE, SMALL_MODEL_TOP_P,
-    Sampling, SamplingOverrides,
+    DEFAULT_TEMPERATURE, DEFAULT_TOP_K, DEFAULT_TOP_P, LocalSampling, SMALL_MODEL_TEMPERATURE,
+    SMALL_MODEL_TOP_P, Sampling, SamplingOverrides,
 };
 pub use template::{ChatTemplate, FALLBACK_TEMPLATE, OUTPUT_ALLOWANCE, TEMPLATE_FUEL};
 pub use tool_format::{ParsedCall, ToolFormat};

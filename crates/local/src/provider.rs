@@ -29,7 +29,7 @@ const NO_PROJECTOR: &str = "the embedded llama.cpp model has no multimodal proje
 use crate::grammar::{ToolGrammar, answer_grammar, one_call_grammar, tool_grammar};
 use crate::model::{self, LoadedModel};
 use crate::output::{OutputSplitter, Split, next_call_id};
-use crate::sampling::{Sampling, SamplingOverrides};
+use crate::sampling::{LocalSampling, Sampling, SamplingOverrides};
 use crate::small_schema;
 use crate::tool_format::ToolFormat;
 use crate::workspace_paths::{self, WorkspacePaths};

@@ -39,32 +39,28 @@ pub const SMALL_MODEL_TEMPERATURE: f32 = 0.2;
 /// model card).
 pub const SMALL_MODEL_TOP_P: f32 = 0.9;
 
-/// Sampling settings, each `None` where it is not set: what the configuration
-/// (`[provider.sampling]`) or a GGUF's `general.sampling.*` metadata says.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct SamplingOverrides {
-    /// Temperature; `0`: greedy.
-    pub temperature: Option<f32>,
-    /// Top-k; `0` or less: off.
-    pub top_k: Option<i32>,
-    /// Top-p (nucleus); `1`: off.
-    pub top_p: Option<f32>,
-    /// Min-p; `0`: off.
-    pub min_p: Option<f32>,
-    /// Repetition penalty; `1`: off.
-    pub repeat_penalty: Option<f32>,
-    /// The tokens the repetition penalty looks back over; `0`: off.
-    pub repeat_last_n: Option<i32>,
-    /// The most output tokens per answer.
-    pub max_tokens: Option<u32>,
-    /// The random seed; `None`: a new one for each answer.
-    pub seed: Option<u32>,
-}
+pub use oxydra_provider::SamplingOverrides;
 
-impl SamplingOverrides {
+/// What the local provider does with [`SamplingOverrides`] (the type is the provider
+/// crate's, the file format of `[provider.sampling]`): a small model's defaults, the
+/// GGUF's recommendation, and the settings resolved and checked.
+pub trait LocalSampling: Sized {
     /// The defaults of a small model: [`SMALL_MODEL_TEMPERATURE`] and
     /// [`SMALL_MODEL_TOP_P`], the rest unset.
-    pub fn small_model() -> Self {
+    fn small_model() -> Self;
+
+    /// Every setting, the defaults filling what is not set; an out-of-range value is
+    /// an error naming its key (llama.cpp would abort on some of them).
+    fn resolve(self) -> Result<Sampling, LocalError>;
+
+    /// The recommendation in a model's GGUF metadata (`general.sampling.temp`,
+    /// `top_k`, `top_p`, `min_p`, `penalty_repeat`, `penalty_last_n`); keys that are
+    /// missing or unreadable are left unset.
+    fn from_model(model: &LlamaModel) -> Self;
+}
+
+impl LocalSampling for SamplingOverrides {
+    fn small_model() -> Self {
         Self {
             temperature: Some(SMALL_MODEL_TEMPERATURE),
             top_p: Some(SMALL_MODEL_TOP_P),
@@ -72,23 +68,7 @@ impl SamplingOverrides {
         }
     }
 
-    /// Settings where `self` has none taken from `fallback`.
-    pub fn or(self, fallback: Self) -> Self {
-        Self {
-            temperature: self.temperature.or(fallback.temperature),
-            top_k: self.top_k.or(fallback.top_k),
-            top_p: self.top_p.or(fallback.top_p),
-            min_p: self.min_p.or(fallback.min_p),
-            repeat_penalty: self.repeat_penalty.or(fallback.repeat_penalty),
-            repeat_last_n: self.repeat_last_n.or(fallback.repeat_last_n),
-            max_tokens: self.max_tokens.or(fallback.max_tokens),
-            seed: self.seed.or(fallback.seed),
-        }
-    }
-
-    /// Every setting, the defaults filling what is not set; an out-of-range value is
-    /// an error naming its key (llama.cpp would abort on some of them).
-    pub fn resolve(self) -> Result<Sampling, LocalError> {
+    fn resolve(self) -> Result<Sampling, LocalError> {
         let sampling = Sampling {
             temperature: self.temperature.unwrap_or(DEFAULT_TEMPERATURE),
             top_k: self.top_k.unwrap_or(DEFAULT_TOP_K),
@@ -103,10 +83,7 @@ impl SamplingOverrides {
         Ok(sampling)
     }
 
-    /// The recommendation in a model's GGUF metadata (`general.sampling.temp`,
-    /// `top_k`, `top_p`, `min_p`, `penalty_repeat`, `penalty_last_n`); keys that are
-    /// missing or unreadable are left unset.
-    pub fn from_model(model: &LlamaModel) -> Self {
+    fn from_model(model: &LlamaModel) -> Self {
         let read = |key: &str| model.meta_val_str(&format!("general.sampling.{key}")).ok();
         let float = |key: &str| read(key).and_then(|v| v.trim().parse::<f32>().ok());
         let int = |key: &str| read(key).and_then(|v| v.trim().parse::<i32>().ok());

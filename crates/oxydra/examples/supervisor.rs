@@ -22,14 +22,14 @@ async fn define(
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let events = Arc::new(CollectingEventSink::new());
+    // Four turns at most (`RuntimeLimits` may gain fields: default, then assign).
+    let mut lexicographer_limits = RuntimeLimits::default();
+    lexicographer_limits.max_turns = 4;
     let lexicographer = AgentRuntime::builder()
         .provider_from_env("openai", "gpt-4o-mini")
         .system_prompt("You define words precisely, using your dictionary.")
         .tool(Define)
-        .limits(RuntimeLimits {
-            max_turns: 4,
-            ..RuntimeLimits::default()
-        })
+        .limits(lexicographer_limits)
         .build()?;
     let supervisor = AgentRuntime::builder()
         .provider_from_env("openai", "gpt-4o-mini")

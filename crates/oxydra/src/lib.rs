@@ -117,6 +117,9 @@
 //!     let memory = Arc::new(SqliteMemory::open_async("oxydra.db", SqliteConfig::default()).await?);
 //!     let api_key = std::env::var("OPENAI_API_KEY").ok();
 //!     let provider = OpenAiProvider::new(ProviderConfig::new(OPENAI_BASE_URL, api_key));
+//!     // Budgets: the defaults, the cost capped (`RuntimeLimits` may gain fields).
+//!     let mut limits = RuntimeLimits::default();
+//!     limits.max_cost = Some(0.50);
 //!     let runtime = AgentRuntime::builder()
 //!         // Retried with the default `RetryPolicy` (`.without_retries()` opts out).
 //!         .provider(Arc::new(provider))
@@ -126,11 +129,7 @@
 //!         .workspace_root(".")
 //!         .memory(memory.clone())
 //!         .retrieval(memory)
-//!         .limits(RuntimeLimits {
-//!             max_turns: 8,
-//!             max_cost: Some(0.50),
-//!             ..RuntimeLimits::default()
-//!         })
+//!         .limits(limits)
 //!         .build()?;
 //!
 //!     // Stream the run: text as it arrives, progress lines, then the outcome.

@@ -78,6 +78,7 @@ mod request;
 mod response_cap;
 mod responses;
 mod retry_policy;
+mod sampling_overrides;
 #[cfg(feature = "testing")]
 mod scripted;
 pub mod sse;
@@ -107,5 +108,6 @@ pub use reliable::ReliableProvider;
 pub use request::{ProviderRequest, ProviderResponse, ToolChoice};
 pub use responses::{OpenAiResponsesProvider, OpenAiResponsesStreamDecoder};
 pub use retry_policy::{RetryPolicy, is_retryable, parse_retry_after};
+pub use sampling_overrides::SamplingOverrides;
 #[cfg(feature = "testing")]
 pub use scripted::{ScriptedProvider, ScriptedTurn};

@@ -105,7 +105,8 @@ pub use error::RuntimeError;
 pub use event_scrub::scrub_event;
 pub use events::{CollectingEventSink, EventSink, NoopEventSink, RuntimeEvent, RuntimeEventStream};
 pub use limits::{
-    DEFAULT_MAX_TURNS, DEFAULT_SUMMARY_TRIGGER_RATIO, DEFAULT_TURN_TIMEOUT, RuntimeLimits,
+    DEFAULT_MAX_TURNS, DEFAULT_SAFETY_BUFFER_TOKENS, DEFAULT_SUMMARY_TRIGGER_RATIO,
+    DEFAULT_TURN_TIMEOUT, RuntimeLimits,
 };
 pub use oxydra_executor::{
     AfterToolDecision, BeforeToolDecision, Hook, HookChain, HookError, HookPoint, HookStop,

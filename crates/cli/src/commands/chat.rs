@@ -257,7 +257,7 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
     effective.require_known_price(&args.options)?;
     let renderer = Arc::new(
         Renderer::for_format(args.options.output)
-            .with_workspace(effective.runtime.workspace.clone())
+            .with_workspace(effective.workspace.clone())
             .with_cost_unknown(!effective.price_known()),
     );
     let input = TerminalInput::stdin();
@@ -291,7 +291,7 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
         output: args.options.output,
         queued: VecDeque::new(),
     };
-    if chat.effective.runtime.session.is_some() || args.options.continue_latest {
+    if chat.effective.session.is_some() || args.options.continue_latest {
         chat.say_whose_prompt().await;
     }
     let mut interrupted = false;
@@ -383,7 +383,7 @@ impl Chat {
         self.renderer.reset();
         // `@path` attachments are read before anything starts: a file that cannot be
         // attached sends and stores nothing.
-        let attached = match chat_attach::attachments(text, &self.effective.runtime.workspace) {
+        let attached = match chat_attach::attachments(text, &self.effective.workspace) {
             Ok(attached) => attached,
             Err(why) => {
                 self.renderer.ensure_ended("config", &why);

@@ -67,18 +67,53 @@ fn provider_table(provider: Option<&EffectiveProvider>) -> String {
     table
 }
 
+/// `[runtime]` at the runtime's defaults, commented out.
+fn runtime_table() -> String {
+    let limits = oxydra::runtime::RuntimeLimits::default();
+    let line = |setting: String, comment: &str| {
+        if comment.is_empty() {
+            format!("# {setting}\n")
+        } else {
+            format!("{:<39}# {comment}\n", format!("# {setting}"))
+        }
+    };
+    [
+        "\n[runtime]\n".to_owned(),
+        line(
+            format!("max_turns = {}", limits.max_turns),
+            "provider calls per task (>= 1)",
+        ),
+        line(
+            "max_cost = 1.0".to_owned(),
+            "US dollars per task; the model's price must be known",
+        ),
+        line(
+            format!("turn_timeout_secs = {}", limits.turn_timeout.as_secs()),
+            "",
+        ),
+        line(
+            format!("summary_trigger_ratio = {}", limits.summary_trigger_ratio),
+            "summarise older turns past this share of the context",
+        ),
+        line("max_output_tokens = 4096".to_owned(), ""),
+        line("system_prompt = \"You are ...\"".to_owned(), ""),
+        line(
+            "approve = \"ask\"".to_owned(),
+            "ask | always | never: consent for privileged tools",
+        ),
+        line(
+            format!(
+                "session_wait_secs = {:?}",
+                oxydra::runtime::DEFAULT_SESSION_WAIT.as_secs_f64()
+            ),
+            "",
+        ),
+    ]
+    .concat()
+}
+
 /// Everything else, at its default, commented out.
 const REST: &str = r#"
-[runtime]
-# max_turns = 8                        # provider calls per task (>= 1)
-# max_cost = 1.0                       # US dollars per task; the model's price must be known
-# turn_timeout_secs = 120
-# summary_trigger_ratio = 0.8          # summarise older turns past this share of the context
-# max_output_tokens = 4096
-# system_prompt = "You are ..."
-# approve = "ask"                      # ask | always | never: consent for privileged tools
-# session_wait_secs = 2.0
-
 [memory]
 # db = "oxydra.db"                     # relative to this file; default in the user data dir
 # retrieval = true
@@ -106,8 +141,9 @@ const REST: &str = r#"
 /// The commented configuration, with `provider` (the one a run would use now).
 pub fn template(provider: Option<&EffectiveProvider>) -> String {
     format!(
-        "# oxydra configuration. Check it with `oxydra run --print-config`.\n\n{}{REST}",
-        provider_table(provider)
+        "# oxydra configuration. Check it with `oxydra run --print-config`.\n\n{}{}{REST}",
+        provider_table(provider),
+        runtime_table()
     )
 }
 
@@ -194,6 +230,7 @@ mod tests {
             thinking_budget: None,
             threads: None,
             sampling: None,
+            hf_endpoint: None,
         }
     }
 

@@ -94,9 +94,9 @@ fn cli_error(error: McpServerError) -> CliError {
 fn builtin_tools(names: &[String], settings: &ServiceConfig) -> Result<BuiltinTools, CliError> {
     let registry = ToolRegistry::with_builtin_subset(&settings.tools, names)
         .map_err(|error| cli_error(error.into()))?;
-    let tools = BuiltinTools::new(registry, settings.runtime.workspace.clone())
-        .with_rules(settings.rules.clone());
-    Ok(match settings.runtime.approve {
+    let tools =
+        BuiltinTools::new(registry, settings.workspace.clone()).with_rules(settings.rules.clone());
+    Ok(match settings.approve() {
         ApproveMode::Always => tools.with_permission_broker(Arc::new(AlwaysApprove)),
         ApproveMode::Ask | ApproveMode::Never => tools,
     })
@@ -109,7 +109,7 @@ fn server(
     tools: Option<&[String]>,
 ) -> Result<McpServer, CliError> {
     let mut builder = McpServer::builder(&service.coordinator)
-        .workspace(settings.runtime.workspace.clone())
+        .workspace(settings.workspace.clone())
         .approvals(service::approvals_wait(settings));
     if let Some(names) = tools {
         builder = builder.builtin_tools(builtin_tools(names, settings)?);

@@ -45,7 +45,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let attached = image_parts(&args.image)?;
     let renderer = Arc::new(
         Renderer::for_format(args.options.output)
-            .with_workspace(effective.runtime.workspace.clone())
+            .with_workspace(effective.workspace.clone())
             .with_cost_unknown(!effective.price_known()),
     );
     let interrupts = Interrupts::install();
@@ -69,7 +69,7 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let result = request.await;
     interrupts.end_turn();
     renderer.finish();
-    let fresh = effective.runtime.session.is_none() && !args.options.continue_latest;
+    let fresh = effective.session.is_none() && !args.options.continue_latest;
     let kept = match &result {
         Err(error) if fresh && !matches!(error, RuntimeError::Cancelled) => {
             !discard_if_unanswered(agent.memory.as_ref(), &session).await

@@ -82,7 +82,7 @@ pub async fn bind(
         None => (settings.serve.addr.clone(), "serve.addr"),
     };
     let socket = resolve(&addr, origin).await?;
-    let auth_token = service::auth_token(settings)?;
+    let auth_token = crate::config::auth_token(settings)?;
     let open_allowed = args.insecure_no_auth || settings.serve.allow_unauthenticated;
     if auth_token.is_none() && !socket.ip().is_loopback() {
         if !open_allowed {

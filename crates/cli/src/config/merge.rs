@@ -8,14 +8,16 @@ use oxydra::tools::BuiltinToolsConfig;
 use serde::Serialize;
 
 pub use super::database::EffectiveMemory;
-use super::database::{Database, FileDb, absolute, db_origin, resolve_db};
+use super::database::{Database, FileDb, db_origin, resolve_db};
 use super::provider_pick::{EffectiveProvider, KeyNeed, merge_provider};
 use oxydra::coordinator::BlueprintConfig;
 use oxydra::executor::ToolRule;
 use oxydra_config::LoadedFile;
 
 use oxydra::coordinator::CoordinatorConfig;
+use oxydra_config::RuntimeSection;
 
+use super::run_settings::Asked;
 use super::{ApproveMode, EnvLookup};
 use crate::args::{ListOptions, RunOptions};
 use crate::error::CliError;
@@ -36,8 +38,16 @@ pub struct Merged<P> {
     pub ignored: Vec<oxydra_config::Ignored>,
     /// The provider.
     pub provider: P,
-    /// Budgets and behaviour of the loop.
-    pub runtime: EffectiveRuntime,
+    /// `[runtime]`: the runtime's limits with the flags applied, the system prompt,
+    /// the tool choice, and `approve` decided (never unset after the merge; see
+    /// [`Merged::approve`]).
+    pub runtime: RuntimeSection,
+    /// Root of the file tools (a flag, not a file setting: printed as a comment).
+    #[serde(skip)]
+    pub workspace: PathBuf,
+    /// Session to continue (a flag, not a file setting: printed as a comment).
+    #[serde(skip)]
+    pub session: Option<String>,
     /// Where sessions (and runs) are stored.
     pub memory: EffectiveMemory,
     /// Tool settings.
@@ -60,6 +70,10 @@ pub struct Merged<P> {
     /// Prices of models the built-in table does not know.
     #[serde(skip_serializing_if = "super::Prices::is_empty")]
     pub pricing: super::Prices,
+    /// The service commands only: the providers blueprints may name besides the
+    /// configured one (each kind's public API whose key variable is set).
+    #[serde(skip)]
+    pub named_providers: Vec<EffectiveProvider>,
 }
 
 /// What a run uses, after merging.
@@ -68,64 +82,6 @@ pub type Effective = Merged<EffectiveProvider>;
 /// What `oxydra serve`, `agents list` and `mcp list` use: the merged settings, where a
 /// provider is optional (without one, deterministic agents still run).
 pub type ServiceConfig = Merged<Option<EffectiveProvider>>;
-
-/// Loop budgets and behaviour.
-#[derive(Debug, Clone, Serialize)]
-pub struct EffectiveRuntime {
-    /// Most turns.
-    pub max_turns: usize,
-    /// Most cost (US dollars).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_cost: Option<f64>,
-    /// Most seconds per turn.
-    pub turn_timeout_secs: u64,
-    /// Rolling-summary trigger.
-    pub summary_trigger_ratio: f64,
-    /// Context window override.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub context_window: Option<u32>,
-    /// Output token cap.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_output_tokens: Option<u32>,
-    /// System prompt.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub system_prompt: Option<String>,
-    /// How consent is answered.
-    pub approve: ApproveMode,
-    /// Root of the file tools (a flag, not a file setting: printed as a comment).
-    #[serde(skip)]
-    pub workspace: PathBuf,
-    /// Session to continue (a flag, not a file setting: printed as a comment).
-    #[serde(skip)]
-    pub session: Option<String>,
-    /// Most seconds a run waits for a session another run is writing.
-    pub session_wait_secs: f64,
-    /// The tool choice (`auto`, `none`, `required` or a tool's name); unset: see
-    /// `--tool-choice`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_choice: Option<String>,
-}
-
-impl EffectiveRuntime {
-    /// The runtime's budgets and context settings.
-    pub fn limits(&self) -> oxydra::runtime::RuntimeLimits {
-        oxydra::runtime::RuntimeLimits {
-            max_turns: self.max_turns,
-            max_cost: self.max_cost,
-            turn_timeout: std::time::Duration::from_secs(self.turn_timeout_secs),
-            summary_trigger_ratio: self.summary_trigger_ratio,
-            context_window: self.context_window,
-            max_output_tokens: self.max_output_tokens,
-            ..oxydra::runtime::RuntimeLimits::default()
-        }
-    }
-
-    /// How long a run waits for a session another run is writing.
-    pub fn session_wait(&self) -> std::time::Duration {
-        std::time::Duration::try_from_secs_f64(self.session_wait_secs)
-            .unwrap_or(oxydra::runtime::DEFAULT_SESSION_WAIT)
-    }
-}
 
 /// Where the file names the database.
 fn file_db(file: &LoadedFile) -> FileDb<'_> {
@@ -136,6 +92,12 @@ fn file_db(file: &LoadedFile) -> FileDb<'_> {
 }
 
 impl<P> Merged<P> {
+    /// How consent is answered, as the merge decided it.
+    pub fn approve(&self) -> ApproveMode {
+        // The merge always sets it; unset would be the strictest answer.
+        self.runtime.approve.unwrap_or(ApproveMode::Never)
+    }
+
     /// The built-in prices with the configured ones added.
     pub fn pricing_table(&self) -> oxydra::provider::PricingTable {
         oxydra_config::pricing_table(&self.pricing)
@@ -153,7 +115,7 @@ impl Effective {
     /// is unknown: it could not be counted, so it would silently allow anything.
     pub fn require_known_price(&self, flags: &RunOptions) -> Result<(), CliError> {
         let model = &self.provider.model;
-        if self.runtime.max_cost.is_none() || self.price_known() {
+        if self.runtime.limits.max_cost.is_none() || self.price_known() {
             return Ok(());
         }
         let message = oxydra_config::unknown_price_message(model, self.provider.kind);
@@ -229,18 +191,11 @@ pub fn merge_service(
         Err(CliError::NoProvider | CliError::UntrustedProvider { .. }) => None,
         Err(error) => return Err(error),
     };
-    merge_settings(file, flags, env, Asked::Later, provider)
-}
-
-/// Who answers the consent requests that `approve = "ask"` leaves open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Asked {
-    /// A person at the terminal, when stdin is one (the flag); else no one, and `ask`
-    /// (or unset) becomes `never`.
-    Terminal(bool),
-    /// A person later, through the API (`serve`, `mcp serve`): `ask`, also when unset,
-    /// makes the run wait for a decision (DESIGN.md §3.8).
-    Later,
+    let named_providers =
+        super::service::named_providers(provider.as_ref().map(|p: &EffectiveProvider| p.kind), env);
+    let mut merged = merge_settings(file, flags, env, Asked::Later, provider)?;
+    merged.named_providers = named_providers;
+    Ok(merged)
 }
 
 /// Everything but the provider, which is merged already.
@@ -251,55 +206,8 @@ fn merge_settings<P>(
     asked: Asked,
     provider: P,
 ) -> Result<Merged<P>, CliError> {
-    let section = &file.config.runtime;
-
-    let max_turns = flags
-        .max_turns
-        .or(section.max_turns)
-        .unwrap_or(oxydra::runtime::DEFAULT_MAX_TURNS);
-    if max_turns == 0 {
-        return Err(CliError::Flag {
-            flag: "--max-turns",
-            message: "expected at least 1, found 0".into(),
-        });
-    }
-    let max_cost = flags.max_cost.or(section.max_cost);
-    if let Some(cost) = flags.max_cost
-        && !(cost.is_finite() && cost > 0.0)
-    {
-        return Err(CliError::Flag {
-            flag: "--max-cost",
-            message: format!("expected a positive number, found {cost}"),
-        });
-    }
-    let turn_timeout_secs = flags
-        .turn_timeout
-        .or(section.turn_timeout_secs)
-        .unwrap_or(oxydra::runtime::DEFAULT_TURN_TIMEOUT.as_secs());
-    if turn_timeout_secs == 0 {
-        return Err(CliError::Flag {
-            flag: "--turn-timeout",
-            message: "expected at least 1 second, found 0".into(),
-        });
-    }
-    let approve = match (flags.approve.or(section.approve), asked) {
-        (Some(ApproveMode::Ask) | None, Asked::Terminal(false)) => ApproveMode::Never,
-        (Some(mode), _) => mode,
-        (None, Asked::Terminal(true) | Asked::Later) => ApproveMode::Ask,
-    };
-    let workspace = match &flags.workspace {
-        Some(dir) if !dir.is_dir() => {
-            return Err(CliError::Flag {
-                flag: "--workspace",
-                message: format!("{} is not a directory", dir.display()),
-            });
-        }
-        Some(dir) => dir.clone(),
-        None => PathBuf::from("."),
-    };
-    let workspace = workspace
-        .canonicalize()
-        .unwrap_or_else(|_| absolute(&workspace));
+    let runtime = super::run_settings::runtime(&file.config.runtime, flags, asked)?;
+    let workspace = super::run_settings::workspace(flags)?;
 
     let db = resolve_db(file_db(file), flags.db.as_deref(), env)?;
     let db_origin = db_origin(file_db(file), flags.db.as_deref(), env);
@@ -326,24 +234,9 @@ fn merge_settings<P>(
         user_file: file.user_file.clone(),
         ignored: file.ignored.clone(),
         provider,
-        runtime: EffectiveRuntime {
-            max_turns,
-            max_cost,
-            turn_timeout_secs,
-            summary_trigger_ratio: section
-                .summary_trigger_ratio
-                .unwrap_or(oxydra::runtime::DEFAULT_SUMMARY_TRIGGER_RATIO),
-            context_window: section.context_window,
-            max_output_tokens: section.max_output_tokens,
-            system_prompt: section.system_prompt.clone(),
-            approve,
-            workspace,
-            session: flags.session.clone(),
-            session_wait_secs: section
-                .session_wait_secs
-                .unwrap_or(oxydra::runtime::DEFAULT_SESSION_WAIT.as_secs_f64()),
-            tool_choice: flags.tool_choice.clone().or(section.tool_choice.clone()),
-        },
+        runtime,
+        workspace,
+        session: flags.session.clone(),
         memory: EffectiveMemory {
             db,
             origin: db_origin,
@@ -361,6 +254,7 @@ fn merge_settings<P>(
         hooks: file.config.hooks.clone(),
         serve: file.config.serve.clone(),
         pricing: file.config.pricing.clone(),
+        named_providers: Vec::new(),
     })
 }
 
@@ -469,7 +363,7 @@ mod tests {
         let effective = merge(&loaded, &RunOptions::default(), &env, true).unwrap();
         assert_eq!(effective.provider.model, "env-model");
         assert_eq!(effective.provider.base_url, "http://file");
-        assert_eq!(effective.runtime.max_turns, 4);
+        assert_eq!(effective.runtime.limits.max_turns, 4);
         assert_eq!(
             effective.memory.db,
             Database::Sqlite(PathBuf::from("/etc/ox/data/o.db"))
@@ -483,8 +377,8 @@ mod tests {
         };
         let effective = merge(&loaded, &flags, &env, true).unwrap();
         assert_eq!(effective.provider.model, "flag-model");
-        assert_eq!(effective.runtime.max_turns, 2);
-        assert_eq!(effective.runtime.max_cost, Some(2.0));
+        assert_eq!(effective.runtime.limits.max_turns, 2);
+        assert_eq!(effective.runtime.limits.max_cost, Some(2.0));
         assert_eq!(
             effective.memory.db,
             Database::Sqlite(PathBuf::from("/tmp/x.db"))
@@ -522,17 +416,17 @@ mod tests {
     fn consent_is_never_without_a_terminal_and_flags_are_checked() {
         let env = env_of(&[("OPENAI_API_KEY", "k")]);
         let effective = merge(&LoadedFile::default(), &RunOptions::default(), &env, false).unwrap();
-        assert_eq!(effective.runtime.approve, ApproveMode::Never);
+        assert_eq!(effective.approve(), ApproveMode::Never);
         let always = RunOptions {
             approve: Some(ApproveMode::Always),
             ..RunOptions::default()
         };
         let effective = merge(&LoadedFile::default(), &always, &env, false).unwrap();
-        assert_eq!(effective.runtime.approve, ApproveMode::Always);
+        assert_eq!(effective.approve(), ApproveMode::Always);
         // A service has no terminal but waits for a decision over its API: unset is
         // `ask`, and an explicit `never` or `always` holds.
         let service = |flags: &RunOptions, loaded: &LoadedFile| {
-            merge_service(loaded, flags, &env).unwrap().runtime.approve
+            merge_service(loaded, flags, &env).unwrap().approve()
         };
         assert_eq!(
             service(&RunOptions::default(), &LoadedFile::default()),

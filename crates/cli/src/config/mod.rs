@@ -4,32 +4,39 @@
 //!
 //! One direction, low to high: the files as `oxydra_config` reads them (`load`, which
 //! shows its warnings), then the decisions: the database (`database`), the provider
-//! (`provider_pick`) and everything else (`merge`, which calls the two). Nothing here
-//! reaches into `setup` or `commands`.
+//! (`provider_pick`, the kind's settings checked in `provider_checks`), the flags over
+//! `[runtime]` (`run_settings`), what the service commands take from the environment
+//! (`service`) and everything else (`merge`, which calls them). This is the one step
+//! that reads flags and the environment: the builders in `setup` read neither. Nothing
+//! here reaches into `setup` or `commands`.
 
 mod database;
 mod mask;
 mod merge;
 mod print;
 mod protected;
+mod provider_checks;
 mod provider_pick;
+mod run_settings;
 pub mod sandbox;
+mod service;
 
 use std::path::Path;
 
 pub use database::{Database, default_db_path};
 pub use mask::masked_mcp_server;
 pub use merge::{
-    Effective, EffectiveRuntime, Merged, ServiceConfig, current_provider, merge, merge_for_print,
-    merge_service, resolve_database,
+    Effective, Merged, ServiceConfig, current_provider, merge, merge_for_print, merge_service,
+    resolve_database,
 };
 pub use oxydra_config::{
     ApproveMode, FileConfig, LoadedFile, OpenAiApi, Prices, ProviderKind, ProviderSection,
-    SamplingSection, launched_hashes, lookup_dirs, parse, strip_powers, trust, user_config_path,
+    launched_hashes, lookup_dirs, parse, strip_powers, trust, user_config_path,
 };
+pub use provider_pick::EffectiveProvider;
 #[cfg(feature = "local")]
 pub use provider_pick::models_dir;
-pub use provider_pick::{EffectiveProvider, public_provider};
+pub use service::auth_token;
 
 use crate::error::CliError;
 

@@ -112,9 +112,9 @@ impl<P: PrintedProvider> Merged<P> {
         let mut comment = self.provider.comment();
         comment.push_str(&format!(
             "# workspace: {} (--workspace)\n",
-            self.runtime.workspace.display()
+            self.workspace.display()
         ));
-        if let Some(session) = &self.runtime.session {
+        if let Some(session) = &self.session {
             comment.push_str(&format!("# session: {session} (--session)\n"));
         }
         format!(

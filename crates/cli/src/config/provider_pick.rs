@@ -9,10 +9,11 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::mask::{Secret, mask_url};
-use oxydra::provider::{PROVIDERS, ProviderChoice, ProviderInfo};
+use oxydra::provider::ProviderChoice;
 use oxydra_config::{LoadedFile, http_url};
 
-use super::{EnvLookup, ProviderKind, ProviderSection, SamplingSection};
+use super::provider_checks::{openai_settings, thinking_budget};
+use super::{EnvLookup, ProviderKind, ProviderSection};
 use crate::args::{Effort, OpenAiApi, RunOptions};
 use crate::error::CliError;
 
@@ -52,7 +53,11 @@ pub struct EffectiveProvider {
     pub threads: Option<u32>,
     /// `[provider.sampling]` of the local model (a table: printed last).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sampling: Option<SamplingSection>,
+    pub sampling: Option<oxydra::provider::SamplingOverrides>,
+    /// Where an `hf:` model name is downloaded from (`HF_ENDPOINT`; `None`: Hugging
+    /// Face). Local models only; not a file setting.
+    #[serde(skip)]
+    pub hf_endpoint: Option<String>,
 }
 
 /// Whether a missing API key is an error ([`KeyNeed::Required`], for a run) or leaves
@@ -74,12 +79,45 @@ pub fn merge_provider(
 ) -> Result<EffectiveProvider, CliError> {
     let section = &file.config.provider;
     let set = |name: &str| env(name).filter(|value| !value.trim().is_empty());
-    let untrusted_provider = |keys: Vec<String>| CliError::UntrustedProvider {
-        path: file.path.clone().unwrap_or_default(),
-        keys: keys.join(", "),
+    let set: EnvLookup<'_> = &set;
+    refuse_withheld_choice(file, flags, set)?;
+    let env_kind = env_kind(set)?;
+    let base_url = base_url(flags, section, set)?;
+    let info = match flags.provider.or(env_kind).or(section.kind) {
+        Some(ProviderKind::Http(info)) => Some(info),
+        Some(ProviderKind::Local) => return named_local_model(file, flags, set),
+        None => None,
     };
-    // An untrusted project file chose a provider that was ignored: running another one
-    // silently would surprise, unless a flag or variable picks it.
+    // The provider crate decides what the environment selects (docs/provider.md).
+    let choice = ProviderChoice {
+        kind: info,
+        base_url,
+        api_key_var: section.api_key_env.clone(),
+    };
+    let Some(selection) = oxydra::provider::select(&choice, env) else {
+        // Nothing else configured: a local model, when one is at hand.
+        return match local_model_at_hand(section, flags, env) {
+            Some(model) => Ok(local_provider(section, model, env)),
+            None => Err(CliError::NoProvider),
+        };
+    };
+    if let (Some(var), KeyNeed::Required) = (selection.missing_key(), need) {
+        return Err(CliError::MissingApiKey {
+            var: var.to_owned(),
+            origin: key_origin(file, flags, env_kind),
+            base_url: mask_url(selection.base_url()),
+        });
+    }
+    http_provider(file, flags, set, selection)
+}
+
+/// An untrusted project file chose a provider that was ignored: running another one
+/// silently would surprise, unless a flag or variable picks it.
+fn refuse_withheld_choice(
+    file: &LoadedFile,
+    flags: &RunOptions,
+    set: EnvLookup<'_>,
+) -> Result<(), CliError> {
     let chosen_here = flags.base_url.is_some()
         || flags.provider.is_some()
         || flags.model.is_some()
@@ -101,25 +139,44 @@ pub fn merge_provider(
         .map(ToString::to_string)
         .collect();
     if file.untrusted && !withheld.is_empty() && !chosen_here {
-        return Err(untrusted_provider(withheld));
+        return Err(untrusted_provider(file, withheld));
     }
+    Ok(())
+}
 
-    let env_kind = match set("OXYDRA_PROVIDER") {
-        Some(value) => {
-            Some(
-                ProviderKind::from_name(value.trim()).ok_or_else(|| CliError::Env {
-                    var: "OXYDRA_PROVIDER".into(),
-                    message: format!(
-                        "expected {}, found `{}`",
-                        ProviderKind::listed(),
-                        value.trim()
-                    ),
-                })?,
-            )
-        }
-        None => None,
+/// The error for a provider an untrusted file chose, naming the keys ignored.
+fn untrusted_provider(file: &LoadedFile, keys: Vec<String>) -> CliError {
+    CliError::UntrustedProvider {
+        path: file.path.clone().unwrap_or_default(),
+        keys: keys.join(", "),
+    }
+}
+
+/// `OXYDRA_PROVIDER`, checked.
+fn env_kind(set: EnvLookup<'_>) -> Result<Option<ProviderKind>, CliError> {
+    let Some(value) = set("OXYDRA_PROVIDER") else {
+        return Ok(None);
     };
-    let base_url = match (&flags.base_url, set("OXYDRA_BASE_URL")) {
+    ProviderKind::from_name(value.trim())
+        .map(Some)
+        .ok_or_else(|| CliError::Env {
+            var: "OXYDRA_PROVIDER".into(),
+            message: format!(
+                "expected {}, found `{}`",
+                ProviderKind::listed(),
+                value.trim()
+            ),
+        })
+}
+
+/// `--base-url`, else `OXYDRA_BASE_URL` (each checked, without a trailing `/`), else
+/// the file's (checked when the file was read, kept as written).
+fn base_url(
+    flags: &RunOptions,
+    section: &ProviderSection,
+    set: EnvLookup<'_>,
+) -> Result<Option<String>, CliError> {
+    Ok(match (&flags.base_url, set("OXYDRA_BASE_URL")) {
         (Some(url), _) => Some(
             http_url(url)
                 .map_err(|message| CliError::Flag {
@@ -137,64 +194,60 @@ pub fn merge_provider(
                 .to_owned(),
         ),
         (None, None) => section.base_url.clone(),
-    };
-    let explicit_kind = flags.provider.or(env_kind).or(section.kind);
-    let info = match explicit_kind {
-        Some(ProviderKind::Http(info)) => Some(info),
-        Some(ProviderKind::Local) => {
-            let named = flags.model.clone().or_else(|| set("OXYDRA_MODEL"));
-            if named.is_none() && section.model.is_some() && file.untrusted_model {
-                // A name from an untrusted file, about to be loaded as a model file.
-                return Err(untrusted_provider(vec!["provider.model".to_owned()]));
-            }
-            let model = named
-                .or_else(|| section.model.clone())
-                .or_else(|| set(LOCAL_MODEL_VAR))
-                .or_else(|| default_local_model().map(|path| path.display().to_string()))
-                .ok_or(CliError::NoLocalModel)?;
-            return Ok(local_provider(section, model));
-        }
-        None => None,
-    };
-    // The provider crate decides what the environment selects (docs/provider.md).
-    let choice = ProviderChoice {
-        kind: info,
-        base_url,
-        api_key_var: section.api_key_env.clone(),
-    };
-    let Some(selection) = oxydra::provider::select(&choice, env) else {
-        // Nothing else configured: a local model, when one is at hand.
-        return match local_model_at_hand(section, flags, env) {
-            Some(model) => Ok(local_provider(section, model)),
-            None => Err(CliError::NoProvider),
-        };
-    };
-    let info = selection.info;
-    if let (Some(var), KeyNeed::Required) = (selection.missing_key(), need) {
-        // A variable named by the file, or the kind's own for a kind named (flag,
-        // environment or file) without its key: say which and where from.
-        let origin = if section.api_key_env.is_some() {
-            file.path.as_ref().map_or_else(
-                || "api_key_env".to_owned(),
-                |path| format!("api_key_env in {}", path.display()),
-            )
-        } else if flags.provider.is_some() {
-            "--provider".to_owned()
-        } else if env_kind.is_some() {
-            "OXYDRA_PROVIDER".to_owned()
-        } else {
-            file.path.as_ref().map_or_else(
-                || "provider.kind".to_owned(),
-                |path| format!("provider.kind in {}", path.display()),
-            )
-        };
-        return Err(CliError::MissingApiKey {
-            var: var.to_owned(),
-            origin,
-            base_url: mask_url(selection.base_url()),
-        });
+    })
+}
+
+/// The local model when the kind `local` is named: the flag's or variable's model, the
+/// file's (unless an untrusted file named it), `OXYDRA_LOCAL_MODEL`, or the default file.
+fn named_local_model(
+    file: &LoadedFile,
+    flags: &RunOptions,
+    set: EnvLookup<'_>,
+) -> Result<EffectiveProvider, CliError> {
+    let section = &file.config.provider;
+    let named = flags.model.clone().or_else(|| set("OXYDRA_MODEL"));
+    if named.is_none() && section.model.is_some() && file.untrusted_model {
+        // A name from an untrusted file, about to be loaded as a model file.
+        return Err(untrusted_provider(file, vec!["provider.model".to_owned()]));
     }
-    let kind = ProviderKind::Http(info);
+    let model = named
+        .or_else(|| section.model.clone())
+        .or_else(|| set(LOCAL_MODEL_VAR))
+        .or_else(|| default_local_model().map(|path| path.display().to_string()))
+        .ok_or(CliError::NoLocalModel)?;
+    Ok(local_provider(section, model, set))
+}
+
+/// Where the key variable that is not set was asked for: the file's `api_key_env`, or
+/// the kind named by a flag, the environment or the file.
+fn key_origin(file: &LoadedFile, flags: &RunOptions, env_kind: Option<ProviderKind>) -> String {
+    let in_file = |key: &str| {
+        file.path.as_ref().map_or_else(
+            || key.to_owned(),
+            |path| format!("{key} in {}", path.display()),
+        )
+    };
+    if file.config.provider.api_key_env.is_some() {
+        in_file("api_key_env")
+    } else if flags.provider.is_some() {
+        "--provider".to_owned()
+    } else if env_kind.is_some() {
+        "OXYDRA_PROVIDER".to_owned()
+    } else {
+        in_file("provider.kind")
+    }
+}
+
+/// An HTTP provider from what the environment selected, the model and the kind's own
+/// settings.
+fn http_provider(
+    file: &LoadedFile,
+    flags: &RunOptions,
+    set: EnvLookup<'_>,
+    selection: oxydra::provider::Selection,
+) -> Result<EffectiveProvider, CliError> {
+    let section = &file.config.provider;
+    let info = selection.info;
     let model = flags
         .model
         .clone()
@@ -204,7 +257,7 @@ pub fn merge_provider(
     let (api, reasoning_effort) = openai_settings(file, flags, info)?;
     let thinking_budget = thinking_budget(file, flags, info)?;
     Ok(EffectiveProvider {
-        kind,
+        kind: ProviderKind::Http(info),
         base_url: selection.base_url().to_owned(),
         model,
         api_key: selection.api_key.clone().map(Secret::new),
@@ -216,122 +269,8 @@ pub fn merge_provider(
         thinking_budget,
         threads: None,
         sampling: None,
+        hf_endpoint: None,
     })
-}
-
-/// `--thinking-budget`, else `[provider] thinking_budget`, checked against what the
-/// provider accepts (its row's `min_thinking_budget`): never 0, at least 1024 for
-/// Anthropic, and not for OpenAI (whose models take `--reasoning-effort` instead). The
-/// error names the flag or the key.
-fn thinking_budget(
-    file: &LoadedFile,
-    flags: &RunOptions,
-    info: &ProviderInfo,
-) -> Result<Option<u32>, CliError> {
-    let Some(budget) = flags
-        .thinking_budget
-        .or(file.config.provider.thinking_budget)
-    else {
-        return Ok(None);
-    };
-    let problem = match info.min_thinking_budget {
-        _ if budget == 0 => Some("expected a number of tokens above 0, found 0".to_owned()),
-        None => Some(format!(
-            "a thinking budget applies to {}; {} models take a reasoning effort instead",
-            budget_kinds(),
-            info.display_name
-        )),
-        Some(least) if budget < least => Some(format!(
-            "{} needs at least {least} tokens, found {budget}",
-            info.display_name
-        )),
-        Some(_) => None,
-    };
-    let Some(message) = problem else {
-        return Ok(Some(budget));
-    };
-    Err(match &file.path {
-        Some(path) if flags.thinking_budget.is_none() => {
-            CliError::Config(oxydra_config::ConfigError::Invalid {
-                path: path.clone(),
-                key: "provider.thinking_budget".to_owned(),
-                message: format!("invalid value for provider.thinking_budget: {message}"),
-                line: None,
-            })
-        }
-        _ => CliError::Flag {
-            flag: "--thinking-budget",
-            message,
-        },
-    })
-}
-
-/// The OpenAI API and reasoning effort (flags, then the file's `[provider]`): the API
-/// belongs to the kinds with a Responses client, the effort to those that take one
-/// (both `openai`, per the table); set for another kind, they are an error naming the
-/// flag or the key.
-fn openai_settings(
-    file: &LoadedFile,
-    flags: &RunOptions,
-    info: &ProviderInfo,
-) -> Result<(Option<OpenAiApi>, Option<Effort>), CliError> {
-    let section = &file.config.provider;
-    let refuse =
-        |flag: &'static str, key: &str, set_by_flag: bool, takes: fn(&ProviderInfo) -> bool| {
-            let message = format!(
-                "{} applies to provider kind {} only; this provider is `{}`",
-                if set_by_flag { flag } else { key },
-                kinds_that(takes),
-                info.name
-            );
-            match (&file.path, set_by_flag) {
-                (Some(path), false) => CliError::Config(oxydra_config::ConfigError::Invalid {
-                    path: path.clone(),
-                    key: key.to_owned(),
-                    message: format!("invalid key {key}: {message}"),
-                    line: None,
-                }),
-                _ => CliError::Flag { flag, message },
-            }
-        };
-    let speaks_responses = |info: &ProviderInfo| info.build_responses.is_some();
-    let api = if speaks_responses(info) {
-        Some(flags.api.or(section.api).unwrap_or_default())
-    } else if flags.api.is_some() || section.api.is_some() {
-        return Err(refuse(
-            "--api",
-            "provider.api",
-            flags.api.is_some(),
-            speaks_responses,
-        ));
-    } else {
-        None
-    };
-    let effort = flags.reasoning_effort.or(section.reasoning_effort);
-    if effort.is_some() && !info.reasoning_effort {
-        return Err(refuse(
-            "--reasoning-effort",
-            "provider.reasoning_effort",
-            flags.reasoning_effort.is_some(),
-            |info| info.reasoning_effort,
-        ));
-    }
-    Ok((api, effort))
-}
-
-/// The kinds of the table for which `takes` holds, as a message lists them:
-/// `` `openai` ``, or `` `openai` or `gemini` ``.
-fn kinds_that(takes: fn(&ProviderInfo) -> bool) -> String {
-    let names: Vec<String> = PROVIDERS
-        .iter()
-        .filter(|info| takes(info))
-        .map(|info| format!("`{}`", info.name))
-        .collect();
-    match names.split_last() {
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-        None => String::new(),
-    }
 }
 
 /// The variable that names a local model file.
@@ -367,7 +306,20 @@ fn local_model_at_hand(
         .or_else(|| default_local_model().map(|path| path.display().to_string()))
 }
 
-fn local_provider(section: &ProviderSection, model: String) -> EffectiveProvider {
+/// The local model `model` with the file's settings, and the endpoint an `hf:` name
+/// is downloaded from (`HF_ENDPOINT`, read here with the rest of the environment).
+fn local_provider(
+    section: &ProviderSection,
+    model: String,
+    env: EnvLookup<'_>,
+) -> EffectiveProvider {
+    #[cfg(feature = "local")]
+    let hf_endpoint = env(oxydra::local::HF_ENDPOINT_VAR).filter(|value| !value.trim().is_empty());
+    #[cfg(not(feature = "local"))]
+    let hf_endpoint = {
+        let _unused = env;
+        None
+    };
     EffectiveProvider {
         kind: ProviderKind::Local,
         base_url: "in-process".to_owned(),
@@ -381,6 +333,7 @@ fn local_provider(section: &ProviderSection, model: String) -> EffectiveProvider
         thinking_budget: None,
         threads: section.threads,
         sampling: section.sampling,
+        hf_endpoint,
     }
 }
 
@@ -409,21 +362,8 @@ pub fn public_provider(kind: ProviderKind, env: EnvLookup<'_>) -> Option<Effecti
         thinking_budget: None,
         threads: None,
         sampling: None,
+        hf_endpoint: None,
     })
-}
-
-/// The kinds that take a thinking budget, as messages name them: `Anthropic and Gemini`.
-fn budget_kinds() -> String {
-    let names: Vec<&str> = PROVIDERS
-        .iter()
-        .filter(|info| info.min_thinking_budget.is_some())
-        .map(|info| info.display_name)
-        .collect();
-    match names.split_last() {
-        Some((last, [])) => (*last).to_owned(),
-        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
-        None => String::new(),
-    }
 }
 
 #[cfg(test)]

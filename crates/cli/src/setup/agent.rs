@@ -65,11 +65,11 @@ pub async fn build(
     .await?;
     let provider = super::provider::of_run(effective).await?;
     let runtime_settings = &effective.runtime;
-    let limits = runtime_settings.limits();
+    let limits = runtime_settings.limits.clone();
     // A person answering in the terminal may take a while: as long as a run of `serve`
     // waits for a decision (`[serve] approval_ttl_secs`, a day by default). The time
     // does not count against `--turn-timeout` (the executor's clock stands still).
-    let permission_timeout = match runtime_settings.approve {
+    let permission_timeout = match effective.approve() {
         ApproveMode::Ask => effective.serve.approval_ttl(),
         ApproveMode::Always | ApproveMode::Never => Duration::from_secs(60),
     };
@@ -78,7 +78,7 @@ pub async fn build(
         ..ToolExecutorConfig::default()
     };
     let broker = Arc::new(
-        TerminalBroker::new(runtime_settings.approve, Arc::clone(&renderer), input)
+        TerminalBroker::new(effective.approve(), Arc::clone(&renderer), input)
             .waiting_up_to(permission_timeout),
     );
     let memory_handle: Arc<dyn Memory> = memory.clone();
@@ -141,7 +141,7 @@ pub async fn build(
         // when `serve` ran it): a prompt the configuration names wins, the built-in
         // default does not.
         .keep_session_system_prompt(runtime_settings.system_prompt.is_none())
-        .workspace_root(runtime_settings.workspace.clone())
+        .workspace_root(effective.workspace.clone())
         .hooks(super::hooks::from_config(effective))
         .event_sink(sink);
     if effective.memory.retrieval {
@@ -196,18 +196,16 @@ pub async fn starting_session(
     effective: &Effective,
     continue_latest: bool,
 ) -> Result<SessionId, CliError> {
-    match &effective.runtime.session {
+    match &effective.session {
         Some(id) => require_session(memory, id, effective).await,
-        None if continue_latest => newest(
-            memory.as_ref(),
-            &effective.memory.db,
-            &effective.runtime.workspace,
-        )
-        .await?
-        .ok_or_else(|| CliError::NothingToContinue {
-            db: effective.memory.db.shown_path(),
-            workspace: effective.runtime.workspace.clone(),
-        }),
+        None if continue_latest => {
+            newest(memory.as_ref(), &effective.memory.db, &effective.workspace)
+                .await?
+                .ok_or_else(|| CliError::NothingToContinue {
+                    db: effective.memory.db.shown_path(),
+                    workspace: effective.workspace.clone(),
+                })
+        }
         None => Ok(SessionId::generate()),
     }
 }

@@ -23,7 +23,7 @@ pub fn from_config<P>(effective: &Merged<P>) -> Vec<Arc<dyn Hook>> {
         protected: effective.tools.protected.clone(),
         ..effective.tools.sandbox.clone()
     };
-    CommandHooks::new(effective.runtime.workspace.clone(), sandbox)
+    CommandHooks::new(effective.workspace.clone(), sandbox)
         .anchored_in(lookup_dirs(effective.config_file.as_deref()))
         .hooks(effective.hooks.iter().cloned())
 }

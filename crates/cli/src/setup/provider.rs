@@ -8,21 +8,23 @@ use std::sync::Arc;
 
 use oxydra::provider::{Provider, ProviderConfig, ReliableProvider, RetryPolicy};
 
-use crate::config::{Effective, EffectiveProvider, EffectiveRuntime, OpenAiApi};
+use oxydra::runtime::RuntimeLimits;
+
+use crate::config::{Effective, EffectiveProvider, OpenAiApi};
 use crate::error::CliError;
 
 /// The provider of a run (`run`, `chat`).
 pub async fn of_run(effective: &Effective) -> Result<Arc<dyn Provider>, CliError> {
-    build(&effective.provider, &effective.runtime).await
+    build(&effective.provider, &effective.runtime.limits).await
 }
 
 /// A provider from its settings and the runtime's token overrides, with retries.
 pub async fn build(
     settings: &EffectiveProvider,
-    runtime: &EffectiveRuntime,
+    limits: &RuntimeLimits,
 ) -> Result<Arc<dyn Provider>, CliError> {
     let Some(info) = settings.kind.http() else {
-        return local(settings, runtime).await;
+        return local(settings, limits).await;
     };
     let mut config = ProviderConfig::new(
         settings.base_url.clone(),
@@ -33,10 +35,10 @@ pub async fn build(
     if let Some(var) = settings.api_key_env.clone() {
         config = config.with_api_key_source(var);
     }
-    if let Some(window) = runtime.context_window {
+    if let Some(window) = limits.context_window {
         config.context_window = Some(window);
     }
-    if let Some(max_output) = runtime.max_output_tokens {
+    if let Some(max_output) = limits.max_output_tokens {
         config.max_output_tokens = Some(max_output);
     }
     if let Some(bytes) = settings.max_response_bytes {
@@ -68,7 +70,7 @@ pub async fn build(
 #[cfg(feature = "local")]
 async fn local(
     settings: &EffectiveProvider,
-    runtime: &EffectiveRuntime,
+    limits: &RuntimeLimits,
 ) -> Result<Arc<dyn Provider>, CliError> {
     use oxydra::local::{LocalConfig, LocalProvider};
 
@@ -77,16 +79,20 @@ async fn local(
         message,
     };
     let models_dir = crate::config::models_dir();
-    let path = crate::local_model::resolve(&settings.model, models_dir.as_deref())
-        .await
-        .map_err(failed)?;
+    let path = crate::local_model::resolve(
+        &settings.model,
+        models_dir.as_deref(),
+        settings.hf_endpoint.as_deref(),
+    )
+    .await
+    .map_err(failed)?;
     let mut config = LocalConfig::new(path);
     config.threads = settings.threads.and_then(std::num::NonZeroU32::new);
-    if let Some(window) = runtime.context_window {
+    if let Some(window) = limits.context_window {
         config.max_context = window;
     }
     if let Some(sampling) = settings.sampling {
-        config.sampling = sampling_overrides(sampling);
+        config.sampling = sampling;
     }
     let provider = LocalProvider::load_async(config)
         .await
@@ -94,29 +100,11 @@ async fn local(
     Ok(Arc::new(provider))
 }
 
-/// `[provider.sampling]` as the local provider's overrides.
-#[cfg(feature = "local")]
-fn sampling_overrides(section: crate::config::SamplingSection) -> oxydra::local::SamplingOverrides {
-    // f64 in the file (so that 0.2 prints back as 0.2), f32 in llama.cpp.
-    let narrow = |value: f64| value as f32;
-    let int = |value: u32| i32::try_from(value).unwrap_or(i32::MAX);
-    oxydra::local::SamplingOverrides {
-        temperature: section.temperature.map(narrow),
-        top_k: section.top_k.map(int),
-        top_p: section.top_p.map(narrow),
-        min_p: section.min_p.map(narrow),
-        repeat_penalty: section.repeat_penalty.map(narrow),
-        repeat_last_n: section.repeat_last_n.map(int),
-        max_tokens: section.max_tokens,
-        seed: section.seed,
-    }
-}
-
 /// Without the `local` feature there is no local model to build.
 #[cfg(not(feature = "local"))]
 async fn local(
     settings: &EffectiveProvider,
-    _runtime: &EffectiveRuntime,
+    _limits: &RuntimeLimits,
 ) -> Result<Arc<dyn Provider>, CliError> {
     Err(CliError::LocalModel {
         model: settings.model.clone(),

@@ -10,10 +10,11 @@ use oxydra::coordinator::{Coordinator, CoordinatorConfig, CoordinatorError, Runn
 use oxydra::executor::{AlwaysApprove, AlwaysDeny, DeferAll, PermissionBroker, ToolExecutorConfig};
 use oxydra::mcp::McpManager;
 use oxydra::memory::Memory;
+use oxydra::provider::Provider;
 use oxydra::tools::ToolRegistry;
 
 use crate::args::RunOptions;
-use crate::config::{self, ApproveMode, ProviderKind, ServiceConfig};
+use crate::config::{self, ApproveMode, EffectiveProvider, ProviderKind, ServiceConfig};
 use crate::error::CliError;
 
 use super::database::storage_error;
@@ -23,7 +24,7 @@ use super::provider;
 /// `always` grants, `never` denies, and `ask` defers, so the run waits
 /// (`waiting_approval`) for a decision through the API for `[serve] approval_ttl_secs`.
 fn broker(settings: &ServiceConfig) -> Arc<dyn PermissionBroker> {
-    match settings.runtime.approve {
+    match settings.approve() {
         ApproveMode::Always => Arc::new(AlwaysApprove),
         ApproveMode::Never => Arc::new(AlwaysDeny),
         ApproveMode::Ask => Arc::new(DeferAll::new(settings.serve.approval_ttl())),
@@ -32,11 +33,8 @@ fn broker(settings: &ServiceConfig) -> Arc<dyn PermissionBroker> {
 
 /// Whether runs of this service can wait for a person's decision (`approve = "ask"`).
 pub fn approvals_wait(settings: &ServiceConfig) -> bool {
-    settings.runtime.approve == ApproveMode::Ask
+    settings.approve() == ApproveMode::Ask
 }
-
-/// The variable `oxydra serve` reads its bearer token from when `[serve]` names none.
-pub const SERVE_TOKEN_VAR: &str = "OXYDRA_SERVE_TOKEN";
 
 /// A running coordinator and the MCP servers its tools come from.
 pub struct Service {
@@ -74,75 +72,41 @@ pub enum Purpose {
 
 /// Builds the coordinator: blueprints are checked (schemas compiled, tools looked up)
 /// and stored (for [`Purpose::Serve`], in the database). With `auth_token` (see
-/// [`auth_token`]) every request must carry it.
+/// [`config::auth_token`]) every request must carry it.
 pub async fn start(
     settings: &ServiceConfig,
     purpose: Purpose,
     auth_token: Option<String>,
 ) -> Result<Service, CliError> {
-    let db = &settings.memory.db;
     // Built before the MCP servers start, so a model that fails to load leaves
     // nothing running.
-    let configured_client = match &settings.provider {
-        Some(configured) => Some(provider::build(configured, &settings.runtime).await?),
-        None => None,
-    };
+    let providers = providers(settings).await?;
     config::sandbox::report_support(&settings.tools.sandbox);
     let mut tools = ToolRegistry::with_builtins(&settings.tools);
     let servers =
         super::launch::mcp_servers(&settings.mcp_servers, settings.config_file.as_deref())?;
     let mcp = super::mcp::start(&servers, &mut tools).await?;
-
-    let mut deps = RunnerDeps::new(tools, settings.runtime.workspace.clone());
-    deps.rules = settings.rules.clone();
-    deps.executor_config = ToolExecutorConfig::default();
-    deps.permission_broker = Some(broker(settings));
-    if purpose == Purpose::Serve {
-        // The trusted configuration's `[[hooks]]` run around every run's model
-        // requests and tool calls, as they do for `oxydra run`.
-        deps.hooks = super::hooks::from_config(settings);
-    }
-    deps.limits = settings.runtime.limits();
-    // The backend opens memory and runs together: on a server they share one
-    // connection pool, and any number of `oxydra serve` processes share the database.
-    let mut runs: Option<Arc<dyn RunStore>> = None;
-    if purpose == Purpose::Serve {
-        let stores =
-            match oxydra::storage::open_service_with(db, settings.memory.store_options()).await {
-                Ok(stores) => stores,
-                Err(error) => {
-                    super::mcp::stop(mcp).await;
-                    return Err(storage_error(db, &settings.memory.origin, error));
-                }
-            };
-        let memory: Arc<dyn Memory> = stores.memory;
-        deps.memory = Some(memory);
-        runs = Some(stores.runs);
-    }
-    // The configured provider's client serves as the default and as the named
-    // provider of its kind: it is built once.
-    let mut default = None;
-    if let (Some(configured), Some(client)) = (&settings.provider, configured_client) {
-        deps = deps.with_provider(Arc::clone(&client), configured.model.clone());
-        default = Some((configured.kind, client));
-    }
-    let env = |name: &str| std::env::var(name).ok();
-    for &kind in ProviderKind::all() {
-        let client = match &default {
-            Some((default_kind, client)) if *default_kind == kind => Some(Arc::clone(client)),
-            _ => match config::public_provider(kind, &env) {
-                Some(named) => Some(provider::build(&named, &settings.runtime).await?),
-                None => None,
-            },
-        };
-        if let Some(client) = client {
-            deps = deps.with_named_provider(kind.as_str(), client);
-        }
-    }
-
+    let mut deps = runner_deps(settings, purpose, tools, providers);
+    let runs = match purpose {
+        Purpose::Serve => match open_stores(settings).await {
+            Ok((memory, runs)) => {
+                deps.memory = Some(memory);
+                Some(runs)
+            }
+            Err(error) => {
+                super::mcp::stop(mcp).await;
+                return Err(error);
+            }
+        },
+        Purpose::List => None,
+    };
     let coordinator_config = CoordinatorConfig {
         db: match purpose {
-            Purpose::Serve => db.sqlite_path().map(std::path::Path::to_path_buf),
+            Purpose::Serve => settings
+                .memory
+                .db
+                .sqlite_path()
+                .map(std::path::Path::to_path_buf),
             Purpose::List => None,
         },
         auth_token,
@@ -160,76 +124,102 @@ pub async fn start(
         Ok(coordinator) => Ok(Service { coordinator, mcp }),
         Err(error) => {
             super::mcp::stop(mcp).await;
-            let at = settings
-                .config_file
-                .as_ref()
-                .map_or_else(String::new, |path| format!("{}: ", path.display()));
-            Err(match error {
-                // A blueprint the coordinator refuses is a configuration error.
-                CoordinatorError::InvalidConfig { .. }
-                | CoordinatorError::InvalidBlueprint { .. }
-                | CoordinatorError::InvalidSchema { .. }
-                | CoordinatorError::InvalidStep { .. }
-                | CoordinatorError::DuplicateBlueprint { .. }
-                | CoordinatorError::UnknownTool { .. }
-                | CoordinatorError::UndeclaredPrivilegedTool { .. }
-                | CoordinatorError::ProviderUnavailable { .. } => {
-                    CliError::Setup(format!("{at}[[agents]]: {error}"))
-                }
-                CoordinatorError::Storage { .. } | CoordinatorError::CorruptRow { .. } => {
-                    CliError::Memory {
-                        path: db.shown_path(),
-                        message: error.to_string(),
-                    }
-                }
-                other => CliError::Coordinator(other.to_string()),
-            })
+            Err(coordinator_error(settings, error))
         }
     }
 }
 
-/// The bearer token: from the variable `[serve] auth_token_env` names (which must then
-/// be set), else from `OXYDRA_SERVE_TOKEN`, else none. A variable that is set but empty
-/// (or only whitespace) is an error naming it: it never means "no auth".
-pub fn auth_token(settings: &ServiceConfig) -> Result<Option<String>, CliError> {
-    let named = settings.serve.auth_token_env.as_deref();
-    let var = named.unwrap_or(SERVE_TOKEN_VAR);
-    let origin = || match named {
-        Some(_) => format!(
-            "serve.auth_token_env{}",
-            settings
-                .config_file
-                .as_ref()
-                .map_or_else(String::new, |path| format!(" in {}", path.display()))
-        ),
-        None => "oxydra serve".to_owned(),
+/// The clients of the service: the configured provider (the default, and the named
+/// provider of its kind), then each other kind the environment gave a key for, each
+/// built once.
+async fn providers(settings: &ServiceConfig) -> Result<Providers, CliError> {
+    let limits = &settings.runtime.limits;
+    let default = match &settings.provider {
+        Some(configured) => Some((
+            configured.clone(),
+            provider::build(configured, limits).await?,
+        )),
+        None => None,
     };
-    match std::env::var_os(var) {
-        None if named.is_none() => Ok(None),
-        None => Err(CliError::Env {
-            var: var.to_owned(),
-            message: format!(
-                "not set, but {} names it as the API's bearer token",
-                origin()
-            ),
-        }),
-        Some(value) => {
-            let value = value.into_string().map_err(|_| CliError::Env {
-                var: var.to_owned(),
-                message: "not valid UTF-8".to_owned(),
-            })?;
-            let token = value.trim();
-            if token.is_empty() {
-                return Err(CliError::Env {
-                    var: var.to_owned(),
-                    message: format!(
-                        "empty, but {} reads it as the API's bearer token: set a token, \
-                         or unset the variable",
-                        origin()
-                    ),
-                });
-            }
-            Ok(Some(token.to_owned()))
+    let mut named = Vec::new();
+    for other in &settings.named_providers {
+        named.push((other.kind, provider::build(other, limits).await?));
+    }
+    Ok(Providers { default, named })
+}
+
+/// The clients [`providers`] built.
+struct Providers {
+    default: Option<(EffectiveProvider, Arc<dyn Provider>)>,
+    named: Vec<(ProviderKind, Arc<dyn Provider>)>,
+}
+
+/// What every runner of the coordinator shares: the tools, rules, consent, hooks (for
+/// `serve`), limits and providers.
+fn runner_deps(
+    settings: &ServiceConfig,
+    purpose: Purpose,
+    tools: ToolRegistry,
+    providers: Providers,
+) -> RunnerDeps {
+    let mut deps = RunnerDeps::new(tools, settings.workspace.clone());
+    deps.rules = settings.rules.clone();
+    deps.executor_config = ToolExecutorConfig::default();
+    deps.permission_broker = Some(broker(settings));
+    if purpose == Purpose::Serve {
+        // The trusted configuration's `[[hooks]]` run around every run's model
+        // requests and tool calls, as they do for `oxydra run`.
+        deps.hooks = super::hooks::from_config(settings);
+    }
+    deps.limits = settings.runtime.limits.clone();
+    if let Some((configured, client)) = providers.default {
+        deps = deps
+            .with_provider(Arc::clone(&client), configured.model.clone())
+            .with_named_provider(configured.kind.as_str(), client);
+    }
+    for (kind, client) in providers.named {
+        deps = deps.with_named_provider(kind.as_str(), client);
+    }
+    deps
+}
+
+/// The service's memory and runs, opened together: on a server they share one
+/// connection pool, and any number of `oxydra serve` processes share the database.
+async fn open_stores(
+    settings: &ServiceConfig,
+) -> Result<(Arc<dyn Memory>, Arc<dyn RunStore>), CliError> {
+    let db = &settings.memory.db;
+    let stores = oxydra::storage::open_service_with(db, settings.memory.store_options())
+        .await
+        .map_err(|error| storage_error(db, &settings.memory.origin, error))?;
+    let memory: Arc<dyn Memory> = stores.memory;
+    Ok((memory, stores.runs))
+}
+
+/// A coordinator that would not start, as the CLI's error: a refused blueprint is a
+/// configuration error naming the file.
+fn coordinator_error(settings: &ServiceConfig, error: CoordinatorError) -> CliError {
+    let at = settings
+        .config_file
+        .as_ref()
+        .map_or_else(String::new, |path| format!("{}: ", path.display()));
+    match error {
+        CoordinatorError::InvalidConfig { .. }
+        | CoordinatorError::InvalidBlueprint { .. }
+        | CoordinatorError::InvalidSchema { .. }
+        | CoordinatorError::InvalidStep { .. }
+        | CoordinatorError::DuplicateBlueprint { .. }
+        | CoordinatorError::UnknownTool { .. }
+        | CoordinatorError::UndeclaredPrivilegedTool { .. }
+        | CoordinatorError::ProviderUnavailable { .. } => {
+            CliError::Setup(format!("{at}[[agents]]: {error}"))
         }
+        CoordinatorError::Storage { .. } | CoordinatorError::CorruptRow { .. } => {
+            CliError::Memory {
+                path: settings.memory.db.shown_path(),
+                message: error.to_string(),
+            }
+        }
+        other => CliError::Coordinator(other.to_string()),
     }
 }

@@ -87,7 +87,7 @@ struct RecordingStart {
 #[async_trait]
 impl Tool for RecordingStart {
     fn schema(&self) -> ToolSchema {
-        StartAgentRun(CoordinatorHandle::default()).schema()
+        StartAgentRun(Arc::new(CoordinatorHandle::default())).schema()
     }
 
     fn safety_tier(&self) -> SafetyTier {
@@ -96,7 +96,7 @@ impl Tool for RecordingStart {
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let handle = self.handle.get().cloned().unwrap_or_default();
-        let output = StartAgentRun(handle).execute(args, ctx).await?;
+        let output = StartAgentRun(Arc::new(handle)).execute(args, ctx).await?;
         if let Some(run_id) = output
             .structured
             .as_ref()

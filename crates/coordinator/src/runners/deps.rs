@@ -11,15 +11,14 @@ use oxydra_executor::{
 use oxydra_memory::Memory;
 use oxydra_provider::Provider;
 use oxydra_runtime::RuntimeLimits;
-use oxydra_tools::ToolRegistry;
+use oxydra_tools::{Tool, ToolRegistry};
 use oxydra_types::SafetyTier;
 
 use super::BlueprintRunner;
 use super::agent::{AgentPlan, AgentRunner};
 use super::deterministic::DeterministicRunner;
-use crate::agent_tools::{agent_tool_rules, agent_tools};
+use crate::agent_tools::agent_tool_rules;
 use crate::blueprint::{Blueprint, BlueprintBody};
-use crate::coordinator::CoordinatorHandle;
 use crate::error::CoordinatorError;
 
 /// The rules of the coordinator's own tools that `registry` holds (see
@@ -169,14 +168,15 @@ impl RunnerDeps {
         self
     }
 
-    /// Builds the runners for `blueprints`, checking every tool they name exists.
+    /// Builds the runners for `blueprints`, checking every tool they name exists; the
+    /// coordinator's own `agent_tools` are added where no tool of the name is.
     pub(crate) fn into_runner(
         self,
         blueprints: &[Arc<Blueprint>],
-        handle: CoordinatorHandle,
+        agent_tools: Vec<Arc<dyn Tool>>,
     ) -> Result<BlueprintRunner, CoordinatorError> {
         let mut full = (*self.tools).clone();
-        for tool in agent_tools(&handle) {
+        for tool in agent_tools {
             if full.get(&tool.schema().name).is_none() {
                 // The name was just checked to be free, so this cannot fail.
                 let _ = full.register_arc(tool);

@@ -164,9 +164,10 @@ impl Setup {
 #[tokio::test]
 async fn max_turns_holds_over_both_executions() {
     let setup = setup().await;
-    let limits = RuntimeLimits {
-        max_turns: 4,
-        ..RuntimeLimits::default()
+    let limits = {
+        let mut custom = RuntimeLimits::default();
+        custom.max_turns = 4;
+        custom
     };
     setup.first_execution_stops(2, limits.clone()).await;
     let (outcome, second) = setup
@@ -183,9 +184,10 @@ async fn max_turns_holds_over_both_executions() {
 #[tokio::test]
 async fn max_cost_holds_over_both_executions() {
     let setup = setup().await;
-    let limits = RuntimeLimits {
-        max_cost: Some(0.05),
-        ..RuntimeLimits::default()
+    let limits = {
+        let mut custom = RuntimeLimits::default();
+        custom.max_cost = Some(0.05);
+        custom
     };
     setup.first_execution_stops(2, limits.clone()).await;
     let (outcome, second) = setup

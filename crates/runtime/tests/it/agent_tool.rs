@@ -88,9 +88,10 @@ async fn a_sub_agent_out_of_budget_is_a_failed_call_not_a_failed_supervisor() {
         .provider(looping)
         .model("small-model")
         .tool(EchoTool)
-        .limits(RuntimeLimits {
-            max_turns: 1,
-            ..RuntimeLimits::default()
+        .limits({
+            let mut custom = RuntimeLimits::default();
+            custom.max_turns = 1;
+            custom
         })
         .build()
         .unwrap();

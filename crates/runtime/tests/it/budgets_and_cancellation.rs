@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use futures::StreamExt;
 use oxydra_provider::{ModelPrice, PricingTable, ScriptedTurn};
-use oxydra_runtime::{AgentRuntime, CollectingEventSink, RuntimeError, RuntimeLimits};
+use oxydra_runtime::{AgentRuntime, CollectingEventSink, RuntimeError};
 use oxydra_types::{MessageRole, RuntimeEvent, SessionId, StreamItem, Usage};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -28,9 +28,10 @@ async fn max_turns_ends_a_session_that_never_answers() {
     let events = Arc::new(CollectingEventSink::new());
     let runtime = builder(provider.clone(), events.clone())
         .tools(registry(vec![Arc::new(EchoTool)]))
-        .limits(RuntimeLimits {
-            max_turns: 2,
-            ..limits()
+        .limits({
+            let mut custom = limits();
+            custom.max_turns = 2;
+            custom
         })
         .build()
         .unwrap();
@@ -61,10 +62,11 @@ async fn max_cost_ends_the_session_after_the_expensive_call() {
     let runtime = builder(provider.clone(), events.clone())
         .tools(registry(vec![Arc::new(EchoTool)]))
         .pricing(pricing.clone())
-        .limits(RuntimeLimits {
-            max_cost: Some(0.5),
-            max_output_tokens: Some(100),
-            ..limits()
+        .limits({
+            let mut custom = limits();
+            custom.max_cost = Some(0.5);
+            custom.max_output_tokens = Some(100);
+            custom
         })
         .build()
         .unwrap();
@@ -88,10 +90,11 @@ async fn max_cost_ends_the_session_after_the_expensive_call() {
     ]);
     let runtime = builder(provider, events)
         .pricing(pricing)
-        .limits(RuntimeLimits {
-            max_cost: Some(0.5),
-            max_output_tokens: Some(100),
-            ..limits()
+        .limits({
+            let mut custom = limits();
+            custom.max_cost = Some(0.5);
+            custom.max_output_tokens = Some(100);
+            custom
         })
         .build()
         .unwrap();
@@ -117,10 +120,11 @@ async fn a_call_that_could_cross_max_cost_is_not_made() {
     let runtime = builder(provider.clone(), events.clone())
         .tools(registry(vec![Arc::new(EchoTool)]))
         .pricing(pricing)
-        .limits(RuntimeLimits {
-            max_cost: Some(0.5),
-            max_output_tokens: Some(100),
-            ..limits()
+        .limits({
+            let mut custom = limits();
+            custom.max_cost = Some(0.5);
+            custom.max_output_tokens = Some(100);
+            custom
         })
         .build()
         .unwrap();
@@ -147,9 +151,10 @@ fn max_cost_for_a_model_without_a_price_is_refused_unless_one_is_given() {
         AgentRuntime::builder()
             .provider(scripted(vec![]))
             .model("llama3.2")
-            .limits(RuntimeLimits {
-                max_cost: Some(0.000_01),
-                ..limits()
+            .limits({
+                let mut custom = limits();
+                custom.max_cost = Some(0.000_01);
+                custom
             })
     };
     let error = unpriced().build().unwrap_err();
@@ -177,9 +182,10 @@ fn max_cost_for_a_model_without_a_price_is_refused_unless_one_is_given() {
         .provider(scripted(vec![]))
         .model("meta-llama/llama-3.3-70b-instruct")
         .model_price(ModelPrice::new(0.1, 0.3, 0.0))
-        .limits(RuntimeLimits {
-            max_cost: Some(1.0),
-            ..limits()
+        .limits({
+            let mut custom = limits();
+            custom.max_cost = Some(1.0);
+            custom
         });
     assert!(routed.build().is_ok());
     // Without max_cost nothing needs a price.
@@ -194,9 +200,10 @@ async fn a_provider_that_never_answers_hits_the_turn_timeout() {
     let provider = scripted(vec![ScriptedTurn::HangAfter(vec![])]);
     let events = Arc::new(CollectingEventSink::new());
     let runtime = builder(provider, events.clone())
-        .limits(RuntimeLimits {
-            turn_timeout: Duration::from_millis(50),
-            ..limits()
+        .limits({
+            let mut custom = limits();
+            custom.turn_timeout = Duration::from_millis(50);
+            custom
         })
         .build()
         .unwrap();
@@ -222,9 +229,10 @@ async fn a_tool_that_never_finishes_hits_the_turn_timeout_and_still_gets_a_resul
     let events = Arc::new(CollectingEventSink::new());
     let runtime = builder(provider, events.clone())
         .tools(registry(vec![tool]))
-        .limits(RuntimeLimits {
-            turn_timeout: Duration::from_millis(100),
-            ..limits()
+        .limits({
+            let mut custom = limits();
+            custom.turn_timeout = Duration::from_millis(100);
+            custom
         })
         .build()
         .unwrap();
@@ -458,9 +466,10 @@ async fn an_indexing_timeout_does_not_fail_the_turn() {
     let provider = scripted(vec![ScriptedTurn::text("a slow answer")]);
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
         .retrieval(retrieval.clone())
-        .limits(RuntimeLimits {
-            turn_timeout: Duration::from_millis(150),
-            ..limits()
+        .limits({
+            let mut custom = limits();
+            custom.turn_timeout = Duration::from_millis(150);
+            custom
         })
         .build()
         .unwrap();

@@ -28,12 +28,13 @@ fn apple_history() -> Vec<Message> {
 }
 
 fn tiny_window(window: u32, trigger: f64) -> RuntimeLimits {
-    RuntimeLimits {
-        context_window: Some(window),
-        max_output_tokens: Some(50),
-        safety_buffer_tokens: 0,
-        summary_trigger_ratio: trigger,
-        ..RuntimeLimits::default()
+    {
+        let mut custom = RuntimeLimits::default();
+        custom.context_window = Some(window);
+        custom.max_output_tokens = Some(50);
+        custom.safety_buffer_tokens = 0;
+        custom.summary_trigger_ratio = trigger;
+        custom
     }
 }
 
@@ -387,9 +388,10 @@ async fn a_summary_timeout_falls_back_to_truncation() {
         ScriptedTurn::text("answered anyway"),
     ]);
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
-        .limits(RuntimeLimits {
-            turn_timeout: std::time::Duration::from_millis(200),
-            ..tiny_window(600, 0.8)
+        .limits({
+            let mut custom = tiny_window(600, 0.8);
+            custom.turn_timeout = std::time::Duration::from_millis(200);
+            custom
         })
         .build()
         .unwrap();

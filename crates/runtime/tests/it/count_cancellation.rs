@@ -27,10 +27,11 @@ async fn cancelling_while_counting_returns_promptly() {
     let provider = scripted(vec![ScriptedTurn::text("never reached")]);
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
         .memory(memory.clone())
-        .limits(RuntimeLimits {
-            context_window: Some(4_000),
-            max_output_tokens: Some(500),
-            ..RuntimeLimits::default()
+        .limits({
+            let mut custom = RuntimeLimits::default();
+            custom.context_window = Some(4_000);
+            custom.max_output_tokens = Some(500);
+            custom
         })
         .build()
         .unwrap();

@@ -17,12 +17,13 @@ use tokio_util::sync::CancellationToken;
 fn exact_runtime() -> (AgentRuntime, Arc<oxydra_provider::ScriptedProvider>) {
     let provider = scripted(vec![ScriptedTurn::text("ok"), ScriptedTurn::text("ok")]);
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
-        .limits(RuntimeLimits {
-            context_window: Some(60),
-            max_output_tokens: Some(10),
-            safety_buffer_tokens: 0,
-            summary_trigger_ratio: 100.0,
-            ..RuntimeLimits::default()
+        .limits({
+            let mut custom = RuntimeLimits::default();
+            custom.context_window = Some(60);
+            custom.max_output_tokens = Some(10);
+            custom.safety_buffer_tokens = 0;
+            custom.summary_trigger_ratio = 100.0;
+            custom
         })
         .build()
         .unwrap();
@@ -46,12 +47,13 @@ fn estimate_runtime() -> (AgentRuntime, Arc<oxydra_provider::ScriptedProvider>) 
     let provider = scripted(turns);
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
         .tools(registry(vec![Arc::new(EchoTool)]))
-        .limits(RuntimeLimits {
-            context_window: Some(2_100),
-            max_output_tokens: Some(100),
-            safety_buffer_tokens: 0,
-            summary_trigger_ratio: 100.0,
-            ..RuntimeLimits::default()
+        .limits({
+            let mut custom = RuntimeLimits::default();
+            custom.context_window = Some(2_100);
+            custom.max_output_tokens = Some(100);
+            custom.safety_buffer_tokens = 0;
+            custom.summary_trigger_ratio = 100.0;
+            custom
         })
         .build()
         .unwrap();

@@ -483,11 +483,12 @@ fn budgeted(
         .permission_broker(Deferring::new(HOUR))
         .memory(memory.clone())
         .pricing(pricing)
-        .limits(RuntimeLimits {
-            max_turns,
-            max_cost: Some(10.0),
-            max_output_tokens: Some(100),
-            ..limits()
+        .limits({
+            let mut custom: RuntimeLimits = limits();
+            custom.max_turns = max_turns;
+            custom.max_cost = Some(10.0);
+            custom.max_output_tokens = Some(100);
+            custom
         })
         .build()
         .unwrap()

@@ -29,12 +29,13 @@ async fn a_history_that_fits_by_estimate_is_neither_counted_exactly_nor_cut() {
     let provider = scripted(turns);
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
         .tools(registry(vec![Arc::new(EchoTool)]))
-        .limits(RuntimeLimits {
-            context_window: Some(2_100),
-            max_output_tokens: Some(100),
-            safety_buffer_tokens: 0,
-            summary_trigger_ratio: 100.0,
-            ..RuntimeLimits::default()
+        .limits({
+            let mut custom = RuntimeLimits::default();
+            custom.context_window = Some(2_100);
+            custom.max_output_tokens = Some(100);
+            custom.safety_buffer_tokens = 0;
+            custom.summary_trigger_ratio = 100.0;
+            custom
         })
         .build()
         .unwrap();

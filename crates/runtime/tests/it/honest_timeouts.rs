@@ -16,9 +16,10 @@ fn runtime(config: ProviderConfig, turn_timeout: Duration) -> AgentRuntime {
     AgentRuntime::builder()
         .provider(Arc::new(OpenAiProvider::new(config)))
         .model("m")
-        .limits(RuntimeLimits {
-            turn_timeout,
-            ..RuntimeLimits::default()
+        .limits({
+            let mut custom = RuntimeLimits::default();
+            custom.turn_timeout = turn_timeout;
+            custom
         })
         .workspace_root(std::env::temp_dir())
         .build()

@@ -27,10 +27,11 @@ async fn a_turn_on_a_session_with_a_huge_stored_message_finishes_promptly() {
     ]);
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
         .memory(memory.clone())
-        .limits(RuntimeLimits {
-            context_window: Some(4_000),
-            max_output_tokens: Some(500),
-            ..RuntimeLimits::default()
+        .limits({
+            let mut custom = RuntimeLimits::default();
+            custom.context_window = Some(4_000);
+            custom.max_output_tokens = Some(500);
+            custom
         })
         .build()
         .unwrap();
@@ -105,11 +106,12 @@ async fn counting_a_long_history_is_bounded_by_the_turn_timeout() {
     let provider = scripted(vec![ScriptedTurn::text("never reached")]);
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
         .memory(memory.clone())
-        .limits(RuntimeLimits {
-            context_window: Some(4_000),
-            max_output_tokens: Some(500),
-            turn_timeout: Duration::from_millis(200),
-            ..RuntimeLimits::default()
+        .limits({
+            let mut custom = RuntimeLimits::default();
+            custom.context_window = Some(4_000);
+            custom.max_output_tokens = Some(500);
+            custom.turn_timeout = Duration::from_millis(200);
+            custom
         })
         .build()
         .unwrap();

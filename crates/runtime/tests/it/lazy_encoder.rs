@@ -30,12 +30,13 @@ async fn the_encoder_loads_only_when_the_context_may_be_near_its_budget() {
 
     let provider = scripted(vec![ScriptedTurn::text("ok")]);
     let runtime = builder(provider, Arc::new(CollectingEventSink::new()))
-        .limits(RuntimeLimits {
-            context_window: Some(60),
-            max_output_tokens: Some(10),
-            safety_buffer_tokens: 0,
-            summary_trigger_ratio: 100.0,
-            ..RuntimeLimits::default()
+        .limits({
+            let mut custom = RuntimeLimits::default();
+            custom.context_window = Some(60);
+            custom.max_output_tokens = Some(10);
+            custom.safety_buffer_tokens = 0;
+            custom.summary_trigger_ratio = 100.0;
+            custom
         })
         .build()
         .unwrap();

@@ -261,12 +261,13 @@ async fn a_second_run_does_not_recount_old_messages() {
     // off.
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
         .memory(memory.clone())
-        .limits(RuntimeLimits {
-            context_window: Some(400),
-            max_output_tokens: Some(50),
-            safety_buffer_tokens: 0,
-            summary_trigger_ratio: 100.0,
-            ..RuntimeLimits::default()
+        .limits({
+            let mut custom = RuntimeLimits::default();
+            custom.context_window = Some(400);
+            custom.max_output_tokens = Some(50);
+            custom.safety_buffer_tokens = 0;
+            custom.summary_trigger_ratio = 100.0;
+            custom
         })
         .build()
         .unwrap();

@@ -11,14 +11,13 @@ use oxydra_runtime::{CollectingEventSink, RuntimeError, RuntimeLimits};
 use oxydra_types::{Message, SessionId};
 
 fn small_window() -> RuntimeLimits {
-    RuntimeLimits {
-        context_window: Some(2_000),
-        max_output_tokens: Some(100),
-        safety_buffer_tokens: 0,
-        // No rolling summary: truncation alone keeps a long history in budget.
-        summary_trigger_ratio: 100.0,
-        ..RuntimeLimits::default()
-    }
+    let mut limits = RuntimeLimits::default();
+    limits.context_window = Some(2_000);
+    limits.max_output_tokens = Some(100);
+    limits.safety_buffer_tokens = 0;
+    // No rolling summary: truncation alone keeps a long history in budget.
+    limits.summary_trigger_ratio = 100.0;
+    limits
 }
 
 /// The attack: a megabyte prompt against a 2,000-token window. The run ends with

@@ -100,11 +100,12 @@ impl Provider for StrictWindow {
 }
 
 fn limits() -> RuntimeLimits {
-    RuntimeLimits {
-        max_output_tokens: Some(100),
-        safety_buffer_tokens: 0,
-        summary_trigger_ratio: 100.0,
-        ..RuntimeLimits::default()
+    {
+        let mut custom = RuntimeLimits::default();
+        custom.max_output_tokens = Some(100);
+        custom.safety_buffer_tokens = 0;
+        custom.summary_trigger_ratio = 100.0;
+        custom
     }
 }
 

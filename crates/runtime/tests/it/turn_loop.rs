@@ -344,9 +344,10 @@ async fn a_runtime_without_provider_or_model_is_a_config_error() {
     let error = oxydra_runtime::AgentRuntime::builder()
         .provider(scripted(vec![]))
         .model("m")
-        .limits(oxydra_runtime::RuntimeLimits {
-            max_turns: 0,
-            ..limits()
+        .limits({
+            let mut custom = limits();
+            custom.max_turns = 0;
+            custom
         })
         .build()
         .unwrap_err();

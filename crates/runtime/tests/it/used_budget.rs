@@ -12,7 +12,7 @@ use common::*;
 use oxydra_provider::{ModelPrice, PricingTable, ScriptedProvider, ScriptedTurn};
 use oxydra_runtime::{
     AgentRuntimeBuilder, CancellationToken, CollectingEventSink, LedgerError, RuntimeError,
-    RuntimeLimits, UsageLedger, UsedBudget,
+    UsageLedger, UsedBudget,
 };
 use oxydra_types::{Message, RuntimeEvent, SessionId, Usage};
 
@@ -88,9 +88,10 @@ fn budget_name(error: &RuntimeError) -> &str {
 async fn turns_already_used_count_against_max_turns() {
     let (provider, _events, builder) = echo_loop();
     let runtime = builder
-        .limits(RuntimeLimits {
-            max_turns: 5,
-            ..limits()
+        .limits({
+            let mut custom = limits();
+            custom.max_turns = 5;
+            custom
         })
         .build()
         .unwrap();
@@ -122,9 +123,10 @@ async fn a_run_whose_turns_are_all_used_makes_no_call() {
     let provider = scripted(vec![ScriptedTurn::text("never")]);
     let events = Arc::new(CollectingEventSink::new());
     let runtime = builder(provider.clone(), events.clone())
-        .limits(RuntimeLimits {
-            max_turns: 2,
-            ..limits()
+        .limits({
+            let mut custom = limits();
+            custom.max_turns = 2;
+            custom
         })
         .build()
         .unwrap();
@@ -150,10 +152,11 @@ async fn cost_already_used_counts_against_max_cost() {
     let (provider, _events, builder) = echo_loop();
     let runtime = builder
         .pricing(pricing())
-        .limits(RuntimeLimits {
-            max_cost: Some(0.6),
-            max_output_tokens: Some(100),
-            ..limits()
+        .limits({
+            let mut custom = limits();
+            custom.max_cost = Some(0.6);
+            custom.max_output_tokens = Some(100);
+            custom
         })
         .build()
         .unwrap();
