@@ -1,7 +1,9 @@
 //! What an approval will do, shown to the person deciding it: the command of a
 //! `shell_exec`, the URL of a `web_fetch`, and for `file_write` / `file_edit` a
 //! unified diff against the file as it is now (when the coordinator can read it in
-//! the workspace). Everything shown is scrubbed.
+//! the workspace). Everything shown is scrubbed, and characters that hide or restyle
+//! text (controls but newline and tab, bidi and zero-width marks) are shown as
+//! `\u{…}` escapes, so what a person reads is what will happen.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -58,13 +60,13 @@ pub fn preview(tool: &str, arguments: &str, workspace: Option<&Path>) -> Approva
     match tool {
         "shell_exec" => match text("command") {
             Some(command) => ApprovalPreview::Command {
-                command: scrub_text(&command),
+                command: shown(&command),
             },
             None => note("no `command` argument"),
         },
         "web_fetch" => match text("url") {
             Some(url) => ApprovalPreview::Url {
-                url: scrub_text(&url),
+                url: shown(&url),
             },
             None => note("no `url` argument"),
         },
@@ -79,6 +81,30 @@ pub fn preview(tool: &str, arguments: &str, workspace: Option<&Path>) -> Approva
         }
         _ => ApprovalPreview::Arguments { note: None },
     }
+}
+
+/// `text` scrubbed, with every character that could hide or restyle text (a control
+/// character but `\n` and `\t`, a bidi or zero-width mark) written as `\u{…}`.
+fn shown(text: &str) -> String {
+    let scrubbed = scrub_text(text);
+    let hidden = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+    };
+    if !scrubbed.chars().any(hidden) {
+        return scrubbed;
+    }
+    scrubbed
+        .chars()
+        .map(|c| {
+            if hidden(c) {
+                format!("\\u{{{:x}}}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn note(why: &str) -> ApprovalPreview {
@@ -131,8 +157,8 @@ fn file_change(
         .header(&format!("a/{path}"), &format!("b/{path}"))
         .to_string();
     ApprovalPreview::Diff {
-        path: scrub_text(path),
-        diff: cut(scrub_text(&diff)),
+        path: shown(path),
+        diff: cut(shown(&diff)),
         exists: current.is_some(),
     }
 }
@@ -195,6 +221,21 @@ mod tests {
             preview("shell_exec", "not json", None),
             ApprovalPreview::Arguments { note: Some(_) }
         ));
+    }
+
+    #[test]
+    fn characters_that_hide_text_are_shown_escaped() {
+        let shown = preview(
+            "shell_exec",
+            r#"{"command": "echo ok\u001b[2K\u202e; rm -rf ~"}"#,
+            None,
+        );
+        assert_eq!(
+            shown,
+            ApprovalPreview::Command {
+                command: "echo ok\\u{1b}[2K\\u{202e}; rm -rf ~".into()
+            }
+        );
     }
 
     #[test]
