@@ -114,7 +114,8 @@ fn the_python_sdk_client_over_http_corrects_a_refused_run_and_survives_a_disconn
     let server = McpHttp::start(
         &sandbox,
         &[("OXYDRA_SERVE_TOKEN", TOKEN)],
-        &["--listen", "127.0.0.1:0"],
+        // The session checks look at every tool, `decide_approval` included.
+        &["--listen", "127.0.0.1:0", "--allow-model-approvals"],
     );
     let output = Command::new("python3")
         .current_dir(sandbox.path())
