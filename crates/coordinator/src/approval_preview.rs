@@ -65,9 +65,7 @@ pub fn preview(tool: &str, arguments: &str, workspace: Option<&Path>) -> Approva
             None => note("no `command` argument"),
         },
         "web_fetch" => match text("url") {
-            Some(url) => ApprovalPreview::Url {
-                url: shown(&url),
-            },
+            Some(url) => ApprovalPreview::Url { url: shown(&url) },
             None => note("no `url` argument"),
         },
         "file_write" | "file_edit" => {
