@@ -221,10 +221,11 @@ fn the_token_host_and_origin_guards_hold_and_half_sent_requests_are_cut_off() {
         }
         let (status, body) = post(&authority, &bearer(TOKEN), list).await;
         assert_eq!(status, 200, "{body}");
-        // The four run tools and the two approval tools (runs wait by default).
+        // The four run tools and `list_pending_approvals` (runs wait by default;
+        // `decide_approval` only with --allow-model-approvals).
         assert_eq!(
             message(&body)["result"]["tools"].as_array().unwrap().len(),
-            6
+            5
         );
 
         // A page of another origin, even with the token (a rebinding page cannot
