@@ -11,7 +11,7 @@ use crate::args::{ApprovalsAction, ApprovalsArgs, OutputFormat, ServerOptions};
 use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::output::listing::to_stdout;
-use crate::remote::{Server, segment};
+use crate::remote::{Server, field, segment};
 
 /// Runs `oxydra approvals …`.
 pub async fn run(args: ApprovalsArgs) -> Result<Exit, CliError> {
@@ -34,10 +34,10 @@ pub async fn run(args: ApprovalsArgs) -> Result<Exit, CliError> {
             reason,
             options,
         } => {
-            let mut body = json!({"decision": "deny"});
-            if let Some(reason) = reason {
-                body["reason"] = Value::String(reason);
-            }
+            let body = match reason {
+                Some(reason) => json!({"decision": "deny", "reason": reason}),
+                None => json!({"decision": "deny"}),
+            };
             decide(&id, body, &options).await
         }
     }
@@ -46,7 +46,10 @@ pub async fn run(args: ApprovalsArgs) -> Result<Exit, CliError> {
 async fn list(options: &ServerOptions) -> Result<Exit, CliError> {
     let server = Server::from_flag(options.server.as_deref())?;
     let listed = server.get("/approvals").await?;
-    let approvals = listed["approvals"].as_array().cloned().unwrap_or_default();
+    let approvals = field(&listed, "approvals")
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let format = options.format();
     to_stdout(format, |out| {
         for approval in &approvals {
@@ -106,7 +109,7 @@ fn write_approval(out: &mut impl Write, approval: &Value) -> std::io::Result<()>
 async fn decide(id: &str, body: Value, options: &ServerOptions) -> Result<Exit, CliError> {
     let server = Server::from_flag(options.server.as_deref())?;
     let listed = server.get("/approvals").await?;
-    let run_id = listed["approvals"]
+    let run_id = field(&listed, "approvals")
         .as_array()
         .into_iter()
         .flatten()
@@ -129,7 +132,7 @@ async fn decide(id: &str, body: Value, options: &ServerOptions) -> Result<Exit, 
         )
         .await?;
     let format = options.format();
-    let decision = body["decision"].as_str().unwrap_or("?").to_owned();
+    let decision = field(&body, "decision").as_str().unwrap_or("?").to_owned();
     to_stdout(format, |out| match format {
         OutputFormat::Jsonl => {
             serde_json::to_writer(&mut *out, &run)?;
@@ -138,7 +141,7 @@ async fn decide(id: &str, body: Value, options: &ServerOptions) -> Result<Exit, 
         OutputFormat::Text => writeln!(
             out,
             "{decision}: {id} (run {run_id} is now {})",
-            run["status"].as_str().unwrap_or("?")
+            field(&run, "status").as_str().unwrap_or("?")
         ),
     })?;
     Ok(Exit::Done)

@@ -11,7 +11,7 @@ use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::output::listing::{age, to_stdout};
 use crate::remote::events::{RunEvent, follow};
-use crate::remote::{Server, segment};
+use crate::remote::{Server, field, segment};
 
 /// Runs `oxydra runs …`.
 pub async fn run(args: RunsArgs) -> Result<Exit, CliError> {
@@ -44,7 +44,7 @@ async fn list_runs(args: &RunsListArgs) -> Result<Exit, CliError> {
         format!("/runs?{query}")
     };
     let page = server.get(&path).await?;
-    let runs = page["runs"].as_array().cloned().unwrap_or_default();
+    let runs = field(&page, "runs").as_array().cloned().unwrap_or_default();
     let format = args.options.format();
     let now = now_ms();
     to_stdout(format, |out| {
@@ -62,7 +62,7 @@ async fn list_runs(args: &RunsListArgs) -> Result<Exit, CliError> {
         }
         Ok(())
     })?;
-    if let Some(cursor) = page["next_cursor"].as_str() {
+    if let Some(cursor) = field(&page, "next_cursor").as_str() {
         eprintln!("more: oxydra runs list --cursor {cursor}");
     }
     Ok(Exit::Done)
@@ -126,7 +126,7 @@ async fn watch(id: &str, options: &ServerOptions) -> Result<Exit, CliError> {
     let mut status = String::new();
     let mut exit = Exit::Done;
     follow(&server, id, |event| {
-        if let Some(now) = event.data["status"].as_str() {
+        if let Some(now) = field(&event.data, "status").as_str() {
             status = now.to_owned();
         }
         if event.kind == "end" {
@@ -175,7 +175,7 @@ fn event_line(event: &RunEvent, format: OutputFormat) -> String {
                     approval["approval_id"].as_str().unwrap_or("?"),
                 ));
             }
-            if let Some(text) = data["result"]["text"].as_str() {
+            if let Some(text) = field(field(data, "result"), "text").as_str() {
                 line.push_str(&format!("\n{text}"));
             }
             if let Some(error) = data["error"].as_object() {

@@ -86,21 +86,16 @@ pub async fn follow(
         }
         let mut response = response;
         let mut buffer = String::new();
-        loop {
-            match response.chunk().await.ok().flatten() {
-                Some(chunk) => {
-                    retries = 0;
-                    buffer.push_str(&String::from_utf8_lossy(&chunk));
-                    for event in take_events(&mut buffer) {
-                        if event.id.is_some() {
-                            last.clone_from(&event.id);
-                        }
-                        if !seen(&event)? || event.kind == "end" || event.kind == "error" {
-                            return Ok(());
-                        }
-                    }
+        while let Some(chunk) = response.chunk().await.ok().flatten() {
+            retries = 0;
+            buffer.push_str(&String::from_utf8_lossy(&chunk));
+            for event in take_events(&mut buffer) {
+                if event.id.is_some() {
+                    last.clone_from(&event.id);
                 }
-                None => break,
+                if !seen(&event)? || event.kind == "end" || event.kind == "error" {
+                    return Ok(());
+                }
             }
         }
         retries += 1;

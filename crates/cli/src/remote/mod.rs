@@ -138,6 +138,11 @@ pub fn api_error(status: u16, body: &Value, server: &str) -> CliError {
     }
 }
 
+/// The member `key` of `value` (`null` when it has none).
+pub fn field<'a>(value: &'a Value, key: &str) -> &'a Value {
+    value.get(key).unwrap_or(&Value::Null)
+}
+
 /// `segment` percent-encoded for a URL path.
 pub fn segment(segment: &str) -> String {
     url::form_urlencoded::byte_serialize(segment.as_bytes())

@@ -52,10 +52,9 @@ command = ["sh", "-c", "cat >> '{}'; echo '{{}}'"]
     // The hook runs on its own task: give it up to 10 s.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let event = loop {
-        if let Ok(text) = std::fs::read_to_string(&heard) {
-            if let Some(first) = text.lines().next() {
-                break serde_json::from_str::<Value>(first).unwrap();
-            }
+        let text = std::fs::read_to_string(&heard).unwrap_or_default();
+        if let Some(first) = text.lines().next() {
+            break serde_json::from_str::<Value>(first).unwrap();
         }
         assert!(std::time::Instant::now() < deadline, "the hook never ran");
         std::thread::sleep(std::time::Duration::from_millis(50));
