@@ -7,7 +7,8 @@
 //!   packages it needs; otherwise it names them and stops.
 //! - For the tests only: cargo-nextest, the real test model, the PostgreSQL server with
 //!   pgvector, the MCP test servers, the official MCP Python SDK (the client that drives
-//!   `oxydra mcp serve`) and the POSIX shells the shell-quoting tests run.
+//!   `oxydra mcp serve`), the POSIX shells the shell-quoting tests run, and headless
+//!   Chromium with chromedriver for the web console's browser test.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -121,6 +122,7 @@ impl TestSetup {
         install(root, "install-mcp-test-servers.sh")?;
         install(root, "install-mcp-python-client.sh")?;
         install(root, "install-test-shells.sh")?;
+        install(root, "install-browser.sh")?;
         Ok(setup)
     }
 }

@@ -209,6 +209,26 @@ pub enum CliError {
     /// The coordinator failed.
     #[error("coordinator: {0}")]
     Coordinator(String),
+    /// A running `oxydra serve` (`--server`) could not be reached.
+    #[error("{server}: {message}")]
+    Server {
+        /// The server's URL.
+        server: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A running `oxydra serve` refused a request: its status and error code.
+    #[error("{server} answered {status} {code}: {message}")]
+    Api {
+        /// The server's URL.
+        server: String,
+        /// The HTTP status.
+        status: u16,
+        /// The API's error code (`run_not_found`, `invalid_query` …).
+        code: String,
+        /// Its message.
+        message: String,
+    },
     /// The agent runtime could not be set up.
     #[error("cannot set up the agent: {0}")]
     Setup(String),
@@ -250,6 +270,8 @@ impl CliError {
             Self::Memory { .. } => "memory",
             Self::Mcp(_) => "mcp",
             Self::Coordinator(_) => "coordinator",
+            Self::Server { .. } => "server",
+            Self::Api { code, .. } => code,
             Self::ReadFile { .. } | Self::Io { .. } | Self::Stdio { .. } | Self::Bind { .. } => {
                 "io"
             }
@@ -291,6 +313,8 @@ impl CliError {
             | Self::Bind { .. }
             | Self::OutputSchema { .. }
             | Self::Coordinator(_)
+            | Self::Server { .. }
+            | Self::Api { .. }
             | Self::Setup(_)
             | Self::Run { .. } => true,
         }
@@ -316,7 +340,9 @@ impl CliError {
             | Self::Unauthenticated { .. }
             | Self::OutputSchema { .. }
             | Self::Setup(_) => Exit::Usage,
-            Self::Coordinator(_) => Exit::Runtime,
+            Self::Coordinator(_) | Self::Server { .. } => Exit::Runtime,
+            Self::Api { status, .. } if *status < 500 => Exit::Usage,
+            Self::Api { .. } => Exit::Runtime,
             Self::ReadFile { .. } | Self::Io { .. } | Self::Stdio { .. } | Self::Memory { .. } => {
                 Exit::Runtime
             }

@@ -91,6 +91,11 @@ pub struct CoordinatorConfig {
     /// Origins (`https://dash.example.lan`, `http://localhost:3000`) accepted in the
     /// `Origin` header besides the loopback origins of the port the API listens on.
     pub allowed_origins: Vec<String>,
+    /// Whether `/` serves the web console (docs/coordinator.md, "Web console").
+    /// Not a file key: `oxydra serve` turns it on for loopback addresses unless
+    /// `--no-console`. Off by default in the library.
+    #[serde(skip)]
+    pub console: bool,
     /// With a store shared by several coordinators: how long a worker's claim on a run
     /// lasts unless renewed, in milliseconds (default 15000). A worker renews it every
     /// third of that; a run whose worker died is taken over once it lapses.
@@ -135,6 +140,7 @@ impl Default for CoordinatorConfig {
             cancel_wait_ms: 5000,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
+            console: false,
             run_lease_ttl_ms: 15_000,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_read_timeout_ms: millis(DEFAULT_HEADER_READ_TIMEOUT),

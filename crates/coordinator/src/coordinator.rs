@@ -44,6 +44,8 @@ pub(crate) struct Inner {
     pub(crate) store: Arc<dyn RunStore>,
     pub(crate) queue: RunQueue,
     trees: Arc<RunTrees>,
+    /// Where a person's views read the workspace and the runs' conversations.
+    pub(crate) view: OnceLock<crate::person_view::PersonView>,
 }
 
 /// Agent blueprints, validated runs and their worker pool. Cheap to clone.
@@ -164,6 +166,8 @@ impl Coordinator {
         let loaded = load_blueprints(blueprints)?;
         let handle = CoordinatorHandle::default();
         let (deps, default_max_cost) = metered(deps);
+        let view =
+            crate::person_view::PersonView::new(deps.workspace_root.clone(), deps.memory.clone());
         let runner = deps.into_runner(&loaded, agent_tools(&handle))?;
         Self::assemble(
             config,
@@ -174,6 +178,7 @@ impl Coordinator {
             default_max_cost,
         )
         .await
+        .map(|coordinator| coordinator.with_view(view))
     }
 
     /// Like [`Coordinator::new`], with the executor `make_executor` builds (it receives
@@ -204,6 +209,8 @@ impl Coordinator {
         let loaded = load_blueprints(blueprints)?;
         let handle = CoordinatorHandle::default();
         let (deps, default_max_cost) = metered(deps);
+        let view =
+            crate::person_view::PersonView::new(deps.workspace_root.clone(), deps.memory.clone());
         let runner = deps.into_runner(&loaded, agent_tools(&handle))?;
         Self::assemble(
             config,
@@ -214,6 +221,7 @@ impl Coordinator {
             default_max_cost,
         )
         .await
+        .map(|coordinator| coordinator.with_view(view))
     }
 
     /// Like [`Coordinator::with_executor`], keeping blueprints and runs in `store` (any
@@ -288,6 +296,7 @@ impl Coordinator {
             store,
             queue,
             trees,
+            view: OnceLock::new(),
         });
         let _ = handle.cell.set(Arc::downgrade(&inner));
         let weak = Arc::downgrade(&inner);

@@ -44,6 +44,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agent_tools;
+mod approval_preview;
 mod approval_row;
 mod approval_sweep;
 mod approvals;
@@ -59,11 +60,14 @@ mod error;
 mod host_origin;
 mod http;
 mod local_source;
+mod person;
+mod person_view;
 mod queue;
 mod run;
 mod run_control_tools;
 mod run_end;
 mod run_ledger;
+mod run_query;
 mod run_row;
 mod run_source;
 mod run_tree;
@@ -84,6 +88,7 @@ pub use agent_tools::{
     ListAgentBlueprints, MAX_WAIT_SECS, START_AGENT_RUN, StartAgentRun, agent_tool_rules,
     agent_tools,
 };
+pub use approval_preview::{ApprovalPreview, MAX_DIFF_SOURCE, MAX_DIFF_TEXT, preview};
 pub use approval_row::{
     APPROVAL_COLUMNS, ApprovalRow, DecidedApproval, RecordedDecision, encode_decision,
 };
@@ -107,12 +112,16 @@ pub use http::{
 /// The approval types of the runtime the run stores keep (re-exported so a backend
 /// needs no dependency on the runtime).
 pub use oxydra_runtime::{ApprovalDecision, EXPIRED_REASON, PendingApproval};
+pub use person::{ApprovalView, MAX_TRANSCRIPT_TEXT, RunPage, TranscriptMessage};
 pub use run::{Run, RunError, RunLineage, RunStatus, RunTreeUsage};
 pub use run_control_tools::{
     CANCEL_AGENT_RUN, CancelAgentRun, DECIDE_APPROVAL, DecideApproval, LIST_PENDING_APPROVALS,
     ListPendingApprovals, RUN_CONTROL_TOOL_NAMES, approval_tools, run_control_tool_rules,
 };
 pub use run_ledger::RunLedger;
+pub use run_query::{
+    DEFAULT_RUN_PAGE, MAX_RUN_PAGE, MAX_WAITING_APPROVALS, RunCursor, RunQuery, WaitingApproval,
+};
 pub use run_row::{
     BlueprintRow, ClaimedRow, RUN_COLUMNS, RunRow, USAGE_COLUMNS, UsageColumns, encode_error,
     encode_value, parse_json,

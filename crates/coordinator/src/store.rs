@@ -12,6 +12,7 @@ use crate::blueprint::BlueprintSummary;
 use crate::claims::SharedRunQueue;
 use crate::error::CoordinatorError;
 use crate::run::{Run, RunError, RunStatus, RunTreeUsage};
+use crate::run_query::{RunQuery, WaitingApproval};
 use crate::run_usage::RunUsage;
 
 /// What [`RunStore::reserve_tree_run`] found.
@@ -84,6 +85,18 @@ pub trait RunStore: Send + Sync + std::fmt::Debug {
 
     /// The run with `run_id`, if any.
     async fn get_run(&self, run_id: &str) -> Result<Option<Run>, CoordinatorError>;
+
+    /// The runs matching `query`'s filters, newest first (`created_at`, then id,
+    /// descending), after `query.after` when given, at most
+    /// [`RunQuery::clamped_limit`]. Listed runs carry no `pending_approvals` (see
+    /// [`RunStore::waiting_approvals`]).
+    async fn list_runs(&self, query: RunQuery) -> Result<Vec<Run>, CoordinatorError>;
+
+    /// The undecided approvals of every run that is `waiting_approval`, oldest first
+    /// (`requested_at`, then approval id), at most `limit`, each with its run's id and
+    /// blueprint.
+    async fn waiting_approvals(&self, limit: u32)
+    -> Result<Vec<WaitingApproval>, CoordinatorError>;
 
     /// Counts one more run in the tree of root `root_run_id` (its `tree_runs`), when
     /// the tree has started fewer than `max_runs` and, with `max_cost`, its

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use oxydra_coordinator::{
-    CancelAgentRun, Coordinator, CoordinatorHandle, ParameterValidator, ValidationIssue,
-    agent_tools, approval_tools,
+    CancelAgentRun, Coordinator, CoordinatorHandle, DecideApproval, ListPendingApprovals,
+    ParameterValidator, ValidationIssue, agent_tools,
 };
 use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
 use oxydra_types::CallId;
@@ -49,6 +49,7 @@ pub struct McpServer {
     workspace: PathBuf,
     max_argument_bytes: usize,
     approvals: bool,
+    model_approvals: bool,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -69,6 +70,7 @@ pub struct McpServerBuilder {
     coordinator: Coordinator,
     workspace: PathBuf,
     approvals: bool,
+    model_approvals: bool,
     builtins: Option<BuiltinTools>,
 }
 
@@ -88,6 +90,16 @@ impl McpServerBuilder {
         self
     }
 
+    /// Whether the client may decide approvals itself (`decide_approval`). Off unless
+    /// set: the client of an MCP server is usually a model, and a model must not
+    /// approve the calls of the runs it started; a person decides them (`oxydra
+    /// approvals`, the web console of `oxydra serve`). Only with
+    /// [`approvals`](Self::approvals).
+    pub fn model_approvals(mut self, allowed: bool) -> Self {
+        self.model_approvals = allowed;
+        self
+    }
+
     /// Also serve `builtins` (`oxydra mcp serve --tools`).
     pub fn builtin_tools(mut self, builtins: BuiltinTools) -> Self {
         self.builtins = Some(builtins);
@@ -101,7 +113,10 @@ impl McpServerBuilder {
         let mut objects = agent_tools(&handle);
         objects.push(Arc::new(CancelAgentRun(handle.clone())));
         if self.approvals {
-            objects.extend(approval_tools(&handle));
+            objects.push(Arc::new(ListPendingApprovals(handle.clone())));
+            if self.model_approvals {
+                objects.push(Arc::new(DecideApproval(handle.clone())));
+            }
         }
         let tools = objects
             .into_iter()
@@ -114,6 +129,7 @@ impl McpServerBuilder {
             workspace: self.workspace,
             max_argument_bytes: self.coordinator.config().body_limit_bytes,
             approvals: self.approvals,
+            model_approvals: self.approvals && self.model_approvals,
         })
     }
 }
@@ -125,6 +141,7 @@ impl McpServer {
             coordinator: coordinator.clone(),
             workspace: PathBuf::from("."),
             approvals: false,
+            model_approvals: false,
             builtins: None,
         }
     }
@@ -164,12 +181,19 @@ impl McpServer {
              parameters_schema to correct from); get_agent_run with wait_secs waits for \
              it to end; cancel_agent_run stops it.",
         );
-        if self.approvals {
+        if self.model_approvals {
             text.push_str(
                 " A run whose tool call needs a person's consent stops with status \
                  waiting_approval: list_pending_approvals shows its requests and \
                  decide_approval answers each (approve_once, approve_for_session, or deny \
                  with a reason the run's model reads); then the run goes on.",
+            );
+        } else if self.approvals {
+            text.push_str(
+                " A run whose tool call needs a person's consent stops with status \
+                 waiting_approval: list_pending_approvals shows its requests; a person \
+                 decides them (oxydra approvals approve|deny, or the web console of \
+                 oxydra serve), then the run goes on. Tell the user it waits.",
             );
         }
         text

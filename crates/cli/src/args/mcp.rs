@@ -36,6 +36,12 @@ pub struct McpServeArgs {
     /// confined to the workspace as in `oxydra run`.
     #[arg(long, value_name = "TOOLS")]
     pub tools: Option<String>,
+    /// Serve `decide_approval` too, so the MCP client may approve or deny the tool
+    /// calls runs wait on. Off by default: the client is usually a model, and a model
+    /// must not approve its own runs; a person decides with `oxydra approvals` or the
+    /// web console of `oxydra serve`.
+    #[arg(long)]
+    pub allow_model_approvals: bool,
     /// The coordinator's settings, as for `oxydra serve`.
     #[command(flatten)]
     pub serve: ServeArgs,

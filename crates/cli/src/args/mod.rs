@@ -6,6 +6,7 @@ mod agents;
 mod init;
 mod list;
 mod mcp;
+mod remote;
 mod run;
 mod scrub;
 mod serve;
@@ -19,6 +20,9 @@ pub use agents::{AgentsAction, AgentsArgs};
 pub use init::InitArgs;
 pub use list::ListOptions;
 pub use mcp::{McpAction, McpArgs, McpServeArgs, McpTransport};
+pub use remote::{
+    ApprovalsAction, ApprovalsArgs, RunsAction, RunsArgs, RunsListArgs, ServerOptions,
+};
 pub use run::{ChatArgs, RunArgs, RunOptions};
 pub use scrub::ScrubArgs;
 pub use serve::ServeArgs;
@@ -51,6 +55,11 @@ pub enum Command {
     Agents(AgentsArgs),
     /// Serve the coordinator HTTP API: list agents, start, inspect and cancel runs.
     Serve(ServeArgs),
+    /// Runs of a running `oxydra serve` (`--server URL`): list, show, watch, cancel.
+    Runs(RunsArgs),
+    /// Tool calls waiting for a person on a running `oxydra serve`: list, approve,
+    /// deny.
+    Approvals(ApprovalsArgs),
     /// MCP servers of the configuration (`[[mcp_servers]]`).
     Mcp(McpArgs),
     /// Redact secrets from FILE (or stdin) to stdout.

@@ -69,6 +69,9 @@ pub struct ServeArgs {
     /// anyone who can reach it may start runs.
     #[arg(long)]
     pub insecure_no_auth: bool,
+    /// Do not serve the web console at `/` (served by default on loopback addresses).
+    #[arg(long)]
+    pub no_console: bool,
 }
 
 impl ServeArgs {

@@ -107,10 +107,12 @@ fn server(
     service: &service::Service,
     settings: &ServiceConfig,
     tools: Option<&[String]>,
+    model_approvals: bool,
 ) -> Result<McpServer, CliError> {
     let mut builder = McpServer::builder(&service.coordinator)
         .workspace(settings.workspace.clone())
-        .approvals(service::approvals_wait(settings));
+        .approvals(service::approvals_wait(settings))
+        .model_approvals(model_approvals);
     if let Some(names) = tools {
         builder = builder.builtin_tools(builtin_tools(names, settings)?);
     }
@@ -123,7 +125,12 @@ async fn streamable_http(args: McpServeArgs) -> Result<Exit, CliError> {
     let addr = args.listen.as_deref().or(args.serve.addr.as_deref());
     let bound = serve::bind(addr, &args.serve, &settings).await?;
     let service = service::start(&settings, service::Purpose::Serve, bound.auth_token).await?;
-    let served = match server(&service, &settings, tools.as_deref()) {
+    let served = match server(
+        &service,
+        &settings,
+        tools.as_deref(),
+        args.allow_model_approvals,
+    ) {
         Ok(server) => serve_http(&service, server, bound.listener, &settings, bound.loopback).await,
         Err(error) => Err(error),
     };
@@ -179,7 +186,12 @@ async fn stdio(args: McpServeArgs) -> Result<Exit, CliError> {
     // The client started this process: it is the user, with the user's trust, and no
     // network listener exists for a token to guard.
     let service = service::start(&settings, service::Purpose::Serve, None).await?;
-    let served = match server(&service, &settings, tools.as_deref()) {
+    let served = match server(
+        &service,
+        &settings,
+        tools.as_deref(),
+        args.allow_model_approvals,
+    ) {
         Ok(server) => serve_stdio(&service, server, &settings.memory.db).await,
         Err(error) => Err(error),
     };

@@ -2,14 +2,17 @@
 //! builds what it runs (`crate::setup`) and runs it.
 
 pub mod agents;
+pub mod approvals;
 pub mod chat;
 pub mod chat_attach;
 pub mod init;
 pub mod mcp;
 pub mod mcp_serve;
 pub mod run;
+pub mod runs;
 pub mod scrub;
 pub mod serve;
+pub mod serve_notices;
 pub mod sessions;
 pub mod trust;
 
@@ -49,6 +52,8 @@ async fn dispatch_async(command: Command) -> Result<Exit, CliError> {
         Command::Sessions(args) => sessions::run(args).await,
         Command::Agents(args) => agents::run(args).await,
         Command::Serve(args) => serve::run(args).await,
+        Command::Runs(args) => runs::run(args).await,
+        Command::Approvals(args) => approvals::run(args).await,
         Command::Mcp(args) => mcp::run(args).await,
         Command::Scrub(args) => scrub::run(&args),
         Command::Trust(args) => trust::run(&args),

@@ -4,8 +4,9 @@
 //!
 //! Consent requests are answered by `approve`: `never` (the default) denies, `always`
 //! grants, and `ask` suspends the run (`waiting_approval`) until a person decides
-//! through `POST /runs/{id}/approvals/{approval_id}` or `[serve] approval_ttl_secs`
-//! passes. The trusted configuration's `[[hooks]]` run around every run.
+//! through `POST /runs/{id}/approvals/{approval_id}` (`oxydra approvals approve`) or
+//! `[serve] approval_ttl_secs` passes; each request is said on stderr as it appears,
+//! with the command that decides it ([`super::serve_notices`]). The trusted configuration's `[[hooks]]` run around every run.
 //!
 //! Without a bearer token the API is served on loopback addresses only: a
 //! non-loopback address needs a token or an explicit `--insecure-no-auth`
@@ -145,13 +146,15 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
             None
         }
     };
-    let settings = service::settings(&args.run_options())?;
+    let mut settings = service::settings(&args.run_options())?;
     let Bound {
         listener,
         auth_token,
         addr,
         loopback,
     } = bind(args.addr.as_deref(), &args, &settings).await?;
+    // The console is for the person at this machine: loopback only, unless refused.
+    settings.serve.console = loopback && !args.no_console;
     let service = service::start(&settings, service::Purpose::Serve, auth_token).await?;
     let local = listener
         .local_addr()
@@ -166,13 +169,29 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
         "oxydra serve: listening on http://{local} ({agents} agents, {auth}, database {})",
         settings.memory.db
     );
+    if settings.serve.console {
+        eprintln!(
+            "oxydra serve: web console at http://{local}/ (--no-console turns it off){}",
+            if service.coordinator.config().auth_token.is_some() {
+                "; it asks for the token"
+            } else {
+                ""
+            }
+        );
+    }
     let budget = ConnectionLimits::from_config(service.coordinator.config()).budget();
     eprintln!("oxydra serve: {}", cap_line(&budget, raise.as_ref()));
+    let notices = tokio_util::sync::CancellationToken::new();
     if service::approvals_wait(&settings) {
         eprintln!(
-            "oxydra serve: runs wait up to {} s for consent (approve = \"ask\"): decide with \
-             POST /runs/{{id}}/approvals/{{approval_id}}",
+            "oxydra serve: runs wait up to {} s for consent (approve = \"ask\"): list them \
+             with oxydra approvals list --server http://{local}",
             settings.serve.approval_ttl().as_secs()
+        );
+        super::serve_notices::spawn(
+            service.coordinator.clone(),
+            format!("http://{local}"),
+            notices.clone(),
         );
     }
     let served = service
@@ -180,6 +199,7 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
         .serve(listener, shutdown_signal())
         .await
         .map_err(|error| CliError::Coordinator(error.to_string()));
+    notices.cancel();
     service.stop().await;
     served?;
     eprintln!("oxydra serve: stopped");

@@ -1,5 +1,6 @@
 //! Approvals through `oxydra mcp serve` (stdio, raw JSON-RPC): with `approve = "ask"`
-//! the server lists `list_pending_approvals` and `decide_approval`; a run that waits
+//! the server lists `list_pending_approvals`, and `decide_approval` only with
+//! `--allow-model-approvals`; a run that waits
 //! is listed, bad decisions are tool errors that say what to send, and an approval
 //! lets the run finish with the call's effect on disk.
 
@@ -61,7 +62,14 @@ fn wait_for(session: &mut RawSession, next_id: &mut u64, run_id: &str, status: &
 fn an_mcp_client_lists_and_decides_the_approvals_a_run_waits_on() {
     let provider = writer_provider();
     let sandbox = sandbox_with_config(ASK_CONFIG);
-    let mut session = RawSession::start_with(&sandbox, &["--base-url", &provider.openai_url()]);
+    let mut session = RawSession::start_with(
+        &sandbox,
+        &[
+            "--allow-model-approvals",
+            "--base-url",
+            &provider.openai_url(),
+        ],
+    );
 
     session.send_line(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
     let listed = session.read();
@@ -171,4 +179,29 @@ fn an_mcp_client_lists_and_decides_the_approvals_a_run_waits_on() {
 
     let (code, rest) = session.close();
     assert_eq!(code, Some(0), "{rest}");
+}
+
+#[test]
+fn without_the_flag_an_mcp_client_cannot_decide_an_approval() {
+    let provider = writer_provider();
+    let sandbox = sandbox_with_config(ASK_CONFIG);
+    let mut session = RawSession::start_with(&sandbox, &["--base-url", &provider.openai_url()]);
+    session.send_line(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let listed = session.read();
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"list_pending_approvals"), "{names:?}");
+    assert!(!names.contains(&"decide_approval"), "{names:?}");
+    let answer = call(
+        &mut session,
+        3,
+        "decide_approval",
+        json!({"run_id": "run_x", "approval_id": "apr_x", "decision": "approve_once"}),
+    );
+    // A JSON-RPC error (no result) or a tool error: either way nothing is decided.
+    assert!(answer.is_null() || answer["isError"] == true, "{answer}");
 }

@@ -114,7 +114,8 @@ fn the_python_sdk_client_over_http_corrects_a_refused_run_and_survives_a_disconn
     let server = McpHttp::start(
         &sandbox,
         &[("OXYDRA_SERVE_TOKEN", TOKEN)],
-        &["--listen", "127.0.0.1:0"],
+        // The session checks look at every tool, `decide_approval` included.
+        &["--listen", "127.0.0.1:0", "--allow-model-approvals"],
     );
     let output = Command::new("python3")
         .current_dir(sandbox.path())
@@ -220,10 +221,11 @@ fn the_token_host_and_origin_guards_hold_and_half_sent_requests_are_cut_off() {
         }
         let (status, body) = post(&authority, &bearer(TOKEN), list).await;
         assert_eq!(status, 200, "{body}");
-        // The four run tools and the two approval tools (runs wait by default).
+        // The four run tools and `list_pending_approvals` (runs wait by default;
+        // `decide_approval` only with --allow-model-approvals).
         assert_eq!(
             message(&body)["result"]["tools"].as_array().unwrap().len(),
-            6
+            5
         );
 
         // A page of another origin, even with the token (a rebinding page cannot

@@ -54,7 +54,7 @@ fn inspect(script: &PathBuf, sandbox: &Sandbox, method_args: &[&str]) -> (Output
         .arg(env!("CARGO_BIN_EXE_oxydra"))
         .args(["mcp", "serve"])
         .args(method_args)
-        .args(["--", "--db"])
+        .args(["--", "--allow-model-approvals", "--db"])
         .arg(&sandbox.db)
         .arg("--workspace")
         .arg(&sandbox.workspace)

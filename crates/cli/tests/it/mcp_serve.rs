@@ -220,8 +220,9 @@ fn malformed_messages_get_json_rpc_errors_and_the_session_goes_on() {
     session.send_line(r#"{"jsonrpc":"2.0","id":10,"method":"tools/list"}"#);
     let listed = session.read();
     assert_eq!(listed["id"], 10, "{listed}");
-    // The four run tools, and (approvals wait by default) the two approval tools.
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 6);
+    // The four run tools, and (approvals wait by default) `list_pending_approvals`;
+    // `decide_approval` only with --allow-model-approvals.
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 5);
 
     // The client closing stdin ends the server cleanly.
     let (code, rest) = session.close();

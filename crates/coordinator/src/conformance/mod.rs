@@ -7,7 +7,7 @@
 //! claim (`start_run`) granted once even under concurrency, status transitions ended
 //! once, cancelling a queued run, the blueprint list, scrubbing of what is stored,
 //! restart recovery (`interrupted`), run tree accounts, what runs used of their
-//! budgets and approvals that wait ([`approvals`]). [`run_trees`] has whole
+//! budgets, approvals that wait ([`approvals`]) and what a person lists ([`listing`]). [`run_trees`] has whole
 //! scenarios of agents starting agents, run on a coordinator over any store.
 #![allow(
     clippy::unwrap_used,
@@ -17,12 +17,17 @@
 )]
 
 pub mod approvals;
+pub mod listing;
 pub mod run_trees;
 pub mod run_usage;
 
 pub use approvals::{
     a_waiting_run_is_decided_once_and_queued_again, lapsed_requests_are_denials,
     only_a_waiting_run_is_decided, racing_decisions_decide_once_and_queue_once,
+};
+pub use listing::{
+    runs_are_listed_newest_first_filtered_and_paged,
+    waiting_approvals_are_listed_across_runs_oldest_first,
 };
 pub use run_trees::run_trees_are_counted_and_charged_on_the_root;
 pub use run_usage::run_usage_is_recorded_while_running_and_only_grows;
@@ -69,6 +74,8 @@ macro_rules! run_store_conformance_tests {
             lapsed_requests_are_denials,
             only_a_waiting_run_is_decided,
             racing_decisions_decide_once_and_queue_once,
+            runs_are_listed_newest_first_filtered_and_paged,
+            waiting_approvals_are_listed_across_runs_oldest_first,
         );
     };
     (@cases $backend:expr; $($case:ident),* $(,)?) => {
@@ -95,6 +102,8 @@ pub async fn run_all<B: RunStoreBackend>(make: impl Fn() -> B) {
     lapsed_requests_are_denials(&make()).await;
     only_a_waiting_run_is_decided(&make()).await;
     racing_decisions_decide_once_and_queue_once(&make()).await;
+    runs_are_listed_newest_first_filtered_and_paged(&make()).await;
+    waiting_approvals_are_listed_across_runs_oldest_first(&make()).await;
 }
 
 /// A pending run of `researcher` with id `id`.

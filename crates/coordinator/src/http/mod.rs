@@ -1,5 +1,8 @@
-//! The HTTP API on axum: `GET /agents`, `POST /runs`, `GET /runs/{id}`,
-//! `DELETE /runs/{id}`, `POST /runs/{id}/approvals/{approval_id}`, a body size limit, JSON bodies only (`415` otherwise), JSON
+//! The HTTP API on axum: `GET /agents`, `POST /runs`, `GET /runs` ([`listing`]),
+//! `GET /runs/{id}`, `DELETE /runs/{id}`, `GET /runs/{id}/events` ([`events`]),
+//! `POST /runs/{id}/approvals/{approval_id}`, `GET /approvals`, `GET /openapi.json`
+//! ([`openapi`]: every route is added with its OpenAPI operation), the web console at
+//! `/` when configured ([`console`]), a body size limit, JSON bodies only (`415` otherwise), JSON
 //! errors for every failure (a panicking handler included: `500` JSON), `Host` /
 //! `Origin` checks against web pages, optional bearer auth, graceful shutdown, and
 //! the bounds of a server reachable before authentication: header, body and idle
@@ -10,12 +13,16 @@
 mod activity;
 mod auth;
 mod connections;
+mod console;
 mod errors;
+mod events;
 mod extract;
 mod fd_budget;
 mod guard;
 mod guarded;
 mod limits;
+mod listing;
+mod openapi;
 mod routes;
 mod server;
 
@@ -24,10 +31,14 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
+#[cfg(test)]
+use axum::routing::get;
 use tokio::net::TcpListener;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::coordinator::Coordinator;
 use crate::error::CoordinatorError;
@@ -49,20 +60,62 @@ impl Coordinator {
         self.router_on(None)
     }
 
+    /// Every route of the API with its OpenAPI operation: the one place routes are
+    /// added (`routes!` adds a handler to the router and its `#[utoipa::path]` to the
+    /// document together).
+    fn api_routes() -> OpenApiRouter<Coordinator> {
+        OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+            .routes(routes!(routes::list_agents))
+            .routes(routes!(routes::create_run, listing::list_runs))
+            .routes(routes!(routes::get_run, routes::cancel_run))
+            .routes(routes!(events::run_events))
+            .routes(routes!(routes::decide_approval))
+            .routes(routes!(listing::list_approvals))
+            .routes(routes!(openapi::openapi_json))
+    }
+
+    /// The web console's routes (`GET /`, its script and style sheet): served without
+    /// the token (they hold no data), behind the same `Host` / `Origin` guards.
+    fn console_routes() -> OpenApiRouter<Coordinator> {
+        OpenApiRouter::new()
+            .routes(routes!(console::index))
+            .routes(routes!(console::script))
+            .routes(routes!(console::style))
+    }
+
+    /// The routers of this coordinator (the API's; the console's when
+    /// [`CoordinatorConfig::console`](crate::CoordinatorConfig::console) is on) and the
+    /// OpenAPI document of both.
+    fn routers(
+        &self,
+    ) -> (
+        Router<Coordinator>,
+        Option<Router<Coordinator>>,
+        serde_json::Value,
+    ) {
+        let (api, mut document) = Self::api_routes().split_for_parts();
+        let console = self.config().console.then(|| {
+            let (console, paths) = Self::console_routes().split_for_parts();
+            document.merge(paths);
+            console
+        });
+        let document = serde_json::to_value(&document).unwrap_or_default();
+        (api, console, document)
+    }
+
+    /// The OpenAPI document of the API as this coordinator serves it (what `GET
+    /// /openapi.json` answers): every route of its router.
+    pub fn openapi(&self) -> serde_json::Value {
+        self.routers().2
+    }
+
     /// The router for a listener on `port`.
     fn router_on(&self, port: Option<u16>) -> Router {
         let limit = self.config().body_limit_bytes;
-        let router = Router::new()
-            .route("/agents", get(routes::list_agents))
-            .route("/runs", post(routes::create_run))
-            .route(
-                "/runs/{id}",
-                get(routes::get_run).delete(routes::cancel_run),
-            )
-            .route(
-                "/runs/{id}/approvals/{approval_id}",
-                post(routes::decide_approval),
-            )
+        let (router, console, document) = self.routers();
+        let document = openapi::Document(Arc::new(document));
+        let router = router
+            .layer(axum::Extension(document))
             .fallback(errors::route_not_found)
             .method_not_allowed_fallback(errors::method_not_allowed)
             .with_state(self.clone())
@@ -76,6 +129,10 @@ impl Coordinator {
                 Arc::<str>::from(token.as_str()),
                 auth::require_bearer,
             )),
+            None => router,
+        };
+        let router = match console {
+            Some(console) => router.merge(console.with_state(self.clone())),
             None => router,
         };
         let guard = Arc::new(guard::RequestGuard::new(self.config(), port));

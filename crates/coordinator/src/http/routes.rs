@@ -27,6 +27,9 @@ fn empty_object() -> Value {
 }
 
 /// `GET /agents`.
+#[utoipa::path(get, path = "/agents", tag = "agents", responses(
+    (status = 200, description = "`{agents: [{name, type, description, parameters_schema?}]}`", body = serde_json::Value),
+))]
 pub(crate) async fn list_agents(
     State(coordinator): State<Coordinator>,
 ) -> Result<Json<AgentListing>, ApiError> {
@@ -34,6 +37,14 @@ pub(crate) async fn list_agents(
 }
 
 /// `POST /runs`: `201` with `{run_id, status}`.
+#[utoipa::path(post, path = "/runs", tag = "runs",
+    request_body(content = serde_json::Value, description = "`{agent_name, parameters?}`", content_type = "application/json"),
+    responses(
+        (status = 201, description = "`{run_id, status: pending}`", body = serde_json::Value),
+        (status = 400, description = "`malformed_json`, `invalid_request` or `parameter_validation_failed` (seed 002's body: `validation_errors: [{path, message, schema_path}]`, `parameters_schema`)", body = serde_json::Value),
+        (status = 404, description = "`agent_not_found`", body = serde_json::Value),
+        (status = 415, description = "`unsupported_media_type`", body = serde_json::Value),
+    ))]
 pub(crate) async fn create_run(
     State(coordinator): State<Coordinator>,
     JsonBody(body): JsonBody<CreateRunBody>,
@@ -45,6 +56,12 @@ pub(crate) async fn create_run(
 }
 
 /// `GET /runs/{id}`.
+#[utoipa::path(get, path = "/runs/{id}", tag = "runs",
+    params(("id" = String, Path, description = "The run id")),
+    responses(
+        (status = 200, description = "The run (`pending_approvals` while `waiting_approval`)", body = serde_json::Value),
+        (status = 404, description = "`run_not_found`", body = serde_json::Value),
+    ))]
 pub(crate) async fn get_run(
     State(coordinator): State<Coordinator>,
     PathParam(run_id): PathParam,
@@ -53,6 +70,13 @@ pub(crate) async fn get_run(
 }
 
 /// `DELETE /runs/{id}`: cancels the run, answers with it as it is afterwards.
+#[utoipa::path(delete, path = "/runs/{id}", tag = "runs",
+    params(("id" = String, Path, description = "The run id")),
+    responses(
+        (status = 200, description = "The run after cancelling it", body = serde_json::Value),
+        (status = 404, description = "`run_not_found`", body = serde_json::Value),
+        (status = 409, description = "`run_not_cancellable`: it already ended", body = serde_json::Value),
+    ))]
 pub(crate) async fn cancel_run(
     State(coordinator): State<Coordinator>,
     PathParam(run_id): PathParam,
@@ -62,6 +86,18 @@ pub(crate) async fn cancel_run(
 
 /// `POST /runs/{id}/approvals/{approval_id}` with `{"decision", "reason"?}`: decides
 /// one request the run waits for, answers with the run as it is afterwards.
+#[utoipa::path(post, path = "/runs/{id}/approvals/{approval_id}", tag = "approvals",
+    params(
+        ("id" = String, Path, description = "The run id"),
+        ("approval_id" = String, Path, description = "The approval id (unique across runs)"),
+    ),
+    request_body(content = serde_json::Value, description = "`{decision: approve_once|approve_for_session|deny, reason?}` (`reason` with `deny` only)", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The run after the decision", body = serde_json::Value),
+        (status = 400, description = "`malformed_json` or `invalid_request`", body = serde_json::Value),
+        (status = 404, description = "`run_not_found` or `approval_not_found`", body = serde_json::Value),
+        (status = 409, description = "`approval_already_decided` or `run_not_waiting_approval`", body = serde_json::Value),
+    ))]
 pub(crate) async fn decide_approval(
     State(coordinator): State<Coordinator>,
     PathPair(run_id, approval_id): PathPair,

@@ -12,7 +12,7 @@ use crate::error::CoordinatorError;
 use crate::run::now_millis;
 
 /// An approval row from a row of [`APPROVAL_COLUMNS`].
-fn approval_row(row: &Row<'_>) -> rusqlite::Result<ApprovalRow> {
+pub(super) fn approval_row(row: &Row<'_>) -> rusqlite::Result<ApprovalRow> {
     Ok(ApprovalRow {
         approval_id: row.get(0)?,
         run_id: row.get(1)?,

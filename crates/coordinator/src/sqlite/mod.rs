@@ -11,6 +11,7 @@
 
 mod approvals;
 mod db_thread;
+mod listing;
 #[cfg(test)]
 mod migration_tests;
 mod migrations;
@@ -29,12 +30,12 @@ use crate::approval_row::{DecidedApproval, RecordedDecision};
 use crate::blueprint::BlueprintSummary;
 use crate::error::CoordinatorError;
 use crate::run::{Run, RunError, RunStatus, now_millis};
-use crate::run_row::{
-    BlueprintRow, RUN_COLUMNS, RunRow, UsageColumns, encode_error, encode_value, parse_json,
-};
+use crate::run_query::{RunQuery, WaitingApproval};
+use crate::run_row::{BlueprintRow, RUN_COLUMNS, RunRow, encode_error, encode_value, parse_json};
 use crate::run_usage::RunUsage;
 use crate::store::{RunStore, TreeReservation};
 use db_thread::DbThread;
+use listing::run_row;
 use migrations::migrate;
 #[cfg(test)]
 use migrations::{MIGRATIONS, SCHEMA_VERSION};
@@ -271,38 +272,24 @@ impl RunStore for SqliteRunStore {
                 .prepare_cached(&format!(
                     "SELECT {RUN_COLUMNS} FROM coordinator_runs WHERE id = ?1"
                 ))
-                .and_then(|mut statement| {
-                    statement
-                        .query_row([&run_id], |row| {
-                            Ok(RunRow {
-                                id: row.get(0)?,
-                                agent_name: row.get(1)?,
-                                status: row.get(2)?,
-                                parameters: row.get(3)?,
-                                result: row.get(4)?,
-                                error: row.get(5)?,
-                                created_at: row.get(6)?,
-                                started_at: row.get(7)?,
-                                finished_at: row.get(8)?,
-                                root_run_id: row.get(9)?,
-                                parent_run_id: row.get(10)?,
-                                depth: row.get(11)?,
-                                tree_runs: row.get(12)?,
-                                tree_cost: row.get(13)?,
-                                usage: UsageColumns {
-                                    turns: row.get(14)?,
-                                    input_tokens: row.get(15)?,
-                                    output_tokens: row.get(16)?,
-                                    cost: row.get(17)?,
-                                },
-                            })
-                        })
-                        .optional()
-                })
+                .and_then(|mut statement| statement.query_row([&run_id], run_row).optional())
                 .map_err(CoordinatorError::storage("reading a run"))?;
             row.map(RunRow::decode).transpose()
         })
         .await
+    }
+
+    async fn list_runs(&self, query: RunQuery) -> Result<Vec<Run>, CoordinatorError> {
+        self.with(move |connection| listing::runs(connection, &query))
+            .await
+    }
+
+    async fn waiting_approvals(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<WaitingApproval>, CoordinatorError> {
+        self.with(move |connection| listing::waiting_approvals(connection, limit))
+            .await
     }
 
     async fn record_usage(&self, run_id: &str, usage: RunUsage) -> Result<bool, CoordinatorError> {

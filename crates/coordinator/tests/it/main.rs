@@ -16,6 +16,7 @@ mod agents;
 mod approvals;
 mod hooks;
 mod http_api;
+mod person_api;
 mod privileged;
 mod run_store_conformance;
 mod run_trees;

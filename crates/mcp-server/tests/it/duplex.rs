@@ -160,6 +160,7 @@ async fn approvals_and_builtin_tools_are_served_when_asked_for() {
     let server = McpServer::builder(&coordinator)
         .workspace(workspace.path())
         .approvals(true)
+        .model_approvals(true)
         .builtin_tools(BuiltinTools::new(registry, workspace.path()))
         .build()
         .unwrap();
@@ -202,6 +203,45 @@ async fn approvals_and_builtin_tools_are_served_when_asked_for() {
     );
     assert!(!workspace.path().join("ran.txt").exists());
 
+    client.cancel().await.unwrap();
+    served.await.unwrap().unwrap();
+    coordinator.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_model_does_not_decide_approvals_unless_the_server_allows_it() {
+    let coordinator = coordinator(vec![]).await;
+    let server = McpServer::builder(&coordinator)
+        .approvals(true)
+        .build()
+        .unwrap();
+    let (client, served) = connect(server).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert!(names.contains(&"list_pending_approvals"), "{names:?}");
+    assert!(!names.contains(&"decide_approval"), "{names:?}");
+    // Called anyway (a model that read about it elsewhere): refused, nothing decided.
+    let refused = client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("decide_approval").with_arguments(
+                json!({"run_id": "run_x", "approval_id": "apr_x", "decision": "approve_once"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+        .await;
+    match refused {
+        Err(_) => {}
+        Ok(result) => assert_eq!(result.is_error, Some(true), "{result:?}"),
+    }
+    let info = client.peer_info().unwrap();
+    let instructions = info.instructions.clone().unwrap_or_default();
+    assert!(
+        !instructions.contains("decide_approval answers"),
+        "{instructions}"
+    );
+    assert!(instructions.contains("oxydra approvals"), "{instructions}");
     client.cancel().await.unwrap();
     served.await.unwrap().unwrap();
     coordinator.shutdown().await;

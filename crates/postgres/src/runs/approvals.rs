@@ -40,7 +40,7 @@ const REQUEUE: &str = "UPDATE coordinator_runs
 
 impl PostgresRunStore {
     /// The approval rows of `rows` (of [`APPROVAL_COLUMNS`]).
-    fn approval_rows(
+    pub(super) fn approval_rows(
         &self,
         action: &'static str,
         rows: &[Row],

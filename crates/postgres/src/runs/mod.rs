@@ -3,6 +3,7 @@
 mod approvals;
 mod claims;
 mod listener;
+mod listing;
 mod rows;
 mod trees;
 mod usage;
@@ -12,8 +13,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use oxydra_coordinator::{
     ApprovalDecision, BlueprintSummary, CoordinatorError, DecidedApproval, PendingApproval,
-    RUN_COLUMNS, RecordedDecision, Run, RunError, RunStatus, RunStore, RunUsage, TreeReservation,
-    encode_error, encode_value, parse_json,
+    RUN_COLUMNS, RecordedDecision, Run, RunError, RunQuery, RunStatus, RunStore, RunUsage,
+    TreeReservation, WaitingApproval, encode_error, encode_value, parse_json,
 };
 use serde_json::Value;
 
@@ -241,6 +242,17 @@ impl RunStore for PostgresRunStore {
             .map_err(self.fail(ACTION))?;
         row.map(|row| rows::run_row(&row).map_err(self.fail(ACTION))?.decode())
             .transpose()
+    }
+
+    async fn list_runs(&self, query: RunQuery) -> Result<Vec<Run>, CoordinatorError> {
+        self.runs(&query).await
+    }
+
+    async fn waiting_approvals(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<WaitingApproval>, CoordinatorError> {
+        self.waiting(limit).await
     }
 
     async fn record_usage(&self, run_id: &str, usage: RunUsage) -> Result<bool, CoordinatorError> {

@@ -6,6 +6,7 @@
 pub mod approvals;
 pub mod otlp;
 pub mod serve;
+pub mod webdriver;
 
 use std::fs::File;
 use std::io::{Read, Write};

@@ -1,0 +1,199 @@
+//! The web console of `oxydra serve` in a real browser (headless Chromium through
+//! chromedriver, Debian's `chromium` and `chromium-driver`: scripts/install-browser.sh):
+//! a person opens the page with the token, sees what a waiting call will do, approves
+//! it and sees the run complete; denies another with a reason the model reads; a page
+//! of another origin holding the token still cannot decide anything.
+//!
+//! Without Chromium the test says so and passes, unless `CI` is set: CI installs it
+//! (`cargo xtask setup`), so there it must run.
+
+use crate::common;
+
+use std::time::Duration;
+
+use common::Sandbox;
+use common::approvals::{
+    ASK_CONFIG, WRITTEN, last_tool_result, start_run, the_pending_write, wait_for_status,
+    writer_provider,
+};
+use common::serve::{Server, runtime, sandbox_with_config};
+use common::webdriver::{Driver, browser_installed};
+use serde_json::json;
+
+const TOKEN: &str = "console-test-token-0123456789abcdef";
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A client of the API that sends the token.
+fn authorized_client() -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {TOKEN}").parse().unwrap(),
+    );
+    oxydra::http::client_builder()
+        .default_headers(headers)
+        .build()
+        .unwrap()
+}
+
+/// Serves `page` (HTML) to every request on a free loopback port: another origin.
+async fn other_origin(page: &'static str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://localhost:{}", listener.local_addr().unwrap().port());
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut request = [0_u8; 4096];
+                let _ = socket.read(&mut request).await;
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+                    page.len()
+                );
+                let _ = socket.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    base
+}
+
+#[test]
+fn a_person_approves_and_denies_from_the_console_and_another_origin_cannot() {
+    if !browser_installed() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run the browser test: scripts/install-browser.sh installs chromium and chromedriver"
+        );
+        eprintln!(
+            "SKIPPED: the web console's browser test needs chromium and chromedriver \
+             (scripts/install-browser.sh)"
+        );
+        return;
+    }
+    let rt = runtime();
+    let provider = writer_provider();
+    let sandbox = sandbox_with_config(ASK_CONFIG);
+    let url = provider.openai_url();
+    let server = Server::start_with(
+        &sandbox,
+        &[("OXYDRA_SERVE_TOKEN", TOKEN)],
+        &["--addr", "127.0.0.1:0", "--base-url", &url],
+    );
+    let console_line = server.line_with("web console at");
+    assert!(
+        console_line.contains(&format!("{}/", server.base)),
+        "{console_line}"
+    );
+    let api = authorized_client();
+    rt.block_on(async {
+        let run_id = start_run(&api, &server, "write out.txt").await;
+        let run = wait_for_status(&api, &server.base, &run_id, "waiting_approval").await;
+        let approval_id = the_pending_write(&run);
+
+        let driver = Driver::start().await;
+        let page = driver.session().await;
+        // The token once in the fragment (never sent to the server), then kept in the tab.
+        page.goto(&format!("{}/#token={TOKEN}", server.base)).await;
+        let item = format!("li[data-approval-id=\"{approval_id}\"]");
+        page.wait_for(&item, WAIT).await;
+        let shown = page.text_of(&format!("{item} pre.diff")).await;
+        assert!(shown.contains("+hello"), "the page shows the change: {shown}");
+        assert!(!shown.contains('\u{1b}'), "{shown:?}");
+        if let Ok(dir) = std::env::var("OXYDRA_CONSOLE_SCREENSHOTS") {
+            std::fs::write(format!("{dir}/console-approval.png"), page.screenshot().await).unwrap();
+        }
+        let approve = page.wait_for(&format!("{item} button.approve-once"), WAIT).await;
+        page.click(&approve).await;
+        // Deciding shows the run; the person sees it complete, with the answer.
+        page.wait_for_text("#run-status", "completed", WAIT).await;
+        assert_eq!(page.text_of("#run-result").await, "done");
+        assert_eq!(
+            std::fs::read_to_string(sandbox.workspace.join("out.txt")).unwrap(),
+            WRITTEN
+        );
+        if let Ok(dir) = std::env::var("OXYDRA_CONSOLE_SCREENSHOTS") {
+            std::fs::write(format!("{dir}/console-run.png"), page.screenshot().await).unwrap();
+        }
+
+        // A denial with a reason: the model reads it.
+        let second = start_run(&api, &server, "write out.txt").await;
+        let run = wait_for_status(&api, &server.base, &second, "waiting_approval").await;
+        let second_approval = the_pending_write(&run);
+        let item = format!("li[data-approval-id=\"{second_approval}\"]");
+        let reason = page.wait_for(&format!("{item} input.reason"), WAIT).await;
+        page.type_into(&reason, "not before the review").await;
+        let deny = page.wait_for(&format!("{item} button.deny"), WAIT).await;
+        page.click(&deny).await;
+        wait_for_status(&api, &server.base, &second, "completed").await;
+        assert!(
+            last_tool_result(&provider).contains("not before the review"),
+            "{}",
+            last_tool_result(&provider)
+        );
+
+        // Another origin, even holding the token, cannot decide: its request is
+        // refused (a JSON POST needs a CORS preflight the API never grants; a simple
+        // one is refused for its Origin) and the run still waits.
+        let third = start_run(&api, &server, "write out.txt").await;
+        let run = wait_for_status(&api, &server.base, &third, "waiting_approval").await;
+        let third_approval = the_pending_write(&run);
+        let elsewhere = other_origin("<!doctype html><title>elsewhere</title><p>hi</p>").await;
+        page.goto(&format!("{elsewhere}/")).await;
+        let target = format!("{}/runs/{third}/approvals/{third_approval}", server.base);
+        let outcome = page
+            .run_async(
+                r#"const [url, token, done] = arguments;
+                   const results = [];
+                   fetch(url, {method: "POST", headers: {"Content-Type": "application/json",
+                       "Authorization": "Bearer " + token}, body: '{"decision":"approve_once"}'})
+                     .then(r => results.push("json:" + r.status), e => results.push("json:blocked"))
+                     .then(() => fetch(url, {method: "POST", mode: "no-cors",
+                       headers: {"Content-Type": "text/plain"}, body: '{"decision":"approve_once"}'}))
+                     .then(r => results.push("simple:" + r.type), e => results.push("simple:blocked"))
+                     .then(() => done(results));"#,
+                json!([target, TOKEN]),
+            )
+            .await;
+        assert_eq!(outcome[0], "json:blocked", "{outcome}");
+        let still = wait_for_status(&api, &server.base, &third, "waiting_approval").await;
+        assert_eq!(still["pending_approvals"][0]["approval_id"], third_approval.as_str());
+        page.quit().await;
+    });
+    let (code, _) = server.terminate();
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn no_console_turns_the_page_off_and_the_page_carries_a_strict_policy() {
+    let sandbox = Sandbox::new();
+    let rt = runtime();
+    let on = Server::start(&sandbox, &[]);
+    let client = oxydra::http::client();
+    rt.block_on(async {
+        let page = client.get(on.url("/")).send().await.unwrap();
+        assert_eq!(page.status(), 200);
+        let policy = page.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        assert!(policy.contains("script-src 'self'"), "{policy}");
+        assert!(!policy.contains("unsafe-inline"), "{policy}");
+        assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
+        let script = client.get(on.url("/console/app.js")).send().await.unwrap();
+        assert_eq!(script.status(), 200);
+        // A page of another origin cannot even load it.
+        let framed = client
+            .get(on.url("/"))
+            .header("origin", "https://evil.example")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(framed.status(), 403);
+    });
+    drop(on);
+    let off = Server::start_with(&sandbox, &[], &["--addr", "127.0.0.1:0", "--no-console"]);
+    rt.block_on(async {
+        let page = client.get(off.url("/")).send().await.unwrap();
+        assert_eq!(page.status(), 404);
+    });
+}
