@@ -66,9 +66,10 @@ fn runtime_with(
             permission_timeout,
             ..ToolExecutorConfig::default()
         })
-        .limits(RuntimeLimits {
-            turn_timeout: TURN_TIMEOUT,
-            ..RuntimeLimits::default()
+        .limits({
+            let mut limits = RuntimeLimits::default();
+            limits.turn_timeout = TURN_TIMEOUT;
+            limits
         })
         .build()
         .unwrap()
