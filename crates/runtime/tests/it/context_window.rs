@@ -28,14 +28,7 @@ fn apple_history() -> Vec<Message> {
 }
 
 fn tiny_window(window: u32, trigger: f64) -> RuntimeLimits {
-    {
-        let mut custom = RuntimeLimits::default();
-        custom.context_window = Some(window);
-        custom.max_output_tokens = Some(50);
-        custom.safety_buffer_tokens = 0;
-        custom.summary_trigger_ratio = trigger;
-        custom
-    }
+    window_limits(window, 50, trigger)
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::*;
 use oxydra_provider::ScriptedTurn;
-use oxydra_runtime::{AgentRuntime, CollectingEventSink, RuntimeLimits, testing};
+use oxydra_runtime::{AgentRuntime, CollectingEventSink, testing};
 use oxydra_types::SessionId;
 use tokio_util::sync::CancellationToken;
 
@@ -17,14 +17,7 @@ use tokio_util::sync::CancellationToken;
 fn exact_runtime() -> (AgentRuntime, Arc<oxydra_provider::ScriptedProvider>) {
     let provider = scripted(vec![ScriptedTurn::text("ok"), ScriptedTurn::text("ok")]);
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
-        .limits({
-            let mut custom = RuntimeLimits::default();
-            custom.context_window = Some(60);
-            custom.max_output_tokens = Some(10);
-            custom.safety_buffer_tokens = 0;
-            custom.summary_trigger_ratio = 100.0;
-            custom
-        })
+        .limits(window_limits(60, 10, 100.0))
         .build()
         .unwrap();
     (runtime, provider)
@@ -47,14 +40,7 @@ fn estimate_runtime() -> (AgentRuntime, Arc<oxydra_provider::ScriptedProvider>) 
     let provider = scripted(turns);
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
         .tools(registry(vec![Arc::new(EchoTool)]))
-        .limits({
-            let mut custom = RuntimeLimits::default();
-            custom.context_window = Some(2_100);
-            custom.max_output_tokens = Some(100);
-            custom.safety_buffer_tokens = 0;
-            custom.summary_trigger_ratio = 100.0;
-            custom
-        })
+        .limits(window_limits(2_100, 100, 100.0))
         .build()
         .unwrap();
     (runtime, provider)

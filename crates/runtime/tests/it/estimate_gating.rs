@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use common::*;
 use oxydra_provider::ScriptedTurn;
-use oxydra_runtime::{CollectingEventSink, RuntimeLimits, testing};
+use oxydra_runtime::{CollectingEventSink, testing};
 use oxydra_types::SessionId;
 
 #[tokio::test]
@@ -29,14 +29,7 @@ async fn a_history_that_fits_by_estimate_is_neither_counted_exactly_nor_cut() {
     let provider = scripted(turns);
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
         .tools(registry(vec![Arc::new(EchoTool)]))
-        .limits({
-            let mut custom = RuntimeLimits::default();
-            custom.context_window = Some(2_100);
-            custom.max_output_tokens = Some(100);
-            custom.safety_buffer_tokens = 0;
-            custom.summary_trigger_ratio = 100.0;
-            custom
-        })
+        .limits(window_limits(2_100, 100, 100.0))
         .build()
         .unwrap();
     runtime

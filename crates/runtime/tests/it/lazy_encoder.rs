@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use common::*;
 use oxydra_provider::ScriptedTurn;
-use oxydra_runtime::{CollectingEventSink, RuntimeLimits, testing};
+use oxydra_runtime::{CollectingEventSink, testing};
 use oxydra_types::SessionId;
 
 #[tokio::test]
@@ -30,14 +30,7 @@ async fn the_encoder_loads_only_when_the_context_may_be_near_its_budget() {
 
     let provider = scripted(vec![ScriptedTurn::text("ok")]);
     let runtime = builder(provider, Arc::new(CollectingEventSink::new()))
-        .limits({
-            let mut custom = RuntimeLimits::default();
-            custom.context_window = Some(60);
-            custom.max_output_tokens = Some(10);
-            custom.safety_buffer_tokens = 0;
-            custom.summary_trigger_ratio = 100.0;
-            custom
-        })
+        .limits(window_limits(60, 10, 100.0))
         .build()
         .unwrap();
     runtime

@@ -7,7 +7,7 @@ use oxydra_memory::SearchScope;
 use oxydra_memory::{Memory, MemoryRetrieval, SqliteConfig, SqliteMemory};
 use oxydra_provider::ScriptedTurn;
 use oxydra_runtime::testing::RETRIEVAL_HEADER;
-use oxydra_runtime::{CollectingEventSink, RetrievalScope, RuntimeLimits, testing};
+use oxydra_runtime::{CollectingEventSink, RetrievalScope, testing};
 use oxydra_types::{Message, MessageRole, SessionId};
 use tokio_util::sync::CancellationToken;
 
@@ -261,14 +261,7 @@ async fn a_second_run_does_not_recount_old_messages() {
     // off.
     let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
         .memory(memory.clone())
-        .limits({
-            let mut custom = RuntimeLimits::default();
-            custom.context_window = Some(400);
-            custom.max_output_tokens = Some(50);
-            custom.safety_buffer_tokens = 0;
-            custom.summary_trigger_ratio = 100.0;
-            custom
-        })
+        .limits(window_limits(400, 50, 100.0))
         .build()
         .unwrap();
     let session = SessionId::generate();

@@ -237,6 +237,18 @@ pub fn limits() -> RuntimeLimits {
     RuntimeLimits::default()
 }
 
+/// Limits for a context-window test: a window of `window` tokens with `output` kept
+/// for the answer, no safety buffer, and summaries at `trigger` of the usable window
+/// (above 1.0: never).
+pub fn window_limits(window: u32, output: u32, trigger: f64) -> RuntimeLimits {
+    let mut custom = RuntimeLimits::default();
+    custom.context_window = Some(window);
+    custom.max_output_tokens = Some(output);
+    custom.safety_buffer_tokens = 0;
+    custom.summary_trigger_ratio = trigger;
+    custom
+}
+
 pub fn scripted(turns: Vec<ScriptedTurn>) -> Arc<ScriptedProvider> {
     Arc::new(ScriptedProvider::new(turns))
 }
