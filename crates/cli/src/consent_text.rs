@@ -1,8 +1,9 @@
 //! The words of a consent question (see [`crate::consent`]): what the call will do (the
-//! tool's [`CallPreview`]: the command, the URL, a diff against the current file; not
-//! the raw JSON arguments), what `[a]lways` would cover (the request's scope), and how
-//! long the question waits. Everything that comes from the model or a file is shown
-//! through the terminal sanitizer, one escaped line at a time.
+//! tool's [`CallPreview`](oxydra::tools::CallPreview): the command, the URL, a diff
+//! against the current file; not the raw JSON arguments), what `[a]lways` would cover
+//! (the request's scope), and how long the question waits. Everything that comes from
+//! the model or a file is shown through the terminal sanitizer, one escaped line at a
+//! time.
 
 use std::io::Write;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use oxydra::executor::{PermissionRequest, PermissionScope};
 
 use crate::terminal_text::one_line as escape;
 
-/// What `[a]lways` covers for `tool` with `scope`, after the words "[a]lways:".
+/// What `[a]lways` covers for `tool` with `scope`, after the words `"[a]lways:"`.
 pub fn always_covers(tool: &str, scope: PermissionScope) -> String {
     let tool = escape(tool);
     match scope {

@@ -30,12 +30,13 @@ fn probe(log: &Path) -> Option<McpServerConfig> {
     Some(config)
 }
 
-/// Wait (polling, at most 2 s) until the probe's log holds `needle`.
+/// Wait (polling, at most 30 s: a restart on a loaded machine takes a while) until the
+/// probe's log holds `needle`.
 async fn wait_for_log(log: &PathBuf, needle: &str) -> String {
     let start = Instant::now();
     loop {
         let text = std::fs::read_to_string(log).unwrap_or_default();
-        if text.contains(needle) || start.elapsed() > Duration::from_secs(2) {
+        if text.contains(needle) || start.elapsed() > Duration::from_secs(30) {
             return text;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
