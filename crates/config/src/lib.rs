@@ -19,6 +19,7 @@
 //! let error = oxydra_config::parse(Path::new("oxydra.toml"), "[runtime]\nmax_turn = 4\n").unwrap_err();
 //! assert!(error.to_string().contains("unknown key `max_turn` in [runtime]"));
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agents;
 mod error;
