@@ -73,6 +73,21 @@ fn bench_scrub(c: &mut Criterion) {
     group.bench_function("mixed_1mb_no_entropy", |b| {
         b.iter(|| no_entropy.scrub(black_box(&text)).redactions.len())
     });
+    // Three provider keys and a token known by value, searched in every encoding.
+    let known = Scrubber::new()
+        .with_known_secrets([
+            ("OPENAI_API_KEY", "sk-proj-Xa81mQ0zVfT2bL7kN4pR9sW6yD3hJ5cG"),
+            (
+                "ANTHROPIC_API_KEY",
+                "sk-ant-api03-7Hq2Lm9Xv4Rt8Zp1Wk6Nc3Bd5Fg0Js",
+            ),
+            ("GEMINI_API_KEY", "AIzaSyD4f9Kd8sLqX2vNw7ZyT1mR0aB3cE5gH6j"),
+            ("MCP_TOKEN", "mcp_tok_0a1b2c3d4e5f60718293a4b5c6d7e8f9"),
+        ])
+        .unwrap();
+    group.bench_function("mixed_1mb_known_secrets", |b| {
+        b.iter(|| known.scrub(black_box(&text)).redactions.len())
+    });
     group.throughput(Throughput::Bytes(clean.len() as u64));
     group.bench_function("clean_1mb", |b| {
         b.iter(|| scrub(black_box(&clean)).redactions.len())

@@ -36,6 +36,24 @@ pub enum ScrubError {
         #[source]
         source: regex::Error,
     },
+    /// A known secret's value is too short to be told from ordinary text.
+    #[error(
+        "known secret `{name}` is {length} bytes long; a secret searched by value needs at least {minimum}"
+    )]
+    KnownSecretTooShort {
+        /// The name the caller gave the secret (never its value).
+        name: String,
+        /// The value's length in bytes.
+        length: usize,
+        /// The shortest value accepted.
+        minimum: usize,
+    },
+    /// The known secrets could not be compiled into one search (too many or too long).
+    #[error("the known secrets could not be compiled into one search: {message}")]
+    KnownSecrets {
+        /// What the automaton builder reported.
+        message: String,
+    },
     /// The built-in patterns failed to compile (a bug in this crate; the default
     /// scrubber then withholds all text rather than let a secret through).
     #[error("the built-in scrub patterns failed to compile: {message}")]

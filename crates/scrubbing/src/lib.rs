@@ -21,6 +21,9 @@
 //!   over `.`, `~`, `%` and inner `=`, including base64 or hex of `user:password` or
 //!   of text holding a secret, while leaving hashes, UUIDs, paths, identifiers, slugs,
 //!   SSH public keys and base64-encoded prose alone;
+//! - **secrets known by value** ([`Scrubber::with_known_secrets`]: provider keys,
+//!   tokens, the values behind secret handles) wherever they appear, plain or spaced,
+//!   split, base64, hex, URL-encoded, or as decimal or octal bytes;
 //! - **disguised secrets**: text with zero-width characters, Unicode blanks,
 //!   fullwidth forms or homoglyphs is folded to ASCII and scanned again.
 //!
@@ -55,6 +58,7 @@ mod error;
 mod fold;
 mod key_names;
 mod keyword_patterns;
+mod known_secrets;
 mod labelled;
 mod lazy_regex;
 mod markup;
@@ -73,6 +77,7 @@ mod wrapped;
 
 pub use entropy::{ENTROPY_THRESHOLD, MAX_CANDIDATE_LEN, MIN_CANDIDATE_LEN, shannon_entropy};
 pub use error::ScrubError;
+pub use known_secrets::MIN_KNOWN_SECRET_LEN;
 pub use redaction::{KeyProvider, Keyword, Redaction, RedactionKind, Scrubbed};
 pub use scrubber::Scrubber;
 

@@ -54,6 +54,9 @@ pub enum RedactionKind {
     HighEntropy,
     /// A match of a user pattern; the string is the pattern's name.
     Custom(Arc<str>),
+    /// A secret the program knows by value (a provider key, a token, the value behind
+    /// a secret handle), found plain or encoded; the string is the secret's name.
+    KnownSecret(Arc<str>),
     /// The whole text was withheld because the scrubber's built-in patterns were
     /// unavailable (fail-closed; never happens with a correct build).
     Unverified,
@@ -71,7 +74,7 @@ impl RedactionKind {
             Self::PrivateKey => "private_key",
             Self::UrlCredentials => "url_credentials",
             Self::HighEntropy => "high_entropy",
-            Self::Custom(name) => name,
+            Self::Custom(name) | Self::KnownSecret(name) => name,
             Self::Unverified => "unverified",
         }
     }

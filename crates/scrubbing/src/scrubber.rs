@@ -8,6 +8,7 @@ use regex::{Regex, RegexSet};
 use crate::entropy;
 use crate::error::ScrubError;
 use crate::keyword_patterns::{builtins, collect_builtins};
+use crate::known_secrets::KnownSecrets;
 use crate::lazy_regex::Unavailable;
 use crate::merge::{Candidate, PRIORITY_CUSTOM, drop_marker_overlaps, merge, render};
 use crate::redaction::{Redaction, RedactionKind, Scrubbed};
@@ -28,6 +29,7 @@ use crate::redaction::{Redaction, RedactionKind, Scrubbed};
 #[derive(Debug, Clone)]
 pub struct Scrubber {
     custom: Option<Arc<CustomPatterns>>,
+    known: Option<Arc<KnownSecrets>>,
     entropy: bool,
 }
 
@@ -47,6 +49,7 @@ impl Scrubber {
     /// The default scrubber: built-in patterns and entropy detection.
     pub(crate) const DEFAULT: Scrubber = Scrubber {
         custom: None,
+        known: None,
         entropy: true,
     };
 
@@ -108,8 +111,52 @@ impl Scrubber {
         };
         Ok(Self {
             custom,
+            known: None,
             entropy: true,
         })
+    }
+
+    /// Adds secrets known by value, as `(name, value)` pairs: each is redacted
+    /// wherever it appears, plain or in the encodings one command line produces
+    /// (spaced, split, base64, hex, URL-encoded, decimal or octal bytes; see
+    /// [`RedactionKind::KnownSecret`]). The name is the redaction kind; the value never
+    /// leaves the scrubber. Replaces secrets added before.
+    ///
+    /// ```
+    /// use oxydra_scrubbing::Scrubber;
+    ///
+    /// let key = "sk-test-9f8e7d6c5b4a39281706";
+    /// let scrubber = Scrubber::new().with_known_secrets([("OPENAI_API_KEY", key)])?;
+    /// // `printf '%s' "$KEY" | od -An -tu1`: the key as decimal bytes.
+    /// let bytes: Vec<String> = key.bytes().map(|b| b.to_string()).collect();
+    /// let text = format!("out: {}\n", bytes.join(" "));
+    /// let out = scrubber.scrub(&text);
+    /// assert_eq!(out.text, "out: [REDACTED]\n");
+    /// assert_eq!(out.redactions[0].kind.as_str(), "OPENAI_API_KEY");
+    /// # Ok::<(), oxydra_scrubbing::ScrubError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ScrubError::KnownSecretTooShort`] for a value shorter than
+    /// [`MIN_KNOWN_SECRET_LEN`](crate::MIN_KNOWN_SECRET_LEN) bytes (it would be found in
+    /// ordinary text), [`ScrubError::EmptyName`] for an empty name and
+    /// [`ScrubError::KnownSecrets`] when the set is too large to compile.
+    pub fn with_known_secrets<I, N, V>(mut self, secrets: I) -> Result<Self, ScrubError>
+    where
+        I: IntoIterator<Item = (N, V)>,
+        N: Into<String>,
+        V: Into<String>,
+    {
+        let secrets: Vec<(String, String)> = secrets
+            .into_iter()
+            .map(|(name, value)| (name.into(), value.into()))
+            .collect();
+        self.known = if secrets.is_empty() {
+            None
+        } else {
+            Some(Arc::new(KnownSecrets::new(secrets)?))
+        };
+        Ok(self)
     }
 
     /// Turns entropy detection of unlabelled strings on (the default) or off.
@@ -133,6 +180,9 @@ impl Scrubber {
         crate::wrapped::collect(text, &mut candidates);
         if let Some(custom) = &self.custom {
             custom.collect(text, &mut candidates);
+        }
+        if let Some(known) = &self.known {
+            known.collect(text, &mut candidates);
         }
         let mut odd_keys = Vec::new();
         if self.entropy {
@@ -173,6 +223,9 @@ impl Scrubber {
         crate::wrapped::collect(&folded.text, &mut found);
         if let Some(custom) = &self.custom {
             custom.collect(&folded.text, &mut found);
+        }
+        if let Some(known) = &self.known {
+            known.collect(&folded.text, &mut found);
         }
         if self.entropy {
             entropy::collect(&folded.text, &mut found, &mut Vec::new());

@@ -11,6 +11,7 @@
 )]
 
 mod generated;
+mod known_secrets;
 // Shared with `examples/outside_corpus.rs`, which uses more of it.
 #[allow(dead_code)]
 mod judge;
