@@ -71,6 +71,7 @@ pub struct AgentRuntimeBuilder {
     retrieval_scope: RetrievalScope,
     retrieval_top_k: Option<usize>,
     scrubber: Option<Scrubber>,
+    known_secrets: Vec<(String, String)>,
     system_prompt: Option<String>,
     keep_session_system_prompt: bool,
     agent_name: Option<String>,
@@ -239,6 +240,29 @@ impl AgentRuntimeBuilder {
     /// The scrubber tool output passes through (default [`Scrubber::new`]).
     pub fn scrubber(mut self, scrubber: Scrubber) -> Self {
         self.scrubber = Some(scrubber);
+        self
+    }
+
+    /// A secret this program holds (a provider key, a server's token), by name and
+    /// value: redacted by value, plain or encoded (spaced, base64, hex, URL-escaped,
+    /// as decimal or octal bytes), from every tool output, event, stored message and
+    /// request, on top of the scrubber's patterns
+    /// ([`Scrubber::with_known_secrets`]). The name is what a redaction reports; the
+    /// value never appears in an error.
+    ///
+    /// ```
+    /// # use oxydra_runtime::AgentRuntime;
+    /// # use oxydra_provider::ScriptedProvider;
+    /// let runtime = AgentRuntime::builder()
+    ///     .provider(ScriptedProvider::new(Vec::new()))
+    ///     .model("m")
+    ///     .known_secret("DEPLOY_TOKEN", "dpl_7Hq2Lm9Xv4Rt8Zp1Wk6N")
+    ///     .build()?;
+    /// # let _ = runtime;
+    /// # Ok::<(), oxydra_runtime::RuntimeError>(())
+    /// ```
+    pub fn known_secret(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.known_secrets.push((name.into(), value.into()));
         self
     }
 
@@ -434,6 +458,14 @@ impl AgentRuntimeBuilder {
         }
         let capabilities = provider.capabilities(&model);
         let budget = ContextBudget::new(&limits, &capabilities);
+        let scrubber = self.scrubber.unwrap_or_default();
+        let scrubber = if self.known_secrets.is_empty() {
+            scrubber
+        } else {
+            scrubber
+                .with_known_secrets(self.known_secrets)
+                .map_err(|error| RuntimeError::Config(error.to_string()))?
+        };
         let inner = RuntimeInner {
             streaming: self.streaming.unwrap_or(capabilities.streaming),
             provider,
@@ -446,7 +478,7 @@ impl AgentRuntimeBuilder {
             sessions: SessionStore::new(self.memory, self.retrieval, self.lease),
             retrieval_scope: self.retrieval_scope,
             retrieval_top_k: self.retrieval_top_k.unwrap_or(DEFAULT_RETRIEVAL_TOP_K),
-            scrubber: self.scrubber.unwrap_or_default(),
+            scrubber,
             system_prompt: self.system_prompt,
             keep_session_system_prompt: self.keep_session_system_prompt,
             agent_name: self.agent_name,

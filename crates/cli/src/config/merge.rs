@@ -74,6 +74,11 @@ pub struct Merged<P> {
     /// configured one (each kind's public API whose key variable is set).
     #[serde(skip)]
     pub named_providers: Vec<EffectiveProvider>,
+    /// The secrets this configuration gives the program (provider keys, MCP headers,
+    /// tokens and secret-named variables), scrubbed by value from what runs send
+    /// and store.
+    #[serde(skip)]
+    pub held_secrets: Vec<super::HeldSecret>,
 }
 
 /// What a run uses, after merging.
@@ -144,13 +149,16 @@ pub fn merge(
     stdin_is_terminal: bool,
 ) -> Result<Effective, CliError> {
     let provider = merge_provider(file, flags, env, KeyNeed::Required)?;
-    merge_settings(
+    let key = super::held_secrets::provider_key(&provider);
+    let mut merged = merge_settings(
         file,
         flags,
         env,
         Asked::Terminal(stdin_is_terminal),
         provider,
-    )
+    )?;
+    merged.held_secrets.extend(key);
+    Ok(merged)
 }
 
 /// Merges like [`merge`] for `--print-config`: a key variable that is not set is no
@@ -193,8 +201,14 @@ pub fn merge_service(
     };
     let named_providers =
         super::service::named_providers(provider.as_ref().map(|p: &EffectiveProvider| p.kind), env);
+    let keys: Vec<_> = provider
+        .iter()
+        .chain(&named_providers)
+        .filter_map(super::held_secrets::provider_key)
+        .collect();
     let mut merged = merge_settings(file, flags, env, Asked::Later, provider)?;
     merged.named_providers = named_providers;
+    merged.held_secrets.extend(keys);
     Ok(merged)
 }
 
@@ -255,6 +269,7 @@ fn merge_settings<P>(
         serve: file.config.serve.clone(),
         pricing: file.config.pricing.clone(),
         named_providers: Vec::new(),
+        held_secrets: super::held_secrets::mcp_secrets(&file.config.mcp_servers, env),
     })
 }
 
@@ -332,6 +347,14 @@ mod tests {
         assert_eq!(
             effective.provider.api_key.as_ref().unwrap().expose(),
             "sk-openai-0123456789abcdef"
+        );
+        // Held by the program, so scrubbed by value from what runs send and store.
+        assert_eq!(
+            crate::config::searchable(&effective.held_secrets),
+            [(
+                "OPENAI_API_KEY".to_owned(),
+                "sk-openai-0123456789abcdef".to_owned()
+            )]
         );
 
         let env = env_of(&[("ANTHROPIC_API_KEY", "sk-ant-0123456789abcdef")]);

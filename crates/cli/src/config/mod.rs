@@ -11,6 +11,7 @@
 //! here reaches into `setup` or `commands`.
 
 mod database;
+mod held_secrets;
 mod mask;
 mod merge;
 mod print;
@@ -24,6 +25,7 @@ mod service;
 use std::path::Path;
 
 pub use database::{Database, default_db_path};
+pub use held_secrets::{HeldSecret, searchable};
 pub use mask::masked_mcp_server;
 pub use merge::{
     Effective, Merged, ServiceConfig, current_provider, merge, merge_for_print, merge_service,

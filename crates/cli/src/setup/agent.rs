@@ -144,6 +144,9 @@ pub async fn build(
         .workspace_root(effective.workspace.clone())
         .hooks(super::hooks::from_config(effective))
         .event_sink(sink);
+    for (name, value) in crate::config::searchable(&effective.held_secrets) {
+        builder = builder.known_secret(name, value);
+    }
     if effective.memory.retrieval {
         let retrieval: Arc<dyn MemoryRetrieval> = memory.clone();
         builder = builder.retrieval(retrieval);

@@ -274,3 +274,49 @@ fn duplicate_call_ids_in_one_turn_get_one_result_each() {
     let results: Vec<String> = tool_messages(body).into_iter().map(|(id, _)| id).collect();
     assert_eq!(results, ids, "{body}");
 }
+
+/// The provider's own key, held by the program, printed encoded in a file the model
+/// reads: neither the spaced nor the decimal-byte form reaches the provider, the
+/// output or the database (issue 46: secrets known by value).
+#[test]
+fn the_provider_key_printed_encoded_reaches_nothing() {
+    let sandbox = Sandbox::new();
+    // The key the provider is called with (a custom base URL gets no key from the
+    // environment unless the configuration names its variable).
+    sandbox.write_trusted_config(
+        "[provider]\nkind = \"openai\"\napi_key_env = \"TEST_PROVIDER_KEY\"\n",
+    );
+    let spaced: Vec<String> = KEY.chars().map(String::from).collect();
+    let spaced = spaced.join(" ");
+    let decimal: Vec<String> = KEY.bytes().map(|b| b.to_string()).collect();
+    let decimal = decimal.join(" ");
+    std::fs::write(
+        sandbox.workspace.join("dump.txt"),
+        format!("spaced: {spaced}\nbytes: {decimal}\n"),
+    )
+    .unwrap();
+    let model = MockServer::start(vec![
+        openai::tool_calls(&[("call_r", "file_read", r#"{"path":"dump.txt"}"#)]),
+        openai::text("Read it."),
+    ])
+    .unwrap();
+    let mut command = sandbox.oxydra_command(&model, "run");
+    command.env("TEST_PROVIDER_KEY", KEY).arg("Read dump.txt");
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    // The key itself went where it belongs: the provider's auth header.
+    assert_eq!(
+        requests[0].headers["authorization"].to_str().unwrap(),
+        format!("Bearer {KEY}")
+    );
+    let second = String::from_utf8_lossy(&requests[1].raw_body).into_owned();
+    assert!(second.contains("spaced: [REDACTED]"), "{second}");
+    assert!(second.contains("bytes: [REDACTED]"), "{second}");
+    let tail = &decimal[decimal.len() - 12..];
+    for form in [spaced.as_str(), tail] {
+        assert!(!second.contains(form), "{second}");
+        assert_nowhere(form, &output, &sandbox);
+    }
+}

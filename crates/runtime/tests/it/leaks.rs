@@ -122,3 +122,72 @@ async fn repeated_call_ids_are_renamed_consistently() {
     let stored = runtime.session_messages(&session).await.unwrap();
     assert_no_orphans(&stored);
 }
+
+/// A tool that prints a key the program holds, encoded as a command would.
+struct EncodingTool;
+
+const HELD_KEY: &str = "held-Zt9wQ3mR7vK2xLp8Nd4Hs6Jf";
+
+#[async_trait::async_trait]
+impl oxydra_tools::Tool for EncodingTool {
+    fn schema(&self) -> oxydra_types::ToolSchema {
+        oxydra_types::ToolSchema::new("dump", "Prints bytes", serde_json::json!({"type":"object"}))
+    }
+    fn safety_tier(&self) -> oxydra_types::SafetyTier {
+        oxydra_types::SafetyTier::ReadOnly
+    }
+    async fn execute(
+        &self,
+        _args: serde_json::Value,
+        _ctx: &oxydra_tools::ToolContext,
+    ) -> Result<oxydra_tools::ToolOutput, oxydra_tools::ToolError> {
+        let decimal: Vec<String> = HELD_KEY.bytes().map(|b| b.to_string()).collect();
+        let spaced: Vec<String> = HELD_KEY.chars().map(String::from).collect();
+        Ok(oxydra_tools::ToolOutput::text(format!(
+            "bytes: {}\nspaced: {}\n",
+            decimal.join(" "),
+            spaced.join(" ")
+        )))
+    }
+}
+
+#[tokio::test]
+async fn a_known_secret_printed_encoded_reaches_neither_the_model_nor_memory_nor_events() {
+    let provider = scripted(vec![
+        ScriptedTurn::tool_call("c1", "dump", "{}"),
+        ScriptedTurn::text("done"),
+    ]);
+    let events = Arc::new(CollectingEventSink::new());
+    let runtime = builder(provider.clone(), events.clone())
+        .tools(registry(vec![Arc::new(EncodingTool)]))
+        .known_secret("HELD_KEY", HELD_KEY)
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    runtime.session(&session).prompt("go").await.unwrap();
+    let decimal: Vec<String> = HELD_KEY.bytes().map(|b| b.to_string()).collect();
+    let tail = decimal[decimal.len() - 6..].join(" ");
+    let sent = format!("{:?}", provider.requests()[1].messages);
+    let stored = format!("{:?}", runtime.session_messages(&session).await.unwrap());
+    let emitted = serde_json::to_string(&events.events()).unwrap();
+    for (label, text) in [
+        ("request", &sent),
+        ("memory", &stored),
+        ("events", &emitted),
+    ] {
+        assert!(!text.contains(&tail), "{label}: {text}");
+        assert!(!text.contains("H s 6 J f"), "{label}: {text}");
+    }
+    assert!(sent.contains("bytes: [REDACTED]"), "{sent}");
+}
+
+#[test]
+fn a_known_secret_too_short_to_search_is_refused_without_its_value() {
+    let error = builder(scripted(vec![]), Arc::new(CollectingEventSink::new()))
+        .known_secret("PIN", "12345")
+        .build()
+        .err()
+        .unwrap();
+    let text = error.to_string();
+    assert!(text.contains("PIN") && !text.contains("12345"), "{text}");
+}

@@ -1,0 +1,115 @@
+//! The secrets this program holds once configured — the provider's key, the keys of
+//! the providers `serve`'s blueprints may name, MCP servers' headers, bearer tokens and
+//! secret-named environment variables — handed to the runtime by name and value so
+//! that they are scrubbed by value, in every encoding a command prints, from all it
+//! sends and stores ([`oxydra::runtime::AgentRuntimeBuilder::known_secret`]).
+
+use oxydra::mcp::McpServerConfig;
+use oxydra::scrubbing::MIN_KNOWN_SECRET_LEN;
+
+use super::mask::Secret;
+use super::{EffectiveProvider, EnvLookup};
+
+/// One held secret: the name a redaction reports, and the value.
+pub type HeldSecret = (String, Secret);
+
+/// The key of `provider`, named after its variable (or `provider key`).
+pub fn provider_key(provider: &EffectiveProvider) -> Option<HeldSecret> {
+    let key = provider.api_key.clone()?;
+    let name = provider
+        .api_key_env
+        .clone()
+        .unwrap_or_else(|| "provider key".to_owned());
+    Some((name, key))
+}
+
+/// What the MCP servers are given: every header value, the bearer token read from
+/// `bearer_token_env`, and each environment value whose variable the scrubber treats as
+/// secret by its name (`GITHUB_TOKEN`, `DB_PASSWORD`: the same judgement the scrubber
+/// makes of `NAME=value` in text, so no second list of names is kept here).
+pub fn mcp_secrets(servers: &[McpServerConfig], env: EnvLookup<'_>) -> Vec<HeldSecret> {
+    let mut held = Vec::new();
+    for server in servers {
+        for (header, value) in &server.headers.0 {
+            held.push((format!("mcp:{}:{header}", server.name), Secret::new(value)));
+        }
+        if let Some(variable) = &server.bearer_token_env
+            && let Some(token) = env(variable)
+        {
+            held.push((variable.clone(), Secret::new(token)));
+        }
+        for (variable, value) in &server.env {
+            let labelled = format!("{variable}={value}");
+            if !oxydra::scrubbing::scrub(&labelled).is_clean() {
+                held.push((variable.clone(), Secret::new(value)));
+            }
+        }
+    }
+    held
+}
+
+/// `held` as the runtime takes it: values too short to be searched without matching
+/// ordinary text (a test key, a PIN) are left to the pattern scrubber, once each.
+pub fn searchable(held: &[HeldSecret]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (name, value) in held {
+        let value = value.expose();
+        if value.len() >= MIN_KNOWN_SECRET_LEN && !out.iter().any(|(_, seen)| seen == value) {
+            out.push((name.clone(), value.to_owned()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn server(toml_text: &str) -> McpServerConfig {
+        toml::from_str(toml_text).unwrap()
+    }
+
+    #[test]
+    fn headers_tokens_and_secret_named_variables_are_held_and_the_rest_not() {
+        let servers = [
+            server(
+                r#"
+name = "gh"
+command = "gh-mcp"
+env = { GITHUB_TOKEN = "ghp_R8mKq2ZtW7vXy4Lp9Nd3", LOG_LEVEL = "debug-verbose", WORKDIR = "/srv/project/data" }
+"#,
+            ),
+            server(
+                r#"
+name = "remote"
+url = "https://mcp.example.com/mcp"
+headers = { X-Tenant-Key = "tenant-9f8e7d6c5b4a" }
+bearer_token_env = "REMOTE_TOKEN"
+"#,
+            ),
+        ];
+        let vars = BTreeMap::from([("REMOTE_TOKEN", "rt-1234567890abcdef")]);
+        let lookup = |name: &str| vars.get(name).map(|v| (*v).to_owned());
+        let held = mcp_secrets(&servers, &lookup);
+        let names: Vec<&str> = held.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["GITHUB_TOKEN", "mcp:remote:X-Tenant-Key", "REMOTE_TOKEN"]
+        );
+    }
+
+    #[test]
+    fn short_and_repeated_values_are_left_out() {
+        let held = vec![
+            ("A".to_owned(), Secret::new("short")),
+            ("B".to_owned(), Secret::new("long-enough-value")),
+            ("C".to_owned(), Secret::new("long-enough-value")),
+        ];
+        assert_eq!(
+            searchable(&held),
+            [("B".to_owned(), "long-enough-value".to_owned())]
+        );
+    }
+}
