@@ -254,7 +254,7 @@ impl AgentRuntimeBuilder {
     /// # use oxydra_runtime::AgentRuntime;
     /// # use oxydra_provider::ScriptedProvider;
     /// let runtime = AgentRuntime::builder()
-    ///     .provider(ScriptedProvider::new(Vec::new()))
+    ///     .provider(std::sync::Arc::new(ScriptedProvider::new(Vec::new())))
     ///     .model("m")
     ///     .known_secret("DEPLOY_TOKEN", "dpl_7Hq2Lm9Xv4Rt8Zp1Wk6N")
     ///     .build()?;
