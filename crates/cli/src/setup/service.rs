@@ -172,6 +172,16 @@ fn runner_deps(
         deps.hooks = super::hooks::from_config(settings);
     }
     deps.limits = settings.runtime.limits.clone();
+    // The keys the service holds, redacted by value from what its runs send and store.
+    let held = crate::config::searchable(&settings.held_secrets);
+    if !held.is_empty() {
+        match oxydra::scrubbing::Scrubber::new().with_known_secrets(held) {
+            Ok(scrubber) => deps = deps.with_scrubber(scrubber),
+            // `searchable` keeps only values long enough to be searched; a set too
+            // large to compile leaves the pattern scrubber, said once.
+            Err(error) => tracing::warn!(%error, "held secrets are not scrubbed by value"),
+        }
+    }
     if let Some((configured, client)) = providers.default {
         deps = deps
             .with_provider(Arc::clone(&client), configured.model.clone())

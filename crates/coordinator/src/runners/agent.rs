@@ -19,6 +19,7 @@
 //! text may still echo a secret (from the prompt, say): the store scrubs the run's
 //! result and error before recording them (`RunStore::finish_run`).
 
+use oxydra_scrubbing::Scrubber;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -53,6 +54,7 @@ pub struct AgentRunner {
     workspace_root: PathBuf,
     memory: Option<Arc<dyn Memory>>,
     hooks: Vec<Arc<dyn Hook>>,
+    scrubber: Scrubber,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -72,6 +74,7 @@ impl AgentRunner {
         workspace_root: PathBuf,
         memory: Option<Arc<dyn Memory>>,
         hooks: Vec<Arc<dyn Hook>>,
+        scrubber: Scrubber,
     ) -> Self {
         Self {
             plans,
@@ -80,6 +83,7 @@ impl AgentRunner {
             workspace_root,
             memory,
             hooks,
+            scrubber,
         }
     }
 
@@ -108,6 +112,7 @@ impl AgentRunner {
             // Recorded in the session's meta: whoever continues the session later
             // (`oxydra run --session`) can go on as this agent, with its prompt.
             .agent_name(name)
+            .scrubber(self.scrubber.clone())
             .hooks(self.hooks.iter().cloned());
         if let Some(prompt) = &plan.system_prompt {
             builder = builder.system_prompt(prompt.clone());

@@ -1,6 +1,7 @@
 //! What the real runners need from the application: tools, rules, the provider(s),
 //! budgets and where files live.
 
+use oxydra_scrubbing::Scrubber;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -101,6 +102,11 @@ pub struct RunnerDeps {
     /// Hooks around model requests and tool calls, in order: given to every AI agent
     /// run's runtime and to the executors of deterministic runs (empty: none).
     pub hooks: Vec<Arc<dyn Hook>>,
+    /// What AI agent runs scrub tool output, events and stored messages with
+    /// (default [`Scrubber::new`]); give one with
+    /// [`Scrubber::with_known_secrets`] so the keys the service holds are redacted by
+    /// value, in any encoding a command prints.
+    pub scrubber: Scrubber,
 }
 
 impl std::fmt::Debug for RunnerDeps {
@@ -142,7 +148,14 @@ impl RunnerDeps {
             limits: RuntimeLimits::default(),
             memory: None,
             hooks: Vec::new(),
+            scrubber: Scrubber::new(),
         }
+    }
+
+    /// The scrubber of AI agent runs (see [`RunnerDeps::scrubber`]).
+    pub fn with_scrubber(mut self, scrubber: Scrubber) -> Self {
+        self.scrubber = scrubber;
+        self
     }
 
     /// Adds `hook` after the hooks already given.
@@ -271,6 +284,7 @@ impl RunnerDeps {
             self.workspace_root.clone(),
             self.memory,
             self.hooks,
+            self.scrubber,
         );
         let pipelines = DeterministicRunner::new(executors, self.workspace_root);
         Ok(BlueprintRunner::new(agents, pipelines))

@@ -91,6 +91,7 @@ impl Setup {
             PathBuf::from("."),
             Some(Arc::clone(&self.memory)),
             Vec::new(),
+            oxydra_scrubbing::Scrubber::new(),
         )
     }
 
