@@ -63,6 +63,8 @@ mod pem;
 mod placeholder;
 mod prose;
 mod redaction;
+mod rule_data;
+mod rule_scan;
 mod scrubber;
 mod separator;
 mod value_filter;
