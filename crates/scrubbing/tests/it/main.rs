@@ -21,5 +21,6 @@ mod corpus;
 mod negatives;
 mod outside_corpus;
 mod outside_findings;
+mod plain_code;
 mod positives;
 mod robustness;
