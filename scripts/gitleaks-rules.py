@@ -130,6 +130,42 @@ def translate(go: str) -> str:
     return "".join(out)
 
 
+def uncapture_repeated(regex: str) -> str:
+    """A capturing group under a quantifier captures one repetition only, so it can
+    never be the secret (gitleaks' `microsoft-teams-webhook` would yield `abcd-`):
+    such groups become non-capturing, and the rule's secret is its whole match."""
+    opens = []
+    pairs = {}
+    i = 0
+    in_class = False
+    while i < len(regex):
+        ch = regex[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            if ch == "]":
+                in_class = False
+        elif ch == "[":
+            in_class = True
+            if regex.startswith("^", i + 1):
+                i += 1
+            if regex.startswith("]", i + 1):
+                i += 1
+        elif ch == "(":
+            opens.append(i)
+        elif ch == ")" and opens:
+            pairs[opens.pop()] = i
+        i += 1
+    out = list(regex)
+    for start, end in sorted(pairs.items(), reverse=True):
+        capturing = not regex.startswith("(?", start)
+        repeated = end + 1 < len(regex) and regex[end + 1] in "*+?{"
+        if capturing and repeated:
+            out[start] = "(?:"
+    return "".join(out)
+
+
 def cut_toml(binary: bytes) -> bytes:
     """The embedded default config: the NUL-delimited string holding its title."""
     at = binary.find(b'title = "gitleaks config"')
@@ -240,7 +276,7 @@ def main() -> None:
         lines.append(field("group", str(group)))
         if rule.get("entropy"):
             lines.append(field("entropy", str(rule["entropy"])))
-        lines.append(field("regex", translate(regex)))
+        lines.append(field("regex", translate(uncapture_repeated(regex))))
         lines.extend(allow_lines(rule.get("allowlists", []), rule_id, dropped))
         body.extend(lines)
         body.append("")

@@ -24,3 +24,4 @@ mod outside_findings;
 mod plain_code;
 mod positives;
 mod robustness;
+mod rules;
