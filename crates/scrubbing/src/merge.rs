@@ -8,6 +8,9 @@ use crate::redaction::{Redaction, RedactionKind};
 /// Priority of the built-in well-known formats (lower wins a tie); they use their
 /// pattern index.
 pub(crate) const PRIORITY_CUSTOM: u16 = 300;
+/// Priority of the data rules (`rule_data`): after the built-in formats, before user
+/// patterns.
+pub(crate) const PRIORITY_RULE: u16 = 250;
 /// Priority of labelled values (`password=…`).
 pub(crate) const PRIORITY_KEYWORD: u16 = 600;
 /// Priority of high-entropy strings.

@@ -52,6 +52,9 @@ pub enum RedactionKind {
     UrlCredentials,
     /// An unlabelled string that looks random enough to be a secret.
     HighEntropy,
+    /// A match of one of the data rules taken from gitleaks' rule set
+    /// (`rules/gitleaks.rules`); the string is the rule's id (`tailscale-api-key`).
+    Rule(&'static str),
     /// A match of a user pattern; the string is the pattern's name.
     Custom(Arc<str>),
     /// A secret the program knows by value (a provider key, a token, the value behind
@@ -64,7 +67,7 @@ pub enum RedactionKind {
 
 impl RedactionKind {
     /// A stable snake_case name (the CLI's JSON `kind`). For [`RedactionKind::Custom`]
-    /// it is the user's pattern name.
+    /// it is the user's pattern name, for [`RedactionKind::Rule`] the rule's id.
     pub fn as_str(&self) -> &str {
         match self {
             Self::Keyword(keyword) => keyword.as_str(),
@@ -74,6 +77,7 @@ impl RedactionKind {
             Self::PrivateKey => "private_key",
             Self::UrlCredentials => "url_credentials",
             Self::HighEntropy => "high_entropy",
+            Self::Rule(id) => id,
             Self::Custom(name) | Self::KnownSecret(name) => name,
             Self::Unverified => "unverified",
         }

@@ -178,6 +178,9 @@ impl Scrubber {
             return withheld(text);
         }
         crate::wrapped::collect(text, &mut candidates);
+        if crate::rule_scan::collect(text, &mut candidates).is_err() && !text.is_empty() {
+            return withheld(text);
+        }
         if let Some(custom) = &self.custom {
             custom.collect(text, &mut candidates);
         }
@@ -221,6 +224,7 @@ impl Scrubber {
         let mut found = Vec::new();
         collect_builtins(&folded.text, &mut found)?;
         crate::wrapped::collect(&folded.text, &mut found);
+        crate::rule_scan::collect(&folded.text, &mut found)?;
         if let Some(custom) = &self.custom {
             custom.collect(&folded.text, &mut found);
         }

@@ -22,5 +22,7 @@ mod corpus;
 mod negatives;
 mod outside_corpus;
 mod outside_findings;
+mod plain_code;
 mod positives;
 mod robustness;
+mod rules;

@@ -44,9 +44,12 @@ fn a_value_is_redacted_whole_or_not_at_all() {
         "hvs.CAESIP2jTxc9S2K7Z6CtcFWQv7-044m_oSsxnPE1H3nF",
         "qpF8Q~PCM5MhMoyTFc5TYEomnYRUKim9UJhe8a2P",
     ] {
-        check(
-            &format!("value {value} end"),
-            "value [REDACTED:high-entropy] end",
+        // A data rule (gitleaks' Azure AD client secret) or the entropy layer: either
+        // way the whole value goes.
+        let out = scrub(&format!("value {value} end")).into_owned();
+        assert!(
+            out == "value [REDACTED:high-entropy] end" || out == "value [REDACTED] end",
+            "{value} -> {out}"
         );
     }
 }
