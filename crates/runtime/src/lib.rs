@@ -65,6 +65,7 @@ mod event_scrub;
 mod events;
 mod gen_ai;
 mod limits;
+mod media_guard;
 mod model_hooks;
 mod part_scrub;
 mod pending_approvals;

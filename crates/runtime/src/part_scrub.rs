@@ -3,9 +3,9 @@
 //!
 //! A part's text is its metadata: a document's file name, an image's URL and the media
 //! type a tool gave. Each passes the scrubber like any text, so a credential in a file
-//! name or a signed URL is never sent or stored. The bytes themselves are not scanned:
-//! a secret drawn in an image or written inside a PDF goes to the model as it is
-//! (docs/security.md).
+//! name or a signed URL is never sent or stored. The bytes are checked before this, by
+//! [`crate::media_guard`]: a part whose bytes hold text that looks like a secret is
+//! withheld, not scrubbed (docs/security.md).
 
 use oxydra_scrubbing::Scrubber;
 use oxydra_types::ContentPart;

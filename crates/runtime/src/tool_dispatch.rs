@@ -12,7 +12,7 @@ use oxydra_executor::{
     ToolBatchResult, ToolCallRecord, ToolExecutionError, ToolExecutor,
 };
 use oxydra_scrubbing::Scrubber;
-use oxydra_types::{Message, SafetyTier, SessionId, TOOL_FAILURE_PREFIX, ToolCall};
+use oxydra_types::{ContentPart, Message, SafetyTier, SessionId, TOOL_FAILURE_PREFIX, ToolCall};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -108,6 +108,9 @@ pub(crate) struct Dispatch<'a> {
     pub events: &'a RunEvents,
     /// The share of the context window the batch's results may take.
     pub result_cap: ResultCap,
+    /// Files changing calls of the session named: never attached as media
+    /// ([`crate::media_guard`]).
+    pub written: std::collections::BTreeSet<std::path::PathBuf>,
 }
 
 /// Which kind of batch to run.
@@ -122,6 +125,26 @@ pub(crate) enum BatchKind {
 }
 
 impl Dispatch<'_> {
+    /// `content` and `parts` as they may reach the model: each part checked by
+    /// [`crate::media_guard`] (a withheld one becomes a line of the content), the
+    /// rest with their metadata scrubbed.
+    fn guarded(&self, mut content: String, parts: &[ContentPart]) -> (String, Vec<ContentPart>) {
+        let mut kept = Vec::with_capacity(parts.len());
+        for part in parts {
+            match crate::media_guard::check(part, self.scrubber, &self.written) {
+                Ok(()) => kept.push(part.clone()),
+                Err(withheld) => {
+                    tracing::warn!(reason = ?withheld, "an attachment was withheld");
+                    if !content.is_empty() {
+                        content.push('\n');
+                    }
+                    content.push_str(&withheld.note(part));
+                }
+            }
+        }
+        (content, scrub_parts(self.scrubber, &kept))
+    }
+
     /// Runs `calls` (or the start / exit tools) and returns the result messages.
     /// For `Start` and `Exit` the calls are taken from the returned records.
     pub async fn run(
@@ -222,10 +245,7 @@ impl Dispatch<'_> {
                 .filter(|record| record.call.id == call.id)
                 .or_else(|| records.iter().find(|record| record.call.id == call.id));
             let (content, parts) = match record {
-                Some(record) => (
-                    record.content_for_model(),
-                    scrub_parts(self.scrubber, record.parts_for_model()),
-                ),
+                Some(record) => self.guarded(record.content_for_model(), record.parts_for_model()),
                 None => (missing_reason.clone(), Vec::new()),
             };
             let scrubbed = self.scrubber.scrub(&content).into_owned();

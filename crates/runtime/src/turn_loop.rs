@@ -329,9 +329,13 @@ impl<'a> Run<'a> {
         .await
     }
 
-    fn dispatch(&self) -> Dispatch<'a> {
+    fn dispatch(&self, state: &SessionState) -> Dispatch<'a> {
         let inner: &'a RuntimeInner = self.inner;
         Dispatch {
+            written: crate::media_guard::model_written(
+                state.window.messages(),
+                inner.executor.registry(),
+            ),
             executor: &inner.executor,
             scrubber: &inner.scrubber,
             session_id: self.session_id,
@@ -546,7 +550,7 @@ impl<'a> Run<'a> {
             },
             self.turn,
         );
-        let dispatch = self.dispatch();
+        let dispatch = self.dispatch(state);
         let (_, mut outcome) = dispatch
             .run(BatchKind::Calls, calls, &mut self.process)
             .await;
@@ -583,7 +587,7 @@ impl<'a> Run<'a> {
         state: &mut SessionState,
         kind: BatchKind,
     ) -> Result<(), RuntimeError> {
-        let dispatch = self.dispatch();
+        let dispatch = self.dispatch(state);
         let (calls, outcome) = dispatch.run(kind, &[], &mut self.process).await;
         if !calls.is_empty() {
             let inner: &'a RuntimeInner = self.inner;

@@ -320,3 +320,70 @@ fn the_provider_key_printed_encoded_reaches_nothing() {
         assert_nowhere(form, &output, &sandbox);
     }
 }
+
+const DOTENV: &str = "OPENAI_API_KEY=sk-proj-Zq8xKf3LmN9pR2tVw5yB7cD1eG4hJ6kSa1b2c3d4\nAWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8xKf3LmN\n";
+
+/// The base64 the provider would get of the file's bytes: a secret inside it.
+fn as_part(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The wrap-and-read attack of issue 46: the model reads a scrubbed `.env`, puts a
+/// `%PDF-1.4` header in front with one `file_edit`, and reads it again hoping for an
+/// attachment whose bytes are never scrubbed. The second read is withheld as media;
+/// a PDF nobody in the session wrote, whose bytes hold the keys, is withheld too.
+#[test]
+fn a_secret_file_dressed_as_a_pdf_is_never_attached() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.workspace.join(".env"), DOTENV).unwrap();
+    let dressed = format!("%PDF-1.4\n{DOTENV}%%EOF\n");
+    std::fs::write(sandbox.workspace.join("found.pdf"), &dressed).unwrap();
+    let edit = serde_json::json!({
+        "path": ".env",
+        "old": "OPENAI_API_KEY=",
+        "new": "%PDF-1.4\nOPENAI_API_KEY=",
+    })
+    .to_string();
+    let model = MockServer::start(vec![
+        openai::tool_calls(&[("c1", "file_read", r#"{"path":".env"}"#)]),
+        openai::tool_calls(&[("c2", "file_edit", &edit)]),
+        openai::tool_calls(&[("c3", "file_read", r#"{"path":"./.env"}"#)]),
+        openai::tool_calls(&[("c4", "file_read", r#"{"path":"found.pdf"}"#)]),
+        openai::text("done"),
+    ])
+    .unwrap();
+    let mut command = sandbox.oxydra_command(&model, "run");
+    command.args(["--approve", "always"]).arg("Tidy .env");
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = model.requests();
+    assert_eq!(requests.len(), 5, "{}", stderr(&output));
+    let edited = std::fs::read(sandbox.workspace.join(".env")).unwrap();
+    assert!(edited.starts_with(b"%PDF-1.4"), "the edit was made");
+    let last = String::from_utf8_lossy(&requests[4].raw_body).into_owned();
+    assert!(
+        !last.contains("data:application/pdf") && !last.contains("\"type\":\"file\""),
+        "a part was attached: {last}"
+    );
+    assert!(
+        last.contains("`.env` was written in this session"),
+        "{last}"
+    );
+    assert!(
+        last.contains("its bytes hold text that looks like a secret"),
+        "{last}"
+    );
+    for secret in [
+        "sk-proj-Zq8xKf3LmN9pR2tVw5yB7cD1eG4hJ6kSa1b2c3d4",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8xKf3LmN",
+    ] {
+        assert!(!last.contains(secret), "{last}");
+        assert_nowhere(secret, &output, &sandbox);
+    }
+    for bytes in [edited.as_slice(), dressed.as_bytes()] {
+        let encoded = as_part(bytes);
+        assert!(!last.contains(&encoded[..40]), "{last}");
+        assert_nowhere(&encoded[..40], &output, &sandbox);
+    }
+}

@@ -113,7 +113,7 @@ impl<'a> Run<'a> {
                 self.turn,
             );
             let (_, mut outcome) = self
-                .dispatch()
+                .dispatch(state)
                 .run(BatchKind::Calls, &others, &mut self.process)
                 .await;
             waiting = outcome.waiting.take();
