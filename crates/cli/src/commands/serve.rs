@@ -170,14 +170,18 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
         settings.memory.db
     );
     if settings.serve.console {
-        eprintln!(
-            "oxydra serve: web console at http://{local}/ (--no-console turns it off){}",
-            if service.coordinator.config().auth_token.is_some() {
-                "; it asks for the token"
-            } else {
-                ""
-            }
-        );
+        // With a token, the URL holds a one-time login code (10 minutes, one use):
+        // printed here only, never logged.
+        match service.coordinator.console_login_code() {
+            Some(code) => eprintln!(
+                "oxydra serve: web console at http://{local}/#login={code} (this link logs in \
+                 once, within 10 minutes; then the page asks for the token; --no-console \
+                 turns it off)"
+            ),
+            None => eprintln!(
+                "oxydra serve: web console at http://{local}/ (--no-console turns it off)"
+            ),
+        }
     }
     let budget = ConnectionLimits::from_config(service.coordinator.config()).budget();
     eprintln!("oxydra serve: {}", cap_line(&budget, raise.as_ref()));

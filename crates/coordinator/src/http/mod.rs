@@ -22,8 +22,10 @@ mod guard;
 mod guarded;
 mod limits;
 mod listing;
+mod login;
 mod openapi;
 mod routes;
+mod schemas;
 mod server;
 
 use std::future::Future;
@@ -43,12 +45,14 @@ use utoipa_axum::routes;
 use crate::coordinator::Coordinator;
 use crate::error::CoordinatorError;
 
+pub(crate) use auth::constant_time_eq;
 pub use errors::ApiError;
 pub use extract::JsonBody;
 pub use fd_budget::{
     FD_RESERVE_FIXED, FD_RESERVE_PER_RUN, FdBudget, FdLimitRaise, fd_reserve, raise_fd_limit,
 };
 pub use limits::ConnectionLimits;
+pub(crate) use schemas::PendingApprovalDoc;
 pub use server::serve_bounded;
 
 impl Coordinator {
@@ -74,13 +78,16 @@ impl Coordinator {
             .routes(routes!(openapi::openapi_json))
     }
 
-    /// The web console's routes (`GET /`, its script and style sheet): served without
-    /// the token (they hold no data), behind the same `Host` / `Origin` guards.
+    /// The web console's routes (`GET /`, its script and style sheet, and `POST
+    /// /console/login`, which trades a one-time code for the token): served without
+    /// the token (the assets hold no data; the login needs its code), behind the same
+    /// `Host` / `Origin` guards.
     fn console_routes() -> OpenApiRouter<Coordinator> {
         OpenApiRouter::new()
             .routes(routes!(console::index))
             .routes(routes!(console::script))
             .routes(routes!(console::style))
+            .routes(routes!(login::login))
     }
 
     /// The routers of this coordinator (the API's; the console's when
@@ -131,11 +138,24 @@ impl Coordinator {
             )),
             None => router,
         };
+        let guard = Arc::new(guard::RequestGuard::new(self.config(), port));
         let router = match console {
-            Some(console) => router.merge(console.with_state(self.clone())),
+            Some(console) => router.merge(
+                console
+                    .with_state(self.clone())
+                    .layer(axum::middleware::from_fn_with_state(
+                        guard.clone(),
+                        guard::guard_console_host,
+                    ))
+                    .layer(axum::Extension(self.inner.login.clone()))
+                    .layer(DefaultBodyLimit::max(limit))
+                    .layer(axum::Extension(extract::BodyLimit(limit)))
+                    .layer(axum::Extension(extract::BodyReadTimeout(
+                        self.config().body_read_timeout(),
+                    ))),
+            ),
             None => router,
         };
-        let guard = Arc::new(guard::RequestGuard::new(self.config(), port));
         let router = router.layer(axum::middleware::from_fn_with_state(
             guard,
             guard::guard_request,
