@@ -44,6 +44,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agent_tools;
+mod api_schemas;
 mod approval_preview;
 mod approval_row;
 mod approval_sweep;
@@ -53,6 +54,7 @@ mod claim_source;
 mod claims;
 mod config;
 mod config_check;
+mod constant_time;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod coordinator;

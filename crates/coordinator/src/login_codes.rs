@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::http::constant_time_eq;
+use crate::constant_time::constant_time_eq;
 
 /// How long a code can be used.
 pub const LOGIN_CODE_TTL: Duration = Duration::from_secs(10 * 60);

@@ -164,7 +164,7 @@ pub struct Run {
     /// While the run is `waiting_approval`: the tool calls that wait for a decision
     /// (`POST /runs/{id}/approvals/{approval_id}`); empty (and omitted) otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<crate::http::PendingApprovalDoc>)]
+    #[schema(value_type = Vec<crate::api_schemas::PendingApprovalDoc>)]
     pub pending_approvals: Vec<PendingApproval>,
 }
 

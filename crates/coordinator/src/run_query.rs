@@ -103,7 +103,7 @@ pub struct WaitingApproval {
     pub agent_name: String,
     /// The request.
     #[serde(flatten)]
-    #[schema(value_type = crate::http::PendingApprovalDoc)]
+    #[schema(value_type = crate::api_schemas::PendingApprovalDoc)]
     pub approval: PendingApproval,
 }
 

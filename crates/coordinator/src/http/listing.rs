@@ -136,7 +136,7 @@ fn since(value: &str, now: i64) -> Result<i64, ApiError> {
     params(RunListParams),
     responses(
         (status = 200, description = "A page of runs, newest first", body = RunPage),
-        (status = 400, description = "`invalid_query`, with `field` naming the bad parameter", body = super::schemas::ErrorBody),
+        (status = 400, description = "`invalid_query`, with `field` naming the bad parameter", body = crate::api_schemas::ErrorBody),
     )
 )]
 pub(crate) async fn list_runs(

@@ -35,10 +35,10 @@ pub(crate) struct LoginToken {
     request_body(content = LoginBody, content_type = "application/json"),
     responses(
         (status = 200, description = "The bearer token, once per code", body = LoginToken),
-        (status = 400, description = "`malformed_json` or `invalid_request`", body = super::schemas::ErrorBody),
-        (status = 401, description = "`invalid_login_code`: unknown, already used or expired", body = super::schemas::ErrorBody),
-        (status = 415, description = "`unsupported_media_type`", body = super::schemas::ErrorBody),
-        (status = 429, description = "`login_locked`: too many wrong codes in the last minute (`Retry-After`)", body = super::schemas::ErrorBody),
+        (status = 400, description = "`malformed_json` or `invalid_request`", body = crate::api_schemas::ErrorBody),
+        (status = 401, description = "`invalid_login_code`: unknown, already used or expired", body = crate::api_schemas::ErrorBody),
+        (status = 415, description = "`unsupported_media_type`", body = crate::api_schemas::ErrorBody),
+        (status = 429, description = "`login_locked`: too many wrong codes in the last minute (`Retry-After`)", body = crate::api_schemas::ErrorBody),
     ))]
 pub(crate) async fn login(
     Extension(codes): Extension<Arc<LoginCodes>>,

@@ -25,7 +25,6 @@ mod listing;
 mod login;
 mod openapi;
 mod routes;
-mod schemas;
 mod server;
 
 use std::future::Future;
@@ -45,14 +44,12 @@ use utoipa_axum::routes;
 use crate::coordinator::Coordinator;
 use crate::error::CoordinatorError;
 
-pub(crate) use auth::constant_time_eq;
 pub use errors::ApiError;
 pub use extract::JsonBody;
 pub use fd_budget::{
     FD_RESERVE_FIXED, FD_RESERVE_PER_RUN, FdBudget, FdLimitRaise, fd_reserve, raise_fd_limit,
 };
 pub use limits::ConnectionLimits;
-pub(crate) use schemas::PendingApprovalDoc;
 pub use server::serve_bounded;
 
 impl Coordinator {

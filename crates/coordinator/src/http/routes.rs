@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::errors::ApiError;
-use super::schemas::{ApprovalDecisionDoc, ErrorBody};
+use crate::api_schemas::{ApprovalDecisionDoc, ErrorBody};
 use oxydra_runtime::ApprovalDecision;
 
 use super::extract::{JsonBody, PathPair, PathParam};
