@@ -54,9 +54,9 @@ mod claim_source;
 mod claims;
 mod config;
 mod config_check;
-mod constant_time;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+mod constant_time;
 mod coordinator;
 mod error;
 mod host_origin;
