@@ -8,6 +8,11 @@
 //! `[serve] approval_ttl_secs` passes; each request is said on stderr as it appears,
 //! with the command that decides it ([`super::serve_notices`]). The trusted configuration's `[[hooks]]` run around every run.
 //!
+//! On a loopback address the web console is served at `/` (unless `--no-console`);
+//! with a token, the line announcing it holds a login URL with a one-time code
+//! (`http://127.0.0.1:PORT/#login=CODE`, one use within 10 minutes), printed there
+//! only and never logged.
+//!
 //! Without a bearer token the API is served on loopback addresses only: a
 //! non-loopback address needs a token or an explicit `--insecure-no-auth`
 //! (`[serve] allow_unauthenticated = true`).

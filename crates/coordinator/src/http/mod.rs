@@ -2,7 +2,7 @@
 //! `GET /runs/{id}`, `DELETE /runs/{id}`, `GET /runs/{id}/events` ([`events`]),
 //! `POST /runs/{id}/approvals/{approval_id}`, `GET /approvals`, `GET /openapi.json`
 //! ([`openapi`]: every route is added with its OpenAPI operation), the web console at
-//! `/` when configured ([`console`]), a body size limit, JSON bodies only (`415` otherwise), JSON
+//! `/` when configured ([`console`], its one-time login [`login`]), a body size limit, JSON bodies only (`415` otherwise), JSON
 //! errors for every failure (a panicking handler included: `500` JSON), `Host` /
 //! `Origin` checks against web pages, optional bearer auth, graceful shutdown, and
 //! the bounds of a server reachable before authentication: header, body and idle
