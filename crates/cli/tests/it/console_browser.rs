@@ -215,7 +215,9 @@ fn a_person_approves_and_denies_from_the_console_and_another_origin_cannot() {
         }
         let approve = page.wait_for(&format!("{item} button.approve-once"), WAIT).await;
         page.click(&approve).await;
-        // Deciding shows the run; the person sees it complete, with the answer.
+        // Deciding shows the run (in place of the form's run shown before); the person
+        // sees it complete, with the answer.
+        page.wait_for_text("#run-id", &run_id, WAIT).await;
         page.wait_for_text("#run-status", "completed", WAIT).await;
         assert_eq!(page.text_of("#run-result").await, "done");
         assert_eq!(
