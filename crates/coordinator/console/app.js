@@ -13,14 +13,30 @@ let agents = [];
 
 function token() { return sessionStorage.getItem(TOKEN_KEY); }
 
-// A `#token=…` in the address is taken once, then removed from the address bar.
-(function takeTokenFromFragment() {
-  const match = /^#token=(.+)$/.exec(location.hash);
-  if (match) {
-    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
-    history.replaceState(null, "", location.pathname + location.search);
-  }
+// A `#login=CODE` in the address (the URL `oxydra serve` prints) is removed from the
+// address bar at once, then traded for the token by `POST /console/login`: the code
+// works once, so a copy of the URL left in the history is worth nothing.
+const loginCode = (function takeLoginCode() {
+  const match = /^#login=([0-9A-Za-z_-]{1,256})$/.exec(location.hash);
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+  return match ? match[1] : null;
 })();
+
+async function redeemLoginCode() {
+  if (!loginCode) return;
+  const response = await fetch("/console/login", {
+    method: "POST", credentials: "omit", cache: "no-store",
+    headers: { "Accept": "application/json", "Content-Type": "application/json" },
+    body: JSON.stringify({ code: loginCode }),
+  });
+  let body = null;
+  try { body = await response.json(); } catch (_) { body = null; }
+  if (response.ok && body && typeof body.token === "string") {
+    sessionStorage.setItem(TOKEN_KEY, body.token);
+  } else {
+    $("login-error").textContent = (body && body.message) || ("login failed: HTTP " + response.status);
+  }
+}
 
 function el(tag, props, ...children) {
   const node = document.createElement(tag);
@@ -82,9 +98,10 @@ function age(ms) {
 
 // ---- runs ----------------------------------------------------------------------
 
+// One page: the newest 50 runs (of the status chosen), however many the server holds.
 async function refreshRuns() {
   const status = $("status-filter").value;
-  const page = await api("GET", "/runs?limit=100" + (status ? "&status=" + encodeURIComponent(status) : ""));
+  const page = await api("GET", "/runs?limit=50" + (status ? "&status=" + encodeURIComponent(status) : ""));
   const list = $("runs");
   list.replaceChildren(...page.runs.map((run) => el("li", {
     data: { runId: run.run_id, status: run.status },
@@ -346,6 +363,7 @@ function wire() {
     event.preventDefault();
     sessionStorage.setItem(TOKEN_KEY, $("token").value);
     $("token").value = "";
+    $("login-error").textContent = "";
     load();
   });
   $("status-filter").addEventListener("change", () => refreshRuns().catch(() => {}));
@@ -356,7 +374,9 @@ function wire() {
   });
   $("agent").addEventListener("change", showForm);
   $("start-form").addEventListener("submit", startRun);
-  load();
+  redeemLoginCode()
+    .catch((error) => { $("login-error").textContent = "login failed: " + error.message; })
+    .then(load);
 }
 
 async function load() {

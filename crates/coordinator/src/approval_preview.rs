@@ -19,7 +19,7 @@ pub const MAX_DIFF_SOURCE: u64 = 256 * 1024;
 pub const MAX_DIFF_TEXT: usize = 64 * 1024;
 
 /// What a waiting tool call will do.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ApprovalPreview {
     /// A command `shell_exec` will run.

@@ -13,7 +13,7 @@ use crate::validation::{ParameterValidationFailure, ParameterValidator, implicit
 
 /// A blueprint as listed by `GET /agents`, `list_agent_blueprints` and the store.
 /// AI agents carry no `parameters_schema` (the implicit `{prompt}` schema applies).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct BlueprintSummary {
     /// Its name.
     pub name: String,

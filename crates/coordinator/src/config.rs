@@ -186,7 +186,7 @@ impl CoordinatorConfig {
 }
 
 /// The two kinds of blueprint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BlueprintKind {
     /// An AI agent: a model with tools, invoked with the implicit `{prompt}` schema.

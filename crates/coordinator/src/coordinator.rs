@@ -22,7 +22,7 @@ use crate::runners::{RunExecutor, RunnerDeps};
 use crate::store::RunStore;
 
 /// What `POST /runs` and `start_agent_run` answer: the new run's id and status.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RunCreated {
     /// The run's id.
     pub run_id: String,
@@ -31,7 +31,7 @@ pub struct RunCreated {
 }
 
 /// The `{"agents": [...]}` listing of `GET /agents` and `list_agent_blueprints`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct AgentListing {
     /// Every blueprint.
     pub agents: Vec<BlueprintSummary>,
@@ -46,6 +46,8 @@ pub(crate) struct Inner {
     trees: Arc<RunTrees>,
     /// Where a person's views read the workspace and the runs' conversations.
     pub(crate) view: OnceLock<crate::person_view::PersonView>,
+    /// The web console's one-time login codes (`POST /console/login`).
+    pub(crate) login: Arc<crate::login_codes::LoginCodes>,
 }
 
 /// Agent blueprints, validated runs and their worker pool. Cheap to clone.
@@ -289,7 +291,11 @@ impl Coordinator {
         let executor: Arc<dyn RunExecutor> =
             Arc::new(TreeScoped::new(executor, Arc::clone(&trees)));
         let queue = RunQueue::new(store.clone(), executor, config.max_concurrent_runs, shared);
+        let login = Arc::new(crate::login_codes::LoginCodes::new(
+            config.auth_token.clone(),
+        ));
         let inner = Arc::new(Inner {
+            login,
             config,
             order: loaded,
             by_name,
@@ -314,6 +320,15 @@ impl Coordinator {
     /// The coordinator's settings.
     pub fn config(&self) -> &CoordinatorConfig {
         &self.inner.config
+    }
+
+    /// A new one-time code for the web console's login URL
+    /// (`http://HOST:PORT/#login=CODE`): traded once, within
+    /// [`LOGIN_CODE_TTL`](crate::LOGIN_CODE_TTL), for the bearer token by `POST
+    /// /console/login`. `None` without a token (the console then needs no login).
+    /// Show it to the person only: it is as good as the token until used.
+    pub fn console_login_code(&self) -> Option<String> {
+        self.inner.login.issue()
     }
 
     /// A weak handle on this coordinator.

@@ -44,6 +44,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agent_tools;
+mod api_schemas;
 mod approval_preview;
 mod approval_row;
 mod approval_sweep;
@@ -55,11 +56,13 @@ mod config;
 mod config_check;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+mod constant_time;
 mod coordinator;
 mod error;
 mod host_origin;
 mod http;
 mod local_source;
+mod login_codes;
 mod person;
 mod person_view;
 mod queue;
@@ -108,6 +111,9 @@ pub use host_origin::{is_allowed_host_entry, is_allowed_origin_entry};
 pub use http::{
     ApiError, ConnectionLimits, FD_RESERVE_FIXED, FD_RESERVE_PER_RUN, FdBudget, FdLimitRaise,
     JsonBody, fd_reserve, raise_fd_limit, serve, serve_bounded, shutdown_signal,
+};
+pub use login_codes::{
+    LOGIN_CODE_TTL, LOGIN_FAILURE_WINDOW, LoginClock, LoginCodes, LoginRefusal, MAX_LOGIN_FAILURES,
 };
 /// The approval types of the runtime the run stores keep (re-exported so a backend
 /// needs no dependency on the runtime).

@@ -18,7 +18,7 @@ use crate::scrub::scrub_value;
 pub const MAX_TRANSCRIPT_TEXT: usize = 16 * 1024;
 
 /// An approval that waits, with what it will do (`GET /approvals`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ApprovalView {
     /// The request and its run.
     #[serde(flatten)]
@@ -28,7 +28,7 @@ pub struct ApprovalView {
 }
 
 /// A page of runs (`GET /runs`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RunPage {
     /// The runs, newest first.
     pub runs: Vec<Run>,

@@ -16,7 +16,7 @@ use crate::run_usage::RunUsage;
 /// coordinator restarts before it ran). A running run whose tool call needs a person's
 /// consent goes `running → waiting_approval`, and back to `pending` (queued again)
 /// once every pending approval is decided; a waiting run may be cancelled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Accepted, waiting for a worker.
@@ -77,7 +77,7 @@ impl fmt::Display for RunStatus {
 /// Kinds: `interrupted` (the coordinator stopped while it was pending or running),
 /// `cancelled`, `step_failed` (a deterministic step), `budget_exceeded`, `provider`,
 /// `memory`, `config`, `runtime`, `internal`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RunError {
     /// The kind of failure.
     pub kind: String,
@@ -125,7 +125,7 @@ impl fmt::Display for RunError {
 }
 
 /// A run as stored and as `GET /runs/{id}` returns it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Run {
     /// Its id.
     pub run_id: String,
@@ -164,6 +164,7 @@ pub struct Run {
     /// While the run is `waiting_approval`: the tool calls that wait for a decision
     /// (`POST /runs/{id}/approvals/{approval_id}`); empty (and omitted) otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<crate::api_schemas::PendingApprovalDoc>)]
     pub pending_approvals: Vec<PendingApproval>,
 }
 
@@ -197,7 +198,7 @@ impl Run {
 /// is a root: `root_run_id` is its own id and `depth` 0. A run an agent starts with
 /// `start_agent_run` has its starter's root, its starter as `parent_run_id` and one
 /// more depth.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RunLineage {
     /// The root of the tree (the run's own id for a root).
     #[serde(default)]
@@ -227,7 +228,7 @@ impl RunLineage {
 }
 
 /// What a run tree has used, kept on its root run.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RunTreeUsage {
     /// Runs started in the tree, the root not counted.
     #[serde(default)]

@@ -95,7 +95,7 @@ impl RunQuery {
 }
 
 /// One approval that waits for a person, with the run it belongs to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WaitingApproval {
     /// The run that waits.
     pub run_id: String,
@@ -103,6 +103,7 @@ pub struct WaitingApproval {
     pub agent_name: String,
     /// The request.
     #[serde(flatten)]
+    #[schema(value_type = crate::api_schemas::PendingApprovalDoc)]
     pub approval: PendingApproval,
 }
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// What a run used of its budgets, summed over every worker that ran it (a run taken
 /// over from a worker that died continues from what that worker recorded). Zero for a
 /// deterministic run.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RunUsage {
     /// Provider calls of the agent's loop, each counted when it is made (what
     /// `max_turns` counts).

@@ -156,6 +156,20 @@ pub(crate) const RUN_MIGRATIONS: &[&str] = &[
     CREATE INDEX coordinator_run_approvals_undecided
         ON coordinator_run_approvals (expires_at) WHERE decision IS NULL;
     ",
+    // 5: what a person lists, read in order from an index rather than sorted from a
+    // scan of every run: runs newest first (all, of one status, of one agent, each
+    // continued by the keyset `(created_at, id)`) and the undecided approvals oldest
+    // first. `IF NOT EXISTS`: a schema taken back to an older version keeps them.
+    "
+    CREATE INDEX IF NOT EXISTS coordinator_runs_by_created
+        ON coordinator_runs (created_at, id);
+    CREATE INDEX IF NOT EXISTS coordinator_runs_by_status_created
+        ON coordinator_runs (status, created_at, id);
+    CREATE INDEX IF NOT EXISTS coordinator_runs_by_agent_created
+        ON coordinator_runs (agent_name, created_at, id);
+    CREATE INDEX IF NOT EXISTS coordinator_run_approvals_undecided_by_request
+        ON coordinator_run_approvals (requested_at, approval_id) WHERE decision IS NULL;
+    ",
 ];
 
 /// Applies what is pending of every component in one transaction under the advisory

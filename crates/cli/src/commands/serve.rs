@@ -8,6 +8,11 @@
 //! `[serve] approval_ttl_secs` passes; each request is said on stderr as it appears,
 //! with the command that decides it ([`super::serve_notices`]). The trusted configuration's `[[hooks]]` run around every run.
 //!
+//! On a loopback address the web console is served at `/` (unless `--no-console`);
+//! with a token, the line announcing it holds a login URL with a one-time code
+//! (`http://127.0.0.1:PORT/#login=CODE`, one use within 10 minutes), printed there
+//! only and never logged.
+//!
 //! Without a bearer token the API is served on loopback addresses only: a
 //! non-loopback address needs a token or an explicit `--insecure-no-auth`
 //! (`[serve] allow_unauthenticated = true`).
@@ -170,14 +175,18 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
         settings.memory.db
     );
     if settings.serve.console {
-        eprintln!(
-            "oxydra serve: web console at http://{local}/ (--no-console turns it off){}",
-            if service.coordinator.config().auth_token.is_some() {
-                "; it asks for the token"
-            } else {
-                ""
-            }
-        );
+        // With a token, the URL holds a one-time login code (10 minutes, one use):
+        // printed here only, never logged.
+        match service.coordinator.console_login_code() {
+            Some(code) => eprintln!(
+                "oxydra serve: web console at http://{local}/#login={code} (this link logs in \
+                 once, within 10 minutes; then the page asks for the token; --no-console \
+                 turns it off)"
+            ),
+            None => eprintln!(
+                "oxydra serve: web console at http://{local}/ (--no-console turns it off)"
+            ),
+        }
     }
     let budget = ConnectionLimits::from_config(service.coordinator.config()).budget();
     eprintln!("oxydra serve: {}", cap_line(&budget, raise.as_ref()));

@@ -1,8 +1,11 @@
 //! The web console of `oxydra serve` in a real browser (headless Chromium through
 //! chromedriver, Debian's `chromium` and `chromium-driver`: scripts/install-browser.sh):
-//! a person opens the page with the token, sees what a waiting call will do, approves
-//! it and sees the run complete; denies another with a reason the model reads; a page
-//! of another origin holding the token still cannot decide anything.
+//! a person logs in through the one-time URL `serve` prints (the code leaves the
+//! address bar and cannot be used again); starts a run from a blueprint's form, sees
+//! the server's 400 on the fields they got wrong, fixes them and sees the run start;
+//! sees what a waiting call will do, approves it and sees the run complete; denies
+//! another with a reason the model reads; a page of another origin holding the token
+//! still cannot decide anything.
 //!
 //! Without Chromium the test says so and passes, unless `CI` is set: CI installs it
 //! (`cargo xtask setup`), so there it must run.
@@ -21,6 +24,18 @@ use common::webdriver::{Driver, browser_installed};
 use serde_json::json;
 
 const TOKEN: &str = "console-test-token-0123456789abcdef";
+
+/// A deterministic blueprint whose form has two checked fields.
+const READER: &str = r#"
+[[agents]]
+name = "reader"
+type = "deterministic"
+description = "Reads a text file"
+parameters_schema = { type = "object", required = ["path", "lines"], properties = { path = { type = "string", pattern = "^[a-z]+[.]txt$" }, lines = { type = "integer", minimum = 1, maximum = 100 } } }
+[[agents.steps]]
+tool = "file_read"
+args = { path = "{{path}}" }
+"#;
 const WAIT: Duration = Duration::from_secs(20);
 
 /// A client of the API that sends the token.
@@ -57,6 +72,19 @@ async fn other_origin(page: &'static str) -> String {
     base
 }
 
+/// Waits until what `css` selects says something.
+async fn wait_for_some_text(page: &common::webdriver::Session, css: &str) {
+    let deadline = std::time::Instant::now() + WAIT;
+    while page.text_of(css).await.is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "`{css}` stays empty; the page says: {}",
+            page.text_of("body").await
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 #[test]
 fn a_person_approves_and_denies_from_the_console_and_another_origin_cannot() {
     if !browser_installed() {
@@ -72,7 +100,8 @@ fn a_person_approves_and_denies_from_the_console_and_another_origin_cannot() {
     }
     let rt = runtime();
     let provider = writer_provider();
-    let sandbox = sandbox_with_config(ASK_CONFIG);
+    let sandbox = sandbox_with_config(&format!("{ASK_CONFIG}{READER}"));
+    std::fs::write(sandbox.workspace.join("notes.txt"), "one\ntwo\nthree\n").unwrap();
     let url = provider.openai_url();
     let server = Server::start_with(
         &sandbox,
@@ -80,20 +109,102 @@ fn a_person_approves_and_denies_from_the_console_and_another_origin_cannot() {
         &["--addr", "127.0.0.1:0", "--base-url", &url],
     );
     let console_line = server.line_with("web console at");
+    // The one place the login code appears: the URL printed for the person.
+    let login_url = console_line
+        .split_whitespace()
+        .find(|word| word.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    let code = login_url
+        .strip_prefix(&format!("{}/#login=", server.base))
+        .unwrap_or_else(|| panic!("{console_line}"))
+        .to_owned();
     assert!(
-        console_line.contains(&format!("{}/", server.base)),
-        "{console_line}"
+        code.len() >= 32 && code.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{code}"
     );
+    assert!(!console_line.contains(TOKEN), "{console_line}");
     let api = authorized_client();
     rt.block_on(async {
+        let driver = Driver::start().await;
+        let page = driver.session().await;
+        // The person opens the printed URL: logged in, the code gone from the address
+        // bar and used up.
+        page.goto(&login_url).await;
+        page.wait_for("#app:not([hidden]) #start-form", WAIT).await;
+        let address = page
+            .run_async(
+                "arguments[arguments.length - 1](location.href)",
+                json!([]),
+            )
+            .await;
+        assert_eq!(address, json!(format!("{}/", server.base)));
+        let again = oxydra::http::client()
+            .post(server.url("/console/login"))
+            .json(&json!({ "code": code }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(again.status(), 401);
+
+        // The start-run form: wrong values are shown on their fields, then fixed.
+        // Choosing the blueprint (chromedriver's click on an <option> does not change
+        // a <select>; keys do, as a person's typing would).
+        let open = page.wait_for("#start summary", WAIT).await;
+        page.click(&open).await;
+        page.wait_for("#agent option[value=\"reader\"]", WAIT).await;
+        let agent = page.wait_for("#agent", WAIT).await;
+        page.type_into(&agent, "reader").await;
+        let path = page.wait_for("#fields [name=\"path\"]", WAIT).await;
+        let lines = page.wait_for("#fields [name=\"lines\"]", WAIT).await;
+        page.type_into(&path, "Notes.TXT").await;
+        page.type_into(&lines, "0").await;
+        let submit = page.wait_for("#start-form button[type=\"submit\"]", WAIT).await;
+        page.click(&submit).await;
+        let lines_error = "label[data-field=\"lines\"] .field-error";
+        let path_error = "label[data-field=\"path\"] .field-error";
+        wait_for_some_text(&page, lines_error).await;
+        let shown = page.text_of(lines_error).await;
+        assert!(shown.contains('1') || shown.contains("minimum"), "{shown}");
+        assert!(!page.text_of(path_error).await.is_empty());
+        if let Ok(dir) = std::env::var("OXYDRA_CONSOLE_SCREENSHOTS") {
+            std::fs::write(format!("{dir}/console-form-errors.png"), page.screenshot().await)
+                .unwrap();
+        }
+        let runs: serde_json::Value = api
+            .get(server.url("/runs?agent=reader"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(runs["runs"], json!([]), "a refused form starts no run");
+        page.clear(&path).await;
+        page.type_into(&path, "notes.txt").await;
+        page.clear(&lines).await;
+        page.type_into(&lines, "3").await;
+        page.click(&submit).await;
+        page.wait_for_text("#run-status", "completed", WAIT).await;
+        assert_eq!(page.text_of(lines_error).await, "");
+        assert_eq!(page.text_of(path_error).await, "");
+        let runs: serde_json::Value = api
+            .get(server.url("/runs?agent=reader"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            runs["runs"][0]["parameters"],
+            json!({"path": "notes.txt", "lines": 3})
+        );
+        assert_eq!(page.text_of("#run-id").await, runs["runs"][0]["run_id"].as_str().unwrap());
+
         let run_id = start_run(&api, &server, "write out.txt").await;
         let run = wait_for_status(&api, &server.base, &run_id, "waiting_approval").await;
         let approval_id = the_pending_write(&run);
-
-        let driver = Driver::start().await;
-        let page = driver.session().await;
-        // The token once in the fragment (never sent to the server), then kept in the tab.
-        page.goto(&format!("{}/#token={TOKEN}", server.base)).await;
         let item = format!("li[data-approval-id=\"{approval_id}\"]");
         page.wait_for(&item, WAIT).await;
         let shown = page.text_of(&format!("{item} pre.diff")).await;
@@ -104,7 +215,9 @@ fn a_person_approves_and_denies_from_the_console_and_another_origin_cannot() {
         }
         let approve = page.wait_for(&format!("{item} button.approve-once"), WAIT).await;
         page.click(&approve).await;
-        // Deciding shows the run; the person sees it complete, with the answer.
+        // Deciding shows the run (in place of the form's run shown before); the person
+        // sees it complete, with the answer.
+        page.wait_for_text("#run-id", &run_id, WAIT).await;
         page.wait_for_text("#run-status", "completed", WAIT).await;
         assert_eq!(page.text_of("#run-result").await, "done");
         assert_eq!(

@@ -2,9 +2,10 @@
 //! script and style sheet, embedded in the binary, served with a strict Content
 //! Security Policy (no inline script or style, everything from this origin only, no
 //! framing). The assets hold no data, so they are served without the bearer token;
-//! the page asks for it (or takes it once from a `#token=` fragment), keeps it in the
-//! tab's sessionStorage and sends it with every API call, which the API's guards
-//! (token, `Host`, `Origin`, fetch metadata) check as for any client.
+//! the page trades the one-time code of a `#login=` fragment for it (`POST
+//! /console/login`, [`super::login`]) or asks for it, keeps it in the tab's
+//! sessionStorage and sends it with every API call, which the API's guards (token,
+//! `Host`, `Origin`, fetch metadata) check as for any client.
 
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};

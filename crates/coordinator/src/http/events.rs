@@ -133,8 +133,8 @@ impl RunStream {
     ),
     responses(
         (status = 200, description = "`text/event-stream`: events `run`, `message`, `end` (then the stream closes)", content_type = "text/event-stream", body = String),
-        (status = 400, description = "`invalid_header`: a `Last-Event-ID` this server did not send", body = serde_json::Value),
-        (status = 404, description = "`run_not_found`", body = serde_json::Value),
+        (status = 400, description = "`invalid_header`: a `Last-Event-ID` this server did not send", body = crate::api_schemas::ErrorBody),
+        (status = 404, description = "`run_not_found`", body = crate::api_schemas::ErrorBody),
     )
 )]
 pub(crate) async fn run_events(

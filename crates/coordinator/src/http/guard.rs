@@ -86,7 +86,8 @@ impl RequestGuard {
         Ok(())
     }
 
-    fn check_host(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), ApiError> {
+    /// Whether `Host` names this machine or an `allowed_hosts` entry.
+    pub(crate) fn check_host(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), ApiError> {
         let text = match headers.get(header::HOST) {
             Some(value) => value.to_str().ok().map(str::to_owned),
             None => uri
@@ -157,6 +158,23 @@ pub(crate) async fn guard_request(
                 reason = %error.body.get("error").unwrap_or(&serde_json::Value::Null),
                 "refused a request from outside the allowed hosts and origins"
             );
+            error.into_response()
+        }
+    }
+}
+
+/// The console's extra check: `Host` names this machine (or an `allowed_hosts` entry)
+/// even when a bearer token lets the API skip it. The console's routes need no token
+/// (its login trades a code for one), so a DNS-rebinding page is refused by name.
+pub(crate) async fn guard_console_host(
+    State(guard): State<Arc<RequestGuard>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match guard.check_host(request.headers(), request.uri()) {
+        Ok(()) => next.run(request).await,
+        Err(error) => {
+            tracing::warn!("refused a console request for another host name");
             error.into_response()
         }
     }

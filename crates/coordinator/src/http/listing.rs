@@ -135,8 +135,8 @@ fn since(value: &str, now: i64) -> Result<i64, ApiError> {
     tag = "runs",
     params(RunListParams),
     responses(
-        (status = 200, description = "A page of runs, newest first (`{runs, next_cursor?}`)", body = serde_json::Value),
-        (status = 400, description = "`invalid_query`, with `field` naming the bad parameter", body = serde_json::Value),
+        (status = 200, description = "A page of runs, newest first", body = RunPage),
+        (status = 400, description = "`invalid_query`, with `field` naming the bad parameter", body = crate::api_schemas::ErrorBody),
     )
 )]
 pub(crate) async fn list_runs(
@@ -154,7 +154,7 @@ pub(crate) async fn list_runs(
     path = "/approvals",
     tag = "approvals",
     responses(
-        (status = 200, description = "`{approvals: [{run_id, agent_name, approval_id, call_id, tool, arguments, tier, scope, requested_at, expires_at, preview}]}`, oldest first; `preview` is `{kind: command|url|diff|arguments, …}`", body = serde_json::Value),
+        (status = 200, description = "The approvals that wait, oldest first, each with its `preview` (`kind`: `command`, `url`, `diff` or `arguments`)", body = ApprovalList),
     )
 )]
 pub(crate) async fn list_approvals(
@@ -166,8 +166,9 @@ pub(crate) async fn list_approvals(
 }
 
 /// The body of `GET /approvals`.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 pub(crate) struct ApprovalList {
+    /// The approvals that wait, oldest first.
     approvals: Vec<ApprovalView>,
 }
 

@@ -2,7 +2,7 @@
 //! `GET /runs/{id}`, `DELETE /runs/{id}`, `GET /runs/{id}/events` ([`events`]),
 //! `POST /runs/{id}/approvals/{approval_id}`, `GET /approvals`, `GET /openapi.json`
 //! ([`openapi`]: every route is added with its OpenAPI operation), the web console at
-//! `/` when configured ([`console`]), a body size limit, JSON bodies only (`415` otherwise), JSON
+//! `/` when configured ([`console`], its one-time login [`login`]), a body size limit, JSON bodies only (`415` otherwise), JSON
 //! errors for every failure (a panicking handler included: `500` JSON), `Host` /
 //! `Origin` checks against web pages, optional bearer auth, graceful shutdown, and
 //! the bounds of a server reachable before authentication: header, body and idle
@@ -22,6 +22,7 @@ mod guard;
 mod guarded;
 mod limits;
 mod listing;
+mod login;
 mod openapi;
 mod routes;
 mod server;
@@ -74,13 +75,16 @@ impl Coordinator {
             .routes(routes!(openapi::openapi_json))
     }
 
-    /// The web console's routes (`GET /`, its script and style sheet): served without
-    /// the token (they hold no data), behind the same `Host` / `Origin` guards.
+    /// The web console's routes (`GET /`, its script and style sheet, and `POST
+    /// /console/login`, which trades a one-time code for the token): served without
+    /// the token (the assets hold no data; the login needs its code), behind the same
+    /// `Host` / `Origin` guards.
     fn console_routes() -> OpenApiRouter<Coordinator> {
         OpenApiRouter::new()
             .routes(routes!(console::index))
             .routes(routes!(console::script))
             .routes(routes!(console::style))
+            .routes(routes!(login::login))
     }
 
     /// The routers of this coordinator (the API's; the console's when
@@ -131,11 +135,24 @@ impl Coordinator {
             )),
             None => router,
         };
+        let guard = Arc::new(guard::RequestGuard::new(self.config(), port));
         let router = match console {
-            Some(console) => router.merge(console.with_state(self.clone())),
+            Some(console) => router.merge(
+                console
+                    .with_state(self.clone())
+                    .layer(axum::middleware::from_fn_with_state(
+                        guard.clone(),
+                        guard::guard_console_host,
+                    ))
+                    .layer(axum::Extension(self.inner.login.clone()))
+                    .layer(DefaultBodyLimit::max(limit))
+                    .layer(axum::Extension(extract::BodyLimit(limit)))
+                    .layer(axum::Extension(extract::BodyReadTimeout(
+                        self.config().body_read_timeout(),
+                    ))),
+            ),
             None => router,
         };
-        let guard = Arc::new(guard::RequestGuard::new(self.config(), port));
         let router = router.layer(axum::middleware::from_fn_with_state(
             guard,
             guard::guard_request,

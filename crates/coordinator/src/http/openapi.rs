@@ -22,6 +22,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         (name = "runs", description = "Runs and their events"),
         (name = "approvals", description = "Tool calls waiting for a person"),
         (name = "meta", description = "This document"),
+        (name = "console", description = "The web console (served when it is on)"),
     ),
     modifiers(&BearerAuth)
 )]

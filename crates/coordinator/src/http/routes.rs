@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::errors::ApiError;
+use crate::api_schemas::{ApprovalDecisionDoc, ErrorBody};
 use oxydra_runtime::ApprovalDecision;
 
 use super::extract::{JsonBody, PathPair, PathParam};
@@ -14,10 +15,12 @@ use crate::coordinator::{AgentListing, Coordinator, RunCreated};
 use crate::run::Run;
 
 /// The body of `POST /runs`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CreateRunBody {
+    /// The blueprint to run.
     agent_name: String,
+    /// Its parameters, checked against its `parameters_schema` (`{}` when absent).
     #[serde(default = "empty_object")]
     parameters: Value,
 }
@@ -28,7 +31,7 @@ fn empty_object() -> Value {
 
 /// `GET /agents`.
 #[utoipa::path(get, path = "/agents", tag = "agents", responses(
-    (status = 200, description = "`{agents: [{name, type, description, parameters_schema?}]}`", body = serde_json::Value),
+    (status = 200, description = "Every blueprint", body = AgentListing),
 ))]
 pub(crate) async fn list_agents(
     State(coordinator): State<Coordinator>,
@@ -38,12 +41,12 @@ pub(crate) async fn list_agents(
 
 /// `POST /runs`: `201` with `{run_id, status}`.
 #[utoipa::path(post, path = "/runs", tag = "runs",
-    request_body(content = serde_json::Value, description = "`{agent_name, parameters?}`", content_type = "application/json"),
+    request_body(content = CreateRunBody, content_type = "application/json"),
     responses(
-        (status = 201, description = "`{run_id, status: pending}`", body = serde_json::Value),
-        (status = 400, description = "`malformed_json`, `invalid_request` or `parameter_validation_failed` (seed 002's body: `validation_errors: [{path, message, schema_path}]`, `parameters_schema`)", body = serde_json::Value),
-        (status = 404, description = "`agent_not_found`", body = serde_json::Value),
-        (status = 415, description = "`unsupported_media_type`", body = serde_json::Value),
+        (status = 201, description = "The new run, `pending`", body = RunCreated),
+        (status = 400, description = "`malformed_json`, `invalid_request` or `parameter_validation_failed` (with `validation_errors: [{path, message, schema_path}]` and `parameters_schema`)", body = ErrorBody),
+        (status = 404, description = "`agent_not_found`", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`", body = ErrorBody),
     ))]
 pub(crate) async fn create_run(
     State(coordinator): State<Coordinator>,
@@ -59,8 +62,8 @@ pub(crate) async fn create_run(
 #[utoipa::path(get, path = "/runs/{id}", tag = "runs",
     params(("id" = String, Path, description = "The run id")),
     responses(
-        (status = 200, description = "The run (`pending_approvals` while `waiting_approval`)", body = serde_json::Value),
-        (status = 404, description = "`run_not_found`", body = serde_json::Value),
+        (status = 200, description = "The run (`pending_approvals` while `waiting_approval`)", body = Run),
+        (status = 404, description = "`run_not_found`", body = ErrorBody),
     ))]
 pub(crate) async fn get_run(
     State(coordinator): State<Coordinator>,
@@ -73,9 +76,9 @@ pub(crate) async fn get_run(
 #[utoipa::path(delete, path = "/runs/{id}", tag = "runs",
     params(("id" = String, Path, description = "The run id")),
     responses(
-        (status = 200, description = "The run after cancelling it", body = serde_json::Value),
-        (status = 404, description = "`run_not_found`", body = serde_json::Value),
-        (status = 409, description = "`run_not_cancellable`: it already ended", body = serde_json::Value),
+        (status = 200, description = "The run after cancelling it", body = Run),
+        (status = 404, description = "`run_not_found`", body = ErrorBody),
+        (status = 409, description = "`run_not_cancellable`: it already ended", body = ErrorBody),
     ))]
 pub(crate) async fn cancel_run(
     State(coordinator): State<Coordinator>,
@@ -91,12 +94,12 @@ pub(crate) async fn cancel_run(
         ("id" = String, Path, description = "The run id"),
         ("approval_id" = String, Path, description = "The approval id (unique across runs)"),
     ),
-    request_body(content = serde_json::Value, description = "`{decision: approve_once|approve_for_session|deny, reason?}` (`reason` with `deny` only)", content_type = "application/json"),
+    request_body(content = ApprovalDecisionDoc, description = "`reason` goes with `deny` only", content_type = "application/json"),
     responses(
-        (status = 200, description = "The run after the decision", body = serde_json::Value),
-        (status = 400, description = "`malformed_json` or `invalid_request`", body = serde_json::Value),
-        (status = 404, description = "`run_not_found` or `approval_not_found`", body = serde_json::Value),
-        (status = 409, description = "`approval_already_decided` or `run_not_waiting_approval`", body = serde_json::Value),
+        (status = 200, description = "The run after the decision", body = Run),
+        (status = 400, description = "`malformed_json` or `invalid_request`", body = ErrorBody),
+        (status = 404, description = "`run_not_found` or `approval_not_found`", body = ErrorBody),
+        (status = 409, description = "`approval_already_decided` or `run_not_waiting_approval`", body = ErrorBody),
     ))]
 pub(crate) async fn decide_approval(
     State(coordinator): State<Coordinator>,

@@ -36,12 +36,9 @@ pub(super) fn run_row(row: &Row<'_>) -> rusqlite::Result<RunRow> {
     })
 }
 
-/// The runs `query` selects, newest first.
-pub(super) fn runs(
-    connection: &Connection,
-    query: &RunQuery,
-) -> Result<Vec<Run>, CoordinatorError> {
-    const ACTION: &str = "listing runs";
+/// The statement and arguments that select `query`'s runs, newest first: each filter
+/// and the keyset cursor as a range of one index of migration 5, walked in order.
+pub(super) fn runs_statement(query: &RunQuery) -> (String, Vec<SqlValue>) {
     let mut conditions = Vec::new();
     let mut args: Vec<SqlValue> = Vec::new();
     if let Some(status) = query.status {
@@ -61,9 +58,7 @@ pub(super) fn runs(
         let at = args.len();
         args.push(SqlValue::Text(after.run_id.clone()));
         let id = args.len();
-        conditions.push(format!(
-            "(created_at < ?{at} OR (created_at = ?{at} AND id < ?{id}))"
-        ));
+        conditions.push(format!("(created_at, id) < (?{at}, ?{id})"));
     }
     let filter = if conditions.is_empty() {
         String::new()
@@ -76,6 +71,16 @@ pub(super) fn runs(
          ORDER BY created_at DESC, id DESC LIMIT ?{}",
         args.len()
     );
+    (sql, args)
+}
+
+/// The runs `query` selects, newest first.
+pub(super) fn runs(
+    connection: &Connection,
+    query: &RunQuery,
+) -> Result<Vec<Run>, CoordinatorError> {
+    const ACTION: &str = "listing runs";
+    let (sql, args) = runs_statement(query);
     let mut statement = connection
         .prepare_cached(&sql)
         .map_err(CoordinatorError::storage(ACTION))?;
@@ -89,6 +94,20 @@ pub(super) fn runs(
     Ok(runs)
 }
 
+/// The statement selecting the undecided approvals of waiting runs, oldest first (at
+/// most `?1`), walking the partial index of undecided requests in order.
+pub(super) fn waiting_statement() -> String {
+    format!(
+        "SELECT {APPROVAL_COLUMNS}, (SELECT agent_name FROM coordinator_runs r
+                                     WHERE r.id = a.run_id)
+         FROM coordinator_run_approvals a
+         WHERE a.decision IS NULL
+           AND EXISTS (SELECT 1 FROM coordinator_runs w
+                       WHERE w.id = a.run_id AND w.status = 'waiting_approval')
+         ORDER BY a.requested_at, a.approval_id LIMIT ?1"
+    )
+}
+
 /// The undecided approvals of waiting runs, oldest first, at most `limit`.
 pub(super) fn waiting_approvals(
     connection: &Connection,
@@ -96,15 +115,7 @@ pub(super) fn waiting_approvals(
 ) -> Result<Vec<WaitingApproval>, CoordinatorError> {
     const ACTION: &str = "listing waiting approvals";
     let mut statement = connection
-        .prepare_cached(&format!(
-            "SELECT {APPROVAL_COLUMNS}, (SELECT agent_name FROM coordinator_runs r
-                                         WHERE r.id = a.run_id)
-             FROM coordinator_run_approvals a
-             WHERE a.decision IS NULL
-               AND a.run_id IN (SELECT id FROM coordinator_runs
-                                WHERE status = 'waiting_approval')
-             ORDER BY a.requested_at, a.approval_id LIMIT ?1"
-        ))
+        .prepare_cached(&waiting_statement())
         .map_err(CoordinatorError::storage(ACTION))?;
     let rows = statement
         .query_map([i64::from(limit)], |row| {

@@ -126,6 +126,23 @@ CREATE INDEX coordinator_run_approvals_undecided
     ON coordinator_run_approvals (expires_at) WHERE decision IS NULL;
 ",
     ),
+    (
+        5,
+        // What a person lists, without a scan and a sort of every run: runs newest
+        // first (all of them, or of one status or one agent, each continued by the
+        // keyset `(created_at, id)`), and the undecided approvals oldest first. The
+        // status-led index takes over the one on `status` alone.
+        "
+DROP INDEX IF EXISTS coordinator_runs_by_status;
+CREATE INDEX coordinator_runs_by_created ON coordinator_runs (created_at, id);
+CREATE INDEX coordinator_runs_by_status_created
+    ON coordinator_runs (status, created_at, id);
+CREATE INDEX coordinator_runs_by_agent_created
+    ON coordinator_runs (agent_name, created_at, id);
+CREATE INDEX coordinator_run_approvals_undecided_by_request
+    ON coordinator_run_approvals (requested_at, approval_id) WHERE decision IS NULL;
+",
+    ),
 ];
 
 /// The version table's DDL, for tests that build an older database by hand.
@@ -133,7 +150,7 @@ CREATE INDEX coordinator_run_approvals_undecided
 pub(crate) const VERSION_TABLE_FOR_TESTS: &str = VERSION_TABLE;
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i64 = 4;
+pub(crate) const SCHEMA_VERSION: i64 = 5;
 
 /// The highest coordinator schema version recorded in `connection` (0: none).
 fn schema_version(connection: &Connection) -> Result<i64, CoordinatorError> {

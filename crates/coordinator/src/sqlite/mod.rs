@@ -13,6 +13,8 @@ mod approvals;
 mod db_thread;
 mod listing;
 #[cfg(test)]
+mod listing_plan_tests;
+#[cfg(test)]
 mod migration_tests;
 mod migrations;
 mod trees;

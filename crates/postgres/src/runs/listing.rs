@@ -9,46 +9,74 @@ use tokio_postgres::types::ToSql;
 use super::PostgresRunStore;
 use super::rows;
 
+/// The owned values `GET /runs`'s statement binds besides the query's own.
+pub(super) struct RunArgs {
+    status: Option<String>,
+    limit: i64,
+    after_at: Option<i64>,
+    after_id: Option<String>,
+}
+
+impl RunArgs {
+    /// The values of `query`.
+    pub(super) fn of(query: &RunQuery) -> Self {
+        Self {
+            status: query.status.map(|status| status.as_str().to_owned()),
+            limit: i64::from(query.clamped_limit()),
+            after_at: query.after.as_ref().map(|after| after.created_at),
+            after_id: query.after.as_ref().map(|after| after.run_id.clone()),
+        }
+    }
+}
+
+/// The statement selecting `query`'s runs, newest first, and its arguments: each
+/// filter and the keyset cursor a range of one index of runs migration 5, read in
+/// order.
+pub(super) fn runs_statement<'a>(
+    query: &'a RunQuery,
+    owned: &'a RunArgs,
+) -> (String, Vec<&'a (dyn ToSql + Sync)>) {
+    let mut conditions = Vec::new();
+    let mut args: Vec<&(dyn ToSql + Sync)> = Vec::new();
+    if let Some(status) = &owned.status {
+        args.push(status);
+        conditions.push(format!("status = ${}", args.len()));
+    }
+    if let Some(agent) = &query.agent {
+        args.push(agent);
+        conditions.push(format!("agent_name = ${}", args.len()));
+    }
+    if let Some(since) = &query.since {
+        args.push(since);
+        conditions.push(format!("created_at >= ${}", args.len()));
+    }
+    if let (Some(at), Some(id)) = (&owned.after_at, &owned.after_id) {
+        args.push(at);
+        let at = args.len();
+        args.push(id);
+        let id = args.len();
+        conditions.push(format!("(created_at, id) < (${at}, ${id})"));
+    }
+    let filter = if conditions.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", conditions.join(" AND "))
+    };
+    args.push(&owned.limit);
+    let sql = format!(
+        "SELECT {RUN_COLUMNS} FROM coordinator_runs {filter}
+         ORDER BY created_at DESC, id DESC LIMIT ${}",
+        args.len()
+    );
+    (sql, args)
+}
+
 impl PostgresRunStore {
     /// See `RunStore::list_runs`.
     pub(super) async fn runs(&self, query: &RunQuery) -> Result<Vec<Run>, CoordinatorError> {
         const ACTION: &str = "listing runs";
-        let status = query.status.map(|status| status.as_str().to_owned());
-        let limit = i64::from(query.clamped_limit());
-        let after_at = query.after.as_ref().map(|after| after.created_at);
-        let after_id = query.after.as_ref().map(|after| after.run_id.clone());
-        let mut conditions = Vec::new();
-        let mut args: Vec<&(dyn ToSql + Sync)> = Vec::new();
-        if let Some(status) = &status {
-            args.push(status);
-            conditions.push(format!("status = ${}", args.len()));
-        }
-        if let Some(agent) = &query.agent {
-            args.push(agent);
-            conditions.push(format!("agent_name = ${}", args.len()));
-        }
-        if let Some(since) = &query.since {
-            args.push(since);
-            conditions.push(format!("created_at >= ${}", args.len()));
-        }
-        if let (Some(at), Some(id)) = (&after_at, &after_id) {
-            args.push(at);
-            let at = args.len();
-            args.push(id);
-            let id = args.len();
-            conditions.push(format!("(created_at, id) < (${at}, ${id})"));
-        }
-        let filter = if conditions.is_empty() {
-            String::new()
-        } else {
-            format!("WHERE {}", conditions.join(" AND "))
-        };
-        args.push(&limit);
-        let sql = format!(
-            "SELECT {RUN_COLUMNS} FROM coordinator_runs {filter}
-             ORDER BY created_at DESC, id DESC LIMIT ${}",
-            args.len()
-        );
+        let owned = RunArgs::of(query);
+        let (sql, args) = runs_statement(query, &owned);
         let client = self.client(ACTION).await?;
         let found = client.query(&sql, &args).await.map_err(self.fail(ACTION))?;
         found

@@ -4,6 +4,8 @@ mod approvals;
 mod claims;
 mod listener;
 mod listing;
+#[cfg(all(test, feature = "testing"))]
+mod listing_plan_tests;
 mod rows;
 mod trees;
 mod usage;

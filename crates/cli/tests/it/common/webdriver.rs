@@ -174,6 +174,16 @@ impl Session {
         .await;
     }
 
+    /// Empties the input `element`.
+    pub async fn clear(&self, element: &str) {
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{element}/clear"),
+            Some(json!({})),
+        )
+        .await;
+    }
+
     /// The visible text of `element`.
     pub async fn text(&self, element: &str) -> String {
         self.call(

@@ -1,0 +1,187 @@
+//! Types that exist only to describe bodies in the OpenAPI document: the error body,
+//! and mirrors of lower crates' types (which do not depend on `utoipa`), each kept
+//! true by a test against the real type's JSON. Never built, hence `dead_code`.
+
+use serde::Serialize;
+
+/// The body of every error the API answers: a stable code and a sentence for a
+/// person; some errors add fields (`field` for `invalid_query`, `validation_errors`
+/// and `parameters_schema` for `parameter_validation_failed`, `limit_bytes` for
+/// `payload_too_large`, `retry_after_secs` for `login_locked`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct ErrorBody {
+    /// The error's code (`run_not_found`, `invalid_query`, …).
+    pub(crate) error: String,
+    /// What went wrong, for a person.
+    pub(crate) message: String,
+}
+
+/// A tool's tier, as [`oxydra_types::SafetyTier`] writes it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = SafetyTier)]
+#[allow(dead_code)]
+pub(crate) enum SafetyTierDoc {
+    /// Reads only.
+    ReadOnly,
+    /// Changes the workspace or the world.
+    SideEffecting,
+    /// Can do anything (a shell).
+    Privileged,
+}
+
+/// What approving for the session covers, as
+/// [`oxydra_executor::PermissionScope`] writes it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = PermissionScope)]
+#[allow(dead_code)]
+pub(crate) enum PermissionScopeDoc {
+    /// Every call of the tool, in any session.
+    Tool,
+    /// Every call of the tool in the session that asked.
+    Session,
+    /// Calls with exactly these arguments.
+    Arguments,
+}
+
+/// What a run had used when it stopped to wait (absent when nothing).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = UsedBudget)]
+pub(crate) struct UsedBudgetDoc {
+    /// Provider calls.
+    pub(crate) turns: u64,
+    /// Tokens (`input_tokens`, `output_tokens`, …).
+    pub(crate) usage: serde_json::Value,
+    /// Cost in US dollars.
+    pub(crate) cost: f64,
+}
+
+/// A tool call that waits for a person's decision, as
+/// [`oxydra_runtime::PendingApproval`] writes it (a test keeps the two the same).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = PendingApproval)]
+pub(crate) struct PendingApprovalDoc {
+    /// The request, to decide it by (unique across runs).
+    pub(crate) approval_id: String,
+    /// The call that waits.
+    pub(crate) call_id: String,
+    /// The tool.
+    pub(crate) tool: String,
+    /// The arguments as a person sees them: scrubbed, pretty-printed JSON, every
+    /// character outside printable ASCII escaped.
+    pub(crate) arguments: String,
+    /// The tool's tier.
+    pub(crate) tier: SafetyTierDoc,
+    /// What `approve_for_session` covers.
+    pub(crate) scope: PermissionScopeDoc,
+    /// When it was asked, in Unix milliseconds.
+    pub(crate) requested_at: i64,
+    /// When it lapses (a later decision is a denial), in Unix milliseconds.
+    pub(crate) expires_at: i64,
+    /// What the run had used when it stopped to wait.
+    pub(crate) used: Option<UsedBudgetDoc>,
+}
+
+/// The body of `POST /runs/{id}/approvals/{approval_id}`, as
+/// [`oxydra_runtime::ApprovalDecision`] reads it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = ApprovalDecision)]
+pub(crate) struct ApprovalDecisionDoc {
+    /// `approve_once`, `approve_for_session` or `deny`.
+    pub(crate) decision: DecisionDoc,
+    /// Why, for the model: with `deny` only.
+    pub(crate) reason: Option<String>,
+}
+
+/// A decision's word.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = Decision)]
+#[allow(dead_code)]
+pub(crate) enum DecisionDoc {
+    /// Run the call; ask again next time.
+    ApproveOnce,
+    /// Run it and every later call in the request's scope.
+    ApproveForSession,
+    /// Do not run it.
+    Deny,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+    use utoipa::PartialSchema;
+
+    /// The property names of `schema`.
+    fn properties<T: utoipa::ToSchema>() -> BTreeSet<String> {
+        let schema = serde_json::to_value(T::schema()).unwrap();
+        schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn the_pending_approval_mirror_names_every_field_the_real_one_writes() {
+        let real = oxydra_runtime::PendingApproval {
+            approval_id: oxydra_types::ApprovalId::from("apr_1"),
+            call_id: oxydra_types::CallId::from("call_1"),
+            tool: "shell_exec".into(),
+            arguments: "{}".into(),
+            tier: oxydra_types::SafetyTier::Privileged,
+            scope: oxydra_executor::PermissionScope::Session,
+            requested_at: 1,
+            expires_at: 2,
+            used: oxydra_runtime::UsedBudget {
+                turns: 1,
+                cost: 0.5,
+                ..Default::default()
+            },
+        };
+        let written = serde_json::to_value(&real).unwrap();
+        let keys: BTreeSet<String> = written.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys, properties::<PendingApprovalDoc>());
+        let used: BTreeSet<String> = written["used"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(used, properties::<UsedBudgetDoc>());
+        // The enums' words are the real ones.
+        let tiers = serde_json::to_value(SafetyTierDoc::schema()).unwrap();
+        for tier in [
+            oxydra_types::SafetyTier::ReadOnly,
+            oxydra_types::SafetyTier::SideEffecting,
+            oxydra_types::SafetyTier::Privileged,
+        ] {
+            let word = serde_json::to_value(tier).unwrap();
+            assert!(tiers["enum"].as_array().unwrap().contains(&word), "{word}");
+        }
+        let scopes = serde_json::to_value(PermissionScopeDoc::schema()).unwrap();
+        for scope in [
+            oxydra_executor::PermissionScope::Tool,
+            oxydra_executor::PermissionScope::Session,
+            oxydra_executor::PermissionScope::Arguments,
+        ] {
+            let word = serde_json::to_value(scope).unwrap();
+            assert!(scopes["enum"].as_array().unwrap().contains(&word), "{word}");
+        }
+        let decisions = serde_json::to_value(DecisionDoc::schema()).unwrap();
+        for decision in [
+            oxydra_runtime::ApprovalDecision::ApproveOnce,
+            oxydra_runtime::ApprovalDecision::ApproveForSession,
+            oxydra_runtime::ApprovalDecision::Deny { reason: None },
+        ] {
+            let word = serde_json::Value::from(decision.as_str());
+            assert!(
+                decisions["enum"].as_array().unwrap().contains(&word),
+                "{word}"
+            );
+        }
+    }
+}
