@@ -14,7 +14,7 @@
 //!   generated tables of `docs/performance.md`.
 //! - `cargo xtask tasks [--runs N] [--write] [--only NAME] [-- RUN FLAGS]` — plain
 //!   one-step workspace tasks run by the `oxydra` binary on a small model, judged by
-//!   their outcome (see `tasks.rs`); `--peer` also runs them against llama-cpp-python's
+//!   their outcome (see `tasks/`); `--peer` also runs them against llama-cpp-python's
 //!   server on the same model (`peer.rs`, installed by `scripts/install-peer-server.sh`).
 //! - `cargo xtask peer-cost [--pairs N]` — the whole-process cost of `oxydra run`
 //!   against rig's (`bench/peer-rig`) on the 20-turn `file_read` scenario, run in

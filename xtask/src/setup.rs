@@ -104,7 +104,7 @@ impl TestSetup {
     }
 
     /// Installs or starts what only the tests use (see the module docs). Nothing the
-    /// build reads: it can run beside the first steps (`ci.rs` joins it before the tests).
+    /// build reads: it can run beside the first steps (`ci/mod.rs` joins it before the tests).
     pub fn prepare_tests(root: &Path) -> Result<Self, String> {
         eprintln!("==> setup: what the tests need, beside the build");
         test_model(root)?;

@@ -18,7 +18,6 @@ mod logging;
 mod output;
 mod parse;
 mod process_exit;
-mod remote;
 mod setup;
 mod terminal_echo;
 mod terminal_input;

@@ -62,26 +62,15 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), ConfigError>
         line: None,
     };
     let runtime = &config.runtime;
-    let limits = &runtime.limits;
-    if limits.max_turns == 0 {
-        return Err(invalid(
-            "runtime.max_turns",
-            "expected at least 1, found 0".into(),
-        ));
-    }
-    if let Some(cost) = limits.max_cost
-        && !(cost.is_finite() && cost > 0.0)
-    {
-        return Err(invalid(
-            "runtime.max_cost",
-            format!("expected a positive number, found {cost}"),
-        ));
-    }
-    if limits.turn_timeout.is_zero() {
-        return Err(invalid(
-            "runtime.turn_timeout_secs",
-            "expected at least 1, found 0".into(),
-        ));
+    // The limits' own checks (`RuntimeLimits::validate`, what the runtime's builder
+    // runs), under the file's key; then what only a file has or refuses.
+    if let Err(error) = runtime.limits.validate() {
+        return Err(match error {
+            oxydra::runtime::RuntimeError::InvalidLimit { key, message } => {
+                invalid(&format!("runtime.{key}"), message)
+            }
+            other => invalid("runtime", other.to_string()),
+        });
     }
     if let Some(wait) = runtime.session_wait_secs
         && !(wait.is_finite() && (0.0..=MAX_SESSION_WAIT_SECS).contains(&wait))
@@ -91,8 +80,10 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), ConfigError>
             format!("expected a number of seconds in [0, {MAX_SESSION_WAIT_SECS}], found {wait}"),
         ));
     }
-    let ratio = limits.summary_trigger_ratio;
-    if !(ratio > 0.0 && ratio <= 1.0) {
+    // A file's ratio is a fraction of the window; the runtime also takes more (never
+    // summarise), which a file has no use for.
+    let ratio = runtime.limits.summary_trigger_ratio;
+    if ratio > 1.0 {
         return Err(invalid(
             "runtime.summary_trigger_ratio",
             format!("expected a number in (0, 1], found {ratio}"),
@@ -492,6 +483,24 @@ args = { url = "{{url}}" }
     #[test]
     fn bad_values_and_syntax_are_reported() {
         assert!(parse_err("[runtime]\nmax_turns = 0\n").contains("runtime.max_turns"));
+        // The runtime's own checks, named by the file's key, with the file's path.
+        for (text, key) in [
+            ("max_cost = 0.0", "runtime.max_cost"),
+            ("max_cost = -2.5", "runtime.max_cost"),
+            ("turn_timeout_secs = 0", "runtime.turn_timeout_secs"),
+            (
+                "summary_trigger_ratio = 0.0",
+                "runtime.summary_trigger_ratio",
+            ),
+            ("context_window = 0", "runtime.context_window"),
+        ] {
+            let message = parse_err(&format!("[runtime]\n{text}\n"));
+            assert!(
+                message.contains(&format!("invalid value for {key}: expected")),
+                "{text}: {message}"
+            );
+            assert!(message.contains("oxydra.toml"), "{text}: {message}");
+        }
         assert!(
             parse_err("[runtime]\nsummary_trigger_ratio = 1.5\n")
                 .contains("runtime.summary_trigger_ratio")

@@ -203,6 +203,26 @@ pub enum CoordinatorError {
     /// The coordinator is shutting down and accepts no new runs.
     #[error("the coordinator is shutting down")]
     ShuttingDown,
+    /// A request of the HTTP client (`client::Client`, feature
+    /// `client`) failed: the server answered with an error, or gave no usable answer.
+    #[error("{server}: {message}{}", field.as_ref().map(|field| format!(" (field `{field}`)")).unwrap_or_default())]
+    Client {
+        /// The server's base URL.
+        server: String,
+        /// The HTTP status the server answered with; `None` when it gave no answer
+        /// (unreachable, the connection dropped, the base URL is unusable).
+        status: Option<u16>,
+        /// The server's error code (its body's `error`: `run_not_found`,
+        /// `invalid_query`, `unauthorized` …); without one, `http_error` (an error
+        /// status without a JSON body), `unreachable`, `invalid_response` (a 2xx whose
+        /// body is not what the API answers) or `invalid_url`.
+        code: String,
+        /// The server's message, or what went wrong.
+        message: String,
+        /// The request field the server named as wrong (its body's `field`: a query
+        /// parameter, `Last-Event-ID`).
+        field: Option<String>,
+    },
     /// An I/O error while serving.
     #[error("{action}: {source}")]
     Io {

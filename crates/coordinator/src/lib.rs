@@ -52,6 +52,8 @@ mod approvals;
 mod blueprint;
 mod claim_source;
 mod claims;
+#[cfg(feature = "client")]
+pub mod client;
 mod config;
 mod config_check;
 #[cfg(feature = "conformance")]

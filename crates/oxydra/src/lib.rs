@@ -13,7 +13,7 @@
 //! | `memory` | `oxydra-memory` | `memory` |
 //! | `scrubbing` | `oxydra-scrubbing` | `scrubbing` |
 //! | `runtime` | `oxydra-runtime` | `runtime` |
-//! | `coordinator` | `oxydra-coordinator` | `coordinator` |
+//! | `coordinator` | `oxydra-coordinator` (`client`: the typed HTTP client of a running `oxydra serve`) | `coordinator` (`coordinator-client`, not default) |
 //! | `mcp` | `oxydra-mcp` | `mcp` |
 //! | `mcp_server` | `oxydra-mcp-server` (the coordinator as an MCP server: stdio, streamable HTTP) | `mcp-server` |
 //! | `local` | `oxydra-local` (an embedded GGUF model, llama.cpp built from source; `ModelResolver`: `hf:` model names downloaded once) | `local`, not default (`local-download`) |

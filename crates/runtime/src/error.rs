@@ -59,6 +59,17 @@ pub enum RuntimeError {
     /// The runtime was built or called with an invalid configuration.
     #[error("configuration error: {0}")]
     Config(String),
+    /// A limit of [`RuntimeLimits`](crate::RuntimeLimits) is unusable
+    /// ([`RuntimeLimits::validate`](crate::RuntimeLimits::validate)). Kind `config`.
+    #[error("invalid value for {key}: {message}")]
+    InvalidLimit {
+        /// The limit, as its key in `[runtime]` and in the limits' JSON
+        /// (`max_turns`, `max_cost`, `turn_timeout_secs`, `summary_trigger_ratio`,
+        /// `context_window`).
+        key: &'static str,
+        /// What was expected and what was found.
+        message: String,
+    },
     /// A cost budget (`max_cost`) was set for a model whose price is unknown: its calls
     /// would count as free and the budget would allow anything. Kind `config`.
     #[error(
@@ -130,7 +141,7 @@ impl RuntimeError {
             Self::Provider(_) => "provider",
             Self::Memory(_) => "memory",
             Self::SessionBusy(_) => "session_busy",
-            Self::Config(_) | Self::UnpricedModel { .. } => "config",
+            Self::Config(_) | Self::InvalidLimit { .. } | Self::UnpricedModel { .. } => "config",
             Self::UsageLedger(_) => "usage_ledger",
             Self::PromptTooLong { .. } => "prompt_too_long",
             Self::HookStopped { .. } => "hook_stopped",

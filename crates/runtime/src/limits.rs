@@ -98,33 +98,35 @@ mod whole_secs {
 }
 
 impl RuntimeLimits {
-    /// Checks the limits make sense (the builder calls this).
+    /// Checks the limits make sense (the builder calls this, and `oxydra-config` for
+    /// a file's `[runtime]`): at least one turn, a positive finite `max_cost`, a turn
+    /// timeout above zero, a `summary_trigger_ratio` above zero and a non-zero
+    /// `context_window`. A refusal is [`RuntimeError::InvalidLimit`] naming the key.
     pub fn validate(&self) -> Result<(), RuntimeError> {
+        let invalid = |key, message: String| Err(RuntimeError::InvalidLimit { key, message });
         if self.max_turns == 0 {
-            return Err(RuntimeError::Config("max_turns must be at least 1".into()));
+            return invalid("max_turns", "expected at least 1, found 0".into());
         }
         if let Some(cost) = self.max_cost
-            && (!cost.is_finite() || cost < 0.0)
+            && !(cost.is_finite() && cost > 0.0)
         {
-            return Err(RuntimeError::Config(format!(
-                "max_cost must be a non-negative number, got {cost}"
-            )));
+            return invalid(
+                "max_cost",
+                format!("expected a positive number, found {cost}"),
+            );
         }
         if self.turn_timeout.is_zero() {
-            return Err(RuntimeError::Config(
-                "turn_timeout must be above zero".into(),
-            ));
+            return invalid("turn_timeout_secs", "expected at least 1, found 0".into());
         }
-        if self.summary_trigger_ratio.is_nan() || self.summary_trigger_ratio <= 0.0 {
-            return Err(RuntimeError::Config(format!(
-                "summary_trigger_ratio must be above zero, got {}",
-                self.summary_trigger_ratio
-            )));
+        let ratio = self.summary_trigger_ratio;
+        if ratio.is_nan() || ratio <= 0.0 {
+            return invalid(
+                "summary_trigger_ratio",
+                format!("expected a number above 0, found {ratio}"),
+            );
         }
         if self.context_window == Some(0) {
-            return Err(RuntimeError::Config(
-                "context_window must be above zero".into(),
-            ));
+            return invalid("context_window", "expected at least 1, found 0".into());
         }
         Ok(())
     }
@@ -150,22 +152,44 @@ mod tests {
     }
 
     #[test]
-    fn nonsense_limits_are_refused() {
+    fn nonsense_limits_are_refused_naming_their_key() {
         let bad = [
-            with(|l| l.max_turns = 0),
-            with(|l| l.max_cost = Some(f64::NAN)),
-            with(|l| l.max_cost = Some(-1.0)),
-            with(|l| l.turn_timeout = Duration::ZERO),
-            with(|l| l.summary_trigger_ratio = 0.0),
-            with(|l| l.context_window = Some(0)),
+            (with(|l| l.max_turns = 0), "max_turns"),
+            (with(|l| l.max_cost = Some(f64::NAN)), "max_cost"),
+            (with(|l| l.max_cost = Some(-1.0)), "max_cost"),
+            (with(|l| l.max_cost = Some(0.0)), "max_cost"),
+            (with(|l| l.max_cost = Some(f64::INFINITY)), "max_cost"),
+            (
+                with(|l| l.turn_timeout = Duration::ZERO),
+                "turn_timeout_secs",
+            ),
+            (
+                with(|l| l.summary_trigger_ratio = 0.0),
+                "summary_trigger_ratio",
+            ),
+            (
+                with(|l| l.summary_trigger_ratio = f64::NAN),
+                "summary_trigger_ratio",
+            ),
+            (with(|l| l.context_window = Some(0)), "context_window"),
         ];
-        for limits in bad {
-            assert_eq!(
-                limits.validate().unwrap_err().kind(),
-                "config",
-                "{limits:?}"
+        for (limits, expected) in bad {
+            let error = limits.validate().unwrap_err();
+            assert_eq!(error.kind(), "config", "{limits:?}");
+            let RuntimeError::InvalidLimit { key, .. } = &error else {
+                panic!("{error:?}");
+            };
+            assert_eq!(*key, expected, "{limits:?}");
+            assert!(
+                error
+                    .to_string()
+                    .starts_with(&format!("invalid value for {expected}: expected")),
+                "{error}"
             );
         }
+        // A ratio above 1 (never summarise) and a small positive budget are fine.
+        assert!(with(|l| l.summary_trigger_ratio = 100.0).validate().is_ok());
+        assert!(with(|l| l.max_cost = Some(0.0001)).validate().is_ok());
     }
 
     #[test]

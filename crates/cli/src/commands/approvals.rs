@@ -5,13 +5,14 @@
 
 use std::io::Write;
 
-use serde_json::{Value, json};
+use oxydra::coordinator::client::Client;
+use oxydra::coordinator::{ApprovalDecision, ApprovalPreview, ApprovalView};
 
 use crate::args::{ApprovalsAction, ApprovalsArgs, OutputFormat, ServerOptions};
+use crate::config::{remote_error, server_client};
 use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::output::listing::to_stdout;
-use crate::remote::{Server, field, segment};
 
 /// Runs `oxydra approvals …`.
 pub async fn run(args: ApprovalsArgs) -> Result<Exit, CliError> {
@@ -23,33 +24,23 @@ pub async fn run(args: ApprovalsArgs) -> Result<Exit, CliError> {
             options,
         } => {
             let decision = if for_session {
-                "approve_for_session"
+                ApprovalDecision::ApproveForSession
             } else {
-                "approve_once"
+                ApprovalDecision::ApproveOnce
             };
-            decide(&id, json!({"decision": decision}), &options).await
+            decide(&id, &decision, &options).await
         }
         ApprovalsAction::Deny {
             id,
             reason,
             options,
-        } => {
-            let body = match reason {
-                Some(reason) => json!({"decision": "deny", "reason": reason}),
-                None => json!({"decision": "deny"}),
-            };
-            decide(&id, body, &options).await
-        }
+        } => decide(&id, &ApprovalDecision::Deny { reason }, &options).await,
     }
 }
 
 async fn list(options: &ServerOptions) -> Result<Exit, CliError> {
-    let server = Server::from_flag(options.server.as_deref())?;
-    let listed = server.get("/approvals").await?;
-    let approvals = field(&listed, "approvals")
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let client = server_client(options.server.as_deref())?;
+    let approvals = client.list_approvals().await.map_err(remote_error)?;
     let format = options.format();
     to_stdout(format, |out| {
         for approval in &approvals {
@@ -70,31 +61,24 @@ async fn list(options: &ServerOptions) -> Result<Exit, CliError> {
 }
 
 /// One waiting approval for people: its ids and tool, then what it will do.
-fn write_approval(out: &mut impl Write, approval: &Value) -> std::io::Result<()> {
-    let text = |key: &str| approval[key].as_str().unwrap_or("?");
+fn write_approval(out: &mut impl Write, view: &ApprovalView) -> std::io::Result<()> {
+    let waiting = &view.waiting;
+    let approval = &waiting.approval;
     writeln!(
         out,
         "{}  run {} ({})  {}",
-        text("approval_id"),
-        text("run_id"),
-        text("agent_name"),
-        text("tool")
+        approval.approval_id, waiting.run_id, waiting.agent_name, approval.tool
     )?;
-    let preview = &approval["preview"];
-    match preview["kind"].as_str() {
-        Some("command") => writeln!(
-            out,
-            "  command: {}",
-            preview["command"].as_str().unwrap_or("")
-        )?,
-        Some("url") => writeln!(out, "  url: {}", preview["url"].as_str().unwrap_or(""))?,
-        Some("diff") => {
-            for line in preview["diff"].as_str().unwrap_or("").lines() {
+    match &view.preview {
+        ApprovalPreview::Command { command } => writeln!(out, "  command: {command}")?,
+        ApprovalPreview::Url { url } => writeln!(out, "  url: {url}")?,
+        ApprovalPreview::Diff { diff, .. } => {
+            for line in diff.lines() {
                 writeln!(out, "  {line}")?;
             }
         }
-        _ => {
-            for line in text("arguments").lines() {
+        ApprovalPreview::Arguments { .. } => {
+            for line in approval.arguments.lines() {
                 writeln!(out, "  {line}")?;
             }
         }
@@ -102,37 +86,40 @@ fn write_approval(out: &mut impl Write, approval: &Value) -> std::io::Result<()>
     writeln!(
         out,
         "  decide: oxydra approvals approve {0} | oxydra approvals deny {0} --reason …",
-        text("approval_id")
+        approval.approval_id
     )
 }
 
-async fn decide(id: &str, body: Value, options: &ServerOptions) -> Result<Exit, CliError> {
-    let server = Server::from_flag(options.server.as_deref())?;
-    let listed = server.get("/approvals").await?;
-    let run_id = field(&listed, "approvals")
-        .as_array()
+/// The run approval `id` belongs to, from what waits.
+async fn run_of(client: &Client, id: &str) -> Result<String, CliError> {
+    let waiting = client.list_approvals().await.map_err(remote_error)?;
+    waiting
         .into_iter()
-        .flatten()
-        .find(|approval| approval["approval_id"] == id)
-        .and_then(|approval| approval["run_id"].as_str())
-        .map(str::to_owned)
+        .find(|view| view.waiting.approval.approval_id.as_str() == id)
+        .map(|view| view.waiting.run_id)
         .ok_or_else(|| CliError::Api {
-            server: server.base().to_owned(),
+            server: client.base().to_owned(),
             status: 404,
             code: "approval_not_found".into(),
             message: format!(
                 "no approval `{id}` waits (it was decided, lapsed, or its run ended); \
                  `oxydra approvals list` shows those that wait"
             ),
-        })?;
-    let run = server
-        .post(
-            &format!("/runs/{}/approvals/{}", segment(&run_id), segment(id)),
-            &body,
-        )
-        .await?;
+        })
+}
+
+async fn decide(
+    id: &str,
+    decision: &ApprovalDecision,
+    options: &ServerOptions,
+) -> Result<Exit, CliError> {
+    let client = server_client(options.server.as_deref())?;
+    let run_id = run_of(&client, id).await?;
+    let run = client
+        .decide(&run_id, id, decision)
+        .await
+        .map_err(remote_error)?;
     let format = options.format();
-    let decision = field(&body, "decision").as_str().unwrap_or("?").to_owned();
     to_stdout(format, |out| match format {
         OutputFormat::Jsonl => {
             serde_json::to_writer(&mut *out, &run)?;
@@ -140,8 +127,9 @@ async fn decide(id: &str, body: Value, options: &ServerOptions) -> Result<Exit, 
         }
         OutputFormat::Text => writeln!(
             out,
-            "{decision}: {id} (run {run_id} is now {})",
-            field(&run, "status").as_str().unwrap_or("?")
+            "{}: {id} (run {run_id} is now {})",
+            decision.as_str(),
+            run.status
         ),
     })?;
     Ok(Exit::Done)

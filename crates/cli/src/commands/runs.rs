@@ -4,14 +4,16 @@
 
 use std::io::Write;
 
+use futures::StreamExt;
+use oxydra::coordinator::Run;
+use oxydra::coordinator::client::{RunEvent, RunFilter};
 use serde_json::Value;
 
 use crate::args::{OutputFormat, RunsAction, RunsArgs, RunsListArgs, ServerOptions};
+use crate::config::{remote_error, server_client};
 use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::output::listing::{age, to_stdout};
-use crate::remote::events::{RunEvent, follow};
-use crate::remote::{Server, field, segment};
 
 /// Runs `oxydra runs …`.
 pub async fn run(args: RunsArgs) -> Result<Exit, CliError> {
@@ -24,77 +26,72 @@ pub async fn run(args: RunsArgs) -> Result<Exit, CliError> {
 }
 
 async fn list_runs(args: &RunsListArgs) -> Result<Exit, CliError> {
-    let server = Server::from_flag(args.options.server.as_deref())?;
-    let mut query = url::form_urlencoded::Serializer::new(String::new());
-    for (key, value) in [
-        ("status", args.status.clone()),
-        ("agent", args.agent.clone()),
-        ("since", args.since.clone()),
-        ("limit", args.limit.map(|limit| limit.to_string())),
-        ("cursor", args.cursor.clone()),
-    ] {
-        if let Some(value) = value {
-            query.append_pair(key, &value);
-        }
-    }
-    let query = query.finish();
-    let path = if query.is_empty() {
-        "/runs".to_owned()
-    } else {
-        format!("/runs?{query}")
+    let client = server_client(args.options.server.as_deref())?;
+    let filter = RunFilter {
+        status: args.status.clone(),
+        agent: args.agent.clone(),
+        since: args.since.clone(),
+        limit: args.limit,
+        cursor: args.cursor.clone(),
     };
-    let page = server.get(&path).await?;
-    let runs = field(&page, "runs").as_array().cloned().unwrap_or_default();
+    let page = client.list_runs(&filter).await.map_err(remote_error)?;
     let format = args.options.format();
     let now = now_ms();
     to_stdout(format, |out| {
-        for run in &runs {
-            match format {
-                OutputFormat::Jsonl => {
-                    serde_json::to_writer(&mut *out, run)?;
-                    writeln!(out)?;
-                }
-                OutputFormat::Text => writeln!(out, "{}", run_line(run, now))?,
-            }
+        for run in &page.runs {
+            write_run(out, run, format, now)?;
         }
-        if runs.is_empty() && format == OutputFormat::Text {
+        if page.runs.is_empty() && format == OutputFormat::Text {
             writeln!(out, "no runs")?;
         }
         Ok(())
     })?;
-    if let Some(cursor) = field(&page, "next_cursor").as_str() {
+    if let Some(cursor) = &page.next_cursor {
         eprintln!("more: oxydra runs list --cursor {cursor}");
     }
     Ok(Exit::Done)
 }
 
+/// `run` as one JSON line, or as [`run_line`].
+fn write_run(
+    out: &mut impl Write,
+    run: &Run,
+    format: OutputFormat,
+    now: i64,
+) -> std::io::Result<()> {
+    match format {
+        OutputFormat::Jsonl => {
+            serde_json::to_writer(&mut *out, run)?;
+            writeln!(out)
+        }
+        OutputFormat::Text => writeln!(out, "{}", run_line(run, now)),
+    }
+}
+
 /// One run on one line: id, status, agent, when, what it used.
-pub fn run_line(run: &Value, now: i64) -> String {
-    let text = |key: &str| run[key].as_str().unwrap_or("?").to_owned();
-    let usage = &run["usage"];
-    let waits = run["pending_approvals"].as_array().map_or(0, Vec::len);
+pub fn run_line(run: &Run, now: i64) -> String {
+    let waits = run.pending_approvals.len();
     let mut line = format!(
         "{}  {:<16}  {:<16}  {:<12}  turns {}  ${:.4}",
-        text("run_id"),
-        text("status"),
-        text("agent_name"),
-        age(run["created_at"].as_i64().unwrap_or(now), now),
-        usage["turns"].as_u64().unwrap_or(0),
-        usage["cost"].as_f64().unwrap_or(0.0),
+        run.run_id,
+        run.status.as_str(),
+        run.agent_name,
+        age(run.created_at, now),
+        run.usage.turns,
+        run.usage.cost,
     );
     if waits > 0 {
         line.push_str(&format!("  ({waits} waiting for approval)"));
     }
-    if let Some(error) = run["error"].as_object() {
-        let kind = error.get("kind").and_then(Value::as_str).unwrap_or("error");
-        line.push_str(&format!("  {kind}"));
+    if let Some(error) = &run.error {
+        line.push_str(&format!("  {}", error.kind));
     }
     line
 }
 
 async fn show(id: &str, options: &ServerOptions) -> Result<Exit, CliError> {
-    let server = Server::from_flag(options.server.as_deref())?;
-    let run = server.get(&format!("/runs/{}", segment(id))).await?;
+    let client = server_client(options.server.as_deref())?;
+    let run = client.run(id).await.map_err(remote_error)?;
     let format = options.format();
     to_stdout(format, |out| {
         match format {
@@ -107,27 +104,23 @@ async fn show(id: &str, options: &ServerOptions) -> Result<Exit, CliError> {
 }
 
 async fn cancel(id: &str, options: &ServerOptions) -> Result<Exit, CliError> {
-    let server = Server::from_flag(options.server.as_deref())?;
-    let run = server.delete(&format!("/runs/{}", segment(id))).await?;
+    let client = server_client(options.server.as_deref())?;
+    let run = client.cancel(id).await.map_err(remote_error)?;
     let format = options.format();
-    to_stdout(format, |out| match format {
-        OutputFormat::Jsonl => {
-            serde_json::to_writer(&mut *out, &run)?;
-            writeln!(out)
-        }
-        OutputFormat::Text => writeln!(out, "{}", run_line(&run, now_ms())),
-    })?;
+    to_stdout(format, |out| write_run(out, &run, format, now_ms()))?;
     Ok(Exit::Done)
 }
 
 async fn watch(id: &str, options: &ServerOptions) -> Result<Exit, CliError> {
-    let server = Server::from_flag(options.server.as_deref())?;
+    let client = server_client(options.server.as_deref())?;
     let format = options.format();
     let mut status = String::new();
     let mut exit = Exit::Done;
-    follow(&server, id, |event| {
-        if let Some(now) = field(&event.data, "status").as_str() {
-            status = now.to_owned();
+    let mut events = Box::pin(client.events(id, None));
+    while let Some(event) = events.next().await {
+        let event = event.map_err(remote_error)?;
+        if let Some(now) = event.data.get("status").and_then(Value::as_str) {
+            now.clone_into(&mut status);
         }
         if event.kind == "end" {
             exit = match status.as_str() {
@@ -136,11 +129,9 @@ async fn watch(id: &str, options: &ServerOptions) -> Result<Exit, CliError> {
                 _ => Exit::Runtime,
             };
         }
-        let line = event_line(event, format);
+        let line = event_line(&event, format);
         to_stdout(format, |out| writeln!(out, "{line}"))?;
-        Ok(true)
-    })
-    .await?;
+    }
     Ok(exit)
 }
 
@@ -175,7 +166,8 @@ fn event_line(event: &RunEvent, format: OutputFormat) -> String {
                     approval["approval_id"].as_str().unwrap_or("?"),
                 ));
             }
-            if let Some(text) = field(field(data, "result"), "text").as_str() {
+            let result = data.get("result").and_then(|result| result.get("text"));
+            if let Some(text) = result.and_then(Value::as_str) {
                 line.push_str(&format!("\n{text}"));
             }
             if let Some(error) = data["error"].as_object() {

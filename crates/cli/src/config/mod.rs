@@ -6,7 +6,8 @@
 //! shows its warnings), then the decisions: the database (`database`), the provider
 //! (`provider_pick`, the kind's settings checked in `provider_checks`), the flags over
 //! `[runtime]` (`run_settings`), what the service commands take from the environment
-//! (`service`) and everything else (`merge`, which calls them). This is the one step
+//! (`service`), where a running `serve` is for the client commands (`remote`) and
+//! everything else (`merge`, which calls them). This is the one step
 //! that reads flags and the environment: the builders in `setup` read neither. Nothing
 //! here reaches into `setup` or `commands`.
 
@@ -18,6 +19,7 @@ mod print;
 mod protected;
 mod provider_checks;
 mod provider_pick;
+mod remote;
 mod run_settings;
 pub mod sandbox;
 mod service;
@@ -38,6 +40,7 @@ pub use oxydra_config::{
 pub use provider_pick::EffectiveProvider;
 #[cfg(feature = "local")]
 pub use provider_pick::models_dir;
+pub use remote::{remote_error, server_client};
 pub use service::auth_token;
 
 use crate::error::CliError;

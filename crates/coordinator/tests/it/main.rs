@@ -14,6 +14,7 @@ mod support;
 
 mod agents;
 mod approvals;
+mod client;
 mod console_login;
 mod hooks;
 mod http_api;

@@ -47,7 +47,7 @@ fn blueprint(name: &str) -> BlueprintConfig {
 
 /// A coordinator over `workspace` whose agents (`builder`, `fetcher`) follow `turns`,
 /// every privileged call waiting for a person.
-async fn served(
+pub(crate) async fn served(
     config: CoordinatorConfig,
     turns: Vec<ScriptedTurn>,
     workspace: &std::path::Path,
@@ -69,7 +69,7 @@ async fn served(
     .await
 }
 
-async fn start(server: &Served, agent: &str) -> String {
+pub(crate) async fn start(server: &Served, agent: &str) -> String {
     let (status, created) = server
         .post_run(json!({"agent_name": agent, "parameters": {"prompt": "Go."}}))
         .await;
@@ -78,7 +78,7 @@ async fn start(server: &Served, agent: &str) -> String {
 }
 
 /// Polls `GET /runs/{id}` (up to 5 s) until the run has `status`.
-async fn until(server: &Served, run_id: &str, status: &str) -> Value {
+pub(crate) async fn until(server: &Served, run_id: &str, status: &str) -> Value {
     for _ in 0..500 {
         let (_, run) = server.get(&format!("/runs/{run_id}")).await;
         if run["status"] == status {

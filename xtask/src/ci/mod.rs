@@ -1,0 +1,270 @@
+//! `cargo xtask ci`: installs what the build needs (`setup`), then runs the checks CI
+//! runs, in order, stopping at the first failure: the module-cycle check
+//! (`scripts/module-cycles.py`: no crate's modules import each other in a circle,
+//! docs/architecture.md), format, clippy's lints with warnings denied, the tests
+//! (nextest), the doc tests, the docs (all features; then the library crates' default
+//! and lean feature lines) and the packaging of every library crate (`cargo package
+//! --no-verify`). What only the tests need
+//! (the test model, the pgvector server, the MCP servers, the test shells) is set up on
+//! a thread of its own beside the first build, and joined before the first step that
+//! runs tests. The doc tests and the docs start once nextest's build is done and its
+//! tests run, and run beside them (`run_with_beside`).
+//!
+//! Clippy's lints run inside the steps that compile the workspace's code anyway (the
+//! benches', the tests' and the doc tests' builds go through `clippy-driver`, as
+//! `cargo clippy` does), so no step checks the workspace only to lint it.
+//!
+//! The steps share one build of the dependencies: every step resolves the same features
+//! (`--all-features`, with the dev-dependencies), so a dependency, a build script (the
+//! C++ build of llama.cpp above all) and a host crate is compiled once per mode (`build`
+//! for the benches, the tests and the doc tests, `check` for the docs), never once per
+//! step. Cargo resolves the dev-dependencies only when a step selects a target that
+//! uses them; the docs step selects the examples for that reason (docs/performance.md,
+//! "CI time").
+
+mod plan;
+mod step;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crate::setup::TestSetup;
+use plan::{clippy_driver, steps};
+use step::Step;
+
+/// The tests' setup, on a thread of its own beside the first steps.
+type PendingSetup = JoinHandle<Result<TestSetup, String>>;
+
+fn finish(pending: PendingSetup) -> Result<TestSetup, String> {
+    pending
+        .join()
+        .map_err(|_| "the tests' setup thread panicked".to_owned())?
+}
+
+/// Run every step; `Err` names the one that failed.
+pub fn run() -> Result<(), String> {
+    let root = crate::workspace_root();
+    let started = Instant::now();
+    TestSetup::prepare_build(&root)?;
+    let driver = clippy_driver()?;
+    // The rest of the setup (a model download, a database server, npm and pip
+    // installs) waits on the network and the disk, not the CPU the build is short of:
+    // it runs beside format and clippy and is joined before the first step that runs
+    // tests (docs/performance.md, "CI time").
+    let mut pending = Some(std::thread::spawn({
+        let root = root.clone();
+        move || TestSetup::prepare_tests(&root)
+    }));
+    let mut setup = None;
+    let result = run_steps(&root, steps(&driver), &mut pending, &mut setup);
+    // A step failed before the join: wait for the setup, so that the pgvector server
+    // it may start is stopped again when it drops.
+    if let Some(pending) = pending.take() {
+        drop(finish(pending));
+    }
+    drop(setup);
+    result?;
+    let build = Step::new(
+        "the test binaries' names",
+        &["test", "--workspace", "--all-features"],
+        false,
+    )
+    .with_clippy(&driver);
+    crate::unprivileged::run(&root, command(&root, &build, &[]))?;
+    eprintln!(
+        "==> all CI steps passed in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn run_steps(
+    root: &Path,
+    steps: Vec<Step>,
+    pending: &mut Option<PendingSetup>,
+    setup: &mut Option<TestSetup>,
+) -> Result<(), String> {
+    let mut steps = steps.into_iter().peekable();
+    while let Some(step) = steps.next() {
+        if step.runs_tests
+            && let Some(handle) = pending.take()
+        {
+            let joined = Instant::now();
+            *setup = Some(finish(handle)?);
+            eprintln!(
+                "==> setup: the tests' setup joined after {:.1} s of waiting",
+                joined.elapsed().as_secs_f64()
+            );
+        }
+        let env = setup
+            .as_ref()
+            .map(|setup| setup.env.as_slice())
+            .unwrap_or_default();
+        match step.running_line {
+            Some(marker) => {
+                let mut beside = Vec::new();
+                while let Some(next) = steps.next_if(|next| next.beside_tests) {
+                    beside.push(next);
+                }
+                run_with_beside(root, &step, marker, &beside, env)?;
+            }
+            None => run_step(root, &step, env)?,
+        }
+    }
+    Ok(())
+}
+
+fn command(root: &Path, step: &Step, env: &[(String, String)]) -> Command {
+    eprintln!("==> {}: {}", step.name, step.command_line());
+    let mut command = Command::new(step.program);
+    command
+        .args(&step.args)
+        .envs(step.env.iter().map(|(key, value)| (key, value)))
+        .envs(env.iter().map(|(key, value)| (key, value)))
+        .current_dir(root);
+    command
+}
+
+/// What a finished step's status says, as the report line or the error.
+fn verdict(step: &Step, status: ExitStatus, started: Instant) -> Result<(), String> {
+    if !status.success() {
+        return Err(format!(
+            "step `{}` failed ({status}); run `{}` to see it alone",
+            step.name,
+            step.command_line()
+        ));
+    }
+    eprintln!(
+        "==> {} passed in {:.1} s",
+        step.name,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn run_step(root: &Path, step: &Step, env: &[(String, String)]) -> Result<(), String> {
+    let started = Instant::now();
+    let status = command(root, step, env).status().map_err(|error| {
+        format!(
+            "step `{}` could not start {}: {error}",
+            step.name, step.program
+        )
+    })?;
+    verdict(step, status, started)
+}
+
+/// Runs `step` and, once a line of its stderr contains every text of `marker` (its
+/// tests are built and running), the `beside` steps one after another while it goes
+/// on. A step that fails before the marker (its build) runs none of them; if the
+/// marker never comes and the step passes, they run after it. Every failure is
+/// reported.
+fn run_with_beside(
+    root: &Path,
+    step: &Step,
+    marker: &'static [&'static str],
+    beside: &[Step],
+    env: &[(String, String)],
+) -> Result<(), String> {
+    let started = Instant::now();
+    let mut child = command(root, step, env)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| {
+            format!(
+                "step `{}` could not start {}: {error}",
+                step.name, step.program
+            )
+        })?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| format!("step `{}`: no pipe for its stderr", step.name))?;
+    let (running, started_running) = mpsc::channel();
+    let forwarder =
+        std::thread::spawn(move || forward_stderr(stderr, std::io::stderr(), marker, running));
+    let mut failures = Vec::new();
+    // `Err` is the end of the stderr without the marker: the step has ended.
+    let ran_beside = started_running.recv().is_ok();
+    if ran_beside {
+        failures.extend(run_each(root, beside, env));
+    }
+    let status = child.wait().map_err(|error| {
+        format!(
+            "step `{}`: waiting for {}: {error}",
+            step.name, step.program
+        )
+    })?;
+    drop(forwarder.join());
+    if let Err(failure) = verdict(step, status, started) {
+        failures.insert(0, failure);
+    } else if !ran_beside {
+        failures.extend(run_each(root, beside, env));
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("; "))
+    }
+}
+
+/// Runs every step of `steps`, one after another; returns their failures.
+fn run_each(root: &Path, steps: &[Step], env: &[(String, String)]) -> Vec<String> {
+    steps
+        .iter()
+        .filter_map(|step| run_step(root, step, env).err())
+        .collect()
+}
+
+/// Copies `from` to `to` line by line; says on `running` when a line contains every
+/// text of `marker`.
+fn forward_stderr(from: impl Read, mut to: impl Write, marker: &[&str], running: mpsc::Sender<()>) {
+    let mut reader = BufReader::new(from);
+    let mut line = Vec::new();
+    let mut said = false;
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        drop(to.write_all(&line));
+        let text = String::from_utf8_lossy(&line);
+        if !said && marker.iter().all(|part| text.contains(part)) {
+            said = true;
+            // The receiver is gone only when the steps beside have started already.
+            let _ = running.send(());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NEXTEST: &[&str] = &["Starting", " across "];
+
+    #[test]
+    fn the_running_line_is_said_once_and_every_line_is_passed_on() {
+        let output = b"   Compiling oxydra v0.1.0\n    Finished `test` profile\n    Starting 3 tests across 2 binaries\n        PASS a\n    Starting again across\n";
+        let (said, heard) = mpsc::channel();
+        let mut passed = Vec::new();
+        forward_stderr(&output[..], &mut passed, NEXTEST, said);
+        assert_eq!(passed, output);
+        assert_eq!(heard.try_recv(), Ok(()));
+        // Once only, and the sender is gone with the stream's end.
+        assert_eq!(heard.try_recv(), Err(mpsc::TryRecvError::Disconnected));
+    }
+
+    #[test]
+    fn a_build_that_fails_never_says_the_tests_run() {
+        // A compiler message may hold one of the texts, never the whole line's set.
+        let output = b"error: no `Starting` here\nwarning: 3 lints across crates\nerror: could not compile `x`\n";
+        let (said, heard) = mpsc::channel();
+        forward_stderr(&output[..], Vec::new(), NEXTEST, said);
+        assert_eq!(heard.try_recv(), Err(mpsc::TryRecvError::Disconnected));
+    }
+}
