@@ -172,6 +172,9 @@ fn runner_deps(
         deps.hooks = super::hooks::from_config(settings);
     }
     deps.limits = settings.runtime.limits.clone();
+    // `[pricing]` counts agents' costs; a cost budget on a model without a price is
+    // refused when the blueprints load.
+    deps.pricing = Some(settings.pricing_table());
     if let Some((configured, client)) = providers.default {
         deps = deps
             .with_provider(Arc::clone(&client), configured.model.clone())
@@ -211,7 +214,8 @@ fn coordinator_error(settings: &ServiceConfig, error: CoordinatorError) -> CliEr
         | CoordinatorError::DuplicateBlueprint { .. }
         | CoordinatorError::UnknownTool { .. }
         | CoordinatorError::UndeclaredPrivilegedTool { .. }
-        | CoordinatorError::ProviderUnavailable { .. } => {
+        | CoordinatorError::ProviderUnavailable { .. }
+        | CoordinatorError::UnpricedModel { .. } => {
             CliError::Setup(format!("{at}[[agents]]: {error}"))
         }
         CoordinatorError::Storage { .. } | CoordinatorError::CorruptRow { .. } => {

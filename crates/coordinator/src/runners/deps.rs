@@ -9,7 +9,7 @@ use oxydra_executor::{
     Hook, HookChain, PermissionBroker, ToolExecutor, ToolExecutorConfig, ToolRule,
 };
 use oxydra_memory::Memory;
-use oxydra_provider::Provider;
+use oxydra_provider::{PricingTable, Provider};
 use oxydra_runtime::RuntimeLimits;
 use oxydra_tools::{Tool, ToolRegistry};
 use oxydra_types::SafetyTier;
@@ -58,6 +58,27 @@ fn check_privileges(blueprint: &Blueprint, full: &ToolRegistry) -> Result<(), Co
     Ok(())
 }
 
+/// Refuses an AI agent whose runs have a cost budget its `model` has no price for in
+/// `pricing` (or the built-in table): the runtime would refuse every run.
+fn check_priced(
+    blueprint: &Blueprint,
+    model: &str,
+    limits: &RuntimeLimits,
+    pricing: Option<&PricingTable>,
+) -> Result<(), CoordinatorError> {
+    let priced = match pricing {
+        Some(table) => table.price(model).is_some(),
+        None => PricingTable::builtin().price(model).is_some(),
+    };
+    if limits.max_cost.is_some() && !priced {
+        return Err(CoordinatorError::UnpricedModel {
+            blueprint: blueprint.name().to_owned(),
+            model: model.to_owned(),
+        });
+    }
+    Ok(())
+}
+
 /// The tools of `tools` an AI agent without a `tools` list gets: all but the
 /// Privileged ones `blueprint` does not declare.
 fn declared_tools(tools: &ToolRegistry, blueprint: &Blueprint) -> ToolRegistry {
@@ -101,6 +122,10 @@ pub struct RunnerDeps {
     /// Hooks around model requests and tool calls, in order: given to every AI agent
     /// run's runtime and to the executors of deterministic runs (empty: none).
     pub hooks: Vec<Arc<dyn Hook>>,
+    /// The prices AI agent runs count their cost with (`None`: the built-in table).
+    /// An agent with a cost budget whose model has no price here is refused at load
+    /// ([`CoordinatorError::UnpricedModel`]).
+    pub pricing: Option<PricingTable>,
 }
 
 impl std::fmt::Debug for RunnerDeps {
@@ -142,7 +167,15 @@ impl RunnerDeps {
             limits: RuntimeLimits::default(),
             memory: None,
             hooks: Vec::new(),
+            pricing: None,
         }
+    }
+
+    /// The prices AI agent runs count their cost with (see [`RunnerDeps::pricing`]).
+    #[must_use]
+    pub fn with_pricing(mut self, pricing: PricingTable) -> Self {
+        self.pricing = Some(pricing);
+        self
     }
 
     /// Adds `hook` after the hooks already given.
@@ -250,6 +283,9 @@ impl RunnerDeps {
                     if let Some(secs) = spec.limits.turn_timeout_secs {
                         limits.turn_timeout = std::time::Duration::from_secs(secs);
                     }
+                    if let Ok(model) = &model {
+                        check_priced(blueprint, model, &limits, self.pricing.as_ref())?;
+                    }
                     plans.insert(
                         blueprint.name().to_owned(),
                         AgentPlan {
@@ -259,6 +295,7 @@ impl RunnerDeps {
                             model,
                             limits,
                             system_prompt: spec.system_prompt.clone(),
+                            pricing: self.pricing.clone(),
                         },
                     );
                 }
