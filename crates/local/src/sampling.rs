@@ -208,18 +208,16 @@ impl Sampling {
 mod tests {
     use super::*;
 
+    /// The configuration over the model is `SamplingOverrides::or`'s, tested beside it
+    /// in the provider crate; here, what is still unset after it takes the defaults.
     #[test]
-    fn the_configuration_wins_over_the_model_which_wins_over_the_defaults() {
-        let config = SamplingOverrides {
+    fn what_is_set_is_kept_and_the_defaults_fill_the_rest() {
+        let set = SamplingOverrides {
             temperature: Some(0.2),
-            ..SamplingOverrides::default()
-        };
-        let model = SamplingOverrides {
-            temperature: Some(0.6),
             top_k: Some(20),
             ..SamplingOverrides::default()
         };
-        let sampling = config.or(model).resolve().unwrap();
+        let sampling = set.resolve().unwrap();
         assert_eq!(sampling.temperature, 0.2);
         assert_eq!(sampling.top_k, 20);
         assert_eq!(sampling.top_p, DEFAULT_TOP_P);

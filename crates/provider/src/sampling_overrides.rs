@@ -122,6 +122,16 @@ mod tests {
             ..SamplingOverrides::default()
         };
         let both = mine.or(model);
+        // The configuration wins over the model; what neither sets stays unset (the
+        // provider's defaults fill it).
         assert_eq!((both.temperature, both.top_k), (Some(0.2), Some(20)));
+        assert_eq!(
+            SamplingOverrides {
+                temperature: None,
+                top_k: None,
+                ..both
+            },
+            SamplingOverrides::default()
+        );
     }
 }

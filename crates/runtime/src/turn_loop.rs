@@ -15,18 +15,18 @@ use oxydra_executor::{ProcessToolState, SessionRunId};
 use oxydra_memory::SessionMeta;
 use oxydra_provider::ProviderError;
 use oxydra_types::{
-    CallId, ContentPart, FinishReason, Message, MessageRole, RuntimeEvent, RuntimeProgressKind,
-    SessionId, ToolCall, Usage,
+    CallId, ContentPart, FinishReason, Message, MessageRole, RuntimeProgressKind, SessionId,
+    ToolCall, Usage,
 };
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
 use crate::budget::Budget;
 use crate::call_ids;
-use crate::context::{PromptFit, ResultCap, WindowSettings};
+use crate::context::{PromptFit, WindowSettings};
 use crate::error::RuntimeError;
 use crate::event_scrub::log_safe;
-use crate::events::{EventSink, RunEvents};
+use crate::events::RunEvents;
 use crate::gen_ai;
 use crate::model_hooks;
 use crate::provider_call::{self, CallOptions, ProviderCall};
@@ -36,7 +36,7 @@ use crate::session_state::SessionState;
 use crate::small_model;
 use crate::structured_output::OutputSchema;
 use crate::tool_choice::{ToolChoicePolicy, TurnInfo};
-use crate::tool_dispatch::{BatchKind, Dispatch};
+use crate::tool_dispatch::BatchKind;
 use crate::turn_state::{TurnState, TurnTracker};
 use crate::usage_ledger::UsageLedger;
 
@@ -48,6 +48,7 @@ mod retrieval_steps;
 mod run_request_parts;
 mod session_meta;
 mod structured_steps;
+mod tool_steps;
 
 pub(crate) use run_request_parts::{Opening, RunOptions};
 
@@ -329,29 +330,6 @@ impl<'a> Run<'a> {
         .await
     }
 
-    fn dispatch(&self, state: &SessionState) -> Dispatch<'a> {
-        let inner: &'a RuntimeInner = self.inner;
-        Dispatch {
-            written: crate::media_guard::model_written(
-                state.window.messages(),
-                inner.executor.registry(),
-            ),
-            executor: &inner.executor,
-            scrubber: &inner.scrubber,
-            session_id: self.session_id,
-            workspace_root: &inner.workspace_root,
-            session_run: self.session_run,
-            timeout: self.inner.limits.turn_timeout,
-            cancel: self.cancel,
-            events: self.events,
-            result_cap: ResultCap::for_prompt(
-                inner.budget,
-                &inner.schema_tokens,
-                self.system_prompt.as_deref(),
-            ),
-        }
-    }
-
     fn enter(&mut self, span: &Span, next: TurnState) {
         span.record("state", next.as_str());
         self.tracker.enter(self.turn, next);
@@ -528,82 +506,5 @@ impl<'a> Run<'a> {
         self.enter(span, TurnState::Yielding);
         self.constraint_batch(state, BatchKind::Exit).await?;
         Ok(Step::Done(text))
-    }
-
-    /// Runs the tool calls as one batch, then stores every (scrubbed) result, in
-    /// request order, before the next provider call. A last call the output-token limit
-    /// cut off (`finish` is `Length`) is not run: it gets a failed result. When the
-    /// broker deferred a call's consent, only the results before it are stored and the
-    /// run ends waiting for approval ([`RuntimeError::AwaitingApproval`]).
-    async fn run_and_persist_tools(
-        &mut self,
-        state: &mut SessionState,
-        span: &Span,
-        all_calls: &[ToolCall],
-        finish: &FinishReason,
-    ) -> Result<(), RuntimeError> {
-        let (calls, cut) = cut_call::split_cut_call(all_calls, finish);
-        self.enter(span, TurnState::ToolExecution);
-        self.events.progress(
-            RuntimeProgressKind::ToolExecution {
-                tool_names: calls.iter().map(|call| call.name.clone()).collect(),
-            },
-            self.turn,
-        );
-        let dispatch = self.dispatch(state);
-        let (_, mut outcome) = dispatch
-            .run(BatchKind::Calls, calls, &mut self.process)
-            .await;
-        if let Some(call) = cut {
-            tracing::warn!(tool = %call.name, "the output-token limit cut a tool call off");
-            self.events.emit(RuntimeEvent::ToolFailed {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                error: cut_call::cut_call_error(),
-            });
-            outcome.results.push(cut_call::cut_call_result(call));
-        }
-        let waiting = outcome.waiting.take();
-        if let Some(waiting) = &waiting {
-            // The waiting calls get their results when the run resumes.
-            outcome.results.truncate(waiting.from);
-        }
-        let inner: &'a RuntimeInner = self.inner;
-        inner
-            .sessions
-            .append_many(self.session_id, state, outcome.results)
-            .await?;
-        match (outcome.ended, waiting) {
-            (Some(error), _) => Err(self.fail(span, error)),
-            (None, Some(waiting)) => Err(self.suspend(span, waiting)),
-            (None, None) => Ok(()),
-        }
-    }
-
-    /// Runs the executor's start-constraint or exit-requirement tools; their calls are
-    /// stored as an assistant message followed by their results, like the model's.
-    async fn constraint_batch(
-        &mut self,
-        state: &mut SessionState,
-        kind: BatchKind,
-    ) -> Result<(), RuntimeError> {
-        let dispatch = self.dispatch(state);
-        let (calls, outcome) = dispatch.run(kind, &[], &mut self.process).await;
-        if !calls.is_empty() {
-            let inner: &'a RuntimeInner = self.inner;
-            let sessions = &inner.sessions;
-            // The synthetic call and its results are stored together, in one
-            // transaction: no crash can leave the call without its results.
-            let mut messages = Vec::with_capacity(outcome.results.len() + 1);
-            messages.push(Message::assistant_with_tool_calls(None, calls));
-            messages.extend(outcome.results);
-            sessions
-                .append_many(self.session_id, state, messages)
-                .await?;
-        }
-        match outcome.ended {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
     }
 }

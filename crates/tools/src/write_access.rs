@@ -15,6 +15,7 @@
 
 use std::path::Path;
 
+use crate::call_preview::CallPreview;
 use crate::error::ToolError;
 use crate::protected::ProtectedPaths;
 use crate::sandbox::SandboxMode;
@@ -54,17 +55,19 @@ impl WriteAccess {
 
     /// Decides whether `tool` may write `resolved` (named `given` by the call) in the
     /// workspace `root`: refused in `read-only` mode before any path is looked at
-    /// ([`refuse_read_only`]), then as [`ProtectedPaths::authorize_write`] decides.
+    /// ([`refuse_read_only`]), then as [`ProtectedPaths::authorize_write`] decides
+    /// (`preview` is what a person asked about a protected path is shown).
     pub async fn authorize(
         &self,
         tool: &str,
         root: &Path,
         given: &str,
         resolved: &ResolvedPath,
+        preview: impl FnOnce() -> CallPreview + Send,
     ) -> Result<(), ToolError> {
         refuse_read_only(self.mode, tool)?;
         self.protected
-            .authorize_write(tool, root, given, resolved)
+            .authorize_write(tool, root, given, resolved, preview)
             .await
     }
 }
@@ -74,6 +77,10 @@ mod tests {
     use super::*;
     use crate::workspace_policy::WorkspacePolicy;
 
+    fn no_preview() -> CallPreview {
+        CallPreview::arguments(&serde_json::Value::Null)
+    }
+
     #[tokio::test]
     async fn read_only_refuses_every_path_and_names_the_mode() {
         let dir = tempfile::tempdir().unwrap();
@@ -81,7 +88,13 @@ mod tests {
         let resolved = policy.resolve("notes.txt").unwrap();
         let access = WriteAccess::new(SandboxMode::ReadOnly, ProtectedPaths::default());
         let err = access
-            .authorize("file_edit", policy.root(), "notes.txt", &resolved)
+            .authorize(
+                "file_edit",
+                policy.root(),
+                "notes.txt",
+                &resolved,
+                no_preview,
+            )
             .await
             .unwrap_err();
         assert_eq!(
@@ -92,7 +105,13 @@ mod tests {
         for mode in [SandboxMode::WorkspaceWrite, SandboxMode::FullAccess] {
             let access = WriteAccess::new(mode, ProtectedPaths::default());
             access
-                .authorize("file_edit", policy.root(), "notes.txt", &resolved)
+                .authorize(
+                    "file_edit",
+                    policy.root(),
+                    "notes.txt",
+                    &resolved,
+                    no_preview,
+                )
                 .await
                 .unwrap();
             assert_eq!(access.mode(), mode);
@@ -106,7 +125,13 @@ mod tests {
         let resolved = policy.resolve(".git/config").unwrap();
         let access = WriteAccess::new(SandboxMode::FullAccess, ProtectedPaths::default());
         let err = access
-            .authorize("file_write", policy.root(), ".git/config", &resolved)
+            .authorize(
+                "file_write",
+                policy.root(),
+                ".git/config",
+                &resolved,
+                no_preview,
+            )
             .await
             .unwrap_err();
         assert!(matches!(err, ToolError::Protected { .. }), "{err}");

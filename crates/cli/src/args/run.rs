@@ -54,9 +54,9 @@ pub struct RunOptions {
     /// or `[pricing."MODEL"]` in the configuration).
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub max_cost: Option<f64>,
-    /// Most seconds one turn may take (default 120).
+    /// Most seconds one turn may take, a fraction allowed (`0.5`) (default 120).
     #[arg(long, value_name = "SECS")]
-    pub turn_timeout: Option<u64>,
+    pub turn_timeout: Option<f64>,
     /// Whether the model must call a tool: `auto` (it decides), `none`, `required`, or
     /// a tool's name. Unset: `auto`, except with a small local model (under 1B
     /// parameters), whose first turn must call a tool and whose next turns answer.

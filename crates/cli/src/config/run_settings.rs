@@ -60,7 +60,11 @@ pub(super) fn workspace(flags: &RunOptions) -> Result<PathBuf, CliError> {
         .unwrap_or_else(|_| absolute(&workspace)))
 }
 
-/// The flags `--max-turns`, `--max-cost` and `--turn-timeout` over the file's limits.
+/// The shortest `--turn-timeout`: a millisecond.
+const MIN_TURN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// The flags `--max-turns`, `--max-cost` and `--turn-timeout` (seconds, a fraction
+/// allowed) over the file's limits.
 fn apply_limit_flags(limits: &mut RuntimeLimits, flags: &RunOptions) -> Result<(), CliError> {
     if let Some(turns) = flags.max_turns {
         if turns == 0 {
@@ -81,13 +85,39 @@ fn apply_limit_flags(limits: &mut RuntimeLimits, flags: &RunOptions) -> Result<(
         limits.max_cost = Some(cost);
     }
     if let Some(secs) = flags.turn_timeout {
-        if secs == 0 {
-            return Err(CliError::Flag {
+        limits.turn_timeout = std::time::Duration::try_from_secs_f64(secs)
+            .ok()
+            .filter(|timeout| *timeout >= MIN_TURN_TIMEOUT)
+            .ok_or_else(|| CliError::Flag {
                 flag: "--turn-timeout",
-                message: "expected at least 1 second, found 0".into(),
-            });
-        }
-        limits.turn_timeout = std::time::Duration::from_secs(secs);
+                message: format!("expected at least 0.001 seconds, found {secs}"),
+            })?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn timeout(secs: f64) -> Result<Duration, CliError> {
+        let mut limits = RuntimeLimits::default();
+        let flags = RunOptions {
+            turn_timeout: Some(secs),
+            ..RunOptions::default()
+        };
+        apply_limit_flags(&mut limits, &flags).map(|()| limits.turn_timeout)
+    }
+
+    #[test]
+    fn the_turn_timeout_takes_fractions_of_a_second_and_refuses_nonsense() {
+        assert_eq!(timeout(0.3).unwrap(), Duration::from_millis(300));
+        assert_eq!(timeout(90.0).unwrap(), Duration::from_secs(90));
+        for bad in [0.0, 0.0004, -1.0, f64::NAN, f64::INFINITY, 1e300] {
+            let err = timeout(bad).unwrap_err().to_string();
+            assert!(err.contains("--turn-timeout"), "{bad}: {err}");
+        }
+    }
 }

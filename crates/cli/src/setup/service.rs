@@ -182,6 +182,9 @@ fn runner_deps(
             Err(error) => tracing::warn!(%error, "held secrets are not scrubbed by value"),
         }
     }
+    // `[pricing]` counts agents' costs; a cost budget on a model without a price is
+    // refused when the blueprints load.
+    deps.pricing = Some(settings.pricing_table());
     if let Some((configured, client)) = providers.default {
         deps = deps
             .with_provider(Arc::clone(&client), configured.model.clone())
@@ -221,7 +224,8 @@ fn coordinator_error(settings: &ServiceConfig, error: CoordinatorError) -> CliEr
         | CoordinatorError::DuplicateBlueprint { .. }
         | CoordinatorError::UnknownTool { .. }
         | CoordinatorError::UndeclaredPrivilegedTool { .. }
-        | CoordinatorError::ProviderUnavailable { .. } => {
+        | CoordinatorError::ProviderUnavailable { .. }
+        | CoordinatorError::UnpricedModel { .. } => {
             CliError::Setup(format!("{at}[[agents]]: {error}"))
         }
         CoordinatorError::Storage { .. } | CoordinatorError::CorruptRow { .. } => {

@@ -1,7 +1,10 @@
 //! Consent asked in a real terminal: `oxydra run --approve ask` and `oxydra chat` on a
-//! pseudo-terminal, answered by typing on it.
+//! pseudo-terminal, answered by typing on it; the time a person takes to answer does
+//! not count against `--turn-timeout`.
 
 use crate::common;
+
+use std::time::{Duration, Instant};
 
 use common::{
     KillOnDrop, Pty, Sandbox, assert_exit_code, interrupt, spawn_chat_in_pty, spawn_in_pty, stderr,
@@ -42,6 +45,40 @@ fn run_answering(answer: &str) -> (Sandbox, MockServer, String) {
     pty.type_text(&format!("{answer}\n"));
     assert_exit_code(&mut child, 0, &pty.output);
     (sandbox, server, pty.output.all())
+}
+
+#[test]
+fn time_spent_answering_does_not_count_against_the_turn_timeout() {
+    let sandbox = Sandbox::new();
+    // The question waits as long as a run of `serve` waits for a decision.
+    sandbox.write_trusted_config("[serve]\napproval_ttl_secs = 5\n");
+    let server = server_calling_shell_exec(vec![]);
+    let mut command = sandbox.oxydra_pty_command(&server, "run");
+    command.args([
+        "--approve",
+        "ask",
+        "--turn-timeout",
+        "0.4",
+        "Run the command",
+    ]);
+    let (mut child, mut pty) = spawn_in_pty(command);
+    let shown = pty.output.wait_for(QUESTION);
+    assert!(
+        shown.contains("waits up to 5 s for your answer; the turn's timeout stands still"),
+        "{shown}"
+    );
+    // The person answers after more than twice the turn's timeout.
+    let asked = Instant::now();
+    std::thread::sleep(Duration::from_millis(900));
+    pty.type_text("y\n");
+    assert!(asked.elapsed() > Duration::from_millis(800));
+    assert_exit_code(&mut child, 0, &pty.output);
+    let ran = std::fs::read_to_string(sandbox.workspace.join("ran.txt")).unwrap();
+    assert_eq!(ran.trim(), "approved");
+    let text = pty.output.all();
+    assert!(text.contains(r#""type":"final""#), "{text}");
+    assert!(!text.contains("cancelled"), "{text}");
+    assert!(!tool_result(&server).contains("denied"));
 }
 
 /// The content of the tool result the model saw in the second request.

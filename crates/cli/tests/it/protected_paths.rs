@@ -406,10 +406,15 @@ fn chat_asks_before_a_protected_write_and_says_why() {
     let shown = pty
         .output
         .wait_until("the protected path's question", asked(2));
+    // The protected path's question: why, and the change itself (a diff), not JSON.
+    let second = shown.split(QUESTION).nth(1).unwrap();
     assert!(
-        shown.contains("a protected path, `.envrc` is a direnv file, run by direnv"),
-        "{shown}"
+        second.contains("a protected path, `.envrc` is a direnv file, run by direnv"),
+        "{second}"
     );
+    assert!(second.contains("+++ b/.envrc"), "{second}");
+    assert!(second.contains("+touch pwned"), "{second}");
+    assert!(!second.contains("\"path\""), "{second}");
     pty.type_text("n\r");
     pty.output
         .wait_for_after(r#""text":"Refused.""#, "oxydra> ");

@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use common::serve::{
@@ -396,5 +397,50 @@ fn a_serve_run_retries_a_provider_502_like_run_does() {
     let requests = provider.requests();
     assert_eq!(requests.len(), 2, "one 502, one retry");
     assert_eq!(requests[0].body, requests[1].body, "the same request again");
+    assert_eq!(code, Some(0), "{rest}");
+}
+
+/// An AI agent with a cost budget on a model without a built-in price, and `pricing`
+/// after it.
+fn budgeted_agent(pricing: &str) -> String {
+    format!(
+        "[provider]\nbase_url = \"http://127.0.0.1:9/v1\"\n\n[[agents]]\nname = \"spender\"\ntype = \"agent\"\nsystem_prompt = \"x\"\n\
+         model = \"house-llm\"\nlimits = {{ max_cost = 0.5 }}\n{pricing}"
+    )
+}
+
+#[test]
+fn a_cost_budget_on_an_unpriced_model_is_refused_at_load_naming_agent_model_and_key() {
+    let sandbox = sandbox_with_config(&budgeted_agent(""));
+    let assert_refused = |output: &Output, what: &str| {
+        let message = stderr(output);
+        assert_eq!(output.status.code(), Some(2), "{what}: {message}");
+        assert!(message.contains("oxydra.toml"), "{what}: {message}");
+        assert!(message.contains("blueprint `spender`"), "{what}: {message}");
+        assert!(
+            message.contains(r#"[pricing."house-llm"]"#),
+            "{what}: {message}"
+        );
+    };
+    let mut command = sandbox.command();
+    command.args(["agents", "list", "--db"]).arg(&sandbox.db);
+    assert_refused(&command.output().unwrap(), "agents list");
+    // `serve` refuses to start instead of failing every run.
+    let mut command = sandbox.command();
+    command
+        .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+        .arg(&sandbox.db)
+        .arg("--workspace")
+        .arg(&sandbox.workspace);
+    assert_refused(&command.output().unwrap(), "serve");
+
+    // With the price the message asks for, it starts.
+    let priced = sandbox_with_config(&budgeted_agent(
+        "[pricing.\"house-llm\"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n",
+    ));
+    let server = Server::start(&priced, &[]);
+    let agents = runtime().block_on(get_json(&oxydra::http::client(), &server.url("/agents")));
+    assert_eq!(agents["agents"][0]["name"], "spender", "{agents}");
+    let (code, rest) = server.terminate();
     assert_eq!(code, Some(0), "{rest}");
 }

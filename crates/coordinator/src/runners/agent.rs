@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use oxydra_executor::{Hook, PermissionBroker, ToolExecutorConfig, ToolRule};
 use oxydra_memory::Memory;
-use oxydra_provider::Provider;
+use oxydra_provider::{PricingTable, Provider};
 use oxydra_runtime::{AgentRuntime, RuntimeError, RuntimeLimits};
 use oxydra_tools::ToolRegistry;
 use serde_json::{Value, json};
@@ -44,6 +44,8 @@ pub(crate) struct AgentPlan {
     pub(crate) model: Result<String, String>,
     pub(crate) limits: RuntimeLimits,
     pub(crate) system_prompt: Option<String>,
+    /// The prices cost is counted with (`None`: the built-in table).
+    pub(crate) pricing: Option<PricingTable>,
 }
 
 /// Runs AI agent blueprints.
@@ -116,6 +118,9 @@ impl AgentRunner {
             .hooks(self.hooks.iter().cloned());
         if let Some(prompt) = &plan.system_prompt {
             builder = builder.system_prompt(prompt.clone());
+        }
+        if let Some(pricing) = &plan.pricing {
+            builder = builder.pricing(pricing.clone());
         }
         if let Some(broker) = &self.permission_broker {
             builder = builder.permission_broker(Arc::clone(broker));

@@ -10,7 +10,7 @@ use oxydra_executor::{
     Hook, HookChain, PermissionBroker, ToolExecutor, ToolExecutorConfig, ToolRule,
 };
 use oxydra_memory::Memory;
-use oxydra_provider::Provider;
+use oxydra_provider::{PricingTable, Provider};
 use oxydra_runtime::RuntimeLimits;
 use oxydra_tools::{Tool, ToolRegistry};
 use oxydra_types::SafetyTier;
@@ -55,6 +55,27 @@ fn check_privileges(blueprint: &Blueprint, full: &ToolRegistry) -> Result<(), Co
             }
             Some(_) => {}
         }
+    }
+    Ok(())
+}
+
+/// Refuses an AI agent whose runs have a cost budget its `model` has no price for in
+/// `pricing` (or the built-in table): the runtime would refuse every run.
+fn check_priced(
+    blueprint: &Blueprint,
+    model: &str,
+    limits: &RuntimeLimits,
+    pricing: Option<&PricingTable>,
+) -> Result<(), CoordinatorError> {
+    let priced = match pricing {
+        Some(table) => table.price(model).is_some(),
+        None => PricingTable::builtin().price(model).is_some(),
+    };
+    if limits.max_cost.is_some() && !priced {
+        return Err(CoordinatorError::UnpricedModel {
+            blueprint: blueprint.name().to_owned(),
+            model: model.to_owned(),
+        });
     }
     Ok(())
 }
@@ -107,6 +128,10 @@ pub struct RunnerDeps {
     /// [`Scrubber::with_known_secrets`] so the keys the service holds are redacted by
     /// value, in any encoding a command prints.
     pub scrubber: Scrubber,
+    /// The prices AI agent runs count their cost with (`None`: the built-in table).
+    /// An agent with a cost budget whose model has no price here is refused at load
+    /// ([`CoordinatorError::UnpricedModel`]).
+    pub pricing: Option<PricingTable>,
 }
 
 impl std::fmt::Debug for RunnerDeps {
@@ -149,12 +174,20 @@ impl RunnerDeps {
             memory: None,
             hooks: Vec::new(),
             scrubber: Scrubber::new(),
+            pricing: None,
         }
     }
 
     /// The scrubber of AI agent runs (see [`RunnerDeps::scrubber`]).
     pub fn with_scrubber(mut self, scrubber: Scrubber) -> Self {
         self.scrubber = scrubber;
+        self
+    }
+
+    /// The prices AI agent runs count their cost with (see [`RunnerDeps::pricing`]).
+    #[must_use]
+    pub fn with_pricing(mut self, pricing: PricingTable) -> Self {
+        self.pricing = Some(pricing);
         self
     }
 
@@ -263,6 +296,9 @@ impl RunnerDeps {
                     if let Some(secs) = spec.limits.turn_timeout_secs {
                         limits.turn_timeout = std::time::Duration::from_secs(secs);
                     }
+                    if let Ok(model) = &model {
+                        check_priced(blueprint, model, &limits, self.pricing.as_ref())?;
+                    }
                     plans.insert(
                         blueprint.name().to_owned(),
                         AgentPlan {
@@ -272,6 +308,7 @@ impl RunnerDeps {
                             model,
                             limits,
                             system_prompt: spec.system_prompt.clone(),
+                            pricing: self.pricing.clone(),
                         },
                     );
                 }

@@ -83,6 +83,7 @@ impl Setup {
             model: Ok("gpt-4o-mini".into()),
             limits,
             system_prompt: None,
+            pricing: None,
         };
         AgentRunner::new(
             HashMap::from([("worker".to_owned(), plan)]),

@@ -1,5 +1,6 @@
 //! AI agent runs with a scripted provider, the orchestration tools (an AI correcting
-//! its parameters from the 400 body) and blueprint loading errors.
+//! its parameters from the 400 body) and blueprint loading errors (a cost budget on an
+//! unpriced model among them).
 
 use crate::support;
 
@@ -16,7 +17,7 @@ use oxydra_coordinator::{
     BlueprintConfig, BlueprintLimits, Coordinator, CoordinatorConfig, CoordinatorError, RunnerDeps,
     StepConfig,
 };
-use oxydra_provider::{ScriptedProvider, ScriptedTurn};
+use oxydra_provider::{ModelPrice, PricingTable, ScriptedProvider, ScriptedTurn};
 use oxydra_types::MessageRole;
 use serde_json::{Value, json};
 use support::{Served, registry, standard_blueprints};
@@ -355,6 +356,69 @@ async fn invalid_blueprints_are_refused_at_load_with_clear_errors() {
     );
     let text = load(vec![placeholder]).await.unwrap_err().to_string();
     assert!(text.contains("typo") && text.contains("{{ulr}}"), "{text}");
+}
+
+#[tokio::test]
+async fn a_cost_budget_on_an_unpriced_model_is_refused_at_load_naming_the_price_to_add() {
+    let provider = Arc::new(ScriptedProvider::new(vec![ScriptedTurn::text("Hi.")]));
+    let deps =
+        || RunnerDeps::new(registry(vec![]), ".").with_provider(provider.clone(), "llama3.2");
+    let budgeted = || {
+        let mut agent = researcher_with_echo();
+        agent.limits = Some(BlueprintLimits {
+            max_cost: Some(0.5),
+            ..BlueprintLimits::default()
+        });
+        agent
+    };
+    let refused = |error: CoordinatorError| {
+        assert!(
+            matches!(&error, CoordinatorError::UnpricedModel { blueprint, model }
+                if blueprint == "researcher" && model == "llama3.2"),
+            "{error:?}"
+        );
+        let text = error.to_string();
+        assert!(text.contains("blueprint `researcher`"), "{text}");
+        assert!(text.contains(r#"[pricing."llama3.2"]"#), "{text}");
+    };
+    let config = CoordinatorConfig::default;
+    // The blueprint's own budget, and the default one it inherits.
+    refused(
+        Coordinator::new(config(), vec![budgeted()], deps())
+            .await
+            .unwrap_err(),
+    );
+    let mut inherited = deps();
+    inherited.limits.max_cost = Some(0.5);
+    refused(
+        Coordinator::new(config(), vec![researcher_with_echo()], inherited)
+            .await
+            .unwrap_err(),
+    );
+    // A model the blueprint names is the one judged.
+    let mut named = budgeted();
+    named.model = Some("gpt-4o-mini".into());
+    Coordinator::new(config(), vec![named], deps())
+        .await
+        .unwrap()
+        .shutdown()
+        .await;
+    // Without a budget, or with a price given, it loads; a priced run counts its cost.
+    Coordinator::new(config(), vec![researcher_with_echo()], deps())
+        .await
+        .unwrap()
+        .shutdown()
+        .await;
+    let mut prices = PricingTable::builtin();
+    prices.insert("llama3.2", ModelPrice::new(1.0, 1.0, 1.0));
+    let server = Served::with(config(), vec![budgeted()], deps().with_pricing(prices)).await;
+    let (_, created) = server
+        .post_run(json!({"agent_name": "researcher", "parameters": {"prompt": "hi"}}))
+        .await;
+    let run = server.finished(created["run_id"].as_str().unwrap()).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    assert_eq!(run["result"]["text"], "Hi.");
+    server.stop().await;
 }
 
 #[tokio::test]

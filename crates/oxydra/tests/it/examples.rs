@@ -350,8 +350,18 @@ fn release_model(published: bool) -> MockServer {
     ])
 }
 
-/// A workspace with a changelog, and the path of a database beside it.
-fn release_workspace() -> (tempfile::TempDir, PathBuf) {
+/// One run of the `production_agent` example, decided with `decision` (`approve` or
+/// `deny`): its workspace (holding a changelog), database, model and output.
+struct ProductionRun {
+    _dir: tempfile::TempDir,
+    workspace: PathBuf,
+    db: PathBuf,
+    server: MockServer,
+    stdout: String,
+    stderr: String,
+}
+
+fn production_run(decision: &str) -> ProductionRun {
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().join("repo");
     std::fs::create_dir(&workspace).unwrap();
@@ -361,19 +371,33 @@ fn release_workspace() -> (tempfile::TempDir, PathBuf) {
     )
     .unwrap();
     let db = dir.path().join("agent.db");
-    (dir, db)
+    let server = release_model(decision == "approve");
+    let (stdout, stderr) = run_with(
+        "production_agent",
+        &server,
+        &[workspace.to_str().unwrap(), db.to_str().unwrap(), decision],
+    );
+    ProductionRun {
+        _dir: dir,
+        workspace,
+        db,
+        server,
+        stdout,
+        stderr,
+    }
 }
 
 #[test]
 fn production_agent_waits_for_approval_then_resumes_to_the_typed_answer() {
-    let (dir, db) = release_workspace();
-    let workspace = dir.path().join("repo");
-    let server = release_model(true);
-    let (stdout, stderr) = run_with(
-        "production_agent",
-        &server,
-        &[workspace.to_str().unwrap(), db.to_str().unwrap(), "approve"],
-    );
+    // `_dir` holds the workspace until the end of the test.
+    let ProductionRun {
+        _dir,
+        workspace,
+        db,
+        server,
+        stdout,
+        stderr,
+    } = production_run("approve");
     assert_eq!(stdout.trim(), "0.2.0: published true");
     // The events were streamed: the deferred call was announced, then ran on resume.
     assert!(
@@ -416,14 +440,13 @@ fn production_agent_waits_for_approval_then_resumes_to_the_typed_answer() {
 
 #[test]
 fn production_agent_denied_reaches_the_model_and_writes_nothing() {
-    let (dir, db) = release_workspace();
-    let workspace = dir.path().join("repo");
-    let server = release_model(false);
-    let (stdout, _) = run_with(
-        "production_agent",
-        &server,
-        &[workspace.to_str().unwrap(), db.to_str().unwrap(), "deny"],
-    );
+    let ProductionRun {
+        _dir,
+        workspace,
+        server,
+        stdout,
+        ..
+    } = production_run("deny");
     assert_eq!(stdout.trim(), "0.2.0: published false");
     assert!(!workspace.join("notes").exists());
     let denied = tool_results(&bodies(&server)[2]);

@@ -85,7 +85,9 @@ impl TypedTool for FileEdit {
         let ws = open_workspace(ctx)?;
         let resolved = ws.policy.resolve(&args.path)?;
         self.access
-            .authorize(Self::NAME, ws.policy.root(), &args.path, &resolved)
+            .authorize(Self::NAME, ws.policy.root(), &args.path, &resolved, || {
+                super::file_preview::file_edit(ws.policy.root(), &args.path, &args.old, &args.new)
+            })
             .await?;
         let message = blocking(move || {
             let rel = resolved.relative;

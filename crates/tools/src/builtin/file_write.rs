@@ -77,7 +77,9 @@ impl TypedTool for FileWrite {
         let ws = open_workspace(ctx)?;
         let resolved = ws.policy.resolve(&args.path)?;
         self.access
-            .authorize(Self::NAME, ws.policy.root(), &args.path, &resolved)
+            .authorize(Self::NAME, ws.policy.root(), &args.path, &resolved, || {
+                super::file_preview::file_write(ws.policy.root(), &args.path, &args.content)
+            })
             .await?;
         let message = blocking(move || {
             let rel = resolved.relative;

@@ -6,6 +6,8 @@ use std::fmt;
 
 use async_trait::async_trait;
 
+use crate::call_preview::CallPreview;
+
 /// A file tool's write to a protected path, as a person is asked about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtectedWrite {
@@ -15,6 +17,11 @@ pub struct ProtectedWrite {
     pub path: String,
     /// Why it is protected: "`.git/hooks/pre-commit` is in `.git`, which git loads and runs …".
     pub reason: String,
+    /// What the write will change: the call's preview, as the tool's
+    /// [`Tool::preview`](crate::Tool::preview) builds it for any consent question (a
+    /// diff against the current file). Untrusted text (from the model and the file):
+    /// a terminal shows it escaped.
+    pub preview: CallPreview,
 }
 
 /// Answers whether a protected write may go ahead (see the module docs).

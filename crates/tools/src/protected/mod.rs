@@ -42,6 +42,7 @@ pub use consent::{ProtectedWrite, ProtectedWriteConsent};
 pub use git_config::GitConfigLocations;
 pub use own::ProtectedKind;
 
+use crate::call_preview::CallPreview;
 use crate::error::ToolError;
 use crate::workspace_policy::ResolvedPath;
 use own::{Entry, comparable, fold};
@@ -241,14 +242,16 @@ impl ProtectedPaths {
     /// Decides whether the file tool `tool` may write `resolved`, which the call named
     /// `given`, in the workspace `root`: allowed when nothing protects it or a trusted
     /// configuration allowed it; else asked when a [`ProtectedWriteConsent`] is set and
-    /// the path is not Oxydra's own; else refused with a [`ToolError::Protected`] that
-    /// says why. The file checks run off the async threads.
+    /// the path is not Oxydra's own, showing what `preview` returns (called only then:
+    /// the call's [`CallPreview`], a diff against the current file); else refused with a
+    /// [`ToolError::Protected`] that says why. The file checks run off the async threads.
     pub async fn authorize_write(
         &self,
         tool: &str,
         root: &Path,
         given: &str,
         resolved: &ResolvedPath,
+        preview: impl FnOnce() -> CallPreview + Send,
     ) -> Result<(), ToolError> {
         let policy = self.clone();
         let (root_owned, given_owned, absolute) = (
@@ -270,6 +273,7 @@ impl ProtectedPaths {
                     tool: tool.to_owned(),
                     path: path.clone(),
                     reason: format!("`{path}` is {}", protection.what),
+                    preview: preview(),
                 };
                 if consent.allow(&write).await {
                     Ok(())

@@ -13,6 +13,7 @@
 mod auto_loaded;
 mod file_media;
 mod file_read;
+mod protected_consent;
 mod protected_paths;
 mod sandbox;
 #[cfg(target_os = "linux")]

@@ -1,0 +1,118 @@
+//! The tool steps of a turn: the model's calls run as one batch and their results
+//! stored before the next provider call (or the run suspended when consent was
+//! deferred), and the executor's start-constraint and exit-requirement batches.
+
+use oxydra_types::{FinishReason, Message, RuntimeEvent, RuntimeProgressKind, ToolCall};
+use tracing::Span;
+
+use super::{Run, cut_call};
+use crate::context::ResultCap;
+use crate::error::RuntimeError;
+use crate::events::EventSink;
+use crate::runtime_inner::RuntimeInner;
+use crate::session_state::SessionState;
+use crate::tool_dispatch::{BatchKind, Dispatch};
+use crate::turn_state::TurnState;
+
+impl<'a> Run<'a> {
+    /// The tool dispatch of this run's current turn.
+    pub(super) fn dispatch(&self, state: &SessionState) -> Dispatch<'a> {
+        let inner: &'a RuntimeInner = self.inner;
+        Dispatch {
+            written: crate::media_guard::model_written(
+                state.window.messages(),
+                inner.executor.registry(),
+            ),
+            executor: &inner.executor,
+            scrubber: &inner.scrubber,
+            session_id: self.session_id,
+            workspace_root: &inner.workspace_root,
+            session_run: self.session_run,
+            timeout: self.inner.limits.turn_timeout,
+            cancel: self.cancel,
+            events: self.events,
+            result_cap: ResultCap::for_prompt(
+                inner.budget,
+                &inner.schema_tokens,
+                self.system_prompt.as_deref(),
+            ),
+        }
+    }
+
+    /// Runs the tool calls as one batch, then stores every (scrubbed) result, in
+    /// request order, before the next provider call. A last call the output-token limit
+    /// cut off (`finish` is `Length`) is not run: it gets a failed result. When the
+    /// broker deferred a call's consent, only the results before it are stored and the
+    /// run ends waiting for approval ([`RuntimeError::AwaitingApproval`]).
+    pub(super) async fn run_and_persist_tools(
+        &mut self,
+        state: &mut SessionState,
+        span: &Span,
+        all_calls: &[ToolCall],
+        finish: &FinishReason,
+    ) -> Result<(), RuntimeError> {
+        let (calls, cut) = cut_call::split_cut_call(all_calls, finish);
+        self.enter(span, TurnState::ToolExecution);
+        self.events.progress(
+            RuntimeProgressKind::ToolExecution {
+                tool_names: calls.iter().map(|call| call.name.clone()).collect(),
+            },
+            self.turn,
+        );
+        let dispatch = self.dispatch(state);
+        let (_, mut outcome) = dispatch
+            .run(BatchKind::Calls, calls, &mut self.process)
+            .await;
+        if let Some(call) = cut {
+            tracing::warn!(tool = %call.name, "the output-token limit cut a tool call off");
+            self.events.emit(RuntimeEvent::ToolFailed {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                error: cut_call::cut_call_error(),
+            });
+            outcome.results.push(cut_call::cut_call_result(call));
+        }
+        let waiting = outcome.waiting.take();
+        if let Some(waiting) = &waiting {
+            // The waiting calls get their results when the run resumes.
+            outcome.results.truncate(waiting.from);
+        }
+        let inner: &'a RuntimeInner = self.inner;
+        inner
+            .sessions
+            .append_many(self.session_id, state, outcome.results)
+            .await?;
+        match (outcome.ended, waiting) {
+            (Some(error), _) => Err(self.fail(span, error)),
+            (None, Some(waiting)) => Err(self.suspend(span, waiting)),
+            (None, None) => Ok(()),
+        }
+    }
+
+    /// Runs the executor's start-constraint or exit-requirement tools; their calls are
+    /// stored as an assistant message followed by their results, like the model's.
+    pub(super) async fn constraint_batch(
+        &mut self,
+        state: &mut SessionState,
+        kind: BatchKind,
+    ) -> Result<(), RuntimeError> {
+        let dispatch = self.dispatch(state);
+        let (calls, outcome) = dispatch.run(kind, &[], &mut self.process).await;
+        if !calls.is_empty() {
+            let inner: &'a RuntimeInner = self.inner;
+            let sessions = &inner.sessions;
+            // The synthetic call and its results are stored together, in one
+            // transaction: no crash can leave the call without its results.
+            let mut messages = Vec::with_capacity(outcome.results.len() + 1);
+            messages.push(Message::assistant_with_tool_calls(None, calls));
+            messages.extend(outcome.results);
+            sessions
+                .append_many(self.session_id, state, messages)
+                .await?;
+        }
+        match outcome.ended {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
