@@ -11,43 +11,22 @@
 //! page (a keyset cursor), and `GET /approvals` (the 100 waiting requests, each with
 //! its preview). Target: a page of 50 runs in under 5 ms.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
 use oxydra_coordinator::conformance::{approvals::request, pending};
 use oxydra_coordinator::{
     BlueprintConfig, Coordinator, CoordinatorConfig, RunStatus, RunStore, RunnerDeps,
     SqliteRunStore, StepConfig,
 };
-use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
-use oxydra_types::{SafetyTier, ToolSchema};
 use serde_json::{Value, json};
 
 /// Runs in the store, and how many of them wait for an approval.
 const RUNS: usize = 1_000;
 const WAITING: usize = 100;
-
-struct Echo;
-
-#[async_trait]
-impl Tool for Echo {
-    fn schema(&self) -> ToolSchema {
-        ToolSchema::new(
-            "echo",
-            "Echoes `text`",
-            json!({"type": "object",
-            "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-        )
-    }
-    fn safety_tier(&self) -> SafetyTier {
-        SafetyTier::ReadOnly
-    }
-    async fn execute(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default()))
-    }
-}
 
 /// A store of [`RUNS`] runs: every tenth waits for an approval, the others completed.
 async fn filled_store(path: &std::path::Path) -> SqliteRunStore {
@@ -98,16 +77,11 @@ async fn get(client: &reqwest::Client, url: &str) -> usize {
 }
 
 fn bench(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::bench_runtime();
     let dir = tempfile::tempdir().unwrap();
     let (base, client) = runtime.block_on(async {
         let store = filled_store(&dir.path().join("bench.db")).await;
-        let mut tools = ToolRegistry::new();
-        tools.register(Echo).unwrap();
+        let tools = common::echo_tools();
         let blueprint = BlueprintConfig::deterministic(
             "researcher",
             "Echoes its prompt",

@@ -11,34 +11,13 @@
 //! 8 concurrent clients, beside two reference points: `GET /runs/{id}` of a missing
 //! run (one store read) and an unknown route (no store work: the HTTP floor).
 
+mod common;
+
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use oxydra_coordinator::{BlueprintConfig, Coordinator, CoordinatorConfig, RunnerDeps, StepConfig};
-use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
-use oxydra_types::{SafetyTier, ToolSchema};
-use serde_json::{Value, json};
-
-struct Echo;
-
-#[async_trait]
-impl Tool for Echo {
-    fn schema(&self) -> ToolSchema {
-        ToolSchema::new(
-            "echo",
-            "Echoes `text`",
-            json!({"type": "object",
-            "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-        )
-    }
-    fn safety_tier(&self) -> SafetyTier {
-        SafetyTier::ReadOnly
-    }
-    async fn execute(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default()))
-    }
-}
+use serde_json::json;
 
 /// One `POST /runs` with its JSON content type (the API refuses a body without one),
 /// which must be accepted.
@@ -55,15 +34,10 @@ async fn post_run(client: &reqwest::Client, url: &str, body: &str) {
 }
 
 fn bench(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::bench_runtime();
     let dir = tempfile::tempdir().unwrap();
     let (url, client) = runtime.block_on(async {
-        let mut tools = ToolRegistry::new();
-        tools.register(Echo).unwrap();
+        let tools = common::echo_tools();
         let blueprint = BlueprintConfig::deterministic(
             "crawler",
             "Fetches a page",

@@ -73,6 +73,11 @@ async fn other_origin(page: &'static str) -> String {
 }
 
 /// Waits until what `css` selects says something.
+/// The JSON body of a GET the API must answer.
+async fn get_json(api: &reqwest::Client, url: &str) -> serde_json::Value {
+    api.get(url).send().await.unwrap().json().await.unwrap()
+}
+
 async fn wait_for_some_text(page: &common::webdriver::Session, css: &str) {
     let deadline = std::time::Instant::now() + WAIT;
     while page.text_of(css).await.is_empty() {
@@ -171,14 +176,7 @@ fn a_person_approves_and_denies_from_the_console_and_another_origin_cannot() {
             std::fs::write(format!("{dir}/console-form-errors.png"), page.screenshot().await)
                 .unwrap();
         }
-        let runs: serde_json::Value = api
-            .get(server.url("/runs?agent=reader"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let runs = get_json(&api, &server.url("/runs?agent=reader")).await;
         assert_eq!(runs["runs"], json!([]), "a refused form starts no run");
         page.clear(&path).await;
         page.type_into(&path, "notes.txt").await;
@@ -188,14 +186,7 @@ fn a_person_approves_and_denies_from_the_console_and_another_origin_cannot() {
         page.wait_for_text("#run-status", "completed", WAIT).await;
         assert_eq!(page.text_of(lines_error).await, "");
         assert_eq!(page.text_of(path_error).await, "");
-        let runs: serde_json::Value = api
-            .get(server.url("/runs?agent=reader"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let runs = get_json(&api, &server.url("/runs?agent=reader")).await;
         assert_eq!(
             runs["runs"][0]["parameters"],
             json!({"path": "notes.txt", "lines": 3})
