@@ -32,6 +32,7 @@ mod powers;
 mod pricing;
 mod runtime;
 pub mod sandbox;
+mod secrets;
 mod shell_word;
 pub mod trust;
 mod values;
@@ -53,6 +54,7 @@ pub use parse::{http_url, parse, user_config_path};
 pub use powers::is_local_model;
 pub use pricing::{Prices, table as pricing_table, unknown_price_message};
 pub use runtime::RuntimeSection;
+pub use secrets::{SecretConfig, Secrets, check_secret};
 pub use shell_word::shell_quoted;
 pub use values::{ApproveMode, Effort, OpenAiApi, ProviderKind};
 
@@ -95,6 +97,9 @@ pub struct FileConfig {
     /// `[[hooks]]`: commands run before model requests, around tool calls or on events.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hooks: Vec<oxydra::executor::CommandHookConfig>,
+    /// `[secrets.NAME]`: secrets the model names as `{{secret:NAME}}` and never holds.
+    #[serde(default, skip_serializing_if = "secrets::Secrets::is_empty")]
+    pub secrets: secrets::Secrets,
 }
 
 /// `[provider]`.

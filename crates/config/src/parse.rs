@@ -61,6 +61,10 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), ConfigError>
         message: format!("invalid value for {key}: {message}"),
         line: None,
     };
+    for (name, secret) in &config.secrets {
+        super::secrets::check_secret(name, secret)
+            .map_err(|message| invalid(&format!("secrets.{name}"), message))?;
+    }
     let runtime = &config.runtime;
     // The limits' own checks (`RuntimeLimits::validate`, what the runtime's builder
     // runs), under the file's key; then what only a file has or refuses.

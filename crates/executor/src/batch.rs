@@ -347,6 +347,7 @@ impl ToolExecutor {
                 args,
                 call_id: call.id.clone(),
                 workspace_root: run.ctx.workspace_root.clone(),
+                secrets: std::sync::Arc::clone(&self.secrets),
             };
             let semaphore = &semaphore;
             // Polled together on the batch's task (no spawn per call); each call's

@@ -21,6 +21,7 @@ use crate::rules::process_state::{ExecutionPhase, ProcessToolState};
 use crate::rules::rule::ToolRule;
 use crate::rules::rule_kind::ToolRuleKind;
 use crate::rules::run_state::RunStates;
+use crate::secret_handles::SecretHandles;
 use crate::validation::{CheckedArguments, SchemaCache};
 
 /// How long per-run state of a session run that was never completed is kept.
@@ -43,6 +44,7 @@ pub struct ToolExecutor {
     pub(crate) grants: GrantStore,
     pub(crate) hooks: HookChain,
     pub(crate) verdicts: CallVerdicts,
+    pub(crate) secrets: Arc<SecretHandles>,
 }
 
 impl std::fmt::Debug for ToolExecutor {
@@ -81,7 +83,16 @@ impl ToolExecutor {
             grants: GrantStore::default(),
             hooks: HookChain::default(),
             verdicts: CallVerdicts::default(),
+            secrets: Arc::new(SecretHandles::default()),
         }
+    }
+
+    /// The same executor putting the values of `secrets` in where a call's arguments
+    /// write `{{secret:NAME}}`, inside the call only (see [`SecretHandles`]).
+    #[must_use]
+    pub fn with_secret_handles(mut self, secrets: SecretHandles) -> Self {
+        self.secrets = Arc::new(secrets);
+        self
     }
 
     /// The same executor asking `broker` for consent.

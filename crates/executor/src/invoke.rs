@@ -12,12 +12,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
-use oxydra_tools::{Tool, ToolContext, ToolOutput};
+use oxydra_tools::{Tool, ToolContext, ToolError, ToolOutput};
 use oxydra_types::CallId;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::error::ToolExecutionError;
+use crate::secret_handles::SecretHandles;
 
 /// Everything one run needs.
 pub(crate) struct Invocation {
@@ -26,6 +27,9 @@ pub(crate) struct Invocation {
     pub(crate) args: serde_json::Value,
     pub(crate) call_id: CallId,
     pub(crate) workspace_root: PathBuf,
+    /// The handles `{{secret:NAME}}` in `args` stand for, put in here and nowhere
+    /// earlier.
+    pub(crate) secrets: Arc<SecretHandles>,
 }
 
 /// Run `invocation` until it finishes, `timeout` elapses or `cancel` fires. On timeout
@@ -43,7 +47,16 @@ pub(crate) async fn invoke(
         args,
         call_id,
         workspace_root,
+        secrets,
     } = invocation;
+    let args = match secrets.resolve(&tool_name, &args) {
+        Ok(None) => args,
+        Ok(Some(resolved)) => resolved,
+        Err(message) => {
+            let refused = ToolError::InvalidArguments { message };
+            return (Err(ToolExecutionError::Failed(refused)), None);
+        }
+    };
     let child = cancel.child_token();
     let context = ToolContext::new(workspace_root, child.clone(), call_id);
     let run = async {

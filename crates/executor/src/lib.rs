@@ -124,6 +124,7 @@ mod permission_scope;
 mod record;
 mod rules;
 mod schema_violation;
+mod secret_handles;
 mod tool_hooks;
 mod validation;
 
@@ -157,6 +158,7 @@ pub use rules::process_state::{ExecutionPhase, ProcessToolState, ToolExecution};
 pub use rules::rule::ToolRule;
 pub use rules::rule_kind::ToolRuleKind;
 pub use schema_violation::SchemaViolation;
+pub use secret_handles::{SecretHandle, SecretHandles};
 pub use validation::{
     CheckedArguments, HEARTBEAT_ARGUMENT, SchemaCache, json_kind, strip_heartbeat,
 };

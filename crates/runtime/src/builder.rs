@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use oxydra_executor::{
-    Hook, HookChain, NoopEventSink, PermissionBroker, ToolExecutor, ToolExecutorConfig, ToolRule,
+    Hook, HookChain, NoopEventSink, PermissionBroker, SecretHandles, ToolExecutor,
+    ToolExecutorConfig, ToolRule,
 };
 use oxydra_memory::{Memory, MemoryRetrieval};
 use oxydra_provider::{
@@ -72,6 +73,7 @@ pub struct AgentRuntimeBuilder {
     retrieval_top_k: Option<usize>,
     scrubber: Option<Scrubber>,
     known_secrets: Vec<(String, String)>,
+    secret_handles: SecretHandles,
     system_prompt: Option<String>,
     keep_session_system_prompt: bool,
     agent_name: Option<String>,
@@ -266,6 +268,34 @@ impl AgentRuntimeBuilder {
         self
     }
 
+    /// Secrets the model may name but never holds: `{{secret:NAME}}` in a call's
+    /// arguments is replaced by the value inside the call only, for the tools (and
+    /// hosts) each handle allows; anything else is refused with a message the model
+    /// can correct from ([`SecretHandles`]). Every value is also scrubbed by value, as
+    /// [`known_secret`](Self::known_secret) does.
+    ///
+    /// ```
+    /// # use oxydra_runtime::AgentRuntime;
+    /// # use oxydra_provider::ScriptedProvider;
+    /// use oxydra_executor::{SecretHandle, SecretHandles};
+    ///
+    /// let handles = SecretHandles::default().with(
+    ///     "DEPLOY_TOKEN",
+    ///     SecretHandle::new("dpl_7Hq2Lm9Xv4Rt8Zp1Wk6N", ["shell_exec"], Vec::<String>::new()),
+    /// );
+    /// let runtime = AgentRuntime::builder()
+    ///     .provider(std::sync::Arc::new(ScriptedProvider::new(Vec::new())))
+    ///     .model("m")
+    ///     .secret_handles(handles)
+    ///     .build()?;
+    /// # let _ = runtime;
+    /// # Ok::<(), oxydra_runtime::RuntimeError>(())
+    /// ```
+    pub fn secret_handles(mut self, handles: SecretHandles) -> Self {
+        self.secret_handles = handles;
+        self
+    }
+
     /// The system prompt, sent first in every request.
     pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.system_prompt = Some(prompt.into());
@@ -448,8 +478,17 @@ impl AgentRuntimeBuilder {
         let tool_schemas = tools.schemas();
         let schema_json = serde_json::to_string(&tool_schemas)
             .map_err(|error| RuntimeError::Config(format!("tool schemas: {error}")))?;
+        let mut known_secrets = self.known_secrets;
+        known_secrets.extend(
+            self.secret_handles
+                .values()
+                .map(|(name, value)| (name.to_owned(), value.to_owned())),
+        );
         let mut executor =
             ToolExecutor::new(tools, self.rules, self.executor_config.unwrap_or_default());
+        if !self.secret_handles.is_empty() {
+            executor = executor.with_secret_handles(self.secret_handles);
+        }
         if let Some(broker) = self.permission_broker {
             executor = executor.with_permission_broker(broker);
         }
@@ -459,11 +498,11 @@ impl AgentRuntimeBuilder {
         let capabilities = provider.capabilities(&model);
         let budget = ContextBudget::new(&limits, &capabilities);
         let scrubber = self.scrubber.unwrap_or_default();
-        let scrubber = if self.known_secrets.is_empty() {
+        let scrubber = if known_secrets.is_empty() {
             scrubber
         } else {
             scrubber
-                .with_known_secrets(self.known_secrets)
+                .with_known_secrets(known_secrets)
                 .map_err(|error| RuntimeError::Config(error.to_string()))?
         };
         let inner = RuntimeInner {

@@ -113,3 +113,104 @@ bearer_token_env = "REMOTE_TOKEN"
         );
     }
 }
+
+/// The `[secrets.NAME]` of the configuration with their values read: the environment
+/// variable, the file (relative to `base`, the configuration file's directory; one final
+/// line break dropped) or the command's standard output. Errors name the key.
+pub fn secret_handles(
+    secrets: &oxydra_config::Secrets,
+    base: Option<&std::path::Path>,
+    env: EnvLookup<'_>,
+) -> Result<oxydra::executor::SecretHandles, String> {
+    use oxydra::executor::{SecretHandle, SecretHandles};
+    let mut handles = SecretHandles::default();
+    for (name, secret) in secrets {
+        let key = format!("secrets.{name}");
+        let value = if let Some(variable) = &secret.env {
+            env(variable).ok_or_else(|| format!("{key}: the variable {variable} is not set"))?
+        } else if let Some(file) = &secret.file {
+            let path = base.map_or_else(|| file.clone(), |dir| dir.join(file));
+            let text = std::fs::read_to_string(&path)
+                .map_err(|error| format!("{key}: cannot read {}: {error}", path.display()))?;
+            text.strip_suffix('\n')
+                .map(|line| line.strip_suffix('\r').unwrap_or(line))
+                .unwrap_or(&text)
+                .to_owned()
+        } else if let Some((program, args)) =
+            secret.command.as_deref().and_then(<[String]>::split_first)
+        {
+            let output = std::process::Command::new(program)
+                .args(args)
+                .stdin(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .output()
+                .map_err(|error| format!("{key}: cannot run {program}: {error}"))?;
+            if !output.status.success() {
+                return Err(format!("{key}: {program} failed ({})", output.status));
+            }
+            let text = String::from_utf8(output.stdout)
+                .map_err(|_| format!("{key}: {program} printed bytes that are not UTF-8"))?;
+            text.trim_end_matches(['\n', '\r']).to_owned()
+        } else {
+            return Err(format!("{key}: give one of `env`, `file` or `command`"));
+        };
+        if value.is_empty() {
+            return Err(format!("{key}: the value is empty"));
+        }
+        handles = handles.with(
+            name.clone(),
+            SecretHandle::new(value, secret.tools.clone(), secret.hosts.clone()),
+        );
+    }
+    Ok(handles)
+}
+
+#[cfg(test)]
+mod handle_tests {
+    use super::*;
+
+    #[test]
+    fn values_come_from_the_environment_a_file_or_a_command_and_errors_name_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("token.txt"), "file-Value-0123456789\n").unwrap();
+        let secrets: oxydra_config::Secrets = toml::from_str(
+            r#"
+[A]
+env = "A_VAR"
+tools = ["shell_exec"]
+[B]
+file = "token.txt"
+tools = ["shell_exec"]
+[C]
+command = ["printf", "cmd-Value-0123456789"]
+tools = ["web_fetch"]
+hosts = ["api.example.com"]
+"#,
+        )
+        .unwrap();
+        let lookup = |name: &str| (name == "A_VAR").then(|| "env-Value-0123456789".to_owned());
+        let handles = secret_handles(&secrets, Some(dir.path()), &lookup).unwrap();
+        let values: Vec<(&str, &str)> = handles.values().collect();
+        assert_eq!(
+            values,
+            [
+                ("A", "env-Value-0123456789"),
+                ("B", "file-Value-0123456789"),
+                ("C", "cmd-Value-0123456789")
+            ]
+        );
+        let none = |_: &str| None;
+        let error = secret_handles(&secrets, Some(dir.path()), &none).unwrap_err();
+        assert!(
+            error.contains("secrets.A") && error.contains("A_VAR"),
+            "{error}"
+        );
+        let failing: oxydra_config::Secrets =
+            toml::from_str("[D]\ncommand = [\"false\"]\ntools = [\"x\"]").unwrap();
+        let error = secret_handles(&failing, None, &none).unwrap_err();
+        assert!(
+            error.contains("secrets.D") && error.contains("false"),
+            "{error}"
+        );
+    }
+}

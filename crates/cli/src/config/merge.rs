@@ -79,6 +79,10 @@ pub struct Merged<P> {
     /// and store.
     #[serde(skip)]
     pub held_secrets: Vec<super::HeldSecret>,
+    /// `[secrets.NAME]` with their values read: `{{secret:NAME}}` in a call's
+    /// arguments is replaced inside the call only.
+    #[serde(skip)]
+    pub secret_handles: oxydra::executor::SecretHandles,
 }
 
 /// What a run uses, after merging.
@@ -270,6 +274,20 @@ fn merge_settings<P>(
         pricing: file.config.pricing.clone(),
         named_providers: Vec::new(),
         held_secrets: super::held_secrets::mcp_secrets(&file.config.mcp_servers, env),
+        secret_handles: super::held_secrets::secret_handles(
+            &file.config.secrets,
+            file.path.as_deref().and_then(std::path::Path::parent),
+            env,
+        )
+        .map_err(|message| {
+            let key = message.split(':').next().unwrap_or("secrets").to_owned();
+            CliError::Config(oxydra_config::ConfigError::Invalid {
+                path: file.path.clone().unwrap_or_default(),
+                key,
+                message,
+                line: None,
+            })
+        })?,
     })
 }
 

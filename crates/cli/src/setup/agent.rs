@@ -147,6 +147,9 @@ pub async fn build(
     for (name, value) in crate::config::searchable(&effective.held_secrets) {
         builder = builder.known_secret(name, value);
     }
+    if !effective.secret_handles.is_empty() {
+        builder = builder.secret_handles(effective.secret_handles.clone());
+    }
     if effective.memory.retrieval {
         let retrieval: Arc<dyn MemoryRetrieval> = memory.clone();
         builder = builder.retrieval(retrieval);

@@ -387,3 +387,48 @@ fn a_secret_file_dressed_as_a_pdf_is_never_attached() {
         assert_nowhere(&encoded[..40], &output, &sandbox);
     }
 }
+
+/// `[secrets.NAME]` through the binary: the command gets the value, the model only
+/// the handle; what the command prints of it is scrubbed; another tool is refused.
+#[test]
+fn a_secret_handle_reaches_the_command_and_nothing_else() {
+    const VALUE: &str = "tok-Rm8Kq2ZtW7vXy4Lp9Nd3";
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.path().join("token.txt"), format!("{VALUE}\n")).unwrap();
+    sandbox
+        .write_trusted_config("[secrets.DEPLOY]\nfile = \"token.txt\"\ntools = [\"shell_exec\"]\n");
+    let shell = serde_json::json!({
+        "command": "echo \"len=$(printf '%s' '{{secret:DEPLOY}}' | wc -c)\"; echo '{{secret:DEPLOY}}'"
+    })
+    .to_string();
+    let model = MockServer::start(vec![
+        openai::tool_calls(&[("c1", "shell_exec", &shell)]),
+        openai::tool_calls(&[(
+            "c2",
+            "file_write",
+            r#"{"path":"t.txt","content":"{{secret:DEPLOY}}"}"#,
+        )]),
+        openai::text("done"),
+    ])
+    .unwrap();
+    let mut command = sandbox.oxydra_command(&model, "run");
+    command.args(["--approve", "always"]).arg("Deploy");
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3, "{}", stderr(&output));
+    let second = String::from_utf8_lossy(&requests[1].raw_body).into_owned();
+    // The command saw the whole value (its length), and its echo came back scrubbed.
+    assert!(second.contains(&format!("len={}", VALUE.len())), "{second}");
+    assert!(second.contains("[REDACTED]"), "{second}");
+    let last = String::from_utf8_lossy(&requests[2].raw_body).into_owned();
+    assert!(last.contains("may be used with: shell_exec"), "{last}");
+    assert!(
+        !sandbox.workspace.join("t.txt").exists(),
+        "the refused call ran"
+    );
+    for body in [&second, &last] {
+        assert!(!body.contains(VALUE), "{body}");
+    }
+    assert_nowhere(VALUE, &output, &sandbox);
+}

@@ -191,3 +191,84 @@ fn a_known_secret_too_short_to_search_is_refused_without_its_value() {
     let text = error.to_string();
     assert!(text.contains("PIN") && !text.contains("12345"), "{text}");
 }
+
+/// A tool that reports what it was given: it holds the secret's value for the call.
+struct Deployer(std::sync::Mutex<Vec<String>>);
+
+#[async_trait::async_trait]
+impl oxydra_tools::Tool for Deployer {
+    fn schema(&self) -> oxydra_types::ToolSchema {
+        oxydra_types::ToolSchema::new(
+            "deploy",
+            "Deploys with a token",
+            serde_json::json!({"type":"object","properties":{"token":{"type":"string"}},"required":["token"]}),
+        )
+    }
+    fn safety_tier(&self) -> oxydra_types::SafetyTier {
+        oxydra_types::SafetyTier::ReadOnly
+    }
+    async fn execute(
+        &self,
+        args: serde_json::Value,
+        _ctx: &oxydra_tools::ToolContext,
+    ) -> Result<oxydra_tools::ToolOutput, oxydra_tools::ToolError> {
+        let token = args["token"].as_str().unwrap_or_default().to_owned();
+        self.0.lock().unwrap().push(token.clone());
+        // A careless tool echoes what it got.
+        Ok(oxydra_tools::ToolOutput::text(format!(
+            "deployed with {token}"
+        )))
+    }
+}
+
+const HANDLED: &str = "dpl-Qm7Zt2Rk9Wv4Xy8Lp3Nd6Hs";
+
+#[tokio::test]
+async fn a_secret_handle_is_put_in_inside_the_call_and_nowhere_else() {
+    use oxydra_executor::{SecretHandle, SecretHandles};
+    let provider = scripted(vec![
+        ScriptedTurn::tool_call("c1", "deploy", r#"{"token":"{{secret:DEPLOY}}"}"#),
+        ScriptedTurn::tool_call("c2", "deploy", r#"{"token":"{{secret:OTHER}}"}"#),
+        ScriptedTurn::text("done"),
+    ]);
+    let events = Arc::new(CollectingEventSink::new());
+    let tool = Arc::new(Deployer(std::sync::Mutex::new(Vec::new())));
+    let handles = SecretHandles::default()
+        .with(
+            "DEPLOY",
+            SecretHandle::new(HANDLED, ["deploy"], Vec::<String>::new()),
+        )
+        .with(
+            "OTHER",
+            SecretHandle::new(
+                "other-Value-0123456789",
+                ["shell_exec"],
+                Vec::<String>::new(),
+            ),
+        );
+    let runtime = builder(provider.clone(), events.clone())
+        .tools(registry(vec![tool.clone()]))
+        .secret_handles(handles)
+        .build()
+        .unwrap();
+    let session = SessionId::generate();
+    runtime.session(&session).prompt("deploy").await.unwrap();
+    // The tool got the value once; the refused handle never reached it.
+    assert_eq!(*tool.0.lock().unwrap(), [HANDLED.to_owned()]);
+    let sent = format!("{:?}", provider.requests());
+    let stored = format!("{:?}", runtime.session_messages(&session).await.unwrap());
+    let emitted = serde_json::to_string(&events.events()).unwrap();
+    for (label, text) in [
+        ("requests", &sent),
+        ("memory", &stored),
+        ("events", &emitted),
+    ] {
+        assert!(!text.contains(HANDLED), "{label}: {text}");
+        assert!(!text.contains("other-Value"), "{label}: {text}");
+    }
+    // The model saw its own handle, the scrubbed echo and why the second was refused.
+    let last = format!("{:?}", provider.requests()[2].messages);
+    assert!(last.contains("{{secret:DEPLOY}}"), "{last}");
+    assert!(last.contains("deployed with [REDACTED]"), "{last}");
+    assert!(last.contains("may be used with: shell_exec"), "{last}");
+}
