@@ -172,6 +172,8 @@ fn runner_deps(
         deps.hooks = super::hooks::from_config(settings);
     }
     deps.limits = settings.runtime.limits.clone();
+    // `{{secret:NAME}}` in agents' calls; their values are scrubbed by value too.
+    deps = deps.with_secret_handles(settings.secret_handles.clone());
     // The keys the service holds, redacted by value from what its runs send and store.
     let held = crate::config::searchable(&settings.held_secrets);
     if !held.is_empty() {

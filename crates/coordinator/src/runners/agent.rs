@@ -19,15 +19,15 @@
 //! text may still echo a secret (from the prompt, say): the store scrubs the run's
 //! result and error before recording them (`RunStore::finish_run`).
 
-use oxydra_scrubbing::Scrubber;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use oxydra_executor::{Hook, PermissionBroker, ToolExecutorConfig, ToolRule};
+use oxydra_executor::{Hook, PermissionBroker, SecretHandles, ToolExecutorConfig, ToolRule};
 use oxydra_memory::Memory;
 use oxydra_provider::{PricingTable, Provider};
 use oxydra_runtime::{AgentRuntime, RuntimeError, RuntimeLimits};
+use oxydra_scrubbing::Scrubber;
 use oxydra_tools::ToolRegistry;
 use serde_json::{Value, json};
 use tracing::Instrument;
@@ -48,45 +48,37 @@ pub(crate) struct AgentPlan {
     pub(crate) pricing: Option<PricingTable>,
 }
 
+/// What every AI agent run of a coordinator shares, whatever its blueprint.
+pub(crate) struct AgentShared {
+    pub(crate) executor_config: ToolExecutorConfig,
+    pub(crate) permission_broker: Option<Arc<dyn PermissionBroker>>,
+    pub(crate) workspace_root: PathBuf,
+    pub(crate) memory: Option<Arc<dyn Memory>>,
+    pub(crate) hooks: Vec<Arc<dyn Hook>>,
+    /// Tool output, events and stored messages are scrubbed with it (held keys by value).
+    pub(crate) scrubber: Scrubber,
+    /// What `{{secret:NAME}}` stands for inside a call.
+    pub(crate) secret_handles: SecretHandles,
+}
+
 /// Runs AI agent blueprints.
 pub struct AgentRunner {
     plans: HashMap<String, AgentPlan>,
-    executor_config: ToolExecutorConfig,
-    permission_broker: Option<Arc<dyn PermissionBroker>>,
-    workspace_root: PathBuf,
-    memory: Option<Arc<dyn Memory>>,
-    hooks: Vec<Arc<dyn Hook>>,
-    scrubber: Scrubber,
+    shared: AgentShared,
 }
 
 impl std::fmt::Debug for AgentRunner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentRunner")
             .field("blueprints", &self.plans.keys().collect::<Vec<_>>())
-            .field("workspace_root", &self.workspace_root)
+            .field("workspace_root", &self.shared.workspace_root)
             .finish_non_exhaustive()
     }
 }
 
 impl AgentRunner {
-    pub(crate) fn new(
-        plans: HashMap<String, AgentPlan>,
-        executor_config: ToolExecutorConfig,
-        permission_broker: Option<Arc<dyn PermissionBroker>>,
-        workspace_root: PathBuf,
-        memory: Option<Arc<dyn Memory>>,
-        hooks: Vec<Arc<dyn Hook>>,
-        scrubber: Scrubber,
-    ) -> Self {
-        Self {
-            plans,
-            executor_config,
-            permission_broker,
-            workspace_root,
-            memory,
-            hooks,
-            scrubber,
-        }
+    pub(crate) fn new(plans: HashMap<String, AgentPlan>, shared: AgentShared) -> Self {
+        Self { plans, shared }
     }
 
     fn runtime(
@@ -108,24 +100,25 @@ impl AgentRunner {
             .model(model)
             .tools(Arc::clone(&plan.registry))
             .rules(plan.rules.clone())
-            .executor_config(self.executor_config.clone())
+            .executor_config(self.shared.executor_config.clone())
             .limits(plan.limits.clone())
-            .workspace_root(self.workspace_root.clone())
+            .workspace_root(self.shared.workspace_root.clone())
             // Recorded in the session's meta: whoever continues the session later
             // (`oxydra run --session`) can go on as this agent, with its prompt.
             .agent_name(name)
-            .scrubber(self.scrubber.clone())
-            .hooks(self.hooks.iter().cloned());
+            .scrubber(self.shared.scrubber.clone())
+            .secret_handles(self.shared.secret_handles.clone())
+            .hooks(self.shared.hooks.iter().cloned());
         if let Some(prompt) = &plan.system_prompt {
             builder = builder.system_prompt(prompt.clone());
         }
         if let Some(pricing) = &plan.pricing {
             builder = builder.pricing(pricing.clone());
         }
-        if let Some(broker) = &self.permission_broker {
+        if let Some(broker) = &self.shared.permission_broker {
             builder = builder.permission_broker(Arc::clone(broker));
         }
-        if let Some(memory) = &self.memory {
+        if let Some(memory) = &self.shared.memory {
             builder = builder.memory(Arc::clone(memory));
         }
         if resumed {
@@ -167,7 +160,7 @@ impl AgentRunner {
             agent_name = %run.blueprint.name(), model = %runtime.model());
         // A run taken over from a worker that died continues its stored session (when
         // the prompt was stored) instead of sending the prompt again.
-        let resume = match (&self.memory, run.resumed) {
+        let resume = match (&self.shared.memory, run.resumed) {
             (Some(memory), true) => memory.session_exists(&session_id).await.unwrap_or(false),
             _ => false,
         };
@@ -204,7 +197,7 @@ impl AgentRunner {
             }))),
             Err(RuntimeError::Cancelled) => Err(RunError::cancelled()),
             Err(RuntimeError::AwaitingApproval { pending }) => {
-                if self.memory.is_none() {
+                if self.shared.memory.is_none() {
                     return Err(RunError::new(
                         "config",
                         format!(

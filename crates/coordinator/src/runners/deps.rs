@@ -1,22 +1,22 @@
 //! What the real runners need from the application: tools, rules, the provider(s),
 //! budgets and where files live.
 
-use oxydra_scrubbing::Scrubber;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use oxydra_executor::{
-    Hook, HookChain, PermissionBroker, ToolExecutor, ToolExecutorConfig, ToolRule,
+    Hook, HookChain, PermissionBroker, SecretHandles, ToolExecutor, ToolExecutorConfig, ToolRule,
 };
 use oxydra_memory::Memory;
 use oxydra_provider::{PricingTable, Provider};
 use oxydra_runtime::RuntimeLimits;
+use oxydra_scrubbing::Scrubber;
 use oxydra_tools::{Tool, ToolRegistry};
 use oxydra_types::SafetyTier;
 
 use super::BlueprintRunner;
-use super::agent::{AgentPlan, AgentRunner};
+use super::agent::{AgentPlan, AgentRunner, AgentShared};
 use super::deterministic::DeterministicRunner;
 use crate::agent_tools::agent_tool_rules;
 use crate::blueprint::{Blueprint, BlueprintBody};
@@ -128,6 +128,9 @@ pub struct RunnerDeps {
     /// [`Scrubber::with_known_secrets`] so the keys the service holds are redacted by
     /// value, in any encoding a command prints.
     pub scrubber: Scrubber,
+    /// What `{{secret:NAME}}` stands for in AI agent runs' calls (none by default; see
+    /// [`SecretHandles`]).
+    pub secret_handles: SecretHandles,
     /// The prices AI agent runs count their cost with (`None`: the built-in table).
     /// An agent with a cost budget whose model has no price here is refused at load
     /// ([`CoordinatorError::UnpricedModel`]).
@@ -174,8 +177,17 @@ impl RunnerDeps {
             memory: None,
             hooks: Vec::new(),
             scrubber: Scrubber::new(),
+            secret_handles: SecretHandles::default(),
             pricing: None,
         }
+    }
+
+    /// The secret handles of AI agent runs (see [`RunnerDeps::secret_handles`]); each
+    /// run's runtime also scrubs their values by value.
+    #[must_use]
+    pub fn with_secret_handles(mut self, handles: SecretHandles) -> Self {
+        self.secret_handles = handles;
+        self
     }
 
     /// The scrubber of AI agent runs (see [`RunnerDeps::scrubber`]).
@@ -316,12 +328,15 @@ impl RunnerDeps {
         }
         let agents = AgentRunner::new(
             plans,
-            self.executor_config,
-            self.permission_broker,
-            self.workspace_root.clone(),
-            self.memory,
-            self.hooks,
-            self.scrubber,
+            AgentShared {
+                executor_config: self.executor_config,
+                permission_broker: self.permission_broker,
+                workspace_root: self.workspace_root.clone(),
+                memory: self.memory,
+                hooks: self.hooks,
+                scrubber: self.scrubber,
+                secret_handles: self.secret_handles,
+            },
         );
         let pipelines = DeterministicRunner::new(executors, self.workspace_root);
         Ok(BlueprintRunner::new(agents, pipelines))

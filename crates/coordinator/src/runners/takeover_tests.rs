@@ -87,12 +87,15 @@ impl Setup {
         };
         AgentRunner::new(
             HashMap::from([("worker".to_owned(), plan)]),
-            ToolExecutorConfig::default(),
-            None,
-            PathBuf::from("."),
-            Some(Arc::clone(&self.memory)),
-            Vec::new(),
-            oxydra_scrubbing::Scrubber::new(),
+            super::agent::AgentShared {
+                executor_config: ToolExecutorConfig::default(),
+                permission_broker: None,
+                workspace_root: PathBuf::from("."),
+                memory: Some(Arc::clone(&self.memory)),
+                hooks: Vec::new(),
+                scrubber: oxydra_scrubbing::Scrubber::new(),
+                secret_handles: oxydra_executor::SecretHandles::default(),
+            },
         )
     }
 

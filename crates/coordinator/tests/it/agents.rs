@@ -118,6 +118,46 @@ async fn an_ai_agent_run_uses_the_blueprint_prompt_tools_and_provider() {
 }
 
 #[tokio::test]
+async fn an_agent_runs_calls_get_secret_handles_and_never_show_their_values() {
+    use oxydra_executor::{SecretHandle, SecretHandles};
+    const VALUE: &str = "svc-Zt9wQ3mR7vK2xLp8Nd4";
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        ScriptedTurn::tool_call("call_1", "echo", r#"{"text":"key={{secret:SERVICE}}"}"#),
+        ScriptedTurn::text("done"),
+    ]));
+    let handles = SecretHandles::default().with(
+        "SERVICE",
+        SecretHandle::new(VALUE, ["echo"], Vec::<String>::new()),
+    );
+    let deps = RunnerDeps::new(registry(vec![]), ".")
+        .with_provider(provider.clone(), "test-model")
+        .with_secret_handles(handles);
+    let server = Served::with(
+        CoordinatorConfig::default(),
+        vec![researcher_with_echo()],
+        deps,
+    )
+    .await;
+    let (status, created) = server
+        .post_run(json!({"agent_name": "researcher", "parameters": {"prompt": "go"}}))
+        .await;
+    assert_eq!(status, 201);
+    let run = server.finished(created["run_id"].as_str().unwrap()).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    // The tool echoed the value it was given; the model got it scrubbed by value.
+    let requests = provider.requests();
+    let tool_result = requests[1]
+        .messages
+        .iter()
+        .find(|m| m.role == MessageRole::Tool)
+        .unwrap();
+    assert_eq!(tool_result.text(), "key=[REDACTED]");
+    let everything = format!("{requests:?} {run}");
+    assert!(!everything.contains(VALUE), "{everything}");
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn an_orchestrating_agent_corrects_itself_from_the_validation_error() {
     let provider = Arc::new(ScriptedProvider::new(vec![
         ScriptedTurn::tool_call("c1", "list_agent_blueprints", "{}"),
