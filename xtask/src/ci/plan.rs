@@ -175,6 +175,26 @@ pub(super) fn steps(driver: &Path) -> Vec<Step> {
         },
         feature_line_docs("docs, default features", &[]),
         feature_line_docs("docs, no default features", &["--no-default-features"]),
+        // The lean line of the library guide: the facade with `runtime` alone (no
+        // built-in tools, so none of their crates) must build; rustdoc checks it.
+        Step {
+            env: vec![("RUSTDOCFLAGS", "-D warnings".to_owned())],
+            ..Step::new(
+                "docs, the lean line",
+                &[
+                    "doc",
+                    "--no-deps",
+                    "--lib",
+                    "-p",
+                    "oxydra",
+                    "--no-default-features",
+                    "--features",
+                    "runtime",
+                ],
+                false,
+            )
+            .beside_tests()
+        },
         // Every library crate packages as crates.io would take it (cargo packages
         // the workspace's crates that depend on each other against a local overlay of
         // the others); `--no-verify` skips building each package again, the tests
@@ -281,6 +301,7 @@ mod tests {
                 "docs",
                 "docs, default features",
                 "docs, no default features",
+                "docs, the lean line",
                 "package"
             ]
         );

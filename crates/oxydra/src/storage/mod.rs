@@ -3,8 +3,8 @@
 //!
 //! [`BACKENDS`] is the table of server backends, one [`Backend`] row each (its URL
 //! schemes, how a URL is checked, how its memory store and its run store are opened).
-//! [`Database::parse`] reads a path or URL once; [`open_memory`] and [`open_service`]
-//! open what it names. The `oxydra` command reads the table for its `--db` flag, its
+//! [`Database::parse`] reads a path or URL once; [`open_memory`] and `open_service`
+//! (feature `coordinator`: the memory and run stores of a service) open what it names. The `oxydra` command reads the table for its `--db` flag, its
 //! messages and its services, so a new backend is its crate plus a row here.
 //!
 //! ```
