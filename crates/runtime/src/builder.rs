@@ -9,9 +9,7 @@ use oxydra_executor::{
     ToolExecutorConfig, ToolRule,
 };
 use oxydra_memory::{Memory, MemoryRetrieval};
-use oxydra_provider::{
-    ModelPrice, PricingTable, Provider, ProviderError, ReliableProvider, RetryPolicy,
-};
+use oxydra_provider::{ModelPrice, PricingTable, Provider, ProviderError, RetryPolicy};
 use oxydra_scrubbing::Scrubber;
 use oxydra_tools::Tool;
 
@@ -20,6 +18,7 @@ use crate::error::RuntimeError;
 use crate::events::EventSink;
 use crate::limits::RuntimeLimits;
 use crate::pending_approvals::PendingApprovals;
+use crate::provider_retries::{Retries, with_retries};
 use crate::retrieval_scope::RetrievalScope;
 use crate::runtime::AgentRuntime;
 use crate::runtime_inner::RuntimeInner;
@@ -35,20 +34,6 @@ const MIN_LEASE_TTL: Duration = Duration::from_secs(1);
 
 /// Snippets injected per run when retrieval is set, unless changed.
 pub const DEFAULT_RETRIEVAL_TOP_K: usize = 4;
-
-/// How the builder makes the provider retry.
-#[derive(Debug, Default)]
-enum Retries {
-    /// Wrapped in a [`ReliableProvider`] with the default [`RetryPolicy`], unless it
-    /// already is one (which keeps its own policy).
-    #[default]
-    Default,
-    /// Wrapped in a [`ReliableProvider`] with this policy (one that is already a
-    /// `ReliableProvider` gets its inner provider re-wrapped).
-    Policy(RetryPolicy),
-    /// Used as given.
-    Off,
-}
 
 /// Builds an [`AgentRuntime`]; `provider` and `model` are required, everything else
 /// has a default (the default retry policy, no tools, default limits, no memory, the
@@ -102,7 +87,7 @@ impl AgentRuntimeBuilder {
         Self::default()
     }
 
-    /// The provider (required). It is wrapped in a [`ReliableProvider`] with the
+    /// The provider (required). It is wrapped in a [`ReliableProvider`](oxydra_provider::ReliableProvider) with the
     /// default [`RetryPolicy`] (retries with backoff, and the stream → complete
     /// fallback) unless it already is one, or [`retry_policy`](Self::retry_policy) or
     /// [`without_retries`](Self::without_retries) says otherwise.
@@ -139,7 +124,7 @@ impl AgentRuntimeBuilder {
 
     /// Uses the provider exactly as given: no retries and no stream → complete
     /// fallback, so its first error ends the call (unless it is a
-    /// [`ReliableProvider`] itself).
+    /// [`ReliableProvider`](oxydra_provider::ReliableProvider) itself).
     pub fn without_retries(mut self) -> Self {
         self.retries = Retries::Off;
         self
@@ -536,21 +521,6 @@ impl AgentRuntimeBuilder {
     }
 }
 
-/// `provider` made to retry as `retries` says, never wrapped twice.
-fn with_retries(provider: Arc<dyn Provider>, retries: Retries) -> Arc<dyn Provider> {
-    match retries {
-        Retries::Default => ReliableProvider::wrap(provider, RetryPolicy::default()),
-        Retries::Policy(policy) => {
-            let inner = match ReliableProvider::downcast(provider.as_ref()) {
-                Some(reliable) => Arc::clone(reliable.inner()),
-                None => provider,
-            };
-            Arc::new(ReliableProvider::new(inner, policy))
-        }
-        Retries::Off => provider,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use oxydra_provider::ScriptedProvider;
@@ -559,22 +529,6 @@ mod tests {
 
     fn plain() -> Arc<dyn Provider> {
         Arc::new(ScriptedProvider::new(vec![]))
-    }
-
-    fn policy_of(provider: &Arc<dyn Provider>) -> Option<RetryPolicy> {
-        ReliableProvider::downcast(provider.as_ref()).map(|r| r.policy().clone())
-    }
-
-    #[test]
-    fn a_provider_gets_the_default_policy_unless_told_otherwise() {
-        let provider = plain();
-        let wrapped = with_retries(Arc::clone(&provider), Retries::Default);
-        assert_eq!(policy_of(&wrapped), Some(RetryPolicy::default()));
-        let kept = with_retries(Arc::clone(&provider), Retries::Off);
-        assert!(Arc::ptr_eq(&kept, &provider));
-        let custom = RetryPolicy::default().with_max_attempts(2);
-        let chosen = with_retries(provider, Retries::Policy(custom.clone()));
-        assert_eq!(policy_of(&chosen), Some(custom));
     }
 
     #[test]
@@ -592,22 +546,5 @@ mod tests {
         for tool in ["first_tool", "second_tool", "third_tool"] {
             assert!(executor.contains(tool), "{tool}: {executor}");
         }
-    }
-
-    #[test]
-    fn a_reliable_provider_is_never_wrapped_twice() {
-        let inner = plain();
-        let custom = RetryPolicy::default().with_max_attempts(2);
-        let reliable: Arc<dyn Provider> =
-            Arc::new(ReliableProvider::new(Arc::clone(&inner), custom.clone()));
-        let default = with_retries(Arc::clone(&reliable), Retries::Default);
-        assert!(Arc::ptr_eq(&default, &reliable));
-        assert_eq!(policy_of(&default), Some(custom));
-        // An explicit policy replaces the wrapper's, around the same inner provider.
-        let other = RetryPolicy::default().with_max_attempts(5);
-        let replaced = with_retries(reliable, Retries::Policy(other.clone()));
-        assert_eq!(policy_of(&replaced), Some(other));
-        let replaced = ReliableProvider::downcast(replaced.as_ref()).unwrap();
-        assert!(Arc::ptr_eq(replaced.inner(), &inner));
     }
 }

@@ -70,6 +70,7 @@ mod model_hooks;
 mod part_scrub;
 mod pending_approvals;
 mod provider_call;
+mod provider_retries;
 mod retrieval_scope;
 mod run_handle;
 mod run_outcome;
