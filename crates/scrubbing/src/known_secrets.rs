@@ -76,11 +76,14 @@ struct Search {
 pub(crate) struct KnownSecrets {
     names: Vec<Arc<str>>,
     searches: Vec<Search>,
+    /// What it was compiled from, so that more can be added.
+    given: Vec<(String, String)>,
 }
 
 impl KnownSecrets {
     /// Compiles `secrets` (name, value). Duplicate values are searched once.
     pub(crate) fn new(secrets: Vec<(String, String)>) -> Result<Self, ScrubError> {
+        let given = secrets.clone();
         let mut names = Vec::new();
         let mut raw: Vec<(String, usize)> = Vec::new();
         let mut projected: Vec<Vec<(String, usize)>> = vec![Vec::new(); PROJECTIONS.len()];
@@ -121,7 +124,16 @@ impl KnownSecrets {
                 searches.push(search);
             }
         }
-        Ok(Self { names, searches })
+        Ok(Self {
+            names,
+            searches,
+            given,
+        })
+    }
+
+    /// The secrets it was compiled from, by name and value.
+    pub(crate) fn given(&self) -> &[(String, String)] {
+        &self.given
     }
 
     /// Adds a candidate for every known secret in `text`, in any of its encodings.

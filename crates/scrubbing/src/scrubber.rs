@@ -120,7 +120,8 @@ impl Scrubber {
     /// wherever it appears, plain or in the encodings one command line produces
     /// (spaced, split, base64, hex, URL-encoded, decimal or octal bytes; see
     /// [`RedactionKind::KnownSecret`]). The name is the redaction kind; the value never
-    /// leaves the scrubber. Replaces secrets added before.
+    /// leaves the scrubber. Adds to the secrets given before (a scrubber
+    /// handed on can be given more).
     ///
     /// ```
     /// use oxydra_scrubbing::Scrubber;
@@ -147,14 +148,20 @@ impl Scrubber {
         N: Into<String>,
         V: Into<String>,
     {
-        let secrets: Vec<(String, String)> = secrets
-            .into_iter()
-            .map(|(name, value)| (name.into(), value.into()))
-            .collect();
-        self.known = if secrets.is_empty() {
+        let mut all: Vec<(String, String)> = self
+            .known
+            .as_ref()
+            .map(|known| known.given().to_vec())
+            .unwrap_or_default();
+        all.extend(
+            secrets
+                .into_iter()
+                .map(|(name, value)| (name.into(), value.into())),
+        );
+        self.known = if all.is_empty() {
             None
         } else {
-            Some(Arc::new(KnownSecrets::new(secrets)?))
+            Some(Arc::new(KnownSecrets::new(all)?))
         };
         Ok(self)
     }

@@ -211,3 +211,18 @@ fn a_value_of_few_letters_and_digits_is_found_plain() {
     let text = format!("pw={value};");
     assert_eq!(scrubber.scrub(&text).text, "pw=[REDACTED];");
 }
+
+#[test]
+fn secrets_given_later_add_to_those_given_before() {
+    // A scrubber handed on (serve's, with the service's keys) is given more (a run's
+    // secret handles): both stay redacted.
+    let first = Scrubber::new()
+        .with_known_secrets([("FIRST", "first-Value-0123456789")])
+        .unwrap();
+    let both = first
+        .with_known_secrets([("LATER", "later-Value-0123456789")])
+        .unwrap();
+    let text = "first-Value-0123456789 and later-Value-0123456789";
+    let out = both.with_entropy_detection(false).scrub(text);
+    assert_eq!(out.text, "[REDACTED] and [REDACTED]");
+}
