@@ -121,48 +121,75 @@ pub fn secret_handles(
     secrets: &oxydra_config::Secrets,
     base: Option<&std::path::Path>,
     env: EnvLookup<'_>,
-) -> Result<oxydra::executor::SecretHandles, String> {
+) -> Result<oxydra::executor::SecretHandles, UnreadSecret> {
     use oxydra::executor::{SecretHandle, SecretHandles};
     let mut handles = SecretHandles::default();
     for (name, secret) in secrets {
-        let key = format!("secrets.{name}");
-        let value = if let Some(variable) = &secret.env {
-            env(variable).ok_or_else(|| format!("{key}: the variable {variable} is not set"))?
-        } else if let Some(file) = &secret.file {
-            let path = base.map_or_else(|| file.clone(), |dir| dir.join(file));
-            let text = std::fs::read_to_string(&path)
-                .map_err(|error| format!("{key}: cannot read {}: {error}", path.display()))?;
-            text.strip_suffix('\n')
-                .map(|line| line.strip_suffix('\r').unwrap_or(line))
-                .unwrap_or(&text)
-                .to_owned()
-        } else if let Some((program, args)) =
-            secret.command.as_deref().and_then(<[String]>::split_first)
-        {
-            let output = std::process::Command::new(program)
-                .args(args)
-                .stdin(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .output()
-                .map_err(|error| format!("{key}: cannot run {program}: {error}"))?;
-            if !output.status.success() {
-                return Err(format!("{key}: {program} failed ({})", output.status));
-            }
-            let text = String::from_utf8(output.stdout)
-                .map_err(|_| format!("{key}: {program} printed bytes that are not UTF-8"))?;
-            text.trim_end_matches(['\n', '\r']).to_owned()
-        } else {
-            return Err(format!("{key}: give one of `env`, `file` or `command`"));
-        };
-        if value.is_empty() {
-            return Err(format!("{key}: the value is empty"));
-        }
+        let value = read_value(secret, base, env).map_err(|message| UnreadSecret {
+            key: format!("secrets.{name}"),
+            message,
+        })?;
         handles = handles.with(
             name.clone(),
             SecretHandle::new(value, secret.tools.clone(), secret.hosts.clone()),
         );
     }
     Ok(handles)
+}
+
+/// A `[secrets.NAME]` whose value could not be read: the key and why.
+#[derive(Debug)]
+pub struct UnreadSecret {
+    /// `secrets.NAME`.
+    pub key: String,
+    /// What went wrong (never the value).
+    pub message: String,
+}
+
+impl std::fmt::Display for UnreadSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+/// The value of one secret, from its one source.
+fn read_value(
+    secret: &oxydra_config::SecretConfig,
+    base: Option<&std::path::Path>,
+    env: EnvLookup<'_>,
+) -> Result<String, String> {
+    let value = if let Some(variable) = &secret.env {
+        env(variable).ok_or_else(|| format!("the variable {variable} is not set"))?
+    } else if let Some(file) = &secret.file {
+        let path = base.map_or_else(|| file.clone(), |dir| dir.join(file));
+        let text = std::fs::read_to_string(&path)
+            .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+        text.strip_suffix('\n')
+            .map(|line| line.strip_suffix('\r').unwrap_or(line))
+            .unwrap_or(&text)
+            .to_owned()
+    } else if let Some((program, args)) =
+        secret.command.as_deref().and_then(<[String]>::split_first)
+    {
+        let output = std::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .map_err(|error| format!("cannot run {program}: {error}"))?;
+        if !output.status.success() {
+            return Err(format!("{program} failed ({})", output.status));
+        }
+        let text = String::from_utf8(output.stdout)
+            .map_err(|_| format!("{program} printed bytes that are not UTF-8"))?;
+        text.trim_end_matches(['\n', '\r']).to_owned()
+    } else {
+        return Err("give one of `env`, `file` or `command`".to_owned());
+    };
+    if value.is_empty() {
+        return Err("the value is empty".to_owned());
+    }
+    Ok(value)
 }
 
 #[cfg(test)]
@@ -201,16 +228,20 @@ hosts = ["api.example.com"]
         );
         let none = |_: &str| None;
         let error = secret_handles(&secrets, Some(dir.path()), &none).unwrap_err();
+        assert_eq!(error.key, "secrets.A");
+        let shown = error.to_string();
         assert!(
-            error.contains("secrets.A") && error.contains("A_VAR"),
-            "{error}"
+            shown.contains("secrets.A") && shown.contains("A_VAR"),
+            "{shown}"
         );
         let failing: oxydra_config::Secrets =
             toml::from_str("[D]\ncommand = [\"false\"]\ntools = [\"x\"]").unwrap();
         let error = secret_handles(&failing, None, &none).unwrap_err();
+        assert_eq!(error.key, "secrets.D");
+        let shown = error.to_string();
         assert!(
-            error.contains("secrets.D") && error.contains("false"),
-            "{error}"
+            shown.contains("secrets.D") && shown.contains("false"),
+            "{shown}"
         );
     }
 }

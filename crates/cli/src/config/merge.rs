@@ -279,12 +279,11 @@ fn merge_settings<P>(
             file.path.as_deref().and_then(std::path::Path::parent),
             env,
         )
-        .map_err(|message| {
-            let key = message.split(':').next().unwrap_or("secrets").to_owned();
+        .map_err(|unread| {
             CliError::Config(oxydra_config::ConfigError::Invalid {
                 path: file.path.clone().unwrap_or_default(),
-                key,
-                message,
+                message: unread.to_string(),
+                key: unread.key,
                 line: None,
             })
         })?,
