@@ -20,6 +20,10 @@ use crate::args::{
 /// 2; with `--output jsonl` the closing `error` event is printed on stdout as well.
 /// `Err` holds the exit code (0 for `--help` and `--version`).
 pub fn parse(argv: Vec<OsString>) -> Result<Cli, std::process::ExitCode> {
+    let argv = chat_when_bare(
+        argv,
+        std::io::stdin().is_terminal() && std::io::stdout().is_terminal(),
+    );
     let error = match Cli::try_parse_from(&argv) {
         Ok(cli) => return Ok(with_json_shorthand(cli)),
         Err(error) => error,
@@ -41,6 +45,25 @@ pub fn parse(argv: Vec<OsString>) -> Result<Cli, std::process::ExitCode> {
     Err(std::process::ExitCode::from(
         u8::try_from(error.exit_code()).unwrap_or(2),
     ))
+}
+
+/// `oxydra` with no subcommand (only `-v` flags) on a terminal is `oxydra chat`, as
+/// codex and Claude Code start a conversation; anywhere else (a script, a pipe) it
+/// still prints the usage, so nothing waits for input no one will type.
+fn chat_when_bare(mut argv: Vec<OsString>, on_a_terminal: bool) -> Vec<OsString> {
+    let bare = argv.iter().skip(1).all(|arg| {
+        arg.to_str().is_some_and(|arg| {
+            arg == "--verbose"
+                || (arg.len() > 1
+                    && arg
+                        .strip_prefix('-')
+                        .is_some_and(|vs| vs.bytes().all(|b| b == b'v')))
+        })
+    });
+    if on_a_terminal && bare {
+        argv.push("chat".into());
+    }
+    argv
 }
 
 /// Whether the command line holds `--output jsonl` (or `--output=jsonl`, or `--json`).
@@ -102,6 +125,32 @@ mod tests {
         assert!(line.contains("<PROMPT>"), "{line}");
         assert!(!line.contains('\n') && !line.contains("Usage"), "{line}");
         assert!(!line.starts_with("error:"), "{line}");
+    }
+
+    #[test]
+    fn a_bare_oxydra_on_a_terminal_is_chat_and_elsewhere_the_usage() {
+        let argv = |args: &[&str]| args.iter().map(OsString::from).collect::<Vec<_>>();
+        for bare in [
+            &["oxydra"][..],
+            &["oxydra", "-v"],
+            &["oxydra", "-vv", "--verbose"],
+        ] {
+            let chat = chat_when_bare(argv(bare), true);
+            assert_eq!(chat.last().unwrap(), "chat", "{bare:?}");
+            assert!(matches!(
+                Cli::try_parse_from(&chat).unwrap().command,
+                Command::Chat(_)
+            ));
+            assert_eq!(chat_when_bare(argv(bare), false), argv(bare));
+        }
+        for not_bare in [
+            &["oxydra", "run", "hi"][..],
+            &["oxydra", "--help"],
+            &["oxydra", "-V"],
+            &["oxydra", "-"],
+        ] {
+            assert_eq!(chat_when_bare(argv(not_bare), true), argv(not_bare));
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The coordinator's tools that steer runs already started: `cancel_agent_run`,
 //! `list_pending_approvals` and `decide_approval`. They answer with the same JSON as
-//! `POST /runs/{id}/cancel`, `GET /runs/{id}` (its `pending_approvals`) and
+//! `DELETE /runs/{id}`, `GET /runs/{id}` (its `pending_approvals`) and
 //! `POST /runs/{id}/approvals/{approval_id}`: the answer, or the API's error body,
 //! which says what to correct (an unknown id, a run that no longer waits, a request
 //! decided already).

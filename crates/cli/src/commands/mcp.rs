@@ -30,7 +30,7 @@ pub async fn run(args: McpArgs) -> Result<Exit, CliError> {
 
 async fn list(options: &ListOptions) -> Result<Exit, CliError> {
     let file = config::load(options.config.as_deref())?;
-    let servers = file.config.mcp_servers;
+    let servers = file.config.mcp_servers.clone();
     if servers.is_empty() {
         let source = file.path.map_or_else(
             || "no configuration file".to_owned(),
@@ -39,7 +39,9 @@ async fn list(options: &ListOptions) -> Result<Exit, CliError> {
         eprintln!("no MCP servers configured ({source}); add [[mcp_servers]] entries");
         return Ok(Exit::Done);
     }
-    let ready = crate::setup::launch::mcp_servers(&servers, file.path.as_deref())?;
+    let env = |name: &str| std::env::var(name).ok();
+    let handles = config::file_secret_handles(&file, &env)?;
+    let ready = crate::setup::launch::mcp_servers(&servers, file.path.as_deref(), &handles)?;
     let manager = McpManager::start(ready)
         .await
         .map_err(|error| CliError::Mcp(scrub(&error.to_string()).text.into_owned()))?;
@@ -62,6 +64,20 @@ async fn list(options: &ListOptions) -> Result<Exit, CliError> {
             .into_owned()
             .into_bytes(),
         OutputFormat::Jsonl => listing,
+    };
+    // A server can print the value a handle put in its environment (in a failure
+    // reason): every handle's value is redacted by value too.
+    let listing = if handles.is_empty() {
+        listing
+    } else {
+        let scrubber = oxydra::scrubbing::Scrubber::default()
+            .with_known_secrets(handles.values())
+            .map_err(|error| CliError::Mcp(format!("[secrets]: {error}")))?;
+        scrubber
+            .scrub(&String::from_utf8_lossy(&listing))
+            .text
+            .into_owned()
+            .into_bytes()
     };
     let mut out = std::io::stdout().lock();
     out.write_all(shown(options.output, &listing).as_bytes())

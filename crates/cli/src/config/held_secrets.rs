@@ -137,6 +137,27 @@ pub fn secret_handles(
     Ok(handles)
 }
 
+/// The `[secrets.NAME]` of the loaded configuration `file` with their values read
+/// (see [`secret_handles`]); an unreadable one is a configuration error naming its key.
+pub fn file_secret_handles(
+    file: &oxydra_config::LoadedFile,
+    env: EnvLookup<'_>,
+) -> Result<oxydra::executor::SecretHandles, crate::error::CliError> {
+    secret_handles(
+        &file.config.secrets,
+        file.path.as_deref().and_then(std::path::Path::parent),
+        env,
+    )
+    .map_err(|unread| {
+        crate::error::CliError::Config(oxydra_config::ConfigError::Invalid {
+            path: file.path.clone().unwrap_or_default(),
+            message: unread.to_string(),
+            key: unread.key,
+            line: None,
+        })
+    })
+}
+
 /// A `[secrets.NAME]` whose value could not be read: the key and why.
 #[derive(Debug)]
 pub struct UnreadSecret {

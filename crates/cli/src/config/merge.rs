@@ -274,19 +274,7 @@ fn merge_settings<P>(
         pricing: file.config.pricing.clone(),
         named_providers: Vec::new(),
         held_secrets: super::held_secrets::mcp_secrets(&file.config.mcp_servers, env),
-        secret_handles: super::held_secrets::secret_handles(
-            &file.config.secrets,
-            file.path.as_deref().and_then(std::path::Path::parent),
-            env,
-        )
-        .map_err(|unread| {
-            CliError::Config(oxydra_config::ConfigError::Invalid {
-                path: file.path.clone().unwrap_or_default(),
-                message: unread.to_string(),
-                key: unread.key,
-                line: None,
-            })
-        })?,
+        secret_handles: super::held_secrets::file_secret_handles(file, env)?,
     })
 }
 

@@ -27,7 +27,7 @@ mod service;
 use std::path::Path;
 
 pub use database::{Database, default_db_path};
-pub use held_secrets::{HeldSecret, searchable};
+pub use held_secrets::{HeldSecret, file_secret_handles, searchable};
 pub use mask::masked_mcp_server;
 pub use merge::{
     Effective, Merged, ServiceConfig, current_provider, merge, merge_for_print, merge_service,

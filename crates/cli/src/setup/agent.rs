@@ -91,8 +91,11 @@ pub async fn build(
     }
     let mut tools = oxydra::tools::ToolRegistry::with_builtins(&tools_config);
     let startup = interrupts.begin_turn();
-    let servers =
-        super::launch::mcp_servers(&effective.mcp_servers, effective.config_file.as_deref())?;
+    let servers = super::launch::mcp_servers(
+        &effective.mcp_servers,
+        effective.config_file.as_deref(),
+        &effective.secret_handles,
+    )?;
     let started = super::mcp::start_until(&servers, &mut tools, &startup).await;
     interrupts.end_turn();
     // A run that started is the one to print its closing event: print it here.

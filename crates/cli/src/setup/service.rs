@@ -83,8 +83,11 @@ pub async fn start(
     let providers = providers(settings).await?;
     config::sandbox::report_support(&settings.tools.sandbox);
     let mut tools = ToolRegistry::with_builtins(&settings.tools);
-    let servers =
-        super::launch::mcp_servers(&settings.mcp_servers, settings.config_file.as_deref())?;
+    let servers = super::launch::mcp_servers(
+        &settings.mcp_servers,
+        settings.config_file.as_deref(),
+        &settings.secret_handles,
+    )?;
     let mcp = super::mcp::start(&servers, &mut tools).await?;
     let mut deps = runner_deps(settings, purpose, tools, providers);
     let runs = match purpose {

@@ -215,3 +215,25 @@ fn text_typed_during_a_turn_is_not_echoed_and_runs_as_the_next_prompt() {
     assert_exit_code(&mut child, 0, &pty.output);
     assert!(pty.echoes_in_cooked_mode(), "{:?}", pty.local_flags());
 }
+
+#[test]
+fn a_bare_oxydra_on_a_terminal_starts_chat_and_in_a_pipe_prints_the_usage() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![openai::text("Hello from a bare start.")]).unwrap();
+    sandbox.write_trusted_config(&format!(
+        "[provider]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\n\n[memory]\ndb = {:?}\n",
+        server.openai_url(),
+        sandbox.db.display().to_string()
+    ));
+    let (mut child, mut pty) = spawn_chat_in_pty(sandbox.pty_command());
+    pty.type_text("hi\r");
+    pty.output.wait_for("Hello from a bare start.");
+    pty.type_text("/exit\r");
+    assert_exit_code(&mut child, 0, &pty.output);
+    assert_eq!(server.requests().len(), 1);
+
+    // Not on a terminal: the usage, as before, and nothing waits for input.
+    let output = sandbox.command().output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(common::stderr(&output).contains("Usage"), "{}", common::stderr(&output));
+}

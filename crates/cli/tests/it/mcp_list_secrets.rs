@@ -73,3 +73,63 @@ fn mcp_list_masks_keys_in_arguments_urls_and_failures() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_no_secret("--print-config", &stdout(&output));
 }
+
+/// A plain-looking value no pattern would catch: only its being a handle's value
+/// redacts it.
+const HANDLE_VALUE: &str = "plain-words-only-the-handle-knows";
+
+#[test]
+fn a_secret_handle_reaches_the_server_env_and_is_redacted_from_what_it_prints() {
+    let sandbox = Sandbox::new();
+    // The server fails quoting the variable the handle filled: the value reached it
+    // (the failure says `got:` followed by something, not the handle's text) and the
+    // listing shows it redacted.
+    sandbox.write_trusted_config(
+        "[secrets.VENDOR]\nenv = \"OXYDRA_TEST_VENDOR_VALUE\"\ntools = [\"mcp:vendor\"]\n\n\
+         [[mcp_servers]]\nname = \"vendor\"\ncommand = \"sh\"\n\
+         args = [\"-c\", \"echo \\\"got: $VENDOR_TOKEN\\\" >&2; exit 3\"]\n\
+         env = { VENDOR_TOKEN = \"{{secret:VENDOR}}\" }\n",
+    );
+    let output = sandbox
+        .command()
+        .env("OXYDRA_TEST_VENDOR_VALUE", HANDLE_VALUE)
+        .args(["mcp", "list"])
+        .output()
+        .unwrap();
+    let text = stdout(&output);
+    assert!(text.contains("vendor: failed"), "{text}");
+    assert!(
+        text.contains("got: [REDACTED"),
+        "the value reached the server, redacted here: {text}"
+    );
+    assert!(
+        !text.contains("{{secret:VENDOR}}"),
+        "the handle was not put in: {text}"
+    );
+    assert!(!text.contains(HANDLE_VALUE), "{text}");
+    assert!(
+        !stderr(&output).contains(HANDLE_VALUE),
+        "{}",
+        stderr(&output)
+    );
+
+    // A handle given to another server refuses the start, naming the server.
+    sandbox.write_trusted_config(
+        "[secrets.VENDOR]\nenv = \"OXYDRA_TEST_VENDOR_VALUE\"\ntools = [\"mcp:vendor\"]\n\n\
+         [[mcp_servers]]\nname = \"other\"\ncommand = \"sh\"\nargs = [\"-c\", \"exit 0\"]\n\
+         env = { T = \"{{secret:VENDOR}}\" }\n",
+    );
+    let output = sandbox
+        .command()
+        .env("OXYDRA_TEST_VENDOR_VALUE", HANDLE_VALUE)
+        .args(["mcp", "list"])
+        .output()
+        .unwrap();
+    assert_ne!(output.status.code(), Some(0));
+    let message = stderr(&output);
+    assert!(
+        message.contains("`other`") && message.contains("mcp:vendor"),
+        "{message}"
+    );
+    assert!(!message.contains(HANDLE_VALUE), "{message}");
+}

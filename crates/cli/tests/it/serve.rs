@@ -19,27 +19,48 @@ fn agents_list_prints_the_blueprints_as_the_api_does() {
     let sandbox = sandbox_with_config(CONFIG);
     let output = agents_list(&sandbox);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let listing: Value = serde_json::from_str(&stdout(&output)).unwrap();
-    let agents = listing["agents"].as_array().unwrap();
-    assert_eq!(agents.len(), 2);
-    assert_eq!(agents[0]["name"], "researcher");
-    assert_eq!(agents[0]["type"], "agent");
+    // Text is for people: a line per agent, then what it takes.
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
     assert!(
-        agents[0].get("parameters_schema").is_none(),
-        "AI agents use the implicit prompt schema: {listing}"
+        lines[0].starts_with("researcher") && lines[0].contains("agent"),
+        "{text}"
     );
-    assert_eq!(agents[1]["name"], "reader");
-    assert_eq!(agents[1]["type"], "deterministic");
-    assert_eq!(agents[1]["parameters_schema"]["required"], json!(["file"]));
+    assert!(
+        lines[1].contains("parameters: prompt (string, required)"),
+        "{text}"
+    );
+    assert!(
+        lines[2].starts_with("reader") && lines[2].contains("deterministic"),
+        "{text}"
+    );
+    assert!(lines[2].contains("Reads one workspace file"), "{text}");
+    assert!(
+        lines[3].contains("parameters: file (string, required)"),
+        "{text}"
+    );
+    assert!(
+        serde_json::from_str::<Value>(&text).is_err(),
+        "text, not JSON: {text}"
+    );
 
     let mut command = sandbox.command();
     command
         .args(["agents", "list", "--output", "jsonl", "--db"])
         .arg(&sandbox.db);
     let output = command.output().unwrap();
-    let lines = json_lines(&output);
-    assert_eq!(lines.len(), 2);
-    assert_eq!(lines[1]["name"], "reader");
+    let agents = json_lines(&output);
+    assert_eq!(agents.len(), 2);
+    assert_eq!(agents[0]["name"], "researcher");
+    assert_eq!(agents[0]["type"], "agent");
+    assert!(
+        agents[0].get("parameters_schema").is_none(),
+        "AI agents use the implicit prompt schema: {agents:?}"
+    );
+    assert_eq!(agents[1]["name"], "reader");
+    assert_eq!(agents[1]["type"], "deterministic");
+    assert_eq!(agents[1]["parameters_schema"]["required"], json!(["file"]));
 }
 
 #[test]
@@ -61,8 +82,12 @@ fn agents_list_needs_no_provider_and_no_agents() {
     let sandbox = Sandbox::new();
     let output = agents_list(&sandbox);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let listing: Value = serde_json::from_str(&stdout(&output)).unwrap();
-    assert_eq!(listing, json!({"agents": []}));
+    assert_eq!(stdout(&output), "");
+    assert!(
+        stderr(&output).contains("no agents configured"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
