@@ -37,17 +37,42 @@ pub fn provider_howto() -> String {
   2. a model server of your own (no key): {servers}any
      OpenAI-compatible server (llama.cpp, vLLM, LM Studio): --base-url http://localhost:8080/v1 --model NAME
   3. a local model file, run in-process:  --provider local --model PATH.gguf
-       (or --model hf:OWNER/REPO/FILE.gguf to download one, export OXYDRA_LOCAL_MODEL=PATH.gguf,
-        or put one at <data dir>/oxydra/models/default.gguf)
+       (fetch a recommended one, about 1 GB, once: oxydra run --provider local --model {RECOMMENDED_LOCAL_MODEL} \"hi\";
+        or export OXYDRA_LOCAL_MODEL=PATH.gguf, or put one at {})
   A [provider] table (kind, base_url, model, api_key_env) in ./oxydra.toml or the user config
-  file sets any of these (`oxydra init` writes a commented one to start from)"
+  file sets any of these (`oxydra init` writes a commented one to start from)",
+        default_model_path()
+    )
+}
+
+/// The Hugging Face name of the local model the messages recommend: a small model
+/// that makes a fair agent on a CPU (docs/provider.md, "Which model").
+pub const RECOMMENDED_LOCAL_MODEL: &str =
+    "hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF/qwen2.5-1.5b-instruct-q4_k_m.gguf";
+
+/// Where the local provider looks for a model when none is named, on this machine.
+fn default_model_path() -> String {
+    dirs::data_dir().map_or_else(
+        || "<data dir>/oxydra/models/default.gguf".to_owned(),
+        |dir| {
+            dir.join("oxydra")
+                .join("models")
+                .join("default.gguf")
+                .display()
+                .to_string()
+        },
     )
 }
 
 /// What the local provider needs: shown when it is picked without a model.
-pub const LOCAL_MODEL_HOWTO: &str = "the local provider needs a GGUF model: --model PATH.gguf, \
---model hf:OWNER/REPO/FILE.gguf (downloaded once), OXYDRA_LOCAL_MODEL=PATH.gguf, [provider] model \
-in the configuration, or a file at <data dir>/oxydra/models/default.gguf";
+pub fn local_model_howto() -> String {
+    format!(
+        "the local provider needs a GGUF model: --model PATH.gguf, --model hf:OWNER/REPO/FILE.gguf \
+(downloaded once; a recommended one: --model {RECOMMENDED_LOCAL_MODEL}), OXYDRA_LOCAL_MODEL=PATH.gguf, \
+[provider] model in the configuration, or a file at {}",
+        default_model_path()
+    )
+}
 
 /// An error of the `oxydra` command.
 #[derive(Debug, thiserror::Error)]
@@ -83,7 +108,7 @@ pub enum CliError {
     #[error("{}", provider_howto())]
     NoProvider,
     /// The local provider was picked but no model is named.
-    #[error("{LOCAL_MODEL_HOWTO}")]
+    #[error("{}", local_model_howto())]
     NoLocalModel,
     /// The local model could not be downloaded or loaded.
     #[error("local model {model}: {message}")]
@@ -357,16 +382,27 @@ mod tests {
 
     #[test]
     fn the_howto_names_every_kind_of_the_table_as_it_always_read() {
-        let before = "no provider configured. Three ways to get going:
+        let before = format!("no provider configured. Three ways to get going:
   1. an API key:  export OPENAI_API_KEY=sk-...  (or ANTHROPIC_API_KEY=sk-ant-..., GEMINI_API_KEY=AIza...)
   2. a model server of your own (no key): --provider ollama --model llama3.2, or any
      OpenAI-compatible server (llama.cpp, vLLM, LM Studio): --base-url http://localhost:8080/v1 --model NAME
   3. a local model file, run in-process:  --provider local --model PATH.gguf
-       (or --model hf:OWNER/REPO/FILE.gguf to download one, export OXYDRA_LOCAL_MODEL=PATH.gguf,
-        or put one at <data dir>/oxydra/models/default.gguf)
+       (fetch a recommended one, about 1 GB, once: oxydra run --provider local --model hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF/qwen2.5-1.5b-instruct-q4_k_m.gguf \"hi\";
+        or export OXYDRA_LOCAL_MODEL=PATH.gguf, or put one at {})
   A [provider] table (kind, base_url, model, api_key_env) in ./oxydra.toml or the user config
-  file sets any of these (`oxydra init` writes a commented one to start from)";
+  file sets any of these (`oxydra init` writes a commented one to start from)", default_model_path());
         assert_eq!(provider_howto(), before);
+    }
+
+    #[test]
+    fn the_model_path_named_is_this_machines_not_a_placeholder() {
+        let data = dirs::data_dir().unwrap();
+        let path = data.join("oxydra").join("models").join("default.gguf");
+        for text in [provider_howto(), local_model_howto()] {
+            assert!(text.contains(&path.display().to_string()), "{text}");
+            assert!(!text.contains("<data dir>"), "{text}");
+            assert!(text.contains(RECOMMENDED_LOCAL_MODEL), "{text}");
+        }
     }
 
     #[test]

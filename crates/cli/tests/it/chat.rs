@@ -235,5 +235,9 @@ fn a_bare_oxydra_on_a_terminal_starts_chat_and_in_a_pipe_prints_the_usage() {
     // Not on a terminal: the usage, as before, and nothing waits for input.
     let output = sandbox.command().output().unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(common::stderr(&output).contains("Usage"), "{}", common::stderr(&output));
+    assert!(
+        common::stderr(&output).contains("Usage"),
+        "{}",
+        common::stderr(&output)
+    );
 }
