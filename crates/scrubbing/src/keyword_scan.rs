@@ -18,7 +18,9 @@
 
 use std::ops::Range;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::Automaton;
+use aho_corasick::dfa::DFA;
+use aho_corasick::{Anchored, MatchKind, StartKind};
 
 /// The labelled values' trigger words, lowercase. Each is looked for in three
 /// spellings: `key` covers `api_key`, `private_key`, …; `pass` covers `password`,
@@ -67,7 +69,7 @@ struct Entry {
 /// The automaton over every keyword and what each stands for.
 #[derive(Debug)]
 pub(crate) struct KeywordScanner {
-    automaton: AhoCorasick,
+    automaton: DFA,
     entries: Vec<Entry>,
 }
 
@@ -103,13 +105,16 @@ impl KeywordScanner {
         }
         // A DFA: with 280 keywords, two-letter ones among them, in both cases, no
         // prefilter skips much, and the DFA's one transition per byte measured 3–5
-        // times faster than the default NFA.
-        let automaton = AhoCorasickBuilder::new()
+        // times faster than the default NFA. Walked by hand (`scan`), without a
+        // prefilter, unanchored only.
+        let automaton = DFA::builder()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::DFA))
+            .prefilter(false)
+            .start_kind(StartKind::Unanchored)
             .build(&words)
             .ok()?;
+        automaton.start_state(Anchored::No).ok()?;
         Some(Self { automaton, entries })
     }
 
@@ -117,28 +122,45 @@ impl KeywordScanner {
     pub(crate) fn scan(&self, text: &str) -> Hits {
         let mut hits = Hits::default();
         let bytes = text.as_bytes();
-        for found in self.automaton.find_overlapping_iter(text) {
-            let Some(entry) = self.entries.get(found.pattern().as_usize()) else {
-                continue;
-            };
-            let Some(word) = bytes.get(found.range()) else {
-                continue;
-            };
-            hits.rules
-                .extend(entry.rules.iter().map(|&rule| (rule, found.start())));
-            if entry.label && is_trigger_spelling(word) {
-                hits.labels.push(found.range());
-            }
-            for &(pattern, literal) in &entry.triggers {
-                if word == literal.as_bytes() {
-                    hits.patterns |= 1u64 << (pattern % MAX_PATTERNS);
+        let dfa = &self.automaton;
+        // Checked in `build`.
+        let Ok(mut state) = dfa.start_state(Anchored::No) else {
+            return hits;
+        };
+        // One transition per byte; the overlapping iterator of `aho-corasick` spent
+        // about twice the instructions per byte around the same transitions.
+        for (at, &byte) in bytes.iter().enumerate() {
+            state = dfa.next_state(Anchored::No, state, byte);
+            if dfa.is_match(state) {
+                for index in 0..dfa.match_len(state) {
+                    let id = dfa.match_pattern(state, index);
+                    let end = at + 1;
+                    let start = end.saturating_sub(dfa.pattern_len(id));
+                    self.found(id.as_usize(), start..end, bytes, &mut hits);
                 }
             }
         }
-        // Overlapping matches come in the order they end; two trigger words never
-        // start at the same byte (none is a prefix of another).
+        // Matches come in the order they end; two trigger words never start at the
+        // same byte (none is a prefix of another).
         hits.labels.sort_unstable_by_key(|r| r.start);
         hits
+    }
+
+    /// Records keyword `id` found at `range`.
+    fn found(&self, id: usize, range: Range<usize>, bytes: &[u8], hits: &mut Hits) {
+        let (Some(entry), Some(word)) = (self.entries.get(id), bytes.get(range.clone())) else {
+            return;
+        };
+        hits.rules
+            .extend(entry.rules.iter().map(|&rule| (rule, range.start)));
+        if entry.label && is_trigger_spelling(word) {
+            hits.labels.push(range);
+        }
+        for &(pattern, literal) in &entry.triggers {
+            if word == literal.as_bytes() {
+                hits.patterns |= 1u64 << (pattern % MAX_PATTERNS);
+            }
+        }
     }
 }
 
