@@ -68,28 +68,55 @@ const HASH_PREFIXES: &[&str] = &["sha1-", "sha256-", "sha384-", "sha512-"];
 /// `odd_keys`: the case-sensitive keyword trigger cannot see them.
 pub(crate) fn collect(text: &str, out: &mut Vec<Candidate>, odd_keys: &mut Vec<Range<usize>>) {
     let bytes = text.as_bytes();
-    let mut start = 0;
-    let mut in_run = false;
-    for (i, &b) in bytes.iter().enumerate() {
-        let run_byte = is_run_byte(b);
-        if run_byte == in_run {
-            continue;
-        }
-        in_run = run_byte;
-        if run_byte {
-            start = i;
-        } else if i - start >= MIN_PAIR_LEN - 2 {
-            consider(text, start, with_padding(bytes, i), out);
-        } else if matches!(b, b'=' | b':' | b'"' | b'\'')
-            && i - start >= 3
-            && bytes.get(start..i).is_some_and(is_odd_case)
+    // Two tight loops, one over the bytes between runs and one over a run, rather
+    // than one loop asking at every byte whether a run starts or ends (measured: 19
+    // instructions per byte before, about a third of the scrubber's).
+    let mut at = 0;
+    while let Some(start) = position_from(bytes, at, is_run) {
+        let Some(end) = position_from(bytes, start, |b| !is_run(b)) else {
+            if bytes.len() - start >= MIN_PAIR_LEN {
+                consider(text, start, bytes.len(), out);
+            }
+            return;
+        };
+        if end - start >= MIN_PAIR_LEN - 2 {
+            consider(text, start, with_padding(bytes, end), out);
+        } else if bytes
+            .get(end)
+            .is_some_and(|b| matches!(b, b'=' | b':' | b'"' | b'\''))
+            && end - start >= 3
+            && bytes.get(start..end).is_some_and(is_odd_case)
         {
-            odd_keys.push(start..i);
+            odd_keys.push(start..end);
         }
+        at = end + 1;
     }
-    if in_run && bytes.len() - start >= MIN_PAIR_LEN {
-        consider(text, start, bytes.len(), out);
+}
+
+/// [`is_run_byte`] for every byte value, looked up.
+// `b < 256` indexes a 256-entry table, in a constant: an index out of bounds would
+// fail the build, not a scrub.
+#[allow(clippy::indexing_slicing)]
+const RUN_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = is_run_byte(b as u8);
+        b += 1;
     }
+    table
+};
+
+#[inline]
+fn is_run(b: u8) -> bool {
+    RUN_BYTES.get(usize::from(b)).copied().unwrap_or(false)
+}
+
+/// The first byte at or after `from` for which `wanted` holds.
+#[inline]
+fn position_from(bytes: &[u8], from: usize, wanted: impl Fn(u8) -> bool) -> Option<usize> {
+    let rest = bytes.get(from..)?;
+    rest.iter().position(|&b| wanted(b)).map(|i| from + i)
 }
 
 /// A word in odd mixed case: two lowercase-to-uppercase steps at most two letters
@@ -367,6 +394,75 @@ fn is_path(token: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte loop as it was before the two-loop scan: the reference it must equal.
+    fn collect_reference(text: &str, out: &mut Vec<Candidate>, odd_keys: &mut Vec<Range<usize>>) {
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        let mut in_run = false;
+        for (i, &b) in bytes.iter().enumerate() {
+            let run_byte = is_run_byte(b);
+            if run_byte == in_run {
+                continue;
+            }
+            in_run = run_byte;
+            if run_byte {
+                start = i;
+            } else if i - start >= MIN_PAIR_LEN - 2 {
+                consider(text, start, with_padding(bytes, i), out);
+            } else if matches!(b, b'=' | b':' | b'"' | b'\'')
+                && i - start >= 3
+                && bytes.get(start..i).is_some_and(is_odd_case)
+            {
+                odd_keys.push(start..i);
+            }
+        }
+        if in_run && bytes.len() - start >= MIN_PAIR_LEN {
+            consider(text, start, bytes.len(), out);
+        }
+    }
+
+    #[test]
+    fn the_two_loop_scan_equals_the_byte_loop() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let cases =
+            std::fs::read_to_string(dir.join("tests/fixtures/outside/cases.jsonl")).unwrap();
+        let mut texts: Vec<String> = cases
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["text"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        for entry in std::fs::read_dir(dir.join("src")).unwrap() {
+            texts.push(std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default());
+        }
+        let edge = [
+            "",
+            "a",
+            "Zx9qL2mN8vB4kR7tY1wE3uI6oP0aS5dF",
+            " Zx9qL2mN8vB4kR7tY1wE3uI6oP0aS5dF",
+            "Zx9qL2mN8vB4kR7t==",
+            "tOkEn=x PaSsWoRd:'y' \"KeY\"",
+            "ab==cd",
+            "é€Zx9qL2mN8vB4kR7tY1wE3uI6oP0aS5dFé",
+        ];
+        texts.extend(edge.map(str::to_owned));
+        let key = |c: &Candidate| (c.range.clone(), c.priority);
+        for text in &texts {
+            let (mut a, mut b, mut ka, mut kb) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            collect(text, &mut a, &mut ka);
+            collect_reference(text, &mut b, &mut kb);
+            assert_eq!(
+                a.iter().map(key).collect::<Vec<_>>(),
+                b.iter().map(key).collect::<Vec<_>>(),
+                "{text:?}"
+            );
+            assert_eq!(ka, kb, "{text:?}");
+        }
+    }
 
     #[test]
     fn url_paths_are_judged_by_segment() {

@@ -1,23 +1,25 @@
 //! The built-in patterns: labelled values, authorization headers, command-line
 //! passwords, private-key blocks, credentials in URLs and well-known key formats.
 //!
-//! A [`RegexSet`] of the patterns' literal *triggers* (the pre-filter: it says which
-//! patterns can occur in the text at all) is compiled once, in a [`LazyLock`], on the
-//! first scrub; each pattern's own [`Regex`]es are compiled the first time the set
-//! reports the pattern ([`LazyRegex`]), and run only then, to find positions. Most
-//! texts hold no trigger, so most patterns are never compiled in a short run; one
-//! that does not compile makes the scrub that needed it fail closed
-//! ([`Unavailable`]). Patterns with a literal prefix run over the whole text; the
-//! single-line header and command patterns run only on the lines where their trigger
-//! occurs; the labelled-value patterns are driven by trigger hits (see `labelled`),
-//! and the keyword trigger is searched on its own, outside the set.
+//! The patterns' literal *triggers* (the pre-filter: they say which patterns can
+//! occur in the text at all) are found by one keyword pass (`keyword_scan`), built
+//! once, in a [`LazyLock`], on the first scrub, which also finds the labelled values'
+//! trigger words and the gitleaks rules' keywords. Each pattern's own [`Regex`]es are
+//! compiled the first time the pass reports the pattern ([`LazyRegex`]), and run only
+//! then, to find positions. Most texts hold no trigger, so most patterns are never
+//! compiled in a short run; one that does not compile makes the scrub that needed it
+//! fail closed ([`Unavailable`]). Patterns with a literal prefix run over the whole
+//! text; the single-line header and command patterns run only on the lines where
+//! their trigger occurs; the labelled-value patterns are driven by the trigger words'
+//! hits (see `labelled`).
 
 use std::ops::Range;
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexSet};
+use regex::Regex;
 
 use crate::key_names::KeyInfo;
+use crate::keyword_scan::{Hits, KeywordScanner};
 use crate::labelled::{collect_labelled, labelled_value};
 use crate::lazy_regex::{LazyRegex, Unavailable};
 use crate::merge::{Candidate, PRIORITY_KEYWORD};
@@ -88,11 +90,10 @@ impl FixedKind {
 /// A key name; whether it labels a secret is decided word by word (`key_names`)
 /// before this pattern runs.
 const KEY: &str = r"(?P<key>[A-Za-z0-9_.-]+)";
-/// Case-sensitive literal trigger of the labelled-value patterns: a secret word in
-/// lower, Capitalised or UPPER case (`key` covers `api_key`, `private_key`, ...; `pass`
-/// covers `password`, `passphrase`, `SMTP_PASS`; `pw` covers `pwd`; `sess` covers
-/// `sessionid`; `sig` a URL's `&sig=`; `hook` a `WEBHOOK_URL`; `fresh` an `OAUTH_REFRESH`;
-/// `salt` and `dsn` themselves).
+/// The labelled-value patterns' trigger, `keyword_scan::LABEL_WORDS` in lower,
+/// Capitalised and UPPER case, as a regex: the pass that finds them is
+/// `keyword_scan`'s (a test checks the two agree); this string is the pattern's
+/// documented trigger.
 const KEYWORD_TRIGGER: &str = "token|Token|TOKEN|secret|Secret|SECRET|pass|Pass|PASS|pw|Pw|PW|key|Key|KEY|auth|Auth|AUTH|cred|Cred|CRED|cookie|Cookie|COOKIE|sess|Sess|SESS|sig|Sig|SIG|salt|Salt|SALT|dsn|Dsn|DSN|hook|Hook|HOOK|fresh|Fresh|FRESH";
 /// A command-line argument value: single-quoted, double-quoted or bare.
 const ARG: &str = r#"(?:'(?P<sq>[^'\r\n]*)'|"(?P<dq>[^"\r\n]*)"|(?P<uv>[^\s'"]+))"#;
@@ -180,7 +181,7 @@ fn pattern_defs() -> Vec<PatternDef> {
             Rule::Words(K::Api(P::HuggingFace)),
         ),
         def(
-            r"SG\.",
+            "SG.",
             r"(?-u:\b)SG\.[A-Za-z0-9_-]{16}[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{16}[A-Za-z0-9_-]*",
             Rule::Whole(K::Api(P::SendGrid)),
         ),
@@ -260,38 +261,45 @@ struct Compiled {
     always: bool,
 }
 
-/// A pre-filter entry that never matches (for patterns that always run).
-const NEVER: &str = r"[^\s\S]";
-
 /// The built-in patterns: the pre-filter compiled, the patterns on first use.
 pub(crate) struct Builtins {
-    /// Pre-filter: the patterns' literal triggers, in pattern order.
-    set: RegexSet,
+    /// Pre-filter: one keyword pass over the text finds the patterns' literal
+    /// triggers (and the labelled trigger words and gitleaks' rule keywords).
+    scanner: KeywordScanner,
     patterns: Vec<Compiled>,
 }
 
 static BUILTINS: LazyLock<Result<Builtins, String>> = LazyLock::new(build);
 
+/// The literals of a pattern's trigger (`ghp_|gho_` → `ghp_`, `gho_`).
+fn trigger_literals(trigger: &'static str) -> impl Iterator<Item = &'static str> {
+    trigger.split('|')
+}
+
 /// The pre-filter compiled, every pattern ready to compile.
 fn build() -> Result<Builtins, String> {
     let defs = pattern_defs();
-    let set = RegexSet::new(defs.iter().map(|d| {
-        if matches!(d.rule, Rule::Labelled) {
-            NEVER
-        } else {
-            d.trigger
-        }
-    }))
-    .map_err(|e| e.to_string())?;
+    let rules = crate::rule_data::rules().map_err(|_| "the rule data is malformed".to_owned())?;
+    let triggers: Vec<(usize, &'static str)> = defs
+        .iter()
+        .enumerate()
+        // The labelled values' trigger words are `keyword_scan::LABEL_WORDS`.
+        .filter(|(_, d)| !matches!(d.rule, Rule::Labelled))
+        .flat_map(|(index, d)| trigger_literals(d.trigger).map(move |t| (index, t)))
+        .collect();
+    let scanner = KeywordScanner::build(
+        rules.rules.iter().map(|r| r.keywords.as_slice()),
+        triggers.into_iter(),
+    )
+    .ok_or_else(|| "the keyword automaton could not be built".to_owned())?;
     let patterns = defs
         .into_iter()
         .map(|d| {
+            // The labelled values' trigger words are found by `keyword_scan`.
             let line_trigger = match d.rule {
-                Rule::Labelled
-                | Rule::LabelledFlag
-                | Rule::Authorization
-                | Rule::BareBearer
-                | Rule::Cli => Some(LazyRegex::new(d.trigger)),
+                Rule::LabelledFlag | Rule::Authorization | Rule::BareBearer | Rule::Cli => {
+                    Some(LazyRegex::new(d.trigger))
+                }
                 _ => None,
             };
             let anchored = match d.rule {
@@ -308,7 +316,7 @@ fn build() -> Result<Builtins, String> {
             }
         })
         .collect();
-    Ok(Builtins { set, patterns })
+    Ok(Builtins { scanner, patterns })
 }
 
 /// The built-in patterns: their pre-filter compiled on first use, each pattern when
@@ -317,27 +325,57 @@ pub(crate) fn builtins() -> Result<&'static Builtins, &'static str> {
     BUILTINS.as_ref().map_err(String::as_str)
 }
 
+/// Every keyword of `text` in one pass (`keyword_scan`): the labelled trigger words,
+/// the built-in patterns' triggers and the gitleaks rules' keywords.
+pub(crate) fn scan(text: &str) -> Result<Hits, Unavailable> {
+    Ok(builtins().map_err(|_| Unavailable)?.scanner.scan(text))
+}
+
 /// Pushes every built-in match in `text` onto `out`; `Err` when the pre-filter or a
 /// pattern the text needed did not compile (the caller must fail closed).
 pub(crate) fn collect_builtins(text: &str, out: &mut Vec<Candidate>) -> Result<(), Unavailable> {
-    builtins().map_err(|_| Unavailable)?.collect(text, out)
+    let builtins = builtins().map_err(|_| Unavailable)?;
+    builtins.collect_with(text, &builtins.scanner.scan(text), out)
+}
+
+/// [`collect_builtins`] given the keyword pass over `text` ([`scan`]).
+pub(crate) fn collect_builtins_with(
+    text: &str,
+    hits: &Hits,
+    out: &mut Vec<Candidate>,
+) -> Result<(), Unavailable> {
+    builtins()
+        .map_err(|_| Unavailable)?
+        .collect_with(text, hits, out)
 }
 
 impl Builtins {
     /// Pushes every built-in match in `text` onto `out`. `Err` when a pattern the text
     /// needed did not compile: the caller must not trust what was found.
+    #[cfg(test)]
     pub(crate) fn collect(&self, text: &str, out: &mut Vec<Candidate>) -> Result<(), Unavailable> {
+        self.collect_with(text, &self.scanner.scan(text), out)
+    }
+
+    /// Pushes every built-in match in `text` onto `out`, given the keyword pass over
+    /// it: the labelled values from its trigger words, the other patterns whose
+    /// trigger it found, in pattern order.
+    pub(crate) fn collect_with(
+        &self,
+        text: &str,
+        hits: &Hits,
+        out: &mut Vec<Candidate>,
+    ) -> Result<(), Unavailable> {
+        // The labelled values first, then the triggered patterns (the order of
+        // equal candidates decides which kind a tie keeps).
         for (index, pattern) in self.patterns.iter().enumerate() {
             if pattern.always {
-                run(index, pattern, text, out)?;
+                run(index, pattern, text, &hits.labels, out)?;
             }
         }
-        if !self.set.is_match(text) {
-            return Ok(());
-        }
-        for index in self.set.matches(text).iter() {
-            if let Some(pattern) = self.patterns.get(index) {
-                run(index, pattern, text, out)?;
+        for (index, pattern) in self.patterns.iter().enumerate() {
+            if !pattern.always && hits.triggers(index) {
+                run(index, pattern, text, &hits.labels, out)?;
             }
         }
         Ok(())
@@ -349,15 +387,20 @@ fn run(
     index: usize,
     pattern: &Compiled,
     text: &str,
+    labels: &[Range<usize>],
     out: &mut Vec<Candidate>,
 ) -> Result<(), Unavailable> {
     let priority = u16::try_from(index).unwrap_or(u16::MAX);
     match (&pattern.line_trigger, &pattern.anchored) {
+        // The labelled values: their trigger words come from the keyword pass.
+        (None, Some(anchored)) => {
+            collect_labelled(text, labels.iter().cloned(), anchored, true, out)?;
+        }
         (Some(trigger), Some(anchored)) => collect_labelled(
             text,
-            trigger.get()?,
+            trigger.get()?.find_iter(text).map(|m| m.range()),
             anchored,
-            matches!(pattern.rule, Rule::Labelled),
+            false,
             out,
         )?,
         (Some(trigger), None) => {

@@ -33,7 +33,7 @@ use crate::value_filter::{ValueShape, is_identifier_like, is_non_secret_value, i
 /// compiled when a key first needs them; `Err` when one did not compile.
 pub(crate) fn collect_labelled(
     text: &str,
-    trigger: &Regex,
+    hits: impl Iterator<Item = Range<usize>>,
     anchored: &LazyRegex,
     unseparated: bool,
     out: &mut Vec<Candidate>,
@@ -43,16 +43,16 @@ pub(crate) fn collect_labelled(
     // End of the line of the latest hit, found once per line (hits on a long line
     // must not each search for it again).
     let mut line_end = 0;
-    for hit in trigger.find_iter(text) {
-        if hit.start() < done_until {
+    for hit in hits {
+        if hit.start < done_until {
             continue;
         }
         let is_key_byte = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
-        let mut key_start = hit.start();
+        let mut key_start = hit.start;
         while key_start > 0 && bytes.get(key_start - 1).is_some_and(is_key_byte) {
             key_start -= 1;
         }
-        let mut key_end = hit.end();
+        let mut key_end = hit.end;
         while bytes.get(key_end).is_some_and(is_key_byte) {
             key_end += 1;
         }
@@ -66,11 +66,11 @@ pub(crate) fn collect_labelled(
         let Some(info) = classify(text, key_start, key) else {
             continue;
         };
-        if line_end < hit.end() {
+        if line_end < hit.end {
             line_end = text
-                .get(hit.end()..)
+                .get(hit.end..)
                 .and_then(|after| after.find('\n'))
-                .map_or(text.len(), |i| hit.end() + i);
+                .map_or(text.len(), |i| hit.end + i);
         }
         let mut found = Vec::new();
         if let Some(value_start) = value_start(bytes, key_end, key.starts_with("--"))

@@ -61,6 +61,7 @@ mod error;
 mod fold;
 mod key_names;
 mod keyword_patterns;
+mod keyword_scan;
 mod known_secrets;
 mod labelled;
 mod lazy_regex;

@@ -1,89 +1,49 @@
 //! Running the data rules (`rule_data`) over a text.
 //!
 //! One Aho-Corasick automaton over every rule's keywords (ASCII case-insensitive, as
-//! gitleaks lowercases the text before it looks for keywords) says which rules can
-//! match and where. A rule's regex then runs only on the lines holding one of its
+//! gitleaks lowercases the text before it looks for keywords; shared with the
+//! labelled values' trigger words, `keyword_scan`) says which rules can match and
+//! where. A rule's regex then runs only on the lines holding one of its
 //! keywords (a few lines around them for the rules that span lines: `curl` commands
 //! continued with `\`, Kubernetes secrets), so a plain text runs none of them.
 //! What a rule finds is its secret group, checked against the rule's entropy floor and
 //! the allowlists as gitleaks checks them.
 
-use std::ops::Range;
-use std::sync::OnceLock;
-
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::Captures;
+use std::ops::Range;
 
 use crate::entropy::shannon_entropy;
 use crate::lazy_regex::Unavailable;
 use crate::merge::{Candidate, PRIORITY_RULE};
 use crate::redaction::RedactionKind;
-use crate::rule_data::{Allowlist, Rule, RuleSet, Target, rules};
+use crate::rule_data::{Allowlist, Rule, Target, rules};
 
 /// Lines taken on each side of a keyword for a rule that spans lines.
 const CONTEXT_LINES: usize = 6;
 
-/// The keyword automaton and, for each keyword, the rules it belongs to.
-struct Keywords {
-    automaton: AhoCorasick,
-    rules_of: Vec<Vec<usize>>,
-    /// Rules without keywords: they run over the whole text.
-    always: Vec<usize>,
-}
-
-fn keywords(set: &RuleSet) -> Result<&'static Keywords, Unavailable> {
-    static KEYWORDS: OnceLock<Option<Keywords>> = OnceLock::new();
-    KEYWORDS
-        .get_or_init(|| {
-            let mut words: Vec<&str> = Vec::new();
-            let mut rules_of: Vec<Vec<usize>> = Vec::new();
-            let mut always = Vec::new();
-            for (index, rule) in set.rules.iter().enumerate() {
-                if rule.keywords.is_empty() {
-                    always.push(index);
-                }
-                for word in &rule.keywords {
-                    if let Some(at) = words.iter().position(|w| w == word) {
-                        if let Some(list) = rules_of.get_mut(at) {
-                            list.push(index);
-                        }
-                    } else {
-                        words.push(word);
-                        rules_of.push(vec![index]);
-                    }
-                }
-            }
-            // A DFA: with 250 keywords, two-letter ones among them, in both cases, no
-            // prefilter skips much, and the DFA's one transition per byte measured
-            // 3–5 times faster than the default NFA (about 1 ms per MB under load).
-            let automaton = AhoCorasickBuilder::new()
-                .ascii_case_insensitive(true)
-                .match_kind(MatchKind::Standard)
-                .kind(Some(AhoCorasickKind::DFA))
-                .build(&words)
-                .ok()?;
-            Some(Keywords {
-                automaton,
-                rules_of,
-                always,
-            })
-        })
-        .as_ref()
-        .ok_or(Unavailable)
-}
-
 /// Pushes what the data rules find in `text` onto `out`.
+#[cfg(test)]
 pub(crate) fn collect(text: &str, out: &mut Vec<Candidate>) -> Result<(), Unavailable> {
+    let hits = crate::keyword_patterns::scan(text)?;
+    collect_hits(text, hits.rules, out)
+}
+
+/// Pushes what the data rules find in `text` onto `out`, given where their keywords
+/// are (`keyword_scan`): `(rule, position of one of its keywords)`.
+pub(crate) fn collect_hits(
+    text: &str,
+    mut hits: Vec<(usize, usize)>,
+    out: &mut Vec<Candidate>,
+) -> Result<(), Unavailable> {
     let set = rules()?;
-    let keywords = keywords(set)?;
-    // (rule, position of one of its keywords), every occurrence of every keyword.
-    let mut hits: Vec<(usize, usize)> = Vec::new();
-    for found in keywords.automaton.find_overlapping_iter(text) {
-        if let Some(list) = keywords.rules_of.get(found.pattern().as_usize()) {
-            hits.extend(list.iter().map(|&rule| (rule, found.start())));
-        }
-    }
-    hits.extend(keywords.always.iter().map(|&rule| (rule, 0)));
+    // Rules without keywords (v8.30.1 has none) run over the whole text.
+    hits.extend(
+        set.rules
+            .iter()
+            .enumerate()
+            .filter(|(_, rule)| rule.keywords.is_empty())
+            .map(|(index, _)| (index, 0)),
+    );
     if hits.is_empty() {
         return Ok(());
     }

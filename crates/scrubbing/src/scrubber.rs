@@ -7,7 +7,7 @@ use regex::{Regex, RegexSet};
 
 use crate::entropy;
 use crate::error::ScrubError;
-use crate::keyword_patterns::{builtins, collect_builtins};
+use crate::keyword_patterns::{builtins, collect_builtins, collect_builtins_with};
 use crate::known_secrets::KnownSecrets;
 use crate::lazy_regex::Unavailable;
 use crate::merge::{Candidate, PRIORITY_CUSTOM, drop_marker_overlaps, merge, render};
@@ -181,11 +181,7 @@ impl Scrubber {
     /// Scrubs `text`. The result borrows `text` when nothing was redacted.
     pub fn scrub<'a>(&self, text: &'a str) -> Scrubbed<'a> {
         let mut candidates = Vec::new();
-        if collect_builtins(text, &mut candidates).is_err() && !text.is_empty() {
-            return withheld(text);
-        }
-        crate::wrapped::collect(text, &mut candidates);
-        if crate::rule_scan::collect(text, &mut candidates).is_err() && !text.is_empty() {
+        if collect_patterns(text, &mut candidates).is_err() && !text.is_empty() {
             return withheld(text);
         }
         if let Some(custom) = &self.custom {
@@ -229,9 +225,7 @@ impl Scrubber {
         out: &mut Vec<Candidate>,
     ) -> Result<(), Unavailable> {
         let mut found = Vec::new();
-        collect_builtins(&folded.text, &mut found)?;
-        crate::wrapped::collect(&folded.text, &mut found);
-        crate::rule_scan::collect(&folded.text, &mut found)?;
+        collect_patterns(&folded.text, &mut found)?;
         if let Some(custom) = &self.custom {
             custom.collect(&folded.text, &mut found);
         }
@@ -252,6 +246,16 @@ impl Scrubber {
         }
         Ok(())
     }
+}
+
+/// The built-in patterns, wrapped keys and gitleaks' rules: one keyword pass
+/// (`keyword_scan`) finds both the labelled values' trigger words and the rules'
+/// keywords.
+fn collect_patterns(text: &str, out: &mut Vec<Candidate>) -> Result<(), Unavailable> {
+    let hits = crate::keyword_patterns::scan(text)?;
+    collect_builtins_with(text, &hits, out)?;
+    crate::wrapped::collect(text, out);
+    crate::rule_scan::collect_hits(text, hits.rules, out)
 }
 
 /// Runs the built-in patterns again over a copy of `text` with the keys spelt in odd

@@ -4,7 +4,7 @@
 
 /// Bytes that make up candidate runs: `[A-Za-z0-9+/_-]`.
 #[inline]
-pub(crate) fn is_run_byte(b: u8) -> bool {
+pub(crate) const fn is_run_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-')
 }
 

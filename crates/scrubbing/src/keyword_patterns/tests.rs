@@ -2,6 +2,7 @@
 //! only the patterns it triggers, and one that does not compile fails it.
 
 use super::*;
+use regex::RegexSet;
 
 /// One sample match per pattern, in pattern order.
 const SAMPLES: &[&str] = &[
@@ -35,7 +36,7 @@ const SAMPLES: &[&str] = &[
 #[test]
 fn builtins_compile() {
     let builtins = builtins().unwrap();
-    assert_eq!(builtins.patterns.len(), builtins.set.len());
+    assert!(builtins.patterns.len() <= crate::keyword_scan::MAX_PATTERNS);
     // Compiled on first use at run time: every one must compile.
     for pattern in &builtins.patterns {
         pattern.regex.get().unwrap();
@@ -84,7 +85,7 @@ fn only_the_patterns_a_text_triggers_are_compiled() {
     assert!(out.is_empty());
     // The labelled pattern runs on every text; its value pattern waits for a key.
     let labelled = builtins.patterns.iter().find(|p| p.always).unwrap();
-    assert!(labelled.line_trigger.as_ref().unwrap().is_compiled());
+    assert!(labelled.line_trigger.is_none());
     assert!(!labelled.anchored.as_ref().unwrap().is_compiled());
     assert_eq!(compiled(&builtins), 0);
 
@@ -101,7 +102,7 @@ fn only_the_patterns_a_text_triggers_are_compiled() {
 #[test]
 fn a_pattern_that_does_not_compile_fails_the_text_that_needs_it() {
     let broken = Builtins {
-        set: RegexSet::new(["xoxb-"]).unwrap(),
+        scanner: KeywordScanner::build(std::iter::empty(), [(0, "xoxb-")].into_iter()).unwrap(),
         patterns: vec![Compiled {
             regex: LazyRegex::new("(unclosed"),
             rule: Rule::Whole(FixedKind::Jwt),
@@ -114,4 +115,160 @@ fn a_pattern_that_does_not_compile_fails_the_text_that_needs_it() {
     // A text without the trigger never needs it.
     assert_eq!(broken.collect("nothing here", &mut out), Ok(()));
     assert_eq!(broken.collect("a xoxb- token", &mut out), Err(Unavailable));
+}
+
+#[test]
+fn triggers_are_plain_literals_and_the_labelled_trigger_is_the_label_words() {
+    for def in pattern_defs() {
+        for literal in trigger_literals(def.trigger) {
+            assert!(
+                !literal.is_empty()
+                    && !literal.contains(['\\', '(', '[', '*', '+', '?', '{', '^', '$', '|']),
+                "{}",
+                def.trigger
+            );
+        }
+    }
+    // The labelled pattern's documented trigger: each label word in three spellings.
+    let spelled: Vec<String> = crate::keyword_scan::LABEL_WORDS
+        .iter()
+        .flat_map(|w| {
+            let mut cap = w.to_string();
+            cap[..1].make_ascii_uppercase();
+            [w.to_string(), cap, w.to_ascii_uppercase()]
+        })
+        .collect();
+    assert_eq!(KEYWORD_TRIGGER, spelled.join("|"));
+}
+
+#[test]
+fn a_trigger_counts_only_in_its_own_case() {
+    let builtins = builtins().unwrap();
+    let mut out = Vec::new();
+    // `AKIA` is case-sensitive: lowercase is not an AWS key id.
+    builtins
+        .collect("akiaiosfodnn7examplx and more", &mut out)
+        .unwrap();
+    assert!(out.is_empty(), "{out:?}");
+    builtins.collect("AKIAIOSFODNN7EXAMPLX", &mut out).unwrap();
+    assert_eq!(out.len(), 1);
+}
+
+/// Texts to compare the keyword pass with the searches it replaced: other projects'
+/// rule tests (the outside corpus, fit and held-back alike: only equality is
+/// asserted), this crate's sources and edge cases.
+fn equivalence_texts() -> Vec<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cases = std::fs::read_to_string(dir.join("tests/fixtures/outside/cases.jsonl")).unwrap();
+    let mut texts: Vec<String> = cases
+        .lines()
+        .map(|line| {
+            let case: serde_json::Value = serde_json::from_str(line).unwrap();
+            case["text"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    for entry in std::fs::read_dir(dir.join("src")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            texts.push(std::fs::read_to_string(path).unwrap());
+        }
+    }
+    texts.extend(
+        [
+            "passalt=s3cr3tPa55 sessig=abc123def",
+            "PaSS=hunter22 pAss: x TOKEN=ab12cd34ef Token: 'zz9'",
+            "api-KEY: 9b1d3c5e7f2a4b6c8d0e1f2a3b4c5d6e",
+            "--password hunter22 -u ada:lovelace1 mysql -phunter22",
+            "SG.abcdefghij012345.abcdefghij012345 sg.abcdefghij012345.abcdefghij012345",
+            "akiaiosfodnn7example AKIAIOSFODNN7EXAMPLE Authorization: Bearer abc123def456",
+            "ключ=значение token=тоkеn123 pass\u{200B}word=x",
+        ]
+        .map(str::to_owned),
+    );
+    texts
+}
+
+#[test]
+fn the_keyword_pass_finds_what_the_three_searches_found() {
+    let builtins = builtins().unwrap();
+    let defs = pattern_defs();
+    // The pre-filter as it was: a set of the triggers, the labelled one never.
+    let set = RegexSet::new(defs.iter().map(|d| {
+        if matches!(d.rule, Rule::Labelled) {
+            r"[^\s\S]".to_owned()
+        } else {
+            trigger_literals(d.trigger)
+                .map(regex::escape)
+                .collect::<Vec<_>>()
+                .join("|")
+        }
+    }))
+    .unwrap();
+    let trigger = Regex::new(KEYWORD_TRIGGER).unwrap();
+    let anchored = LazyRegex::new(format!(r"\A{VALUE}"));
+    // The rules' keywords as they were: their own automaton.
+    let rules = crate::rule_data::rules().unwrap();
+    let mut words: Vec<&str> = Vec::new();
+    let mut rules_of: Vec<Vec<usize>> = Vec::new();
+    for (index, rule) in rules.rules.iter().enumerate() {
+        for word in &rule.keywords {
+            match words.iter().position(|w| w == word) {
+                Some(at) => rules_of[at].push(index),
+                None => {
+                    words.push(word);
+                    rules_of.push(vec![index]);
+                }
+            }
+        }
+    }
+    let automaton = aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(&words)
+        .unwrap();
+    let key = |c: &Candidate| (c.range.clone(), c.kind.as_str().to_owned(), c.priority);
+    for text in equivalence_texts() {
+        let hits = builtins.scanner.scan(&text);
+        // The built-in patterns' triggers.
+        let was: Vec<usize> = set.matches(&text).iter().collect();
+        let now: Vec<usize> = (0..defs.len()).filter(|&i| hits.triggers(i)).collect();
+        assert_eq!(was, now, "{text:?}");
+        // The labelled values, from the regex trigger and from the pass.
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        crate::labelled::collect_labelled(
+            &text,
+            trigger.find_iter(&text).map(|m| m.range()),
+            &anchored,
+            true,
+            &mut before,
+        )
+        .unwrap();
+        crate::labelled::collect_labelled(
+            &text,
+            hits.labels.iter().cloned(),
+            &anchored,
+            true,
+            &mut after,
+        )
+        .unwrap();
+        assert_eq!(
+            before.iter().map(key).collect::<Vec<_>>(),
+            after.iter().map(key).collect::<Vec<_>>(),
+            "{text:?}"
+        );
+        // The rules' keywords.
+        let mut was: Vec<(usize, usize)> = automaton
+            .find_overlapping_iter(&text)
+            .flat_map(|m| {
+                rules_of[m.pattern().as_usize()]
+                    .iter()
+                    .map(move |&r| (r, m.start()))
+            })
+            .collect();
+        let mut now = hits.rules.clone();
+        for v in [&mut was, &mut now] {
+            v.sort_unstable();
+            v.dedup();
+        }
+        assert_eq!(was, now, "{text:?}");
+    }
 }

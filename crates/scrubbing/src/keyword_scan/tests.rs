@@ -1,0 +1,75 @@
+//! The keyword pass: spellings, triggers, bounds. Its equivalence with the three
+//! searches it replaced, on the corpora, is tested in `keyword_patterns`.
+
+use super::*;
+
+fn scanner(triggers: &[(usize, &'static str)]) -> KeywordScanner {
+    let rules: [&[&'static str]; 2] = [&["sk", "ghp_"], &["token"]];
+    KeywordScanner::build(rules.into_iter(), triggers.iter().copied()).unwrap()
+}
+
+#[test]
+fn label_words_count_in_three_spellings_only() {
+    let hits = scanner(&[]).scan("token Token TOKEN tOkEn ToKen apiKey PASSWORD pAss");
+    let words: Vec<&str> = hits
+        .labels
+        .iter()
+        .map(|r| &"token Token TOKEN tOkEn ToKen apiKey PASSWORD pAss"[r.clone()])
+        .collect();
+    assert_eq!(words, ["token", "Token", "TOKEN", "Key", "PASS"]);
+    assert!(is_trigger_spelling(b"key") && is_trigger_spelling(b"K"));
+    assert!(!is_trigger_spelling(b"") && !is_trigger_spelling(b"kEY"));
+}
+
+#[test]
+fn overlapping_words_are_all_found_and_labels_sorted_by_start() {
+    // `pass` and `salt` overlap, `sess` and `sig` too; all are reported.
+    let text = "passalt sessig";
+    let hits = scanner(&[]).scan(text);
+    let words: Vec<&str> = hits.labels.iter().map(|r| &text[r.clone()]).collect();
+    assert_eq!(words, ["pass", "salt", "sess", "sig"]);
+    assert!(hits.labels.windows(2).all(|w| w[0].start < w[1].start));
+}
+
+#[test]
+fn rule_keywords_are_case_insensitive_and_shared_with_labels() {
+    let text = "SK-x Token ghp_";
+    let mut rules = scanner(&[]).scan(text).rules;
+    rules.sort_unstable();
+    // `token` is both a label word and rule 1's keyword.
+    assert_eq!(rules, [(0, 0), (0, 11), (1, 5)]);
+}
+
+#[test]
+fn a_trigger_is_matched_case_sensitively() {
+    let scanner = scanner(&[(3, "AKIA"), (5, "sk-"), (5, "SK-")]);
+    assert_eq!(scanner.scan("akia").patterns, 0);
+    let hits = scanner.scan("AKIA sk-");
+    assert!(hits.triggers(3) && hits.triggers(5) && !hits.triggers(4));
+    assert!(!hits.triggers(64) && !hits.triggers(usize::MAX));
+}
+
+#[test]
+fn too_many_patterns_or_an_empty_trigger_are_refused() {
+    let none: [&[&'static str]; 0] = [];
+    assert!(KeywordScanner::build(none.into_iter(), [(MAX_PATTERNS, "x")].into_iter()).is_none());
+    assert!(KeywordScanner::build(none.into_iter(), [(0, "")].into_iter()).is_none());
+    assert!(KeywordScanner::build(none.into_iter(), [(63, "x")].into_iter()).is_some());
+}
+
+#[test]
+fn plain_text_and_adversarial_text_find_nothing_or_stay_bounded() {
+    let scanner = scanner(&[(0, "--")]);
+    let hits = scanner.scan("");
+    assert!(hits.labels.is_empty() && hits.rules.is_empty() && hits.patterns == 0);
+    // Every byte a hit: linear in the text, one entry per occurrence.
+    let text = "sk".repeat(50_000);
+    assert_eq!(scanner.scan(&text).rules.len(), 50_000);
+    let text = "-".repeat(10_001);
+    assert!(scanner.scan(&text).triggers(0));
+    // Not ASCII: matches stay on character boundaries.
+    let text = "тоkеn token ключ";
+    for r in scanner.scan(text).labels {
+        assert!(text.get(r).is_some());
+    }
+}
