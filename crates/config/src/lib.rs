@@ -49,7 +49,7 @@ pub use error::ConfigError;
 pub use ignored::{Ignored, IgnoredReason, listed as listed_ignored};
 pub use launched::{Launched, launched, launched_hashes, lookup_dirs};
 pub use layers::strip_powers;
-pub use load::{LoadedFile, load_layers, load_with};
+pub use load::{LoadedFile, load_layers, load_with, project_file};
 pub use parse::{http_url, parse, user_config_path};
 pub use powers::is_local_model;
 pub use pricing::{Prices, table as pricing_table, unknown_price_message};

@@ -1,5 +1,7 @@
 //! Finding and reading the configuration: `--config FILE` alone, else the user's own
-//! file with the project file `./oxydra.toml` layered over it (see [`super::layers`]).
+//! file with the project file `oxydra.toml` layered over it (see [`super::layers`]):
+//! the one in the current directory, else the one at the root of the git repository
+//! the current directory is in ([`project_file`]).
 //! A project file the user has not trusted may only narrow the user's configuration;
 //! what it could not set is named in one warning.
 
@@ -53,10 +55,35 @@ pub fn load_with(
         let file = Read::from(path)?;
         return Ok((file.alone(), Vec::new()));
     }
-    let project = Path::new(CONFIG_FILE_NAME);
-    let project = project.is_file().then_some(project);
+    let project = project_file(Path::new("."));
     let user = user_config_path().filter(|path| path.is_file());
-    load_layers(project, user.as_deref(), store)
+    load_layers(project.as_deref(), user.as_deref(), store)
+}
+
+/// The project file for a program started in `dir`: `dir/oxydra.toml` (as the relative
+/// `oxydra.toml` when `dir` is `.`), else the `oxydra.toml` at the root of the git
+/// repository `dir` is in — the nearest directory above holding `.git` — so a run from
+/// a sub-folder finds the project's file. No file above the repository root (or above
+/// `dir` outside a repository) is ever taken: a directory one does not own (`/tmp`,
+/// a shared home) cannot plant one.
+pub fn project_file(dir: &Path) -> Option<PathBuf> {
+    let here = dir.join(CONFIG_FILE_NAME);
+    if here.is_file() {
+        return Some(if dir == Path::new(".") {
+            PathBuf::from(CONFIG_FILE_NAME)
+        } else {
+            here
+        });
+    }
+    let start = dir.canonicalize().ok()?;
+    let root = start
+        .ancestors()
+        .find(|ancestor| ancestor.join(".git").exists())?;
+    if root == start {
+        return None;
+    }
+    let file = root.join(CONFIG_FILE_NAME);
+    file.is_file().then_some(file)
 }
 
 /// The user's file `user` with the project file `project` over it, trusted as the
@@ -240,6 +267,37 @@ mod tests {
 
     const PLANTED: &str = "[runtime]\nmax_turns = 2\napprove = \"always\"\n\
                            [[mcp_servers]]\nname = \"x\"\ncommand = \"touch\"\n";
+
+    #[test]
+    fn the_project_file_is_found_at_the_repository_root_from_a_sub_folder_and_no_higher() {
+        let files = Files::new();
+        let repo = files.dir.path().join("repo");
+        let deep = repo.join("src/deep");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        // A file in the folder holding the repository is not the project's.
+        files.write("oxydra.toml", "");
+        assert_eq!(project_file(&deep), None);
+        let at_root = files.write("repo/oxydra.toml", "[runtime]\nmax_turns = 2\n");
+        assert_eq!(project_file(&deep), Some(at_root.canonicalize().unwrap()));
+        // The nearer file wins.
+        let nearer = files.write("repo/src/deep/oxydra.toml", "");
+        assert_eq!(project_file(&deep), Some(nearer));
+        // Outside a repository only the current directory counts.
+        let outside = files.dir.path().join("other/sub");
+        std::fs::create_dir_all(&outside).unwrap();
+        files.write("other/oxydra.toml", "");
+        assert_eq!(project_file(&outside), None);
+        // A worktree or submodule's `.git` is a file: still a repository root.
+        let worktree = files.dir.path().join("wt/a");
+        std::fs::create_dir_all(&worktree).unwrap();
+        files.write("wt/.git", "gitdir: /elsewhere\n");
+        let wt_file = files.write("wt/oxydra.toml", "");
+        assert_eq!(
+            project_file(&worktree),
+            Some(wt_file.canonicalize().unwrap())
+        );
+    }
 
     #[test]
     fn explicit_missing_file_is_an_error() {

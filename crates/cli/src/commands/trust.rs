@@ -24,6 +24,7 @@ pub fn run(args: &TrustArgs) -> Result<Exit, CliError> {
         let file = args
             .file
             .clone()
+            .or_else(|| oxydra_config::project_file(std::path::Path::new(".")))
             .unwrap_or_else(|| PathBuf::from(CONFIG_FILE_NAME));
         if args.revoke {
             revoke(&mut store, &file)?

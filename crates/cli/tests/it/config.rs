@@ -360,3 +360,40 @@ fn a_first_run_stores_its_session_in_the_user_data_dir() {
     let data_db = sandbox.path().join("data").join("oxydra").join("oxydra.db");
     assert!(data_db.is_file(), "no database at {}", data_db.display());
 }
+
+#[test]
+fn a_project_file_at_the_repository_root_is_found_from_a_sub_folder() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.path().join(".git")).unwrap();
+    // Narrowing needs no trust; `trust` run from the sub-folder finds the same file.
+    std::fs::write(
+        sandbox.path().join("oxydra.toml"),
+        "[runtime]\nmax_turns = 3\n",
+    )
+    .unwrap();
+    let sub = sandbox.path().join("src").join("deep");
+    std::fs::create_dir_all(&sub).unwrap();
+    let mut command = sandbox.command();
+    command
+        .current_dir(&sub)
+        .env("OPENAI_API_KEY", "sk-proj-abcdefghijklmnopqrstuvwx9876")
+        .args(["run", "--print-config"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("max_turns = 3"), "{text}");
+    let root_file = sandbox.path().join("oxydra.toml").canonicalize().unwrap();
+    assert!(
+        text.contains(&root_file.display().to_string()),
+        "the header names the file found: {text}"
+    );
+    let mut trust = sandbox.command();
+    trust.current_dir(&sub).arg("trust");
+    let output = trust.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains(&root_file.display().to_string()),
+        "{}",
+        stdout(&output)
+    );
+}
