@@ -196,6 +196,20 @@ pub enum CliError {
         /// The database file.
         db: PathBuf,
     },
+    /// A session id prefix names more than one stored session.
+    #[error(
+        "`{prefix}` names {count} sessions ({}{}): give more of the id",
+        shown.join(", "),
+        if *count > shown.len() { ", …" } else { "" }
+    )]
+    AmbiguousSession {
+        /// What was given.
+        prefix: String,
+        /// How many stored sessions start with it.
+        count: usize,
+        /// Some of them.
+        shown: Vec<String>,
+    },
     /// The MCP servers could not be set up (a bad `[[mcp_servers]]` entry or a tool
     /// name that is already taken).
     #[error("MCP servers: {0}")]
@@ -290,7 +304,9 @@ impl CliError {
             | Self::NoLocalModel
             | Self::UntrustedProvider { .. } => "no_provider",
             Self::LocalModel { .. } => "local_model",
-            Self::SessionNotFound { .. } | Self::NothingToContinue { .. } => "session_not_found",
+            Self::SessionNotFound { .. }
+            | Self::NothingToContinue { .. }
+            | Self::AmbiguousSession { .. } => "session_not_found",
             Self::DatabaseMissing { .. } => "memory",
             Self::Memory { .. } => "memory",
             Self::Mcp(_) => "mcp",
@@ -325,6 +341,7 @@ impl CliError {
             | Self::DatabaseMissing { .. }
             | Self::NothingToContinue { .. }
             | Self::SessionNotFound { .. }
+            | Self::AmbiguousSession { .. }
             | Self::Unauthenticated { .. } => false,
             Self::ReadFile { .. }
             | Self::Config(_)
@@ -358,6 +375,7 @@ impl CliError {
             | Self::MissingApiKey { .. }
             | Self::UntrustedProvider { .. }
             | Self::SessionNotFound { .. }
+            | Self::AmbiguousSession { .. }
             | Self::NothingToContinue { .. }
             | Self::DatabaseMissing { .. }
             | Self::Mcp(_)

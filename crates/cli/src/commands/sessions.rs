@@ -2,14 +2,13 @@
 
 use std::sync::Arc;
 
-use oxydra::types::SessionId;
-
 use crate::args::{ListOptions, OutputFormat, SessionsAction, SessionsArgs};
 use crate::config::{self, Database};
 use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::output::listing::{to_stdout, write_messages, write_meta, write_sessions};
 use crate::setup::database::{MemoryStore, listing, memory_error, open_existing};
+use crate::setup::session_id::stored_session;
 
 /// Runs `oxydra sessions …`.
 pub async fn run(args: SessionsArgs) -> Result<Exit, CliError> {
@@ -59,19 +58,12 @@ async fn delete(id: &str, options: &ListOptions) -> Result<Exit, CliError> {
     let memory = open_for_listing(&db, &origin)
         .await?
         .ok_or_else(not_found)?;
-    let session = SessionId::from(id);
-    let exists = memory
-        .session_exists(&session)
-        .await
-        .map_err(|error| memory_error(&db, error))?;
-    if !exists {
-        return Err(not_found());
-    }
+    let session = stored_session(memory.as_ref(), &db, id).await?;
     memory
         .delete_session(&session)
         .await
         .map_err(|error| memory_error(&db, error))?;
-    eprintln!("deleted session {id}");
+    eprintln!("deleted session {}", session.as_str());
     Ok(Exit::Done)
 }
 
@@ -84,14 +76,7 @@ async fn show(id: &str, options: &ListOptions) -> Result<Exit, CliError> {
     let memory = open_for_listing(&db, &origin)
         .await?
         .ok_or_else(not_found)?;
-    let session = SessionId::from(id);
-    let exists = memory
-        .session_exists(&session)
-        .await
-        .map_err(|error| memory_error(&db, error))?;
-    if !exists {
-        return Err(not_found());
-    }
+    let session = stored_session(memory.as_ref(), &db, id).await?;
     let messages = memory
         .messages(&session)
         .await

@@ -16,7 +16,7 @@ use crate::interrupt::Interrupts;
 use crate::output::Renderer;
 use crate::terminal_input::TerminalInput;
 
-use super::database::{MemoryStore, memory_error, newest, open_with};
+use super::database::{MemoryStore, newest, open_with};
 
 /// The system prompt when the configuration gives none.
 const DEFAULT_SYSTEM_PROMPT: &str = "You are Oxydra, an agent that completes tasks in the \
@@ -219,23 +219,12 @@ pub async fn starting_session(
     }
 }
 
-/// `id` when it names a stored session.
+/// The stored session `id` names: its whole id or a unique prefix of it
+/// ([`super::session_id::stored_session`]).
 pub async fn require_session(
     memory: &Arc<dyn MemoryStore>,
     id: &str,
     effective: &Effective,
 ) -> Result<SessionId, CliError> {
-    let session = SessionId::from(id);
-    let exists = memory
-        .session_exists(&session)
-        .await
-        .map_err(|error| memory_error(&effective.memory.db, error))?;
-    if exists {
-        Ok(session)
-    } else {
-        Err(CliError::SessionNotFound {
-            id: id.to_owned(),
-            db: effective.memory.db.shown_path(),
-        })
-    }
+    super::session_id::stored_session(memory.as_ref(), &effective.memory.db, id).await
 }

@@ -11,4 +11,5 @@ pub mod launch;
 pub mod mcp;
 pub mod provider;
 pub mod service;
+pub mod session_id;
 pub mod tool_choice;

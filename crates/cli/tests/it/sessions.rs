@@ -122,3 +122,35 @@ fn a_failed_run_leaves_no_empty_session() {
     assert!(!err.contains("--session"), "{err}");
     assert!(session_ids(&sandbox).is_empty());
 }
+
+#[test]
+fn a_unique_prefix_of_an_id_names_the_session_as_git_takes_a_commit() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![openai::text("One."), openai::text("Two.")]).unwrap();
+    for prompt in ["First", "Second"] {
+        let output = sandbox.run_openai(&server.openai_url(), &[], prompt);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let ids = session_ids(&sandbox);
+    // The shortest prefix of ids[0] that ids[1] does not share.
+    let unique = (1..=ids[0].len())
+        .map(|end| &ids[0][..end])
+        .find(|prefix| !ids[1].starts_with(prefix))
+        .unwrap();
+    let shown = sandbox.sessions(&["show", unique]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+    assert!(stdout(&shown).contains("Second"), "{}", stdout(&shown));
+    // `ses_` is a prefix of both: the error lists them and asks for more.
+    let ambiguous = sandbox.sessions(&["show", "ses_"]);
+    assert_eq!(ambiguous.status.code(), Some(2));
+    let message = stderr(&ambiguous);
+    assert!(message.contains("names 2 sessions"), "{message}");
+    assert!(message.contains(&ids[0]) && message.contains(&ids[1]), "{message}");
+    // `--session PREFIX` continues it.
+    let server = MockServer::start(vec![openai::text("Three.")]).unwrap();
+    let output = sandbox.run_openai(&server.openai_url(), &["--session", unique], "Third");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(session_ids(&sandbox).len(), 2);
+    let body = &server.requests()[0].body;
+    assert!(body.to_string().contains("Second"), "{body}");
+}
