@@ -78,6 +78,16 @@ fn mcp_list_masks_keys_in_arguments_urls_and_failures() {
 /// redacts it.
 const HANDLE_VALUE: &str = "plain-words-only-the-handle-knows";
 
+/// `oxydra mcp list` with the handle's variable set.
+fn list_with_the_secret_set(sandbox: &Sandbox) -> std::process::Output {
+    sandbox
+        .command()
+        .env("OXYDRA_TEST_VENDOR_VALUE", HANDLE_VALUE)
+        .args(["mcp", "list"])
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_secret_handle_reaches_the_server_env_and_is_redacted_from_what_it_prints() {
     let sandbox = Sandbox::new();
@@ -90,12 +100,7 @@ fn a_secret_handle_reaches_the_server_env_and_is_redacted_from_what_it_prints() 
          args = [\"-c\", \"echo \\\"got: $VENDOR_TOKEN\\\" >&2; exit 3\"]\n\
          env = { VENDOR_TOKEN = \"{{secret:VENDOR}}\" }\n",
     );
-    let output = sandbox
-        .command()
-        .env("OXYDRA_TEST_VENDOR_VALUE", HANDLE_VALUE)
-        .args(["mcp", "list"])
-        .output()
-        .unwrap();
+    let output = list_with_the_secret_set(&sandbox);
     let text = stdout(&output);
     assert!(text.contains("vendor: failed"), "{text}");
     assert!(
@@ -119,12 +124,7 @@ fn a_secret_handle_reaches_the_server_env_and_is_redacted_from_what_it_prints() 
          [[mcp_servers]]\nname = \"other\"\ncommand = \"sh\"\nargs = [\"-c\", \"exit 0\"]\n\
          env = { T = \"{{secret:VENDOR}}\" }\n",
     );
-    let output = sandbox
-        .command()
-        .env("OXYDRA_TEST_VENDOR_VALUE", HANDLE_VALUE)
-        .args(["mcp", "list"])
-        .output()
-        .unwrap();
+    let output = list_with_the_secret_set(&sandbox);
     assert_ne!(output.status.code(), Some(0));
     let message = stderr(&output);
     assert!(

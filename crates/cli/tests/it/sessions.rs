@@ -145,7 +145,10 @@ fn a_unique_prefix_of_an_id_names_the_session_as_git_takes_a_commit() {
     assert_eq!(ambiguous.status.code(), Some(2));
     let message = stderr(&ambiguous);
     assert!(message.contains("names 2 sessions"), "{message}");
-    assert!(message.contains(&ids[0]) && message.contains(&ids[1]), "{message}");
+    assert!(
+        message.contains(&ids[0]) && message.contains(&ids[1]),
+        "{message}"
+    );
     // `--session PREFIX` continues it.
     let server = MockServer::start(vec![openai::text("Three.")]).unwrap();
     let output = sandbox.run_openai(&server.openai_url(), &["--session", unique], "Third");
