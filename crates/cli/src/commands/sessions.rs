@@ -17,13 +17,25 @@ pub async fn run(args: SessionsArgs) -> Result<Exit, CliError> {
         SessionsAction::List(args) => list(&args.options, args.limit).await,
         SessionsAction::Show { id, options } => show(&id, &options).await,
         SessionsAction::Delete { id, options } => delete(&id, &options.list_options()).await,
+        SessionsAction::Rewind {
+            id,
+            to,
+            force,
+            options,
+        } => super::checkpoints::rewind(&id, to, force, &options.list_options()).await,
+        SessionsAction::Fork { id, at, options } => {
+            super::checkpoints::fork(&id, at, &options.list_options()).await
+        }
+        SessionsAction::Diff { id, turn, options } => {
+            super::checkpoints::diff(&id, turn, &options.list_options()).await
+        }
     }
 }
 
 /// Opens the database the listing commands read. A database named on purpose (`--db`,
 /// `OXYDRA_DB`, `[memory] db`) that does not exist is an error (a mistyped path would
 /// otherwise look like an empty store); the default one not existing yet is `None`.
-async fn open_for_listing(
+pub(super) async fn open_for_listing(
     db: &Database,
     origin: &str,
 ) -> Result<Option<Arc<dyn MemoryStore>>, CliError> {
