@@ -15,12 +15,11 @@ use oxydra::runtime::{Checkpoints, CheckpointsError, Reverted, conflicts};
 use oxydra::tools::checkpoint::{CheckpointConfig, Conflict};
 use oxydra::types::SessionId;
 
-use super::sessions::open_for_listing;
 use crate::args::{ListOptions, UndoArgs};
 use crate::config::{self, Database};
 use crate::error::CliError;
 use crate::exit_code::Exit;
-use crate::setup::database::{MemoryStore, memory_error, newest};
+use crate::setup::database::{MemoryStore, memory_error, newest, open_for_listing};
 
 /// The checkpoints of the database `options` name, and the database.
 async fn open(

@@ -1,15 +1,14 @@
-//! `oxydra sessions list | show <ID> | delete <ID>`: what the memory database holds.
-
-use std::sync::Arc;
+//! `oxydra sessions list | show <ID> | delete <ID>`: what the memory database holds
+//! (`rewind`, `fork` and `diff` are in [`super::checkpoints`]).
 
 use oxydra::types::SessionId;
 
 use crate::args::{ListOptions, OutputFormat, SessionsAction, SessionsArgs};
-use crate::config::{self, Database};
+use crate::config;
 use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::output::listing::{to_stdout, write_messages, write_meta, write_sessions};
-use crate::setup::database::{MemoryStore, listing, memory_error, open_existing};
+use crate::setup::database::{listing, memory_error, open_for_listing};
 
 /// Runs `oxydra sessions …`.
 pub async fn run(args: SessionsArgs) -> Result<Exit, CliError> {
@@ -30,24 +29,6 @@ pub async fn run(args: SessionsArgs) -> Result<Exit, CliError> {
             super::checkpoints::diff(&id, turn, &options.list_options()).await
         }
     }
-}
-
-/// Opens the database the listing commands read. A database named on purpose (`--db`,
-/// `OXYDRA_DB`, `[memory] db`) that does not exist is an error (a mistyped path would
-/// otherwise look like an empty store); the default one not existing yet is `None`.
-pub(super) async fn open_for_listing(
-    db: &Database,
-    origin: &str,
-) -> Result<Option<Arc<dyn MemoryStore>>, CliError> {
-    if let Some(path) = db.sqlite_path()
-        && !path.exists()
-        && config::default_db_path().as_deref() != Some(path)
-    {
-        return Err(CliError::DatabaseMissing {
-            path: path.to_path_buf(),
-        });
-    }
-    open_existing(db, origin).await
 }
 
 async fn list(options: &ListOptions, limit: Option<usize>) -> Result<Exit, CliError> {

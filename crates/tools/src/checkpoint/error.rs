@@ -1,6 +1,6 @@
 //! Why a restore was refused or failed.
 
-use super::restore::Conflict;
+use super::conflict::Conflict;
 
 /// A restore that did not happen, or stopped part way.
 #[derive(Debug, thiserror::Error)]

@@ -10,14 +10,16 @@
 
 mod capture;
 mod config;
+mod conflict;
 mod error;
 mod restore;
 mod scan;
 
 pub use capture::{Captured, changes};
 pub use config::CheckpointConfig;
+pub use conflict::Conflict;
 pub use error::CheckpointError;
-pub use restore::{Conflict, Restored, restore};
+pub use restore::{Restored, restore};
 pub use scan::{SKIPPED_DIRS, Snapshot, content_hash, scan};
 
 #[cfg(test)]

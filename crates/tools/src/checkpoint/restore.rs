@@ -24,23 +24,10 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use super::capture::Captured;
+use super::conflict::Conflict;
 use super::error::CheckpointError;
 use super::scan::content_hash;
 use crate::beneath::WorkspaceDir;
-
-/// A path changed since the checkpoint by someone else.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Conflict {
-    /// The path, relative to the workspace root.
-    pub path: String,
-    /// What the checkpoint recorded after its turn.
-    pub expected: EntryState,
-    /// What is there now.
-    pub found: EntryState,
-    /// A unified diff from the current text to what the restore would write, for text
-    /// files (empty otherwise).
-    pub diff: String,
-}
 
 /// What a restore did.
 #[derive(Debug, Clone, Default)]
