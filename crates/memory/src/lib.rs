@@ -39,6 +39,7 @@
 // docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod checkpoints;
 mod chunking;
 mod config;
 mod embedder;
@@ -56,6 +57,7 @@ mod traits;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
+pub use checkpoints::{CheckpointBlob, CheckpointStore, StoredCheckpoint};
 pub use chunking::chunk_text;
 pub use config::RetrievalConfig;
 pub use embedder::{

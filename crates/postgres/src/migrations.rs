@@ -75,6 +75,28 @@ pub(crate) const MEMORY_MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE session_meta ADD COLUMN workspace TEXT;
     ",
+    // 4: workspace checkpoints and their contents by hash (the SQLite store's
+    // migration 5).
+    "
+    CREATE TABLE checkpoints (
+        id         BIGSERIAL PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        turn       BIGINT NOT NULL,
+        payload    TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        UNIQUE (session_id, turn)
+    );
+    CREATE TABLE checkpoint_blobs (
+        hash    TEXT PRIMARY KEY,
+        content BYTEA NOT NULL
+    );
+    CREATE TABLE checkpoint_blob_refs (
+        checkpoint_id BIGINT NOT NULL,
+        hash          TEXT NOT NULL,
+        PRIMARY KEY (checkpoint_id, hash)
+    );
+    CREATE INDEX checkpoint_blob_refs_by_hash ON checkpoint_blob_refs (hash);
+    ",
 ];
 
 /// The run store's migrations.

@@ -53,6 +53,7 @@ pub struct AgentRuntimeBuilder {
     permission_broker: Option<Arc<dyn PermissionBroker>>,
     limits: Option<RuntimeLimits>,
     memory: Option<Arc<dyn Memory>>,
+    checkpoints: Option<crate::turn_capture::CheckpointSettings>,
     retrieval: Option<Arc<dyn MemoryRetrieval>>,
     retrieval_scope: RetrievalScope,
     retrieval_top_k: Option<usize>,
@@ -202,6 +203,19 @@ impl AgentRuntimeBuilder {
     /// Where sessions are stored (write-through); without it they live in the process.
     pub fn memory(mut self, memory: Arc<dyn Memory>) -> Self {
         self.memory = Some(memory);
+        self
+    }
+
+    /// Records a checkpoint of each turn that changes the workspace in `store` (see
+    /// [`Checkpoints`](crate::Checkpoints)), as `config` says; needs
+    /// [`memory`](Self::memory) too for the runtime's
+    /// [`checkpoints`](AgentRuntime::checkpoints) handle.
+    pub fn checkpoints(
+        mut self,
+        store: Arc<dyn oxydra_memory::CheckpointStore>,
+        config: oxydra_tools::checkpoint::CheckpointConfig,
+    ) -> Self {
+        self.checkpoints = Some(crate::turn_capture::CheckpointSettings { store, config });
         self
     }
 
@@ -499,6 +513,7 @@ impl AgentRuntimeBuilder {
             schema_tokens: Arc::new(FixedTokens::new(schema_json)),
             limits,
             budget,
+            checkpoints: self.checkpoints.filter(|settings| settings.config.enabled),
             sessions: SessionStore::new(self.memory, self.retrieval, self.lease),
             retrieval_scope: self.retrieval_scope,
             retrieval_top_k: self.retrieval_top_k.unwrap_or(DEFAULT_RETRIEVAL_TOP_K),

@@ -59,6 +59,9 @@ mod awaiting_calls;
 mod budget;
 mod builder;
 mod call_ids;
+mod checkpoint_diff;
+mod checkpoints;
+mod checkpoints_error;
 mod context;
 mod error;
 mod event_scrub;
@@ -89,6 +92,7 @@ pub mod testing;
 mod tool_choice;
 mod tool_dispatch;
 mod tool_set;
+mod turn_capture;
 mod turn_loop;
 mod turn_state;
 mod typed_run_request;
@@ -99,6 +103,8 @@ pub use agent_tool::AgentTool;
 pub use approvals::{ApprovalDecision, DENIED_REASON, EXPIRED_REASON, PendingApproval};
 pub use budget::Budget;
 pub use builder::{AgentRuntimeBuilder, DEFAULT_RETRIEVAL_TOP_K};
+pub use checkpoints::{Checkpoints, Reverted, conflicts};
+pub use checkpoints_error::CheckpointsError;
 pub use context::{
     IMAGE_HEAD_BYTES, MAX_IMAGE_TOKENS, PDF_BYTES_PER_PAGE, PDF_PAGE_TOKENS, PIXELS_PER_TOKEN,
     part_tokens,

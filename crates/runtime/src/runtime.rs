@@ -51,6 +51,19 @@ impl AgentRuntime {
         &self.inner.limits
     }
 
+    /// The session checkpoints this runtime records (`None` without
+    /// [`checkpoints`](crate::AgentRuntimeBuilder::checkpoints) and memory): list a
+    /// session's, undo, rewind, fork, diff.
+    pub fn checkpoints(&self) -> Option<crate::Checkpoints> {
+        let settings = self.inner.checkpoints.as_ref()?;
+        let memory = self.inner.sessions.memory()?;
+        Some(crate::Checkpoints::new(
+            settings.store.clone(),
+            memory.clone(),
+            &settings.config,
+        ))
+    }
+
     /// The tool executor.
     pub fn executor(&self) -> &ToolExecutor {
         &self.inner.executor

@@ -31,6 +31,8 @@ pub(crate) struct RuntimeInner {
     pub budget: ContextBudget,
     pub streaming: bool,
     pub sessions: SessionStore,
+    /// Where turns' checkpoints go (`None`: none are recorded).
+    pub checkpoints: Option<crate::turn_capture::CheckpointSettings>,
     pub retrieval_scope: RetrievalScope,
     pub retrieval_top_k: usize,
     pub scrubber: Scrubber,

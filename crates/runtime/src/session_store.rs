@@ -88,6 +88,10 @@ impl SessionStore {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    pub fn memory(&self) -> Option<&Arc<dyn Memory>> {
+        self.memory.as_ref()
+    }
+
     pub fn retrieval(&self) -> Option<&Arc<dyn MemoryRetrieval>> {
         self.retrieval.as_ref()
     }

@@ -136,6 +136,7 @@ pub(crate) async fn run(
             meta: profile.record,
             tool_choice,
             tool_calls: 0,
+            capture: None,
         };
         let result = match opening {
             Opening::Prompt(user_message, parts) => {
@@ -198,6 +199,8 @@ struct Run<'a> {
     tool_choice: &'a dyn ToolChoicePolicy,
     /// The model's tool calls in this run so far.
     tool_calls: usize,
+    /// The checkpoint of this run's turn, once a changing call was met.
+    capture: Option<crate::turn_capture::TurnCapture>,
 }
 
 impl<'a> Run<'a> {

@@ -72,11 +72,14 @@ assert!(registry.subset(&["teleport"]).is_err());
 "#
 )]
 
-#[cfg(feature = "builtins")]
+#[cfg(any(feature = "builtins", feature = "checkpoints"))]
+#[cfg_attr(not(feature = "builtins"), allow(dead_code))]
 mod beneath;
 #[cfg(feature = "builtins")]
 pub mod builtin;
 mod call_preview;
+#[cfg(feature = "checkpoints")]
+pub mod checkpoint;
 #[cfg(feature = "builtins")]
 mod config;
 mod context;

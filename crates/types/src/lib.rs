@@ -26,6 +26,7 @@
 // docs.rs (`--cfg docsrs`, Cargo.toml): each item shows the features it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod checkpoint;
 mod content;
 mod error;
 mod event;
@@ -38,6 +39,7 @@ mod stream;
 mod tool;
 mod usage;
 
+pub use checkpoint::{Checkpoint, CheckpointEntry, EntryState, NotCaptured};
 pub use content::{ContentPart, PDF_MEDIA_TYPE, human_size};
 pub use error::TypesError;
 pub use event::RuntimeEvent;

@@ -26,7 +26,7 @@ pub use remote::{
 pub use run::{ChatArgs, RunArgs, RunOptions};
 pub use scrub::ScrubArgs;
 pub use serve::ServeArgs;
-pub use sessions::{SessionsAction, SessionsArgs};
+pub use sessions::{SessionsAction, SessionsArgs, UndoArgs};
 pub use trust::TrustArgs;
 pub use values::{Effort, OpenAiApi, OutputFormat};
 
@@ -51,6 +51,9 @@ pub enum Command {
     Chat(ChatArgs),
     /// Stored sessions and their messages.
     Sessions(SessionsArgs),
+    /// Undo the last turn that changed the workspace (of its newest session); run
+    /// again, it does the turn again.
+    Undo(UndoArgs),
     /// Agent blueprints of the configuration (`[[agents]]`).
     Agents(AgentsArgs),
     /// Serve the coordinator HTTP API: list agents, start, inspect and cancel runs.

@@ -50,6 +50,9 @@ const HELP: &str = "commands:
   /switch ID    continue a stored session (and show its last messages)
   /switch       list stored sessions
   /cancel       stop the running turn (as Ctrl-C does; Ctrl-C twice quits)
+  /undo         undo the files of the session's last changing turn (again: redo)
+  /undo force   the same, overwriting files changed since
+  /diff         what the session's turns changed in the workspace
   /help         this text
   /exit         quit (also Ctrl-D)
   @path         in a message: attach that workspace image or PDF";
@@ -74,6 +77,10 @@ pub enum Input<'a> {
     Switch(&'a str),
     /// `/cancel`.
     Cancel,
+    /// `/undo` (`/undo force`: overwrite files changed since).
+    Undo(bool),
+    /// `/diff`.
+    Diff,
     /// `/help`.
     Help,
     /// `/exit` or `/quit`.
@@ -100,6 +107,9 @@ pub fn parse(line: &str) -> Input<'_> {
         ("/switch", Some(id)) => Input::Switch(id),
         ("/switch", None) => Input::Sessions,
         ("/cancel", None) => Input::Cancel,
+        ("/undo", None) => Input::Undo(false),
+        ("/undo", Some("force")) => Input::Undo(true),
+        ("/diff", None) => Input::Diff,
         ("/help", None) => Input::Help,
         ("/exit" | "/quit", None) => Input::Exit,
         _ => Input::Unknown(line),
@@ -328,6 +338,10 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
             Input::Exit => break,
             Input::Help => eprintln!("{HELP}"),
             Input::Cancel => eprintln!("no turn is running"),
+            Input::Undo(force) => {
+                super::chat_checkpoints::undo(&chat.agent, &chat.session, force).await
+            }
+            Input::Diff => super::chat_checkpoints::diff(&chat.agent, &chat.session).await,
             Input::Unknown(text) => eprintln!("unknown command `{text}` — /help lists them"),
             Input::New => {
                 chat.session = SessionId::generate();
@@ -542,6 +556,9 @@ mod tests {
         assert_eq!(parse("/switch ses_1"), Input::Switch("ses_1"));
         assert_eq!(parse("/switch"), Input::Sessions);
         assert_eq!(parse("/cancel"), Input::Cancel);
+        assert_eq!(parse("/undo"), Input::Undo(false));
+        assert_eq!(parse("/undo force"), Input::Undo(true));
+        assert_eq!(parse("/diff"), Input::Diff);
         assert_eq!(parse("/exit"), Input::Exit);
         assert_eq!(parse("/quit"), Input::Exit);
         assert_eq!(parse("/help"), Input::Help);

@@ -5,6 +5,8 @@ pub mod agents;
 pub mod approvals;
 pub mod chat;
 pub mod chat_attach;
+pub mod chat_checkpoints;
+pub mod checkpoints;
 pub mod init;
 pub mod mcp;
 pub mod mcp_serve;
@@ -50,6 +52,7 @@ async fn dispatch_async(command: Command) -> Result<Exit, CliError> {
         Command::Run(args) => run::run(args).await,
         Command::Chat(args) => chat::run(args).await,
         Command::Sessions(args) => sessions::run(args).await,
+        Command::Undo(args) => checkpoints::undo(args).await,
         Command::Agents(args) => agents::run(args).await,
         Command::Serve(args) => serve::run(args).await,
         Command::Runs(args) => runs::run(args).await,

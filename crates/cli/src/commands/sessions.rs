@@ -1,13 +1,12 @@
-//! `oxydra sessions list | show <ID> | delete <ID>`: what the memory database holds.
-
-use std::sync::Arc;
+//! `oxydra sessions list | show <ID> | delete <ID>`: what the memory database holds
+//! (`rewind`, `fork` and `diff` are in [`super::checkpoints`]).
 
 use crate::args::{ListOptions, OutputFormat, SessionsAction, SessionsArgs};
-use crate::config::{self, Database};
+use crate::config;
 use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::output::listing::{to_stdout, write_messages, write_meta, write_sessions};
-use crate::setup::database::{MemoryStore, listing, memory_error, open_existing};
+use crate::setup::database::{listing, memory_error, open_for_listing};
 use crate::setup::session_id::stored_session;
 
 /// Runs `oxydra sessions …`.
@@ -16,25 +15,19 @@ pub async fn run(args: SessionsArgs) -> Result<Exit, CliError> {
         SessionsAction::List(args) => list(&args.options, args.limit).await,
         SessionsAction::Show { id, options } => show(&id, &options).await,
         SessionsAction::Delete { id, options } => delete(&id, &options.list_options()).await,
+        SessionsAction::Rewind {
+            id,
+            to,
+            force,
+            options,
+        } => super::checkpoints::rewind(&id, to, force, &options.list_options()).await,
+        SessionsAction::Fork { id, at, options } => {
+            super::checkpoints::fork(&id, at, &options.list_options()).await
+        }
+        SessionsAction::Diff { id, turn, options } => {
+            super::checkpoints::diff(&id, turn, &options.list_options()).await
+        }
     }
-}
-
-/// Opens the database the listing commands read. A database named on purpose (`--db`,
-/// `OXYDRA_DB`, `[memory] db`) that does not exist is an error (a mistyped path would
-/// otherwise look like an empty store); the default one not existing yet is `None`.
-async fn open_for_listing(
-    db: &Database,
-    origin: &str,
-) -> Result<Option<Arc<dyn MemoryStore>>, CliError> {
-    if let Some(path) = db.sqlite_path()
-        && !path.exists()
-        && config::default_db_path().as_deref() != Some(path)
-    {
-        return Err(CliError::DatabaseMissing {
-            path: path.to_path_buf(),
-        });
-    }
-    open_existing(db, origin).await
 }
 
 async fn list(options: &ListOptions, limit: Option<usize>) -> Result<Exit, CliError> {

@@ -133,6 +133,10 @@ pub async fn build(
         .limits(limits)
         .pricing(effective.pricing_table())
         .memory(memory_handle)
+        .checkpoints(
+            memory.clone(),
+            oxydra::tools::checkpoint::CheckpointConfig::default(),
+        )
         .session_wait(runtime_settings.session_wait())
         .system_prompt(
             runtime_settings

@@ -62,6 +62,24 @@ pub async fn open_existing(
     open(db, origin).await.map(Some)
 }
 
+/// Opens the database the listing commands read. A database named on purpose (`--db`,
+/// `OXYDRA_DB`, `[memory] db`) that does not exist is an error (a mistyped path would
+/// otherwise look like an empty store); the default one not existing yet is `None`.
+pub async fn open_for_listing(
+    db: &Database,
+    origin: &str,
+) -> Result<Option<Arc<dyn MemoryStore>>, CliError> {
+    if let Some(path) = db.sqlite_path()
+        && !path.exists()
+        && crate::config::default_db_path().as_deref() != Some(path)
+    {
+        return Err(CliError::DatabaseMissing {
+            path: path.to_path_buf(),
+        });
+    }
+    open_existing(db, origin).await
+}
+
 /// A memory failure naming the database.
 pub fn memory_error(db: &Database, error: impl std::fmt::Display) -> CliError {
     CliError::Memory {

@@ -13,6 +13,7 @@
 mod common;
 
 mod chat;
+mod checkpoints;
 mod config;
 mod consent;
 mod console_browser;

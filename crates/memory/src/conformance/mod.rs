@@ -12,14 +12,17 @@
 //! delete, session meta (stored, replaced, listed, deleted with its session), leases
 //! (exclusion, expiry and fencing, a dead holder taken over), messages with parts (the
 //! size cap on one message, a thousand parts), and full-text, vector and merged
-//! retrieval.
+//! retrieval. A backend that is also a [`CheckpointStore`](crate::CheckpointStore)
+//! expands [`checkpoint_conformance_tests!`](crate::checkpoint_conformance_tests) too.
 
+mod checkpoints;
 mod leases;
 mod meta;
 mod parts;
 mod retrieval;
 mod sessions;
 
+pub use checkpoints::*;
 pub use leases::*;
 pub use meta::*;
 pub use parts::*;

@@ -187,9 +187,14 @@ pub fn delete_session(
         "DELETE FROM session_state WHERE session_id = ?1",
         "DELETE FROM session_meta WHERE session_id = ?1",
         "DELETE FROM chunks WHERE session_id = ?1",
+        "DELETE FROM checkpoint_blob_refs WHERE checkpoint_id IN
+         (SELECT id FROM checkpoints WHERE session_id = ?1)",
+        "DELETE FROM checkpoints WHERE session_id = ?1",
         "DELETE FROM sessions WHERE session_id = ?1",
     ] {
         tx.execute(sql, [session.as_str()]).map_err(err)?;
     }
+    tx.execute(super::checkpoints::DROP_ORPHAN_BLOBS, [])
+        .map_err(err)?;
     tx.commit().map_err(err)
 }

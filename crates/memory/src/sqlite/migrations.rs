@@ -88,6 +88,28 @@ const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE session_meta ADD COLUMN workspace TEXT;
     ",
+    // 5: workspace checkpoints, one per changing turn, and the file contents they
+    // need, stored once by content hash.
+    "
+    CREATE TABLE checkpoints (
+        id         INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        turn       INTEGER NOT NULL,
+        payload    TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (session_id, turn)
+    );
+    CREATE TABLE checkpoint_blobs (
+        hash    TEXT PRIMARY KEY NOT NULL,
+        content BLOB NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE checkpoint_blob_refs (
+        checkpoint_id INTEGER NOT NULL,
+        hash          TEXT NOT NULL,
+        PRIMARY KEY (checkpoint_id, hash)
+    ) WITHOUT ROWID;
+    CREATE INDEX checkpoint_blob_refs_by_hash ON checkpoint_blob_refs(hash);
+    ",
 ];
 
 /// The schema version this code writes.

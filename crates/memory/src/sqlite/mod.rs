@@ -3,6 +3,7 @@
 //! The one home of `impl SqliteMemory` and of every SQL statement of the memory crate;
 //! `rusqlite` errors become [`MemoryError`]s in `error.rs`, at this module's edge.
 
+mod checkpoints;
 mod chunks;
 mod config;
 mod connection;
@@ -20,7 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use oxydra_types::{Message, SessionId};
+use oxydra_types::{Checkpoint, Message, SessionId};
 use rusqlite::Connection;
 use tracing::{Span, field};
 
@@ -30,6 +31,7 @@ pub use file_mode::{
 };
 pub use migrations::SCHEMA_VERSION;
 
+use crate::checkpoints::{CheckpointBlob, CheckpointStore, StoredCheckpoint};
 use crate::error::MemoryError;
 use crate::held_leases::HeldLeases;
 use crate::lease::{LeaseOwner, SessionLease};
@@ -395,6 +397,76 @@ impl Memory for SqliteMemory {
             let conn = inner.conn();
             inner.held.forget(&lease);
             leases::release(&conn, &inner.path, &lease)
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl CheckpointStore for SqliteMemory {
+    async fn store_checkpoint(
+        &self,
+        session: &SessionId,
+        checkpoint: &Checkpoint,
+        blobs: &[CheckpointBlob],
+        keep_last: usize,
+    ) -> Result<i64, MemoryError> {
+        let span = tracing::debug_span!("memory.store_checkpoint", session_id = %session, turn = checkpoint.turn);
+        let (session, checkpoint, blobs) = (session.clone(), checkpoint.clone(), blobs.to_vec());
+        self.run(span, move |inner| {
+            checkpoints::store(
+                &mut inner.conn(),
+                &inner.path,
+                &session,
+                &checkpoint,
+                &blobs,
+                keep_last,
+            )
+        })
+        .await
+    }
+
+    async fn checkpoints(&self, session: &SessionId) -> Result<Vec<StoredCheckpoint>, MemoryError> {
+        let span = tracing::debug_span!("memory.checkpoints", session_id = %session);
+        let session = session.clone();
+        self.run(span, move |inner| {
+            checkpoints::list(&inner.conn(), &inner.path, &session)
+        })
+        .await
+    }
+
+    async fn checkpoint_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, MemoryError> {
+        let span = tracing::debug_span!("memory.checkpoint_blob");
+        let hash = hash.to_owned();
+        self.run(span, move |inner| {
+            checkpoints::blob(&inner.conn(), &inner.path, &hash)
+        })
+        .await
+    }
+
+    async fn delete_checkpoints_from(
+        &self,
+        session: &SessionId,
+        from_turn: u64,
+    ) -> Result<(), MemoryError> {
+        let span = tracing::debug_span!("memory.delete_checkpoints_from", session_id = %session, from_turn);
+        let session = session.clone();
+        self.run(span, move |inner| {
+            checkpoints::delete_from(&mut inner.conn(), &inner.path, &session, from_turn)
+        })
+        .await
+    }
+
+    async fn truncate_messages(
+        &self,
+        session: &SessionId,
+        keep_through: u64,
+    ) -> Result<(), MemoryError> {
+        let span =
+            tracing::debug_span!("memory.truncate_messages", session_id = %session, keep_through);
+        let session = session.clone();
+        self.run(span, move |inner| {
+            checkpoints::truncate(&mut inner.conn(), &inner.path, &session, keep_through)
         })
         .await
     }

@@ -41,3 +41,4 @@ impl MemoryBackend for SqliteFile {
 }
 
 oxydra_memory::memory_conformance_tests!(SqliteFile::new());
+oxydra_memory::checkpoint_conformance_tests!(SqliteFile::new());

@@ -29,10 +29,10 @@ impl Default for StoreOptions {
     }
 }
 
-/// A memory store of any backend: sessions and retrieval.
-pub trait MemoryStore: Memory + MemoryRetrieval {}
+/// A memory store of any backend: sessions, retrieval and workspace checkpoints.
+pub trait MemoryStore: Memory + MemoryRetrieval + oxydra_memory::CheckpointStore {}
 
-impl<T: Memory + MemoryRetrieval> MemoryStore for T {}
+impl<T: Memory + MemoryRetrieval + oxydra_memory::CheckpointStore> MemoryStore for T {}
 
 /// What a backend's open function returns: a boxed future of the opened store.
 pub type Opening<'a, T> = Pin<Box<dyn Future<Output = Result<T, StorageError>> + Send + 'a>>;

@@ -180,12 +180,17 @@ pub(super) async fn delete_session(
         "DELETE FROM session_state WHERE session_id = $1",
         "DELETE FROM session_meta WHERE session_id = $1",
         "DELETE FROM chunks WHERE session_id = $1",
+        super::checkpoints::DELETE_SESSION[0],
+        super::checkpoints::DELETE_SESSION[1],
         "DELETE FROM sessions WHERE session_id = $1",
     ] {
         tx.execute(sql, &[&session.as_str()])
             .await
             .map_err(|e| db.error(&action, &e))?;
     }
+    tx.execute(super::checkpoints::DROP_ORPHAN_BLOBS, &[])
+        .await
+        .map_err(|e| db.error(&action, &e))?;
     tx.commit().await.map_err(|e| db.error(&action, &e))?;
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! [`PostgresMemory`]: the PostgreSQL-backed [`Memory`] and [`MemoryRetrieval`].
 
+mod checkpoints;
 mod chunks;
 mod leases;
 mod messages;
@@ -14,12 +15,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use oxydra_memory::{
-    DEFAULT_MAX_MESSAGE_BYTES, Embedder, HashingEmbedder, HeldLeases, LeaseOwner, Memory,
-    MemoryError, MemoryRetrieval, RetrievalConfig, RetrievedChunk, SearchPlan, SearchScope,
-    SessionInfo, SessionLease, SessionMeta, SessionSummary, StoredMessage, chunk_text,
-    embed_chunks, repair_sequence, retrieved_chunks, single_sequence,
+    CheckpointBlob, CheckpointStore, DEFAULT_MAX_MESSAGE_BYTES, Embedder, HashingEmbedder,
+    HeldLeases, LeaseOwner, Memory, MemoryError, MemoryRetrieval, RetrievalConfig, RetrievedChunk,
+    SearchPlan, SearchScope, SessionInfo, SessionLease, SessionMeta, SessionSummary,
+    StoredCheckpoint, StoredMessage, chunk_text, embed_chunks, repair_sequence, retrieved_chunks,
+    single_sequence,
 };
-use oxydra_types::{Message, SessionId};
+use oxydra_types::{Checkpoint, Message, SessionId};
 
 use crate::database::PostgresDatabase;
 use crate::pgvector::{VectorBackend, VectorSetup};
@@ -320,5 +322,42 @@ impl MemoryRetrieval for PostgresMemory {
             .map(|(id, session, text)| (id, (session, text)))
             .collect();
         retrieved_chunks::<MemoryError>(ranked, |chunk_id| Ok(found.remove(&chunk_id)))
+    }
+}
+
+#[async_trait]
+impl CheckpointStore for PostgresMemory {
+    async fn store_checkpoint(
+        &self,
+        session: &SessionId,
+        checkpoint: &Checkpoint,
+        blobs: &[CheckpointBlob],
+        keep_last: usize,
+    ) -> Result<i64, MemoryError> {
+        checkpoints::store(&self.db, session, checkpoint, blobs, keep_last).await
+    }
+
+    async fn checkpoints(&self, session: &SessionId) -> Result<Vec<StoredCheckpoint>, MemoryError> {
+        checkpoints::list(&self.db, session).await
+    }
+
+    async fn checkpoint_blob(&self, hash: &str) -> Result<Option<Vec<u8>>, MemoryError> {
+        checkpoints::blob(&self.db, hash).await
+    }
+
+    async fn delete_checkpoints_from(
+        &self,
+        session: &SessionId,
+        from_turn: u64,
+    ) -> Result<(), MemoryError> {
+        checkpoints::delete_from(&self.db, session, from_turn).await
+    }
+
+    async fn truncate_messages(
+        &self,
+        session: &SessionId,
+        keep_through: u64,
+    ) -> Result<(), MemoryError> {
+        checkpoints::truncate(&self.db, session, keep_through).await
     }
 }

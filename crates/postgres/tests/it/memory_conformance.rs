@@ -38,6 +38,16 @@ oxydra_memory::memory_conformance_tests!(match Postgres::create() {
     None => return,
 });
 
+/// The checkpoint suites on the test server.
+mod checkpoints {
+    use super::*;
+
+    oxydra_memory::checkpoint_conformance_tests!(match Postgres::create() {
+        Some(backend) => backend,
+        None => return,
+    });
+}
+
 /// The suites on the server with pgvector.
 mod pgvector {
     use super::*;

@@ -59,10 +59,14 @@ impl<'a> Run<'a> {
             },
             self.turn,
         );
+        let capturing = self.capture_before(calls).await;
         let dispatch = self.dispatch(state);
         let (_, mut outcome) = dispatch
             .run(BatchKind::Calls, calls, &mut self.process)
             .await;
+        if capturing {
+            self.capture_after(calls).await;
+        }
         if let Some(call) = cut {
             tracing::warn!(tool = %call.name, "the output-token limit cut a tool call off");
             self.events.emit(RuntimeEvent::ToolFailed {
@@ -86,6 +90,58 @@ impl<'a> Run<'a> {
             (Some(error), _) => Err(self.fail(span, error)),
             (None, Some(waiting)) => Err(self.suspend(span, waiting)),
             (None, None) => Ok(()),
+        }
+    }
+
+    /// Before a batch that may change the workspace: the scan it is compared with
+    /// (taken at the turn's first such batch). Returns whether the batch is captured.
+    async fn capture_before(&mut self, calls: &[ToolCall]) -> bool {
+        let inner: &'a RuntimeInner = self.inner;
+        let (Some(_), Some(memory)) = (&inner.checkpoints, inner.sessions.memory()) else {
+            return false;
+        };
+        if !crate::turn_capture::changing(inner.executor.registry(), calls) {
+            return false;
+        }
+        if self.capture.is_some() {
+            return true;
+        }
+        let (turn, before) =
+            match crate::checkpoints::current_turn(memory.as_ref(), self.session_id).await {
+                Ok(found) => found,
+                Err(error) => {
+                    tracing::warn!(%error, "the turn could not be found: no checkpoint");
+                    return false;
+                }
+            };
+        let Some(settings) = &inner.checkpoints else {
+            return false;
+        };
+        self.capture = crate::turn_capture::TurnCapture::begin(
+            inner.workspace_root.clone(),
+            &settings.config,
+            turn,
+            before,
+        )
+        .await;
+        self.capture
+            .as_ref()
+            .is_some_and(|capture| capture.is_turn(turn))
+    }
+
+    /// After a captured batch: what it changed, stored as the turn's checkpoint.
+    async fn capture_after(&mut self, calls: &[ToolCall]) {
+        let inner: &'a RuntimeInner = self.inner;
+        if let (Some(settings), Some(capture)) = (&inner.checkpoints, self.capture.as_mut()) {
+            capture
+                .after_batch(
+                    settings,
+                    inner.executor.registry(),
+                    inner.workspace_root.clone(),
+                    self.session_id,
+                    calls,
+                )
+                .await;
         }
     }
 

@@ -112,6 +112,12 @@ impl WorkspaceDir {
         Ok((File::from(fd), true))
     }
 
+    /// A handle on the directory `names` below the root (plain names only), following
+    /// no symlink; a missing directory fails with `ENOENT`.
+    pub(crate) fn dir_below(&self, names: &[&OsStr]) -> io::Result<OwnedFd> {
+        walk::open_dirs(self.fd.as_fd(), names, walk::Missing::Fail)
+    }
+
     /// Open `absolute` with `access` (and never blocking on a FIFO nor taking a
     /// terminal), beneath the root and following no symlink.
     fn open_with(&self, absolute: &Path, access: OFlags) -> io::Result<File> {

@@ -1,0 +1,192 @@
+//! `oxydra undo`, `oxydra sessions rewind | fork | diff`: the workspace checkpoints
+//! of stored sessions (see `oxydra::runtime::Checkpoints`).
+//!
+//! A file changed since its checkpoint by someone else is never overwritten silently:
+//! with a person at the terminal (stdin and stderr both terminals) the diff is shown
+//! and the person asked; otherwise the command refuses, names the files and exits 1.
+//! `--force` overwrites without asking.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use oxydra::memory::{CheckpointStore, Memory};
+use oxydra::runtime::{Checkpoints, CheckpointsError, Reverted, conflicts};
+use oxydra::tools::checkpoint::{CheckpointConfig, Conflict};
+use oxydra::types::SessionId;
+
+use crate::args::{ListOptions, UndoArgs};
+use crate::config::{self, Database};
+use crate::error::CliError;
+use crate::exit_code::Exit;
+use crate::setup::database::{MemoryStore, newest, open_for_listing};
+
+/// The checkpoints of the database `options` name, and the database.
+async fn open(
+    options: &ListOptions,
+) -> Result<(Checkpoints, Arc<dyn MemoryStore>, Database), CliError> {
+    let (db, origin) = config::resolve_database(options)?;
+    let Some(store) = open_for_listing(&db, &origin).await? else {
+        return Err(CliError::Run {
+            kind: "checkpoint".into(),
+            message: format!("no session is stored yet in {}", db.shown_path().display()),
+        });
+    };
+    let checkpoints: Arc<dyn CheckpointStore> = store.clone();
+    let memory: Arc<dyn Memory> = store.clone();
+    let handle = Checkpoints::new(checkpoints, memory, &CheckpointConfig::default());
+    Ok((handle, store, db))
+}
+
+fn failed(error: &CheckpointsError) -> CliError {
+    let kind = match error {
+        CheckpointsError::Memory(_) => "memory",
+        _ => "checkpoint",
+    };
+    CliError::Run {
+        kind: kind.into(),
+        message: error.to_string(),
+    }
+}
+
+/// Asks the person at the terminal whether to overwrite `conflicts`, after showing
+/// what would change; `false` when no one can answer.
+fn ask(conflicts: &[Conflict]) -> bool {
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return false;
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "these files changed since the checkpoint:");
+    for conflict in conflicts {
+        let _ = writeln!(
+            err,
+            "  {}: expected {}, found {}",
+            conflict.path,
+            conflict.expected.describe(),
+            conflict.found.describe()
+        );
+        let _ = write!(err, "{}", conflict.diff);
+    }
+    let _ = write!(err, "overwrite them? [y/N] ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    if std::io::stdin().lock().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim(), "y" | "Y" | "yes")
+}
+
+/// Runs `revert` unforced; on paths changed since, asks (or refuses) and runs it
+/// forced when the person agrees.
+async fn with_consent<F, Fut>(force: bool, revert: F) -> Result<Reverted, CliError>
+where
+    F: Fn(bool) -> Fut,
+    Fut: std::future::Future<Output = Result<Reverted, CheckpointsError>>,
+{
+    match revert(force).await {
+        Ok(reverted) => Ok(reverted),
+        Err(error) => match conflicts(&error) {
+            Some(changed) if ask(changed) => revert(true).await.map_err(|e| failed(&e)),
+            Some(changed) => Err(CliError::Run {
+                kind: "checkpoint".into(),
+                message: format!(
+                    "not overwritten, changed since the checkpoint: {} (run with --force to \
+                     overwrite)",
+                    changed
+                        .iter()
+                        .map(|c| c.path.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }),
+            None => Err(failed(&error)),
+        },
+    }
+}
+
+fn report(what: &str, session: &SessionId, reverted: &Reverted) {
+    let turns: Vec<String> = reverted.turns.iter().map(u64::to_string).collect();
+    eprintln!(
+        "{what} session {session}: turn(s) {}; {} path(s) put back",
+        turns.join(", "),
+        reverted.paths.len()
+    );
+    for path in &reverted.paths {
+        eprintln!("  {path}");
+    }
+    for missing in &reverted.not_captured {
+        eprintln!(
+            "  not put back: {} ({} bytes, over the checkpoint size cap when captured)",
+            missing.path, missing.bytes
+        );
+    }
+    for call in &reverted.irreversible {
+        eprintln!("  cannot be undone: {call}");
+    }
+}
+
+/// `oxydra undo`.
+pub async fn undo(args: UndoArgs) -> Result<Exit, CliError> {
+    let options = args.options.list_options();
+    let (handle, store, db) = open(&options).await?;
+    let session = match &args.session {
+        Some(id) => existing(store.as_ref(), &db, id).await?,
+        None => {
+            let dir = args.workspace.clone().unwrap_or_else(|| PathBuf::from("."));
+            let workspace = dir.canonicalize().map_err(|source| CliError::Io {
+                what: "cannot resolve the workspace",
+                path: dir.clone(),
+                source,
+            })?;
+            newest(store.as_ref(), &db, &workspace)
+                .await?
+                .ok_or_else(|| CliError::Run {
+                    kind: "checkpoint".into(),
+                    message: format!("no session of {} is stored", workspace.display()),
+                })?
+        }
+    };
+    let reverted = with_consent(args.force, |force| handle.undo(&session, force)).await?;
+    report("undid", &session, &reverted);
+    Ok(Exit::Done)
+}
+
+async fn existing(store: &dyn MemoryStore, db: &Database, id: &str) -> Result<SessionId, CliError> {
+    crate::setup::session_id::stored_session(store, db, id).await
+}
+
+/// `oxydra sessions rewind ID --to N`.
+pub async fn rewind(
+    id: &str,
+    to: u64,
+    force: bool,
+    options: &ListOptions,
+) -> Result<Exit, CliError> {
+    let (handle, store, db) = open(options).await?;
+    let session = existing(store.as_ref(), &db, id).await?;
+    let reverted = with_consent(force, |force| handle.rewind(&session, to, force)).await?;
+    report("rewound", &session, &reverted);
+    if let Some(kept) = reverted.messages_kept {
+        eprintln!("  the conversation keeps its first {kept} message(s)");
+    }
+    Ok(Exit::Done)
+}
+
+/// `oxydra sessions fork ID --at N`: prints the new session's id.
+pub async fn fork(id: &str, at: u64, options: &ListOptions) -> Result<Exit, CliError> {
+    let (handle, store, db) = open(options).await?;
+    let session = existing(store.as_ref(), &db, id).await?;
+    let forked = handle.fork(&session, at).await.map_err(|e| failed(&e))?;
+    println!("{forked}");
+    Ok(Exit::Done)
+}
+
+/// `oxydra sessions diff ID [--turn N]`.
+pub async fn diff(id: &str, turn: Option<u64>, options: &ListOptions) -> Result<Exit, CliError> {
+    let (handle, store, db) = open(options).await?;
+    let session = existing(store.as_ref(), &db, id).await?;
+    let text = handle.diff(&session, turn).await.map_err(|e| failed(&e))?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).map_err(CliError::stdout)?;
+    Ok(Exit::Done)
+}

@@ -1,0 +1,356 @@
+//! A session's checkpoints, for a library user and the CLI: list them, undo the last
+//! changing turn, rewind files and conversation to before a turn, fork a session at a
+//! turn, and show what turns changed.
+//!
+//! An undo restores the last checkpoint's paths and stores the undo as that turn's
+//! checkpoint in its place (marked `undone`), so undoing again brings the turn back.
+//! A rewind restores every checkpoint from the turn on as one change (a path keeps
+//! the state from before the first of them), deletes those checkpoints and the
+//! conversation from the turn's user message on, and stores what it did as the
+//! turn's checkpoint, marked `undone`, so `undo` right after takes the files forward
+//! again. Nothing is written when a path changed since by someone else, unless forced
+//! (see [`restore`]).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use oxydra_memory::{CheckpointBlob, CheckpointStore, Memory, StoredCheckpoint};
+use oxydra_tools::checkpoint::{
+    Captured, CheckpointConfig, CheckpointError, content_hash, restore,
+};
+use oxydra_types::{Checkpoint, MessageRole, NotCaptured, SessionId};
+
+use crate::checkpoints_error::CheckpointsError;
+
+/// What an undo or a rewind did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reverted {
+    /// The turns whose changes were reverted, oldest first.
+    pub turns: Vec<u64>,
+    /// The paths put back.
+    pub paths: Vec<String>,
+    /// Paths whose content before was not captured (over the size cap): not put back.
+    pub not_captured: Vec<NotCaptured>,
+    /// Calls of the reverted turns whose effects cannot be undone, as `turn N: tool`.
+    pub irreversible: Vec<String>,
+    /// For a rewind: the conversation now ends with this message sequence.
+    pub messages_kept: Option<u64>,
+}
+
+/// A session's checkpoints on a store. Cheap to clone.
+#[derive(Clone)]
+pub struct Checkpoints {
+    store: Arc<dyn CheckpointStore>,
+    memory: Arc<dyn Memory>,
+    keep_last: usize,
+}
+
+impl std::fmt::Debug for Checkpoints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checkpoints")
+            .field("keep_last", &self.keep_last)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The user turns of a session: the sequence of each user message, in order.
+async fn user_sequences(
+    memory: &dyn Memory,
+    session: &SessionId,
+) -> Result<Vec<u64>, CheckpointsError> {
+    Ok(memory
+        .messages(session)
+        .await?
+        .into_iter()
+        .filter(|stored| stored.message.role == MessageRole::User)
+        .map(|stored| stored.sequence)
+        .collect())
+}
+
+/// The session's current turn (the ordinal of its last user message) and the
+/// sequence before that message; `(0, 0)` for a session without one.
+pub(crate) async fn current_turn(
+    memory: &dyn Memory,
+    session: &SessionId,
+) -> Result<(u64, u64), CheckpointsError> {
+    let users = user_sequences(memory, session).await?;
+    let last = users.last().copied().unwrap_or(1);
+    Ok((users.len() as u64, last.saturating_sub(1)))
+}
+
+impl Checkpoints {
+    /// The checkpoints `store` keeps for the sessions of `memory` (usually the same
+    /// store), keeping `config.keep_last` per session.
+    pub fn new(
+        store: Arc<dyn CheckpointStore>,
+        memory: Arc<dyn Memory>,
+        config: &CheckpointConfig,
+    ) -> Self {
+        Self {
+            store,
+            memory,
+            keep_last: config.keep_last,
+        }
+    }
+
+    /// The session's checkpoints, oldest turn first.
+    ///
+    /// # Errors
+    /// When the store fails.
+    pub async fn list(
+        &self,
+        session: &SessionId,
+    ) -> Result<Vec<StoredCheckpoint>, CheckpointsError> {
+        Ok(self.store.checkpoints(session).await?)
+    }
+
+    /// The contents `checkpoints` need, each checked against its hash (a stored
+    /// content that does not match is left out: the restore then refuses its path).
+    async fn blobs(
+        &self,
+        checkpoints: &[&Checkpoint],
+    ) -> Result<BTreeMap<String, Arc<Vec<u8>>>, CheckpointsError> {
+        let mut blobs = BTreeMap::new();
+        for checkpoint in checkpoints {
+            for hash in checkpoint.before_hashes() {
+                if blobs.contains_key(hash) {
+                    continue;
+                }
+                if let Some(content) = self.store.checkpoint_blob(hash).await?
+                    && content_hash(&content) == hash
+                {
+                    blobs.insert(hash.to_owned(), Arc::new(content));
+                }
+            }
+        }
+        Ok(blobs)
+    }
+
+    /// Restores `checkpoints` (oldest first) as one change and stores the restore as
+    /// the first one's turn, marked undone.
+    async fn revert(
+        &self,
+        session: &SessionId,
+        checkpoints: &[&Checkpoint],
+        as_turn: u64,
+        force: bool,
+    ) -> Result<Reverted, CheckpointsError> {
+        let Some(first) = checkpoints.first() else {
+            return Ok(Reverted::default());
+        };
+        let blobs = self.blobs(checkpoints).await?;
+        let mut combined = Captured::default();
+        let mut reverted = Reverted::default();
+        for checkpoint in checkpoints {
+            let part = Captured {
+                entries: checkpoint.entries.clone(),
+                not_captured: checkpoint.not_captured.clone(),
+                blobs: checkpoint
+                    .before_hashes()
+                    .filter_map(|hash| blobs.get(hash).map(|b| (hash.to_owned(), b.clone())))
+                    .collect(),
+            };
+            combined.merge(part);
+            reverted.turns.push(checkpoint.turn);
+            reverted.irreversible.extend(
+                checkpoint
+                    .irreversible
+                    .iter()
+                    .map(|name| format!("turn {}: {name}", checkpoint.turn)),
+            );
+        }
+        let root = PathBuf::from(&first.workspace);
+        let entries = combined.entries.clone();
+        let blobs = combined.blobs.clone();
+        let restored = tokio::task::spawn_blocking(move || restore(&root, &entries, &blobs, force))
+            .await
+            .map_err(|err| CheckpointsError::Worker(err.to_string()))??;
+        reverted.paths = combined.entries.iter().map(|e| e.path.clone()).collect();
+        reverted.not_captured = combined.not_captured;
+        let inverse = Checkpoint {
+            turn: as_turn,
+            workspace: first.workspace.clone(),
+            messages_before: first.messages_before,
+            entries: restored.inverse.entries,
+            not_captured: Vec::new(),
+            irreversible: Vec::new(),
+            created_at_ms: first.created_at_ms,
+            undone: !first.undone,
+        };
+        let inverse_blobs: Vec<CheckpointBlob> = restored
+            .inverse
+            .blobs
+            .iter()
+            .map(|(hash, content)| CheckpointBlob {
+                hash: hash.clone(),
+                content: content.as_ref().clone(),
+            })
+            .collect();
+        self.store
+            .store_checkpoint(session, &inverse, &inverse_blobs, self.keep_last)
+            .await?;
+        Ok(reverted)
+    }
+
+    /// Undoes the session's last changing turn (or, when it was undone, does it
+    /// again). Refuses, changing nothing, when a path changed since, unless `force`.
+    ///
+    /// # Errors
+    /// [`CheckpointsError::NoCheckpoint`], a refused restore
+    /// ([`CheckpointError::Conflicts`] names the paths), or the store's failure.
+    pub async fn undo(
+        &self,
+        session: &SessionId,
+        force: bool,
+    ) -> Result<Reverted, CheckpointsError> {
+        let all = self.store.checkpoints(session).await?;
+        let Some(last) = all.last() else {
+            return Err(CheckpointsError::NoCheckpoint {
+                session: session.clone(),
+                turn: None,
+            });
+        };
+        // The undo's checkpoint replaces the turn's: its turns are redone by the same call.
+        self.revert(session, &[&last.checkpoint], last.checkpoint.turn, force)
+            .await
+    }
+
+    /// Takes files and conversation back to the state before turn `to_turn` (from 1):
+    /// restores every checkpoint from that turn on, deletes them and the messages from
+    /// the turn's user message on. Refuses, changing nothing, when a path changed
+    /// since, unless `force`.
+    ///
+    /// # Errors
+    /// [`CheckpointsError::NoTurn`], a refused restore, or the store's failure.
+    pub async fn rewind(
+        &self,
+        session: &SessionId,
+        to_turn: u64,
+        force: bool,
+    ) -> Result<Reverted, CheckpointsError> {
+        let users = user_sequences(self.memory.as_ref(), session).await?;
+        let turns = users.len() as u64;
+        let Some(&user_sequence) = usize::try_from(to_turn.saturating_sub(1))
+            .ok()
+            .and_then(|index| users.get(index))
+            .filter(|_| to_turn >= 1)
+        else {
+            return Err(CheckpointsError::NoTurn {
+                session: session.clone(),
+                turn: to_turn,
+                turns,
+            });
+        };
+        let all = self.store.checkpoints(session).await?;
+        let from: Vec<&Checkpoint> = all
+            .iter()
+            .map(|stored| &stored.checkpoint)
+            .filter(|checkpoint| checkpoint.turn >= to_turn && !checkpoint.undone)
+            .collect();
+        let keep = user_sequence.saturating_sub(1);
+        let mut reverted = if from.is_empty() {
+            Reverted::default()
+        } else {
+            // Checked and restored first: a refused restore changes nothing at all.
+            let reverted = self.revert(session, &from, to_turn, force).await?;
+            self.store
+                .delete_checkpoints_from(session, to_turn.saturating_add(1))
+                .await?;
+            reverted
+        };
+        if from.is_empty() {
+            self.store.delete_checkpoints_from(session, to_turn).await?;
+        }
+        self.store.truncate_messages(session, keep).await?;
+        reverted.messages_kept = Some(keep);
+        Ok(reverted)
+    }
+
+    /// A new session holding the conversation of `session` before turn `at_turn`;
+    /// files are not touched. Returns the new session's id.
+    ///
+    /// # Errors
+    /// [`CheckpointsError::NoTurn`] or the store's failure.
+    pub async fn fork(
+        &self,
+        session: &SessionId,
+        at_turn: u64,
+    ) -> Result<SessionId, CheckpointsError> {
+        let messages = self.memory.messages(session).await?;
+        let users: Vec<u64> = messages
+            .iter()
+            .filter(|m| m.message.role == MessageRole::User)
+            .map(|m| m.sequence)
+            .collect();
+        let turns = users.len() as u64;
+        let Some(&user_sequence) = usize::try_from(at_turn.saturating_sub(1))
+            .ok()
+            .and_then(|index| users.get(index))
+            .filter(|_| at_turn >= 1)
+        else {
+            return Err(CheckpointsError::NoTurn {
+                session: session.clone(),
+                turn: at_turn,
+                turns,
+            });
+        };
+        let kept: Vec<_> = messages
+            .into_iter()
+            .filter(|m| m.sequence < user_sequence)
+            .map(|m| m.message)
+            .collect();
+        let fork = SessionId::generate();
+        if let Some(meta) = self.memory.session_meta(session).await? {
+            self.memory.store_session_meta(&fork, &meta).await?;
+        }
+        if !kept.is_empty() {
+            self.memory.append_many(&fork, &kept).await?;
+        }
+        Ok(fork)
+    }
+
+    /// What the session's turns changed (only `turn`, when given), as text: each
+    /// checkpoint's paths with their state before and after, a unified diff for text
+    /// files whose content after is still the file's, and what was not captured or
+    /// cannot be undone.
+    ///
+    /// # Errors
+    /// [`CheckpointsError::NoCheckpoint`] for a turn without one, or the store's failure.
+    pub async fn diff(
+        &self,
+        session: &SessionId,
+        turn: Option<u64>,
+    ) -> Result<String, CheckpointsError> {
+        let all = self.store.checkpoints(session).await?;
+        let chosen: Vec<&Checkpoint> = all
+            .iter()
+            .map(|stored| &stored.checkpoint)
+            .filter(|checkpoint| turn.is_none_or(|t| checkpoint.turn == t))
+            .collect();
+        if chosen.is_empty() && turn.is_some() {
+            return Err(CheckpointsError::NoCheckpoint {
+                session: session.clone(),
+                turn,
+            });
+        }
+        let blobs = self.blobs(&chosen).await?;
+        let chosen: Vec<Checkpoint> = chosen.into_iter().cloned().collect();
+        tokio::task::spawn_blocking(move || {
+            chosen
+                .iter()
+                .map(|checkpoint| crate::checkpoint_diff::describe(checkpoint, &blobs))
+                .collect::<String>()
+        })
+        .await
+        .map_err(|err| CheckpointsError::Worker(err.to_string()))
+    }
+}
+
+/// Whether `error` is a refusal over paths changed since, with them.
+pub fn conflicts(error: &CheckpointsError) -> Option<&[oxydra_tools::checkpoint::Conflict]> {
+    match error {
+        CheckpointsError::Restore(CheckpointError::Conflicts(conflicts)) => Some(conflicts),
+        _ => None,
+    }
+}
