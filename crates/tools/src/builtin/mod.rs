@@ -212,16 +212,27 @@ mod tests {
             ),
             Some(Source::Web("https://x.test/a".into()))
         );
-        for name in ["file_read", "file_list", "file_search"] {
-            let args = serde_json::json!({"path": "README.md", "pattern": "x"});
+        for (name, args) in [
+            ("file_read", serde_json::json!({"path": "README.md"})),
+            ("file_list", serde_json::json!({})),
+            ("file_search", serde_json::json!({"pattern": "x"})),
+        ] {
             assert_eq!(source(name, args), Some(Source::Workspace), "{name}");
         }
         assert_eq!(
             source("shell_exec", serde_json::json!({"command": "ls"})),
             Some(Source::Command)
         );
-        for name in ["file_write", "file_edit"] {
-            let args = serde_json::json!({"path": "a", "content": "b", "old": "c", "new": "d"});
+        for (name, args) in [
+            (
+                "file_write",
+                serde_json::json!({"path": "a", "content": "b"}),
+            ),
+            (
+                "file_edit",
+                serde_json::json!({"path": "a", "old": "c", "new": "d"}),
+            ),
+        ] {
             assert_eq!(source(name, args), None, "{name}");
         }
         // Arguments that do not parse name no source (the call fails anyway).
