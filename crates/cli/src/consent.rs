@@ -92,7 +92,23 @@ impl Drop for Abandoned {
 impl PermissionBroker for TerminalBroker {
     async fn request(&self, request: PermissionRequest) -> PermissionDecision {
         match self.mode {
-            ApproveMode::Always => PermissionDecision::ApproveOnce,
+            // A call held because the run read untrusted text (DESIGN.md §3.13) needs a
+            // person even under `--approve always`: asked on a terminal, else denied
+            // with the reason, which the model reads.
+            ApproveMode::Always => match request.denial_without_person() {
+                None => PermissionDecision::ApproveOnce,
+                Some(_) if self.input.is_terminal() => self.ask_in_terminal(request).await,
+                Some(denial) => {
+                    self.renderer.suspend();
+                    let line = format!(
+                        "  {} was denied: {}; --approve always does not cover it, and stdin                          is not a terminal to ask on\n",
+                        escape(&request.tool_name),
+                        escape(&request.reason)
+                    );
+                    let _ = crate::output::write_stderr_lines(line.as_bytes());
+                    denial
+                }
+            },
             ApproveMode::Never => {
                 self.renderer.suspend();
                 let line = format!(
@@ -165,6 +181,7 @@ fn protected_write_request(write: &ProtectedWrite) -> PermissionRequest {
         session_id: SessionId::from("protected-write"),
         call_id: CallId::from("protected-write"),
         reason: format!("a protected path, {}", write.reason),
+        provenance: None,
     }
 }
 
@@ -251,6 +268,7 @@ mod tests {
             session_id: SessionId::from("ses_1"),
             call_id: CallId::from("c1"),
             reason: String::new(),
+            provenance: None,
         }
     }
 
@@ -423,6 +441,44 @@ mod tests {
         );
         let never = TerminalBroker::new(ApproveMode::Never, renderer, input);
         assert_eq!(never.request(request()).await, PermissionDecision::Deny);
+    }
+
+    fn held() -> PermissionRequest {
+        let hold = oxydra::executor::ProvenanceHold::new(vec![oxydra::types::Source::Web(
+            "https://evil.test/page".into(),
+        )]);
+        PermissionRequest {
+            reason: hold.reason(),
+            provenance: Some(hold),
+            ..request()
+        }
+    }
+
+    #[tokio::test]
+    async fn always_does_not_approve_a_held_call_without_a_person() {
+        let renderer = Arc::new(Renderer::for_format(crate::args::OutputFormat::Jsonl));
+        let input = TerminalInput::from_fd(None, false);
+        let always = TerminalBroker::new(ApproveMode::Always, renderer, input);
+        match always.request(held()).await {
+            PermissionDecision::DenyBecause(reason) => assert!(
+                reason.contains("this run read https://evil.test/page since your last decision"),
+                "{reason}"
+            ),
+            other => panic!("expected a denial, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_question_of_a_held_call_names_the_source() {
+        let mut input = std::io::Cursor::new(b"y\n".to_vec());
+        let mut shown = Vec::new();
+        let decision = ask(&mut input, &mut shown, &held(), Duration::from_secs(60));
+        assert_eq!(decision, PermissionDecision::ApproveOnce);
+        let shown = String::from_utf8(shown).unwrap();
+        assert!(
+            shown.contains("this run read https://evil.test/page since your last decision"),
+            "{shown:?}"
+        );
     }
 
     #[tokio::test]

@@ -21,6 +21,7 @@ const SECTIONS: &[&str] = &[
     "mcp_servers",
     "pricing",
     "hooks",
+    "provenance",
 ];
 
 /// Whether the file being added is trusted.
@@ -68,6 +69,7 @@ impl Layered {
                     .and_then(Value::as_str)
                     .map(str::to_owned);
                 let mut narrow = Narrow {
+                    hold: effective_hold(&self.table, &over),
                     local_kind: kind.as_deref() == Some("local"),
                     ignored: &mut self.ignored,
                     model_taken: false,
@@ -130,6 +132,9 @@ fn overlay(base: &mut Table, over: Table) {
 
 /// An untrusted file being narrowed into the layered table.
 struct Narrow<'a> {
+    /// `[provenance] hold` as it applies once this file is added: what a tool's own
+    /// list of this file is added to when the user's file gives the tool none.
+    hold: Vec<Value>,
     local_kind: bool,
     ignored: &'a mut Vec<Ignored>,
     model_taken: bool,
@@ -230,6 +235,24 @@ impl Narrow<'_> {
                     }
                 }
                 Narrowing::Rules => self.rules(base, &name, value),
+                Narrowing::Added => match value {
+                    Value::Array(added) => {
+                        let mut list = match base.get(&name) {
+                            Some(Value::Array(below)) => below.clone(),
+                            _ if key == "provenance.hold" => default_hold(),
+                            _ => self.hold.clone(),
+                        };
+                        for entry in added {
+                            if !list.contains(&entry) {
+                                list.push(entry);
+                            }
+                        }
+                        base.insert(name, Value::Array(list));
+                    }
+                    _ => self
+                        .ignored
+                        .push(Ignored::new(key, IgnoredReason::Malformed)),
+                },
                 // An empty list or table grants nothing: not worth a warning.
                 Narrowing::Withheld if is_empty(&value) => {}
                 Narrowing::Withheld => {
@@ -275,6 +298,33 @@ impl Narrow<'_> {
             other => *other = Value::Array(added),
         }
     }
+}
+
+/// `[provenance] hold` when no file sets it.
+fn default_hold() -> Vec<Value> {
+    crate::provenance::DEFAULT_HOLD
+        .iter()
+        .map(|kind| Value::String(kind.as_str().to_owned()))
+        .collect()
+}
+
+/// `[provenance] hold` once the untrusted file `over` is added to `base`: the user's
+/// list (or the default) and what the file adds.
+fn effective_hold(base: &Table, over: &Table) -> Vec<Value> {
+    let list = |table: &Table| {
+        table
+            .get("provenance")
+            .and_then(|section| section.get("hold"))
+            .and_then(Value::as_array)
+            .cloned()
+    };
+    let mut hold = list(base).unwrap_or_else(default_hold);
+    for entry in list(over).unwrap_or_default() {
+        if !hold.contains(&entry) {
+            hold.push(entry);
+        }
+    }
+    hold
 }
 
 /// Whether `value` is an empty array or table.

@@ -30,6 +30,7 @@ mod load;
 mod parse;
 mod powers;
 mod pricing;
+pub mod provenance;
 mod runtime;
 pub mod sandbox;
 mod secrets;
@@ -100,6 +101,10 @@ pub struct FileConfig {
     /// `[secrets.NAME]`: secrets the model names as `{{secret:NAME}}` and never holds.
     #[serde(default, skip_serializing_if = "secrets::Secrets::is_empty")]
     pub secrets: secrets::Secrets,
+    /// `[provenance]`: which sources, once read, make side-effecting and privileged
+    /// calls wait for a person (an untrusted file may only add to it).
+    #[serde(default)]
+    pub provenance: provenance::ProvenanceSection,
 }
 
 /// `[provider]`.

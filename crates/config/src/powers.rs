@@ -41,6 +41,10 @@ pub enum Narrowing {
     Ranked(&'static [&'static str], &'static str),
     /// `[[rules]]`: the project's rules that only restrict are added to the user's.
     Rules,
+    /// A list of kinds of source that hold calls (`[provenance]`): the project's
+    /// entries are added to the user's list (or, where the user has none, to the
+    /// list that applies in its place); none is removed.
+    Added,
     /// Grants power: ignored, and named in the warning.
     Withheld,
 }
@@ -55,7 +59,14 @@ const OFF_FIRST: &[&str] = &["false", "true"];
 /// How the key `key` (dotted: `runtime.max_turns`) of an untrusted file combines with
 /// the user's configuration. Unknown keys are [`Narrowing::Withheld`].
 pub fn narrowing(key: &str) -> Narrowing {
-    use Narrowing::{Free, Kind, Lowest, Model, Ranked, Rules, Table, Withheld};
+    use Narrowing::{Added, Free, Kind, Lowest, Model, Ranked, Rules, Table, Withheld};
+    if let Some(tool) = key.strip_prefix("provenance.tools.") {
+        return match tool.rsplit_once('.') {
+            None => Table,
+            Some((_, "hold")) => Added,
+            Some(_) => Withheld,
+        };
+    }
     let network = NetworkPolicy::default();
     let shell = ShellConfig::default();
     let count = |value: usize| Lowest(Some(value as f64));
@@ -97,6 +108,9 @@ pub fn narrowing(key: &str) -> Narrowing {
         "tools.file_read.max_media_bytes" => count(oxydra::tools::DEFAULT_MAX_MEDIA_BYTES),
 
         "rules" => Rules,
+
+        "provenance" | "provenance.tools" => Table,
+        "provenance.hold" => Added,
 
         "serve.max_concurrent_runs" => count(DEFAULT_MAX_CONCURRENT_RUNS),
         "serve.body_limit_bytes" => count(DEFAULT_BODY_LIMIT),

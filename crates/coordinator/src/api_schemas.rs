@@ -81,6 +81,9 @@ pub(crate) struct PendingApprovalDoc {
     pub(crate) expires_at: i64,
     /// What the run had used when it stopped to wait.
     pub(crate) used: Option<UsedBudgetDoc>,
+    /// Why a person must decide, when it is more than the tool's rule or tier: the
+    /// provenance hold (`this run read https://… since your last decision`).
+    pub(crate) reason: Option<String>,
 }
 
 /// The body of `POST /runs/{id}/approvals/{approval_id}`, as
@@ -141,6 +144,7 @@ mod tests {
                 cost: 0.5,
                 ..Default::default()
             },
+            reason: Some("this run read https://x.test/ since your last decision".into()),
         };
         let written = serde_json::to_value(&real).unwrap();
         let keys: BTreeSet<String> = written.as_object().unwrap().keys().cloned().collect();

@@ -213,6 +213,7 @@ mod tests {
             requested_at: 1_000,
             expires_at: 1_000 + i64::try_from(Duration::from_secs(60).as_millis()).unwrap(),
             used: Default::default(),
+            reason: None,
         }
     }
 

@@ -137,6 +137,7 @@ pub(crate) mod tests {
             requested_at: 1,
             expires_at: 2,
             used: Default::default(),
+            reason: None,
         }]
     }
 

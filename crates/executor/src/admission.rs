@@ -166,9 +166,20 @@ impl ToolExecutor {
         if let Err(violation) = checked {
             return Admission::Refused(ToolExecutionError::RuleViolation(violation));
         }
-        let consent = match (rules.consent, prepared.tier) {
-            (Some(scope), _) => Some((scope, "the tool has a requires_consent rule")),
-            (None, SafetyTier::Privileged) if self.config.require_permissions => {
+        // Read-only calls are never held; a side-effecting or privileged one is when
+        // the session has read a source the policy names for the tool.
+        let hold = match prepared.tier {
+            SafetyTier::ReadOnly => None,
+            SafetyTier::SideEffecting | SafetyTier::Privileged => self
+                .provenance
+                .hold_for(&call.name, &ctx.provenance.sources()),
+        };
+        let hold_reason = hold.as_ref().map(crate::ProvenanceHold::reason);
+        let consent = match (rules.consent, prepared.tier, hold_reason.as_deref()) {
+            (Some(scope), _, None) => Some((scope, "the tool has a requires_consent rule")),
+            (Some(scope), _, Some(held)) => Some((scope, held)),
+            (None, _, Some(held)) => Some((PermissionScope::Session, held)),
+            (None, SafetyTier::Privileged, None) if self.config.require_permissions => {
                 Some((PermissionScope::Session, "the tool is privileged"))
             }
             _ => None,
@@ -181,6 +192,7 @@ impl ToolExecutor {
                 timeout: self.config.permission_timeout,
                 cancel: &ctx.cancel,
                 clock: &ctx.consent_clock,
+                provenance: &ctx.provenance,
             };
             let lookup = GrantLookup {
                 tool_name: &call.name,
@@ -188,6 +200,7 @@ impl ToolExecutor {
                 session_id: &ctx.session_id,
                 call_id: &call.id,
                 args_key: &prepared.key,
+                hold: hold.as_ref(),
             };
             // The request (with a copy of the arguments) is built only if the broker is asked.
             let request = || PermissionRequest {
@@ -199,6 +212,7 @@ impl ToolExecutor {
                 call_id: call.id.clone(),
                 reason: reason.to_owned(),
                 preview: prepared.tool.preview(&prepared.args, &ctx.workspace_root),
+                provenance: hold.clone(),
             };
             if let Err(error) = check.authorize(lookup, request).await {
                 return Admission::Refused(error);

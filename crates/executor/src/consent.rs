@@ -14,6 +14,7 @@ use crate::call_verdicts::{CallVerdict, CallVerdicts};
 use crate::consent_clock::ConsentClock;
 use crate::error::ToolExecutionError;
 use crate::permission_scope::PermissionScope;
+use crate::provenance::{ProvenanceHold, ProvenanceLedger};
 
 /// A call waiting for consent.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +37,26 @@ pub struct PermissionRequest {
     /// against the current file): what a question shows instead of the raw arguments.
     /// Untrusted text: escape it before showing it.
     pub preview: CallPreview,
+    /// Set when the call is held because the run read text from outside the person's
+    /// control since their last decision (DESIGN.md §3.13): no standing grant covers
+    /// it, and a broker that decides by policy rather than by asking a person
+    /// ([`AlwaysApprove`], [`StaticBroker`]) denies it with the hold's reason. A
+    /// broker that asks a person names the sources in its question.
+    pub provenance: Option<ProvenanceHold>,
+}
+
+impl PermissionRequest {
+    /// The answer of a broker that does not ask a person to a held request: a denial
+    /// with the hold's reason, which the model reads. `None` when the request is not
+    /// held.
+    pub fn denial_without_person(&self) -> Option<PermissionDecision> {
+        self.provenance.as_ref().map(|hold| {
+            PermissionDecision::DenyBecause(format!(
+                "{}; only a person may approve this call, and none was asked",
+                hold.reason()
+            ))
+        })
+    }
 }
 
 /// A broker's answer.
@@ -73,19 +94,32 @@ pub struct StaticBroker(pub PermissionDecision);
 
 #[async_trait]
 impl PermissionBroker for StaticBroker {
-    async fn request(&self, _request: PermissionRequest) -> PermissionDecision {
-        self.0.clone()
+    /// Its answer; a held request ([`PermissionRequest::provenance`]) is not approved
+    /// by a fixed answer: it is denied with the hold's reason.
+    async fn request(&self, request: PermissionRequest) -> PermissionDecision {
+        match &self.0 {
+            PermissionDecision::ApproveOnce
+            | PermissionDecision::ApproveForDuration(_)
+            | PermissionDecision::ApproveForScope => request
+                .denial_without_person()
+                .unwrap_or_else(|| self.0.clone()),
+            other => other.clone(),
+        }
     }
 }
 
-/// Approves every call, once at a time (`--approve always`).
+/// Approves every call, once at a time (`--approve always`), except a call held
+/// because the run read untrusted text ([`PermissionRequest::provenance`]): that one it
+/// denies with the hold's reason, since no person was asked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AlwaysApprove;
 
 #[async_trait]
 impl PermissionBroker for AlwaysApprove {
-    async fn request(&self, _request: PermissionRequest) -> PermissionDecision {
-        PermissionDecision::ApproveOnce
+    async fn request(&self, request: PermissionRequest) -> PermissionDecision {
+        request
+            .denial_without_person()
+            .unwrap_or(PermissionDecision::ApproveOnce)
     }
 }
 
@@ -184,6 +218,8 @@ pub(crate) struct ConsentCheck<'a> {
     pub(crate) cancel: &'a CancellationToken,
     /// Stopped while the broker is asked.
     pub(crate) clock: &'a ConsentClock,
+    /// Cleared when a held call is approved.
+    pub(crate) provenance: &'a ProvenanceLedger,
 }
 
 /// What a standing grant for one call is looked up by.
@@ -195,13 +231,17 @@ pub(crate) struct GrantLookup<'a> {
     pub(crate) call_id: &'a CallId,
     /// The call's canonical arguments (for [`PermissionScope::Arguments`]).
     pub(crate) args_key: &'a str,
+    /// Set when the run read untrusted text: no standing grant covers the call.
+    pub(crate) hold: Option<&'a ProvenanceHold>,
 }
 
 impl ConsentCheck<'_> {
     /// `Ok` when the call may run: a person's verdict on this very call approves it, a
     /// standing grant covers it, or the broker approves the request `request` builds
     /// (built only when the broker is asked). The grant is cached when the decision is
-    /// a standing one.
+    /// a standing one. A held call ([`GrantLookup::hold`]) is not covered by a
+    /// standing grant; approving it (a person's verdict or the broker's approval)
+    /// clears the session's provenance ledger.
     pub(crate) async fn authorize(
         &self,
         lookup: GrantLookup<'_>,
@@ -213,7 +253,15 @@ impl ConsentCheck<'_> {
             session_id,
             call_id,
             args_key,
+            hold,
         } = lookup;
+        let approved = || {
+            if hold.is_some() {
+                tracing::debug!(tool = %tool_name, "a held call was approved: provenance cleared");
+                self.provenance.clear();
+            }
+            Ok(())
+        };
         let key = GrantStore::key(tool_name, scope, session_id, args_key);
         let denied = |reason: String| ToolExecutionError::PermissionDenied {
             tool_name: tool_name.to_owned(),
@@ -221,15 +269,15 @@ impl ConsentCheck<'_> {
             reason,
         };
         match self.verdicts.take(session_id, call_id) {
-            Some(CallVerdict::ApproveOnce) => return Ok(()),
+            Some(CallVerdict::ApproveOnce) => return approved(),
             Some(CallVerdict::ApproveForScope) => {
                 self.grants.grants.insert(key, None);
-                return Ok(());
+                return approved();
             }
             Some(CallVerdict::Deny { reason }) => return Err(denied(reason)),
             None => {}
         }
-        if self.grants.has_grant(&key, Instant::now()) {
+        if hold.is_none() && self.grants.has_grant(&key, Instant::now()) {
             tracing::debug!(tool = %tool_name, scope = %scope, "standing grant");
             return Ok(());
         }
@@ -254,22 +302,23 @@ impl ConsentCheck<'_> {
             Ok(PermissionDecision::DenyBecause(reason)) => {
                 Err(denied(format!("the request was denied: {}", reason.trim())))
             }
-            Ok(PermissionDecision::ApproveOnce) => Ok(()),
+            Ok(PermissionDecision::ApproveOnce) => approved(),
             Ok(PermissionDecision::ApproveForDuration(duration)) => {
                 // A duration too long to represent (`None`) never expires in practice.
                 self.grants
                     .grants
                     .insert(key, Instant::now().checked_add(duration));
-                Ok(())
+                approved()
             }
             Ok(PermissionDecision::ApproveForScope) => {
                 self.grants.grants.insert(key, None);
-                Ok(())
+                approved()
             }
             Ok(PermissionDecision::Defer(ttl)) => Err(ToolExecutionError::ApprovalDeferred {
                 tool_name: tool_name.to_owned(),
                 scope,
                 ttl,
+                hold: hold.map(ProvenanceHold::reason),
             }),
         }
     }
@@ -293,6 +342,7 @@ mod tests {
                 session_id: SessionId::from("s"),
                 call_id: CallId::from("c1"),
                 reason: "privileged".into(),
+                provenance: None,
             };
             assert_eq!(
                 broker.request(request).await,

@@ -7,6 +7,7 @@ use oxydra_types::SessionId;
 use tokio_util::sync::CancellationToken;
 
 use crate::consent_clock::ConsentClock;
+use crate::provenance::ProvenanceLedger;
 
 static NEXT_SESSION_RUN: AtomicU64 = AtomicU64::new(1);
 
@@ -44,6 +45,11 @@ pub struct ExecutionContext {
     /// Stopped while the permission broker is asked: a batch timed on it
     /// ([`ConsentClock::run_out`]) does not count the time a person takes to answer.
     pub consent_clock: ConsentClock,
+    /// The untrusted sources the session has read since a person last decided: a
+    /// side-effecting or privileged call the executor's
+    /// [`ProvenancePolicy`](crate::ProvenancePolicy) holds on one of them waits for a
+    /// person. Empty in a fresh context.
+    pub provenance: ProvenanceLedger,
 }
 
 impl ExecutionContext {
@@ -55,12 +61,19 @@ impl ExecutionContext {
             workspace_root: workspace_root.into(),
             cancel: CancellationToken::new(),
             consent_clock: ConsentClock::new(),
+            provenance: ProvenanceLedger::new(),
         }
     }
 
     /// The same context in another session run.
     pub fn with_session_run(mut self, session_run: SessionRunId) -> Self {
         self.session_run = session_run;
+        self
+    }
+
+    /// The same context reading (and clearing) `provenance`.
+    pub fn with_provenance(mut self, provenance: ProvenanceLedger) -> Self {
+        self.provenance = provenance;
         self
     }
 

@@ -67,6 +67,10 @@ pub enum ToolExecutionError {
         scope: PermissionScope,
         /// How long the request stays open.
         ttl: Duration,
+        /// Why a person must decide when it is more than the tool's rule or tier: the
+        /// provenance hold's reason (`this run read https://… since your last
+        /// decision`).
+        hold: Option<String>,
     },
     /// An earlier call of the batch waits for approval, so this one was not run
     /// either (calls run in the order the model asked for them). Never sent to the

@@ -15,6 +15,7 @@ use crate::dedupe::DedupeCache;
 use crate::error::ToolExecutionError;
 use crate::events::ToolEventSink;
 use crate::hook_chain::HookChain;
+use crate::provenance::ProvenancePolicy;
 use crate::record::ToolBatchResult;
 use crate::rules::RuleSet;
 use crate::rules::process_state::{ExecutionPhase, ProcessToolState};
@@ -45,6 +46,7 @@ pub struct ToolExecutor {
     pub(crate) hooks: HookChain,
     pub(crate) verdicts: CallVerdicts,
     pub(crate) secrets: Arc<SecretHandles>,
+    pub(crate) provenance: ProvenancePolicy,
 }
 
 impl std::fmt::Debug for ToolExecutor {
@@ -84,7 +86,22 @@ impl ToolExecutor {
             hooks: HookChain::default(),
             verdicts: CallVerdicts::default(),
             secrets: Arc::new(SecretHandles::default()),
+            provenance: ProvenancePolicy::default(),
         }
+    }
+
+    /// The same executor holding side-effecting and privileged calls for a person
+    /// under `policy` once the session has read a source it names (the default holds
+    /// on `web` and `mcp`; [`ProvenancePolicy::off`] holds nothing).
+    #[must_use]
+    pub fn with_provenance_policy(mut self, policy: ProvenancePolicy) -> Self {
+        self.provenance = policy;
+        self
+    }
+
+    /// The provenance policy.
+    pub fn provenance_policy(&self) -> &ProvenancePolicy {
+        &self.provenance
     }
 
     /// The same executor putting the values of `secrets` in where a call's arguments

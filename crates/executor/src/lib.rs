@@ -121,6 +121,7 @@ mod hook;
 mod hook_chain;
 mod invoke;
 mod permission_scope;
+mod provenance;
 mod record;
 mod rules;
 mod schema_violation;
@@ -152,6 +153,7 @@ pub use hook::{
 };
 pub use hook_chain::HookChain;
 pub use permission_scope::PermissionScope;
+pub use provenance::{ProvenanceHold, ProvenanceLedger, ProvenancePolicy};
 pub use record::{MAX_ERROR_BYTES, REUSED_OUTPUT_MARKER, ToolBatchResult, ToolCallRecord};
 pub use rules::kinds::{RULE_KINDS, RuleKindSpec, RuleScope};
 pub use rules::process_state::{ExecutionPhase, ProcessToolState, ToolExecution};

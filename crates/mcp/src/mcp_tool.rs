@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use oxydra_tools::{
     DEFAULT_OUTPUT_LIMIT_BYTES, Tool, ToolContext, ToolError, ToolOutput, truncate_output,
 };
-use oxydra_types::{ContentPart, SafetyTier, ToolSchema};
+use oxydra_types::{ContentPart, SafetyTier, Source, ToolSchema};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use tracing::Instrument;
 
@@ -61,6 +61,11 @@ impl Tool for McpTool {
         // The server's call timeout (which also covers a restart), plus time to send
         // the cancellation: the MCP timeout fires first and tells the server.
         Some(self.server.call_timeout() + std::time::Duration::from_secs(2))
+    }
+
+    /// Every result comes from the server: `mcp:<server>`.
+    fn output_source(&self, _args: &serde_json::Value) -> Option<Source> {
+        Some(Source::Mcp(self.server.name().to_owned()))
     }
 
     async fn execute(

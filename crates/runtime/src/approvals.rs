@@ -51,6 +51,11 @@ pub struct PendingApproval {
     /// from the JSON, and left out of it when zero.
     #[serde(default, skip_serializing_if = "nothing_used")]
     pub used: UsedBudget,
+    /// Why a person must decide, when it is more than the tool's rule or tier: the
+    /// provenance hold (`this run read https://… since your last decision`,
+    /// DESIGN.md §3.13). Scrubbed. Absent from the JSON when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// Whether `used` is all zero (a request a store kept without it).
@@ -85,7 +90,15 @@ impl PendingApproval {
             requested_at,
             expires_at: requested_at.saturating_add(ttl),
             used,
+            reason: None,
         }
+    }
+
+    /// The same request with `reason` (scrubbed by `scrubber`) as why a person must
+    /// decide.
+    pub(crate) fn with_reason(mut self, reason: Option<&str>, scrubber: &Scrubber) -> Self {
+        self.reason = reason.map(|reason| scrubber.scrub(reason).into_owned());
+        self
     }
 
     /// Whether the request has lapsed at `now` (Unix milliseconds).

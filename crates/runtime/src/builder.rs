@@ -60,6 +60,7 @@ pub struct AgentRuntimeBuilder {
     scrubber: Option<Scrubber>,
     known_secrets: Vec<(String, String)>,
     secret_handles: SecretHandles,
+    provenance_policy: Option<oxydra_executor::ProvenancePolicy>,
     system_prompt: Option<String>,
     keep_session_system_prompt: bool,
     agent_name: Option<String>,
@@ -295,6 +296,14 @@ impl AgentRuntimeBuilder {
         self
     }
 
+    /// Which sources, once the session has read them, make side-effecting and
+    /// privileged calls wait for a person (DESIGN.md §3.13); default: `web` and `mcp`
+    /// ([`ProvenancePolicy::default`](oxydra_executor::ProvenancePolicy)).
+    pub fn provenance_policy(mut self, policy: oxydra_executor::ProvenancePolicy) -> Self {
+        self.provenance_policy = Some(policy);
+        self
+    }
+
     /// The system prompt, sent first in every request.
     pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.system_prompt = Some(prompt.into());
@@ -490,6 +499,9 @@ impl AgentRuntimeBuilder {
         }
         if let Some(broker) = self.permission_broker {
             executor = executor.with_permission_broker(broker);
+        }
+        if let Some(policy) = self.provenance_policy {
+            executor = executor.with_provenance_policy(policy);
         }
         if !self.hooks.is_empty() {
             executor = executor.with_hooks(HookChain::new(self.hooks));

@@ -69,6 +69,7 @@ pub fn scrub_event(scrubber: &Scrubber, event: RuntimeEvent) -> RuntimeEvent {
             scope,
             requested_at,
             expires_at,
+            reason,
         } => RuntimeEvent::ApprovalRequested {
             approval_id,
             call_id,
@@ -78,6 +79,7 @@ pub fn scrub_event(scrubber: &Scrubber, event: RuntimeEvent) -> RuntimeEvent {
             scope,
             requested_at,
             expires_at,
+            reason: reason.map(|reason| scrub_string(scrubber, reason)),
         },
         RuntimeEvent::ApprovalDecided {
             approval_id,

@@ -1,6 +1,7 @@
 //! A session as the runtime holds it while a run is going on: its context window and
 //! the next sequence number to store under.
 
+use oxydra_executor::ProvenanceLedger;
 use oxydra_memory::{SessionSummary, StoredMessage};
 use oxydra_types::Message;
 
@@ -13,6 +14,11 @@ pub(crate) struct SessionState {
     pub window: ContextWindow,
     /// The next sequence number when the runtime keeps the session in process.
     pub next_sequence: u64,
+    /// The sources of the messages read since a person last approved a held call
+    /// (DESIGN.md §3.13). A session restored from memory counts every source of its
+    /// stored messages: whether a person decided since is not stored, so the hold
+    /// errs on the side of asking once more.
+    pub provenance: ProvenanceLedger,
 }
 
 impl SessionState {
@@ -42,8 +48,12 @@ impl SessionState {
     }
 
     /// Appends a message that has been stored as `sequence`.
+    /// Its source, when it has one, is recorded in [`SessionState::provenance`].
     pub fn push(&mut self, message: Message, sequence: u64) {
         self.next_sequence = self.next_sequence.max(sequence.saturating_add(1));
+        if let Some(source) = &message.source {
+            self.provenance.record(source);
+        }
         self.window.push(message, sequence);
     }
 }

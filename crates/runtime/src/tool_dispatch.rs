@@ -8,11 +8,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use oxydra_executor::{
-    ConsentClock, ExecutionContext, PermissionScope, ProcessToolState, SessionRunId,
-    ToolBatchResult, ToolCallRecord, ToolExecutionError, ToolExecutor,
+    ConsentClock, ExecutionContext, PermissionScope, ProcessToolState, ProvenanceLedger,
+    SessionRunId, ToolBatchResult, ToolCallRecord, ToolExecutionError, ToolExecutor,
 };
 use oxydra_scrubbing::Scrubber;
-use oxydra_types::{ContentPart, Message, SafetyTier, SessionId, TOOL_FAILURE_PREFIX, ToolCall};
+use oxydra_types::{
+    ContentPart, Message, SafetyTier, SessionId, Source, TOOL_FAILURE_PREFIX, ToolCall,
+};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -56,6 +58,8 @@ pub(crate) struct DeferredCall {
     pub tier: SafetyTier,
     pub scope: PermissionScope,
     pub ttl: Duration,
+    /// The provenance hold's reason, when the call was held for one.
+    pub hold: Option<String>,
 }
 
 /// The waiting calls of `records` (`None` when every call was resolved).
@@ -69,11 +73,14 @@ fn waiting_calls(records: &[ToolCallRecord]) -> Option<Waiting> {
         .iter()
         .skip(from)
         .filter_map(|record| match record.error() {
-            Some(ToolExecutionError::ApprovalDeferred { scope, ttl, .. }) => Some(DeferredCall {
+            Some(ToolExecutionError::ApprovalDeferred {
+                scope, ttl, hold, ..
+            }) => Some(DeferredCall {
                 call: record.call.clone(),
                 tier: record.tier.unwrap_or(SafetyTier::Privileged),
                 scope: *scope,
                 ttl: *ttl,
+                hold: hold.clone(),
             }),
             _ => None,
         })
@@ -111,6 +118,9 @@ pub(crate) struct Dispatch<'a> {
     /// Files changing calls of the session named: never attached as media
     /// ([`crate::media_guard`]).
     pub written: std::collections::BTreeSet<std::path::PathBuf>,
+    /// The session's provenance ledger: the executor reads it to hold calls (and
+    /// clears it when a person approves one).
+    pub provenance: ProvenanceLedger,
 }
 
 /// Which kind of batch to run.
@@ -145,6 +155,27 @@ impl Dispatch<'_> {
         (content, scrub_parts(self.scrubber, &kept))
     }
 
+    /// Where the result of `record` came from ([`oxydra_tools::Tool::output_source`]),
+    /// when the tool ran: a call refused before it ran read nothing.
+    fn output_source(&self, record: &ToolCallRecord) -> Option<Source> {
+        let ran = match &record.outcome {
+            Ok(_) => true,
+            Err(error) => matches!(
+                error,
+                ToolExecutionError::Failed(_)
+                    | ToolExecutionError::Timeout { .. }
+                    | ToolExecutionError::Panicked { .. }
+            ),
+        };
+        if !ran {
+            return None;
+        }
+        let tool = self.executor.registry().get(&record.call.name)?;
+        // The arguments as the tool got them (`request_heartbeat` taken out).
+        let args = self.executor.validate_call(&record.call).ok()?.args;
+        tool.output_source(&args)
+    }
+
     /// Runs `calls` (or the start / exit tools) and returns the result messages.
     /// For `Start` and `Exit` the calls are taken from the returned records.
     pub async fn run(
@@ -161,6 +192,7 @@ impl Dispatch<'_> {
             workspace_root: self.workspace_root.to_path_buf(),
             cancel: tool_cancel.clone(),
             consent_clock: clock.clone(),
+            provenance: self.provenance.clone(),
         };
         let span = tracing::info_span!(
             "tool_batch",
@@ -249,13 +281,15 @@ impl Dispatch<'_> {
                 None => (missing_reason.clone(), Vec::new()),
             };
             let scrubbed = self.scrubber.scrub(&content).into_owned();
+            let source = record.and_then(|record| self.output_source(record));
             results.push(
                 Message::tool_result(
                     call.id.clone(),
                     call.name.clone(),
                     ResultCap::apply(scrubbed, limit),
                 )
-                .with_parts(parts),
+                .with_parts(parts)
+                .with_source(source),
             );
         }
         (

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use oxydra_types::{ContentPart, SafetyTier, ToolSchema};
+use oxydra_types::{ContentPart, SafetyTier, Source, ToolSchema};
 
 use crate::call_preview::CallPreview;
 use crate::context::ToolContext;
@@ -90,6 +90,18 @@ pub trait Tool: Send + Sync {
     fn preview(&self, args: &serde_json::Value, workspace_root: &Path) -> CallPreview {
         let _ = workspace_root;
         CallPreview::arguments(args)
+    }
+
+    /// Where the text a call with `args` returns comes from (DESIGN.md §3.13):
+    /// `web:<url>` for a fetched page, `mcp:<server>` for an MCP server's result,
+    /// `workspace` for a file of the workspace, `command` for a command's output. The
+    /// runtime stamps the call's result with it, and once a source its `[provenance]`
+    /// policy names is in the context, side-effecting and privileged calls wait for a
+    /// person. `None` (the default): the tool returns nothing from outside the
+    /// person's control. Called with arguments that passed the schema.
+    fn output_source(&self, args: &serde_json::Value) -> Option<Source> {
+        let _ = args;
+        None
     }
 
     /// Run the call. Long-running tools watch `ctx.cancel`.

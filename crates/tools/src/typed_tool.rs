@@ -2,7 +2,7 @@
 //! written by hand, and the arguments arrive already deserialized.
 
 use async_trait::async_trait;
-use oxydra_types::{SafetyTier, ToolSchema};
+use oxydra_types::{SafetyTier, Source, ToolSchema};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
@@ -97,6 +97,14 @@ pub trait TypedTool: Send + Sync {
         None
     }
 
+    /// Where the text a call with `args` returns comes from (see
+    /// [`Tool::output_source`]); `None` (the default): nothing from outside the
+    /// person's control.
+    fn output_source_args(&self, args: &Self::Args) -> Option<Source> {
+        let _ = args;
+        None
+    }
+
     /// See [`Tool::consent`] (default `None`).
     const CONSENT: Option<PermissionScope> = None;
 
@@ -168,6 +176,12 @@ impl<T: TypedTool> Tool for T {
             .ok()
             .and_then(|parsed| self.preview_args(&parsed, workspace_root))
             .unwrap_or_else(|| CallPreview::arguments(args))
+    }
+
+    fn output_source(&self, args: &serde_json::Value) -> Option<Source> {
+        serde_json::from_value::<T::Args>(args.clone())
+            .ok()
+            .and_then(|parsed| self.output_source_args(&parsed))
     }
 
     async fn execute(

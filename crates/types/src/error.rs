@@ -32,4 +32,10 @@ pub enum TypesError {
         /// The decoder's message.
         message: String,
     },
+    /// A provenance source that is not `person`, `config`, `workspace`, `command`,
+    /// `web:<url>` or `mcp:<server>`.
+    #[error(
+        "unknown source `{0}` (expected person, config, workspace, command, web:<url> or mcp:<server>)"
+    )]
+    UnknownSource(String),
 }

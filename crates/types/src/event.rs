@@ -82,6 +82,10 @@ pub enum RuntimeEvent {
         requested_at: i64,
         /// When it lapses (a lapsed request is a denial), in Unix milliseconds.
         expires_at: i64,
+        /// Why a person must decide, when it is more than the tool's rule or tier: the
+        /// provenance hold (`this run read https://… since your last decision`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// A person decided on a waiting call (or its request lapsed) and the run resumed.
     ApprovalDecided {
@@ -220,6 +224,7 @@ mod tests {
                     scope: "session".into(),
                     requested_at: 1_000,
                     expires_at: 61_000,
+                    reason: None,
                 },
                 json!({"type":"approval_requested","approval_id":"apr_1","call_id":"c3",
                     "name":"shell_exec","tier":"privileged","arguments":"{\n  \"command\": \"ls\"\n}",

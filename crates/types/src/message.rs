@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::content::ContentPart;
 use crate::ids::CallId;
+use crate::provenance::Source;
 use crate::reasoning::ReasoningPart;
 use crate::tool::ToolCall;
 
@@ -60,6 +61,12 @@ pub struct Message {
     /// order the provider produced it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reasoning: Vec<ReasoningPart>,
+    /// Where the text came from (DESIGN.md §3.13), when known: a tool result carries
+    /// the source of what the tool read (`web:<url>`, `mcp:<server>`, `workspace`,
+    /// `command`). Kept with the stored message; providers never send it (each builds
+    /// its own wire form), and a message without it serialises as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
 }
 
 impl Message {
@@ -72,6 +79,7 @@ impl Message {
             tool_call_id: None,
             name: None,
             reasoning: Vec::new(),
+            source: None,
         }
     }
 
@@ -100,6 +108,7 @@ impl Message {
             tool_call_id: None,
             name: None,
             reasoning: Vec::new(),
+            source: None,
         }
     }
 
@@ -117,12 +126,19 @@ impl Message {
             tool_call_id: Some(call_id),
             name: Some(name.into()),
             reasoning: Vec::new(),
+            source: None,
         }
     }
 
     /// This message with `reasoning` as its reasoning state.
     pub fn with_reasoning(mut self, reasoning: Vec<ReasoningPart>) -> Self {
         self.reasoning = reasoning;
+        self
+    }
+
+    /// This message with `source` as where its text came from.
+    pub fn with_source(mut self, source: Option<Source>) -> Self {
+        self.source = source;
         self
     }
 
@@ -172,6 +188,8 @@ mod tests {
                 ContentPart::image_url("https://example.com/a.png"),
                 ContentPart::pdf(b"%PDF-1.7", None),
             ]),
+            Message::tool_result(CallId::from("c2"), "web_fetch", "page")
+                .with_source(Some(Source::Web("https://example.com/".into()))),
             Message::assistant("done").with_reasoning(vec![ReasoningPart::Thinking {
                 text: "hmm".into(),
                 signature: "sig".into(),

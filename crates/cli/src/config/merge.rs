@@ -64,6 +64,9 @@ pub struct Merged<P> {
     /// Hook commands, in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hooks: Vec<oxydra::executor::CommandHookConfig>,
+    /// `[provenance]`: which sources hold side-effecting calls for a person.
+    #[serde(skip)]
+    pub provenance: oxydra_config::provenance::ProvenanceSection,
     /// `[serve]`, used by `oxydra serve` only (not printed by `--print-config`).
     #[serde(skip)]
     pub serve: CoordinatorConfig,
@@ -270,6 +273,7 @@ fn merge_settings<P>(
         agents: file.config.agents.clone(),
         mcp_servers: file.config.mcp_servers.clone(),
         hooks: file.config.hooks.clone(),
+        provenance: file.config.provenance.clone(),
         serve: file.config.serve.clone(),
         pricing: file.config.pricing.clone(),
         named_providers: Vec::new(),

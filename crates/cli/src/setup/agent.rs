@@ -157,6 +157,7 @@ pub async fn build(
     if !effective.secret_handles.is_empty() {
         builder = builder.secret_handles(effective.secret_handles.clone());
     }
+    builder = builder.provenance_policy(effective.provenance.policy());
     if effective.memory.retrieval {
         let retrieval: Arc<dyn MemoryRetrieval> = memory.clone();
         builder = builder.retrieval(retrieval);

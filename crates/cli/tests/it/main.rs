@@ -47,6 +47,7 @@ mod output_schema;
 mod piped_text;
 mod prompt_too_long;
 mod protected_paths;
+mod provenance;
 mod provider_errors;
 mod remote_commands;
 mod responses;

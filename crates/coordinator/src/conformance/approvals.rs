@@ -27,6 +27,7 @@ pub fn request(id: &str, requested_at: i64, ttl: Duration) -> PendingApproval {
         requested_at,
         expires_at: requested_at + i64::try_from(ttl.as_millis()).unwrap(),
         used: Default::default(),
+        reason: None,
     }
 }
 

@@ -24,6 +24,7 @@ async fn a_database_of_version_3_gains_approvals_with_every_run_intact() {
         requested_at,
         expires_at: requested_at + i64::try_from(ttl.as_millis()).unwrap(),
         used: Default::default(),
+        reason: None,
     };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v3.db");

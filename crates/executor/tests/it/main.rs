@@ -21,4 +21,5 @@ mod dedupe;
 mod deferred_consent;
 mod hooks;
 mod ordering_rules;
+mod provenance;
 mod rules;

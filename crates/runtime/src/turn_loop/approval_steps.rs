@@ -44,6 +44,7 @@ impl Run<'_> {
                     scrubber,
                     used,
                 )
+                .with_reason(deferred.hold.as_deref(), scrubber)
             })
             .collect();
         for approval in &pending {
@@ -56,6 +57,7 @@ impl Run<'_> {
                 scope: approval.scope.to_string(),
                 requested_at: approval.requested_at,
                 expires_at: approval.expires_at,
+                reason: approval.reason.clone(),
             });
         }
         for call in &waiting.held {

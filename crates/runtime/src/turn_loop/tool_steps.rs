@@ -23,6 +23,7 @@ impl<'a> Run<'a> {
                 state.window.messages(),
                 inner.executor.registry(),
             ),
+            provenance: state.provenance.clone(),
             executor: &inner.executor,
             scrubber: &inner.scrubber,
             session_id: self.session_id,

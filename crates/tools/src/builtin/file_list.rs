@@ -4,7 +4,7 @@ use std::fs::File;
 use std::path::Path;
 
 use async_trait::async_trait;
-use oxydra_types::SafetyTier;
+use oxydra_types::{SafetyTier, Source};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
@@ -56,6 +56,11 @@ impl TypedTool for FileList {
     type Args = FileListArgs;
     const NAME: &'static str = "file_list";
     const TIER: SafetyTier = SafetyTier::ReadOnly;
+
+    /// What the tool returns comes from the workspace.
+    fn output_source_args(&self, _args: &FileListArgs) -> Option<Source> {
+        Some(Source::Workspace)
+    }
 
     fn description(&self) -> String {
         "List the files and directories at a path in the workspace (default: the root), \

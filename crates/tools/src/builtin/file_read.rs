@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 
 use async_trait::async_trait;
-use oxydra_types::SafetyTier;
+use oxydra_types::{SafetyTier, Source};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -57,6 +57,11 @@ impl TypedTool for FileRead {
     type Args = FileReadArgs;
     const NAME: &'static str = "file_read";
     const TIER: SafetyTier = SafetyTier::ReadOnly;
+
+    /// What the tool returns comes from the workspace.
+    fn output_source_args(&self, _args: &FileReadArgs) -> Option<Source> {
+        Some(Source::Workspace)
+    }
 
     fn description(&self) -> String {
         "Read a text file in the workspace. Use offset (first line, from 1) and limit \

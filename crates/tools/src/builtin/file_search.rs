@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
-use oxydra_types::SafetyTier;
+use oxydra_types::{SafetyTier, Source};
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -61,6 +61,11 @@ impl TypedTool for FileSearch {
     type Args = FileSearchArgs;
     const NAME: &'static str = "file_search";
     const TIER: SafetyTier = SafetyTier::ReadOnly;
+
+    /// What the tool returns comes from the workspace.
+    fn output_source_args(&self, _args: &FileSearchArgs) -> Option<Source> {
+        Some(Source::Workspace)
+    }
 
     fn description(&self) -> String {
         "Search the text files under a path of the workspace (default: all of it) for \

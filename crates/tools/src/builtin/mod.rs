@@ -198,6 +198,47 @@ mod tests {
         assert!(builtin_tool("nope", &BuiltinToolsConfig::default()).is_none());
     }
 
+    #[test]
+    fn each_tool_names_where_its_output_comes_from() {
+        use oxydra_types::Source;
+        let config = BuiltinToolsConfig::default();
+        let source = |name: &str, args: serde_json::Value| {
+            builtin_tool(name, &config).unwrap().output_source(&args)
+        };
+        assert_eq!(
+            source(
+                "web_fetch",
+                serde_json::json!({"url": " https://x.test/a "})
+            ),
+            Some(Source::Web("https://x.test/a".into()))
+        );
+        for (name, args) in [
+            ("file_read", serde_json::json!({"path": "README.md"})),
+            ("file_list", serde_json::json!({})),
+            ("file_search", serde_json::json!({"pattern": "x"})),
+        ] {
+            assert_eq!(source(name, args), Some(Source::Workspace), "{name}");
+        }
+        assert_eq!(
+            source("shell_exec", serde_json::json!({"command": "ls"})),
+            Some(Source::Command)
+        );
+        for (name, args) in [
+            (
+                "file_write",
+                serde_json::json!({"path": "a", "content": "b"}),
+            ),
+            (
+                "file_edit",
+                serde_json::json!({"path": "a", "old": "c", "new": "d"}),
+            ),
+        ] {
+            assert_eq!(source(name, args), None, "{name}");
+        }
+        // Arguments that do not parse name no source (the call fails anyway).
+        assert_eq!(source("web_fetch", serde_json::json!({"url": 3})), None);
+    }
+
     #[tokio::test]
     async fn read_only_mode_refuses_every_tool_that_writes_and_changes_nothing() {
         use crate::sandbox::{SandboxConfig, SandboxMode};

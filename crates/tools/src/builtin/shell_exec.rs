@@ -13,7 +13,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use oxydra_types::SafetyTier;
+use oxydra_types::{SafetyTier, Source};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -110,6 +110,11 @@ impl TypedTool for ShellExec {
     type Args = ShellExecArgs;
     const NAME: &'static str = "shell_exec";
     const TIER: SafetyTier = SafetyTier::Privileged;
+
+    /// What the tool returns comes from a command.
+    fn output_source_args(&self, _args: &ShellExecArgs) -> Option<Source> {
+        Some(Source::Command)
+    }
 
     fn description(&self) -> String {
         format!(

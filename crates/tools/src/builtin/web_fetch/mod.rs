@@ -15,7 +15,7 @@ mod nesting;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use oxydra_types::SafetyTier;
+use oxydra_types::{SafetyTier, Source};
 use reqwest::header::{CONTENT_TYPE, LOCATION};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -62,6 +62,11 @@ impl TypedTool for WebFetch {
     type Args = WebFetchArgs;
     const NAME: &'static str = "web_fetch";
     const TIER: SafetyTier = SafetyTier::ReadOnly;
+
+    /// The page: `web:<url>`, the URL as the model asked for it.
+    fn output_source_args(&self, args: &WebFetchArgs) -> Option<Source> {
+        Some(Source::Web(args.url.trim().to_owned()))
+    }
 
     fn description(&self) -> String {
         "Fetch an http(s) URL and return its content as text (HTML is converted to \
