@@ -122,7 +122,6 @@ fn load_capped(workspace: &Path, scrubber: &Scrubber, cap: usize) -> ProjectInst
             Ok(None) => {}
             Ok(Some((bytes, total))) => {
                 let cut_bytes = total.saturating_sub(bytes.len());
-                left = left.saturating_sub(bytes.len());
                 let text = match String::from_utf8(bytes) {
                     Ok(text) => text,
                     Err(error) if cut_bytes > 0 && error.utf8_error().error_len().is_none() => {
@@ -139,6 +138,8 @@ fn load_capped(workspace: &Path, scrubber: &Scrubber, cap: usize) -> ProjectInst
                         continue;
                     }
                 };
+                // What a character cut at the cap left unread is still there for the next.
+                left = left.saturating_sub(text.len());
                 let cut_bytes = total.saturating_sub(text.len());
                 if cut_bytes > 0 {
                     found.notes.push(format!(
