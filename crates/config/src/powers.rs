@@ -90,7 +90,9 @@ pub fn narrowing(key: &str) -> Narrowing {
         "runtime.session_wait_secs" => {
             Lowest(Some(oxydra::runtime::DEFAULT_SESSION_WAIT.as_secs_f64()))
         }
-        "runtime.summary_trigger_ratio" | "runtime.system_prompt" => Free,
+        "runtime.summary_trigger_ratio"
+        | "runtime.system_prompt"
+        | "runtime.project_instructions" => Free,
         "runtime.approve" => Ranked(APPROVE, "ask"),
 
         "memory.retrieval" => Free,

@@ -1,6 +1,6 @@
 //! `[runtime]`: one flat table holding the runtime's own [`RuntimeLimits`] (its keys,
-//! defaults and checks are the runtime's) and the four keys of a run its caller decides
-//! (`system_prompt`, `approve`, `session_wait_secs`, `tool_choice`).
+//! defaults and checks are the runtime's) and the keys of a run its caller decides
+//! (`system_prompt`, `approve`, `session_wait_secs`, `tool_choice`, `project_instructions`).
 //!
 //! The table is read in one pass: each key of the run is taken here, every other key is
 //! handed to `RuntimeLimits`' own deserializer, which refuses a key it does not know.
@@ -37,6 +37,10 @@ pub struct RuntimeSection {
     /// The tool choice of every turn (`auto`, `none`, `required` or a tool's name).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<String>,
+    /// Whether the `AGENTS.md` files of the workspace and its parents up to the
+    /// repository root go into the system prompt; unset: they do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_instructions: Option<bool>,
 }
 
 /// The keys [`RuntimeSection`] reads itself; every other key is `RuntimeLimits`'.
@@ -45,6 +49,7 @@ const RUN_KEYS: &[&str] = &[
     "approve",
     "session_wait_secs",
     "tool_choice",
+    "project_instructions",
 ];
 
 /// Every key of `[runtime]`: `RuntimeLimits`' (as its own deserializer names them),
@@ -112,6 +117,7 @@ impl RuntimeSection {
             "approve" => self.approve = Some(map.next_value()?),
             "session_wait_secs" => self.session_wait_secs = Some(map.next_value()?),
             "tool_choice" => self.tool_choice = Some(map.next_value()?),
+            "project_instructions" => self.project_instructions = Some(map.next_value()?),
             other => return Err(de::Error::unknown_field(other, keys())),
         }
         Ok(())

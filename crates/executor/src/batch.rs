@@ -109,12 +109,18 @@ fn finish(
         span.record("otel.status_code", "error");
     }
     match &outcome {
-        Ok(_) => {
+        Ok(output) => {
             tracing::debug!(parent: span, "tool call finished");
+            let output = if reused {
+                format!("{}{}", crate::record::REUSED_OUTPUT_MARKER, output.content)
+            } else {
+                output.content.clone()
+            };
             events.emit(RuntimeEvent::ToolCompleted {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 duration_ms,
+                output,
             });
         }
         // A call waiting for a person is reported by the runtime (`approval_requested`).

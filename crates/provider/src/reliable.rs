@@ -45,9 +45,19 @@ use crate::retry_policy::{RetryPolicy, is_retryable};
 /// `ContextLengthExceeded` (refused the same way), `ResponseTooLarge` or `Cancelled`.
 /// A request that fails outright (an error status, a refused connection) is retried
 /// as a stream, never answered by `complete`.
+///
+/// **Fallback models** ([`with_fallback_model`](Self::with_fallback_model)): when the call still
+/// fails after its retries with an error another model may not meet — overloaded, a
+/// server error, a rate limit past the budget, a timeout, or a context-length refusal
+/// when the next model's window is larger — the next model (each with its own provider
+/// and retries) takes the same request, its `model` replaced. Never after output
+/// reached the caller, and never for errors any model would meet (auth, an invalid
+/// request, cancellation).
 pub struct ReliableProvider {
     inner: Arc<dyn Provider>,
     policy: RetryPolicy,
+    /// The models that take a call the primary failed, in order.
+    fallbacks: Vec<fallback_models::FallbackModel>,
     /// Set once the endpoint answered a streamed request with an unreadable body.
     streaming_disabled: AtomicBool,
 }
@@ -93,8 +103,32 @@ impl ReliableProvider {
         Self {
             inner,
             policy,
+            fallbacks: Vec::new(),
             streaming_disabled: AtomicBool::new(false),
         }
+    }
+
+    /// Adds `model` at `provider` (retried under this provider's policy) to the models
+    /// that take a call this one failed, after those added before.
+    #[must_use]
+    pub fn with_fallback_model(
+        mut self,
+        provider: Arc<dyn Provider>,
+        model: impl Into<String>,
+    ) -> Self {
+        let provider = Self::downcast(provider.as_ref())
+            .map(|reliable| Arc::clone(&reliable.inner))
+            .unwrap_or(provider);
+        self.fallbacks.push(fallback_models::FallbackModel {
+            provider: Arc::new(Self::new(provider, self.policy.clone())),
+            model: model.into(),
+        });
+        self
+    }
+
+    /// The fallback models, in order.
+    pub fn fallback_models(&self) -> Vec<&str> {
+        self.fallbacks.iter().map(|f| f.model.as_str()).collect()
     }
 
     /// `provider` with retries: wrapped in a `ReliableProvider` under `policy`, unless
@@ -285,7 +319,9 @@ impl Provider for ReliableProvider {
 
     fn for_workspace(&self, workspace: &std::path::Path) -> Option<Arc<dyn Provider>> {
         let inner = self.inner.for_workspace(workspace)?;
-        Some(Arc::new(Self::new(inner, self.policy.clone())))
+        let mut provider = Self::new(inner, self.policy.clone());
+        provider.fallbacks = self.fallbacks.clone();
+        Some(Arc::new(provider))
     }
 
     fn opening_tool_choice(&self, messages: &[oxydra_types::Message]) -> Option<ToolChoice> {
@@ -298,10 +334,31 @@ impl Provider for ReliableProvider {
         cancel: &CancellationToken,
     ) -> Result<ProviderResponse, ProviderError> {
         let mut budget = self.budget();
-        self.complete_within(request, cancel, &mut budget).await
+        match self.complete_within(request, cancel, &mut budget).await {
+            Err(error) if !self.fallbacks.is_empty() => {
+                self.complete_on_fallbacks(request, cancel, error).await
+            }
+            result => result,
+        }
     }
 
     async fn stream(
+        &self,
+        request: &ProviderRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ProviderStream, ProviderError> {
+        match self.stream_primary(request, cancel).await {
+            Err(error) if !self.fallbacks.is_empty() => {
+                self.stream_on_fallbacks(request, cancel, error).await
+            }
+            result => result,
+        }
+    }
+}
+
+impl ReliableProvider {
+    /// `stream` on the primary model alone: retries and the fallback to `complete`.
+    async fn stream_primary(
         &self,
         request: &ProviderRequest,
         cancel: &CancellationToken,
@@ -354,5 +411,7 @@ impl Provider for ReliableProvider {
     }
 }
 
+#[path = "reliable/fallback_models.rs"]
+mod fallback_models;
 #[cfg(all(test, feature = "testing"))]
 mod tests;

@@ -46,10 +46,12 @@ pub fn scrub_event(scrubber: &Scrubber, event: RuntimeEvent) -> RuntimeEvent {
             call_id,
             name,
             duration_ms,
+            output,
         } => RuntimeEvent::ToolCompleted {
             call_id,
             name: scrub_string(scrubber, name),
             duration_ms,
+            output: scrub_string(scrubber, output),
         },
         RuntimeEvent::ToolFailed {
             call_id,
@@ -275,6 +277,7 @@ mod tests {
                 call_id: CallId::from("call_1"),
                 name: leak.clone(),
                 duration_ms: 1,
+                output: format!("printed {leak}"),
             },
             RuntimeEvent::HookDecision {
                 hook: "guard".into(),

@@ -89,6 +89,7 @@ mod limits;
 #[cfg(feature = "builtins")]
 mod network_policy;
 mod permission_scope;
+mod plan;
 #[cfg(feature = "builtins")]
 mod protected;
 mod registry;
@@ -117,6 +118,9 @@ pub use limits::{DEFAULT_MAX_MEDIA_BYTES, DEFAULT_OUTPUT_LIMIT_BYTES};
 #[cfg(feature = "builtins")]
 pub use network_policy::{NetworkPolicy, VettedUrl, forbidden_reason};
 pub use permission_scope::PermissionScope;
+pub use plan::{
+    MAX_PLAN_STEPS, MAX_STEP_CHARS, PlanStep, StepStatus, UPDATE_PLAN, UpdatePlan, UpdatePlanArgs,
+};
 #[cfg(feature = "builtins")]
 pub use protected::{
     CONFIG_FILE_NAME, GitConfigLocations, ProtectedKind, ProtectedPaths, ProtectedWrite,

@@ -51,6 +51,11 @@ pub enum RuntimeEvent {
         name: String,
         /// How long it ran.
         duration_ms: u64,
+        /// The result text the model got (scrubbed, after the tool's own output limit;
+        /// an earlier identical call's output when dedupe reused it). Empty in events
+        /// recorded before this field existed.
+        #[serde(default)]
+        output: String,
     },
     /// A tool call failed; the model receives `error` as the call's result.
     ToolFailed {
@@ -203,8 +208,9 @@ mod tests {
                     call_id: CallId::from("c1"),
                     name: "file_read".into(),
                     duration_ms: 12,
+                    output: "# A".into(),
                 },
-                json!({"type":"tool_completed","call_id":"c1","name":"file_read","duration_ms":12}),
+                json!({"type":"tool_completed","call_id":"c1","name":"file_read","duration_ms":12,"output":"# A"}),
             ),
             (
                 RuntimeEvent::ToolFailed {

@@ -77,6 +77,11 @@ pub struct RunOptions {
     /// Short for `--output jsonl`.
     #[arg(long, conflicts_with = "output")]
     pub json: bool,
+    /// Leave out the project instructions (the agents' instruction files of the
+    /// workspace and its parents up to the repository root, otherwise added to the
+    /// system prompt).
+    #[arg(long)]
+    pub no_project_instructions: bool,
 }
 
 /// `oxydra run`.

@@ -82,7 +82,11 @@ async fn show(id: &str, options: &ListOptions) -> Result<Exit, CliError> {
         if options.output == OutputFormat::Text {
             write_meta(out, meta.as_ref())?;
         }
-        write_messages(out, &messages, options.output)
+        write_messages(out, &messages, options.output)?;
+        if options.output == OutputFormat::Text {
+            crate::output::plan_view::write_latest(out, &messages)?;
+        }
+        Ok(())
     })?;
     Ok(Exit::Done)
 }

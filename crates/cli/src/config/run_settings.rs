@@ -40,6 +40,9 @@ pub(super) fn runtime(
     if let Some(choice) = &flags.tool_choice {
         runtime.tool_choice = Some(choice.clone());
     }
+    if flags.no_project_instructions {
+        runtime.project_instructions = Some(false);
+    }
     Ok(runtime)
 }
 

@@ -4,10 +4,12 @@ mod jsonl;
 pub mod listing;
 mod markdown;
 pub mod parts;
+pub mod plan_view;
 mod screen;
 mod summary;
 mod text;
 mod tool_line;
+mod tool_output;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -197,7 +197,8 @@ impl TextRenderer {
                 arguments,
                 ..
             } => {
-                let diff = tool_line::planned_diff(name, arguments, state.workspace.as_deref());
+                let diff = tool_line::planned_diff(name, arguments, state.workspace.as_deref())
+                    .or_else(|| super::plan_view::under_tool_line(name, arguments));
                 let started = Started {
                     at: Instant::now(),
                     summary: tool_line::summary(arguments),
@@ -209,13 +210,18 @@ impl TextRenderer {
                 call_id,
                 name,
                 duration_ms,
+                output,
             } => {
                 let started = state.started.remove(call_id.as_str());
                 let summary = started.as_ref().map_or("", |started| &started.summary);
                 let mut line = format!("  ✓ {} ({duration_ms} ms)", tool_label(name, summary));
-                if let Some(diff) = started.as_ref().and_then(|started| started.diff.as_ref()) {
+                let diff = started.as_ref().and_then(|started| started.diff.as_ref());
+                let shown = diff
+                    .cloned()
+                    .or_else(|| super::tool_output::tail(name, output));
+                if let Some(shown) = shown {
                     line.push('\n');
-                    line.push_str(diff.trim_end());
+                    line.push_str(shown.trim_end());
                 }
                 state.status_line(&line);
             }
@@ -379,6 +385,7 @@ mod tests {
                 call_id: CallId::from("c1"),
                 name: "file_read".into(),
                 duration_ms: 4,
+                output: String::new(),
             },
             RuntimeEvent::ToolFailed {
                 call_id: CallId::from("c2"),
@@ -489,6 +496,7 @@ mod tests {
                 call_id: CallId::from("e1"),
                 name: "file_edit".into(),
                 duration_ms: 3,
+                output: String::new(),
             },
             edit("e2"),
             RuntimeEvent::ToolFailed {

@@ -90,6 +90,9 @@ pub async fn build(
         tools_config.protected = tools_config.protected.with_consent(consent);
     }
     let mut tools = oxydra::tools::ToolRegistry::with_builtins(&tools_config);
+    tools
+        .register(oxydra::tools::UpdatePlan)
+        .map_err(|error| CliError::Setup(error.to_string()))?;
     let startup = interrupts.begin_turn();
     let servers = super::launch::mcp_servers(
         &effective.mcp_servers,
@@ -122,6 +125,7 @@ pub async fn build(
                 return Err(error);
             }
         };
+    let system_prompt = system_prompt(effective).await;
     let sink: Arc<dyn EventSink> = renderer;
     let mut builder = AgentRuntime::builder()
         .provider(provider)
@@ -138,12 +142,7 @@ pub async fn build(
             oxydra::tools::checkpoint::CheckpointConfig::default(),
         )
         .session_wait(runtime_settings.session_wait())
-        .system_prompt(
-            runtime_settings
-                .system_prompt
-                .clone()
-                .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
-        )
+        .system_prompt(system_prompt)
         // A continued session keeps the system prompt it was recorded with (an agent's,
         // when `serve` ran it): a prompt the configuration names wins, the built-in
         // default does not.
@@ -183,7 +182,40 @@ pub async fn build(
     }
 }
 
-/// Checks that a session given with `--session` (or `/switch`) is stored.
+/// The system prompt: the configured one (or the default), then the project
+/// instructions (`AGENTS.md`) as a block of their own unless they are turned off. What
+/// was read, cut or refused is said on stderr.
+async fn system_prompt(effective: &Effective) -> String {
+    let mut prompt = effective
+        .runtime
+        .system_prompt
+        .clone()
+        .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned());
+    if effective.runtime.project_instructions == Some(false) {
+        return prompt;
+    }
+    let scrubber = oxydra::scrubbing::Scrubber::new();
+    let scrubber = scrubber
+        .clone()
+        .with_known_secrets(crate::config::searchable(&effective.held_secrets))
+        .unwrap_or(scrubber);
+    let workspace = effective.workspace.clone();
+    let read =
+        tokio::task::spawn_blocking(move || super::instructions::load(&workspace, &scrubber));
+    let Ok(found) = read.await else {
+        return prompt;
+    };
+    for note in &found.notes {
+        eprintln!("note: project instructions: {note}");
+    }
+    if let Some(line) = found.summary_line() {
+        eprintln!("{line}");
+        prompt.push_str("\n\n");
+        prompt.push_str(&found.prompt_block());
+    }
+    prompt
+}
+
 /// The tools that change files without being privileged: `chat` asks before they run.
 const CHANGING_TOOLS: [&str; 2] = ["file_write", "file_edit"];
 

@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod database;
 pub mod hooks;
+pub mod instructions;
 pub mod launch;
 pub mod mcp;
 pub mod provider;

@@ -44,6 +44,7 @@ mod native_providers;
 mod otel;
 mod output;
 mod output_schema;
+mod peers;
 mod piped_text;
 mod prompt_too_long;
 mod protected_paths;

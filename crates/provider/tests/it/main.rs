@@ -12,6 +12,7 @@
 
 mod anthropic;
 mod default_client;
+mod fallback_models;
 mod first_byte_timeout;
 mod fixtures;
 mod gemini;

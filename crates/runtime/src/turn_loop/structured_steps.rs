@@ -193,6 +193,7 @@ impl<'a> Run<'a> {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                     duration_ms: 0,
+                    output: content.clone(),
                 });
                 content
             }

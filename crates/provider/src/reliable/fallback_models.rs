@@ -1,0 +1,149 @@
+//! The fallback models of a [`ReliableProvider`]: which failures pass a call on to the
+//! next model, and passing it.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::ReliableProvider;
+use crate::error::ProviderError;
+use crate::provider::{Provider, ProviderStream};
+use crate::request::{ProviderRequest, ProviderResponse};
+
+/// A model that takes a call the models before it failed.
+#[derive(Clone)]
+pub(super) struct FallbackModel {
+    /// Its provider, with its own retries.
+    pub provider: Arc<ReliableProvider>,
+    /// The model to ask for.
+    pub model: String,
+}
+
+/// Whether a call that failed with `error` on a model with a window of `window` tokens
+/// goes on to a model with `next_window`: errors of the model or its service (overload,
+/// server errors, rate limits, timeouts, a broken connection), and a context-length
+/// refusal when the next window is larger. Never errors any model would meet.
+pub(super) fn passes_on(error: &ProviderError, window: u32, next_window: u32) -> bool {
+    match error {
+        ProviderError::ContextLengthExceeded { .. } => next_window > window,
+        ProviderError::RateLimited { .. }
+        | ProviderError::Overloaded { .. }
+        | ProviderError::Server { .. }
+        | ProviderError::Transport { .. }
+        | ProviderError::Timeout(_) => true,
+        ProviderError::RetryAdvised { error, .. } => passes_on(error, window, next_window),
+        _ => false,
+    }
+}
+
+impl ReliableProvider {
+    /// The next fallback after a failure with `error` of `model`, from index `from`:
+    /// its index, when the error passes on to it.
+    fn next_fallback(
+        &self,
+        error: &ProviderError,
+        model: &str,
+        from: usize,
+        previous: &dyn Provider,
+    ) -> Option<usize> {
+        let fallback = self.fallbacks.get(from)?;
+        let window = previous.capabilities(model).context_window;
+        let next_window = fallback
+            .provider
+            .capabilities(&fallback.model)
+            .context_window;
+        passes_on(error, window, next_window).then_some(from)
+    }
+
+    /// After the primary failed with `error`: each fallback in turn, while the failure
+    /// passes on; the last error otherwise.
+    pub(super) async fn complete_on_fallbacks(
+        &self,
+        request: &ProviderRequest,
+        cancel: &CancellationToken,
+        mut error: ProviderError,
+    ) -> Result<ProviderResponse, ProviderError> {
+        let mut model = request.model.clone();
+        let mut previous: &dyn Provider = self.inner.as_ref();
+        let mut at = 0;
+        while let Some(index) = self.next_fallback(&error, &model, at, previous) {
+            let Some(fallback) = self.fallbacks.get(index) else {
+                break;
+            };
+            if cancel.is_cancelled() {
+                return Err(ProviderError::Cancelled);
+            }
+            log_passing(&model, &fallback.model, &error);
+            let mut moved = request.clone();
+            moved.model.clone_from(&fallback.model);
+            match fallback.provider.complete(&moved, cancel).await {
+                Ok(response) => return Ok(response),
+                Err(failed) => error = failed,
+            }
+            model.clone_from(&fallback.model);
+            previous = fallback.provider.as_ref();
+            at = index + 1;
+        }
+        Err(error)
+    }
+
+    /// As [`complete_on_fallbacks`](Self::complete_on_fallbacks), streaming.
+    pub(super) async fn stream_on_fallbacks(
+        &self,
+        request: &ProviderRequest,
+        cancel: &CancellationToken,
+        mut error: ProviderError,
+    ) -> Result<ProviderStream, ProviderError> {
+        let mut model = request.model.clone();
+        let mut previous: &dyn Provider = self.inner.as_ref();
+        let mut at = 0;
+        while let Some(index) = self.next_fallback(&error, &model, at, previous) {
+            let Some(fallback) = self.fallbacks.get(index) else {
+                break;
+            };
+            if cancel.is_cancelled() {
+                return Err(ProviderError::Cancelled);
+            }
+            log_passing(&model, &fallback.model, &error);
+            let mut moved = request.clone();
+            moved.model.clone_from(&fallback.model);
+            match fallback.provider.stream(&moved, cancel).await {
+                Ok(stream) => return Ok(stream),
+                Err(failed) => error = failed,
+            }
+            model.clone_from(&fallback.model);
+            previous = fallback.provider.as_ref();
+            at = index + 1;
+        }
+        Err(error)
+    }
+}
+
+fn log_passing(from: &str, to: &str, error: &ProviderError) {
+    tracing::warn!(
+        model = from,
+        fallback = to,
+        error = %error,
+        "the model failed after its retries; its fallback model takes the call"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_of_the_model_pass_on_and_errors_of_the_request_do_not() {
+        let server = ProviderError::Server {
+            status: 500,
+            message: "x".into(),
+        };
+        assert!(passes_on(&server, 8, 8));
+        let overloaded = ProviderError::Overloaded {
+            retry_after: None,
+            message: "x".into(),
+        };
+        assert!(passes_on(&overloaded, 8, 8));
+        assert!(!passes_on(&ProviderError::Cancelled, 8, 8));
+    }
+}
