@@ -64,8 +64,10 @@ pub(crate) fn describe(checkpoint: &Checkpoint, blobs: &BTreeMap<String, Arc<Vec
     for missing in &checkpoint.not_captured {
         let _ = writeln!(
             text,
-            "  not captured: {}, {} bytes (over the checkpoint size cap)",
-            missing.path, missing.bytes
+            "  not captured: {}, {} bytes ({})",
+            missing.path,
+            missing.bytes,
+            missing.why()
         );
     }
     for name in &checkpoint.irreversible {

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use oxydra_memory::{CheckpointBlob, CheckpointStore, Memory, StoredCheckpoint};
+use oxydra_scrubbing::Scrubber;
 use oxydra_tools::checkpoint::{
     Captured, CheckpointConfig, CheckpointError, content_hash, restore,
 };
@@ -30,7 +31,8 @@ pub struct Reverted {
     pub turns: Vec<u64>,
     /// The paths put back.
     pub paths: Vec<String>,
-    /// Paths whose content before was not captured (over the size cap): not put back.
+    /// Paths whose content before was not captured (over the size cap, or holding a
+    /// secret): not put back.
     pub not_captured: Vec<NotCaptured>,
     /// Calls of the reverted turns whose effects cannot be undone, as `turn N: tool`.
     pub irreversible: Vec<String>,
@@ -44,6 +46,7 @@ pub struct Checkpoints {
     store: Arc<dyn CheckpointStore>,
     memory: Arc<dyn Memory>,
     keep_last: usize,
+    scrubber: Scrubber,
 }
 
 impl std::fmt::Debug for Checkpoints {
@@ -91,7 +94,19 @@ impl Checkpoints {
             store,
             memory,
             keep_last: config.keep_last,
+            scrubber: Scrubber::default(),
         }
+    }
+
+    /// These checkpoints checking what an undo stores (the turn's result, to redo it)
+    /// with `scrubber` (with the keys your program holds, see
+    /// `Scrubber::with_known_secrets`): a content holding a secret is not stored
+    /// and the path is named as not captured. The runtime's own handle
+    /// ([`crate::AgentRuntime::checkpoints`]) uses the runtime's scrubber.
+    #[must_use]
+    pub fn with_scrubber(mut self, scrubber: Scrubber) -> Self {
+        self.scrubber = scrubber;
+        self
     }
 
     /// The session's checkpoints, oldest turn first.
@@ -168,7 +183,7 @@ impl Checkpoints {
             .map_err(|err| CheckpointsError::Worker(err.to_string()))??;
         reverted.paths = combined.entries.iter().map(|e| e.path.clone()).collect();
         reverted.not_captured = combined.not_captured;
-        let inverse = Checkpoint {
+        let mut inverse = Checkpoint {
             turn: as_turn,
             workspace: first.workspace.clone(),
             messages_before: first.messages_before,
@@ -178,7 +193,7 @@ impl Checkpoints {
             created_at_ms: first.created_at_ms,
             undone: !first.undone,
         };
-        let inverse_blobs: Vec<CheckpointBlob> = restored
+        let mut inverse_blobs: Vec<CheckpointBlob> = restored
             .inverse
             .blobs
             .iter()
@@ -187,6 +202,17 @@ impl Checkpoints {
                 content: content.as_ref().clone(),
             })
             .collect();
+        let scrubber = self.scrubber.clone();
+        let (inverse, inverse_blobs) = tokio::task::spawn_blocking(move || {
+            crate::checkpoint_secrets::withhold_secrets(
+                &mut inverse,
+                &mut inverse_blobs,
+                &scrubber,
+            );
+            (inverse, inverse_blobs)
+        })
+        .await
+        .map_err(|err| CheckpointsError::Worker(err.to_string()))?;
         self.store
             .store_checkpoint(session, &inverse, &inverse_blobs, self.keep_last)
             .await?;

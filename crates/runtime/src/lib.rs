@@ -60,6 +60,7 @@ mod budget;
 mod builder;
 mod call_ids;
 mod checkpoint_diff;
+mod checkpoint_secrets;
 mod checkpoints;
 mod checkpoints_error;
 mod context;

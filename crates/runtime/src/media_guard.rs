@@ -124,9 +124,22 @@ pub(crate) fn check(
     let Some(bytes) = bytes_of(part) else {
         return Ok(());
     };
-    let mut text = printable_runs(&bytes);
+    let kinds = secret_kinds(&bytes, scrubber)?;
+    if kinds.is_empty() {
+        Ok(())
+    } else {
+        Err(Withheld::SecretInBytes(kinds))
+    }
+}
+
+/// The kinds of secret the scrubber finds in the text `bytes` hold (their printable
+/// runs, and a PDF's inflated streams); none when they hold none. A PDF stream too
+/// large to inflate is [`Withheld::Unreadable`]. Checkpoint contents are checked the
+/// same way before they are stored ([`crate::checkpoint_secrets`]).
+pub(crate) fn secret_kinds(bytes: &[u8], scrubber: &Scrubber) -> Result<Vec<String>, Withheld> {
+    let mut text = printable_runs(bytes);
     if bytes.starts_with(b"%PDF") {
-        for stream in pdf_streams(&bytes) {
+        for stream in pdf_streams(bytes) {
             match miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(stream, MAX_INFLATED) {
                 Ok(inflated) => text.push_str(&printable_runs(&inflated)),
                 Err(error) if error.status == miniz_oxide::inflate::TINFLStatus::HasMoreOutput => {
@@ -139,9 +152,6 @@ pub(crate) fn check(
         }
     }
     let scrubbed = scrubber.clone().with_entropy_detection(false).scrub(&text);
-    if scrubbed.is_clean() {
-        return Ok(());
-    }
     let mut kinds: Vec<String> = scrubbed
         .redactions
         .iter()
@@ -149,7 +159,7 @@ pub(crate) fn check(
         .collect();
     kinds.sort();
     kinds.dedup();
-    Err(Withheld::SecretInBytes(kinds))
+    Ok(kinds)
 }
 
 /// The bytes of a part given by its bytes (a `data:` URL's too).

@@ -57,11 +57,10 @@ impl AgentRuntime {
     pub fn checkpoints(&self) -> Option<crate::Checkpoints> {
         let settings = self.inner.checkpoints.as_ref()?;
         let memory = self.inner.sessions.memory()?;
-        Some(crate::Checkpoints::new(
-            settings.store.clone(),
-            memory.clone(),
-            &settings.config,
-        ))
+        Some(
+            crate::Checkpoints::new(settings.store.clone(), memory.clone(), &settings.config)
+                .with_scrubber(self.inner.scrubber.clone()),
+        )
     }
 
     /// The tool executor.

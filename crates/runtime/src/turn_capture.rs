@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use oxydra_memory::{CheckpointBlob, CheckpointStore};
+use oxydra_scrubbing::Scrubber;
 use oxydra_tools::ToolRegistry;
 use oxydra_tools::checkpoint::{Captured, CheckpointConfig, Snapshot, changes, scan};
 use oxydra_types::{Checkpoint, SafetyTier, SessionId, ToolCall};
@@ -111,6 +112,7 @@ impl TurnCapture {
         root: PathBuf,
         session: &SessionId,
         calls: &[ToolCall],
+        scrubber: &Scrubber,
     ) {
         let budget = settings.config.max_bytes;
         let before = std::mem::take(&mut self.snapshot);
@@ -161,6 +163,18 @@ impl TurnCapture {
                 content: content.as_ref().clone(),
             })
             .collect();
+        // No secret is stored: contents holding one are named, not kept.
+        let scrubber = scrubber.clone();
+        let checked = tokio::task::spawn_blocking(move || {
+            let (mut checkpoint, mut blobs) = (checkpoint, blobs);
+            crate::checkpoint_secrets::withhold_secrets(&mut checkpoint, &mut blobs, &scrubber);
+            (checkpoint, blobs)
+        })
+        .await;
+        let Ok((checkpoint, blobs)) = checked else {
+            tracing::warn!("the turn's checkpoint could not be checked for secrets: not stored");
+            return;
+        };
         let stored = settings
             .store
             .store_checkpoint(session, &checkpoint, &blobs, settings.config.keep_last)

@@ -73,7 +73,7 @@ assert!(registry.subset(&["teleport"]).is_err());
 )]
 
 #[cfg(any(feature = "builtins", feature = "checkpoints"))]
-#[cfg_attr(not(feature = "builtins"), allow(dead_code))]
+#[cfg_attr(not(feature = "builtins"), allow(dead_code, unused_imports))]
 mod beneath;
 #[cfg(feature = "builtins")]
 pub mod builtin;

@@ -67,13 +67,26 @@ pub struct CheckpointEntry {
 }
 
 /// A changed path whose content before the turn was not kept (it did not fit the
-/// checkpoint's size cap): an undo cannot bring it back and says so.
+/// checkpoint's size cap, or it holds a secret, which is never stored): an undo
+/// cannot bring it back and says so.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NotCaptured {
     /// The path, relative to the workspace root.
     pub path: String,
     /// Its size before the turn, in bytes.
     pub bytes: u64,
+    /// Why, when it is not the size cap (`holds a secret (openai_key)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl NotCaptured {
+    /// Why it was not kept, in a few words: its reason, else the size cap.
+    pub fn why(&self) -> &str {
+        self.reason
+            .as_deref()
+            .unwrap_or("over the checkpoint size cap")
+    }
 }
 
 /// What one turn of a session changed in its workspace.

@@ -116,8 +116,10 @@ fn report(what: &str, session: &SessionId, reverted: &Reverted) {
     }
     for missing in &reverted.not_captured {
         eprintln!(
-            "  not put back: {} ({} bytes, over the checkpoint size cap when captured)",
-            missing.path, missing.bytes
+            "  not put back: {} ({} bytes, {} when captured)",
+            missing.path,
+            missing.bytes,
+            missing.why()
         );
     }
     for call in &reverted.irreversible {

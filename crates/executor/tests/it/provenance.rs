@@ -92,7 +92,7 @@ async fn always_approve_does_not_run_a_call_made_after_reading_a_page() {
 async fn a_run_without_untrusted_input_asks_no_question_more() {
     let person = Person::new(PermissionDecision::ApproveOnce);
     let write = echo("write", SafetyTier::SideEffecting);
-    let ex = executor(&[write.clone()], vec![]).with_permission_broker(person.clone());
+    let ex = executor(std::slice::from_ref(&write), vec![]).with_permission_broker(person.clone());
     let ctx = ctx();
     // Sources the default policy does not name do not hold.
     ctx.provenance.record(&Source::Workspace);
@@ -113,7 +113,7 @@ async fn a_standing_grant_does_not_cover_a_held_call() {
     let person = Person::new(PermissionDecision::ApproveForScope);
     let deploy = echo("deploy", SafetyTier::SideEffecting);
     let ex = executor(
-        &[deploy.clone()],
+        std::slice::from_ref(&deploy),
         vec![ToolRule::new(
             "deploy",
             ToolRuleKind::RequiresConsent {
@@ -200,7 +200,7 @@ async fn a_denied_hold_stays_and_a_fixed_answer_never_approves_it() {
         Arc::new(AlwaysApprove),
     ] {
         let write = echo("write", SafetyTier::SideEffecting);
-        let ex = executor(&[write.clone()], vec![]).with_permission_broker(broker);
+        let ex = executor(std::slice::from_ref(&write), vec![]).with_permission_broker(broker);
         let ctx = ctx();
         ctx.provenance.record(&page());
         let mut process = ex.new_process_state();
@@ -223,7 +223,7 @@ async fn a_denied_hold_stays_and_a_fixed_answer_never_approves_it() {
 #[tokio::test]
 async fn a_deferred_held_call_carries_the_reason() {
     let write = echo("write", SafetyTier::SideEffecting);
-    let ex = executor(&[write.clone()], vec![])
+    let ex = executor(std::slice::from_ref(&write), vec![])
         .with_permission_broker(Arc::new(DeferAll::new(Duration::from_secs(60))));
     let ctx = ctx();
     let mut process = ex.new_process_state();
@@ -275,7 +275,7 @@ async fn the_policy_is_per_tool_and_can_be_off() {
     assert_eq!(person.asked(), 1);
     assert_eq!(person.requests.lock().unwrap()[0].tool_name, "shell");
 
-    let ex = executor(&[shell.clone()], vec![])
+    let ex = executor(std::slice::from_ref(&shell), vec![])
         .with_permission_broker(Arc::new(AlwaysApprove))
         .with_provenance_policy(ProvenancePolicy::off());
     let off = common::ctx();

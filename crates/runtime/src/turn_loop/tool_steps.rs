@@ -141,6 +141,7 @@ impl<'a> Run<'a> {
                     inner.workspace_root.clone(),
                     self.session_id,
                     calls,
+                    &inner.scrubber,
                 )
                 .await;
         }

@@ -120,6 +120,7 @@ pub fn changes(root: &Path, before: &Snapshot, after: &Snapshot) -> Captured {
                     captured.not_captured.push(NotCaptured {
                         path: path.clone(),
                         bytes: scanned.size(),
+                        reason: None,
                     });
                     continue;
                 }
