@@ -10,6 +10,18 @@ use oxydra_types::{Checkpoint, NotCaptured};
 
 use crate::media_guard::{Withheld, secret_kinds};
 
+/// The contents `held` (by hash) as the store takes them.
+pub(crate) fn stored_blobs(
+    held: &std::collections::BTreeMap<String, std::sync::Arc<Vec<u8>>>,
+) -> Vec<CheckpointBlob> {
+    held.iter()
+        .map(|(hash, content)| CheckpointBlob {
+            hash: hash.clone(),
+            content: content.as_ref().clone(),
+        })
+        .collect()
+}
+
 /// `checkpoint` and `blobs` without the contents that hold a secret: their blobs are
 /// dropped, and each entry whose state before was such a content becomes a
 /// [`NotCaptured`] with the reason. Blocking work (a scrub of every content): call it

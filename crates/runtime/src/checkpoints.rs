@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use oxydra_memory::{CheckpointBlob, CheckpointStore, Memory, StoredCheckpoint};
+use oxydra_memory::{CheckpointStore, Memory, StoredCheckpoint};
 use oxydra_scrubbing::Scrubber;
 use oxydra_tools::checkpoint::{
     Captured, CheckpointConfig, CheckpointError, content_hash, restore,
@@ -193,15 +193,7 @@ impl Checkpoints {
             created_at_ms: first.created_at_ms,
             undone: !first.undone,
         };
-        let mut inverse_blobs: Vec<CheckpointBlob> = restored
-            .inverse
-            .blobs
-            .iter()
-            .map(|(hash, content)| CheckpointBlob {
-                hash: hash.clone(),
-                content: content.as_ref().clone(),
-            })
-            .collect();
+        let mut inverse_blobs = crate::checkpoint_secrets::stored_blobs(&restored.inverse.blobs);
         let scrubber = self.scrubber.clone();
         let (inverse, inverse_blobs) = tokio::task::spawn_blocking(move || {
             crate::checkpoint_secrets::withhold_secrets(

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use oxydra_memory::{CheckpointBlob, CheckpointStore};
+use oxydra_memory::CheckpointStore;
 use oxydra_scrubbing::Scrubber;
 use oxydra_tools::ToolRegistry;
 use oxydra_tools::checkpoint::{Captured, CheckpointConfig, Snapshot, changes, scan};
@@ -154,15 +154,7 @@ impl TurnCapture {
         if checkpoint.is_empty() {
             return;
         }
-        let blobs: Vec<CheckpointBlob> = self
-            .captured
-            .blobs
-            .iter()
-            .map(|(hash, content)| CheckpointBlob {
-                hash: hash.clone(),
-                content: content.as_ref().clone(),
-            })
-            .collect();
+        let blobs = crate::checkpoint_secrets::stored_blobs(&self.captured.blobs);
         // No secret is stored: contents holding one are named, not kept.
         let scrubber = scrubber.clone();
         let checked = tokio::task::spawn_blocking(move || {

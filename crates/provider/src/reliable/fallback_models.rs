@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::ReliableProvider;
@@ -61,30 +62,12 @@ impl ReliableProvider {
         &self,
         request: &ProviderRequest,
         cancel: &CancellationToken,
-        mut error: ProviderError,
+        error: ProviderError,
     ) -> Result<ProviderResponse, ProviderError> {
-        let mut model = request.model.clone();
-        let mut previous: &dyn Provider = self.inner.as_ref();
-        let mut at = 0;
-        while let Some(index) = self.next_fallback(&error, &model, at, previous) {
-            let Some(fallback) = self.fallbacks.get(index) else {
-                break;
-            };
-            if cancel.is_cancelled() {
-                return Err(ProviderError::Cancelled);
-            }
-            log_passing(&model, &fallback.model, &error);
-            let mut moved = request.clone();
-            moved.model.clone_from(&fallback.model);
-            match fallback.provider.complete(&moved, cancel).await {
-                Ok(response) => return Ok(response),
-                Err(failed) => error = failed,
-            }
-            model.clone_from(&fallback.model);
-            previous = fallback.provider.as_ref();
-            at = index + 1;
-        }
-        Err(error)
+        self.on_fallbacks(request, cancel, error, |provider, moved, cancel| {
+            provider.complete(moved, cancel)
+        })
+        .await
     }
 
     /// As [`complete_on_fallbacks`](Self::complete_on_fallbacks), streaming.
@@ -92,8 +75,27 @@ impl ReliableProvider {
         &self,
         request: &ProviderRequest,
         cancel: &CancellationToken,
-        mut error: ProviderError,
+        error: ProviderError,
     ) -> Result<ProviderStream, ProviderError> {
+        self.on_fallbacks(request, cancel, error, |provider, moved, cancel| {
+            provider.stream(moved, cancel)
+        })
+        .await
+    }
+
+    /// The one walk over the fallbacks: `call` makes the request (its model replaced
+    /// by the fallback's) on each fallback the failure passes on to.
+    async fn on_fallbacks<T>(
+        &self,
+        request: &ProviderRequest,
+        cancel: &CancellationToken,
+        mut error: ProviderError,
+        call: impl for<'a> Fn(
+            &'a dyn Provider,
+            &'a ProviderRequest,
+            &'a CancellationToken,
+        ) -> BoxFuture<'a, Result<T, ProviderError>>,
+    ) -> Result<T, ProviderError> {
         let mut model = request.model.clone();
         let mut previous: &dyn Provider = self.inner.as_ref();
         let mut at = 0;
@@ -107,8 +109,8 @@ impl ReliableProvider {
             log_passing(&model, &fallback.model, &error);
             let mut moved = request.clone();
             moved.model.clone_from(&fallback.model);
-            match fallback.provider.stream(&moved, cancel).await {
-                Ok(stream) => return Ok(stream),
+            match call(fallback.provider.as_ref(), &moved, cancel).await {
+                Ok(done) => return Ok(done),
                 Err(failed) => error = failed,
             }
             model.clone_from(&fallback.model);
