@@ -4,7 +4,7 @@
 //!
 //! `hold` lists the kinds of source for every tool (default `["web", "mcp"]`);
 //! `[provenance.tools.NAME] hold` replaces that list for one tool. An untrusted project
-//! file may only add kinds to either list (see [`super::layers`]), never remove one.
+//! file may only add kinds to either list (see `layers.rs`), never remove one.
 
 use std::collections::BTreeMap;
 
