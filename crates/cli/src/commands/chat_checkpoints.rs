@@ -5,6 +5,7 @@
 use oxydra::runtime::conflicts;
 use oxydra::types::SessionId;
 
+use super::checkpoints::{conflicts_text, reverted_text, show};
 use crate::setup::agent::Agent;
 
 /// `/undo` (`force`: `/undo force`).
@@ -14,37 +15,13 @@ pub async fn undo(agent: &Agent, session: &SessionId, force: bool) {
         return;
     };
     match handle.undo(session, force).await {
-        Ok(reverted) => {
-            eprintln!(
-                "undid turn {}: {} path(s) put back",
-                reverted
-                    .turns
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                reverted.paths.len()
-            );
-            for missing in &reverted.not_captured {
-                eprintln!(
-                    "  not put back: {} ({} bytes, over the cap)",
-                    missing.path, missing.bytes
-                );
-            }
-            for call in &reverted.irreversible {
-                eprintln!("  cannot be undone: {call}");
-            }
-        }
+        Ok(reverted) => show(&reverted_text("undid", session, &reverted)),
         Err(error) => match conflicts(&error) {
             Some(changed) => {
-                eprintln!("these files changed since the checkpoint and were not overwritten:");
-                for conflict in changed {
-                    eprintln!("  {}", conflict.path);
-                    eprint!("{}", conflict.diff);
-                }
-                eprintln!("/undo force overwrites them");
+                show(&conflicts_text(changed));
+                eprintln!("not overwritten; /undo force overwrites them");
             }
-            None => eprintln!("error: {error}"),
+            None => eprintln!("error: {}", crate::terminal_text::lines(&error.to_string())),
         },
     }
 }
@@ -57,7 +34,7 @@ pub async fn diff(agent: &Agent, session: &SessionId) {
     };
     match handle.diff(session, None).await {
         Ok(text) if text.is_empty() => eprintln!("no turn of this session changed the workspace"),
-        Ok(text) => eprint!("{text}"),
-        Err(error) => eprintln!("error: {error}"),
+        Ok(text) => show(&text),
+        Err(error) => eprintln!("error: {}", crate::terminal_text::lines(&error.to_string())),
     }
 }

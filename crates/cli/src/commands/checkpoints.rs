@@ -49,26 +49,42 @@ fn failed(error: &CheckpointsError) -> CliError {
     }
 }
 
+/// The paths changed since the checkpoint, each with what was expected and found and
+/// its diff: the workspace's own text, shown only through [`show`].
+pub fn conflicts_text(conflicts: &[Conflict]) -> String {
+    let mut text = String::from("these files changed since the checkpoint:\n");
+    for conflict in conflicts {
+        text.push_str(&format!(
+            "  {}: expected {}, found {}\n",
+            conflict.path,
+            conflict.expected.describe(),
+            conflict.found.describe()
+        ));
+        text.push_str(&conflict.diff);
+    }
+    text
+}
+
+/// Shows `text` on stderr through the terminal sanitizer: paths and diffs are the
+/// workspace's (a model may have named a file or written its content), so an escape
+/// sequence in them is shown, never run — nothing can hide or restyle a question.
+pub fn show(text: &str) {
+    eprint!("{}", crate::terminal_text::lines(text));
+}
+
 /// Asks the person at the terminal whether to overwrite `conflicts`, after showing
 /// what would change; `false` when no one can answer.
 fn ask(conflicts: &[Conflict]) -> bool {
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         return false;
     }
+    show(&conflicts_text(conflicts));
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "these files changed since the checkpoint:");
-    for conflict in conflicts {
-        let _ = writeln!(
-            err,
-            "  {}: expected {}, found {}",
-            conflict.path,
-            conflict.expected.describe(),
-            conflict.found.describe()
-        );
-        let _ = write!(err, "{}", conflict.diff);
-    }
+    // The diff may end anywhere and in any attributes: the question starts clean.
+    let _ = crate::terminal_text::reset_before_question(&mut err, false);
     let _ = write!(err, "overwrite them? [y/N] ");
     let _ = err.flush();
+    drop(err);
     let mut answer = String::new();
     if std::io::stdin().lock().read_line(&mut answer).is_err() {
         return false;
@@ -104,27 +120,33 @@ where
     }
 }
 
-fn report(what: &str, session: &SessionId, reverted: &Reverted) {
+/// What an undo or a rewind did, as lines for the person (shown through [`show`]).
+pub fn reverted_text(what: &str, session: &SessionId, reverted: &Reverted) -> String {
     let turns: Vec<String> = reverted.turns.iter().map(u64::to_string).collect();
-    eprintln!(
-        "{what} session {session}: turn(s) {}; {} path(s) put back",
+    let mut text = format!(
+        "{what} session {session}: turn(s) {}; {} path(s) put back\n",
         turns.join(", "),
         reverted.paths.len()
     );
     for path in &reverted.paths {
-        eprintln!("  {path}");
+        text.push_str(&format!("  {path}\n"));
     }
     for missing in &reverted.not_captured {
-        eprintln!(
-            "  not put back: {} ({} bytes, {} when captured)",
+        text.push_str(&format!(
+            "  not put back: {} ({} bytes, {} when captured)\n",
             missing.path,
             missing.bytes,
             missing.why()
-        );
+        ));
     }
     for call in &reverted.irreversible {
-        eprintln!("  cannot be undone: {call}");
+        text.push_str(&format!("  cannot be undone: {call}\n"));
     }
+    text
+}
+
+fn report(what: &str, session: &SessionId, reverted: &Reverted) {
+    show(&reverted_text(what, session, reverted));
 }
 
 /// `oxydra undo`.
@@ -188,7 +210,10 @@ pub async fn diff(id: &str, turn: Option<u64>, options: &ListOptions) -> Result<
     let (handle, store, db) = open(options).await?;
     let session = existing(store.as_ref(), &db, id).await?;
     let text = handle.diff(&session, turn).await.map_err(|e| failed(&e))?;
+    // Paths and contents are the workspace's: sanitized on any stream, as every text
+    // format is (a pipe ends at a terminal too).
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes()).map_err(CliError::stdout)?;
+    out.write_all(crate::terminal_text::lines(&text).as_bytes())
+        .map_err(CliError::stdout)?;
     Ok(Exit::Done)
 }

@@ -223,3 +223,34 @@ fn three_turns_of_file_tools_and_commands_rewind_to_the_first() {
         stdout(&fork)
     );
 }
+
+#[test]
+fn escape_sequences_in_changed_names_and_contents_are_shown_never_run() {
+    let sandbox = Sandbox::new();
+    seed(&sandbox.workspace);
+    // A file named with "clear the screen" and contents that conceal, retitle the
+    // window and write the clipboard: what `diff`, `undo` and its refusal show.
+    let command = r#"printf 'ONE\033[8m hidden\033]52;c;ZXZpbA==\007\n' > a.txt && printf 'x\033]2;owned\007\n' > "$(printf 'n\033[2Jame.txt')""#;
+    run_command_turn(&sandbox, command, &[]);
+    let id = only_session(&sandbox);
+    let output = sandbox.sessions(&["diff", &id]);
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    let shown = stdout(&output);
+    assert!(shown.contains("a.txt") && shown.contains("ame.txt"), "{shown}");
+    assert!(!shown.contains('\x1b') && !shown.contains('\x07'), "{shown:?}");
+
+    // Refused (a.txt changed since): the conflict's diff is shown escaped too.
+    std::fs::write(sandbox.workspace.join("a.txt"), "later\x1b[8m edit\n").unwrap();
+    let output = undo(&sandbox, &[]);
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+    assert!(!stderr(&output).contains('\x1b'), "{:?}", stderr(&output));
+    let output = undo(&sandbox, &["--force"]);
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("ame.txt"), "{err:?}");
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.workspace.join("a.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+}
