@@ -124,7 +124,7 @@ pub use plan::{
 #[cfg(feature = "builtins")]
 pub use protected::{
     CONFIG_FILE_NAME, GitConfigLocations, ProtectedKind, ProtectedPaths, ProtectedWrite,
-    ProtectedWriteConsent, Protection,
+    ProtectedWriteConsent, Protection, work_tree_top,
 };
 pub use registry::ToolRegistry;
 #[cfg(feature = "builtins")]

@@ -9,7 +9,7 @@
 //! workspace, without one) is refused. What is cut or refused is said.
 
 use std::io::Read as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use oxydra::scrubbing::Scrubber;
 
@@ -107,7 +107,7 @@ pub fn load(workspace: &Path, scrubber: &Scrubber) -> ProjectInstructions {
 }
 
 fn load_capped(workspace: &Path, scrubber: &Scrubber, cap: usize) -> ProjectInstructions {
-    let root = repository_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
+    let root = oxydra::tools::work_tree_top(workspace).unwrap_or_else(|| workspace.to_path_buf());
     let mut dirs: Vec<&Path> = workspace
         .ancestors()
         .take_while(|dir| dir.starts_with(&root))
@@ -161,15 +161,6 @@ fn load_capped(workspace: &Path, scrubber: &Scrubber, cap: usize) -> ProjectInst
     found
 }
 
-/// The nearest directory from `workspace` upwards that holds a `.git` (a directory, or
-/// the file of a worktree).
-fn repository_root(workspace: &Path) -> Option<PathBuf> {
-    workspace
-        .ancestors()
-        .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
-        .map(Path::to_path_buf)
-}
-
 fn shown_path(path: &Path, root: &Path) -> String {
     path.strip_prefix(root)
         .unwrap_or(path)
@@ -217,7 +208,7 @@ mod tests {
         std::fs::write(path, text).unwrap();
     }
 
-    fn repo() -> (tempfile::TempDir, PathBuf) {
+    fn repo() -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap().join("repo");
         std::fs::create_dir_all(root.join(".git")).unwrap();

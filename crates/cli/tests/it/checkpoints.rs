@@ -236,8 +236,14 @@ fn escape_sequences_in_changed_names_and_contents_are_shown_never_run() {
     let output = sandbox.sessions(&["diff", &id]);
     assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
     let shown = stdout(&output);
-    assert!(shown.contains("a.txt") && shown.contains("ame.txt"), "{shown}");
-    assert!(!shown.contains('\x1b') && !shown.contains('\x07'), "{shown:?}");
+    assert!(
+        shown.contains("a.txt") && shown.contains("ame.txt"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains('\x1b') && !shown.contains('\x07'),
+        "{shown:?}"
+    );
 
     // Refused (a.txt changed since): the conflict's diff is shown escaped too.
     std::fs::write(sandbox.workspace.join("a.txt"), "later\x1b[8m edit\n").unwrap();

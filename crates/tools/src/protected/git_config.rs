@@ -243,8 +243,11 @@ fn command_program(section: &str, key: &str, value: &str) -> Option<String> {
     first.contains('/').then(|| first.to_owned())
 }
 
-/// The nearest directory at or above `root` holding a `.git`.
-fn work_tree_top(root: &Path) -> Option<PathBuf> {
+/// The top of the git work tree `root` is in: the nearest directory at or above it
+/// holding a `.git` (a directory, or a file as in a linked work tree or a submodule;
+/// not followed). What protected paths, the project `oxydra.toml` and the project
+/// instructions take as the repository root.
+pub fn work_tree_top(root: &Path) -> Option<PathBuf> {
     root.ancestors()
         .find(|dir| dir.join(".git").symlink_metadata().is_ok())
         .map(Path::to_path_buf)

@@ -39,7 +39,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 pub use consent::{ProtectedWrite, ProtectedWriteConsent};
-pub use git_config::GitConfigLocations;
+pub use git_config::{GitConfigLocations, work_tree_top};
 pub use own::ProtectedKind;
 
 use crate::call_preview::CallPreview;
