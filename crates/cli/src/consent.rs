@@ -5,7 +5,7 @@
 //! URL, a diff against the current file; see [`crate::consent_text`]), what
 //! `[a]lways` would cover (the request's scope) and how long the question waits, then
 //! asks `Allow? [y/a/n]`. A `no` may carry a reason for the model on the same line
-//! (`n not on main`). `--approve always|never` answers without asking;
+//! (`n not on main`). `--approve allow|deny` answers without asking;
 //! without a terminal on stdin the answer is no (the configuration merge turns `ask`
 //! into `never` then). The time a question waits does not count against the turn's
 //! timeout (the executor's clock stands still); `permission_timeout` bounds it.
@@ -28,11 +28,11 @@
 //! (`.git/`, `.envrc`, a git hook …; see `oxydra_tools::ProtectedPaths`): the question
 //! says why the path is protected and shows the change (the same diff as any file
 //! write's question, escaped the same way), and only a `y` (or `a`) answered in the terminal
-//! allows that one write — `--approve always` does not answer it, `never` refuses it.
+//! allows that one write — `--approve allow` does not answer it, `deny` refuses it.
 
 use std::io::{BufRead, Write};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -78,13 +78,73 @@ impl TerminalBroker {
     }
 }
 
-/// Set when the request future is dropped: the executor no longer waits for the
-/// answer, so the reader stops.
-struct Abandoned(Arc<AtomicBool>);
+/// The state of one question on the terminal, shared by the reader and the request.
+#[derive(Clone, Default)]
+struct QuestionState(Arc<AtomicU8>);
+
+/// The question waits for its answer.
+const OPEN: u8 = 0;
+/// The reader is done (an answer, or the end of input).
+const ANSWERED: u8 = 1;
+/// The executor stopped waiting first.
+const WITHDRAWN: u8 = 2;
+
+impl QuestionState {
+    /// Whether the question was withdrawn (the reader stops).
+    fn withdrawn(&self) -> bool {
+        self.0.load(Ordering::SeqCst) == WITHDRAWN
+    }
+
+    /// The reader is done; `false` when the question was withdrawn before.
+    fn answer(&self) -> bool {
+        self.0
+            .compare_exchange(OPEN, ANSWERED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    /// The executor stopped waiting: an open question is closed on `out` at once
+    /// ([`WITHDRAWN_NOTE`] and a line break), so what is printed next — the
+    /// call's `✗` line — starts on a line of its own; the reader writes nothing more.
+    fn withdraw(&self, out: &mut impl Write) {
+        if self
+            .0
+            .compare_exchange(OPEN, WITHDRAWN, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            let _ = writeln!(out, "{WITHDRAWN_NOTE}");
+            let _ = out.flush();
+        }
+    }
+}
+
+/// Withdraws the question when the request future is dropped (the executor no longer
+/// waits for the answer: the turn was cancelled or the wait passed), so the reader
+/// stops.
+struct Abandoned(QuestionState);
 
 impl Drop for Abandoned {
     fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.0.withdraw(&mut std::io::stderr());
+    }
+}
+
+/// A writer that drops what is written once its question was withdrawn: the reader
+/// may still be about to close a line the withdrawal already closed.
+struct UntilWithdrawn<W> {
+    out: W,
+    state: QuestionState,
+}
+
+impl<W: Write> Write for UntilWithdrawn<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.state.withdrawn() {
+            return Ok(bytes.len());
+        }
+        self.out.write(bytes)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
     }
 }
 
@@ -93,15 +153,16 @@ impl PermissionBroker for TerminalBroker {
     async fn request(&self, request: PermissionRequest) -> PermissionDecision {
         match self.mode {
             // A call held because the run read untrusted text (DESIGN.md §3.13) needs a
-            // person even under `--approve always`: asked on a terminal, else denied
+            // person even under `--approve allow`: asked on a terminal, else denied
             // with the reason, which the model reads.
-            ApproveMode::Always => match request.denial_without_person() {
+            ApproveMode::Allow => match request.denial_without_person() {
                 None => PermissionDecision::ApproveOnce,
                 Some(_) if self.input.is_terminal() => self.ask_in_terminal(request).await,
                 Some(denial) => {
                     self.renderer.suspend();
                     let line = format!(
-                        "  {} was denied: {}; --approve always does not cover it, and stdin                          is not a terminal to ask on\n",
+                        "  {} was denied: {}; --approve allow does not cover it, and stdin is not a \
+                         terminal to ask on\n",
                         escape(&request.tool_name),
                         escape(&request.reason)
                     );
@@ -109,12 +170,12 @@ impl PermissionBroker for TerminalBroker {
                     denial
                 }
             },
-            ApproveMode::Never => {
+            ApproveMode::Deny => {
                 self.renderer.suspend();
                 let line = format!(
-                    "  {} was denied: approvals are `never` (--approve never, or stdin is \
+                    "  {} was denied: approvals are `deny` (--approve deny, or stdin is \
                      not a terminal to ask on); to allow it, run in a terminal to be asked, \
-                     or pass --approve always\n",
+                     or pass --approve allow\n",
                     escape(&request.tool_name)
                 );
                 let _ = crate::output::write_stderr_lines(line.as_bytes());
@@ -130,8 +191,8 @@ impl TerminalBroker {
     async fn ask_in_terminal(&self, request: PermissionRequest) -> PermissionDecision {
         let _turn = self.asking.lock().await;
         self.renderer.suspend();
-        let abandoned = Abandoned(Arc::new(AtomicBool::new(false)));
-        let stop = Arc::clone(&abandoned.0);
+        let state = QuestionState::default();
+        let abandoned = Abandoned(state.clone());
         // Opened before the question is shown: the next line is its answer.
         let question = self.input.question();
         let input = self.input.clone();
@@ -142,9 +203,15 @@ impl TerminalBroker {
             // since before (typed ahead, or pushed into the terminal by a command) is
             // thrown away.
             input.discard_pending();
-            let mut lines = input.lines(move || stop.load(Ordering::SeqCst));
-            let mut err = std::io::stderr();
-            ask(&mut lines, &mut err, &request, waits)
+            let stop = state.clone();
+            let mut lines = input.lines(move || stop.withdrawn());
+            let mut err = UntilWithdrawn {
+                out: std::io::stderr(),
+                state: state.clone(),
+            };
+            let decision = ask(&mut lines, &mut err, &request, waits);
+            state.answer();
+            decision
         })
         .await;
         drop(abandoned);
@@ -158,7 +225,7 @@ impl TerminalBroker {
 #[async_trait]
 impl ProtectedWriteConsent for TerminalBroker {
     async fn allow(&self, write: &ProtectedWrite) -> bool {
-        if self.mode == ApproveMode::Never || !self.input.is_terminal() {
+        if self.mode == ApproveMode::Deny || !self.input.is_terminal() {
             return false;
         }
         matches!(
@@ -222,6 +289,9 @@ pub fn ask(
     PermissionDecision::Deny
 }
 
+/// What closes a question the executor stopped waiting for.
+pub const WITHDRAWN_NOTE: &str = "(question withdrawn: the call does not run)";
+
 /// The prompt for the answer.
 pub const ALLOW_PROMPT: &str = "Allow? [y/a/n]: ";
 
@@ -254,6 +324,34 @@ mod tests {
     use oxydra::types::{CallId, SafetyTier, SessionId};
 
     const DAY: Duration = Duration::from_secs(86_400);
+
+    #[test]
+    fn a_withdrawn_question_is_closed_at_once_and_the_reader_writes_nothing_after() {
+        let state = QuestionState::default();
+        let mut reader_out = UntilWithdrawn {
+            out: Vec::new(),
+            state: state.clone(),
+        };
+        write!(reader_out, "{ALLOW_PROMPT}").unwrap();
+        let mut err = Vec::new();
+        state.withdraw(&mut err);
+        state.withdraw(&mut err);
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            format!("{WITHDRAWN_NOTE}\n")
+        );
+        // The reader's closing line break (end of input) is not written twice.
+        writeln!(reader_out).unwrap();
+        assert_eq!(reader_out.out, ALLOW_PROMPT.as_bytes());
+        assert!(!state.answer());
+
+        // Answered first: a later drop of the request writes nothing.
+        let answered = QuestionState::default();
+        assert!(answered.answer());
+        let mut err = Vec::new();
+        answered.withdraw(&mut err);
+        assert!(err.is_empty());
+    }
 
     fn request() -> PermissionRequest {
         PermissionRequest {
@@ -434,12 +532,12 @@ mod tests {
     async fn fixed_modes_answer_without_asking() {
         let renderer = Arc::new(Renderer::for_format(crate::args::OutputFormat::Jsonl));
         let input = TerminalInput::from_fd(None, false);
-        let always = TerminalBroker::new(ApproveMode::Always, Arc::clone(&renderer), input.clone());
+        let always = TerminalBroker::new(ApproveMode::Allow, Arc::clone(&renderer), input.clone());
         assert_eq!(
             always.request(request()).await,
             PermissionDecision::ApproveOnce
         );
-        let never = TerminalBroker::new(ApproveMode::Never, renderer, input);
+        let never = TerminalBroker::new(ApproveMode::Deny, renderer, input);
         assert_eq!(never.request(request()).await, PermissionDecision::Deny);
     }
 
@@ -458,7 +556,7 @@ mod tests {
     async fn always_does_not_approve_a_held_call_without_a_person() {
         let renderer = Arc::new(Renderer::for_format(crate::args::OutputFormat::Jsonl));
         let input = TerminalInput::from_fd(None, false);
-        let always = TerminalBroker::new(ApproveMode::Always, renderer, input);
+        let always = TerminalBroker::new(ApproveMode::Allow, renderer, input);
         match always.request(held()).await {
             PermissionDecision::DenyBecause(reason) => assert!(
                 reason.contains("this run read https://evil.test/page since your last decision"),

@@ -25,7 +25,12 @@ pub fn parse(argv: Vec<OsString>) -> Result<Cli, std::process::ExitCode> {
         std::io::stdin().is_terminal() && std::io::stdout().is_terminal(),
     );
     let error = match Cli::try_parse_from(&argv) {
-        Ok(cli) => return Ok(with_json_shorthand(cli)),
+        Ok(cli) => {
+            if let Some(note) = older_approve_word(&argv) {
+                eprintln!("note: {note}");
+            }
+            return Ok(with_json_shorthand(cli));
+        }
         Err(error) => error,
     };
     if error.kind() == ErrorKind::MissingRequiredArgument && !std::io::stdin().is_terminal() {
@@ -64,6 +69,24 @@ fn chat_when_bare(mut argv: Vec<OsString>, on_a_terminal: bool) -> Vec<OsString>
         argv.push("chat".into());
     }
     argv
+}
+
+/// A note when `--approve` is given an older word (`always`, `never`): it still works,
+/// and the note names the word that replaced it, so no one reads `never` as codex's
+/// "never ask".
+fn older_approve_word(argv: &[OsString]) -> Option<String> {
+    let value = argv.iter().enumerate().find_map(|(index, arg)| {
+        let arg = arg.to_str()?;
+        match arg.strip_prefix("--approve") {
+            Some("") => argv.get(index + 1)?.to_str(),
+            Some(rest) => rest.strip_prefix('='),
+            None => None,
+        }
+    })?;
+    let new = oxydra_config::ApproveMode::renamed(value)?;
+    Some(format!(
+        "`--approve {value}` is now spelled `--approve {new}` (the older word still works)"
+    ))
 }
 
 /// Whether the command line holds `--output jsonl` (or `--output=jsonl`, or `--json`).
@@ -117,6 +140,26 @@ fn summary(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_older_approve_word_gets_a_note_and_the_new_words_none() {
+        let argv = |words: &[&str]| words.iter().map(OsString::from).collect::<Vec<_>>();
+        let note = older_approve_word(&argv(&["oxydra", "run", "--approve", "never", "x"]));
+        assert_eq!(
+            note.as_deref(),
+            Some("`--approve never` is now spelled `--approve deny` (the older word still works)")
+        );
+        let note = older_approve_word(&argv(&["oxydra", "serve", "--approve=always"])).unwrap();
+        assert!(note.contains("`--approve allow`"), "{note}");
+        for quiet in [
+            &["oxydra", "run", "--approve", "deny", "x"][..],
+            &["oxydra", "run", "--approve=allow", "x"],
+            &["oxydra", "run", "never mind"],
+            &["oxydra", "run", "--approve"],
+        ] {
+            assert_eq!(older_approve_word(&argv(quiet)), None, "{quiet:?}");
+        }
+    }
 
     #[test]
     fn a_clap_error_is_summarised_on_one_line() {

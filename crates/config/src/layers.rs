@@ -219,12 +219,14 @@ impl Narrow<'_> {
                             Value::String(word) => word.clone(),
                             other => other.to_string(),
                         };
-                        order.iter().position(|entry| *entry == word)
+                        order
+                            .iter()
+                            .position(|words| words.contains(&word.as_str()))
                     };
                     let current = base
                         .get(&name)
                         .and_then(rank)
-                        .or_else(|| order.iter().position(|entry| *entry == default));
+                        .or_else(|| order.iter().position(|words| words.contains(&default)));
                     match (rank(&value), current) {
                         (Some(new), Some(current)) if new <= current => {
                             base.insert(name, value);
@@ -439,6 +441,20 @@ mod tests {
         assert_eq!(merged["runtime"]["approve"].as_str(), Some("never"));
         assert_eq!(ignored, ["runtime.approve = \"ask\""]);
         let (merged, ignored) = layered("", "[runtime]\napprove = \"never\"\n", Trust::Untrusted);
+        assert_eq!(merged["runtime"]["approve"].as_str(), Some("never"));
+        assert!(ignored.is_empty());
+        // An older word ranks as its new one: `never` is `deny`, `always` is `allow`.
+        let (_, ignored) = layered(
+            "[runtime]\napprove = \"never\"\n",
+            "[runtime]\napprove = \"allow\"\n",
+            Trust::Untrusted,
+        );
+        assert_eq!(ignored, ["runtime.approve = \"allow\""]);
+        let (merged, ignored) = layered(
+            "[runtime]\napprove = \"deny\"\n",
+            "[runtime]\napprove = \"never\"\n",
+            Trust::Untrusted,
+        );
         assert_eq!(merged["runtime"]["approve"].as_str(), Some("never"));
         assert!(ignored.is_empty());
     }

@@ -53,7 +53,8 @@ pub fn load_with(
             });
         }
         let file = Read::from(path)?;
-        return Ok((file.alone(), Vec::new()));
+        let notes = file.older_words();
+        return Ok((file.alone(), notes));
     }
     let project = project_file(Path::new("."));
     let user = user_config_path().filter(|path| path.is_file());
@@ -63,9 +64,11 @@ pub fn load_with(
 /// The project file for a program started in `dir`: `dir/oxydra.toml` (as the relative
 /// `oxydra.toml` when `dir` is `.`), else the `oxydra.toml` at the root of the git
 /// repository `dir` is in — the nearest directory above holding `.git` — so a run from
-/// a sub-folder finds the project's file. No file above the repository root (or above
-/// `dir` outside a repository) is ever taken: a directory one does not own (`/tmp`,
-/// a shared home) cannot plant one.
+/// a sub-folder finds the project's file (the one root
+/// [`oxydra::tools::work_tree_top`] the protected paths use: `.git` is looked at,
+/// never followed). No file above the repository root (or above `dir` outside a
+/// repository) is ever taken: a directory one does not own (`/tmp`, a shared home)
+/// cannot plant one.
 pub fn project_file(dir: &Path) -> Option<PathBuf> {
     let here = dir.join(CONFIG_FILE_NAME);
     if here.is_file() {
@@ -76,9 +79,7 @@ pub fn project_file(dir: &Path) -> Option<PathBuf> {
         });
     }
     let start = dir.canonicalize().ok()?;
-    let root = start
-        .ancestors()
-        .find(|ancestor| ancestor.join(".git").exists())?;
+    let root = oxydra::tools::work_tree_top(&start)?;
     if root == start {
         return None;
     }
@@ -95,7 +96,8 @@ pub fn load_layers(
 ) -> Result<(LoadedFile, Vec<String>), ConfigError> {
     let user = user.map(Read::from).transpose()?;
     let Some(project) = project else {
-        return Ok((user.map(Read::alone).unwrap_or_default(), Vec::new()));
+        let notes = user.as_ref().map(Read::older_words).unwrap_or_default();
+        return Ok((user.map(Read::alone).unwrap_or_default(), notes));
     };
     let project = Read::from(project)?;
     let base = match &user {
@@ -107,7 +109,11 @@ pub fn load_layers(
     // Narrowed first: a file that only narrows needs no trust (and no store is read).
     let mut layers = Layered::new(base.clone());
     layers.add(over.clone(), Trust::Untrusted);
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = user
+        .iter()
+        .chain([&project])
+        .flat_map(Read::older_words)
+        .collect();
     let mut verdict = Verdict::Untrusted;
     if !layers.ignored().is_empty() {
         let launched = launched_hashes(&project.config, &project.path);
@@ -208,6 +214,27 @@ impl Read {
         })
     }
 
+    /// A note for each older word the file uses (`approve = "never"`: now `deny`),
+    /// naming the file and the key; the older word still works.
+    fn older_words(&self) -> Vec<String> {
+        let approve = self
+            .table
+            .get("runtime")
+            .and_then(|runtime| runtime.get("approve"))
+            .and_then(Value::as_str);
+        approve
+            .and_then(|word| Some((word, crate::ApproveMode::renamed(word)?)))
+            .map(|(word, new)| {
+                format!(
+                    "{}: runtime.approve = \"{word}\" is now spelled \"{new}\" (the older word \
+                     still works)",
+                    self.path.display()
+                )
+            })
+            .into_iter()
+            .collect()
+    }
+
     /// The file as the whole configuration.
     fn alone(self) -> LoadedFile {
         LoadedFile {
@@ -265,7 +292,7 @@ mod tests {
         }
     }
 
-    const PLANTED: &str = "[runtime]\nmax_turns = 2\napprove = \"always\"\n\
+    const PLANTED: &str = "[runtime]\nmax_turns = 2\napprove = \"allow\"\n\
                            [[mcp_servers]]\nname = \"x\"\ncommand = \"touch\"\n";
 
     #[test]
@@ -333,7 +360,7 @@ mod tests {
             "{warning}"
         );
         assert!(
-            warning.contains("mcp_servers") && warning.contains("runtime.approve = \"always\""),
+            warning.contains("mcp_servers") && warning.contains("runtime.approve = \"allow\""),
             "{warning}"
         );
         assert!(
@@ -400,6 +427,33 @@ mod tests {
         assert!(warnings.is_empty(), "{warnings:?}");
         assert!(!loaded.untrusted);
         assert_eq!(loaded.config.runtime.limits.max_turns, 2);
+    }
+
+    #[test]
+    fn an_older_approval_word_works_with_a_note_naming_the_file_and_key() {
+        let files = Files::new();
+        let user = files.write("user/config.toml", "[runtime]\napprove = \"always\"\n");
+        let (loaded, notes) = load_layers(None, Some(&user), None).unwrap();
+        assert_eq!(
+            loaded.config.runtime.approve,
+            Some(crate::ApproveMode::Allow)
+        );
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains(&user.display().to_string()), "{notes:?}");
+        assert!(notes[0].contains("runtime.approve = \"always\" is now spelled \"allow\""));
+        let project = files.write("ws/oxydra.toml", "[runtime]\napprove = \"never\"\n");
+        let (loaded, notes) = files.load(&project, Some(&user));
+        assert_eq!(
+            loaded.config.runtime.approve,
+            Some(crate::ApproveMode::Deny)
+        );
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[1].contains("\"never\" is now spelled \"deny\""),
+            "{notes:?}"
+        );
+        let (_, notes) = load_with(Some(&project), None).unwrap();
+        assert_eq!(notes.len(), 1, "{notes:?}");
     }
 
     #[test]

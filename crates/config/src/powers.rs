@@ -5,7 +5,7 @@
 //! An untrusted file may only narrow what the user's configuration (and the built-in
 //! defaults) allow. A key shapes what the model does ([`Narrowing::Free`]: the model
 //! name, the system prompt …), lowers a limit ([`Narrowing::Lowest`]: the smaller value
-//! applies), picks a stricter choice ([`Narrowing::Ranked`]: `approve = "never"`), adds
+//! applies), picks a stricter choice ([`Narrowing::Ranked`]: `approve = "deny"`), adds
 //! rules that only restrict ([`Narrowing::Rules`]), or grants power
 //! ([`Narrowing::Withheld`]: commands started at start-up, consent answered for the
 //! user, allow-lists, where the API key goes, which model file is loaded, prices,
@@ -38,7 +38,8 @@ pub enum Narrowing {
     Lowest(Option<f64>),
     /// A choice among values listed strictest first: the project's value applies when
     /// it is at least as strict as the user's (or the default, the second field).
-    Ranked(&'static [&'static str], &'static str),
+    /// Each rank lists its words (a value's current word, then older words for it).
+    Ranked(&'static [&'static [&'static str]], &'static str),
     /// `[[rules]]`: the project's rules that only restrict are added to the user's.
     Rules,
     /// A list of kinds of source that hold calls (`[provenance]`): the project's
@@ -49,12 +50,12 @@ pub enum Narrowing {
     Withheld,
 }
 
-/// The approval modes, strictest first.
-const APPROVE: &[&str] = &["never", "ask", "always"];
+/// The approval modes, strictest first (with their older words).
+const APPROVE: &[&[&str]] = &[&["deny", "never"], &["ask"], &["allow", "always"]];
 /// The sandbox modes, strictest first.
-const SANDBOX: &[&str] = &["read-only", "workspace-write", "full-access"];
+const SANDBOX: &[&[&str]] = &[&["read-only"], &["workspace-write"], &["full-access"]];
 /// A boolean where `false` is the strict value.
-const OFF_FIRST: &[&str] = &["false", "true"];
+const OFF_FIRST: &[&[&str]] = &[&["false"], &["true"]];
 
 /// How the key `key` (dotted: `runtime.max_turns`) of an untrusted file combines with
 /// the user's configuration. Unknown keys are [`Narrowing::Withheld`].
@@ -297,6 +298,20 @@ output_per_mtok = 0.0
         assert_eq!(config.serve.addr, oxydra::coordinator::DEFAULT_ADDR);
         assert!(config.serve.allowed_hosts.is_empty());
         assert!(!config.serve.allow_unauthenticated);
+    }
+
+    #[test]
+    fn approval_words_old_and_new_rank_alike() {
+        for loosening in ["allow", "always"] {
+            let (config, ignored) = stripped(&format!("[runtime]\napprove = \"{loosening}\"\n"));
+            assert!(config.runtime.approve.is_none(), "{loosening}");
+            assert_eq!(ignored, [format!("runtime.approve = \"{loosening}\"")]);
+        }
+        for narrowing in ["deny", "never", "ask"] {
+            let (config, ignored) = stripped(&format!("[runtime]\napprove = \"{narrowing}\"\n"));
+            assert!(ignored.is_empty(), "{narrowing}: {ignored:?}");
+            assert!(config.runtime.approve.is_some(), "{narrowing}");
+        }
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub struct RuntimeSection {
     /// The system prompt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
-    /// How consent is answered (`ask`, `always`, `never`); unset: the caller decides.
+    /// How consent is answered (`ask`, `deny`, `allow`; the older `never` and `always`
+    /// are read too); unset: the caller decides.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approve: Option<ApproveMode>,
     /// Most seconds a run waits for a session another run is writing.
@@ -236,7 +237,7 @@ mod tests {
             oxydra::runtime::DEFAULT_SUMMARY_TRIGGER_RATIO
         );
         assert_eq!(section.system_prompt.as_deref(), Some("Be brief."));
-        assert_eq!(section.approve, Some(ApproveMode::Never));
+        assert_eq!(section.approve, Some(ApproveMode::Deny));
         assert_eq!(section.session_wait(), Duration::from_millis(1500));
         assert_eq!(section.tool_choice.as_deref(), Some("auto"));
         let printed = toml::to_string(&section).unwrap();

@@ -146,15 +146,44 @@ impl Effort {
     }
 }
 
-/// How requests for consent are answered.
+/// How requests for consent are answered: `ask`, `deny` or `allow`.
+///
+/// The older words `never` (deny) and `always` (allow) are still read, with a note
+/// ([`ApproveMode::renamed`]): in codex `never` means "never ask, just run", the
+/// opposite of what it meant here, so the words now say what happens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum ApproveMode {
     /// Ask in the terminal.
     Ask,
-    /// Approve every request.
-    Always,
+    /// Allow every request (a call held by provenance still needs a person).
+    #[serde(alias = "always")]
+    #[cfg_attr(feature = "clap", value(alias = "always"))]
+    Allow,
     /// Deny every request.
-    Never,
+    #[serde(alias = "never")]
+    #[cfg_attr(feature = "clap", value(alias = "never"))]
+    Deny,
+}
+
+impl ApproveMode {
+    /// The word of this mode (`ask`, `deny`, `allow`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Ask => "ask",
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+        }
+    }
+
+    /// The word that replaced the older word `word` (`always` → `allow`, `never` →
+    /// `deny`), or `None` when `word` is not an older word.
+    pub fn renamed(word: &str) -> Option<&'static str> {
+        match word {
+            "always" => Some("allow"),
+            "never" => Some("deny"),
+            _ => None,
+        }
+    }
 }

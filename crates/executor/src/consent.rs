@@ -108,7 +108,7 @@ impl PermissionBroker for StaticBroker {
     }
 }
 
-/// Approves every call, once at a time (`--approve always`), except a call held
+/// Approves every call, once at a time (`--approve allow`), except a call held
 /// because the run read untrusted text ([`PermissionRequest::provenance`]): that one it
 /// denies with the hold's reason, since no person was asked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -123,7 +123,7 @@ impl PermissionBroker for AlwaysApprove {
     }
 }
 
-/// Denies every call (`--approve never`).
+/// Denies every call (`--approve deny`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AlwaysDeny;
 

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 /// What a denied consent request says over MCP.
 const NO_ONE_TO_ASK: &str = "it needs consent, and no one can give it over MCP: this \
-server denies such calls unless it is set to approve them (`approve = \"always\"` in \
+server denies such calls unless it is set to approve them (`approve = \"allow\"` in \
 oxydra's configuration)";
 
 /// Tools an MCP client may call directly (typically built-in ones such as

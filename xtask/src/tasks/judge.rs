@@ -43,14 +43,7 @@ pub(super) fn run_task(
         .arg(&workspace)
         .arg("--db")
         .arg(dir.join("oxydra.db"))
-        .args([
-            "--output",
-            "jsonl",
-            "--approve",
-            "never",
-            "--max-turns",
-            "4",
-        ])
+        .args(["--output", "jsonl", "--approve", "deny", "--max-turns", "4"])
         .arg(task.prompt)
         .current_dir(&workspace)
         .env("HOME", &home)

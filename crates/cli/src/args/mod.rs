@@ -136,16 +136,18 @@ mod tests {
         assert_eq!(run.prompt.as_deref(), Some("do it"));
         assert_eq!(run.options.provider, ProviderKind::from_name("anthropic"));
         assert_eq!(run.options.max_turns, Some(3));
-        assert_eq!(run.options.approve, Some(ApproveMode::Always));
+        assert_eq!(run.options.approve, Some(ApproveMode::Allow));
         assert_eq!(run.options.output, OutputFormat::Jsonl);
     }
 
     #[test]
-    fn serve_takes_ask_never_and_always_and_nothing_else() {
+    fn serve_takes_ask_deny_and_allow_with_their_older_words_and_nothing_else() {
         for (word, mode) in [
             ("ask", ApproveMode::Ask),
-            ("never", ApproveMode::Never),
-            ("always", ApproveMode::Always),
+            ("deny", ApproveMode::Deny),
+            ("allow", ApproveMode::Allow),
+            ("never", ApproveMode::Deny),
+            ("always", ApproveMode::Allow),
         ] {
             let cli = Cli::try_parse_from(["oxydra", "serve", "--approve", word]).unwrap();
             let Command::Serve(serve) = cli.command else {

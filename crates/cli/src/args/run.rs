@@ -20,6 +20,10 @@ pub struct RunOptions {
     /// Base URL of the provider (e.g. `http://localhost:11434/v1` for Ollama).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
+    /// The environment variable holding the provider's API key (default: the kind's own,
+    /// e.g. `OPENAI_API_KEY`, which is not sent to a `--base-url` of another host).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
     /// The model: its name at the provider, or for the embedded model a `PATH.gguf`
     /// file or `hf:OWNER/REPO/FILE.gguf` (downloaded once into the data dir).
     #[arg(short, long, value_name = "NAME")]
@@ -62,7 +66,8 @@ pub struct RunOptions {
     /// parameters), whose first turn must call a tool and whose next turns answer.
     #[arg(long, value_name = "auto|none|required|TOOL")]
     pub tool_choice: Option<String>,
-    /// How to answer requests for consent (default `ask`; `never` when stdin is not a terminal).
+    /// How to answer requests for consent: `ask` (the default), `deny` (the default when
+    /// stdin is not a terminal) or `allow` (older words `never` and `always` are read too).
     #[arg(long, value_enum)]
     pub approve: Option<ApproveMode>,
     /// What commands (`shell_exec`) may write: `read-only`, `workspace-write` (default:

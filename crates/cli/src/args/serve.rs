@@ -11,21 +11,23 @@ use super::values::{ApproveMode, ProviderKind, db_help};
 /// How `serve` answers requests for consent: it has no terminal to ask at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ServeApprove {
-    /// Deny every request (the default).
-    Never,
+    /// Deny every request (older word: `never`).
+    #[value(alias = "never")]
+    Deny,
     /// Let the run wait (`waiting_approval`) until a person decides through
     /// `POST /runs/{id}/approvals/{approval_id}`.
     Ask,
-    /// Grant every request.
-    Always,
+    /// Allow every request (older word: `always`).
+    #[value(alias = "always")]
+    Allow,
 }
 
 impl From<ServeApprove> for ApproveMode {
     fn from(answer: ServeApprove) -> Self {
         match answer {
-            ServeApprove::Never => Self::Never,
+            ServeApprove::Deny => Self::Deny,
             ServeApprove::Ask => Self::Ask,
-            ServeApprove::Always => Self::Always,
+            ServeApprove::Allow => Self::Allow,
         }
     }
 }
@@ -46,6 +48,9 @@ pub struct ServeArgs {
     /// Base URL of the provider of AI agents.
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
+    /// The environment variable holding the provider's API key (default: the kind's own).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
     /// The model of AI agents without a model of their own (a name at the provider, or
     /// a `PATH.gguf` / `hf:OWNER/REPO/FILE.gguf` for the embedded model).
     #[arg(short, long, value_name = "NAME")]
@@ -57,8 +62,9 @@ pub struct ServeArgs {
     #[arg(short = 'C', long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
     /// How requests for consent are answered: nobody is at a terminal to ask, so
-    /// `never` (the default) denies them, `ask` lets the run wait for a decision over
-    /// the API (`[serve] approval_ttl_secs`, default a day) and `always` grants them.
+    /// `ask` (the default) lets the run wait for a decision over the API
+    /// (`[serve] approval_ttl_secs`, default a day), `deny` denies them and `allow`
+    /// grants them (older words `never` and `always` are read too).
     #[arg(long, value_enum)]
     pub approve: Option<ServeApprove>,
     /// What commands (`shell_exec`, deterministic shell steps) may write: `read-only`,
@@ -81,6 +87,7 @@ impl ServeArgs {
             config: self.config.clone(),
             provider: self.provider,
             base_url: self.base_url.clone(),
+            api_key_env: self.api_key_env.clone(),
             model: self.model.clone(),
             db: self.db.clone(),
             workspace: self.workspace.clone(),

@@ -1,7 +1,9 @@
 //! `oxydra chat [OPTIONS]`: an interactive session with line editing and history.
 //!
 //! Commands: `/new` (a fresh session), `/sessions` (stored sessions), `/switch ID`
-//! (continue a stored one), `/cancel` (stop the running turn), `/help`, `/exit`.
+//! (continue a stored one), `/cancel` (stop the running turn), `/undo`, `/diff`,
+//! `/status`, `/model NAME`, `/clear`, `/help`, `/exit` (listed by `/help`). Leaving names
+//! the command that resumes the session.
 //! Ctrl-C cancels the current turn; a second Ctrl-C exits.
 //!
 //! On a terminal the prompt is rustyline's, with history. While a turn runs, the
@@ -19,17 +21,15 @@
 
 use std::collections::VecDeque;
 use std::os::fd::AsFd;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use oxydra::runtime::RuntimeError;
 use oxydra::scrubbing::scrub;
 use oxydra::types::SessionId;
-use rustyline::DefaultEditor;
-use rustyline::error::ReadlineError;
 use tokio_util::sync::CancellationToken;
 
 use super::chat_attach;
+use super::chat_prompt::{Prompt, Prompted};
 use crate::args::{ChatArgs, OutputFormat};
 use crate::config::Effective;
 use crate::error::CliError;
@@ -37,12 +37,13 @@ use crate::exit_code::Exit;
 use crate::interrupt::Interrupts;
 use crate::output::Renderer;
 use crate::terminal_echo::echo_off;
-use crate::terminal_input::{LineRead, Priority, TerminalInput};
-use crate::terminal_text::{one_line as escape, reset_before_question};
+use crate::terminal_input::TerminalInput;
+use crate::terminal_text::one_line as escape;
 
-use crate::output::listing::{write_messages, write_sessions};
+use super::chat_views::{
+    ChatTally, clear_screen, list_sessions, on_stderr, resume_hint, show_recent, status_text,
+};
 use crate::setup::agent::{self, Agent};
-use crate::setup::database::{listing, memory_error};
 
 const HELP: &str = "commands:
   /new          start a new session
@@ -53,6 +54,9 @@ const HELP: &str = "commands:
   /undo         undo the files of the session's last changing turn (again: redo)
   /undo force   the same, overwriting files changed since
   /diff         what the session's turns changed in the workspace
+  /status       provider, model, sandbox, approvals, workspace; what this chat used
+  /model NAME   talk to another model of the same provider from the next message
+  /clear        clear the screen and start a new session
   /help         this text
   /exit         quit (also Ctrl-D)
   @path         in a message: attach that workspace image or PDF";
@@ -81,6 +85,12 @@ pub enum Input<'a> {
     Undo(bool),
     /// `/diff`.
     Diff,
+    /// `/status`.
+    Status,
+    /// `/model NAME` (`None`: say which model).
+    Model(Option<&'a str>),
+    /// `/clear`.
+    Clear,
     /// `/help`.
     Help,
     /// `/exit` or `/quit`.
@@ -110,138 +120,12 @@ pub fn parse(line: &str) -> Input<'_> {
         ("/undo", None) => Input::Undo(false),
         ("/undo", Some("force")) => Input::Undo(true),
         ("/diff", None) => Input::Diff,
+        ("/status", None) => Input::Status,
+        ("/model", model) => Input::Model(model),
+        ("/clear", None) => Input::Clear,
         ("/help", None) => Input::Help,
         ("/exit" | "/quit", None) => Input::Exit,
         _ => Input::Unknown(line),
-    }
-}
-
-fn history_path() -> Option<PathBuf> {
-    dirs::data_dir().map(|dir| dir.join("oxydra").join("chat_history.txt"))
-}
-
-/// What reading the prompt gave.
-enum Prompted {
-    /// A line.
-    Line(String),
-    /// Ctrl-C at the prompt.
-    Interrupted,
-    /// Ctrl-D or the end of input.
-    Eof,
-}
-
-/// Where the lines typed at the prompt come from.
-enum Prompt {
-    /// A terminal: rustyline, with history (moved to a blocking thread while it reads).
-    Editor {
-        editor: Option<Box<DefaultEditor>>,
-        history: Option<PathBuf>,
-        /// Where a line typed as the last turn ended may wait.
-        input: TerminalInput,
-    },
-    /// A pipe or a file: one line at a time.
-    Lines(TerminalInput),
-}
-
-fn terminal_error(error: impl std::fmt::Display) -> CliError {
-    CliError::Stdio {
-        what: "cannot read the terminal",
-        source: std::io::Error::other(error.to_string()),
-    }
-}
-
-impl Prompt {
-    fn new(input: &TerminalInput) -> Result<Self, CliError> {
-        if !input.is_terminal() {
-            return Ok(Self::Lines(input.clone()));
-        }
-        // The prompt and the line being edited go to the terminal, never to stdout,
-        // which carries only the answer (or, with --output jsonl, only events).
-        let config = rustyline::Config::builder()
-            .behavior(rustyline::config::Behavior::PreferTerm)
-            .build();
-        let mut editor = DefaultEditor::with_config(config).map_err(terminal_error)?;
-        let history = history_path();
-        if let Some(path) = &history {
-            let _ = editor.load_history(path);
-        }
-        Ok(Self::Editor {
-            editor: Some(Box::new(editor)),
-            history,
-            input: input.clone(),
-        })
-    }
-
-    async fn read(&mut self) -> Result<Prompted, CliError> {
-        match self {
-            Self::Editor { editor, input, .. } => {
-                // A line the turn's watcher read but did not get to hand over as
-                // the turn ended is the next one (shown now: echo was off then).
-                if let Some(line) = input.take_pending_line() {
-                    eprintln!("oxydra> {line}");
-                    return Ok(Prompted::Line(line));
-                }
-                let mut taken = editor
-                    .take()
-                    .ok_or_else(|| terminal_error("the line editor is gone"))?;
-                // The prompt is a question too: asked in plain attributes (the
-                // editor starts it on a fresh line).
-                let _ = reset_before_question(&mut std::io::stderr(), true);
-                let (returned, line) = tokio::task::spawn_blocking(move || {
-                    let line = taken.readline("oxydra> ");
-                    (taken, line)
-                })
-                .await
-                .map_err(terminal_error)?;
-                *editor = Some(returned);
-                match line {
-                    Ok(line) => Ok(Prompted::Line(line)),
-                    Err(ReadlineError::Interrupted) => Ok(Prompted::Interrupted),
-                    Err(ReadlineError::Eof) => Ok(Prompted::Eof),
-                    Err(error) => Err(terminal_error(error)),
-                }
-            }
-            Self::Lines(input) => {
-                let input = input.clone();
-                let read = tokio::task::spawn_blocking(move || {
-                    input.read_line(&|| false, Priority::Foreground)
-                })
-                .await
-                .map_err(terminal_error)?;
-                Ok(match read {
-                    LineRead::Line(line) => Prompted::Line(line),
-                    LineRead::Eof | LineRead::Stopped | LineRead::Yielded => Prompted::Eof,
-                })
-            }
-        }
-    }
-
-    /// Adds a line to the history (terminal only).
-    fn remember(&mut self, line: &str) {
-        if let Self::Editor {
-            editor: Some(editor),
-            ..
-        } = self
-        {
-            let _ = editor.add_history_entry(line);
-        }
-    }
-
-    /// Saves the history (terminal only).
-    fn save(&mut self) {
-        if let Self::Editor {
-            editor: Some(editor),
-            history: Some(path),
-            ..
-        } = self
-        {
-            // The history holds what was typed: an owner-only directory (rustyline
-            // writes the file itself `0600`).
-            if let Some(dir) = path.parent() {
-                let _ = oxydra::memory::create_database_dir(dir);
-            }
-            let _ = editor.save_history(path);
-        }
     }
 }
 
@@ -256,6 +140,8 @@ struct Chat {
     output: OutputFormat,
     /// Lines typed during the last turn, to run next, oldest first.
     queued: VecDeque<String>,
+    /// What this chat's answered turns used (`/status`).
+    tally: ChatTally,
 }
 
 /// Runs `oxydra chat`.
@@ -276,6 +162,9 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
     // dropped. Installed after it, ours chains to it instead of being replaced: so the
     // editor comes first and lives until the very end.
     let mut prompt = Prompt::new(&input)?;
+    if args.options.output == OutputFormat::Text {
+        eprintln!("{}", crate::output::header_line("chat", &effective));
+    }
     let interrupts = Interrupts::install();
     let agent = agent::build(
         &effective,
@@ -287,10 +176,7 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
     .await?;
     let session =
         agent::starting_session(&agent.memory, &effective, args.options.continue_latest).await?;
-    eprintln!(
-        "oxydra chat — model {}, session {session}. Type /help for commands.",
-        effective.provider.model
-    );
+    eprintln!("session {session} — type /help for commands, /exit to leave.");
     let mut chat = Chat {
         agent,
         effective,
@@ -300,9 +186,12 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
         session,
         output: args.options.output,
         queued: VecDeque::new(),
+        tally: ChatTally::default(),
     };
     if chat.effective.session.is_some() || args.options.continue_latest {
         chat.say_whose_prompt().await;
+        // Where the conversation stands, before going on with it.
+        show_recent(&chat.agent, &chat.effective.memory.db, &chat.session).await?;
     }
     let mut interrupted = false;
     let mut exit = Exit::Done;
@@ -342,6 +231,28 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
                 super::chat_checkpoints::undo(&chat.agent, &chat.session, force).await
             }
             Input::Diff => super::chat_checkpoints::diff(&chat.agent, &chat.session).await,
+            Input::Status => eprintln!(
+                "{}",
+                status_text(
+                    &chat.effective,
+                    &chat.session,
+                    &chat.tally,
+                    chat.effective.price_known()
+                )
+            ),
+            Input::Model(None) => eprintln!(
+                "model: {} {}",
+                chat.effective.provider.kind.as_str(),
+                escape(&chat.effective.provider.model)
+            ),
+            Input::Model(Some(model)) => chat.switch_model(model).await,
+            Input::Clear => {
+                if chat.input.is_terminal() {
+                    clear_screen();
+                }
+                chat.session = SessionId::generate();
+                eprintln!("new session {}", chat.session);
+            }
             Input::Unknown(text) => eprintln!("unknown command `{text}` — /help lists them"),
             Input::New => {
                 chat.session = SessionId::generate();
@@ -368,6 +279,9 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
     }
     chat.renderer.finish();
     prompt.save();
+    if let Some(hint) = resume_hint(&chat.agent, &chat.session).await {
+        eprintln!("{hint}");
+    }
     chat.agent.stop().await;
     drop(prompt);
     Ok(exit)
@@ -387,6 +301,42 @@ impl Chat {
                 "(a session of agent `{}`: it goes on with that agent's system prompt)",
                 escape(&name)
             );
+        }
+    }
+
+    /// `/model NAME`: the same provider's model `name` from the next message on — the
+    /// agent is built again with it (its MCP servers restarted), the session goes on.
+    /// The embedded model is chosen at start; a cost budget needs the model's price.
+    async fn switch_model(&mut self, name: &str) {
+        if self.effective.provider.kind == crate::config::ProviderKind::Local {
+            eprintln!("the embedded model is chosen at start: run `oxydra chat --model PATH.gguf`");
+            return;
+        }
+        let mut effective = self.effective.clone();
+        effective.provider.model = name.to_owned();
+        if let Err(error) = effective.require_known_price(&crate::args::RunOptions::default()) {
+            eprintln!("error: {}", on_stderr(&error.to_string()));
+            return;
+        }
+        let built = agent::build(
+            &effective,
+            Arc::clone(&self.renderer),
+            &self.interrupts,
+            self.input.clone(),
+            true,
+        )
+        .await;
+        match built {
+            Ok(agent) => {
+                std::mem::replace(&mut self.agent, agent).stop().await;
+                self.effective = effective;
+                eprintln!(
+                    "model: {} {} (from the next message)",
+                    self.effective.provider.kind.as_str(),
+                    escape(name)
+                );
+            }
+            Err(error) => eprintln!("error: {}", on_stderr(&error.to_string())),
         }
     }
 
@@ -441,6 +391,11 @@ impl Chat {
         drop(echo);
         let mut typed = std::mem::take(&mut *lock(&typed));
         self.renderer.suspend();
+        if let Ok(outcome) = &result {
+            self.tally.turns += outcome.turns;
+            self.tally.usage += outcome.usage;
+            self.tally.cost += outcome.cost;
+        }
         if let Err(error) = result {
             self.renderer.ensure_ended(error.kind(), &error.to_string());
             if matches!(error, RuntimeError::Cancelled) {
@@ -499,50 +454,6 @@ fn typed_during_turn(
     }
 }
 
-async fn list_sessions(
-    agent: &Agent,
-    db: &crate::config::Database,
-    current: &SessionId,
-) -> Result<(), CliError> {
-    let sessions = listing(agent.memory.as_ref(), db, None).await?;
-    let mut out = Vec::new();
-    let _ = write_sessions(&mut out, &sessions, OutputFormat::Text);
-    eprint!("{}", on_stderr(&String::from_utf8_lossy(&out)));
-    eprintln!("current: {current}");
-    Ok(())
-}
-
-/// How many of a session's last messages are shown when switching to it.
-const RECENT_MESSAGES: usize = 6;
-
-/// Shows the last messages of `session` (on stderr), so the conversation can go on.
-async fn show_recent(
-    agent: &Agent,
-    db: &crate::config::Database,
-    session: &SessionId,
-) -> Result<(), CliError> {
-    let messages = agent
-        .memory
-        .messages(session)
-        .await
-        .map_err(|error| memory_error(db, error))?;
-    let start = messages.len().saturating_sub(RECENT_MESSAGES);
-    let recent = messages.get(start..).unwrap_or_default();
-    if start > 0 {
-        eprintln!("… {start} earlier messages");
-    }
-    let mut out = Vec::new();
-    let _ = write_messages(&mut out, recent, OutputFormat::Text);
-    eprint!("{}", on_stderr(&String::from_utf8_lossy(&out)));
-    Ok(())
-}
-
-/// Stored text (or an error quoting a provider) for stderr: through the terminal
-/// sanitizer, whether stderr is a terminal or not.
-fn on_stderr(text: &str) -> std::borrow::Cow<'_, str> {
-    crate::terminal_text::lines(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -562,6 +473,11 @@ mod tests {
         assert_eq!(parse("/exit"), Input::Exit);
         assert_eq!(parse("/quit"), Input::Exit);
         assert_eq!(parse("/help"), Input::Help);
+        assert_eq!(parse("/status"), Input::Status);
+        assert_eq!(parse("/clear"), Input::Clear);
+        assert_eq!(parse("/model"), Input::Model(None));
+        assert_eq!(parse("/model gpt-4.1"), Input::Model(Some("gpt-4.1")));
+        assert_eq!(parse("/status now"), Input::Unknown("/status now"));
         assert_eq!(parse("/frobnicate"), Input::Unknown("/frobnicate"));
     }
 }

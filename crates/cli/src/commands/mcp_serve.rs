@@ -97,8 +97,8 @@ fn builtin_tools(names: &[String], settings: &ServiceConfig) -> Result<BuiltinTo
     let tools =
         BuiltinTools::new(registry, settings.workspace.clone()).with_rules(settings.rules.clone());
     Ok(match settings.approve() {
-        ApproveMode::Always => tools.with_permission_broker(Arc::new(AlwaysApprove)),
-        ApproveMode::Ask | ApproveMode::Never => tools,
+        ApproveMode::Allow => tools.with_permission_broker(Arc::new(AlwaysApprove)),
+        ApproveMode::Ask | ApproveMode::Deny => tools,
     })
 }
 

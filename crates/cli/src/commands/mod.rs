@@ -6,6 +6,8 @@ pub mod approvals;
 pub mod chat;
 pub mod chat_attach;
 pub mod chat_checkpoints;
+pub mod chat_prompt;
+pub mod chat_views;
 pub mod checkpoints;
 pub mod init;
 pub mod mcp;

@@ -8,7 +8,7 @@ use oxydra::runtime::{OutputSchema, RuntimeError};
 use oxydra::serde_json;
 use oxydra::types::{MessageRole, SessionId};
 
-use crate::args::{RunArgs, RunOptions};
+use crate::args::{OutputFormat, RunArgs, RunOptions};
 use crate::attachment::{self, MAX_ATTACHMENTS};
 use crate::config::{self, Effective};
 use crate::error::CliError;
@@ -48,6 +48,9 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
             .with_workspace(effective.workspace.clone())
             .with_cost_unknown(!effective.price_known()),
     );
+    if args.options.output == OutputFormat::Text {
+        eprintln!("{}", crate::output::header_line("run", &effective));
+    }
     let interrupts = Interrupts::install();
     let input = TerminalInput::stdin();
     let agent = agent::build(&effective, Arc::clone(&renderer), &interrupts, input, false).await?;

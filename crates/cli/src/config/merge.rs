@@ -107,7 +107,7 @@ impl<P> Merged<P> {
     /// How consent is answered, as the merge decided it.
     pub fn approve(&self) -> ApproveMode {
         // The merge always sets it; unset would be the strictest answer.
-        self.runtime.approve.unwrap_or(ApproveMode::Never)
+        self.runtime.approve.unwrap_or(ApproveMode::Deny)
     }
 
     /// The built-in prices with the configured ones added.
@@ -448,13 +448,13 @@ mod tests {
     fn consent_is_never_without_a_terminal_and_flags_are_checked() {
         let env = env_of(&[("OPENAI_API_KEY", "k")]);
         let effective = merge(&LoadedFile::default(), &RunOptions::default(), &env, false).unwrap();
-        assert_eq!(effective.approve(), ApproveMode::Never);
+        assert_eq!(effective.approve(), ApproveMode::Deny);
         let always = RunOptions {
-            approve: Some(ApproveMode::Always),
+            approve: Some(ApproveMode::Allow),
             ..RunOptions::default()
         };
         let effective = merge(&LoadedFile::default(), &always, &env, false).unwrap();
-        assert_eq!(effective.approve(), ApproveMode::Always);
+        assert_eq!(effective.approve(), ApproveMode::Allow);
         // A service has no terminal but waits for a decision over its API: unset is
         // `ask`, and an explicit `never` or `always` holds.
         let service = |flags: &RunOptions, loaded: &LoadedFile| {
@@ -465,13 +465,13 @@ mod tests {
             ApproveMode::Ask
         );
         let never = RunOptions {
-            approve: Some(ApproveMode::Never),
+            approve: Some(ApproveMode::Deny),
             ..RunOptions::default()
         };
-        assert_eq!(service(&never, &LoadedFile::default()), ApproveMode::Never);
+        assert_eq!(service(&never, &LoadedFile::default()), ApproveMode::Deny);
         let asked = file("[runtime]\napprove = \"ask\"\n");
         assert_eq!(service(&RunOptions::default(), &asked), ApproveMode::Ask);
-        assert_eq!(service(&always, &asked), ApproveMode::Always);
+        assert_eq!(service(&always, &asked), ApproveMode::Allow);
 
         for (flags, flag) in [
             (

@@ -92,7 +92,10 @@ pub fn merge_provider(
     let choice = ProviderChoice {
         kind: info,
         base_url,
-        api_key_var: section.api_key_env.clone(),
+        api_key_var: match &flags.api_key_env {
+            Some(var) => Some(variable_name(var)?.to_owned()),
+            None => section.api_key_env.clone(),
+        },
     };
     let Some(selection) = oxydra::provider::select(&choice, env) else {
         // Nothing else configured: a local model, when one is at hand.
@@ -227,7 +230,9 @@ fn key_origin(file: &LoadedFile, flags: &RunOptions, env_kind: Option<ProviderKi
             |path| format!("{key} in {}", path.display()),
         )
     };
-    if file.config.provider.api_key_env.is_some() {
+    if flags.api_key_env.is_some() {
+        "--api-key-env".to_owned()
+    } else if file.config.provider.api_key_env.is_some() {
         in_file("api_key_env")
     } else if flags.provider.is_some() {
         "--provider".to_owned()
@@ -236,6 +241,32 @@ fn key_origin(file: &LoadedFile, flags: &RunOptions, env_kind: Option<ProviderKi
     } else {
         in_file("provider.kind")
     }
+}
+
+/// `--api-key-env`'s variable name, checked: letters, digits and `_`, not starting
+/// with a digit (a typo such as `$OPENAI_API_KEY` or a key pasted in its place is
+/// refused, and the refusal never repeats what was given when it looks like a key).
+fn variable_name(var: &str) -> Result<&str, CliError> {
+    let var = var.trim();
+    let valid = var
+        .bytes()
+        .next()
+        .is_some_and(|first| first == b'_' || first.is_ascii_alphabetic())
+        && var.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric());
+    if valid && var.len() <= 128 {
+        return Ok(var);
+    }
+    let message = if var.starts_with('$') {
+        "expected a variable's name: leave out the `$`".to_owned()
+    } else {
+        "expected the name of an environment variable (letters, digits and `_`), \
+         not its value"
+            .to_owned()
+    };
+    Err(CliError::Flag {
+        flag: "--api-key-env",
+        message,
+    })
 }
 
 /// An HTTP provider from what the environment selected, the model and the kind's own
@@ -419,6 +450,59 @@ mod tests {
         let from_flags = merge_provider(&loaded, &flags, &with_keys, KeyNeed::Required).unwrap();
         assert_eq!(from_flags.api, Some(OpenAiApi::Chat));
         assert_eq!(from_flags.reasoning_effort, Some(Effort::High));
+    }
+
+    #[test]
+    fn api_key_env_names_the_variable_the_key_is_sent_from() {
+        let env = |name: &str| (name == "MY_GATEWAY_KEY").then(|| "gw-secret".to_owned());
+        let flags = RunOptions {
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            api_key_env: Some("MY_GATEWAY_KEY".into()),
+            ..RunOptions::default()
+        };
+        let picked = merge_provider(&file(""), &flags, &env, KeyNeed::Required).unwrap();
+        assert_eq!(picked.api_key_env.as_deref(), Some("MY_GATEWAY_KEY"));
+        assert_eq!(
+            picked
+                .api_key
+                .as_ref()
+                .map(|key| key.expose().to_owned())
+                .as_deref(),
+            Some("gw-secret")
+        );
+        // Unset: the error names the variable and the flag that named it.
+        let unset = RunOptions {
+            api_key_env: Some("NOT_SET_ANYWHERE".into()),
+            ..flags.clone()
+        };
+        let error = merge_provider(&file(""), &unset, &env, KeyNeed::Required).unwrap_err();
+        let text = error.to_string();
+        assert!(
+            text.contains("NOT_SET_ANYWHERE") && text.contains("--api-key-env"),
+            "{text}"
+        );
+        // A value or a `$` where the name belongs is refused, never echoed.
+        for bad in ["$MY_GATEWAY_KEY", "sk-proj-abc123 ", "1KEY", "", "A-B"] {
+            let flags = RunOptions {
+                api_key_env: Some(bad.into()),
+                ..flags.clone()
+            };
+            let error = merge_provider(&file(""), &flags, &env, KeyNeed::Required).unwrap_err();
+            assert!(
+                matches!(
+                    error,
+                    CliError::Flag {
+                        flag: "--api-key-env",
+                        ..
+                    }
+                ),
+                "{bad}: {error}"
+            );
+            assert!(
+                bad.trim().is_empty() || !error.to_string().contains(bad.trim()),
+                "{error}"
+            );
+        }
     }
 
     #[test]

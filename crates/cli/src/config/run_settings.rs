@@ -32,7 +32,7 @@ pub(super) fn runtime(
     let mut runtime = section.clone();
     apply_limit_flags(&mut runtime.limits, flags)?;
     let approve = match (flags.approve.or(runtime.approve), asked) {
-        (Some(ApproveMode::Ask) | None, Asked::Terminal(false)) => ApproveMode::Never,
+        (Some(ApproveMode::Ask) | None, Asked::Terminal(false)) => ApproveMode::Deny,
         (Some(mode), _) => mode,
         (None, Asked::Terminal(true) | Asked::Later) => ApproveMode::Ask,
     };

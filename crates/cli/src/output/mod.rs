@@ -5,6 +5,7 @@ pub mod listing;
 mod markdown;
 pub mod parts;
 pub mod plan_view;
+mod run_header;
 mod screen;
 mod summary;
 mod text;
@@ -18,6 +19,8 @@ use oxydra::scrubbing::Scrubber;
 use oxydra::types::RuntimeEvent;
 
 pub use jsonl::JsonlRenderer;
+pub use run_header::header_line;
+pub use summary::summary_line;
 pub use text::{TextRenderer, clear_terminal, write_stderr_lines};
 
 use crate::args::OutputFormat;

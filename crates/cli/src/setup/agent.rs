@@ -71,7 +71,7 @@ pub async fn build(
     // does not count against `--turn-timeout` (the executor's clock stands still).
     let permission_timeout = match effective.approve() {
         ApproveMode::Ask => effective.serve.approval_ttl(),
-        ApproveMode::Always | ApproveMode::Never => Duration::from_secs(60),
+        ApproveMode::Allow | ApproveMode::Deny => Duration::from_secs(60),
     };
     let executor_config = ToolExecutorConfig {
         permission_timeout,

@@ -25,8 +25,8 @@ use super::provider;
 /// (`waiting_approval`) for a decision through the API for `[serve] approval_ttl_secs`.
 fn broker(settings: &ServiceConfig) -> Arc<dyn PermissionBroker> {
     match settings.approve() {
-        ApproveMode::Always => Arc::new(AlwaysApprove),
-        ApproveMode::Never => Arc::new(AlwaysDeny),
+        ApproveMode::Allow => Arc::new(AlwaysApprove),
+        ApproveMode::Deny => Arc::new(AlwaysDeny),
         ApproveMode::Ask => Arc::new(DeferAll::new(settings.serve.approval_ttl())),
     }
 }

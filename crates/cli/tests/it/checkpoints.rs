@@ -64,7 +64,7 @@ fn shell_call(command: &str) -> String {
     serde_json::json!({ "command": command }).to_string()
 }
 
-const FLAGS: &[&str] = &["--approve", "always", "--sandbox", "full-access"];
+const FLAGS: &[&str] = &["--approve", "allow", "--sandbox", "full-access"];
 
 /// Runs one turn calling `shell_exec` with `command`.
 fn run_command_turn(sandbox: &Sandbox, command: &str, extra: &[&str]) {

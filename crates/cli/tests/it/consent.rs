@@ -144,6 +144,9 @@ fn a_question_withdrawn_by_ctrl_c_leaves_the_next_line_to_the_prompt() {
     interrupt(&child);
     pty.output
         .wait_for_after(r#""kind":"cancelled""#, "oxydra> ");
+    // The question is closed on its own line, so nothing printed next joins it.
+    pty.output
+        .wait_for("(question withdrawn: the call does not run)\r\n");
     // The withdrawn question does not take this line: it is the next message.
     pty.type_text("y\r");
     pty.output.wait_for(r#""text":"Done.""#);
@@ -211,7 +214,7 @@ fn chat_asks_before_a_file_changes_and_a_denial_says_why_and_how_to_allow() {
         openai::text("Written."),
     ])
     .unwrap();
-    // stdin is a pipe: nobody to ask, so the answer is `never`.
+    // stdin is a pipe: nobody to ask, so the answer is `deny`.
     let denied = common::output_with_stdin(
         sandbox.oxydra_command(&server, "chat"),
         b"write it\n/exit\n",
@@ -220,15 +223,22 @@ fn chat_asks_before_a_file_changes_and_a_denial_says_why_and_how_to_allow() {
     assert_eq!(denied.status.code(), Some(0), "{err}");
     assert!(!sandbox.workspace.join("new.txt").exists(), "{err}");
     assert!(
-        err.contains("file_write was denied: approvals are `never`"),
+        err.contains("file_write was denied: approvals are `deny`"),
         "{err}"
     );
-    assert!(err.contains("--approve always"), "{err}");
+    assert!(err.contains("--approve allow"), "{err}");
+    assert!(!err.contains("now spelled"), "{err}");
 
+    // The older word still allows, with a note naming the new one.
     let mut command = sandbox.oxydra_command(&server, "chat");
     command.args(["--approve", "always"]);
     let allowed = common::output_with_stdin(command, b"write it\n/exit\n");
-    assert_eq!(allowed.status.code(), Some(0), "{}", stderr(&allowed));
+    let err = stderr(&allowed);
+    assert_eq!(allowed.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("note: `--approve always` is now spelled `--approve allow`"),
+        "{err}"
+    );
     assert_eq!(
         std::fs::read_to_string(sandbox.workspace.join("new.txt")).unwrap(),
         "hello"

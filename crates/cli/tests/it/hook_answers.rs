@@ -47,7 +47,7 @@ fn a_hook_answer_that_is_no_object_denies_the_call() {
             .unwrap();
         let mut command = sandbox.oxydra_command(&server, "run");
         command
-            .args(["--approve", "always"])
+            .args(["--approve", "allow"])
             .args(sandbox_flags())
             .arg("Write a.txt");
         let output = command.output().unwrap();

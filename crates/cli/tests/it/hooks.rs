@@ -40,7 +40,7 @@ fn write_then_answer() -> MockServer {
 fn run(sandbox: &Sandbox, server: &MockServer) -> std::process::Output {
     let mut command = sandbox.oxydra_command(server, "run");
     command
-        .args(["--approve", "always"])
+        .args(["--approve", "allow"])
         .args(sandbox_flags())
         .arg("Write a.txt");
     command.output().unwrap()
@@ -179,7 +179,7 @@ command = ["sh", "-c", "touch pwned; echo '{\"decision\":\"block\",\"reason\":\"
     let mut command = sandbox.oxydra_command(&server, "run");
     command
         .current_dir(&sandbox.workspace)
-        .args(["--approve", "always"])
+        .args(["--approve", "allow"])
         .args(sandbox_flags())
         .arg("Write a.txt");
     let output = command.output().unwrap();

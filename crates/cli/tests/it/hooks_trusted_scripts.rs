@@ -71,7 +71,7 @@ fn run_in_workspace(sandbox: &Sandbox, server: &MockServer) -> Output {
     let mut command = sandbox.oxydra_command(server, "run");
     command
         .current_dir(&sandbox.workspace)
-        .args(["--approve", "always"])
+        .args(["--approve", "allow"])
         .args(sandbox_flags())
         .arg("Clean up");
     command.output().unwrap()

@@ -354,7 +354,7 @@ fn a_secret_file_dressed_as_a_pdf_is_never_attached() {
     ])
     .unwrap();
     let mut command = sandbox.oxydra_command(&model, "run");
-    command.args(["--approve", "always"]).arg("Tidy .env");
+    command.args(["--approve", "allow"]).arg("Tidy .env");
     let output = command.output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let requests = model.requests();
@@ -412,7 +412,7 @@ fn a_secret_handle_reaches_the_command_and_nothing_else() {
     ])
     .unwrap();
     let mut command = sandbox.oxydra_command(&model, "run");
-    command.args(["--approve", "always"]).arg("Deploy");
+    command.args(["--approve", "allow"]).arg("Deploy");
     let output = command.output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let requests = model.requests();

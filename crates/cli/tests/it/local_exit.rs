@@ -31,7 +31,7 @@ fn local_run(sandbox: &Sandbox, model: &Path, timeout_secs: u32) -> Command {
         .arg(&config)
         .args(["--provider", "local", "--model"])
         .arg(model)
-        .args(["--approve", "never", "--output", "jsonl"])
+        .args(["--approve", "deny", "--output", "jsonl"])
         .args(["--turn-timeout", &timeout_secs.to_string()]);
     command
 }
@@ -183,7 +183,7 @@ fn the_same_seed_gives_the_same_answer() {
             .arg(&config)
             .args(["--provider", "local", "--model"])
             .arg(&model)
-            .args(["--approve", "never", "--turn-timeout", "600"])
+            .args(["--approve", "deny", "--turn-timeout", "600"])
             .args(["--tool-choice", "none"])
             .arg("Name three colours.")
             .output()

@@ -27,14 +27,7 @@ fn a_real_model_asked_plainly_calls_a_tool_that_runs_and_the_session_is_stored()
         // call it. A model this small gets tool choice `required` on its first turn
         // (the CLI's default for small local models) and greedy decoding, so the run
         // is the same every time. The machine may be loaded: a long turn timeout.
-        .args([
-            "--output",
-            "jsonl",
-            "--approve",
-            "never",
-            "--max-turns",
-            "2",
-        ])
+        .args(["--output", "jsonl", "--approve", "deny", "--max-turns", "2"])
         .args(["--turn-timeout", "600"])
         .arg("What is on my list in notes.txt?")
         .output()
@@ -263,7 +256,7 @@ fn small_model_run(
         .arg(&file)
         .args(["--provider", "local", "--model"])
         .arg(model)
-        .args(["--output", "jsonl", "--approve", "never"])
+        .args(["--output", "jsonl", "--approve", "deny"])
         .args(["--max-turns", "3", "--turn-timeout", "600"])
         .arg(prompt)
         .output()

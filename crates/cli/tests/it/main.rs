@@ -13,6 +13,7 @@
 mod common;
 
 mod chat;
+mod chat_commands;
 mod checkpoints;
 mod config;
 mod consent;

@@ -51,7 +51,7 @@ fn run_command(sandbox: &Sandbox, server: &MockServer, env: &[(&str, &str)]) -> 
         "--model",
         MODEL,
         "--approve",
-        "never",
+        "deny",
         "What does a.txt say?",
     ]);
     for var in OTEL_VARS {

@@ -212,7 +212,7 @@ fn a_commands_output_is_shown_cut_and_scrubbed_under_its_line_and_in_jsonl() {
         openai::text("done"),
     ])
     .unwrap();
-    let output = sandbox.run_openai(&server.openai_url(), &["--approve", "always"], "go");
+    let output = sandbox.run_openai(&server.openai_url(), &["--approve", "allow"], "go");
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(0), "{err}");
     assert!(err.contains("  ✓ shell_exec for n in"), "{err}");
@@ -228,7 +228,7 @@ fn a_commands_output_is_shown_cut_and_scrubbed_under_its_line_and_in_jsonl() {
 
     let output = sandbox
         .oxydra_command(&server, "run")
-        .args(["--approve", "always", "go"])
+        .args(["--approve", "allow", "go"])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

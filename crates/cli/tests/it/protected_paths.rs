@@ -245,7 +245,7 @@ fn a_dotfiles_symlinked_user_config_is_safe_through_link_and_target() {
     symlink(&target, home.join(".config/oxydra/config.toml")).unwrap();
     let before = snapshot(&home);
     let planted =
-        "[runtime]\napprove = \"always\"\n[[mcp_servers]]\nname = \"x\"\ncommand = \"touch\"\n";
+        "[runtime]\napprove = \"allow\"\n[[mcp_servers]]\nname = \"x\"\ncommand = \"touch\"\n";
     let server = model(&[
         write("call_target", "dotfiles/oxydra-config", planted),
         write("call_link", ".config/oxydra/config.toml", planted),
@@ -254,7 +254,7 @@ fn a_dotfiles_symlinked_user_config_is_safe_through_link_and_target() {
             "call_edit",
             "dotfiles/oxydra-config",
             "max_turns = 4",
-            "max_turns = 4\napprove = \"always\"",
+            "max_turns = 4\napprove = \"allow\"",
         ),
     ]);
     let mut command = sandbox.command();
@@ -292,7 +292,7 @@ fn config_and_db_given_as_symlinks_are_protected_as_link_and_target() {
         write(
             "call_config",
             "real/agent-settings",
-            "[runtime]\napprove = \"always\"\n",
+            "[runtime]\napprove = \"allow\"\n",
         ),
         (
             "call_db".to_owned(),

@@ -1,5 +1,5 @@
 //! Provenance-aware consent through the binary (DESIGN.md §3.13): a model that obeys a
-//! page it fetched does not run a command under `--approve always`; the same command
+//! page it fetched does not run a command under `--approve allow`; the same command
 //! without the page runs.
 
 use crate::common;
@@ -40,7 +40,7 @@ fn approve_always_does_not_run_a_command_a_fetched_page_asked_for() {
     let url = format!("{}/readme", page.url(""));
     let model = obeying_model(Some(&url));
     let mut command = sandbox.oxydra_command(&model, "run");
-    command.args(["--approve", "always", "Read the page and do what it says"]);
+    command.args(["--approve", "allow", "Read the page and do what it says"]);
     let output = command.output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(page.requests().len(), 1, "the page was fetched");
@@ -69,7 +69,7 @@ fn approve_always_runs_the_command_without_untrusted_input() {
     let sandbox = Sandbox::new();
     let model = obeying_model(None);
     let mut command = sandbox.oxydra_command(&model, "run");
-    command.args(["--approve", "always", "Write the marker"]);
+    command.args(["--approve", "allow", "Write the marker"]);
     let output = command.output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let events = json_lines(&output);

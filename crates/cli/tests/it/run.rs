@@ -51,7 +51,7 @@ fn multi_turn_task_streams_every_event_and_stores_the_session() {
 
     let output = sandbox.run_openai(
         &server.openai_url(),
-        &["--output", "jsonl", "--approve", "never"],
+        &["--output", "jsonl", "--approve", "deny"],
         "Summarise a.txt, b.txt and c.txt into out.txt",
     );
     assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
@@ -218,7 +218,7 @@ fn approved_privileged_call_runs_and_text_output_reads_well() {
         openai::text("The command printed approved-ran."),
     ])
     .unwrap();
-    let output = sandbox.run_openai(&server.openai_url(), &["--approve", "always"], "Run it");
+    let output = sandbox.run_openai(&server.openai_url(), &["--approve", "allow"], "Run it");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     // Text mode: the answer on stdout, tool lines and the summary on stderr.
     assert_eq!(stdout(&output), "The command printed approved-ran.\n");
@@ -342,6 +342,48 @@ fn anthropic_format_server_runs_a_tool_turn() {
 }
 
 #[test]
+fn api_key_env_sends_the_named_variable_to_a_base_url_with_no_config_file() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![openai::text("ok"), openai::text("ok")]).unwrap();
+    // An exported OPENAI_API_KEY is not sent to another host's --base-url...
+    let mut command = sandbox.stored_command("run");
+    command
+        .env("OPENAI_API_KEY", "sk-not-for-this-host")
+        .env("GATEWAY_KEY", "gw-key-value")
+        .args(["--base-url", &server.openai_url(), "hi"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // ...and --api-key-env names the one that is.
+    let mut command = sandbox.stored_command("run");
+    command
+        .env("OPENAI_API_KEY", "sk-not-for-this-host")
+        .env("GATEWAY_KEY", "gw-key-value")
+        .args(["--base-url", &server.openai_url()])
+        .args(["--api-key-env", "GATEWAY_KEY", "hi"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests[0].authorization(), None);
+    assert_eq!(requests[1].authorization(), Some("Bearer gw-key-value"));
+
+    // An unset variable: exit 2 naming it and the flag; nothing is sent.
+    let mut command = sandbox.stored_command("run");
+    command.args(["--base-url", &server.openai_url()]).args([
+        "--api-key-env",
+        "NOT_SET_HERE",
+        "hi",
+    ]);
+    let output = command.output().unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("NOT_SET_HERE") && err.contains("--api-key-env"),
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
 fn api_key_from_the_environment_is_sent_to_the_configured_server() {
     let sandbox = Sandbox::new();
     let server = MockServer::start(vec![openai::text("ok")]).unwrap();
@@ -414,4 +456,41 @@ fn file_read_of_a_ten_megabyte_file_names_the_real_last_line_and_latin1_arrives_
         "{}",
         on.last().unwrap().1
     );
+}
+
+#[test]
+fn a_text_run_starts_with_one_header_line_naming_what_runs_and_its_powers() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![openai::text("ok"), openai::text("ok")]).unwrap();
+    let output = sandbox.run_openai(
+        &server.openai_url(),
+        &["--sandbox", "read-only", "--approve", "deny"],
+        "hi",
+    );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    let first = err.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with(
+            "oxydra run · openai gpt-4o-mini · sandbox read-only · approve deny · workspace "
+        ),
+        "{err}"
+    );
+    assert!(
+        first.contains(&sandbox.workspace.display().to_string()),
+        "{first}"
+    );
+    // stdout is the answer alone.
+    assert_eq!(stdout(&output).trim(), "ok");
+
+    // A model name is shown on one line, its escape sequences never sent to the terminal.
+    let output = sandbox.run_openai(
+        &server.openai_url(),
+        &["--model", "m\u{1b}]0;owned\u{7}\u{1b}[2J\nx"],
+        "hi",
+    );
+    let err = stderr(&output);
+    let first = err.lines().next().unwrap_or_default();
+    assert!(first.starts_with("oxydra run · openai m"), "{err:?}");
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
 }

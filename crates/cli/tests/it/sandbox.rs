@@ -19,7 +19,7 @@ fn run_escape(sandbox: &Sandbox, extra: &[&str]) -> (String, String) {
         openai::text("done"),
     ])
     .unwrap();
-    let mut args = vec!["--approve", "always"];
+    let mut args = vec!["--approve", "allow"];
     args.extend_from_slice(extra);
     let output = sandbox.run_openai(&server.openai_url(), &args, "write the files");
     assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));

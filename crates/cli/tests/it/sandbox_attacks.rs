@@ -1,6 +1,6 @@
 //! The box a command starts in, attacked through the `oxydra` binary as a model would
 //! attack it (issue 42): each test has a scripted model call `shell_exec` with the
-//! attack under `--approve always`, then checks what the command could do from the
+//! attack under `--approve allow`, then checks what the command could do from the
 //! tool result the provider got back and from the machine itself. Every attack runs as
 //! the user running the tests and, when that is root, again as an unprivileged user
 //! (uid 65534) with a copy of the binary it can execute.
@@ -81,7 +81,7 @@ fn chown_tree(path: &Path, uid: u32, gid: u32) {
     }
 }
 
-/// `oxydra run --approve always` as `user` in `sandbox`, with a model that runs
+/// `oxydra run --approve allow` as `user` in `sandbox`, with a model that runs
 /// `command` with `shell_exec` and then answers; `env` is added to the binary's
 /// environment. Returns the tool result the provider got and the run's output.
 fn attack(user: &User, sandbox: &Sandbox, command: &str, env: &[(&str, &str)]) -> (String, Output) {
@@ -109,7 +109,7 @@ fn attack_with(
         .arg(&sandbox.db)
         .arg("--workspace")
         .arg(&sandbox.workspace)
-        .args(["--base-url", &server.openai_url(), "--approve", "always"])
+        .args(["--base-url", &server.openai_url(), "--approve", "allow"])
         .args(flags)
         .arg("go")
         .envs(env.iter().copied());
@@ -289,7 +289,7 @@ fn a_kernel_that_cannot_confine_makes_commands_refuse() {
             "--base-url",
             &server.openai_url(),
             "--approve",
-            "always",
+            "allow",
             "go",
         ]);
     let output = run.output().unwrap();
@@ -360,7 +360,7 @@ fn files_other_programs_load_by_themselves_stay_out_of_reach() {
     let server = MockServer::start(vec![openai::tool_calls(&calls), openai::text("done")]).unwrap();
     let output = sandbox.run_openai(
         &server.openai_url(),
-        &["--approve", "always"],
+        &["--approve", "allow"],
         "set up the editors",
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

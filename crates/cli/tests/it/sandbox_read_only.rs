@@ -102,7 +102,7 @@ fn read_only_refuses_the_file_tools_in_run() {
     let server = writer();
     let mut command = sandbox.oxydra_command(&server, "run");
     command
-        .args(["--sandbox", "read-only", "--approve", "never"])
+        .args(["--sandbox", "read-only", "--approve", "deny"])
         .arg("Change my notes");
     let output = command.output().unwrap();
     assert_refused_and_unchanged(&sandbox, &server, &output);
@@ -120,7 +120,7 @@ fn read_only_from_an_untrusted_project_file_binds_the_file_tools_too() {
     .unwrap();
     let server = writer();
     let mut command = sandbox.oxydra_command(&server, "run");
-    command.args(["--approve", "always"]).arg("Change my notes");
+    command.args(["--approve", "allow"]).arg("Change my notes");
     let output = command.output().unwrap();
     assert_refused_and_unchanged(&sandbox, &server, &output);
 }
@@ -150,7 +150,7 @@ fn read_only_refuses_the_file_tools_over_mcp_serve() {
     std::fs::create_dir_all(sandbox.path().join("config/oxydra")).unwrap();
     std::fs::write(
         sandbox.path().join("config/oxydra/config.toml"),
-        "[runtime]\napprove = \"always\"\n",
+        "[runtime]\napprove = \"allow\"\n",
     )
     .unwrap();
     let mut command = sandbox.command();

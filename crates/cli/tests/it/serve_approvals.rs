@@ -216,7 +216,7 @@ fn serve_granting(sandbox: &Sandbox, provider: &MockServer) -> Server {
         "--base-url",
         &url,
         "--approve",
-        "always",
+        "allow",
     ];
     if matches!(sandbox_support(), SandboxSupport::Unavailable { .. }) {
         args.extend(["--sandbox", "full-access"]);

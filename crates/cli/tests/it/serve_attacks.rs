@@ -42,7 +42,7 @@ fn a_cross_site_text_plain_post_is_415_and_starts_no_run() {
     let server = Server::start_with(
         &sandbox,
         &[],
-        &["--addr", "127.0.0.1:0", "--approve", "always"],
+        &["--addr", "127.0.0.1:0", "--approve", "allow"],
     );
     runtime().block_on(async {
         let client = oxydra::http::client();
@@ -146,7 +146,7 @@ fn a_parameter_with_shell_syntax_is_echoed_not_run() {
     let server = Server::start_with(
         &sandbox,
         &[],
-        &["--addr", "127.0.0.1:0", "--approve", "always"],
+        &["--addr", "127.0.0.1:0", "--approve", "allow"],
     );
     runtime().block_on(async {
         let client = oxydra::http::client();

@@ -67,7 +67,7 @@ fn three_workers_lose_one_and_every_run_completes_exactly_once() {
         "--base-url",
         &provider.openai_url(),
         "--approve",
-        "always",
+        "allow",
     ];
     let mut workers: Vec<Server> = (0..3)
         .map(|_| Server::start_on(&sandbox, &[], &args, db.as_ref()))

@@ -109,7 +109,7 @@ fn a_model_racing_a_symlink_swap_never_reads_or_writes_outside() {
                 "--output",
                 "jsonl",
                 "--approve",
-                "never",
+                "deny",
                 "--max-turns",
                 &(TURNS + 1).to_string(),
             ],

@@ -83,7 +83,7 @@ fn an_answer_cannot_retitle_write_the_clipboard_or_erase_a_tool_line() {
     ])
     .unwrap();
     let mut command = text_on_pty(&sandbox, &server, "run");
-    command.args(["--approve", "always", "Edit a.txt"]);
+    command.args(["--approve", "allow", "Edit a.txt"]);
     let (mut child, pty) = spawn_in_pty(command);
     assert_exit_code(&mut child, 0, &pty.output);
     let shown = pty.output.all();
@@ -333,7 +333,7 @@ fn chats_prompt_comes_back_in_plain_attributes_after_a_concealing_answer() {
     ))])
     .unwrap();
     let mut command = text_on_pty(&sandbox, &server, "chat");
-    command.args(["--approve", "never"]);
+    command.args(["--approve", "deny"]);
     let (mut child, mut pty) = common::spawn_chat_in_pty(command);
     pty.type_text("hello\r");
     let shown = pty

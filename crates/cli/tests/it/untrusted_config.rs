@@ -79,7 +79,7 @@ fn a_harmless_project_file_does_not_hide_the_users_consent_rule() {
     ])
     .unwrap();
 
-    let output = run_in_workspace(&sandbox, &server, &["--approve", "never"]);
+    let output = run_in_workspace(&sandbox, &server, &["--approve", "deny"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         !sandbox.workspace.join("Makefile").exists(),

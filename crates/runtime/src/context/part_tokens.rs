@@ -182,14 +182,12 @@ mod tests {
     }
 
     #[test]
-    fn a_thousand_parts_count_fast_and_add_up() {
+    fn a_thousand_parts_add_up() {
         let parts: Vec<ContentPart> = (0..1_000)
             .map(|i| ContentPart::image("image/png", &png(30 + i % 10, 25)))
             .collect();
         let message = Message::user("look").with_parts(parts.clone());
-        let started = std::time::Instant::now();
         let total = parts_tokens(&message);
-        assert!(started.elapsed() < std::time::Duration::from_millis(500));
         let expected: u32 = parts.iter().map(part_tokens).sum();
         assert_eq!(total, expected);
         // 30..39 × 25 pixels: 1 or 2 tokens each.

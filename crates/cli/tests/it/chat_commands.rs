@@ -1,0 +1,89 @@
+//! `oxydra chat`'s `/status`, `/model`, `/clear`, the hint on the way out, and
+//! `--continue` showing where the conversation stands.
+
+use crate::common;
+
+use common::{Sandbox, events_of_type, json_values, stderr, stdout};
+use oxydra_test_support::{MockServer, openai};
+
+#[test]
+fn status_names_the_setup_and_use_and_model_switches_for_the_next_message() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![openai::text("First."), openai::text("Second.")]).unwrap();
+    let output = common::output_with_stdin(
+        sandbox.oxydra_command(&server, "chat"),
+        b"hello\n/status\n/model gpt-4.1-mini\n/model\nagain\n/exit\n",
+    );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("oxydra chat · openai gpt-4o-mini · sandbox workspace-write · approve deny"),
+        "{err}"
+    );
+    assert!(err.contains("this chat 1 turn · "), "{err}");
+    assert!(
+        err.contains("model: openai gpt-4.1-mini (from the next message)"),
+        "{err}"
+    );
+    assert!(err.contains("model: openai gpt-4.1-mini\n"), "{err}");
+    let requests = server.requests();
+    assert_eq!(requests[0].body["model"], "gpt-4o-mini");
+    assert_eq!(requests[1].body["model"], "gpt-4.1-mini");
+    // The same session goes on with the other model.
+    let second = requests[1].body["messages"].to_string();
+    assert!(
+        second.contains("hello") && second.contains("First."),
+        "{second}"
+    );
+    let events = json_values(&stdout(&output));
+    let id = events_of_type(&events, "final")[1]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Leaving says how to come back.
+    assert!(
+        err.trim_end()
+            .ends_with(&format!("resume with: oxydra chat --session {id}")),
+        "{err}"
+    );
+}
+
+#[test]
+fn clear_starts_an_empty_session_and_an_empty_one_needs_no_resume_hint() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![openai::text("First.")]).unwrap();
+    let output = common::output_with_stdin(
+        sandbox.oxydra_command(&server, "chat"),
+        b"hello\n/clear\n/exit\n",
+    );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(err.contains("new session ses_"), "{err}");
+    assert!(!err.contains("resume with"), "{err}");
+    // Not a terminal: nothing clears a screen.
+    assert!(!err.contains("\u{1b}[2J"), "{err:?}");
+}
+
+#[test]
+fn continue_shows_the_last_messages_before_the_prompt() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![openai::text("First answer.")]).unwrap();
+    let output = common::output_with_stdin(
+        sandbox.oxydra_command(&server, "chat"),
+        b"remember the \x1b[8mword\n/exit\n",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mut command = sandbox.oxydra_command(&server, "chat");
+    command.arg("--continue");
+    let output = common::output_with_stdin(command, b"/exit\n");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(err.contains("#2 assistant\n  First answer.\n"), "{err}");
+    // Stored text is shown escaped.
+    assert!(err.contains("#1 user\n  remember the "), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    assert!(
+        err.contains("resume with: oxydra chat --session ses_"),
+        "{err}"
+    );
+}
