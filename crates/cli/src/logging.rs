@@ -1,4 +1,8 @@
 //! Logs on stderr: `RUST_LOG` when set, else warnings (`-v` debug, `-vv` trace for Oxydra).
+//! `run` and `chat` (a person reading the answer) show only errors, and the store's
+//! warnings about its file's permissions, without timestamps: what a person must know
+//! is said by the command itself, in words, on a line of its own — an internal warning
+//! must not land amid a streamed answer. `-v` shows every warning.
 //!
 //! Colours only when stderr is a terminal. Each line is written through the text
 //! renderer's [`write_stderr_lines`], so it never shares a line with the spinner.
@@ -25,22 +29,33 @@ use crate::output::write_stderr_lines;
 /// Installs the stderr subscriber, and the span export when the environment asks for
 /// it. A bad export setting is an error naming its variable; the stderr logs are
 /// installed all the same.
-pub fn init(verbose: u8) -> Result<(), CliError> {
-    let default = match verbose {
-        0 => "warn",
-        1 => "warn,oxydra=debug",
-        _ => "info,oxydra=trace",
-    };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+pub fn init(verbose: u8, for_a_person: bool) -> Result<(), CliError> {
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(default_filter(verbose, for_a_person)));
+    let quiet = verbose == 0 && for_a_person;
     let stderr_logs = tracing_subscriber::fmt::layer()
         .with_writer(Scrubbing(|| StderrLines))
         .with_ansi(io::stderr().is_terminal())
-        .with_target(verbose > 0)
-        .with_filter(filter);
+        .with_target(verbose > 0);
+    let stderr_logs = if quiet {
+        stderr_logs.without_time().with_filter(filter).boxed()
+    } else {
+        stderr_logs.with_filter(filter).boxed()
+    };
     let registry = tracing_subscriber::registry().with(stderr_logs);
     let (export, result) = export::layer();
     let _ = registry.with(export).try_init();
     result
+}
+
+/// The log filter without `RUST_LOG`: see the module comment.
+fn default_filter(verbose: u8, for_a_person: bool) -> &'static str {
+    match (verbose, for_a_person) {
+        (0, true) => "error,oxydra_memory=warn",
+        (0, false) => "warn",
+        (1, _) => "warn,oxydra=debug",
+        _ => "info,oxydra=trace",
+    }
 }
 
 /// Flushes the spans not yet exported and stops the exporter, waiting at most its

@@ -29,7 +29,9 @@ fn main() -> std::process::ExitCode {
         Err(exit) => return exit,
     };
     let jsonl = cli.command.prints_events_as_jsonl();
-    let exit = match logging::init(cli.verbose).and_then(|()| commands::dispatch(cli)) {
+    let for_a_person = cli.command.answers_a_person();
+    let exit = match logging::init(cli.verbose, for_a_person).and_then(|()| commands::dispatch(cli))
+    {
         Ok(exit) => exit,
         // The reader went away (`oxydra sessions show ID | head`): it has what it wanted.
         Err(error) if error.is_closed_stdout() => exit_code::Exit::Done,

@@ -85,6 +85,16 @@ impl Command {
             _ => false,
         }
     }
+
+    /// Whether a person reads what this command prints as it runs: `run` and `chat`
+    /// with text output (their logs keep to errors by default, see `logging`).
+    pub fn answers_a_person(&self) -> bool {
+        match self {
+            Self::Run(args) => args.options.output == OutputFormat::Text && !args.options.json,
+            Self::Chat(args) => args.options.output == OutputFormat::Text && !args.options.json,
+            _ => false,
+        }
+    }
 }
 
 #[cfg(test)]

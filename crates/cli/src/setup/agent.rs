@@ -126,12 +126,13 @@ pub async fn build(
             }
         };
     let system_prompt = system_prompt(effective).await;
+    let rules = rules(effective, ask_before_changes.then_some(&tools));
     let sink: Arc<dyn EventSink> = renderer;
     let mut builder = AgentRuntime::builder()
         .provider(provider)
         .model(effective.provider.model.clone())
         .tools(tools)
-        .rules(rules(effective, ask_before_changes))
+        .rules(rules)
         .executor_config(executor_config)
         .permission_broker(broker)
         .limits(limits)
@@ -219,11 +220,16 @@ async fn system_prompt(effective: &Effective) -> String {
 /// The tools that change files without being privileged: `chat` asks before they run.
 const CHANGING_TOOLS: [&str; 2] = ["file_write", "file_edit"];
 
-/// The configured rules, and in `chat` a consent rule for each tool that changes files.
-fn rules(effective: &Effective, ask_before_changes: bool) -> Vec<ToolRule> {
+/// The configured rules, and in `chat` (`asking` holds its tools) a consent rule for
+/// each tool that changes files and is registered (a small local model gets no
+/// `file_edit`: no rule names a tool that is not there).
+fn rules(effective: &Effective, asking: Option<&oxydra::tools::ToolRegistry>) -> Vec<ToolRule> {
     let mut rules = effective.rules.clone();
-    if ask_before_changes {
-        for tool in CHANGING_TOOLS {
+    if let Some(tools) = asking {
+        for tool in CHANGING_TOOLS
+            .into_iter()
+            .filter(|tool| tools.contains(tool))
+        {
             rules.push(ToolRule::new(
                 tool,
                 ToolRuleKind::RequiresConsent {

@@ -113,3 +113,26 @@ fn ctrl_c_leaves_no_spinner_line_behind() {
         );
     }
 }
+
+#[test]
+fn internal_warnings_stay_out_of_a_text_run_and_show_with_verbose() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![
+        oxydra_test_support::openai::text("The answer."),
+        oxydra_test_support::openai::text("The answer."),
+    ])
+    .unwrap();
+    // A rule naming a tool no one registered: the executor warns (a log line).
+    sandbox.write_trusted_config(
+        "[[rules]]\ntool = \"no_such_tool\"\nkind = \"max_calls\"\nvalue = 1\n",
+    );
+    let output = sandbox.run_openai(&server.openai_url(), &[], "hello");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(!err.contains("WARN") && !err.contains("not registered"), "{err}");
+    assert_eq!(common::stdout(&output).trim(), "The answer.");
+
+    let output = sandbox.run_openai(&server.openai_url(), &["-v"], "hello");
+    let err = stderr(&output);
+    assert!(err.contains("WARN") && err.contains("not registered"), "{err}");
+}
