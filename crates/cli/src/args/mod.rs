@@ -26,7 +26,7 @@ pub use remote::{
 pub use run::{ChatArgs, RunArgs, RunOptions};
 pub use scrub::ScrubArgs;
 pub use serve::ServeArgs;
-pub use sessions::{SessionsAction, SessionsArgs, UndoArgs};
+pub use sessions::{SessionsAction, SessionsArgs, SessionsListArgs, UndoArgs};
 pub use trust::TrustArgs;
 pub use values::{Effort, OpenAiApi, OutputFormat};
 

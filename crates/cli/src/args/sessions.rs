@@ -84,6 +84,12 @@ pub struct SessionsListArgs {
     /// List at most N sessions (the most recently used).
     #[arg(short = 'n', long, value_name = "N")]
     pub limit: Option<usize>,
+    /// List the sessions of every workspace (default: those of this one).
+    #[arg(long, conflicts_with = "workspace")]
+    pub all: bool,
+    /// The workspace whose sessions are listed (default: the current directory).
+    #[arg(short = 'C', long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
 }
 
 /// `oxydra undo`.

@@ -131,11 +131,12 @@ pub fn write_sessions(
                 let plural = if info.messages == 1 { "" } else { "s" };
                 write!(
                     out,
-                    "{}  {}  {} message{plural}  {}",
+                    "{}  {}  {} message{plural}  {}  {}",
                     info.session_id,
                     age(info.updated_at_ms, now),
                     info.messages,
-                    run_as(info.model.as_deref(), info.agent.as_deref())
+                    run_as(info.model.as_deref(), info.agent.as_deref()),
+                    escape(&short_workspace(info.workspace.as_deref())),
                 )?;
                 match first_prompt {
                     Some(prompt) => writeln!(out, "  {prompt}")?,
@@ -151,10 +152,28 @@ pub fn write_sessions(
 /// and the agent it runs as, if any: `gpt-4o-mini (agent researcher)`. Escaped: a
 /// database may hold anything.
 fn run_as(model: Option<&str>, agent: Option<&str>) -> String {
-    let model = escape(model.unwrap_or("-")).into_owned();
+    let model = model.map_or_else(|| "-".to_owned(), super::run_header::short_model);
+    let model = escape(&model).into_owned();
     match agent {
         Some(agent) => format!("{model} (agent {})", escape(agent)),
         None => model,
+    }
+}
+
+/// A session's workspace for a listing: under the home directory as `~/…`; `-` when
+/// not recorded.
+fn short_workspace(workspace: Option<&str>) -> String {
+    let Some(workspace) = workspace else {
+        return "-".to_owned();
+    };
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    match home
+        .as_deref()
+        .and_then(|home| std::path::Path::new(workspace).strip_prefix(home).ok())
+    {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => workspace.to_owned(),
     }
 }
 
@@ -313,7 +332,7 @@ mod tests {
         assert!(text.starts_with("ses_1  "), "{text}");
         assert!(
             text.ends_with(
-                " days ago  3 messages  gpt-4o-mini (agent research\\u{1b}er)  Fix the build\n"
+                " days ago  3 messages  gpt-4o-mini (agent research\\u{1b}er)  /work/app  Fix the build\n"
             ),
             "{text}"
         );
@@ -336,7 +355,7 @@ mod tests {
         let mut text = Vec::new();
         write_sessions(&mut text, &sessions, OutputFormat::Text).unwrap();
         let text = String::from_utf8(text).unwrap();
-        assert!(text.ends_with(" days ago  1 message  -\n"), "{text}");
+        assert!(text.ends_with(" days ago  1 message  -  -\n"), "{text}");
         let mut out = Vec::new();
         write_sessions(&mut out, &sessions, OutputFormat::Jsonl).unwrap();
         let value: serde_json::Value = serde_json::from_slice(&out).unwrap();

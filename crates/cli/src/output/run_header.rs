@@ -16,16 +16,16 @@ pub fn header_line(command: &str, effective: &Effective) -> String {
     format!(
         "oxydra {command} · {} {} · sandbox {} · approve {} · workspace {}",
         provider.kind.as_str(),
-        one_line(&model_shown(&provider.model)),
+        one_line(&short_model(&provider.model)),
         effective.tools.sandbox.mode,
         effective.approve().word(),
         one_line(&effective.workspace.display().to_string()),
     )
 }
 
-/// A model as the header shows it: a local model file by its file name (the path is
-/// in `--print-config`), anything else as named.
-fn model_shown(model: &str) -> String {
+/// A model as the header and `sessions list` show it: a local model file by its file
+/// name (the path is in `--print-config`), anything else as named.
+pub fn short_model(model: &str) -> String {
     let path = Path::new(model);
     if model.ends_with(".gguf") && path.components().count() > 1 {
         return path.file_name().map_or_else(
@@ -43,16 +43,16 @@ mod tests {
     #[test]
     fn a_local_model_file_is_shown_by_its_name_and_others_as_named() {
         assert_eq!(
-            model_shown("/home/me/.local/share/oxydra/models/qwen.gguf"),
+            short_model("/home/me/.local/share/oxydra/models/qwen.gguf"),
             "qwen.gguf"
         );
-        assert_eq!(model_shown("gpt-4o-mini"), "gpt-4o-mini");
+        assert_eq!(short_model("gpt-4o-mini"), "gpt-4o-mini");
         assert_eq!(
-            model_shown("hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF/q.gguf"),
+            short_model("hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF/q.gguf"),
             "q.gguf"
         );
         assert_eq!(
-            model_shown("meta-llama/llama-3.1-8b"),
+            short_model("meta-llama/llama-3.1-8b"),
             "meta-llama/llama-3.1-8b"
         );
     }

@@ -95,10 +95,26 @@ pub async fn listing(
     db: &Database,
     limit: Option<usize>,
 ) -> Result<Vec<Listed>, CliError> {
+    Ok(listing_in(memory, db, limit, None).await?.0)
+}
+
+/// [`listing`] of the sessions that worked in `workspace` (all when `None`), and how
+/// many others there are (other workspaces, or none recorded).
+pub async fn listing_in(
+    memory: &dyn MemoryStore,
+    db: &Database,
+    limit: Option<usize>,
+    workspace: Option<&Path>,
+) -> Result<(Vec<Listed>, usize), CliError> {
     let mut sessions = memory
         .list_sessions()
         .await
         .map_err(|error| memory_error(db, error))?;
+    let all = sessions.len();
+    if let Some(workspace) = workspace {
+        sessions.retain(|session| worked_in(session, workspace));
+    }
+    let elsewhere = all - sessions.len();
     sessions.sort_by_key(|session| std::cmp::Reverse(session.updated_at_ms));
     if let Some(limit) = limit {
         sessions.truncate(limit);
@@ -116,7 +132,15 @@ pub async fn listing(
             .map(one_line_prompt);
         listed.push(Listed { info, first_prompt });
     }
-    Ok(listed)
+    Ok((listed, elsewhere))
+}
+
+/// Whether `session` recorded `workspace` as the one its last run worked in.
+fn worked_in(session: &SessionInfo, workspace: &Path) -> bool {
+    session
+        .workspace
+        .as_deref()
+        .is_some_and(|recorded| Path::new(recorded) == workspace)
 }
 
 /// The newest stored session that worked in `workspace` (`--continue`), if any.
@@ -137,12 +161,7 @@ pub async fn newest(
 fn newest_in(sessions: Vec<SessionInfo>, workspace: &Path) -> Option<SessionId> {
     sessions
         .into_iter()
-        .filter(|session| {
-            session
-                .workspace
-                .as_deref()
-                .is_some_and(|recorded| Path::new(recorded) == workspace)
-        })
+        .filter(|session| worked_in(session, workspace))
         .max_by_key(|session| session.updated_at_ms)
         .map(|session| session.session_id)
 }

@@ -50,7 +50,10 @@ fn switch_continues_a_stored_session_and_a_bad_id_is_reported() {
     let err = stderr.all();
     // `/switch` alone lists the stored sessions with their model and first prompt.
     assert!(
-        err.contains(&format!("{id}  just now  2 messages  gpt-4o-mini  hello")),
+        err.contains(&format!(
+            "{id}  just now  2 messages  gpt-4o-mini  {}  hello",
+            sandbox.workspace.canonicalize().unwrap().display()
+        )),
         "{err}"
     );
     assert!(err.contains("error: session `nope` not found"), "{err}");

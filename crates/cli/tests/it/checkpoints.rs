@@ -148,7 +148,7 @@ fn undo_refuses_to_overwrite_a_file_changed_since_and_names_it() {
 }
 
 fn only_session(sandbox: &Sandbox) -> String {
-    let output = sandbox.sessions(&["list", "--json"]);
+    let output = sandbox.sessions(&["list", "--all", "--json"]);
     let line = stdout(&output);
     let value: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
     value["session_id"].as_str().unwrap().to_owned()

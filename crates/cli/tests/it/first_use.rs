@@ -325,7 +325,7 @@ fn continue_picks_the_newest_session_of_this_workspace() {
     );
 
     // The listing names each session's workspace, and `-n` limits it.
-    let listed = sandbox.sessions(&["list", "--json", "-n", "1"]);
+    let listed = sandbox.sessions(&["list", "--all", "--json", "-n", "1"]);
     assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
     let lines = json_lines(&listed);
     assert_eq!(lines.len(), 1, "{lines:?}");

@@ -44,7 +44,7 @@ fn stored_sessions(sandbox: &Sandbox) -> Vec<Value> {
     if !sandbox.db.exists() {
         return Vec::new();
     }
-    let output = sandbox.sessions(&["list", "--output", "jsonl"]);
+    let output = sandbox.sessions(&["list", "--all", "--output", "jsonl"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     json_lines(&output)
 }

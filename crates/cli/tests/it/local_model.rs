@@ -74,7 +74,7 @@ fn a_real_model_asked_plainly_calls_a_tool_that_runs_and_the_session_is_stored()
         .find_map(|e| e["session_id"].as_str())
         .unwrap_or_else(|| panic!("no session id: {text}"))
         .to_owned();
-    let listed = sandbox.sessions(&["list"]);
+    let listed = sandbox.sessions(&["list", "--all"]);
     assert!(stdout(&listed).contains(&session), "{}", stdout(&listed));
 }
 

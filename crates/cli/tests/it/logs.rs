@@ -129,10 +129,16 @@ fn internal_warnings_stay_out_of_a_text_run_and_show_with_verbose() {
     let output = sandbox.run_openai(&server.openai_url(), &[], "hello");
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(0), "{err}");
-    assert!(!err.contains("WARN") && !err.contains("not registered"), "{err}");
+    assert!(
+        !err.contains("WARN") && !err.contains("not registered"),
+        "{err}"
+    );
     assert_eq!(common::stdout(&output).trim(), "The answer.");
 
     let output = sandbox.run_openai(&server.openai_url(), &["-v"], "hello");
     let err = stderr(&output);
-    assert!(err.contains("WARN") && err.contains("not registered"), "{err}");
+    assert!(
+        err.contains("WARN") && err.contains("not registered"),
+        "{err}"
+    );
 }

@@ -97,7 +97,7 @@ fn sessions_show_piped_is_sanitized_and_jsonl_keeps_the_stored_text() {
     assert!(text.contains("stored"), "{text:?}");
     assert_clean("sessions show", &text);
 
-    let listed = sandbox.sessions(&["list"]);
+    let listed = sandbox.sessions(&["list", "--all"]);
     assert_no_raw("sessions list", &stdout(&listed));
 
     let jsonl = sandbox.sessions(&["show", &session, "--output", "jsonl"]);

@@ -144,7 +144,7 @@ fn multi_turn_task_streams_every_event_and_stores_the_session() {
     );
 
     // sessions list / show show what was stored.
-    let list = sandbox.sessions(&["list", "--output", "jsonl"]);
+    let list = sandbox.sessions(&["list", "--all", "--output", "jsonl"]);
     assert_eq!(list.status.code(), Some(0), "{}", stderr(&list));
     let sessions = json_lines(&list);
     assert_eq!(sessions.len(), 1);

@@ -283,7 +283,13 @@ fn bad_database_urls_are_errors_naming_where_they_came_from() {
     let sandbox = common::Sandbox::new();
     let malformed = sandbox
         .command()
-        .args(["sessions", "list", "--db", "postgres://h:notaport/db"])
+        .args([
+            "sessions",
+            "list",
+            "--all",
+            "--db",
+            "postgres://h:notaport/db",
+        ])
         .output()
         .unwrap();
     assert!(!malformed.status.success());
@@ -313,7 +319,7 @@ fn bad_database_urls_are_errors_naming_where_they_came_from() {
     );
     let output = configured
         .command()
-        .args(["sessions", "list"])
+        .args(["sessions", "list", "--all"])
         .output()
         .unwrap();
     assert!(!output.status.success());
@@ -349,7 +355,9 @@ fn run_and_sessions_work_on_postgres() {
     assert!(run.status.success(), "{}", stderr_of(&run));
     let list = sandbox
         .command()
-        .args(["sessions", "list", "--output", "jsonl", "--db", &db])
+        .args([
+            "sessions", "list", "--all", "--output", "jsonl", "--db", &db,
+        ])
         .output()
         .unwrap();
     assert!(list.status.success(), "{}", stderr_of(&list));

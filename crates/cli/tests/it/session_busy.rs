@@ -293,7 +293,7 @@ fn a_run_killed_with_sigkill_does_not_lock_its_session() {
     // Killed holding the session's lease, well within its time to live.
     child.kill().unwrap();
     child.wait().unwrap();
-    let list = sandbox.sessions(&["list", "--output", "jsonl"]);
+    let list = sandbox.sessions(&["list", "--all", "--output", "jsonl"]);
     let session = json_lines(&list)[0]["session_id"]
         .as_str()
         .unwrap()

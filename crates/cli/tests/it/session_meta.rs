@@ -71,7 +71,11 @@ fn pair(role: &str, content: &str) -> (String, String) {
 
 /// The session's line of `sessions list --output jsonl`.
 fn listed(sandbox: &Sandbox, db: &OsStr, session: &str) -> Value {
-    let output = oxydra(sandbox, db, &["sessions", "list", "--output", "jsonl"]);
+    let output = oxydra(
+        sandbox,
+        db,
+        &["sessions", "list", "--all", "--output", "jsonl"],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     json_lines(&output)
         .into_iter()
@@ -114,10 +118,11 @@ fn serve_then_continue(sandbox: &Sandbox, db: &OsStr) {
     let line = listed(sandbox, db, &session);
     assert_eq!(line["model"], model.as_str(), "{line}");
     assert_eq!(line["agent"], "census", "{line}");
-    let text = stdout(&oxydra(sandbox, db, &["sessions", "list"]));
+    let text = stdout(&oxydra(sandbox, db, &["sessions", "list", "--all"]));
     assert!(
         text.contains(&format!(
-            "{session}  just now  2 messages  {model} (agent census)  How many quokkas?\n"
+            "{session}  just now  2 messages  {model} (agent census)  {}  How many quokkas?\n",
+            sandbox.workspace.canonicalize().unwrap().display()
         )),
         "{text}"
     );
@@ -214,10 +219,11 @@ fn a_new_session_of_run_records_the_clis_prompt_and_continues_with_it() {
     let provider = MockServer::start(vec![openai::text("One."), openai::text("Two.")]).unwrap();
     let output = sandbox.run_openai(&provider.openai_url(), &[], "first");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let session = json_lines(&sandbox.sessions(&["list", "--output", "jsonl"]))[0]["session_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let session =
+        json_lines(&sandbox.sessions(&["list", "--all", "--output", "jsonl"]))[0]["session_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
     let db = sandbox.db.as_os_str();
     let line = listed(&sandbox, db, &session);
     assert_eq!(

@@ -6,7 +6,7 @@ use common::{Sandbox, json_lines, stderr, stdout};
 use oxydra_test_support::{MockServer, openai};
 
 fn session_ids(sandbox: &Sandbox) -> Vec<String> {
-    let list = sandbox.sessions(&["list", "--output", "jsonl"]);
+    let list = sandbox.sessions(&["list", "--all", "--output", "jsonl"]);
     assert_eq!(list.status.code(), Some(0), "{}", stderr(&list));
     json_lines(&list)
         .iter()
@@ -22,15 +22,19 @@ fn list_shows_model_first_prompt_and_age_and_delete_removes_a_session() {
         let output = sandbox.run_openai(&server.openai_url(), &[], prompt);
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     }
-    let list = sandbox.sessions(&["list"]);
+    let list = sandbox.sessions(&["list", "--all"]);
     let text = stdout(&list);
     assert_eq!(text.lines().count(), 2, "{text}");
+    let workspace = sandbox.workspace.canonicalize().unwrap();
     assert!(
-        text.contains("  just now  2 messages  gpt-4o-mini  Fix the flaky test please\n"),
+        text.contains(&format!(
+            "  just now  2 messages  gpt-4o-mini  {}  Fix the flaky test please\n",
+            workspace.display()
+        )),
         "{text}"
     );
     assert!(text.contains("  Write the docs\n"), "{text}");
-    let jsonl = json_lines(&sandbox.sessions(&["list", "--output", "jsonl"]));
+    let jsonl = json_lines(&sandbox.sessions(&["list", "--all", "--output", "jsonl"]));
     assert_eq!(jsonl[0]["first_prompt"], "Write the docs", "newest first");
     assert_eq!(jsonl[0]["model"], "gpt-4o-mini");
     assert_eq!(jsonl[0]["agent"], serde_json::Value::Null);
@@ -156,4 +160,55 @@ fn a_unique_prefix_of_an_id_names_the_session_as_git_takes_a_commit() {
     assert_eq!(session_ids(&sandbox).len(), 2);
     let body = &server.requests()[0].body;
     assert!(body.to_string().contains("Second"), "{body}");
+}
+
+#[test]
+fn list_shows_this_workspaces_sessions_unless_all_and_says_how_many_are_elsewhere() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![openai::text("One."), openai::text("Two.")]).unwrap();
+    let other = sandbox.path().join("home").join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let output = sandbox.run_openai(&server.openai_url(), &[], "in ws");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mut command = sandbox.command();
+    command
+        .args(["run", "--db"])
+        .arg(&sandbox.db)
+        .args(["--base-url", &server.openai_url(), "-C"])
+        .arg(&other)
+        .arg("in other");
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    // Run from the sandbox root: neither session worked there.
+    let here = sandbox.sessions(&["list"]);
+    assert_eq!(here.status.code(), Some(0), "{}", stderr(&here));
+    assert_eq!(stdout(&here), "no sessions stored\n");
+    assert!(
+        stderr(&here).contains("(2 sessions of other workspaces not shown: --all lists them)"),
+        "{}",
+        stderr(&here)
+    );
+    // -C names the workspace; the home directory is shown as `~`.
+    let mut command = sandbox.command();
+    command
+        .args(["sessions", "list", "--db"])
+        .arg(&sandbox.db)
+        .arg("-C")
+        .arg(&other);
+    let there = stdout(&command.output().unwrap());
+    assert_eq!(there.lines().count(), 1, "{there}");
+    assert!(
+        there.contains("  gpt-4o-mini  ~/other  in other\n"),
+        "{there}"
+    );
+    let all = stdout(&sandbox.sessions(&["list", "--all"]));
+    assert_eq!(all.lines().count(), 2, "{all}");
+    let jsonl = json_lines(&sandbox.sessions(&["list", "--output", "jsonl", "-C", "ws"]));
+    assert_eq!(jsonl.len(), 1);
+    assert_eq!(jsonl[0]["first_prompt"], "in ws");
+    // A workspace that does not exist is an error naming it.
+    let missing = sandbox.sessions(&["list", "-C", "nowhere"]);
+    assert_eq!(missing.status.code(), Some(2), "{}", stderr(&missing));
+    assert!(stderr(&missing).contains("nowhere"), "{}", stderr(&missing));
 }

@@ -99,7 +99,7 @@ fn help_texts_name_no_document_and_describe_their_own_output() {
     for args in [
         &["run"][..],
         &["chat"],
-        &["sessions", "list"],
+        &["sessions", "list", "--all"],
         &["sessions", "show"],
         &["sessions", "delete"],
         &["agents", "list"],
@@ -113,6 +113,6 @@ fn help_texts_name_no_document_and_describe_their_own_output() {
         assert!(!text.contains(".md"), "{args:?}: {text}");
     }
     assert!(help(&["run"]).contains("the answer to stdout"));
-    assert!(!help(&["sessions", "list"]).contains("runtime"));
-    assert!(help(&["sessions", "list"]).contains("listing"));
+    assert!(!help(&["sessions", "list", "--all"]).contains("runtime"));
+    assert!(help(&["sessions", "list", "--all"]).contains("listing"));
 }

@@ -37,7 +37,7 @@ fn sigint_mid_run_exits_130_and_keeps_the_session() {
     assert_eq!(last["kind"], "cancelled");
 
     // The user's message was stored before the provider call, and stays.
-    let list = sandbox.sessions(&["list", "--output", "jsonl"]);
+    let list = sandbox.sessions(&["list", "--all", "--output", "jsonl"]);
     let sessions = json_lines(&list);
     assert_eq!(sessions.len(), 1, "{}", stderr(&list));
     let id = sessions[0]["session_id"].as_str().unwrap();
