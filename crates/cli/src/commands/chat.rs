@@ -16,8 +16,8 @@
 //! answer instead. Without a terminal on stdin nothing is read during a turn: the lines
 //! are messages and commands, one after another.
 //!
-//! `@path` in a message attaches that workspace file when it is an image or a PDF
-//! (see [`super::chat_attach`]).
+//! `@path` in a message attaches that workspace file: an image or a PDF as a part, a
+//! text file as its contents after the line (see [`super::chat_attach`]).
 
 use std::collections::VecDeque;
 use std::os::fd::AsFd;
@@ -59,7 +59,7 @@ const HELP: &str = "commands:
   /clear        clear the screen and start a new session
   /help         this text
   /exit         quit (also Ctrl-D)
-  @path         in a message: attach that workspace image or PDF";
+  @path         in a message: attach that workspace file (image, PDF or text)";
 
 /// Shown when a line other than `/cancel` is typed while a turn runs (the line itself
 /// is not shown: it would land amid the answer; it is shown at the prompt).
@@ -357,7 +357,17 @@ impl Chat {
                 return;
             }
         };
-        self.renderer.attached(&attached);
+        self.renderer.attached(&attached.media);
+        if self.output == OutputFormat::Text {
+            for (file, text) in &attached.texts {
+                eprintln!(
+                    "attached {}: text, {} lines",
+                    escape(&scrub(file).text),
+                    text.lines().count()
+                );
+            }
+        }
+        let message = attached.message(text);
         let cancel = self.interrupts.begin_turn();
         let typed = Arc::new(Mutex::new(Vec::new()));
         // Off for the turn, back on when it ends, however it ends.
@@ -380,8 +390,8 @@ impl Chat {
             .agent
             .runtime
             .session(&self.session)
-            .prompt(text)
-            .parts(attached.into_iter().map(|one| one.part))
+            .prompt(message)
+            .parts(attached.media.into_iter().map(|one| one.part))
             .cancel(&cancel)
             .await;
         self.interrupts.end_turn();

@@ -1,16 +1,19 @@
-//! `@path` in a `chat` line: each `@` token naming an image or a PDF in the workspace
-//! attaches that file to the message.
+//! `@path` in a `chat` line: each `@` token naming a file in the workspace attaches it
+//! to the message — an image or a PDF as a part, a text file (UTF-8, at most
+//! [`MAX_TEXT_BYTES`]) as its contents after the line, each in a block naming the file.
+//! The runtime scrubs the message as it scrubs every user message, so a `.env` named
+//! with `@` reaches the provider and the store with its secrets redacted.
 //!
 //! The path is resolved as the file tools resolve theirs ([`WorkspacePolicy`]): `..`,
 //! absolute paths outside the workspace and symlinks that lead out are refused, and the
 //! file is opened without following a symlink. A token naming nothing, a directory or
-//! a file that is no image or PDF by its bytes stays plain text (`@bob`, `@notes.txt`).
+//! a file that is neither media nor text (binary bytes) stays plain text (`@bob`).
 //! A token naming a file that cannot be attached (outside the workspace, too large, a
 //! kind no provider takes, unreadable) or more than [`MAX_ATTACHMENTS`] files refuse
 //! the whole line: nothing is sent or stored, and the person is told why.
 
 use std::fs::File;
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Read};
 use std::path::Path;
 
 use nix::fcntl::OFlag;
@@ -22,40 +25,81 @@ use crate::output::parts::Attached;
 /// Characters that end a sentence rather than a path: `look at @a.png, then…`.
 const TRAILING: &[char] = &[',', ';', ':', '!', '?', ')', ']', '"', '\'', '.'];
 
+/// Most bytes of one text file attached with `@` (a larger one is for `file_read`).
+pub const MAX_TEXT_BYTES: u64 = 100 * 1024;
+
+/// What the `@path` tokens of a line attach.
+#[derive(Debug, Default)]
+pub struct Attachments {
+    /// Images and PDFs, as parts.
+    pub media: Vec<Attached>,
+    /// Text files: the name as given and the contents.
+    pub texts: Vec<(String, String)>,
+}
+
+impl Attachments {
+    /// The message: `line`, then each text file in a block naming it.
+    pub fn message(&self, line: &str) -> String {
+        let mut message = line.to_owned();
+        for (file, text) in &self.texts {
+            let end = if text.ends_with('\n') { "" } else { "\n" };
+            message.push_str(&format!(
+                "\n\n--- @{file} ---\n{text}{end}--- end of @{file} ---"
+            ));
+        }
+        message
+    }
+}
+
+/// What one `@token` names.
+enum Found {
+    Media(Attached),
+    Text(String, String),
+}
+
 /// The files the `@path` tokens of `line` attach, in order (each file once), or why
 /// the line cannot be sent.
-pub fn attachments(line: &str, workspace: &Path) -> Result<Vec<Attached>, String> {
+pub fn attachments(line: &str, workspace: &Path) -> Result<Attachments, String> {
     let tokens: Vec<&str> = line
         .split_whitespace()
         .filter_map(|word| word.strip_prefix('@'))
         .map(|path| path.trim_end_matches(TRAILING))
         .filter(|path| !path.is_empty())
         .collect();
+    let mut attached = Attachments::default();
     if tokens.is_empty() {
-        return Ok(Vec::new());
+        return Ok(attached);
     }
     let policy =
         WorkspacePolicy::new(workspace).map_err(|error| format!("cannot attach files: {error}"))?;
-    let mut attached: Vec<Attached> = Vec::new();
     for token in tokens {
         let Some(found) = attach_one(&policy, token)? else {
             continue;
         };
-        if attached.iter().any(|seen| seen.file == found.file) {
+        let file = match &found {
+            Found::Media(media) => &media.file,
+            Found::Text(file, _) => file,
+        };
+        let seen = attached.media.iter().any(|seen| &seen.file == file)
+            || attached.texts.iter().any(|(seen, _)| seen == file);
+        if seen {
             continue;
         }
-        if attached.len() == MAX_ATTACHMENTS {
+        if attached.media.len() + attached.texts.len() == MAX_ATTACHMENTS {
             return Err(format!(
                 "more than {MAX_ATTACHMENTS} files named with @: attach at most {MAX_ATTACHMENTS} to one message"
             ));
         }
-        attached.push(found);
+        match found {
+            Found::Media(media) => attached.media.push(media),
+            Found::Text(file, text) => attached.texts.push((file, text)),
+        }
     }
     Ok(attached)
 }
 
 /// The file `@token` attaches; `None` when the token is plain text.
-fn attach_one(policy: &WorkspacePolicy, token: &str) -> Result<Option<Attached>, String> {
+fn attach_one(policy: &WorkspacePolicy, token: &str) -> Result<Option<Found>, String> {
     let refused = |why: String| format!("@{token}: {why} (nothing was sent)");
     let resolved = match policy.resolve(token) {
         Ok(resolved) => resolved,
@@ -83,13 +127,43 @@ fn attach_one(policy: &WorkspacePolicy, token: &str) -> Result<Option<Attached>,
         Err(error) => return Err(refused(format!("cannot read it: {error}"))),
     };
     match attachment::part_of(file, &resolved.absolute) {
-        Ok(part) => Ok(Some(Attached {
+        Ok(part) => Ok(Some(Found::Media(Attached {
             file: resolved.relative,
             part,
-        })),
-        Err(AttachmentProblem::NotMedia | AttachmentProblem::NotAFile(_)) => Ok(None),
+        }))),
+        Err(AttachmentProblem::NotMedia) => {
+            // Read again, as text this time (opened the same way).
+            let file = open_no_follow(&resolved.absolute)
+                .map_err(|error| refused(format!("cannot read it: {error}")))?;
+            Ok(text_of(file)
+                .map_err(refused)?
+                .map(|text| Found::Text(resolved.relative, text)))
+        }
+        Err(AttachmentProblem::NotAFile(_)) => Ok(None),
         Err(problem) => Err(refused(problem.to_string())),
     }
+}
+
+/// The contents of `file` when it is text: UTF-8 without NUL bytes, at most
+/// [`MAX_TEXT_BYTES`] (a larger text file refuses the line); `None` for binary bytes.
+fn text_of(file: File) -> Result<Option<String>, String> {
+    let mut bytes = Vec::new();
+    file.take(MAX_TEXT_BYTES.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|error| format!("cannot read it: {error}"))?;
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Ok(None);
+    };
+    if text.contains('\0') {
+        return Ok(None);
+    }
+    if u64::try_from(text.len()).unwrap_or(u64::MAX) > MAX_TEXT_BYTES {
+        return Err(format!(
+            "a text file over {} KiB: ask the agent to read it (file_read) instead",
+            MAX_TEXT_BYTES / 1024
+        ));
+    }
+    Ok(Some(text))
 }
 
 /// Opens `path` for reading without following a symlink in its last name (one swapped
@@ -113,8 +187,8 @@ mod tests {
         dir
     }
 
-    fn files(attached: &[Attached]) -> Vec<&str> {
-        attached.iter().map(|one| one.file.as_str()).collect()
+    fn files(attached: &Attachments) -> Vec<&str> {
+        attached.media.iter().map(|one| one.file.as_str()).collect()
     }
 
     #[test]
@@ -126,24 +200,47 @@ mod tests {
         )
         .unwrap();
         assert_eq!(files(&found), ["r.pdf", "shot.png"]);
-        assert_eq!(found[0].part.kind(), "document");
-        assert_eq!(found[1].part.media_type(), Some("image/png"));
+        assert_eq!(found.media[0].part.kind(), "document");
+        assert_eq!(found.media[1].part.media_type(), Some("image/png"));
     }
 
     #[test]
-    fn tokens_that_are_not_media_stay_text() {
+    fn tokens_that_name_no_file_stay_text() {
         let dir = workspace();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("blob.bin"), b"\x00\x01\xfe binary").unwrap();
         for line in [
             "no token here",
             "ask @bob about it",
-            "is @fake.png an image?",
             "look in @sub",
             "just an @ sign",
             "mail me@example.com",
+            "what is @blob.bin?",
         ] {
-            assert!(attachments(line, dir.path()).unwrap().is_empty(), "{line}");
+            let found = attachments(line, dir.path()).unwrap();
+            assert!(found.media.is_empty() && found.texts.is_empty(), "{line}");
         }
+    }
+
+    #[test]
+    fn a_text_file_is_attached_as_a_block_after_the_line() {
+        let dir = workspace();
+        std::fs::write(dir.path().join("notes.txt"), "line one\nline two\n").unwrap();
+        let found = attachments("is @notes.txt right? and @fake.png?", dir.path()).unwrap();
+        assert!(found.media.is_empty());
+        assert_eq!(found.texts.len(), 2);
+        assert_eq!(
+            found.message("is @notes.txt right?"),
+            "is @notes.txt right?\n\n--- @notes.txt ---\nline one\nline two\n--- end of @notes.txt ---\n\n\
+             --- @fake.png ---\nnot an image\n--- end of @fake.png ---"
+        );
+        // Too large a text refuses the line, saying what to do instead.
+        std::fs::write(dir.path().join("big.txt"), "x".repeat(200 * 1024)).unwrap();
+        let error = attachments("read @big.txt", dir.path()).unwrap_err();
+        assert!(
+            error.contains("file_read") && error.contains("nothing was sent"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -152,11 +249,8 @@ mod tests {
         let fifo = dir.path().join("pipe.png");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
         // No writer ever opens it: a blocking open would wait forever.
-        assert!(
-            attachments("look at @pipe.png", dir.path())
-                .unwrap()
-                .is_empty()
-        );
+        let found = attachments("look at @pipe.png", dir.path()).unwrap();
+        assert!(found.media.is_empty() && found.texts.is_empty());
     }
 
     #[test]

@@ -26,6 +26,16 @@ fn kinds_comment() -> String {
     comment
 }
 
+/// The embedded model, commented out: no server, no key, the recommended model
+/// downloaded once.
+fn local_example() -> String {
+    format!(
+        "# or the embedded model (no server, no key; about 1 GB downloaded once):\n\
+         # kind = \"local\"\n# model = {}\n",
+        quoted(crate::error::RECOMMENDED_LOCAL_MODEL)
+    )
+}
+
 /// A TOML string.
 fn quoted(text: &str) -> String {
     toml::Value::String(text.to_owned()).to_string()
@@ -37,8 +47,10 @@ fn provider_table(provider: Option<&EffectiveProvider>) -> String {
         return format!(
             "[provider]\n{}# No provider is configured yet: uncomment one, for example\n\
              # kind = \"openai\"\n# model = \"gpt-4o-mini\"\n\
-             # api_key_env = \"OPENAI_API_KEY\"      # the variable the key is read from\n",
-            kinds_comment()
+             # api_key_env = \"OPENAI_API_KEY\"      # the variable the key is read from\n\
+             #\n{}",
+            kinds_comment(),
+            local_example()
         );
     };
     let mut table = format!(
@@ -64,6 +76,8 @@ fn provider_table(provider: Option<&EffectiveProvider>) -> String {
             quoted(var)
         ));
     }
+    table.push_str("#\n");
+    table.push_str(&local_example());
     table
 }
 
@@ -277,6 +291,32 @@ mod tests {
     }
 
     /// The template's commented memory cap, uncommented, is the default.
+    #[test]
+    fn the_commented_local_example_parses_once_uncommented() {
+        for provider in [
+            None,
+            Some(provider(kind("openai"), "gpt-4o-mini", Some("K"))),
+        ] {
+            let text = provider_table(provider.as_ref());
+            let example: String = text
+                .lines()
+                .skip_while(|line| !line.starts_with("# or the embedded model"))
+                .skip(1)
+                .map(|line| format!("{}\n", line.trim_start_matches("# ")))
+                .collect();
+            let parsed = config::parse(
+                std::path::Path::new("oxydra.toml"),
+                &format!("[provider]\n{example}"),
+            )
+            .unwrap();
+            assert_eq!(parsed.provider.kind, Some(ProviderKind::Local), "{text}");
+            assert_eq!(
+                parsed.provider.model.as_deref(),
+                Some(crate::error::RECOMMENDED_LOCAL_MODEL)
+            );
+        }
+    }
+
     #[test]
     fn the_templates_message_cap_is_the_default() {
         let text = template(None);

@@ -87,3 +87,33 @@ fn continue_shows_the_last_messages_before_the_prompt() {
         "{err}"
     );
 }
+
+#[test]
+fn at_a_text_file_sends_its_contents_after_the_line_with_secrets_scrubbed() {
+    let sandbox = Sandbox::new();
+    let key = "sk-proj-Zq8xKf3LmN9pR2tVw5yB7cD1eG4hJ6kSa1b2c3d4";
+    std::fs::write(
+        sandbox.workspace.join("notes.txt"),
+        format!("the launch code is 4711\nOPENAI_API_KEY={key}\n"),
+    )
+    .unwrap();
+    let server = MockServer::start(vec![openai::text("Read it.")]).unwrap();
+    let output = common::output_with_stdin(
+        sandbox.oxydra_command(&server, "chat"),
+        b"what is in @notes.txt?\n/exit\n",
+    );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    let request = server.requests()[0].body.to_string();
+    assert!(request.contains("--- @notes.txt ---"), "{request}");
+    assert!(request.contains("the launch code is 4711"), "{request}");
+    assert!(
+        !request.contains(key),
+        "the key reached the provider: {request}"
+    );
+    // Nor the store.
+    let listed = json_values(&stdout(&sandbox.sessions(&["list", "--all", "--json"])));
+    let id = listed[0]["session_id"].as_str().unwrap();
+    let stored = stdout(&sandbox.sessions(&["show", id, "--json"]));
+    assert!(stored.contains("4711") && !stored.contains(key), "{stored}");
+}

@@ -266,7 +266,7 @@ fn chat_attaches_workspace_media_named_with_at_and_refuses_escapes() {
         .clone();
     assert_eq!(first["content"][0]["text"], "describe @shot.png please");
     assert_eq!(first["content"][1]["type"], "image_url");
-    // The second line's @token is no image: it went as text only.
+    // The second line's @token is no image but text: its contents follow the line.
     let second = requests[1].body["messages"]
         .as_array()
         .unwrap()
@@ -274,7 +274,11 @@ fn chat_attaches_workspace_media_named_with_at_and_refuses_escapes() {
         .rfind(|message| message["role"] == "user")
         .unwrap()
         .clone();
-    assert_eq!(second["content"], "is @notes.png an image?");
+    assert_eq!(
+        second["content"],
+        "is @notes.png an image?\n\n--- @notes.png ---\na text file with an image's name\n\
+         --- end of @notes.png ---"
+    );
     let events = json_lines(&output);
     let attachments: Vec<&Value> = events
         .iter()
