@@ -24,9 +24,15 @@ use crate::setup::agent;
 
 /// Loads, merges and checks the configuration of `run` / `chat`.
 pub fn effective(options: &RunOptions) -> Result<Effective, CliError> {
-    let file = config::load(options.config.as_deref())?;
+    let (file, warnings) = config::load_quietly(options.config.as_deref())?;
     let env = |name: &str| std::env::var(name).ok();
-    config::merge(&file, options, &env, std::io::stdin().is_terminal())
+    let merged = config::merge(&file, options, &env, std::io::stdin().is_terminal());
+    // Refused for an untrusted file's provider: the error names the file, the keys and
+    // the way out; the warning would say it all a second time.
+    if !matches!(merged, Err(CliError::UntrustedProvider { .. })) {
+        config::print_warnings(&warnings);
+    }
+    merged
 }
 
 /// Runs `oxydra run`.

@@ -52,10 +52,21 @@ pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 /// `./oxydra.toml` over it); the warnings (an untrusted project file, an unreadable trust
 /// store) go to stderr, sanitized: they can name keys and paths of a project file.
 pub fn load(explicit: Option<&Path>) -> Result<LoadedFile, CliError> {
-    let store = trust::default_store_path();
-    let (loaded, warnings) = oxydra_config::load_with(explicit, store.as_deref())?;
-    for warning in warnings {
-        eprintln!("warning: {}", crate::terminal_text::lines(&warning));
-    }
+    let (loaded, warnings) = load_quietly(explicit)?;
+    print_warnings(&warnings);
     Ok(loaded)
+}
+
+/// [`load`], the warnings handed back instead of printed (for a caller whose error
+/// would say the same: see `commands::run::effective`).
+pub fn load_quietly(explicit: Option<&Path>) -> Result<(LoadedFile, Vec<String>), CliError> {
+    let store = trust::default_store_path();
+    Ok(oxydra_config::load_with(explicit, store.as_deref())?)
+}
+
+/// Prints the configuration's warnings on stderr, sanitized.
+pub fn print_warnings(warnings: &[String]) {
+    for warning in warnings {
+        eprintln!("warning: {}", crate::terminal_text::lines(warning));
+    }
 }

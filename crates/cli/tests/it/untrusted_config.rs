@@ -64,6 +64,25 @@ fn one_warning_naming(output: &Output, keys: &[&str]) -> String {
     warning
 }
 
+/// A run refused for an untrusted file's provider says so once: one `error:` line
+/// naming the file, every key in `keys`, `oxydra trust` and `--base-url`, and no
+/// warning repeating it.
+fn one_error_naming(output: &Output, keys: &[&str]) -> String {
+    let err = stderr(output);
+    assert!(warnings(output).is_empty(), "said twice: {err}");
+    let errors: Vec<&str> = err
+        .lines()
+        .filter(|line| line.starts_with("error: "))
+        .collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    let error = errors[0].to_owned();
+    assert!(error.contains("is not trusted"), "{error}");
+    for key in keys.iter().chain(&["`oxydra trust ", "--base-url"]) {
+        assert!(error.contains(key), "{key}: {error}");
+    }
+    error
+}
+
 #[test]
 fn a_harmless_project_file_does_not_hide_the_users_consent_rule() {
     let sandbox = Sandbox::new();
@@ -150,14 +169,9 @@ fn an_untrusted_local_model_file_is_never_loaded() {
     command.current_dir(&sandbox.workspace).arg("hi");
     let output = command.output().unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    one_warning_naming(&output, &["provider.model (a local model file)"]);
-    let error = stderr(&output);
+    let error = one_error_naming(&output, &["provider.model (a local model file)"]);
     assert!(
-        error.contains("error: ") && error.contains("its provider settings are ignored"),
-        "{error}"
-    );
-    assert!(
-        error.contains("oxydra trust") && error.contains("--base-url"),
+        error.contains("its provider settings are ignored"),
         "{error}"
     );
     assert!(
@@ -199,12 +213,7 @@ fn an_ignored_provider_stops_the_run_instead_of_running_another() {
         .arg("hi");
     let output = command.output().unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    one_warning_naming(&output, &["provider.base_url", "provider.api_key_env"]);
-    assert!(
-        stderr(&output).contains("pass --base-url"),
-        "{}",
-        stderr(&output)
-    );
+    one_error_naming(&output, &["provider.base_url", "provider.api_key_env"]);
     assert!(server.requests().is_empty(), "no provider was called");
 
     // --print-config still prints, saying what was ignored.
