@@ -349,3 +349,26 @@ fn bad_allowed_hosts_and_origins_name_the_key() {
         assert!(stderr(&output).contains(key), "{}", stderr(&output));
     }
 }
+
+#[test]
+fn a_privileged_step_under_the_default_approvals_fails_naming_how_to_allow_it() {
+    let sandbox = sandbox_with_config(SHELL_CONFIG);
+    // serve's default answer is `ask`: runs wait for a person, a step cannot.
+    let server = Server::start_with(&sandbox, &[], &["--addr", "127.0.0.1:0"]);
+    runtime().block_on(async {
+        let client = oxydra::http::client();
+        let run = run_to_end(
+            &client,
+            &server,
+            json!({"agent_name": "say", "parameters": {"msg": "hello"}}),
+        )
+        .await;
+        assert_eq!(run["status"], "failed", "{run}");
+        let error = run["error"].to_string();
+        assert!(error.contains("step_failed"), "{error}");
+        assert!(
+            error.contains("cannot wait") && error.contains("--approve allow"),
+            "{error}"
+        );
+    });
+}

@@ -125,11 +125,19 @@ impl DeterministicRunner {
                 }
                 Err(ToolExecutionError::Cancelled) => return Err(RunError::cancelled()),
                 Err(error) => {
-                    return Err(RunError::new(
-                        "step_failed",
-                        format!("step {number} (`{}`) failed: {error}", step.tool),
-                    )
-                    .with_detail(json!({
+                    let message = match &error {
+                        // The broker would have a person decide, but a step has no turn
+                        // to end and come back to: say what makes it run.
+                        ToolExecutionError::ApprovalDeferred { .. } => format!(
+                            "step {number} (`{}`) needs a person's consent, and a deterministic \
+                             step cannot wait for one: have the permission broker decide \
+                             (`oxydra serve --approve allow`, or `approve = \"allow\"` under \
+                             [runtime]; `deny` refuses it)",
+                            step.tool
+                        ),
+                        _ => format!("step {number} (`{}`) failed: {error}", step.tool),
+                    };
+                    return Err(RunError::new("step_failed", message).with_detail(json!({
                         "step": number,
                         "tool": step.tool,
                         "error_kind": error.kind(),
