@@ -24,6 +24,8 @@ pub(super) struct State {
     pub(super) held_cr: bool,
     /// The progress message while the spinner shows, `None` while text streams.
     pub(super) spinner: Option<String>,
+    /// When the spinner's step began: past a second, the spinner shows how long ago.
+    pub(super) spinner_since: Option<Instant>,
     /// Whether the spinner's line is currently drawn on stderr.
     pub(super) drawn: bool,
     pub(super) frame: usize,
@@ -66,7 +68,14 @@ impl State {
                 .get(self.frame % FRAMES.len())
                 .copied()
                 .unwrap_or("-");
-            let _ = write!(self.err, "{CLEAR_LINE}{frame} {message}");
+            let elapsed = self
+                .spinner_since
+                .map_or(0, |since| since.elapsed().as_secs());
+            let _ = if elapsed >= 1 {
+                write!(self.err, "{CLEAR_LINE}{frame} {message} ({elapsed} s)")
+            } else {
+                write!(self.err, "{CLEAR_LINE}{frame} {message}")
+            };
             let _ = self.err.flush();
             self.drawn = true;
         }

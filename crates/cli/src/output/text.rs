@@ -117,6 +117,7 @@ impl TextRenderer {
             out_is_terminal: false,
             held_cr: false,
             spinner: None,
+            spinner_since: None,
             drawn: false,
             frame: 0,
             open_line: false,
@@ -179,6 +180,7 @@ impl TextRenderer {
                     state.clear_spinner();
                     state.end_text_line();
                     state.spinner = Some(escape(&progress.message).into_owned());
+                    state.spinner_since = Some(Instant::now());
                     state.draw_spinner();
                 }
             }
