@@ -62,6 +62,7 @@ pub struct AgentRuntimeBuilder {
     secret_handles: SecretHandles,
     provenance_policy: Option<oxydra_executor::ProvenancePolicy>,
     system_prompt: Option<String>,
+    system_prompt_sources: Vec<oxydra_types::Source>,
     keep_session_system_prompt: bool,
     agent_name: Option<String>,
     workspace_root: Option<PathBuf>,
@@ -310,6 +311,19 @@ impl AgentRuntimeBuilder {
         self
     }
 
+    /// Where text put into the [`system_prompt`](Self::system_prompt) came from, beyond
+    /// the person and a trusted configuration: [`Source::Workspace`](oxydra_types::Source)
+    /// for project instructions (`AGENTS.md`) read from the workspace. Each counts as
+    /// read before every tool batch, so a [`provenance_policy`](Self::provenance_policy)
+    /// holding its kind makes side-effecting and privileged calls wait for a person —
+    /// as any workspace text the model reads would (DESIGN.md §3.13). Default none.
+    pub fn system_prompt_source(mut self, source: oxydra_types::Source) -> Self {
+        if !self.system_prompt_sources.contains(&source) {
+            self.system_prompt_sources.push(source);
+        }
+        self
+    }
+
     /// Whether a stored session keeps the system prompt it was recorded with (default
     /// `false`: every run sends this runtime's [`system_prompt`](Self::system_prompt)).
     ///
@@ -531,6 +545,7 @@ impl AgentRuntimeBuilder {
             retrieval_top_k: self.retrieval_top_k.unwrap_or(DEFAULT_RETRIEVAL_TOP_K),
             scrubber,
             system_prompt: self.system_prompt,
+            system_prompt_sources: self.system_prompt_sources,
             keep_session_system_prompt: self.keep_session_system_prompt,
             agent_name: self.agent_name,
             workspace_root,

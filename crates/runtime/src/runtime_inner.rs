@@ -37,6 +37,8 @@ pub(crate) struct RuntimeInner {
     pub retrieval_top_k: usize,
     pub scrubber: Scrubber,
     pub system_prompt: Option<String>,
+    /// Where text of the system prompt came from (recorded before each tool batch).
+    pub system_prompt_sources: Vec<oxydra_types::Source>,
     /// A stored session keeps its recorded system prompt and agent name.
     pub keep_session_system_prompt: bool,
     /// The agent this runtime runs as, recorded in session metas.

@@ -125,7 +125,7 @@ pub async fn build(
                 return Err(error);
             }
         };
-    let system_prompt = system_prompt(effective).await;
+    let (system_prompt, holds_instructions) = system_prompt(effective).await;
     let rules = rules(effective, ask_before_changes.then_some(&tools));
     let sink: Arc<dyn EventSink> = renderer;
     let mut builder = AgentRuntime::builder()
@@ -158,6 +158,10 @@ pub async fn build(
         builder = builder.secret_handles(effective.secret_handles.clone());
     }
     builder = builder.provenance_policy(effective.provenance.policy());
+    if holds_instructions {
+        // AGENTS.md is workspace text: `[provenance] hold = ["workspace"]` applies to it.
+        builder = builder.system_prompt_source(oxydra::types::Source::Workspace);
+    }
     if effective.memory.retrieval {
         let retrieval: Arc<dyn MemoryRetrieval> = memory.clone();
         builder = builder.retrieval(retrieval);
@@ -184,16 +188,17 @@ pub async fn build(
 }
 
 /// The system prompt: the configured one (or the default), then the project
-/// instructions (`AGENTS.md`) as a block of their own unless they are turned off. What
-/// was read, cut or refused is said on stderr.
-async fn system_prompt(effective: &Effective) -> String {
+/// instructions (`AGENTS.md`) as a block of their own unless they are turned off, and
+/// whether it holds them (workspace text, for the provenance hold). What was read, cut
+/// or refused is said on stderr.
+async fn system_prompt(effective: &Effective) -> (String, bool) {
     let mut prompt = effective
         .runtime
         .system_prompt
         .clone()
         .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned());
     if effective.runtime.project_instructions == Some(false) {
-        return prompt;
+        return (prompt, false);
     }
     let scrubber = oxydra::scrubbing::Scrubber::new();
     let scrubber = scrubber
@@ -204,17 +209,18 @@ async fn system_prompt(effective: &Effective) -> String {
     let read =
         tokio::task::spawn_blocking(move || super::instructions::load(&workspace, &scrubber));
     let Ok(found) = read.await else {
-        return prompt;
+        return (prompt, false);
     };
     for note in &found.notes {
         eprintln!("note: project instructions: {note}");
     }
-    if let Some(line) = found.summary_line() {
-        eprintln!("{line}");
-        prompt.push_str("\n\n");
-        prompt.push_str(&found.prompt_block());
-    }
-    prompt
+    let Some(line) = found.summary_line() else {
+        return (prompt, false);
+    };
+    eprintln!("{line}");
+    prompt.push_str("\n\n");
+    prompt.push_str(&found.prompt_block());
+    (prompt, true)
 }
 
 /// The tools that change files without being privileged: `chat` asks before they run.

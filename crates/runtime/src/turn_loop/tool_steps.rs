@@ -18,6 +18,11 @@ impl<'a> Run<'a> {
     /// The tool dispatch of this run's current turn.
     pub(super) fn dispatch(&self, state: &SessionState) -> Dispatch<'a> {
         let inner: &'a RuntimeInner = self.inner;
+        // The system prompt's own untrusted text (project instructions) is read before
+        // every batch, a person's decision since notwithstanding: it stays in context.
+        for source in &inner.system_prompt_sources {
+            state.provenance.record(source);
+        }
         Dispatch {
             written: crate::media_guard::model_written(
                 state.window.messages(),
