@@ -177,6 +177,8 @@ fn runner_deps(
     deps.limits = settings.runtime.limits.clone();
     // `{{secret:NAME}}` in agents' calls; their values are scrubbed by value too.
     deps = deps.with_secret_handles(settings.secret_handles.clone());
+    // `[provenance]`: what a run read holds its side effects for a person, as in `run`.
+    deps = deps.with_provenance_policy(settings.provenance.policy());
     // The keys the service holds, redacted by value from what its runs send and store.
     let held = crate::config::searchable(&settings.held_secrets);
     if !held.is_empty() {

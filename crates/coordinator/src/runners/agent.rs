@@ -59,6 +59,8 @@ pub(crate) struct AgentShared {
     pub(crate) scrubber: Scrubber,
     /// What `{{secret:NAME}}` stands for inside a call.
     pub(crate) secret_handles: SecretHandles,
+    /// Which sources hold side-effecting and privileged calls for a person.
+    pub(crate) provenance: oxydra_executor::ProvenancePolicy,
 }
 
 /// Runs AI agent blueprints.
@@ -108,6 +110,7 @@ impl AgentRunner {
             .agent_name(name)
             .scrubber(self.shared.scrubber.clone())
             .secret_handles(self.shared.secret_handles.clone())
+            .provenance_policy(self.shared.provenance.clone())
             .hooks(self.shared.hooks.iter().cloned());
         if let Some(prompt) = &plan.system_prompt {
             builder = builder.system_prompt(prompt.clone());

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use oxydra_executor::{
-    Hook, HookChain, PermissionBroker, SecretHandles, ToolExecutor, ToolExecutorConfig, ToolRule,
+    Hook, HookChain, PermissionBroker, ProvenancePolicy, SecretHandles, ToolExecutor,
+    ToolExecutorConfig, ToolRule,
 };
 use oxydra_memory::Memory;
 use oxydra_provider::{PricingTable, Provider};
@@ -135,6 +136,9 @@ pub struct RunnerDeps {
     /// An agent with a cost budget whose model has no price here is refused at load
     /// ([`CoordinatorError::UnpricedModel`]).
     pub pricing: Option<PricingTable>,
+    /// Which sources AI agent runs hold side-effecting and privileged calls on for a
+    /// person (DESIGN.md §3.13; default [`ProvenancePolicy::default`]: `web` and `mcp`).
+    pub provenance: ProvenancePolicy,
 }
 
 impl std::fmt::Debug for RunnerDeps {
@@ -179,7 +183,16 @@ impl RunnerDeps {
             scrubber: Scrubber::new(),
             secret_handles: SecretHandles::default(),
             pricing: None,
+            provenance: ProvenancePolicy::default(),
         }
+    }
+
+    /// Which sources hold AI agent runs' side-effecting and privileged calls for a
+    /// person (see [`RunnerDeps::provenance`]).
+    #[must_use]
+    pub fn with_provenance_policy(mut self, policy: ProvenancePolicy) -> Self {
+        self.provenance = policy;
+        self
     }
 
     /// The secret handles of AI agent runs (see [`RunnerDeps::secret_handles`]); each
@@ -336,6 +349,7 @@ impl RunnerDeps {
                 hooks: self.hooks,
                 scrubber: self.scrubber,
                 secret_handles: self.secret_handles,
+                provenance: self.provenance,
             },
         );
         let pipelines = DeterministicRunner::new(executors, self.workspace_root);

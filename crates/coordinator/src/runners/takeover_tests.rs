@@ -95,6 +95,7 @@ impl Setup {
                 hooks: Vec::new(),
                 scrubber: oxydra_scrubbing::Scrubber::new(),
                 secret_handles: oxydra_executor::SecretHandles::default(),
+                provenance: oxydra_executor::ProvenancePolicy::default(),
             },
         )
     }
