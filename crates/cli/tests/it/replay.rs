@@ -132,6 +132,17 @@ fn the_same_script_reproduces_the_session_exactly_without_running_a_tool() {
     // A new session, holding the replay.
     let listed = json_lines(&sandbox.sessions(&["list", "--output", "jsonl"]));
     assert_eq!(listed.len(), 2, "{listed:?}");
+    let marked: Vec<&Value> = listed
+        .iter()
+        .filter(|s| s["replay_of"] == id.as_str())
+        .collect();
+    assert_eq!(marked.len(), 1, "{listed:?}");
+    assert_ne!(marked[0]["session_id"], id.as_str());
+    assert!(
+        listed
+            .iter()
+            .any(|s| s["session_id"] == id.as_str() && s["replay_of"].is_null())
+    );
 
     let server = MockServer::start(script(WRITE, "done")).unwrap();
     let output = replay(&sandbox, &server, &[&id, "--output", "jsonl"]);

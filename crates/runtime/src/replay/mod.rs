@@ -3,7 +3,8 @@
 //! call matching a recorded one (same tool, same arguments as canonical JSON) gets the
 //! recorded output without running; any other is refused with a tool error the model
 //! gets, or, when live, runs (in a workspace the caller makes a scratch copy). The
-//! replay is a new session; the original is only read.
+//! replay is a new session whose meta names the original (`SessionMeta::replay_of`);
+//! the original is only read.
 //!
 //! ```no_run
 //! # async fn demo(
@@ -162,21 +163,29 @@ impl Replay {
         let mut output_tokens = 0_u64;
         let mut cost = 0.0_f64;
         for (turn, prompt) in (self.from..).zip(&self.prompts) {
-            let outcome = runtime
+            let result = runtime
                 .session(&session)
                 .prompt(prompt.content.clone().unwrap_or_default())
                 .parts(prompt.parts.clone())
                 .cancel(cancel)
-                .await
-                .map_err(|source| ReplayError::Run {
-                    turn,
-                    session: session.clone(),
-                    source: Box::new(source),
-                })?;
+                .await;
+            let outcome = match result {
+                Ok(outcome) => outcome,
+                Err(source) => {
+                    // What was stored of it is a replay too.
+                    self.mark(memory, &session).await?;
+                    return Err(ReplayError::Run {
+                        turn,
+                        session,
+                        source: Box::new(source),
+                    });
+                }
+            };
             input_tokens = input_tokens.saturating_add(outcome.usage.input_tokens);
             output_tokens = output_tokens.saturating_add(outcome.usage.output_tokens);
             cost += outcome.cost;
         }
+        self.mark(memory, &session).await?;
         let stored: Vec<Message> = memory
             .messages(&session)
             .await?
@@ -202,6 +211,17 @@ impl Replay {
             ),
             unrecorded_calls: replay_calls.saturating_sub(matched),
         })
+    }
+}
+
+impl Replay {
+    /// Marks `session` as a replay of the original in its meta (`replay_of`), keeping
+    /// what the runs recorded there; later runs of it keep the mark.
+    async fn mark(&self, memory: &dyn Memory, session: &SessionId) -> Result<(), ReplayError> {
+        let mut meta = memory.session_meta(session).await?.unwrap_or_default();
+        meta.replay_of = Some(self.original.as_str().to_owned());
+        memory.store_session_meta(session, &meta).await?;
+        Ok(())
     }
 }
 
