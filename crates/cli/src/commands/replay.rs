@@ -4,7 +4,6 @@
 //! always work in a scratch directory (empty unless live), so neither the workspace
 //! nor the original session changes; the replay is a new session.
 
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -170,14 +169,6 @@ fn copy_tree(from: &Path, to: &Path, roots: (&Path, &Path)) -> std::io::Result<(
         }
     }
     Ok(())
-}
-
-/// Writes `text` to stdout.
-pub(super) fn write_out(text: &str) -> Result<(), CliError> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(CliError::stdout)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! through the terminal sanitizer), or one `replay_report` JSON line.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 
 use oxydra::runtime::replay::{Difference, FirstDifference, ReplayReport, RunSide, TurnRecord};
 use oxydra::serde_json;
@@ -22,7 +23,10 @@ pub fn print(report: &ReplayReport, format: OutputFormat) -> Result<(), CliError
         OutputFormat::Jsonl => json_line(report)?,
         OutputFormat::Text => side_by_side(report),
     };
-    super::replay::write_out(&text)
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(CliError::stdout)
 }
 
 /// The report as one JSON line: `{"type":"replay_report","identical":…, …}`.
