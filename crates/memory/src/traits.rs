@@ -38,6 +38,8 @@ pub struct SessionInfo {
     /// The workspace its last run worked in, from its [`SessionMeta`] (`None` for a
     /// session stored before sessions recorded one).
     pub workspace: Option<String>,
+    /// The session it replays, from its [`SessionMeta`] (`None`: no replay).
+    pub replay_of: Option<String>,
 }
 
 /// What a session runs with, recorded when a run opens it: so that listings can say
@@ -54,6 +56,9 @@ pub struct SessionMeta {
     /// The workspace (root of the file tools) its last run worked in, as an absolute
     /// path; `None` when not recorded.
     pub workspace: Option<String>,
+    /// The session this one replays (`oxydra replay`); `None` for a session of its own.
+    /// Set when the replay is stored; later runs of the session keep it.
+    pub replay_of: Option<String>,
 }
 
 /// The rolling summary of a session's older turns.

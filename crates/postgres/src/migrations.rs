@@ -97,6 +97,10 @@ pub(crate) const MEMORY_MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX checkpoint_blob_refs_by_hash ON checkpoint_blob_refs (hash);
     ",
+    // 5: the session a session replays (the SQLite store's migration 6).
+    "
+    ALTER TABLE session_meta ADD COLUMN replay_of TEXT;
+    ",
 ];
 
 /// The run store's migrations.

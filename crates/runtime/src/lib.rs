@@ -75,6 +75,7 @@ mod part_scrub;
 mod pending_approvals;
 mod provider_call;
 mod provider_retries;
+pub mod replay;
 mod retrieval_scope;
 mod run_handle;
 mod run_outcome;

@@ -7,6 +7,7 @@ mod init;
 mod list;
 mod mcp;
 mod remote;
+mod replay;
 mod run;
 mod scrub;
 mod serve;
@@ -23,6 +24,7 @@ pub use mcp::{McpAction, McpArgs, McpServeArgs, McpTransport};
 pub use remote::{
     ApprovalsAction, ApprovalsArgs, RunsAction, RunsArgs, RunsListArgs, ServerOptions,
 };
+pub use replay::ReplayArgs;
 pub use run::{ChatArgs, RunArgs, RunOptions};
 pub use scrub::ScrubArgs;
 pub use serve::ServeArgs;
@@ -65,6 +67,10 @@ pub enum Command {
     Approvals(ApprovalsArgs),
     /// MCP servers of the configuration (`[[mcp_servers]]`).
     Mcp(McpArgs),
+    /// Re-run a stored session's prompts against a model: recorded outputs answer
+    /// matching tool calls, the two runs side by side (a new session; nothing in the
+    /// workspace changes).
+    Replay(ReplayArgs),
     /// Redact secrets from FILE (or stdin) to stdout.
     Scrub(ScrubArgs),
     /// Trust a project configuration file (`./oxydra.toml`), so that its settings
@@ -82,6 +88,7 @@ impl Command {
         match self {
             Self::Run(args) => args.options.output == OutputFormat::Jsonl,
             Self::Chat(args) => args.options.output == OutputFormat::Jsonl,
+            Self::Replay(args) => args.options.output == OutputFormat::Jsonl,
             _ => false,
         }
     }

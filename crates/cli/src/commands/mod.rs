@@ -12,6 +12,8 @@ pub mod checkpoints;
 pub mod init;
 pub mod mcp;
 pub mod mcp_serve;
+pub mod replay;
+pub mod replay_report;
 pub mod run;
 pub mod runs;
 pub mod scrub;
@@ -54,6 +56,7 @@ async fn dispatch_async(command: Command) -> Result<Exit, CliError> {
         Command::Run(args) => run::run(args).await,
         Command::Chat(args) => chat::run(args).await,
         Command::Sessions(args) => sessions::run(args).await,
+        Command::Replay(args) => replay::run(args).await,
         Command::Undo(args) => checkpoints::undo(args).await,
         Command::Agents(args) => agents::run(args).await,
         Command::Serve(args) => serve::run(args).await,

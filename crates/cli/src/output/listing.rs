@@ -117,6 +117,7 @@ pub fn write_sessions(
                     "model": info.model,
                     "agent": info.agent,
                     "workspace": info.workspace,
+                    "replay_of": info.replay_of,
                     "first_prompt": first_prompt,
                 });
                 writeln!(out, "{line}")?;
@@ -313,6 +314,7 @@ mod tests {
                 model: Some("gpt-4o-mini".into()),
                 agent: Some("research\u{1b}er".into()),
                 workspace: Some("/work/app".into()),
+                replay_of: Some("ses_0".into()),
             },
             first_prompt: Some("Fix the build".into()),
         }];
@@ -324,7 +326,7 @@ mod tests {
             json!({"session_id":"ses_1","created_at":"1970-01-01T00:00:00.000Z",
                 "updated_at":"1970-01-01T00:00:01.000Z","messages":3,
                 "model":"gpt-4o-mini","agent":"research\u{1b}er",
-                "workspace":"/work/app","first_prompt":"Fix the build"})
+                "workspace":"/work/app","replay_of":"ses_0","first_prompt":"Fix the build"})
         );
         let mut text = Vec::new();
         write_sessions(&mut text, &sessions, OutputFormat::Text).unwrap();
@@ -349,6 +351,7 @@ mod tests {
                 model: None,
                 agent: None,
                 workspace: None,
+                replay_of: None,
             },
             first_prompt: None,
         }];
@@ -375,6 +378,7 @@ mod tests {
             system_prompt: Some("You research\nquestions.".into()),
             agent: Some("researcher".into()),
             workspace: None,
+            replay_of: None,
         };
         write_meta(&mut out, Some(&meta)).unwrap();
         assert_eq!(

@@ -1,11 +1,13 @@
 //! Building the agent runtime of `run` and `chat` from the effective configuration.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use oxydra::executor::{PermissionScope, ToolExecutorConfig, ToolRule, ToolRuleKind};
 use oxydra::mcp::McpManager;
 use oxydra::memory::{Memory, MemoryRetrieval};
+use oxydra::runtime::replay::Replay;
 use oxydra::runtime::{AgentRuntime, EventSink};
 use oxydra::types::SessionId;
 
@@ -56,6 +58,39 @@ pub async fn build(
     interrupts: &Interrupts,
     input: TerminalInput,
     ask_before_changes: bool,
+) -> Result<Agent, CliError> {
+    build_with(
+        effective,
+        renderer,
+        interrupts,
+        input,
+        ask_before_changes,
+        None,
+    )
+    .await
+}
+
+/// What `oxydra replay` changes in the agent [`build`] makes.
+pub struct ReplaySetup<'a> {
+    /// The replay whose recordings answer the tools' calls.
+    pub replay: &'a Replay,
+    /// Whether calls not recorded run (in the scratch workspace `effective` names).
+    pub live: bool,
+    /// The real workspace, whose project instructions the system prompt takes as a
+    /// run there would (the tools work in `effective.workspace`, a scratch directory).
+    pub instructions_from: PathBuf,
+}
+
+/// [`build`], for a replay when `replay` is given: every tool (built-in and MCP)
+/// answered from the recordings, and no checkpoints (the replay changes no workspace
+/// a person may undo).
+pub async fn build_with(
+    effective: &Effective,
+    renderer: Arc<Renderer>,
+    interrupts: &Interrupts,
+    input: TerminalInput,
+    ask_before_changes: bool,
+    replay: Option<ReplaySetup<'_>>,
 ) -> Result<Agent, CliError> {
     let memory = open_with(
         &effective.memory.db,
@@ -117,6 +152,16 @@ pub async fn build(
         super::mcp::stop(mcp).await;
         return Err(end_cancelled(super::mcp::cancelled_at_start()));
     }
+    let tools = match &replay {
+        Some(setup) => match setup.replay.wrap_tools(&tools, setup.live) {
+            Ok(wrapped) => wrapped,
+            Err(error) => {
+                super::mcp::stop(mcp).await;
+                return Err(CliError::Setup(error.to_string()));
+            }
+        },
+        None => tools,
+    };
     let tool_choice =
         match super::tool_choice::policy(runtime_settings.tool_choice.as_deref(), &tools) {
             Ok(policy) => policy,
@@ -125,7 +170,12 @@ pub async fn build(
                 return Err(error);
             }
         };
-    let (system_prompt, holds_instructions) = system_prompt(effective).await;
+    let instructions_from = replay
+        .as_ref()
+        .map_or(effective.workspace.as_path(), |setup| {
+            setup.instructions_from.as_path()
+        });
+    let (system_prompt, holds_instructions) = system_prompt(effective, instructions_from).await;
     let rules = rules(effective, ask_before_changes.then_some(&tools));
     let sink: Arc<dyn EventSink> = renderer;
     let mut builder = AgentRuntime::builder()
@@ -138,10 +188,6 @@ pub async fn build(
         .limits(limits)
         .pricing(effective.pricing_table())
         .memory(memory_handle)
-        .checkpoints(
-            memory.clone(),
-            oxydra::tools::checkpoint::CheckpointConfig::default(),
-        )
         .session_wait(runtime_settings.session_wait())
         .system_prompt(system_prompt)
         // A continued session keeps the system prompt it was recorded with (an agent's,
@@ -151,6 +197,12 @@ pub async fn build(
         .workspace_root(effective.workspace.clone())
         .hooks(super::hooks::from_config(effective))
         .event_sink(sink);
+    if replay.is_none() {
+        builder = builder.checkpoints(
+            memory.clone(),
+            oxydra::tools::checkpoint::CheckpointConfig::default(),
+        );
+    }
     for (name, value) in crate::config::searchable(&effective.held_secrets) {
         builder = builder.known_secret(name, value);
     }
@@ -188,10 +240,10 @@ pub async fn build(
 }
 
 /// The system prompt: the configured one (or the default), then the project
-/// instructions (`AGENTS.md`) as a block of their own unless they are turned off, and
-/// whether it holds them (workspace text, for the provenance hold). What was read, cut
-/// or refused is said on stderr.
-async fn system_prompt(effective: &Effective) -> (String, bool) {
+/// instructions (`AGENTS.md`, of `workspace`) as a block of their own unless they are
+/// turned off, and whether it holds them (workspace text, for the provenance hold).
+/// What was read, cut or refused is said on stderr.
+async fn system_prompt(effective: &Effective, workspace: &Path) -> (String, bool) {
     let mut prompt = effective
         .runtime
         .system_prompt
@@ -205,7 +257,7 @@ async fn system_prompt(effective: &Effective) -> (String, bool) {
         .clone()
         .with_known_secrets(crate::config::searchable(&effective.held_secrets))
         .unwrap_or(scrubber);
-    let workspace = effective.workspace.clone();
+    let workspace = workspace.to_path_buf();
     let read =
         tokio::task::spawn_blocking(move || super::instructions::load(&workspace, &scrubber));
     let Ok(found) = read.await else {

@@ -180,6 +180,7 @@ mod tests {
             model: None,
             agent: None,
             workspace: workspace.map(str::to_owned),
+            replay_of: None,
         };
         let sessions = vec![
             session("ses_here_old", 1, Some("/work/app")),

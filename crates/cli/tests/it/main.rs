@@ -52,6 +52,7 @@ mod protected_paths;
 mod provenance;
 mod provider_errors;
 mod remote_commands;
+mod replay;
 mod responses;
 mod run;
 mod sandbox;

@@ -17,6 +17,7 @@ fn meta(model: &str, prompt: Option<&str>, agent: Option<&str>) -> SessionMeta {
         system_prompt: prompt.map(str::to_owned),
         agent: agent.map(str::to_owned),
         workspace: Some(format!("/work/{model}")),
+        replay_of: None,
     }
 }
 
@@ -25,11 +26,14 @@ fn meta(model: &str, prompt: Option<&str>, agent: Option<&str>) -> SessionMeta {
 /// one lists neither.
 pub async fn session_meta_round_trips_replaces_and_is_listed<B: MemoryBackend>(backend: &B) {
     let (with, without) = (SessionId::from("ses_meta"), SessionId::from("ses_plain"));
-    let first = meta(
-        "model-a",
-        Some("You research ✓ questions.\nLine two."),
-        Some("researcher"),
-    );
+    let first = SessionMeta {
+        replay_of: Some("ses_original".into()),
+        ..meta(
+            "model-a",
+            Some("You research ✓ questions.\nLine two."),
+            Some("researcher"),
+        )
+    };
     {
         let memory = backend.open(RetrievalConfig::default());
         assert_eq!(memory.session_meta(&with).await.unwrap(), None);
@@ -48,6 +52,8 @@ pub async fn session_meta_round_trips_replaces_and_is_listed<B: MemoryBackend>(b
     assert_eq!(find(&with).messages, 1);
     assert_eq!((find(&without).model, find(&without).agent), (None, None));
     assert_eq!(find(&without).workspace, None);
+    assert_eq!(find(&with).replay_of.as_deref(), Some("ses_original"));
+    assert_eq!(find(&without).replay_of, None);
 
     // Storing again replaces every field, absent ones included.
     let second = meta("model-b", None, None);
@@ -63,6 +69,7 @@ pub async fn session_meta_round_trips_replaces_and_is_listed<B: MemoryBackend>(b
         ),
         (Some("model-b"), None, Some("/work/model-b"))
     );
+    assert_eq!(again.replay_of, None);
 
     // A meta stored before the session's first message is not a session of its own.
     let early = SessionId::from("ses_early");

@@ -150,7 +150,7 @@ pub fn list_sessions(conn: &Connection, path: &Path) -> Result<Vec<SessionInfo>,
     let mut stmt = conn
         .prepare_cached(
             "SELECT s.session_id, s.created_at, s.updated_at, s.last_sequence, m.model, m.agent,
-                    m.workspace
+                    m.workspace, m.replay_of
              FROM sessions s LEFT JOIN session_meta m ON m.session_id = s.session_id
              ORDER BY s.updated_at DESC, s.session_id DESC",
         )
@@ -165,6 +165,7 @@ pub fn list_sessions(conn: &Connection, path: &Path) -> Result<Vec<SessionInfo>,
                 model: row.get(4)?,
                 agent: row.get(5)?,
                 workspace: row.get(6)?,
+                replay_of: row.get(7)?,
             })
         })
         .map_err(err)?;

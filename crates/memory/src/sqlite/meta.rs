@@ -17,12 +17,13 @@ pub fn store(
     meta: &SessionMeta,
 ) -> Result<(), MemoryError> {
     conn.prepare_cached(
-        "INSERT INTO session_meta (session_id, model, system_prompt, agent, updated_at, workspace)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        "INSERT INTO session_meta
+             (session_id, model, system_prompt, agent, updated_at, workspace, replay_of)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
          ON CONFLICT (session_id) DO UPDATE
          SET model = excluded.model, system_prompt = excluded.system_prompt,
              agent = excluded.agent, updated_at = excluded.updated_at,
-             workspace = excluded.workspace",
+             workspace = excluded.workspace, replay_of = excluded.replay_of",
     )
     .and_then(|mut stmt| {
         stmt.execute(params![
@@ -31,7 +32,8 @@ pub fn store(
             meta.system_prompt,
             meta.agent,
             now_ms(),
-            meta.workspace
+            meta.workspace,
+            meta.replay_of
         ])
     })
     .map(drop)
@@ -45,7 +47,8 @@ pub fn load(
     session: &SessionId,
 ) -> Result<Option<SessionMeta>, MemoryError> {
     conn.prepare_cached(
-        "SELECT model, system_prompt, agent, workspace FROM session_meta WHERE session_id = ?1",
+        "SELECT model, system_prompt, agent, workspace, replay_of FROM session_meta
+         WHERE session_id = ?1",
     )
     .and_then(|mut stmt| {
         stmt.query_row([session.as_str()], |row| {
@@ -54,6 +57,7 @@ pub fn load(
                 system_prompt: row.get(1)?,
                 agent: row.get(2)?,
                 workspace: row.get(3)?,
+                replay_of: row.get(4)?,
             })
         })
         .optional()

@@ -110,6 +110,11 @@ const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX checkpoint_blob_refs_by_hash ON checkpoint_blob_refs(hash);
     ",
+    // 6: the session a session replays (`oxydra replay`). Sessions stored before are
+    // replays of nothing.
+    "
+    ALTER TABLE session_meta ADD COLUMN replay_of TEXT;
+    ",
 ];
 
 /// The schema version this code writes.

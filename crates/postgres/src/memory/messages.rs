@@ -140,7 +140,7 @@ pub(super) async fn list_sessions(db: &PostgresDatabase) -> Result<Vec<SessionIn
     let rows = client
         .query(
             "SELECT s.session_id, s.created_at, s.updated_at, s.last_sequence, m.model, m.agent,
-                    m.workspace
+                    m.workspace, m.replay_of
              FROM sessions s LEFT JOIN session_meta m ON m.session_id = s.session_id
              ORDER BY s.updated_at DESC, s.session_id DESC",
             &[],
@@ -157,6 +157,7 @@ pub(super) async fn list_sessions(db: &PostgresDatabase) -> Result<Vec<SessionIn
                 model: row.try_get(4)?,
                 agent: row.try_get(5)?,
                 workspace: row.try_get(6)?,
+                replay_of: row.try_get(7)?,
             })
         })
         .collect::<Result<Vec<_>, tokio_postgres::Error>>()

@@ -16,12 +16,13 @@ pub(super) async fn store(
     let client = db.client().await?;
     client
         .execute(
-            "INSERT INTO session_meta (session_id, model, system_prompt, agent, updated_at, workspace)
-             VALUES ($1, $2, $3, $4, $5, $6)
+            "INSERT INTO session_meta
+                 (session_id, model, system_prompt, agent, updated_at, workspace, replay_of)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
              ON CONFLICT (session_id) DO UPDATE
              SET model = excluded.model, system_prompt = excluded.system_prompt,
                  agent = excluded.agent, updated_at = excluded.updated_at,
-             workspace = excluded.workspace",
+                 workspace = excluded.workspace, replay_of = excluded.replay_of",
             &[
                 &session.as_str(),
                 &meta.model,
@@ -29,6 +30,7 @@ pub(super) async fn store(
                 &meta.agent,
                 &now_ms(),
                 &meta.workspace,
+                &meta.replay_of,
             ],
         )
         .await
@@ -45,7 +47,8 @@ pub(super) async fn load(
     let client = db.client().await?;
     let row = client
         .query_opt(
-            "SELECT model, system_prompt, agent, workspace FROM session_meta WHERE session_id = $1",
+            "SELECT model, system_prompt, agent, workspace, replay_of FROM session_meta
+             WHERE session_id = $1",
             &[&session.as_str()],
         )
         .await
@@ -59,6 +62,7 @@ pub(super) async fn load(
             system_prompt: row.try_get(1)?,
             agent: row.try_get(2)?,
             workspace: row.try_get(3)?,
+            replay_of: row.try_get(4)?,
         })
     };
     read().map(Some).map_err(|e| db.error(&action, &e).into())

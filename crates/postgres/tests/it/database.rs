@@ -108,6 +108,7 @@ async fn a_memory_schema_from_before_session_meta_is_migrated() {
         system_prompt: Some("p".into()),
         agent: None,
         workspace: Some("/w".into()),
+        replay_of: Some("ses_original".into()),
     };
     memory.store_session_meta(&session, &meta).await.unwrap();
     assert_eq!(memory.session_meta(&session).await.unwrap(), Some(meta));

@@ -180,8 +180,8 @@ async fn workers_starting_together_on_a_fresh_database_create_the_extension_once
     for tenant in &tenants {
         assert_eq!(migrations(&admin, tenant, "memory_pgvector").await, 1);
         // The memory migrations (the schema, session meta, the session's workspace,
-        // checkpoints), each applied once.
-        assert_eq!(migrations(&admin, tenant, "memory").await, 4);
+        // checkpoints, the session a replay replays), each applied once.
+        assert_eq!(migrations(&admin, tenant, "memory").await, 5);
         assert_eq!(embedding_type(&admin, tenant).await, "vector");
     }
 }

@@ -48,6 +48,8 @@ pub(super) fn resolve(own: &Own<'_>, stored: Option<&SessionMeta>, scrubber: &Sc
         system_prompt: recorded_prompt,
         agent,
         workspace: own.workspace.map(str::to_owned),
+        // A replay stays marked as one whatever runs it later.
+        replay_of: stored.and_then(|meta| meta.replay_of.clone()),
     };
     let record = (stored != Some(&meta)).then_some(meta);
     Profile {
@@ -76,6 +78,7 @@ mod tests {
             system_prompt: Some("You research questions.".into()),
             agent: Some("researcher".into()),
             workspace: Some("/work/project".into()),
+            replay_of: None,
         }
     }
 
@@ -94,6 +97,7 @@ mod tests {
                     system_prompt: Some("the runtime's prompt".into()),
                     agent: None,
                     workspace: Some("/work/project".into()),
+                    replay_of: None,
                 })
             );
         }
@@ -135,6 +139,21 @@ mod tests {
             profile.record.and_then(|meta| meta.workspace).as_deref(),
             Some("/work/project")
         );
+    }
+
+    #[test]
+    fn a_replay_stays_marked_whatever_runs_it_later() {
+        let stored = SessionMeta {
+            replay_of: Some("ses_original".into()),
+            ..agent_meta()
+        };
+        for keep in [false, true] {
+            let profile = resolve(&own(keep), Some(&stored), &Scrubber::new());
+            assert_eq!(
+                profile.record.and_then(|meta| meta.replay_of).as_deref(),
+                Some("ses_original")
+            );
+        }
     }
 
     #[test]

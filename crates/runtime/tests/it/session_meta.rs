@@ -66,6 +66,7 @@ async fn a_continued_session_keeps_its_agents_prompt_only_when_the_runtime_asks(
         system_prompt: Some("You count quokkas.".into()),
         agent: Some("census".into()),
         workspace: std::env::temp_dir().to_str().map(str::to_owned),
+        replay_of: None,
     };
     assert_eq!(
         memory.session_meta(&session).await.unwrap(),
