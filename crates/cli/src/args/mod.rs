@@ -3,6 +3,7 @@
 //! [`crate::config`] resolves them with the file and the environment.
 
 mod agents;
+mod eval;
 mod init;
 mod list;
 mod mcp;
@@ -17,6 +18,7 @@ mod values;
 use clap::{Parser, Subcommand};
 
 pub use agents::{AgentsAction, AgentsArgs};
+pub use eval::EvalArgs;
 pub use init::InitArgs;
 pub use list::ListOptions;
 pub use mcp::{McpAction, McpArgs, McpServeArgs, McpTransport};
@@ -65,6 +67,9 @@ pub enum Command {
     Approvals(ApprovalsArgs),
     /// MCP servers of the configuration (`[[mcp_servers]]`).
     Mcp(McpArgs),
+    /// Run an eval suite: tasks scored by their outcome, each run K times, as a
+    /// table, JSON or JUnit XML.
+    Eval(EvalArgs),
     /// Redact secrets from FILE (or stdin) to stdout.
     Scrub(ScrubArgs),
     /// Trust a project configuration file (`./oxydra.toml`), so that its settings

@@ -7,6 +7,7 @@ pub mod chat;
 pub mod chat_attach;
 pub mod chat_checkpoints;
 pub mod checkpoints;
+pub mod eval;
 pub mod init;
 pub mod mcp;
 pub mod mcp_serve;
@@ -58,6 +59,7 @@ async fn dispatch_async(command: Command) -> Result<Exit, CliError> {
         Command::Runs(args) => runs::run(args).await,
         Command::Approvals(args) => approvals::run(args).await,
         Command::Mcp(args) => mcp::run(args).await,
+        Command::Eval(args) => eval::run(args).await,
         Command::Scrub(args) => scrub::run(&args),
         Command::Trust(args) => trust::run(&args),
         Command::Init(args) => init::run(&args),
