@@ -37,7 +37,7 @@ const FEATURE_LINE_DOCS: &[&str] = &[
 /// The eval of the repository's task suite that CI runs: `oxydra eval` against the
 /// embedded test model, one run per task, no threshold (it must run end to end; its
 /// rates are docs/performance.md's business). Only the tasks tagged `seen` (6 of 30,
-/// about a minute on 2 cores): the whole suite would add some four minutes.
+/// one to two minutes on 2 cores): the whole suite would add five or more.
 const EVAL: &[&str] = &[
     "--",
     "eval",
@@ -46,6 +46,8 @@ const EVAL: &[&str] = &[
     "seen",
     "--runs",
     "1",
+    "--config",
+    "evals/embedded.toml",
     "--provider",
     "local",
     "--model",
@@ -336,6 +338,7 @@ mod tests {
         assert!(!program.contains("--config"), "{line}");
         let root = crate::workspace_root();
         assert!(root.join("evals/tasks.toml").is_file());
+        assert!(root.join("evals/embedded.toml").is_file());
         assert!(!program.contains("--threshold"), "{line}");
     }
 

@@ -171,8 +171,13 @@ fn setups(args: &EvalArgs) -> Result<Vec<Setup>, CliError> {
         model: args.model.clone(),
         ..RunOptions::default()
     };
+    // A model file is named by its file name.
     let label_of = |options: &RunOptions| -> Result<String, CliError> {
-        Ok(super::run::effective(options)?.provider.model)
+        let model = super::run::effective(options)?.provider.model;
+        Ok(Path::new(&model)
+            .file_name()
+            .filter(|_| model.contains('/'))
+            .map_or_else(|| model.clone(), |name| name.to_string_lossy().into_owned()))
     };
     let mut setups = vec![Setup {
         label: label_of(&primary)?,

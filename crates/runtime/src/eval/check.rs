@@ -91,6 +91,19 @@ fn regex(key: &'static str, pattern: &str) -> Result<regex::Regex, (&'static str
 impl Check {
     /// The check of a `[[task.check]]` table.
     pub(super) fn from_raw(raw: RawCheck) -> RawResult {
+        let file_keys = [
+            raw.equals.is_some(),
+            raw.contains.is_some(),
+            raw.matches.is_some(),
+            raw.absent.is_some(),
+        ];
+        let file_key_count = file_keys.iter().filter(|&&key| key).count();
+        if raw.file.is_none() && file_key_count > 0 {
+            return Err((
+                "file",
+                "equals, contains, matches and absent need `file`".into(),
+            ));
+        }
         let kinds = [
             raw.file.is_some(),
             raw.answer_contains.is_some(),
@@ -111,19 +124,6 @@ impl Check {
         }
         if raw.count.is_some() && raw.tool_called.is_none() {
             return Err(("count", "`count` goes with `tool_called` only".into()));
-        }
-        let file_keys = [
-            raw.equals.is_some(),
-            raw.contains.is_some(),
-            raw.matches.is_some(),
-            raw.absent.is_some(),
-        ];
-        let file_key_count = file_keys.iter().filter(|&&key| key).count();
-        if raw.file.is_none() && file_key_count > 0 {
-            return Err((
-                "file",
-                "equals, contains, matches and absent need `file`".into(),
-            ));
         }
         if let Some(file) = raw.file {
             let path = fixture::relative(&file).map_err(|message| ("file", message))?;

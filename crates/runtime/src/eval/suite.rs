@@ -168,7 +168,12 @@ impl Suite {
             for (index, check) in raw_task.check.into_iter().enumerate() {
                 let check_span = check.span();
                 let parsed = Check::from_raw(check.into_inner()).map_err(|(key, message)| {
-                    problem(&format!("check[{index}].{key}"), at(check_span), message)
+                    let key = if key.is_empty() {
+                        format!("check[{index}]")
+                    } else {
+                        format!("check[{index}].{key}")
+                    };
+                    problem(&key, at(check_span), message)
                 })?;
                 checks.push(parsed);
             }
