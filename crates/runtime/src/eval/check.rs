@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::fixture;
-use super::run::RunRecord;
+use super::record::RunRecord;
 
 /// One check of a run's outcome. A run succeeds when every check of its task passes.
 #[derive(Debug, Clone)]

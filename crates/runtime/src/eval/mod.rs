@@ -43,6 +43,7 @@
 mod check;
 mod fixture;
 mod junit;
+mod record;
 mod report;
 mod run;
 mod suite;
@@ -50,6 +51,7 @@ mod suite;
 pub use check::Check;
 pub use fixture::Fixture;
 pub use junit::junit;
+pub use record::RunRecord;
 pub use report::{Report, RunResult, TaskReport, table};
-pub use run::{EvalAgent, EvalOptions, RunRecord, TaskRun};
+pub use run::{EvalAgent, EvalOptions, TaskRun};
 pub use suite::{Defaults, Suite, Task};

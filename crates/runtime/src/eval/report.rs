@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::run::RunRecord;
+use super::record::RunRecord;
 
 /// The result of one run of a task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,52 +6,12 @@ use std::path::Path;
 use std::time::Instant;
 
 use futures::StreamExt;
-use oxydra_types::{Message, Usage};
 use tokio_util::sync::CancellationToken;
 
+use super::record::RunRecord;
 use super::report::{Report, RunResult, TaskReport};
 use super::suite::{Suite, Task};
 use crate::error::RuntimeError;
-use crate::session_outcome::SessionOutcome;
-
-/// What one run of a task gave: the final answer, the tools called, turns, tokens
-/// and cost.
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-pub struct RunRecord {
-    /// The final answer.
-    pub answer: String,
-    /// The name of every tool call, in order.
-    pub tool_calls: Vec<String>,
-    /// Provider calls of the run.
-    pub turns: usize,
-    /// Tokens used.
-    pub usage: Usage,
-    /// Cost in US dollars.
-    pub cost: f64,
-}
-
-impl RunRecord {
-    /// The record of a finished run: its outcome and the session's stored
-    /// `messages` (the tool calls are read from them).
-    pub fn from_session(outcome: &SessionOutcome, messages: &[Message]) -> Self {
-        Self {
-            answer: outcome.final_text.clone(),
-            tool_calls: messages
-                .iter()
-                .flat_map(|message| message.tool_calls.iter().map(|call| call.name.clone()))
-                .collect(),
-            turns: outcome.turns,
-            usage: outcome.usage,
-            cost: outcome.cost,
-        }
-    }
-
-    /// How many times `tool` was called.
-    pub fn calls_of(&self, tool: &str) -> usize {
-        self.tool_calls.iter().filter(|name| *name == tool).count()
-    }
-}
 
 /// One run for an [`EvalAgent`] to do.
 #[derive(Debug)]
