@@ -271,6 +271,9 @@ pub enum CliError {
     /// The agent runtime could not be set up.
     #[error("cannot set up the agent: {0}")]
     Setup(String),
+    /// An eval suite is unusable (the message names the file, task and key).
+    #[error("{0}")]
+    Eval(String),
     /// The run ended with an error (already reported as an event).
     #[error("{kind}: {message}")]
     Run {
@@ -322,6 +325,7 @@ impl CliError {
             | Self::Env { .. }
             | Self::Unauthenticated { .. }
             | Self::OutputSchema { .. }
+            | Self::Eval(_)
             | Self::Setup(_) => "config",
         }
     }
@@ -357,6 +361,7 @@ impl CliError {
             | Self::Coordinator(_)
             | Self::Server { .. }
             | Self::Api { .. }
+            | Self::Eval(_)
             | Self::Setup(_)
             | Self::Run { .. } => true,
         }
@@ -382,6 +387,7 @@ impl CliError {
             | Self::Bind { .. }
             | Self::Unauthenticated { .. }
             | Self::OutputSchema { .. }
+            | Self::Eval(_)
             | Self::Setup(_) => Exit::Usage,
             Self::Coordinator(_) | Self::Server { .. } => Exit::Runtime,
             Self::Api { status, .. } if *status < 500 => Exit::Usage,

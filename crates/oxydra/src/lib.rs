@@ -220,6 +220,10 @@ pub use oxydra_postgres as postgres;
 pub use oxydra_provider as provider;
 #[cfg(feature = "runtime")]
 pub use oxydra_runtime as runtime;
+/// Evals: suites of tasks scored by their outcome (`oxydra eval`); the same as
+/// [`runtime::eval`].
+#[cfg(feature = "runtime")]
+pub use oxydra_runtime::eval;
 #[cfg(feature = "scrubbing")]
 pub use oxydra_scrubbing as scrubbing;
 #[cfg(feature = "memory")]

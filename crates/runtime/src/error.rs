@@ -114,6 +114,15 @@ pub enum RuntimeError {
         /// Its reason.
         reason: String,
     },
+    /// An eval suite file ([`Suite::load`](crate::eval::Suite::load)) is unusable:
+    /// the message names the line, the task and the key where it can. Kind `config`.
+    #[error("{}: {message}", file.display())]
+    EvalSuite {
+        /// The suite file.
+        file: std::path::PathBuf,
+        /// What is wrong, and where.
+        message: String,
+    },
 }
 
 impl From<MemoryError> for RuntimeError {
@@ -141,7 +150,10 @@ impl RuntimeError {
             Self::Provider(_) => "provider",
             Self::Memory(_) => "memory",
             Self::SessionBusy(_) => "session_busy",
-            Self::Config(_) | Self::InvalidLimit { .. } | Self::UnpricedModel { .. } => "config",
+            Self::Config(_)
+            | Self::InvalidLimit { .. }
+            | Self::UnpricedModel { .. }
+            | Self::EvalSuite { .. } => "config",
             Self::UsageLedger(_) => "usage_ledger",
             Self::PromptTooLong { .. } => "prompt_too_long",
             Self::HookStopped { .. } => "hook_stopped",

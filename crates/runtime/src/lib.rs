@@ -65,6 +65,7 @@ mod checkpoints;
 mod checkpoints_error;
 mod context;
 mod error;
+pub mod eval;
 mod event_scrub;
 mod events;
 mod gen_ai;

@@ -34,6 +34,46 @@ const FEATURE_LINE_DOCS: &[&str] = &[
     "oxydra",
 ];
 
+/// The eval of the repository's task suite that CI runs: `oxydra eval` against the
+/// embedded test model, one run per task, no threshold (it must run end to end; its
+/// rates are docs/performance.md's business). Only the tasks tagged `seen` (6 of 30,
+/// one to two minutes on 2 cores): the whole suite would add five or more.
+const EVAL: &[&str] = &[
+    "--",
+    "eval",
+    "evals/tasks.toml",
+    "--only",
+    "seen",
+    "--runs",
+    "1",
+    "--config",
+    "evals/embedded.toml",
+    "--provider",
+    "local",
+    "--model",
+    "target/test-models/SmolLM2-135M-Instruct.Q4_1.gguf",
+];
+
+/// The eval step: the binary the tests built (through clippy-driver too, so nothing
+/// is compiled again), then [`EVAL`].
+fn eval_step(driver: &Path) -> Step {
+    let mut step = Step::new(
+        "eval of the task suite (embedded model, k = 1, tag `seen`)",
+        &[
+            "run",
+            "--all-features",
+            "-p",
+            "oxydra-cli",
+            "--bin",
+            "oxydra",
+        ],
+        true,
+    )
+    .with_clippy(driver);
+    step.args.extend(EVAL.iter().map(|arg| (*arg).to_owned()));
+    step
+}
+
 /// `cargo doc` of [`FEATURE_LINE_DOCS`] with `features` (`[]` for the defaults).
 fn feature_line_docs(name: &'static str, features: &[&str]) -> Step {
     let mut args = vec!["doc", "--no-deps", "--lib"];
@@ -218,6 +258,8 @@ pub(super) fn steps(driver: &Path) -> Vec<Step> {
             false,
         )
         .beside_tests(),
+        // Last: it needs the binary and the test model, and its runs keep both cores.
+        eval_step(driver),
     ]
 }
 
@@ -282,6 +324,22 @@ mod tests {
             assert!(names.iter().any(|name| name == krate), "{krate}");
             assert!(!unpublished.iter().any(|name| name == krate), "{krate}");
         }
+    }
+
+    #[test]
+    fn the_eval_step_runs_the_suite_file_with_the_fetched_model_after_the_wrapper() {
+        let steps = steps(Path::new("/usr/bin/clippy-driver"));
+        let eval = steps.last().expect("CI has steps");
+        assert!(eval.name.starts_with("eval"), "{}", eval.name);
+        assert!(eval.runs_tests && !eval.beside_tests);
+        let line = eval.command_line();
+        let (cargo, program) = line.split_once(" -- ").expect("a `--`");
+        assert!(cargo.contains("rustc-workspace-wrapper"), "{line}");
+        assert!(!program.contains("rustc-workspace-wrapper"), "{line}");
+        let root = crate::workspace_root();
+        assert!(root.join("evals/tasks.toml").is_file());
+        assert!(root.join("evals/embedded.toml").is_file());
+        assert!(!program.contains("--threshold"), "{line}");
     }
 
     #[test]

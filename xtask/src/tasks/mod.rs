@@ -1,34 +1,31 @@
-//! `cargo xtask tasks`: plain one-step workspace tasks for a small model, run end to
-//! end through the `oxydra` binary and judged by their outcome.
+//! `cargo xtask tasks`: the eval suite `evals/tasks.toml` (plain one-step and
+//! two-step workspace tasks for a small model), run by `oxydra eval` and judged by
+//! their outcome.
 //!
-//! Each task writes a small workspace, runs `oxydra run --output jsonl` on a plain
-//! user prompt (never the text of a tool call) and checks what happened: the file
-//! written with the right content, or an answer holding a fact that is only in the
-//! workspace's files. What the model says about itself counts for nothing. Prints a
-//! markdown table (task, successes, tool calls, median seconds) and, with `--write`,
-//! puts it into `docs/performance.md` between its markers.
+//! Each task of the suite has a small workspace, a plain user prompt (never the text
+//! of a tool call) and checks of what happened: the file written with the right
+//! content, or an answer holding a fact that is only in the workspace's files. What
+//! the model says about itself counts for nothing. From the eval's JSON report this
+//! prints a markdown table (task, successes, tool calls, median seconds) and, with
+//! `--write`, puts it into `docs/performance.md` between its markers.
 //!
 //! Options: `--runs N` (default 3), `--oxydra PATH` (default the debug build in the
-//! target dir), `--write`, `--only NAME`, `--peer`, and after `--` any flags for
-//! `oxydra run` (default: `--provider local --model` the test model). Each run gets a
-//! fresh workspace, config dir and database.
+//! target dir), `--write`, `--only NAME_OR_TAG`, `--peer`, and after `--` any flags
+//! for `oxydra eval` (default: `--provider local --model` the test model). Each run
+//! gets a fresh workspace and database (`oxydra eval` sees to it).
 //!
 //! `--peer` runs the suite a second time against llama-cpp-python's server running
 //! the same model with `chatml-function-calling`, driven through oxydra's `openai`
 //! provider (see `peer.rs`; install it with `scripts/install-peer-server.sh`), and
 //! puts both side by side in the table.
 
-mod judge;
-mod suite;
+mod eval;
 mod table;
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
-use judge::run_task;
-use suite::{TASKS, Task};
 pub(crate) use table::median;
-use table::{Row, render};
+use table::render;
 
 const START: &str = "<!-- task-suite-table:start -->";
 const END: &str = "<!-- task-suite-table:end -->";
@@ -41,7 +38,7 @@ const MAX_OUTPUT_TOKENS: u32 = 256;
 struct Setup {
     /// The column group's heading.
     label: String,
-    /// The flags for `oxydra run`.
+    /// The flags for `oxydra eval`.
     flags: Vec<String>,
 }
 
@@ -102,18 +99,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
             model.clone()?.display().to_string(),
         ];
     }
-    let tasks: Vec<&Task> = TASKS
-        .iter()
-        .filter(|task| {
-            only.as_deref()
-                .is_none_or(|name| task.name().contains(name))
-        })
-        .collect();
     let mut setups = vec![Setup {
         label: "oxydra".into(),
         flags: extra,
     }];
-    let mut columns = vec![run_setup(&oxydra, setups.first(), &tasks, runs)?];
+    let only = only.as_deref();
+    let first = setups.first().ok_or("no setup")?;
+    let (rows, column) = eval::run_suite(&root, &oxydra, first, runs, only)?;
+    let mut columns = vec![column];
     if peer {
         let threads = std::thread::available_parallelism().map_or(2, usize::from);
         let server = crate::peer::PeerServer::start(&target, &model?, threads)?;
@@ -128,9 +121,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 "smollm2-135m".into(),
             ],
         });
-        columns.push(run_setup(&oxydra, setups.get(1), &tasks, runs)?);
+        let peer = setups.get(1).ok_or("no peer setup")?;
+        columns.push(eval::run_suite(&root, &oxydra, peer, runs, only)?.1);
     }
-    let rows: Vec<Row> = tasks.iter().map(|task| Row::of(task)).collect();
     let table = render(&rows, &setups, &columns);
     println!("{table}");
     if write {
@@ -139,44 +132,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
         eprintln!("==> wrote the task-suite table to {}", doc.display());
     }
     Ok(())
-}
-
-/// Runs every task of `tasks` `runs` times with `setup`'s flags: one column group.
-fn run_setup(
-    oxydra: &Path,
-    setup: Option<&Setup>,
-    tasks: &[&Task],
-    runs: usize,
-) -> Result<Vec<Vec<Outcome>>, String> {
-    let setup = setup.ok_or("no setup")?;
-    let scratch = std::env::temp_dir().join(format!("oxydra-tasks-{}", std::process::id()));
-    let mut column = Vec::new();
-    for task in tasks {
-        let mut outcomes = Vec::new();
-        for index in 0..runs {
-            let slug: String = task
-                .name()
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-                .take(60)
-                .collect();
-            let dir = scratch.join(format!("{slug}-{index}"));
-            let outcome = run_task(oxydra, &setup.flags, task, &dir)?;
-            eprintln!(
-                "{:<16} {:<60} run {}: {} ({} tool calls, {:.1} s)",
-                setup.label,
-                task.name(),
-                index + 1,
-                if outcome.success { "done" } else { "failed" },
-                outcome.tool_calls,
-                outcome.seconds
-            );
-            outcomes.push(outcome);
-        }
-        column.push(outcomes);
-    }
-    let _ = fs::remove_dir_all(&scratch);
-    Ok(column)
 }
 
 /// The test model: `OXYDRA_TEST_MODEL`, or the one the fetch script put in the

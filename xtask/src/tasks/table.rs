@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use super::suite::Task;
 use super::{MAX_OUTPUT_TOKENS, Outcome, Setup};
 
 /// The median of `values` (0 for none).
@@ -22,17 +21,21 @@ pub(crate) fn median(mut values: Vec<f64>) -> f64 {
 
 /// What the table shows of a task besides its outcomes.
 pub(super) struct Row {
-    kind: &'static str,
-    prompt: &'static str,
-    seen: bool,
+    /// What the task asks for (its name before `: `); each kind has several phrasings.
+    pub(super) kind: String,
+    /// The prompt.
+    pub(super) prompt: String,
+    /// Whether the prompt is one the suite had before it was broadened (issue 43;
+    /// the tag `seen`): the small-model levers were tuned on these.
+    pub(super) seen: bool,
 }
 
 impl Row {
-    pub(super) fn of(task: &Task) -> Self {
+    pub(super) fn new(kind: &str, prompt: &str, seen: bool) -> Self {
         Self {
-            kind: task.kind,
-            prompt: task.prompt,
-            seen: task.seen,
+            kind: kind.to_owned(),
+            prompt: prompt.to_owned(),
+            seen,
         }
     }
 }
@@ -122,8 +125,8 @@ pub(super) fn render(rows: &[Row], setups: &[Setup], columns: &[Vec<Vec<Outcome>
     }
     let mut kinds: Vec<&str> = Vec::new();
     for row in rows {
-        if !kinds.contains(&row.kind) {
-            kinds.push(row.kind);
+        if !kinds.contains(&row.kind.as_str()) {
+            kinds.push(&row.kind);
         }
     }
     for (setup, column) in setups.iter().zip(columns) {
@@ -131,9 +134,10 @@ pub(super) fn render(rows: &[Row], setups: &[Setup], columns: &[Vec<Vec<Outcome>
         let total = column.iter().map(Vec::len).sum::<usize>();
         let calls = column.iter().flatten().map(|o| o.tool_calls).sum::<usize>();
         out.push_str(&format!(
-            "\n{}: {done}/{total} done, {calls} tool calls, with `oxydra run {}` and \
+            "\n{}: {done}/{total} done, {calls} tool calls, with `oxydra eval {} {}` and \
              `max_output_tokens = {MAX_OUTPUT_TOKENS}`.\n\n",
             setup.label,
+            super::eval::SUITE,
             shown_flags(&setup.flags)
         ));
         out.push_str(&format!(
@@ -184,11 +188,7 @@ mod tests {
     }
 
     fn row(kind: &'static str, seen: bool) -> Row {
-        Row {
-            kind,
-            prompt: "p",
-            seen,
-        }
+        Row::new(kind, "p", seen)
     }
 
     #[test]
@@ -209,7 +209,9 @@ mod tests {
             "{table}"
         );
         assert!(
-            table.contains("oxydra: 1/2 done, 1 tool calls, with `oxydra run --model m.gguf`"),
+            table.contains(
+                "oxydra: 1/2 done, 1 tool calls, with `oxydra eval evals/tasks.toml --model m.gguf`"
+            ),
             "{table}"
         );
         assert!(

@@ -3,6 +3,7 @@
 //! [`crate::config`] resolves them with the file and the environment.
 
 mod agents;
+mod eval;
 mod init;
 mod list;
 mod mcp;
@@ -18,6 +19,7 @@ mod values;
 use clap::{Parser, Subcommand};
 
 pub use agents::{AgentsAction, AgentsArgs};
+pub use eval::EvalArgs;
 pub use init::InitArgs;
 pub use list::ListOptions;
 pub use mcp::{McpAction, McpArgs, McpServeArgs, McpTransport};
@@ -71,6 +73,9 @@ pub enum Command {
     /// matching tool calls, the two runs side by side (a new session; nothing in the
     /// workspace changes).
     Replay(ReplayArgs),
+    /// Run an eval suite: tasks scored by their outcome, each run K times, as a
+    /// table, JSON or JUnit XML.
+    Eval(EvalArgs),
     /// Redact secrets from FILE (or stdin) to stdout.
     Scrub(ScrubArgs),
     /// Trust a project configuration file (`./oxydra.toml`), so that its settings

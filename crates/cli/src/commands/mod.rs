@@ -9,6 +9,7 @@ pub mod chat_checkpoints;
 pub mod chat_prompt;
 pub mod chat_views;
 pub mod checkpoints;
+pub mod eval;
 pub mod init;
 pub mod mcp;
 pub mod mcp_serve;
@@ -63,6 +64,7 @@ async fn dispatch_async(command: Command) -> Result<Exit, CliError> {
         Command::Runs(args) => runs::run(args).await,
         Command::Approvals(args) => approvals::run(args).await,
         Command::Mcp(args) => mcp::run(args).await,
+        Command::Eval(args) => eval::run(args).await,
         Command::Scrub(args) => scrub::run(&args),
         Command::Trust(args) => trust::run(&args),
         Command::Init(args) => init::run(&args),

@@ -50,6 +50,15 @@ impl Renderer {
         }
     }
 
+    /// A renderer that prints nothing (the runs of `oxydra eval`, reported as a
+    /// table instead).
+    pub fn silent() -> Self {
+        Self {
+            kind: RendererKind::Jsonl(JsonlRenderer::new(Box::new(std::io::sink()))),
+            ended: AtomicBool::new(false),
+        }
+    }
+
     /// Shows the diff of a `file_write` against the file it replaces in `workspace`.
     pub fn with_workspace(self, workspace: std::path::PathBuf) -> Self {
         if let RendererKind::Text(text) = &self.kind {

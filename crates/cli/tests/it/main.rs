@@ -18,6 +18,7 @@ mod checkpoints;
 mod config;
 mod consent;
 mod console_browser;
+mod eval;
 mod first_byte;
 mod first_run_config;
 mod first_use;

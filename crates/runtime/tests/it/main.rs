@@ -22,6 +22,7 @@ mod count_cancellation;
 mod count_mode;
 mod deferred_approvals;
 mod estimate_gating;
+mod eval;
 mod honest_timeouts;
 mod hooks;
 mod http_providers;
