@@ -137,10 +137,7 @@ pub async fn build(
         .limits(limits)
         .pricing(effective.pricing_table())
         .memory(memory_handle)
-        .checkpoints(
-            memory.clone(),
-            oxydra::tools::checkpoint::CheckpointConfig::default(),
-        )
+        .checkpoints(memory.clone(), effective.checkpoints.clone())
         .session_wait(runtime_settings.session_wait())
         .system_prompt(system_prompt)
         // A continued session keeps the system prompt it was recorded with (an agent's,
