@@ -15,7 +15,7 @@ use common::{Sandbox, stderr, stdout};
 use oxydra_test_support::{MockServer, openai};
 
 /// Every entry under `root`: kind, mode, content or target.
-fn tree(root: &Path) -> BTreeMap<String, String> {
+pub fn tree(root: &Path) -> BTreeMap<String, String> {
     fn walk(root: &Path, rel: &Path, out: &mut BTreeMap<String, String>) {
         let mut names: Vec<_> = std::fs::read_dir(root.join(rel))
             .unwrap()
@@ -45,7 +45,7 @@ fn tree(root: &Path) -> BTreeMap<String, String> {
     out
 }
 
-fn seed(ws: &Path) {
+pub fn seed(ws: &Path) {
     std::fs::write(ws.join("a.txt"), "one\ntwo\n").unwrap();
     std::fs::write(ws.join("b.txt"), "bee\n").unwrap();
     std::fs::write(ws.join("c.txt"), "sea\n").unwrap();
@@ -60,14 +60,14 @@ const COMMAND: &str = "sed -i 's/one/ONE/' a.txt && rm b.txt && mv c.txt d.txt &
                        chmod 755 run.sh && ln -sf d.txt link && rm -r sub && \
                        mkdir new && echo made > new/file.txt";
 
-fn shell_call(command: &str) -> String {
+pub fn shell_call(command: &str) -> String {
     serde_json::json!({ "command": command }).to_string()
 }
 
-const FLAGS: &[&str] = &["--approve", "always", "--sandbox", "full-access"];
+pub const FLAGS: &[&str] = &["--approve", "always", "--sandbox", "full-access"];
 
 /// Runs one turn calling `shell_exec` with `command`.
-fn run_command_turn(sandbox: &Sandbox, command: &str, extra: &[&str]) {
+pub fn run_command_turn(sandbox: &Sandbox, command: &str, extra: &[&str]) {
     let server = MockServer::start(vec![
         openai::tool_calls(&[("call_sh", "shell_exec", &shell_call(command))]),
         openai::text("done"),
@@ -147,7 +147,7 @@ fn undo_refuses_to_overwrite_a_file_changed_since_and_names_it() {
     );
 }
 
-fn only_session(sandbox: &Sandbox) -> String {
+pub fn only_session(sandbox: &Sandbox) -> String {
     let output = sandbox.sessions(&["list", "--json"]);
     let line = stdout(&output);
     let value: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();

@@ -14,6 +14,7 @@ mod common;
 
 mod chat;
 mod checkpoints;
+mod checkpoints_rewind;
 mod config;
 mod consent;
 mod console_browser;
