@@ -260,3 +260,48 @@ fn escape_sequences_in_changed_names_and_contents_are_shown_never_run() {
         "one\ntwo\n"
     );
 }
+
+#[test]
+fn checkpoints_settings_of_the_file_are_used_by_the_run() {
+    // keep_last = 1: after two changing turns only the second's checkpoint is kept.
+    let sandbox = Sandbox::new();
+    seed(&sandbox.workspace);
+    sandbox.write_trusted_config("[checkpoints]\nkeep_last = 1\n");
+    run_command_turn(&sandbox, "rm b.txt", &[]);
+    run_command_turn(&sandbox, "rm c.txt", &["--continue"]);
+    let session = only_session(&sandbox);
+    let diff = sandbox.sessions(&["diff", &session]);
+    assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
+    let text = stdout(&diff);
+    assert!(text.contains("turn 2: "), "{text}");
+    assert!(!text.contains("turn 1: "), "{text}");
+
+    // enabled = false: no checkpoint, so nothing to undo (the file stays gone).
+    let sandbox = Sandbox::new();
+    seed(&sandbox.workspace);
+    sandbox.write_trusted_config("[checkpoints]\nenabled = false\n");
+    run_command_turn(&sandbox, "rm b.txt", &[]);
+    let output = undo(&sandbox, &[]);
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+    assert!(
+        stderr(&output).contains("has no checkpoint"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!sandbox.workspace.join("b.txt").exists());
+
+    // A bad value stops the run before anything happens, naming the key.
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.path().join("oxydra.toml"),
+        "[checkpoints]\nkeep_last = 0\n",
+    )
+    .unwrap();
+    let output = sandbox.run_openai("http://127.0.0.1:9/v1", FLAGS, "hello");
+    assert_eq!(output.status.code(), Some(2), "stderr: {}", stderr(&output));
+    assert!(
+        stderr(&output).contains("checkpoints.keep_last"),
+        "{}",
+        stderr(&output)
+    );
+}
