@@ -101,6 +101,10 @@ pub struct FileConfig {
     /// `[secrets.NAME]`: secrets the model names as `{{secret:NAME}}` and never holds.
     #[serde(default, skip_serializing_if = "secrets::Secrets::is_empty")]
     pub secrets: secrets::Secrets,
+    /// `[checkpoints]`: whether turns record checkpoints of the workspace (for undo and
+    /// rewind), how much content one keeps and how many are kept.
+    #[serde(default)]
+    pub checkpoints: oxydra::tools::checkpoint::CheckpointConfig,
     /// `[provenance]`: which sources, once read, make side-effecting and privileged
     /// calls wait for a person (an untrusted file may only add to it).
     #[serde(default)]

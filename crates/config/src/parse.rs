@@ -111,6 +111,9 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), ConfigError>
             "expected at least 1, found 0".into(),
         ));
     }
+    if let Some((key, message)) = config.checkpoints.problem() {
+        return Err(invalid(&format!("checkpoints.{key}"), message));
+    }
     // The file's URL is checked, but kept as written (flags' and the environment's
     // lose a trailing `/`).
     if let Some(url) = &config.provider.base_url
@@ -531,6 +534,36 @@ args = { url = "{{url}}" }
         assert!(
             parse_err("[memory]\nmax_message_bytes = -1\n").contains("memory.max_message_bytes")
         );
+        for (text, key) in [
+            ("max_bytes = 0", "checkpoints.max_bytes"),
+            ("keep_last = 0", "checkpoints.keep_last"),
+            ("max_age_days = 0", "checkpoints.max_age_days"),
+            ("max_age_days = 99999", "checkpoints.max_age_days"),
+        ] {
+            let message = parse_err(&format!("[checkpoints]\n{text}\n"));
+            assert!(
+                message.contains(&format!("invalid value for {key}: expected")),
+                "{text}: {message}"
+            );
+        }
+        for (text, key) in [
+            ("keep_last = -1", "checkpoints.keep_last"),
+            ("enabled = \"no\"", "checkpoints.enabled"),
+            ("max_bytes = \"64MiB\"", "checkpoints.max_bytes"),
+            ("keep = 3", "keep"),
+        ] {
+            let message = parse_err(&format!("[checkpoints]\n{text}\n"));
+            assert!(message.contains(key), "{text}: {message}");
+        }
+        let config = parse(
+            Path::new("/cfg/oxydra.toml"),
+            "[checkpoints]\nenabled = false\nmax_bytes = 1024\nkeep_last = 3\nmax_age_days = 7\n",
+        )
+        .unwrap();
+        assert!(!config.checkpoints.enabled);
+        assert_eq!(config.checkpoints.max_bytes, 1024);
+        assert_eq!(config.checkpoints.keep_last, 3);
+        assert_eq!(config.checkpoints.max_age_days, Some(7));
         let lease = parse_err("[serve]\nrun_lease_ttl_ms = 50\n");
         assert!(
             lease.contains("serve.run_lease_ttl_ms") && lease.contains("50"),

@@ -47,6 +47,7 @@ pub struct Checkpoints {
     memory: Arc<dyn Memory>,
     keep_last: usize,
     scrubber: Scrubber,
+    session_wait: std::time::Duration,
 }
 
 impl std::fmt::Debug for Checkpoints {
@@ -95,7 +96,37 @@ impl Checkpoints {
             memory,
             keep_last: config.keep_last,
             scrubber: Scrubber::default(),
+            session_wait: crate::session_lease::DEFAULT_SESSION_WAIT,
         }
+    }
+
+    /// How long an undo or a rewind waits for the session's lease while a run holds
+    /// it (default [`DEFAULT_SESSION_WAIT`](crate::DEFAULT_SESSION_WAIT)); then it
+    /// fails with [`CheckpointsError::Busy`], changing nothing.
+    #[must_use]
+    pub fn session_wait(mut self, wait: std::time::Duration) -> Self {
+        self.session_wait = wait;
+        self
+    }
+
+    /// Takes the session's lease, as a run does: an undo or a rewind never races a
+    /// running turn.
+    async fn lease(
+        &self,
+        session: &SessionId,
+    ) -> Result<crate::session_lease::HeldLease, CheckpointsError> {
+        let settings = crate::session_lease::LeaseSettings {
+            wait: self.session_wait,
+            ..crate::session_lease::LeaseSettings::default()
+        };
+        let cancel = tokio_util::sync::CancellationToken::new();
+        crate::session_lease::acquire(&self.memory, session, settings, &cancel)
+            .await
+            .map_err(|error| match error {
+                crate::RuntimeError::SessionBusy(error) => CheckpointsError::Busy(error),
+                crate::RuntimeError::Memory(error) => CheckpointsError::Memory(error),
+                other => CheckpointsError::Worker(other.to_string()),
+            })
     }
 
     /// These checkpoints checking what an undo stores (the turn's result, to redo it)
@@ -212,12 +243,27 @@ impl Checkpoints {
     }
 
     /// Undoes the session's last changing turn (or, when it was undone, does it
-    /// again). Refuses, changing nothing, when a path changed since, unless `force`.
+    /// again), holding the session's lease. Refuses, changing nothing, when a path
+    /// changed since, unless `force`.
     ///
     /// # Errors
-    /// [`CheckpointsError::NoCheckpoint`], a refused restore
-    /// ([`CheckpointError::Conflicts`] names the paths), or the store's failure.
+    /// [`CheckpointsError::NoCheckpoint`], [`CheckpointsError::Busy`] while a run
+    /// holds the session, a refused restore ([`CheckpointError::Conflicts`] names the
+    /// paths), a partial one ([`CheckpointError::Partial`] names the paths put back and
+    /// not; the checkpoint is kept, so the undo can be run again), or the store's
+    /// failure.
     pub async fn undo(
+        &self,
+        session: &SessionId,
+        force: bool,
+    ) -> Result<Reverted, CheckpointsError> {
+        let lease = self.lease(session).await?;
+        let undone = self.undo_held(session, force).await;
+        lease.release().await;
+        undone
+    }
+
+    async fn undo_held(
         &self,
         session: &SessionId,
         force: bool,
@@ -236,12 +282,28 @@ impl Checkpoints {
 
     /// Takes files and conversation back to the state before turn `to_turn` (from 1):
     /// restores every checkpoint from that turn on, deletes them and the messages from
-    /// the turn's user message on. Refuses, changing nothing, when a path changed
-    /// since, unless `force`.
+    /// the turn's user message on, holding the session's lease (so it never races a
+    /// running turn). Refuses, changing nothing, when a path changed since, unless
+    /// `force`. A restore that fails part way ([`CheckpointError::Partial`]) keeps the
+    /// checkpoints and the whole conversation: run the rewind again once the cause is
+    /// fixed.
     ///
     /// # Errors
-    /// [`CheckpointsError::NoTurn`], a refused restore, or the store's failure.
+    /// [`CheckpointsError::NoTurn`], [`CheckpointsError::Busy`], a refused or partial
+    /// restore, or the store's failure.
     pub async fn rewind(
+        &self,
+        session: &SessionId,
+        to_turn: u64,
+        force: bool,
+    ) -> Result<Reverted, CheckpointsError> {
+        let lease = self.lease(session).await?;
+        let rewound = self.rewind_held(session, to_turn, force).await;
+        lease.release().await;
+        rewound
+    }
+
+    async fn rewind_held(
         &self,
         session: &SessionId,
         to_turn: u64,

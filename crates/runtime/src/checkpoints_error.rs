@@ -29,6 +29,9 @@ pub enum CheckpointsError {
     /// someone else changed since).
     #[error(transparent)]
     Restore(#[from] CheckpointError),
+    /// A run holds the session (or another undo or rewind does): nothing was changed.
+    #[error("{0}; nothing was changed")]
+    Busy(#[source] MemoryError),
     /// The store failed.
     #[error("memory error: {0}")]
     Memory(#[from] MemoryError),

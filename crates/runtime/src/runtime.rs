@@ -59,7 +59,8 @@ impl AgentRuntime {
         let memory = self.inner.sessions.memory()?;
         Some(
             crate::Checkpoints::new(settings.store.clone(), memory.clone(), &settings.config)
-                .with_scrubber(self.inner.scrubber.clone()),
+                .with_scrubber(self.inner.scrubber.clone())
+                .session_wait(self.inner.sessions.lease_wait()),
         )
     }
 

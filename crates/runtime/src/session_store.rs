@@ -92,6 +92,11 @@ impl SessionStore {
         self.memory.as_ref()
     }
 
+    /// How long a writer waits for the session's lease.
+    pub fn lease_wait(&self) -> std::time::Duration {
+        self.lease.wait
+    }
+
     pub fn retrieval(&self) -> Option<&Arc<dyn MemoryRetrieval>> {
         self.retrieval.as_ref()
     }

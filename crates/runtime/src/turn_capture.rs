@@ -167,9 +167,28 @@ impl TurnCapture {
             tracing::warn!("the turn's checkpoint could not be checked for secrets: not stored");
             return;
         };
+        let keep = match settings.config.max_age_days {
+            None => settings.config.keep_last,
+            Some(_) => match settings.store.checkpoints(session).await {
+                Ok(stored) => {
+                    let others: Vec<i64> = stored
+                        .iter()
+                        .filter(|s| s.checkpoint.turn != checkpoint.turn)
+                        .map(|s| s.checkpoint.created_at_ms)
+                        .collect();
+                    settings
+                        .config
+                        .keep_count(&others, checkpoint.created_at_ms)
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "the session's checkpoints could not be listed");
+                    settings.config.keep_last
+                }
+            },
+        };
         let stored = settings
             .store
-            .store_checkpoint(session, &checkpoint, &blobs, settings.config.keep_last)
+            .store_checkpoint(session, &checkpoint, &blobs, keep)
             .await;
         if let Err(error) = stored {
             tracing::warn!(%error, "the turn's checkpoint could not be stored");

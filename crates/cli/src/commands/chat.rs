@@ -54,6 +54,8 @@ const HELP: &str = "commands:
   /undo         undo the files of the session's last changing turn (again: redo)
   /undo force   the same, overwriting files changed since
   /diff         what the session's turns changed in the workspace
+  /rewind N     files and conversation back to before turn N (as `sessions rewind`)
+  /rewind N force  the same, overwriting files changed since
   /status       provider, model, sandbox, approvals, workspace; what this chat used
   /model NAME   talk to another model of the same provider from the next message
   /clear        clear the screen and start a new session
@@ -85,6 +87,8 @@ pub enum Input<'a> {
     Undo(bool),
     /// `/diff`.
     Diff,
+    /// `/rewind N` (`/rewind N force`: overwrite files changed since).
+    Rewind(u64, bool),
     /// `/status`.
     Status,
     /// `/model NAME` (`None`: say which model).
@@ -111,6 +115,14 @@ pub fn parse(line: &str) -> Input<'_> {
     let mut words = line.split_whitespace();
     let command = words.next().unwrap_or(line);
     let argument = words.next();
+    if command == "/rewind" {
+        let turn = argument.and_then(|turn| turn.parse::<u64>().ok());
+        return match (turn, words.next(), words.next()) {
+            (Some(turn), None, None) => Input::Rewind(turn, false),
+            (Some(turn), Some("force"), None) => Input::Rewind(turn, true),
+            _ => Input::Unknown(line),
+        };
+    }
     match (command, argument) {
         ("/new", None) => Input::New,
         ("/sessions", None) => Input::Sessions,
@@ -231,6 +243,9 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
                 super::chat_checkpoints::undo(&chat.agent, &chat.session, force).await
             }
             Input::Diff => super::chat_checkpoints::diff(&chat.agent, &chat.session).await,
+            Input::Rewind(turn, force) => {
+                super::chat_checkpoints::rewind(&chat.agent, &chat.session, turn, force).await
+            }
             Input::Status => eprintln!(
                 "{}",
                 status_text(
@@ -479,6 +494,17 @@ mod tests {
         assert_eq!(parse("/cancel"), Input::Cancel);
         assert_eq!(parse("/undo"), Input::Undo(false));
         assert_eq!(parse("/undo force"), Input::Undo(true));
+        assert_eq!(parse("/rewind 2"), Input::Rewind(2, false));
+        assert_eq!(parse("/rewind 3 force"), Input::Rewind(3, true));
+        for bad in [
+            "/rewind",
+            "/rewind x",
+            "/rewind -1",
+            "/rewind 2 now",
+            "/rewind 2 force x",
+        ] {
+            assert_eq!(parse(bad), Input::Unknown(bad), "{bad}");
+        }
         assert_eq!(parse("/diff"), Input::Diff);
         assert_eq!(parse("/exit"), Input::Exit);
         assert_eq!(parse("/quit"), Input::Exit);

@@ -41,6 +41,7 @@ async fn open(
 fn failed(error: &CheckpointsError) -> CliError {
     let kind = match error {
         CheckpointsError::Memory(_) => "memory",
+        CheckpointsError::Busy(_) => "session_busy",
         _ => "checkpoint",
     };
     CliError::Run {

@@ -53,7 +53,7 @@ impl EvalAgent for CliAgent<'_> {
         // No one answers a question in the middle of a batch of runs.
         let mut effective = effective;
         if effective.approve() == ApproveMode::Ask {
-            effective.runtime.approve = Some(ApproveMode::Never);
+            effective.runtime.approve = Some(ApproveMode::Deny);
         }
         let agent = agent::build(
             &effective,

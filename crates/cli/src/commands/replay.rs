@@ -48,7 +48,7 @@ pub async fn run(args: ReplayArgs) -> Result<Exit, CliError> {
     let workspace = std::mem::replace(&mut effective.workspace, scratch.path().to_path_buf());
     if !args.live {
         // Nothing runs: a recorded output needs no consent.
-        effective.runtime.approve = Some(ApproveMode::Always);
+        effective.runtime.approve = Some(ApproveMode::Allow);
     }
     let renderer = Arc::new(
         Renderer::for_format(args.options.output)

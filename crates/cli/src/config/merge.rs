@@ -67,6 +67,8 @@ pub struct Merged<P> {
     /// `[provenance]`: which sources hold side-effecting calls for a person.
     #[serde(skip)]
     pub provenance: oxydra_config::provenance::ProvenanceSection,
+    /// `[checkpoints]`: the turns' checkpoints of the workspace.
+    pub checkpoints: oxydra::tools::checkpoint::CheckpointConfig,
     /// `[serve]`, used by `oxydra serve` only (not printed by `--print-config`).
     #[serde(skip)]
     pub serve: CoordinatorConfig,
@@ -274,6 +276,7 @@ fn merge_settings<P>(
         mcp_servers: file.config.mcp_servers.clone(),
         hooks: file.config.hooks.clone(),
         provenance: file.config.provenance.clone(),
+        checkpoints: file.config.checkpoints.clone(),
         serve: file.config.serve.clone(),
         pricing: file.config.pricing.clone(),
         named_providers: Vec::new(),

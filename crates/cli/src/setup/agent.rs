@@ -198,10 +198,7 @@ pub async fn build_with(
         .hooks(super::hooks::from_config(effective))
         .event_sink(sink);
     if replay.is_none() {
-        builder = builder.checkpoints(
-            memory.clone(),
-            oxydra::tools::checkpoint::CheckpointConfig::default(),
-        );
+        builder = builder.checkpoints(memory.clone(), effective.checkpoints.clone());
     }
     for (name, value) in crate::config::searchable(&effective.held_secrets) {
         builder = builder.known_secret(name, value);

@@ -15,7 +15,7 @@ use common::{Sandbox, stderr, stdout};
 use oxydra_test_support::{MockServer, openai};
 
 /// Every entry under `root`: kind, mode, content or target.
-fn tree(root: &Path) -> BTreeMap<String, String> {
+pub fn tree(root: &Path) -> BTreeMap<String, String> {
     fn walk(root: &Path, rel: &Path, out: &mut BTreeMap<String, String>) {
         let mut names: Vec<_> = std::fs::read_dir(root.join(rel))
             .unwrap()
@@ -45,7 +45,7 @@ fn tree(root: &Path) -> BTreeMap<String, String> {
     out
 }
 
-fn seed(ws: &Path) {
+pub fn seed(ws: &Path) {
     std::fs::write(ws.join("a.txt"), "one\ntwo\n").unwrap();
     std::fs::write(ws.join("b.txt"), "bee\n").unwrap();
     std::fs::write(ws.join("c.txt"), "sea\n").unwrap();
@@ -60,14 +60,14 @@ const COMMAND: &str = "sed -i 's/one/ONE/' a.txt && rm b.txt && mv c.txt d.txt &
                        chmod 755 run.sh && ln -sf d.txt link && rm -r sub && \
                        mkdir new && echo made > new/file.txt";
 
-fn shell_call(command: &str) -> String {
+pub fn shell_call(command: &str) -> String {
     serde_json::json!({ "command": command }).to_string()
 }
 
-const FLAGS: &[&str] = &["--approve", "allow", "--sandbox", "full-access"];
+pub const FLAGS: &[&str] = &["--approve", "allow", "--sandbox", "full-access"];
 
 /// Runs one turn calling `shell_exec` with `command`.
-fn run_command_turn(sandbox: &Sandbox, command: &str, extra: &[&str]) {
+pub fn run_command_turn(sandbox: &Sandbox, command: &str, extra: &[&str]) {
     let server = MockServer::start(vec![
         openai::tool_calls(&[("call_sh", "shell_exec", &shell_call(command))]),
         openai::text("done"),
@@ -147,7 +147,7 @@ fn undo_refuses_to_overwrite_a_file_changed_since_and_names_it() {
     );
 }
 
-fn only_session(sandbox: &Sandbox) -> String {
+pub fn only_session(sandbox: &Sandbox) -> String {
     let output = sandbox.sessions(&["list", "--all", "--json"]);
     let line = stdout(&output);
     let value: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
@@ -258,5 +258,50 @@ fn escape_sequences_in_changed_names_and_contents_are_shown_never_run() {
     assert_eq!(
         std::fs::read_to_string(sandbox.workspace.join("a.txt")).unwrap(),
         "one\ntwo\n"
+    );
+}
+
+#[test]
+fn checkpoints_settings_of_the_file_are_used_by_the_run() {
+    // keep_last = 1: after two changing turns only the second's checkpoint is kept.
+    let sandbox = Sandbox::new();
+    seed(&sandbox.workspace);
+    sandbox.write_trusted_config("[checkpoints]\nkeep_last = 1\n");
+    run_command_turn(&sandbox, "rm b.txt", &[]);
+    run_command_turn(&sandbox, "rm c.txt", &["--continue"]);
+    let session = only_session(&sandbox);
+    let diff = sandbox.sessions(&["diff", &session]);
+    assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
+    let text = stdout(&diff);
+    assert!(text.contains("turn 2: "), "{text}");
+    assert!(!text.contains("turn 1: "), "{text}");
+
+    // enabled = false: no checkpoint, so nothing to undo (the file stays gone).
+    let sandbox = Sandbox::new();
+    seed(&sandbox.workspace);
+    sandbox.write_trusted_config("[checkpoints]\nenabled = false\n");
+    run_command_turn(&sandbox, "rm b.txt", &[]);
+    let output = undo(&sandbox, &[]);
+    assert_eq!(output.status.code(), Some(1), "stderr: {}", stderr(&output));
+    assert!(
+        stderr(&output).contains("has no checkpoint"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!sandbox.workspace.join("b.txt").exists());
+
+    // A bad value stops the run before anything happens, naming the key.
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.path().join("oxydra.toml"),
+        "[checkpoints]\nkeep_last = 0\n",
+    )
+    .unwrap();
+    let output = sandbox.run_openai("http://127.0.0.1:9/v1", FLAGS, "hello");
+    assert_eq!(output.status.code(), Some(2), "stderr: {}", stderr(&output));
+    assert!(
+        stderr(&output).contains("checkpoints.keep_last"),
+        "{}",
+        stderr(&output)
     );
 }

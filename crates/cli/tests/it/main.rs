@@ -15,6 +15,7 @@ mod common;
 mod chat;
 mod chat_commands;
 mod checkpoints;
+mod checkpoints_rewind;
 mod config;
 mod consent;
 mod console_browser;

@@ -81,14 +81,14 @@ fn recorded() -> (Sandbox, String, Vec<String>, BTreeMap<String, String>) {
     let server = MockServer::start(script(WRITE, "done")).unwrap();
     let output = sandbox.run_openai(
         &server.openai_url(),
-        &["--approve", "always", "--sandbox", "full-access"],
+        &["--approve", "allow", "--sandbox", "full-access"],
         "make b and c",
     );
     assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
     let results = tool_results(&server);
     assert_eq!(results.len(), 3, "{results:?}");
     assert!(results[2].contains("one"), "{results:?}");
-    let listed = json_lines(&sandbox.sessions(&["list", "--output", "jsonl"]));
+    let listed = json_lines(&sandbox.sessions(&["list", "--all", "--output", "jsonl"]));
     let id = listed[0]["session_id"].as_str().unwrap().to_owned();
     let tree = tree(&sandbox.workspace);
     assert_eq!(tree.get("c.txt").map(String::as_str), Some("sea\n"));
@@ -130,7 +130,7 @@ fn the_same_script_reproduces_the_session_exactly_without_running_a_tool() {
     assert_eq!(tree(&sandbox.workspace), before);
     assert_eq!(shown(&sandbox, &id), original);
     // A new session, holding the replay.
-    let listed = json_lines(&sandbox.sessions(&["list", "--output", "jsonl"]));
+    let listed = json_lines(&sandbox.sessions(&["list", "--all", "--output", "jsonl"]));
     assert_eq!(listed.len(), 2, "{listed:?}");
     let marked: Vec<&Value> = listed
         .iter()
@@ -185,7 +185,7 @@ fn another_script_shows_the_first_difference_and_its_unrecorded_call_is_refused(
             &id,
             "--live",
             "--approve",
-            "always",
+            "allow",
             "--sandbox",
             "full-access",
             "--output",

@@ -23,7 +23,21 @@ pub enum CheckpointError {
         /// The path.
         path: String,
     },
-    /// A file operation failed.
+    /// Some paths were put back and others could not be (a file operation failed
+    /// after writing began): both are named. The same restore may be run again once
+    /// the cause is fixed (paths already put back are no conflict).
+    #[error(
+        "the restore was partial: put back {}; NOT put back: {}",
+        if restored.is_empty() { "nothing".to_owned() } else { restored.join(", ") },
+        failed.iter().map(|f| format!("{} ({})", f.path, f.error)).collect::<Vec<_>>().join(", ")
+    )]
+    Partial {
+        /// The paths put back.
+        restored: Vec<String>,
+        /// The paths not put back, with why.
+        failed: Vec<NotRestored>,
+    },
+    /// A file operation failed before anything was written.
     #[error("restoring `{path}`: {source}")]
     Io {
         /// The path.
@@ -40,4 +54,13 @@ fn names(conflicts: &[Conflict]) -> String {
         .map(|conflict| conflict.path.as_str())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A path a partial restore did not put back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotRestored {
+    /// The path.
+    pub path: String,
+    /// Why, as text.
+    pub error: String,
 }

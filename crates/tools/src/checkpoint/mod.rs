@@ -18,7 +18,7 @@ mod scan;
 pub use capture::{Captured, changes};
 pub use config::CheckpointConfig;
 pub use conflict::Conflict;
-pub use error::CheckpointError;
+pub use error::{CheckpointError, NotRestored};
 pub use restore::{Restored, restore};
 pub use scan::{SKIPPED_DIRS, Snapshot, content_hash, scan};
 

@@ -25,7 +25,7 @@ use rustix::io::Errno;
 
 use super::capture::Captured;
 use super::conflict::Conflict;
-use super::error::CheckpointError;
+use super::error::{CheckpointError, NotRestored};
 use super::scan::content_hash;
 use crate::beneath::WorkspaceDir;
 
@@ -173,7 +173,11 @@ fn text_diff(path: &str, now: Option<&[u8]>, restored: Option<&[u8]>) -> String 
 /// canonical). `blobs` gives a before-content by hash. Refuses, touching nothing, a
 /// path that is not plain or that passes through a symlink, a content that is
 /// missing, and — unless `force` — paths changed since the checkpoint
-/// ([`CheckpointError::Conflicts`]). Blocking.
+/// ([`CheckpointError::Conflicts`]). A path that fails once writing began does not
+/// stop the others: the restore then fails with [`CheckpointError::Partial`], naming
+/// the paths put back and those not, with why. A path already in its state before is
+/// no conflict, so the same restore can be run again once the cause is fixed.
+/// Blocking.
 pub fn restore(
     root: &Path,
     entries: &[CheckpointEntry],
@@ -197,7 +201,9 @@ pub fn restore(
                 path: entry.path.clone(),
             });
         }
-        if !unchanged(&entry.after, &found) {
+        // A path already back in its state before (a retry after a partial restore,
+        // or someone put it back) is no conflict: writing it changes nothing.
+        if !unchanged(&entry.after, &found) && !unchanged(&entry.before, &found) {
             let restored = entry.before.hash().and_then(|hash| blobs.get(hash));
             conflicts.push(Conflict {
                 path: entry.path.clone(),
@@ -222,16 +228,13 @@ pub fn restore(
     if !conflicts.is_empty() && !force {
         return Err(CheckpointError::Conflicts(conflicts));
     }
+    // From here a failing path does not stop the others: each is tried, and a path
+    // that failed is named (a half-done restore is never silent).
+    let mut failed: BTreeMap<String, String> = BTreeMap::new();
     // Children first: what must go (or be replaced by another kind) is removed.
     for (entry, names) in entries.iter().rev() {
-        let Some(place) = place(&dir, &entry.path, names)? else {
-            continue;
-        };
-        let (found, _) = current(Some(&place)).map_err(|err| io_error(&entry.path, err))?;
-        let same_kind = std::mem::discriminant(&found) == std::mem::discriminant(&entry.before);
-        let keep = matches!(found, EntryState::Dir { .. }) && same_kind;
-        if found != EntryState::Absent && !keep {
-            remove(&place, &found).map_err(|err| io_error(&entry.path, err))?;
+        if let Err(error) = clear(&dir, entry, names) {
+            failed.entry(entry.path.clone()).or_insert(error);
         }
     }
     // Parents first: what was there is put back.
@@ -239,13 +242,49 @@ pub fn restore(
         if entry.before == EntryState::Absent || entry.before == EntryState::Other {
             continue;
         }
-        let Some(place) = place(&dir, &entry.path, names)? else {
-            return Err(io_error(&entry.path, io::ErrorKind::NotFound.into()));
+        if failed.contains_key(&entry.path) {
+            continue;
+        }
+        let written = match place(&dir, &entry.path, names) {
+            Ok(Some(place)) => put(&place, &entry.before, blobs).map_err(|err| err.to_string()),
+            Ok(None) => Err("its parent directory is missing".to_owned()),
+            Err(error) => Err(error.to_string()),
         };
-        put(&place, &entry.before, blobs).map_err(|err| io_error(&entry.path, err))?;
+        if let Err(error) = written {
+            failed.insert(entry.path.clone(), error);
+        }
+    }
+    if !failed.is_empty() {
+        let restored = entries
+            .iter()
+            .map(|(entry, _)| entry.path.clone())
+            .filter(|path| !failed.contains_key(path))
+            .collect();
+        return Err(CheckpointError::Partial {
+            restored,
+            failed: failed
+                .into_iter()
+                .map(|(path, error)| NotRestored { path, error })
+                .collect(),
+        });
     }
     inverse.entries.retain(|entry| entry.before != entry.after);
     Ok(Restored { inverse })
+}
+
+/// Removes what is at `entry`'s path when its state before is not of the same kind
+/// (a directory of the same kind stays); the failure as text.
+fn clear(dir: &WorkspaceDir, entry: &CheckpointEntry, names: &[&OsStr]) -> Result<(), String> {
+    let Some(place) = place(dir, &entry.path, names).map_err(|err| err.to_string())? else {
+        return Ok(());
+    };
+    let (found, _) = current(Some(&place)).map_err(|err| err.to_string())?;
+    let same_kind = std::mem::discriminant(&found) == std::mem::discriminant(&entry.before);
+    let keep = matches!(found, EntryState::Dir { .. }) && same_kind;
+    if found != EntryState::Absent && !keep {
+        remove(&place, &found).map_err(|err| err.to_string())?;
+    }
+    Ok(())
 }
 
 fn remove(place: &Place<'_>, found: &EntryState) -> io::Result<()> {

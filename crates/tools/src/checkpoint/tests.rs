@@ -228,3 +228,47 @@ fn calls_of_one_turn_merge_into_one_change() {
         "notes\n"
     );
 }
+
+#[test]
+fn a_restore_that_fails_part_way_names_what_was_put_back_and_what_not() {
+    let (_dir, root) = workspace();
+    let original = tree(&root);
+    let before = scan(&root, None, CAP).unwrap();
+    mutate(&root);
+    let after = scan(&root, Some(&before), CAP).unwrap();
+    let captured = changes(&root, &before, &after);
+    // Someone adds a file to the directory the turn created: the directory cannot be
+    // removed (not empty) — a failure once writing began, root or not.
+    fs::write(root.join("build/theirs.txt"), "mine").unwrap();
+    let err = restore(&root, &captured.entries, &captured.blobs, false).unwrap_err();
+    let CheckpointError::Partial { restored, failed } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(
+        failed.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+        ["build"]
+    );
+    for path in ["src/main.rs", "notes.md", "build/out.o", "latest"] {
+        assert!(restored.iter().any(|p| p == path), "{path}: {restored:?}");
+    }
+    assert!(!restored.iter().any(|p| p == "build"), "{restored:?}");
+    let message = err.to_string();
+    assert!(
+        message.contains("NOT put back: build (") && message.contains("src/main.rs"),
+        "{message}"
+    );
+    // What was put back is: the others did not wait for the failing one.
+    assert_eq!(
+        fs::read_to_string(root.join("src/main.rs")).unwrap(),
+        "fn main() { old(); }\n"
+    );
+    assert_eq!(
+        fs::read_to_string(root.join("build/theirs.txt")).unwrap(),
+        "mine"
+    );
+    // With the cause gone, the same restore runs again unforced: paths already put
+    // back are no conflict.
+    fs::remove_file(root.join("build/theirs.txt")).unwrap();
+    restore(&root, &captured.entries, &captured.blobs, false).unwrap();
+    assert_eq!(tree(&root), original);
+}
