@@ -57,6 +57,7 @@ impl ScriptedTurn {
     /// A final answer: text, `Stop`, a small usage.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Response(ProviderResponse {
+            fallbacks: Vec::new(),
             message: Message::assistant(text),
             finish_reason: FinishReason::Stop,
             usage: Usage::new(10, 5, 0),
@@ -67,6 +68,7 @@ impl ScriptedTurn {
     /// An answer that calls these tools: `ToolCalls`, a small usage.
     pub fn tool_calls(calls: Vec<ToolCall>) -> Self {
         Self::Response(ProviderResponse {
+            fallbacks: Vec::new(),
             message: Message::assistant_with_tool_calls(None, calls),
             finish_reason: FinishReason::ToolCalls,
             usage: Usage::new(10, 5, 0),

@@ -231,6 +231,7 @@ mod tests {
             threads: None,
             sampling: None,
             hf_endpoint: None,
+            fallback: Vec::new(),
         }
     }
 

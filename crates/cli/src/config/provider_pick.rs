@@ -58,6 +58,10 @@ pub struct EffectiveProvider {
     /// Face). Local models only; not a file setting.
     #[serde(skip)]
     pub hf_endpoint: Option<String>,
+    /// `[[provider.fallback]]`: the models that take a turn this one failed after its
+    /// retries, in order (printed last, as tables).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fallback: Vec<EffectiveProvider>,
 }
 
 /// Whether a missing API key is an error ([`KeyNeed::Required`], for a run) or leaves
@@ -70,8 +74,21 @@ pub enum KeyNeed {
     Optional,
 }
 
-/// The provider of a run: see docs/configuration.md, "How the provider is picked".
+/// The provider of a run: see docs/configuration.md, "How the provider is picked";
+/// with the file's fallback models (`[[provider.fallback]]`).
 pub fn merge_provider(
+    file: &LoadedFile,
+    flags: &RunOptions,
+    env: EnvLookup<'_>,
+    need: KeyNeed,
+) -> Result<EffectiveProvider, CliError> {
+    let mut provider = primary(file, flags, env, need)?;
+    provider.fallback = super::fallbacks::merge_fallbacks(file, env, need)?;
+    Ok(provider)
+}
+
+/// The provider a run asks first.
+fn primary(
     file: &LoadedFile,
     flags: &RunOptions,
     env: EnvLookup<'_>,
@@ -270,6 +287,7 @@ fn http_provider(
         threads: None,
         sampling: None,
         hf_endpoint: None,
+        fallback: Vec::new(),
     })
 }
 
@@ -334,6 +352,7 @@ fn local_provider(
         threads: section.threads,
         sampling: section.sampling,
         hf_endpoint,
+        fallback: Vec::new(),
     }
 }
 
@@ -363,6 +382,7 @@ pub fn public_provider(kind: ProviderKind, env: EnvLookup<'_>) -> Option<Effecti
         threads: None,
         sampling: None,
         hf_endpoint: None,
+        fallback: Vec::new(),
     })
 }
 
