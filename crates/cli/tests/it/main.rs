@@ -17,6 +17,7 @@ mod checkpoints;
 mod config;
 mod consent;
 mod console_browser;
+mod fallback_model;
 mod first_byte;
 mod first_run_config;
 mod first_use;
