@@ -17,6 +17,10 @@ use crate::request::{ProviderRequest, ProviderResponse};
 
 /// One scripted provider call. Each `complete` or `stream` call takes the next turn.
 #[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a test script: its few turns are built once and moved, never copied in bulk"
+)]
 pub enum ScriptedTurn {
     /// A whole response: `complete` returns it, `stream` yields it as items
     /// (text, one tool-call delta per call, usage, finish).
