@@ -22,6 +22,7 @@ mod count_cancellation;
 mod count_mode;
 mod deferred_approvals;
 mod estimate_gating;
+mod fallback_models;
 mod honest_timeouts;
 mod hooks;
 mod http_providers;
