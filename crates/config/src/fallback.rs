@@ -5,7 +5,6 @@
 use oxydra::provider::ProviderInfo;
 use serde::{Deserialize, Serialize};
 
-use crate::parse::http_url;
 use crate::values::{Effort, OpenAiApi, ProviderKind};
 
 /// One `[[provider.fallback]]` table: the keys of `[provider]` that say where a
@@ -41,16 +40,23 @@ impl FallbackSection {
     }
 }
 
-/// Checks each table: the key (`provider.fallback[1].model`) and what is wrong.
-pub(crate) fn validate(fallbacks: &[FallbackSection]) -> Result<(), (String, String)> {
+/// How a URL is checked (the parser's `http_url`).
+pub(crate) type UrlCheck = fn(&str) -> Result<&str, String>;
+
+/// Checks each table, URLs with `http_url`: the key (`provider.fallback[1].model`) and
+/// what is wrong.
+pub(crate) fn validate(
+    fallbacks: &[FallbackSection],
+    http_url: UrlCheck,
+) -> Result<(), (String, String)> {
     for (index, fallback) in fallbacks.iter().enumerate() {
-        check(fallback)
+        check(fallback, http_url)
             .map_err(|(key, message)| (format!("provider.fallback[{index}].{key}"), message))?;
     }
     Ok(())
 }
 
-fn check(fallback: &FallbackSection) -> Result<(), (&'static str, String)> {
+fn check(fallback: &FallbackSection, http_url: UrlCheck) -> Result<(), (&'static str, String)> {
     let info = match fallback.kind {
         None => {
             return Err((

@@ -9,7 +9,21 @@ use oxydra_config::{FallbackSection, LoadedFile};
 use super::EnvLookup;
 use super::mask::{Secret, mask_url};
 use super::provider_pick::{EffectiveProvider, KeyNeed};
+use crate::args::RunOptions;
 use crate::error::CliError;
+
+/// The provider of a run ([`super::provider_pick::merge_provider`]) with the file's
+/// fallback models.
+pub(super) fn merge_provider(
+    file: &LoadedFile,
+    flags: &RunOptions,
+    env: EnvLookup<'_>,
+    need: KeyNeed,
+) -> Result<EffectiveProvider, CliError> {
+    let mut provider = super::provider_pick::merge_provider(file, flags, env, need)?;
+    provider.fallback = merge_fallbacks(file, env, need)?;
+    Ok(provider)
+}
 
 /// The file's fallback models, in order, each an HTTP provider of its own.
 pub(super) fn merge_fallbacks(

@@ -9,7 +9,8 @@ use serde::Serialize;
 
 pub use super::database::EffectiveMemory;
 use super::database::{Database, FileDb, db_origin, resolve_db};
-use super::provider_pick::{EffectiveProvider, KeyNeed, merge_provider};
+use super::fallbacks::merge_provider;
+use super::provider_pick::{EffectiveProvider, KeyNeed};
 use oxydra::coordinator::BlueprintConfig;
 use oxydra::executor::ToolRule;
 use oxydra_config::LoadedFile;

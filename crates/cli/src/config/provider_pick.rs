@@ -74,21 +74,9 @@ pub enum KeyNeed {
     Optional,
 }
 
-/// The provider of a run: see docs/configuration.md, "How the provider is picked";
-/// with the file's fallback models (`[[provider.fallback]]`).
+/// The provider of a run: see docs/configuration.md, "How the provider is picked"
+/// (without its fallback models: [`super::fallbacks::merge_provider`] adds them).
 pub fn merge_provider(
-    file: &LoadedFile,
-    flags: &RunOptions,
-    env: EnvLookup<'_>,
-    need: KeyNeed,
-) -> Result<EffectiveProvider, CliError> {
-    let mut provider = primary(file, flags, env, need)?;
-    provider.fallback = super::fallbacks::merge_fallbacks(file, env, need)?;
-    Ok(provider)
-}
-
-/// The provider a run asks first.
-fn primary(
     file: &LoadedFile,
     flags: &RunOptions,
     env: EnvLookup<'_>,
