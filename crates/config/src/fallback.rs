@@ -34,7 +34,7 @@ pub struct FallbackSection {
 }
 
 impl FallbackSection {
-    /// The HTTP kind of a checked table (`None` only before [`validate`] passed).
+    /// The HTTP kind of a checked table (`None` only for a table the parser refuses).
     pub fn info(&self) -> Option<&'static ProviderInfo> {
         self.kind.and_then(ProviderKind::http)
     }
