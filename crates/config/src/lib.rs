@@ -23,6 +23,7 @@
 
 mod agents;
 mod error;
+mod fallback;
 mod ignored;
 mod launched;
 mod layers;
@@ -47,6 +48,7 @@ use oxydra::tools::BuiltinToolsConfig;
 use serde::{Deserialize, Serialize};
 
 pub use error::ConfigError;
+pub use fallback::FallbackSection;
 pub use ignored::{Ignored, IgnoredReason, listed as listed_ignored};
 pub use launched::{Launched, launched, launched_hashes, lookup_dirs};
 pub use layers::strip_powers;
@@ -143,6 +145,10 @@ pub struct ProviderSection {
     /// `SamplingOverrides` (each key left out: the GGUF's recommendation, else
     /// llama.cpp server's default).
     pub sampling: Option<oxydra::provider::SamplingOverrides>,
+    /// `[[provider.fallback]]`: the models that take a turn this one failed after its
+    /// retries, in order (withheld from a project file that is not trusted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback: Vec<FallbackSection>,
 }
 
 /// `[memory]`.

@@ -121,6 +121,8 @@ pub(super) fn check(path: &Path, config: &FileConfig) -> Result<(), ConfigError>
     {
         return Err(invalid("provider.base_url", message));
     }
+    super::fallback::validate(&config.provider.fallback, http_url)
+        .map_err(|(key, message)| invalid(&key, message))?;
     super::agents::validate(&config.agents).map_err(|(key, message)| invalid(&key, message))?;
     super::pricing::validate(&config.pricing).map_err(|(key, message)| invalid(&key, message))?;
     if let Err(error) = config.serve.validate() {

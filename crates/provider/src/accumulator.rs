@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 
 use oxydra_types::{
-    CallId, FinishReason, Message, ReasoningPart, StreamItem, ToolCall, ToolCallDelta, Usage,
+    CallId, FinishReason, Message, ModelFallback, ReasoningPart, RuntimeEvent, StreamItem,
+    ToolCall, ToolCallDelta, Usage,
 };
 
 use crate::error::ProviderError;
@@ -48,6 +49,7 @@ pub struct StreamAccumulator {
     usage: Usage,
     finish: Option<FinishReason>,
     items: usize,
+    fallbacks: Vec<ModelFallback>,
 }
 
 impl StreamAccumulator {
@@ -56,7 +58,10 @@ impl StreamAccumulator {
         Self::default()
     }
 
-    /// Takes one item into account. Runtime-only items (`Progress`, `Event`) are ignored.
+    /// Takes one item into account. Runtime-only items (`Progress`, `Event`) are
+    /// ignored, but for a [`RuntimeEvent::ModelFallback`], which a
+    /// [`ReliableProvider`](crate::ReliableProvider) sends before a fallback model's
+    /// answer: it is kept in [`ProviderResponse::fallbacks`].
     pub fn push(&mut self, item: &StreamItem) {
         self.items = self.items.saturating_add(1);
         match item {
@@ -66,6 +71,9 @@ impl StreamAccumulator {
             StreamItem::ToolCallDelta(delta) => self.push_delta(delta),
             StreamItem::Usage(usage) => self.usage = *usage,
             StreamItem::Finish(reason) => self.finish = Some(reason.clone()),
+            StreamItem::Event(RuntimeEvent::ModelFallback(fallback)) => {
+                self.fallbacks.push(fallback.clone());
+            }
             StreamItem::Progress(_) | StreamItem::Event(_) => {}
         }
     }
@@ -132,6 +140,7 @@ impl StreamAccumulator {
             Some(self.text)
         };
         Ok(ProviderResponse {
+            fallbacks: self.fallbacks,
             message: Message::assistant_with_tool_calls(content, tool_calls)
                 .with_reasoning(self.reasoning_parts),
             finish_reason,
@@ -146,6 +155,11 @@ impl StreamAccumulator {
 /// reason. Feeding them to a [`StreamAccumulator`] gives the response back.
 pub fn response_to_stream_items(response: &ProviderResponse) -> Vec<StreamItem> {
     let mut items = Vec::with_capacity(response.message.tool_calls.len() + 4);
+    for fallback in &response.fallbacks {
+        items.push(StreamItem::Event(RuntimeEvent::ModelFallback(
+            fallback.clone(),
+        )));
+    }
     if let Some(reasoning) = response.reasoning.as_ref().filter(|t| !t.is_empty()) {
         items.push(StreamItem::Reasoning(reasoning.clone()));
     }
@@ -239,6 +253,11 @@ mod tests {
     #[test]
     fn response_round_trips_through_items() {
         let response = ProviderResponse {
+            fallbacks: vec![ModelFallback {
+                from: "a".into(),
+                to: "b".into(),
+                reason: "overloaded".into(),
+            }],
             message: Message::assistant_with_tool_calls(
                 Some("hi".into()),
                 vec![ToolCall::new(CallId::from("c"), "t", "{not json")],

@@ -52,7 +52,10 @@ use crate::retry_policy::{RetryPolicy, is_retryable};
 /// when the next model's window is larger — the next model (each with its own provider
 /// and retries) takes the same request, its `model` replaced. Never after output
 /// reached the caller, and never for errors any model would meet (auth, an invalid
-/// request, cancellation).
+/// request, cancellation). Each hop is told: a streamed answer starts with one
+/// [`StreamItem::Event`](oxydra_types::StreamItem::Event) holding a
+/// [`RuntimeEvent::ModelFallback`](oxydra_types::RuntimeEvent::ModelFallback) per hop,
+/// and a whole one lists them in [`ProviderResponse::fallbacks`].
 pub struct ReliableProvider {
     inner: Arc<dyn Provider>,
     policy: RetryPolicy,
@@ -124,6 +127,15 @@ impl ReliableProvider {
             model: model.into(),
         });
         self
+    }
+
+    /// The same provider and fallback models under `policy` (the fallbacks keep the
+    /// policy they were added with).
+    #[must_use]
+    pub fn with_policy(&self, policy: RetryPolicy) -> Self {
+        let mut provider = Self::new(Arc::clone(&self.inner), policy);
+        provider.fallbacks = self.fallbacks.clone();
+        provider
     }
 
     /// The fallback models, in order.

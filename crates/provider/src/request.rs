@@ -1,6 +1,6 @@
 //! Requests to and responses from a provider.
 
-use oxydra_types::{FinishReason, Message, ToolSchema, Usage};
+use oxydra_types::{FinishReason, Message, ModelFallback, ToolSchema, Usage};
 
 /// Whether and which tools the model may call.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -60,4 +60,17 @@ pub struct ProviderResponse {
     /// (`reasoning_content`, `reasoning`); `None` when it sent none. Never part of
     /// the message.
     pub reasoning: Option<String>,
+    /// The fallback models this call passed through, in order, when the model asked
+    /// failed after its retries (see [`ReliableProvider`](crate::ReliableProvider)):
+    /// the last one's `to` wrote this response. Empty when the model asked answered.
+    pub fallbacks: Vec<ModelFallback>,
+}
+
+impl ProviderResponse {
+    /// The model that wrote this response: the last fallback taken, else `asked`.
+    pub fn answered_by<'a>(&'a self, asked: &'a str) -> &'a str {
+        self.fallbacks
+            .last()
+            .map_or(asked, |fallback| fallback.to.as_str())
+    }
 }

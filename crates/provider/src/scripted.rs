@@ -17,6 +17,10 @@ use crate::request::{ProviderRequest, ProviderResponse};
 
 /// One scripted provider call. Each `complete` or `stream` call takes the next turn.
 #[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a test script: its few turns are built once and moved, never copied in bulk"
+)]
 pub enum ScriptedTurn {
     /// A whole response: `complete` returns it, `stream` yields it as items
     /// (text, one tool-call delta per call, usage, finish).
@@ -57,6 +61,7 @@ impl ScriptedTurn {
     /// A final answer: text, `Stop`, a small usage.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Response(ProviderResponse {
+            fallbacks: Vec::new(),
             message: Message::assistant(text),
             finish_reason: FinishReason::Stop,
             usage: Usage::new(10, 5, 0),
@@ -67,6 +72,7 @@ impl ScriptedTurn {
     /// An answer that calls these tools: `ToolCalls`, a small usage.
     pub fn tool_calls(calls: Vec<ToolCall>) -> Self {
         Self::Response(ProviderResponse {
+            fallbacks: Vec::new(),
             message: Message::assistant_with_tool_calls(None, calls),
             finish_reason: FinishReason::ToolCalls,
             usage: Usage::new(10, 5, 0),

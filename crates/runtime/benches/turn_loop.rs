@@ -41,6 +41,7 @@ impl InstantProvider {
         let last_is_user = request.messages.last().map(|m| m.role) == Some(MessageRole::User);
         if last_is_user {
             ProviderResponse {
+                fallbacks: Vec::new(),
                 message: Message::assistant_with_tool_calls(
                     None,
                     vec![ToolCall::new(
@@ -55,6 +56,7 @@ impl InstantProvider {
             }
         } else {
             ProviderResponse {
+                fallbacks: Vec::new(),
                 message: Message::assistant("done"),
                 finish_reason: FinishReason::Stop,
                 usage: Usage::new(120, 5, 0),

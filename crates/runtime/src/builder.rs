@@ -464,12 +464,13 @@ impl AgentRuntimeBuilder {
             }
             None => self.pricing,
         };
-        let priced = match &pricing {
-            Some(table) => table.price(&model).is_some(),
-            None => PricingTable::builtin().price(&model).is_some(),
-        };
-        if limits.max_cost.is_some() && !priced {
-            return Err(RuntimeError::UnpricedModel { model });
+        // The fallback models too: `max_cost` covers whichever model answers.
+        if limits.max_cost.is_some()
+            && let Some(unpriced) = crate::runtime_inner::call_models(provider.as_ref(), &model)
+                .into_iter()
+                .find(|model| crate::runtime_inner::price_of(pricing.as_ref(), model).is_none())
+        {
+            return Err(RuntimeError::UnpricedModel { model: unpriced });
         }
         if self.lease.ttl < MIN_LEASE_TTL {
             return Err(RuntimeError::Config(format!(

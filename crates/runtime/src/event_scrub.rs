@@ -3,7 +3,7 @@
 //! the scrubber, so no secret reaches a sink, a stream or the CLI's output.
 
 use oxydra_scrubbing::Scrubber;
-use oxydra_types::{RuntimeEvent, RuntimeProgressEvent, RuntimeProgressKind};
+use oxydra_types::{ModelFallback, RuntimeEvent, RuntimeProgressEvent, RuntimeProgressKind};
 
 /// `event` with every text it carries scrubbed by `scrubber`. Ids, numbers and usage
 /// are left as they are; text without a secret is not copied.
@@ -140,6 +140,13 @@ pub fn scrub_event(scrubber: &Scrubber, event: RuntimeEvent) -> RuntimeEvent {
             kind,
             message: scrub_string(scrubber, message),
         },
+        RuntimeEvent::ModelFallback(ModelFallback { from, to, reason }) => {
+            RuntimeEvent::ModelFallback(ModelFallback {
+                from: scrub_string(scrubber, from),
+                to: scrub_string(scrubber, to),
+                reason: scrub_string(scrubber, reason),
+            })
+        }
         // An event type this match does not name yet (`RuntimeEvent` is
         // `#[non_exhaustive]`): fail closed, every string of its JSON form scrubbed.
         other => scrub_unnamed(scrubber, &other),

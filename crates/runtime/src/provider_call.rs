@@ -10,13 +10,13 @@ use futures::StreamExt;
 use oxydra_provider::{
     Provider, ProviderError, ProviderRequest, ProviderResponse, StreamAccumulator,
 };
-use oxydra_types::{StreamItem, Usage};
+use oxydra_types::{RuntimeEvent, StreamItem, Usage};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
 
 use crate::budget::Budget;
 use crate::error::RuntimeError;
-use crate::events::RunEvents;
+use crate::events::{EventSink, RunEvents};
 use crate::gen_ai;
 
 /// A provider response, how long it took and what it cost.
@@ -40,6 +40,7 @@ fn call_span(provider: &str, request: &ProviderRequest, streaming: bool) -> Span
         gen_ai.provider.name = gen_ai::provider_name(provider),
         gen_ai.request.model = %request.model,
         gen_ai.request.stream = streaming,
+        gen_ai.response.model = field::Empty,
         messages = request.messages.len(),
         gen_ai.usage.input_tokens = field::Empty,
         gen_ai.usage.output_tokens = field::Empty,
@@ -131,6 +132,10 @@ async fn read_stream(
             match &item {
                 StreamItem::Text(text) if !text.is_empty() => events.text_delta(text),
                 StreamItem::Reasoning(text) if !text.is_empty() => events.reasoning_delta(text),
+                // Said before the fallback's first words are shown.
+                StreamItem::Event(event @ RuntimeEvent::ModelFallback(_)) => {
+                    events.emit(event.clone());
+                }
                 _ => {}
             }
         }
@@ -140,12 +145,12 @@ async fn read_stream(
 }
 
 /// How a call is made: streamed (text deltas go to `events`) or whole, bounded by
-/// `timeout`, priced by `price`.
+/// `timeout`, priced by `price` (of the model that answered and its usage).
 pub(crate) struct CallOptions<'a> {
     pub streaming: bool,
     pub timeout: Duration,
     pub events: Option<&'a RunEvents>,
-    pub price: &'a (dyn Fn(&Usage) -> f64 + Sync),
+    pub price: &'a (dyn Fn(&str, &Usage) -> f64 + Sync),
 }
 
 /// Requests a response: streamed when `streaming` (text deltas go to `events`), else
@@ -181,12 +186,24 @@ pub(crate) async fn request_response(
     };
     let latency = started.elapsed();
     span.record("latency_ms", latency.as_millis() as u64);
-    let response = outcome.inspect_err(|error| {
+    let mut response = outcome.inspect_err(|error| {
         span.record("error.type", error.kind());
         span.record("otel.status_code", "error");
     })?;
+    if let (false, Some(events)) = (streaming, events) {
+        // A whole answer tells its fallbacks once it is here (a stream told them first).
+        for hop in &response.fallbacks {
+            events.emit(RuntimeEvent::ModelFallback(hop.clone()));
+        }
+    }
+    let answered = response.answered_by(&request.model).to_owned();
+    span.record("gen_ai.response.model", answered.as_str());
     record_response(&span, &response);
-    let cost = price(&response.usage);
+    // Priced as the model that wrote it; a fallback's answer is marked with its model.
+    let cost = price(&answered, &response.usage);
+    if !response.fallbacks.is_empty() {
+        response.message.model = Some(answered);
+    }
     span.record("oxydra.cost_usd", cost);
     Ok(ProviderCall {
         response,

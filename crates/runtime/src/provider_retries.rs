@@ -23,13 +23,11 @@ pub(crate) enum Retries {
 pub(crate) fn with_retries(provider: Arc<dyn Provider>, retries: Retries) -> Arc<dyn Provider> {
     match retries {
         Retries::Default => ReliableProvider::wrap(provider, RetryPolicy::default()),
-        Retries::Policy(policy) => {
-            let inner = match ReliableProvider::downcast(provider.as_ref()) {
-                Some(reliable) => Arc::clone(reliable.inner()),
-                None => provider,
-            };
-            Arc::new(ReliableProvider::new(inner, policy))
-        }
+        // Its fallback models kept.
+        Retries::Policy(policy) => match ReliableProvider::downcast(provider.as_ref()) {
+            Some(reliable) => Arc::new(reliable.with_policy(policy)),
+            None => Arc::new(ReliableProvider::new(provider, policy)),
+        },
         Retries::Off => provider,
     }
 }
@@ -75,5 +73,17 @@ mod tests {
         assert_eq!(policy_of(&replaced), Some(other));
         let replaced = ReliableProvider::downcast(replaced.as_ref()).unwrap();
         assert!(Arc::ptr_eq(replaced.inner(), &inner));
+    }
+
+    #[test]
+    fn a_new_policy_keeps_the_fallback_models() {
+        let reliable = ReliableProvider::new(plain(), RetryPolicy::default())
+            .with_fallback_model(plain(), "backup");
+        let replaced = with_retries(
+            Arc::new(reliable),
+            Retries::Policy(RetryPolicy::default().with_max_attempts(1)),
+        );
+        let replaced = ReliableProvider::downcast(replaced.as_ref()).unwrap();
+        assert_eq!(replaced.fallback_models(), ["backup"]);
     }
 }

@@ -56,21 +56,41 @@ pub(crate) struct RuntimeInner {
 }
 
 impl RuntimeInner {
-    /// What `usage` of the runtime's model costs, in US dollars: by the runtime's own
-    /// pricing table when it was given one, else by the built-in one.
-    pub(crate) fn price(&self, usage: &Usage) -> f64 {
+    /// What `usage` of `model` (the runtime's, or a fallback model that answered)
+    /// costs, in US dollars: by the runtime's own pricing table when it was given one,
+    /// else by the built-in one.
+    pub(crate) fn price(&self, model: &str, usage: &Usage) -> f64 {
         match &self.pricing {
-            Some(table) => table.cost(&self.model, usage),
-            None => oxydra_provider::cost(&self.model, usage),
+            Some(table) => table.cost(model, usage),
+            None => oxydra_provider::cost(model, usage),
         }
     }
 
-    /// The price of the runtime's model, from the same table as [`Self::price`];
-    /// `None` when it is unknown (never with `max_cost` set: `build` refuses that).
-    pub(crate) fn model_price(&self) -> Option<ModelPrice> {
-        match &self.pricing {
-            Some(table) => table.price(&self.model),
-            None => PricingTable::builtin().price(&self.model),
-        }
+    /// The prices of every model a call may reach: the runtime's, then its provider's
+    /// fallback models, from the same table as [`Self::price`]; an unknown one is left
+    /// out (never with `max_cost` set: `build` refuses that).
+    pub(crate) fn call_prices(&self) -> Vec<ModelPrice> {
+        call_models(self.provider.as_ref(), &self.model)
+            .iter()
+            .filter_map(|model| price_of(self.pricing.as_ref(), model))
+            .collect()
+    }
+}
+
+/// The models a call of `provider` for `model` may reach: `model`, then the fallback
+/// models of a [`ReliableProvider`](oxydra_provider::ReliableProvider).
+pub(crate) fn call_models(provider: &dyn Provider, model: &str) -> Vec<String> {
+    let mut models = vec![model.to_owned()];
+    if let Some(reliable) = oxydra_provider::ReliableProvider::downcast(provider) {
+        models.extend(reliable.fallback_models().into_iter().map(str::to_owned));
+    }
+    models
+}
+
+/// The price of `model` in `pricing`, else in the built-in table.
+pub(crate) fn price_of(pricing: Option<&PricingTable>, model: &str) -> Option<ModelPrice> {
+    match pricing {
+        Some(table) => table.price(model),
+        None => PricingTable::builtin().price(model),
     }
 }

@@ -326,7 +326,7 @@ impl<'a> Run<'a> {
                 streaming: inner.streaming,
                 timeout: inner.limits.turn_timeout,
                 events: Some(self.events),
-                price: &|usage| inner.price(usage),
+                price: &|model, usage| inner.price(model, usage),
             },
             self.cancel,
         )

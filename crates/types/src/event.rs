@@ -160,6 +160,9 @@ pub enum RuntimeEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// The model asked failed after its retries and a fallback model takes the same
+    /// request (`[[provider.fallback]]`); sent before any of the fallback's answer.
+    ModelFallback(ModelFallback),
     /// The run ended with an error.
     Error {
         /// A stable, snake_case error kind (`budget_exceeded`, `cancelled`, `provider`, …).
@@ -167,6 +170,17 @@ pub enum RuntimeEvent {
         /// What happened.
         message: String,
     },
+}
+
+/// A model that failed a call after its retries, and the model that takes it next.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelFallback {
+    /// The model that failed.
+    pub from: String,
+    /// The model that takes the request.
+    pub to: String,
+    /// Why `from` failed (the provider's error, as it describes itself).
+    pub reason: String,
 }
 
 #[cfg(test)]
@@ -326,6 +340,15 @@ mod tests {
                 },
                 json!({"type":"hook_decision","hook":"budget","point":"before_model_request",
                     "decision":"stop","reason":"quota"}),
+            ),
+            (
+                RuntimeEvent::ModelFallback(ModelFallback {
+                    from: "gpt-4o".into(),
+                    to: "claude-haiku".into(),
+                    reason: "overloaded (529)".into(),
+                }),
+                json!({"type":"model_fallback","from":"gpt-4o","to":"claude-haiku",
+                    "reason":"overloaded (529)"}),
             ),
             (
                 RuntimeEvent::Error {

@@ -67,6 +67,12 @@ pub struct Message {
     /// its own wire form), and a message without it serialises as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
+    /// For an assistant message: the model that wrote it, when it is not the one the
+    /// run asked (a fallback model answered the turn). Kept with the stored message
+    /// (`sessions show` names it); providers never send it, and a message without it
+    /// serialises as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 impl Message {
@@ -80,6 +86,7 @@ impl Message {
             name: None,
             reasoning: Vec::new(),
             source: None,
+            model: None,
         }
     }
 
@@ -109,6 +116,7 @@ impl Message {
             name: None,
             reasoning: Vec::new(),
             source: None,
+            model: None,
         }
     }
 
@@ -127,6 +135,7 @@ impl Message {
             name: Some(name.into()),
             reasoning: Vec::new(),
             source: None,
+            model: None,
         }
     }
 
@@ -139,6 +148,13 @@ impl Message {
     /// This message with `source` as where its text came from.
     pub fn with_source(mut self, source: Option<Source>) -> Self {
         self.source = source;
+        self
+    }
+
+    /// This message marked as written by `model` (a fallback model; `None`: the model
+    /// the run asked).
+    pub fn with_model(mut self, model: Option<String>) -> Self {
+        self.model = model;
         self
     }
 
@@ -190,6 +206,7 @@ mod tests {
             ]),
             Message::tool_result(CallId::from("c2"), "web_fetch", "page")
                 .with_source(Some(Source::Web("https://example.com/".into()))),
+            Message::assistant("fell back").with_model(Some("claude-haiku".into())),
             Message::assistant("done").with_reasoning(vec![ReasoningPart::Thinking {
                 text: "hmm".into(),
                 signature: "sig".into(),

@@ -166,7 +166,8 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
     let renderer = Arc::new(
         Renderer::for_format(args.options.output)
             .with_workspace(effective.workspace.clone())
-            .with_cost_unknown(!effective.price_known()),
+            .with_cost_unknown(!effective.price_known())
+            .with_model(&effective.provider.model),
     );
     let input = TerminalInput::stdin();
     // On a terminal, creating the line editor replaces the SIGINT handler with

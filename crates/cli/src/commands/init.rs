@@ -245,6 +245,7 @@ mod tests {
             threads: None,
             sampling: None,
             hf_endpoint: None,
+            fallback: Vec::new(),
         }
     }
 

@@ -52,7 +52,8 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let renderer = Arc::new(
         Renderer::for_format(args.options.output)
             .with_workspace(effective.workspace.clone())
-            .with_cost_unknown(!effective.price_known()),
+            .with_cost_unknown(!effective.price_known())
+            .with_model(&effective.provider.model),
     );
     if args.options.output == OutputFormat::Text {
         eprintln!("{}", crate::output::header_line("run", &effective));

@@ -23,6 +23,11 @@ pub fn provider_key(provider: &EffectiveProvider) -> Option<HeldSecret> {
     Some((name, key))
 }
 
+/// The keys of the provider's fallback models (`[[provider.fallback]]`).
+pub fn fallback_keys(provider: &EffectiveProvider) -> Vec<HeldSecret> {
+    provider.fallback.iter().filter_map(provider_key).collect()
+}
+
 /// What the MCP servers are given: every header value, the bearer token read from
 /// `bearer_token_env`, and each environment value whose variable the scrubber treats as
 /// secret by its name (`GITHUB_TOKEN`, `DB_PASSWORD`: the same judgement the scrubber

@@ -9,7 +9,8 @@ use serde::Serialize;
 
 pub use super::database::EffectiveMemory;
 use super::database::{Database, FileDb, db_origin, resolve_db};
-use super::provider_pick::{EffectiveProvider, KeyNeed, merge_provider};
+use super::fallbacks::merge_provider;
+use super::provider_pick::{EffectiveProvider, KeyNeed};
 use oxydra::coordinator::BlueprintConfig;
 use oxydra::executor::ToolRule;
 use oxydra_config::LoadedFile;
@@ -119,20 +120,31 @@ impl<P> Merged<P> {
 }
 
 impl Effective {
-    /// Whether the model's price is known (built in, or `[pricing]` in a trusted file),
-    /// so that its cost can be counted.
+    /// Whether the price of the model and of each fallback model is known (built in,
+    /// or `[pricing]` in a trusted file), so that a run's cost can be counted.
     pub fn price_known(&self) -> bool {
-        self.pricing_table().price(&self.provider.model).is_some()
+        self.unpriced().is_none()
     }
 
-    /// Refuses a cost budget (`--max-cost`, `runtime.max_cost`) for a model whose price
-    /// is unknown: it could not be counted, so it would silently allow anything.
+    /// The first of the model and its fallback models whose price is unknown.
+    fn unpriced(&self) -> Option<&EffectiveProvider> {
+        let table = self.pricing_table();
+        std::iter::once(&self.provider)
+            .chain(&self.provider.fallback)
+            .find(|provider| table.price(&provider.model).is_none())
+    }
+
+    /// Refuses a cost budget (`--max-cost`, `runtime.max_cost`) when the price of the
+    /// model or of a fallback model is unknown: it could not be counted, so it would
+    /// silently allow anything.
     pub fn require_known_price(&self, flags: &RunOptions) -> Result<(), CliError> {
-        let model = &self.provider.model;
-        if self.runtime.limits.max_cost.is_none() || self.price_known() {
+        if self.runtime.limits.max_cost.is_none() {
             return Ok(());
         }
-        let message = oxydra_config::unknown_price_message(model, self.provider.kind);
+        let Some(unpriced) = self.unpriced() else {
+            return Ok(());
+        };
+        let message = oxydra_config::unknown_price_message(&unpriced.model, unpriced.kind);
         Err(match &self.config_file {
             Some(path) if flags.max_cost.is_none() => {
                 CliError::Config(oxydra_config::ConfigError::Invalid {
@@ -158,7 +170,10 @@ pub fn merge(
     stdin_is_terminal: bool,
 ) -> Result<Effective, CliError> {
     let provider = merge_provider(file, flags, env, KeyNeed::Required)?;
-    let key = super::held_secrets::provider_key(&provider);
+    let mut key: Vec<_> = super::held_secrets::provider_key(&provider)
+        .into_iter()
+        .collect();
+    key.extend(super::held_secrets::fallback_keys(&provider));
     let mut merged = merge_settings(
         file,
         flags,
@@ -210,11 +225,12 @@ pub fn merge_service(
     };
     let named_providers =
         super::service::named_providers(provider.as_ref().map(|p: &EffectiveProvider| p.kind), env);
-    let keys: Vec<_> = provider
+    let mut keys: Vec<_> = provider
         .iter()
         .chain(&named_providers)
         .filter_map(super::held_secrets::provider_key)
         .collect();
+    keys.extend(provider.iter().flat_map(super::held_secrets::fallback_keys));
     let mut merged = merge_settings(file, flags, env, Asked::Later, provider)?;
     merged.named_providers = named_providers;
     merged.held_secrets.extend(keys);

@@ -12,6 +12,7 @@
 //! here reaches into `setup` or `commands`.
 
 mod database;
+mod fallbacks;
 mod held_secrets;
 mod mask;
 mod merge;

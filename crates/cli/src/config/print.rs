@@ -24,6 +24,9 @@ impl PrintedProvider for EffectiveProvider {
         } else {
             mask_url(&self.base_url)
         };
+        for fallback in &mut self.fallback {
+            fallback.mask();
+        }
     }
 
     fn comment(&self) -> String {

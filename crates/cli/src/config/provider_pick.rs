@@ -58,6 +58,10 @@ pub struct EffectiveProvider {
     /// Face). Local models only; not a file setting.
     #[serde(skip)]
     pub hf_endpoint: Option<String>,
+    /// `[[provider.fallback]]`: the models that take a turn this one failed after its
+    /// retries, in order (printed last, as tables).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fallback: Vec<EffectiveProvider>,
 }
 
 /// Whether a missing API key is an error ([`KeyNeed::Required`], for a run) or leaves
@@ -70,7 +74,8 @@ pub enum KeyNeed {
     Optional,
 }
 
-/// The provider of a run: see docs/configuration.md, "How the provider is picked".
+/// The provider of a run: see docs/configuration.md, "How the provider is picked"
+/// (without its fallback models: [`super::fallbacks::merge_provider`] adds them).
 pub fn merge_provider(
     file: &LoadedFile,
     flags: &RunOptions,
@@ -301,6 +306,7 @@ fn http_provider(
         threads: None,
         sampling: None,
         hf_endpoint: None,
+        fallback: Vec::new(),
     })
 }
 
@@ -365,6 +371,7 @@ fn local_provider(
         threads: section.threads,
         sampling: section.sampling,
         hf_endpoint,
+        fallback: Vec::new(),
     }
 }
 
@@ -394,6 +401,7 @@ pub fn public_provider(kind: ProviderKind, env: EnvLookup<'_>) -> Option<Effecti
         threads: None,
         sampling: None,
         hf_endpoint: None,
+        fallback: Vec::new(),
     })
 }
 

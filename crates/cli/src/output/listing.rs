@@ -203,7 +203,11 @@ pub fn write_messages(
                     "tool_calls": message.tool_calls,
                     "tool_call_id": message.tool_call_id,
                 });
-                let line = with_parts(line, &message.parts);
+                let mut line = with_parts(line, &message.parts);
+                // A fallback model's answer names it; other messages keep their shape.
+                if let (Some(model), Some(object)) = (&message.model, line.as_object_mut()) {
+                    object.insert("model".to_owned(), json!(model));
+                }
                 writeln!(out, "{line}")?;
             }
             OutputFormat::Text => {
@@ -212,7 +216,16 @@ pub fn write_messages(
                     (Some(call), Some(name)) => {
                         writeln!(out, "#{} {role} [{name} {call}]", stored.sequence)?;
                     }
-                    _ => writeln!(out, "#{} {role}", stored.sequence)?,
+                    _ => match &message.model {
+                        // Written by a fallback model, not the session's.
+                        Some(model) => writeln!(
+                            out,
+                            "#{} {role} (by fallback {})",
+                            stored.sequence,
+                            escape(model)
+                        )?,
+                        None => writeln!(out, "#{} {role}", stored.sequence)?,
+                    },
                 }
                 if let Some(content) = message.content.as_deref().filter(|c| !c.is_empty()) {
                     for line in content.lines() {

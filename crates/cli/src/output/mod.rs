@@ -78,6 +78,15 @@ impl Renderer {
         self
     }
 
+    /// Names `model` (the one asked) in the closing line (text output); a fallback
+    /// model that answered is named from the run's `model_fallback` events.
+    pub fn with_model(self, model: &str) -> Self {
+        if let RendererKind::Text(text) = &self.kind {
+            text.set_model(model);
+        }
+        self
+    }
+
     /// Prints one event, scrubbed first: whatever made it (the runtime, or the CLI
     /// closing a run that could not start), no secret reaches stdout or stderr.
     pub fn emit(&self, event: &RuntimeEvent) {
@@ -117,6 +126,9 @@ impl Renderer {
     /// Starts a new task (in `chat`).
     pub fn reset(&self) {
         self.ended.store(false, Ordering::SeqCst);
+        if let RendererKind::Text(text) = &self.kind {
+            text.new_task();
+        }
     }
 
     /// Ends a task that stopped without a closing event: prints the `error` event

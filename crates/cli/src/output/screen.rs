@@ -42,6 +42,8 @@ pub(super) struct State {
     /// The model has no known price: the summary says "cost unknown", not `$0`.
     pub(super) cost_unknown: bool,
     pub(super) started: HashMap<String, Started>,
+    /// Which models answered, for the closing line.
+    pub(super) models: super::summary::Answered,
 }
 
 /// A tool call that is running.

@@ -127,6 +127,7 @@ impl TextRenderer {
             workspace: None,
             cost_unknown: false,
             started: HashMap::new(),
+            models: super::summary::Answered::default(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let ticker = spinner.then(|| {
@@ -168,6 +169,16 @@ impl TextRenderer {
         lock(&self.state).cost_unknown = true;
     }
 
+    /// Names `model` (the one asked) in the closing line.
+    pub fn set_model(&self, model: &str) {
+        lock(&self.state).models.asked = Some(model.to_owned());
+    }
+
+    /// Starts a new task (in `chat`): no fallback answered it yet.
+    pub fn new_task(&self) {
+        lock(&self.state).models.reset();
+    }
+
     /// Renders one event.
     pub fn emit(&self, event: &RuntimeEvent) {
         let mut state = lock(&self.state);
@@ -175,6 +186,7 @@ impl TextRenderer {
             RuntimeEvent::Progress(progress) => {
                 if matches!(progress.kind, RuntimeProgressKind::ProviderCall) {
                     state.streamed = false;
+                    state.models.new_call();
                 }
                 if self.spinner_enabled {
                     state.clear_spinner();
@@ -275,9 +287,22 @@ impl TextRenderer {
                 }
                 state.end_text_line();
                 let cost = (!state.cost_unknown).then_some(*cost);
-                let line = summary_line(*turns, usage, cost, session_id.as_str());
+                let model = state.models.shown();
+                let line = summary_line(*turns, usage, cost, model.as_deref(), session_id.as_str());
                 let _ = writeln!(state.err, "{line}");
                 let _ = state.err.flush();
+            }
+            RuntimeEvent::ModelFallback(fallback) => {
+                state.models.fell_back(&fallback.to);
+                // The provider's error, in short: the JSONL event carries all of it.
+                let reason: String = fallback.reason.chars().take(160).collect();
+                let line = format!(
+                    "  ↪ {} failed ({}); its fallback {} answers",
+                    escape(&fallback.from),
+                    escape(&reason),
+                    escape(&fallback.to)
+                );
+                state.status_line(&line);
             }
             // A sub-agent's run is summed up by its tool call's own lines.
             RuntimeEvent::SubAgent { .. } => {}

@@ -2,7 +2,15 @@
 //! `serve`, `agents list`): the configured API client wrapped in a
 //! `ReliableProvider` with the default retry policy, so every command retries the same
 //! way and falls back from a broken stream the same way; or the local model,
-//! downloaded if need be and loaded once per process.
+//! downloaded if need be and loaded once per process. The fallback models
+//! (`[[provider.fallback]]`) are added to the same `ReliableProvider`, each an API
+//! client of its own with its own key.
+//!
+//! Which failures move on to a fallback is the provider crate's rule
+//! (`ReliableProvider`): overloaded, a server error, a rate limit or a timeout past the
+//! retries, and a context-length refusal when the next model's window is larger. An
+//! authentication error, a bad request or a cancellation never do: a refused key is a
+//! configuration error to report, not a reason to send the conversation elsewhere.
 
 use std::sync::Arc;
 
@@ -18,14 +26,37 @@ pub async fn of_run(effective: &Effective) -> Result<Arc<dyn Provider>, CliError
     build(&effective.provider, &effective.runtime.limits).await
 }
 
-/// A provider from its settings and the runtime's token overrides, with retries.
+/// A provider from its settings and the runtime's token overrides, with retries and
+/// its fallback models.
 pub async fn build(
     settings: &EffectiveProvider,
     limits: &RuntimeLimits,
 ) -> Result<Arc<dyn Provider>, CliError> {
-    let Some(info) = settings.kind.http() else {
-        return local(settings, limits).await;
+    let primary = match settings.kind.http() {
+        Some(info) => http_client(info, settings, limits),
+        None if settings.fallback.is_empty() => return local(settings, limits).await,
+        // A local model with fallbacks: its errors are not of the kinds retried, but
+        // one of the kinds that move on still does.
+        None => local(settings, limits).await?,
     };
+    let mut reliable = ReliableProvider::new(primary, RetryPolicy::default());
+    for fallback in &settings.fallback {
+        // Checked when merged: every fallback is an HTTP API.
+        let Some(info) = fallback.kind.http() else {
+            continue;
+        };
+        let client = http_client(info, fallback, limits);
+        reliable = reliable.with_fallback_model(client, fallback.model.clone());
+    }
+    Ok(Arc::new(reliable))
+}
+
+/// The API client of an HTTP provider, without retries.
+fn http_client(
+    info: &'static oxydra::provider::ProviderInfo,
+    settings: &EffectiveProvider,
+    limits: &RuntimeLimits,
+) -> Arc<dyn Provider> {
     let mut config = ProviderConfig::new(
         settings.base_url.clone(),
         settings.api_key.as_ref().map(|key| key.expose().to_owned()),
@@ -57,11 +88,7 @@ pub async fn build(
         Some(responses) if settings.api == Some(OpenAiApi::Responses) => responses,
         _ => info.build,
     };
-    let client = build(config);
-    Ok(Arc::new(ReliableProvider::new(
-        client,
-        RetryPolicy::default(),
-    )))
+    build(config)
 }
 
 /// The local model: its file (downloaded first for `hf:` names), loaded on a

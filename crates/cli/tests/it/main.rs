@@ -20,6 +20,7 @@ mod config;
 mod consent;
 mod console_browser;
 mod eval;
+mod fallback_model;
 mod first_byte;
 mod first_run_config;
 mod first_use;

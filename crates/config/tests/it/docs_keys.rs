@@ -81,6 +81,10 @@ fn every_key_of_every_table_is_documented() {
         ("", ""),
         ("provider", "[provider]"),
         ("provider.sampling", "[provider.sampling]"),
+        (
+            "provider.fallback",
+            "[[provider.fallback]]\nkind = \"openai\"\nmodel = \"m\"",
+        ),
         ("runtime", "[runtime]"),
         ("memory", "[memory]"),
         ("tools", "[tools]"),

@@ -147,6 +147,7 @@ pub(crate) fn parse_response(body: &[u8]) -> Result<ProviderResponse, ProviderEr
         .filter(|text| !text.is_empty())
         .collect();
     Ok(ProviderResponse {
+        fallbacks: Vec::new(),
         message: Message::assistant_with_tool_calls(content, tool_calls).with_reasoning(reasoning),
         finish_reason,
         usage: response.usage.to_usage(),

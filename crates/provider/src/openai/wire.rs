@@ -408,6 +408,7 @@ pub(crate) fn parse_completion(body: &[u8]) -> Result<ProviderResponse, Provider
         content.filter(|t| !t.is_empty())
     };
     Ok(ProviderResponse {
+        fallbacks: Vec::new(),
         message: Message::assistant_with_tool_calls(content, tool_calls),
         finish_reason,
         usage,

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
+use futures::StreamExt;
 use futures::future::BoxFuture;
+use oxydra_types::{ModelFallback, RuntimeEvent, StreamItem};
 use tokio_util::sync::CancellationToken;
 
 use super::ReliableProvider;
@@ -64,10 +66,13 @@ impl ReliableProvider {
         cancel: &CancellationToken,
         error: ProviderError,
     ) -> Result<ProviderResponse, ProviderError> {
-        self.on_fallbacks(request, cancel, error, |provider, moved, cancel| {
-            provider.complete(moved, cancel)
-        })
-        .await
+        let (mut response, hops) = self
+            .on_fallbacks(request, cancel, error, |provider, moved, cancel| {
+                provider.complete(moved, cancel)
+            })
+            .await?;
+        response.fallbacks.splice(0..0, hops);
+        Ok(response)
     }
 
     /// As [`complete_on_fallbacks`](Self::complete_on_fallbacks), streaming.
@@ -77,14 +82,21 @@ impl ReliableProvider {
         cancel: &CancellationToken,
         error: ProviderError,
     ) -> Result<ProviderStream, ProviderError> {
-        self.on_fallbacks(request, cancel, error, |provider, moved, cancel| {
-            provider.stream(moved, cancel)
-        })
-        .await
+        let (stream, hops) = self
+            .on_fallbacks(request, cancel, error, |provider, moved, cancel| {
+                provider.stream(moved, cancel)
+            })
+            .await?;
+        // The hops come first, so a reader knows which model writes what follows.
+        let told = hops
+            .into_iter()
+            .map(|hop| Ok(StreamItem::Event(RuntimeEvent::ModelFallback(hop))));
+        Ok(Box::pin(futures::stream::iter(told).chain(stream)))
     }
 
     /// The one walk over the fallbacks: `call` makes the request (its model replaced
-    /// by the fallback's) on each fallback the failure passes on to.
+    /// by the fallback's) on each fallback the failure passes on to. On success, what
+    /// `call` gave and every hop taken, in order.
     async fn on_fallbacks<T>(
         &self,
         request: &ProviderRequest,
@@ -95,7 +107,8 @@ impl ReliableProvider {
             &'a ProviderRequest,
             &'a CancellationToken,
         ) -> BoxFuture<'a, Result<T, ProviderError>>,
-    ) -> Result<T, ProviderError> {
+    ) -> Result<(T, Vec<ModelFallback>), ProviderError> {
+        let mut hops = Vec::new();
         let mut model = request.model.clone();
         let mut previous: &dyn Provider = self.inner.as_ref();
         let mut at = 0;
@@ -107,10 +120,15 @@ impl ReliableProvider {
                 return Err(ProviderError::Cancelled);
             }
             log_passing(&model, &fallback.model, &error);
+            hops.push(ModelFallback {
+                from: model.clone(),
+                to: fallback.model.clone(),
+                reason: error.to_string(),
+            });
             let mut moved = request.clone();
             moved.model.clone_from(&fallback.model);
             match call(fallback.provider.as_ref(), &moved, cancel).await {
-                Ok(done) => return Ok(done),
+                Ok(done) => return Ok((done, hops)),
                 Err(failed) => error = failed,
             }
             model.clone_from(&fallback.model);

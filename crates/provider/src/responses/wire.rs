@@ -515,6 +515,7 @@ pub(crate) fn parse_response(body: &[u8]) -> Result<ProviderResponse, ProviderEr
         None
     };
     Ok(ProviderResponse {
+        fallbacks: Vec::new(),
         message: Message::assistant_with_tool_calls(content, calls).with_reasoning(parts),
         finish_reason,
         usage: response

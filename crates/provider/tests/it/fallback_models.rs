@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use oxydra_provider::{
     AnthropicProvider, OpenAiProvider, Provider, ProviderConfig, ProviderError, ProviderRequest,
-    ReliableProvider, RetryPolicy,
+    ReliableProvider, RetryPolicy, StreamAccumulator,
 };
 use oxydra_test_support::{MockServer, Reply, fixture};
-use oxydra_types::Message;
+use oxydra_types::{Message, RuntimeEvent, StreamItem};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -68,6 +68,77 @@ async fn an_overloaded_primary_passes_the_turn_to_the_fallback_model() {
         asked.body["messages"][0]["content"][0]["text"], "hi",
         "the same turn"
     );
+    // The response says which model wrote it, and why.
+    assert_eq!(response.fallbacks.len(), 1);
+    assert_eq!(response.fallbacks[0].from, "claude-primary");
+    assert_eq!(response.fallbacks[0].to, "claude-fallback");
+    assert!(
+        response.fallbacks[0]
+            .reason
+            .to_lowercase()
+            .contains("overloaded"),
+        "{:?}",
+        response.fallbacks[0]
+    );
+    assert_eq!(response.answered_by("claude-primary"), "claude-fallback");
+}
+
+#[tokio::test]
+async fn a_503_stream_says_the_hop_before_the_fallbacks_answer() {
+    let primary =
+        MockServer::repeating(vec![Reply::json(503, r#"{"error":"unavailable"}"#)]).unwrap();
+    let fallback = MockServer::start(vec![Reply::sse(fixture(
+        "openai/gpt4o_mini_stream_turn2.sse",
+    ))])
+    .unwrap();
+    let provider = ReliableProvider::new(openai(primary.url("/v1")), fast())
+        .with_fallback_model(openai(fallback.url("/v1")), "gpt-4o-mini");
+    let stream = provider
+        .stream(
+            &ProviderRequest::new("gpt-primary", vec![Message::user("hi")]),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let items: Vec<StreamItem> = futures::StreamExt::collect::<Vec<_>>(stream)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let StreamItem::Event(RuntimeEvent::ModelFallback(hop)) = &items[0] else {
+        panic!("the first item names the hop: {items:?}");
+    };
+    assert_eq!(
+        (hop.from.as_str(), hop.to.as_str()),
+        ("gpt-primary", "gpt-4o-mini")
+    );
+    assert_eq!(primary.hits(), 2);
+    let mut accumulator = StreamAccumulator::new();
+    for item in &items {
+        accumulator.push(item);
+    }
+    let response = accumulator.finish().unwrap();
+    assert_eq!(response.answered_by("gpt-primary"), "gpt-4o-mini");
+}
+
+#[tokio::test]
+async fn a_401_stream_does_not_fall_through() {
+    let primary = MockServer::repeating(vec![Reply::json(
+        401,
+        r#"{"error":{"message":"bad key","type":"invalid_request_error"}}"#,
+    )])
+    .unwrap();
+    let fallback = MockServer::repeating(vec![Reply::sse(fixture(
+        "openai/gpt4o_mini_stream_turn2.sse",
+    ))])
+    .unwrap();
+    let provider = ReliableProvider::new(openai(primary.url("/v1")), fast())
+        .with_fallback_model(openai(fallback.url("/v1")), "gpt-4o-mini");
+    let Err(error) = provider.stream(&request(), &CancellationToken::new()).await else {
+        panic!("a refused key is not answered elsewhere");
+    };
+    assert!(matches!(error, ProviderError::Auth { .. }), "{error:?}");
+    assert_eq!(fallback.hits(), 0, "the conversation went nowhere else");
 }
 
 #[tokio::test]

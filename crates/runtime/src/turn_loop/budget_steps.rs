@@ -51,11 +51,17 @@ impl Run<'_> {
         let Some(max_cost) = self.inner.limits.max_cost else {
             return Ok(());
         };
-        let Some(price) = self.inner.model_price() else {
+        let output_cap = u64::from(self.inner.budget.output_reserve);
+        // Whichever model answers (a fallback may cost more than the model asked).
+        let Some(most) = self
+            .inner
+            .call_prices()
+            .iter()
+            .map(|price| price.cost(&Usage::new(prompt_tokens, output_cap, 0)))
+            .max_by(f64::total_cmp)
+        else {
             return Ok(());
         };
-        let output_cap = u64::from(self.inner.budget.output_reserve);
-        let most = price.cost(&Usage::new(prompt_tokens, output_cap, 0));
         if self.cost + most > max_cost {
             return Err(RuntimeError::budget(
                 Budget::MaxCost,

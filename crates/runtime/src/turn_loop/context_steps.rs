@@ -45,7 +45,7 @@ impl Run<'_> {
             streaming: false,
             timeout,
             events: None,
-            price: &|usage| inner.price(usage),
+            price: &|model, usage| inner.price(model, usage),
         };
         let call = match provider_call::request_response(
             inner.provider.as_ref(),

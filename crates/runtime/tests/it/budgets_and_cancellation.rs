@@ -428,6 +428,7 @@ async fn cancelling_while_indexing_a_tool_turn_still_stores_every_result() {
     let retrieval = HangingRetrieval::new("hang");
     let provider = scripted(vec![ScriptedTurn::Response(
         oxydra_provider::ProviderResponse {
+            fallbacks: Vec::new(),
             message: oxydra_types::Message::assistant_with_tool_calls(
                 Some("let me hang a while".into()),
                 vec![call("c1", "echo", r#"{"text":"x"}"#)],

@@ -23,6 +23,7 @@ mod count_mode;
 mod deferred_approvals;
 mod estimate_gating;
 mod eval;
+mod fallback_models;
 mod honest_timeouts;
 mod hooks;
 mod http_providers;
