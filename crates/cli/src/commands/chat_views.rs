@@ -70,7 +70,7 @@ pub fn status_text(
     price_known: bool,
 ) -> String {
     let cost = price_known.then_some(tally.cost);
-    let used = crate::output::summary_line(tally.turns, &tally.usage, cost, session.as_str());
+    let used = crate::output::summary_line(tally.turns, &tally.usage, cost, None, session.as_str());
     format!(
         "{}\nthis chat {}",
         crate::output::header_line("chat", effective),
