@@ -32,7 +32,6 @@
 
 use std::io::{BufRead, Write};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -41,6 +40,7 @@ use oxydra::tools::{ProtectedWrite, ProtectedWriteConsent};
 use oxydra::types::{CallId, SafetyTier, SessionId};
 
 use crate::config::ApproveMode;
+use crate::consent_question::{Abandoned, QuestionState, UntilWithdrawn};
 use crate::consent_text::write_question;
 use crate::output::Renderer;
 use crate::terminal_input::TerminalInput;
@@ -75,76 +75,6 @@ impl TerminalBroker {
     pub fn waiting_up_to(mut self, waits: Duration) -> Self {
         self.waits = waits;
         self
-    }
-}
-
-/// The state of one question on the terminal, shared by the reader and the request.
-#[derive(Clone, Default)]
-struct QuestionState(Arc<AtomicU8>);
-
-/// The question waits for its answer.
-const OPEN: u8 = 0;
-/// The reader is done (an answer, or the end of input).
-const ANSWERED: u8 = 1;
-/// The executor stopped waiting first.
-const WITHDRAWN: u8 = 2;
-
-impl QuestionState {
-    /// Whether the question was withdrawn (the reader stops).
-    fn withdrawn(&self) -> bool {
-        self.0.load(Ordering::SeqCst) == WITHDRAWN
-    }
-
-    /// The reader is done; `false` when the question was withdrawn before.
-    fn answer(&self) -> bool {
-        self.0
-            .compare_exchange(OPEN, ANSWERED, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-    }
-
-    /// The executor stopped waiting: an open question is closed on `out` at once
-    /// ([`WITHDRAWN_NOTE`] and a line break), so what is printed next — the
-    /// call's `✗` line — starts on a line of its own; the reader writes nothing more.
-    fn withdraw(&self, out: &mut impl Write) {
-        if self
-            .0
-            .compare_exchange(OPEN, WITHDRAWN, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-        {
-            let _ = writeln!(out, "{WITHDRAWN_NOTE}");
-            let _ = out.flush();
-        }
-    }
-}
-
-/// Withdraws the question when the request future is dropped (the executor no longer
-/// waits for the answer: the turn was cancelled or the wait passed), so the reader
-/// stops.
-struct Abandoned(QuestionState);
-
-impl Drop for Abandoned {
-    fn drop(&mut self) {
-        self.0.withdraw(&mut std::io::stderr());
-    }
-}
-
-/// A writer that drops what is written once its question was withdrawn: the reader
-/// may still be about to close a line the withdrawal already closed.
-struct UntilWithdrawn<W> {
-    out: W,
-    state: QuestionState,
-}
-
-impl<W: Write> Write for UntilWithdrawn<W> {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        if self.state.withdrawn() {
-            return Ok(bytes.len());
-        }
-        self.out.write(bytes)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
     }
 }
 
@@ -289,9 +219,6 @@ pub fn ask(
     PermissionDecision::Deny
 }
 
-/// What closes a question the executor stopped waiting for.
-pub const WITHDRAWN_NOTE: &str = "(question withdrawn: the call does not run)";
-
 /// The prompt for the answer.
 pub const ALLOW_PROMPT: &str = "Allow? [y/a/n]: ";
 
@@ -324,34 +251,6 @@ mod tests {
     use oxydra::types::{CallId, SafetyTier, SessionId};
 
     const DAY: Duration = Duration::from_secs(86_400);
-
-    #[test]
-    fn a_withdrawn_question_is_closed_at_once_and_the_reader_writes_nothing_after() {
-        let state = QuestionState::default();
-        let mut reader_out = UntilWithdrawn {
-            out: Vec::new(),
-            state: state.clone(),
-        };
-        write!(reader_out, "{ALLOW_PROMPT}").unwrap();
-        let mut err = Vec::new();
-        state.withdraw(&mut err);
-        state.withdraw(&mut err);
-        assert_eq!(
-            String::from_utf8(err).unwrap(),
-            format!("{WITHDRAWN_NOTE}\n")
-        );
-        // The reader's closing line break (end of input) is not written twice.
-        writeln!(reader_out).unwrap();
-        assert_eq!(reader_out.out, ALLOW_PROMPT.as_bytes());
-        assert!(!state.answer());
-
-        // Answered first: a later drop of the request writes nothing.
-        let answered = QuestionState::default();
-        assert!(answered.answer());
-        let mut err = Vec::new();
-        answered.withdraw(&mut err);
-        assert!(err.is_empty());
-    }
 
     fn request() -> PermissionRequest {
         PermissionRequest {

@@ -8,6 +8,7 @@ mod attachment;
 mod commands;
 mod config;
 mod consent;
+mod consent_question;
 mod consent_text;
 mod error;
 mod exit_code;

@@ -110,17 +110,10 @@ fn fallback(
 
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
 
     use super::*;
 
-    fn file(text: &str) -> LoadedFile {
-        LoadedFile {
-            path: Some(PathBuf::from("/etc/ox/oxydra.toml")),
-            config: crate::config::parse(Path::new("/etc/ox/oxydra.toml"), text).unwrap(),
-            ..LoadedFile::default()
-        }
-    }
+    use crate::config::test_file as file;
 
     const TWO: &str = "[[provider.fallback]]\nkind = \"anthropic\"\nmodel = \"claude-x\"\n\
                        [[provider.fallback]]\nkind = \"openai\"\nmodel = \"backup\"\n\

@@ -328,7 +328,6 @@ mod tests {
     use crate::config::{FileConfig, ProviderKind};
     use oxydra::provider::OPENAI_BASE_URL as DEFAULT_OPENAI_URL;
     use std::collections::HashMap;
-    use std::path::Path;
 
     const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
     const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
@@ -345,13 +344,7 @@ mod tests {
         move |name| map.get(name).cloned()
     }
 
-    fn file(text: &str) -> LoadedFile {
-        LoadedFile {
-            path: Some(PathBuf::from("/etc/ox/oxydra.toml")),
-            config: crate::config::parse(Path::new("/etc/ox/oxydra.toml"), text).unwrap(),
-            ..LoadedFile::default()
-        }
-    }
+    use crate::config::test_file as file;
 
     #[test]
     fn nothing_configured_is_no_provider() {

@@ -71,3 +71,13 @@ pub fn print_warnings(warnings: &[String]) {
         eprintln!("warning: {}", crate::terminal_text::lines(warning));
     }
 }
+
+/// A configuration read from `text` as the file `/etc/ox/oxydra.toml` (for tests).
+#[cfg(test)]
+pub fn test_file(text: &str) -> LoadedFile {
+    LoadedFile {
+        path: Some(std::path::PathBuf::from("/etc/ox/oxydra.toml")),
+        config: parse(Path::new("/etc/ox/oxydra.toml"), text).unwrap(),
+        ..LoadedFile::default()
+    }
+}

@@ -407,17 +407,11 @@ pub fn public_provider(kind: ProviderKind, env: EnvLookup<'_>) -> Option<Effecti
 
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
 
     use super::*;
 
-    fn file(text: &str) -> LoadedFile {
-        LoadedFile {
-            path: Some(PathBuf::from("/etc/ox/oxydra.toml")),
-            config: crate::config::parse(Path::new("/etc/ox/oxydra.toml"), text).unwrap(),
-            ..LoadedFile::default()
-        }
-    }
+    use crate::config::test_file as file;
 
     fn with_keys(name: &str) -> Option<String> {
         ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]

@@ -88,10 +88,12 @@ fn log_lines_never_share_the_spinners_line_on_a_terminal() {
     }
 }
 
-#[test]
-fn the_spinner_says_how_long_its_step_has_taken() {
-    let sandbox = Sandbox::new();
-    let server = MockServer::start(vec![Reply::sse("").hanging()]).unwrap();
+/// `oxydra run hello` on a terminal against a server that never answers, once the
+/// request reached it.
+fn run_waiting_on_a_terminal(
+    sandbox: &Sandbox,
+    server: &MockServer,
+) -> (common::KillOnDrop, common::Pty) {
     let mut command = sandbox.pty_command();
     command
         .arg("run")
@@ -100,8 +102,16 @@ fn the_spinner_says_how_long_its_step_has_taken() {
         .arg("--workspace")
         .arg(&sandbox.workspace)
         .args(["--base-url", &server.openai_url(), "hello"]);
-    let (mut child, pty) = spawn_in_pty(command);
-    wait_for_first_request(&server, &pty.output);
+    let (child, pty) = spawn_in_pty(command);
+    wait_for_first_request(server, &pty.output);
+    (child, pty)
+}
+
+#[test]
+fn the_spinner_says_how_long_its_step_has_taken() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![Reply::sse("").hanging()]).unwrap();
+    let (mut child, pty) = run_waiting_on_a_terminal(&sandbox, &server);
     // The ticker redraws the spinner; past a second, with the time taken.
     pty.output.wait_for("Calling the model (1 s)");
     interrupt(&child);
@@ -112,16 +122,7 @@ fn the_spinner_says_how_long_its_step_has_taken() {
 fn ctrl_c_leaves_no_spinner_line_behind() {
     let sandbox = Sandbox::new();
     let server = MockServer::start(vec![Reply::sse("").hanging()]).unwrap();
-    let mut command = sandbox.pty_command();
-    command
-        .arg("run")
-        .arg("--db")
-        .arg(&sandbox.db)
-        .arg("--workspace")
-        .arg(&sandbox.workspace)
-        .args(["--base-url", &server.openai_url(), "hello"]);
-    let (mut child, pty) = spawn_in_pty(command);
-    wait_for_first_request(&server, &pty.output);
+    let (mut child, pty) = run_waiting_on_a_terminal(&sandbox, &server);
     pty.output.wait_for("Calling the model");
     interrupt(&child);
     assert_exit_code(&mut child, 130, &pty.output);
