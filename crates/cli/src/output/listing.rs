@@ -92,7 +92,11 @@ pub fn write_meta(out: &mut impl Write, meta: Option<&SessionMeta>) -> std::io::
     writeln!(
         out,
         "model {}",
-        run_as(Some(&meta.model), meta.agent.as_deref())
+        run_as(
+            Some(&meta.model),
+            meta.agent.as_deref(),
+            meta.replay_of.as_deref()
+        )
     )?;
     match &meta.system_prompt {
         Some(prompt) => writeln!(out, "system prompt: {}", one_line_prompt(prompt)),
@@ -136,7 +140,11 @@ pub fn write_sessions(
                     info.session_id,
                     age(info.updated_at_ms, now),
                     info.messages,
-                    run_as(info.model.as_deref(), info.agent.as_deref()),
+                    run_as(
+                        info.model.as_deref(),
+                        info.agent.as_deref(),
+                        info.replay_of.as_deref()
+                    ),
                     escape(&short_workspace(info.workspace.as_deref())),
                 )?;
                 match first_prompt {
@@ -149,15 +157,17 @@ pub fn write_sessions(
     out.flush()
 }
 
-/// The model a session ran with (`-` when it was stored before sessions recorded one)
-/// and the agent it runs as, if any: `gpt-4o-mini (agent researcher)`. Escaped: a
-/// database may hold anything.
-fn run_as(model: Option<&str>, agent: Option<&str>) -> String {
+/// The model a session ran with (`-` when it was stored before sessions recorded one),
+/// the agent it runs as, if any, and the session it replays, if it is a replay:
+/// `gpt-4o-mini (agent researcher) (replay of ses_…)`. Escaped: a database may hold
+/// anything.
+fn run_as(model: Option<&str>, agent: Option<&str>, replay_of: Option<&str>) -> String {
     let model = model.map_or_else(|| "-".to_owned(), super::run_header::short_model);
     let model = escape(&model).into_owned();
+    let replay = replay_of.map_or_else(String::new, |of| format!(" (replay of {})", escape(of)));
     match agent {
-        Some(agent) => format!("{model} (agent {})", escape(agent)),
-        None => model,
+        Some(agent) => format!("{model} (agent {}){replay}", escape(agent)),
+        None => format!("{model}{replay}"),
     }
 }
 
@@ -347,7 +357,7 @@ mod tests {
         assert!(text.starts_with("ses_1  "), "{text}");
         assert!(
             text.ends_with(
-                " days ago  3 messages  gpt-4o-mini (agent research\\u{1b}er)  /work/app  Fix the build\n"
+                " days ago  3 messages  gpt-4o-mini (agent research\\u{1b}er) (replay of ses_0)  /work/app  Fix the build\n"
             ),
             "{text}"
         );
