@@ -40,10 +40,11 @@ impl Answered {
     /// failed)` when a fallback wrote the answer; `model gpt-4o (fallback claude-x
     /// answered a call)` when one answered earlier. `None` with no model known.
     pub fn shown(&self) -> Option<String> {
+        // A local model by its file name, as the header shows it.
         let asked = self
             .asked
             .as_deref()
-            .map(|model| one_line(model).into_owned());
+            .map(|model| one_line(&super::run_header::short_model(model)).into_owned());
         let fallbacks = self
             .fallbacks
             .iter()
@@ -128,6 +129,12 @@ mod tests {
             answered.shown().unwrap(),
             "model gpt-4o (fallback claude-x answered a call)"
         );
+        // A local model file by its name, as in the header.
+        let local = Answered {
+            asked: Some("/home/me/models/qwen.gguf".into()),
+            ..Answered::default()
+        };
+        assert_eq!(local.shown().unwrap(), "model qwen.gguf");
         // A model name cannot restyle the terminal.
         answered.reset();
         answered.fell_back("x\u{1b}[2Jy");
