@@ -77,6 +77,7 @@ mod reliable;
 mod request;
 mod response_cap;
 mod responses;
+mod retry_notice;
 mod retry_policy;
 mod sampling_overrides;
 #[cfg(feature = "testing")]
@@ -107,6 +108,7 @@ pub use reasoning_settings::ReasoningEffort;
 pub use reliable::ReliableProvider;
 pub use request::{ProviderRequest, ProviderResponse, ToolChoice};
 pub use responses::{OpenAiResponsesProvider, OpenAiResponsesStreamDecoder};
+pub use retry_notice::{RetryObserver, observing_retries};
 pub use retry_policy::{RetryPolicy, is_retryable, parse_retry_after};
 pub use sampling_overrides::SamplingOverrides;
 #[cfg(feature = "testing")]

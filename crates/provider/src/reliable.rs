@@ -234,13 +234,20 @@ impl ReliableProvider {
             );
             return Err(error);
         }
+        let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
         tracing::debug!(
             provider = self.inner.name(),
             attempt = budget.attempts,
-            delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            delay_ms,
             error = %error,
             "provider call failed; retrying"
         );
+        crate::retry_notice::notify(&oxydra_types::ProviderRetry {
+            attempt: budget.attempts,
+            max_attempts: self.policy.max_attempts.max(1),
+            delay_ms,
+            reason: crate::retry_notice::reason(&error),
+        });
         tokio::select! {
             biased;
             () = cancel.cancelled() => Err(ProviderError::Cancelled),

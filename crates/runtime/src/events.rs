@@ -74,7 +74,9 @@ impl Stream for RuntimeEventStream {
     }
 }
 
-/// The sinks of one run; every event is scrubbed, then goes to each of them.
+/// The sinks of one run; every event is scrubbed, then goes to each of them. Cheap to
+/// clone (shared inside).
+#[derive(Clone)]
 pub(crate) struct RunEvents {
     scrubber: Scrubber,
     runtime_sink: Arc<dyn EventSink>,

@@ -3,6 +3,7 @@
 //! Retries and the stream → complete fallback are the provider's: the builder wraps
 //! it in a `ReliableProvider` unless told not to, and its errors are final here.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -171,11 +172,26 @@ pub(crate) async fn request_response(
     let span = call_span(provider.name(), request, streaming);
     let started = Instant::now();
     let progress = Progress::default();
-    let work = async {
+    let call = async {
         if streaming {
             read_stream(provider, request, cancel, events, &progress).await
         } else {
             provider.complete(request, cancel).await
+        }
+    };
+    // A wait before a retry is told as it begins (`provider_retry`): a rate limit's
+    // `Retry-After` would otherwise look like a frozen run.
+    let observer: Option<oxydra_provider::RetryObserver> = events.map(|events| {
+        let events = events.clone();
+        let observer: oxydra_provider::RetryObserver = Arc::new(move |retry| {
+            events.emit(RuntimeEvent::ProviderRetry(retry.clone()));
+        });
+        observer
+    });
+    let work = async {
+        match observer {
+            Some(observer) => oxydra_provider::observing_retries(observer, call).await,
+            None => call.await,
         }
     };
     let outcome = tokio::select! {

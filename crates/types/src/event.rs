@@ -163,6 +163,10 @@ pub enum RuntimeEvent {
     /// The model asked failed after its retries and a fallback model takes the same
     /// request (`[[provider.fallback]]`); sent before any of the fallback's answer.
     ModelFallback(ModelFallback),
+    /// A provider call failed in a way worth trying again (a rate limit, an overloaded
+    /// or failing server, a broken connection) and is retried after a wait: sent when
+    /// the wait begins, so a person sees why nothing moves.
+    ProviderRetry(ProviderRetry),
     /// The run ended with an error.
     Error {
         /// A stable, snake_case error kind (`budget_exceeded`, `cancelled`, `provider`, …).
@@ -180,6 +184,21 @@ pub struct ModelFallback {
     /// The model that takes the request.
     pub to: String,
     /// Why `from` failed (the provider's error, as it describes itself).
+    pub reason: String,
+}
+
+/// A failed provider call that is tried again after a wait.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderRetry {
+    /// The attempt that failed, from 1.
+    pub attempt: u32,
+    /// The most attempts the call gets.
+    pub max_attempts: u32,
+    /// How long the wait before the next attempt is, in milliseconds (a provider's
+    /// `Retry-After` when it gave one).
+    pub delay_ms: u64,
+    /// Why, in a few words: `rate limited`, `overloaded`, `server error 503`,
+    /// `timed out`, `connection failed`.
     pub reason: String,
 }
 
@@ -349,6 +368,16 @@ mod tests {
                 }),
                 json!({"type":"model_fallback","from":"gpt-4o","to":"claude-haiku",
                     "reason":"overloaded (529)"}),
+            ),
+            (
+                RuntimeEvent::ProviderRetry(ProviderRetry {
+                    attempt: 2,
+                    max_attempts: 4,
+                    delay_ms: 5000,
+                    reason: "rate limited".into(),
+                }),
+                json!({"type":"provider_retry","attempt":2,"max_attempts":4,"delay_ms":5000,
+                    "reason":"rate limited"}),
             ),
             (
                 RuntimeEvent::Error {

@@ -43,7 +43,7 @@ mod usage;
 pub use checkpoint::{Checkpoint, CheckpointEntry, EntryState, NotCaptured};
 pub use content::{ContentPart, PDF_MEDIA_TYPE, human_size};
 pub use error::TypesError;
-pub use event::{ModelFallback, RuntimeEvent};
+pub use event::{ModelFallback, ProviderRetry, RuntimeEvent};
 pub use ids::{ApprovalId, CallId, RunId, SessionId};
 pub use media_sniff::{is_image_media_type, sniff_media_type};
 pub use message::{Message, MessageRole};

@@ -304,6 +304,18 @@ impl TextRenderer {
                 );
                 state.status_line(&line);
             }
+            RuntimeEvent::ProviderRetry(retry) => {
+                let line = retry_line(retry);
+                if self.spinner_enabled {
+                    // The spinner says it, its clock counting from the wait's start.
+                    state.clear_spinner();
+                    state.spinner = Some(line);
+                    state.spinner_since = Some(Instant::now());
+                    state.draw_spinner();
+                } else {
+                    state.status_line(&format!("  ↻ {line}"));
+                }
+            }
             // A sub-agent's run is summed up by its tool call's own lines.
             RuntimeEvent::SubAgent { .. } => {}
             RuntimeEvent::HookDecision {
@@ -360,6 +372,22 @@ impl Drop for TextRenderer {
     fn drop(&mut self) {
         self.finish();
     }
+}
+
+/// `rate limited, retrying in 5 s (2/4)`: the wait in whole seconds (under one, in
+/// milliseconds), and which attempt comes next of how many.
+fn retry_line(retry: &oxydra::types::ProviderRetry) -> String {
+    let wait = if retry.delay_ms >= 1000 {
+        format!("{} s", retry.delay_ms.div_ceil(1000))
+    } else {
+        format!("{} ms", retry.delay_ms)
+    };
+    format!(
+        "{}, retrying in {wait} ({}/{})",
+        escape(&retry.reason),
+        retry.attempt.saturating_add(1),
+        retry.max_attempts
+    )
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -240,3 +240,24 @@ fn the_spinner_shows_until_the_first_visible_text_and_a_preview_gives_way() {
         "Hel\r\u{1b}[2KHello\\u{1b}[8m\nnext\r\u{1b}[2Knext\n"
     );
 }
+
+#[test]
+fn a_retry_says_why_how_long_and_which_attempt_comes() {
+    let retry = |delay_ms| {
+        RuntimeEvent::ProviderRetry(oxydra::types::ProviderRetry {
+            attempt: 1,
+            max_attempts: 4,
+            delay_ms,
+            reason: "rate limited".into(),
+        })
+    };
+    let (_, err) = render(&[retry(5000), retry(250)], false);
+    assert!(
+        err.contains("  ↻ rate limited, retrying in 5 s (2/4)\n"),
+        "{err}"
+    );
+    assert!(err.contains("retrying in 250 ms (2/4)"), "{err}");
+    // On a terminal the spinner says it.
+    let (_, err) = render(&[retry(1500)], true);
+    assert!(err.contains("rate limited, retrying in 2 s (2/4)"), "{err}");
+}

@@ -163,3 +163,31 @@ fn internal_warnings_stay_out_of_a_text_run_and_show_with_verbose() {
         "{err}"
     );
 }
+
+#[test]
+fn a_rate_limited_call_says_it_waits_and_for_how_long() {
+    let sandbox = Sandbox::new();
+    let limited =
+        || Reply::json(429, r#"{"error":{"message":"slow down"}}"#).header("retry-after", "1");
+    let server =
+        MockServer::start(vec![limited(), oxydra_test_support::openai::text("Done.")]).unwrap();
+    let output = sandbox.run_openai(&server.openai_url(), &[], "hello");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("  ↻ rate limited, retrying in 1 s (2/4)"),
+        "{err}"
+    );
+    assert!(!err.contains("WARN"), "{err}");
+
+    // Programs get the event.
+    let server =
+        MockServer::start(vec![limited(), oxydra_test_support::openai::text("Done.")]).unwrap();
+    let output = sandbox.run_openai(&server.openai_url(), &["--output", "jsonl"], "hello");
+    let events = common::json_lines(&output);
+    let retries = common::events_of_type(&events, "provider_retry");
+    assert_eq!(retries.len(), 1, "{events:?}");
+    assert_eq!(retries[0]["reason"], "rate limited");
+    assert_eq!(retries[0]["delay_ms"], 1000);
+    assert_eq!(retries[0]["attempt"], 1);
+}
