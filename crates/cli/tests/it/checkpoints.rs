@@ -66,6 +66,21 @@ pub fn shell_call(command: &str) -> String {
 
 pub const FLAGS: &[&str] = &["--approve", "allow", "--sandbox", "full-access"];
 
+/// Runs one turn whose model writes `notes.md` (`first`) with `file_write`.
+pub fn write_notes_turn(sandbox: &Sandbox) {
+    let server = MockServer::start(vec![
+        openai::tool_calls(&[(
+            "call_w",
+            "file_write",
+            r#"{"path":"notes.md","content":"first\n"}"#,
+        )]),
+        openai::text("wrote"),
+    ])
+    .unwrap();
+    let output = sandbox.run_openai(&server.openai_url(), FLAGS, "turn one");
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+}
+
 /// Runs one turn calling `shell_exec` with `command`.
 pub fn run_command_turn(sandbox: &Sandbox, command: &str, extra: &[&str]) {
     let server = MockServer::start(vec![
@@ -160,17 +175,7 @@ fn three_turns_of_file_tools_and_commands_rewind_to_the_first() {
     seed(&sandbox.workspace);
     let before = tree(&sandbox.workspace);
     // Turn 1: file_write; turn 2: a command; turn 3: file_edit and a command.
-    let server = MockServer::start(vec![
-        openai::tool_calls(&[(
-            "call_w",
-            "file_write",
-            r#"{"path":"notes.md","content":"first\n"}"#,
-        )]),
-        openai::text("wrote"),
-    ])
-    .unwrap();
-    let output = sandbox.run_openai(&server.openai_url(), FLAGS, "turn one");
-    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    write_notes_turn(&sandbox);
     let after_first = tree(&sandbox.workspace);
     assert_ne!(after_first, before);
 

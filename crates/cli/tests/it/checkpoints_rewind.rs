@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use crate::checkpoints::{FLAGS, only_session, run_command_turn, seed, tree};
+use crate::checkpoints::{FLAGS, only_session, run_command_turn, seed, tree, write_notes_turn};
 use crate::common;
 
 use common::{
@@ -17,17 +17,7 @@ use oxydra_test_support::{MockServer, openai};
 /// Returns the tree after the first turn.
 fn two_turns(sandbox: &Sandbox) -> std::collections::BTreeMap<String, String> {
     seed(&sandbox.workspace);
-    let server = MockServer::start(vec![
-        openai::tool_calls(&[(
-            "call_w",
-            "file_write",
-            r#"{"path":"notes.md","content":"first\n"}"#,
-        )]),
-        openai::text("wrote"),
-    ])
-    .unwrap();
-    let output = sandbox.run_openai(&server.openai_url(), FLAGS, "turn one");
-    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    write_notes_turn(sandbox);
     let after_first = tree(&sandbox.workspace);
     run_command_turn(
         sandbox,
