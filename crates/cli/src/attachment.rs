@@ -107,6 +107,12 @@ fn regular(kind: FileType) -> Result<(), AttachmentProblem> {
 /// Reads the opened `file` (at `path`, for its name) into a part, as [`read_part`]:
 /// refused unless the descriptor is a regular file (checked with `fstat`).
 pub fn part_of(file: File, path: &Path) -> Result<ContentPart, AttachmentProblem> {
+    part_from(&bytes_of(file)?, path)
+}
+
+/// The bytes of the opened `file`: refused unless the descriptor is a regular file
+/// (checked with `fstat`) of at most [`MAX_ATTACHMENT_BYTES`].
+pub fn bytes_of(file: File) -> Result<Vec<u8>, AttachmentProblem> {
     let meta = file
         .metadata()
         .map_err(|error| AttachmentProblem::Unreadable(error.to_string()))?;
@@ -123,15 +129,21 @@ pub fn part_of(file: File, path: &Path) -> Result<ContentPart, AttachmentProblem
     if read > MAX_ATTACHMENT_BYTES {
         return Err(AttachmentProblem::TooLarge(read));
     }
-    match sniff_media_type(&bytes) {
+    Ok(bytes)
+}
+
+/// The part `bytes` (of the file at `path`, for its name) make: an image or a PDF by
+/// their own bytes, whatever the name says.
+pub fn part_from(bytes: &[u8], path: &Path) -> Result<ContentPart, AttachmentProblem> {
+    match sniff_media_type(bytes) {
         Some(PDF_MEDIA_TYPE) => {
             let name = path
                 .file_name()
                 .map(|name| name.to_string_lossy().into_owned());
-            Ok(ContentPart::pdf(&bytes, name))
+            Ok(ContentPart::pdf(bytes, name))
         }
-        Some(media) if is_image_media_type(media) => Ok(ContentPart::image(media, &bytes)),
-        _ => Err(unsupported_kind(&bytes)
+        Some(media) if is_image_media_type(media) => Ok(ContentPart::image(media, bytes)),
+        _ => Err(unsupported_kind(bytes)
             .map_or(AttachmentProblem::NotMedia, AttachmentProblem::Unsupported)),
     }
 }

@@ -102,8 +102,9 @@ impl Command {
     /// with text output (their logs keep to errors by default, see `logging`).
     pub fn answers_a_person(&self) -> bool {
         match self {
-            Self::Run(args) => args.options.output == OutputFormat::Text && !args.options.json,
-            Self::Chat(args) => args.options.output == OutputFormat::Text && !args.options.json,
+            // `--json` was folded into `output` by the parse.
+            Self::Run(args) => args.options.output == OutputFormat::Text,
+            Self::Chat(args) => args.options.output == OutputFormat::Text,
             _ => false,
         }
     }

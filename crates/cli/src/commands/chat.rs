@@ -249,12 +249,7 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
             }
             Input::Status => eprintln!(
                 "{}",
-                status_text(
-                    &chat.effective,
-                    &chat.session,
-                    &chat.tally,
-                    chat.effective.price_known()
-                )
+                status_text(&chat.effective, &chat.session, &chat.tally)
             ),
             Input::Model(None) => eprintln!(
                 "model: {} {}",

@@ -13,7 +13,7 @@
 //! the whole line: nothing is sent or stored, and the person is told why.
 
 use std::fs::File;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::path::Path;
 
 use nix::fcntl::OFlag;
@@ -126,31 +126,27 @@ fn attach_one(policy: &WorkspacePolicy, token: &str) -> Result<Option<Found>, St
         }
         Err(error) => return Err(refused(format!("cannot read it: {error}"))),
     };
-    match attachment::part_of(file, &resolved.absolute) {
+    // Read once: the same bytes are a part, or else text.
+    let bytes = match attachment::bytes_of(file) {
+        Ok(bytes) => bytes,
+        Err(AttachmentProblem::NotAFile(_)) => return Ok(None),
+        Err(problem) => return Err(refused(problem.to_string())),
+    };
+    match attachment::part_from(&bytes, &resolved.absolute) {
         Ok(part) => Ok(Some(Found::Media(Attached {
             file: resolved.relative,
             part,
         }))),
-        Err(AttachmentProblem::NotMedia) => {
-            // Read again, as text this time (opened the same way).
-            let file = open_no_follow(&resolved.absolute)
-                .map_err(|error| refused(format!("cannot read it: {error}")))?;
-            Ok(text_of(file)
-                .map_err(refused)?
-                .map(|text| Found::Text(resolved.relative, text)))
-        }
-        Err(AttachmentProblem::NotAFile(_)) => Ok(None),
+        Err(AttachmentProblem::NotMedia) => Ok(text_of(bytes)
+            .map_err(refused)?
+            .map(|text| Found::Text(resolved.relative, text))),
         Err(problem) => Err(refused(problem.to_string())),
     }
 }
 
-/// The contents of `file` when it is text: UTF-8 without NUL bytes, at most
-/// [`MAX_TEXT_BYTES`] (a larger text file refuses the line); `None` for binary bytes.
-fn text_of(file: File) -> Result<Option<String>, String> {
-    let mut bytes = Vec::new();
-    file.take(MAX_TEXT_BYTES.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|error| format!("cannot read it: {error}"))?;
+/// `bytes` as text: UTF-8 without NUL bytes, at most [`MAX_TEXT_BYTES`] (a larger
+/// text file refuses the line); `None` for binary bytes.
+fn text_of(bytes: Vec<u8>) -> Result<Option<String>, String> {
     let Ok(text) = String::from_utf8(bytes) else {
         return Ok(None);
     };

@@ -63,13 +63,8 @@ pub async fn show_recent(
 
 /// `/status`: the header's facts (provider, model, sandbox, approvals, workspace),
 /// then the session and what this chat's answered turns used.
-pub fn status_text(
-    effective: &Effective,
-    session: &SessionId,
-    tally: &ChatTally,
-    price_known: bool,
-) -> String {
-    let cost = price_known.then_some(tally.cost);
+pub fn status_text(effective: &Effective, session: &SessionId, tally: &ChatTally) -> String {
+    let cost = effective.price_known().then_some(tally.cost);
     let used = crate::output::summary_line(tally.turns, &tally.usage, cost, None, session.as_str());
     format!(
         "{}\nthis chat {}",
@@ -120,7 +115,7 @@ mod tests {
             },
             cost: 0.0012,
         };
-        let text = status_text(&effective, &session, &tally, true);
+        let text = status_text(&effective, &session, &tally);
         let mut lines = text.lines();
         assert!(
             lines.next().unwrap().starts_with("oxydra chat · "),
@@ -130,7 +125,13 @@ mod tests {
             lines.next().unwrap(),
             "this chat 2 turns · 120 tokens (100 in, 20 out) · $0.001200 · session ses_abc"
         );
-        let unknown = status_text(&effective, &session, &tally, false);
+        let unpriced = crate::args::RunOptions {
+            model: Some("a-model-with-no-price".into()),
+            ..flags
+        };
+        let effective =
+            crate::config::merge(&Default::default(), &unpriced, &|_: &str| None, false).unwrap();
+        let unknown = status_text(&effective, &session, &tally);
         assert!(unknown.contains("cost unknown"), "{unknown}");
     }
 }
