@@ -220,6 +220,8 @@ pub(crate) async fn request_response(
     if !response.fallbacks.is_empty() {
         response.message.model = Some(answered);
     }
+    // What the answer used stays with it (replay compares runs by it).
+    response.message.usage = Some(response.usage);
     span.record("oxydra.cost_usd", cost);
     Ok(ProviderCall {
         response,

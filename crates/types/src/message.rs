@@ -7,6 +7,7 @@ use crate::ids::CallId;
 use crate::provenance::Source;
 use crate::reasoning::ReasoningPart;
 use crate::tool::ToolCall;
+use crate::usage::Usage;
 
 /// Who authored a [`Message`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -73,6 +74,12 @@ pub struct Message {
     /// serialises as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// For an assistant message: the tokens of the provider call that wrote it. Kept
+    /// with the stored message (a replay compares the runs' use by it); providers never
+    /// send it, and a message without it serialises as before. `None` for messages
+    /// stored before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 impl Message {
@@ -87,6 +94,7 @@ impl Message {
             reasoning: Vec::new(),
             source: None,
             model: None,
+            usage: None,
         }
     }
 
@@ -117,6 +125,7 @@ impl Message {
             reasoning: Vec::new(),
             source: None,
             model: None,
+            usage: None,
         }
     }
 
@@ -136,6 +145,7 @@ impl Message {
             reasoning: Vec::new(),
             source: None,
             model: None,
+            usage: None,
         }
     }
 

@@ -152,6 +152,13 @@ fn the_same_script_reproduces_the_session_exactly_without_running_a_tool() {
     assert_eq!(report["original"]["calls"], 3);
     assert_eq!(report["replay"]["calls"], 3);
     assert_eq!(report["unrecorded_calls"], 0);
+    // The original's use is its own, kept with each stored answer: the same script
+    // used the same tokens and, priced alike, cost the same.
+    for key in ["input_tokens", "output_tokens", "cost"] {
+        assert!(report["original"][key].is_number(), "{key}: {report}");
+        assert_eq!(report["original"][key], report["replay"][key], "{key}");
+    }
+    assert!(report["original"]["input_tokens"].as_u64().unwrap() > 0);
     assert_eq!(report["original"]["session_id"], id.as_str());
     assert_ne!(report["replay"]["session_id"], id.as_str());
     assert_eq!(tree(&sandbox.workspace), before);

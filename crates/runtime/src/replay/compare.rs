@@ -35,7 +35,8 @@ pub struct RunSide {
     pub turns: Vec<TurnRecord>,
     /// How many tool calls they made.
     pub calls: usize,
-    /// Input tokens (`None`: not recorded; a stored session keeps no usage).
+    /// Input tokens (`None`: not recorded; an answer stored before its use was
+    /// recorded with it).
     pub input_tokens: Option<u64>,
     /// Output tokens (`None`: not recorded).
     pub output_tokens: Option<u64>,

@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use oxydra_memory::Memory;
 use oxydra_tools::ToolRegistry;
-use oxydra_types::{Message, MessageRole, SessionId};
+use oxydra_types::{Message, MessageRole, SessionId, Usage};
 use tokio_util::sync::CancellationToken;
 
 use crate::runtime::AgentRuntime;
@@ -59,6 +59,10 @@ pub struct Replay {
     original_turns: Vec<TurnRecord>,
     recordings: SharedRecordings,
     recorded: usize,
+    /// What the original's replayed answers used, each with the model that wrote it;
+    /// `None` when an answer was stored without its use (sessions stored before it was
+    /// recorded).
+    original_use: Option<Vec<(String, Usage)>>,
 }
 
 impl Replay {
@@ -103,6 +107,19 @@ impl Replay {
             .collect();
         let recordings = Recordings::from_messages(replayed);
         let recorded = recordings.remaining();
+        let asked = memory
+            .session_meta(session)
+            .await?
+            .map(|meta| meta.model)
+            .unwrap_or_default();
+        let original_use = replayed
+            .iter()
+            .filter(|message| message.role == MessageRole::Assistant)
+            .map(|message| {
+                let model = message.model.clone().unwrap_or_else(|| asked.clone());
+                message.usage.map(|usage| (model, usage))
+            })
+            .collect();
         Ok(Self {
             original: session.clone(),
             from,
@@ -111,6 +128,7 @@ impl Replay {
             original_turns: compare::turns(&messages, from),
             recordings: Arc::new(Mutex::new(recordings)),
             recorded,
+            original_use,
         })
     }
 
@@ -203,7 +221,11 @@ impl Replay {
         Ok(ReplayReport {
             from_turn: self.from,
             first_difference: first_difference(&self.original_turns, &replay_turns),
-            original: side(self.original.clone(), self.original_turns.clone(), None),
+            original: side(
+                self.original.clone(),
+                self.original_turns.clone(),
+                self.original_use(runtime),
+            ),
             replay: side(
                 session,
                 replay_turns,
@@ -215,6 +237,22 @@ impl Replay {
 }
 
 impl Replay {
+    /// The original's input and output tokens over the replayed turns, and their cost
+    /// priced as `runtime` prices each model that answered.
+    fn original_use(&self, runtime: &AgentRuntime) -> Option<(u64, u64, f64)> {
+        let answers = self.original_use.as_ref()?;
+        Some(answers.iter().fold(
+            (0_u64, 0_u64, 0.0_f64),
+            |(input, output, cost), (model, usage)| {
+                (
+                    input.saturating_add(usage.input_tokens),
+                    output.saturating_add(usage.output_tokens),
+                    cost + runtime.inner.price(model, usage),
+                )
+            },
+        ))
+    }
+
     /// Marks `session` as a replay of the original in its meta (`replay_of`), keeping
     /// what the runs recorded there; later runs of it keep the mark.
     async fn mark(&self, memory: &dyn Memory, session: &SessionId) -> Result<(), ReplayError> {
