@@ -10,6 +10,7 @@ mod config;
 mod consent;
 mod consent_question;
 mod consent_text;
+mod ended_early;
 mod error;
 mod exit_code;
 mod interrupt;

@@ -63,6 +63,7 @@ mod checkpoint_diff;
 mod checkpoint_secrets;
 mod checkpoints;
 mod checkpoints_error;
+mod compacted;
 mod context;
 mod error;
 pub mod eval;
@@ -108,6 +109,7 @@ pub use budget::Budget;
 pub use builder::{AgentRuntimeBuilder, DEFAULT_RETRIEVAL_TOP_K};
 pub use checkpoints::{Checkpoints, Reverted, conflicts};
 pub use checkpoints_error::CheckpointsError;
+pub use compacted::Compacted;
 pub use context::{
     IMAGE_HEAD_BYTES, MAX_IMAGE_TOKENS, PDF_BYTES_PER_PAGE, PDF_PAGE_TOKENS, PIXELS_PER_TOKEN,
     part_tokens,

@@ -328,7 +328,7 @@ impl RunRequest {
                 .map(|(pending, _)| pending.used)
                 .max_by(|a, b| a.turns.cmp(&b.turns).then(a.cost.total_cmp(&b.cost)))
                 .unwrap_or_default(),
-            Opening::Prompt(..) | Opening::Continue => UsedBudget::default(),
+            Opening::Prompt(..) | Opening::Continue | Opening::Compact => UsedBudget::default(),
         });
         let cancel = cancel.unwrap_or_default();
         let events = runtime.run_events(events, channel);

@@ -158,6 +158,44 @@ impl AgentRuntime {
         result
     }
 
+    /// Condenses session `session_id`'s conversation now, as the rolling summary does
+    /// when the context fills up: every turn but the newest (and the latest user
+    /// message) goes into the summary sent in their place; the stored messages stay.
+    /// One provider call and no turn; it takes the session's lease like a run. What a
+    /// chat's `/compact` does.
+    ///
+    /// # Errors
+    /// [`RuntimeError::SessionBusy`] when another run holds the session;
+    /// [`RuntimeError::Config`] when the model gave no usable summary (the conversation
+    /// is unchanged); [`RuntimeError::Cancelled`]; the store's failure.
+    pub async fn compact(
+        &self,
+        session_id: &SessionId,
+        cancel: &CancellationToken,
+    ) -> Result<crate::Compacted, RuntimeError> {
+        let events = self.run_events(None, None);
+        let options = RunOptions {
+            output: None,
+            tool_choice: None,
+            used: crate::UsedBudget::default(),
+            ledger: None,
+        };
+        let outcome = turn_loop::run(
+            &self.inner,
+            session_id,
+            turn_loop::Opening::Compact,
+            cancel,
+            &events,
+            options,
+        )
+        .await?;
+        Ok(crate::Compacted {
+            summary: Some(outcome.final_text).filter(|text| !text.is_empty()),
+            usage: outcome.usage,
+            cost: outcome.cost,
+        })
+    }
+
     /// The messages of a session: the stored ones with memory, else the process copy.
     ///
     /// # Errors

@@ -74,7 +74,7 @@ pub(crate) async fn run(
         None if inner.small_model.per_run_tool_choice => {
             let opening_message = match &opening {
                 Opening::Prompt(text, _) => Some(Message::user(text.as_str())),
-                Opening::Continue | Opening::Decided(_) => None,
+                Opening::Continue | Opening::Decided(_) | Opening::Compact => None,
             };
             per_run = small_model::run_policy(
                 inner.provider.as_ref(),
@@ -99,7 +99,7 @@ pub(crate) async fn run(
                 .iter()
                 .map(|(pending, _)| pending.call_id.clone())
                 .collect(),
-            Opening::Prompt(..) | Opening::Continue => Vec::new(),
+            Opening::Prompt(..) | Opening::Continue | Opening::Compact => Vec::new(),
         };
         let mut state = inner
             .sessions
@@ -125,7 +125,7 @@ pub(crate) async fn run(
             // A resume with decisions goes on where the run that asked ended.
             tracker: match &opening {
                 Opening::Decided(_) => TurnTracker::resumed_after_approval(),
-                Opening::Prompt(..) | Opening::Continue => TurnTracker::new(),
+                Opening::Prompt(..) | Opening::Continue | Opening::Compact => TurnTracker::new(),
             },
             process: inner.executor.new_process_state(),
             session_run: SessionRunId::next(),
@@ -144,6 +144,7 @@ pub(crate) async fn run(
             }
             Opening::Decided(decisions) => run.resume_decided(&mut state, decisions).await,
             Opening::Continue => run.resume(&mut state).await,
+            Opening::Compact => run.compact_now(&mut state).await,
         };
         inner.executor.complete_session_run(run.session_run);
         // What the session waits for, to list without resuming it; an error other than
@@ -257,6 +258,25 @@ impl<'a> Run<'a> {
         self.record_meta().await?;
         state.window.begin_run(self.window_settings(None));
         self.turns(state).await
+    }
+
+    /// Condenses the conversation now: the window readied as for a run, then one
+    /// summarisation call. No turn is counted and nothing of the conversation is sent
+    /// but to the summariser.
+    async fn compact_now(
+        &mut self,
+        state: &mut SessionState,
+    ) -> Result<SessionOutcome, RuntimeError> {
+        state.window.begin_run(self.window_settings(None));
+        let summary = self.compact(state, &Span::current()).await?;
+        Ok(SessionOutcome {
+            session_id: self.session_id.clone(),
+            final_text: summary.unwrap_or_default(),
+            turns: self.turn,
+            usage: self.usage,
+            cost: self.cost,
+            output: None,
+        })
     }
 
     /// Records the session's meta, once the session is stored, unless it is unchanged.

@@ -66,6 +66,27 @@ pub fn text(text: &str) -> Reply {
     Reply::events(&text_events(text))
 }
 
+/// A whole (not streamed) text answer, as a `stream: false` request gets it (the
+/// rolling summary's call, a provider that does not stream).
+pub fn whole_text(text: &str) -> Reply {
+    Reply::json(
+        200,
+        json!({
+            "id": "chatcmpl-e2e",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": "gpt-4o-mini",
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+        })
+        .to_string(),
+    )
+}
+
 /// The events of a turn of parallel tool calls, each call's arguments split in two deltas.
 pub fn tool_call_events(calls: &[Call<'_>]) -> Vec<SseEvent> {
     let mut events = vec![chunk(json!({"role": "assistant", "content": null}), None)];

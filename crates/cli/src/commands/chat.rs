@@ -59,6 +59,7 @@ const HELP: &str = "commands:
   /status       provider, model, sandbox, approvals, workspace; what this chat used
   /model NAME   talk to another model of the same provider from the next message
   /clear        clear the screen and start a new session
+  /compact      condense all but the last turn into a summary (fewer tokens per turn)
   /help         this text
   /exit         quit (also Ctrl-D)
   @path         in a message: attach that workspace file (image, PDF or text)";
@@ -95,6 +96,8 @@ pub enum Input<'a> {
     Model(Option<&'a str>),
     /// `/clear`.
     Clear,
+    /// `/compact`.
+    Compact,
     /// `/help`.
     Help,
     /// `/exit` or `/quit`.
@@ -135,6 +138,7 @@ pub fn parse(line: &str) -> Input<'_> {
         ("/status", None) => Input::Status,
         ("/model", model) => Input::Model(model),
         ("/clear", None) => Input::Clear,
+        ("/compact", None) => Input::Compact,
         ("/help", None) => Input::Help,
         ("/exit" | "/quit", None) => Input::Exit,
         _ => Input::Unknown(line),
@@ -264,6 +268,7 @@ pub async fn run(args: ChatArgs) -> Result<Exit, CliError> {
                 chat.session = SessionId::generate();
                 eprintln!("new session {}", chat.session);
             }
+            Input::Compact => chat.compact().await,
             Input::Unknown(text) => eprintln!("unknown command `{text}` — /help lists them"),
             Input::New => {
                 chat.session = SessionId::generate();
@@ -424,7 +429,15 @@ impl Chat {
                 eprintln!("turn cancelled");
             } else if self.output == OutputFormat::Text {
                 // The message can quote a provider's answer: scrubbed.
-                eprintln!("error: {}", on_stderr(&scrub(&error.to_string()).text));
+                // Worded as `run` words it (`CliError::Run`), but for how to go on.
+                let line = CliError::Run {
+                    kind: error.kind().to_owned(),
+                    message: crate::ended_early::ended_early(
+                        &error,
+                        crate::ended_early::Place::Chat,
+                    ),
+                };
+                eprintln!("error: {}", on_stderr(&scrub(&line.to_string()).text));
             }
         }
         // Cancelling drops the type-ahead, as a terminal's Ctrl-C drops its input:
@@ -443,6 +456,24 @@ impl Chat {
             self.queued.clear();
         }
         self.queued.extend(typed);
+    }
+}
+
+impl Chat {
+    /// `/compact`: condenses the session now; Ctrl-C stops it as it stops a turn.
+    async fn compact(&mut self) {
+        let cancel = self.interrupts.begin_turn();
+        let result = self.agent.runtime.compact(&self.session, &cancel).await;
+        self.interrupts.end_turn();
+        match result {
+            Ok(compacted) => {
+                self.tally.usage += compacted.usage;
+                self.tally.cost += compacted.cost;
+                eprintln!("{}", super::chat_views::compacted_text(&compacted));
+            }
+            Err(RuntimeError::Cancelled) => eprintln!("compacting cancelled; nothing changed"),
+            Err(error) => eprintln!("error: {}", on_stderr(&scrub(&error.to_string()).text)),
+        }
     }
 }
 
@@ -507,6 +538,8 @@ mod tests {
         assert_eq!(parse("/help"), Input::Help);
         assert_eq!(parse("/status"), Input::Status);
         assert_eq!(parse("/clear"), Input::Clear);
+        assert_eq!(parse("/compact"), Input::Compact);
+        assert_eq!(parse("/compact now"), Input::Unknown("/compact now"));
         assert_eq!(parse("/model"), Input::Model(None));
         assert_eq!(parse("/model gpt-4.1"), Input::Model(Some("gpt-4.1")));
         assert_eq!(parse("/status now"), Input::Unknown("/status now"));

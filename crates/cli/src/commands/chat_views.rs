@@ -93,6 +93,23 @@ pub fn on_stderr(text: &str) -> std::borrow::Cow<'_, str> {
     crate::terminal_text::lines(text)
 }
 
+/// What `/compact` did, in words: `compacted the earlier turns into a summary of 42
+/// words (1,234 tokens, $0.0012)`, or that there was nothing to condense.
+pub fn compacted_text(compacted: &oxydra::runtime::Compacted) -> String {
+    match &compacted.summary {
+        None => {
+            "nothing to compact: the conversation is one turn long, or condensed already".to_owned()
+        }
+        Some(summary) => format!(
+            "compacted the earlier turns into a summary of {} words ({} tokens, ${}); the \
+             next message sends it in their place",
+            summary.split_whitespace().count(),
+            compacted.usage.total_tokens(),
+            crate::output::dollars(compacted.cost)
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -129,16 +129,10 @@ pub fn finish_task(
         Err(error) => {
             let kind = error.kind().to_owned();
             renderer.ensure_ended(&kind, &error.to_string());
-            // A busy session was never opened: this run did nothing to it.
-            let message = if matches!(error, RuntimeError::SessionBusy(_)) {
-                error.to_string()
-            } else if !kept {
-                format!("{error} (nothing was stored)")
-            } else {
-                format!(
-                    "{error} (session {session} keeps what was done; continue it with --session {session})"
-                )
-            };
+            let message = crate::ended_early::ended_early(
+                &error,
+                crate::ended_early::Place::Run { session, kept },
+            );
             Err(CliError::Run { kind, message })
         }
     }

@@ -20,7 +20,7 @@ use oxydra::types::RuntimeEvent;
 
 pub use jsonl::JsonlRenderer;
 pub use run_header::header_line;
-pub use summary::summary_line;
+pub use summary::{dollars, summary_line};
 pub use text::{TextRenderer, clear_terminal, write_stderr_lines};
 
 use crate::args::OutputFormat;

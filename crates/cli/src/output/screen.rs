@@ -19,6 +19,8 @@ pub(super) struct State {
     pub(super) err: Box<dyn Write + Send>,
     /// stdout is the terminal stderr is on: a log line first ends an open answer line.
     pub(super) out_is_terminal: bool,
+    /// stderr is a terminal (the spinner runs there).
+    pub(super) err_is_terminal: bool,
     /// A `\r` that ended the last piece of plain answer text: shown with what comes
     /// next, so that a `\r\n` split between two pieces is one line end.
     pub(super) held_cr: bool,
@@ -143,6 +145,18 @@ impl State {
         }
     }
 
+    /// Ends the answer's open line before a line on stderr. With stdout piped and
+    /// stderr a terminal, the line feed ending the answer goes through the pipe and
+    /// can reach the terminal after the stderr line does (`oxydra run … | cat`): stderr
+    /// then starts with a line feed of its own, so its line never joins the answer's.
+    pub(super) fn end_text_line_before_err(&mut self) {
+        let open = self.open_line || self.held_cr;
+        self.end_text_line();
+        if open && self.err_is_terminal && !self.out_is_terminal {
+            let _ = writeln!(self.err);
+        }
+    }
+
     pub(super) fn end_text_line(&mut self) {
         if std::mem::take(&mut self.held_cr) {
             // No line feed followed it: a `\r` on its own, shown escaped.
@@ -170,7 +184,7 @@ impl State {
     /// Writes a whole status line on stderr without tearing the spinner.
     pub(super) fn status_line(&mut self, line: &str) {
         self.clear_spinner();
-        self.end_text_line();
+        self.end_text_line_before_err();
         let _ = writeln!(self.err, "{line}");
         let _ = self.err.flush();
         self.draw_spinner();

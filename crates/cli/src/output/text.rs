@@ -115,6 +115,7 @@ impl TextRenderer {
             out,
             err,
             out_is_terminal: false,
+            err_is_terminal: spinner,
             held_cr: false,
             spinner: None,
             spinner_since: None,
@@ -285,7 +286,7 @@ impl TextRenderer {
                         state.open_line = !text.ends_with('\n');
                     }
                 }
-                state.end_text_line();
+                state.end_text_line_before_err();
                 let cost = (!state.cost_unknown).then_some(*cost);
                 let model = state.models.shown();
                 let line = summary_line(*turns, usage, cost, model.as_deref(), session_id.as_str());

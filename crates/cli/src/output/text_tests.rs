@@ -261,3 +261,39 @@ fn a_retry_says_why_how_long_and_which_attempt_comes() {
     let (_, err) = render(&[retry(1500)], true);
     assert!(err.contains("rate limited, retrying in 2 s (2/4)"), "{err}");
 }
+
+/// `oxydra run … | cat` on a terminal: the answer's closing line feed goes through the
+/// pipe and may arrive after stderr's line, so a stderr line after an open answer line
+/// starts with a line feed of its own; with stdout a file nothing is lost either.
+#[test]
+fn with_stdout_piped_and_stderr_a_terminal_the_closing_line_starts_its_own_line() {
+    let final_event = RuntimeEvent::Final {
+        session_id: SessionId::from("ses_1"),
+        text: "The answer".into(),
+        turns: 1,
+        usage: Usage::new(10, 2, 0),
+        cost: 0.0,
+        output: None,
+    };
+    let open = vec![
+        RuntimeEvent::TextDelta {
+            text: "The answer".into(),
+        },
+        final_event.clone(),
+    ];
+    let (out, err) = render(&open, true);
+    assert_eq!(out, "The answer\n");
+    assert!(err.starts_with("\n— 1 turn"), "{err:?}");
+    // Off a terminal, stderr gets no extra line.
+    let (_, err) = render(&open, false);
+    assert!(err.starts_with("— 1 turn"), "{err:?}");
+    // An answer that ended its own line needs none either.
+    let closed = vec![
+        RuntimeEvent::TextDelta {
+            text: "The answer\n".into(),
+        },
+        final_event,
+    ];
+    let (_, err) = render(&closed, true);
+    assert!(err.starts_with("— 1 turn"), "{err:?}");
+}

@@ -117,3 +117,38 @@ fn at_a_text_file_sends_its_contents_after_the_line_with_secrets_scrubbed() {
     let stored = stdout(&sandbox.sessions(&["show", id, "--json"]));
     assert!(stored.contains("4711") && !stored.contains(key), "{stored}");
 }
+
+#[test]
+fn compact_condenses_the_earlier_turns_and_the_next_message_sends_the_summary() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![
+        openai::text("Apple, pear, plum."),
+        openai::text("Leek."),
+        openai::whole_text("Fruits were listed, then a vegetable was asked for."),
+        openai::text("You are welcome."),
+    ])
+    .unwrap();
+    let output = common::output_with_stdin(
+        sandbox.oxydra_command(&server, "chat"),
+        b"list three fruits\nand a vegetable\n/compact\n/compact\nthanks\n/exit\n",
+    );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("compacted the earlier turns into a summary of 9 words"),
+        "{err}"
+    );
+    // Right after, there is nothing left to condense: no call.
+    assert!(err.contains("nothing to compact"), "{err}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{err}");
+    // The summarisation request condenses the first exchange, not the newest.
+    let asked = requests[2].body["messages"].to_string();
+    assert!(asked.contains("list three fruits"), "{asked}");
+    assert!(!asked.contains("Leek."), "{asked}");
+    // The next message sends the summary in place of the first exchange.
+    let next = requests[3].body["messages"].to_string();
+    assert!(next.contains("Fruits were listed"), "{next}");
+    assert!(!next.contains("Apple, pear, plum."), "{next}");
+    assert!(next.contains("Leek.") && next.contains("thanks"), "{next}");
+}

@@ -85,3 +85,38 @@ fn a_first_byte_timeout_of_zero_is_refused_naming_the_key() {
     assert_eq!(output.status.code(), Some(2), "{err}");
     assert!(err.contains("provider.first_byte_timeout_secs"), "{err}");
 }
+
+/// A turn that runs out of time reads the same in `run` and in `chat`: the runtime's
+/// message, then the flag and key that raise the limit; only how to go on differs.
+#[test]
+fn run_and_chat_word_a_turn_timeout_the_same() {
+    let sandbox = Sandbox::new();
+    let config = sandbox.path().join("config/oxydra");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "[provider]\nfirst_byte_timeout_secs = 60\n\n[runtime]\nturn_timeout_secs = 1\n",
+    )
+    .unwrap();
+    let (url, _) = silent_server();
+    let shared = "error: budget_exceeded: budget `turn_timeout` exceeded: no text or tool \
+                  call arrived from the model within the 1000 ms turn timeout — raise it with \
+                  --turn-timeout SECS or `turn_timeout_secs` in [runtime] (";
+
+    let run = sandbox.run_openai(&url, &[], "hello?");
+    let run_err = stderr(&run);
+    assert_eq!(run.status.code(), Some(3), "{run_err}");
+    assert!(run_err.contains(shared), "{run_err}");
+    // Nothing of the first turn came back: the new session is not kept.
+    assert!(run_err.contains("(nothing was stored)"), "{run_err}");
+
+    let mut command = sandbox.stored_command("chat");
+    command.args(["--base-url", &url]);
+    let chat = common::output_with_stdin(command, b"hello?\n/exit\n");
+    let chat_err = stderr(&chat);
+    assert!(chat_err.contains(shared), "{chat_err}");
+    assert!(
+        chat_err.contains("the session keeps what was done; the next message goes on"),
+        "{chat_err}"
+    );
+}

@@ -51,7 +51,7 @@ pub(crate) use count_cache::{CachedCount, TokenCache};
 pub(crate) use prompt_fit::PromptFit;
 pub(crate) use result_cap::ResultCap;
 pub(crate) use snippets::snippets_message;
-pub(crate) use window::{ContextWindow, WindowSettings};
+pub(crate) use window::{ContextWindow, SummaryJob, WindowSettings};
 
 pub use part_tokens::{
     IMAGE_HEAD_BYTES, MAX_IMAGE_TOKENS, PDF_BYTES_PER_PAGE, PDF_PAGE_TOKENS, PIXELS_PER_TOKEN,

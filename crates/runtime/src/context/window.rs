@@ -348,6 +348,26 @@ impl ContextWindow {
         }
         let keep = (threshold / 2).saturating_sub(fixed);
         let plan = summary::plan(&mut self.history, keep, mode)?;
+        tracing::info!(
+            live_tokens = live,
+            threshold,
+            "the prompt passed the summary trigger"
+        );
+        Some(self.job_for(plan))
+    }
+
+    /// The summarisation a person asked for (`/compact`), whatever the trigger says:
+    /// every whole group but the newest and the latest user message. `None` when
+    /// nothing can be condensed (the conversation is that short, or condensed already).
+    /// Call [`Self::measure`] first.
+    pub fn compact_job(&mut self) -> Option<SummaryJob> {
+        self.refresh_header();
+        let plan = summary::plan(&mut self.history, 0, self.mode)?;
+        Some(self.job_for(plan))
+    }
+
+    /// The summarisation request condensing `plan`'s messages with the summary so far.
+    fn job_for(&self, plan: summary::SummaryPlan) -> SummaryJob {
         let condensed = self
             .history
             .entries
@@ -356,8 +376,6 @@ impl ContextWindow {
         tracing::info!(
             messages = condensed.len(),
             covers_through = plan.covers_through,
-            live_tokens = live,
-            threshold,
             "condensing older turns into the rolling summary"
         );
         let request = summary::summary_request(
@@ -366,11 +384,11 @@ impl ContextWindow {
             condensed.iter().map(|entry| &entry.message),
             self.prepared.request.max_tokens,
         );
-        Some(SummaryJob {
+        SummaryJob {
             request,
             covers_through: plan.covers_through,
             placeholders: summary::placeholders(condensed.iter().map(|entry| &entry.message)),
-        })
+        }
     }
 
     /// Brings the request up to date with the history, cutting whole groups of old

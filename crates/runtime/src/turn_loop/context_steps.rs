@@ -38,8 +38,56 @@ impl Run<'_> {
         let Some(job) = state.window.summary_job() else {
             return Ok(());
         };
+        match self.summarise(state, span, job).await {
+            Ok(_) => Ok(()),
+            Err(Unsummarised::Failed(error)) => Err(error),
+            Err(Unsummarised::Skipped(why)) => {
+                tracing::warn!(%why, "no summary; the history will be truncated instead");
+                self.summary_failed = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// Condenses what a person asked to (`/compact`): every turn but the newest, now,
+    /// whatever the trigger. Returns the summary stored; `None` when there was nothing
+    /// to condense. A failed summarisation is
+    /// an error here (no one asked for truncation instead).
+    pub(super) async fn compact(
+        &mut self,
+        state: &mut SessionState,
+        span: &Span,
+    ) -> Result<Option<String>, RuntimeError> {
+        let timeout = self.inner.limits.turn_timeout;
+        state
+            .window
+            .measure(self.cancel, timeout)
+            .await
+            .map_err(|error| self.fail(span, error))?;
+        let Some(job) = state.window.compact_job() else {
+            return Ok(None);
+        };
+        match self.summarise(state, span, job).await {
+            Ok(summary) => Ok(Some(summary)),
+            Err(Unsummarised::Failed(error)) => Err(error),
+            Err(Unsummarised::Skipped(why)) => Err(RuntimeError::Config(format!(
+                "no summary: {why}; the conversation is unchanged"
+            ))),
+        }
+    }
+
+    /// Runs `job`'s summarisation call and stores the summary it gives; returns it. A
+    /// provider failure, a timeout or an empty answer is [`Unsummarised::Skipped`]:
+    /// the history stays as it was.
+    async fn summarise(
+        &mut self,
+        state: &mut SessionState,
+        span: &Span,
+        job: crate::context::SummaryJob,
+    ) -> Result<String, Unsummarised> {
         self.events
             .progress(RuntimeProgressKind::RollingSummary, self.turn);
+        let timeout = self.inner.limits.turn_timeout;
         let inner: &RuntimeInner = self.inner;
         let options = CallOptions {
             streaming: false,
@@ -57,32 +105,36 @@ impl Run<'_> {
         {
             Ok(call) => call,
             Err(RuntimeError::Provider(error)) => {
-                tracing::warn!(error = %log_safe(&error), "summarisation failed; the history will be truncated instead");
-                self.summary_failed = true;
-                return Ok(());
+                return Err(Unsummarised::Skipped(format!(
+                    "the summarisation call failed: {}",
+                    log_safe(&error)
+                )));
             }
             Err(RuntimeError::BudgetExceeded { budget, message })
                 if budget == Budget::TurnTimeout && !self.cancel.is_cancelled() =>
             {
-                tracing::warn!(%message, "summarisation timed out; the history will be truncated instead");
-                self.summary_failed = true;
-                return Ok(());
+                return Err(Unsummarised::Skipped(format!(
+                    "the summarisation call timed out: {message}"
+                )));
             }
-            Err(error) => return Err(self.fail(span, error)),
+            Err(error) => return Err(Unsummarised::Failed(self.fail(span, error))),
         };
-        self.account(&call, span).await?;
+        self.account(&call, span)
+            .await
+            .map_err(Unsummarised::Failed)?;
         let text = call.response.message.text().trim().to_owned();
         if text.is_empty() {
-            tracing::warn!("the provider returned an empty summary; keeping the history");
-            self.summary_failed = true;
-            return Ok(());
+            return Err(Unsummarised::Skipped(
+                "the model answered the summarisation call with nothing".to_owned(),
+            ));
         }
         let text = job.summary_text(text);
         self.inner
             .sessions
-            .store_summary(self.session_id, state, text, job.covers_through)
-            .await?;
-        Ok(())
+            .store_summary(self.session_id, state, text.clone(), job.covers_through)
+            .await
+            .map_err(Unsummarised::Failed)?;
+        Ok(text)
     }
 
     /// Prepares the request within the budget (a new summary's header counted off the
@@ -132,4 +184,13 @@ fn record_report(span: &Span, report: &ContextReport) {
         utilisation = report.utilisation(),
         "context budget"
     );
+}
+
+/// Why a summarisation stored nothing.
+enum Unsummarised {
+    /// The run cannot go on (cancelled, the store failed, a budget).
+    Failed(RuntimeError),
+    /// The summariser failed, timed out or answered nothing (why, in words): the
+    /// history is kept.
+    Skipped(String),
 }

@@ -31,4 +31,8 @@ pub(crate) enum Opening {
     Continue,
     /// Resuming a run that waited for approval, with a person's decisions.
     Decided(Vec<(PendingApproval, ApprovalDecision)>),
+    /// Condensing the conversation now (a person's `/compact`): one summarisation
+    /// call, no turn. The outcome's text is the summary stored, empty when there was
+    /// nothing to condense.
+    Compact,
 }

@@ -17,6 +17,7 @@ mod anthropic_thinking;
 mod attached_parts;
 mod budgets_and_cancellation;
 mod clean_resume_logs;
+mod compact;
 mod context_window;
 mod count_cancellation;
 mod count_mode;
