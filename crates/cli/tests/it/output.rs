@@ -82,3 +82,43 @@ fn the_answers_markdown_is_rendered_on_a_terminal() {
     assert!(!text.contains("**all**"), "{text:?}");
     assert!(!text.contains("`out.txt`"), "{text:?}");
 }
+
+/// `oxydra run … | cat` on a terminal: stdout is a pipe, stderr the terminal. The
+/// answer ends without a line feed; the line feed the renderer adds goes through the
+/// pipe, so the closing line on the terminal starts with one of its own and never
+/// joins the answer's last words, whenever the pipe's bytes arrive.
+#[test]
+fn with_stdout_piped_and_stderr_a_terminal_the_closing_line_starts_its_own_line() {
+    use std::process::Stdio;
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![openai::text("The answer")]).unwrap();
+    let size = nix::pty::Winsize {
+        ws_row: 24,
+        ws_col: 120,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    let pty = nix::pty::openpty(Some(&size), None).unwrap();
+    let mut command = sandbox.stored_command("run");
+    command
+        .args(["--base-url", &server.openai_url()])
+        .arg("hi")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(pty.slave));
+    let child = command.spawn().unwrap();
+    drop(command);
+    let terminal = common::Captured::start(std::fs::File::from(pty.master));
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", terminal.all());
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "The answer\n");
+    let shown = terminal.all();
+    let closing = shown
+        .find("— 1 turn")
+        .unwrap_or_else(|| panic!("{shown:?}"));
+    let before = &shown[..closing];
+    assert!(
+        before.ends_with('\n'),
+        "the closing line starts its own line: {shown:?}"
+    );
+}
