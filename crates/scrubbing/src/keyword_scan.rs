@@ -19,6 +19,7 @@
 use std::ops::Range;
 
 use aho_corasick::automaton::Automaton;
+use aho_corasick::automaton::StateID;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind, StartKind};
 
@@ -128,13 +129,18 @@ impl KeywordScanner {
             return hits;
         };
         // One transition per byte; the overlapping iterator of `aho-corasick` spent
-        // about twice the instructions per byte around the same transitions.
-        for (at, &byte) in bytes.iter().enumerate() {
-            state = dfa.next_state(Anchored::No, state, byte);
+        // about twice the instructions per byte around the same transitions. The walk
+        // between matches is a loop of its own (`walk`): with the matches handled in
+        // the same loop, the state was kept on the stack and every transition waited
+        // for a store and a load of it.
+        let mut end = 0;
+        while let Some(rest) = bytes.get(end..).filter(|rest| !rest.is_empty()) {
+            let (next, advanced) = walk(dfa, state, rest);
+            state = next;
+            end += advanced;
             if dfa.is_match(state) {
                 for index in 0..dfa.match_len(state) {
                     let id = dfa.match_pattern(state, index);
-                    let end = at + 1;
                     let start = end.saturating_sub(dfa.pattern_len(id));
                     self.found(id.as_usize(), start..end, bytes, &mut hits);
                 }
@@ -162,6 +168,20 @@ impl KeywordScanner {
             }
         }
     }
+}
+
+/// Walks `dfa` from `state` over `bytes` until it enters a match state: that state and
+/// how many bytes were taken (the last of them ends the match), or the state after
+/// every byte and `bytes.len()`.
+#[inline(always)]
+fn walk(dfa: &DFA, mut state: StateID, bytes: &[u8]) -> (StateID, usize) {
+    for (at, &byte) in bytes.iter().enumerate() {
+        state = dfa.next_state(Anchored::No, state, byte);
+        if dfa.is_match(state) {
+            return (state, at + 1);
+        }
+    }
+    (state, bytes.len())
 }
 
 /// The entry of `word` (lowercased), added if new.
