@@ -243,6 +243,7 @@ function approvalItem(approval) {
       el("a", { href: "#", class: "run-link", text: approval.run_id,
         on: { click: (event) => { event.preventDefault(); select(approval.run_id); } } }),
       el("span", { class: "muted", text: " (" + approval.agent_name + ", asked " + age(approval.requested_at) + ")" })),
+    approval.reason ? el("div", { class: "why", text: "Why you are asked: " + approval.reason }) : null,
     whatWillHappen(approval),
     el("div", { class: "actions" },
       el("button", { type: "button", class: "primary approve-once", text: "Approve once", on: { click: act("approve_once") } }),

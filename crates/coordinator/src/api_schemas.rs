@@ -81,8 +81,9 @@ pub(crate) struct PendingApprovalDoc {
     pub(crate) expires_at: i64,
     /// What the run had used when it stopped to wait.
     pub(crate) used: Option<UsedBudgetDoc>,
-    /// Why a person must decide, when it is more than the tool's rule or tier: the
-    /// provenance hold (`this run read https://… since your last decision`).
+    /// Why a person must decide: the provenance hold naming the untrusted source
+    /// (`this run read https://… since your last decision`), else the tool's consent
+    /// rule or its tier. Absent only for a request stored before reasons were kept.
     pub(crate) reason: Option<String>,
 }
 

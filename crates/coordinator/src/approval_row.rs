@@ -14,9 +14,13 @@ use crate::run::RunStatus;
 
 /// The columns of an approval row, in the order of [`ApprovalRow`]'s fields:
 /// `approval_id, run_id, call_id, tool, arguments, tier, scope, requested_at,
-/// expires_at, decision`.
+/// expires_at, decision, reason`.
 pub const APPROVAL_COLUMNS: &str = "approval_id, run_id, call_id, tool, arguments, tier, scope, \
-     requested_at, expires_at, decision";
+     requested_at, expires_at, decision, reason";
+
+/// How many columns [`APPROVAL_COLUMNS`] names: a query selecting more after them
+/// reads its own from this index on.
+pub const APPROVAL_COLUMN_COUNT: usize = 11;
 
 /// An approval a person decided, handed once to the execution that resumes its run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +69,10 @@ pub struct ApprovalRow {
     /// `decision`: the decision as JSON (`{"decision": …, "reason"?}`), `NULL` while
     /// undecided.
     pub decision: Option<String>,
+    /// `reason`: why a person must decide (the provenance hold naming the untrusted
+    /// source, the consent rule or the tier), scrubbed by the runtime; `NULL` for a
+    /// request stored before reasons were kept.
+    pub reason: Option<String>,
 }
 
 /// The JSON text of `value` when it serializes to a string (a unit enum variant).
@@ -104,6 +112,7 @@ impl ApprovalRow {
             requested_at: pending.requested_at,
             expires_at: pending.expires_at,
             decision: None,
+            reason: pending.reason.clone(),
         })
     }
 
@@ -120,6 +129,7 @@ impl ApprovalRow {
                 "scope": self.scope,
                 "requested_at": self.requested_at,
                 "expires_at": self.expires_at,
+                "reason": self.reason,
             }),
         )
     }
@@ -213,7 +223,7 @@ mod tests {
             requested_at: 1_000,
             expires_at: 1_000 + i64::try_from(Duration::from_secs(60).as_millis()).unwrap(),
             used: Default::default(),
-            reason: None,
+            reason: Some("this run read https://x.test/ since your last decision".into()),
         }
     }
 
@@ -222,7 +232,17 @@ mod tests {
         let mut row = ApprovalRow::encode("run_1", &pending()).unwrap();
         assert_eq!(row.tier, "privileged");
         assert_eq!(row.scope, "session");
+        assert_eq!(
+            row.reason.as_deref(),
+            Some("this run read https://x.test/ since your last decision")
+        );
         assert_eq!(row.pending().unwrap(), pending());
+        // A row stored before reasons were kept reads as a request without one.
+        let old = ApprovalRow {
+            reason: None,
+            ..row.clone()
+        };
+        assert_eq!(old.pending().unwrap().reason, None);
         assert_eq!(row.decided().unwrap(), None);
         row.decision = Some(
             encode_decision(&ApprovalDecision::Deny {

@@ -95,7 +95,8 @@ pub use agent_tools::{
 };
 pub use approval_preview::{ApprovalPreview, MAX_DIFF_SOURCE, MAX_DIFF_TEXT, preview};
 pub use approval_row::{
-    APPROVAL_COLUMNS, ApprovalRow, DecidedApproval, RecordedDecision, encode_decision,
+    APPROVAL_COLUMN_COUNT, APPROVAL_COLUMNS, ApprovalRow, DecidedApproval, RecordedDecision,
+    encode_decision,
 };
 pub use blueprint::{AgentSpec, Blueprint, BlueprintBody, BlueprintSummary, Step};
 pub use claims::{ClaimState, ClaimedRun, SharedRunQueue};

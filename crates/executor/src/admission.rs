@@ -201,6 +201,7 @@ impl ToolExecutor {
                 call_id: &call.id,
                 args_key: &prepared.key,
                 hold: hold.as_ref(),
+                reason,
             };
             // The request (with a copy of the arguments) is built only if the broker is asked.
             let request = || PermissionRequest {

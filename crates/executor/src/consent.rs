@@ -233,6 +233,9 @@ pub(crate) struct GrantLookup<'a> {
     pub(crate) args_key: &'a str,
     /// Set when the run read untrusted text: no standing grant covers the call.
     pub(crate) hold: Option<&'a ProvenanceHold>,
+    /// Why consent is asked (the request's [`PermissionRequest::reason`]): what a
+    /// deferred request keeps for the person who decides it.
+    pub(crate) reason: &'a str,
 }
 
 impl ConsentCheck<'_> {
@@ -254,6 +257,7 @@ impl ConsentCheck<'_> {
             call_id,
             args_key,
             hold,
+            reason,
         } = lookup;
         let approved = || {
             if hold.is_some() {
@@ -318,7 +322,7 @@ impl ConsentCheck<'_> {
                 tool_name: tool_name.to_owned(),
                 scope,
                 ttl,
-                hold: hold.map(ProvenanceHold::reason),
+                reason: reason.to_owned(),
             }),
         }
     }

@@ -67,10 +67,11 @@ pub enum ToolExecutionError {
         scope: PermissionScope,
         /// How long the request stays open.
         ttl: Duration,
-        /// Why a person must decide when it is more than the tool's rule or tier: the
-        /// provenance hold's reason (`this run read https://… since your last
-        /// decision`).
-        hold: Option<String>,
+        /// Why a person must decide: the provenance hold's reason when the call was
+        /// held (`this run read https://… since your last decision`, naming the
+        /// untrusted source), else the consent rule or the tier that asks
+        /// ([`PermissionRequest::reason`](crate::PermissionRequest::reason)).
+        reason: String,
     },
     /// An earlier call of the batch waits for approval, so this one was not run
     /// either (calls run in the order the model asked for them). Never sent to the

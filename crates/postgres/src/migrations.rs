@@ -196,6 +196,13 @@ pub(crate) const RUN_MIGRATIONS: &[&str] = &[
     CREATE INDEX IF NOT EXISTS coordinator_run_approvals_undecided_by_request
         ON coordinator_run_approvals (requested_at, approval_id) WHERE decision IS NULL;
     ",
+    // 6: why a person must decide each request (the provenance hold naming the
+    // untrusted source, the consent rule or the tier); `NULL` for requests stored
+    // before (the SQLite store's migration 6). `IF NOT EXISTS`: a schema taken back to
+    // an older version keeps the column.
+    "
+    ALTER TABLE coordinator_run_approvals ADD COLUMN IF NOT EXISTS reason TEXT;
+    ",
 ];
 
 /// Applies what is pending of every component in one transaction under the advisory

@@ -51,9 +51,11 @@ pub struct PendingApproval {
     /// from the JSON, and left out of it when zero.
     #[serde(default, skip_serializing_if = "nothing_used")]
     pub used: UsedBudget,
-    /// Why a person must decide, when it is more than the tool's rule or tier: the
-    /// provenance hold (`this run read https://… since your last decision`,
-    /// DESIGN.md §3.13). Scrubbed. Absent from the JSON when `None`.
+    /// Why a person must decide: the provenance hold, naming the untrusted source
+    /// (`this run read https://… since your last decision`, DESIGN.md §3.13), else
+    /// the tool's consent rule (`the tool has a requires_consent rule`) or its tier
+    /// (`the tool is privileged`). Scrubbed. `None` only for a request stored before
+    /// reasons were kept; absent from the JSON then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
@@ -96,8 +98,8 @@ impl PendingApproval {
 
     /// The same request with `reason` (scrubbed by `scrubber`) as why a person must
     /// decide.
-    pub(crate) fn with_reason(mut self, reason: Option<&str>, scrubber: &Scrubber) -> Self {
-        self.reason = reason.map(|reason| scrubber.scrub(reason).into_owned());
+    pub(crate) fn with_reason(mut self, reason: &str, scrubber: &Scrubber) -> Self {
+        self.reason = Some(scrubber.scrub(reason).into_owned());
         self
     }
 

@@ -6,7 +6,7 @@ use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
 
-use oxydra_types::{ContentPart, RuntimeEvent, SessionId};
+use oxydra_types::{ContentPart, RuntimeEvent, SessionId, Source};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -93,6 +93,7 @@ pub struct RunRequest {
     session_id: SessionId,
     prompt: Option<String>,
     parts: Vec<ContentPart>,
+    prompt_source: Option<Source>,
     cancel: Option<CancellationToken>,
     events: Option<Arc<dyn EventSink>>,
     tool_choice: Option<Arc<dyn ToolChoicePolicy>>,
@@ -108,6 +109,7 @@ impl std::fmt::Debug for RunRequest {
             .field("session_id", &self.session_id)
             .field("prompt", &self.prompt.is_some())
             .field("parts", &self.parts.len())
+            .field("prompt_source", &self.prompt_source)
             .field("cancel", &self.cancel.is_some())
             .field("events", &self.events.is_some())
             .field("tool_choice", &self.tool_choice)
@@ -129,6 +131,7 @@ impl AgentRuntime {
             session_id: session_id.clone(),
             prompt: None,
             parts: Vec::new(),
+            prompt_source: None,
             cancel: None,
             events: None,
             tool_choice: None,
@@ -144,6 +147,17 @@ impl RunRequest {
     /// The user's message this run sends.
     pub fn prompt(mut self, prompt: impl Into<String>) -> Self {
         self.prompt = Some(prompt.into());
+        self
+    }
+
+    /// Where the user's message came from, when it is more than the person's words: a
+    /// message carrying a workspace file's contents (chat's `@path`) is
+    /// [`Source::Workspace`]. The message is stored with it and the session's
+    /// provenance ledger records it, so the `[provenance]` policy holds side-effecting
+    /// calls after it as it does after a `file_read` of the same file (DESIGN.md
+    /// §3.13). Default: none (the person's own words).
+    pub fn prompt_source(mut self, source: Source) -> Self {
+        self.prompt_source = Some(source);
         self
     }
 
@@ -296,6 +310,7 @@ impl RunRequest {
             session_id,
             prompt,
             parts,
+            prompt_source,
             cancel,
             events,
             tool_choice,
@@ -305,7 +320,7 @@ impl RunRequest {
             decisions,
         } = self;
         let opening = match (prompt, decisions.is_empty()) {
-            (Some(prompt), true) => Opening::Prompt(prompt, parts),
+            (Some(prompt), true) => Opening::Prompt(prompt, parts, prompt_source),
             (None, _) if !parts.is_empty() => {
                 return Err(RuntimeError::Config(
                     "attached parts go with the user's message: give a prompt with them".to_owned(),

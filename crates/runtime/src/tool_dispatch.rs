@@ -58,8 +58,8 @@ pub(crate) struct DeferredCall {
     pub tier: SafetyTier,
     pub scope: PermissionScope,
     pub ttl: Duration,
-    /// The provenance hold's reason, when the call was held for one.
-    pub hold: Option<String>,
+    /// Why a person must decide (the provenance hold, the consent rule or the tier).
+    pub reason: String,
 }
 
 /// The waiting calls of `records` (`None` when every call was resolved).
@@ -74,13 +74,13 @@ fn waiting_calls(records: &[ToolCallRecord]) -> Option<Waiting> {
         .skip(from)
         .filter_map(|record| match record.error() {
             Some(ToolExecutionError::ApprovalDeferred {
-                scope, ttl, hold, ..
+                scope, ttl, reason, ..
             }) => Some(DeferredCall {
                 call: record.call.clone(),
                 tier: record.tier.unwrap_or(SafetyTier::Privileged),
                 scope: *scope,
                 ttl: *ttl,
-                hold: hold.clone(),
+                reason: reason.clone(),
             }),
             _ => None,
         })

@@ -16,7 +16,7 @@ use oxydra_memory::SessionMeta;
 use oxydra_provider::ProviderError;
 use oxydra_types::{
     CallId, ContentPart, FinishReason, Message, MessageRole, RuntimeProgressKind, SessionId,
-    ToolCall, Usage,
+    Source, ToolCall, Usage,
 };
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span, field};
@@ -73,7 +73,7 @@ pub(crate) async fn run(
         Some(policy) => policy,
         None if inner.small_model.per_run_tool_choice => {
             let opening_message = match &opening {
-                Opening::Prompt(text, _) => Some(Message::user(text.as_str())),
+                Opening::Prompt(text, ..) => Some(Message::user(text.as_str())),
                 Opening::Continue | Opening::Decided(_) | Opening::Compact => None,
             };
             per_run = small_model::run_policy(
@@ -139,8 +139,8 @@ pub(crate) async fn run(
             capture: None,
         };
         let result = match opening {
-            Opening::Prompt(user_message, parts) => {
-                run.start(&mut state, user_message, parts).await
+            Opening::Prompt(user_message, parts, source) => {
+                run.start(&mut state, user_message, parts, source).await
             }
             Opening::Decided(decisions) => run.resume_decided(&mut state, decisions).await,
             Opening::Continue => run.resume(&mut state).await,
@@ -212,6 +212,7 @@ impl<'a> Run<'a> {
         state: &mut SessionState,
         user_message: String,
         parts: Vec<ContentPart>,
+        source: Option<Source>,
     ) -> Result<SessionOutcome, RuntimeError> {
         // The prompt is stored and sent to the provider: no secret in it goes either way.
         let user_message = match self.inner.scrubber.scrub(&user_message) {
@@ -224,7 +225,9 @@ impl<'a> Run<'a> {
             schema_tokens: &self.inner.schema_tokens,
             budget: self.inner.budget,
         };
-        let user_message = Message::user(user_message).with_parts(parts);
+        let user_message = Message::user(user_message)
+            .with_parts(parts)
+            .with_source(source);
         fit.check(&user_message, self.cancel, self.inner.limits.turn_timeout)
             .await?;
         // Search before the new prompt is indexed, so it does not find itself.

@@ -19,6 +19,7 @@
 use std::ops::Range;
 
 use aho_corasick::automaton::Automaton;
+use aho_corasick::automaton::StateID;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind, StartKind};
 
@@ -71,7 +72,13 @@ struct Entry {
 pub(crate) struct KeywordScanner {
     automaton: DFA,
     entries: Vec<Entry>,
+    /// The longest keyword's length: how far back of the middle the second of two
+    /// walks starts (see [`KeywordScanner::scan`]).
+    longest: usize,
 }
+
+/// Texts at least this long are walked as two halves at once.
+const TWO_WALKS_FROM: usize = 4096;
 
 /// The most built-in patterns a scanner can report (`Hits::patterns` is a `u64`).
 pub(crate) const MAX_PATTERNS: usize = 64;
@@ -115,35 +122,98 @@ impl KeywordScanner {
             .build(&words)
             .ok()?;
         automaton.start_state(Anchored::No).ok()?;
-        Some(Self { automaton, entries })
+        let longest = words.iter().map(String::len).max().unwrap_or(0);
+        Some(Self {
+            automaton,
+            entries,
+            longest,
+        })
     }
 
     /// Every keyword of `text`, in one pass.
+    ///
+    /// A long text is walked as two halves at once: the first from its start to the
+    /// middle, the second from `longest` bytes before the middle to the end, reporting
+    /// only what ends after the middle. The second walk is in the same state as one
+    /// from the text's start from the middle on (a state is the longest suffix read
+    /// that begins a keyword, at most `longest` bytes), so every keyword is found once.
+    /// One walk is a chain of dependent loads (each transition needs the state before
+    /// it); two independent chains keep the core busy while each waits.
     pub(crate) fn scan(&self, text: &str) -> Hits {
         let mut hits = Hits::default();
         let bytes = text.as_bytes();
         let dfa = &self.automaton;
         // Checked in `build`.
-        let Ok(mut state) = dfa.start_state(Anchored::No) else {
+        let Ok(start) = dfa.start_state(Anchored::No) else {
             return hits;
         };
-        // One transition per byte; the overlapping iterator of `aho-corasick` spent
-        // about twice the instructions per byte around the same transitions.
-        for (at, &byte) in bytes.iter().enumerate() {
-            state = dfa.next_state(Anchored::No, state, byte);
-            if dfa.is_match(state) {
-                for index in 0..dfa.match_len(state) {
-                    let id = dfa.match_pattern(state, index);
-                    let end = at + 1;
-                    let start = end.saturating_sub(dfa.pattern_len(id));
-                    self.found(id.as_usize(), start..end, bytes, &mut hits);
-                }
+        let middle = bytes.len() / 2;
+        if bytes.len() < TWO_WALKS_FROM || middle <= self.longest {
+            self.walk_rest(start, 0, 0, bytes, &mut hits);
+        } else {
+            let second_from = middle - self.longest;
+            let (first, second) = (
+                bytes.get(..middle).unwrap_or_default(),
+                bytes.get(second_from..).unwrap_or_default(),
+            );
+            let (mut a, mut b) = (start, start);
+            let mut done = 0;
+            while done < middle {
+                let (Some(rest_a), Some(rest_b)) = (first.get(done..), second.get(done..middle))
+                else {
+                    break;
+                };
+                let (next_a, next_b, taken) = walk_two(dfa, a, rest_a, b, rest_b);
+                (a, b) = (next_a, next_b);
+                done += taken;
+                self.matches_at(a, done, 0, bytes, &mut hits);
+                self.matches_at(b, second_from + done, middle, bytes, &mut hits);
             }
+            self.walk_rest(b, second_from + middle, middle, bytes, &mut hits);
         }
-        // Matches come in the order they end; two trigger words never start at the
-        // same byte (none is a prefix of another).
+        // Two trigger words never start at the same byte (none is a prefix of
+        // another).
         hits.labels.sort_unstable_by_key(|r| r.start);
         hits
+    }
+
+    /// Walks from `state` at `from` to the end of `bytes`, recording each keyword that
+    /// ends after `after`.
+    fn walk_rest(
+        &self,
+        mut state: StateID,
+        from: usize,
+        after: usize,
+        bytes: &[u8],
+        hits: &mut Hits,
+    ) {
+        // One transition per byte; the overlapping iterator of `aho-corasick` spent
+        // about twice the instructions per byte around the same transitions. The walk
+        // between matches is a loop of its own (`walk`): with the matches handled in
+        // the same loop, the state was kept on the stack and every transition waited
+        // for a store and a load of it.
+        let dfa = &self.automaton;
+        let mut end = from;
+        while let Some(rest) = bytes.get(end..).filter(|rest| !rest.is_empty()) {
+            let (next, advanced) = walk(dfa, state, rest);
+            state = next;
+            end += advanced;
+            self.matches_at(state, end, after, bytes, hits);
+        }
+    }
+
+    /// Records the keywords of `state` (none unless it is a match state), which end at
+    /// `end`, when `end` is after `after`.
+    fn matches_at(&self, state: StateID, end: usize, after: usize, bytes: &[u8], hits: &mut Hits) {
+        let dfa = &self.automaton;
+        if end <= after || !dfa.is_match(state) {
+            return;
+        }
+        for index in 0..dfa.match_len(state) {
+            let id = dfa.match_pattern(state, index);
+            let start = end.saturating_sub(dfa.pattern_len(id));
+            self.found(id.as_usize(), start..end, bytes, hits);
+        }
     }
 
     /// Records keyword `id` found at `range`.
@@ -162,6 +232,40 @@ impl KeywordScanner {
             }
         }
     }
+}
+
+/// Walks `dfa` from `state` over `bytes` until it enters a match state: that state and
+/// how many bytes were taken (the last of them ends the match), or the state after
+/// every byte and `bytes.len()`.
+#[inline(always)]
+fn walk(dfa: &DFA, mut state: StateID, bytes: &[u8]) -> (StateID, usize) {
+    for (at, &byte) in bytes.iter().enumerate() {
+        state = dfa.next_state(Anchored::No, state, byte);
+        if dfa.is_match(state) {
+            return (state, at + 1);
+        }
+    }
+    (state, bytes.len())
+}
+
+/// [`walk`] over `a` and `b` (of one length) at once, until either enters a match
+/// state: both states and how many bytes each took.
+#[inline(always)]
+fn walk_two(
+    dfa: &DFA,
+    mut a: StateID,
+    first: &[u8],
+    mut b: StateID,
+    second: &[u8],
+) -> (StateID, StateID, usize) {
+    for (at, (&x, &y)) in first.iter().zip(second).enumerate() {
+        a = dfa.next_state(Anchored::No, a, x);
+        b = dfa.next_state(Anchored::No, b, y);
+        if dfa.is_match(a) || dfa.is_match(b) {
+            return (a, b, at + 1);
+        }
+    }
+    (a, b, first.len().min(second.len()))
 }
 
 /// The entry of `word` (lowercased), added if new.

@@ -60,7 +60,8 @@ async fn list(options: &ServerOptions) -> Result<Exit, CliError> {
     Ok(Exit::Done)
 }
 
-/// One waiting approval for people: its ids and tool, then what it will do.
+/// One waiting approval for people: its ids and tool, why a person must decide, then
+/// what it will do.
 fn write_approval(out: &mut impl Write, view: &ApprovalView) -> std::io::Result<()> {
     let waiting = &view.waiting;
     let approval = &waiting.approval;
@@ -69,6 +70,10 @@ fn write_approval(out: &mut impl Write, view: &ApprovalView) -> std::io::Result<
         "{}  run {} ({})  {}",
         approval.approval_id, waiting.run_id, waiting.agent_name, approval.tool
     )?;
+    if let Some(reason) = &approval.reason {
+        // On one line: a line break in it cannot pass for another field.
+        writeln!(out, "  why: {}", crate::terminal_text::one_line(reason))?;
+    }
     match &view.preview {
         ApprovalPreview::Command { command } => writeln!(out, "  command: {command}")?,
         ApprovalPreview::Url { url } => writeln!(out, "  url: {url}")?,

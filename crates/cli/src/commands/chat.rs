@@ -384,6 +384,7 @@ impl Chat {
             }
         }
         let message = attached.message(text);
+        let source = attached.source();
         let cancel = self.interrupts.begin_turn();
         let typed = Arc::new(Mutex::new(Vec::new()));
         // Off for the turn, back on when it ends, however it ends.
@@ -402,14 +403,17 @@ impl Chat {
                 }
             })
         });
-        let result = self
+        let mut request = self
             .agent
             .runtime
             .session(&self.session)
             .prompt(message)
             .parts(attached.media.into_iter().map(|one| one.part))
-            .cancel(&cancel)
-            .await;
+            .cancel(&cancel);
+        if let Some(source) = source {
+            request = request.prompt_source(source);
+        }
+        let result = request.await;
         self.interrupts.end_turn();
         if let Some(watch) = watch {
             watch.finish().await;

@@ -2,7 +2,10 @@
 //! to the message — an image or a PDF as a part, a text file (UTF-8, at most
 //! [`MAX_TEXT_BYTES`]) as its contents after the line, each in a block naming the file.
 //! The runtime scrubs the message as it scrubs every user message, so a `.env` named
-//! with `@` reaches the provider and the store with its secrets redacted.
+//! with `@` reaches the provider and the store with its secrets redacted. A message
+//! that attaches anything is recorded with source `workspace` ([`Attachments::source`]):
+//! it carries a file's contents, which the project rather than the person may have
+//! written, so the `[provenance]` policy applies to it as to a `file_read`.
 //!
 //! The path is resolved as the file tools resolve theirs ([`WorkspacePolicy`]): `..`,
 //! absolute paths outside the workspace and symlinks that lead out are refused, and the
@@ -18,6 +21,7 @@ use std::path::Path;
 
 use nix::fcntl::OFlag;
 use oxydra::tools::{ToolError, WorkspacePolicy};
+use oxydra::types::Source;
 
 use crate::attachment::{self, AttachmentProblem, MAX_ATTACHMENTS};
 use crate::output::parts::Attached;
@@ -38,6 +42,12 @@ pub struct Attachments {
 }
 
 impl Attachments {
+    /// Where the message comes from: the workspace when it attaches any file (its
+    /// contents are not the person's words), else the person alone (`None`).
+    pub fn source(&self) -> Option<Source> {
+        (!self.media.is_empty() || !self.texts.is_empty()).then_some(Source::Workspace)
+    }
+
     /// The message: `line`, then each text file in a block naming it.
     pub fn message(&self, line: &str) -> String {
         let mut message = line.to_owned();
@@ -198,6 +208,7 @@ mod tests {
         assert_eq!(files(&found), ["r.pdf", "shot.png"]);
         assert_eq!(found.media[0].part.kind(), "document");
         assert_eq!(found.media[1].part.media_type(), Some("image/png"));
+        assert_eq!(found.source(), Some(Source::Workspace));
     }
 
     #[test]
@@ -215,6 +226,7 @@ mod tests {
         ] {
             let found = attachments(line, dir.path()).unwrap();
             assert!(found.media.is_empty() && found.texts.is_empty(), "{line}");
+            assert_eq!(found.source(), None, "the person's words alone: {line}");
         }
     }
 
@@ -225,6 +237,7 @@ mod tests {
         let found = attachments("is @notes.txt right? and @fake.png?", dir.path()).unwrap();
         assert!(found.media.is_empty());
         assert_eq!(found.texts.len(), 2);
+        assert_eq!(found.source(), Some(Source::Workspace));
         assert_eq!(
             found.message("is @notes.txt right?"),
             "is @notes.txt right?\n\n--- @notes.txt ---\nline one\nline two\n--- end of @notes.txt ---\n\n\

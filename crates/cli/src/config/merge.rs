@@ -253,16 +253,23 @@ fn merge_settings<P>(
     let mut tools = file.config.tools.clone();
     tools.protected = super::protected::protected_paths(file.path.as_deref(), &file.config, &db);
     tools.sandbox = oxydra_config::sandbox::effective(&file.config.sandbox, flags.sandbox);
-    if let Some(name) = oxydra_config::sandbox::provider_key_passed(
-        &tools.sandbox.pass_env,
-        file.config.provider.api_key_env.as_deref(),
-    ) {
+    let mut key_variables = oxydra_config::sandbox::key_variables(&file.config.provider);
+    if let Some(name) = flags.api_key_env.as_deref() {
+        key_variables.push(oxydra_config::sandbox::KeyVariable {
+            name,
+            named_by: "--api-key-env".to_owned(),
+        });
+    }
+    if let Some(passed) =
+        oxydra_config::sandbox::provider_key_passed(&tools.sandbox.pass_env, &key_variables)
+    {
         return Err(CliError::Config(oxydra_config::ConfigError::Invalid {
             path: file.path.clone().unwrap_or_default(),
             key: "sandbox.pass_env".to_owned(),
             message: format!(
-                "sandbox.pass_env names `{name}`, a provider's key: commands never get a \
-                 provider key (give a command a credential of its own)"
+                "sandbox.pass_env names `{}`, a provider's key ({}): commands never get a \
+                 provider key (give a command a credential of its own)",
+                passed.name, passed.named_by
             ),
             line: None,
         }));

@@ -218,6 +218,10 @@ pub fn write_messages(
                 if let (Some(model), Some(object)) = (&message.model, line.as_object_mut()) {
                     object.insert("model".to_owned(), json!(model));
                 }
+                // Where its text came from, when recorded (`web:<url>`, `workspace` …).
+                if let (Some(source), Some(object)) = (&message.source, line.as_object_mut()) {
+                    object.insert("source".to_owned(), json!(source.to_string()));
+                }
                 writeln!(out, "{line}")?;
             }
             OutputFormat::Text => {

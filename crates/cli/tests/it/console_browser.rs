@@ -201,6 +201,8 @@ fn a_person_approves_and_denies_from_the_console_and_another_origin_cannot() {
         let shown = page.text_of(&format!("{item} pre.diff")).await;
         assert!(shown.contains("+hello"), "the page shows the change: {shown}");
         assert!(!shown.contains('\u{1b}'), "{shown:?}");
+        let why = page.text_of(&format!("{item} .why")).await;
+        assert!(why.contains("the tool has a requires_consent rule"), "{why}");
         if let Ok(dir) = std::env::var("OXYDRA_CONSOLE_SCREENSHOTS") {
             std::fs::write(format!("{dir}/console-approval.png"), page.screenshot().await).unwrap();
         }

@@ -9,6 +9,7 @@ use std::process::Output;
 
 use common::{Sandbox, events_of_type, json_lines, stderr, stdout};
 use oxydra_test_support::{MockServer, Reply, openai};
+use sha2::Digest;
 
 const PASSWORD: &str = "hunter2-very-secret";
 const KEY: &str = "sk-proj-Zq8xKf3LmN9pR2tVw5yB7cD1eG4hJ6kS";
@@ -388,8 +389,10 @@ fn a_secret_file_dressed_as_a_pdf_is_never_attached() {
     }
 }
 
-/// `[secrets.NAME]` through the binary: the command gets the value, the model only
-/// the handle; what the command prints of it is scrubbed; another tool is refused.
+/// `[secrets.NAME]` through the binary: the command gets the value (the digest it
+/// writes is the value's), the model only the handle; what the command prints of it is
+/// scrubbed; another tool is refused with a message naming the tools it may be used
+/// with; the provider requests, the JSONL events and the stored session never hold it.
 #[test]
 fn a_secret_handle_reaches_the_command_and_nothing_else() {
     const VALUE: &str = "tok-Rm8Kq2ZtW7vXy4Lp9Nd3";
@@ -398,7 +401,8 @@ fn a_secret_handle_reaches_the_command_and_nothing_else() {
     sandbox
         .write_trusted_config("[secrets.DEPLOY]\nfile = \"token.txt\"\ntools = [\"shell_exec\"]\n");
     let shell = serde_json::json!({
-        "command": "echo \"len=$(printf '%s' '{{secret:DEPLOY}}' | wc -c)\"; echo '{{secret:DEPLOY}}'"
+        "command": "echo \"len=$(printf '%s' '{{secret:DEPLOY}}' | wc -c)\"; echo '{{secret:DEPLOY}}'; \
+                    printf '%s' '{{secret:DEPLOY}}' | sha256sum | cut -c1-64 > digest.txt"
     })
     .to_string();
     let model = MockServer::start(vec![
@@ -418,8 +422,15 @@ fn a_secret_handle_reaches_the_command_and_nothing_else() {
     let requests = model.requests();
     assert_eq!(requests.len(), 3, "{}", stderr(&output));
     let second = String::from_utf8_lossy(&requests[1].raw_body).into_owned();
-    // The command saw the whole value (its length), and its echo came back scrubbed.
+    // The command saw the whole value (its length, and the digest it wrote), and its
+    // echo came back scrubbed.
     assert!(second.contains(&format!("len={}", VALUE.len())), "{second}");
+    let digest = std::fs::read_to_string(sandbox.workspace.join("digest.txt")).unwrap();
+    let expected: String = sha2::Sha256::digest(VALUE.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    assert_eq!(digest.trim(), expected, "the command did not get the value");
     assert!(second.contains("[REDACTED]"), "{second}");
     let last = String::from_utf8_lossy(&requests[2].raw_body).into_owned();
     assert!(last.contains("may be used with: shell_exec"), "{last}");

@@ -63,6 +63,11 @@ fn a_person_lists_approves_and_denies_waiting_calls_and_watches_runs_end() {
     assert!(listed.contains("+++ b/out.txt"), "{listed}");
     assert!(listed.contains("+hello"), "{listed}");
     assert!(!listed.contains('\u{1b}'), "{listed:?}");
+    // Why a person decides: file_write asks for consent (no untrusted text was read).
+    assert!(
+        listed.contains("  why: the tool has a requires_consent rule\n"),
+        "{listed}"
+    );
     let json = ok(&client(
         &sandbox,
         &server,
@@ -71,6 +76,10 @@ fn a_person_lists_approves_and_denies_waiting_calls_and_watches_runs_end() {
     ));
     let approval: Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
     assert_eq!(approval["preview"]["kind"], "diff", "{approval}");
+    assert_eq!(
+        approval["reason"], "the tool has a requires_consent rule",
+        "{approval}"
+    );
 
     let waiting = ok(&client(
         &sandbox,

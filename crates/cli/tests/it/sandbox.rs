@@ -95,3 +95,60 @@ fn an_unknown_mode_names_the_flag() {
     assert!(err.contains("--sandbox"), "{err}");
     assert!(err.contains("workspace-write"), "{err}");
 }
+
+/// `[sandbox] pass_env` never hands a command a provider's key, whichever names the
+/// variable: a `[[provider.fallback]]` table's `api_key_env`, or `--api-key-env`. The
+/// run stops before the provider is asked, naming the key and what made it one.
+#[test]
+fn a_fallback_or_flag_key_variable_is_never_passed_to_commands() {
+    let server = MockServer::start(vec![openai::text("never")]).unwrap();
+    let sandbox = Sandbox::new();
+    let refused = |config: &str, extra: &[&str]| {
+        sandbox.write_trusted_config(config);
+        let mut command = sandbox.stored_command("run");
+        command
+            .args(["--base-url", &server.openai_url()])
+            .args(extra)
+            .env("BACKUP_KEY", "backup-key-value-0123456789")
+            .env("FLAG_KEY", "flag-key-value-0123456789")
+            .arg("hi");
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        stderr(&output)
+    };
+    let err = refused(
+        r#"
+[sandbox]
+pass_env = ["PATH_EXTRA", "BACKUP_KEY"]
+
+[[provider.fallback]]
+kind = "openai"
+model = "backup"
+base_url = "http://127.0.0.1:9/v1"
+api_key_env = "BACKUP_KEY"
+"#,
+        &[],
+    );
+    assert!(err.contains("sandbox.pass_env"), "{err}");
+    assert!(err.contains("`BACKUP_KEY`"), "{err}");
+    assert!(err.contains("provider.fallback[0].api_key_env"), "{err}");
+    assert!(!err.contains("backup-key-value"), "{err}");
+
+    let err = refused(
+        "[sandbox]\npass_env = [\"FLAG_KEY\"]\n",
+        &["--api-key-env", "FLAG_KEY"],
+    );
+    assert!(err.contains("`FLAG_KEY`"), "{err}");
+    assert!(err.contains("--api-key-env"), "{err}");
+    assert!(server.requests().is_empty(), "the provider was never asked");
+
+    // Without the flag the same name is an ordinary variable, passed.
+    sandbox.write_trusted_config("[sandbox]\npass_env = [\"FLAG_KEY\"]\n");
+    let mut command = sandbox.stored_command("run");
+    command
+        .args(["--base-url", &server.openai_url()])
+        .env("FLAG_KEY", "flag-key-value-0123456789")
+        .arg("hi");
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}

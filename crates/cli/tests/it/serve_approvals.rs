@@ -3,7 +3,8 @@
 //! `waiting_approval` (freeing its worker slot), lists the request, and goes on once a
 //! person decides it over HTTP; bad decisions get JSON 4xx. Also: `never` still
 //! denies at once, and the trusted configuration's `[[hooks]]` run in `serve` while an
-//! untrusted file's do not.
+//! untrusted file's do not. A call held because the run read untrusted text waits with
+//! the source named as its reason, kept across a restart.
 
 use crate::common;
 
@@ -11,8 +12,8 @@ use std::time::Duration;
 
 use common::Sandbox;
 use common::approvals::{
-    ASK_CONFIG, WRITTEN, decide, last_tool_result, start_run, the_pending_write, wait_for_status,
-    writer_provider,
+    ASK_CONFIG, WRITE, WRITTEN, decide, last_tool_result, start_run, the_pending_write,
+    wait_for_status, writer_provider,
 };
 use common::serve::{Server, get_json, runtime, sandbox_with_config};
 use oxydra::tools::{SandboxSupport, sandbox_support};
@@ -318,6 +319,79 @@ fn a_request_that_outlives_approval_ttl_secs_is_a_denial_the_model_reads() {
     );
     let result = last_tool_result(&provider);
     assert!(result.contains("expired"), "{result}");
+    let (code, rest) = server.terminate();
+    assert_eq!(code, Some(0), "{rest}");
+}
+
+/// A run that read a workspace file (under a `[provenance]` policy holding
+/// `workspace`) and then asks to write one waits with the reason naming the source:
+/// on the run, in `GET /approvals`, and after `serve` restarts (it is stored).
+#[test]
+fn a_held_call_waits_with_the_source_it_read_as_its_reason() {
+    const CONFIG: &str = r#"
+[runtime]
+approve = "ask"
+
+[serve]
+approval_ttl_secs = 600
+
+[provenance]
+hold = ["web", "mcp", "workspace"]
+
+[[agents]]
+name = "writer"
+type = "agent"
+description = "Reads and writes files"
+system_prompt = "You do what the README says."
+tools = ["file_read", "file_write"]
+"#;
+    const REASON: &str = "this run read a workspace file since your last decision";
+    let rt = runtime();
+    let provider = MockServer::builder()
+        .strict_openai()
+        .respond_with(|request| {
+            let body = request.body.to_string();
+            if body.contains("call_w") {
+                oxydra_test_support::openai::text("done")
+            } else if body.contains("call_r") {
+                oxydra_test_support::openai::tool_calls(&[("call_w", "file_write", WRITE)])
+            } else {
+                oxydra_test_support::openai::tool_calls(&[(
+                    "call_r",
+                    "file_read",
+                    r#"{"path":"README.md"}"#,
+                )])
+            }
+        })
+        .start()
+        .unwrap();
+    let sandbox = sandbox_with_config(CONFIG);
+    std::fs::write(
+        sandbox.workspace.join("README.md"),
+        "Write out.txt with a friendly greeting.\n",
+    )
+    .unwrap();
+    let server = Server::start_against(&sandbox, &provider);
+    let client = oxydra::http::client();
+    let run_id = rt.block_on(async {
+        let run_id = start_run(&client, &server, "do what the README says").await;
+        let run = wait_for_status(&client, &server.base, &run_id, "waiting_approval").await;
+        the_pending_write(&run);
+        assert_eq!(run["pending_approvals"][0]["reason"], REASON, "{run}");
+        let listed = get_json(&client, &server.url("/approvals")).await;
+        assert_eq!(listed["approvals"][0]["reason"], REASON, "{listed}");
+        run_id
+    });
+    let (code, rest) = server.terminate();
+    assert_eq!(code, Some(0), "{rest}");
+    assert!(!sandbox.workspace.join("out.txt").exists(), "ran unasked");
+
+    // Stored with the request: a restarted server lists the same reason.
+    let server = Server::start_against(&sandbox, &provider);
+    rt.block_on(async {
+        let run = wait_for_status(&client, &server.base, &run_id, "waiting_approval").await;
+        assert_eq!(run["pending_approvals"][0]["reason"], REASON, "{run}");
+    });
     let (code, rest) = server.terminate();
     assert_eq!(code, Some(0), "{rest}");
 }

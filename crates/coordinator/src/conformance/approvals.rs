@@ -347,3 +347,42 @@ pub async fn racing_decisions_decide_once_and_queue_once<B: RunStoreBackend>(bac
     }
     assert_eq!(handed, 8);
 }
+
+/// Each request keeps why a person must decide it (the provenance hold naming the
+/// untrusted source, the consent rule or the tier): the run's pending requests, the
+/// list of what waits across runs, and the request a decision records all carry it,
+/// across a restart; a request without one reads back without one.
+pub async fn an_approval_keeps_why_a_person_must_decide<B: RunStoreBackend>(backend: &B) {
+    let store = backend.open();
+    let now = now_millis();
+    let hour = Duration::from_secs(3600);
+    let held = PendingApproval {
+        reason: Some("this run read https://evil.test/readme since your last decision".into()),
+        ..request("apr_held", now, hour)
+    };
+    let ruled = PendingApproval {
+        reason: Some("the tool has a requires_consent rule".into()),
+        ..request("apr_ruled", now + 1, hour)
+    };
+    let bare = request("apr_bare", now + 2, hour);
+    waiting(&store, "r1", &[held.clone(), ruled.clone(), bare.clone()]).await;
+    drop(store);
+    let store = backend.open();
+    assert_eq!(
+        store.pending_approvals("r1").await.unwrap(),
+        vec![held.clone(), ruled.clone(), bare.clone()]
+    );
+    let listed: Vec<Option<String>> = store
+        .waiting_approvals(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|waiting| waiting.approval.reason)
+        .collect();
+    assert_eq!(listed, [held.reason.clone(), ruled.reason.clone(), None]);
+    let recorded = store
+        .decide_approval("r1", "apr_held", ApprovalDecision::ApproveOnce, now)
+        .await
+        .unwrap();
+    assert_eq!(recorded.approval.reason, held.reason);
+}

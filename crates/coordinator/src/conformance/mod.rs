@@ -22,8 +22,9 @@ pub mod run_trees;
 pub mod run_usage;
 
 pub use approvals::{
-    a_waiting_run_is_decided_once_and_queued_again, lapsed_requests_are_denials,
-    only_a_waiting_run_is_decided, racing_decisions_decide_once_and_queue_once,
+    a_waiting_run_is_decided_once_and_queued_again, an_approval_keeps_why_a_person_must_decide,
+    lapsed_requests_are_denials, only_a_waiting_run_is_decided,
+    racing_decisions_decide_once_and_queue_once,
 };
 pub use listing::{
     runs_are_listed_newest_first_filtered_and_paged,
@@ -71,6 +72,7 @@ macro_rules! run_store_conformance_tests {
             run_trees_are_counted_and_charged_on_the_root,
             run_usage_is_recorded_while_running_and_only_grows,
             a_waiting_run_is_decided_once_and_queued_again,
+            an_approval_keeps_why_a_person_must_decide,
             lapsed_requests_are_denials,
             only_a_waiting_run_is_decided,
             racing_decisions_decide_once_and_queue_once,
@@ -99,6 +101,7 @@ pub async fn run_all<B: RunStoreBackend>(make: impl Fn() -> B) {
     run_trees_are_counted_and_charged_on_the_root(&make()).await;
     run_usage_is_recorded_while_running_and_only_grows(&make()).await;
     a_waiting_run_is_decided_once_and_queued_again(&make()).await;
+    an_approval_keeps_why_a_person_must_decide(&make()).await;
     lapsed_requests_are_denials(&make()).await;
     only_a_waiting_run_is_decided(&make()).await;
     racing_decisions_decide_once_and_queue_once(&make()).await;

@@ -24,6 +24,7 @@ pub(super) fn approval_row(row: &Row<'_>) -> rusqlite::Result<ApprovalRow> {
         requested_at: row.get(7)?,
         expires_at: row.get(8)?,
         decision: row.get(9)?,
+        reason: row.get(10)?,
     })
 }
 
@@ -71,8 +72,8 @@ pub(super) fn suspend(
     for row in rows {
         tx.execute(
             "INSERT INTO coordinator_run_approvals (approval_id, run_id, call_id, tool,
-                 arguments, tier, scope, requested_at, expires_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                 arguments, tier, scope, requested_at, expires_at, reason)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 row.approval_id,
                 row.run_id,
@@ -82,7 +83,8 @@ pub(super) fn suspend(
                 row.tier,
                 row.scope,
                 row.requested_at,
-                row.expires_at
+                row.expires_at,
+                row.reason
             ],
         )
         .map_err(CoordinatorError::storage(action))?;

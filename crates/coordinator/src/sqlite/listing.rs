@@ -4,7 +4,7 @@
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, Row, params_from_iter};
 
-use crate::approval_row::{APPROVAL_COLUMNS, ApprovalRow};
+use crate::approval_row::{APPROVAL_COLUMN_COUNT, APPROVAL_COLUMNS, ApprovalRow};
 use crate::error::CoordinatorError;
 use crate::run::Run;
 use crate::run_query::{RunQuery, WaitingApproval};
@@ -121,7 +121,7 @@ pub(super) fn waiting_approvals(
         .query_map([i64::from(limit)], |row| {
             Ok((
                 super::approvals::approval_row(row)?,
-                row.get::<_, String>(10)?,
+                row.get::<_, String>(APPROVAL_COLUMN_COUNT)?,
             ))
         })
         .map_err(CoordinatorError::storage(ACTION))?;

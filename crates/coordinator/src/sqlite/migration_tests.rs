@@ -1,5 +1,7 @@
 //! Migration 4 on a database of version 3 with runs in it: the table rebuilt for the
-//! `waiting_approval` status keeps every run and every column.
+//! `waiting_approval` status keeps every run and every column. Migration 6 on a
+//! database of version 5 with a run waiting: its request is kept (without a reason),
+//! and requests stored after keep theirs.
 
 use rusqlite::Connection;
 use serde_json::json;
@@ -12,9 +14,9 @@ use crate::run_usage::RunUsage;
 use crate::store::RunStore;
 use oxydra_runtime::PendingApproval;
 
-#[tokio::test]
-async fn a_database_of_version_3_gains_approvals_with_every_run_intact() {
-    let request = |id: &str, requested_at: i64, ttl: std::time::Duration| PendingApproval {
+/// A request `id` asked at `requested_at`, lapsing `ttl` later.
+fn request(id: &str, requested_at: i64, ttl: std::time::Duration) -> PendingApproval {
+    PendingApproval {
         approval_id: oxydra_types::ApprovalId::from(id),
         call_id: oxydra_types::CallId::from("call_1"),
         tool: "shell_exec".into(),
@@ -25,7 +27,11 @@ async fn a_database_of_version_3_gains_approvals_with_every_run_intact() {
         expires_at: requested_at + i64::try_from(ttl.as_millis()).unwrap(),
         used: Default::default(),
         reason: None,
-    };
+    }
+}
+
+#[tokio::test]
+async fn a_database_of_version_3_gains_approvals_with_every_run_intact() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v3.db");
     {
@@ -120,4 +126,65 @@ async fn a_database_of_version_3_gains_approvals_with_every_run_intact() {
     };
     assert_eq!(index("coordinator_runs_by_status_created"), 1);
     assert_eq!(index("coordinator_runs_by_status"), 0);
+}
+
+#[tokio::test]
+async fn a_database_of_version_5_keeps_its_waiting_request_and_gains_reasons() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v5.db");
+    {
+        let connection = Connection::open(&path).unwrap();
+        connection.execute_batch(VERSION_TABLE_FOR_TESTS).unwrap();
+        for (version, sql) in MIGRATIONS.iter().filter(|(version, _)| *version <= 5) {
+            connection.execute_batch(sql).unwrap();
+            connection
+                .execute(
+                    "INSERT INTO coordinator_schema_version (version, applied_at) VALUES (?1, 0)",
+                    [version],
+                )
+                .unwrap();
+        }
+        connection
+            .execute_batch(
+                "INSERT INTO coordinator_runs (id, agent_name, status, parameters, created_at,
+                     started_at, root_run_id, depth, tree_runs, tree_cost, used_turns,
+                     used_input_tokens, used_output_tokens, used_cost)
+                 VALUES ('old', 'researcher', 'waiting_approval', '{}', 1, 2, 'old', 0, 0, 0,
+                     1, 10, 1, 0);
+                 INSERT INTO coordinator_run_approvals (approval_id, run_id, call_id, tool,
+                     arguments, tier, scope, requested_at, expires_at)
+                 VALUES ('apr_old', 'old', 'call_1', 'shell_exec', '{}', 'privileged',
+                     'session', 1, 9999999999999);",
+            )
+            .unwrap();
+    }
+    let store = SqliteRunStore::open(Some(&path)).unwrap();
+    assert_eq!(
+        recorded_versions(&path),
+        (1..=SCHEMA_VERSION).collect::<Vec<_>>()
+    );
+    let old = store.pending_approvals("old").await.unwrap();
+    assert_eq!(old.len(), 1);
+    assert_eq!(old[0].approval_id.as_str(), "apr_old");
+    assert_eq!(old[0].reason, None);
+    // A request stored now keeps why a person must decide it.
+    store
+        .insert_run(crate::run::Run::pending(
+            "new",
+            "researcher",
+            json!({}),
+            crate::run::RunLineage::root("new"),
+        ))
+        .await
+        .unwrap();
+    store.start_run("new").await.unwrap().unwrap();
+    let mut request = request("apr_new", 1, std::time::Duration::from_secs(60));
+    request.reason = Some("this run read https://x.test/ since your last decision".into());
+    assert!(
+        store
+            .suspend_run("new", vec![request.clone()])
+            .await
+            .unwrap()
+    );
+    assert_eq!(store.pending_approvals("new").await.unwrap(), vec![request]);
 }

@@ -143,6 +143,15 @@ CREATE INDEX coordinator_run_approvals_undecided_by_request
     ON coordinator_run_approvals (requested_at, approval_id) WHERE decision IS NULL;
 ",
     ),
+    (
+        6,
+        // Why a person must decide each request (the provenance hold naming the
+        // untrusted source, the consent rule or the tier); `NULL` for requests stored
+        // before.
+        "
+ALTER TABLE coordinator_run_approvals ADD COLUMN reason TEXT;
+",
+    ),
 ];
 
 /// The version table's DDL, for tests that build an older database by hand.
@@ -150,7 +159,7 @@ CREATE INDEX coordinator_run_approvals_undecided_by_request
 pub(crate) const VERSION_TABLE_FOR_TESTS: &str = VERSION_TABLE;
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i64 = 5;
+pub(crate) const SCHEMA_VERSION: i64 = 6;
 
 /// The highest coordinator schema version recorded in `connection` (0: none).
 fn schema_version(connection: &Connection) -> Result<i64, CoordinatorError> {

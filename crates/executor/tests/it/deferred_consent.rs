@@ -49,8 +49,8 @@ async fn a_deferred_call_does_not_run_and_holds_the_calls_after_it() {
     assert!(result.records[0].is_success());
     assert!(matches!(
         result.records[1].error(),
-        Some(ToolExecutionError::ApprovalDeferred { tool_name, scope: PermissionScope::Session, ttl, hold: None })
-            if tool_name == "shell" && *ttl == TTL
+        Some(ToolExecutionError::ApprovalDeferred { tool_name, scope: PermissionScope::Session, ttl, reason })
+            if tool_name == "shell" && *ttl == TTL && reason == "the tool is privileged"
     ));
     assert!(matches!(
         result.records[2].error(),

@@ -247,9 +247,7 @@ async fn a_deferred_held_call_carries_the_reason() {
         )
         .await;
     match r.records[0].error() {
-        Some(ToolExecutionError::ApprovalDeferred {
-            hold: Some(reason), ..
-        }) => {
+        Some(ToolExecutionError::ApprovalDeferred { reason, .. }) => {
             assert!(reason.contains("https://evil.test/readme"), "{reason}");
         }
         other => panic!("expected a deferral with the hold's reason, got {other:?}"),

@@ -27,6 +27,7 @@ fn approval_row(row: &Row) -> Result<ApprovalRow, tokio_postgres::Error> {
         requested_at: row.try_get(7)?,
         expires_at: row.try_get(8)?,
         decision: row.try_get(9)?,
+        reason: row.try_get(10)?,
     })
 }
 
@@ -78,8 +79,8 @@ impl PostgresRunStore {
         for row in &rows {
             tx.execute(
                 "INSERT INTO coordinator_run_approvals (approval_id, run_id, call_id, tool,
-                     arguments, tier, scope, requested_at, expires_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                     arguments, tier, scope, requested_at, expires_at, reason)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                 &[
                     &row.approval_id,
                     &row.run_id,
@@ -90,6 +91,7 @@ impl PostgresRunStore {
                     &row.scope,
                     &row.requested_at,
                     &row.expires_at,
+                    &row.reason,
                 ],
             )
             .await

@@ -2,7 +2,8 @@
 //! the approvals that wait across runs (oldest first).
 
 use oxydra_coordinator::{
-    APPROVAL_COLUMNS, CoordinatorError, RUN_COLUMNS, Run, RunQuery, WaitingApproval,
+    APPROVAL_COLUMN_COUNT, APPROVAL_COLUMNS, CoordinatorError, RUN_COLUMNS, Run, RunQuery,
+    WaitingApproval,
 };
 use tokio_postgres::types::ToSql;
 
@@ -108,7 +109,9 @@ impl PostgresRunStore {
         let approvals = self.approval_rows(ACTION, &found)?;
         let mut waiting = Vec::new();
         for (row, approval) in found.iter().zip(approvals) {
-            let agent_name: String = row.try_get(10).map_err(self.fail(ACTION))?;
+            let agent_name: String = row
+                .try_get(APPROVAL_COLUMN_COUNT)
+                .map_err(self.fail(ACTION))?;
             waiting.push(WaitingApproval {
                 run_id: approval.run_id.clone(),
                 agent_name,

@@ -318,3 +318,53 @@ async fn a_run_schema_from_before_approvals_is_migrated() {
         "what it used is kept while it waits"
     );
 }
+
+/// A database whose run store predates approval reasons (runs schema version 5), with
+/// a run waiting, gains the `reason` column on the next connect: the request kept
+/// reads without a reason, and a request stored after keeps its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_schema_from_before_approval_reasons_is_migrated() {
+    use oxydra_coordinator::RunStore;
+    use oxydra_coordinator::conformance::{approvals::request, pending};
+    use oxydra_postgres::PostgresRunStore;
+
+    let Some(test) = TestDatabase::create().await else {
+        return;
+    };
+    let hour = std::time::Duration::from_secs(3600);
+    let now = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap();
+    let store = PostgresRunStore::single_process(test.connect().await);
+    for id in ["old", "new"] {
+        store.insert_run(pending(id)).await.unwrap();
+        store.start_run(id).await.unwrap().unwrap();
+    }
+    let old = request("apr_old", now, hour);
+    assert!(store.suspend_run("old", vec![old.clone()]).await.unwrap());
+    let (client, connection) = tokio_postgres::connect(test.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    // Back to the runs schema of version 5, the waiting request kept.
+    client
+        .batch_execute(&format!(
+            "ALTER TABLE {schema}.coordinator_run_approvals DROP COLUMN reason;
+             DELETE FROM {schema}.oxydra_schema_migrations WHERE component = 'runs' AND version >= 6",
+            schema = test.schema()
+        ))
+        .await
+        .unwrap();
+    let store = PostgresRunStore::single_process(test.connect().await);
+    assert_eq!(store.pending_approvals("old").await.unwrap(), vec![old]);
+    let new = oxydra_coordinator::PendingApproval {
+        reason: Some("this run read https://x.test/ since your last decision".into()),
+        ..request("apr_new", now + 1, hour)
+    };
+    assert!(store.suspend_run("new", vec![new.clone()]).await.unwrap());
+    assert_eq!(store.pending_approvals("new").await.unwrap(), vec![new]);
+}

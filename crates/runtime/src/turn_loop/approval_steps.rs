@@ -44,7 +44,7 @@ impl Run<'_> {
                     scrubber,
                     used,
                 )
-                .with_reason(deferred.hold.as_deref(), scrubber)
+                .with_reason(&deferred.reason, scrubber)
             })
             .collect();
         for approval in &pending {

@@ -2,7 +2,7 @@
 //! continuation, a person's approval decisions) and its options (output schema, tool
 //! choice, budget already used, the usage ledger).
 
-use oxydra_types::ContentPart;
+use oxydra_types::{ContentPart, Source};
 
 use crate::approvals::{ApprovalDecision, PendingApproval};
 use crate::structured_output::OutputSchema;
@@ -24,8 +24,10 @@ pub(crate) struct RunOptions<'a> {
 
 /// How a run begins.
 pub(crate) enum Opening {
-    /// With the user's message: its text and the parts (images, documents) after it.
-    Prompt(String, Vec<ContentPart>),
+    /// With the user's message: its text, the parts (images, documents) after it, and
+    /// where it came from when not only from the person (see
+    /// [`RunRequest::prompt_source`](crate::RunRequest::prompt_source)).
+    Prompt(String, Vec<ContentPart>, Option<Source>),
     /// Continuing the stored conversation as it is (a run taken over from a process
     /// that died).
     Continue,

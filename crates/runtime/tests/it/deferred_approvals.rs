@@ -175,6 +175,8 @@ async fn a_deferred_call_ends_the_run_waiting_and_another_runtime_resumes_it() {
     assert_eq!(approval.scope, PermissionScope::Session);
     assert_eq!(approval.arguments, "{\n  \"command\": \"rm -rf build\"\n}");
     assert_eq!(approval.expires_at - approval.requested_at, 3_600_000);
+    // Why a person decides: nothing untrusted was read, so the tool's tier.
+    assert_eq!(approval.reason.as_deref(), Some("the tool is privileged"));
     assert_eq!(shell.runs.load(Ordering::SeqCst), 0);
     // Stored: the prompt, the calls and the result of the call before the waiting one.
     let stored = memory.messages(&session).await.unwrap();
@@ -189,6 +191,11 @@ async fn a_deferred_call_ends_the_run_waiting_and_another_runtime_resumes_it() {
         .filter(|e| matches!(e, RuntimeEvent::ApprovalRequested { .. }))
         .collect();
     assert_eq!(requested.len(), 1);
+    assert!(matches!(
+        requested[0],
+        RuntimeEvent::ApprovalRequested { reason: Some(reason), .. }
+            if reason == "the tool is privileged"
+    ));
     assert!(matches!(
         seen.last(),
         Some(RuntimeEvent::Error { kind, .. }) if kind == "waiting_approval"

@@ -73,3 +73,37 @@ fn plain_text_and_adversarial_text_find_nothing_or_stay_bounded() {
         assert!(text.get(r).is_some());
     }
 }
+
+/// What one walk from the start finds: the reference for the two walks of a long text.
+fn one_walk(scanner: &KeywordScanner, text: &str) -> Hits {
+    let mut hits = Hits::default();
+    let start = scanner.automaton.start_state(Anchored::No).unwrap();
+    scanner.walk_rest(start, 0, 0, text.as_bytes(), &mut hits);
+    hits.labels.sort_unstable_by_key(|r| r.start);
+    hits
+}
+
+#[test]
+fn two_walks_of_a_long_text_find_what_one_walk_finds_across_the_middle() {
+    let scanner = scanner(&[(0, "-----BEGIN"), (1, "sk-"), (2, "AKIA")]);
+    let words = "-----BEGIN Token passalt ghp_ SK-AKIA sessig ";
+    for len in [TWO_WALKS_FROM - 1, TWO_WALKS_FROM, 10_001] {
+        // Every placement of the words around the middle, a keyword ending at it,
+        // starting at it and straddling it included.
+        for shift in 0..=words.len() + 2 {
+            let middle = len / 2;
+            let mut text = "z".repeat(middle.saturating_sub(shift));
+            text.push_str(words);
+            text.push_str(&"q".repeat(len.saturating_sub(text.len())));
+            let both = scanner.scan(&text);
+            let one = one_walk(&scanner, &text);
+            assert_eq!(both.labels, one.labels, "len {len}, shift {shift}");
+            assert_eq!(both.patterns, one.patterns, "len {len}, shift {shift}");
+            let (mut a, mut b) = (both.rules, one.rules);
+            a.sort_unstable();
+            b.sort_unstable();
+            assert_eq!(a, b, "len {len}, shift {shift}");
+            assert!(!b.is_empty() && one.labels.len() == 5, "{:?}", one.labels);
+        }
+    }
+}
