@@ -59,6 +59,7 @@ mod awaiting_calls;
 mod budget;
 mod builder;
 mod call_ids;
+mod checkpoint_changes;
 mod checkpoint_diff;
 mod checkpoint_secrets;
 mod checkpoints;
@@ -106,6 +107,7 @@ pub use agent_tool::AgentTool;
 pub use approvals::{ApprovalDecision, DENIED_REASON, EXPIRED_REASON, PendingApproval};
 pub use budget::Budget;
 pub use builder::{AgentRuntimeBuilder, DEFAULT_RETRIEVAL_TOP_K};
+pub use checkpoint_changes::{ChangeKind, PATH_DIFF_BYTES, PathChange, TurnChanges};
 pub use checkpoints::{Checkpoints, Reverted, conflicts};
 pub use checkpoints_error::CheckpointsError;
 pub use context::{
