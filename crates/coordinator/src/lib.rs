@@ -69,6 +69,7 @@ mod person;
 mod person_view;
 mod queue;
 mod run;
+mod run_changes;
 mod run_control_tools;
 mod run_end;
 mod run_ledger;
@@ -120,8 +121,12 @@ pub use login_codes::{
 /// The approval types of the runtime the run stores keep (re-exported so a backend
 /// needs no dependency on the runtime).
 pub use oxydra_runtime::{ApprovalDecision, EXPIRED_REASON, PendingApproval};
+pub use oxydra_runtime::{ChangeKind, PathChange, TurnChanges};
 pub use person::{ApprovalView, MAX_TRANSCRIPT_TEXT, RunPage, TranscriptMessage};
 pub use run::{Run, RunError, RunLineage, RunStatus, RunTreeUsage};
+pub use run_changes::{
+    NotReverted, RevertConflict, RevertRequest, RunChanges, RunCheckpoints, RunReverted,
+};
 pub use run_control_tools::{
     CANCEL_AGENT_RUN, CancelAgentRun, DECIDE_APPROVAL, DecideApproval, LIST_PENDING_APPROVALS,
     ListPendingApprovals, RUN_CONTROL_TOOL_NAMES, approval_tools, run_control_tool_rules,
