@@ -1,7 +1,8 @@
 //! `oxydra runs changes` and `oxydra runs revert` against a real `oxydra serve`
 //! (which records its runs' checkpoints from `[checkpoints]`): a person sees what a
 //! run changed, is refused when a file changed since (unless `--force`), reverts it,
-//! and `oxydra undo` on the run's session takes the revert back.
+//! and `oxydra undo` on the run's session takes the revert back. On PostgreSQL, a run of
+//! one worker is listed and reverted through another.
 
 use crate::common;
 
@@ -10,6 +11,7 @@ use std::process::{Command, Output};
 use common::approvals::{WRITTEN, start_run, wait_for_status, writer_provider};
 use common::serve::{Server, runtime, sandbox_with_config};
 use common::{Sandbox, stderr, stdout};
+use oxydra_postgres::testing::TestDatabase;
 use serde_json::Value;
 
 /// `file_write` allowed, one `writer` agent.
@@ -121,4 +123,42 @@ fn a_person_sees_a_run_s_changes_reverts_them_and_can_undo_the_revert() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "edited by hand\n");
     let (code, _) = server.terminate();
     assert_eq!(code, Some(0));
+}
+
+#[test]
+fn on_postgres_a_run_of_one_worker_is_listed_and_reverted_through_another() {
+    let rt = runtime();
+    let Some(database) = rt.block_on(TestDatabase::create()) else {
+        return;
+    };
+    let provider = writer_provider();
+    let sandbox = sandbox_with_config(ALLOW_CONFIG);
+    let db = database.url_with_schema();
+    let first = Server::start_against_on(&sandbox, &provider, db.as_ref());
+    let second = Server::start_against_on(&sandbox, &provider, db.as_ref());
+    let http = oxydra::http::client();
+    let run_id = rt.block_on(async {
+        let run_id = start_run(&http, &first, "write out.txt").await;
+        wait_for_status(&http, &first.base, &run_id, "completed").await;
+        run_id
+    });
+    let out = sandbox.workspace.join("out.txt");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), WRITTEN);
+    let json = ok(&client(
+        &sandbox,
+        &second,
+        &["runs", "changes", &run_id, "--json"],
+    ));
+    let changes: Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(
+        changes["turns"][0]["paths"][0]["path"], "out.txt",
+        "{changes}"
+    );
+    let reverted = ok(&client(&sandbox, &second, &["runs", "revert", &run_id]));
+    assert!(reverted.contains("1 path(s) put back"), "{reverted}");
+    assert!(!out.exists());
+    for server in [first, second] {
+        let (code, rest) = server.terminate();
+        assert_eq!(code, Some(0), "{rest}");
+    }
 }
