@@ -270,6 +270,20 @@ pub enum CoordinatorError {
         /// What holds it.
         message: String,
     },
+    /// The run's changes were recorded in another workspace than this coordinator's
+    /// (a worker of another workspace on a shared database): nothing was changed.
+    #[error(
+        "run `{run_id}` changed files in {recorded}, not in this server's workspace \
+         {served}: revert it through a server of that workspace"
+    )]
+    WorkspaceMismatch {
+        /// The run.
+        run_id: String,
+        /// Where its checkpoints were recorded.
+        recorded: String,
+        /// This coordinator's workspace.
+        served: String,
+    },
     /// This coordinator records no checkpoints (no session store, or none given for
     /// checkpoints), so runs' changes cannot be listed nor reverted.
     #[error(
@@ -314,7 +328,7 @@ impl CoordinatorError {
     /// `run_not_cancellable`, `approval_not_found`, `approval_already_decided`,
     /// `run_not_waiting_approval`, `run_tree_limit`, `shutting_down`, `run_active`,
     /// `turn_not_found`, `revert_conflicts`, `revert_partial`, `session_busy`,
-    /// `changes_not_recorded`; `internal` for the
+    /// `workspace_mismatch`, `changes_not_recorded`; `internal` for the
     /// rest (the config, the store, I/O: nothing the caller can correct).
     pub fn code(&self) -> &'static str {
         match self {
@@ -332,6 +346,7 @@ impl CoordinatorError {
             Self::RevertConflicts { .. } => "revert_conflicts",
             Self::RevertPartial { .. } => "revert_partial",
             Self::SessionBusy { .. } => "session_busy",
+            Self::WorkspaceMismatch { .. } => "workspace_mismatch",
             Self::ChangesNotRecorded => "changes_not_recorded",
             _ => "internal",
         }
@@ -346,7 +361,7 @@ impl CoordinatorError {
     /// The JSON error body of the error: `{"error": <code>, "message": …}` plus its
     /// context fields (`agent_name` and `available_agents`, `run_id`, `approval_id`,
     /// `status`, `bound` and `root_run_id`, `turn` and `turns`, `conflicts`,
-    /// `restored` and `failed`); for invalid parameters the
+    /// `restored` and `failed`, `recorded` and `served`); for invalid parameters the
     /// `parameter_validation_failed` body with the schema
     /// ([`ParameterValidationFailure`]). The HTTP API answers it (with a status of its
     /// own, see `ApiError`) and the agent tools return it, so a model that starts runs
@@ -411,6 +426,15 @@ impl CoordinatorError {
                 ("failed", serde_json::to_value(failed).unwrap_or_default()),
             ],
             Self::SessionBusy { run_id, .. } => vec![("run_id", run_id.as_str().into())],
+            Self::WorkspaceMismatch {
+                run_id,
+                recorded,
+                served,
+            } => vec![
+                ("run_id", run_id.as_str().into()),
+                ("recorded", recorded.as_str().into()),
+                ("served", served.as_str().into()),
+            ],
             Self::RunTreeLimit {
                 bound, root_run_id, ..
             } => vec![

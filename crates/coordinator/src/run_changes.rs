@@ -11,6 +11,7 @@
 //! --session`). Deterministic runs record no checkpoints: they have no changes to
 //! list or revert.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use oxydra_memory::CheckpointStore;
@@ -162,6 +163,8 @@ impl Coordinator {
     /// [`CoordinatorError::RevertConflicts`] (nothing changed) when a path was changed
     /// since by someone else and the request does not force;
     /// [`CoordinatorError::RevertPartial`]; [`CoordinatorError::SessionBusy`];
+    /// [`CoordinatorError::WorkspaceMismatch`] when the run's changes were recorded in
+    /// another workspace than this coordinator's;
     /// [`CoordinatorError::ChangesNotRecorded`]; or the store's failure.
     pub async fn revert_run(
         &self,
@@ -182,15 +185,33 @@ impl Coordinator {
             forced: request.force,
             ..RunReverted::default()
         };
-        if request.to_turn.is_none() {
-            // A run without a checkpoint (one that changed nothing, a deterministic
-            // one, one without a conversation) has nothing to revert.
-            let recorded = checkpoints
-                .list(&session)
-                .await
-                .map_err(|error| failed(run_id, "listing a run's changes", error))?;
-            if recorded.is_empty() {
-                return Ok(nothing);
+        let recorded = checkpoints
+            .list(&session)
+            .await
+            .map_err(|error| failed(run_id, "listing a run's changes", error))?;
+        // A run without a checkpoint (one that changed nothing, a deterministic one,
+        // one without a conversation) has nothing to revert.
+        if request.to_turn.is_none() && recorded.is_empty() {
+            return Ok(nothing);
+        }
+        // Files are put back only in the workspace this server works in: a run
+        // recorded by a worker of another workspace (a shared database) is not.
+        let served = self
+            .inner
+            .view
+            .get()
+            .and_then(|view| view.workspace_root.clone());
+        if let Some(served) = served {
+            let workspaces = recorded
+                .iter()
+                .map(|stored| stored.checkpoint.workspace.clone())
+                .collect();
+            if let Some(foreign) = foreign_workspace(workspaces, served.clone()).await {
+                return Err(CoordinatorError::WorkspaceMismatch {
+                    run_id: run.run_id,
+                    recorded: foreign,
+                    served: served.display().to_string(),
+                });
             }
         }
         let reverted = checkpoints
@@ -205,6 +226,21 @@ impl Coordinator {
             ..nothing
         })
     }
+}
+
+/// The first of `workspaces` (as checkpoints record them) that is not `served`, both
+/// resolved (symlinks, `..`); a workspace that does not exist here is another.
+async fn foreign_workspace(workspaces: Vec<String>, served: PathBuf) -> Option<String> {
+    tokio::task::spawn_blocking(move || {
+        let served = served.canonicalize().unwrap_or(served);
+        workspaces.into_iter().find(|recorded| {
+            std::path::Path::new(recorded)
+                .canonicalize()
+                .map_or(true, |resolved| resolved != served)
+        })
+    })
+    .await
+    .unwrap_or(None)
 }
 
 /// A checkpoint failure as the coordinator's error for run `run_id`.

@@ -104,7 +104,8 @@ fn status_of(error: &CoordinatorError) -> StatusCode {
         | CoordinatorError::NotWaitingApproval { .. }
         | CoordinatorError::RunActive { .. }
         | CoordinatorError::RevertConflicts { .. }
-        | CoordinatorError::SessionBusy { .. } => StatusCode::CONFLICT,
+        | CoordinatorError::SessionBusy { .. }
+        | CoordinatorError::WorkspaceMismatch { .. } => StatusCode::CONFLICT,
         CoordinatorError::RunTreeLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
         CoordinatorError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,

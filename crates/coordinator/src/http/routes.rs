@@ -111,7 +111,7 @@ pub(crate) async fn run_changes(
         (status = 200, description = "What was put back, what could not be (content not kept) and what cannot be reverted (by turn and tool); stored as a checkpoint of its own, so it can be undone", body = RunReverted),
         (status = 400, description = "`malformed_json` or `invalid_request`", body = ErrorBody),
         (status = 404, description = "`run_not_found`, `turn_not_found` (with `turns`) or `changes_not_recorded`", body = ErrorBody),
-        (status = 409, description = "`run_active` (the run has not ended), `session_busy`, or `revert_conflicts`: paths changed since by someone else, with `conflicts: [{path, expected, found, diff}]`; nothing was changed (send `force: true` to overwrite)", body = ErrorBody),
+        (status = 409, description = "`run_active` (the run has not ended), `session_busy`, `workspace_mismatch` (its changes were recorded in another workspace than this server's, with `recorded` and `served`), or `revert_conflicts`: paths changed since by someone else, with `conflicts: [{path, expected, found, diff}]`; nothing was changed (send `force: true` to overwrite)", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`", body = ErrorBody),
         (status = 500, description = "`revert_partial`: some paths were put back (`restored`), others not (`failed: [{path, error}]`); what was put back is recorded, so it can be undone", body = ErrorBody),
     ))]

@@ -2,7 +2,8 @@
 //! `GET /runs/{id}/changes` lists what each turn changed (kind, counts, diff) and
 //! `POST /runs/{id}/revert` takes it back — refused while the run is active, refused
 //! (unless forced) when someone changed a file since, for unknown runs and turns, and
-//! bodies that are not JSON; the revert is recorded, so it can be undone in turn.
+//! bodies that are not JSON, and by a server of another workspace; the revert is
+//! recorded, so it can be undone in turn.
 
 use crate::support;
 
@@ -377,4 +378,65 @@ async fn the_routes_need_the_token_and_are_in_the_openapi_document() {
     }
     assert!(document["components"]["schemas"]["TurnChanges"].is_object());
     server.stop().await;
+}
+
+#[tokio::test]
+async fn a_run_recorded_in_another_workspace_is_not_reverted_here() {
+    let (_dir, root) = workspace();
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("a.txt"), "one\nnew\n").unwrap();
+    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
+    let runs: Arc<dyn oxydra_coordinator::RunStore> =
+        Arc::new(oxydra_coordinator::SqliteRunStore::open(None).unwrap());
+    // Two servers on one database, each with its own workspace.
+    let coordinator = |workspace: &std::path::Path, turns: Vec<ScriptedTurn>| {
+        let tools = registry(vec![Arc::new(FileWrite::new(
+            &BuiltinToolsConfig::default(),
+        ))]);
+        let provider = Arc::new(ScriptedProvider::new(turns));
+        let store: Arc<dyn CheckpointStore> = memory.clone();
+        let mut deps = RunnerDeps::new(tools, workspace)
+            .with_provider(provider, "test-model")
+            .with_checkpoints(store, CheckpointConfig::default());
+        deps.permission_broker = Some(Arc::new(AlwaysApprove));
+        deps.memory = Some(memory.clone() as Arc<dyn Memory>);
+        let mut agent = writer();
+        agent.tools = Some(vec!["file_write".into()]);
+        oxydra_coordinator::Coordinator::with_deps_and_store(
+            CoordinatorConfig::default(),
+            vec![agent],
+            deps,
+            Arc::clone(&runs),
+        )
+    };
+    let turns = vec![
+        write("c1", "a.txt", "one\nnew\n"),
+        ScriptedTurn::text("done"),
+    ];
+    let here = Served::start(coordinator(&root, turns).await.unwrap()).await;
+    let run_id = run(&here).await;
+    here.finished(&run_id).await;
+    let there = Served::start(coordinator(other.path(), vec![]).await.unwrap()).await;
+
+    let (status, refused) = revert(&there, &run_id, Some(json!({"force": true}))).await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(refused["error"], "workspace_mismatch");
+    assert_eq!(refused["recorded"], root.to_string_lossy().as_ref());
+    // Neither tree was touched; the server of the run's workspace reverts it.
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "one\nnew\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(other.path().join("a.txt")).unwrap(),
+        "one\nnew\n"
+    );
+    let (status, reverted) = revert(&here, &run_id, None).await;
+    assert_eq!(status, 200, "{reverted}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "one\nold\n"
+    );
+    there.stop().await;
+    here.stop().await;
 }
