@@ -20,10 +20,10 @@ use oxydra_tools::checkpoint::{CheckpointConfig, CheckpointError};
 use oxydra_types::{EntryState, NotCaptured, RunId};
 use serde::{Deserialize, Serialize};
 
+use crate::approval_preview::shown;
 use crate::coordinator::Coordinator;
 use crate::error::CoordinatorError;
 use crate::run::session_for;
-use crate::scrub::scrub_text;
 
 /// Where AI agent runs record their checkpoints, and how (`[checkpoints]`).
 #[derive(Clone)]
@@ -127,7 +127,9 @@ impl Coordinator {
     }
 
     /// What run `run_id` changed in the workspace, per turn (see [`RunChanges`]);
-    /// the diffs are scrubbed. A run that changed nothing (or a deterministic one)
+    /// paths and diffs are scrubbed, every character that could hide or restyle text
+    /// (a control character but newline and tab, a bidi or zero-width mark) written
+    /// as `\u{…}`, as approvals show them. A run that changed nothing (or a deterministic one)
     /// has no turns.
     ///
     /// # Errors
@@ -141,9 +143,17 @@ impl Coordinator {
             .changes(&session)
             .await
             .map_err(|error| failed(run_id, "listing a run's changes", error))?;
-        for path in turns.iter_mut().flat_map(|turn| turn.paths.iter_mut()) {
-            if let Some(diff) = path.diff.as_mut() {
-                *diff = scrub_text(diff);
+        // Paths and diffs are the workspace's (a model may have named a file or
+        // written its content): scrubbed, and nothing in them can hide or restyle text.
+        for turn in &mut turns {
+            for path in &mut turn.paths {
+                path.path = shown(&path.path);
+                if let Some(diff) = path.diff.as_mut() {
+                    *diff = shown(diff);
+                }
+            }
+            for missing in &mut turn.not_captured {
+                missing.path = shown(&missing.path);
             }
         }
         Ok(RunChanges {
@@ -220,8 +230,15 @@ impl Coordinator {
             .map_err(|error| failed(run_id, "reverting a run's changes", error))?;
         Ok(RunReverted {
             turns: reverted.turns,
-            restored: reverted.paths,
-            not_captured: reverted.not_captured,
+            restored: reverted.paths.iter().map(|path| shown(path)).collect(),
+            not_captured: reverted
+                .not_captured
+                .into_iter()
+                .map(|missing| NotCaptured {
+                    path: shown(&missing.path),
+                    ..missing
+                })
+                .collect(),
             irreversible: reverted.irreversible,
             ..nothing
         })
@@ -262,8 +279,8 @@ fn failed(run_id: &str, action: &'static str, error: CheckpointsError) -> Coordi
                 conflicts: conflicts
                     .into_iter()
                     .map(|conflict| RevertConflict {
-                        diff: scrub_text(&conflict.diff),
-                        path: conflict.path,
+                        diff: shown(&conflict.diff),
+                        path: shown(&conflict.path),
                         expected: conflict.expected,
                         found: conflict.found,
                     })
@@ -274,12 +291,12 @@ fn failed(run_id: &str, action: &'static str, error: CheckpointsError) -> Coordi
             restored, failed, ..
         }) => CoordinatorError::RevertPartial {
             run_id,
-            restored,
+            restored: restored.iter().map(|path| shown(path)).collect(),
             failed: failed
                 .into_iter()
                 .map(|not| NotReverted {
-                    path: not.path,
-                    error: not.error,
+                    path: shown(&not.path),
+                    error: shown(&not.error),
                 })
                 .collect(),
         },

@@ -100,7 +100,7 @@ async fn a_run_s_changes_are_listed_then_reverted_and_the_revert_is_recorded() {
     let (_dir, root) = workspace();
     let turns = vec![
         write("c1", "a.txt", "one\nnew\n"),
-        write("c2", "made/b.txt", "made\n"),
+        write("c2", "made/b.txt", "made \u{1b}[31mred\u{1b}[0m\n"),
         ScriptedTurn::text("done"),
     ];
     let (server, _gate) = served(&root, turns, true, CoordinatorConfig::default()).await;
@@ -124,7 +124,12 @@ async fn a_run_s_changes_are_listed_then_reverted_and_the_revert_is_recorded() {
     );
     let diff = a["diff"].as_str().unwrap();
     assert!(diff.contains("-old") && diff.contains("+new"), "{diff}");
-    assert_eq!(path(&turns[0], "made/b.txt")["kind"], "added");
+    let b = path(&turns[0], "made/b.txt");
+    assert_eq!(b["kind"], "added");
+    // An escape the model wrote is shown escaped, never sent as one.
+    let diff = b["diff"].as_str().unwrap();
+    assert!(diff.contains("+made \\u{1b}[31mred"), "{diff}");
+    assert!(!changes.to_string().contains("\\u001b"), "{changes}");
     assert_eq!(path(&turns[0], "made")["kind"], "added");
 
     // No body at all: everything the run changed.
