@@ -3,8 +3,9 @@
 //! `oxydra-coordinator` owns agent blueprints (`agent` and `deterministic`) with their
 //! parameter schemas, validation of run parameters with structured errors an AI can
 //! correct itself from, the SQLite-backed run queue and its bounded worker
-//! pool, the HTTP API that lists agents and starts, inspects and cancels runs
-//! (docs/coordinator.md), and the same operations as tools: for orchestrating agents
+//! pool, the HTTP API that lists agents and starts, inspects and cancels runs, and lists
+//! and reverts what AI agent runs changed in the workspace ([`RunnerDeps::checkpoints`],
+//! [`Coordinator::run_changes`], [`Coordinator::revert_run`]; docs/coordinator.md), and the same operations as tools: for orchestrating agents
 //! ([`agent_tools`]), and those that steer runs already started ([`CancelAgentRun`],
 //! [`approval_tools`]) for an MCP server of the coordinator or an agent of your own.
 //!

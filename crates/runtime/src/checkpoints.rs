@@ -1,6 +1,6 @@
-//! A session's checkpoints, for a library user and the CLI: list them, undo the last
-//! changing turn, rewind files and conversation to before a turn, fork a session at a
-//! turn, and show what turns changed.
+//! A session's checkpoints, for a library user, the CLI and `serve`: list them, undo
+//! the last changing turn, rewind files and conversation to before a turn, revert the
+//! files only, fork a session at a turn, and show what turns changed (as text or data).
 //!
 //! An undo restores the last checkpoint's paths and stores the undo as that turn's
 //! checkpoint in its place (marked `undone`), so undoing again brings the turn back.
@@ -8,8 +8,10 @@
 //! the state from before the first of them), deletes those checkpoints and the
 //! conversation from the turn's user message on, and stores what it did as the
 //! turn's checkpoint, marked `undone`, so `undo` right after takes the files forward
-//! again. Nothing is written when a path changed since by someone else, unless forced
-//! (see [`restore`]).
+//! again. A files-only revert ([`Checkpoints::revert_files`], what `serve` does) is a
+//! rewind that keeps the conversation. Nothing is written when a path changed since by
+//! someone else, unless forced (see [`restore`]); a restore that stops part way stores
+//! what it did put back in the same way, so even a partial undo can be undone.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -468,7 +470,7 @@ impl Checkpoints {
 
     /// What the session's turns changed, as data, oldest turn first: per turn each
     /// path with its kind of change and, for a text file that still holds the turn's
-    /// result, lines added and removed and the diff (see [`TurnChanges`]).
+    /// result, lines added and removed and the diff (see [`TurnChanges`](crate::TurnChanges)).
     ///
     /// # Errors
     /// The store's failure.
