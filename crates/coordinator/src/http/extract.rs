@@ -1,4 +1,5 @@
-//! Extractors whose every rejection is an [`ApiError`]: a JSON body (`415` unless the
+//! Extractors whose every rejection is an [`ApiError`]: a JSON body, required or
+//! optional ([`OptionalJsonBody`], `POST /runs/{id}/revert`) (`415` unless the
 //! request says `Content-Type: application/json`, before the body is read; `400` for
 //! a malformed or mis-shaped body, never axum's `422`; `413` past the body limit) and
 //! a path segment (`400` JSON, never axum's plain-text rejection, for `/runs/%FF`).
