@@ -1,7 +1,7 @@
 // The Oxydra web console: runs (live), a run's transcript (Server-Sent Events read
 // with fetch, so the bearer token goes in a header), approvals with what they will do,
-// decisions, cancelling, and starting a run from a blueprint's form. No inline script,
-// no HTML built from data: every value from the server is set as text.
+// decisions, cancelling, a run's changes with a Revert button, and starting a run from
+// a blueprint's form. No inline script, no HTML built from data: every value from the server is set as text.
 "use strict";
 
 const TOKEN_KEY = "oxydra-token";
@@ -154,6 +154,9 @@ async function select(runId) {
   if (stream) stream.abort();
   selected = runId;
   $("transcript").replaceChildren();
+  $("changes").replaceChildren();
+  $("revert-result").textContent = "";
+  $("revert-conflicts").replaceChildren();
   for (const li of $("runs").children) li.classList.toggle("selected", li.dataset.runId === runId);
   const controller = new AbortController();
   stream = controller;
@@ -191,9 +194,81 @@ async function followEvents(runId, signal) {
       if (!data || selected !== runId) continue;
       const parsed = JSON.parse(data);
       if (kind === "message") showMessage(parsed);
-      else if (kind === "run" || kind === "end") showRun(parsed);
+      else if (kind === "run" || kind === "end") {
+        showRun(parsed);
+        showChanges(runId, parsed.status).catch(() => {});
+      }
     }
   }
+}
+
+// ---- changes ---------------------------------------------------------------------
+
+// `GET /runs/{id}/changes`: per turn, each path with its kind and diff; a Revert button
+// once the run has ended (`POST /runs/{id}/revert`).
+async function showChanges(runId, status) {
+  const box = $("changes");
+  let changes;
+  try {
+    changes = await api("GET", "/runs/" + encodeURIComponent(runId) + "/changes");
+  } catch (error) {
+    if (selected !== runId) return;
+    box.replaceChildren(el("p", { class: "muted", text: error.message }));
+    $("changes-empty").hidden = true;
+    $("revert").hidden = true;
+    $("revert-force-label").hidden = true;
+    return;
+  }
+  if (selected !== runId) return;
+  const turns = changes.turns || [];
+  box.replaceChildren(...turns.map((turn) => {
+    const section = el("div", { class: "turn" },
+      el("h3", { text: "Turn " + turn.turn + (turn.undone ? " (reverted)" : "") }));
+    for (const path of turn.paths) {
+      const counts = path.lines_added !== undefined ? " +" + path.lines_added + " -" + path.lines_removed : "";
+      section.append(el("div", { class: "path" },
+        el("span", { class: "kind kind-" + path.kind, text: path.kind }),
+        el("code", { text: path.path }),
+        el("span", { class: "muted", text: counts })));
+      if (path.diff) section.append(diffBlock(path.diff));
+    }
+    for (const missing of turn.not_captured) {
+      section.append(el("div", { class: "muted", text: "not kept: " + missing.path + (missing.reason ? " (" + missing.reason + ")" : "") }));
+    }
+    for (const tool of turn.irreversible) {
+      section.append(el("div", { class: "error", text: "cannot be reverted: a " + tool + " call" }));
+    }
+    return section;
+  }));
+  $("changes-empty").hidden = turns.length > 0;
+  const ended = ["completed", "failed", "cancelled"].includes(status);
+  const revertible = ended && turns.some((turn) => !turn.undone);
+  $("revert").hidden = !revertible;
+  $("revert-force-label").hidden = !revertible;
+}
+
+async function revertSelected() {
+  const runId = selected;
+  if (!runId) return;
+  $("revert-result").textContent = "";
+  $("revert-conflicts").replaceChildren();
+  try {
+    const done = await api("POST", "/runs/" + encodeURIComponent(runId) + "/revert",
+      { force: $("revert-force").checked });
+    const lines = ["put back " + done.restored.length + " path(s)"];
+    for (const missing of done.not_captured) lines.push("not put back: " + missing.path);
+    for (const call of done.irreversible) lines.push("cannot be reverted: " + call);
+    $("revert-result").textContent = lines.join("; ");
+  } catch (error) {
+    $("revert-result").textContent = error.message;
+    const conflicts = (error.body && error.body.conflicts) || [];
+    $("revert-conflicts").replaceChildren(...conflicts.map((conflict) => el("div", {},
+      el("code", { text: conflict.path }),
+      conflict.diff ? diffBlock(conflict.diff) : el("span", { class: "muted", text: " (not a text file)" }))));
+  }
+  $("revert-force").checked = false;
+  const run = await api("GET", "/runs/" + encodeURIComponent(runId));
+  await showChanges(runId, run.status);
 }
 
 // ---- approvals -----------------------------------------------------------------
@@ -373,6 +448,9 @@ function wire() {
     try { showRun(await api("DELETE", "/runs/" + encodeURIComponent(selected))); }
     catch (error) { $("run-result").textContent = error.message; }
   });
+  $("revert").addEventListener("click", () => revertSelected().catch((error) => {
+    $("revert-result").textContent = error.message;
+  }));
   $("agent").addEventListener("change", showForm);
   $("start-form").addEventListener("submit", startRun);
   redeemLoginCode()

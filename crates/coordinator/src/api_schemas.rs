@@ -112,6 +112,100 @@ pub(crate) enum DecisionDoc {
     Deny,
 }
 
+/// One turn's changes, as [`oxydra_runtime::TurnChanges`] writes it (a test keeps
+/// the two the same).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = TurnChanges)]
+pub(crate) struct TurnChangesDoc {
+    /// The turn (from 1).
+    pub(crate) turn: u64,
+    /// Whether the turn was undone or reverted: `paths` are then the revert's own
+    /// change, which undoing again takes back.
+    pub(crate) undone: bool,
+    /// When the checkpoint was recorded, in Unix milliseconds.
+    pub(crate) created_at_ms: i64,
+    /// The changed paths, parents before children.
+    pub(crate) paths: Vec<PathChangeDoc>,
+    /// Changed paths whose content before was not kept: a revert cannot bring them
+    /// back.
+    pub(crate) not_captured: Vec<NotCapturedDoc>,
+    /// Tools of the turn whose effects cannot be reverted (`web_fetch` other than
+    /// GET, MCP tools), by name.
+    pub(crate) irreversible: Vec<String>,
+}
+
+/// One changed path, as [`oxydra_runtime::PathChange`] writes it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = PathChange)]
+pub(crate) struct PathChangeDoc {
+    /// The path, relative to the workspace root.
+    pub(crate) path: String,
+    /// The kind of change.
+    pub(crate) kind: ChangeKindDoc,
+    /// Its state before the turn.
+    pub(crate) before: EntryStateDoc,
+    /// Its state after the turn.
+    pub(crate) after: EntryStateDoc,
+    /// For a text file that still holds the turn's result: lines added.
+    pub(crate) lines_added: Option<u64>,
+    /// For such a file: lines removed.
+    pub(crate) lines_removed: Option<u64>,
+    /// For such a file: the unified diff from before the turn to now (scrubbed, at
+    /// most 16 KiB, cut at a line).
+    pub(crate) diff: Option<String>,
+    /// Whether `diff` was cut.
+    pub(crate) diff_truncated: bool,
+}
+
+/// A kind of change, as [`oxydra_runtime::ChangeKind`] writes it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = ChangeKind)]
+#[allow(dead_code)]
+pub(crate) enum ChangeKindDoc {
+    /// Nothing was there before.
+    Added,
+    /// Nothing is there after.
+    Deleted,
+    /// The content or a symlink's target changed.
+    Modified,
+    /// Only the permission bits changed.
+    ModeChanged,
+    /// One kind of path became another.
+    TypeChanged,
+}
+
+/// The state of a path, as [`oxydra_types::EntryState`] writes it: `kind` is
+/// `absent`, `file` (with `hash`, `size`, `mode`), `dir` (`mode`), `symlink`
+/// (`target`) or `other`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = EntryState)]
+pub(crate) struct EntryStateDoc {
+    /// `absent`, `file`, `dir`, `symlink` or `other`.
+    pub(crate) kind: String,
+    /// A file's content hash (lowercase hex SHA-256).
+    pub(crate) hash: Option<String>,
+    /// A file's size in bytes.
+    pub(crate) size: Option<u64>,
+    /// A file's or directory's permission bits.
+    pub(crate) mode: Option<u32>,
+    /// A symlink's target.
+    pub(crate) target: Option<String>,
+}
+
+/// A changed path whose content before was not kept, as
+/// [`oxydra_types::NotCaptured`] writes it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = NotCaptured)]
+pub(crate) struct NotCapturedDoc {
+    /// The path.
+    pub(crate) path: String,
+    /// Its size before, in bytes.
+    pub(crate) bytes: u64,
+    /// Why, when not the size cap.
+    pub(crate) reason: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +281,66 @@ mod tests {
                 decisions["enum"].as_array().unwrap().contains(&word),
                 "{word}"
             );
+        }
+    }
+
+    #[test]
+    fn the_change_mirrors_name_every_field_the_real_ones_write() {
+        let file = oxydra_types::EntryState::File {
+            hash: "ab".into(),
+            size: 3,
+            mode: 0o644,
+        };
+        let real = oxydra_runtime::TurnChanges {
+            turn: 1,
+            undone: false,
+            created_at_ms: 5,
+            paths: vec![oxydra_runtime::PathChange {
+                path: "a.txt".into(),
+                kind: oxydra_runtime::ChangeKind::Added,
+                before: oxydra_types::EntryState::Absent,
+                after: file.clone(),
+                lines_added: Some(1),
+                lines_removed: Some(0),
+                diff: Some("+a\n".into()),
+                diff_truncated: false,
+            }],
+            not_captured: vec![oxydra_types::NotCaptured {
+                path: "big".into(),
+                bytes: 9,
+                reason: Some("holds a secret".into()),
+            }],
+            irreversible: vec!["web_fetch".into()],
+        };
+        let written = serde_json::to_value(&real).unwrap();
+        let keys = |value: &serde_json::Value| -> BTreeSet<String> {
+            value.as_object().unwrap().keys().cloned().collect()
+        };
+        assert_eq!(keys(&written), properties::<TurnChangesDoc>());
+        assert_eq!(keys(&written["paths"][0]), properties::<PathChangeDoc>());
+        assert_eq!(
+            keys(&written["not_captured"][0]),
+            properties::<NotCapturedDoc>()
+        );
+        let states = properties::<EntryStateDoc>();
+        for state in [
+            file,
+            oxydra_types::EntryState::Dir { mode: 0o755 },
+            oxydra_types::EntryState::Symlink { target: "t".into() },
+        ] {
+            let written = serde_json::to_value(&state).unwrap();
+            assert!(keys(&written).is_subset(&states), "{written}");
+        }
+        let kinds = serde_json::to_value(ChangeKindDoc::schema()).unwrap();
+        for kind in [
+            oxydra_runtime::ChangeKind::Added,
+            oxydra_runtime::ChangeKind::Deleted,
+            oxydra_runtime::ChangeKind::Modified,
+            oxydra_runtime::ChangeKind::ModeChanged,
+            oxydra_runtime::ChangeKind::TypeChanged,
+        ] {
+            let word = serde_json::to_value(kind).unwrap();
+            assert!(kinds["enum"].as_array().unwrap().contains(&word), "{word}");
         }
     }
 }

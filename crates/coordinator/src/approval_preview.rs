@@ -83,7 +83,7 @@ pub fn preview(tool: &str, arguments: &str, workspace: Option<&Path>) -> Approva
 
 /// `text` scrubbed, with every character that could hide or restyle text (a control
 /// character but `\n` and `\t`, a bidi or zero-width mark) written as `\u{…}`.
-fn shown(text: &str) -> String {
+pub(crate) fn shown(text: &str) -> String {
     let scrubbed = scrub_text(text);
     let hidden = |c: char| {
         (c.is_control() && c != '\n' && c != '\t')

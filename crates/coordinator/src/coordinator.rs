@@ -168,8 +168,12 @@ impl Coordinator {
         let loaded = load_blueprints(blueprints)?;
         let handle = CoordinatorHandle::default();
         let (deps, default_max_cost) = metered(deps);
-        let view =
-            crate::person_view::PersonView::new(deps.workspace_root.clone(), deps.memory.clone());
+        let view = crate::person_view::PersonView::new(
+            deps.workspace_root.clone(),
+            deps.memory.clone(),
+            deps.checkpoints.as_ref(),
+            &deps.scrubber,
+        );
         let runner = deps.into_runner(&loaded, agent_tools(&handle))?;
         Self::assemble(
             config,
@@ -211,8 +215,12 @@ impl Coordinator {
         let loaded = load_blueprints(blueprints)?;
         let handle = CoordinatorHandle::default();
         let (deps, default_max_cost) = metered(deps);
-        let view =
-            crate::person_view::PersonView::new(deps.workspace_root.clone(), deps.memory.clone());
+        let view = crate::person_view::PersonView::new(
+            deps.workspace_root.clone(),
+            deps.memory.clone(),
+            deps.checkpoints.as_ref(),
+            &deps.scrubber,
+        );
         let runner = deps.into_runner(&loaded, agent_tools(&handle))?;
         Self::assemble(
             config,

@@ -219,6 +219,78 @@ pub enum CoordinatorError {
     /// The coordinator is shutting down and accepts no new runs.
     #[error("the coordinator is shutting down")]
     ShuttingDown,
+    /// The run has not ended (pending, running or waiting for approval): its changes
+    /// are not reverted under it.
+    #[error("run `{run_id}` is {status}: its changes can be reverted once it has ended")]
+    RunActive {
+        /// The run.
+        run_id: String,
+        /// Its status.
+        status: RunStatus,
+    },
+    /// The run's conversation has no such turn.
+    #[error("run `{run_id}` has no turn {turn} (it has {turns})")]
+    TurnNotFound {
+        /// The run.
+        run_id: String,
+        /// The turn asked for.
+        turn: u64,
+        /// How many turns it has.
+        turns: u64,
+    },
+    /// Files the run changed were changed since by someone else: nothing was reverted
+    /// (a forced revert overwrites them).
+    #[error("run `{run_id}`: not reverted, changed since by someone else: {}",
+        .conflicts.iter().map(|c| c.path.as_str()).collect::<Vec<_>>().join(", "))]
+    RevertConflicts {
+        /// The run.
+        run_id: String,
+        /// Each path, what the run left there, what is there now and the diff.
+        conflicts: Vec<crate::run_changes::RevertConflict>,
+    },
+    /// The revert stopped part way: some paths were put back, others could not be.
+    /// What was put back is recorded, so it can be undone in turn.
+    #[error("run `{run_id}`: the revert was partial: put back {}; NOT put back: {}",
+        if .restored.is_empty() { "nothing".to_owned() } else { .restored.join(", ") },
+        .failed.iter().map(|f| format!("{} ({})", f.path, f.error)).collect::<Vec<_>>().join(", "))]
+    RevertPartial {
+        /// The run.
+        run_id: String,
+        /// The paths put back.
+        restored: Vec<String>,
+        /// The paths not put back, with why.
+        failed: Vec<crate::run_changes::NotReverted>,
+    },
+    /// The run's session is held (by a run continuing it, or another revert):
+    /// nothing was changed.
+    #[error("run `{run_id}`: {message}; nothing was changed")]
+    SessionBusy {
+        /// The run.
+        run_id: String,
+        /// What holds it.
+        message: String,
+    },
+    /// The run's changes were recorded in another workspace than this coordinator's
+    /// (a worker of another workspace on a shared database): nothing was changed.
+    #[error(
+        "run `{run_id}` changed files in {recorded}, not in this server's workspace \
+         {served}: revert it through a server of that workspace"
+    )]
+    WorkspaceMismatch {
+        /// The run.
+        run_id: String,
+        /// Where its checkpoints were recorded.
+        recorded: String,
+        /// This coordinator's workspace.
+        served: String,
+    },
+    /// This coordinator records no checkpoints (no session store, or none given for
+    /// checkpoints), so runs' changes cannot be listed nor reverted.
+    #[error(
+        "this coordinator records no checkpoints of the workspace (it has no session store \
+         with checkpoints), so runs' changes cannot be listed nor reverted"
+    )]
+    ChangesNotRecorded,
     /// A request of the HTTP client (`client::Client`, feature
     /// `client`) failed: the server answered with an error, or gave no usable answer.
     #[error("{server}: {message}{}", field.as_ref().map(|field| format!(" (field `{field}`)")).unwrap_or_default())]
@@ -254,7 +326,9 @@ impl CoordinatorError {
     /// The stable code of the error, what a client or a model can act on:
     /// `parameter_validation_failed`, `agent_not_found`, `run_not_found`,
     /// `run_not_cancellable`, `approval_not_found`, `approval_already_decided`,
-    /// `run_not_waiting_approval`, `run_tree_limit`, `shutting_down`; `internal` for the
+    /// `run_not_waiting_approval`, `run_tree_limit`, `shutting_down`, `run_active`,
+    /// `turn_not_found`, `revert_conflicts`, `revert_partial`, `session_busy`,
+    /// `workspace_mismatch`, `changes_not_recorded`; `internal` for the
     /// rest (the config, the store, I/O: nothing the caller can correct).
     pub fn code(&self) -> &'static str {
         match self {
@@ -267,6 +341,13 @@ impl CoordinatorError {
             Self::NotWaitingApproval { .. } => "run_not_waiting_approval",
             Self::RunTreeLimit { .. } => "run_tree_limit",
             Self::ShuttingDown => "shutting_down",
+            Self::RunActive { .. } => "run_active",
+            Self::TurnNotFound { .. } => "turn_not_found",
+            Self::RevertConflicts { .. } => "revert_conflicts",
+            Self::RevertPartial { .. } => "revert_partial",
+            Self::SessionBusy { .. } => "session_busy",
+            Self::WorkspaceMismatch { .. } => "workspace_mismatch",
+            Self::ChangesNotRecorded => "changes_not_recorded",
             _ => "internal",
         }
     }
@@ -279,7 +360,8 @@ impl CoordinatorError {
 
     /// The JSON error body of the error: `{"error": <code>, "message": …}` plus its
     /// context fields (`agent_name` and `available_agents`, `run_id`, `approval_id`,
-    /// `status`, `bound` and `root_run_id`); for invalid parameters the
+    /// `status`, `bound` and `root_run_id`, `turn` and `turns`, `conflicts`,
+    /// `restored` and `failed`, `recorded` and `served`); for invalid parameters the
     /// `parameter_validation_failed` body with the schema
     /// ([`ParameterValidationFailure`]). The HTTP API answers it (with a status of its
     /// own, see `ApiError`) and the agent tools return it, so a model that starts runs
@@ -300,7 +382,8 @@ impl CoordinatorError {
             ],
             Self::RunNotFound { run_id } => vec![("run_id", run_id.as_str().into())],
             Self::NotCancellable { run_id, status }
-            | Self::NotWaitingApproval { run_id, status } => {
+            | Self::NotWaitingApproval { run_id, status }
+            | Self::RunActive { run_id, status } => {
                 vec![
                     ("run_id", run_id.as_str().into()),
                     ("status", status.as_str().into()),
@@ -316,6 +399,41 @@ impl CoordinatorError {
             } => vec![
                 ("run_id", run_id.as_str().into()),
                 ("approval_id", approval_id.as_str().into()),
+            ],
+            Self::TurnNotFound {
+                run_id,
+                turn,
+                turns,
+            } => vec![
+                ("run_id", run_id.as_str().into()),
+                ("turn", (*turn).into()),
+                ("turns", (*turns).into()),
+            ],
+            Self::RevertConflicts { run_id, conflicts } => vec![
+                ("run_id", run_id.as_str().into()),
+                (
+                    "conflicts",
+                    serde_json::to_value(conflicts).unwrap_or_default(),
+                ),
+            ],
+            Self::RevertPartial {
+                run_id,
+                restored,
+                failed,
+            } => vec![
+                ("run_id", run_id.as_str().into()),
+                ("restored", restored.clone().into()),
+                ("failed", serde_json::to_value(failed).unwrap_or_default()),
+            ],
+            Self::SessionBusy { run_id, .. } => vec![("run_id", run_id.as_str().into())],
+            Self::WorkspaceMismatch {
+                run_id,
+                recorded,
+                served,
+            } => vec![
+                ("run_id", run_id.as_str().into()),
+                ("recorded", recorded.as_str().into()),
+                ("served", served.as_str().into()),
             ],
             Self::RunTreeLimit {
                 bound, root_run_id, ..

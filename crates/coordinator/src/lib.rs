@@ -3,8 +3,9 @@
 //! `oxydra-coordinator` owns agent blueprints (`agent` and `deterministic`) with their
 //! parameter schemas, validation of run parameters with structured errors an AI can
 //! correct itself from, the SQLite-backed run queue and its bounded worker
-//! pool, the HTTP API that lists agents and starts, inspects and cancels runs
-//! (docs/coordinator.md), and the same operations as tools: for orchestrating agents
+//! pool, the HTTP API that lists agents and starts, inspects and cancels runs, and lists
+//! and reverts what AI agent runs changed in the workspace ([`RunnerDeps::checkpoints`],
+//! [`Coordinator::run_changes`], [`Coordinator::revert_run`]; docs/coordinator.md), and the same operations as tools: for orchestrating agents
 //! ([`agent_tools`]), and those that steer runs already started ([`CancelAgentRun`],
 //! [`approval_tools`]) for an MCP server of the coordinator or an agent of your own.
 //!
@@ -69,6 +70,7 @@ mod person;
 mod person_view;
 mod queue;
 mod run;
+mod run_changes;
 mod run_control_tools;
 mod run_end;
 mod run_ledger;
@@ -121,8 +123,12 @@ pub use login_codes::{
 /// The approval types of the runtime the run stores keep (re-exported so a backend
 /// needs no dependency on the runtime).
 pub use oxydra_runtime::{ApprovalDecision, EXPIRED_REASON, PendingApproval};
+pub use oxydra_runtime::{ChangeKind, PathChange, TurnChanges};
 pub use person::{ApprovalView, MAX_TRANSCRIPT_TEXT, RunPage, TranscriptMessage};
 pub use run::{Run, RunError, RunLineage, RunStatus, RunTreeUsage};
+pub use run_changes::{
+    NotReverted, RevertConflict, RevertRequest, RunChanges, RunCheckpoints, RunReverted,
+};
 pub use run_control_tools::{
     CANCEL_AGENT_RUN, CancelAgentRun, DECIDE_APPROVAL, DecideApproval, LIST_PENDING_APPROVALS,
     ListPendingApprovals, RUN_CONTROL_TOOL_NAMES, approval_tools, run_control_tool_rules,

@@ -1,6 +1,6 @@
-//! A session's checkpoints, for a library user and the CLI: list them, undo the last
-//! changing turn, rewind files and conversation to before a turn, fork a session at a
-//! turn, and show what turns changed.
+//! A session's checkpoints, for a library user, the CLI and `serve`: list them, undo
+//! the last changing turn, rewind files and conversation to before a turn, revert the
+//! files only, fork a session at a turn, and show what turns changed (as text or data).
 //!
 //! An undo restores the last checkpoint's paths and stores the undo as that turn's
 //! checkpoint in its place (marked `undone`), so undoing again brings the turn back.
@@ -8,8 +8,10 @@
 //! the state from before the first of them), deletes those checkpoints and the
 //! conversation from the turn's user message on, and stores what it did as the
 //! turn's checkpoint, marked `undone`, so `undo` right after takes the files forward
-//! again. Nothing is written when a path changed since by someone else, unless forced
-//! (see [`restore`]).
+//! again. A files-only revert ([`Checkpoints::revert_files`], what `serve` does) is a
+//! rewind that keeps the conversation. Nothing is written when a path changed since by
+//! someone else, unless forced (see [`restore`]); a restore that stops part way stores
+//! what it did put back in the same way, so even a partial undo can be undone.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -174,7 +176,10 @@ impl Checkpoints {
     }
 
     /// Restores `checkpoints` (oldest first) as one change and stores the restore as
-    /// the first one's turn, marked undone.
+    /// the first one's turn, marked undone. A restore that stops part way
+    /// ([`CheckpointError::Partial`]) stores what it did put back the same way (so it
+    /// can be undone too), naming the paths it could not put back as not captured in
+    /// that checkpoint, and fails naming both.
     async fn revert(
         &self,
         session: &SessionId,
@@ -209,22 +214,43 @@ impl Checkpoints {
         let root = PathBuf::from(&first.workspace);
         let entries = combined.entries.clone();
         let blobs = combined.blobs.clone();
-        let restored = tokio::task::spawn_blocking(move || restore(&root, &entries, &blobs, force))
+        let outcome = tokio::task::spawn_blocking(move || restore(&root, &entries, &blobs, force))
             .await
-            .map_err(|err| CheckpointsError::Worker(err.to_string()))??;
-        reverted.paths = combined.entries.iter().map(|e| e.path.clone()).collect();
-        reverted.not_captured = combined.not_captured;
+            .map_err(|err| CheckpointsError::Worker(err.to_string()))?;
+        let (done, partial) = match outcome {
+            Ok(restored) => (restored.inverse, None),
+            Err(CheckpointError::Partial {
+                restored,
+                failed,
+                inverse,
+            }) => (*inverse, Some((restored, failed))),
+            Err(other) => return Err(other.into()),
+        };
         let mut inverse = Checkpoint {
             turn: as_turn,
             workspace: first.workspace.clone(),
             messages_before: first.messages_before,
-            entries: restored.inverse.entries,
+            entries: done.entries,
             not_captured: Vec::new(),
             irreversible: Vec::new(),
             created_at_ms: first.created_at_ms,
             undone: !first.undone,
         };
-        let mut inverse_blobs = crate::checkpoint_secrets::stored_blobs(&restored.inverse.blobs);
+        if let Some((_, failed)) = &partial {
+            if inverse.entries.is_empty() {
+                // Nothing was put back: the checkpoints stay as they are, to retry.
+                return Err(partial_error(partial));
+            }
+            inverse.not_captured = failed
+                .iter()
+                .map(|not| NotCaptured {
+                    path: not.path.clone(),
+                    bytes: 0,
+                    reason: Some(format!("not put back by the restore: {}", not.error)),
+                })
+                .collect();
+        }
+        let mut inverse_blobs = crate::checkpoint_secrets::stored_blobs(&done.blobs);
         let scrubber = self.scrubber.clone();
         let (inverse, inverse_blobs) = tokio::task::spawn_blocking(move || {
             crate::checkpoint_secrets::withhold_secrets(
@@ -239,6 +265,15 @@ impl Checkpoints {
         self.store
             .store_checkpoint(session, &inverse, &inverse_blobs, self.keep_last)
             .await?;
+        if partial.is_some() {
+            // The checkpoints after the first are in the one just stored.
+            self.store
+                .delete_checkpoints_from(session, as_turn.saturating_add(1))
+                .await?;
+            return Err(partial_error(partial));
+        }
+        reverted.paths = combined.entries.iter().map(|e| e.path.clone()).collect();
+        reverted.not_captured = combined.not_captured;
         Ok(reverted)
     }
 
@@ -250,8 +285,10 @@ impl Checkpoints {
     /// [`CheckpointsError::NoCheckpoint`], [`CheckpointsError::Busy`] while a run
     /// holds the session, a refused restore ([`CheckpointError::Conflicts`] names the
     /// paths), a partial one ([`CheckpointError::Partial`] names the paths put back and
-    /// not; the checkpoint is kept, so the undo can be run again), or the store's
-    /// failure.
+    /// not: the paths put back are stored as the turn's checkpoint, marked undone, so
+    /// undoing again puts them forward; the paths not put back are named in it as not
+    /// captured; when nothing was put back the checkpoint is kept as it was), or the
+    /// store's failure.
     pub async fn undo(
         &self,
         session: &SessionId,
@@ -285,8 +322,8 @@ impl Checkpoints {
     /// the turn's user message on, holding the session's lease (so it never races a
     /// running turn). Refuses, changing nothing, when a path changed since, unless
     /// `force`. A restore that fails part way ([`CheckpointError::Partial`]) keeps the
-    /// checkpoints and the whole conversation: run the rewind again once the cause is
-    /// fixed.
+    /// whole conversation and stores the paths it put back as the turn's checkpoint,
+    /// marked undone (as [`undo`](Self::undo) does), so `undo` takes them forward again.
     ///
     /// # Errors
     /// [`CheckpointsError::NoTurn`], [`CheckpointsError::Busy`], a refused or partial
@@ -309,42 +346,83 @@ impl Checkpoints {
         to_turn: u64,
         force: bool,
     ) -> Result<Reverted, CheckpointsError> {
+        let user_sequence = self.user_sequence(session, to_turn).await?;
+        let mut reverted = self.restore_from(session, to_turn, force).await?;
+        if reverted.turns.is_empty() {
+            // Nothing to restore: the turns' checkpoints (undone ones) go with them.
+            self.store.delete_checkpoints_from(session, to_turn).await?;
+        }
+        let keep = user_sequence.saturating_sub(1);
+        self.store.truncate_messages(session, keep).await?;
+        reverted.messages_kept = Some(keep);
+        Ok(reverted)
+    }
+
+    /// The sequence of turn `turn`'s user message, or [`CheckpointsError::NoTurn`].
+    async fn user_sequence(&self, session: &SessionId, turn: u64) -> Result<u64, CheckpointsError> {
         let users = user_sequences(self.memory.as_ref(), session).await?;
-        let turns = users.len() as u64;
-        let Some(&user_sequence) = usize::try_from(to_turn.saturating_sub(1))
+        usize::try_from(turn.saturating_sub(1))
             .ok()
             .and_then(|index| users.get(index))
-            .filter(|_| to_turn >= 1)
-        else {
-            return Err(CheckpointsError::NoTurn {
+            .filter(|_| turn >= 1)
+            .copied()
+            .ok_or_else(|| CheckpointsError::NoTurn {
                 session: session.clone(),
-                turn: to_turn,
-                turns,
-            });
-        };
+                turn,
+                turns: users.len() as u64,
+            })
+    }
+
+    /// Restores every checkpoint of turn `from_turn` and later that is not undone as
+    /// one change, stored as `from_turn`'s checkpoint (marked undone) in place of
+    /// them; with none, changes nothing (no turns in what it returns).
+    async fn restore_from(
+        &self,
+        session: &SessionId,
+        from_turn: u64,
+        force: bool,
+    ) -> Result<Reverted, CheckpointsError> {
         let all = self.store.checkpoints(session).await?;
         let from: Vec<&Checkpoint> = all
             .iter()
             .map(|stored| &stored.checkpoint)
-            .filter(|checkpoint| checkpoint.turn >= to_turn && !checkpoint.undone)
+            .filter(|checkpoint| checkpoint.turn >= from_turn && !checkpoint.undone)
             .collect();
-        let keep = user_sequence.saturating_sub(1);
-        let mut reverted = if from.is_empty() {
-            Reverted::default()
-        } else {
-            // Checked and restored first: a refused restore changes nothing at all.
-            let reverted = self.revert(session, &from, to_turn, force).await?;
-            self.store
-                .delete_checkpoints_from(session, to_turn.saturating_add(1))
-                .await?;
-            reverted
-        };
         if from.is_empty() {
-            self.store.delete_checkpoints_from(session, to_turn).await?;
+            return Ok(Reverted::default());
         }
-        self.store.truncate_messages(session, keep).await?;
-        reverted.messages_kept = Some(keep);
+        // Checked and restored first: a refused restore changes nothing at all.
+        let reverted = self.revert(session, &from, from_turn, force).await?;
+        self.store
+            .delete_checkpoints_from(session, from_turn.saturating_add(1))
+            .await?;
         Ok(reverted)
+    }
+
+    /// Takes the files back to the state before turn `from_turn` (from 1), keeping
+    /// the conversation (what `serve`'s revert of a run does): every checkpoint from
+    /// that turn on that is not undone is restored as one change, holding the
+    /// session's lease, and the revert is stored as turn `from_turn`'s checkpoint,
+    /// marked undone, in place of them, so [`undo`](Self::undo) takes the files
+    /// forward again. Refuses, changing nothing, when a path changed since, unless
+    /// `force`; a partial restore is stored as [`rewind`](Self::rewind) stores one.
+    ///
+    /// # Errors
+    /// [`CheckpointsError::NoTurn`], [`CheckpointsError::Busy`], a refused or partial
+    /// restore, or the store's failure.
+    pub async fn revert_files(
+        &self,
+        session: &SessionId,
+        from_turn: u64,
+        force: bool,
+    ) -> Result<Reverted, CheckpointsError> {
+        let lease = self.lease(session).await?;
+        let reverted = match self.user_sequence(session, from_turn).await {
+            Ok(_) => self.restore_from(session, from_turn, force).await,
+            Err(error) => Err(error),
+        };
+        lease.release().await;
+        reverted
     }
 
     /// A new session holding the conversation of `session` before turn `at_turn`;
@@ -390,6 +468,30 @@ impl Checkpoints {
         Ok(fork)
     }
 
+    /// What the session's turns changed, as data, oldest turn first: per turn each
+    /// path with its kind of change and, for a text file that still holds the turn's
+    /// result, lines added and removed and the diff (see [`TurnChanges`](crate::TurnChanges)).
+    ///
+    /// # Errors
+    /// The store's failure.
+    pub async fn changes(
+        &self,
+        session: &SessionId,
+    ) -> Result<Vec<crate::TurnChanges>, CheckpointsError> {
+        let all = self.store.checkpoints(session).await?;
+        let chosen: Vec<&Checkpoint> = all.iter().map(|stored| &stored.checkpoint).collect();
+        let blobs = self.blobs(&chosen).await?;
+        let chosen: Vec<Checkpoint> = chosen.into_iter().cloned().collect();
+        tokio::task::spawn_blocking(move || {
+            chosen
+                .iter()
+                .map(|checkpoint| crate::checkpoint_changes::turn_changes(checkpoint, &blobs))
+                .collect()
+        })
+        .await
+        .map_err(|err| CheckpointsError::Worker(err.to_string()))
+    }
+
     /// What the session's turns changed (only `turn`, when given), as text: each
     /// checkpoint's paths with their state before and after, a unified diff for text
     /// files whose content after is still the file's, and what was not captured or
@@ -425,6 +527,19 @@ impl Checkpoints {
         .await
         .map_err(|err| CheckpointsError::Worker(err.to_string()))
     }
+}
+
+/// The error of a partial restore, from what [`restore`] said.
+/// (The error keeps no inverse: the caller stored it as a checkpoint.)
+fn partial_error(
+    partial: Option<(Vec<String>, Vec<oxydra_tools::checkpoint::NotRestored>)>,
+) -> CheckpointsError {
+    let (restored, failed) = partial.unwrap_or_default();
+    CheckpointsError::Restore(CheckpointError::Partial {
+        restored,
+        failed,
+        inverse: Box::default(),
+    })
 }
 
 /// Whether `error` is a refusal over paths changed since, with them.

@@ -9,12 +9,18 @@
 //! 1,000-file workspace (10 files changed, their before-state captured), and over a
 //! 100,000-file workspace (the first scan, which reads what fits the cap, and the
 //! rescan after a command, which stats everything and reads only what changed).
+//!
+//! Sized to finish in about a minute on a shared machine: few samples, short
+//! measurement times, flat sampling for the slow 100k cases, and the 100k-file tree
+//! built once, in a temporary directory, only when a bench that needs it runs (a
+//! filter that leaves them out never builds it).
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use oxydra_tools::checkpoint::{changes, scan};
 
 const CAP: u64 = 64 * 1024 * 1024;
@@ -33,6 +39,12 @@ fn workspace(files: usize) -> (tempfile::TempDir, PathBuf) {
     (dir, root)
 }
 
+/// The 100,000-file tree, built on first use and kept for the process.
+fn large() -> &'static Path {
+    static TREE: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &TREE.get_or_init(|| workspace(100_000)).1
+}
+
 fn touch_ten(root: &Path, round: usize) {
     for f in 0..10 {
         std::fs::write(
@@ -47,38 +59,47 @@ fn per_command(c: &mut Criterion) {
     let (_dir, root) = workspace(1_000);
     let mut before = scan(&root, None, CAP).unwrap();
     let mut round = 0;
-    c.bench_function(
-        "checkpoint: scan + capture after a command, 1k files",
-        |b| {
-            b.iter(|| {
-                round += 1;
-                touch_ten(&root, round);
-                let after = scan(&root, Some(&before), CAP).unwrap();
-                let captured = changes(&root, &before, &after);
-                assert_eq!(captured.entries.len(), 10);
-                before = black_box(after);
-            });
-        },
-    );
-}
-
-fn large_workspace(c: &mut Criterion) {
-    let (_dir, root) = workspace(100_000);
-    let mut group = c.benchmark_group("checkpoint 100k files");
-    group.sample_size(10);
-    group.measurement_time(Duration::from_secs(20));
-    group.bench_function("first scan (reads up to the cap)", |b| {
-        b.iter(|| black_box(scan(&root, None, CAP).unwrap().len()));
-    });
-    let mut before = scan(&root, None, CAP).unwrap();
-    let mut round = 0;
-    group.bench_function("rescan + capture after a command", |b| {
+    let mut group = c.benchmark_group("checkpoint");
+    group.sample_size(20);
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(3));
+    group.bench_function("command_1k_files_10_changed", |b| {
         b.iter(|| {
             round += 1;
             touch_ten(&root, round);
             let after = scan(&root, Some(&before), CAP).unwrap();
-            black_box(changes(&root, &before, &after).entries.len());
-            before = after;
+            let captured = changes(&root, &before, &after);
+            assert_eq!(captured.entries.len(), 10);
+            before = black_box(after);
+        });
+    });
+    group.finish();
+}
+
+fn large_workspace(c: &mut Criterion) {
+    let mut group = c.benchmark_group("checkpoint_100k_files");
+    group.sample_size(10);
+    group.sampling_mode(SamplingMode::Flat);
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(5));
+    group.bench_function("first_scan", |b| {
+        let root = large();
+        b.iter(|| black_box(scan(root, None, CAP).unwrap().len()));
+    });
+    let mut state: Option<(PathBuf, oxydra_tools::checkpoint::Snapshot)> = None;
+    let mut round = 0;
+    group.bench_function("rescan_after_command_10_changed", |b| {
+        let (root, before) = state.get_or_insert_with(|| {
+            let root = large().to_path_buf();
+            let before = scan(&root, None, CAP).unwrap();
+            (root, before)
+        });
+        b.iter(|| {
+            round += 1;
+            touch_ten(root, round);
+            let after = scan(root, Some(before), CAP).unwrap();
+            black_box(changes(root, before, &after).entries.len());
+            *before = after;
         });
     });
     group.finish();

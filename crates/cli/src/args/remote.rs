@@ -68,6 +68,31 @@ pub enum RunsAction {
         #[command(flatten)]
         options: ServerOptions,
     },
+    /// What a run changed in the workspace, per turn: each path, its kind of change
+    /// and its diff.
+    Changes {
+        /// The run id.
+        id: String,
+        /// Options.
+        #[command(flatten)]
+        options: ServerOptions,
+    },
+    /// Take back what a run changed in the workspace (once it has ended). A file
+    /// changed since by someone else is not overwritten unless --force.
+    Revert {
+        /// The run id.
+        id: String,
+        /// Take the files back to the state before this turn (from 1; default: before
+        /// the run).
+        #[arg(long = "to", value_name = "N")]
+        to: Option<u64>,
+        /// Overwrite files changed since by someone else.
+        #[arg(long)]
+        force: bool,
+        /// Options.
+        #[command(flatten)]
+        options: ServerOptions,
+    },
 }
 
 /// `oxydra runs list`.

@@ -12,20 +12,30 @@ use std::sync::Arc;
 
 use oxydra::memory::{CheckpointStore, Memory};
 use oxydra::runtime::{Checkpoints, CheckpointsError, Reverted, conflicts};
-use oxydra::tools::checkpoint::{CheckpointConfig, Conflict};
+use oxydra::tools::checkpoint::Conflict;
 use oxydra::types::SessionId;
 
 use crate::args::{ListOptions, UndoArgs};
-use crate::config::{self, Database};
+use crate::config::{self, CheckpointSettings, Database};
 use crate::error::CliError;
 use crate::exit_code::Exit;
 use crate::setup::database::{MemoryStore, newest, open_for_listing};
 
-/// The checkpoints of the database `options` name, and the database.
+/// The checkpoints of the database `options` name, kept and waited for as the
+/// configuration says (`[checkpoints]`, `[runtime] session_wait_secs`), the database,
+/// and those settings.
 async fn open(
     options: &ListOptions,
-) -> Result<(Checkpoints, Arc<dyn MemoryStore>, Database), CliError> {
-    let (db, origin) = config::resolve_database(options)?;
+) -> Result<
+    (
+        Checkpoints,
+        Arc<dyn MemoryStore>,
+        Database,
+        CheckpointSettings,
+    ),
+    CliError,
+> {
+    let (db, origin, settings) = config::resolve_checkpoints(options)?;
     let Some(store) = open_for_listing(&db, &origin).await? else {
         return Err(CliError::Run {
             kind: "checkpoint".into(),
@@ -34,8 +44,41 @@ async fn open(
     };
     let checkpoints: Arc<dyn CheckpointStore> = store.clone();
     let memory: Arc<dyn Memory> = store.clone();
-    let handle = Checkpoints::new(checkpoints, memory, &CheckpointConfig::default());
-    Ok((handle, store, db))
+    let handle = Checkpoints::new(checkpoints, memory, &settings.checkpoints)
+        .session_wait(settings.session_wait);
+    Ok((handle, store, db, settings))
+}
+
+/// Why there may be no checkpoint to take back: `[checkpoints] enabled = false`
+/// (naming the file), as a sentence; empty when checkpoints are on.
+fn off_note(settings: &CheckpointSettings) -> String {
+    if settings.checkpoints.enabled {
+        return String::new();
+    }
+    let at = settings
+        .file
+        .as_ref()
+        .map_or_else(String::new, |path| format!(" in {}", path.display()));
+    format!(
+        "checkpoints are turned off (`[checkpoints] enabled = false`{at}): turns run since \
+         record none, so their files cannot be put back"
+    )
+}
+
+/// `error`, with why there is nothing to take back when checkpoints are off.
+fn failed_with(error: &CheckpointsError, settings: &CheckpointSettings) -> CliError {
+    let note = off_note(settings);
+    match (error, failed(error)) {
+        (CheckpointsError::NoCheckpoint { .. }, CliError::Run { kind, message })
+            if !note.is_empty() =>
+        {
+            CliError::Run {
+                kind,
+                message: format!("{message}: {note}"),
+            }
+        }
+        (_, other) => other,
+    }
 }
 
 fn failed(error: &CheckpointsError) -> CliError {
@@ -95,7 +138,11 @@ fn ask(conflicts: &[Conflict]) -> bool {
 
 /// Runs `revert` unforced; on paths changed since, asks (or refuses) and runs it
 /// forced when the person agrees.
-async fn with_consent<F, Fut>(force: bool, revert: F) -> Result<Reverted, CliError>
+async fn with_consent<F, Fut>(
+    force: bool,
+    settings: &CheckpointSettings,
+    revert: F,
+) -> Result<Reverted, CliError>
 where
     F: Fn(bool) -> Fut,
     Fut: std::future::Future<Output = Result<Reverted, CheckpointsError>>,
@@ -103,7 +150,9 @@ where
     match revert(force).await {
         Ok(reverted) => Ok(reverted),
         Err(error) => match conflicts(&error) {
-            Some(changed) if ask(changed) => revert(true).await.map_err(|e| failed(&e)),
+            Some(changed) if ask(changed) => {
+                revert(true).await.map_err(|e| failed_with(&e, settings))
+            }
             Some(changed) => Err(CliError::Run {
                 kind: "checkpoint".into(),
                 message: format!(
@@ -116,7 +165,7 @@ where
                         .join(", ")
                 ),
             }),
-            None => Err(failed(&error)),
+            None => Err(failed_with(&error, settings)),
         },
     }
 }
@@ -153,7 +202,7 @@ fn report(what: &str, session: &SessionId, reverted: &Reverted) {
 /// `oxydra undo`.
 pub async fn undo(args: UndoArgs) -> Result<Exit, CliError> {
     let options = args.options.list_options();
-    let (handle, store, db) = open(&options).await?;
+    let (handle, store, db, settings) = open(&options).await?;
     let session = match &args.session {
         Some(id) => existing(store.as_ref(), &db, id).await?,
         None => {
@@ -171,7 +220,8 @@ pub async fn undo(args: UndoArgs) -> Result<Exit, CliError> {
                 })?
         }
     };
-    let reverted = with_consent(args.force, |force| handle.undo(&session, force)).await?;
+    let reverted =
+        with_consent(args.force, &settings, |force| handle.undo(&session, force)).await?;
     report("undid", &session, &reverted);
     Ok(Exit::Done)
 }
@@ -187,19 +237,24 @@ pub async fn rewind(
     force: bool,
     options: &ListOptions,
 ) -> Result<Exit, CliError> {
-    let (handle, store, db) = open(options).await?;
+    let (handle, store, db, settings) = open(options).await?;
     let session = existing(store.as_ref(), &db, id).await?;
-    let reverted = with_consent(force, |force| handle.rewind(&session, to, force)).await?;
+    let reverted =
+        with_consent(force, &settings, |force| handle.rewind(&session, to, force)).await?;
     report("rewound", &session, &reverted);
     if let Some(kept) = reverted.messages_kept {
         eprintln!("  the conversation keeps its first {kept} message(s)");
+    }
+    let note = off_note(&settings);
+    if reverted.turns.is_empty() && !note.is_empty() {
+        eprintln!("  {note}");
     }
     Ok(Exit::Done)
 }
 
 /// `oxydra sessions fork ID --at N`: prints the new session's id.
 pub async fn fork(id: &str, at: u64, options: &ListOptions) -> Result<Exit, CliError> {
-    let (handle, store, db) = open(options).await?;
+    let (handle, store, db, _) = open(options).await?;
     let session = existing(store.as_ref(), &db, id).await?;
     let forked = handle.fork(&session, at).await.map_err(|e| failed(&e))?;
     println!("{forked}");
@@ -208,9 +263,12 @@ pub async fn fork(id: &str, at: u64, options: &ListOptions) -> Result<Exit, CliE
 
 /// `oxydra sessions diff ID [--turn N]`.
 pub async fn diff(id: &str, turn: Option<u64>, options: &ListOptions) -> Result<Exit, CliError> {
-    let (handle, store, db) = open(options).await?;
+    let (handle, store, db, settings) = open(options).await?;
     let session = existing(store.as_ref(), &db, id).await?;
-    let text = handle.diff(&session, turn).await.map_err(|e| failed(&e))?;
+    let text = handle
+        .diff(&session, turn)
+        .await
+        .map_err(|e| failed_with(&e, &settings))?;
     // Paths and contents are the workspace's: sanitized on any stream, as every text
     // format is (a pipe ends at a terminal too).
     let mut out = std::io::stdout().lock();

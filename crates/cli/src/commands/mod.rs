@@ -17,6 +17,7 @@ pub mod replay;
 pub mod replay_report;
 pub mod run;
 pub mod runs;
+pub mod runs_changes;
 pub mod scrub;
 pub mod serve;
 pub mod serve_notices;

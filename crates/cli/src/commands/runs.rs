@@ -1,4 +1,4 @@
-//! `oxydra runs list|show|watch|cancel`: the runs of a running `oxydra serve`
+//! `oxydra runs list|show|watch|cancel|changes|revert`: the runs of a running `oxydra serve`
 //! (`--server URL`, token from `OXYDRA_TOKEN`). Text for people, one line per run
 //! (or event); `--output jsonl` the API's JSON, one object per line.
 
@@ -22,6 +22,13 @@ pub async fn run(args: RunsArgs) -> Result<Exit, CliError> {
         RunsAction::Show { id, options } => show(&id, &options).await,
         RunsAction::Watch { id, options } => watch(&id, &options).await,
         RunsAction::Cancel { id, options } => cancel(&id, &options).await,
+        RunsAction::Changes { id, options } => super::runs_changes::changes(&id, &options).await,
+        RunsAction::Revert {
+            id,
+            to,
+            force,
+            options,
+        } => super::runs_changes::revert(&id, to, force, &options).await,
     }
 }
 

@@ -329,6 +329,36 @@ pub fn resolve_database(options: &ListOptions) -> Result<(Database, String), Cli
     Ok((db, origin))
 }
 
+/// What `oxydra undo` and `oxydra sessions rewind | fork | diff` take from the
+/// configuration besides the database: `[checkpoints]`, how long to wait for a session
+/// a run holds (`[runtime] session_wait_secs`), and the file they came from.
+#[derive(Debug, Clone)]
+pub struct CheckpointSettings {
+    /// `[checkpoints]`.
+    pub checkpoints: oxydra::tools::checkpoint::CheckpointConfig,
+    /// `[runtime] session_wait_secs` (the runtime's default when unset).
+    pub session_wait: std::time::Duration,
+    /// The configuration file read, if any.
+    pub file: Option<std::path::PathBuf>,
+}
+
+/// The database `options` name, where it was named, and the checkpoint settings of
+/// the configuration (see [`CheckpointSettings`]).
+pub fn resolve_checkpoints(
+    options: &ListOptions,
+) -> Result<(Database, String, CheckpointSettings), CliError> {
+    let file = super::load(options.config.as_deref())?;
+    let env = |name: &str| std::env::var(name).ok();
+    let db = resolve_db(file_db(&file), options.db.as_deref(), &env)?;
+    let origin = db_origin(file_db(&file), options.db.as_deref(), &env);
+    let settings = CheckpointSettings {
+        checkpoints: file.config.checkpoints.clone(),
+        session_wait: file.config.runtime.session_wait(),
+        file: file.path.clone(),
+    };
+    Ok((db, origin, settings))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,8 +31,8 @@ pub use database::{Database, default_db_path};
 pub use held_secrets::{HeldSecret, file_secret_handles, searchable};
 pub use mask::masked_mcp_server;
 pub use merge::{
-    Effective, Merged, ServiceConfig, current_provider, merge, merge_for_print, merge_service,
-    resolve_database,
+    CheckpointSettings, Effective, Merged, ServiceConfig, current_provider, merge, merge_for_print,
+    merge_service, resolve_checkpoints, resolve_database,
 };
 pub use oxydra_config::{
     ApproveMode, FileConfig, LoadedFile, OpenAiApi, Prices, ProviderKind, ProviderSection,

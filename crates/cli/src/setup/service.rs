@@ -17,7 +17,7 @@ use crate::args::RunOptions;
 use crate::config::{self, ApproveMode, EffectiveProvider, ProviderKind, ServiceConfig};
 use crate::error::CliError;
 
-use super::database::storage_error;
+use super::database::{MemoryStore, storage_error};
 use super::provider;
 
 /// How a service answers consent requests. Nobody sits at a terminal for an HTTP run:
@@ -93,6 +93,11 @@ pub async fn start(
     let runs = match purpose {
         Purpose::Serve => match open_stores(settings).await {
             Ok((memory, runs)) => {
+                // Each run's turns that change the workspace record checkpoints in the
+                // same database, as `oxydra run` does (`GET /runs/{id}/changes`).
+                let checkpoints: Arc<dyn oxydra::memory::CheckpointStore> = memory.clone();
+                deps = deps.with_checkpoints(checkpoints, settings.checkpoints.clone());
+                let memory: Arc<dyn Memory> = memory;
                 deps.memory = Some(memory);
                 Some(runs)
             }
@@ -203,17 +208,16 @@ fn runner_deps(
     deps
 }
 
-/// The service's memory and runs, opened together: on a server they share one
+/// The service's memory (with its checkpoints) and runs, opened together: on a server they share one
 /// connection pool, and any number of `oxydra serve` processes share the database.
 async fn open_stores(
     settings: &ServiceConfig,
-) -> Result<(Arc<dyn Memory>, Arc<dyn RunStore>), CliError> {
+) -> Result<(Arc<dyn MemoryStore>, Arc<dyn RunStore>), CliError> {
     let db = &settings.memory.db;
     let stores = oxydra::storage::open_service_with(db, settings.memory.store_options())
         .await
         .map_err(|error| storage_error(db, &settings.memory.origin, error))?;
-    let memory: Arc<dyn Memory> = stores.memory;
-    Ok((memory, stores.runs))
+    Ok((stores.memory, stores.runs))
 }
 
 /// A coordinator that would not start, as the CLI's error: a refused blueprint is a

@@ -5,7 +5,8 @@
 //! the server's 400 on the fields they got wrong, fixes them and sees the run start;
 //! sees what a waiting call will do, approves it and sees the run complete; denies
 //! another with a reason the model reads; a page of another origin holding the token
-//! still cannot decide anything.
+//! still cannot decide anything. Under a run's **Changes** a person sees what it
+//! changed, is shown the diff when a file changed since, and reverts it.
 //!
 //! Without Chromium the test says so and passes, unless `CI` is set: CI installs it
 //! (`cargo xtask setup`), so there it must run.
@@ -263,6 +264,103 @@ fn a_person_approves_and_denies_from_the_console_and_another_origin_cannot() {
         assert_eq!(outcome[0], "json:blocked", "{outcome}");
         let still = wait_for_status(&api, &server.base, &third, "waiting_approval").await;
         assert_eq!(still["pending_approvals"][0]["approval_id"], third_approval.as_str());
+        page.quit().await;
+    });
+    let (code, _) = server.terminate();
+    assert_eq!(code, Some(0));
+}
+
+/// `file_write` allowed, one `writer` agent.
+const ALLOW_WRITER: &str = r#"
+[runtime]
+approve = "allow"
+
+[[agents]]
+name = "writer"
+type = "agent"
+description = "Writes files"
+system_prompt = "You write files."
+tools = ["file_write"]
+"#;
+
+#[test]
+fn a_person_sees_a_run_s_changes_and_reverts_them_from_the_console() {
+    if !browser_installed() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run the browser test: scripts/install-browser.sh installs chromium and chromedriver"
+        );
+        eprintln!("SKIPPED: the console's changes test needs chromium and chromedriver");
+        return;
+    }
+    let rt = runtime();
+    let provider = writer_provider();
+    let sandbox = sandbox_with_config(ALLOW_WRITER);
+    let url = provider.openai_url();
+    let server = Server::start_with(
+        &sandbox,
+        &[("OXYDRA_SERVE_TOKEN", TOKEN)],
+        &["--addr", "127.0.0.1:0", "--base-url", &url],
+    );
+    let console_line = server.line_with("web console at");
+    let login_url = console_line
+        .split_whitespace()
+        .find(|word| word.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    let out = sandbox.workspace.join("out.txt");
+    let api = authorized_client();
+    rt.block_on(async {
+        let run_id = start_run(&api, &server, "write out.txt").await;
+        wait_for_status(&api, &server.base, &run_id, "completed").await;
+        let driver = Driver::start().await;
+        let page = driver.session().await;
+        page.goto(&login_url).await;
+        let listed = page
+            .wait_for(&format!("#runs li[data-run-id=\"{run_id}\"]"), WAIT)
+            .await;
+        page.click(&listed).await;
+        page.wait_for_text("#run-status", "completed", WAIT).await;
+        let open = page.wait_for("#changes-panel summary", WAIT).await;
+        page.click(&open).await;
+        page.wait_for("#changes .path code", WAIT).await;
+        assert_eq!(page.text_of("#changes .path code").await, "out.txt");
+        let diff = page.text_of("#changes pre.diff").await;
+        assert!(diff.contains("+hello"), "{diff}");
+        assert!(!diff.contains('\u{1b}'), "{diff:?}");
+
+        // Someone edits the file: the revert is refused and the diff shown.
+        std::fs::write(&out, "edited by hand\n").unwrap();
+        let revert = page.wait_for("#revert", WAIT).await;
+        page.click(&revert).await;
+        wait_for_some_text(&page, "#revert-result").await;
+        assert!(
+            page.text_of("#revert-result")
+                .await
+                .contains("changed since"),
+            "{}",
+            page.text_of("#revert-result").await
+        );
+        let conflict = page.text_of("#revert-conflicts pre.diff").await;
+        assert!(conflict.contains("-edited by hand"), "{conflict}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "edited by hand\n");
+        if let Ok(dir) = std::env::var("OXYDRA_CONSOLE_SCREENSHOTS") {
+            std::fs::write(
+                format!("{dir}/console-changes.png"),
+                page.screenshot().await,
+            )
+            .unwrap();
+        }
+
+        // Overwriting was asked for: reverted, and the turn shows as reverted.
+        let force = page.wait_for("#revert-force", WAIT).await;
+        page.click(&force).await;
+        page.click(&revert).await;
+        page.wait_for_text("#revert-result", "put back 1 path(s)", WAIT)
+            .await;
+        assert!(!out.exists());
+        page.wait_for_text("#changes h3", "Turn 1 (reverted)", WAIT)
+            .await;
         page.quit().await;
     });
     let (code, _) = server.terminate();

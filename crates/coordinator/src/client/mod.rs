@@ -4,7 +4,7 @@
 //! approvals they wait for.
 //!
 //! Answers are the API's own types ([`Run`], [`RunPage`], [`ApprovalView`],
-//! [`RunCreated`], [`AgentListing`]); a refusal is
+//! [`RunCreated`], [`AgentListing`], [`RunChanges`], [`RunReverted`]); a refusal is
 //! [`CoordinatorError::Client`] with the HTTP status, the server's error `code` and
 //! the `field` it named. The client reads no environment: the base URL and the bearer
 //! token are arguments.
@@ -56,6 +56,7 @@ use crate::coordinator::{AgentListing, RunCreated};
 use crate::error::CoordinatorError;
 use crate::person::{ApprovalView, RunPage};
 use crate::run::Run;
+use crate::run_changes::{RevertRequest, RunChanges, RunReverted};
 use oxydra_runtime::ApprovalDecision;
 
 /// A client of one running `oxydra serve` (its HTTP API, docs/coordinator.md).
@@ -127,6 +128,26 @@ impl Client {
     pub async fn cancel(&self, run_id: &str) -> Result<Run, CoordinatorError> {
         let path = format!("/runs/{}", segment(run_id));
         self.send(self.http.delete(self.url(&path))).await
+    }
+
+    /// `GET /runs/{id}/changes`: what the run changed in the workspace, per turn.
+    pub async fn changes(&self, run_id: &str) -> Result<RunChanges, CoordinatorError> {
+        let path = format!("/runs/{}/changes", segment(run_id));
+        self.send(self.http.get(self.url(&path))).await
+    }
+
+    /// `POST /runs/{id}/revert`: takes the files back to the state before
+    /// `request.to_turn` (default: everything the run changed). Paths changed since
+    /// by someone else refuse it (code `revert_conflicts`, naming them) unless
+    /// `request.force`; an active run refuses it (`run_active`).
+    pub async fn revert(
+        &self,
+        run_id: &str,
+        request: &RevertRequest,
+    ) -> Result<RunReverted, CoordinatorError> {
+        let path = format!("/runs/{}/revert", segment(run_id));
+        self.send(self.http.post(self.url(&path)).json(request))
+            .await
     }
 
     /// `GET /runs/{id}/events`: the run's events as they come, after

@@ -96,10 +96,16 @@ fn status_of(error: &CoordinatorError) -> StatusCode {
         CoordinatorError::InvalidParameters(_) => StatusCode::BAD_REQUEST,
         CoordinatorError::AgentNotFound { .. }
         | CoordinatorError::RunNotFound { .. }
-        | CoordinatorError::ApprovalNotFound { .. } => StatusCode::NOT_FOUND,
+        | CoordinatorError::ApprovalNotFound { .. }
+        | CoordinatorError::TurnNotFound { .. }
+        | CoordinatorError::ChangesNotRecorded => StatusCode::NOT_FOUND,
         CoordinatorError::NotCancellable { .. }
         | CoordinatorError::ApprovalAlreadyDecided { .. }
-        | CoordinatorError::NotWaitingApproval { .. } => StatusCode::CONFLICT,
+        | CoordinatorError::NotWaitingApproval { .. }
+        | CoordinatorError::RunActive { .. }
+        | CoordinatorError::RevertConflicts { .. }
+        | CoordinatorError::SessionBusy { .. }
+        | CoordinatorError::WorkspaceMismatch { .. } => StatusCode::CONFLICT,
         CoordinatorError::RunTreeLimit { .. } => StatusCode::TOO_MANY_REQUESTS,
         CoordinatorError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,

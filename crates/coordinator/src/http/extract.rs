@@ -1,4 +1,5 @@
-//! Extractors whose every rejection is an [`ApiError`]: a JSON body (`415` unless the
+//! Extractors whose every rejection is an [`ApiError`]: a JSON body, required or
+//! optional ([`OptionalJsonBody`], `POST /runs/{id}/revert`) (`415` unless the
 //! request says `Content-Type: application/json`, before the body is read; `400` for
 //! a malformed or mis-shaped body, never axum's `422`; `413` past the body limit) and
 //! a path segment (`400` JSON, never axum's plain-text rejection, for `/runs/%FF`).
@@ -37,41 +38,69 @@ where
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        check_json_content_type(request.headers())?;
-        let limit = request
-            .extensions()
-            .get::<BodyLimit>()
-            .map_or(crate::config::DEFAULT_BODY_LIMIT, |limit| limit.0);
-        let timeout = request
-            .extensions()
-            .get::<BodyReadTimeout>()
-            .map_or(crate::config::DEFAULT_BODY_READ_TIMEOUT, |timeout| {
-                timeout.0
-            });
-        let bytes = tokio::time::timeout(timeout, Bytes::from_request(request, state))
-            .await
-            .map_err(|_elapsed| ApiError::body_timeout(timeout))?
-            .map_err(|rejection| {
-                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::too_large(limit)
-                } else {
-                    ApiError::new(rejection.status(), "bad_request", rejection.body_text())
-                }
-            })?;
-        match serde_json::from_slice::<T>(&bytes) {
-            Ok(value) => Ok(Self(value)),
-            Err(error) => Err(match error.classify() {
-                serde_json::error::Category::Data => ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_request",
-                    format!("the request body has the wrong shape: {error}"),
-                ),
-                _ => {
-                    ApiError::malformed_json(format!("the request body is not valid JSON: {error}"))
-                }
-            }),
-        }
+        let bytes = json_bytes(request, state).await?;
+        parse(&bytes).map(Self)
     }
+}
+
+/// A JSON body parsed into `T`, or `T::default()` when the body is empty. The
+/// `Content-Type: application/json` rule of [`JsonBody`] holds all the same (an empty
+/// body included): a web page cannot send it without asking the browser first.
+#[derive(Debug, Clone)]
+pub(crate) struct OptionalJsonBody<T>(pub T);
+
+impl<S, T> FromRequest<S> for OptionalJsonBody<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned + Default,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = json_bytes(request, state).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Self(T::default()));
+        }
+        parse(&bytes).map(Self)
+    }
+}
+
+/// The body of a request that says it is JSON, read within the limit and the timeout.
+async fn json_bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes, ApiError> {
+    check_json_content_type(request.headers())?;
+    let limit = request
+        .extensions()
+        .get::<BodyLimit>()
+        .map_or(crate::config::DEFAULT_BODY_LIMIT, |limit| limit.0);
+    let timeout = request
+        .extensions()
+        .get::<BodyReadTimeout>()
+        .map_or(crate::config::DEFAULT_BODY_READ_TIMEOUT, |timeout| {
+            timeout.0
+        });
+    tokio::time::timeout(timeout, Bytes::from_request(request, state))
+        .await
+        .map_err(|_elapsed| ApiError::body_timeout(timeout))?
+        .map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::too_large(limit)
+            } else {
+                ApiError::new(rejection.status(), "bad_request", rejection.body_text())
+            }
+        })
+}
+
+/// `bytes` as JSON of `T`: `400 invalid_request` for the wrong shape,
+/// `400 malformed_json` for what is not JSON.
+fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice::<T>(bytes).map_err(|error| match error.classify() {
+        serde_json::error::Category::Data => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            format!("the request body has the wrong shape: {error}"),
+        ),
+        _ => ApiError::malformed_json(format!("the request body is not valid JSON: {error}")),
+    })
 }
 
 /// `Ok` when the `Content-Type` is `application/json` (parameters such as

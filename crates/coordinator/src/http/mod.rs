@@ -1,6 +1,7 @@
 //! The HTTP API on axum: `GET /agents`, `POST /runs`, `GET /runs` ([`listing`]),
 //! `GET /runs/{id}`, `DELETE /runs/{id}`, `GET /runs/{id}/events` ([`events`]),
-//! `POST /runs/{id}/approvals/{approval_id}`, `GET /approvals`, `GET /openapi.json`
+//! `POST /runs/{id}/approvals/{approval_id}`, `GET /runs/{id}/changes`, `POST
+//! /runs/{id}/revert` ([`crate::run_changes`]), `GET /approvals`, `GET /openapi.json`
 //! ([`openapi`]: every route is added with its OpenAPI operation), the web console at
 //! `/` when configured ([`console`], its one-time login [`login`]), a body size limit, JSON bodies only (`415` otherwise), JSON
 //! errors for every failure (a panicking handler included: `500` JSON), `Host` /
@@ -70,6 +71,8 @@ impl Coordinator {
             .routes(routes!(routes::create_run, listing::list_runs))
             .routes(routes!(routes::get_run, routes::cancel_run))
             .routes(routes!(events::run_events))
+            .routes(routes!(routes::run_changes))
+            .routes(routes!(routes::revert_run))
             .routes(routes!(routes::decide_approval))
             .routes(routes!(listing::list_approvals))
             .routes(routes!(openapi::openapi_json))

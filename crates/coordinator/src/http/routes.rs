@@ -10,9 +10,10 @@ use super::errors::ApiError;
 use crate::api_schemas::{ApprovalDecisionDoc, ErrorBody};
 use oxydra_runtime::ApprovalDecision;
 
-use super::extract::{JsonBody, PathPair, PathParam};
+use super::extract::{JsonBody, OptionalJsonBody, PathPair, PathParam};
 use crate::coordinator::{AgentListing, Coordinator, RunCreated};
 use crate::run::Run;
+use crate::run_changes::{RevertRequest, RunChanges, RunReverted};
 
 /// The body of `POST /runs`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
@@ -85,6 +86,41 @@ pub(crate) async fn cancel_run(
     PathParam(run_id): PathParam,
 ) -> Result<Json<Run>, ApiError> {
     Ok(Json(coordinator.cancel_run(&run_id).await?))
+}
+
+/// `GET /runs/{id}/changes`: what the run changed in the workspace, per turn.
+#[utoipa::path(get, path = "/runs/{id}/changes", tag = "runs",
+    params(("id" = String, Path, description = "The run id")),
+    responses(
+        (status = 200, description = "Per turn that changed something: each path with its kind of change and a diff summary (`lines_added`, `lines_removed`, `diff` for a text file that still holds the turn's result); what was not captured and what cannot be reverted", body = RunChanges),
+        (status = 404, description = "`run_not_found`, or `changes_not_recorded` (the server has no checkpoint store)", body = ErrorBody),
+    ))]
+pub(crate) async fn run_changes(
+    State(coordinator): State<Coordinator>,
+    PathParam(run_id): PathParam,
+) -> Result<Json<RunChanges>, ApiError> {
+    Ok(Json(coordinator.run_changes(&run_id).await?))
+}
+
+/// `POST /runs/{id}/revert` with `{"to_turn"?, "force"?}` (or no body): takes the
+/// files back to the state before a turn (default: everything the run changed).
+#[utoipa::path(post, path = "/runs/{id}/revert", tag = "runs",
+    params(("id" = String, Path, description = "The run id")),
+    request_body(content = RevertRequest, description = "Optional (an empty body is `{}`); `Content-Type: application/json` all the same", content_type = "application/json"),
+    responses(
+        (status = 200, description = "What was put back, what could not be (content not kept) and what cannot be reverted (by turn and tool); stored as a checkpoint of its own, so it can be undone", body = RunReverted),
+        (status = 400, description = "`malformed_json` or `invalid_request`", body = ErrorBody),
+        (status = 404, description = "`run_not_found`, `turn_not_found` (with `turns`) or `changes_not_recorded`", body = ErrorBody),
+        (status = 409, description = "`run_active` (the run has not ended), `session_busy`, `workspace_mismatch` (its changes were recorded in another workspace than this server's, with `recorded` and `served`), or `revert_conflicts`: paths changed since by someone else, with `conflicts: [{path, expected, found, diff}]`; nothing was changed (send `force: true` to overwrite)", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`", body = ErrorBody),
+        (status = 500, description = "`revert_partial`: some paths were put back (`restored`), others not (`failed: [{path, error}]`); what was put back is recorded, so it can be undone", body = ErrorBody),
+    ))]
+pub(crate) async fn revert_run(
+    State(coordinator): State<Coordinator>,
+    PathParam(run_id): PathParam,
+    OptionalJsonBody(body): OptionalJsonBody<RevertRequest>,
+) -> Result<Json<RunReverted>, ApiError> {
+    Ok(Json(coordinator.revert_run(&run_id, body).await?))
 }
 
 /// `POST /runs/{id}/approvals/{approval_id}` with `{"decision", "reason"?}`: decides

@@ -15,6 +15,10 @@
 //! needs a session store (`RunnerDeps::memory`): without one a deferred run fails with
 //! kind `config`, as it could never resume.
 //!
+//! With a checkpoint store ([`RunnerDeps::checkpoints`](crate::RunnerDeps::checkpoints))
+//! and memory, each turn that changes the workspace records a checkpoint in the run's
+//! session, as `oxydra run` does.
+//!
 //! The runtime scrubs tool output before the model sees it, but the model's final
 //! text may still echo a secret (from the prompt, say): the store scrubs the run's
 //! result and error before recording them (`RunStore::finish_run`).
@@ -61,6 +65,8 @@ pub(crate) struct AgentShared {
     pub(crate) secret_handles: SecretHandles,
     /// Which sources hold side-effecting and privileged calls for a person.
     pub(crate) provenance: oxydra_executor::ProvenancePolicy,
+    /// Where each turn that changes the workspace records its checkpoint.
+    pub(crate) checkpoints: Option<crate::RunCheckpoints>,
 }
 
 /// Runs AI agent blueprints.
@@ -123,6 +129,10 @@ impl AgentRunner {
         }
         if let Some(memory) = &self.shared.memory {
             builder = builder.memory(Arc::clone(memory));
+            // A run's changes are its session's checkpoints (`GET /runs/{id}/changes`).
+            if let Some(recorded) = &self.shared.checkpoints {
+                builder = builder.checkpoints(Arc::clone(&recorded.store), recorded.config.clone());
+            }
         }
         if resumed {
             // The dead holder's session lease may outlive its claim on the run (on

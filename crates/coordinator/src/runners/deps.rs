@@ -139,6 +139,12 @@ pub struct RunnerDeps {
     /// Which sources AI agent runs hold side-effecting and privileged calls on for a
     /// person (DESIGN.md §3.13; default [`ProvenancePolicy::default`]: `web` and `mcp`).
     pub provenance: ProvenancePolicy,
+    /// Where AI agent runs record a checkpoint of each turn that changes the workspace
+    /// (DESIGN.md §3.14), for `GET /runs/{id}/changes` and `POST /runs/{id}/revert`;
+    /// used with [`memory`](Self::memory) only, which should be the same database.
+    /// `None` (the default): nothing is recorded and those routes answer `404
+    /// changes_not_recorded`.
+    pub checkpoints: Option<crate::RunCheckpoints>,
 }
 
 impl std::fmt::Debug for RunnerDeps {
@@ -184,7 +190,20 @@ impl RunnerDeps {
             secret_handles: SecretHandles::default(),
             pricing: None,
             provenance: ProvenancePolicy::default(),
+            checkpoints: None,
         }
+    }
+
+    /// Records AI agent runs' checkpoints in `store` as `config` says (see
+    /// [`RunnerDeps::checkpoints`]).
+    #[must_use]
+    pub fn with_checkpoints(
+        mut self,
+        store: Arc<dyn oxydra_memory::CheckpointStore>,
+        config: oxydra_tools::checkpoint::CheckpointConfig,
+    ) -> Self {
+        self.checkpoints = Some(crate::RunCheckpoints { store, config });
+        self
     }
 
     /// Which sources hold AI agent runs' side-effecting and privileged calls for a
@@ -350,6 +369,7 @@ impl RunnerDeps {
                 scrubber: self.scrubber,
                 secret_handles: self.secret_handles,
                 provenance: self.provenance,
+                checkpoints: self.checkpoints,
             },
         );
         let pipelines = DeterministicRunner::new(executors, self.workspace_root);

@@ -96,6 +96,7 @@ impl Setup {
                 scrubber: oxydra_scrubbing::Scrubber::new(),
                 secret_handles: oxydra_executor::SecretHandles::default(),
                 provenance: oxydra_executor::ProvenancePolicy::default(),
+                checkpoints: None,
             },
         )
     }

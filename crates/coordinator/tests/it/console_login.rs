@@ -215,10 +215,12 @@ async fn the_document_lists_the_console_routes_and_names_the_bodies_fields() {
             "GET /openapi.json",
             "GET /runs",
             "GET /runs/{id}",
+            "GET /runs/{id}/changes",
             "GET /runs/{id}/events",
             "POST /console/login",
             "POST /runs",
             "POST /runs/{id}/approvals/{approval_id}",
+            "POST /runs/{id}/revert",
         ]
     );
     let d = &document;
@@ -297,7 +299,52 @@ async fn the_document_lists_the_console_routes_and_names_the_bodies_fields() {
         &["token"],
         "LoginToken",
     );
+    assert_names(
+        d,
+        body_of(d, "/runs/{id}/changes", "get", Some("200")),
+        &["run_id", "session_id", "turns"],
+        "RunChanges",
+    );
+    assert_names(
+        d,
+        body_of(d, "/runs/{id}/revert", "post", None),
+        &["to_turn", "force"],
+        "RevertRequest",
+    );
+    assert_names(
+        d,
+        body_of(d, "/runs/{id}/revert", "post", Some("200")),
+        &[
+            "run_id",
+            "turns",
+            "restored",
+            "not_captured",
+            "irreversible",
+            "forced",
+        ],
+        "RunReverted",
+    );
     let schemas = &document["components"]["schemas"];
+    assert_names(
+        d,
+        &schemas["TurnChanges"],
+        &["turn", "undone", "paths", "not_captured", "irreversible"],
+        "TurnChanges",
+    );
+    assert_names(
+        d,
+        &schemas["PathChange"],
+        &[
+            "path",
+            "kind",
+            "before",
+            "after",
+            "lines_added",
+            "lines_removed",
+            "diff",
+        ],
+        "PathChange",
+    );
     assert_names(
         d,
         &schemas["PendingApproval"],

@@ -20,6 +20,7 @@ mod hooks;
 mod http_api;
 mod person_api;
 mod privileged;
+mod run_changes;
 mod run_store_conformance;
 mod run_trees;
 mod runs;

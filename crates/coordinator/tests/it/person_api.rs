@@ -393,9 +393,11 @@ async fn the_openapi_document_lists_every_route_and_each_answers() {
             "GET /openapi.json",
             "GET /runs",
             "GET /runs/{id}",
+            "GET /runs/{id}/changes",
             "GET /runs/{id}/events",
             "POST /runs",
             "POST /runs/{id}/approvals/{approval_id}",
+            "POST /runs/{id}/revert",
         ]
     );
     // Every documented operation is routed: none answers the fallbacks' 404 / 405.

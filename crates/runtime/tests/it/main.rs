@@ -16,6 +16,7 @@ mod agent_tool;
 mod anthropic_thinking;
 mod attached_parts;
 mod budgets_and_cancellation;
+mod checkpoints;
 mod clean_resume_logs;
 mod compact;
 mod context_window;

@@ -1,5 +1,6 @@
 //! Why a restore was refused or failed.
 
+use super::capture::Captured;
 use super::conflict::Conflict;
 
 /// A restore that did not happen, or stopped part way.
@@ -25,7 +26,9 @@ pub enum CheckpointError {
     },
     /// Some paths were put back and others could not be (a file operation failed
     /// after writing began): both are named. The same restore may be run again once
-    /// the cause is fixed (paths already put back are no conflict).
+    /// the cause is fixed (paths already put back are no conflict); `inverse` is what
+    /// the restore did to the paths it put back, as a change of its own (stored as a
+    /// checkpoint, it lets that part be undone).
     #[error(
         "the restore was partial: put back {}; NOT put back: {}",
         if restored.is_empty() { "nothing".to_owned() } else { restored.join(", ") },
@@ -36,6 +39,9 @@ pub enum CheckpointError {
         restored: Vec<String>,
         /// The paths not put back, with why.
         failed: Vec<NotRestored>,
+        /// The restore of the paths put back, as a change of its own (before: what
+        /// it replaced, with those contents; after: what it wrote).
+        inverse: Box<Captured>,
     },
     /// A file operation failed before anything was written.
     #[error("restoring `{path}`: {source}")]

@@ -254,21 +254,32 @@ pub fn restore(
             failed.insert(entry.path.clone(), error);
         }
     }
+    inverse.entries.retain(|entry| entry.before != entry.after);
     if !failed.is_empty() {
         let restored = entries
             .iter()
             .map(|(entry, _)| entry.path.clone())
             .filter(|path| !failed.contains_key(path))
             .collect();
+        // The inverse of what was put back only: a path not put back is unchanged.
+        inverse
+            .entries
+            .retain(|entry| !failed.contains_key(&entry.path));
+        let kept: std::collections::BTreeSet<&str> = inverse
+            .entries
+            .iter()
+            .filter_map(|e| e.before.hash())
+            .collect();
+        inverse.blobs.retain(|hash, _| kept.contains(hash.as_str()));
         return Err(CheckpointError::Partial {
             restored,
             failed: failed
                 .into_iter()
                 .map(|(path, error)| NotRestored { path, error })
                 .collect(),
+            inverse: Box::new(inverse),
         });
     }
-    inverse.entries.retain(|entry| entry.before != entry.after);
     Ok(Restored { inverse })
 }
 

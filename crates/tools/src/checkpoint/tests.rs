@@ -241,7 +241,10 @@ fn a_restore_that_fails_part_way_names_what_was_put_back_and_what_not() {
     // removed (not empty) — a failure once writing began, root or not.
     fs::write(root.join("build/theirs.txt"), "mine").unwrap();
     let err = restore(&root, &captured.entries, &captured.blobs, false).unwrap_err();
-    let CheckpointError::Partial { restored, failed } = &err else {
+    let CheckpointError::Partial {
+        restored, failed, ..
+    } = &err
+    else {
         panic!("{err}");
     };
     assert_eq!(
@@ -271,4 +274,51 @@ fn a_restore_that_fails_part_way_names_what_was_put_back_and_what_not() {
     fs::remove_file(root.join("build/theirs.txt")).unwrap();
     restore(&root, &captured.entries, &captured.blobs, false).unwrap();
     assert_eq!(tree(&root), original);
+}
+
+#[test]
+fn a_partial_restore_gives_the_inverse_of_what_it_put_back_only() {
+    let (_dir, root) = workspace();
+    let before = scan(&root, None, CAP).unwrap();
+    mutate(&root);
+    let mutated = tree(&root);
+    let after = scan(&root, Some(&before), CAP).unwrap();
+    let captured = changes(&root, &before, &after);
+    fs::write(root.join("build/theirs.txt"), "mine").unwrap();
+    let err = restore(&root, &captured.entries, &captured.blobs, false).unwrap_err();
+    let CheckpointError::Partial {
+        restored, inverse, ..
+    } = err
+    else {
+        panic!("not partial");
+    };
+    let inverse_paths: Vec<&str> = inverse.entries.iter().map(|e| e.path.as_str()).collect();
+    assert!(!inverse_paths.contains(&"build"), "{inverse_paths:?}");
+    for path in &restored {
+        assert!(
+            inverse_paths.contains(&path.as_str()),
+            "{path}: {inverse_paths:?}"
+        );
+    }
+    // Every content the inverse needs is at hand, and none it does not.
+    for hash in inverse.entries.iter().filter_map(|e| e.before.hash()) {
+        assert!(inverse.blobs.contains_key(hash), "{hash}");
+    }
+    assert_eq!(
+        inverse.blobs.len(),
+        inverse
+            .entries
+            .iter()
+            .filter_map(|e| e.before.hash())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    );
+    // Restoring the inverse takes back what the partial restore did.
+    restore(&root, &inverse.entries, &inverse.blobs, false).unwrap();
+    let mut expected = mutated;
+    expected.insert("build/theirs.txt".into(), "file 644 mine".into());
+    let mut now = tree(&root);
+    // The umask decides the new file's mode: compare contents only for it.
+    now.insert("build/theirs.txt".into(), "file 644 mine".into());
+    assert_eq!(now, expected);
 }
