@@ -119,6 +119,7 @@ mod events;
 mod executor;
 mod hook;
 mod hook_chain;
+mod intent_journal;
 mod invoke;
 mod permission_scope;
 mod provenance;
@@ -152,6 +153,7 @@ pub use hook::{
     ModelRequestEdit, ToolHookCall,
 };
 pub use hook_chain::HookChain;
+pub use intent_journal::{CallIntent, IntentJournal};
 pub use permission_scope::PermissionScope;
 pub use provenance::{ProvenanceHold, ProvenanceLedger, ProvenancePolicy};
 pub use record::{MAX_ERROR_BYTES, REUSED_OUTPUT_MARKER, ToolBatchResult, ToolCallRecord};

@@ -93,6 +93,7 @@ mod plan;
 #[cfg(feature = "builtins")]
 mod protected;
 mod registry;
+mod rerun;
 #[cfg(feature = "builtins")]
 pub mod sandbox;
 mod tool;
@@ -127,6 +128,7 @@ pub use protected::{
     ProtectedWriteConsent, Protection, work_tree_top,
 };
 pub use registry::ToolRegistry;
+pub use rerun::{CrashedCall, RerunSafety};
 #[cfg(feature = "builtins")]
 pub use sandbox::{
     Confinement, RefusedChange, SandboxConfig, SandboxMode, SandboxSupport, WorkspaceChanges,

@@ -19,6 +19,7 @@ mod checkpoints_rewind;
 mod config;
 mod consent;
 mod console_browser;
+mod crash_intents;
 mod eval;
 mod fallback_model;
 mod first_byte;
