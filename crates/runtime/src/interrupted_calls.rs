@@ -222,3 +222,6 @@ pub(crate) async fn settle(
     }
     Ok(results)
 }
+
+#[cfg(test)]
+mod tests;
