@@ -11,20 +11,20 @@ pub(crate) const CRASH_AT_VAR: &str = "OXYDRA_TEST_CRASH_AT";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CrashPoint {
     /// The intent is stored; the tool has not started.
-    AfterIntent,
+    IntentStored,
     /// The tool has returned; its outcome is not stored.
-    AfterExecution,
+    ToolReturned,
     /// The outcome is stored; the result message is not.
-    AfterOutcome,
+    OutcomeStored,
 }
 
 impl CrashPoint {
     /// The name `OXYDRA_TEST_CRASH_AT` gives it.
     pub(crate) fn name(self) -> &'static str {
         match self {
-            Self::AfterIntent => "after_intent",
-            Self::AfterExecution => "after_execution",
-            Self::AfterOutcome => "after_outcome",
+            Self::IntentStored => "after_intent",
+            Self::ToolReturned => "after_execution",
+            Self::OutcomeStored => "after_outcome",
         }
     }
 }

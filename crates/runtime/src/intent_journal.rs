@@ -130,7 +130,7 @@ impl IntentJournal for MemoryJournal {
             .store_intent(&stored)
             .await
             .map_err(|error| error.to_string())?;
-        crash_point::reached(CrashPoint::AfterIntent);
+        crash_point::reached(CrashPoint::IntentStored);
         Ok(key)
     }
 
@@ -140,7 +140,7 @@ impl IntentJournal for MemoryJournal {
         key: &str,
         outcome: &Result<ToolOutput, ToolExecutionError>,
     ) {
-        crash_point::reached(CrashPoint::AfterExecution);
+        crash_point::reached(CrashPoint::ToolReturned);
         let (status, text) = match outcome {
             Ok(output) => (IntentStatus::Completed, output.content.clone()),
             Err(error) => (IntentStatus::Failed, error.to_string()),
@@ -161,7 +161,7 @@ impl IntentJournal for MemoryJournal {
                 tracing::warn!(%error, key, "the call's outcome could not be stored: a resume will read it as unknown");
             }
         }
-        crash_point::reached(CrashPoint::AfterOutcome);
+        crash_point::reached(CrashPoint::OutcomeStored);
     }
 }
 

@@ -124,7 +124,7 @@ async fn a_call_whose_intent_cannot_be_stored_does_not_run() {
         ..Recording::default()
     });
     let writer = echo("write", SafetyTier::SideEffecting);
-    let ex = executor(&[writer.clone()], Vec::<ToolRule>::new());
+    let ex = executor(std::slice::from_ref(&writer), Vec::<ToolRule>::new());
     let ctx = context(journal);
     let mut process = ex.new_process_state();
     let result = batch(&ex, &[call("w1", "write", "{}")], &mut process, &ctx).await;
