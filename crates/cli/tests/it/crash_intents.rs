@@ -45,8 +45,9 @@ fn crashing_run(sandbox: &Sandbox, command: &str, point: &str) -> (MockServer, O
 }
 
 /// Continues the workspace's session with a new prompt; returns the tool result the
-/// model was sent for `call_0`.
-fn continue_and_read_result(sandbox: &Sandbox) -> String {
+/// model was sent for `call_0`. `settles`: this run settles the interrupted call (the
+/// first after the crash), so the person sees the call's line.
+fn continue_and_read_result_as(sandbox: &Sandbox, settles: bool) -> String {
     let server = MockServer::start(vec![openai::text("noted")]).unwrap();
     let mut run = sandbox.stored_command("run");
     run.args(["--base-url", &server.openai_url(), "--continue"])
@@ -54,6 +55,9 @@ fn continue_and_read_result(sandbox: &Sandbox) -> String {
         .arg("what happened?");
     let output = run.output().unwrap();
     assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    // The person sees the settled call too, as the call's line.
+    let shown = format!("{}{}", common::stdout(&output), stderr(&output));
+    assert_eq!(shown.contains("(0 ms)"), settles, "the settled call's line: {shown}");
     let requests = server.requests();
     assert_eq!(requests.len(), 1, "only the answer was asked for");
     let messages = requests[0].body["messages"].as_array().unwrap().clone();
@@ -77,6 +81,10 @@ fn continue_and_read_result(sandbox: &Sandbox) -> String {
     results[0]["content"].as_str().unwrap().to_owned()
 }
 
+fn continue_and_read_result(sandbox: &Sandbox) -> String {
+    continue_and_read_result_as(sandbox, true)
+}
+
 fn aborted(output: &Output) -> bool {
     output.status.code().is_none() && stderr(output).contains("OXYDRA_TEST_CRASH_AT")
 }
@@ -98,7 +106,7 @@ fn a_crash_after_the_intent_leaves_the_command_unrun_and_its_outcome_unknown() {
     assert!(result.contains("was not run again"), "{result}");
     assert_eq!(runs(&sandbox.workspace), 0, "the resume did not run it");
     // Continued again: the settled result is stored, read the same, and still nothing runs.
-    assert_eq!(continue_and_read_result(&sandbox), result);
+    assert_eq!(continue_and_read_result_as(&sandbox, false), result);
     assert_eq!(runs(&sandbox.workspace), 0);
 }
 
