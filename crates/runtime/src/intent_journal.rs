@@ -185,6 +185,56 @@ mod tests {
         assert_ne!(key, idempotency_key(&session, 4, &CallId::from("call_1")));
     }
 
+    fn journal(memory: &Arc<dyn Memory>) -> MemoryJournal {
+        MemoryJournal {
+            memory: Arc::clone(memory),
+            anchors: HashMap::from([(CallId::from("c2"), 5)]),
+            fallback: 9,
+        }
+    }
+
+    async fn intend(journal: &MemoryJournal, session: &SessionId, id: &str, args: &str) -> String {
+        let call = oxydra_types::ToolCall::new(CallId::from(id), "send", args);
+        let args: serde_json::Value = serde_json::from_str(args).unwrap();
+        let intent = CallIntent {
+            call: &call,
+            tier: oxydra_types::SafetyTier::SideEffecting,
+            args: &args,
+            before: None,
+        };
+        journal.before_call(session, intent).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_call_repeating_an_interrupted_one_carries_its_key() {
+        let memory: Arc<dyn Memory> =
+            Arc::new(oxydra_memory::SqliteMemory::open_in_memory().unwrap());
+        let session = SessionId::from("ses_retry");
+        let journal = journal(&memory);
+        // `c1` is anchored at the fallback; it never gets an outcome (the crash).
+        let interrupted = intend(&journal, &session, "c1", r#"{"to":"ops"}"#).await;
+        assert_eq!(
+            interrupted,
+            idempotency_key(&session, 9, &CallId::from("c1"))
+        );
+        // The model repeats it as `c2`: same tool, same arguments.
+        let retry = intend(&journal, &session, "c2", r#"{"to":"ops"}"#).await;
+        assert_eq!(retry, interrupted);
+        let stored = memory.intent(&session, &retry).await.unwrap().unwrap();
+        assert_eq!(stored.intent.call_id, CallId::from("c2"));
+        // Other arguments are another request: a key of its own, from its anchor.
+        let other = intend(&journal, &session, "c2", r#"{"to":"dev"}"#).await;
+        assert_eq!(other, idempotency_key(&session, 5, &CallId::from("c2")));
+        // Once the retry has an outcome, the same arguments again are a new request.
+        journal
+            .after_call(&session, &retry, &Ok(ToolOutput::text("sent")))
+            .await;
+        let again = intend(&journal, &session, "c3", r#"{"to":"ops"}"#).await;
+        assert_ne!(again, retry);
+        let done = memory.intent(&session, &retry).await.unwrap().unwrap();
+        assert_eq!(done.outcome.unwrap().status, IntentStatus::Completed);
+    }
+
     #[test]
     fn the_digest_does_not_depend_on_key_order() {
         let a: serde_json::Value = serde_json::from_str(r#"{"b":1,"a":"x"}"#).unwrap();

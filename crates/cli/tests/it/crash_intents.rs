@@ -57,7 +57,11 @@ fn continue_and_read_result_as(sandbox: &Sandbox, settles: bool) -> String {
     assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
     // The person sees the settled call too, as the call's line.
     let shown = format!("{}{}", common::stdout(&output), stderr(&output));
-    assert_eq!(shown.contains("(0 ms)"), settles, "the settled call's line: {shown}");
+    assert_eq!(
+        shown.contains("(0 ms)"),
+        settles,
+        "the settled call's line: {shown}"
+    );
     let requests = server.requests();
     assert_eq!(requests.len(), 1, "only the answer was asked for");
     let messages = requests[0].body["messages"].as_array().unwrap().clone();
