@@ -11,6 +11,9 @@
 //! aborts a batch: each becomes a [`ToolExecutionError`] the model reads as
 //! `Tool execution failed: …`. [`Hook`]s registered with [`ToolExecutor::with_hooks`]
 //! may deny a call, rewrite its arguments (validated again) or rewrite its output.
+//! An [`IntentJournal`] in the [`ExecutionContext`] records the intent of each call
+//! that is not read-only before it runs (a call whose intent cannot be stored does not
+//! run) and its outcome after, and hands the call's idempotency key to the tool.
 //!
 //! ```
 //! use std::sync::Arc;

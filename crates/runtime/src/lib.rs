@@ -18,6 +18,11 @@
 //! [`RuntimeError::AwaitingApproval`] from awaiting an untyped request; what a session
 //! waits for is listed by [`AgentRuntime::pending_approvals`]).
 //!
+//! With memory, each side-effecting or privileged call's intent is stored before it
+//! runs and its outcome after; a session loaded after a crash settles the calls that
+//! had started without running them again, telling the model what is known of each
+//! (docs/runtime.md, "Side effects across a crash").
+//!
 //! ```
 //! use std::sync::Arc;
 //! use oxydra_provider::{ScriptedProvider, ScriptedTurn};
