@@ -107,4 +107,10 @@ pub trait IntentStore: Send + Sync {
 
     /// The session's intents, oldest first (empty for an unknown session).
     async fn intents(&self, session: &SessionId) -> Result<Vec<StoredIntent>, MemoryError>;
+
+    /// The session's intents without an outcome (calls running now, or interrupted),
+    /// oldest first: what a new call that repeats one looks for, without reading every
+    /// intent the session ever stored.
+    async fn unfinished_intents(&self, session: &SessionId)
+    -> Result<Vec<ToolIntent>, MemoryError>;
 }

@@ -82,16 +82,12 @@ impl MemoryJournal {
         tool: &str,
         digest: &str,
     ) -> Option<String> {
-        match self.memory.intents(session).await {
+        match self.memory.unfinished_intents(session).await {
             Ok(intents) => intents
                 .into_iter()
                 .rev()
-                .find(|stored| {
-                    stored.outcome.is_none()
-                        && stored.intent.tool == tool
-                        && stored.intent.args_digest == digest
-                })
-                .map(|stored| stored.intent.key),
+                .find(|intent| intent.tool == tool && intent.args_digest == digest)
+                .map(|intent| intent.key),
             Err(error) => {
                 tracing::warn!(%error, "the session's intents could not be read");
                 None

@@ -426,6 +426,12 @@ mod tests {
         ) -> Result<Vec<oxydra_memory::StoredIntent>, MemoryError> {
             self.inner.intents(session).await
         }
+        async fn unfinished_intents(
+            &self,
+            session: &SessionId,
+        ) -> Result<Vec<oxydra_memory::ToolIntent>, MemoryError> {
+            self.inner.unfinished_intents(session).await
+        }
     }
 
     #[async_trait]

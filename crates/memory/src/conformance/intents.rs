@@ -83,6 +83,8 @@ pub async fn intents_round_trip_with_their_outcomes<B: MemoryBackend>(backend: &
     assert_eq!(keys, ["oxk-1", "oxk-2"], "oldest first");
     assert_eq!(listed[0].outcome, Some(outcome(IntentStatus::Completed)));
     assert_eq!(listed[1].outcome, None);
+    // Only the one without an outcome is unfinished.
+    assert_eq!(again.unfinished_intents(&session).await.unwrap(), [second]);
     assert_eq!(again.intents(&other).await.unwrap().len(), 1);
     assert!(
         again
@@ -108,6 +110,7 @@ pub async fn an_intent_stored_again_starts_over<B: MemoryBackend>(backend: &B) {
         .unwrap();
     let failed = store.intent(&session, "oxk-a").await.unwrap().unwrap();
     assert_eq!(failed.outcome.unwrap().status, IntentStatus::Failed);
+    assert!(store.unfinished_intents(&session).await.unwrap().is_empty());
 
     let mut rerun = intent(&session, "oxk-a", "c1", 20);
     rerun.before = None;
@@ -115,6 +118,7 @@ pub async fn an_intent_stored_again_starts_over<B: MemoryBackend>(backend: &B) {
     let read = store.intent(&session, "oxk-a").await.unwrap().unwrap();
     assert_eq!(read.intent, rerun);
     assert_eq!(read.outcome, None, "the run again has no outcome yet");
+    assert_eq!(store.unfinished_intents(&session).await.unwrap(), [rerun]);
     assert_eq!(store.intents(&session).await.unwrap().len(), 1);
 }
 

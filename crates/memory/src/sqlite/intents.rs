@@ -151,11 +151,17 @@ fn list(
     conn: &Connection,
     path: &Path,
     session: &SessionId,
+    unfinished: bool,
 ) -> Result<Vec<StoredIntent>, MemoryError> {
     let err = |source| super::error::db(path, &format!("list the intents of {session}"), source);
+    let only = if unfinished {
+        "AND outcome IS NULL"
+    } else {
+        ""
+    };
     let mut stmt = conn
         .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM tool_intents WHERE session_id = ?1
+            "SELECT {COLUMNS} FROM tool_intents WHERE session_id = ?1 {only}
              ORDER BY created_at, idempotency_key"
         ))
         .map_err(err)?;
@@ -209,8 +215,22 @@ impl IntentStore for SqliteMemory {
         let span = tracing::debug_span!("memory.intents", session_id = %session);
         let session = session.clone();
         self.run(span, move |inner| {
-            list(&inner.conn(), &inner.path, &session)
+            list(&inner.conn(), &inner.path, &session, false)
         })
         .await
+    }
+
+    async fn unfinished_intents(
+        &self,
+        session: &SessionId,
+    ) -> Result<Vec<ToolIntent>, MemoryError> {
+        let span = tracing::debug_span!("memory.unfinished_intents", session_id = %session);
+        let session = session.clone();
+        let listed = self
+            .run(span, move |inner| {
+                list(&inner.conn(), &inner.path, &session, true)
+            })
+            .await?;
+        Ok(listed.into_iter().map(|stored| stored.intent).collect())
     }
 }

@@ -131,19 +131,41 @@ impl IntentStore for PostgresMemory {
     }
 
     async fn intents(&self, session: &SessionId) -> Result<Vec<StoredIntent>, MemoryError> {
-        let db = &self.db;
-        let action = format!("list the intents of {session}");
-        let client = db.client().await?;
-        let rows = client
-            .query(
-                &format!(
-                    "SELECT {COLUMNS} FROM tool_intents WHERE session_id = $1
-                     ORDER BY created_at, idempotency_key"
-                ),
-                &[&session.as_str()],
-            )
-            .await
-            .map_err(|e| db.error(&action, &e))?;
-        rows.iter().map(|row| read(db, &action, row)).collect()
+        list(&self.db, session, false).await
     }
+
+    async fn unfinished_intents(
+        &self,
+        session: &SessionId,
+    ) -> Result<Vec<ToolIntent>, MemoryError> {
+        let listed = list(&self.db, session, true).await?;
+        Ok(listed.into_iter().map(|stored| stored.intent).collect())
+    }
+}
+
+/// The session's intents, oldest first; only those without an outcome when
+/// `unfinished`.
+async fn list(
+    db: &PostgresDatabase,
+    session: &SessionId,
+    unfinished: bool,
+) -> Result<Vec<StoredIntent>, MemoryError> {
+    let action = format!("list the intents of {session}");
+    let only = if unfinished {
+        "AND outcome IS NULL"
+    } else {
+        ""
+    };
+    let client = db.client().await?;
+    let rows = client
+        .query(
+            &format!(
+                "SELECT {COLUMNS} FROM tool_intents WHERE session_id = $1 {only}
+                 ORDER BY created_at, idempotency_key"
+            ),
+            &[&session.as_str()],
+        )
+        .await
+        .map_err(|e| db.error(&action, &e))?;
+    rows.iter().map(|row| read(db, &action, row)).collect()
 }
