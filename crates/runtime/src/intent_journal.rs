@@ -25,8 +25,9 @@ use crate::crash_point::{self, CrashPoint};
 use crate::session_state::SessionState;
 
 /// The idempotency key of call `call_id` made by the assistant message stored as
-/// `anchor` in `session`: `oxk-` and 32 hex digits of a SHA-256.
-pub(crate) fn idempotency_key(session: &SessionId, anchor: u64, call_id: &CallId) -> String {
+/// `anchor` in `session` (or, outside a conversation, by whatever `anchor` numbers):
+/// `oxk-` and 32 hex digits of a SHA-256.
+pub fn idempotency_key(session: &SessionId, anchor: u64, call_id: &CallId) -> String {
     let digest = content_hash(format!("oxydra-intent\0{session}\0{anchor}\0{call_id}").as_bytes());
     format!("oxk-{}", digest.get(..32).unwrap_or(&digest))
 }
@@ -36,8 +37,12 @@ pub(crate) fn args_digest(args: &serde_json::Value) -> String {
     content_hash(args.to_string().as_bytes())
 }
 
-/// Intents stored in memory for the calls of one batch.
-pub(crate) struct MemoryJournal {
+/// An [`IntentJournal`] on a [`Memory`]: each call's intent stored before it runs and
+/// its outcome after, under its idempotency key (`oxk-…`, see [`idempotency_key`]).
+/// The runtime gives one to every batch of a run with memory; a program that runs
+/// tools through a [`ToolExecutor`](oxydra_executor::ToolExecutor) itself (the
+/// coordinator's deterministic steps) builds one with [`MemoryIntentJournal::anchored`].
+pub struct MemoryIntentJournal {
     memory: Arc<dyn Memory>,
     /// The sequence of the stored assistant message that made each call.
     anchors: HashMap<CallId, u64>,
@@ -46,16 +51,27 @@ pub(crate) struct MemoryJournal {
     fallback: u64,
 }
 
-impl std::fmt::Debug for MemoryJournal {
+impl std::fmt::Debug for MemoryIntentJournal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemoryJournal")
+        f.debug_struct("MemoryIntentJournal")
             .field("anchors", &self.anchors)
             .field("fallback", &self.fallback)
             .finish_non_exhaustive()
     }
 }
 
-impl MemoryJournal {
+impl MemoryIntentJournal {
+    /// A journal keying every call by `anchor` and its id: for calls no stored message
+    /// made, whose ids are stable (a deterministic run's `step_1`, `step_2`, …), so that
+    /// an execution taking the run over finds the same keys.
+    pub fn anchored(memory: Arc<dyn Memory>, anchor: u64) -> Self {
+        Self {
+            memory,
+            anchors: HashMap::new(),
+            fallback: anchor,
+        }
+    }
+
     /// The journal of a batch run on `state`: each call anchored at the latest
     /// assistant message of the session that made a call with its id.
     pub(crate) fn for_batch(memory: Arc<dyn Memory>, state: &SessionState) -> Self {
@@ -97,7 +113,7 @@ impl MemoryJournal {
 }
 
 #[async_trait]
-impl IntentJournal for MemoryJournal {
+impl IntentJournal for MemoryIntentJournal {
     async fn before_call(
         &self,
         session: &SessionId,
@@ -181,15 +197,20 @@ mod tests {
         assert_ne!(key, idempotency_key(&session, 4, &CallId::from("call_1")));
     }
 
-    fn journal(memory: &Arc<dyn Memory>) -> MemoryJournal {
-        MemoryJournal {
+    fn journal(memory: &Arc<dyn Memory>) -> MemoryIntentJournal {
+        MemoryIntentJournal {
             memory: Arc::clone(memory),
             anchors: HashMap::from([(CallId::from("c2"), 5)]),
             fallback: 9,
         }
     }
 
-    async fn intend(journal: &MemoryJournal, session: &SessionId, id: &str, args: &str) -> String {
+    async fn intend(
+        journal: &MemoryIntentJournal,
+        session: &SessionId,
+        id: &str,
+        args: &str,
+    ) -> String {
         let call = oxydra_types::ToolCall::new(CallId::from(id), "send", args);
         let args: serde_json::Value = serde_json::from_str(args).unwrap();
         let intent = CallIntent {

@@ -26,39 +26,39 @@ use crate::events::{EventSink, RunEvents};
 use crate::intent_journal::{args_digest, idempotency_key};
 use crate::session_state::SessionState;
 
-/// What is known of an interrupted call with an intent.
+/// What is known of a call a crash interrupted after its intent was stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Known {
+pub enum Interrupted {
     /// Its outcome was stored: it ran, and ended so.
     Ran(IntentStatus),
     /// No outcome; the tool's judgement.
     Judged(RerunSafety),
 }
 
-/// The result the model gets for an interrupted call of `tool` whose state is `known`.
-pub(crate) fn result_text(tool: &str, known: Known) -> String {
+/// What the model (or a run's error) is told of an interrupted call of `tool`.
+pub fn interrupted_text(tool: &str, known: Interrupted) -> String {
     match known {
-        Known::Judged(RerunSafety::Unknown) => format!(
+        Interrupted::Judged(RerunSafety::Unknown) => format!(
             "{TOOL_FAILURE_PREFIX}: outcome unknown — the session stopped while `{tool}` was \
              running: its intent was recorded but its outcome never was, so it may or may not \
              have taken effect. It was not run again. Check its effect before repeating it; \
              when that cannot be checked, ask the person whether to run it again."
         ),
-        Known::Judged(RerunSafety::Safe) => format!(
+        Interrupted::Judged(RerunSafety::Safe) => format!(
             "{TOOL_FAILURE_PREFIX}: interrupted — the session stopped while `{tool}` was \
              running, before it took effect (checked after the restart: what it changes is as \
              it was before the call). It was not run again; run it again if it is still needed."
         ),
-        Known::Judged(RerunSafety::AlreadyDone) => format!(
+        Interrupted::Judged(RerunSafety::AlreadyDone) => format!(
             "Interrupted after it took effect — the session stopped while `{tool}` was running, \
              and what it changes already holds its result (checked after the restart). It was \
              not run again; its output was lost."
         ),
-        Known::Ran(IntentStatus::Completed) => format!(
+        Interrupted::Ran(IntentStatus::Completed) => format!(
             "Interrupted after it completed — `{tool}` ran to completion before the session \
              stopped, but its output was lost. It was not run again."
         ),
-        Known::Ran(IntentStatus::Failed) => format!(
+        Interrupted::Ran(IntentStatus::Failed) => format!(
             "{TOOL_FAILURE_PREFIX}: `{tool}` ran and failed before the session stopped, and its \
              error was lost. It was not run again."
         ),
@@ -156,6 +156,37 @@ async fn judge(
     .unwrap_or(RerunSafety::Unknown)
 }
 
+/// What is known of `call` (made by what `anchor` numbers in `session`) when a crash
+/// may have interrupted it: `None` when no intent of it was stored (it never started,
+/// or is read-only); else its stored outcome or, without one, its tool's judgement
+/// ([`Tool::rerun_after_crash`](oxydra_tools::Tool::rerun_after_crash)). For a caller
+/// that runs tools itself with a [`MemoryIntentJournal::anchored`](crate::MemoryIntentJournal::anchored)
+/// journal, before it runs `call` again.
+///
+/// # Errors
+/// The memory's, when the intent cannot be read.
+pub async fn interrupted_call(
+    memory: &Arc<dyn Memory>,
+    executor: &ToolExecutor,
+    workspace_root: &Path,
+    session: &SessionId,
+    anchor: u64,
+    call: &ToolCall,
+) -> Result<Option<Interrupted>, oxydra_memory::MemoryError> {
+    let key = idempotency_key(session, anchor, &call.id);
+    let Some(stored) = memory.intent(session, &key).await? else {
+        return Ok(None);
+    };
+    let orphan = Orphan {
+        anchor,
+        call: call.clone(),
+    };
+    Ok(Some(match &stored.outcome {
+        Some(outcome) => Interrupted::Ran(outcome.status),
+        None => Interrupted::Judged(judge(executor, workspace_root, &orphan, &stored).await),
+    }))
+}
+
 /// The results to store for the interrupted calls of `state` that had an intent, in
 /// the order of their calls, each reported as its call's event; empty when there are
 /// none (no query is made when the session has no interrupted call).
@@ -183,12 +214,12 @@ pub(crate) async fn settle(
             continue;
         };
         let known = match &stored.outcome {
-            Some(outcome) => Known::Ran(outcome.status),
-            None => Known::Judged(judge(executor, workspace_root, orphan, stored).await),
+            Some(outcome) => Interrupted::Ran(outcome.status),
+            None => Interrupted::Judged(judge(executor, workspace_root, orphan, stored).await),
         };
-        let text = result_text(&orphan.call.name, known);
+        let text = interrupted_text(&orphan.call.name, known);
         tracing::warn!(call_id = %orphan.call.id, tool = %orphan.call.name, ?known, "a call interrupted by a crash is settled without running it again");
-        if known == Known::Judged(RerunSafety::AlreadyDone) {
+        if known == Interrupted::Judged(RerunSafety::AlreadyDone) {
             // Done: no longer an interrupted intent a retry would take the key of.
             let outcome = IntentOutcome {
                 status: IntentStatus::Completed,

@@ -123,6 +123,8 @@ pub use context::{
 pub use error::RuntimeError;
 pub use event_scrub::scrub_event;
 pub use events::{CollectingEventSink, EventSink, NoopEventSink, RuntimeEvent, RuntimeEventStream};
+pub use intent_journal::{MemoryIntentJournal, idempotency_key};
+pub use interrupted_calls::{Interrupted, interrupted_call, interrupted_text};
 pub use limits::{
     DEFAULT_MAX_TURNS, DEFAULT_SAFETY_BUFFER_TOKENS, DEFAULT_SUMMARY_TRIGGER_RATIO,
     DEFAULT_TURN_TIMEOUT, RuntimeLimits,

@@ -339,6 +339,10 @@ impl RunnerDeps {
                 }
             }
         }
+        let mut pipelines = DeterministicRunner::new(executors, self.workspace_root.clone());
+        if let Some(memory) = &self.memory {
+            pipelines = pipelines.with_memory(Arc::clone(memory));
+        }
         let agents = AgentRunner::new(
             plans,
             AgentShared {
@@ -352,7 +356,6 @@ impl RunnerDeps {
                 provenance: self.provenance,
             },
         );
-        let pipelines = DeterministicRunner::new(executors, self.workspace_root);
         Ok(BlueprintRunner::new(agents, pipelines))
     }
 }

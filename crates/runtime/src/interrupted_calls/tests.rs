@@ -157,7 +157,7 @@ async fn an_untouched_file_is_safe_and_the_model_is_told_it_did_not_take_effect(
     let text = only_text(&results);
     assert_eq!(
         text,
-        result_text("file_write", Known::Judged(RerunSafety::Safe))
+        interrupted_text("file_write", Interrupted::Judged(RerunSafety::Safe))
     );
     assert_eq!(
         std::fs::read_to_string(crashed.workspace.path().join("a.txt")).unwrap(),
@@ -178,7 +178,7 @@ async fn a_file_holding_the_content_is_done_and_its_intent_gets_an_outcome() {
     let results = crashed.settle().await;
     assert_eq!(
         only_text(&results),
-        result_text("file_write", Known::Judged(RerunSafety::AlreadyDone))
+        interrupted_text("file_write", Interrupted::Judged(RerunSafety::AlreadyDone))
     );
     let stored = crashed
         .memory
@@ -246,7 +246,7 @@ async fn a_stored_outcome_says_the_call_ran() {
     let results = crashed.settle().await;
     assert_eq!(
         only_text(&results),
-        result_text("file_write", Known::Ran(IntentStatus::Completed))
+        interrupted_text("file_write", Interrupted::Ran(IntentStatus::Completed))
     );
 }
 

@@ -30,7 +30,7 @@ impl<'a> Run<'a> {
             ),
             provenance: state.provenance.clone(),
             intents: inner.sessions.memory().map(|memory| {
-                let journal = crate::intent_journal::MemoryJournal::for_batch(
+                let journal = crate::intent_journal::MemoryIntentJournal::for_batch(
                     std::sync::Arc::clone(memory),
                     state,
                 );
