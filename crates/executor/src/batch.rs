@@ -15,6 +15,7 @@ use crate::context::ExecutionContext;
 use crate::error::ToolExecutionError;
 use crate::events::ToolEventSink;
 use crate::executor::ToolExecutor;
+use crate::intent_journal::record_intent;
 use crate::invoke::{Invocation, invoke};
 use crate::record::{ToolBatchResult, ToolCallRecord};
 use crate::rules::process_state::{ExecutionPhase, ProcessToolState};
@@ -347,14 +348,6 @@ impl ToolExecutor {
             });
             let timeout = call_timeout(self.config.execution_timeout, &*tool);
             let hook_call = self.hook_view(call, &args, run.ctx);
-            let invocation = Invocation {
-                tool,
-                tool_name: call.name.clone(),
-                args,
-                call_id: call.id.clone(),
-                workspace_root: run.ctx.workspace_root.clone(),
-                secrets: std::sync::Arc::clone(&self.secrets),
-            };
             let semaphore = &semaphore;
             // Polled together on the batch's task (no spawn per call); each call's
             // record is built, and its event emitted, as soon as it finishes.
@@ -363,8 +356,9 @@ impl ToolExecutor {
                 let _permit = semaphore.acquire().await.ok();
                 let span = tool_span(call, Some(tier));
                 let started = Instant::now();
-                let (outcome, finished_at) =
-                    invoke(invocation, &run.ctx.cancel, timeout, span.clone()).await;
+                let (outcome, finished_at) = self
+                    .run_journaled(run.ctx, call, tier, tool, args, timeout, &span)
+                    .await;
                 let outcome = self
                     .after_tool_hooks(hook_call, outcome, run.ctx, run.events)
                     .instrument(span.clone())
@@ -388,6 +382,55 @@ impl ToolExecutor {
                 *slot = Some(record);
             }
         }
+    }
+
+    /// Runs one admitted call: a call that is not read-only has its intent stored in
+    /// the context's journal first (and does not run when that fails), gets the key in
+    /// its context, and has its outcome stored as soon as it ends.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_journaled(
+        &self,
+        ctx: &ExecutionContext,
+        call: &ToolCall,
+        tier: SafetyTier,
+        tool: std::sync::Arc<dyn oxydra_tools::Tool>,
+        args: serde_json::Value,
+        timeout: std::time::Duration,
+        span: &tracing::Span,
+    ) -> (Result<ToolOutput, ToolExecutionError>, Option<Instant>) {
+        let journal = ctx.intents.as_ref();
+        let key = match record_intent(
+            journal,
+            &ctx.session_id,
+            call,
+            tier,
+            &tool,
+            &args,
+            &ctx.workspace_root,
+        )
+        .instrument(span.clone())
+        .await
+        {
+            Ok(key) => key,
+            Err(refused) => return (Err(refused), None),
+        };
+        let invocation = Invocation {
+            tool,
+            tool_name: call.name.clone(),
+            args,
+            call_id: call.id.clone(),
+            workspace_root: ctx.workspace_root.clone(),
+            secrets: std::sync::Arc::clone(&self.secrets),
+            idempotency_key: key.clone(),
+        };
+        let (outcome, finished_at) = invoke(invocation, &ctx.cancel, timeout, span.clone()).await;
+        if let (Some(journal), Some(key)) = (journal, key) {
+            journal
+                .after_call(&ctx.session_id, &key, &outcome)
+                .instrument(span.clone())
+                .await;
+        }
+        (outcome, finished_at)
     }
 
     /// Update rule, dedupe and loop state once an admitted call has run: a failed

@@ -1,12 +1,14 @@
 //! What a batch of calls runs in: its session run, session, workspace and cancellation.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use oxydra_types::SessionId;
 use tokio_util::sync::CancellationToken;
 
 use crate::consent_clock::ConsentClock;
+use crate::intent_journal::IntentJournal;
 use crate::provenance::ProvenanceLedger;
 
 static NEXT_SESSION_RUN: AtomicU64 = AtomicU64::new(1);
@@ -50,6 +52,10 @@ pub struct ExecutionContext {
     /// [`ProvenancePolicy`](crate::ProvenancePolicy) holds on one of them waits for a
     /// person. Empty in a fresh context.
     pub provenance: ProvenanceLedger,
+    /// Where the intent of each side-effecting or privileged call is stored before it
+    /// runs, and its outcome after ([`IntentJournal`]); `None` (a fresh context):
+    /// nothing is recorded and tools get no idempotency key.
+    pub intents: Option<Arc<dyn IntentJournal>>,
 }
 
 impl ExecutionContext {
@@ -62,7 +68,14 @@ impl ExecutionContext {
             cancel: CancellationToken::new(),
             consent_clock: ConsentClock::new(),
             provenance: ProvenanceLedger::new(),
+            intents: None,
         }
+    }
+
+    /// The same context recording intents and outcomes in `journal`.
+    pub fn with_intent_journal(mut self, journal: Arc<dyn IntentJournal>) -> Self {
+        self.intents = Some(journal);
+        self
     }
 
     /// The same context in another session run.

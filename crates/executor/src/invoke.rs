@@ -30,6 +30,8 @@ pub(crate) struct Invocation {
     /// The handles `{{secret:NAME}}` in `args` stand for, put in here and nowhere
     /// earlier.
     pub(crate) secrets: Arc<SecretHandles>,
+    /// The call's idempotency key, when its intent was stored.
+    pub(crate) idempotency_key: Option<String>,
 }
 
 /// Run `invocation` until it finishes, `timeout` elapses or `cancel` fires. On timeout
@@ -48,6 +50,7 @@ pub(crate) async fn invoke(
         call_id,
         workspace_root,
         secrets,
+        idempotency_key,
     } = invocation;
     let args = match secrets.resolve(&tool_name, &args) {
         Ok(None) => args,
@@ -58,7 +61,10 @@ pub(crate) async fn invoke(
         }
     };
     let child = cancel.child_token();
-    let context = ToolContext::new(workspace_root, child.clone(), call_id);
+    let mut context = ToolContext::new(workspace_root, child.clone(), call_id);
+    if let Some(key) = idempotency_key {
+        context = context.with_idempotency_key(key);
+    }
     let run = async {
         // The call itself is inside too: a tool may panic before returning its future.
         let caught = AssertUnwindSafe(async { tool.execute(args, &context).await })

@@ -11,6 +11,9 @@
 //! aborts a batch: each becomes a [`ToolExecutionError`] the model reads as
 //! `Tool execution failed: …`. [`Hook`]s registered with [`ToolExecutor::with_hooks`]
 //! may deny a call, rewrite its arguments (validated again) or rewrite its output.
+//! An [`IntentJournal`] in the [`ExecutionContext`] records the intent of each call
+//! that is not read-only before it runs (a call whose intent cannot be stored does not
+//! run) and its outcome after, and hands the call's idempotency key to the tool.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -119,6 +122,7 @@ mod events;
 mod executor;
 mod hook;
 mod hook_chain;
+mod intent_journal;
 mod invoke;
 mod permission_scope;
 mod provenance;
@@ -152,6 +156,7 @@ pub use hook::{
     ModelRequestEdit, ToolHookCall,
 };
 pub use hook_chain::HookChain;
+pub use intent_journal::{CallIntent, IntentJournal};
 pub use permission_scope::PermissionScope;
 pub use provenance::{ProvenanceHold, ProvenanceLedger, ProvenancePolicy};
 pub use record::{MAX_ERROR_BYTES, REUSED_OUTPUT_MARKER, ToolBatchResult, ToolCallRecord};

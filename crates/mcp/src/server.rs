@@ -351,8 +351,7 @@ impl McpServer {
             let mut retried = false;
             loop {
                 let peer = self.peer().await?;
-                let mut params = CallToolRequestParams::new(mcp_name.to_owned());
-                params.arguments = arguments.clone();
+                let params = call_params(mcp_name, arguments.clone(), ctx.idempotency_key());
                 let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
                 match peer
                     .send_request_with_option(request, PeerRequestOptions::no_options())
@@ -472,4 +471,51 @@ impl Drop for InFlight {
 async fn notify_cancelled(peer: &Peer<RoleClient>, id: RequestId, reason: &str) {
     let param = CancelledNotificationParam::new(Some(id), Some(reason.to_owned()));
     let _ = tokio::time::timeout(NOTIFY_TIMEOUT, peer.notify_cancelled(param)).await;
+}
+
+/// The `_meta` key a call's idempotency key travels under (MCP reserves unprefixed
+/// and `modelcontextprotocol`/`mcp` prefixes; this one is ours).
+pub(crate) const IDEMPOTENCY_META_KEY: &str = "oxydra/idempotencyKey";
+
+/// The `tools/call` params of `mcp_name` with `arguments`; with the call's idempotency
+/// key in `_meta` (as [`IDEMPOTENCY_META_KEY`]) when it has one, so that a server can
+/// recognise a call repeated after a crash.
+fn call_params(
+    mcp_name: &str,
+    arguments: Option<JsonObject>,
+    idempotency_key: Option<&str>,
+) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new(mcp_name.to_owned());
+    params.arguments = arguments;
+    if let Some(key) = idempotency_key {
+        let mut meta = rmcp::model::RequestMetaObject::new();
+        meta.0.0.insert(
+            IDEMPOTENCY_META_KEY.to_owned(),
+            serde_json::Value::from(key),
+        );
+        params.meta = Some(meta);
+    }
+    params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_calls_idempotency_key_travels_in_meta() {
+        let mut arguments = JsonObject::new();
+        arguments.insert("to".to_owned(), serde_json::json!("ops@example.com"));
+        let params = call_params("send", Some(arguments), Some("oxk-0123"));
+        let wire = serde_json::to_value(&params).unwrap();
+        assert_eq!(wire["_meta"]["oxydra/idempotencyKey"], "oxk-0123", "{wire}");
+        assert_eq!(wire["arguments"]["to"], "ops@example.com");
+        assert_eq!(wire["name"], "send");
+    }
+
+    #[test]
+    fn a_call_without_a_key_sends_no_meta() {
+        let wire = serde_json::to_value(call_params("list", None, None)).unwrap();
+        assert!(wire.get("_meta").is_none(), "{wire}");
+    }
 }

@@ -45,6 +45,7 @@ mod config;
 mod embedder;
 mod error;
 mod held_leases;
+mod intents;
 mod lease;
 mod lease_decision;
 mod message_codec;
@@ -66,6 +67,7 @@ pub use embedder::{
 };
 pub use error::MemoryError;
 pub use held_leases::HeldLeases;
+pub use intents::{IntentOutcome, IntentStatus, IntentStore, StoredIntent, ToolIntent};
 pub use lease::{
     DEFAULT_LEASE_TTL, LeaseOwner, SessionLease, holder_is_gone, lease_expiry, this_host,
 };

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use oxydra_types::{Message, SessionId};
 
 use crate::error::MemoryError;
+use crate::intents::IntentStore;
 use crate::lease::{LeaseOwner, SessionLease};
 
 /// A message as stored, with its place in the session.
@@ -103,8 +104,11 @@ pub struct RetrievedChunk {
 /// store that does not hold it, so two runs can never interleave their messages. A
 /// lease that is not renewed lapses after its time to live, so a holder that died never
 /// locks its session for ever. Reading needs no lease.
+///
+/// Every store also keeps the intents and outcomes of side-effecting tool calls
+/// ([`IntentStore`]), so that a run resumed after a crash never repeats one blindly.
 #[async_trait]
-pub trait Memory: Send + Sync {
+pub trait Memory: IntentStore + Send + Sync {
     /// Append `message` to `session` (creating the session on its first message) and
     /// return its sequence number once the write is committed.
     ///
@@ -167,7 +171,7 @@ pub trait Memory: Send + Sync {
     /// unknown session, or one stored before sessions had a meta).
     async fn session_meta(&self, session: &SessionId) -> Result<Option<SessionMeta>, MemoryError>;
 
-    /// Delete the session with its messages, summary, meta and chunks.
+    /// Delete the session with its messages, summary, meta, chunks and intents.
     async fn delete_session(&self, session: &SessionId) -> Result<(), MemoryError>;
 
     /// Take the lease on `session` for `owner` until `ttl` from now: when nobody holds

@@ -101,6 +101,23 @@ pub(crate) const MEMORY_MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE session_meta ADD COLUMN replay_of TEXT;
     ",
+    // 6: intents and outcomes of side-effecting tool calls, keyed by idempotency key
+    // (the SQLite store's migration 7).
+    "
+    CREATE TABLE tool_intents (
+        idempotency_key TEXT PRIMARY KEY,
+        session_id      TEXT NOT NULL,
+        call_id         TEXT NOT NULL,
+        tool            TEXT NOT NULL,
+        args_digest     TEXT NOT NULL,
+        state_before    TEXT,
+        created_at      BIGINT NOT NULL,
+        outcome         TEXT,
+        result_digest   TEXT,
+        finished_at     BIGINT
+    );
+    CREATE INDEX tool_intents_by_session ON tool_intents (session_id, created_at);
+    ",
 ];
 
 /// The run store's migrations.

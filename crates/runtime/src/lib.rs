@@ -18,6 +18,11 @@
 //! [`RuntimeError::AwaitingApproval`] from awaiting an untyped request; what a session
 //! waits for is listed by [`AgentRuntime::pending_approvals`]).
 //!
+//! With memory, each side-effecting or privileged call's intent is stored before it
+//! runs and its outcome after; a session loaded after a crash settles the calls that
+//! had started without running them again, telling the model what is known of each
+//! (docs/runtime.md, "Side effects across a crash").
+//!
 //! ```
 //! use std::sync::Arc;
 //! use oxydra_provider::{ScriptedProvider, ScriptedTurn};
@@ -66,11 +71,14 @@ mod checkpoints;
 mod checkpoints_error;
 mod compacted;
 mod context;
+mod crash_point;
 mod error;
 pub mod eval;
 mod event_scrub;
 mod events;
 mod gen_ai;
+mod intent_journal;
+mod interrupted_calls;
 mod limits;
 mod media_guard;
 mod model_hooks;
@@ -119,6 +127,8 @@ pub use context::{
 pub use error::RuntimeError;
 pub use event_scrub::scrub_event;
 pub use events::{CollectingEventSink, EventSink, NoopEventSink, RuntimeEvent, RuntimeEventStream};
+pub use intent_journal::{MemoryIntentJournal, idempotency_key};
+pub use interrupted_calls::{Interrupted, interrupted_call, interrupted_text};
 pub use limits::{
     DEFAULT_MAX_TURNS, DEFAULT_SAFETY_BUFFER_TOKENS, DEFAULT_SUMMARY_TRIGGER_RATIO,
     DEFAULT_TURN_TIMEOUT, RuntimeLimits,

@@ -173,6 +173,34 @@ impl SessionStore {
         Ok(open)
     }
 
+    /// Stores `results` — the settled results of calls a crash interrupted
+    /// ([`crate::interrupted_calls`]) — and loads the session again, so that they stand
+    /// right after their calls as every later load reads them. Needs memory (without
+    /// it nothing is stored and nothing changes).
+    pub async fn store_settled(
+        &self,
+        session_id: &SessionId,
+        open: &mut OpenSession,
+        results: Vec<Message>,
+        cancel: &CancellationToken,
+        awaiting: &[CallId],
+    ) -> Result<(), RuntimeError> {
+        let Some(memory) = &self.memory else {
+            return Ok(());
+        };
+        until_cancelled(cancel, memory.append_many(session_id, &results)).await??;
+        let stored = until_cancelled(cancel, memory.messages(session_id)).await??;
+        let summary = until_cancelled(cancel, memory.load_summary(session_id)).await??;
+        let counts = open.state.window.exact_counts();
+        let (state, _) = until_cancelled(
+            cancel,
+            session_load::rebuild(stored, summary, counts, awaiting.to_vec()),
+        )
+        .await??;
+        *open.state = state;
+        Ok(())
+    }
+
     /// Ends a run: with memory the process copy is dropped (memory has it all) and its
     /// exact token counts are kept for the next run.
     pub fn close(&self, session_id: &SessionId, state: &mut SessionState) {
@@ -348,7 +376,8 @@ mod tests {
 
     use async_trait::async_trait;
     use oxydra_memory::{
-        LeaseOwner, MemoryError, SessionInfo, SessionLease, SqliteMemory, StoredMessage,
+        IntentStore, LeaseOwner, MemoryError, SessionInfo, SessionLease, SqliteMemory,
+        StoredMessage,
     };
 
     /// Memory that counts how often a session's history is read and its lease renewed.
@@ -365,6 +394,43 @@ mod tests {
                 reads: AtomicUsize::new(0),
                 renewals: AtomicUsize::new(0),
             }
+        }
+    }
+
+    #[async_trait]
+    impl IntentStore for CountingMemory {
+        async fn store_intent(
+            &self,
+            intent: &oxydra_memory::ToolIntent,
+        ) -> Result<(), MemoryError> {
+            self.inner.store_intent(intent).await
+        }
+        async fn store_intent_outcome(
+            &self,
+            session: &SessionId,
+            key: &str,
+            outcome: &oxydra_memory::IntentOutcome,
+        ) -> Result<bool, MemoryError> {
+            self.inner.store_intent_outcome(session, key, outcome).await
+        }
+        async fn intent(
+            &self,
+            session: &SessionId,
+            key: &str,
+        ) -> Result<Option<oxydra_memory::StoredIntent>, MemoryError> {
+            self.inner.intent(session, key).await
+        }
+        async fn intents(
+            &self,
+            session: &SessionId,
+        ) -> Result<Vec<oxydra_memory::StoredIntent>, MemoryError> {
+            self.inner.intents(session).await
+        }
+        async fn unfinished_intents(
+            &self,
+            session: &SessionId,
+        ) -> Result<Vec<oxydra_memory::ToolIntent>, MemoryError> {
+            self.inner.unfinished_intents(session).await
         }
     }
 

@@ -121,6 +121,9 @@ pub(crate) struct Dispatch<'a> {
     /// The session's provenance ledger: the executor reads it to hold calls (and
     /// clears it when a person approves one).
     pub provenance: ProvenanceLedger,
+    /// Where the intents and outcomes of the batch's side-effecting calls are stored
+    /// (`None`: the runtime has no memory).
+    pub intents: Option<std::sync::Arc<dyn oxydra_executor::IntentJournal>>,
 }
 
 /// Which kind of batch to run.
@@ -193,6 +196,7 @@ impl Dispatch<'_> {
             cancel: tool_cancel.clone(),
             consent_clock: clock.clone(),
             provenance: self.provenance.clone(),
+            intents: self.intents.clone(),
         };
         let span = tracing::info_span!(
             "tool_batch",

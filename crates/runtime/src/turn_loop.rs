@@ -105,6 +105,23 @@ pub(crate) async fn run(
             .sessions
             .open_awaiting(session_id, cancel, &awaiting)
             .await?;
+        if let Some(memory) = inner.sessions.memory() {
+            let settled = crate::interrupted_calls::settle(
+                memory,
+                session_id,
+                &state,
+                &inner.executor,
+                &inner.workspace_root,
+                events,
+            )
+            .await?;
+            if !settled.is_empty() {
+                inner
+                    .sessions
+                    .store_settled(session_id, &mut state, settled, cancel, &awaiting)
+                    .await?;
+            }
+        }
         let own = session_meta::Own {
             model: &inner.model,
             system_prompt: inner.system_prompt.as_deref(),

@@ -19,6 +19,12 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The id of the call being served.
     pub call_id: CallId,
+    /// The call's idempotency key, when the runtime stored an intent for it (a
+    /// side-effecting or privileged call run with memory): stable for the call, so a
+    /// run resumed after a crash that runs the same call again uses the same key. A
+    /// tool passes it on where the other side can use it (an MCP server gets it in the
+    /// request's `_meta` as `oxydra/idempotencyKey`).
+    pub idempotency_key: Option<String>,
 }
 
 impl ToolContext {
@@ -32,7 +38,20 @@ impl ToolContext {
             workspace_root: workspace_root.into(),
             cancel,
             call_id,
+            idempotency_key: None,
         }
+    }
+
+    /// The same context carrying the call's idempotency key.
+    #[must_use]
+    pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.idempotency_key = Some(key.into());
+        self
+    }
+
+    /// The call's idempotency key (see [`ToolContext::idempotency_key`]'s field).
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.idempotency_key.as_deref()
     }
 
     /// The workspace root.

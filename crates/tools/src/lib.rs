@@ -10,6 +10,11 @@
 //! Schema is derived with `schemars`, so nobody writes schemas by hand; long output
 //! is cut with [`truncate_output`].
 //!
+//! A tool also says whether a call a crash interrupted may run again
+//! ([`Tool::rerun_after_crash`], a [`RerunSafety`], from what [`Tool::state_before`]
+//! recorded); the built-in file tools check the file, any other tool that is not
+//! read-only answers `Unknown` unless it knows better.
+//!
 //! Without the feature `builtins` the crate is that tool layer alone, and builds
 //! none of what only the built-in tools need (an HTTP client, an HTML converter, the
 //! Landlock and seccomp sandbox).
@@ -93,6 +98,7 @@ mod plan;
 #[cfg(feature = "builtins")]
 mod protected;
 mod registry;
+mod rerun;
 #[cfg(feature = "builtins")]
 pub mod sandbox;
 mod tool;
@@ -127,6 +133,7 @@ pub use protected::{
     ProtectedWriteConsent, Protection, work_tree_top,
 };
 pub use registry::ToolRegistry;
+pub use rerun::{CrashedCall, RerunSafety};
 #[cfg(feature = "builtins")]
 pub use sandbox::{
     Confinement, RefusedChange, SandboxConfig, SandboxMode, SandboxSupport, WorkspaceChanges,

@@ -10,6 +10,7 @@ use crate::call_preview::CallPreview;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::permission_scope::PermissionScope;
+use crate::rerun::{CrashedCall, RerunSafety};
 
 /// What a tool call produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +103,33 @@ pub trait Tool: Send + Sync {
     fn output_source(&self, args: &serde_json::Value) -> Option<Source> {
         let _ = args;
         None
+    }
+
+    /// A digest of what a call with `args` is about to change (the file it writes, as
+    /// it is now), taken just before a side-effecting or privileged call runs and
+    /// stored with its intent; [`rerun_after_crash`](Self::rerun_after_crash) gets it
+    /// back. The format is the tool's own. `None` (the default): nothing to record.
+    /// Called with arguments that passed the schema, on a blocking thread: it may read
+    /// files, and must not change anything.
+    fn state_before(&self, args: &serde_json::Value, workspace_root: &Path) -> Option<String> {
+        let _ = (args, workspace_root);
+        None
+    }
+
+    /// Whether `call` — started before the process stopped, its outcome never stored —
+    /// may run again on resume: [`RerunSafety::Safe`] runs it again (under the rules
+    /// and consent of any call), [`RerunSafety::AlreadyDone`] and
+    /// [`RerunSafety::Unknown`] do not (the model is told which). The built-in file
+    /// tools compare the file with what the call meant to write and with
+    /// [`CrashedCall::before`]. The default: `Safe` for a read-only tool, `Unknown`
+    /// for any other — a side effect is never repeated on a guess. Called on a
+    /// blocking thread; it must not change anything.
+    fn rerun_after_crash(&self, call: &CrashedCall<'_>) -> RerunSafety {
+        let _ = call;
+        match self.safety_tier() {
+            SafetyTier::ReadOnly => RerunSafety::Safe,
+            SafetyTier::SideEffecting | SafetyTier::Privileged => RerunSafety::Unknown,
+        }
     }
 
     /// Run the call. Long-running tools watch `ctx.cancel`.

@@ -12,6 +12,7 @@ use crate::call_preview::CallPreview;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::permission_scope::PermissionScope;
+use crate::rerun::{CrashedCall, RerunSafety};
 use crate::tool::{Tool, ToolOutput};
 use crate::truncate::{truncate_error, truncate_output};
 
@@ -105,6 +106,31 @@ pub trait TypedTool: Send + Sync {
         None
     }
 
+    /// See [`Tool::state_before`] (default `None`).
+    fn state_before_args(
+        &self,
+        args: &Self::Args,
+        workspace_root: &std::path::Path,
+    ) -> Option<String> {
+        let _ = (args, workspace_root);
+        None
+    }
+
+    /// See [`Tool::rerun_after_crash`]; the default is `Safe` for a read-only tool and
+    /// `Unknown` for any other.
+    fn rerun_after_crash_args(
+        &self,
+        args: &Self::Args,
+        workspace_root: &std::path::Path,
+        before: Option<&str>,
+    ) -> RerunSafety {
+        let _ = (args, workspace_root, before);
+        match Self::TIER {
+            SafetyTier::ReadOnly => RerunSafety::Safe,
+            SafetyTier::SideEffecting | SafetyTier::Privileged => RerunSafety::Unknown,
+        }
+    }
+
     /// See [`Tool::consent`] (default `None`).
     const CONSENT: Option<PermissionScope> = None;
 
@@ -182,6 +208,24 @@ impl<T: TypedTool> Tool for T {
         serde_json::from_value::<T::Args>(args.clone())
             .ok()
             .and_then(|parsed| self.output_source_args(&parsed))
+    }
+
+    fn state_before(
+        &self,
+        args: &serde_json::Value,
+        workspace_root: &std::path::Path,
+    ) -> Option<String> {
+        serde_json::from_value::<T::Args>(args.clone())
+            .ok()
+            .and_then(|parsed| self.state_before_args(&parsed, workspace_root))
+    }
+
+    /// Arguments that do not parse never ran: running them again fails the same way.
+    fn rerun_after_crash(&self, call: &CrashedCall<'_>) -> RerunSafety {
+        match serde_json::from_value::<T::Args>(call.args.clone()) {
+            Ok(parsed) => self.rerun_after_crash_args(&parsed, call.workspace_root, call.before),
+            Err(_) => RerunSafety::Safe,
+        }
     }
 
     async fn execute(

@@ -20,6 +20,7 @@ mod checkpoints_settings;
 mod config;
 mod consent;
 mod console_browser;
+mod crash_intents;
 mod eval;
 mod fallback_model;
 mod first_byte;

@@ -358,6 +358,10 @@ impl RunnerDeps {
                 }
             }
         }
+        let mut pipelines = DeterministicRunner::new(executors, self.workspace_root.clone());
+        if let Some(memory) = &self.memory {
+            pipelines = pipelines.with_memory(Arc::clone(memory));
+        }
         let agents = AgentRunner::new(
             plans,
             AgentShared {
@@ -372,7 +376,6 @@ impl RunnerDeps {
                 checkpoints: self.checkpoints,
             },
         );
-        let pipelines = DeterministicRunner::new(executors, self.workspace_root);
         Ok(BlueprintRunner::new(agents, pipelines))
     }
 }

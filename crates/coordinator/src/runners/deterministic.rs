@@ -18,6 +18,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use oxydra_executor::{ExecutionContext, NoopEventSink, ToolExecutionError, ToolExecutor};
+use oxydra_memory::{IntentStatus, Memory};
+use oxydra_runtime::{Interrupted, MemoryIntentJournal, interrupted_call, interrupted_text};
+use oxydra_tools::RerunSafety;
 use oxydra_types::{CallId, ToolCall};
 use serde_json::{Map, Value, json};
 use tracing::Instrument;
@@ -26,10 +29,16 @@ use super::RunRequest;
 use crate::blueprint::BlueprintBody;
 use crate::run::RunError;
 
+/// What a deterministic step's idempotency key is anchored at: its call id
+/// (`step_N`) is unique in its run's session already.
+const STEP_ANCHOR: u64 = 0;
+
 /// Runs deterministic blueprints.
 pub struct DeterministicRunner {
     executors: HashMap<String, Arc<ToolExecutor>>,
     workspace_root: PathBuf,
+    /// Where each step's intent and outcome are stored (`None`: nowhere).
+    memory: Option<Arc<dyn Memory>>,
 }
 
 impl std::fmt::Debug for DeterministicRunner {
@@ -47,11 +56,52 @@ impl DeterministicRunner {
         Self {
             executors,
             workspace_root,
+            memory: None,
         }
+    }
+
+    /// The same runner storing each step's intent in `memory` before the step runs and
+    /// its outcome after: a run taken over after its worker died never runs a step
+    /// again blindly (see [`DeterministicRunner::execute`]).
+    #[must_use]
+    pub fn with_memory(mut self, memory: Arc<dyn Memory>) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// What is known of step `call` when an execution before this one may have run it,
+    /// and what this execution does about it.
+    async fn interrupted(
+        &self,
+        executor: &ToolExecutor,
+        session_id: &oxydra_types::SessionId,
+        call: &ToolCall,
+    ) -> Result<Option<Interrupted>, RunError> {
+        let Some(memory) = &self.memory else {
+            return Ok(None);
+        };
+        interrupted_call(
+            memory,
+            executor,
+            &self.workspace_root,
+            session_id,
+            STEP_ANCHOR,
+            call,
+        )
+        .await
+        .map_err(|error| RunError::new("internal", format!("reading the step's intent: {error}")))
     }
 
     /// Runs the steps of `run`'s blueprint. The result is
     /// `{"steps": [{"step", "tool", "output", "structured"?}], "output": <last output>}`.
+    ///
+    /// With memory, each step (call `step_N`) stores its intent before it runs and its
+    /// outcome after, and a step whose intent an earlier execution stored is not run
+    /// again blindly: one that completed, or whose tool finds its effect in place, is
+    /// not run again (its output reads what is known: the output was lost); one whose
+    /// tool finds it did not take effect runs; one that failed, or whose outcome is
+    /// unknown, ends the run `step_failed` with `error_kind` `outcome_unknown` (or
+    /// `failed`), saying so.
     pub async fn execute(&self, run: RunRequest) -> Result<Value, RunError> {
         let BlueprintBody::Deterministic(steps) = run.blueprint.body() else {
             return Err(RunError::new(
@@ -91,9 +141,51 @@ impl DeterministicRunner {
                     "completed_steps": outputs,
                 }))
             })?;
-            let call = ToolCall::new(CallId::generate(), step.tool.clone(), arguments.to_string());
-            let ctx = ExecutionContext::new(session_id.clone(), self.workspace_root.clone())
+            // A stable id: an execution taking the run over finds the step's intent.
+            let call = ToolCall::new(
+                CallId::from(format!("step_{number}")),
+                step.tool.clone(),
+                arguments.to_string(),
+            );
+            match self.interrupted(executor, &session_id, &call).await? {
+                None | Some(Interrupted::Judged(RerunSafety::Safe)) => {}
+                Some(
+                    known @ (Interrupted::Ran(IntentStatus::Completed)
+                    | Interrupted::Judged(RerunSafety::AlreadyDone)),
+                ) => {
+                    let text = interrupted_text(&step.tool, known);
+                    tracing::warn!(step = number, tool = %step.tool, "a step an earlier execution ran is not run again");
+                    outputs.push(json!({"step": number, "tool": step.tool, "output": text}));
+                    last_output = text;
+                    continue;
+                }
+                Some(known) => {
+                    let text = interrupted_text(&step.tool, known);
+                    let kind = match known {
+                        Interrupted::Ran(_) => "failed",
+                        Interrupted::Judged(_) => "outcome_unknown",
+                    };
+                    return Err(RunError::new(
+                        "step_failed",
+                        format!("step {number} (`{}`) was interrupted: {text}", step.tool),
+                    )
+                    .with_detail(json!({
+                        "step": number,
+                        "tool": step.tool,
+                        "error_kind": kind,
+                        "arguments": arguments,
+                        "completed_steps": outputs,
+                    })));
+                }
+            }
+            let mut ctx = ExecutionContext::new(session_id.clone(), self.workspace_root.clone())
                 .with_cancel(run.cancel.clone());
+            if let Some(memory) = &self.memory {
+                ctx = ctx.with_intent_journal(Arc::new(MemoryIntentJournal::anchored(
+                    Arc::clone(memory),
+                    STEP_ANCHOR,
+                )));
+            }
             let span = tracing::info_span!("deterministic_step", step = number, tool = %step.tool);
             let mut batch = executor
                 .execute_batch(

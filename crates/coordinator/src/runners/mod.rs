@@ -6,6 +6,8 @@ mod agent;
 mod deps;
 mod deterministic;
 #[cfg(all(test, feature = "sqlite"))]
+mod step_intents_tests;
+#[cfg(all(test, feature = "sqlite"))]
 mod takeover_tests;
 
 use std::sync::Arc;

@@ -20,6 +20,7 @@ mod consent;
 mod dedupe;
 mod deferred_consent;
 mod hooks;
+mod intents;
 mod ordering_rules;
 mod provenance;
 mod rules;

@@ -16,6 +16,7 @@
 //! expands [`checkpoint_conformance_tests!`](crate::checkpoint_conformance_tests) too.
 
 mod checkpoints;
+mod intents;
 mod leases;
 mod meta;
 mod parts;
@@ -23,6 +24,7 @@ mod retrieval;
 mod sessions;
 
 pub use checkpoints::*;
+pub use intents::*;
 pub use leases::*;
 pub use meta::*;
 pub use parts::*;
@@ -82,6 +84,9 @@ macro_rules! memory_conformance_tests {
             long_texts_are_chunked_with_overlap,
             vector_cache_sees_writes_from_another_connection,
             very_common_words_are_left_out_unless_nothing_else_remains,
+            intents_round_trip_with_their_outcomes,
+            an_intent_stored_again_starts_over,
+            intents_are_deleted_with_their_session,
         );
     };
     (@cases $backend:expr; $($case:ident),* $(,)?) => {
@@ -120,4 +125,7 @@ pub async fn run_all<B: MemoryBackend>(make: impl Fn() -> B) {
     long_texts_are_chunked_with_overlap(&make()).await;
     vector_cache_sees_writes_from_another_connection(&make()).await;
     very_common_words_are_left_out_unless_nothing_else_remains(&make()).await;
+    intents_round_trip_with_their_outcomes(&make()).await;
+    an_intent_stored_again_starts_over(&make()).await;
+    intents_are_deleted_with_their_session(&make()).await;
 }

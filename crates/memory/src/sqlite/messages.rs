@@ -172,7 +172,7 @@ pub fn list_sessions(conn: &Connection, path: &Path) -> Result<Vec<SessionInfo>,
     rows.collect::<Result<Vec<_>, _>>().map_err(err)
 }
 
-/// Delete `session`'s messages, state, meta and chunks (the FTS index follows by
+/// Delete `session`'s messages, state, meta, chunks, checkpoints and intents (the FTS index follows by
 /// trigger).
 pub fn delete_session(
     conn: &mut Connection,
@@ -191,6 +191,7 @@ pub fn delete_session(
         "DELETE FROM checkpoint_blob_refs WHERE checkpoint_id IN
          (SELECT id FROM checkpoints WHERE session_id = ?1)",
         "DELETE FROM checkpoints WHERE session_id = ?1",
+        "DELETE FROM tool_intents WHERE session_id = ?1",
         "DELETE FROM sessions WHERE session_id = ?1",
     ] {
         tx.execute(sql, [session.as_str()]).map_err(err)?;

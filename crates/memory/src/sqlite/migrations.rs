@@ -115,6 +115,23 @@ const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE session_meta ADD COLUMN replay_of TEXT;
     ",
+    // 7: intents and outcomes of side-effecting tool calls, keyed by idempotency key,
+    // so that a resume after a crash never repeats a side effect blindly.
+    "
+    CREATE TABLE tool_intents (
+        idempotency_key TEXT PRIMARY KEY NOT NULL,
+        session_id      TEXT NOT NULL,
+        call_id         TEXT NOT NULL,
+        tool            TEXT NOT NULL,
+        args_digest     TEXT NOT NULL,
+        state_before    TEXT,
+        created_at      INTEGER NOT NULL,
+        outcome         TEXT,
+        result_digest   TEXT,
+        finished_at     INTEGER
+    ) WITHOUT ROWID;
+    CREATE INDEX tool_intents_by_session ON tool_intents(session_id, created_at);
+    ",
 ];
 
 /// The schema version this code writes.

@@ -9,6 +9,7 @@ mod config;
 mod connection;
 mod error;
 mod file_mode;
+mod intents;
 mod leases;
 mod messages;
 mod meta;

@@ -183,6 +183,7 @@ pub(super) async fn delete_session(
         "DELETE FROM chunks WHERE session_id = $1",
         super::checkpoints::DELETE_SESSION[0],
         super::checkpoints::DELETE_SESSION[1],
+        "DELETE FROM tool_intents WHERE session_id = $1",
         "DELETE FROM sessions WHERE session_id = $1",
     ] {
         tx.execute(sql, &[&session.as_str()])

@@ -2,6 +2,7 @@
 
 mod checkpoints;
 mod chunks;
+mod intents;
 mod leases;
 mod messages;
 mod meta;

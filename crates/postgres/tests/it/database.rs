@@ -93,6 +93,7 @@ async fn a_memory_schema_from_before_session_meta_is_migrated() {
         .batch_execute(&format!(
             "DROP TABLE {schema}.session_meta;
              DROP TABLE {schema}.checkpoints, {schema}.checkpoint_blobs, {schema}.checkpoint_blob_refs;
+             DROP TABLE {schema}.tool_intents;
              DELETE FROM {schema}.oxydra_schema_migrations WHERE component = 'memory' AND version >= 2",
             schema = test.schema()
         ))

@@ -144,6 +144,15 @@ impl ContextWindow {
         self.history.messages()
     }
 
+    /// Every message of the session with the sequence number it is stored under
+    /// (a synthetic restore result carries its assistant message's), oldest first.
+    pub fn sequenced(&self) -> impl Iterator<Item = (u64, &Message)> {
+        self.history
+            .entries
+            .iter()
+            .map(|entry| (entry.sequence, &entry.message))
+    }
+
     /// The history messages a prompt is built from: a pinned user message (the latest,
     /// when the summary covers it) and the live history.
     pub fn context_messages(&self) -> impl Iterator<Item = &Message> {

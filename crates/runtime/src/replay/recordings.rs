@@ -186,6 +186,14 @@ impl Tool for ReplayTool {
         self.inner.output_source(args)
     }
 
+    fn state_before(&self, args: &serde_json::Value, workspace_root: &Path) -> Option<String> {
+        self.inner.state_before(args, workspace_root)
+    }
+
+    fn rerun_after_crash(&self, call: &oxydra_tools::CrashedCall<'_>) -> oxydra_tools::RerunSafety {
+        self.inner.rerun_after_crash(call)
+    }
+
     async fn execute(
         &self,
         args: serde_json::Value,

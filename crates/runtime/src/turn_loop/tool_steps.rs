@@ -29,6 +29,13 @@ impl<'a> Run<'a> {
                 inner.executor.registry(),
             ),
             provenance: state.provenance.clone(),
+            intents: inner.sessions.memory().map(|memory| {
+                let journal = crate::intent_journal::MemoryIntentJournal::for_batch(
+                    std::sync::Arc::clone(memory),
+                    state,
+                );
+                std::sync::Arc::new(journal) as std::sync::Arc<dyn oxydra_executor::IntentJournal>
+            }),
             executor: &inner.executor,
             scrubber: &inner.scrubber,
             session_id: self.session_id,

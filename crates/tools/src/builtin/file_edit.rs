@@ -76,6 +76,25 @@ impl TypedTool for FileEdit {
         ))
     }
 
+    /// The file's content hash, and the hash of the edited text when the edit applies.
+    fn state_before_args(
+        &self,
+        args: &FileEditArgs,
+        workspace_root: &std::path::Path,
+    ) -> Option<String> {
+        super::file_state::edit_before(workspace_root, &args.path, &args.old, &args.new)
+    }
+
+    /// Done when the file holds the edited text; safe when it is as it was before.
+    fn rerun_after_crash_args(
+        &self,
+        args: &FileEditArgs,
+        workspace_root: &std::path::Path,
+        before: Option<&str>,
+    ) -> crate::rerun::RerunSafety {
+        super::file_state::edit_rerun(workspace_root, &args.path, before)
+    }
+
     async fn run(&self, args: FileEditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         if args.old.is_empty() {
             return Err(ToolError::InvalidArguments {

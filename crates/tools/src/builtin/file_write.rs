@@ -73,6 +73,25 @@ impl TypedTool for FileWrite {
         ))
     }
 
+    /// The file's content hash (or `absent`).
+    fn state_before_args(
+        &self,
+        args: &FileWriteArgs,
+        workspace_root: &std::path::Path,
+    ) -> Option<String> {
+        super::file_state::write_before(workspace_root, &args.path)
+    }
+
+    /// Done when the file holds `content`; safe when it is as it was before the call.
+    fn rerun_after_crash_args(
+        &self,
+        args: &FileWriteArgs,
+        workspace_root: &std::path::Path,
+        before: Option<&str>,
+    ) -> crate::rerun::RerunSafety {
+        super::file_state::write_rerun(workspace_root, &args.path, &args.content, before)
+    }
+
     async fn run(&self, args: FileWriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let ws = open_workspace(ctx)?;
         let resolved = ws.policy.resolve(&args.path)?;

@@ -6,6 +6,7 @@ mod file_media;
 mod file_preview;
 mod file_read;
 mod file_search;
+mod file_state;
 mod file_write;
 mod shell_exec;
 mod web_fetch;
