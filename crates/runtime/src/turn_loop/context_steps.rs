@@ -26,12 +26,7 @@ impl Run<'_> {
         state: &mut SessionState,
         span: &Span,
     ) -> Result<(), RuntimeError> {
-        let timeout = self.inner.limits.turn_timeout;
-        state
-            .window
-            .measure(self.cancel, timeout)
-            .await
-            .map_err(|error| self.fail(span, error))?;
+        self.measure(state, span).await?;
         if self.summary_failed {
             return Ok(());
         }
@@ -51,19 +46,14 @@ impl Run<'_> {
 
     /// Condenses what a person asked to (`/compact`): every turn but the newest, now,
     /// whatever the trigger. Returns the summary stored; `None` when there was nothing
-    /// to condense. A failed summarisation is
-    /// an error here (no one asked for truncation instead).
+    /// to condense. A failed summarisation is an error here (no one asked for
+    /// truncation instead).
     pub(super) async fn compact(
         &mut self,
         state: &mut SessionState,
         span: &Span,
     ) -> Result<Option<String>, RuntimeError> {
-        let timeout = self.inner.limits.turn_timeout;
-        state
-            .window
-            .measure(self.cancel, timeout)
-            .await
-            .map_err(|error| self.fail(span, error))?;
+        self.measure(state, span).await?;
         let Some(job) = state.window.compact_job() else {
             return Ok(None);
         };
@@ -74,6 +64,16 @@ impl Run<'_> {
                 "no summary: {why}; the conversation is unchanged"
             ))),
         }
+    }
+
+    /// Gets the window's counts ready (off the async threads, within the turn timeout).
+    async fn measure(&mut self, state: &mut SessionState, span: &Span) -> Result<(), RuntimeError> {
+        let timeout = self.inner.limits.turn_timeout;
+        state
+            .window
+            .measure(self.cancel, timeout)
+            .await
+            .map_err(|error| self.fail(span, error))
     }
 
     /// Runs `job`'s summarisation call and stores the summary it gives; returns it. A

@@ -15,6 +15,19 @@ use oxydra_runtime::{CollectingEventSink, RuntimeError};
 use oxydra_types::{Message, MessageRole, SessionId};
 use tokio_util::sync::CancellationToken;
 
+/// A runtime over `provider` storing in a new in-memory SQLite store, and the store.
+fn with_memory(
+    provider: &Arc<oxydra_provider::ScriptedProvider>,
+) -> (oxydra_runtime::AgentRuntime, Arc<SqliteMemory>) {
+    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
+    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
+        .memory(memory.clone())
+        .without_retries()
+        .build()
+        .unwrap();
+    (runtime, memory)
+}
+
 /// Two short exchanges: far under any trigger of the default window.
 fn two_exchanges() -> Vec<Message> {
     vec![
@@ -27,15 +40,11 @@ fn two_exchanges() -> Vec<Message> {
 
 #[tokio::test]
 async fn compact_condenses_all_but_the_newest_turn_under_the_trigger() {
-    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
     let provider = scripted(vec![
         ScriptedTurn::text("SUMMARY: fruits were listed"),
         ScriptedTurn::text("ok"),
     ]);
-    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
-        .memory(memory.clone())
-        .build()
-        .unwrap();
+    let (runtime, memory) = with_memory(&provider);
     let session = SessionId::generate();
     runtime
         .append_messages(&session, two_exchanges())
@@ -82,12 +91,8 @@ async fn compact_condenses_all_but_the_newest_turn_under_the_trigger() {
 
 #[tokio::test]
 async fn a_single_turn_has_nothing_to_compact_and_makes_no_call() {
-    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
     let provider = scripted(vec![]);
-    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
-        .memory(memory.clone())
-        .build()
-        .unwrap();
+    let (runtime, memory) = with_memory(&provider);
     let session = SessionId::generate();
     runtime
         .append_messages(
@@ -108,16 +113,11 @@ async fn a_single_turn_has_nothing_to_compact_and_makes_no_call() {
 
 #[tokio::test]
 async fn a_failed_summarisation_is_an_error_and_changes_nothing() {
-    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
     let provider = scripted(vec![ScriptedTurn::Error(ProviderError::Server {
         status: 500,
         message: "summariser down".into(),
     })]);
-    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
-        .memory(memory.clone())
-        .without_retries()
-        .build()
-        .unwrap();
+    let (runtime, memory) = with_memory(&provider);
     let session = SessionId::generate();
     runtime
         .append_messages(&session, two_exchanges())
@@ -139,10 +139,7 @@ async fn a_failed_summarisation_is_an_error_and_changes_nothing() {
 #[tokio::test]
 async fn compact_waits_for_nothing_once_cancelled() {
     let provider = scripted(vec![]);
-    let runtime = builder(provider.clone(), Arc::new(CollectingEventSink::new()))
-        .memory(Arc::new(SqliteMemory::open_in_memory().unwrap()))
-        .build()
-        .unwrap();
+    let (runtime, _) = with_memory(&provider);
     let session = SessionId::generate();
     runtime
         .append_messages(&session, two_exchanges())
