@@ -246,7 +246,7 @@ pub enum CoordinatorError {
         /// The run.
         run_id: String,
         /// Each path, what the run left there, what is there now and the diff.
-        conflicts: Vec<crate::run_changes::RevertConflict>,
+        conflicts: Vec<crate::run_change_types::RevertConflict>,
     },
     /// The revert stopped part way: some paths were put back, others could not be.
     /// What was put back is recorded, so it can be undone in turn.
@@ -259,7 +259,7 @@ pub enum CoordinatorError {
         /// The paths put back.
         restored: Vec<String>,
         /// The paths not put back, with why.
-        failed: Vec<crate::run_changes::NotReverted>,
+        failed: Vec<crate::run_change_types::NotReverted>,
     },
     /// The run's session is held (by a run continuing it, or another revert):
     /// nothing was changed.

@@ -70,6 +70,7 @@ mod person;
 mod person_view;
 mod queue;
 mod run;
+mod run_change_types;
 mod run_changes;
 mod run_control_tools;
 mod run_end;
