@@ -7,7 +7,9 @@
 //! --no-verify`). What only the tests need
 //! (the test model, the pgvector server, the MCP servers, the test shells) is set up on
 //! a thread of its own beside the first build, and joined before the first step that
-//! runs tests. The doc tests and the docs start once nextest's build is done and its
+//! runs tests. Last, the cost guard (`cargo xtask cost-guard`, `crate::cost_guard`)
+//! runs the 20-turn scenario under callgrind with the debug binaries the tests built.
+//! The doc tests and the docs start once nextest's build is done and its
 //! tests run, and run beside them (`run_with_beside`).
 //!
 //! Clippy's lints run inside the steps that compile the workspace's code anyway (the
@@ -75,11 +77,36 @@ pub fn run() -> Result<(), String> {
     )
     .with_clippy(&driver);
     crate::unprivileged::run(&root, command(&root, &build, &[]))?;
+    // Last: the tests built the debug `oxydra` and `scenario_server` it runs.
+    let guarded = Instant::now();
+    crate::cost_guard::in_ci(&root)?;
+    eprintln!(
+        "==> cost guard passed in {:.1} s",
+        guarded.elapsed().as_secs_f64()
+    );
     eprintln!(
         "==> all CI steps passed in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The build of CI's tests step alone (`cargo test --workspace --all-features
+/// --no-run` through clippy-driver, without incremental compilation as `.ci/run`
+/// sets): it leaves in `target/debug` the `oxydra` and `scenario_server` the tests
+/// ran, which `cargo xtask cost-guard` measures. After the tests it builds nothing.
+pub(crate) fn tests_build(root: &Path) -> Result<Command, String> {
+    let driver = clippy_driver()?;
+    let step = Step {
+        env: vec![("CARGO_INCREMENTAL", "0".to_owned())],
+        ..Step::new(
+            "the tests' build",
+            &["test", "--workspace", "--all-features", "--no-run"],
+            false,
+        )
+    }
+    .with_clippy(&driver);
+    Ok(command(root, &step, &[]))
 }
 
 fn run_steps(
