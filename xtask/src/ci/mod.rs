@@ -286,6 +286,51 @@ mod tests {
         assert_eq!(heard.try_recv(), Err(mpsc::TryRecvError::Disconnected));
     }
 
+    /// The cost guard measures the binaries the tests ran: its build has the test
+    /// step's selection, features and compiler wrapper, and only builds.
+    #[test]
+    fn the_cost_guards_build_is_the_test_steps_build() {
+        let root = crate::workspace_root();
+        let build = tests_build(&root).expect("clippy-driver is installed");
+        let args: Vec<String> = build
+            .get_args()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect();
+        let driver = clippy_driver().expect("clippy-driver is installed");
+        let tests = steps(&driver)
+            .into_iter()
+            .find(|step| step.name.starts_with("tests,"))
+            .expect("a tests step");
+        for arg in ["--workspace", "--all-features"] {
+            assert!(tests.args.iter().any(|a| a == arg), "{arg}");
+            assert!(args.iter().any(|a| a == arg), "{arg}");
+        }
+        let wrapper = |args: &[String]| {
+            args.windows(2)
+                .find(|pair| pair[0] == "--config")
+                .map(|pair| pair[1].clone())
+        };
+        assert!(wrapper(&tests.args).is_some());
+        assert_eq!(wrapper(&args), wrapper(&tests.args));
+        assert_eq!(args.first().map(String::as_str), Some("test"));
+        assert!(args.iter().any(|a| a == "--no-run"));
+        let env: Vec<(String, String)> = build
+            .get_envs()
+            .filter_map(|(key, value)| {
+                Some((
+                    key.to_string_lossy().into_owned(),
+                    value?.to_string_lossy().into_owned(),
+                ))
+            })
+            .collect();
+        assert!(env.contains(&("CARGO_INCREMENTAL".to_owned(), "0".to_owned())));
+        let lints = tests.env.iter().find(|(key, _)| *key == "CLIPPY_ARGS");
+        assert!(
+            lints
+                .is_some_and(|(_, value)| env.contains(&("CLIPPY_ARGS".to_owned(), value.clone())))
+        );
+    }
+
     #[test]
     fn a_build_that_fails_never_says_the_tests_run() {
         // A compiler message may hold one of the texts, never the whole line's set.
