@@ -55,14 +55,22 @@ pub(crate) fn profile(
     scratch: &Path,
     names: Names,
 ) -> Result<PathBuf, String> {
-    for binary in [oxydra, server] {
-        if !binary.is_file() {
-            return Err(format!(
-                "{} does not exist: build it first (or name another with --oxydra/--server)",
-                binary.display()
-            ));
-        }
-    }
+    // Absolute: the run's working directory is `scratch`, where a relative path
+    // would name nothing.
+    let absolute = |binary: &Path| {
+        std::fs::canonicalize(binary)
+            .ok()
+            .filter(|path| path.is_file())
+            .ok_or_else(|| {
+                format!(
+                    "{} does not exist: build it first (or name another with \
+                     --oxydra/--server)",
+                    binary.display()
+                )
+            })
+    };
+    let oxydra = &absolute(oxydra)?;
+    let server = &absolute(server)?;
     let io = |what: &str, path: &Path, error: std::io::Error| {
         format!("{what} {}: {error}", path.display())
     };
