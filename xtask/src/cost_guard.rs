@@ -11,11 +11,10 @@
 //!
 //! Unless `--no-build` (or both `--oxydra` and `--server`) is given, it first builds
 //! the binaries as CI's test step does ([`crate::ci::tests_build`]: `cargo test
-//! --workspace --all-features --no-run` through clippy-driver, without incremental
-//! compilation). Inside `cargo xtask ci`, after the tests, that build has nothing to
-//! do. Instruction counts depend on how the binary was compiled (clippy-driver turns
-//! MIR optimisations off; features unify differently under `-p`), so a baseline only
-//! holds for binaries built that one way. `--keep PATH` copies the profile there (for
+//! --workspace --all-features --no-run` through clippy-driver). Inside `cargo xtask
+//! ci`, after the tests, that build has nothing to compile. Instruction counts depend
+//! on how the binary was compiled (through clippy-driver or not; features unify
+//! differently under `-p`), so a baseline only holds for binaries built that one way. `--keep PATH` copies the profile there (for
 //! `callgrind_annotate`).
 
 use std::path::{Path, PathBuf};
@@ -85,7 +84,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     guard(&root, &options)
 }
 
-/// The guard as `cargo xtask ci` runs it: on the binaries its tests step built.
+/// The guard as `cargo xtask ci` runs it, after [`crate::ci::tests_build`]: on the
+/// binaries its tests step built.
 pub(crate) fn in_ci(root: &Path) -> Result<(), String> {
     guard(
         root,
@@ -139,15 +139,16 @@ fn guard(root: &Path, options: &Options) -> Result<(), String> {
         let how = format!(
             "cargo xtask cost-guard --record{}: {} and {} (debug; built as CI's tests build \
              them: cargo test --workspace --all-features --no-run through clippy-driver, \
-             CARGO_INCREMENTAL=0), one run of the 20-turn file_read scenario, \
+             CARGO_INCREMENTAL={} in its environment), one run of the 20-turn file_read scenario, \
              TOKIO_WORKER_THREADS=2, {valgrind} --tool=callgrind --demangle=yes",
             if options.build {
                 ""
             } else {
                 " (binaries not rebuilt)"
             },
-            oxydra.display(),
-            server.display(),
+            oxydra.strip_prefix(root).unwrap_or(&oxydra).display(),
+            server.strip_prefix(root).unwrap_or(&server).display(),
+            std::env::var("CARGO_INCREMENTAL").unwrap_or_else(|_| "unset".to_owned()),
         );
         let baseline = Baseline::of(
             profile.total,
