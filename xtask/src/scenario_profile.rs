@@ -158,3 +158,21 @@ fn tail(path: &Path) -> String {
     let start = lines.len().saturating_sub(15);
     lines.get(start..).unwrap_or_default().join("\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_binary_is_named_before_anything_runs() {
+        let scratch = std::env::temp_dir().join(format!("xtask-profile-{}", std::process::id()));
+        let missing = Path::new("/nonexistent/oxydra");
+        let error = profile(missing, missing, &scratch, Names::Demangled).unwrap_err();
+        assert!(
+            error.contains("/nonexistent/oxydra does not exist"),
+            "{error}"
+        );
+        // Nothing was started or written.
+        assert!(!scratch.exists());
+    }
+}
