@@ -98,7 +98,7 @@ pub fn run() -> Result<(), String> {
 /// the tests it compiles nothing, but cargo links its outputs into `target/debug`
 /// again (the eval step's `-p oxydra-cli` build may have put another `oxydra` there).
 /// `CARGO_INCREMENTAL` comes from the environment, as for the tests: changing it
-/// would compile the workspace again, and it moves the count by 0.02% at most
+/// would compile the workspace again, and it moves the count by 0.04% at most
 /// (docs/performance.md, "The cost guard").
 pub(crate) fn tests_build(root: &Path) -> Result<Command, String> {
     let driver = clippy_driver()?;
