@@ -9,7 +9,7 @@
 //!   time links without it (for a binary that must run on an older glibc).
 //! - In release builds for x86-64 Linux with glibc (linked by rust-lld, Rust's default
 //!   there since 1.90), the functions a run executes are placed together:
-//!   `symbol-order.txt` lists them (recorded by `scripts/symbol-order.py` from a run of
+//!   `symbol-order.txt` lists them (recorded by `cargo xtask symbol-order` from a run of
 //!   the 20-turn scenario under callgrind) and lld's `--symbol-ordering-file` lays
 //!   them out first. Linux maps a binary's code 64 KB around each page a process
 //!   touches; the ~4,000 functions of a run were spread over all 20 MB of code, and

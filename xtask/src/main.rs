@@ -19,13 +19,25 @@
 //! - `cargo xtask peer-cost [--pairs N]` — the whole-process cost of `oxydra run`
 //!   against rig's (`bench/peer-rig`) on the 20-turn `file_read` scenario, run in
 //!   interleaved pairs; writes the medians into `docs/performance.md` (`peer_cost.rs`).
+//! - `cargo xtask cost-guard [--record]` — the scenario's instruction count under
+//!   callgrind (debug binaries, as CI builds them) against `xtask/cost-baseline.json`;
+//!   fails on a rise over its tolerance, naming the functions that grew
+//!   (`cost_guard.rs`). The last step of `cargo xtask ci`.
+//! - `cargo xtask symbol-order` — re-records `crates/cli/symbol-order.txt`, the
+//!   functions a run of the scenario executes, from the release binary
+//!   (`symbol_order.rs`).
 
 mod bench;
+mod callgrind;
 mod ci;
+mod cost_baseline;
+mod cost_guard;
 mod peer;
 mod peer_cost;
 mod run;
+mod scenario_profile;
 mod setup;
+mod symbol_order;
 mod tasks;
 mod unprivileged;
 
@@ -37,6 +49,8 @@ fn main() -> ExitCode {
         Some("ci") => ci::run(),
         Some("bench") => bench::run(args.get(1).map(String::as_str)),
         Some("tasks") => tasks::run(args.get(1..).unwrap_or_default()),
+        Some("cost-guard") => cost_guard::run(args.get(1..).unwrap_or_default()),
+        Some("symbol-order") => symbol_order::run(args.get(1..).unwrap_or_default()),
         Some("peer-cost") => peer_cost::run(args.get(1..).unwrap_or_default()),
         // Internal to `peer-cost`: one measured child process.
         Some("measure") => peer_cost::measure(args.get(1..).unwrap_or_default()),
@@ -51,7 +65,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci | run [ARGS…] | bench [FILTER] | tasks [OPTIONS] | peer-cost [--pairs N] [--no-build] [--oxydra PATH] [--server PATH]>"
+                "usage: cargo xtask <ci | run [ARGS…] | bench [FILTER] | tasks [OPTIONS] | peer-cost [--pairs N] [--no-build] [--oxydra PATH] [--server PATH] | cost-guard [--record] [--no-build] [--oxydra PATH] [--server PATH] [--keep PATH] | symbol-order [--no-build] [--oxydra PATH] [--server PATH]>"
             );
             return ExitCode::from(2);
         }

@@ -272,24 +272,8 @@ fn run_once(server: &Path, side: &Side, state: &Path) -> Result<Cost, String> {
 
 /// Reads the server's URL, then runs `side` under `xtask measure`.
 fn measure_against(mock: &mut Child, side: &Side, state: &Path) -> Result<Cost, String> {
-    let out = mock
-        .stdout
-        .as_mut()
-        .ok_or("scenario server has no stdout")?;
-    let mut url = String::new();
-    // One byte at a time: a buffered reader would keep what follows the line.
-    let mut byte = [0u8; 1];
-    while !url.ends_with('\n') {
-        match std::io::Read::read(out, &mut byte) {
-            Ok(1) => {
-                let [read] = byte;
-                url.push(char::from(read));
-            }
-            Ok(_) => return Err("scenario server ended before printing its URL".into()),
-            Err(e) => return Err(format!("scenario server: {e}")),
-        }
-    }
-    let url = url.trim();
+    let url = server_url(mock)?;
+    let url = url.as_str();
     let state_text = state.display().to_string();
     let command: Vec<String> = side
         .command
@@ -315,6 +299,28 @@ fn measure_against(mock: &mut Child, side: &Side, state: &Path) -> Result<Cost, 
     }
     parse_measure(&String::from_utf8_lossy(&output.stdout))
         .ok_or_else(|| format!("{}: unreadable measurement", side.label))
+}
+
+/// Reads the first line a scenario server prints on its stdout: its base URL.
+pub(crate) fn server_url(mock: &mut Child) -> Result<String, String> {
+    let out = mock
+        .stdout
+        .as_mut()
+        .ok_or("scenario server has no stdout")?;
+    let mut url = String::new();
+    // One byte at a time: a buffered reader would keep what follows the line.
+    let mut byte = [0u8; 1];
+    while !url.ends_with('\n') {
+        match std::io::Read::read(out, &mut byte) {
+            Ok(1) => {
+                let [read] = byte;
+                url.push(char::from(read));
+            }
+            Ok(_) => return Err("scenario server ended before printing its URL".into()),
+            Err(e) => return Err(format!("scenario server: {e}")),
+        }
+    }
+    Ok(url.trim().to_owned())
 }
 
 /// Reads `measure`'s line: CPU seconds, wall seconds, peak RSS in KiB.
@@ -376,13 +382,13 @@ fn render(ours: &Cost, theirs: &Cost, context: &Context) -> String {
 }
 
 /// Runs cargo in the workspace root.
-fn cargo(root: &Path, args: &[&str]) -> Result<(), String> {
+pub(crate) fn cargo(root: &Path, args: &[&str]) -> Result<(), String> {
     eprintln!("==> cargo {}", args.join(" "));
     status(Command::new("cargo").args(args).current_dir(root))
 }
 
 /// Runs a command to completion; fails unless it succeeds.
-fn status(command: &mut Command) -> Result<(), String> {
+pub(crate) fn status(command: &mut Command) -> Result<(), String> {
     let program = PathBuf::from(command.get_program());
     let exit = command
         .status()
@@ -395,7 +401,7 @@ fn status(command: &mut Command) -> Result<(), String> {
 }
 
 /// The first line a command prints, or `?` when it cannot run.
-fn command_line(program: &str, args: &[&str]) -> String {
+pub(crate) fn command_line(program: &str, args: &[&str]) -> String {
     Command::new(program)
         .args(args)
         .output()

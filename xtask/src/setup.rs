@@ -4,7 +4,8 @@
 //!
 //! - The local model's build dependencies (cmake, a C++ compiler, libclang): both
 //!   commands, since both build `oxydra-local`. As root the script installs the Debian
-//!   packages it needs; otherwise it names them and stops.
+//!   packages it needs; otherwise it names them and stops. For CI (`--ci`) the same
+//!   script installs valgrind too, which the cost guard runs the scenario under.
 //! - For the tests only: cargo-nextest, the real test model, the PostgreSQL server with
 //!   pgvector, the MCP test servers, the official MCP Python SDK (the client that drives
 //!   `oxydra mcp serve`), the POSIX shells the shell-quoting tests run, and headless
@@ -96,11 +97,17 @@ pub struct TestSetup {
 
 impl TestSetup {
     /// What every build needs, before the first step: cargo-nextest and the local
-    /// model's build dependencies (the C++ build of llama.cpp runs in clippy's step).
+    /// model's build dependencies (the C++ build of llama.cpp runs in clippy's step),
+    /// with valgrind for the cost guard.
     pub fn prepare_build(root: &Path) -> Result<(), String> {
         eprintln!("==> setup: what the build needs (each step is skipped when done)");
         nextest()?;
-        build_dependencies(root)
+        // `--ci`: valgrind too, for the cost guard after the tests.
+        let said = script(root, "install-build-deps.sh", &["--ci"])?;
+        if !said.is_empty() {
+            eprintln!("{said}");
+        }
+        Ok(())
     }
 
     /// Installs or starts what only the tests use (see the module docs). Nothing the

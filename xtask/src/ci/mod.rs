@@ -7,7 +7,9 @@
 //! --no-verify`). What only the tests need
 //! (the test model, the pgvector server, the MCP servers, the test shells) is set up on
 //! a thread of its own beside the first build, and joined before the first step that
-//! runs tests. The doc tests and the docs start once nextest's build is done and its
+//! runs tests. Last, the cost guard (`cargo xtask cost-guard`, `crate::cost_guard`)
+//! runs the 20-turn scenario under callgrind with the debug binaries the tests built.
+//! The doc tests and the docs start once nextest's build is done and its
 //! tests run, and run beside them (`run_with_beside`).
 //!
 //! Clippy's lints run inside the steps that compile the workspace's code anyway (the
@@ -75,11 +77,38 @@ pub fn run() -> Result<(), String> {
     )
     .with_clippy(&driver);
     crate::unprivileged::run(&root, command(&root, &build, &[]))?;
+    // Last: on the debug `oxydra` and `scenario_server` the tests built.
+    let guarded = Instant::now();
+    crate::peer_cost::status(&mut tests_build(&root)?)?;
+    crate::cost_guard::in_ci(&root)?;
+    eprintln!(
+        "==> cost guard passed in {:.1} s",
+        guarded.elapsed().as_secs_f64()
+    );
     eprintln!(
         "==> all CI steps passed in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The build of CI's tests step alone (`cargo test --workspace --all-features
+/// --no-run` through clippy-driver): it puts in `target/debug` the `oxydra` and
+/// `scenario_server` the tests ran, which `cargo xtask cost-guard` measures. After
+/// the tests it compiles nothing, but cargo links its outputs into `target/debug`
+/// again (the eval step's `-p oxydra-cli` build may have put another `oxydra` there).
+/// `CARGO_INCREMENTAL` comes from the environment, as for the tests: changing it
+/// would compile the workspace again, and it moves the count by 0.04% at most
+/// (docs/performance.md, "The cost guard").
+pub(crate) fn tests_build(root: &Path) -> Result<Command, String> {
+    let driver = clippy_driver()?;
+    let step = Step::new(
+        "the tests' build",
+        &["test", "--workspace", "--all-features", "--no-run"],
+        false,
+    )
+    .with_clippy(&driver);
+    Ok(command(root, &step, &[]))
 }
 
 fn run_steps(
@@ -257,6 +286,52 @@ mod tests {
         assert_eq!(heard.try_recv(), Ok(()));
         // Once only, and the sender is gone with the stream's end.
         assert_eq!(heard.try_recv(), Err(mpsc::TryRecvError::Disconnected));
+    }
+
+    /// The cost guard measures the binaries the tests ran: its build has the test
+    /// step's selection, features and compiler wrapper, and only builds.
+    #[test]
+    fn the_cost_guards_build_is_the_test_steps_build() {
+        let root = crate::workspace_root();
+        let build = tests_build(&root).expect("clippy-driver is installed");
+        let args: Vec<String> = build
+            .get_args()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect();
+        let driver = clippy_driver().expect("clippy-driver is installed");
+        let tests = steps(&driver)
+            .into_iter()
+            .find(|step| step.name.starts_with("tests,"))
+            .expect("a tests step");
+        for arg in ["--workspace", "--all-features"] {
+            assert!(tests.args.iter().any(|a| a == arg), "{arg}");
+            assert!(args.iter().any(|a| a == arg), "{arg}");
+        }
+        let wrapper = |args: &[String]| {
+            args.windows(2)
+                .find(|pair| pair[0] == "--config")
+                .map(|pair| pair[1].clone())
+        };
+        assert!(wrapper(&tests.args).is_some());
+        assert_eq!(wrapper(&args), wrapper(&tests.args));
+        assert_eq!(args.first().map(String::as_str), Some("test"));
+        assert!(args.iter().any(|a| a == "--no-run"));
+        let env: Vec<(String, String)> = build
+            .get_envs()
+            .filter_map(|(key, value)| {
+                Some((
+                    key.to_string_lossy().into_owned(),
+                    value?.to_string_lossy().into_owned(),
+                ))
+            })
+            .collect();
+        // CARGO_INCREMENTAL is the environment's, as the tests step's is.
+        assert!(!env.iter().any(|(key, _)| key == "CARGO_INCREMENTAL"));
+        let lints = tests.env.iter().find(|(key, _)| *key == "CLIPPY_ARGS");
+        assert!(
+            lints
+                .is_some_and(|(_, value)| env.contains(&("CLIPPY_ARGS".to_owned(), value.clone())))
+        );
     }
 
     #[test]
