@@ -31,6 +31,9 @@ pub(crate) struct Baseline {
     pub(crate) total: u64,
     /// The costliest functions' self Ir, costliest first.
     pub(crate) functions: Vec<(String, u64)>,
+    /// The CPU features of the machine it was recorded on
+    /// ([`crate::cpu_features`]); empty when not recorded.
+    pub(crate) cpu_features: Vec<String>,
 }
 
 impl Baseline {
@@ -43,6 +46,7 @@ impl Baseline {
         recorded: String,
         rustc: String,
         how: String,
+        cpu_features: Vec<String>,
     ) -> Self {
         let mut functions: Vec<(String, u64)> = costs
             .iter()
@@ -58,6 +62,7 @@ impl Baseline {
             tolerance_percent,
             total,
             functions,
+            cpu_features,
         }
     }
 
@@ -74,6 +79,7 @@ impl Baseline {
             "how": self.how,
             "tolerance_percent": self.tolerance_percent,
             "total_ir": self.total,
+            "cpu_features": self.cpu_features,
             "functions": functions,
         });
         let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
@@ -119,6 +125,17 @@ impl Baseline {
                 }
             }
         }
+        let cpu_features = match value.get("cpu_features") {
+            None => Vec::new(),
+            Some(list) => list
+                .as_array()
+                .and_then(|list| {
+                    list.iter()
+                        .map(|flag| flag.as_str().map(str::to_owned))
+                        .collect::<Option<Vec<_>>>()
+                })
+                .ok_or("`cpu_features` is not a list of strings")?,
+        };
         Ok(Self {
             recorded: string("recorded")?,
             rustc: string("rustc")?,
@@ -126,6 +143,7 @@ impl Baseline {
             tolerance_percent,
             total,
             functions,
+            cpu_features,
         })
     }
 }
@@ -301,6 +319,7 @@ mod tests {
             "then".into(),
             "rustc x".into(),
             "by hand".into(),
+            Vec::new(),
         )
     }
 
@@ -309,12 +328,22 @@ mod tests {
         let mut entries: Vec<(String, u64)> = (0..400u64).map(|i| (format!("f{i}"), i)).collect();
         entries.push(("zero".into(), 0));
         let map: BTreeMap<String, u64> = entries.into_iter().collect();
-        let baseline = Baseline::of(1, &map, 2.5, "now".into(), "rustc 1".into(), "how".into());
+        let features = vec!["avx2".to_owned(), "sse4_2".to_owned()];
+        let baseline = Baseline::of(
+            1,
+            &map,
+            2.5,
+            "now".into(),
+            "rustc 1".into(),
+            "how".into(),
+            features.clone(),
+        );
         assert_eq!(baseline.functions.len(), LISTED);
         assert_eq!(baseline.functions.first(), Some(&("f399".to_owned(), 399)));
         assert_eq!(baseline.functions.last(), Some(&("f100".to_owned(), 100)));
         let read = Baseline::from_json(&baseline.to_json()).unwrap();
         assert_eq!(read, baseline);
+        assert_eq!(read.cpu_features, features);
     }
 
     #[test]

@@ -157,6 +157,7 @@ fn guard(root: &Path, options: &Options) -> Result<(), String> {
             crate::peer_cost::command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
             crate::peer_cost::command_line("rustc", &["--version"]),
             how,
+            crate::cpu_features::this_machine(),
         );
         std::fs::write(&baseline_path, baseline.to_json())
             .map_err(|e| format!("{}: {e}", baseline_path.display()))?;
@@ -173,6 +174,21 @@ fn guard(root: &Path, options: &Options) -> Result<(), String> {
             baseline_path.display()
         )
     })?;
+    // Libraries pick SIMD paths by CPUID: on a machine with other features the counts
+    // measure other code, and a comparison would fail (or pass) for that alone.
+    let here = crate::cpu_features::this_machine();
+    if let Some(difference) = (!baseline.cpu_features.is_empty())
+        .then(|| crate::cpu_features::difference(&baseline.cpu_features, &here))
+        .flatten()
+    {
+        eprintln!(
+            "==> cost guard: not compared: the baseline was recorded on a CPU with other \
+             features ({difference}); its {} Ir measure other code paths. Record a \
+             baseline on this kind of machine to guard here.",
+            cost_baseline::thousands(profile.total)
+        );
+        return Ok(());
+    }
     let comparison = cost_baseline::compare(&baseline, profile.total, &costs);
     eprint!("{}", comparison.report());
     eprintln!(

@@ -31,7 +31,9 @@ mod bench;
 mod callgrind;
 mod ci;
 mod cost_baseline;
+
 mod cost_guard;
+mod cpu_features;
 mod peer;
 mod peer_cost;
 mod run;
