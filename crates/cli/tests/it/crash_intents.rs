@@ -30,8 +30,26 @@ fn shell_call(command: &str) -> String {
 
 /// `oxydra run` of the counting `command` with `OXYDRA_TEST_CRASH_AT=point`.
 fn crashing_run(sandbox: &Sandbox, command: &str, point: &str) -> (MockServer, Output) {
+    crashing_call(
+        sandbox,
+        "shell_exec",
+        &shell_call(command),
+        point,
+        "count once",
+    )
+}
+
+/// `oxydra run PROMPT` whose model calls `tool` with `arguments` once, with
+/// `OXYDRA_TEST_CRASH_AT=point`.
+fn crashing_call(
+    sandbox: &Sandbox,
+    tool: &str,
+    arguments: &str,
+    point: &str,
+    prompt: &str,
+) -> (MockServer, Output) {
     let server = MockServer::start(vec![
-        openai::tool_calls(&[("call_0", "shell_exec", &shell_call(command))]),
+        openai::tool_calls(&[("call_0", tool, arguments)]),
         openai::text("never asked"),
     ])
     .unwrap();
@@ -39,7 +57,7 @@ fn crashing_run(sandbox: &Sandbox, command: &str, point: &str) -> (MockServer, O
     run.args(["--base-url", &server.openai_url()])
         .args(FLAGS)
         .env("OXYDRA_TEST_CRASH_AT", point)
-        .arg("count once");
+        .arg(prompt);
     let output = run.output().unwrap();
     (server, output)
 }
@@ -188,21 +206,13 @@ fn an_interrupted_file_write_is_judged_against_the_file() {
     ] {
         let sandbox = Sandbox::new();
         std::fs::write(sandbox.workspace.join("notes.md"), "old\n").unwrap();
-        let server = MockServer::start(vec![
-            openai::tool_calls(&[(
-                "call_0",
-                "file_write",
-                r#"{"path":"notes.md","content":"new\n"}"#,
-            )]),
-            openai::text("never asked"),
-        ])
-        .unwrap();
-        let mut run = sandbox.stored_command("run");
-        run.args(["--base-url", &server.openai_url()])
-            .args(FLAGS)
-            .env("OXYDRA_TEST_CRASH_AT", point)
-            .arg("write");
-        let output = run.output().unwrap();
+        let (_server, output) = crashing_call(
+            &sandbox,
+            "file_write",
+            r#"{"path":"notes.md","content":"new\n"}"#,
+            point,
+            "write",
+        );
         assert!(aborted(&output), "{point}: {}", stderr(&output));
         let written = std::fs::read_to_string(sandbox.workspace.join("notes.md")).unwrap();
 

@@ -38,18 +38,26 @@ fn two_exchanges() -> Vec<Message> {
     ]
 }
 
+/// A runtime over `provider`, its store, and a session holding [`two_exchanges`].
+async fn two_exchanges_stored(
+    provider: &Arc<oxydra_provider::ScriptedProvider>,
+) -> (oxydra_runtime::AgentRuntime, Arc<SqliteMemory>, SessionId) {
+    let (runtime, memory) = with_memory(provider);
+    let session = SessionId::generate();
+    runtime
+        .append_messages(&session, two_exchanges())
+        .await
+        .unwrap();
+    (runtime, memory, session)
+}
+
 #[tokio::test]
 async fn compact_condenses_all_but_the_newest_turn_under_the_trigger() {
     let provider = scripted(vec![
         ScriptedTurn::text("SUMMARY: fruits were listed"),
         ScriptedTurn::text("ok"),
     ]);
-    let (runtime, memory) = with_memory(&provider);
-    let session = SessionId::generate();
-    runtime
-        .append_messages(&session, two_exchanges())
-        .await
-        .unwrap();
+    let (runtime, memory, session) = two_exchanges_stored(&provider).await;
 
     let compacted = runtime
         .compact(&session, &CancellationToken::new())
@@ -117,12 +125,7 @@ async fn a_failed_summarisation_is_an_error_and_changes_nothing() {
         status: 500,
         message: "summariser down".into(),
     })]);
-    let (runtime, memory) = with_memory(&provider);
-    let session = SessionId::generate();
-    runtime
-        .append_messages(&session, two_exchanges())
-        .await
-        .unwrap();
+    let (runtime, memory, session) = two_exchanges_stored(&provider).await;
     let error = runtime
         .compact(&session, &CancellationToken::new())
         .await
@@ -139,12 +142,7 @@ async fn a_failed_summarisation_is_an_error_and_changes_nothing() {
 #[tokio::test]
 async fn compact_waits_for_nothing_once_cancelled() {
     let provider = scripted(vec![]);
-    let (runtime, _) = with_memory(&provider);
-    let session = SessionId::generate();
-    runtime
-        .append_messages(&session, two_exchanges())
-        .await
-        .unwrap();
+    let (runtime, _, session) = two_exchanges_stored(&provider).await;
     let cancel = CancellationToken::new();
     cancel.cancel();
     let error = runtime.compact(&session, &cancel).await.unwrap_err();
