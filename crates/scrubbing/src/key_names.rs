@@ -96,6 +96,10 @@ const METADATA_SUFFIXES: &[&str] = &[
     "reset",
     "changed",
     "set",
+    "version",
+    "versions",
+    "arn",
+    "arns",
 ];
 
 /// Words that make a following `key` key material (`ACCOUNT_KEY`, `hmac_key`).

@@ -18,6 +18,7 @@ use std::ops::Range;
 use regex::{Captures, Regex};
 
 use crate::block::{indented_block, quoted_continuation};
+use crate::code_value::is_keyword_before_call;
 use crate::key_names::{KeyInfo, classify_in_context, classify_key};
 use crate::lazy_regex::{LazyRegex, Unavailable};
 use crate::markup::markup_value;
@@ -319,8 +320,9 @@ fn labelled_value_with(
         // `token: ab12 cd34 ef56 gh78`: a token written in groups.
         return Some((value.start()..end, info.keyword));
     }
+    let rest = text.get(value.end()..).unwrap_or_default();
     if matches!(shape, ValueShape::Unquoted { .. })
-        && is_prose(value.as_str(), text.get(value.end()..).unwrap_or_default())
+        && (is_prose(value.as_str(), rest) || is_keyword_before_call(value.as_str(), rest))
     {
         return None;
     }

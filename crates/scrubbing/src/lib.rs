@@ -55,6 +55,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod block;
+mod code_value;
 mod encoded;
 mod entropy;
 mod error;

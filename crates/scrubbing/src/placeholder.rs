@@ -101,6 +101,8 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
     elided
         || is_variable_reference(value)
         || (value.starts_with("{{") && value.ends_with("}}"))
+        // Ruby's and CoffeeScript's interpolation: `#{password}`.
+        || (value.starts_with("#{") && value.ends_with('}') && !value.contains(' '))
         || (value.starts_with('<') && value.ends_with('>'))
         || (value.starts_with('[')
             && value.ends_with(']')
@@ -172,7 +174,8 @@ fn identifier_words(value: &str) -> Option<Vec<String>> {
 
 /// A value that is the *name* of a secret, not a secret: `api-key`, `PASSWORD`,
 /// `ACCESS_TOKEN`, `secretKey` (a form field, an environment variable's name, a key
-/// in a secret store). Every word is a [`NAME_WORDS`] word and one is a secret word.
+/// in a secret store, a Kubernetes secret's `secret-volume`). Every word is a
+/// [`NAME_WORDS`] word, or the value is kebab-case words; and one is a secret word.
 pub(crate) fn is_name_not_value(value: &str) -> bool {
     let value = value.trim_matches(['<', '>', '[', ']', '{', '}', '(', ')']);
     let Some(words) = identifier_words(value) else {
@@ -195,8 +198,13 @@ pub(crate) fn is_name_not_value(value: &str) -> bool {
                 | "credentials"
         )
     };
+    // A resource's name in kebab case (`secret-volume`, `db-credentials`): lowercase
+    // words joined by `-`, one of them a secret word, as Kubernetes names a secret.
+    let kebab_name = value.contains('-')
+        && value.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
+        && words.len() >= 2;
     !words.is_empty()
-        && words.iter().all(|w| NAME_WORDS.contains(&w.as_str()))
+        && (kebab_name || words.iter().all(|w| NAME_WORDS.contains(&w.as_str())))
         && words.iter().any(|w| secret_word(w))
 }
 

@@ -8,6 +8,10 @@
 //! names (`password: String`), calls and generics (`token = get_token()`,
 //! `Option<String>`) and field paths (`self.config.token`).
 
+use crate::code_value::{
+    is_call_head, is_camel_identifier, is_constant_name, is_field_path, is_rule_list,
+    is_sigil_reference,
+};
 use crate::key_names::KeyInfo;
 use crate::placeholder::{is_name_not_value, is_placeholder, is_placeholder_words};
 use crate::redaction::Keyword;
@@ -17,6 +21,9 @@ use crate::word_shape::is_words;
 pub(crate) const MIN_VALUE_CHARS: usize = 3;
 /// Fewer digits than this under a `*token*` label are a count, not a credential.
 const MIN_NUMERIC_TOKEN: usize = 14;
+/// Fewer digits than this under a key, secret or token label are a setting or a
+/// count, not a credential.
+const MIN_NUMERIC_KEY: usize = 8;
 /// Shortest value a bare `key` label (`key = "…"`, `sl_key: …`) takes: encoded key
 /// material, not a word.
 const MIN_KEY_MATERIAL: usize = 16;
@@ -103,7 +110,31 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     }
     if NON_SECRET_WORDS
         .iter()
-        .any(|w| value.eq_ignore_ascii_case(w))
+        .any(|w| value.trim().eq_ignore_ascii_case(w))
+    {
+        return true;
+    }
+    // `"Bearer " + token`: the scheme a value is put after, not the value.
+    if value.ends_with(' ') && value.trim().eq_ignore_ascii_case("bearer") {
+        return true;
+    }
+    // A short number is a setting (`api-key: 12345`, a port, a count); a person's PIN
+    // under a password label is not.
+    if key.keyword != Keyword::Password
+        && value.bytes().all(|b| b.is_ascii_digit())
+        && value.len() < MIN_NUMERIC_KEY
+    {
+        return true;
+    }
+    // `required|string|confirmed`, `required|min:8`: a list of validation rules.
+    if is_rule_list(value) {
+        return true;
+    }
+    // A path where a key is expected names the file the key is in (`~/.ssh/id_rsa`).
+    if key.keyword != Keyword::Password
+        && ["/", "~/", "./", "../"]
+            .iter()
+            .any(|p| value.starts_with(p))
     {
         return true;
     }
@@ -134,7 +165,10 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
         ValueShape::Unquoted { next } => {
             matches!(next, Some('(' | '<' | '['))
                 || TYPE_NAMES.iter().any(|t| value.eq_ignore_ascii_case(t))
-                || is_field_path(value)
+                || is_field_path(value.trim_end_matches(['!', '?']))
+                || is_sigil_reference(value)
+                || is_constant_name(value)
+                || (key.keyword != Keyword::Password && is_camel_identifier(value))
         }
     }
 }
@@ -191,7 +225,7 @@ pub(crate) fn is_identifier_like(value: &str) -> bool {
 /// A weak label's value that is a word, identifier or path rather than data: no digit
 /// and made of words (`basic`, `BASIC`, `TestParseYAMLBlock`, `oauth-proxy`, not
 /// `dXNlcjpwYXNz`); or a path (`/etc/creds.json`, `~/.netrc`).
-fn is_word_or_path(value: &str) -> bool {
+pub(crate) fn is_word_or_path(value: &str) -> bool {
     let wordy = !value.bytes().any(|b| b.is_ascii_digit())
         && value
             .split(['.', ':', '/'])
@@ -219,6 +253,7 @@ pub(crate) fn looks_like_password(value: &str) -> bool {
     if chars < MIN_VALUE_CHARS
         || is_placeholder(value)
         || value.starts_with(['/', '(', '[', '{', '<', '`'])
+        || is_call_head(value)
     {
         return false;
     }
@@ -254,31 +289,6 @@ fn is_key_material(value: &str) -> bool {
         && bytes.iter().any(u8::is_ascii_alphabetic)
         && !is_words(value)
 }
-
-/// `self.config.token`, `settings.api_key`: two or more identifiers joined by dots,
-/// each starting with a lowercase letter or underscore and made of words
-/// (`pat14.e33f14eb…`, a dotted token, is not a path).
-fn is_field_path(value: &str) -> bool {
-    let mut parts = 0;
-    for part in value.split('.') {
-        let mut bytes = part.bytes();
-        let starts_ok = bytes
-            .next()
-            .is_some_and(|b| b.is_ascii_lowercase() || b == b'_');
-        if !starts_ok
-            || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            || part.len() > MAX_FIELD_LEN
-            || !is_words(part)
-        {
-            return false;
-        }
-        parts += 1;
-    }
-    parts >= 2
-}
-
-/// Longest part of a field path (`self.config.token`).
-const MAX_FIELD_LEN: usize = 40;
 
 #[cfg(test)]
 mod tests {

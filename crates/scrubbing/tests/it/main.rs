@@ -19,6 +19,7 @@ mod judge;
 mod adversarial;
 mod api;
 mod corpus;
+mod labelled_code;
 mod negatives;
 mod outside_corpus;
 mod outside_findings;
