@@ -28,6 +28,20 @@ pub(crate) fn is_rule_list(value: &str) -> bool {
         })
 }
 
+/// Where a secret is kept rather than the secret: a path (`/` in it) whose pieces
+/// between `/`, `:`, `#`, `.`, `-`, `_` and `@` are all words or numbers, one of them
+/// longer than four letters (`vault:secret/data/ci#token`, `file:/run/secrets/x`).
+pub(crate) fn is_secret_reference(value: &str) -> bool {
+    let pieces = || {
+        value
+            .split(['/', ':', '#', '.', '-', '_', '@'])
+            .filter(|p| !p.is_empty())
+    };
+    value.contains('/')
+        && pieces().all(|p| p.bytes().all(|b| b.is_ascii_digit()) || is_words(p))
+        && pieces().any(|p| p.len() > 4 && p.bytes().all(|b| b.is_ascii_alphabetic()))
+}
+
 /// A bare value that refers to something by a sigil: a variable or field (`@password`,
 /// `*password`, `&cfg.password`) or a YAML tag whose value follows (`!vault |`,
 /// `!Ref DbPassword`). What follows the sigil is a name made of words, not data.
@@ -76,7 +90,7 @@ pub(crate) fn is_call_head(value: &str) -> bool {
     // Letters only: `pa55(word` is a password with a bracket, not a call.
     let name_len = value
         .bytes()
-        .take_while(|b| b.is_ascii_alphabetic() || *b == b'_')
+        .take_while(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.'))
         .count();
     name_len >= 2 && value.as_bytes().get(name_len) == Some(&b'(')
 }
@@ -135,6 +149,15 @@ mod tests {
         assert!(is_call_head("VARCHAR(255"));
         assert!(!is_call_head("(abc"));
         assert!(!is_call_head("pa55(word"), "a digit-led name is no call");
+        assert!(is_call_head("Microsoft.KeyVault(SecretUri=x)"));
+        assert!(is_secret_reference("vault:secret/data/ci#token"));
+        assert!(is_secret_reference(
+            "projects/my-proj/secrets/api-key/versions/latest"
+        ));
+        assert!(!is_secret_reference("ab12/cd34"));
+        assert!(!is_secret_reference(
+            "T0DCUJB1Q/B0DD08H5G/bJtrpFi1fO1JMCcwLx8uZyAg"
+        ));
         assert!(is_field_path("settings.GOOGLE_CLIENT_SECRET"));
         assert!(is_field_path("process.env.API_KEY"));
         assert!(!is_field_path("GOOGLE.client"));

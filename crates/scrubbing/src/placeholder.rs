@@ -90,7 +90,7 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
     }
     // A value with a run of mask characters: `ghp_xxxxxxxx…`, `AKIAXXXXXXXX…`,
     // `sha256~XXXX_PUT_YOUR_TOKEN_HERE_XXXX`.
-    if has_mask_run(value) {
+    if has_mask_run(value) || has_masked_tail(value) {
         return true;
     }
     // An elided example: `sk-...`, `ghp_…`, `…`.
@@ -110,8 +110,48 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
                 .get(1..value.len() - 1)
                 .is_some_and(is_upper_words))
         || (value.starts_with('%') && value.ends_with('%') && value.len() > 2)
+        || is_interpolation(value)
         // A shell command substituted by backticks: `` `etcdctl get /x` ``.
         || (value.starts_with('`') && value.ends_with('`') && value.contains(' '))
+}
+
+/// The last piece after a `-`, `_` or `.` is four or more of one mask character:
+/// `sk-proj-XXXX`, `key_xxxx`.
+fn has_masked_tail(value: &str) -> bool {
+    let tail = value.rsplit(['-', '_', '.']).next().unwrap_or_default();
+    let mut chars = tail.chars();
+    tail.len() >= 4
+        && tail.len() < value.len()
+        && chars
+            .next()
+            .is_some_and(|c| matches!(c, 'x' | 'X' | '*' | '#') && chars.all(|d| d == c))
+}
+
+/// A value that is wholly a template's interpolation: a sigil, maybe a short
+/// function's name, then braces (`#{password}`, `%{hiera('key')}`,
+/// `$__env{GF_PASSWORD}`, `$__file{/run/secrets/x}`), or Python's `%(name)s`.
+fn is_interpolation(value: &str) -> bool {
+    let Some(rest) = value.strip_prefix(['$', '#', '%']) else {
+        return false;
+    };
+    if let Some(named) = rest.strip_prefix('(') {
+        // `%(db_password)s`
+        return value.starts_with('%')
+            && named.split_once(')').is_some_and(|(name, conv)| {
+                !name.is_empty()
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    && conv.len() == 1
+                    && conv.bytes().all(|b| b.is_ascii_alphabetic())
+            });
+    }
+    let name_len = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_alphabetic() || *b == b'_')
+        .count();
+    name_len <= 8
+        && rest.get(name_len..).is_some_and(|braced| {
+            braced.starts_with('{') && braced.ends_with('}') && braced.len() > 2
+        })
 }
 
 /// `PASSWORD`, `API_KEY`: capitals and underscores (a bracketed placeholder's name).
@@ -123,7 +163,7 @@ fn is_upper_words(value: &str) -> bool {
 }
 
 /// A run of [`MIN_MASK_RUN`] mask characters.
-fn has_mask_run(value: &str) -> bool {
+pub(crate) fn has_mask_run(value: &str) -> bool {
     let mut run = 0;
     let mut last = '\0';
     for c in value.chars() {
@@ -268,6 +308,18 @@ mod tests {
             );
         }
         assert!(has_mask_run("sha256~XXXXXX_PUT"));
+        for value in [
+            "sk-proj-XXXX",
+            "#{password}",
+            "%{hiera('datadog_api_key')}",
+            "$__env{GF_PASSWORD}",
+            "%(db_password)s",
+        ] {
+            assert!(is_placeholder(value), "{value}");
+        }
+        for value in ["ab{cd}", "%(x)", "pa$${s}w", "sk-proj-Zx9q"] {
+            assert!(!is_placeholder(value), "{value}");
+        }
         assert!(!has_mask_run("xoxb-1234-abcd"));
     }
 }

@@ -15,6 +15,7 @@ use std::ops::Range;
 use crate::entropy::shannon_entropy;
 use crate::lazy_regex::Unavailable;
 use crate::merge::{Candidate, PRIORITY_RULE};
+use crate::placeholder::has_mask_run;
 use crate::redaction::RedactionKind;
 use crate::rule_data::{Allowlist, Rule, Target, rules};
 
@@ -133,6 +134,12 @@ fn run(
             .entropy
             .is_some_and(|floor| shannon_entropy(secret_text) <= floor)
         {
+            continue;
+        }
+        // A documentation example masked with `x`, `X`, `*` or `#`
+        // (`…/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX`): no generated
+        // secret holds six of them in a row.
+        if has_mask_run(secret_text) {
             continue;
         }
         let (start, end) =

@@ -10,7 +10,7 @@
 
 use crate::code_value::{
     is_call_head, is_camel_identifier, is_constant_name, is_field_path, is_rule_list,
-    is_sigil_reference,
+    is_secret_reference, is_sigil_reference,
 };
 use crate::key_names::KeyInfo;
 use crate::placeholder::{is_name_not_value, is_placeholder, is_placeholder_words};
@@ -128,6 +128,16 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     }
     // `required|string|confirmed`, `required|min:8`: a list of validation rules.
     if is_rule_list(value) {
+        return true;
+    }
+    // `vault:secret/data/ci#token`, `file:/run/secrets/x`,
+    // `projects/p/secrets/api-key/versions/latest`: where a key is kept, a path of
+    // words. A password may be words (`correct/horse`), so it is left out.
+    if key.keyword != Keyword::Password && is_secret_reference(value) {
+        return true;
+    }
+    // `@Microsoft.KeyVault(SecretUri=…)`: an app setting that calls for its value.
+    if value.strip_prefix('@').is_some_and(is_call_head) {
         return true;
     }
     // A path where a key is expected names the file the key is in (`~/.ssh/id_rsa`).

@@ -1,7 +1,9 @@
 //! Labelled code that holds no secret, written for issue 46.4 from the shapes code
 //! takes (not from any corpus's failures): a value that is a variable, a constant, a
 //! field path, a call, a type, a template, a resource's name, a rule list, a short
-//! number or a path where a secret's label is. Each line comes back unchanged; the
+//! number, a path, a reference into a secret store (`vault:…`, `op://…`,
+//! `@Microsoft.KeyVault(…)`), an interpolation (`$__env{…}`, `%{hiera(…)}`) or a
+//! masked documentation example where a secret's label is. Each line comes back unchanged; the
 //! same labels with a secret's value are still redacted.
 
 use oxydra_scrubbing::scrub;
@@ -97,6 +99,62 @@ const CODE: &[&str] = &[
     r#"'password' => 'required|string|confirmed',"#,
     r#"password: { type: String, required: true },"#,
     r#"password: yup.string().required('Password is required'),"#,
+    r#"OP_TOKEN=op://Engineering/GitHub/credential"#,
+    r#"password: op://vault/db/password"#,
+    r#"token = "vault:secret/data/ci#token""#,
+    r#"api_key = "projects/my-proj/secrets/api-key/versions/latest""#,
+    r#"password: "{{ lookup('env', 'DB_PASSWORD') }}""#,
+    r#"api_key: "@Microsoft.KeyVault(SecretUri=https://myvault.vault.azure.net/secrets/mysecret/)""#,
+    r#"token: !secret github_token"#,
+    r#"password: !env_var DB_PASSWORD"#,
+    r#"DISCORD_WEBHOOK: https://discord.com/api/webhooks/<id>/<token>"#,
+    r#"HUGGING_FACE_HUB_TOKEN: ${{ secrets.HF_TOKEN }}"#,
+    r#"tailscale up --authkey=${TS_AUTHKEY}"#,
+    r#"TS_AUTHKEY=file:/run/secrets/ts_authkey"#,
+    r#"api_key: "%{hiera('datadog_api_key')}""#,
+    r#"password: "$__env{GF_PASSWORD}""#,
+    r#"secureJsonData.password: $__file{/etc/secrets/gf_password}"#,
+    r#"token: ${file:/run/secrets/token}"#,
+    r#"license_key: '<%= license_key %>'"#,
+    r#"api_key: "{{ .Values.datadog.apiKey }}""#,
+    r#"token: "{{ env "GITHUB_TOKEN" }}""#,
+    r#"password: '{{ vault "secret/db" "password" }}'"#,
+    r#"api_key = ENV["OPENAI_API_KEY"]"#,
+    r#"api_key: $OPENAI_API_KEY"#,
+    r#"token: "$(GITHUB_TOKEN)""#,
+    r#"password: "%(db_password)s""#,
+    r##"secret: "#{ENV['SECRET']}""##,
+    r#"token: ((github-token))"#,
+    r#"password: ((db.password))"#,
+    r#"api_key = "<insert your key>""#,
+    r#"token: your-token-goes-here"#,
+    r#"API_KEY=your_api_key"#,
+    r#"api_key: "sk-...""#,
+    r#"api_key="sk-proj-XXXX""#,
+    r#"webhook: "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX""#,
+    r#"SENTRY_AUTH_TOKEN=sntrys_YOUR_TOKEN_HERE"#,
+    r#"access_token: "<ACCESS_TOKEN>""#,
+    r#"password = """#,
+    r#"token = ''"#,
+    r#"secret = None"#,
+    r#"api_key: null"#,
+    r#"password: ~"#,
+    r#"client_secret: !!str"#,
+    r#"token = Secret.from_env_var("HF_TOKEN")"#,
+    r#"api_key = Secret(os.environ["API_KEY"])"#,
+    r#"password = SecretStr("")"#,
+    r#"password: SecretStr = Field(..., env="DB_PASSWORD")"#,
+    r#"token: Optional[SecretStr] = None"#,
+    r#"api_key: str | None = None"#,
+    r#"secret_key: bytes = b"""#,
+    r#"password = "" if debug else os.environ["PASSWORD"]"#,
+    r#"token = args.token or os.environ.get("TOKEN")"#,
+    r#"api_key ||= ENV.fetch("API_KEY")"#,
+    r#"password ?= $(shell cat .password)"#,
+    r#"export TOKEN="$(gh auth token)""#,
+    r#"GITHUB_TOKEN=$(gh auth token) make release"#,
+    r#"token=`cat ~/.token`"#,
+    r#"password < /run/secrets/db"#,
 ];
 
 #[test]
