@@ -93,7 +93,7 @@ pub struct RunRequest {
     session_id: SessionId,
     prompt: Option<String>,
     parts: Vec<ContentPart>,
-    prompt_source: Option<Source>,
+    prompt_sources: Vec<Source>,
     cancel: Option<CancellationToken>,
     events: Option<Arc<dyn EventSink>>,
     tool_choice: Option<Arc<dyn ToolChoicePolicy>>,
@@ -109,7 +109,7 @@ impl std::fmt::Debug for RunRequest {
             .field("session_id", &self.session_id)
             .field("prompt", &self.prompt.is_some())
             .field("parts", &self.parts.len())
-            .field("prompt_source", &self.prompt_source)
+            .field("prompt_sources", &self.prompt_sources)
             .field("cancel", &self.cancel.is_some())
             .field("events", &self.events.is_some())
             .field("tool_choice", &self.tool_choice)
@@ -131,7 +131,7 @@ impl AgentRuntime {
             session_id: session_id.clone(),
             prompt: None,
             parts: Vec::new(),
-            prompt_source: None,
+            prompt_sources: Vec::new(),
             cancel: None,
             events: None,
             tool_choice: None,
@@ -151,13 +151,17 @@ impl RunRequest {
     }
 
     /// Where the user's message came from, when it is more than the person's words: a
-    /// message carrying a workspace file's contents (chat's `@path`) is
-    /// [`Source::Workspace`]. The message is stored with it and the session's
-    /// provenance ledger records it, so the `[provenance]` policy holds side-effecting
-    /// calls after it as it does after a `file_read` of the same file (DESIGN.md
-    /// §3.13). Default: none (the person's own words).
+    /// message carrying a workspace file's contents (chat's `@path`, `run --image`) is
+    /// [`Source::Workspace`], one carrying another program's output (text piped into
+    /// `run`) [`Source::Command`]. Call it once for each source of a message that
+    /// mixes them: every one is stored with the message (the least trusted as its
+    /// `source`, see [`Message::with_sources`](oxydra_types::Message::with_sources))
+    /// and recorded in the session's provenance ledger, so the `[provenance]` policy
+    /// holds side-effecting calls after it as it does after a `file_read` of the same
+    /// file or a command's result, also in a session restored from memory later
+    /// (DESIGN.md §3.13). Default: none (the person's own words).
     pub fn prompt_source(mut self, source: Source) -> Self {
-        self.prompt_source = Some(source);
+        self.prompt_sources.push(source);
         self
     }
 
@@ -310,7 +314,7 @@ impl RunRequest {
             session_id,
             prompt,
             parts,
-            prompt_source,
+            prompt_sources,
             cancel,
             events,
             tool_choice,
@@ -320,7 +324,7 @@ impl RunRequest {
             decisions,
         } = self;
         let opening = match (prompt, decisions.is_empty()) {
-            (Some(prompt), true) => Opening::Prompt(prompt, parts, prompt_source),
+            (Some(prompt), true) => Opening::Prompt(prompt, parts, prompt_sources),
             (None, _) if !parts.is_empty() => {
                 return Err(RuntimeError::Config(
                     "attached parts go with the user's message: give a prompt with them".to_owned(),

@@ -48,10 +48,11 @@ impl SessionState {
     }
 
     /// Appends a message that has been stored as `sequence`.
-    /// Its source, when it has one, is recorded in [`SessionState::provenance`].
+    /// Each of its sources ([`Message::sources`]) is recorded in
+    /// [`SessionState::provenance`].
     pub fn push(&mut self, message: Message, sequence: u64) {
         self.next_sequence = self.next_sequence.max(sequence.saturating_add(1));
-        if let Some(source) = &message.source {
+        for source in message.sources() {
             self.provenance.record(source);
         }
         self.window.push(message, sequence);

@@ -156,8 +156,8 @@ pub(crate) async fn run(
             capture: None,
         };
         let result = match opening {
-            Opening::Prompt(user_message, parts, source) => {
-                run.start(&mut state, user_message, parts, source).await
+            Opening::Prompt(user_message, parts, sources) => {
+                run.start(&mut state, user_message, parts, sources).await
             }
             Opening::Decided(decisions) => run.resume_decided(&mut state, decisions).await,
             Opening::Continue => run.resume(&mut state).await,
@@ -229,7 +229,7 @@ impl<'a> Run<'a> {
         state: &mut SessionState,
         user_message: String,
         parts: Vec<ContentPart>,
-        source: Option<Source>,
+        sources: Vec<Source>,
     ) -> Result<SessionOutcome, RuntimeError> {
         // The prompt is stored and sent to the provider: no secret in it goes either way.
         let user_message = match self.inner.scrubber.scrub(&user_message) {
@@ -244,7 +244,7 @@ impl<'a> Run<'a> {
         };
         let user_message = Message::user(user_message)
             .with_parts(parts)
-            .with_source(source);
+            .with_sources(sources);
         fit.check(&user_message, self.cancel, self.inner.limits.turn_timeout)
             .await?;
         // Search before the new prompt is indexed, so it does not find itself.

@@ -68,6 +68,14 @@ pub struct Message {
     /// its own wire form), and a message without it serialises as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
+    /// Where else the text came from, for a message that mixes sources (a prompt
+    /// given as an argument, text piped beside it and attached files): every source
+    /// but [`source`](Self::source), which is the least trusted of them
+    /// ([`with_sources`](Self::with_sources)). Kept with the stored message so that a
+    /// restored session counts each; empty (and not serialised) for a message of one
+    /// source or none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_sources: Vec<Source>,
     /// For an assistant message: the model that wrote it, when it is not the one the
     /// run asked (a fallback model answered the turn). Kept with the stored message
     /// (`sessions show` names it); providers never send it, and a message without it
@@ -93,6 +101,7 @@ impl Message {
             name: None,
             reasoning: Vec::new(),
             source: None,
+            other_sources: Vec::new(),
             model: None,
             usage: None,
         }
@@ -124,6 +133,7 @@ impl Message {
             name: None,
             reasoning: Vec::new(),
             source: None,
+            other_sources: Vec::new(),
             model: None,
             usage: None,
         }
@@ -144,6 +154,7 @@ impl Message {
             name: Some(name.into()),
             reasoning: Vec::new(),
             source: None,
+            other_sources: Vec::new(),
             model: None,
             usage: None,
         }
@@ -155,10 +166,41 @@ impl Message {
         self
     }
 
-    /// This message with `source` as where its text came from.
+    /// This message with `source` as where its text came from (and nowhere else).
     pub fn with_source(mut self, source: Option<Source>) -> Self {
         self.source = source;
+        self.other_sources.clear();
         self
+    }
+
+    /// This message with `sources` as where its text came from, each kept once: the
+    /// least trusted by [`SourceKind::distrust`](crate::SourceKind::distrust) (the
+    /// first given among equals) becomes [`source`](Self::source), the others
+    /// [`other_sources`](Self::other_sources), least trusted first. `person` is
+    /// dropped beside any other source (the others are what matters); no sources
+    /// leaves the message without one.
+    pub fn with_sources(mut self, sources: impl IntoIterator<Item = Source>) -> Self {
+        let mut all: Vec<Source> = Vec::new();
+        for source in sources {
+            if !all.contains(&source) {
+                all.push(source);
+            }
+        }
+        if all.len() > 1 {
+            all.retain(|source| *source != Source::Person);
+        }
+        // A stable sort: among equals the order given stays.
+        all.sort_by_key(|source| std::cmp::Reverse(source.kind().distrust()));
+        let mut all = all.into_iter();
+        self.source = all.next();
+        self.other_sources = all.collect();
+        self
+    }
+
+    /// Every source of the message: [`source`](Self::source), then
+    /// [`other_sources`](Self::other_sources).
+    pub fn sources(&self) -> impl Iterator<Item = &Source> {
+        self.source.iter().chain(&self.other_sources)
     }
 
     /// This message marked as written by `model` (a fallback model; `None`: the model
@@ -242,6 +284,68 @@ mod tests {
         assert_eq!(
             with_image,
             serde_json::json!({"role":"user","content":"hi","parts":[{"type":"image_url","url":"u"}]})
+        );
+    }
+
+    #[test]
+    fn the_least_trusted_source_names_a_message_and_every_one_is_kept() {
+        let web = || Source::Web("https://x.test/".into());
+        // A prompt typed, with piped output and an attached file: the command's
+        // output names it, the file is kept beside it, the person's words drop out.
+        let message = Message::user("do it").with_sources([
+            Source::Person,
+            Source::Workspace,
+            Source::Command,
+            Source::Workspace,
+        ]);
+        assert_eq!(message.source, Some(Source::Command));
+        assert_eq!(message.other_sources, vec![Source::Workspace]);
+        let all: Vec<&Source> = message.sources().collect();
+        assert_eq!(all, [&Source::Command, &Source::Workspace]);
+        let json = serde_json::to_value(&message).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"role":"user","content":"do it","source":"command",
+                "other_sources":["workspace"]})
+        );
+        assert_eq!(round_trip(&message), message);
+
+        let mixed = Message::user("x").with_sources([
+            Source::Mcp("gh".into()),
+            web(),
+            Source::Config,
+            Source::Web("https://y.test/".into()),
+        ]);
+        assert_eq!(mixed.source, Some(web()), "the first of equals");
+        assert_eq!(
+            mixed.other_sources,
+            vec![
+                Source::Web("https://y.test/".into()),
+                Source::Mcp("gh".into()),
+                Source::Config
+            ]
+        );
+        // One source, the person alone, or none.
+        let one = Message::user("x").with_sources([Source::Workspace]);
+        assert_eq!(one.source, Some(Source::Workspace));
+        assert!(one.other_sources.is_empty());
+        let person = Message::user("x").with_sources([Source::Person, Source::Person]);
+        assert_eq!(person.source, Some(Source::Person));
+        let none = Message::user("x").with_sources([]);
+        assert_eq!((none.source, none.other_sources.len()), (None, 0));
+        // A single source set after replaces them all.
+        let replaced = message.with_source(Some(web()));
+        assert_eq!(replaced.sources().collect::<Vec<_>>(), [&web()]);
+    }
+
+    #[test]
+    fn a_stored_message_of_one_source_reads_as_before() {
+        let stored: Message =
+            serde_json::from_str(r#"{"role":"user","content":"hi","source":"workspace"}"#).unwrap();
+        assert_eq!(stored.sources().collect::<Vec<_>>(), [&Source::Workspace]);
+        assert!(
+            serde_json::from_str::<Message>(r#"{"role":"user","other_sources":["ftp:x"]}"#)
+                .is_err()
         );
     }
 

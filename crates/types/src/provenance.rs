@@ -65,6 +65,24 @@ impl SourceKind {
         }
     }
 
+    /// How far the kind is from the person's own words, for choosing which of a
+    /// message's several sources it is stored under (the highest:
+    /// [`Message::with_sources`](crate::Message::with_sources)): `person` 0, `config` 1
+    /// (the person's trusted files), `workspace` 2 (the project's files), `command` 3
+    /// (a program's output, which may carry what it fetched), `mcp` 4 (a third party's
+    /// server), `web` 5 (anyone's page). The rank only names the message: every source
+    /// of it counts for the `[provenance]` policy.
+    pub fn distrust(self) -> u8 {
+        match self {
+            Self::Person => 0,
+            Self::Config => 1,
+            Self::Workspace => 2,
+            Self::Command => 3,
+            Self::Mcp => 4,
+            Self::Web => 5,
+        }
+    }
+
     /// Every kind, in a stable order.
     pub const ALL: [SourceKind; 6] = [
         Self::Person,
@@ -185,6 +203,23 @@ mod tests {
         assert_eq!(
             serde_json::to_value(Source::Web("https://x.test/".into())).unwrap(),
             serde_json::json!("web:https://x.test/")
+        );
+    }
+
+    #[test]
+    fn distrust_ranks_the_person_first_and_the_web_last() {
+        let mut kinds = SourceKind::ALL;
+        kinds.sort_by_key(|kind| kind.distrust());
+        assert_eq!(
+            kinds,
+            [
+                SourceKind::Person,
+                SourceKind::Config,
+                SourceKind::Workspace,
+                SourceKind::Command,
+                SourceKind::Mcp,
+                SourceKind::Web,
+            ]
         );
     }
 

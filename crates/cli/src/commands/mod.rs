@@ -16,6 +16,7 @@ pub mod mcp_serve;
 pub mod replay;
 pub mod replay_report;
 pub mod run;
+pub mod run_prompt;
 pub mod runs;
 pub mod runs_changes;
 pub mod scrub;

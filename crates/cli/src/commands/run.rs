@@ -1,15 +1,16 @@
 //! `oxydra run [OPTIONS] <PROMPT>`: one task, exits when the agent yields.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use oxydra::runtime::{OutputSchema, RuntimeError};
 use oxydra::serde_json;
-use oxydra::types::{MessageRole, SessionId};
+use oxydra::types::{MessageRole, SessionId, Source};
 
 use crate::args::{OutputFormat, RunArgs, RunOptions};
 use crate::attachment::{self, MAX_ATTACHMENTS};
+use crate::commands::run_prompt::prompt_text;
 use crate::config::{self, Effective};
 use crate::error::CliError;
 use crate::exit_code::Exit;
@@ -49,6 +50,12 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let prompt = prompt_text(args.prompt.as_deref())?;
     // Read before anything starts: a bad file sends and stores nothing.
     let attached = image_parts(&args.image)?;
+    // Where the message's text and parts came from beside the person: piped text,
+    // then the files attached (a PDF's text can carry instructions as a page can).
+    let mut sources = prompt.sources;
+    if !attached.is_empty() {
+        sources.push(Source::Workspace);
+    }
     let renderer = Arc::new(
         Renderer::for_format(args.options.output)
             .with_workspace(effective.workspace.clone())
@@ -70,9 +77,12 @@ pub async fn run(args: RunArgs) -> Result<Exit, CliError> {
     let mut request = agent
         .runtime
         .session(&session)
-        .prompt(prompt)
+        .prompt(prompt.text)
         .parts(parts)
         .cancel(&cancel);
+    for source in sources {
+        request = request.prompt_source(source);
+    }
     if let Some(output) = output {
         request = request.structured(output);
     }
@@ -178,75 +188,4 @@ fn image_parts(paths: &[PathBuf]) -> Result<Vec<Attached>, CliError> {
             })
         })
         .collect()
-}
-
-/// The prompt argument, or stdin when it is `-`. Text piped in beside a prompt
-/// argument (`git diff | oxydra run "Review this"`) follows the prompt after a blank
-/// line, as `llm` and `codex exec` do; stdin is read only when it is a pipe or a file,
-/// never a terminal or a device such as `/dev/null`.
-fn prompt_text(prompt: Option<&str>) -> Result<String, CliError> {
-    let read_stdin = || {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map(|_| text)
-            .map_err(|source| CliError::Stdio {
-                what: "cannot read the prompt from stdin",
-                source,
-            })
-    };
-    match prompt {
-        Some("-") => non_empty(read_stdin()?),
-        Some(text) if stdin_is_piped() => {
-            let piped = read_stdin()?;
-            non_empty(join_piped(text, &piped))
-        }
-        Some(text) => non_empty(text.to_owned()),
-        None => non_empty(String::new()),
-    }
-}
-
-/// Whether stdin is a pipe or a regular file (`cmd | oxydra run …`, `< file`).
-fn stdin_is_piped() -> bool {
-    use nix::sys::stat::{SFlag, fstat};
-    fstat(std::io::stdin()).is_ok_and(|stat| {
-        let kind = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
-        kind == SFlag::S_IFIFO || kind == SFlag::S_IFREG
-    })
-}
-
-/// The prompt followed by the text piped in, if there was any.
-fn join_piped(prompt: &str, piped: &str) -> String {
-    let piped = piped.trim_end();
-    if piped.trim().is_empty() {
-        prompt.to_owned()
-    } else {
-        format!("{prompt}\n\n{piped}")
-    }
-}
-
-fn non_empty(text: String) -> Result<String, CliError> {
-    if text.trim().is_empty() {
-        Err(CliError::Flag {
-            flag: "<PROMPT>",
-            message: "the prompt is empty: give it as the argument, or on stdin".into(),
-        })
-    } else {
-        Ok(text)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn piped_text_follows_the_prompt_after_a_blank_line() {
-        assert_eq!(
-            join_piped("Summarise this", "line one\nline two\n\n"),
-            "Summarise this\n\nline one\nline two"
-        );
-        assert_eq!(join_piped("Summarise this", " \n"), "Summarise this");
-        assert_eq!(join_piped("Summarise this", ""), "Summarise this");
-    }
 }

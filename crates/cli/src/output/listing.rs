@@ -222,6 +222,18 @@ pub fn write_messages(
                 if let (Some(source), Some(object)) = (&message.source, line.as_object_mut()) {
                     object.insert("source".to_owned(), json!(source.to_string()));
                 }
+                // A message of several sources (a prompt with piped text and files)
+                // lists the others after the least trusted.
+                if let (false, Some(object)) =
+                    (message.other_sources.is_empty(), line.as_object_mut())
+                {
+                    let others: Vec<String> = message
+                        .other_sources
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect();
+                    object.insert("other_sources".to_owned(), json!(others));
+                }
                 writeln!(out, "{line}")?;
             }
             OutputFormat::Text => {

@@ -26,8 +26,9 @@ pub(crate) struct RunOptions<'a> {
 pub(crate) enum Opening {
     /// With the user's message: its text, the parts (images, documents) after it, and
     /// where it came from when not only from the person (see
-    /// [`RunRequest::prompt_source`](crate::RunRequest::prompt_source)).
-    Prompt(String, Vec<ContentPart>, Option<Source>),
+    /// [`RunRequest::prompt_source`](crate::RunRequest::prompt_source)): every source,
+    /// in the order given.
+    Prompt(String, Vec<ContentPart>, Vec<Source>),
     /// Continuing the stored conversation as it is (a run taken over from a process
     /// that died).
     Continue,

@@ -34,6 +34,7 @@ mod lazy_encoder;
 mod leaks;
 mod memory;
 mod person_time;
+mod prompt_sources;
 mod prompt_too_long;
 mod responses_memory;
 mod resume;
