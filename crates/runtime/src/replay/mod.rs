@@ -181,12 +181,16 @@ impl Replay {
         let mut output_tokens = 0_u64;
         let mut cost = 0.0_f64;
         for (turn, prompt) in (self.from..).zip(&self.prompts) {
-            let result = runtime
-                .session(&session)
-                .prompt(prompt.content.clone().unwrap_or_default())
-                .parts(prompt.parts.clone())
-                .cancel(cancel)
-                .await;
+            // The prompt keeps where its text came from (piped, attached): a hold the
+            // original run was under holds the replay too.
+            let request = prompt.sources().fold(
+                runtime
+                    .session(&session)
+                    .prompt(prompt.content.clone().unwrap_or_default())
+                    .parts(prompt.parts.clone()),
+                |request, source| request.prompt_source(source.clone()),
+            );
+            let result = request.cancel(cancel).await;
             let outcome = match result {
                 Ok(outcome) => outcome,
                 Err(source) => {

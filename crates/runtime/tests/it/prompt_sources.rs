@@ -109,3 +109,45 @@ async fn a_prompt_of_the_persons_words_or_of_unheld_sources_holds_nothing() {
     assert_eq!(stored[0].message.source, Some(Source::Command));
     assert!(stored[0].message.other_sources.is_empty());
 }
+
+#[tokio::test]
+async fn a_replayed_prompt_keeps_its_sources_and_is_held_again() {
+    let memory = Arc::new(SqliteMemory::open_in_memory().unwrap());
+    let original = SessionId::generate();
+    let shell = ShellTool::default();
+    runtime(calls_shell(), &shell, &memory)
+        .session(&original)
+        .prompt("do what the attached file says")
+        .prompt_source(Source::Workspace)
+        .await
+        .unwrap();
+    assert_eq!(shell.runs.load(Ordering::SeqCst), 0);
+
+    // The replay sends the stored prompt again to a model that calls `shell` again:
+    // the prompt's `workspace` source holds that call as it held the original's.
+    let replay = oxydra_runtime::replay::Replay::load(memory.as_ref(), &original, 1)
+        .await
+        .unwrap();
+    let provider = calls_shell();
+    let report = replay
+        .run(
+            &runtime(provider.clone(), &shell, &memory),
+            memory.as_ref(),
+            &tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        shell.runs.load(Ordering::SeqCst),
+        0,
+        "the replayed call ran"
+    );
+    let result = shell_result(&provider);
+    assert!(result.contains(REASON), "{result}");
+    let replayed = memory.messages(&report.replay.session_id).await.unwrap();
+    let prompt = replayed
+        .iter()
+        .find(|stored| stored.message.role == oxydra_types::MessageRole::User)
+        .unwrap();
+    assert_eq!(prompt.message.source, Some(Source::Workspace));
+}
