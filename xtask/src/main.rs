@@ -16,9 +16,12 @@
 //!   one-step workspace tasks run by the `oxydra` binary on a small model, judged by
 //!   their outcome (see `tasks/`); `--peer` also runs them against llama-cpp-python's
 //!   server on the same model (`peer.rs`, installed by `scripts/install-peer-server.sh`).
-//! - `cargo xtask peer-cost [--pairs N]` — the whole-process cost of `oxydra run`
-//!   against rig's (`bench/peer-rig`) on the 20-turn `file_read` scenario, run in
-//!   interleaved pairs; writes the medians into `docs/performance.md` (`peer_cost.rs`).
+//! - `cargo xtask peer-cost [--pairs N] [--peers NAMES]` — the whole-process cost of
+//!   `oxydra run` against the Rust agent frameworks' (rig, AutoAgents, ADK-Rust:
+//!   `bench/peer-*`) on the 20-turn `file_read` scenario, run in interleaved rounds:
+//!   CPU, wall, peak RSS, start-up to the first request and overhead per request with
+//!   the scripted server's time taken out; writes the medians into
+//!   `docs/performance.md` (`peer_cost/`).
 //! - `cargo xtask cost-guard [--record]` — the scenario's instruction count under
 //!   callgrind (debug binaries, as CI builds them) against `xtask/cost-baseline.json`;
 //!   fails on a rise over its tolerance, naming the functions that grew
@@ -67,7 +70,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci | run [ARGS…] | bench [FILTER] | tasks [OPTIONS] | peer-cost [--pairs N] [--no-build] [--oxydra PATH] [--server PATH] | cost-guard [--record] [--no-build] [--oxydra PATH] [--server PATH] [--keep PATH] | symbol-order [--no-build] [--oxydra PATH] [--server PATH]>"
+                "usage: cargo xtask <ci | run [ARGS…] | bench [FILTER] | tasks [OPTIONS] | peer-cost [--pairs N] [--peers NAMES] [--no-build] [--oxydra PATH] [--server PATH] | cost-guard [--record] [--no-build] [--oxydra PATH] [--server PATH] [--keep PATH] | symbol-order [--no-build] [--oxydra PATH] [--server PATH]>"
             );
             return ExitCode::from(2);
         }

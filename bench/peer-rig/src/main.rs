@@ -1,33 +1,24 @@
-//! The peer of `cargo xtask peer-cost`: rig (rig-core and rig-agent 0.44) running the
+//! A peer of `cargo xtask peer-cost`: rig (rig-core and rig-agent 0.44) running the
 //! scenario of Oxydra's `run_process` bench — an agent with one `file_read` tool,
 //! driven by a streamed OpenAI-format model until it answers.
 //!
 //! Usage: `peer-rig BASE_URL WORKSPACE PROMPT`. The model is the local mock server at
-//! `BASE_URL` (an OpenAI base URL ending in `/v1`); `file_read` reads below
-//! `WORKSPACE`. rig runs the calls of a turn one after the other (its default
-//! `tool_concurrency`) and keeps nothing on disk. The final answer is printed; any
-//! error ends the process with status 1.
+//! `BASE_URL` (an OpenAI base URL ending in `/v1`); `file_read` (the peers' shared
+//! tool, `bench/peer-file-read`) reads below `WORKSPACE`. rig runs the calls of a turn
+//! one after the other (its default `tool_concurrency`) and keeps nothing on disk. The
+//! final answer is printed; any error ends the process with status 1.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 
 use futures::StreamExt;
+use peer_file_read::ReadArgs;
 use rig_agent::agent::MultiTurnStreamItem;
 use rig_agent::prelude::*;
 use rig_agent::tool::ToolContext;
 use rig_core::providers::openai::OpenAIConfig;
-use serde::Deserialize;
 
 /// The model budget: the scenario takes 21 calls.
 const MAX_TURNS: usize = 25;
-
-/// The arguments of `file_read`, as Oxydra's tool takes them.
-#[derive(Deserialize)]
-struct ReadArgs {
-    /// Relative to the workspace.
-    path: String,
-    /// First line to return, from 1.
-    offset: Option<usize>,
-}
 
 /// Why `file_read` failed.
 #[derive(Debug)]
@@ -41,31 +32,24 @@ impl std::fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
-/// Reads a text file below the workspace, from a given line on.
+/// The peers' shared `file_read` (`bench/peer-file-read`) as a rig tool.
 #[derive(Clone)]
 struct FileRead {
     workspace: PathBuf,
 }
 
 impl Tool for FileRead {
-    const NAME: &'static str = "file_read";
+    const NAME: &'static str = peer_file_read::NAME;
     type Args = ReadArgs;
     type Output = String;
     type Error = ReadError;
 
     fn description(&self) -> String {
-        "Read a text file in the workspace. Use offset (first line, from 1).".to_owned()
+        peer_file_read::DESCRIPTION.to_owned()
     }
 
     fn parameters(&self) -> serde_json::Value {
-        serde_json::json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Relative to the workspace."},
-                "offset": {"type": "integer", "minimum": 1}
-            },
-            "required": ["path"]
-        })
+        peer_file_read::parameters()
     }
 
     async fn call(
@@ -73,25 +57,9 @@ impl Tool for FileRead {
         _context: &mut ToolContext,
         args: Self::Args,
     ) -> Result<Self::Output, Self::Error> {
-        let relative = Path::new(&args.path);
-        if !relative
-            .components()
-            .all(|part| matches!(part, Component::Normal(_)))
-        {
-            return Err(ReadError(format!("{} is outside the workspace", args.path)));
-        }
-        let text = tokio::fs::read_to_string(self.workspace.join(relative))
+        peer_file_read::read(&self.workspace, &args)
             .await
-            .map_err(|e| ReadError(format!("{}: {e}", args.path)))?;
-        let skip = args.offset.unwrap_or(1).saturating_sub(1);
-        Ok(text
-            .lines()
-            .skip(skip)
-            .fold(String::new(), |mut out, line| {
-                out.push_str(line);
-                out.push('\n');
-                out
-            }))
+            .map_err(ReadError)
     }
 }
 

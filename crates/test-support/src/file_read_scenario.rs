@@ -2,14 +2,16 @@
 //! calls of small notes, then a final answer.
 //!
 //! The `run_process` bench of `oxydra-cli` runs it in-process against a [`MockServer`];
-//! `cargo xtask peer-cost` serves it from the `scenario_server` binary of this crate,
-//! to `oxydra run` and to the rig peer (`bench/peer-rig`) alike.
+//! `cargo xtask peer-cost` serves it from the `scenario_server` binary of this crate
+//! ([`server`]), to `oxydra run` and to the peers (`bench/peer-*`) alike: streamed to a
+//! client that asks for a stream, whole to one that does not.
 //!
 //! [`MockServer`]: crate::MockServer
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::{Reply, openai};
+use crate::{MockServer, Reply, openai};
 
 /// Model turns that ask for tool calls.
 pub const TURNS: usize = 20;
@@ -29,6 +31,42 @@ pub const ANSWER: &str = "All files read: the notes agree.";
 /// The scripted replies, in order: [`TURNS`] streamed turns of [`CALLS_PER_TURN`]
 /// `file_read` calls (`notes/fileN.txt` from line `turn + 1`), then [`ANSWER`].
 pub fn replies() -> Vec<Reply> {
+    script(openai::tool_calls, openai::text)
+}
+
+/// The same script as [`replies`], each reply whole (one JSON body), as a client
+/// that asks with `stream: false` gets it.
+pub fn whole_replies() -> Vec<Reply> {
+    script(openai::whole_tool_calls, openai::whole_text)
+}
+
+/// A mock server playing the script, each reply in the form its request asks for:
+/// streamed when the request's body has `"stream": true`, whole otherwise (the
+/// OpenAI API's default). A request past the script gets HTTP 500.
+pub fn server() -> std::io::Result<MockServer> {
+    let streamed = replies();
+    let whole = whole_replies();
+    let next = AtomicUsize::new(0);
+    MockServer::builder()
+        .respond_with(move |request| {
+            let turn = next.fetch_add(1, Ordering::SeqCst);
+            let script = if request.body.get("stream") == Some(&serde_json::Value::Bool(true)) {
+                &streamed
+            } else {
+                &whole
+            };
+            script.get(turn).cloned().unwrap_or_else(|| {
+                Reply::json(
+                    500,
+                    r#"{"error":{"message":"script exhausted","type":"server_error"}}"#,
+                )
+            })
+        })
+        .start()
+}
+
+/// The script, with `calls` making a turn of tool calls and `text` the answer.
+fn script(calls: fn(&[openai::Call<'_>]) -> Reply, text: fn(&str) -> Reply) -> Vec<Reply> {
     let mut replies = Vec::with_capacity(REQUESTS);
     for turn in 0..TURNS {
         let ids: Vec<String> = (0..CALLS_PER_TURN)
@@ -37,14 +75,14 @@ pub fn replies() -> Vec<Reply> {
         let args: Vec<String> = (0..CALLS_PER_TURN)
             .map(|call| format!(r#"{{"path":"notes/file{call}.txt","offset":{}}}"#, turn + 1))
             .collect();
-        let calls: Vec<(&str, &str, &str)> = ids
+        let turn_calls: Vec<openai::Call<'_>> = ids
             .iter()
             .zip(&args)
             .map(|(id, args)| (id.as_str(), "file_read", args.as_str()))
             .collect();
-        replies.push(openai::tool_calls(&calls));
+        replies.push(calls(&turn_calls));
     }
-    replies.push(openai::text(ANSWER));
+    replies.push(text(ANSWER));
     replies
 }
 
@@ -79,6 +117,29 @@ mod tests {
             }
         }
         assert!(String::from_utf8_lossy(&last.body).contains("All files read"));
+    }
+
+    #[test]
+    fn the_whole_script_makes_the_same_calls_as_json_bodies() {
+        let whole = whole_replies();
+        assert_eq!(whole.len(), REQUESTS);
+        let (last, turns) = whole.split_last().unwrap();
+        for (turn, reply) in turns.iter().enumerate() {
+            let body: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
+            let message = &body["choices"][0]["message"];
+            assert_eq!(body["choices"][0]["finish_reason"], "tool_calls");
+            let calls = message["tool_calls"].as_array().unwrap();
+            assert_eq!(calls.len(), CALLS_PER_TURN);
+            for (call, value) in calls.iter().enumerate() {
+                assert_eq!(value["id"], format!("call_{turn}_{call}"));
+                assert_eq!(value["function"]["name"], "file_read");
+                let args: serde_json::Value =
+                    serde_json::from_str(value["function"]["arguments"].as_str().unwrap()).unwrap();
+                assert_eq!(args["offset"], turn + 1);
+            }
+        }
+        let answer: serde_json::Value = serde_json::from_slice(&last.body).unwrap();
+        assert_eq!(answer["choices"][0]["message"]["content"], ANSWER);
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //!   [`Reply`]s in order (SSE streams, JSON bodies, any status with headers, bodies
 //!   delivered in N-byte pieces, held until the test [`Release`]s them, held for ever,
 //!   or generated without end), every request recorded ([`RecordedRequest`]: method,
-//!   path, headers, body), hit, connection and byte counters; optionally strict
+//!   path, headers, body), hit, connection and byte counters, when the first request
+//!   arrived and how long answering took ([`ServeTimes`]); optionally strict
 //!   about requests as a llama.cpp-based server is
 //!   ([`MockServerBuilder::strict_openai`], [`validate_openai_request`]);
 //! - the checks the real APIs apply to images and documents in requests
@@ -47,6 +48,7 @@ pub mod processes;
 mod reply;
 mod request;
 pub mod responses;
+mod serve_timing;
 mod server;
 mod sse;
 mod strict_anthropic;
@@ -57,6 +59,7 @@ pub mod test_model;
 pub use fixtures::{fixture, fixture_text, fixtures_dir};
 pub use reply::{Release, Reply};
 pub use request::RecordedRequest;
+pub use serve_timing::{ServeTimes, monotonic_now};
 pub use server::{MockServer, MockServerBuilder};
 pub use sse::SseEvent;
 pub use strict_anthropic::{

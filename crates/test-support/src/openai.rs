@@ -117,6 +117,34 @@ pub fn tool_calls(calls: &[Call<'_>]) -> Reply {
     Reply::events(&tool_call_events(calls))
 }
 
+/// A whole (not streamed) turn of parallel tool calls, as a `stream: false` request
+/// gets it.
+pub fn whole_tool_calls(calls: &[Call<'_>]) -> Reply {
+    let calls: Vec<serde_json::Value> = calls
+        .iter()
+        .map(|(id, name, arguments)| {
+            json!({"id": id, "type": "function",
+                   "function": {"name": name, "arguments": arguments}})
+        })
+        .collect();
+    Reply::json(
+        200,
+        json!({
+            "id": "chatcmpl-e2e",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": "gpt-4o-mini",
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": null, "tool_calls": calls},
+                "finish_reason": "tool_calls",
+            }],
+            "usage": {"prompt_tokens": 150, "completion_tokens": 30, "total_tokens": 180},
+        })
+        .to_string(),
+    )
+}
+
 /// A stream that sends some text and then stays open (for cancellation tests).
 pub fn hold_after_text(text: &str) -> Reply {
     Reply::events(&[

@@ -10,14 +10,15 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
-use axum::response::Response;
+use axum::extract::{FromRequest, Request, State};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
 use futures::{Stream, StreamExt, future, stream};
 
 use crate::reply::Reply;
 use crate::request::RecordedRequest;
+use crate::serve_timing::{Answering, ServeTimes, Timing};
 use crate::strict_anthropic::{IssuedThinking, issued_thinking, validate_anthropic_request};
 use crate::strict_openai::{STRICT_REFUSAL, validate_openai_request};
 
@@ -109,6 +110,7 @@ impl MockServerBuilder {
             open_bodies: Mutex::new(0),
             idle: Condvar::new(),
             went_idle: tokio::sync::Notify::new(),
+            timing: Arc::new(Timing::default()),
         });
         MockServer::run(shared)
     }
@@ -131,6 +133,7 @@ struct Shared {
     open_bodies: Mutex<usize>,
     idle: Condvar,
     went_idle: tokio::sync::Notify,
+    timing: Arc<Timing>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -259,6 +262,12 @@ impl MockServer {
         self.shared.bytes_sent.load(Ordering::SeqCst)
     }
 
+    /// When the first request arrived (`CLOCK_MONOTONIC`) and the time spent answering
+    /// requests so far ([`ServeTimes`]).
+    pub fn serve_times(&self) -> ServeTimes {
+        self.shared.timing.snapshot()
+    }
+
     /// Waits until `count` requests have arrived or `timeout` passed; returns whether
     /// they did.
     pub fn wait_for_requests(&self, count: usize, timeout: Duration) -> bool {
@@ -327,17 +336,21 @@ impl Drop for MockServer {
     }
 }
 
-async fn handle(
-    State(shared): State<Arc<Shared>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    // Timed from the head's arrival, before the body is read.
+    let answering = shared.timing.arrived();
+    let method = request.method().to_string();
+    let path = request.uri().path().to_owned();
+    let query = request.uri().query().map(str::to_owned);
+    let headers = request.headers().clone();
+    let body = match Bytes::from_request(request, &()).await {
+        Ok(body) => body,
+        Err(rejection) => return rejection.into_response(),
+    };
     let request = RecordedRequest {
-        method: method.to_string(),
-        path: uri.path().to_owned(),
-        query: uri.query().map(str::to_owned),
+        method,
+        path,
+        query,
         headers,
         body: serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null),
         raw_body: body.to_vec(),
@@ -346,7 +359,7 @@ async fn handle(
     lock(&shared.requests).push(request);
     shared.hits.fetch_add(1, Ordering::SeqCst);
     shared.arrived.notify_all();
-    respond(reply, &shared)
+    respond(reply, &shared, answering)
 }
 
 impl Shared {
@@ -413,7 +426,9 @@ fn error(status: u16, message: &str, kind: &str) -> Reply {
     Reply::json(status, body.to_string())
 }
 
-fn respond(reply: Reply, shared: &Arc<Shared>) -> Response {
+/// The response to `reply`; `answering` ends with the streamed body, or here for a
+/// whole one.
+fn respond(reply: Reply, shared: &Arc<Shared>, answering: Answering) -> Response {
     let Reply {
         status,
         headers,
@@ -447,9 +462,10 @@ fn respond(reply: Reply, shared: &Arc<Shared>) -> Response {
             .chain(wait)
             .chain(stream::iter(pieces(rest, size)))
             .chain(endless_pieces(endless));
-        Body::from_stream(counted(pieces, Arc::clone(shared)))
+        Body::from_stream(counted(pieces, Arc::clone(shared), answering))
     } else {
         shared.bytes_sent.fetch_add(body.len(), Ordering::SeqCst);
+        drop(answering);
         Body::from(body)
     };
     let mut response = Response::new(body);
@@ -492,8 +508,9 @@ fn endless_pieces(endless: Option<(Vec<u8>, usize)>) -> impl Stream<Item = Bytes
 fn counted(
     pieces: impl Stream<Item = Bytes> + Send + 'static,
     shared: Arc<Shared>,
+    answering: Answering,
 ) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
-    let open = OpenBody::new(shared);
+    let open = OpenBody::new(shared, answering);
     pieces.then(move |piece| {
         open.count(piece.len());
         async move {
@@ -503,25 +520,34 @@ fn counted(
     })
 }
 
-/// A streamed body in flight; dropping it wakes [`MockServer::wait_idle`].
-struct OpenBody(Arc<Shared>);
+/// A streamed body in flight; dropping it wakes [`MockServer::wait_idle`] and ends
+/// the request's answering time.
+struct OpenBody {
+    shared: Arc<Shared>,
+    answering: Option<Answering>,
+}
 
 impl OpenBody {
-    fn new(shared: Arc<Shared>) -> Self {
+    fn new(shared: Arc<Shared>, answering: Answering) -> Self {
         *lock(&shared.open_bodies) += 1;
-        Self(shared)
+        Self {
+            shared,
+            answering: Some(answering),
+        }
     }
 
     fn count(&self, bytes: usize) {
-        self.0.bytes_sent.fetch_add(bytes, Ordering::SeqCst);
+        self.shared.bytes_sent.fetch_add(bytes, Ordering::SeqCst);
     }
 }
 
 impl Drop for OpenBody {
     fn drop(&mut self) {
-        let mut open = lock(&self.0.open_bodies);
+        // The time is in before a waiter wakes.
+        drop(self.answering.take());
+        let mut open = lock(&self.shared.open_bodies);
         *open = open.saturating_sub(1);
-        self.0.idle.notify_all();
-        self.0.went_idle.notify_waiters();
+        self.shared.idle.notify_all();
+        self.shared.went_idle.notify_waiters();
     }
 }

@@ -11,4 +11,5 @@
 )]
 
 mod mock_server;
+mod scenario;
 mod strict_openai;
