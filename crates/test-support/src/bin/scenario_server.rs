@@ -6,6 +6,10 @@
 //!   its standard input closes or gets a line, then prints `requests N of M` (how
 //!   many requests arrived, of the scenario's) and exits, with a failure unless the
 //!   whole scenario was asked for.
+//! - `scenario_server answer` serves the scenario's final answer to every request, as
+//!   many as come (for `cargo xtask serve-load`: each run of an AI agent is one
+//!   request), prints its URL the same way, serves until its standard input closes or
+//!   gets a line, then prints `requests N`.
 //!
 //! [`file_read_scenario`]: oxydra_test_support::file_read_scenario
 
@@ -13,7 +17,7 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use oxydra_test_support::{MockServer, file_read_scenario};
+use oxydra_test_support::{MockServer, file_read_scenario, openai};
 
 fn serve() -> std::io::Result<()> {
     let server = MockServer::start(file_read_scenario::replies())?;
@@ -35,6 +39,17 @@ fn serve() -> std::io::Result<()> {
     }
 }
 
+fn answer() -> std::io::Result<()> {
+    let server = MockServer::repeating(vec![openai::text(file_read_scenario::ANSWER)])?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", server.openai_url())?;
+    out.flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    writeln!(out, "requests {}", server.hits())?;
+    out.flush()
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args
@@ -44,9 +59,12 @@ fn main() -> ExitCode {
         .as_slice()
     {
         ["serve"] => serve(),
+        ["answer"] => answer(),
         ["notes", dir] => file_read_scenario::write_notes(Path::new(dir)),
         _ => {
-            eprintln!("usage: scenario_server serve | scenario_server notes DIR");
+            eprintln!(
+                "usage: scenario_server serve | scenario_server answer | scenario_server notes DIR"
+            );
             return ExitCode::from(2);
         }
     };
