@@ -9,6 +9,11 @@
 //! whose self cost grew most; a fall over it passes and asks for a new baseline.
 //! `--record` writes the baseline from this run instead.
 //!
+//! From the same profile it checks that `crates/cli/symbol-order.txt` is not stale
+//! ([`crate::symbol_stamp::check`]: the fingerprint of what decides its names, and the
+//! share of the run's own functions it names); a stale list fails too, after the cost
+//! verdict is printed. `--record` skips that check.
+//!
 //! Unless `--no-build` (or both `--oxydra` and `--server`) is given, it first builds
 //! the binaries as CI's test step does ([`crate::ci::tests_build`]: `cargo test
 //! --workspace --all-features --no-run` through clippy-driver). Inside `cargo xtask
@@ -168,11 +173,28 @@ fn guard(root: &Path, options: &Options) -> Result<(), String> {
         );
         return Ok(());
     }
+    // The symbol order's staleness, from the same profile (no second run).
+    let symbols = crate::symbol_stamp::check(root, &profile);
+    let cost = compare(existing, &profile, &costs);
+    if let Ok(line) = &symbols {
+        eprintln!("==> {line}");
+    }
+    match (cost, symbols) {
+        (Ok(()), Ok(_)) => Ok(()),
+        (Err(cost), Ok(_)) => Err(cost),
+        (Ok(()), Err(symbols)) => Err(symbols),
+        (Err(cost), Err(symbols)) => Err(format!("{cost}\n{symbols}")),
+    }
+}
+
+/// The cost verdict of `profile` against the baseline.
+fn compare(
+    existing: Option<Baseline>,
+    profile: &callgrind::Profile,
+    costs: &std::collections::BTreeMap<String, u64>,
+) -> Result<(), String> {
     let baseline = existing.ok_or_else(|| {
-        format!(
-            "{} does not exist: record it with `cargo xtask cost-guard --record`",
-            baseline_path.display()
-        )
+        format!("{BASELINE} does not exist: record it with `cargo xtask cost-guard --record`")
     })?;
     // Libraries pick SIMD paths by CPUID: on a machine with other features the counts
     // measure other code, and a comparison would fail (or pass) for that alone.
@@ -189,7 +211,7 @@ fn guard(root: &Path, options: &Options) -> Result<(), String> {
         );
         return Ok(());
     }
-    let comparison = cost_baseline::compare(&baseline, profile.total, &costs);
+    let comparison = cost_baseline::compare(&baseline, profile.total, costs);
     eprint!("{}", comparison.report());
     eprintln!(
         "(baseline recorded {} with {})",

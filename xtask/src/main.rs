@@ -25,10 +25,15 @@
 //! - `cargo xtask cost-guard [--record]` — the scenario's instruction count under
 //!   callgrind (debug binaries, as CI builds them) against `xtask/cost-baseline.json`;
 //!   fails on a rise over its tolerance, naming the functions that grew
-//!   (`cost_guard.rs`). The last step of `cargo xtask ci`.
+//!   (`cost_guard.rs`), and on a stale symbol order (`symbol_stamp.rs`). The last step
+//!   of `cargo xtask ci`.
+//! - `cargo xtask serve-load [--clients N] [--release]` — `oxydra serve` under N
+//!   (default 1,000) concurrent `POST /runs` from a load generator of its own, with a
+//!   local provider: the answers' latency distribution, a health probe's meanwhile,
+//!   the server's CPU and peak RSS (`serve_load/`).
 //! - `cargo xtask symbol-order` — re-records `crates/cli/symbol-order.txt`, the
-//!   functions a run of the scenario executes, from the release binary
-//!   (`symbol_order.rs`).
+//!   functions a run of the scenario executes, from the release binary, and its stamp
+//!   `crates/cli/symbol-order.stamp`, what CI checks it against (`symbol_order.rs`).
 
 mod bench;
 mod callgrind;
@@ -37,12 +42,17 @@ mod cost_baseline;
 
 mod cost_guard;
 mod cpu_features;
+mod legacy_demangle;
 mod peer;
 mod peer_cost;
 mod run;
 mod scenario_profile;
+mod serve_load;
 mod setup;
+mod symbol_coverage;
+mod symbol_fingerprint;
 mod symbol_order;
+mod symbol_stamp;
 mod tasks;
 mod unprivileged;
 
@@ -56,6 +66,7 @@ fn main() -> ExitCode {
         Some("tasks") => tasks::run(args.get(1..).unwrap_or_default()),
         Some("cost-guard") => cost_guard::run(args.get(1..).unwrap_or_default()),
         Some("symbol-order") => symbol_order::run(args.get(1..).unwrap_or_default()),
+        Some("serve-load") => serve_load::run(args.get(1..).unwrap_or_default()),
         Some("peer-cost") => peer_cost::run(args.get(1..).unwrap_or_default()),
         // Internal to `peer-cost`: one measured child process.
         Some("measure") => peer_cost::measure(args.get(1..).unwrap_or_default()),
@@ -70,7 +81,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci | run [ARGS…] | bench [FILTER] | tasks [OPTIONS] | peer-cost [--pairs N] [--peers NAMES] [--no-build] [--oxydra PATH] [--server PATH] | cost-guard [--record] [--no-build] [--oxydra PATH] [--server PATH] [--keep PATH] | symbol-order [--no-build] [--oxydra PATH] [--server PATH]>"
+                "usage: cargo xtask <ci | run [ARGS…] | bench [FILTER] | tasks [OPTIONS] | peer-cost [--pairs N] [--peers NAMES] [--no-build] [--oxydra PATH] [--server PATH] | cost-guard [--record] [--no-build] [--oxydra PATH] [--server PATH] [--keep PATH] | serve-load [--clients N] [--release] [--no-build] [--oxydra PATH] [--server PATH] [--max-connections N] | symbol-order [--no-build] [--oxydra PATH] [--server PATH] [--debug-profile PATH]>"
             );
             return ExitCode::from(2);
         }

@@ -1,7 +1,9 @@
-//! `cargo xtask symbol-order [--no-build] [--oxydra PATH] [--server PATH]`: records
-//! which functions of the `oxydra` binary a run executes into
-//! `crates/cli/symbol-order.txt` (lld's `--symbol-ordering-file`; see
-//! `crates/cli/build.rs` and docs/performance.md, "Against rig").
+//! `cargo xtask symbol-order [--no-build] [--oxydra PATH] [--server PATH]
+//! [--debug-profile PATH]`: records which functions of the `oxydra` binary a run
+//! executes into `crates/cli/symbol-order.txt` (lld's `--symbol-ordering-file`; see
+//! `crates/cli/build.rs` and docs/performance.md, "Against rig"), and beside it
+//! `crates/cli/symbol-order.stamp`, what CI checks the list against
+//! ([`crate::symbol_stamp`]).
 //!
 //! It builds the release `oxydra` and `scenario_server` (one package at a time, as
 //! `cargo install` and `cargo xtask peer-cost` build them) unless told not to, runs
@@ -9,23 +11,29 @@
 //! ([`crate::scenario_profile`]), and writes, sorted, the names of the functions of
 //! that binary which the profile gives a cost of their own (callgrind starts one with
 //! `fn=`; functions seen only as callees elsewhere are left out, as are addresses
-//! without a symbol). Rebuild the release binary afterwards. CI cannot tell whether
-//! the list is stale without a release build of its own, which it cannot afford: the
-//! list is re-recorded by hand (docs/performance.md says when).
+//! without a symbol). Rebuild the release binary afterwards.
+//!
+//! The stamp holds the fingerprint of what decides the names
+//! ([`crate::symbol_fingerprint`]) and how much of the **debug** scenario's own
+//! functions the list names ([`crate::symbol_coverage`]), from the profile of the
+//! debug binaries CI's tests build (built as [`crate::ci::tests_build`] does unless
+//! `--no-build`), or from a profile kept by `cargo xtask cost-guard --keep PATH`
+//! (`--debug-profile PATH`).
 
 use std::path::{Path, PathBuf};
 
 use crate::callgrind::{self, Profile};
 use crate::scenario_profile::{self, Names};
-
-/// The list, relative to the workspace root.
-const LIST: &str = "crates/cli/symbol-order.txt";
+use crate::symbol_coverage;
+use crate::symbol_fingerprint::Fingerprint;
+use crate::symbol_stamp::{DEFAULT_TOLERANCE_POINTS, LIST, STAMP, Stamp};
 
 /// `cargo xtask symbol-order ARGS`.
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut build = true;
     let mut oxydra = None;
     let mut server = None;
+    let mut debug_profile = None;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         let mut path = |flag: &str| {
@@ -38,10 +46,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--no-build" => build = false,
             "--oxydra" => oxydra = Some(path("--oxydra")?),
             "--server" => server = Some(path("--server")?),
+            "--debug-profile" => debug_profile = Some(path("--debug-profile")?),
             other => {
                 return Err(format!(
                     "symbol-order: unknown option {other} (usage: cargo xtask symbol-order \
-                     [--no-build] [--oxydra PATH] [--server PATH])"
+                     [--no-build] [--oxydra PATH] [--server PATH] [--debug-profile PATH])"
                 ));
             }
         }
@@ -72,9 +81,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let server = server.unwrap_or_else(|| target.join("release/scenario_server"));
     let scratch = target.join("symbol-order");
     let path = scenario_profile::profile(&oxydra, &server, &scratch, Names::Mangled)?;
-    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let profile = callgrind::parse(&String::from_utf8_lossy(&bytes))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let profile = read_profile(&path)?;
     let _ = std::fs::remove_dir_all(&scratch);
     let functions = executed_functions(&profile, &oxydra);
     if functions.is_empty() {
@@ -86,12 +93,70 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let list = root.join(LIST);
     let mut text = functions.join("\n");
     text.push('\n');
+    let debug = match debug_profile {
+        Some(path) => read_profile(&path)?,
+        None => {
+            if build {
+                crate::peer_cost::status(&mut crate::ci::tests_build(&root)?)?;
+            }
+            let scratch = target.join("symbol-order-debug");
+            let path = scenario_profile::profile(
+                &target.join("debug/oxydra"),
+                &target.join("debug/scenario_server"),
+                &scratch,
+                Names::Demangled,
+            )?;
+            let profile = read_profile(&path)?;
+            let _ = std::fs::remove_dir_all(&scratch);
+            profile
+        }
+    };
+    let stamp = stamp(&root, &text, &debug)?;
     std::fs::write(&list, text).map_err(|e| format!("{}: {e}", list.display()))?;
+    let stamp_path = root.join(STAMP);
+    std::fs::write(&stamp_path, stamp.to_json())
+        .map_err(|e| format!("{}: {e}", stamp_path.display()))?;
     eprintln!(
-        "==> {} functions written to {LIST}; rebuild the release binary to use them",
-        functions.len()
+        "==> {} functions written to {LIST}; they name {:.1}% ({} of {}) of our functions \
+         the debug scenario executes ({STAMP}); rebuild the release binary to use them",
+        functions.len(),
+        stamp.percent(),
+        stamp.listed,
+        stamp.executed
     );
     Ok(())
+}
+
+/// Reads a callgrind profile.
+fn read_profile(path: &Path) -> Result<Profile, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    callgrind::parse(&String::from_utf8_lossy(&bytes))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The stamp of a new `list`: the fingerprint now, the coverage of the debug
+/// profile's own functions by the list, the committed stamp's tolerance (or the
+/// default).
+fn stamp(root: &Path, list: &str, debug: &Profile) -> Result<Stamp, String> {
+    let coverage = symbol_coverage::coverage(debug, &symbol_coverage::listed_paths(list));
+    if coverage.executed == 0 {
+        return Err(
+            "the debug profile holds no function of our crates: was it made with \
+             --demangle=yes (`cargo xtask cost-guard --keep PATH`)?"
+                .into(),
+        );
+    }
+    let tolerance_points = std::fs::read_to_string(root.join(STAMP))
+        .ok()
+        .and_then(|text| Stamp::from_json(&text).ok())
+        .map_or(DEFAULT_TOLERANCE_POINTS, |stamp| stamp.tolerance_points);
+    Ok(Stamp {
+        recorded: crate::peer_cost::command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        fingerprint: Fingerprint::now(root)?,
+        executed: coverage.executed,
+        listed: coverage.listed,
+        tolerance_points,
+    })
 }
 
 /// The names, sorted and each once, of the functions of `binary` that `profile` gives

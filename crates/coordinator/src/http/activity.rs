@@ -8,9 +8,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
+
 use tokio::time::Instant;
 
 use super::limits::ConnectionLimits;
@@ -72,7 +74,7 @@ impl Activity {
     }
 
     /// Bytes came in: when waiting, the headers of a request are now being read.
-    fn heard(&self) {
+    pub(super) fn heard(&self) {
         let waiting = matches!(*self.phase(), Phase::Waiting { heard: false, .. });
         if waiting {
             self.update(|phase| match phase {
@@ -85,16 +87,38 @@ impl Activity {
         }
     }
 
+    /// Moves the start of its wait `by` into the past (tests of shedding without
+    /// waiting out [`SHED_GRACE`]).
+    #[cfg(test)]
+    pub(super) fn waited(&self, by: Duration) {
+        let mut phase = self.phase();
+        if let Phase::Waiting { since, heard } = *phase {
+            *phase = Phase::Waiting {
+                since: since.checked_sub(by).unwrap_or(since),
+                heard,
+            };
+        }
+    }
+
     /// A request of this connection passed authentication.
     pub(super) fn authenticate(&self) {
         self.authenticated.store(true, Ordering::SeqCst);
     }
 
-    /// Whether it may be shed for a new connection: never authenticated, no request in
-    /// flight (a client still sending headers included), not shed already.
+    /// When it may be shed for a new connection if nothing changes: never while it
+    /// was authenticated, has a request in flight or was shed already; else
+    /// [`SHED_GRACE`] after it began to wait (accepted, its last request ended, or the
+    /// first bytes of its next request came).
+    pub(super) fn sheddable_at(&self) -> Option<Instant> {
+        if self.authenticated.load(Ordering::SeqCst) {
+            return None;
+        }
+        sheddable_at(*self.phase())
+    }
+
+    /// Whether it may be shed for a new connection now ([`Activity::sheddable_at`]).
     pub(super) fn sheddable(&self) -> bool {
-        let phase = self.phase();
-        matches!(*phase, Phase::Waiting { .. }) && !self.authenticated.load(Ordering::SeqCst)
+        self.sheddable_at().is_some_and(|at| at <= Instant::now())
     }
 
     /// Whether it was shed.
@@ -106,8 +130,8 @@ impl Activity {
     /// Whether it was.
     pub(super) fn shed(&self) -> bool {
         let mut phase = self.phase();
-        let shed =
-            matches!(*phase, Phase::Waiting { .. }) && !self.authenticated.load(Ordering::SeqCst);
+        let shed = !self.authenticated.load(Ordering::SeqCst)
+            && sheddable_at(*phase).is_some_and(|at| at <= Instant::now());
         if shed {
             *phase = Phase::Shed;
             drop(phase);
@@ -159,6 +183,23 @@ impl Activity {
                 }
             }
         }
+    }
+}
+
+/// How long a connection without a request in flight waits before it may be shed. A
+/// client that connects and sends its request at once has done all it should, yet the
+/// server can look at the connection before its bytes come, or between reading them
+/// and starting the request (a burst of clients, a loaded machine, the connections'
+/// tasks on other threads): shedding such connections at once closed complete requests
+/// unanswered under 1,000 concurrent `POST /runs` (issue 50.2; `tests/it/burst.rs`).
+/// A slow client is still shed, a second later.
+pub(super) const SHED_GRACE: Duration = Duration::from_secs(1);
+
+/// [`Activity::sheddable_at`] of a phase, authentication aside.
+fn sheddable_at(phase: Phase) -> Option<Instant> {
+    match phase {
+        Phase::Waiting { since, .. } => Some(since + SHED_GRACE),
+        Phase::Busy(_) | Phase::Shed => None,
     }
 }
 
@@ -315,9 +356,32 @@ mod tests {
     }
 
     #[test]
+    fn a_silent_connection_is_shed_only_after_the_grace() {
+        let fresh = activity();
+        assert!(
+            !fresh.sheddable() && !fresh.shed(),
+            "its request may be on the way"
+        );
+        let at = fresh.sheddable_at().unwrap();
+        assert!(at > Instant::now() && at <= Instant::now() + SHED_GRACE);
+        fresh.heard();
+        assert!(
+            !fresh.sheddable(),
+            "its first bytes came: the grace starts again"
+        );
+        fresh.waited(SHED_GRACE);
+        assert!(
+            fresh.sheddable(),
+            "half its headers, then nothing: it may be shed"
+        );
+        assert!(fresh.shed());
+    }
+
+    #[test]
     fn only_an_unauthenticated_connection_without_a_request_in_flight_is_shed() {
         let waiting = activity();
         waiting.heard();
+        waiting.waited(SHED_GRACE);
         assert!(waiting.sheddable(), "half-sent headers");
         let busy = activity();
         let request = BusyGuard::begin(Arc::clone(&busy));
@@ -336,6 +400,7 @@ mod tests {
     #[tokio::test]
     async fn a_shed_connection_s_watchdog_fires_at_once() {
         let activity = activity();
+        activity.waited(SHED_GRACE);
         let watchdog = tokio::spawn({
             let activity = Arc::clone(&activity);
             async move { activity.watchdog(limits()).await }

@@ -3,7 +3,9 @@
 //!
 //! A connection may be shed while it was never authenticated and has no request in
 //! flight (it sent nothing, or only part of its headers): that is all a client without
-//! the token can hold. The one shed is the oldest such connection of the peer that
+//! the token can hold; but only once it has waited
+//! [`SHED_GRACE`](super::activity::SHED_GRACE): in a burst of clients that each send a
+//! whole request, the server can look at a connection before its bytes come.
 //! holds the most of them, so a flood from one address displaces its own connections
 //! first, never another peer's while it holds more. A peer is an IPv4 address or an
 //! IPv6 /64 (what one host is usually given). With nothing to shed (every connection
@@ -16,6 +18,7 @@ use std::net::{IpAddr, Ipv6Addr};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use super::activity::Activity;
 
@@ -84,16 +87,22 @@ impl Connections {
     }
 
     /// Completes once a new connection may be taken: fewer than the cap are held, or
-    /// one of them may be shed for it.
+    /// one of them may be shed for it (at once, or when a silent one's grace ends).
     pub(super) async fn room(&self) {
         loop {
             let notified = self.room.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if self.has_room() {
-                return;
+            match self.room_at() {
+                Some(at) if at <= Instant::now() => return,
+                Some(at) => {
+                    tokio::select! {
+                        () = notified => {}
+                        () = tokio::time::sleep_until(at) => {}
+                    }
+                }
+                None => notified.await,
             }
-            notified.await;
         }
     }
 
@@ -110,18 +119,32 @@ impl Connections {
         }
     }
 
-    fn has_room(&self) -> bool {
+    /// When a new connection may be taken if nothing else changes: now while fewer
+    /// than the cap are held, else when the first connection becomes sheddable; `None`
+    /// when none will by itself (or too many shed ones are not closed yet).
+    fn room_at(&self) -> Option<Instant> {
         let table = self.table();
         let shedding = table
             .open
             .values()
             .filter(|entry| entry.activity.is_shed())
             .count();
-        let held = table.open.len().saturating_sub(shedding);
         if shedding >= SHEDDING_AHEAD {
-            return false;
+            return None;
         }
-        held < self.cap || table.open.values().any(|entry| entry.activity.sheddable())
+        if table.open.len().saturating_sub(shedding) < self.cap {
+            return Some(Instant::now());
+        }
+        table
+            .open
+            .values()
+            .filter_map(|entry| entry.activity.sheddable_at())
+            .min()
+    }
+
+    #[cfg(test)]
+    fn has_room(&self) -> bool {
+        self.room_at().is_some_and(|at| at <= Instant::now())
     }
 
     /// Takes a new connection from `peer` (accepted already): at once when fewer than
@@ -139,7 +162,15 @@ impl Connections {
             if let Some(admitted) = self.try_admit(peer, activity) {
                 return admitted;
             }
-            notified.await;
+            match self.room_at() {
+                Some(at) => {
+                    tokio::select! {
+                        () = notified => {}
+                        () = tokio::time::sleep_until(at) => {}
+                    }
+                }
+                None => notified.await,
+            }
         }
     }
 
@@ -237,10 +268,34 @@ mod tests {
     const FLOOD: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2));
     const OTHER: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));
 
+    /// A connection admitted that has waited out its grace (sheddable).
     fn connect(connections: &Arc<Connections>, peer: IpAddr) -> (Arc<Activity>, Admitted) {
         let activity = connections.activity();
         let admitted = connections.try_admit(peer, &activity).unwrap();
+        activity.waited(super::super::activity::SHED_GRACE);
         (activity, admitted)
+    }
+
+    #[test]
+    fn silent_connections_are_not_shed_within_their_grace() {
+        let connections = Connections::new(2);
+        let first = connections.activity();
+        let _a = connections.try_admit(FLOOD, &first).unwrap();
+        let second = connections.activity();
+        let _b = connections.try_admit(FLOOD, &second).unwrap();
+        assert!(
+            !connections.has_room(),
+            "the cap is full of silent connections"
+        );
+        let at = connections.room_at().unwrap();
+        assert!(at > Instant::now(), "room comes when the first grace ends");
+        let late = connections.activity();
+        assert!(connections.try_admit(FLOOD, &late).is_none());
+        assert!(!first.is_shed() && !second.is_shed());
+        second.waited(super::super::activity::SHED_GRACE);
+        assert!(connections.has_room(), "its grace is over: it may be shed");
+        let _c = connections.try_admit(FLOOD, &late).unwrap();
+        assert!(second.is_shed() && !first.is_shed());
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod support;
 
 mod agents;
 mod approvals;
+mod burst;
 mod client;
 mod console_login;
 mod hooks;

@@ -10,6 +10,10 @@
 //!   - `timing FIRST ANSWERING`: the `CLOCK_MONOTONIC` reading in nanoseconds when the
 //!     first request arrived (`-` if none did) and the nanoseconds it spent answering,
 //!     summed over the requests ([`ServeTimes`]).
+//! - `scenario_server answer` serves the scenario's final answer to every request, as
+//!   many as come (for `cargo xtask serve-load`: each run of an AI agent is one
+//!   request), prints its URL the same way, serves until its standard input closes or
+//!   gets a line, then prints `requests N`.
 //!
 //! [`file_read_scenario`]: oxydra_test_support::file_read_scenario
 //! [`file_read_scenario::server`]: oxydra_test_support::file_read_scenario::server
@@ -20,7 +24,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use oxydra_test_support::file_read_scenario;
+use oxydra_test_support::{MockServer, file_read_scenario, openai};
 
 fn serve() -> std::io::Result<()> {
     let server = file_read_scenario::server()?;
@@ -49,6 +53,17 @@ fn serve() -> std::io::Result<()> {
     }
 }
 
+fn answer() -> std::io::Result<()> {
+    let server = MockServer::repeating(vec![openai::text(file_read_scenario::ANSWER)])?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", server.openai_url())?;
+    out.flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    writeln!(out, "requests {}", server.hits())?;
+    out.flush()
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args
@@ -58,9 +73,12 @@ fn main() -> ExitCode {
         .as_slice()
     {
         ["serve"] => serve(),
+        ["answer"] => answer(),
         ["notes", dir] => file_read_scenario::write_notes(Path::new(dir)),
         _ => {
-            eprintln!("usage: scenario_server serve | scenario_server notes DIR");
+            eprintln!(
+                "usage: scenario_server serve | scenario_server answer | scenario_server notes DIR"
+            );
             return ExitCode::from(2);
         }
     };
