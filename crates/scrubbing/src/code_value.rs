@@ -3,8 +3,7 @@
 //! call, or a list of validation rules (`password => 'required|min:8'`). The value
 //! filter asks these before a value under a secret's label is redacted.
 
-use crate::value_filter::is_word_or_path;
-use crate::word_shape::is_words;
+use crate::word_shape::{is_word_or_path, is_words};
 
 /// `ADMIN_PASSWORD_FROM_VAULT`, `GITHUB_TOKEN_READONLY`: a bare constant's name, two
 /// or more capitalised words joined by `_` (letters only).

@@ -15,7 +15,7 @@ use crate::code_value::{
 use crate::key_names::KeyInfo;
 use crate::placeholder::{is_name_not_value, is_placeholder, is_placeholder_words};
 use crate::redaction::Keyword;
-use crate::word_shape::is_words;
+use crate::word_shape::{is_word_or_path, is_words};
 
 /// Values shorter than this (in characters) are never redacted as labelled values.
 pub(crate) const MIN_VALUE_CHARS: usize = 3;
@@ -230,20 +230,6 @@ pub(crate) fn is_identifier_like(value: &str) -> bool {
         .split([':', '.', '-', '_', '/', '@'])
         .filter(|p| !p.is_empty())
         .all(|p| p.bytes().all(|b| b.is_ascii_digit()) || is_words(p))
-}
-
-/// A weak label's value that is a word, identifier or path rather than data: no digit
-/// and made of words (`basic`, `BASIC`, `TestParseYAMLBlock`, `oauth-proxy`, not
-/// `dXNlcjpwYXNz`); or a path (`/etc/creds.json`, `~/.netrc`).
-pub(crate) fn is_word_or_path(value: &str) -> bool {
-    let wordy = !value.bytes().any(|b| b.is_ascii_digit())
-        && value
-            .split(['.', ':', '/'])
-            .all(|part| part.is_empty() || is_words(part));
-    wordy
-        || ["/", "~/", "./", "../"]
-            .iter()
-            .any(|p| value.starts_with(p))
 }
 
 /// True when a bare value is a lowercase word followed by more words: prose such as

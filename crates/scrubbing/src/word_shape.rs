@@ -58,6 +58,20 @@ fn is_word_piece(piece: &str) -> bool {
     }
 }
 
+/// A weak label's value that is a word, identifier or path rather than data: no digit
+/// and made of words (`basic`, `BASIC`, `TestParseYAMLBlock`, `oauth-proxy`, not
+/// `dXNlcjpwYXNz`); or a path (`/etc/creds.json`, `~/.netrc`).
+pub(crate) fn is_word_or_path(value: &str) -> bool {
+    let wordy = !value.bytes().any(|b| b.is_ascii_digit())
+        && value
+            .split(['.', ':', '/'])
+            .all(|part| part.is_empty() || is_words(part));
+    wordy
+        || ["/", "~/", "./", "../"]
+            .iter()
+            .any(|p| value.starts_with(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
