@@ -12,7 +12,7 @@
 //! rotating by one each round, so no side always runs on a warmer cache), and the
 //! table gives the medians ([`table`]): CPU, wall, peak RSS, start-up to the first
 //! request, the server's time answering, and the client's overhead per request with
-//! the server's time taken out ([`measure`] says how each is taken). It is never part
+//! the server's time taken out ([`mod@measure`] says how each is taken). It is never part
 //! of `cargo xtask ci`.
 //!
 //! `--pairs N` (the name from when there were two sides) sets the rounds; `--peers

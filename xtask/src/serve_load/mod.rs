@@ -41,7 +41,7 @@ use stats::Summary;
 /// The goal of issue 50.2: every answer within this time of its request.
 const GOAL: Duration = Duration::from_millis(1500);
 
-/// The agent every run starts. `[serve]` is filled in by [`config`].
+/// The agent every run starts. `[serve]` is filled in by `config`.
 const AGENT: &str = r#"
 [[agents]]
 name = "answerer"
