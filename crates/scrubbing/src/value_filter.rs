@@ -15,7 +15,7 @@ use crate::code_value::{
 use crate::key_names::KeyInfo;
 use crate::placeholder::{is_name_not_value, is_placeholder, is_placeholder_words};
 use crate::redaction::Keyword;
-use crate::word_shape::{is_word_or_path, is_words};
+use crate::word_shape::{is_path, is_word_or_path, is_words};
 
 /// Values shorter than this (in characters) are never redacted as labelled values.
 pub(crate) const MIN_VALUE_CHARS: usize = 3;
@@ -105,6 +105,10 @@ pub(crate) enum ValueShape {
 
 /// True when a value labelled by `key` is obviously not a secret.
 pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) -> bool {
+    // A key, token or secret is generated; a password is a person's choice, and may be
+    // a short number, a path or words, so the shapes below that say "not generated"
+    // do not clear it.
+    let generated = key.keyword != Keyword::Password;
     if value.chars().count() < MIN_VALUE_CHARS || is_placeholder(value) {
         return true;
     }
@@ -120,10 +124,7 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     }
     // A short number is a setting (`api-key: 12345`, a port, a count); a person's PIN
     // under a password label is not.
-    if key.keyword != Keyword::Password
-        && value.bytes().all(|b| b.is_ascii_digit())
-        && value.len() < MIN_NUMERIC_KEY
-    {
+    if generated && value.bytes().all(|b| b.is_ascii_digit()) && value.len() < MIN_NUMERIC_KEY {
         return true;
     }
     // `required|string|confirmed`, `required|min:8`: a list of validation rules.
@@ -133,7 +134,7 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     // `vault:secret/data/ci#token`, `file:/run/secrets/x`,
     // `projects/p/secrets/api-key/versions/latest`: where a key is kept, a path of
     // words. A password may be words (`correct/horse`), so it is left out.
-    if key.keyword != Keyword::Password && is_secret_reference(value) {
+    if generated && is_secret_reference(value) {
         return true;
     }
     // `@Microsoft.KeyVault(SecretUri=…)`: an app setting that calls for its value.
@@ -141,11 +142,7 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
         return true;
     }
     // A path where a key is expected names the file the key is in (`~/.ssh/id_rsa`).
-    if key.keyword != Keyword::Password
-        && ["/", "~/", "./", "../"]
-            .iter()
-            .any(|p| value.starts_with(p))
-    {
+    if generated && is_path(value) {
         return true;
     }
     // `token_count: 42`, `tokens: 1.5`; a long number under a token label is an id
@@ -178,7 +175,7 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
                 || is_field_path(value.trim_end_matches(['!', '?']))
                 || is_sigil_reference(value)
                 || is_constant_name(value)
-                || (key.keyword != Keyword::Password && is_camel_identifier(value))
+                || (generated && is_camel_identifier(value))
         }
     }
 }

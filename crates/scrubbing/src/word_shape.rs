@@ -66,10 +66,15 @@ pub(crate) fn is_word_or_path(value: &str) -> bool {
         && value
             .split(['.', ':', '/'])
             .all(|part| part.is_empty() || is_words(part));
-    wordy
-        || ["/", "~/", "./", "../"]
-            .iter()
-            .any(|p| value.starts_with(p))
+    wordy || is_path(value)
+}
+
+/// A file path: absolute, from the home directory, or relative with `./` or `../`
+/// (`/etc/creds.json`, `~/.ssh/id_rsa`).
+pub(crate) fn is_path(value: &str) -> bool {
+    ["/", "~/", "./", "../"]
+        .iter()
+        .any(|p| value.starts_with(p))
 }
 
 #[cfg(test)]
