@@ -118,8 +118,12 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     {
         return true;
     }
-    // `"Bearer " + token`: the scheme a value is put after, not the value.
-    if value.ends_with(' ') && value.trim().eq_ignore_ascii_case("bearer") {
+    // `"Bearer " + token`, `"Basic " + encoded`: a word and a blank that code puts a
+    // value after (an authorization scheme), not the value.
+    if generated && value.ends_with(' ') && {
+        let word = value.trim();
+        !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphabetic())
+    } {
         return true;
     }
     // A short number is a setting (`api-key: 12345`, a port, a count); a person's PIN

@@ -46,6 +46,8 @@ const CODE: &[&str] = &[
     r#"password = "true""#,
     r#"password: "null""#,
     r#"token = "Bearer " + token"#,
+    r#"token = "Basic " + encoded"#,
+    r#"api_key = "Token " + key"#,
     r#"password: Joi.string().required()"#,
     r#"password: String::new(),"#,
     r#""secret_key_base": "<%= ENV[\"SECRET_KEY_BASE\"] %>""#,
@@ -181,6 +183,7 @@ fn the_same_labels_with_a_secret_are_redacted() {
             "GOCSPX-Zx9qL2mN8vB4kP7wR3tYq1w",
         ),
         ("password = '@dm1n!2024'", "@dm1n!2024"),
+        ("password = \"hunter \"", "hunter"),
         ("token = Bearer_Zx9qL2mN8vB4kP7w", "Bearer_Zx9qL2mN8vB4kP7w"),
     ] {
         let out = scrub(line);
