@@ -101,14 +101,10 @@ pub fn prompt_from(
     };
     let prompt = match prompt {
         Some("-") => from_stdin(read_stdin()?),
-        Some(text) if stdin.is_piped() => {
-            let piped = read_stdin()?;
-            if piped.trim().is_empty() {
-                person(text)
-            } else {
-                from_stdin(join_piped(text, &piped))
-            }
-        }
+        Some(text) if stdin.is_piped() => match join_piped(text, &read_stdin()?) {
+            Some(joined) => from_stdin(joined),
+            None => person(text),
+        },
         Some(text) => person(text),
         None => person(""),
     };
@@ -123,14 +119,10 @@ fn person(text: &str) -> Prompt {
     }
 }
 
-/// The prompt followed by the text piped in, if there was any.
-fn join_piped(prompt: &str, piped: &str) -> String {
+/// The prompt followed by the text piped in; `None` when nothing but blanks was.
+fn join_piped(prompt: &str, piped: &str) -> Option<String> {
     let piped = piped.trim_end();
-    if piped.trim().is_empty() {
-        prompt.to_owned()
-    } else {
-        format!("{prompt}\n\n{piped}")
-    }
+    (!piped.trim().is_empty()).then(|| format!("{prompt}\n\n{piped}"))
 }
 
 fn non_empty(prompt: Prompt) -> Result<Prompt, CliError> {
@@ -159,11 +151,11 @@ mod tests {
     #[test]
     fn piped_text_follows_the_prompt_after_a_blank_line() {
         assert_eq!(
-            join_piped("Summarise this", "line one\nline two\n\n"),
-            "Summarise this\n\nline one\nline two"
+            join_piped("Summarise this", "line one\nline two\n\n").as_deref(),
+            Some("Summarise this\n\nline one\nline two")
         );
-        assert_eq!(join_piped("Summarise this", " \n"), "Summarise this");
-        assert_eq!(join_piped("Summarise this", ""), "Summarise this");
+        assert_eq!(join_piped("Summarise this", " \n"), None);
+        assert_eq!(join_piped("Summarise this", ""), None);
     }
 
     #[test]
