@@ -15,9 +15,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv6Addr};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
 use tokio::time::Instant;
 
 use super::activity::Activity;
@@ -95,13 +97,7 @@ impl Connections {
             notified.as_mut().enable();
             match self.room_at() {
                 Some(at) if at <= Instant::now() => return,
-                Some(at) => {
-                    tokio::select! {
-                        () = notified => {}
-                        () = tokio::time::sleep_until(at) => {}
-                    }
-                }
-                None => notified.await,
+                until => changed_or(notified, until).await,
             }
         }
     }
@@ -162,15 +158,7 @@ impl Connections {
             if let Some(admitted) = self.try_admit(peer, activity) {
                 return admitted;
             }
-            match self.room_at() {
-                Some(at) => {
-                    tokio::select! {
-                        () = notified => {}
-                        () = tokio::time::sleep_until(at) => {}
-                    }
-                }
-                None => notified.await,
-            }
+            changed_or(notified, self.room_at()).await;
         }
     }
 
@@ -257,6 +245,20 @@ fn peer_of(ip: IpAddr) -> IpAddr {
                 IpAddr::V6(Ipv6Addr::from(prefix))
             }
         },
+    }
+}
+
+/// Waits until the table changes (`notified`, enabled before it was read) or, when
+/// given, `until` (a silent connection's grace ends and it may be shed).
+async fn changed_or(notified: Pin<&mut Notified<'_>>, until: Option<Instant>) {
+    match until {
+        Some(at) => {
+            tokio::select! {
+                () = notified => {}
+                () = tokio::time::sleep_until(at) => {}
+            }
+        }
+        None => notified.await,
     }
 }
 
