@@ -69,6 +69,20 @@ pub fn text(text: &str) -> Reply {
 /// A whole (not streamed) text answer, as a `stream: false` request gets it (the
 /// rolling summary's call, a provider that does not stream).
 pub fn whole_text(text: &str) -> Reply {
+    whole(
+        json!({"role": "assistant", "content": text}),
+        "stop",
+        (100, 20),
+    )
+}
+
+/// A whole (not streamed) Chat Completions reply: `message`, why it finished, and the
+/// `(prompt, completion)` tokens it reports.
+fn whole(
+    message: serde_json::Value,
+    finish_reason: &str,
+    (prompt, completion): (u64, u64),
+) -> Reply {
     Reply::json(
         200,
         json!({
@@ -78,10 +92,14 @@ pub fn whole_text(text: &str) -> Reply {
             "model": "gpt-4o-mini",
             "choices": [{
                 "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": finish_reason,
             }],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
         })
         .to_string(),
     )
@@ -127,21 +145,10 @@ pub fn whole_tool_calls(calls: &[Call<'_>]) -> Reply {
                    "function": {"name": name, "arguments": arguments}})
         })
         .collect();
-    Reply::json(
-        200,
-        json!({
-            "id": "chatcmpl-e2e",
-            "object": "chat.completion",
-            "created": 1_700_000_000,
-            "model": "gpt-4o-mini",
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": null, "tool_calls": calls},
-                "finish_reason": "tool_calls",
-            }],
-            "usage": {"prompt_tokens": 150, "completion_tokens": 30, "total_tokens": 180},
-        })
-        .to_string(),
+    whole(
+        json!({"role": "assistant", "content": null, "tool_calls": calls}),
+        "tool_calls",
+        (150, 30),
     )
 }
 
