@@ -59,23 +59,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let root = crate::workspace_root();
     let target = crate::bench::target_dir(&root, std::env::var_os("CARGO_TARGET_DIR"));
     if build && oxydra.is_none() {
-        crate::peer_cost::cargo(
-            &root,
-            &["build", "--release", "-p", "oxydra-cli", "--bin", "oxydra"],
-        )?;
+        crate::peer_cost::build_bin(&root, "oxydra-cli", "oxydra", true)?;
     }
     if build && server.is_none() {
-        crate::peer_cost::cargo(
-            &root,
-            &[
-                "build",
-                "--release",
-                "-p",
-                "oxydra-test-support",
-                "--bin",
-                "scenario_server",
-            ],
-        )?;
+        crate::peer_cost::build_bin(&root, "oxydra-test-support", "scenario_server", true)?;
     }
     let oxydra = oxydra.unwrap_or_else(|| target.join("release/oxydra"));
     let server = server.unwrap_or_else(|| target.join("release/scenario_server"));

@@ -187,6 +187,22 @@ pub fn run(args: &[String]) -> Result<(), String> {
 }
 
 /// Runs cargo in the workspace root.
+/// Builds binary `bin` of `package` alone (together with another package, cargo would
+/// unify their dependencies' features and build an `oxydra` other than the one users
+/// get), in release or debug.
+pub(crate) fn build_bin(
+    root: &Path,
+    package: &str,
+    bin: &str,
+    release: bool,
+) -> Result<(), String> {
+    let mut args = vec!["build", "-p", package, "--bin", bin];
+    if release {
+        args.push("--release");
+    }
+    cargo(root, &args)
+}
+
 pub(crate) fn cargo(root: &Path, args: &[&str]) -> Result<(), String> {
     eprintln!("==> cargo {}", args.join(" "));
     status(Command::new("cargo").args(args).current_dir(root))

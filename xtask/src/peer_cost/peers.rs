@@ -134,23 +134,8 @@ pub(crate) fn oxydra_side(oxydra: &Path, workspace: &str, prompt: &str) -> Side 
 
 /// Builds `oxydra`, the scenario server and the `peers`, all in release.
 pub(crate) fn build_all(root: &Path, target: &Path, peers: &[&Peer]) -> Result<(), String> {
-    // Built one package at a time: together, cargo would unify their dependencies'
-    // features and build an `oxydra` other than the one users get.
-    super::cargo(
-        root,
-        &["build", "--release", "-p", "oxydra-cli", "--bin", "oxydra"],
-    )?;
-    super::cargo(
-        root,
-        &[
-            "build",
-            "--release",
-            "-p",
-            "oxydra-test-support",
-            "--bin",
-            "scenario_server",
-        ],
-    )?;
+    super::build_bin(root, "oxydra-cli", "oxydra", true)?;
+    super::build_bin(root, "oxydra-test-support", "scenario_server", true)?;
     peers.iter().try_for_each(|peer| peer.build(root, target))
 }
 

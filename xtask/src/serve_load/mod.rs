@@ -118,11 +118,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let profile = if options.release { "release" } else { "debug" };
     if options.build {
         let build = |package: &str, bin: &str| {
-            let mut args = vec!["build", "-p", package, "--bin", bin];
-            if options.release {
-                args.push("--release");
-            }
-            crate::peer_cost::cargo(&root, &args)
+            crate::peer_cost::build_bin(&root, package, bin, options.release)
         };
         if options.oxydra.is_none() {
             build("oxydra-cli", "oxydra")?;
