@@ -126,16 +126,22 @@ pub(crate) fn profile(
             .status()
             .map_err(|e| format!("valgrind: {e}"))
     });
-    // Closing its standard input ends the server, which then says what it served.
+    // Closing its standard input ends the server, which then says what it served. Every
+    // line is read to the end: a pipe closed after the first would fail the server's
+    // next write (EPIPE), and the guard with it.
     drop(mock.stdin.take());
     let served = mock
         .stdout
         .take()
-        .and_then(|stdout| {
-            BufReader::new(stdout)
+        .map(|stdout| {
+            let lines: Vec<String> = BufReader::new(stdout)
                 .lines()
                 .map_while(Result::ok)
+                .collect();
+            lines
+                .into_iter()
                 .find(|line| line.starts_with("requests"))
+                .unwrap_or_default()
         })
         .unwrap_or_default();
     let server_exit = mock.wait().map_err(|e| format!("scenario server: {e}"))?;
