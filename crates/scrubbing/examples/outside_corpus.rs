@@ -106,11 +106,12 @@ fn main() {
     }
 }
 
-/// The scrubber's layer behind a redaction, without the rule or provider it names.
-fn layer(kind: &oxydra_scrubbing::RedactionKind) -> &'static str {
+/// The scrubber's layer behind a redaction, without the rule or provider it names;
+/// for a labelled value, the kind of label (`labelled (token)`).
+fn layer(kind: &oxydra_scrubbing::RedactionKind) -> String {
     use oxydra_scrubbing::RedactionKind as K;
-    match kind {
-        K::Keyword(_) => "labelled",
+    let name = match kind {
+        K::Keyword(keyword) => return format!("labelled ({})", keyword.as_str()),
         K::Authorization => "authorization",
         K::ApiKey(_) | K::Jwt => "built-in format",
         K::PrivateKey => "private key",
@@ -118,5 +119,6 @@ fn layer(kind: &oxydra_scrubbing::RedactionKind) -> &'static str {
         K::HighEntropy => "high entropy",
         K::Rule(_) => "gitleaks rule",
         _ => "other",
-    }
+    };
+    name.to_owned()
 }
