@@ -12,6 +12,7 @@ use crate::code_value::{
     is_call_head, is_camel_identifier, is_constant_name, is_field_path, is_rule_list,
     is_secret_reference, is_sigil_reference,
 };
+use crate::entropy::shannon_entropy;
 use crate::key_names::KeyInfo;
 use crate::placeholder::{is_name_not_value, is_placeholder, is_placeholder_words};
 use crate::redaction::Keyword;
@@ -24,6 +25,11 @@ const MIN_NUMERIC_TOKEN: usize = 14;
 /// Fewer digits than this under a key, secret or token label are a setting or a
 /// count, not a credential.
 const MIN_NUMERIC_KEY: usize = 8;
+/// The least entropy (bits per character) any of gitleaks' rules accepts in a secret:
+/// its lowest entropy floor (`rules/gitleaks.rules`; a test keeps the two equal). A
+/// key, token or secret at or below it is no generated value of any known format but a
+/// mask of one repeated character after a format's prefix (`glc_1111…`, `AIzaaaa…`).
+const MIN_FORMAT_ENTROPY: f64 = 1.0;
 /// Shortest value a bare `key` label (`key = "…"`, `sl_key: …`) takes: encoded key
 /// material, not a word.
 const MIN_KEY_MATERIAL: usize = 16;
@@ -124,6 +130,11 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
         let word = value.trim();
         !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphabetic())
     } {
+        return true;
+    }
+    // A generated value has some randomness: one character repeated after a prefix
+    // (`glc_1111…1=`) is a mask, as gitleaks' entropy floors judge its rules' secrets.
+    if generated && shannon_entropy(value) <= MIN_FORMAT_ENTROPY {
         return true;
     }
     // A short number is a setting (`api-key: 12345`, a port, a count); a person's PIN
@@ -494,5 +505,39 @@ mod tests {
         assert!(!is_non_secret_value("String", PASSWORD, ValueShape::Quoted));
         assert!(!is_non_secret_value("$2b$12$abcdefghijk", PASSWORD, BARE));
         assert!(!is_non_secret_value("pässwört", PASSWORD, BARE));
+    }
+
+    #[test]
+    fn one_character_repeated_after_a_prefix_is_a_mask_for_a_key_not_a_password() {
+        for value in ["qk_77777777777777777777777777=", "Zpqeeeeeeeeeeeeeeeeeeeee"] {
+            assert!(
+                is_non_secret_value(value, TOKEN, ValueShape::Quoted),
+                "{value}"
+            );
+            assert!(
+                !is_non_secret_value(value, PASSWORD, ValueShape::Quoted),
+                "{value}"
+            );
+        }
+        // A made-up key with a short run is still random enough.
+        assert!(!is_non_secret_value(
+            "qk_7777aB3dE9",
+            TOKEN,
+            ValueShape::Quoted
+        ));
+    }
+
+    #[test]
+    fn the_entropy_bound_is_the_rules_lowest_floor() {
+        let lowest = crate::rule_data::rules()
+            .unwrap()
+            .rules
+            .iter()
+            .filter_map(|r| r.entropy)
+            .fold(f64::INFINITY, f64::min);
+        assert!(
+            (lowest - MIN_FORMAT_ENTROPY).abs() < f64::EPSILON,
+            "{lowest}"
+        );
     }
 }
