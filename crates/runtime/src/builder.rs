@@ -531,6 +531,9 @@ impl AgentRuntimeBuilder {
                 .with_known_secrets(known_secrets)
                 .map_err(|error| RuntimeError::Config(error.to_string()))?
         };
+        // A tool's output is scrubbed for the event that reports it and again for the
+        // model: the second costs a hash and a compare (`Scrubber::with_memo`).
+        let scrubber = scrubber.with_memo();
         let inner = RuntimeInner {
             streaming: self.streaming.unwrap_or(capabilities.streaming),
             provider,

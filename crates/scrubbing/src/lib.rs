@@ -67,6 +67,7 @@ mod known_secrets;
 mod labelled;
 mod lazy_regex;
 mod markup;
+mod memo;
 mod merge;
 mod pem;
 mod placeholder;

@@ -10,6 +10,7 @@ use crate::error::ScrubError;
 use crate::keyword_patterns::{builtins, collect_builtins, collect_builtins_with};
 use crate::known_secrets::KnownSecrets;
 use crate::lazy_regex::Unavailable;
+use crate::memo::Memo;
 use crate::merge::{Candidate, PRIORITY_CUSTOM, drop_marker_overlaps, merge, render};
 use crate::redaction::{Redaction, RedactionKind, Scrubbed};
 
@@ -31,6 +32,9 @@ pub struct Scrubber {
     custom: Option<Arc<CustomPatterns>>,
     known: Option<Arc<KnownSecrets>>,
     entropy: bool,
+    /// What this configuration found in the texts it scrubbed last
+    /// ([`Scrubber::with_memo`]); shared by the scrubber's clones.
+    memo: Option<Arc<Memo>>,
 }
 
 #[derive(Debug)]
@@ -51,6 +55,7 @@ impl Scrubber {
         custom: None,
         known: None,
         entropy: true,
+        memo: None,
     };
 
     /// A scrubber with the built-in patterns and entropy detection.
@@ -113,6 +118,7 @@ impl Scrubber {
             custom,
             known: None,
             entropy: true,
+            memo: None,
         })
     }
 
@@ -163,13 +169,46 @@ impl Scrubber {
         } else {
             Some(Arc::new(KnownSecrets::new(all)?))
         };
-        Ok(self)
+        Ok(self.with_fresh_memo())
     }
 
     /// Turns entropy detection of unlabelled strings on (the default) or off.
     #[must_use]
     pub fn with_entropy_detection(mut self, enabled: bool) -> Self {
         self.entropy = enabled;
+        self.with_fresh_memo()
+    }
+
+    /// Remembers what the last texts of 256 bytes or more held (64 texts, 4 MiB at
+    /// most), so that scrubbing one of them again costs a hash and a compare instead
+    /// of a scan: a run scrubs a tool's output for the event that reports it, for the
+    /// model and, when it is clean, where it is stored. Clones share the memory; a
+    /// builder method that changes what is scrubbed gives the new scrubber an empty
+    /// one, so nothing remembered under one configuration answers for another. The
+    /// result is the same as without it.
+    ///
+    /// ```
+    /// use oxydra_scrubbing::Scrubber;
+    ///
+    /// let scrubber = Scrubber::new().with_memo();
+    /// let output = format!("{}\npassword=hunter2hunter2\n", "log line\n".repeat(40));
+    /// let first = scrubber.scrub(&output);
+    /// let again = scrubber.clone().scrub(&output);
+    /// assert_eq!(first.text, again.text);
+    /// assert_eq!(first.redactions, again.redactions);
+    /// ```
+    #[must_use]
+    pub fn with_memo(mut self) -> Self {
+        self.memo = Some(Arc::new(Memo::default()));
+        self
+    }
+
+    /// An empty memo in place of the one this scrubber had (if any): its
+    /// configuration has changed.
+    fn with_fresh_memo(mut self) -> Self {
+        if self.memo.is_some() {
+            self.memo = Some(Arc::new(Memo::default()));
+        }
         self
     }
 
@@ -180,6 +219,27 @@ impl Scrubber {
 
     /// Scrubs `text`. The result borrows `text` when nothing was redacted.
     pub fn scrub<'a>(&self, text: &'a str) -> Scrubbed<'a> {
+        let Some(memo) = self.memo.as_ref().filter(|_| Memo::worth_it(text)) else {
+            return self.scan(text);
+        };
+        if let Some(redactions) = memo.get(text) {
+            return rendered(text, redactions);
+        }
+        let scrubbed = self.scan(text);
+        // A text withheld because a pattern could not compile is not remembered: the
+        // next scrub tries again.
+        if !scrubbed
+            .redactions
+            .iter()
+            .any(|r| r.kind == RedactionKind::Unverified)
+        {
+            memo.put(text, &scrubbed.redactions);
+        }
+        scrubbed
+    }
+
+    /// [`Scrubber::scrub`] without the memo: every layer over `text`.
+    fn scan<'a>(&self, text: &'a str) -> Scrubbed<'a> {
         let mut candidates = Vec::new();
         if collect_patterns(text, &mut candidates).is_err() && !text.is_empty() {
             return withheld(text);
@@ -204,16 +264,9 @@ impl Scrubber {
         }
         drop_marker_overlaps(text, &mut candidates);
         if candidates.is_empty() {
-            return Scrubbed {
-                text: Cow::Borrowed(text),
-                redactions: Vec::new(),
-            };
+            return rendered(text, Vec::new());
         }
-        let redactions = merge(candidates);
-        Scrubbed {
-            text: Cow::Owned(render(text, &redactions)),
-            redactions,
-        }
+        rendered(text, merge(candidates))
     }
 }
 
@@ -276,6 +329,21 @@ fn collect_odd_keys(
 }
 
 /// Fail-closed result when a built-in pattern the text needed could not be compiled.
+/// `text` with `redactions` (sorted, not overlapping) replaced by their markers;
+/// borrowed when there are none.
+fn rendered(text: &str, redactions: Vec<Redaction>) -> Scrubbed<'_> {
+    if redactions.is_empty() {
+        return Scrubbed {
+            text: Cow::Borrowed(text),
+            redactions,
+        };
+    }
+    Scrubbed {
+        text: Cow::Owned(render(text, &redactions)),
+        redactions,
+    }
+}
+
 fn withheld(text: &str) -> Scrubbed<'static> {
     let redactions = vec![Redaction {
         range: 0..text.len(),

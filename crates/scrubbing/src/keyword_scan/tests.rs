@@ -119,7 +119,10 @@ fn the_nfa_and_the_dfa_find_the_same() {
     let line = "token=abc Token: PASS sk-1 ghp_x https://u:p@h -----BEGIN key salt; ";
     let long = line.repeat(200);
     for text in [line, "", "t", "tok", long.as_str(), &long[1..]] {
-        let (a, b) = (scanner.scan_with(&scanner.nfa, text), scanner.scan_with(&dfa, text));
+        let (a, b) = (
+            scanner.scan_with(&scanner.nfa, text),
+            scanner.scan_with(&dfa, text),
+        );
         let mut rules = (a.rules.clone(), b.rules.clone());
         rules.0.sort_unstable();
         rules.1.sort_unstable();
@@ -143,5 +146,8 @@ fn the_dfa_is_built_after_enough_bytes() {
     let hits = scanner.scan(&format!("{chunk} token"));
     assert!(matches!(scanner.dfa.get(), Some(Some(_))));
     assert_eq!(hits.labels.len(), 1);
-    assert_eq!(scanner.scan("Token").labels, vec![Range { start: 0, end: 5 }]);
+    assert_eq!(
+        scanner.scan("Token").labels,
+        vec![Range { start: 0, end: 5 }]
+    );
 }
