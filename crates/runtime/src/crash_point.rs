@@ -5,6 +5,7 @@
 //! never read the variable.
 
 /// The environment variable naming the point to abort at.
+#[cfg(debug_assertions)]
 pub(crate) const CRASH_AT_VAR: &str = "OXYDRA_TEST_CRASH_AT";
 
 /// Where a side-effecting call's journal may stop the process.
@@ -18,6 +19,7 @@ pub(crate) enum CrashPoint {
     OutcomeStored,
 }
 
+#[cfg(debug_assertions)]
 impl CrashPoint {
     /// The name `OXYDRA_TEST_CRASH_AT` gives it.
     pub(crate) fn name(self) -> &'static str {
