@@ -17,6 +17,7 @@
 //! Responses API, LM Studio's copy of it), [`AnthropicProvider`], [`GeminiProvider`]
 //! and [`OllamaProvider`] (Ollama's native API); they parse their streams with this
 //! crate's own SSE parser ([`sse`]) or, for Ollama, its NDJSON reader ([`ndjson`]).
+//! They write their request bodies with [`json_body`] (serde_json's bytes, faster).
 //! A message's parts (images, PDF documents) go to each API in its own documented shape;
 //! a part a provider cannot send, or past its documented limit, is a
 //! [`ProviderError::UnsupportedPart`] or [`ProviderError::PartLimit`] before anything is
@@ -65,6 +66,7 @@ mod fallback;
 mod from_env;
 mod gemini;
 mod http_error;
+pub mod json_body;
 mod kinds;
 pub mod ndjson;
 mod ollama;

@@ -141,6 +141,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn bodies_are_written_as_serde_json_writes_them() {
+        for request in crate::json_body::tests::rich_requests() {
+            for (stream, budget) in [(false, None), (true, Some(2_048))] {
+                let body = request::request_body(&request, stream, budget).unwrap();
+                crate::json_body::tests::assert_same_bytes(&body);
+            }
+        }
+    }
+
+    #[test]
     fn endpoint_and_limits() {
         let provider = AnthropicProvider::new(ProviderConfig::new("http://127.0.0.1:9/v1/", None));
         assert_eq!(provider.endpoint(), "http://127.0.0.1:9/v1/messages");

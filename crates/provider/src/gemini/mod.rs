@@ -142,6 +142,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn bodies_are_written_as_serde_json_writes_them() {
+        for request in crate::json_body::tests::rich_requests() {
+            for budget in [None, Some(1_024)] {
+                crate::json_body::tests::assert_same_bytes(&wire::request_body(&request, budget));
+            }
+        }
+    }
+
+    #[test]
     fn endpoints_and_limits() {
         let provider = GeminiProvider::new(ProviderConfig::new("http://127.0.0.1:9/v1beta/", None));
         assert_eq!(

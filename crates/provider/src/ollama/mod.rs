@@ -114,6 +114,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn bodies_are_written_as_serde_json_writes_them() {
+        for request in crate::json_body::tests::rich_requests() {
+            for stream in [false, true] {
+                crate::json_body::tests::assert_same_bytes(&wire::request_body(&request, stream));
+            }
+        }
+    }
+
+    #[test]
     fn endpoint_accepts_api_and_v1_roots() {
         for base in [
             "http://h:1",

@@ -62,6 +62,17 @@ impl OpenAiProvider {
         format!("{}/chat/completions", self.config.base())
     }
 
+    /// The body this client posts for `request` (`stream`: whether it asks for a
+    /// stream), as a value to serialise: what `complete` and `stream` send, for
+    /// inspecting a request or measuring what writing it costs.
+    pub fn request_body<'a>(
+        &self,
+        request: &'a ProviderRequest,
+        stream: bool,
+    ) -> impl serde::Serialize + use<'a> {
+        wire::request_body(request, self.config.reasoning_effort, stream)
+    }
+
     fn request(&self, body: &impl serde::Serialize) -> reqwest::RequestBuilder {
         self.config
             .post_json(self.endpoint(), body, KeyHeader::Bearer)

@@ -121,6 +121,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn bodies_are_written_as_serde_json_writes_them() {
+        for request in crate::json_body::tests::rich_requests() {
+            for effort in [None, Some(crate::ReasoningEffort::Low)] {
+                for stream in [false, true] {
+                    let body = wire::request_body(&request, effort, stream);
+                    crate::json_body::tests::assert_same_bytes(&body);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn endpoint_and_limits() {
         let provider =
             OpenAiResponsesProvider::new(ProviderConfig::new("http://localhost:1234/v1/", None));

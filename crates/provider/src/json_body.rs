@@ -1,0 +1,29 @@
+//! Request bodies as JSON bytes: the bytes serde_json writes, written faster.
+//!
+//! Every request of a conversation carries its whole history again (the APIs are
+//! stateless), so writing the body is most of a client's own work per request, and
+//! most of that is escaping strings: the tool results' text. serde_json looks at a
+//! string one byte at a time (~8 instructions a byte); [sonic-rs]' serializer, a port
+//! of serde_json's with the same escapes (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`,
+//! other control characters as `\u00xx`, nothing else: not `/`, not DEL, not U+2028)
+//! and the same number formatting (itoa, zmij), scans 32 bytes at a time and copies
+//! the runs that need no escape whole. The unit tests below check the two write the
+//! same bytes, for every provider's bodies and for strings of every kind.
+//!
+//! [sonic-rs]: https://docs.rs/sonic-rs
+
+use serde::Serialize;
+
+/// A value that could not be written as JSON: a map with keys that are not strings,
+/// or a `Serialize` implementation that failed. None of the clients' bodies is such.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the request body as JSON: {0}")]
+pub struct JsonBodyError(String);
+
+/// `value` as compact JSON: byte for byte what `serde_json::to_vec` returns.
+pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, JsonBodyError> {
+    sonic_rs::to_vec(value).map_err(|error| JsonBodyError(error.to_string()))
+}
+
+#[cfg(test)]
+pub(crate) mod tests;
