@@ -182,12 +182,12 @@ impl ProviderConfig {
     ) -> reqwest::RequestBuilder {
         let builder = self.client.post(url);
         let mut builder = match json_body::to_vec(body) {
-            Ok(bytes) => builder
+            Some(bytes) => builder
                 .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
                 .body(bytes),
             // What cannot be written as JSON fails as before: reqwest keeps
             // serde_json's error and reports it when the request is sent.
-            Err(_) => builder.json(body),
+            None => builder.json(body),
         };
         if let Some(api_key) = &self.api_key {
             builder = match key {

@@ -14,15 +14,12 @@
 
 use serde::Serialize;
 
-/// A value that could not be written as JSON: a map with keys that are not strings,
-/// or a `Serialize` implementation that failed. None of the clients' bodies is such.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot write the request body as JSON: {0}")]
-pub struct JsonBodyError(String);
-
-/// `value` as compact JSON: byte for byte what `serde_json::to_vec` returns.
-pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, JsonBodyError> {
-    sonic_rs::to_vec(value).map_err(|error| JsonBodyError(error.to_string()))
+/// `value` as compact JSON: byte for byte what `serde_json::to_vec` returns. `None`
+/// for a value that cannot be written as JSON (a map whose keys are not strings, a
+/// `Serialize` implementation that fails; none of the clients' bodies is such):
+/// `serde_json::to_vec` of it says why.
+pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Option<Vec<u8>> {
+    sonic_rs::to_vec(value).ok()
 }
 
 #[cfg(test)]
