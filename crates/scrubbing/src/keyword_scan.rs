@@ -17,10 +17,13 @@
 //! the regex did. Keys in odd mixed case (`tOkEn`) are the entropy scan's to notice.
 
 use std::ops::Range;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use aho_corasick::automaton::Automaton;
 use aho_corasick::automaton::StateID;
 use aho_corasick::dfa::DFA;
+use aho_corasick::nfa::contiguous::NFA;
 use aho_corasick::{Anchored, MatchKind, StartKind};
 
 /// The labelled values' trigger words, lowercase. Each is looked for in three
@@ -67,10 +70,22 @@ struct Entry {
     triggers: Vec<(usize, &'static str)>,
 }
 
-/// The automaton over every keyword and what each stands for.
+/// The automata over every keyword and what each stands for.
+///
+/// Two automata over the same words: a contiguous NFA, built at once, and a DFA, built
+/// once the scanner has walked [`DFA_AFTER`] bytes. The DFA walks a byte several times
+/// faster but costs ~14.7 M instructions to build (release), the NFA ~4.9 M: a short
+/// run (a few tool calls) never pays for the DFA, a long one gets it once it pays.
 #[derive(Debug)]
 pub(crate) struct KeywordScanner {
-    automaton: DFA,
+    nfa: NFA,
+    /// Built on the first scan after [`DFA_AFTER`] bytes (`None` inside: it could not
+    /// be built, and the NFA goes on).
+    dfa: OnceLock<Option<DFA>>,
+    /// Bytes walked by the NFA so far.
+    walked: AtomicUsize,
+    /// The keywords, lowercase, kept for building the DFA.
+    words: Vec<String>,
     entries: Vec<Entry>,
     /// The longest keyword's length: how far back of the middle the second of two
     /// walks starts (see [`KeywordScanner::scan`]).
@@ -79,6 +94,13 @@ pub(crate) struct KeywordScanner {
 
 /// Texts at least this long are walked as two halves at once.
 const TWO_WALKS_FROM: usize = 4096;
+
+/// Bytes the NFA walks before the DFA is built: where the DFA's cheaper walk has paid
+/// for its build. Measured in a release build of the 20-turn run (callgrind, the
+/// runtime's scrub memo on): the DFA's build costs ~9.8 M instructions more than the
+/// NFA's, and the NFA's walk ~10 more a byte; the run scrubs just under a megabyte,
+/// and the two came out within 0.3% of each other over the whole run.
+const DFA_AFTER: usize = 1 << 20;
 
 /// The most built-in patterns a scanner can report (`Hits::patterns` is a `u64`).
 pub(crate) const MAX_PATTERNS: usize = 64;
@@ -110,24 +132,38 @@ impl KeywordScanner {
                 .triggers
                 .push((pattern, literal));
         }
-        // A DFA: with 280 keywords, two-letter ones among them, in both cases, no
-        // prefilter skips much, and the DFA's one transition per byte measured 3–5
-        // times faster than the default NFA. Walked by hand (`scan`), without a
-        // prefilter, unanchored only.
-        let automaton = DFA::builder()
+        // With 280 keywords, two-letter ones among them, in both cases, no prefilter
+        // skips much: both automata are walked by hand (`scan`), without a prefilter,
+        // unanchored only.
+        let nfa = NFA::builder()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
             .prefilter(false)
-            .start_kind(StartKind::Unanchored)
             .build(&words)
             .ok()?;
-        automaton.start_state(Anchored::No).ok()?;
+        nfa.start_state(Anchored::No).ok()?;
         let longest = words.iter().map(String::len).max().unwrap_or(0);
         Some(Self {
-            automaton,
+            nfa,
+            dfa: OnceLock::new(),
+            walked: AtomicUsize::new(0),
+            words,
             entries,
             longest,
         })
+    }
+
+    /// The DFA over the same words as the NFA, the first time `text` takes the bytes
+    /// walked to [`DFA_AFTER`] or beyond; `None` before (and if it cannot be built).
+    fn dfa_for(&self, text: &str) -> Option<&DFA> {
+        if let Some(built) = self.dfa.get() {
+            return built.as_ref();
+        }
+        let walked = self.walked.fetch_add(text.len(), Ordering::Relaxed);
+        if walked.saturating_add(text.len()) < DFA_AFTER {
+            return None;
+        }
+        self.dfa.get_or_init(|| build_dfa(&self.words)).as_ref()
     }
 
     /// Every keyword of `text`, in one pass.
@@ -140,16 +176,23 @@ impl KeywordScanner {
     /// One walk is a chain of dependent loads (each transition needs the state before
     /// it); two independent chains keep the core busy while each waits.
     pub(crate) fn scan(&self, text: &str) -> Hits {
+        match self.dfa_for(text) {
+            Some(dfa) => self.scan_with(dfa, text),
+            None => self.scan_with(&self.nfa, text),
+        }
+    }
+
+    /// [`KeywordScanner::scan`] with one of the automata.
+    fn scan_with<A: Automaton>(&self, dfa: &A, text: &str) -> Hits {
         let mut hits = Hits::default();
         let bytes = text.as_bytes();
-        let dfa = &self.automaton;
-        // Checked in `build`.
+        // Checked in `build` (and `build_dfa`).
         let Ok(start) = dfa.start_state(Anchored::No) else {
             return hits;
         };
         let middle = bytes.len() / 2;
         if bytes.len() < TWO_WALKS_FROM || middle <= self.longest {
-            self.walk_rest(start, 0, 0, bytes, &mut hits);
+            self.walk_rest(dfa, start, 0, 0, bytes, &mut hits);
         } else {
             let second_from = middle - self.longest;
             let (first, second) = (
@@ -166,10 +209,10 @@ impl KeywordScanner {
                 let (next_a, next_b, taken) = walk_two(dfa, a, rest_a, b, rest_b);
                 (a, b) = (next_a, next_b);
                 done += taken;
-                self.matches_at(a, done, 0, bytes, &mut hits);
-                self.matches_at(b, second_from + done, middle, bytes, &mut hits);
+                self.matches_at(dfa, a, done, 0, bytes, &mut hits);
+                self.matches_at(dfa, b, second_from + done, middle, bytes, &mut hits);
             }
-            self.walk_rest(b, second_from + middle, middle, bytes, &mut hits);
+            self.walk_rest(dfa, b, second_from + middle, middle, bytes, &mut hits);
         }
         // Two trigger words never start at the same byte (none is a prefix of
         // another).
@@ -179,8 +222,9 @@ impl KeywordScanner {
 
     /// Walks from `state` at `from` to the end of `bytes`, recording each keyword that
     /// ends after `after`.
-    fn walk_rest(
+    fn walk_rest<A: Automaton>(
         &self,
+        dfa: &A,
         mut state: StateID,
         from: usize,
         after: usize,
@@ -192,20 +236,26 @@ impl KeywordScanner {
         // between matches is a loop of its own (`walk`): with the matches handled in
         // the same loop, the state was kept on the stack and every transition waited
         // for a store and a load of it.
-        let dfa = &self.automaton;
         let mut end = from;
         while let Some(rest) = bytes.get(end..).filter(|rest| !rest.is_empty()) {
             let (next, advanced) = walk(dfa, state, rest);
             state = next;
             end += advanced;
-            self.matches_at(state, end, after, bytes, hits);
+            self.matches_at(dfa, state, end, after, bytes, hits);
         }
     }
 
     /// Records the keywords of `state` (none unless it is a match state), which end at
     /// `end`, when `end` is after `after`.
-    fn matches_at(&self, state: StateID, end: usize, after: usize, bytes: &[u8], hits: &mut Hits) {
-        let dfa = &self.automaton;
+    fn matches_at<A: Automaton>(
+        &self,
+        dfa: &A,
+        state: StateID,
+        end: usize,
+        after: usize,
+        bytes: &[u8],
+        hits: &mut Hits,
+    ) {
         if end <= after || !dfa.is_match(state) {
             return;
         }
@@ -238,7 +288,7 @@ impl KeywordScanner {
 /// how many bytes were taken (the last of them ends the match), or the state after
 /// every byte and `bytes.len()`.
 #[inline(always)]
-fn walk(dfa: &DFA, mut state: StateID, bytes: &[u8]) -> (StateID, usize) {
+fn walk<A: Automaton>(dfa: &A, mut state: StateID, bytes: &[u8]) -> (StateID, usize) {
     for (at, &byte) in bytes.iter().enumerate() {
         state = dfa.next_state(Anchored::No, state, byte);
         if dfa.is_match(state) {
@@ -251,8 +301,8 @@ fn walk(dfa: &DFA, mut state: StateID, bytes: &[u8]) -> (StateID, usize) {
 /// [`walk`] over `a` and `b` (of one length) at once, until either enters a match
 /// state: both states and how many bytes each took.
 #[inline(always)]
-fn walk_two(
-    dfa: &DFA,
+fn walk_two<A: Automaton>(
+    dfa: &A,
     mut a: StateID,
     first: &[u8],
     mut b: StateID,
@@ -266,6 +316,20 @@ fn walk_two(
         }
     }
     (a, b, first.len().min(second.len()))
+}
+
+/// The DFA over `words`: one transition a byte, the fast walk for long scrubbing.
+/// `None` if it cannot be built (the NFA goes on).
+fn build_dfa(words: &[String]) -> Option<DFA> {
+    let dfa = DFA::builder()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .prefilter(false)
+        .start_kind(StartKind::Unanchored)
+        .build(words)
+        .ok()?;
+    dfa.start_state(Anchored::No).ok()?;
+    Some(dfa)
 }
 
 /// The entry of `word` (lowercased), added if new.
