@@ -1,7 +1,9 @@
 //! A bare labelled value that is code rather than data: a constant's or variable's
-//! name, a field path, a reference by a sigil, a call, a language keyword before a
-//! call, or a list of validation rules (`password => 'required|min:8'`). The value
-//! filter asks these before a value under a secret's label is redacted.
+//! name, a field path, a `::` path, a hex literal, a type's name, a reference by a
+//! sigil, a call, a language keyword before a call or block, a name that ends a
+//! statement or starts a method chain, or a list of validation rules
+//! (`password => 'required|min:8'`). The value filter asks these before a value under
+//! a secret's label is redacted.
 
 use crate::word_shape::{is_word_or_path, is_words};
 
