@@ -31,6 +31,22 @@ const VENDORED: &[&str] = &[
     "hyper-1",
     "rustls-0",
     "reqwest-0",
+    "h2-0",
+    "http-1",
+    "hyper-util-0",
+    "rustls-webpki-0",
+    "rustls-pki-types-1",
+    "ring-0",
+    "aws-lc-rs-1",
+    "quinn-proto-0",
+    "tungstenite-0",
+    "ureq-3",
+    "postgres-protocol-0",
+    "tokio-postgres-0",
+    "cookie-0",
+    "rustix-1",
+    "nix-0",
+    "libc-0",
 ];
 
 fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {

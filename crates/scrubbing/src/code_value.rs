@@ -1,7 +1,9 @@
 //! A bare labelled value that is code rather than data: a constant's or variable's
-//! name, a field path, a reference by a sigil, a call, a language keyword before a
-//! call, or a list of validation rules (`password => 'required|min:8'`). The value
-//! filter asks these before a value under a secret's label is redacted.
+//! name, a field path, a `::` path, a hex literal, a type's name, a reference by a
+//! sigil, a call, a language keyword before a call or block, a name that ends a
+//! statement or starts a method chain, or a list of validation rules
+//! (`password => 'required|min:8'`). The value filter asks these before a value under
+//! a secret's label is redacted.
 
 use crate::word_shape::{is_word_or_path, is_words};
 
@@ -12,6 +14,132 @@ pub(crate) fn is_constant_name(value: &str) -> bool {
         && value.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
         && value.split('_').filter(|p| !p.is_empty()).count() >= 2
         && is_words(&value.to_ascii_lowercase())
+}
+
+/// `mio::Token`, `Self::IllegalParameter`, `crate::__u32`, `start..end`: identifiers
+/// made of words joined by `::` (a path in Rust, C++, PHP or Ruby) or `..` (a range).
+/// A key or password holds no `::` between two names.
+pub(crate) fn is_scoped_path(value: &str) -> bool {
+    (value.contains("::") || value.contains(".."))
+        && value
+            .split("::")
+            .flat_map(|p| p.split(".."))
+            .all(|p| is_identifier(p) && is_words(p))
+}
+
+/// A name in code: a letter or `_`, then letters, digits and `_`.
+pub(crate) fn is_identifier(value: &str) -> bool {
+    let mut bytes = value.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Most digits of a hexadecimal literal (a 64-bit number).
+const MAX_HEX_LITERAL: usize = 16;
+
+/// `0x0017`, `0x00000013`: a hexadecimal number literal of at most 64 bits — an enum
+/// discriminant or a flag's value in code, not key material (which is longer and has
+/// no `0x`).
+pub(crate) fn is_hex_literal(value: &str) -> bool {
+    value
+        .strip_prefix("0x")
+        .or_else(|| value.strip_prefix("0X"))
+        .is_some_and(|digits| {
+            (1..=MAX_HEX_LITERAL).contains(&digits.len())
+                && digits.bytes().all(|b| b.is_ascii_hexdigit())
+        })
+}
+
+/// Longest run of lowercase letters after a capital in a type's name: a word.
+const MAX_TYPE_HUMP: usize = 12;
+
+/// `SharedSecret`, `HpkePrivateKey`, `CString`, `Duration`: a type's name in
+/// PascalCase — a capital first, letters only, every capital followed by at most
+/// [`MAX_TYPE_HUMP`] lowercase letters, and made of words. A generated key or token
+/// is never one; a password may be, so the caller leaves passwords out.
+pub(crate) fn is_type_name(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let mut lower_run = 0;
+    bytes.first().is_some_and(u8::is_ascii_uppercase)
+        && bytes.iter().all(u8::is_ascii_alphabetic)
+        && bytes.iter().any(u8::is_ascii_lowercase)
+        && bytes.iter().all(|b| {
+            lower_run = if b.is_ascii_lowercase() {
+                lower_run + 1
+            } else {
+                0
+            };
+            lower_run <= MAX_TYPE_HUMP
+        })
+        && is_words(value)
+}
+
+/// A bare value that is an expression in code, by what follows it on its line
+/// (`rest`) and on the next: a name or number that ends a statement or an item
+/// (`;`, or `,` at the end of the line: `token: ResetToken,`, `self.key = value;`),
+/// an argument (`)`), the head of a block or struct literal (`unsafe {`,
+/// `PrivateKeyOps {`), a bound list (`Send + Sync`), or the receiver of a method chain
+/// on the next line (`let secret = provider` / `.load()`). Code quotes a literal
+/// secret; a bare one there is a name. `words` says the name must be two words or
+/// more (`our_key_share`, `TestCase`), as for a password, which may be one word.
+pub(crate) fn is_code_expression(value: &str, rest: &str, words: bool) -> bool {
+    let name = is_identifier(value) && is_words(value);
+    let number = value.bytes().all(|b| b.is_ascii_digit()) || is_hex_literal(value);
+    if !(name || number) {
+        return false;
+    }
+    let (line, below) = rest.split_once('\n').unwrap_or((rest, ""));
+    let line = line.trim_end_matches('\r');
+    if line.trim().is_empty() && name {
+        return starts_method_chain(below);
+    }
+    if words && !has_two_words(value) {
+        return false;
+    }
+    let after_comment = |s: &str| {
+        let s = s.trim_start();
+        s.is_empty() || s.starts_with("//") || s.starts_with('#')
+    };
+    if let Some(end) = line.strip_prefix([';', ',']) {
+        return after_comment(end);
+    }
+    if line.starts_with(')') {
+        return true;
+    }
+    let spaced = line.trim_start();
+    if line.len() > spaced.len()
+        && (spaced.starts_with('{') || spaced.starts_with("+ ") || spaced.starts_with("->"))
+    {
+        return true;
+    }
+    false
+}
+
+/// The lines after a bare value at the end of its line start with a method call
+/// (`let secret = provider` / `    .load_key(…)`, in a doc comment's `///` too): the
+/// value is the receiver, a name.
+pub(crate) fn starts_method_chain(below: &str) -> bool {
+    below
+        .trim_start()
+        .trim_start_matches(['/', '!'])
+        .trim_start()
+        .strip_prefix('.')
+        .and_then(|call| call.bytes().next())
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+}
+
+/// Two words or more: `_` between letters, or a capital after a lowercase letter.
+fn has_two_words(value: &str) -> bool {
+    value.trim_matches('_').as_bytes().windows(2).any(|pair| {
+        matches!(pair, [a, b] if (*a == b'_' && b.is_ascii_alphanumeric())
+            || (a.is_ascii_lowercase() && b.is_ascii_uppercase()))
+    }) || value.as_bytes().windows(3).any(|w| {
+        // `CString`: an acronym, then a word.
+        matches!(w, [a, b, c] if a.is_ascii_uppercase() && b.is_ascii_uppercase()
+            && c.is_ascii_lowercase())
+    })
 }
 
 /// `required|string|confirmed`, `required|min:8`: words joined by `|`, each maybe
@@ -61,9 +189,10 @@ pub(crate) fn is_camel_identifier(value: &str) -> bool {
         && is_words(value)
 }
 
-/// A bare value that is a language keyword before a call: `await GetTokenAsync()`,
-/// `new Credentials(…)`, `yield fetch(…)` — a lowercase word, a blank, then a name and
-/// its opening bracket.
+/// A bare value that is a language keyword before a call, a path or a block:
+/// `await GetTokenAsync()`, `new Credentials(…)`, `match Incoming::from(…)`,
+/// `match &conn.side {` — a lowercase word, a blank, then a name (maybe borrowed or
+/// dereferenced) and its opening bracket, `::` or ` {`.
 pub(crate) fn is_keyword_before_call(value: &str, rest: &str) -> bool {
     if !value.bytes().all(|b| b.is_ascii_lowercase()) {
         return false;
@@ -71,16 +200,18 @@ pub(crate) fn is_keyword_before_call(value: &str, rest: &str) -> bool {
     let Some(call) = rest.strip_prefix(' ') else {
         return false;
     };
+    let call = call.trim_start_matches(['&', '*']);
     let name_len = call
         .bytes()
         .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
         .count();
+    let after = call.get(name_len..).unwrap_or_default();
     name_len > 0
         && call
             .bytes()
             .next()
             .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && call.as_bytes().get(name_len) == Some(&b'(')
+        && (after.starts_with('(') || after.starts_with("::") || after.starts_with(" {"))
 }
 
 /// `VARCHAR(255`, `getToken(`: a name of letters followed by an opening bracket — a call or a
@@ -145,6 +276,9 @@ mod tests {
         assert!(is_keyword_before_call("new", " auth.Credentials(user)"));
         assert!(!is_keyword_before_call("await", " the call"));
         assert!(!is_keyword_before_call("S3cret", " Get()"));
+        assert!(is_keyword_before_call("match", " &self.side {"));
+        assert!(is_keyword_before_call("match", " Grant::parse(&raw) {"));
+        assert!(!is_keyword_before_call("match", " the rest"));
         assert!(is_call_head("VARCHAR(255"));
         assert!(!is_call_head("(abc"));
         assert!(!is_call_head("pa55(word"), "a digit-led name is no call");
@@ -157,9 +291,92 @@ mod tests {
         assert!(!is_secret_reference(
             "T0DCUJB1Q/B0DD08H5G/bJtrpFi1fO1JMCcwLx8uZyAg"
         ));
-        assert!(is_field_path("settings.GOOGLE_CLIENT_SECRET"));
+        assert!(is_scoped_path("net::Handle"));
+        assert!(is_scoped_path("Self::BadRecord"));
+        assert!(is_scoped_path("crate::__u64"));
+        assert!(is_scoped_path("first_byte..last_byte"));
+        assert!(!is_scoped_path("Zx9qL2mN8vB4kR7t::x"), "random, not a name");
+        assert!(!is_scoped_path("p4ss::w0rd!"));
+        assert!(is_hex_literal("0x0042"));
+        assert!(
+            !is_hex_literal("0x9f8e7d6c5b4a39281706aabbccdd"),
+            "key material"
+        );
+        assert!(is_type_name("SessionKeyPair"));
+        assert!(is_type_name("Instant"));
+        assert!(!is_type_name("ZxQwErTyUiOp"));
+        assert!(!is_type_name("Zx9qL2mN8vB4"));
+        assert!(is_code_expression("SessionKeyPair", ",\n}", false));
+        assert!(is_code_expression("next_value", ";", false));
+        assert!(is_code_expression("Handle", ")", false));
+        assert!(is_code_expression("Grants", " {", false));
+        assert!(is_code_expression(
+            "loader",
+            "\n        .fetch_key()?",
+            true
+        ));
+        assert!(!is_code_expression("loader", "\nnext: line", true));
+        assert!(
+            !is_code_expression("Zx9qL2mN8vB4kR7t", ",", false),
+            "random"
+        );
+        assert!(
+            !is_code_expression("hunter2", ",", true),
+            "one word, a password"
+        );
+        assert!(is_code_expression("ResetGrant", ",", true));
+        assert!(!is_code_expression("Summer", ",", true));
         assert!(is_field_path("process.env.API_KEY"));
         assert!(!is_field_path("GOOGLE.client"));
         assert!(!is_field_path("pat14.e33f14eb9a7c2d81f0"));
+    }
+
+    /// What `scrub` redacts in `text`.
+    fn redacted(text: &str) -> Vec<String> {
+        let out = crate::scrub(text);
+        out.redactions
+            .iter()
+            .map(|r| text[r.range.clone()].to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn code_under_a_secret_label_is_not_redacted() {
+        for code in [
+            "struct Conn {\n    token: net::Handle,\n    session_key: SessionKeyPair,\n}\n",
+            "fn open(grant_token: GrantToken, id: u32) {}\n",
+            "enum Ext {\n    SessionSecret => 0x002a,\n    RenewToken = 0x0b,\n}\n",
+            "    let master_secret = derived_key\n        .expand(&label)?;\n",
+            "    self.api_token = next_token;\n",
+            "    pub trait SealingKey: Clone + Send {\n",
+            "    let auth_key = match &self.side {\n",
+            "    ExportSecret => \"EXPORT_SECRET_1\",\n",
+            "    access_key: lookup_access_key_v2,\n",
+        ] {
+            assert!(redacted(code).is_empty(), "{code}: {:?}", redacted(code));
+        }
+    }
+
+    #[test]
+    fn secrets_under_the_same_labels_are_still_redacted() {
+        for (text, secret) in [
+            ("token: Zx9qL2mN8vB4kR7tY1wE,\n", "Zx9qL2mN8vB4kR7tY1wE"),
+            ("session_key = q8W3e5R7t9Y1u2I4;\n", "q8W3e5R7t9Y1u2I4"),
+            ("password: hunter2,\n", "hunter2"),
+            (
+                "SessionSecret => \"9f8e7d6c5b4a3928aa17\",\n",
+                "9f8e7d6c5b4a3928aa17",
+            ),
+            (
+                "api_key: sk9Xq2Lm7Vb4Kp0Zr5Wt3Yn8\n    .more\n",
+                "sk9Xq2Lm7Vb4Kp0Zr5Wt3Yn8",
+            ),
+        ] {
+            let found = redacted(text);
+            assert!(
+                found.len() == 1 && found[0].starts_with(secret),
+                "{text}: {found:?}"
+            );
+        }
     }
 }

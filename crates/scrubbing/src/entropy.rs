@@ -33,7 +33,7 @@ use crate::encoded::{base64_text, holds_secret, is_credential_pair, is_encoded_s
 use crate::merge::{Candidate, PRIORITY_ENTROPY};
 use crate::redaction::RedactionKind;
 use crate::whole_value::{MAX_EXTEND, whole_value};
-use crate::word_shape::{is_run_byte, is_words};
+use crate::word_shape::{is_constant_with_numbers, is_run_byte, is_words};
 
 /// Shortest candidate considered (bytes).
 pub const MIN_CANDIDATE_LEN: usize = 24;
@@ -246,6 +246,7 @@ pub(crate) fn looks_secret(token: &str) -> bool {
         || is_prefixed_hex_id(token)
         || is_model_api_id(token)
         || is_words(token)
+        || is_constant_with_numbers(token)
         || is_slug(token)
         || HASH_PREFIXES.iter().any(|p| token.starts_with(p))
     {
@@ -563,6 +564,11 @@ mod tests {
         assert!(!looks_secret("very_long_function_name_for_testing"));
         assert!(!looks_secret("parseHttpResponseHeaders2024Version3"));
         assert!(!looks_secret("short1A"));
+        // Constants' names: words and numbers between `_`.
+        assert!(!looks_secret("KEM_X448_HKDF_SHA512_AES_256_GCM"));
+        assert!(!looks_secret("ECDSA_P521K1_SHA3_384_SIGNING"));
+        assert!(!looks_secret("sceKernelUSec2SysClockWide"));
+        assert!(looks_secret("KEM_ZX9QL2MN8VB4KP7W_HKDF_SHA512"));
     }
 
     #[test]

@@ -531,8 +531,10 @@ fn collect_pattern(
                     .any(|s| value.eq_ignore_ascii_case(s));
                 // Code, not a header: `authorization: Option<String>`,
                 // `authorization: header_text("authorization")`.
-                let is_code =
-                    value.contains('(') || text.as_bytes().get(secret.end()) == Some(&b'<');
+                // `Authorization::{…}`: a path (`::`), not a header's `:`.
+                let is_code = value.contains('(')
+                    || value.starts_with(':')
+                    || text.as_bytes().get(secret.end()) == Some(&b'<');
                 let wanted = match rule {
                     Rule::BareBearer => value.bytes().any(|b| b.is_ascii_digit()),
                     _ => value.len() >= 3 && !is_scheme && !is_code,

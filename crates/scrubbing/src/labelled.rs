@@ -18,7 +18,7 @@ use std::ops::Range;
 use regex::{Captures, Regex};
 
 use crate::block::{indented_block, quoted_continuation};
-use crate::code_value::is_keyword_before_call;
+use crate::code_value::{is_code_expression, is_keyword_before_call};
 use crate::key_names::{KeyInfo, classify_in_context, classify_key};
 use crate::lazy_regex::{LazyRegex, Unavailable};
 use crate::markup::markup_value;
@@ -153,6 +153,15 @@ fn separated_values(
     {
         let range = range.start + value_start..range.end + value_start;
         let quoted = caps.name("uv").is_none();
+        // `let secret = provider` / `.load()`: the value is a method's receiver.
+        let after = text.get(range.end..).unwrap_or_default();
+        if !quoted
+            && text
+                .get(range.clone())
+                .is_some_and(|v| is_code_expression(v, after, info.keyword == Keyword::Password))
+        {
+            return;
+        }
         let after = text.get(range.end..line_end).unwrap_or_default();
         if quoted {
             if let Some(next) = quoted_continuation(text, range.end) {
@@ -322,7 +331,9 @@ fn labelled_value_with(
     }
     let rest = text.get(value.end()..).unwrap_or_default();
     if matches!(shape, ValueShape::Unquoted { .. })
-        && (is_prose(value.as_str(), rest) || is_keyword_before_call(value.as_str(), rest))
+        && (is_prose(value.as_str(), rest)
+            || is_keyword_before_call(value.as_str(), rest)
+            || is_code_expression(value.as_str(), rest, info.keyword == Keyword::Password))
     {
         return None;
     }

@@ -221,23 +221,6 @@ pub(crate) fn is_name_not_value(value: &str) -> bool {
     let Some(words) = identifier_words(value) else {
         return false;
     };
-    let secret_word = |w: &str| {
-        matches!(
-            w,
-            "key"
-                | "keys"
-                | "token"
-                | "tokens"
-                | "secret"
-                | "secrets"
-                | "password"
-                | "passwd"
-                | "pwd"
-                | "passphrase"
-                | "credential"
-                | "credentials"
-        )
-    };
     // A resource's name in kebab case (`secret-volume`, `db-credentials`): lowercase
     // words joined by `-`, one of them a secret word, as Kubernetes names a secret.
     let kebab_name = value.contains('-')
@@ -245,7 +228,41 @@ pub(crate) fn is_name_not_value(value: &str) -> bool {
         && words.len() >= 2;
     !words.is_empty()
         && (kebab_name || words.iter().all(|w| NAME_WORDS.contains(&w.as_str())))
-        && words.iter().any(|w| secret_word(w))
+        && words.iter().any(|w| is_secret_word(w))
+}
+
+/// A word that names a secret (`key`, `token`, `password`, …), in lower case.
+fn is_secret_word(word: &str) -> bool {
+    matches!(
+        word,
+        "key"
+            | "keys"
+            | "token"
+            | "tokens"
+            | "secret"
+            | "secrets"
+            | "password"
+            | "passwd"
+            | "pwd"
+            | "passphrase"
+            | "credential"
+            | "credentials"
+    )
+}
+
+/// `CLIENT_TRAFFIC_SECRET_0`, `EXPORTER_SECRET`: a constant's or an environment
+/// variable's name — capitals, digits and `_`, every piece a word or a number, one of
+/// them a secret word. It names a secret where its value is expected.
+pub(crate) fn is_secret_constant_name(value: &str) -> bool {
+    let pieces = || value.split('_').filter(|p| !p.is_empty());
+    value.contains('_')
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        && pieces().all(|p| {
+            p.bytes().all(|b| b.is_ascii_digit()) || p.bytes().all(|b| b.is_ascii_uppercase())
+        })
+        && pieces().any(|p| is_secret_word(&p.to_ascii_lowercase()))
 }
 
 /// A value made of words, one of them a placeholder word: `insert_key_here`,

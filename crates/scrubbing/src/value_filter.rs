@@ -9,12 +9,14 @@
 //! `Option<String>`) and field paths (`self.config.token`).
 
 use crate::code_value::{
-    is_call_head, is_camel_identifier, is_constant_name, is_field_path, is_rule_list,
-    is_secret_reference, is_sigil_reference,
+    is_call_head, is_camel_identifier, is_constant_name, is_field_path, is_hex_literal,
+    is_rule_list, is_scoped_path, is_secret_reference, is_sigil_reference, is_type_name,
 };
 use crate::entropy::shannon_entropy;
 use crate::key_names::KeyInfo;
-use crate::placeholder::{is_name_not_value, is_placeholder, is_placeholder_words};
+use crate::placeholder::{
+    is_name_not_value, is_placeholder, is_placeholder_words, is_secret_constant_name,
+};
 use crate::redaction::Keyword;
 use crate::word_shape::{is_path, is_word_or_path, is_words};
 
@@ -168,7 +170,11 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     {
         return true;
     }
-    if is_name_not_value(value) || is_placeholder_words(value) || is_plain_url(value) {
+    if is_name_not_value(value)
+        || is_secret_constant_name(value)
+        || is_placeholder_words(value)
+        || is_plain_url(value)
+    {
         return true;
     }
     if key.encoded && !is_key_material(value) {
@@ -190,7 +196,9 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
                 || is_field_path(value.trim_end_matches(['!', '?']))
                 || is_sigil_reference(value)
                 || is_constant_name(value)
-                || (generated && is_camel_identifier(value))
+                || is_scoped_path(value)
+                || is_hex_literal(value)
+                || (generated && (is_camel_identifier(value) || is_type_name(value)))
         }
     }
 }
@@ -262,6 +270,8 @@ pub(crate) fn looks_like_password(value: &str) -> bool {
         || is_placeholder(value)
         || value.starts_with(['/', '(', '[', '{', '<', '`'])
         || is_call_head(value)
+        || is_scoped_path(value)
+        || is_emphasis(value)
     {
         return false;
     }
@@ -282,6 +292,16 @@ pub(crate) fn looks_like_password(value: &str) -> bool {
     let inner_capital = value.bytes().skip(1).any(|b| b.is_ascii_uppercase())
         && value.bytes().any(|b| b.is_ascii_lowercase());
     digits > 0 || symbol || inner_capital
+}
+
+/// `*valid*`, `**not**`, `_once_`: a word in Markdown's emphasis, prose.
+fn is_emphasis(value: &str) -> bool {
+    ["**", "*", "__", "_"].iter().any(|mark| {
+        value
+            .strip_prefix(mark)
+            .and_then(|v| v.strip_suffix(mark))
+            .is_some_and(|word| !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphabetic()))
+    })
 }
 
 /// Encoded key material under a bare `key` label: at least [`MIN_KEY_MATERIAL`]
@@ -484,6 +504,9 @@ mod tests {
             assert!(looks_like_password(value), "{value}");
         }
         for value in [
+            "*valid*",
+            "**unique**",
+            "Session::open",
             "stored",
             "invalid",
             "required",

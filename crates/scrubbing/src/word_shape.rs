@@ -18,7 +18,7 @@ pub(crate) fn is_words(token: &str) -> bool {
 
 fn is_word_piece(piece: &str) -> bool {
     let bytes = piece.as_bytes();
-    if bytes.len() <= 4 {
+    if bytes.len() <= 4 || is_letters_and_number(bytes) {
         return true;
     }
     let (mut humps, mut letters, mut inner_digit_groups) = (0usize, 0usize, 0usize);
@@ -53,9 +53,63 @@ fn is_word_piece(piece: &str) -> bool {
         // Digits only at the ends: words averaging 2.5 letters.
         letters * 2 >= humps * 5
     } else {
-        // Digits between words (`parseHttp2Response`): longer words, few digit groups.
-        letters >= humps * 4 && inner_digit_groups * 2 <= humps
+        // Digits between words (`parseHttp2Response`): longer words, few digit groups;
+        // or a number inside a long name (`kernelUSec2SysClockWide`,
+        // `EcKeyRfc5915DerType`): words as long as without digits, one digit group
+        // for four words at most.
+        (letters >= humps * 4 && inner_digit_groups * 2 <= humps)
+            || (letters * 2 >= humps * 5 && inner_digit_groups * 4 <= humps)
     }
+}
+
+/// Most digits in a name's number (`x25519`, `P1003`).
+const MAX_NAME_NUMBER: usize = 6;
+
+/// `x25519`, `P1003`, `512KB`: one or two letters and a number, in either order — an
+/// algorithm's, a standard's or a size's name (longer words before a number are words
+/// already).
+fn is_letters_and_number(bytes: &[u8]) -> bool {
+    let letters = bytes.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    let (head, tail) = (letters.max(digits), bytes.len() - letters.max(digits));
+    let short = if letters > 0 { letters } else { tail };
+    let number = if letters > 0 { tail } else { digits };
+    head > 0
+        && tail > 0
+        && (1..=2).contains(&short)
+        && number <= MAX_NAME_NUMBER
+        && bytes.get(head..).is_some_and(|rest| {
+            rest.iter().all(|b| {
+                if letters > 0 {
+                    b.is_ascii_digit()
+                } else {
+                    b.is_ascii_alphabetic()
+                }
+            })
+        })
+}
+
+/// Most pieces of a constant's name that are neither words nor numbers.
+const MAX_CODE_PIECE: usize = 6;
+
+/// `ECDSA_P256K1_SHA256_ASN1_SIGNING`, `CTL_P1003_1B_MEMLOCK_RANGE`: a constant's name
+/// in capitals, digits and `_` — three or more pieces, one of them a word of three
+/// letters or more, all words or numbers but at most one short code of up to
+/// [`MAX_CODE_PIECE`] bytes (`P256K1`). A random key in capitals has long pieces of
+/// mixed letters and digits (`AKIA_ZX9QL2MN8VB4KP7W`).
+pub(crate) fn is_constant_with_numbers(token: &str) -> bool {
+    if !token
+        .bytes()
+        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    {
+        return false;
+    }
+    let pieces = || token.split('_').filter(|p| !p.is_empty());
+    let odd: Vec<&str> = pieces().filter(|p| !is_word_piece(p)).collect();
+    pieces().count() >= 3
+        && pieces().any(|p| p.len() >= 3 && p.bytes().all(|b| b.is_ascii_uppercase()))
+        && odd.len() <= 1
+        && odd.iter().all(|p| p.len() <= MAX_CODE_PIECE)
 }
 
 /// A weak label's value that is a word, identifier or path rather than data: no digit
@@ -96,8 +150,47 @@ mod tests {
         ] {
             assert!(is_word_piece(piece), "{piece}");
         }
-        for piece in ["aB3dE", "qWeRtYuIoP", "k9x2m7", "x86a1", "Zx9qL2mN8vB4"] {
+        for piece in [
+            "x25519",
+            "P1003",
+            "J1939",
+            "512KB",
+            "256mb",
+            "readUSec2SysClockWide",
+            "FlushL1CacheOnContextSwitch",
+        ] {
+            assert!(is_word_piece(piece), "{piece}");
+        }
+        for piece in [
+            "aB3dE",
+            "qWeRtYuIoP",
+            "k9x2m7",
+            "x86a1",
+            "Zx9qL2mN8vB4",
+            "x1234567",
+            "512KBz",
+        ] {
             assert!(!is_word_piece(piece), "{piece}");
+        }
+    }
+
+    #[test]
+    fn constants_with_numbers() {
+        for name in [
+            "DH_KEM_X25519_HKDF_SHA256_AES_256",
+            "ECDSA_P384K1_SHA3_512_FIXED",
+            "CTL_P2001_7B_QUEUE_DEPTH_MAX",
+            "PAGE_FLAG_ENCODE_512KB",
+        ] {
+            assert!(is_constant_with_numbers(name), "{name}");
+        }
+        for token in [
+            "AKIA_ZX9QL2MN8VB4KP7W_PROD",
+            "K9X2M7_Q8W3E5_ZX9QL2_ABC",
+            "Zx9q_L2mN_8vB4_kR7t",
+            "A1B2_C3D4",
+        ] {
+            assert!(!is_constant_with_numbers(token), "{token}");
         }
     }
 }

@@ -111,7 +111,11 @@ fn joined_secret(head: &str, tail: &str) -> Option<RedactionKind> {
     if let Some(candidate) = crossing {
         return Some(candidate.kind);
     }
-    entropy::looks_secret(&joined).then_some(RedactionKind::HighEntropy)
+    // A break after a `.` ends a sentence (`… by RFC6125.` / `Malformed,`), one
+    // before a `.` goes on with a method chain (`SUITE_NAME` / `.quic`): two tokens,
+    // not one broken in two.
+    let at_dot = head.ends_with('.') || tail.starts_with('.');
+    (!at_dot && entropy::looks_secret(&joined)).then_some(RedactionKind::HighEntropy)
 }
 
 #[cfg(test)]
@@ -144,6 +148,8 @@ mod tests {
             "NODE_ENV=production\nADMIN_PW=Admin.13\n",
             "_auth=ZGVwbG95Ojc0UXpWTW9KUWt3MUpFdWE1LTR6QXgxS1QyUF9nVA==\nalways-auth=true\n",
             "dGhlIHF1aWNrIGJyb3duIGZveCBq\ndW1wcyBvdmVyIHRoZSBsYXp5IGRvZw==\n",
+            "/// as specified in RFC9110.\n    HeaderFieldInvalid,\n",
+            "    let x = CIPHER_SUITE_AES_GCM\n        .hkdf_provider\n",
         ] {
             assert!(halves(text).is_empty(), "{text}");
         }
