@@ -32,6 +32,7 @@ use std::ops::Range;
 use crate::encoded::{base64_text, holds_secret, is_credential_pair, is_encoded_secret_hex};
 use crate::merge::{Candidate, PRIORITY_ENTROPY};
 use crate::redaction::RedactionKind;
+use crate::shannon::shannon_entropy;
 use crate::whole_value::{MAX_EXTEND, whole_value};
 use crate::word_shape::{is_constant_with_numbers, is_run_byte, is_words};
 
@@ -339,29 +340,6 @@ fn is_short_random(token: &str) -> bool {
         && shannon_entropy(token) >= SHORT_ENTROPY
         && !is_words(token)
         && !is_model_api_id(token)
-}
-
-/// Shannon entropy of `text` in bits per byte.
-pub fn shannon_entropy(text: &str) -> f64 {
-    let bytes = text.as_bytes();
-    if bytes.is_empty() {
-        return 0.0;
-    }
-    let mut counts = [0u32; 256];
-    for &b in bytes {
-        if let Some(count) = counts.get_mut(usize::from(b)) {
-            *count += 1;
-        }
-    }
-    let total = bytes.len() as f64;
-    counts
-        .iter()
-        .filter(|c| **c > 0)
-        .map(|&c| {
-            let p = f64::from(c) / total;
-            -p * p.log2()
-        })
-        .sum()
 }
 
 /// True when the run starting at `start` is part of a URL: `://` comes before it in

@@ -77,17 +77,19 @@ mod rule_data;
 mod rule_scan;
 mod scrubber;
 mod separator;
+mod shannon;
 mod value_filter;
 mod value_syntax;
 mod whole_value;
 mod word_shape;
 mod wrapped;
 
-pub use entropy::{ENTROPY_THRESHOLD, MAX_CANDIDATE_LEN, MIN_CANDIDATE_LEN, shannon_entropy};
+pub use entropy::{ENTROPY_THRESHOLD, MAX_CANDIDATE_LEN, MIN_CANDIDATE_LEN};
 pub use error::ScrubError;
 pub use known_secrets::MIN_KNOWN_SECRET_LEN;
 pub use redaction::{KeyProvider, Keyword, Redaction, RedactionKind, Scrubbed};
 pub use scrubber::Scrubber;
+pub use shannon::shannon_entropy;
 
 /// Scrubs `text` with the default [`Scrubber`] (all built-in patterns plus entropy
 /// detection). Returns the input borrowed when nothing was found.

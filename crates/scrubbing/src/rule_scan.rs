@@ -12,12 +12,12 @@
 use regex::Captures;
 use std::ops::Range;
 
-use crate::entropy::shannon_entropy;
 use crate::lazy_regex::Unavailable;
 use crate::merge::{Candidate, PRIORITY_RULE};
 use crate::placeholder::has_mask_run;
 use crate::redaction::RedactionKind;
 use crate::rule_data::{Allowlist, Rule, Target, rules};
+use crate::shannon::shannon_entropy;
 
 /// Lines taken on each side of a keyword for a rule that spans lines.
 const CONTEXT_LINES: usize = 6;

@@ -12,12 +12,12 @@ use crate::code_value::{
     is_call_head, is_camel_identifier, is_constant_name, is_field_path, is_hex_literal,
     is_rule_list, is_scoped_path, is_secret_reference, is_sigil_reference, is_type_name,
 };
-use crate::entropy::shannon_entropy;
 use crate::key_names::KeyInfo;
 use crate::placeholder::{
     is_name_not_value, is_placeholder, is_placeholder_words, is_secret_constant_name,
 };
 use crate::redaction::Keyword;
+use crate::shannon::shannon_entropy;
 use crate::word_shape::{is_path, is_word_or_path, is_words};
 
 /// Values shorter than this (in characters) are never redacted as labelled values.
