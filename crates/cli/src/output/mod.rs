@@ -12,6 +12,7 @@ mod text;
 mod tool_line;
 mod tool_output;
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use oxydra::runtime::scrub_event;
@@ -24,12 +25,16 @@ pub use summary::{dollars, summary_line};
 pub use text::{TextRenderer, clear_terminal, write_stderr_lines};
 
 use crate::args::OutputFormat;
+use crate::config::sandbox::SupportReport;
 
 /// The renderer of one run: receives every event of the runtime (it is the runtime's
 /// event sink) and prints it.
 pub struct Renderer {
     kind: RendererKind,
     ended: AtomicBool,
+    /// The sandbox report that starts its probe from the run's events
+    /// ([`Renderer::report_sandbox_support`]).
+    sandbox_report: OnceLock<SupportReport>,
 }
 
 enum RendererKind {
@@ -47,6 +52,7 @@ impl Renderer {
         Self {
             kind,
             ended: AtomicBool::new(false),
+            sandbox_report: OnceLock::new(),
         }
     }
 
@@ -56,6 +62,7 @@ impl Renderer {
         Self {
             kind: RendererKind::Jsonl(JsonlRenderer::new(Box::new(std::io::sink()))),
             ended: AtomicBool::new(false),
+            sandbox_report: OnceLock::new(),
         }
     }
 
@@ -87,9 +94,19 @@ impl Renderer {
         self
     }
 
+    /// Hands the run's sandbox report its events from now on: it starts the kernel
+    /// probe once the first provider call has been answered. A second report is
+    /// ignored.
+    pub fn report_sandbox_support(&self, report: SupportReport) {
+        let _ = self.sandbox_report.set(report);
+    }
+
     /// Prints one event, scrubbed first: whatever made it (the runtime, or the CLI
     /// closing a run that could not start), no secret reaches stdout or stderr.
     pub fn emit(&self, event: &RuntimeEvent) {
+        if let Some(report) = self.sandbox_report.get() {
+            report.on_event(event);
+        }
         let event = &scrub_event(&Scrubber::new(), event.clone());
         if matches!(
             event,

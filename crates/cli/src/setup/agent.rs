@@ -117,7 +117,9 @@ pub async fn build_with(
             .waiting_up_to(permission_timeout),
     );
     let memory_handle: Arc<dyn Memory> = memory.clone();
-    crate::config::sandbox::report_support(&effective.tools.sandbox);
+    renderer.report_sandbox_support(crate::config::sandbox::SupportReport::new(
+        &effective.tools.sandbox,
+    ));
     let mut tools_config = effective.tools.clone();
     if ask_before_changes {
         // `chat` asks before a protected write; `run` refuses it.
