@@ -209,8 +209,20 @@ pub fn terminate(child: &mut Child, lines: &Receiver<String>) -> (Option<i32>, S
     )
     .unwrap();
     let status = child.wait().unwrap();
-    let rest: Vec<String> = lines.try_iter().collect();
-    (status.code(), rest.join("\n"))
+    (status.code(), rest_of(lines))
+}
+
+/// The lines still to come once the process has exited: up to the reader's end of
+/// file, which comes once the pipe is drained. Taking only what had arrived by the
+/// exit lost the last line (`stopped`) when the reader thread had not yet passed it
+/// on. A descendant still holding the pipe open (a server it started) would keep the
+/// end of file away; a second without a new line ends the wait then.
+fn rest_of(lines: &Receiver<String>) -> String {
+    let mut rest = Vec::new();
+    while let Ok(line) = lines.recv_timeout(Duration::from_secs(1)) {
+        rest.push(line);
+    }
+    rest.join("\n")
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {
