@@ -85,15 +85,15 @@ pub(crate) fn is_type_name(value: &str) -> bool {
 /// secret; a bare one there is a name. `words` says the name must be two words or
 /// more (`our_key_share`, `TestCase`), as for a password, which may be one word.
 pub(crate) fn is_code_expression(value: &str, rest: &str, words: bool) -> bool {
-    let name = is_identifier(value) && is_words(value);
+    let name = is_name(value);
     let number = value.bytes().all(|b| b.is_ascii_digit()) || is_hex_literal(value);
     if !(name || number) {
         return false;
     }
-    let (line, below) = rest.split_once('\n').unwrap_or((rest, ""));
+    let line = rest.split('\n').next().unwrap_or_default();
     let line = line.trim_end_matches('\r');
     if line.trim().is_empty() && name {
-        return starts_method_chain(below);
+        return is_chain_receiver(value, rest);
     }
     if words && !has_two_words(value) {
         return false;
@@ -117,10 +117,24 @@ pub(crate) fn is_code_expression(value: &str, rest: &str, words: bool) -> bool {
     false
 }
 
-/// The lines after a bare value at the end of its line start with a method call
-/// (`let secret = provider` / `    .load_key(…)`, in a doc comment's `///` too): the
-/// value is the receiver, a name.
-pub(crate) fn starts_method_chain(below: &str) -> bool {
+/// A name in code made of words (`provider`, `derived_key`).
+fn is_name(value: &str) -> bool {
+    is_identifier(value) && is_words(value)
+}
+
+/// A name at the end of its line whose next line starts with a method call (`let
+/// secret = provider` / `    .load_key(…)`, in a doc comment's `///` too): the value is
+/// the receiver, whatever label it is under. `rest` is the text after the value.
+pub(crate) fn is_chain_receiver(value: &str, rest: &str) -> bool {
+    let Some((line, below)) = rest.split_once('\n') else {
+        return false;
+    };
+    is_name(value) && line.trim().is_empty() && starts_method_chain(below)
+}
+
+/// The lines below start with a method call (`.load_key(…)`, after a doc comment's
+/// `///` too).
+fn starts_method_chain(below: &str) -> bool {
     below
         .trim_start()
         .trim_start_matches(['/', '!'])

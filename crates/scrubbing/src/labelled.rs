@@ -18,7 +18,7 @@ use std::ops::Range;
 use regex::{Captures, Regex};
 
 use crate::block::{indented_block, quoted_continuation};
-use crate::code_value::{is_code_expression, is_keyword_before_call};
+use crate::code_value::{is_chain_receiver, is_code_expression, is_keyword_before_call};
 use crate::key_names::{KeyInfo, classify_in_context, classify_key};
 use crate::lazy_regex::{LazyRegex, Unavailable};
 use crate::markup::markup_value;
@@ -153,12 +153,13 @@ fn separated_values(
     {
         let range = range.start + value_start..range.end + value_start;
         let quoted = caps.name("uv").is_none();
-        // `let secret = provider` / `.load()`: the value is a method's receiver.
-        let after = text.get(range.end..).unwrap_or_default();
+        // `let secret = provider` / `.load()`: the value is a method's receiver. (The
+        // value's own line was read as code by `labelled_value_with`; it sees the line
+        // alone, not the line below.)
         if !quoted
             && text
                 .get(range.clone())
-                .is_some_and(|v| is_code_expression(v, after, info.keyword == Keyword::Password))
+                .is_some_and(|v| is_chain_receiver(v, text.get(range.end..).unwrap_or_default()))
         {
             return;
         }

@@ -251,8 +251,8 @@ fn is_secret_word(word: &str) -> bool {
 }
 
 /// `CLIENT_TRAFFIC_SECRET_0`, `EXPORTER_SECRET`: a constant's or an environment
-/// variable's name — capitals, digits and `_`, every piece a word or a number, one of
-/// them a secret word. It names a secret where its value is expected.
+/// variable's name — pieces between `_` each all capitals or all digits, one of them a
+/// secret word. It names a secret where its value is expected.
 pub(crate) fn is_secret_constant_name(value: &str) -> bool {
     let pieces = || value.split('_').filter(|p| !p.is_empty());
     value.contains('_')
