@@ -80,22 +80,20 @@ fn is_hidden(c: char) -> bool {
 }
 
 /// Where the first character that [`is_hidden`] might flag starts: the first byte that
-/// is not printable ASCII (`0x20..=0x7e`), line feeds and tabs counted as printable when
-/// `keep_breaks`. Every character before it is shown as it is, so the char-by-char check
-/// starts there (`None`: nothing to check). The bytes before it are ASCII, so it is a
-/// character boundary. A run's output is mostly ASCII: this walks it a byte at a time
-/// with no UTF-8 decoding or range table (in `--output jsonl`, the char-by-char check
-/// was 4% of a 20-turn run's instructions).
-fn first_suspect(text: &str, keep_breaks: bool) -> Option<usize> {
-    text.bytes()
-        .position(|b| !((0x20..0x7f).contains(&b) || (keep_breaks && (b == b'\n' || b == b'\t'))))
+/// is not printable ASCII (`0x20..=0x7e`). Every character before it is shown as it is,
+/// and the bytes before it are ASCII, so it is a character boundary. A run's output is
+/// mostly ASCII: this walks it a byte at a time with no UTF-8 decoding or range table
+/// (in `--output jsonl`, the char-by-char check was 4% of a 20-turn run's instructions).
+fn first_suspect(text: &str) -> Option<usize> {
+    text.bytes().position(|b| !(0x20..0x7f).contains(&b))
 }
 
 /// Whether `text` holds a character `hidden` flags, decoding only the characters at
-/// the bytes [`first_suspect`] stops at and skipping the printable ASCII between them.
-fn any_hidden(text: &str, keep_breaks: bool, hidden: impl Fn(char) -> bool) -> bool {
+/// the bytes [`first_suspect`] stops at (line feeds and tabs among them: `hidden` says
+/// whether they are kept) and skipping the printable ASCII between them.
+fn any_hidden(text: &str, hidden: impl Fn(char) -> bool) -> bool {
     let mut rest = text;
-    while let Some(tail) = first_suspect(rest, keep_breaks).and_then(|at| rest.get(at..)) {
+    while let Some(tail) = first_suspect(rest).and_then(|at| rest.get(at..)) {
         let Some(c) = tail.chars().next() else {
             return false;
         };
@@ -123,9 +121,7 @@ fn colour_sequence(rest: &str) -> Option<usize> {
 /// `layout` keeps kept. Borrowed when nothing had to change.
 pub fn sanitize(text: &str, layout: Layout) -> Cow<'_, str> {
     let keeps = |c: char| layout != Layout::OneLine && matches!(c, '\n' | '\t');
-    if !any_hidden(text, layout != Layout::OneLine, |c| {
-        is_hidden(c) && !keeps(c)
-    }) {
+    if !any_hidden(text, |c| is_hidden(c) && !keeps(c)) {
         return Cow::Borrowed(text);
     }
     let mut shown = String::with_capacity(text.len() + 16);
@@ -169,7 +165,7 @@ pub fn lines(text: &str) -> Cow<'_, str> {
 /// lines are JSON whatever they are written to, and JSON shown on a terminal.
 pub fn escape_json(json: &str) -> Cow<'_, str> {
     let hidden = |c: char| is_hidden(c) && !matches!(c, '\n' | '\t');
-    if !any_hidden(json, true, hidden) {
+    if !any_hidden(json, hidden) {
         return Cow::Borrowed(json);
     }
     let mut shown = String::with_capacity(json.len() + 16);
@@ -231,7 +227,7 @@ mod tests {
                     let hidden =
                         |c: char| is_hidden(c) && !(keep_breaks && matches!(c, '\n' | '\t'));
                     assert_eq!(
-                        any_hidden(&text, keep_breaks, hidden),
+                        any_hidden(&text, hidden),
                         text.chars().any(hidden),
                         "{text:?} (keep_breaks {keep_breaks})"
                     );
