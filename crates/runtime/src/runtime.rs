@@ -64,6 +64,14 @@ impl AgentRuntime {
         )
     }
 
+    /// The scrubber every output of this runtime passes (its patterns, the known
+    /// secrets and handles' values, and a memo of the texts it scrubbed last). A sink
+    /// that scrubs the runtime's events again should use this one: a text the runtime
+    /// already found clean then costs a hash and a compare instead of a scan.
+    pub fn scrubber(&self) -> &oxydra_scrubbing::Scrubber {
+        &self.inner.scrubber
+    }
+
     /// The tool executor.
     pub fn executor(&self) -> &ToolExecutor {
         &self.inner.executor

@@ -12,8 +12,8 @@ mod text;
 mod tool_line;
 mod tool_output;
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{OnceLock, PoisonError, RwLock};
 
 use oxydra::runtime::scrub_event;
 use oxydra::scrubbing::Scrubber;
@@ -35,6 +35,9 @@ pub struct Renderer {
     /// The sandbox report that starts its probe from the run's events
     /// ([`Renderer::report_sandbox_support`]).
     sandbox_report: OnceLock<SupportReport>,
+    /// What every event is scrubbed with before it is printed: a default scrubber
+    /// until the run's own is handed over ([`Renderer::scrub_with`]).
+    scrubber: RwLock<Scrubber>,
 }
 
 enum RendererKind {
@@ -53,6 +56,7 @@ impl Renderer {
             kind,
             ended: AtomicBool::new(false),
             sandbox_report: OnceLock::new(),
+            scrubber: RwLock::new(Scrubber::new()),
         }
     }
 
@@ -63,6 +67,7 @@ impl Renderer {
             kind: RendererKind::Jsonl(JsonlRenderer::new(Box::new(std::io::sink()))),
             ended: AtomicBool::new(false),
             sandbox_report: OnceLock::new(),
+            scrubber: RwLock::new(Scrubber::new()),
         }
     }
 
@@ -101,13 +106,28 @@ impl Renderer {
         let _ = self.sandbox_report.set(report);
     }
 
-    /// Prints one event, scrubbed first: whatever made it (the runtime, or the CLI
-    /// closing a run that could not start), no secret reaches stdout or stderr.
+    /// Scrubs the events printed from now on with `scrubber`: the run's own
+    /// ([`oxydra::runtime::AgentRuntime::scrubber`]), which also knows the run's
+    /// secrets by value and remembers the texts it found clean, so an event the runtime
+    /// already scrubbed is not scanned a second time.
+    pub fn scrub_with(&self, scrubber: Scrubber) {
+        *self
+            .scrubber
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = scrubber;
+    }
+
+    /// Prints one event, scrubbed first: whatever made it (the runtime, a sub-agent,
+    /// or the CLI closing a run that could not start), no secret reaches stdout or
+    /// stderr.
     pub fn emit(&self, event: &RuntimeEvent) {
         if let Some(report) = self.sandbox_report.get() {
             report.on_event(event);
         }
-        let event = &scrub_event(&Scrubber::new(), event.clone());
+        let event = {
+            let scrubber = self.scrubber.read().unwrap_or_else(PoisonError::into_inner);
+            &scrub_event(&scrubber, event.clone())
+        };
         if matches!(
             event,
             RuntimeEvent::Final { .. } | RuntimeEvent::Error { .. }
@@ -218,5 +238,82 @@ pub(crate) mod test_support {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::SharedBuffer;
+    use super::*;
+
+    fn jsonl_renderer() -> (Renderer, SharedBuffer) {
+        let buffer = SharedBuffer::default();
+        let renderer = Renderer {
+            kind: RendererKind::Jsonl(JsonlRenderer::new(Box::new(buffer.clone()))),
+            ended: AtomicBool::new(false),
+            sandbox_report: OnceLock::new(),
+            scrubber: RwLock::new(Scrubber::new()),
+        };
+        (renderer, buffer)
+    }
+
+    fn error(message: &str) -> RuntimeEvent {
+        RuntimeEvent::Error {
+            kind: "provider".to_owned(),
+            message: message.to_owned(),
+        }
+    }
+
+    #[test]
+    fn events_are_scrubbed_by_pattern_before_any_run_scrubber_is_handed_over() {
+        let (renderer, buffer) = jsonl_renderer();
+        renderer.emit(&error("key AKIAIOSFODNN7EXAMPLF leaked"));
+        let printed = buffer.text();
+        assert!(!printed.contains("AKIAIOSFODNN7EXAMPLF"), "{printed}");
+        assert!(printed.contains("REDACTED"), "{printed}");
+    }
+
+    #[test]
+    fn the_run_scrubber_redacts_its_known_secrets_from_events_the_cli_makes() {
+        // A held secret of no known format: only a scrubber that knows it by value
+        // finds it.
+        let value = "plain-looking-value-4417";
+        let (renderer, buffer) = jsonl_renderer();
+        renderer.emit(&error(&format!("before {value}")));
+        assert!(
+            buffer.text().contains(value),
+            "the default scrubber cannot know it"
+        );
+        let run_scrubber = Scrubber::new()
+            .with_known_secrets([("DEPLOY_TOKEN", value)])
+            .unwrap()
+            .with_memo();
+        renderer.scrub_with(run_scrubber);
+        renderer.emit(&error(&format!("after {value}")));
+        let printed = buffer.text();
+        let last = printed.lines().last().unwrap();
+        assert!(!last.contains(value), "{last}");
+        assert!(last.contains("[REDACTED"), "{last}");
+    }
+
+    #[test]
+    fn a_long_clean_event_prints_unchanged_through_the_memo_scrubber() {
+        let (renderer, buffer) = jsonl_renderer();
+        renderer.scrub_with(Scrubber::new().with_memo());
+        let output = "line of ordinary tool output\n".repeat(40);
+        let event = RuntimeEvent::ToolCompleted {
+            call_id: oxydra::types::CallId::from("c1"),
+            name: "file_read".to_owned(),
+            duration_ms: 1,
+            output: output.clone(),
+        };
+        renderer.emit(&event);
+        renderer.emit(&event);
+        let printed = buffer.text();
+        let lines: Vec<&str> = printed.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0], lines[1]);
+        let value: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(value["output"].as_str(), Some(output.as_str()));
     }
 }

@@ -179,7 +179,7 @@ pub async fn build_with(
         });
     let (system_prompt, holds_instructions) = system_prompt(effective, instructions_from).await;
     let rules = rules(effective, ask_before_changes.then_some(&tools));
-    let sink: Arc<dyn EventSink> = renderer;
+    let sink: Arc<dyn EventSink> = renderer.clone();
     let mut builder = AgentRuntime::builder()
         .provider(provider)
         .model(effective.provider.model.clone())
@@ -222,6 +222,7 @@ pub async fn build_with(
     }
     match builder.build() {
         Ok(runtime) => {
+            renderer.scrub_with(runtime.scrubber().clone());
             if let Some(note) = super::tool_choice::small_model_note(&runtime) {
                 eprintln!("{note}");
             }
