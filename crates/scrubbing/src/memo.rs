@@ -3,16 +3,20 @@
 //!
 //! A run scrubs most tool outputs twice or more: once in the event that reports the
 //! call, once in the result the model reads, and a clean text once more where it is
-//! stored. A scan costs ~90 instructions a byte (1 MB mixed bench, callgrind); a hash
-//! and a compare about 2. A hit is checked against the whole remembered text, never
-//! the hash alone, so a collision cannot hand one text another's redactions.
+//! stored. A scan costs ~90 instructions a byte (1 MB mixed bench, callgrind); finding
+//! a remembered text costs a compare of lengths per entry and one compare of the
+//! whole text, a fraction of an instruction a byte. No hash is taken: hashing every
+//! text looked up cost more (SipHash, ~1.5 instructions a byte) than the compares it
+//! would save, since remembered texts of the same length are rare and a compare
+//! stops at the first differing byte. Even at worst (every entry of the same length
+//! and prefix) a lookup compares at most the memo's byte bound, far less than a
+//! scan.
 //!
 //! A memo belongs to one configuration: [`crate::Scrubber`]'s builders give a scrubber
 //! whose configuration changes a fresh memo, so a text scrubbed before a known secret
 //! was added is scanned again.
 
 use std::collections::VecDeque;
-use std::hash::{BuildHasher, RandomState};
 use std::sync::{Mutex, PoisonError};
 
 use crate::redaction::Redaction;
@@ -31,7 +35,6 @@ const MAX_BYTES: usize = 4 << 20;
 /// recent last.
 #[derive(Default)]
 pub(crate) struct Memo {
-    hasher: RandomState,
     entries: Mutex<Entries>,
 }
 
@@ -42,7 +45,6 @@ struct Entries {
 }
 
 struct Entry {
-    hash: u64,
     text: Box<str>,
     redactions: Vec<Redaction>,
 }
@@ -65,13 +67,12 @@ impl Memo {
 
     /// The redactions found in `text` when it was scrubbed last, if it is remembered.
     pub(crate) fn get(&self, text: &str) -> Option<Vec<Redaction>> {
-        let hash = self.hasher.hash_one(text);
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         entries
             .list
             .iter()
             .rev()
-            .find(|entry| entry.hash == hash && *entry.text == *text)
+            .find(|entry| entry.holds(text))
             .map(|entry| entry.redactions.clone())
     }
 
@@ -81,18 +82,12 @@ impl Memo {
         if !Self::worth_it(text) {
             return;
         }
-        let hash = self.hasher.hash_one(text);
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        if entries
-            .list
-            .iter()
-            .any(|entry| entry.hash == hash && *entry.text == *text)
-        {
+        if entries.list.iter().any(|entry| entry.holds(text)) {
             return;
         }
         entries.bytes += text.len();
         entries.list.push_back(Entry {
-            hash,
             text: text.into(),
             redactions: redactions.to_vec(),
         });
@@ -102,6 +97,13 @@ impl Memo {
             };
             entries.bytes = entries.bytes.saturating_sub(oldest.text.len());
         }
+    }
+}
+
+impl Entry {
+    /// Whether this entry remembers `text`: the lengths first, then the bytes.
+    fn holds(&self, text: &str) -> bool {
+        self.text.len() == text.len() && *self.text == *text
     }
 }
 

@@ -39,7 +39,12 @@ impl JsonlRenderer {
             }
             _ => event,
         };
-        let Ok(line) = serde_json::to_string(event) else {
+        // sonic-rs writes serde_json's bytes in about half its instructions
+        // (`oxydra::provider::json_body`).
+        let Some(line) = oxydra::provider::json_body::to_vec(event) else {
+            return;
+        };
+        let Ok(line) = String::from_utf8(line) else {
             return;
         };
         self.write_line(&line);
@@ -114,5 +119,43 @@ mod tests {
         );
         let value: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
         assert_eq!(value["cost"].as_f64(), Some(0.000_081));
+    }
+
+    /// The lines are serde_json's bytes (then terminal-escaped), whatever the event
+    /// holds: quotes, controls, non-ASCII text, numbers, nested output.
+    #[test]
+    fn every_line_is_what_serde_json_writes() {
+        let odd = "q\"uote\\ back\u{0}nul\u{1b}[31m esc \u{7f} del é 漢 🦀 \u{2028}";
+        let events = [
+            RuntimeEvent::TextDelta { text: odd.into() },
+            RuntimeEvent::ReasoningDelta {
+                text: "\t\r\n".into(),
+            },
+            RuntimeEvent::ToolFailed {
+                call_id: oxydra::types::CallId::from("call_\u{1}"),
+                name: "file_read".into(),
+                error: odd.repeat(3),
+            },
+            RuntimeEvent::Error {
+                kind: "provider".into(),
+                message: String::new(),
+            },
+            RuntimeEvent::Final {
+                session_id: SessionId::from("ses_1"),
+                text: odd.into(),
+                turns: usize::MAX,
+                usage: Usage::default(),
+                cost: 1234.5,
+                output: Some(serde_json::json!({"n": [1, -2.5, 1e300, null], "s": odd})),
+            },
+        ];
+        for event in events {
+            let buffer = SharedBuffer::default();
+            JsonlRenderer::new(Box::new(buffer.clone())).emit(&event);
+            let expected =
+                crate::terminal_text::escape_json(&serde_json::to_string(&event).unwrap())
+                    .into_owned();
+            assert_eq!(buffer.text(), format!("{expected}\n"));
+        }
     }
 }
