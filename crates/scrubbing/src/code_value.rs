@@ -76,6 +76,37 @@ pub(crate) fn is_type_name(value: &str) -> bool {
         && is_words(value)
 }
 
+/// Longest run of capitals in a name made of words: an acronym (`HTTPServer`).
+const MAX_NAME_ACRONYM: usize = 5;
+
+/// `NextToken`, `nextPageToken`, `next_page_token`, `Marker`,
+/// `DistributionList.NextMarker`: a name made of words — letters joined by `_` or `.`,
+/// with a lowercase letter, each capital run at most [`MAX_NAME_ACRONYM`] long and each
+/// lowercase run at most [`MAX_TYPE_HUMP`], and a capital or a joint (a lone lowercase
+/// word, `correcthorse`, may be a passphrase). In data and config it names a field, a
+/// parameter or an enum's member (a pagination spec's `"output_token": "NextToken"`).
+/// A generated key or token has digits or a random mix of cases; a password may be
+/// words, so the caller leaves passwords out.
+pub(crate) fn is_word_name(value: &str) -> bool {
+    let (mut upper_run, mut lower_run) = (0, 0);
+    value.bytes().any(|b| b.is_ascii_lowercase())
+        && value
+            .bytes()
+            .any(|b| matches!(b, b'A'..=b'Z' | b'_' | b'.'))
+        && value.bytes().all(|b| {
+            (upper_run, lower_run) = match b {
+                b'A'..=b'Z' => (upper_run + 1, 0),
+                b'a'..=b'z' => (0, lower_run + 1),
+                b'_' | b'.' => (0, 0),
+                _ => return false,
+            };
+            upper_run <= MAX_NAME_ACRONYM && lower_run <= MAX_TYPE_HUMP
+        })
+        && value
+            .split('.')
+            .all(|part| !part.trim_matches('_').is_empty() && is_words(part))
+}
+
 /// A bare value that is an expression in code, by what follows it on its line
 /// (`rest`) and on the next: a name or number that ends a statement or an item
 /// (`;`, or `,` at the end of the line: `token: ResetToken,`, `self.key = value;`),
@@ -340,6 +371,20 @@ mod tests {
         );
         assert!(is_code_expression("ResetGrant", ",", true));
         assert!(!is_code_expression("Summer", ",", true));
+        assert!(is_word_name("NextToken"));
+        assert!(is_word_name("nextPageToken"));
+        assert!(is_word_name("next_page_token"));
+        assert!(is_word_name("Marker"));
+        assert!(!is_word_name("correcthorse"), "one lowercase word");
+        assert!(is_word_name("CacheList.NextMarker"));
+        assert!(!is_word_name("ABCDEFGHJKLMNPQR"), "capitals only");
+        assert!(!is_word_name("zXqLmNvBkPwRtYuI"), "a random mix of cases");
+        assert!(
+            !is_word_name("qwhzkvbnmtrplsxdgfcj"),
+            "no word is that long"
+        );
+        assert!(!is_word_name("ghp_Zx9qL2mN8vB4kR7t"));
+        assert!(!is_word_name("a..b"));
         assert!(is_field_path("process.env.API_KEY"));
         assert!(!is_field_path("GOOGLE.client"));
         assert!(!is_field_path("pat14.e33f14eb9a7c2d81f0"));

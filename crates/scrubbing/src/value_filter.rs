@@ -11,6 +11,7 @@
 use crate::code_value::{
     is_call_head, is_camel_identifier, is_constant_name, is_field_path, is_hex_literal,
     is_rule_list, is_scoped_path, is_secret_reference, is_sigil_reference, is_type_name,
+    is_word_name,
 };
 use crate::key_names::KeyInfo;
 use crate::placeholder::{
@@ -186,6 +187,12 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
         return true;
     }
     if key.weak && is_word_or_path(value) {
+        return true;
+    }
+    // `"output_token": "NextToken"`, `token = next_marker`: a name made of words,
+    // quoted or not, is a field's or a parameter's name; a generated value is not
+    // words. A session cookie is secret whatever it looks like.
+    if generated && key.keyword != Keyword::Cookie && is_word_name(value) {
         return true;
     }
     match shape {

@@ -157,6 +157,13 @@ const CODE: &[&str] = &[
     r#"GITHUB_TOKEN=$(gh auth token) make release"#,
     r#"token=`cat ~/.token`"#,
     r#"password < /run/secrets/db"#,
+    // Issue 46.4, other languages and config: a name made of words under a token,
+    // key or secret label names a field or a parameter (a pagination spec, an enum).
+    r#""result_token": "ResumeCursor","#,
+    r#"    "page_token": "continuationMarker","#,
+    r#"cursor_token: after_cursor_id"#,
+    r#"  secretField: Listing.NextCursor"#,
+    r#"ACCESS_KEY = 'Rotation'"#,
 ];
 
 #[test]
@@ -185,6 +192,17 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ("password = '@dm1n!2024'", "@dm1n!2024"),
         ("password = \"hunter \"", "hunter"),
         ("token = Bearer_Zx9qL2mN8vB4kP7w", "Bearer_Zx9qL2mN8vB4kP7w"),
+        // A name made of words is a name only under a generated value's label.
+        (
+            "\"result_token\": \"Zx9qL2mN8vB4kP7wR3tY\",",
+            "Zx9qL2mN8vB4kP7wR3tY",
+        ),
+        (
+            "\"page_token\": \"qWhZkVbNmTrPlSxDgFcJ\"",
+            "qWhZkVbNmTrPlSxDgFcJ",
+        ),
+        ("\"password\": \"CorrectHorse\",", "CorrectHorse"),
+        ("db_password: battery_staple", "battery_staple"),
     ] {
         let out = scrub(line);
         assert!(!out.text.contains(secret), "{line} -> {}", out.text);
