@@ -24,9 +24,10 @@ use crate::lazy_regex::{LazyRegex, Unavailable};
 use crate::markup::markup_value;
 use crate::merge::{Candidate, PRIORITY_KEYWORD};
 use crate::prose::prose_value;
+use crate::prose_value::{is_markup_word, is_prose, is_sentence_start};
 use crate::redaction::{Keyword, RedactionKind};
 use crate::separator::{is_tight_colon, value_start};
-use crate::value_filter::{ValueShape, is_identifier_like, is_non_secret_value, is_prose};
+use crate::value_filter::{ValueShape, is_identifier_like, is_non_secret_value};
 
 /// Labelled values: for each trigger hit, walk back to the start of the key it is in
 /// and look at what follows the key. Markup, pairs and prose are looked for only when
@@ -333,6 +334,8 @@ fn labelled_value_with(
     let rest = text.get(value.end()..).unwrap_or_default();
     if matches!(shape, ValueShape::Unquoted { .. })
         && (is_prose(value.as_str(), rest)
+            || is_sentence_start(value.as_str(), rest)
+            || is_markup_word(value.as_str())
             || is_keyword_before_call(value.as_str(), rest)
             || is_code_expression(value.as_str(), rest, info.keyword == Keyword::Password))
     {

@@ -72,6 +72,7 @@ mod merge;
 mod pem;
 mod placeholder;
 mod prose;
+mod prose_value;
 mod redaction;
 mod rule_data;
 mod rule_scan;

@@ -259,15 +259,6 @@ pub(crate) fn is_identifier_like(value: &str) -> bool {
         .all(|p| p.bytes().all(|b| b.is_ascii_digit()) || is_words(p))
 }
 
-/// True when a bare value is a lowercase word followed by more words: prose such as
-/// a commit subject `token: fix the refresh` rather than `token: a1b2c3`.
-pub(crate) fn is_prose(value: &str, rest: &str) -> bool {
-    value.bytes().all(|b| b.is_ascii_lowercase())
-        && rest
-            .strip_prefix(' ')
-            .is_some_and(|r| r.bytes().next().is_some_and(|b| b.is_ascii_lowercase()))
-}
-
 /// True when a value found in prose (`the admin password is X`) looks like a
 /// password rather than a word: at least 3 characters with a digit, a symbol or an
 /// inner capital, and not a path, URL or placeholder.
@@ -497,9 +488,6 @@ mod tests {
 
     #[test]
     fn prose_values() {
-        assert!(is_prose("fix", " the refresh"));
-        assert!(!is_prose("fix", ""));
-        assert!(!is_prose("a1b2", " the"));
         for value in [
             "Summer2024!",
             "hunter2",

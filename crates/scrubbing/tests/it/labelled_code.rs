@@ -164,6 +164,10 @@ const CODE: &[&str] = &[
     r#"cursor_token: after_cursor_id"#,
     r#"  secretField: Listing.NextCursor"#,
     r#"ACCESS_KEY = 'Rotation'"#,
+    // A docstring's description under the field's name, and a sentence in markup.
+    r#"    session_token: Optional. Returned by the last call, if any."#,
+    r#"  admin_password: The password set when the server is made."#,
+    r#"  "help": "<p>Rotate the signing key before it expires.</p>","#,
 ];
 
 #[test]
@@ -203,6 +207,9 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ),
         ("\"password\": \"CorrectHorse\",", "CorrectHorse"),
         ("db_password: battery_staple", "battery_staple"),
+        // A capitalised word alone, or before a comment, is a value.
+        ("admin_password: Marigold", "Marigold"),
+        ("session_token: Xq7Lm2Vb9Kp4 # rotated", "Xq7Lm2Vb9Kp4"),
     ] {
         let out = scrub(line);
         assert!(!out.text.contains(secret), "{line} -> {}", out.text);
