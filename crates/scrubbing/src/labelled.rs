@@ -24,7 +24,7 @@ use crate::lazy_regex::{LazyRegex, Unavailable};
 use crate::markup::markup_value;
 use crate::merge::{Candidate, PRIORITY_KEYWORD};
 use crate::prose::prose_value;
-use crate::prose_value::{is_markup_word, is_prose, is_sentence_start};
+use crate::prose_value::{is_prose, is_sentence_start};
 use crate::redaction::{Keyword, RedactionKind};
 use crate::separator::{is_tight_colon, value_start};
 use crate::value_filter::{ValueShape, is_identifier_like, is_non_secret_value};
@@ -335,7 +335,6 @@ fn labelled_value_with(
     if matches!(shape, ValueShape::Unquoted { .. })
         && (is_prose(value.as_str(), rest)
             || is_sentence_start(value.as_str(), rest)
-            || is_markup_word(value.as_str())
             || is_keyword_before_call(value.as_str(), rest)
             || is_code_expression(value.as_str(), rest, info.keyword == Keyword::Password))
     {

@@ -17,6 +17,7 @@ use crate::key_names::KeyInfo;
 use crate::placeholder::{
     is_name_not_value, is_placeholder, is_placeholder_words, is_secret_constant_name,
 };
+use crate::prose_value::{is_markup_word, is_sentence_start};
 use crate::redaction::Keyword;
 use crate::shannon::shannon_entropy;
 use crate::word_shape::{is_path, is_word_or_path, is_words};
@@ -171,6 +172,15 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     {
         return true;
     }
+    // `… a password to authenticate.</p>`, and a sentence under its field's name
+    // (`page_token:` / `    Continuation token for the next page.`).
+    if is_markup_word(value)
+        || value.split_once(' ').is_some_and(|(first, rest)| {
+            is_sentence_start(first, &value[first.len()..]) && !rest.is_empty()
+        })
+    {
+        return true;
+    }
     if is_name_not_value(value)
         || is_secret_constant_name(value)
         || is_placeholder_words(value)
@@ -270,6 +280,7 @@ pub(crate) fn looks_like_password(value: &str) -> bool {
         || is_call_head(value)
         || is_scoped_path(value)
         || is_emphasis(value)
+        || is_markup_word(value)
     {
         return false;
     }

@@ -168,6 +168,12 @@ const CODE: &[&str] = &[
     r#"    session_token: Optional. Returned by the last call, if any."#,
     r#"  admin_password: The password set when the server is made."#,
     r#"  "help": "<p>Rotate the signing key before it expires.</p>","#,
+    r#"  "doc": "<p>The default sort key is CreatedAt.</p>","#,
+    r#"refresh_token:"#,
+    r#"    Returned once, when the grant is made."#,
+    // A format string's template: `str.format`'s name, a printf directive.
+    r#"  webhook_secret: '{secret_resource_name}'"#,
+    r#"    self.auth_token = 'Token %s' % raw"#,
 ];
 
 #[test]
@@ -210,6 +216,8 @@ fn the_same_labels_with_a_secret_are_redacted() {
         // A capitalised word alone, or before a comment, is a value.
         ("admin_password: Marigold", "Marigold"),
         ("session_token: Xq7Lm2Vb9Kp4 # rotated", "Xq7Lm2Vb9Kp4"),
+        ("webhook_secret: '{Zx9qL2mN8vB4kR7t}x'", "Zx9qL2mN8vB4kR7t"),
+        ("auth_token = 'Token Zx9qL2mN8vB4kR7t'", "Zx9qL2mN8vB4kR7t"),
     ] {
         let out = scrub(line);
         assert!(!out.text.contains(secret), "{line} -> {}", out.text);
