@@ -174,6 +174,9 @@ const CODE: &[&str] = &[
     // A format string's template: `str.format`'s name, a printf directive.
     r#"  webhook_secret: '{secret_resource_name}'"#,
     r#"    self.auth_token = 'Token %s' % raw"#,
+    // Items of a list of strings, not a name and its value.
+    r#"    fields=['owner', 'session_token', 'expiry', 'scope'],"#,
+    r#"const SORTED = ["created", "api_key", "label"];"#,
 ];
 
 #[test]
@@ -218,6 +221,11 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ("session_token: Xq7Lm2Vb9Kp4 # rotated", "Xq7Lm2Vb9Kp4"),
         ("webhook_secret: '{Zx9qL2mN8vB4kR7t}x'", "Zx9qL2mN8vB4kR7t"),
         ("auth_token = 'Token Zx9qL2mN8vB4kR7t'", "Zx9qL2mN8vB4kR7t"),
+        ("conf.set('db', 'password', 'Tr0ub4dor&3')", "Tr0ub4dor&3"),
+        (
+            "define('API_KEY', 'Zx9qL2mN8vB4kR7tY1wE');",
+            "Zx9qL2mN8vB4kR7tY1wE",
+        ),
     ] {
         let out = scrub(line);
         assert!(!out.text.contains(secret), "{line} -> {}", out.text);
