@@ -148,6 +148,21 @@ pub(crate) fn is_code_expression(value: &str, rest: &str, words: bool) -> bool {
     false
 }
 
+/// `self._authkey = authkey`, `creds.refresh_token = refresh_token`, `password=password`:
+/// a bare name that spells its label's last piece (after a `.`, ignoring case, `_` and
+/// `-`) — a variable handed on under its own name. A secret does not spell the name
+/// of the field it is kept in.
+pub(crate) fn repeats_label(key: &str, value: &str) -> bool {
+    let field = key.rsplit('.').next().unwrap_or(key);
+    let letters = |s: &str| {
+        s.bytes()
+            .filter(|b| !matches!(b, b'_' | b'-'))
+            .map(|b| b.to_ascii_lowercase())
+            .collect::<Vec<u8>>()
+    };
+    is_identifier(value) && !letters(value).is_empty() && letters(value) == letters(field)
+}
+
 /// A name in code made of words (`provider`, `derived_key`).
 fn is_name(value: &str) -> bool {
     is_identifier(value) && is_words(value)
@@ -371,6 +386,11 @@ mod tests {
         );
         assert!(is_code_expression("ResetGrant", ",", true));
         assert!(!is_code_expression("Summer", ",", true));
+        assert!(repeats_label("self._authkey", "authkey"));
+        assert!(repeats_label("creds.refresh_token", "refresh_token"));
+        assert!(repeats_label("apiKey", "api_key"));
+        assert!(!repeats_label("api_key", "Zx9qL2mN8vB4"));
+        assert!(!repeats_label("token", "tokens2"));
         assert!(is_word_name("NextToken"));
         assert!(is_word_name("nextPageToken"));
         assert!(is_word_name("next_page_token"));

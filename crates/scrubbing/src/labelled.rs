@@ -18,7 +18,9 @@ use std::ops::Range;
 use regex::{Captures, Regex};
 
 use crate::block::{indented_block, quoted_continuation};
-use crate::code_value::{is_chain_receiver, is_code_expression, is_keyword_before_call};
+use crate::code_value::{
+    is_chain_receiver, is_code_expression, is_keyword_before_call, repeats_label,
+};
 use crate::key_names::{KeyInfo, classify_in_context, classify_key};
 use crate::lazy_regex::{LazyRegex, Unavailable};
 use crate::markup::markup_value;
@@ -149,8 +151,13 @@ fn separated_values(
         return;
     };
     if let Some(caps) = value.captures(rest)
-        && let Some((range, _)) =
-            labelled_value_with(rest, &caps, info, is_tight_colon(text.as_bytes(), key_end))
+        && let Some((range, _)) = labelled_value_with(
+            rest,
+            &caps,
+            key,
+            info,
+            is_tight_colon(text.as_bytes(), key_end),
+        )
     {
         let range = range.start + value_start..range.end + value_start;
         let quoted = caps.name("uv").is_none();
@@ -275,7 +282,7 @@ pub(crate) fn labelled_value(text: &str, caps: &Captures<'_>) -> Option<(Range<u
     let start = caps.name("key")?.start();
     let info = classify(text, start, key)?;
     let tight = is_tight_colon(text.as_bytes(), caps.name("key")?.end());
-    labelled_value_with(text, caps, info, tight)
+    labelled_value_with(text, caps, key, info, tight)
 }
 
 /// What the key at `key_start` says about its value: by its own words, else by its
@@ -290,6 +297,7 @@ fn classify(text: &str, key_start: usize, key: &str) -> Option<KeyInfo> {
 fn labelled_value_with(
     text: &str,
     caps: &Captures<'_>,
+    key: &str,
     info: KeyInfo,
     tight: bool,
 ) -> Option<(Range<usize>, Keyword)> {
@@ -336,7 +344,8 @@ fn labelled_value_with(
         && (is_prose(value.as_str(), rest)
             || is_sentence_start(value.as_str(), rest)
             || is_keyword_before_call(value.as_str(), rest)
-            || is_code_expression(value.as_str(), rest, info.keyword == Keyword::Password))
+            || is_code_expression(value.as_str(), rest, info.keyword == Keyword::Password)
+            || repeats_label(key, value.as_str()))
     {
         return None;
     }

@@ -177,6 +177,9 @@ const CODE: &[&str] = &[
     // Items of a list of strings, not a name and its value.
     r#"    fields=['owner', 'session_token', 'expiry', 'scope'],"#,
     r#"const SORTED = ["created", "api_key", "label"];"#,
+    // A variable handed on under its label's own name.
+    r#"    self._authtoken = authtoken"#,
+    r#"    creds.apikey = apikey"#,
 ];
 
 #[test]
@@ -222,6 +225,7 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ("webhook_secret: '{Zx9qL2mN8vB4kR7t}x'", "Zx9qL2mN8vB4kR7t"),
         ("auth_token = 'Token Zx9qL2mN8vB4kR7t'", "Zx9qL2mN8vB4kR7t"),
         ("conf.set('db', 'password', 'Tr0ub4dor&3')", "Tr0ub4dor&3"),
+        ("    self.secret = zx9ql2mn8vb4kr7t", "zx9ql2mn8vb4kr7t"),
         (
             "define('API_KEY', 'Zx9qL2mN8vB4kR7tY1wE');",
             "Zx9qL2mN8vB4kR7tY1wE",
