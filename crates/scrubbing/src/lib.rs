@@ -61,6 +61,7 @@ mod entropy;
 mod error;
 mod fold;
 mod key_names;
+mod keyspace;
 mod keyword_patterns;
 mod keyword_scan;
 mod known_secrets;

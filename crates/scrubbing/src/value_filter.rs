@@ -14,6 +14,7 @@ use crate::code_value::{
     is_word_name,
 };
 use crate::key_names::KeyInfo;
+use crate::keyspace::keyspace_bits;
 use crate::placeholder::{
     is_name_not_value, is_placeholder, is_placeholder_words, is_secret_constant_name,
 };
@@ -34,6 +35,9 @@ const MIN_NUMERIC_KEY: usize = 8;
 /// key, token or secret at or below it is no generated value of any known format but a
 /// mask of one repeated character after a format's prefix (`glc_1111…`, `AIzaaaa…`).
 const MIN_FORMAT_ENTROPY: f64 = 1.0;
+/// Fewest bits a generated key, token or secret is drawn from (a 64-bit hex id has
+/// 64; `keyspace::keyspace_bits`).
+const MIN_GENERATED_BITS: f64 = 40.0;
 /// Shortest value a bare `key` label (`key = "…"`, `sl_key: …`) takes: encoded key
 /// material, not a word.
 const MIN_KEY_MATERIAL: usize = 16;
@@ -139,6 +143,18 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     // A generated value has some randomness: one character repeated after a prefix
     // (`glc_1111…1=`) is a mask, as gitleaks' entropy floors judge its rules' secrets.
     if generated && shannon_entropy(value) <= MIN_FORMAT_ENTROPY {
+        return true;
+    }
+    // A lowercase word from a space of fewer than [`MIN_GENERATED_BITS`] (`write`,
+    // `marker`, `nextchar`: a setting, a field's name) is no generated credential's. A
+    // short value with a digit or a capital stays a (test's) secret (`p4ss`, `ab1`); a
+    // person's password may be a short word, a session cookie any, so neither is
+    // cleared.
+    if generated
+        && key.keyword != Keyword::Cookie
+        && value.bytes().all(|b| b.is_ascii_lowercase())
+        && keyspace_bits(value) < MIN_GENERATED_BITS
+    {
         return true;
     }
     // A short number is a setting (`api-key: 12345`, a port, a count); a person's PIN

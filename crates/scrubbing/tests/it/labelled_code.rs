@@ -180,6 +180,10 @@ const CODE: &[&str] = &[
     // A variable handed on under its label's own name.
     r#"    self._authtoken = authtoken"#,
     r#"    creds.apikey = apikey"#,
+    // A short lowercase word under a generated value's label: a setting or a name.
+    "permissions:\n  contents: read\n  id-token: write",
+    r#"  "resume_token": "cursor","#,
+    r#"    self.token = peeked"#,
 ];
 
 #[test]
@@ -226,6 +230,9 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ("auth_token = 'Token Zx9qL2mN8vB4kR7t'", "Zx9qL2mN8vB4kR7t"),
         ("conf.set('db', 'password', 'Tr0ub4dor&3')", "Tr0ub4dor&3"),
         ("    self.secret = zx9ql2mn8vb4kr7t", "zx9ql2mn8vb4kr7t"),
+        ("api_token: zxqlmnvbkpwrtydh", "zxqlmnvbkpwrtydh"),
+        ("\"resume_token\": \"p4ss\",", "p4ss"),
+        ("password: write", "write"),
         (
             "define('API_KEY', 'Zx9qL2mN8vB4kR7tY1wE');",
             "Zx9qL2mN8vB4kR7tY1wE",
