@@ -231,11 +231,26 @@ pub(crate) fn is_secret_reference(value: &str) -> bool {
 
 /// A bare value that refers to something by a sigil: a variable or field (`@password`,
 /// `*password`, `&cfg.password`) or a YAML tag whose value follows (`!vault |`,
-/// `!Ref DbPassword`). What follows the sigil is a name made of words, not data.
+/// `!Ref DbPassword`, `!!binary |`). What follows the sigil is a name made of words, not data.
 pub(crate) fn is_sigil_reference(value: &str) -> bool {
     value
-        .strip_prefix(['@', '*', '&', '!'])
+        .strip_prefix("!!")
+        .or_else(|| value.strip_prefix(['@', '*', '&', '!']))
         .is_some_and(|name| !name.is_empty() && (is_field_path(name) || is_word_or_path(name)))
+}
+
+/// `$self->{token}`, `$cfg->password`, `ptr->token`: a member reached by `->` (PHP,
+/// Perl, C), a name made of words maybe after `$`, then the arrow. `next` is the character after the
+/// value, which may stop before the `>` (`$self-` then `>`).
+pub(crate) fn is_arrow_access(value: &str, next: Option<char>) -> bool {
+    let head = match value.strip_suffix('-') {
+        Some(head) if next == Some('>') => head,
+        _ => match value.split_once("->") {
+            Some((head, member)) if is_name(member) => head,
+            _ => return false,
+        },
+    };
+    is_name(head.strip_prefix('$').unwrap_or(head))
 }
 
 /// `tokenFromEnv`, `apiKeyValue`: a bare camelCase identifier of two or more words,
@@ -274,13 +289,14 @@ pub(crate) fn is_keyword_before_call(value: &str, rest: &str) -> bool {
         && (after.starts_with('(') || after.starts_with("::") || after.starts_with(" {"))
 }
 
-/// `VARCHAR(255`, `getToken(`: a name of letters followed by an opening bracket — a call or a
-/// type with its size, not a password.
+/// `VARCHAR(255`, `getToken(`, `Hash::make(`: a name of letters followed by an opening
+/// bracket — a call or a type with its size, not a password.
 pub(crate) fn is_call_head(value: &str) -> bool {
-    // Letters only: `pa55(word` is a password with a bracket, not a call.
+    // Letters only: `pa55(word` is a password with a bracket, not a call. A `::` path
+    // names a static method (`Hash::make(`, `Foo::new(`).
     let name_len = value
         .bytes()
-        .take_while(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.'))
+        .take_while(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.' | b':'))
         .count();
     name_len >= 2 && value.as_bytes().get(name_len) == Some(&b'(')
 }
@@ -391,6 +407,13 @@ mod tests {
         assert!(repeats_label("apiKey", "api_key"));
         assert!(!repeats_label("api_key", "Zx9qL2mN8vB4"));
         assert!(!repeats_label("token", "tokens2"));
+        assert!(is_arrow_access("$self-", Some('>')));
+        assert!(is_arrow_access("ptr->token", None));
+        assert!(!is_arrow_access("Zx9-q", Some('x')));
+        assert!(!is_arrow_access("ab-", Some('x')));
+        assert!(!is_arrow_access("Zx9qL2mN8vB4kR7t-", Some('>')), "random");
+        assert!(is_call_head("Hash::make($request"));
+        assert!(is_sigil_reference("!!binary"));
         assert!(is_word_name("NextToken"));
         assert!(is_word_name("nextPageToken"));
         assert!(is_word_name("next_page_token"));

@@ -401,8 +401,13 @@ fn unbalanced_value_end(text: &str, start: usize, end: usize) -> Option<usize> {
             .take_while(|b| matches!(b, b')' | b']' | b'}' | b'>'))
             .count();
     let mut stack = Vec::new();
+    let mut previous = 0;
     for &b in token.get(..core_len)? {
+        let arrow = b == b'>' && matches!(previous, b'-' | b'=');
+        previous = b;
         match b {
+            // `$request->password`, `k => v`: an arrow, not a bracket.
+            b'>' if arrow => {}
             b'{' | b'[' | b'(' | b'<' => stack.push(b),
             b'}' | b']' | b')' | b'>' => {
                 let open = match b {

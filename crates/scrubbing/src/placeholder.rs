@@ -157,8 +157,9 @@ fn is_interpolation(value: &str) -> bool {
 
 /// A format string's template rather than its result: `{relative_name}`, `{0}`, `{}`
 /// alone (Python's `str.format`, C#'s, Rust's), or words and one or more printf or
-/// brace directives (`Bearer %s`, `token {}`). Every piece between blanks is a word
-/// of letters or a directive, so data with a `%` in it (`pa%sw0rd`) is not one.
+/// brace directives (`Bearer %s`, `token {}`, `%s:%s`). Every piece between blanks,
+/// `:`, `/`, `@` and `.` is a word of letters or a directive, so data with a `%` in it
+/// (`pa%sw0rd`) is not one.
 fn is_format_template(value: &str) -> bool {
     let is_directive = |piece: &str| {
         matches!(piece, "%s" | "%d" | "%r" | "%i" | "{}")
@@ -169,8 +170,9 @@ fn is_format_template(value: &str) -> bool {
                     !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
                 })
     };
-    value.split(' ').any(is_directive)
-        && value.split(' ').all(|p| {
+    let pieces = || value.split([' ', ':', '/', '@', '.']);
+    pieces().any(is_directive)
+        && pieces().all(|p| {
             is_directive(p) || (!p.is_empty() && p.bytes().all(|b| b.is_ascii_alphabetic()))
         })
 }
@@ -319,6 +321,7 @@ mod tests {
         assert!(is_placeholder("{0}"));
         assert!(is_placeholder("Bearer %s"));
         assert!(is_placeholder("token {}"));
+        assert!(is_placeholder("%s:%s"));
         assert!(!is_placeholder("pa%sw0rd"), "data with a percent sign");
         assert!(!is_placeholder("{Zx9q L2mN}"));
         assert!(!is_placeholder("Bearer Zx9qL2mN8vB4"));

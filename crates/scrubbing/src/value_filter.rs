@@ -9,9 +9,9 @@
 //! `Option<String>`) and field paths (`self.config.token`).
 
 use crate::code_value::{
-    is_call_head, is_camel_identifier, is_constant_name, is_field_path, is_hex_literal,
-    is_rule_list, is_scoped_path, is_secret_reference, is_sigil_reference, is_type_name,
-    is_word_name,
+    is_arrow_access, is_call_head, is_camel_identifier, is_constant_name, is_field_path,
+    is_hex_literal, is_rule_list, is_scoped_path, is_secret_reference, is_sigil_reference,
+    is_type_name, is_word_name,
 };
 use crate::key_names::KeyInfo;
 use crate::keyspace::keyspace_bits;
@@ -225,6 +225,7 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
         ValueShape::Quoted => false,
         ValueShape::Unquoted { next } => {
             matches!(next, Some('(' | '<' | '['))
+                || is_arrow_access(value, next)
                 || TYPE_NAMES.iter().any(|t| value.eq_ignore_ascii_case(t))
                 || is_field_path(value.trim_end_matches(['!', '?']))
                 || is_sigil_reference(value)

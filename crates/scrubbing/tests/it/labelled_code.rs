@@ -184,6 +184,14 @@ const CODE: &[&str] = &[
     "permissions:\n  contents: read\n  id-token: write",
     r#"  "resume_token": "cursor","#,
     r#"    self.token = peeked"#,
+    // PHP's and Perl's `->`, a static call by a `::` path, YAML's `!!` tags, a printf
+    // template of several directives.
+    r#"my $token = $conn->{token};"#,
+    r#"$secret = $vault->secret;"#,
+    r#"    $account->password = Hash::make($form->password);"#,
+    r#"  'password' => Crypt::hash($input->get('password')),"#,
+    r#"private_key: !!binary |"#,
+    r#"    auth_token = "%s/%s" % (org, name)"#,
 ];
 
 #[test]
@@ -233,6 +241,8 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ("api_token: zxqlmnvbkpwrtydh", "zxqlmnvbkpwrtydh"),
         ("\"resume_token\": \"p4ss\",", "p4ss"),
         ("password: write", "write"),
+        ("$secret = Zx9qL2mN8vB4kR7t->", "Zx9qL2mN8vB4kR7t"),
+        ("private_key: !Zx9qL2mN8vB4kR7t", "Zx9qL2mN8vB4kR7t"),
         (
             "define('API_KEY', 'Zx9qL2mN8vB4kR7tY1wE');",
             "Zx9qL2mN8vB4kR7tY1wE",
