@@ -26,7 +26,7 @@ use crate::lazy_regex::{LazyRegex, Unavailable};
 use crate::markup::markup_value;
 use crate::merge::{Candidate, PRIORITY_KEYWORD};
 use crate::prose::prose_value;
-use crate::prose_value::{is_prose, is_sentence_start};
+use crate::prose_value::{is_infinitive, is_prose, is_sentence_start};
 use crate::redaction::{Keyword, RedactionKind};
 use crate::separator::{is_tight_colon, value_start};
 use crate::value_filter::{ValueShape, is_identifier_like, is_non_secret_value};
@@ -101,7 +101,9 @@ pub(crate) fn collect_labelled(
             crate::prose::compile().map_err(|_| Unavailable)?;
             if let Some(range) = markup_value(text, key_start, key_end, info) {
                 found.push(range);
-            } else if let Some(range) = prose_value(text, key_end, line_end, info) {
+            } else if !is_infinitive(text, key_start)
+                && let Some(range) = prose_value(text, key_end, line_end, info)
+            {
                 found.push(range);
             }
         }

@@ -13,6 +13,18 @@ pub(crate) fn is_prose(value: &str, rest: &str) -> bool {
             .is_some_and(|r| r.bytes().next().is_some_and(|b| b.is_ascii_lowercase()))
 }
 
+/// `kwargs to pass to gapic.MakeClient`: the word at `key_start` follows `to` and
+/// a blank, so in prose it is a verb (`to pass`), not a secret's name (`the password
+/// to the db`).
+pub(crate) fn is_infinitive(text: &str, key_start: usize) -> bool {
+    text.get(..key_start).is_some_and(|before| {
+        before
+            .strip_suffix(' ')
+            .and_then(|b| b.strip_suffix("to"))
+            .is_some_and(|b| b.is_empty() || b.ends_with([' ', '\t', '(']))
+    })
+}
+
 /// Fewest letters of the word after a sentence's first (`A` is a word, but a lone
 /// letter after a value is more often a code's piece).
 const MIN_NEXT_WORD: usize = 2;
@@ -87,6 +99,9 @@ mod tests {
             !is_sentence_start("Summer", " # the password"),
             "a comment follows"
         );
+        assert!(is_infinitive("kwargs to pass", 10));
+        assert!(!is_infinitive("the password", 4));
+        assert!(!is_infinitive("into pass", 5));
         assert!(is_markup_word("authenticate.</p>"));
         assert!(is_markup_word("version</code>"));
         assert!(!is_markup_word("Zx9qL2mN8vB4</p>"), "not a word");

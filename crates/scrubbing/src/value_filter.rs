@@ -162,8 +162,9 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     if generated && value.bytes().all(|b| b.is_ascii_digit()) && value.len() < MIN_NUMERIC_KEY {
         return true;
     }
-    // `required|string|confirmed`, `required|min:8`: a list of validation rules.
-    if is_rule_list(value) {
+    // `required|string|confirmed`, `required|min:8`: a list of validation rules; and
+    // `^7.1.3`, `~2.0`, `>=1.4`: a package's version range (`"minipass": "^7.1.3"`).
+    if is_rule_list(value) || is_version_range(value) {
         return true;
     }
     // `vault:secret/data/ci#token`, `file:/run/secrets/x`,
@@ -235,6 +236,17 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
                 || (generated && (is_camel_identifier(value) || is_type_name(value)))
         }
     }
+}
+
+/// `^7.1.3`, `~2.0`, `>=1.4.0`: a version constraint — an operator, then numbers joined
+/// by `.`.
+fn is_version_range(value: &str) -> bool {
+    let numbers = value.trim_start_matches(['^', '~', '>', '<', '=']);
+    numbers.len() < value.len()
+        && numbers.contains('.')
+        && numbers
+            .split('.')
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A URL that holds no credential: no `user:password@` or token before the host and
@@ -404,6 +416,18 @@ mod tests {
             PASSWORD,
             ValueShape::Unquoted { next: Some('(') }
         ));
+    }
+
+    #[test]
+    fn version_ranges_are_not_secrets() {
+        assert!(is_non_secret_value("^7.1.3", PASSWORD, ValueShape::Quoted));
+        assert!(is_non_secret_value(">=1.4", PASSWORD, ValueShape::Quoted));
+        assert!(!is_non_secret_value(
+            "^7.1.3x!",
+            PASSWORD,
+            ValueShape::Quoted
+        ));
+        assert!(!is_version_range("7.1.3"));
     }
 
     #[test]

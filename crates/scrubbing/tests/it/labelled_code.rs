@@ -192,6 +192,9 @@ const CODE: &[&str] = &[
     r#"  'password' => Crypt::hash($input->get('password')),"#,
     r#"private_key: !!binary |"#,
     r#"    auth_token = "%s/%s" % (org, name)"#,
+    // `pass` as a verb in a docstring; a package's version range.
+    r#"    **options: Settings to pass to transport.Open."#,
+    r#"    "passport": "^0.7.0","#,
 ];
 
 #[test]
@@ -243,6 +246,8 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ("password: write", "write"),
         ("$secret = Zx9qL2mN8vB4kR7t->", "Zx9qL2mN8vB4kR7t"),
         ("private_key: !Zx9qL2mN8vB4kR7t", "Zx9qL2mN8vB4kR7t"),
+        ("the pass is Tr0ub4dor&3", "Tr0ub4dor&3"),
+        ("\"password\": \"^7x.1!3\",", "^7x.1!3"),
         (
             "define('API_KEY', 'Zx9qL2mN8vB4kR7tY1wE');",
             "Zx9qL2mN8vB4kR7tY1wE",
