@@ -195,6 +195,9 @@ const CODE: &[&str] = &[
     // `pass` as a verb in a docstring; a package's version range.
     r#"    **options: Settings to pass to transport.Open."#,
     r#"    "passport": "^0.7.0","#,
+    // A dotted path's last field, named by two words, is named on its own.
+    r#"RotateSigningKey.retry_policy = lambda: Retry(deadline=30)"#,
+    r#"if token.token_kind == 'ident':"#,
 ];
 
 #[test]
@@ -248,6 +251,8 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ("private_key: !Zx9qL2mN8vB4kR7t", "Zx9qL2mN8vB4kR7t"),
         ("the pass is Tr0ub4dor&3", "Tr0ub4dor&3"),
         ("\"password\": \"^7x.1!3\",", "^7x.1!3"),
+        ("db.password.value = Tr0ub4dor&3", "Tr0ub4dor&3"),
+        ("settings.db_password = 'Tr0ub4dor&3'", "Tr0ub4dor&3"),
         (
             "define('API_KEY', 'Zx9qL2mN8vB4kR7tY1wE');",
             "Zx9qL2mN8vB4kR7tY1wE",
