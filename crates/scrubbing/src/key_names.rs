@@ -194,7 +194,7 @@ pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
     let mut previous: Option<&str> = None;
     for word in words(key) {
         // `WEBHOOK_URL`, `SLACK_HOOK_URL`: a webhook's URL is its credential (a URL
-        // without a random piece stays, see `value_filter::is_plain_url`).
+        // without a random piece stays, see `url_value::is_plain_url`).
         if previous.is_some_and(|p| {
             ["webhook", "hook"]
                 .iter()

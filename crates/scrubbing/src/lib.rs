@@ -80,6 +80,7 @@ mod rule_scan;
 mod scrubber;
 mod separator;
 mod shannon;
+mod url_value;
 mod value_filter;
 mod value_syntax;
 mod whole_value;
