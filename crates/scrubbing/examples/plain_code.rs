@@ -6,17 +6,21 @@
     clippy::cast_precision_loss,
     missing_docs
 )]
-//! False positives on plain code: scrubs every `.rs` file under the given directories
-//! (default: this workspace's `crates/` and the vendored sources of a few crates in
-//! `~/.cargo/registry/src`) and counts the lines a redaction touches. Real code holds
-//! no secrets, so every such line is a false positive — except in the files that are
-//! tests of secret scanning (the scrubbing crate's own, the config crate's secret
-//! tests), which are skipped.
+//! False positives on plain code: scrubs every file with one of the given extensions
+//! (`--ext py,js,yaml`; default `rs`) under the given directories (default: this
+//! workspace's `crates/` and the vendored sources of a few crates in
+//! `~/.cargo/registry/src`) and counts the lines a redaction touches, per directory
+//! and extension, and per layer (for a labelled value, the kind of its label). Real
+//! code holds no secrets, so every such line is a false positive — except in the files
+//! that are tests of secret scanning (the scrubbing crate's own, the config crate's
+//! secret tests), which are skipped, and the few lines that are secret-shaped on
+//! purpose (a published client secret, a test's fake key), which `--show` lists.
 //!
 //! ```text
-//! cargo run -p oxydra-scrubbing --release --example plain_code [-- DIR... [--show]]
+//! cargo run -p oxydra-scrubbing --release --example plain_code [-- DIR... [--ext EXT,…] [--show]]
 //! ```
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use oxydra_scrubbing::scrub;
@@ -49,7 +53,7 @@ const VENDORED: &[&str] = &[
     "libc-0",
 ];
 
-fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
+fn source_files(dir: &Path, exts: &[String], out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -60,8 +64,11 @@ fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
             if path.file_name().is_some_and(|n| n == "target") {
                 continue;
             }
-            rs_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            source_files(&path, exts, out);
+        } else if path
+            .extension()
+            .is_some_and(|e| exts.iter().any(|x| e == x.as_str()))
+        {
             out.push(path);
         }
     }
@@ -76,10 +83,19 @@ fn holds_test_secrets(path: &Path) -> bool {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let show = args.iter().any(|a| a == "--show");
+    let exts: Vec<String> = args
+        .iter()
+        .position(|a| a == "--ext")
+        .and_then(|i| args.get(i + 1))
+        .map_or_else(
+            || vec!["rs".to_owned()],
+            |list| list.split(',').map(str::to_owned).collect(),
+        );
     let mut dirs: Vec<PathBuf> = args
         .iter()
-        .filter(|a| !a.starts_with("--"))
-        .map(PathBuf::from)
+        .enumerate()
+        .filter(|(i, a)| !a.starts_with("--") && (*i == 0 || args[i - 1] != "--ext"))
+        .map(|(_, a)| PathBuf::from(a))
         .collect();
     if dirs.is_empty() {
         let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -111,46 +127,82 @@ fn main() {
             }
         }
     }
+    let mut layers: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut all_lines, mut all_flagged) = (0usize, 0usize);
     for dir in &dirs {
         let mut files = Vec::new();
-        rs_files(dir, &mut files);
-        let (mut lines, mut flagged, mut skipped) = (0usize, 0usize, 0usize);
-        let mut files_flagged = 0usize;
+        source_files(dir, &exts, &mut files);
+        // Per extension: files, skipped, flagged files, lines, flagged lines.
+        let mut by_ext: BTreeMap<String, [usize; 5]> = BTreeMap::new();
         for file in &files {
+            let ext = file
+                .extension()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let row = by_ext.entry(ext).or_default();
             if holds_test_secrets(file) {
-                skipped += 1;
+                row[1] += 1;
                 continue;
             }
             let Ok(text) = std::fs::read_to_string(file) else {
                 continue;
             };
+            row[0] += 1;
             let out = scrub(&text);
-            lines += text.lines().count();
-            files_flagged += usize::from(!out.redactions.is_empty());
+            row[3] += text.lines().count();
+            row[2] += usize::from(!out.redactions.is_empty());
             let mut last_line = usize::MAX;
             for r in &out.redactions {
                 let line = text[..r.range.start].matches('\n').count();
                 if line != last_line {
-                    flagged += 1;
+                    row[4] += 1;
                     last_line = line;
+                    *layers.entry(layer(&r.kind)).or_default() += 1;
                     if show {
                         let l = text.lines().nth(line).unwrap_or_default();
                         println!(
-                            "FP {}:{}: {} [{}]",
+                            "FP {}:{}: {} [{}] {:?}",
                             file.display(),
                             line + 1,
                             l.trim(),
-                            r.kind
+                            r.kind,
+                            &text[r.range.clone()]
                         );
                     }
                 }
             }
         }
-        println!(
-            "{:<40} files {:>5} (skipped {skipped:>3}, flagged {files_flagged:>3}) lines {lines:>7} flagged {flagged:>4} rate {:.5}",
-            dir.file_name().unwrap_or_default().to_string_lossy(),
-            files.len() - skipped,
-            flagged as f64 / lines.max(1) as f64
-        );
+        for (ext, [files, skipped, files_flagged, lines, flagged]) in &by_ext {
+            all_lines += lines;
+            all_flagged += flagged;
+            println!(
+                "{:<32} {ext:<5} files {files:>5} (skipped {skipped:>3}, flagged {files_flagged:>4}) lines {lines:>8} flagged {flagged:>5} rate {:.5}",
+                dir.file_name().unwrap_or_default().to_string_lossy(),
+                *flagged as f64 / (*lines).max(1) as f64
+            );
+        }
     }
+    println!(
+        "all: lines {all_lines} flagged {all_flagged} rate {:.5}",
+        all_flagged as f64 / all_lines.max(1) as f64
+    );
+    println!("lines flagged by layer (first redaction of a line): {layers:?}");
+}
+
+/// The scrubber's layer behind a redaction, without the rule or provider it names;
+/// for a labelled value, the kind of label (`labelled (token)`).
+fn layer(kind: &oxydra_scrubbing::RedactionKind) -> String {
+    use oxydra_scrubbing::RedactionKind as K;
+    let name = match kind {
+        K::Keyword(keyword) => return format!("labelled ({})", keyword.as_str()),
+        K::Authorization => "authorization",
+        K::ApiKey(_) | K::Jwt => "built-in format",
+        K::PrivateKey => "private key",
+        K::UrlCredentials => "url credentials",
+        K::HighEntropy => "high entropy",
+        K::Rule(_) => "gitleaks rule",
+        _ => "other",
+    };
+    name.to_owned()
 }

@@ -76,6 +76,37 @@ pub(crate) fn is_type_name(value: &str) -> bool {
         && is_words(value)
 }
 
+/// Longest run of capitals in a name made of words: an acronym (`HTTPServer`).
+const MAX_NAME_ACRONYM: usize = 5;
+
+/// `NextToken`, `nextPageToken`, `next_page_token`, `Marker`,
+/// `DistributionList.NextMarker`: a name made of words — letters joined by `_` or `.`,
+/// with a lowercase letter, each capital run at most [`MAX_NAME_ACRONYM`] long and each
+/// lowercase run at most [`MAX_TYPE_HUMP`], and a capital or a joint (a lone lowercase
+/// word, `correcthorse`, may be a passphrase). In data and config it names a field, a
+/// parameter or an enum's member (a pagination spec's `"output_token": "NextToken"`).
+/// A generated key or token has digits or a random mix of cases; a password may be
+/// words, so the caller leaves passwords out.
+pub(crate) fn is_word_name(value: &str) -> bool {
+    let (mut upper_run, mut lower_run) = (0, 0);
+    value.bytes().any(|b| b.is_ascii_lowercase())
+        && value
+            .bytes()
+            .any(|b| matches!(b, b'A'..=b'Z' | b'_' | b'.'))
+        && value.bytes().all(|b| {
+            (upper_run, lower_run) = match b {
+                b'A'..=b'Z' => (upper_run + 1, 0),
+                b'a'..=b'z' => (0, lower_run + 1),
+                b'_' | b'.' => (0, 0),
+                _ => return false,
+            };
+            upper_run <= MAX_NAME_ACRONYM && lower_run <= MAX_TYPE_HUMP
+        })
+        && value
+            .split('.')
+            .all(|part| !part.trim_matches('_').is_empty() && is_words(part))
+}
+
 /// A bare value that is an expression in code, by what follows it on its line
 /// (`rest`) and on the next: a name or number that ends a statement or an item
 /// (`;`, or `,` at the end of the line: `token: ResetToken,`, `self.key = value;`),
@@ -115,6 +146,21 @@ pub(crate) fn is_code_expression(value: &str, rest: &str, words: bool) -> bool {
         return true;
     }
     false
+}
+
+/// `self._authkey = authkey`, `creds.refresh_token = refresh_token`, `password=password`:
+/// a bare name that spells its label's last piece (after a `.`, ignoring case, `_` and
+/// `-`) — a variable handed on under its own name. A secret does not spell the name
+/// of the field it is kept in.
+pub(crate) fn repeats_label(key: &str, value: &str) -> bool {
+    let field = key.rsplit('.').next().unwrap_or(key);
+    let letters = |s: &str| {
+        s.bytes()
+            .filter(|b| !matches!(b, b'_' | b'-'))
+            .map(|b| b.to_ascii_lowercase())
+            .collect::<Vec<u8>>()
+    };
+    is_identifier(value) && !letters(value).is_empty() && letters(value) == letters(field)
 }
 
 /// A name in code made of words (`provider`, `derived_key`).
@@ -185,11 +231,26 @@ pub(crate) fn is_secret_reference(value: &str) -> bool {
 
 /// A bare value that refers to something by a sigil: a variable or field (`@password`,
 /// `*password`, `&cfg.password`) or a YAML tag whose value follows (`!vault |`,
-/// `!Ref DbPassword`). What follows the sigil is a name made of words, not data.
+/// `!Ref DbPassword`, `!!binary |`). What follows the sigil is a name made of words, not data.
 pub(crate) fn is_sigil_reference(value: &str) -> bool {
     value
-        .strip_prefix(['@', '*', '&', '!'])
+        .strip_prefix("!!")
+        .or_else(|| value.strip_prefix(['@', '*', '&', '!']))
         .is_some_and(|name| !name.is_empty() && (is_field_path(name) || is_word_or_path(name)))
+}
+
+/// `$self->{token}`, `$cfg->password`, `ptr->token`: a member reached by `->` (PHP,
+/// Perl, C), a name made of words maybe after `$`, then the arrow. `next` is the character after the
+/// value, which may stop before the `>` (`$self-` then `>`).
+pub(crate) fn is_arrow_access(value: &str, next: Option<char>) -> bool {
+    let head = match value.strip_suffix('-') {
+        Some(head) if next == Some('>') => head,
+        _ => match value.split_once("->") {
+            Some((head, member)) if is_name(member) => head,
+            _ => return false,
+        },
+    };
+    is_name(head.strip_prefix('$').unwrap_or(head))
 }
 
 /// `tokenFromEnv`, `apiKeyValue`: a bare camelCase identifier of two or more words,
@@ -228,13 +289,14 @@ pub(crate) fn is_keyword_before_call(value: &str, rest: &str) -> bool {
         && (after.starts_with('(') || after.starts_with("::") || after.starts_with(" {"))
 }
 
-/// `VARCHAR(255`, `getToken(`: a name of letters followed by an opening bracket — a call or a
-/// type with its size, not a password.
+/// `VARCHAR(255`, `getToken(`, `Hash::make(`: a name of letters followed by an opening
+/// bracket — a call or a type with its size, not a password.
 pub(crate) fn is_call_head(value: &str) -> bool {
-    // Letters only: `pa55(word` is a password with a bracket, not a call.
+    // Letters only: `pa55(word` is a password with a bracket, not a call. A `::` path
+    // names a static method (`Hash::make(`, `Foo::new(`).
     let name_len = value
         .bytes()
-        .take_while(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.'))
+        .take_while(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.' | b':'))
         .count();
     name_len >= 2 && value.as_bytes().get(name_len) == Some(&b'(')
 }
@@ -340,6 +402,32 @@ mod tests {
         );
         assert!(is_code_expression("ResetGrant", ",", true));
         assert!(!is_code_expression("Summer", ",", true));
+        assert!(repeats_label("self._authkey", "authkey"));
+        assert!(repeats_label("creds.refresh_token", "refresh_token"));
+        assert!(repeats_label("apiKey", "api_key"));
+        assert!(!repeats_label("api_key", "Zx9qL2mN8vB4"));
+        assert!(!repeats_label("token", "tokens2"));
+        assert!(is_arrow_access("$self-", Some('>')));
+        assert!(is_arrow_access("ptr->token", None));
+        assert!(!is_arrow_access("Zx9-q", Some('x')));
+        assert!(!is_arrow_access("ab-", Some('x')));
+        assert!(!is_arrow_access("Zx9qL2mN8vB4kR7t-", Some('>')), "random");
+        assert!(is_call_head("Hash::make($request"));
+        assert!(is_sigil_reference("!!binary"));
+        assert!(is_word_name("NextToken"));
+        assert!(is_word_name("nextPageToken"));
+        assert!(is_word_name("next_page_token"));
+        assert!(is_word_name("Marker"));
+        assert!(!is_word_name("correcthorse"), "one lowercase word");
+        assert!(is_word_name("CacheList.NextMarker"));
+        assert!(!is_word_name("ABCDEFGHJKLMNPQR"), "capitals only");
+        assert!(!is_word_name("zXqLmNvBkPwRtYuI"), "a random mix of cases");
+        assert!(
+            !is_word_name("qwhzkvbnmtrplsxdgfcj"),
+            "no word is that long"
+        );
+        assert!(!is_word_name("ghp_Zx9qL2mN8vB4kR7t"));
+        assert!(!is_word_name("a..b"));
         assert!(is_field_path("process.env.API_KEY"));
         assert!(!is_field_path("GOOGLE.client"));
         assert!(!is_field_path("pat14.e33f14eb9a7c2d81f0"));

@@ -183,11 +183,18 @@ const NOT_PASS: &[&str] = &[
 
 /// Classifies a key name; `None` when it does not label a secret.
 pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
+    // `ResetAdminPassword.method_config`, `token.token_type`: in a dotted path a
+    // field named by two words or more is named on its own, the pieces before it are
+    // its owner. A one-word field (`password.value`, `key.pem`) is the owner's.
+    let key = match key.rsplit_once('.') {
+        Some((_, field)) if words(field).nth(1).is_some() => field,
+        _ => key,
+    };
     let mut found: Option<KeyInfo> = None;
     let mut previous: Option<&str> = None;
     for word in words(key) {
         // `WEBHOOK_URL`, `SLACK_HOOK_URL`: a webhook's URL is its credential (a URL
-        // without a random piece stays, see `value_filter::is_plain_url`).
+        // without a random piece stays, see `url_value::is_plain_url`).
         if previous.is_some_and(|p| {
             ["webhook", "hook"]
                 .iter()
@@ -539,6 +546,19 @@ mod tests {
         }
         assert!(!classify_key("ACCOUNT_KEY").unwrap().encoded);
         assert_eq!(classify_key("public_key"), None);
+    }
+
+    #[test]
+    fn a_dotted_path_names_its_last_field() {
+        assert_eq!(classify_key("ResetAdminPassword.method_config"), None);
+        assert_eq!(classify_key("token.token_type"), None);
+        assert!(classify_key("spring.datasource.password").is_some());
+        assert!(classify_key("cfg.db_password").is_some());
+        assert!(
+            classify_key("db.password.value").is_some(),
+            "a one-word field"
+        );
+        assert!(classify_key("tls.key").is_some());
     }
 
     #[test]

@@ -18,15 +18,18 @@ use std::ops::Range;
 use regex::{Captures, Regex};
 
 use crate::block::{indented_block, quoted_continuation};
-use crate::code_value::{is_chain_receiver, is_code_expression, is_keyword_before_call};
+use crate::code_value::{
+    is_chain_receiver, is_code_expression, is_keyword_before_call, repeats_label,
+};
 use crate::key_names::{KeyInfo, classify_in_context, classify_key};
 use crate::lazy_regex::{LazyRegex, Unavailable};
 use crate::markup::markup_value;
 use crate::merge::{Candidate, PRIORITY_KEYWORD};
 use crate::prose::prose_value;
+use crate::prose_value::{is_infinitive, is_prose, is_sentence_start};
 use crate::redaction::{Keyword, RedactionKind};
 use crate::separator::{is_tight_colon, value_start};
-use crate::value_filter::{ValueShape, is_identifier_like, is_non_secret_value, is_prose};
+use crate::value_filter::{ValueShape, is_identifier_like, is_non_secret_value};
 
 /// Labelled values: for each trigger hit, walk back to the start of the key it is in
 /// and look at what follows the key. Markup, pairs and prose are looked for only when
@@ -98,7 +101,9 @@ pub(crate) fn collect_labelled(
             crate::prose::compile().map_err(|_| Unavailable)?;
             if let Some(range) = markup_value(text, key_start, key_end, info) {
                 found.push(range);
-            } else if let Some(range) = prose_value(text, key_end, line_end, info) {
+            } else if !is_infinitive(text, key_start)
+                && let Some(range) = prose_value(text, key_end, line_end, info)
+            {
                 found.push(range);
             }
         }
@@ -148,8 +153,13 @@ fn separated_values(
         return;
     };
     if let Some(caps) = value.captures(rest)
-        && let Some((range, _)) =
-            labelled_value_with(rest, &caps, info, is_tight_colon(text.as_bytes(), key_end))
+        && let Some((range, _)) = labelled_value_with(
+            rest,
+            &caps,
+            key,
+            info,
+            is_tight_colon(text.as_bytes(), key_end),
+        )
     {
         let range = range.start + value_start..range.end + value_start;
         let quoted = caps.name("uv").is_none();
@@ -274,7 +284,7 @@ pub(crate) fn labelled_value(text: &str, caps: &Captures<'_>) -> Option<(Range<u
     let start = caps.name("key")?.start();
     let info = classify(text, start, key)?;
     let tight = is_tight_colon(text.as_bytes(), caps.name("key")?.end());
-    labelled_value_with(text, caps, info, tight)
+    labelled_value_with(text, caps, key, info, tight)
 }
 
 /// What the key at `key_start` says about its value: by its own words, else by its
@@ -289,6 +299,7 @@ fn classify(text: &str, key_start: usize, key: &str) -> Option<KeyInfo> {
 fn labelled_value_with(
     text: &str,
     caps: &Captures<'_>,
+    key: &str,
     info: KeyInfo,
     tight: bool,
 ) -> Option<(Range<usize>, Keyword)> {
@@ -333,8 +344,10 @@ fn labelled_value_with(
     let rest = text.get(value.end()..).unwrap_or_default();
     if matches!(shape, ValueShape::Unquoted { .. })
         && (is_prose(value.as_str(), rest)
+            || is_sentence_start(value.as_str(), rest)
             || is_keyword_before_call(value.as_str(), rest)
-            || is_code_expression(value.as_str(), rest, info.keyword == Keyword::Password))
+            || is_code_expression(value.as_str(), rest, info.keyword == Keyword::Password)
+            || repeats_label(key, value.as_str()))
     {
         return None;
     }
@@ -390,8 +403,13 @@ fn unbalanced_value_end(text: &str, start: usize, end: usize) -> Option<usize> {
             .take_while(|b| matches!(b, b')' | b']' | b'}' | b'>'))
             .count();
     let mut stack = Vec::new();
+    let mut previous = 0;
     for &b in token.get(..core_len)? {
+        let arrow = b == b'>' && matches!(previous, b'-' | b'=');
+        previous = b;
         match b {
+            // `$request->password`, `k => v`: an arrow, not a bracket.
+            b'>' if arrow => {}
             b'{' | b'[' | b'(' | b'<' => stack.push(b),
             b'}' | b']' | b')' | b'>' => {
                 let open = match b {

@@ -76,6 +76,7 @@ pub(crate) fn markup_value(
         return match before {
             Some(quote @ (b'"' | b'\'')) if bytes.get(key_end) == Some(&quote) => {
                 quoted_pair_value(text, key_end + 1, info)
+                    .filter(|value| !is_list_item(text, key_start - 1, value.end + 1))
             }
             _ => None,
         };
@@ -113,6 +114,22 @@ pub(crate) fn markup_value(
     };
     (!is_non_secret_value(value.as_str(), info, shape))
         .then(|| key_end + value.start()..key_end + value.end())
+}
+
+/// `['pageSize', 'pageToken', 'view']`: the quoted name opening at `open` follows
+/// another item and a comma, and a comma or `]` follows the quoted value closing
+/// before `after`, so the two are items of a list of strings, not a name and its value
+/// (`define('X', 'v')`, `config.set('db', 'password', 'v')` start or end otherwise).
+fn is_list_item(text: &str, open: usize, after: usize) -> bool {
+    let before = text
+        .get(..open)
+        .unwrap_or_default()
+        .trim_end_matches([' ', '\t']);
+    let rest = text
+        .get(after..)
+        .unwrap_or_default()
+        .trim_start_matches([' ', '\t']);
+    before.ends_with(',') && (rest.starts_with(',') || rest.starts_with(']'))
 }
 
 /// `define('DB_PASSWORD', 'value')`, `setdefault("api_key", "value")`: a quoted name,
@@ -258,6 +275,11 @@ mod tests {
         );
         assert_eq!(v("define('DB_PASSWORD', 'p4ss');", "DB_PASSWORD"), "p4ss");
         assert_eq!(
+            v("cfg.set('db', 'password', 'p4ss')", "password"),
+            "p4ss",
+            "a call's later arguments"
+        );
+        assert_eq!(
             v(r#"os.environ.setdefault("API_KEY", "p4ss")"#, "API_KEY"),
             "p4ss"
         );
@@ -282,6 +304,18 @@ mod tests {
             value(
                 "without `Authorization: Bearer <token>` a `401`.\nfn x() -> Arc<str>",
                 "token"
+            ),
+            None
+        );
+        assert_eq!(
+            value("params=['pageSize', 'pageToken', 'view'],", "pageToken"),
+            None,
+            "a list of names"
+        );
+        assert_eq!(
+            value(
+                "keys = [\"id\", \"api_key\", \"owner\", \"scope\"]",
+                "api_key"
             ),
             None
         );

@@ -111,6 +111,7 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
                 .is_some_and(is_upper_words))
         || (value.starts_with('%') && value.ends_with('%') && value.len() > 2)
         || is_interpolation(value)
+        || is_format_template(value)
         // A shell command substituted by backticks: `` `etcdctl get /x` ``.
         || (value.starts_with('`') && value.ends_with('`') && value.contains(' '))
 }
@@ -151,6 +152,28 @@ fn is_interpolation(value: &str) -> bool {
     name_len <= 8
         && rest.get(name_len..).is_some_and(|braced| {
             braced.starts_with('{') && braced.ends_with('}') && braced.len() > 2
+        })
+}
+
+/// A format string's template rather than its result: `{relative_name}`, `{0}`, `{}`
+/// alone (Python's `str.format`, C#'s, Rust's), or words and one or more printf or
+/// brace directives (`Bearer %s`, `token {}`, `%s:%s`). Every piece between blanks,
+/// `:`, `/`, `@` and `.` is a word of letters or a directive, so data with a `%` in it
+/// (`pa%sw0rd`) is not one.
+fn is_format_template(value: &str) -> bool {
+    let is_directive = |piece: &str| {
+        matches!(piece, "%s" | "%d" | "%r" | "%i" | "{}")
+            || piece
+                .strip_prefix('{')
+                .and_then(|p| p.strip_suffix('}'))
+                .is_some_and(|name| {
+                    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                })
+    };
+    let pieces = || value.split([' ', ':', '/', '@', '.']);
+    pieces().any(is_directive)
+        && pieces().all(|p| {
+            is_directive(p) || (!p.is_empty() && p.bytes().all(|b| b.is_ascii_alphabetic()))
         })
 }
 
@@ -291,6 +314,18 @@ fn is_variable_reference(value: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn format_templates_are_placeholders() {
+        assert!(is_placeholder("{__relative_name__}"));
+        assert!(is_placeholder("{0}"));
+        assert!(is_placeholder("Bearer %s"));
+        assert!(is_placeholder("token {}"));
+        assert!(is_placeholder("%s:%s"));
+        assert!(!is_placeholder("pa%sw0rd"), "data with a percent sign");
+        assert!(!is_placeholder("{Zx9q L2mN}"));
+        assert!(!is_placeholder("Bearer Zx9qL2mN8vB4"));
+    }
 
     #[test]
     fn an_ellipsis_alone_is_a_placeholder() {

@@ -9,15 +9,19 @@
 //! `Option<String>`) and field paths (`self.config.token`).
 
 use crate::code_value::{
-    is_call_head, is_camel_identifier, is_constant_name, is_field_path, is_hex_literal,
-    is_rule_list, is_scoped_path, is_secret_reference, is_sigil_reference, is_type_name,
+    is_arrow_access, is_call_head, is_camel_identifier, is_constant_name, is_field_path,
+    is_hex_literal, is_rule_list, is_scoped_path, is_secret_reference, is_sigil_reference,
+    is_type_name, is_word_name,
 };
 use crate::key_names::KeyInfo;
+use crate::keyspace::keyspace_bits;
 use crate::placeholder::{
     is_name_not_value, is_placeholder, is_placeholder_words, is_secret_constant_name,
 };
+use crate::prose_value::{is_markup_word, is_sentence_start};
 use crate::redaction::Keyword;
 use crate::shannon::shannon_entropy;
+use crate::url_value::is_plain_url;
 use crate::word_shape::{is_path, is_word_or_path, is_words};
 
 /// Values shorter than this (in characters) are never redacted as labelled values.
@@ -32,6 +36,9 @@ const MIN_NUMERIC_KEY: usize = 8;
 /// key, token or secret at or below it is no generated value of any known format but a
 /// mask of one repeated character after a format's prefix (`glc_1111…`, `AIzaaaa…`).
 const MIN_FORMAT_ENTROPY: f64 = 1.0;
+/// Fewest bits a generated key, token or secret is drawn from (a 64-bit hex id has
+/// 64; `keyspace::keyspace_bits`).
+const MIN_GENERATED_BITS: f64 = 40.0;
 /// Shortest value a bare `key` label (`key = "…"`, `sl_key: …`) takes: encoded key
 /// material, not a word.
 const MIN_KEY_MATERIAL: usize = 16;
@@ -139,13 +146,26 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     if generated && shannon_entropy(value) <= MIN_FORMAT_ENTROPY {
         return true;
     }
+    // A lowercase word from a space of fewer than [`MIN_GENERATED_BITS`] (`write`,
+    // `marker`, `nextchar`: a setting, a field's name) is no generated credential's. A
+    // short value with a digit or a capital stays a (test's) secret (`p4ss`, `ab1`); a
+    // person's password may be a short word, a session cookie any, so neither is
+    // cleared.
+    if generated
+        && key.keyword != Keyword::Cookie
+        && value.bytes().all(|b| b.is_ascii_lowercase())
+        && keyspace_bits(value) < MIN_GENERATED_BITS
+    {
+        return true;
+    }
     // A short number is a setting (`api-key: 12345`, a port, a count); a person's PIN
     // under a password label is not.
     if generated && value.bytes().all(|b| b.is_ascii_digit()) && value.len() < MIN_NUMERIC_KEY {
         return true;
     }
-    // `required|string|confirmed`, `required|min:8`: a list of validation rules.
-    if is_rule_list(value) {
+    // `required|string|confirmed`, `required|min:8`: a list of validation rules; and
+    // `^7.1.3`, `~2.0`, `>=1.4`: a package's version range (`"minipass": "^7.1.3"`).
+    if is_rule_list(value) || is_version_range(value) {
         return true;
     }
     // `vault:secret/data/ci#token`, `file:/run/secrets/x`,
@@ -170,6 +190,15 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     {
         return true;
     }
+    // `… a password to authenticate.</p>`, and a sentence under its field's name
+    // (`page_token:` / `    Continuation token for the next page.`).
+    if is_markup_word(value)
+        || value.split_once(' ').is_some_and(|(first, rest)| {
+            is_sentence_start(first, &value[first.len()..]) && !rest.is_empty()
+        })
+    {
+        return true;
+    }
     if is_name_not_value(value)
         || is_secret_constant_name(value)
         || is_placeholder_words(value)
@@ -188,10 +217,17 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     if key.weak && is_word_or_path(value) {
         return true;
     }
+    // `"output_token": "NextToken"`, `token = next_marker`: a name made of words,
+    // quoted or not, is a field's or a parameter's name; a generated value is not
+    // words. A session cookie is secret whatever it looks like.
+    if generated && key.keyword != Keyword::Cookie && is_word_name(value) {
+        return true;
+    }
     match shape {
         ValueShape::Quoted => false,
         ValueShape::Unquoted { next } => {
             matches!(next, Some('(' | '<' | '['))
+                || is_arrow_access(value, next)
                 || TYPE_NAMES.iter().any(|t| value.eq_ignore_ascii_case(t))
                 || is_field_path(value.trim_end_matches(['!', '?']))
                 || is_sigil_reference(value)
@@ -203,43 +239,15 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     }
 }
 
-/// A URL that holds no credential: no `user:password@` or token before the host and
-/// no path or query piece that looks random (`mongodb://localhost:27017/database`).
-/// A URL with a credential keeps its label's redaction (a webhook's
-/// `https://hooks.slack.com/services/T0/B0/Zx9q…`, a DSN's key).
-pub(crate) fn is_plain_url(value: &str) -> bool {
-    let Some((scheme, rest)) = value.split_once("://") else {
-        return false;
-    };
-    if scheme.is_empty()
-        || !scheme
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-'))
-    {
-        return false;
-    }
-    // Credentials before the host are the URL pattern's to redact (`://user:[REDACTED]@`,
-    // a DSN's key), keeping the host readable; judge the rest.
-    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let after_userinfo = match rest.get(..authority_len).and_then(|a| a.rfind('@')) {
-        Some(at) => rest.get(at + 1..).unwrap_or_default(),
-        None => rest,
-    };
-    !after_userinfo
-        .split(['/', '?', '#', '&', '=', '.', ':', ';'])
-        .any(looks_random)
-}
-
-/// A piece of a URL that looks like a key: 16+ characters of letters and digits (and
-/// `-_`), with a letter and a digit, not made of words.
-fn looks_random(piece: &str) -> bool {
-    piece.len() >= 16
-        && piece
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'~' | b'%'))
-        && piece.bytes().any(|b| b.is_ascii_digit())
-        && piece.bytes().any(|b| b.is_ascii_alphabetic())
-        && !is_words(piece)
+/// `^7.1.3`, `~2.0`, `>=1.4.0`: a version constraint — an operator, then numbers joined
+/// by `.`.
+fn is_version_range(value: &str) -> bool {
+    let numbers = value.trim_start_matches(['^', '~', '>', '<', '=']);
+    numbers.len() < value.len()
+        && numbers.contains('.')
+        && numbers
+            .split('.')
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A reference or coordinate rather than data: pieces between `:`, `.`, `-`, `_`,
@@ -250,15 +258,6 @@ pub(crate) fn is_identifier_like(value: &str) -> bool {
         .split([':', '.', '-', '_', '/', '@'])
         .filter(|p| !p.is_empty())
         .all(|p| p.bytes().all(|b| b.is_ascii_digit()) || is_words(p))
-}
-
-/// True when a bare value is a lowercase word followed by more words: prose such as
-/// a commit subject `token: fix the refresh` rather than `token: a1b2c3`.
-pub(crate) fn is_prose(value: &str, rest: &str) -> bool {
-    value.bytes().all(|b| b.is_ascii_lowercase())
-        && rest
-            .strip_prefix(' ')
-            .is_some_and(|r| r.bytes().next().is_some_and(|b| b.is_ascii_lowercase()))
 }
 
 /// True when a value found in prose (`the admin password is X`) looks like a
@@ -272,6 +271,7 @@ pub(crate) fn looks_like_password(value: &str) -> bool {
         || is_call_head(value)
         || is_scoped_path(value)
         || is_emphasis(value)
+        || is_markup_word(value)
     {
         return false;
     }
@@ -381,20 +381,19 @@ mod tests {
     }
 
     #[test]
+    fn version_ranges_are_not_secrets() {
+        assert!(is_non_secret_value("^7.1.3", PASSWORD, ValueShape::Quoted));
+        assert!(is_non_secret_value(">=1.4", PASSWORD, ValueShape::Quoted));
+        assert!(!is_non_secret_value(
+            "^7.1.3x!",
+            PASSWORD,
+            ValueShape::Quoted
+        ));
+        assert!(!is_version_range("7.1.3"));
+    }
+
+    #[test]
     fn urls_without_credentials_are_not_secrets() {
-        assert!(is_plain_url("mongodb://localhost:27017/database"));
-        assert!(is_plain_url("https://api.example.com/v1/users?page=2"));
-        // The URL pattern redacts the userinfo alone.
-        assert!(is_plain_url("postgres://app:s3cr3t@db/app"));
-        assert!(!is_plain_url(
-            "https://hooks.slack.com/services/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"
-        ));
-        assert!(is_plain_url(
-            "https://0123456789abcdef0123@o1.ingest.sentry.io/1"
-        ));
-        assert!(!is_plain_url(
-            "https://x.io/hook?token=Zx9qL2mN8vB4kR7tY1wE3"
-        ));
         assert!(is_non_secret_value(
             "mongodb://localhost:27017/database",
             TOKEN,
@@ -490,9 +489,6 @@ mod tests {
 
     #[test]
     fn prose_values() {
-        assert!(is_prose("fix", " the refresh"));
-        assert!(!is_prose("fix", ""));
-        assert!(!is_prose("a1b2", " the"));
         for value in [
             "Summer2024!",
             "hunter2",

@@ -157,6 +157,47 @@ const CODE: &[&str] = &[
     r#"GITHUB_TOKEN=$(gh auth token) make release"#,
     r#"token=`cat ~/.token`"#,
     r#"password < /run/secrets/db"#,
+    // Issue 46.4, other languages and config: a name made of words under a token,
+    // key or secret label names a field or a parameter (a pagination spec, an enum).
+    r#""result_token": "ResumeCursor","#,
+    r#"    "page_token": "continuationMarker","#,
+    r#"cursor_token: after_cursor_id"#,
+    r#"  secretField: Listing.NextCursor"#,
+    r#"ACCESS_KEY = 'Rotation'"#,
+    // A docstring's description under the field's name, and a sentence in markup.
+    r#"    session_token: Optional. Returned by the last call, if any."#,
+    r#"  admin_password: The password set when the server is made."#,
+    r#"  "help": "<p>Rotate the signing key before it expires.</p>","#,
+    r#"  "doc": "<p>The default sort key is CreatedAt.</p>","#,
+    r#"refresh_token:"#,
+    r#"    Returned once, when the grant is made."#,
+    // A format string's template: `str.format`'s name, a printf directive.
+    r#"  webhook_secret: '{secret_resource_name}'"#,
+    r#"    self.auth_token = 'Token %s' % raw"#,
+    // Items of a list of strings, not a name and its value.
+    r#"    fields=['owner', 'session_token', 'expiry', 'scope'],"#,
+    r#"const SORTED = ["created", "api_key", "label"];"#,
+    // A variable handed on under its label's own name.
+    r#"    self._authtoken = authtoken"#,
+    r#"    creds.apikey = apikey"#,
+    // A short lowercase word under a generated value's label: a setting or a name.
+    "permissions:\n  contents: read\n  id-token: write",
+    r#"  "resume_token": "cursor","#,
+    r#"    self.token = peeked"#,
+    // PHP's and Perl's `->`, a static call by a `::` path, YAML's `!!` tags, a printf
+    // template of several directives.
+    r#"my $token = $conn->{token};"#,
+    r#"$secret = $vault->secret;"#,
+    r#"    $account->password = Hash::make($form->password);"#,
+    r#"  'password' => Crypt::hash($input->get('password')),"#,
+    r#"private_key: !!binary |"#,
+    r#"    auth_token = "%s/%s" % (org, name)"#,
+    // `pass` as a verb in a docstring; a package's version range.
+    r#"    **options: Settings to pass to transport.Open."#,
+    r#"    "passport": "^0.7.0","#,
+    // A dotted path's last field, named by two words, is named on its own.
+    r#"RotateSigningKey.retry_policy = lambda: Retry(deadline=30)"#,
+    r#"if token.token_kind == 'ident':"#,
 ];
 
 #[test]
@@ -185,6 +226,37 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ("password = '@dm1n!2024'", "@dm1n!2024"),
         ("password = \"hunter \"", "hunter"),
         ("token = Bearer_Zx9qL2mN8vB4kP7w", "Bearer_Zx9qL2mN8vB4kP7w"),
+        // A name made of words is a name only under a generated value's label.
+        (
+            "\"result_token\": \"Zx9qL2mN8vB4kP7wR3tY\",",
+            "Zx9qL2mN8vB4kP7wR3tY",
+        ),
+        (
+            "\"page_token\": \"qWhZkVbNmTrPlSxDgFcJ\"",
+            "qWhZkVbNmTrPlSxDgFcJ",
+        ),
+        ("\"password\": \"CorrectHorse\",", "CorrectHorse"),
+        ("db_password: battery_staple", "battery_staple"),
+        // A capitalised word alone, or before a comment, is a value.
+        ("admin_password: Marigold", "Marigold"),
+        ("session_token: Xq7Lm2Vb9Kp4 # rotated", "Xq7Lm2Vb9Kp4"),
+        ("webhook_secret: '{Zx9qL2mN8vB4kR7t}x'", "Zx9qL2mN8vB4kR7t"),
+        ("auth_token = 'Token Zx9qL2mN8vB4kR7t'", "Zx9qL2mN8vB4kR7t"),
+        ("conf.set('db', 'password', 'Tr0ub4dor&3')", "Tr0ub4dor&3"),
+        ("    self.secret = zx9ql2mn8vb4kr7t", "zx9ql2mn8vb4kr7t"),
+        ("api_token: zxqlmnvbkpwrtydh", "zxqlmnvbkpwrtydh"),
+        ("\"resume_token\": \"p4ss\",", "p4ss"),
+        ("password: write", "write"),
+        ("$secret = Zx9qL2mN8vB4kR7t->", "Zx9qL2mN8vB4kR7t"),
+        ("private_key: !Zx9qL2mN8vB4kR7t", "Zx9qL2mN8vB4kR7t"),
+        ("the pass is Tr0ub4dor&3", "Tr0ub4dor&3"),
+        ("\"password\": \"^7x.1!3\",", "^7x.1!3"),
+        ("db.password.value = Tr0ub4dor&3", "Tr0ub4dor&3"),
+        ("settings.db_password = 'Tr0ub4dor&3'", "Tr0ub4dor&3"),
+        (
+            "define('API_KEY', 'Zx9qL2mN8vB4kR7tY1wE');",
+            "Zx9qL2mN8vB4kR7tY1wE",
+        ),
     ] {
         let out = scrub(line);
         assert!(!out.text.contains(secret), "{line} -> {}", out.text);
