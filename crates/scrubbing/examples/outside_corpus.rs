@@ -20,9 +20,12 @@
 
 #[path = "../tests/it/judge.rs"]
 mod judge;
+#[path = "common/layer.rs"]
+mod layer;
 
 use std::path::PathBuf;
 
+use layer::layer;
 use oxydra_scrubbing::scrub;
 
 fn main() {
@@ -104,21 +107,4 @@ fn main() {
     for line in shown {
         println!("{line}");
     }
-}
-
-/// The scrubber's layer behind a redaction, without the rule or provider it names;
-/// for a labelled value, the kind of label (`labelled (token)`).
-fn layer(kind: &oxydra_scrubbing::RedactionKind) -> String {
-    use oxydra_scrubbing::RedactionKind as K;
-    let name = match kind {
-        K::Keyword(keyword) => return format!("labelled ({})", keyword.as_str()),
-        K::Authorization => "authorization",
-        K::ApiKey(_) | K::Jwt => "built-in format",
-        K::PrivateKey => "private key",
-        K::UrlCredentials => "url credentials",
-        K::HighEntropy => "high entropy",
-        K::Rule(_) => "gitleaks rule",
-        _ => "other",
-    };
-    name.to_owned()
 }

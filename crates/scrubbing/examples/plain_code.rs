@@ -20,9 +20,13 @@
 //! cargo run -p oxydra-scrubbing --release --example plain_code [-- DIR... [--ext EXT,…] [--show]]
 //! ```
 
+#[path = "common/layer.rs"]
+mod layer;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use layer::layer;
 use oxydra_scrubbing::scrub;
 
 /// Crates whose vendored sources are measured (the versions in Cargo.lock).
@@ -188,21 +192,4 @@ fn main() {
         all_flagged as f64 / all_lines.max(1) as f64
     );
     println!("lines flagged by layer (first redaction of a line): {layers:?}");
-}
-
-/// The scrubber's layer behind a redaction, without the rule or provider it names;
-/// for a labelled value, the kind of label (`labelled (token)`).
-fn layer(kind: &oxydra_scrubbing::RedactionKind) -> String {
-    use oxydra_scrubbing::RedactionKind as K;
-    let name = match kind {
-        K::Keyword(keyword) => return format!("labelled ({})", keyword.as_str()),
-        K::Authorization => "authorization",
-        K::ApiKey(_) | K::Jwt => "built-in format",
-        K::PrivateKey => "private key",
-        K::UrlCredentials => "url credentials",
-        K::HighEntropy => "high entropy",
-        K::Rule(_) => "gitleaks rule",
-        _ => "other",
-    };
-    name.to_owned()
 }

@@ -332,6 +332,7 @@ const MAX_FIELD_LEN: usize = 40;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::redacted;
 
     #[test]
     fn names_references_and_calls_are_code() {
@@ -431,15 +432,6 @@ mod tests {
         assert!(is_field_path("process.env.API_KEY"));
         assert!(!is_field_path("GOOGLE.client"));
         assert!(!is_field_path("pat14.e33f14eb9a7c2d81f0"));
-    }
-
-    /// What `scrub` redacts in `text`.
-    fn redacted(text: &str) -> Vec<String> {
-        let out = crate::scrub(text);
-        out.redactions
-            .iter()
-            .map(|r| text[r.range.clone()].to_owned())
-            .collect()
     }
 
     #[test]

@@ -99,3 +99,16 @@ pub use shannon::shannon_entropy;
 pub fn scrub(text: &str) -> Scrubbed<'_> {
     Scrubber::DEFAULT.scrub(text)
 }
+
+/// Helpers shared by the unit tests of several modules.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// The texts `scrub` redacts in `text`, in order.
+    pub(crate) fn redacted(text: &str) -> Vec<String> {
+        let out = crate::scrub(text);
+        out.redactions
+            .iter()
+            .map(|r| text[r.range.clone()].to_owned())
+            .collect()
+    }
+}

@@ -73,6 +73,7 @@ pub(crate) fn is_markup_word(value: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::redacted;
 
     #[test]
     fn prose_after_a_label() {
@@ -106,15 +107,6 @@ mod tests {
         assert!(is_markup_word("version</code>"));
         assert!(!is_markup_word("Zx9qL2mN8vB4</p>"), "not a word");
         assert!(!is_markup_word("word</"));
-    }
-
-    /// What `scrub` redacts in `text`.
-    fn redacted(text: &str) -> Vec<String> {
-        let out = crate::scrub(text);
-        out.redactions
-            .iter()
-            .map(|r| text[r.range.clone()].to_owned())
-            .collect()
     }
 
     #[test]
