@@ -48,23 +48,24 @@ enum RendererKind {
 impl Renderer {
     /// A renderer on the real stdout/stderr.
     pub fn for_format(format: OutputFormat) -> Self {
-        let kind = match format {
+        Self::of_kind(match format {
             OutputFormat::Text => RendererKind::Text(TextRenderer::terminal()),
             OutputFormat::Jsonl => RendererKind::Jsonl(JsonlRenderer::stdout()),
-        };
-        Self {
-            kind,
-            ended: AtomicBool::new(false),
-            sandbox_report: OnceLock::new(),
-            scrubber: RwLock::new(Scrubber::new()),
-        }
+        })
     }
 
     /// A renderer that prints nothing (the runs of `oxydra eval`, reported as a
     /// table instead).
     pub fn silent() -> Self {
+        Self::of_kind(RendererKind::Jsonl(JsonlRenderer::new(Box::new(
+            std::io::sink(),
+        ))))
+    }
+
+    /// A renderer of `kind`, nothing printed yet, scrubbing with a default scrubber.
+    fn of_kind(kind: RendererKind) -> Self {
         Self {
-            kind: RendererKind::Jsonl(JsonlRenderer::new(Box::new(std::io::sink()))),
+            kind,
             ended: AtomicBool::new(false),
             sandbox_report: OnceLock::new(),
             scrubber: RwLock::new(Scrubber::new()),
@@ -248,12 +249,9 @@ mod tests {
 
     fn jsonl_renderer() -> (Renderer, SharedBuffer) {
         let buffer = SharedBuffer::default();
-        let renderer = Renderer {
-            kind: RendererKind::Jsonl(JsonlRenderer::new(Box::new(buffer.clone()))),
-            ended: AtomicBool::new(false),
-            sandbox_report: OnceLock::new(),
-            scrubber: RwLock::new(Scrubber::new()),
-        };
+        let renderer = Renderer::of_kind(RendererKind::Jsonl(JsonlRenderer::new(Box::new(
+            buffer.clone(),
+        ))));
         (renderer, buffer)
     }
 
