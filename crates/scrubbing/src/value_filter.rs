@@ -193,8 +193,9 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     // `… a password to authenticate.</p>`, and a sentence under its field's name
     // (`page_token:` / `    Continuation token for the next page.`).
     if is_markup_word(value)
-        || value.split_once(' ').is_some_and(|(first, rest)| {
-            is_sentence_start(first, &value[first.len()..]) && !rest.is_empty()
+        || value.find(' ').is_some_and(|blank| {
+            let (first, rest) = value.split_at(blank);
+            is_sentence_start(first, rest) && rest.len() > 1
         })
     {
         return true;
