@@ -115,18 +115,19 @@ impl Activity {
         sheddable_at(*self.phase())
     }
 
-    /// Whether it may be shed for a new connection now ([`Activity::sheddable_at`]).
-    pub(super) fn sheddable(&self) -> bool {
-        self.sheddable_at().is_some_and(|at| at <= Instant::now())
-    }
-
     /// Whether it was shed.
     pub(super) fn is_shed(&self) -> bool {
         matches!(*self.phase(), Phase::Shed)
     }
 
-    /// Sheds it if it is [`sheddable`](Self::sheddable): its watchdog fires at once.
-    /// Whether it was.
+    /// Whether it may be shed for a new connection now ([`Activity::sheddable_at`]).
+    #[cfg(test)]
+    pub(super) fn sheddable(&self) -> bool {
+        self.sheddable_at().is_some_and(|at| at <= Instant::now())
+    }
+
+    /// Sheds it if it may be shed now ([`Activity::sheddable_at`]): its watchdog fires
+    /// at once. Whether it was.
     pub(super) fn shed(&self) -> bool {
         let mut phase = self.phase();
         let shed = !self.authenticated.load(Ordering::SeqCst)

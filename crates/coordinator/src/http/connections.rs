@@ -6,12 +6,16 @@
 //! the token can hold; but only once it has waited
 //! [`SHED_GRACE`](super::activity::SHED_GRACE): in a burst of clients that each send a
 //! whole request, the server can look at a connection before its bytes come.
-//! holds the most of them, so a flood from one address displaces its own connections
-//! first, never another peer's while it holds more. A peer is an IPv4 address or an
-//! IPv6 /64 (what one host is usually given). With nothing to shed (every connection
-//! authenticated or in a request), the next connection waits in the kernel's accept
-//! queue until one ends, as before (one accepted just as the last place went waits
-//! unserved, holding its descriptor, until a place frees).
+//!
+//! The connection shed is the oldest of the peer that holds the most such connections
+//! (counted whether or not their grace has ended), so a flood from one address
+//! displaces its own connections first, never another peer's while it holds more: when
+//! another peer's connection waited out its grace first, the new connection waits for
+//! the flood's own. A peer is an IPv4 address or an IPv6 /64 (what one host is usually
+//! given). With nothing to shed (every connection authenticated or in a request), the
+//! next connection waits in the kernel's accept queue until one ends, as before (one
+//! accepted just as the last place went waits unserved, holding its descriptor, until
+//! a place frees).
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv6Addr};
@@ -95,7 +99,7 @@ impl Connections {
             let notified = self.room.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            match self.room_at() {
+            match self.room_at(None) {
                 Some(at) if at <= Instant::now() => return,
                 until => changed_or(notified, until).await,
             }
@@ -115,10 +119,11 @@ impl Connections {
         }
     }
 
-    /// When a new connection may be taken if nothing else changes: now while fewer
-    /// than the cap are held, else when the first connection becomes sheddable; `None`
-    /// when none will by itself (or too many shed ones are not closed yet).
-    fn room_at(&self) -> Option<Instant> {
+    /// When a new connection (from `newcomer`, when known) may be taken if nothing else
+    /// changes: now while fewer than the cap are held, else when the connection to shed
+    /// for it ([`victim`]) becomes sheddable; `None` when none will by itself (or too
+    /// many shed ones are not closed yet).
+    fn room_at(&self, newcomer: Option<IpAddr>) -> Option<Instant> {
         let table = self.table();
         let shedding = table
             .open
@@ -131,16 +136,12 @@ impl Connections {
         if table.open.len().saturating_sub(shedding) < self.cap {
             return Some(Instant::now());
         }
-        table
-            .open
-            .values()
-            .filter_map(|entry| entry.activity.sheddable_at())
-            .min()
+        victim(&table, newcomer).map(|victim| victim.at)
     }
 
     #[cfg(test)]
     fn has_room(&self) -> bool {
-        self.room_at().is_some_and(|at| at <= Instant::now())
+        self.room_at(None).is_some_and(|at| at <= Instant::now())
     }
 
     /// Takes a new connection from `peer` (accepted already): at once when fewer than
@@ -158,13 +159,12 @@ impl Connections {
             if let Some(admitted) = self.try_admit(peer, activity) {
                 return admitted;
             }
-            changed_or(notified, self.room_at()).await;
+            changed_or(notified, self.room_at(Some(peer))).await;
         }
     }
 
     /// Takes a new connection from `peer` when fewer than the cap are held, or when one
-    /// can be shed for it (the oldest sheddable connection of the peer holding the most
-    /// of them); `None` when neither.
+    /// can be shed for it ([`victim`]); `None` when neither.
     pub(super) fn try_admit(
         self: &Arc<Self>,
         peer: IpAddr,
@@ -178,7 +178,7 @@ impl Connections {
             .filter(|entry| !entry.activity.is_shed())
             .count();
         if held >= self.cap {
-            shed_in(&table, peer)?;
+            shed_in(&table, Some(peer))?;
         }
         let id = table.next;
         table.next = table.next.wrapping_add(1);
@@ -196,36 +196,89 @@ impl Connections {
         })
     }
 
-    /// Sheds the oldest sheddable connection of the peer holding the most of them
-    /// (for out of file descriptors). Whether one was.
+    /// Sheds the connection [`victim`] names when its grace has ended (for out of file
+    /// descriptors). Whether one was.
     pub(super) fn shed_one(&self) -> bool {
-        shed_in(&self.table(), IpAddr::V6(Ipv6Addr::UNSPECIFIED)).is_some()
+        shed_in(&self.table(), None).is_some()
     }
 }
 
-/// Sheds the oldest sheddable connection of the peer holding the most sheddable ones
-/// (`newcomer` wins a tie: it is about to hold one more); returns that peer.
-fn shed_in(table: &Table, newcomer: IpAddr) -> Option<IpAddr> {
-    // Per peer: how many it holds that may be shed, and its oldest.
-    let mut holders: HashMap<IpAddr, (usize, &Activity, u64)> = HashMap::new();
+/// The connection to shed for a new one: of the peer holding the most connections that
+/// may be shed now or once their grace ends (`newcomer` wins a tie: it is about to hold
+/// one more; then the peer whose connection came first), the oldest whose grace has
+/// ended, with `at` now; or, while none of that peer's has, `at` when the first will.
+///
+/// The peer is chosen before the grace is looked at: choosing among connections past
+/// their grace only would shed another peer's older connection whenever the flood's
+/// own came a moment later, which is exactly when a flood comes.
+#[derive(Debug)]
+struct Victim<'table> {
+    peer: IpAddr,
+    at: Instant,
+    ready: Option<&'table Activity>,
+}
+
+/// One peer's connections that may be shed, now or later.
+struct Holding<'table> {
+    count: usize,
+    first_id: u64,
+    first_at: Instant,
+    /// The oldest whose grace has ended.
+    ready: Option<&'table Activity>,
+}
+
+fn victim(table: &Table, newcomer: Option<IpAddr>) -> Option<Victim<'_>> {
+    let now = Instant::now();
+    let mut holders: HashMap<IpAddr, Holding<'_>> = HashMap::new();
     for (id, entry) in &table.open {
-        if entry.activity.sheddable() {
-            holders
-                .entry(entry.peer)
-                .and_modify(|(count, _, _)| *count += 1)
-                .or_insert((1, &entry.activity, *id));
-        }
+        let Some(at) = entry.activity.sheddable_at() else {
+            continue;
+        };
+        let ready = (at <= now).then_some(entry.activity.as_ref());
+        holders
+            .entry(entry.peer)
+            .and_modify(|holding| {
+                holding.count += 1;
+                holding.first_at = holding.first_at.min(at);
+                holding.ready = holding.ready.or(ready);
+            })
+            .or_insert(Holding {
+                count: 1,
+                first_id: *id,
+                first_at: at,
+                ready,
+            });
     }
-    let (peer, (_, oldest, _)) = holders.into_iter().max_by(|left, right| {
-        let (left_peer, (left_count, _, left_id)) = left;
-        let (right_peer, (right_count, _, right_id)) = right;
-        left_count
-            .cmp(right_count)
-            .then_with(|| (*left_peer == newcomer).cmp(&(*right_peer == newcomer)))
-            // The older connection first: a smaller id is greater here.
-            .then_with(|| right_id.cmp(left_id))
-    })?;
-    if oldest.shed() {
+    let is_newcomer = |peer: &IpAddr| newcomer.is_some_and(|newcomer| newcomer == *peer);
+    let (peer, holding) =
+        holders
+            .into_iter()
+            .max_by(|(left_peer, left), (right_peer, right)| {
+                left.count
+                    .cmp(&right.count)
+                    .then_with(|| is_newcomer(left_peer).cmp(&is_newcomer(right_peer)))
+                    // The older connection first: a smaller id is greater here.
+                    .then_with(|| right.first_id.cmp(&left.first_id))
+            })?;
+    Some(match holding.ready {
+        Some(ready) => Victim {
+            peer,
+            at: now,
+            ready: Some(ready),
+        },
+        None => Victim {
+            peer,
+            at: holding.first_at,
+            ready: None,
+        },
+    })
+}
+
+/// Sheds the connection [`victim`] names when its grace has ended; returns its peer.
+fn shed_in(table: &Table, newcomer: Option<IpAddr>) -> Option<IpAddr> {
+    let victim = victim(table, newcomer)?;
+    let peer = victim.peer;
+    if victim.ready?.shed() {
         tracing::debug!(%peer, "shedding an unauthenticated idle connection for a new one");
         Some(peer)
     } else {
@@ -289,7 +342,7 @@ mod tests {
             !connections.has_room(),
             "the cap is full of silent connections"
         );
-        let at = connections.room_at().unwrap();
+        let at = connections.room_at(None).unwrap();
         assert!(at > Instant::now(), "room comes when the first grace ends");
         let late = connections.activity();
         assert!(connections.try_admit(FLOOD, &late).is_none());
@@ -314,6 +367,30 @@ mod tests {
             "the older connection of a smaller holder stays"
         );
         assert!(!second.is_shed() && !third.is_shed());
+    }
+
+    #[test]
+    fn another_peer_past_its_grace_is_not_shed_while_the_flood_s_own_are_within_theirs() {
+        let connections = Connections::new(3);
+        // The other peer's connection came first, so its grace ends first.
+        let (other, _o) = connect(&connections, OTHER);
+        let first = connections.activity();
+        let _f1 = connections.try_admit(FLOOD, &first).unwrap();
+        let second = connections.activity();
+        let _f2 = connections.try_admit(FLOOD, &second).unwrap();
+        let late = connections.activity();
+        assert!(connections.try_admit(FLOOD, &late).is_none());
+        assert!(!other.is_shed(), "another peer's connection was shed");
+        assert!(!connections.has_room());
+        let at = connections.room_at(Some(FLOOD)).unwrap();
+        assert!(
+            at > Instant::now(),
+            "room comes when the flood's grace ends"
+        );
+        // Its second connection's grace ends before its first's: that one goes.
+        second.waited(super::super::activity::SHED_GRACE);
+        let _f3 = connections.try_admit(FLOOD, &late).unwrap();
+        assert!(second.is_shed() && !first.is_shed() && !other.is_shed());
     }
 
     #[test]

@@ -272,8 +272,11 @@ async fn connect_from(server: &Served, source: [u8; 4], bytes: &str) -> TcpStrea
 #[tokio::test]
 async fn a_flood_from_one_peer_sheds_its_own_connections_not_another_peer_s() {
     let server = served(long_timers(3)).await;
-    // Another peer's client, oldest of all, still sending its headers.
+    // Another peer's client, oldest of all, still sending its headers. Its grace ends
+    // first (the flood comes a moment later): the flood's next connection must wait
+    // for the flood's own grace, not shed this one.
     let mut other = connect_from(&server, [127, 0, 0, 1], HALF_HEADERS).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
     let mut flood = Vec::new();
     for _ in 0..2 {
         flood.push(connect_from(&server, [127, 0, 0, 2], HALF_HEADERS).await);
