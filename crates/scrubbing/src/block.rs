@@ -35,13 +35,28 @@ pub(crate) fn ahead(text: &str) -> &str {
 /// In a block scalar (`is_block`) every such line belongs to the value. Otherwise
 /// (a plain value on the next line, or a folded continuation) the value stops at a
 /// line that looks like structure: `key:`, `key: value`, `- item` or `# comment`.
+///
+/// Only a key that begins its line is a mapping's key with a value below it: before
+/// it, after the indentation, at most a list's `- ` and one word with no blank in it
+/// (`- name`, `"password"`, `db.password`). A key after words (`if pwd:`,
+/// `elif auth:`, `while token:`) ends a line of code, and the lines below are a block
+/// of statements.
 pub(crate) fn indented_block(
     text: &str,
     key_start: usize,
     line_end: usize,
     is_block: bool,
 ) -> Option<Range<usize>> {
-    let key_column = key_start - line_start(text, key_start);
+    let start = line_start(text, key_start);
+    let before_key = text.get(start..key_start).unwrap_or_default().trim_start();
+    let before_key = before_key
+        .strip_prefix("- ")
+        .map_or(before_key, str::trim_start);
+    if before_key.contains([' ', '\t']) {
+        return None;
+    }
+    // The mapping's key starts with that word (`db.password`, `"password"`).
+    let key_column = key_start - before_key.len() - start;
     let mut pos = line_end + 1;
     let mut block: Option<Range<usize>> = None;
     while let Some(rest) = text.get(pos..) {
@@ -142,6 +157,21 @@ mod tests {
         assert_eq!(block(text, "password", false), None);
         let text = "password:\n  - a\n  - b\n";
         assert_eq!(block(text, "password", false), None);
+        let text = "- password:\n    s3cr3t!\n";
+        assert_eq!(block(text, "password", false), Some("s3cr3t!"));
+        let text = "db.password:\n  s3cr3t!\n";
+        assert_eq!(block(text, "password", false), Some("s3cr3t!"));
+    }
+
+    #[test]
+    fn a_key_after_words_opens_a_block_of_code() {
+        for (text, key) in [
+            ("if pwd:\n    dir = os.path.join(pwd, dir)\n", "pwd"),
+            ("    elif auth:\n        auth = unquote(auth)\n", "auth"),
+            ("while token :\n    token = next_token()\n", "token"),
+        ] {
+            assert_eq!(block(text, key, false), None, "{text}");
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use std::ops::Range;
 
+use crate::code_value::is_field_path;
 use crate::entropy;
 use crate::keyword_patterns::collect_builtins;
 use crate::merge::{Candidate, PRIORITY_ENTROPY};
@@ -115,7 +116,20 @@ fn joined_secret(head: &str, tail: &str) -> Option<RedactionKind> {
     // before a `.` goes on with a method chain (`SUITE_NAME` / `.quic`): two tokens,
     // not one broken in two.
     let at_dot = head.ends_with('.') || tail.starts_with('.');
-    (!at_dot && entropy::looks_secret(&joined)).then_some(RedactionKind::HighEntropy)
+    // A line that ends in a field path (`>>> tf2.is_strictly_proper`, `See Also:
+    // sympy.geometry.point.Point`) ends in code; a next line that is one word
+    // (`True`, `return`, `Point`) is a line of its own. A broken token has neither:
+    // its halves are random.
+    let separate = is_field_path(head) || is_lone_word(tail);
+    (!at_dot && !separate && entropy::looks_secret(&joined)).then_some(RedactionKind::HighEntropy)
+}
+
+/// One word in lowercase or capitalised (`True`, `return`, `Point`): a random half of
+/// a base62 token is that regular by chance one time in 16 at four characters, in 90
+/// at six, in 500 at eight.
+fn is_lone_word(tail: &str) -> bool {
+    let mut bytes = tail.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic()) && bytes.all(|b| b.is_ascii_lowercase())
 }
 
 #[cfg(test)]
@@ -150,6 +164,9 @@ mod tests {
             "dGhlIHF1aWNrIGJyb3duIGZveCBq\ndW1wcyBvdmVyIHRoZSBsYXp5IGRvZw==\n",
             "/// as specified in RFC9110.\n    HeaderFieldInvalid,\n",
             "    let x = CIPHER_SUITE_AES_GCM\n        .hkdf_provider\n",
+            "        >>> tf2.is_strictly_proper\n        True\n",
+            "    sympy.geometry.point.Point\n    sympy.geometry.line.Line2D\n",
+            "    # see http://bugs.python.org/issue21876\n    return\n",
         ] {
             assert!(halves(text).is_empty(), "{text}");
         }
