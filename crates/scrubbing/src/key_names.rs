@@ -100,6 +100,8 @@ const METADATA_SUFFIXES: &[&str] = &[
     "versions",
     "arn",
     "arns",
+    "prefix",
+    "suffix",
 ];
 
 /// Words that make a following `key` key material (`ACCOUNT_KEY`, `hmac_key`).

@@ -79,6 +79,7 @@ mod rule_data;
 mod rule_scan;
 mod scrubber;
 mod separator;
+mod sequence;
 mod shannon;
 mod url_value;
 mod value_filter;

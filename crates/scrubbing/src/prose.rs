@@ -82,7 +82,11 @@ pub(crate) fn prose_value(
     if info.keyword == Keyword::Token && value.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    looks_like_password(value).then(|| key_end + bare.start()..key_end + bare.start() + value.len())
+    // `if token is Name.Variable:`: a comparison in code reads as prose; what the value
+    // filter clears under the label (an enum's member, a word) is no secret here either.
+    (looks_like_password(value)
+        && !is_non_secret_value(value, info, ValueShape::Unquoted { next: None }))
+    .then(|| key_end + bare.start()..key_end + bare.start() + value.len())
 }
 
 #[cfg(test)]

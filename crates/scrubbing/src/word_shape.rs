@@ -131,6 +131,51 @@ pub(crate) fn is_path(value: &str) -> bool {
         .any(|p| value.starts_with(p))
 }
 
+/// `PythonTokenTypes.ERRORTOKEN`, `Name.Variable`, `ATNState.INVALID_STATE_NUMBER`: two
+/// or more identifiers joined by `.`, each made of words — an enum's member or a
+/// class's attribute. A dotted token (a JWT, `pat14.e33f14eb…`) has random pieces.
+pub(crate) fn is_dotted_name(value: &str) -> bool {
+    let mut parts = 0usize;
+    for part in value.split('.') {
+        let identifier = part
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+            && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !identifier || !is_words(part) {
+            return false;
+        }
+        parts += 1;
+    }
+    parts >= 2
+}
+
+/// `#d8dee9`, `#FFF`, `#ansiyellow`: a colour in a style sheet — `#` and three, four,
+/// six or eight hex digits, or `#` and a lowercase name.
+pub(crate) fn is_colour(value: &str) -> bool {
+    let Some(rest) = value.strip_prefix('#') else {
+        return false;
+    };
+    let hex = matches!(rest.len(), 3 | 4 | 6 | 8) && rest.bytes().all(|b| b.is_ascii_hexdigit());
+    let name = !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_lowercase());
+    hex || name
+}
+
+/// `tokenfunc`, `lookahead`, `TSPECIALS`, `EOF`: a word or a name — letters of one case
+/// only, with vowels for at least a quarter of them, as words have (random letters
+/// have about one in five, `zxqlmnvbkpwrtydh` none). A generated value of eight
+/// characters or more is of one case by chance about once in a thousand, and a
+/// shorter one holds too few bits to be a credential.
+pub(crate) fn is_single_case_word(value: &str) -> bool {
+    let one_case = value.bytes().all(|b| b.is_ascii_lowercase())
+        || value.bytes().all(|b| b.is_ascii_uppercase());
+    let vowels = value
+        .bytes()
+        .filter(|b| matches!(b.to_ascii_lowercase(), b'a' | b'e' | b'i' | b'o' | b'u'))
+        .count();
+    !value.is_empty() && one_case && vowels * 4 >= value.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,6 +216,40 @@ mod tests {
             "512KBz",
         ] {
             assert!(!is_word_piece(piece), "{piece}");
+        }
+    }
+
+    #[test]
+    fn names_phrases_and_colours() {
+        for name in [
+            "PythonTokenTypes.ERRORTOKEN",
+            "Name.Variable",
+            "ATNState.INVALID_STATE_NUMBER",
+            "_NoValueSet.NO_VALUE_SET",
+            "Token.Name.Function",
+        ] {
+            assert!(is_dotted_name(name), "{name}");
+        }
+        for token in [
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+            "pat14.e33f14eb2f7a41c9a8b3d5e6f7081920",
+            "Zx9qL2mN8vB4.kR7tY1wE",
+            "ERRORTOKEN",
+            "1.2.3",
+        ] {
+            assert!(!is_dotted_name(token), "{token}");
+        }
+        for colour in ["#d8dee9", "#FFF", "#ansiyellow", "#AB0909C0"] {
+            assert!(is_colour(colour), "{colour}");
+        }
+        for value in ["#d8dee", "d8dee9", "#Zx9qL2", "#"] {
+            assert!(!is_colour(value), "{value}");
+        }
+        for word in ["tokenfunc", "EOF", "lookahead"] {
+            assert!(is_single_case_word(word), "{word}");
+        }
+        for value in ["TokenFunc", "abc1", "", "zxqlmnvbkpwrtydh"] {
+            assert!(!is_single_case_word(value), "{value}");
         }
     }
 

@@ -198,6 +198,20 @@ const CODE: &[&str] = &[
     // A dotted path's last field, named by two words, is named on its own.
     r#"RotateSigningKey.retry_policy = lambda: Retry(deadline=30)"#,
     r#"if token.token_kind == 'ident':"#,
+    // A key after words opens a block of code (`if pwd:`), not a YAML value below it;
+    // a line ending in a field path or a next line of one word is no wrapped token.
+    "if pwd:\n    path = os.path.join(pwd, name)\n    path = os.path.normpath(path)",
+    "    elif auth_token:\n        auth_token = refresh(auth_token)",
+    "    >>> tf1.is_strictly_proper\n    False",
+    // An enum's member under a comparison or an assignment, a colour in a style
+    // sheet, a name or word in one case, a prefix, a run along an alphabet.
+    r#"        if token is Name.Builtin:"#,
+    r#"ERRORTOKEN = TokenTypes.ERRORTOKEN"#,
+    r##"    Token.Keyword: "#c678dd","##,
+    r#"next_token = lookahead"#,
+    r#"TOKEN_ENDS = TSPECIALS | WSP"#,
+    r#"TOKEN_PREFIX = "v2.""#,
+    r#"API_KEY = "abcdefghijklmnop""#,
 ];
 
 #[test]
@@ -250,6 +264,14 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ("$secret = Zx9qL2mN8vB4kR7t->", "Zx9qL2mN8vB4kR7t"),
         ("private_key: !Zx9qL2mN8vB4kR7t", "Zx9qL2mN8vB4kR7t"),
         ("the pass is Tr0ub4dor&3", "Tr0ub4dor&3"),
+        ("the token is Zx9qL2mN8vB4kR7tY1wE", "Zx9qL2mN8vB4kR7tY1wE"),
+        ("api_token: ZXQLMNVBKPWRTYDH", "ZXQLMNVBKPWRTYDH"),
+        ("db.password:\n  Tr0ub4dor&3\n", "Tr0ub4dor&3"),
+        (
+            "- token:\n    Zx9qL2mN8vB4kR7tY1wE\n",
+            "Zx9qL2mN8vB4kR7tY1wE",
+        ),
+        ("API_KEY = \"abcdefghijklmnoZ\"", "abcdefghijklmnoZ"),
         ("\"password\": \"^7x.1!3\",", "^7x.1!3"),
         ("db.password.value = Tr0ub4dor&3", "Tr0ub4dor&3"),
         ("settings.db_password = 'Tr0ub4dor&3'", "Tr0ub4dor&3"),

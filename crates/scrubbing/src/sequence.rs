@@ -1,0 +1,78 @@
+//! Values that run along an alphabet (`abcdefghij`, `0123456789`, `ABCDEF0123456789`,
+//! `1234567890`): what a person types to fill a field, never a generated value. Such a
+//! run is one of a handful of strings however long it is, so it holds no secret; other
+//! scanners skip it for the same reason (detect-secrets' `is_sequential_string`
+//! filter). The test is on the shape, not on a list of strings: each character is the
+//! one after the previous in its class (digits, lowercase or uppercase letters), or a
+//! class ended (`9`, `z`, `Z`, or `f`/`F` where hex digits end) and the next one starts
+//! (`0`, `a`, `A`), or `9` wraps to `0`.
+
+/// Fewest characters a run along an alphabet needs to be told from a short value
+/// that happens to be ordered (`abc1`, `xyz`).
+const MIN_RUN: usize = 6;
+
+/// True when `value` runs along an alphabet from its first character to its last,
+/// with at least [`MIN_RUN`] characters, each letter or digit.
+pub(crate) fn is_sequential(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    bytes.len() >= MIN_RUN
+        && bytes.iter().all(u8::is_ascii_alphanumeric)
+        && bytes.windows(2).all(|pair| match pair {
+            [previous, next] => follows(*previous, *next),
+            _ => false,
+        })
+}
+
+/// Whether `next` comes right after `previous` along an alphabet.
+fn follows(previous: u8, next: u8) -> bool {
+    let same_class = previous.is_ascii_digit() && next.is_ascii_digit()
+        || previous.is_ascii_lowercase() && next.is_ascii_lowercase()
+        || previous.is_ascii_uppercase() && next.is_ascii_uppercase();
+    if same_class && previous.checked_add(1) == Some(next) {
+        return true;
+    }
+    let class_ends = matches!(previous, b'9' | b'z' | b'Z' | b'f' | b'F');
+    class_ends && matches!(next, b'0' | b'a' | b'A')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_along_an_alphabet_are_sequential() {
+        for value in [
+            "abcdef",
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+            "0123456789",
+            "1234567890",
+            "abcdefghijklmnopqrstuvwxyz0123456789",
+            "0123456789abcdefghijklmnopqrstuvwxyz",
+            "0123456789abcdef",
+            "ABCDEF0123456789",
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+            "456789abcdefgh",
+            "mnopqrst",
+        ] {
+            assert!(is_sequential(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn values_that_break_the_run_or_are_short_are_not() {
+        for value in [
+            "abcde",
+            "abcdeg",
+            "abc123",
+            "0123456789abcdex",
+            "aBcDeF",
+            "ghp_abcdefghij",
+            "a1b2c3d4e5",
+            "zyxwvu",
+            "R8mKq2ZxP9vL",
+            "abcdef-012345",
+        ] {
+            assert!(!is_sequential(value), "{value}");
+        }
+    }
+}
