@@ -22,7 +22,8 @@
 //! 7. it is not labelled as a hash (`sha512-…` subresource integrity, `h1:` Go sums,
 //!    `sha256:`) or a public key (`ssh-rsa AAAA…`, `ssh-ed25519 AAAA…`);
 //! 8. it is not a lowercase slug: no capitals and no piece between `-_/.` longer than
-//!    12 bytes (Kubernetes pod names, branch names).
+//!    12 bytes (Kubernetes pod names, branch names);
+//! 9. it does not end in `EXAMPLE`, documentation's mark of a made-up key.
 //!
 //! A candidate containing `/` whose segments are mostly words (`/usr/lib/python3/…`)
 //! is a path: each segment is then judged on its own.
@@ -241,6 +242,11 @@ fn has_secret_classes(bytes: &[u8]) -> bool {
     digit && (lower || upper) && !hash && (classes >= 3 || bytes.len() >= 32)
 }
 
+/// How documentation marks a made-up key (`AKIAIOSFODNN7EXAMPLE`,
+/// `sfr-73fbd2ce-aa30-494c-8788-1cee4EXAMPLE`): gitleaks allows `.+EXAMPLE$` for the
+/// same reason (`rules/gitleaks.rules`).
+const DOCUMENTATION_MARK: &str = "EXAMPLE";
+
 /// True when `token` (one candidate run) looks like a secret by rules 1–7.
 pub(crate) fn looks_secret(token: &str) -> bool {
     if !has_secret_classes(token.as_bytes())
@@ -250,6 +256,7 @@ pub(crate) fn looks_secret(token: &str) -> bool {
         || is_constant_with_numbers(token)
         || is_slug(token)
         || HASH_PREFIXES.iter().any(|p| token.starts_with(p))
+        || token.ends_with(DOCUMENTATION_MARK)
     {
         return false;
     }

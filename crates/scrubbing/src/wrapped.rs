@@ -13,6 +13,7 @@ use crate::entropy;
 use crate::keyword_patterns::collect_builtins;
 use crate::merge::{Candidate, PRIORITY_ENTROPY};
 use crate::redaction::RedactionKind;
+use crate::word_shape::is_words;
 
 /// Shortest first half considered.
 const MIN_HEAD: usize = 8;
@@ -120,15 +121,17 @@ fn joined_secret(head: &str, tail: &str) -> Option<RedactionKind> {
     // sympy.geometry.point.Point`) ends in code; a next line that is one word
     // (`True`, `return`, `Point`) is a line of its own. A broken token has neither:
     // its halves are random.
-    let separate = is_field_path(head) || is_lone_word(tail);
+    let separate = is_field_path(head) || is_lone_word(tail) || (is_words(head) && is_words(tail));
     (!at_dot && !separate && entropy::looks_secret(&joined)).then_some(RedactionKind::HighEntropy)
 }
 
-/// One word in lowercase or capitalised (`True`, `return`, `Point`): a random half of
+/// One word in lowercase or capitalised, perhaps ending a sentence (`True`, `return`,
+/// `attribute.`): a random half of
 /// a base62 token is that regular by chance one time in 16 at four characters, in 90
 /// at six, in 500 at eight.
 fn is_lone_word(tail: &str) -> bool {
-    let mut bytes = tail.bytes();
+    let word = tail.strip_suffix('.').unwrap_or(tail);
+    let mut bytes = word.bytes();
     bytes.next().is_some_and(|b| b.is_ascii_alphabetic()) && bytes.all(|b| b.is_ascii_lowercase())
 }
 
@@ -167,6 +170,8 @@ mod tests {
             "        >>> tf2.is_strictly_proper\n        True\n",
             "    sympy.geometry.point.Point\n    sympy.geometry.line.Line2D\n",
             "    # see http://bugs.python.org/issue21876\n    return\n",
+            "  value: A GoogleCloudAiplatformV1ExplanationMetadata\n    attribute.\n",
+            "  see parseHttp2ResponseHeaders\n    andTrailersOnce\n",
         ] {
             assert!(halves(text).is_empty(), "{text}");
         }
