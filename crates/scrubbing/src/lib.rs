@@ -73,6 +73,7 @@ mod merge;
 mod pem;
 mod placeholder;
 mod prose;
+mod prose_password;
 mod prose_value;
 mod redaction;
 mod rule_data;

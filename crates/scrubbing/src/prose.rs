@@ -14,8 +14,9 @@ use regex::Regex;
 
 use crate::block::line_start;
 use crate::key_names::KeyInfo;
+use crate::prose_password::looks_like_password;
 use crate::redaction::Keyword;
-use crate::value_filter::{ValueShape, is_non_secret_value, looks_like_password};
+use crate::value_filter::{ValueShape, is_non_secret_value};
 
 static PROSE: LazyLock<Result<Regex, regex::Error>> = LazyLock::new(|| {
     Regex::new(

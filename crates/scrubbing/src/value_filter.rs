@@ -46,7 +46,7 @@ const MIN_GENERATED_BITS: f64 = 40.0;
 /// material, not a word.
 const MIN_KEY_MATERIAL: usize = 16;
 
-const NON_SECRET_WORDS: &[&str] = &[
+pub(crate) const NON_SECRET_WORDS: &[&str] = &[
     "null",
     "nil",
     "none",
@@ -200,6 +200,12 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     }
     // `… a password to authenticate.</p>`, and a sentence under its field's name
     // (`page_token:` / `    Continuation token for the next page.`).
+    // `subjectToken: Required.`, `pageToken: DEPRECATED: This field is unused.`: a
+    // word that ends a sentence or labels one describes the field. A generated value
+    // is not made of words, nor ends in `:`.
+    if generated && is_described_by_word(value) {
+        return true;
+    }
     if is_markup_word(value)
         || value.find(' ').is_some_and(|blank| {
             let (first, rest) = value.split_at(blank);
@@ -258,6 +264,14 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     }
 }
 
+/// `Required.`, `DEPRECATED:`, `string.`: letters that read as words, then a full stop
+/// or a colon.
+fn is_described_by_word(value: &str) -> bool {
+    value
+        .strip_suffix(['.', ':'])
+        .is_some_and(|word| word.bytes().all(|b| b.is_ascii_alphabetic()) && is_words(word))
+}
+
 /// `^7.1.3`, `~2.0`, `>=1.4.0`: a version constraint — an operator, then numbers joined
 /// by `.`.
 fn is_version_range(value: &str) -> bool {
@@ -277,50 +291,6 @@ pub(crate) fn is_identifier_like(value: &str) -> bool {
         .split([':', '.', '-', '_', '/', '@'])
         .filter(|p| !p.is_empty())
         .all(|p| p.bytes().all(|b| b.is_ascii_digit()) || is_words(p))
-}
-
-/// True when a value found in prose (`the admin password is X`) looks like a
-/// password rather than a word: at least 3 characters with a digit, a symbol or an
-/// inner capital, and not a path, URL or placeholder.
-pub(crate) fn looks_like_password(value: &str) -> bool {
-    let chars = value.chars().count();
-    if chars < MIN_VALUE_CHARS
-        || is_placeholder(value)
-        || value.starts_with(['/', '(', '[', '{', '<', '`'])
-        || is_call_head(value)
-        || is_scoped_path(value)
-        || is_emphasis(value)
-        || is_markup_word(value)
-    {
-        return false;
-    }
-    if value.contains("://")
-        || NON_SECRET_WORDS
-            .iter()
-            .any(|w| value.eq_ignore_ascii_case(w))
-    {
-        return false;
-    }
-    let digits = value.bytes().filter(u8::is_ascii_digit).count();
-    if digits == value.len() {
-        return digits >= 4;
-    }
-    let symbol = value
-        .bytes()
-        .any(|b| !b.is_ascii_alphanumeric() && !matches!(b, b'-' | b'\'' | b'.' | b','));
-    let inner_capital = value.bytes().skip(1).any(|b| b.is_ascii_uppercase())
-        && value.bytes().any(|b| b.is_ascii_lowercase());
-    digits > 0 || symbol || inner_capital
-}
-
-/// `*valid*`, `**not**`, `_once_`: a word in Markdown's emphasis, prose.
-fn is_emphasis(value: &str) -> bool {
-    ["**", "*", "__", "_"].iter().any(|mark| {
-        value
-            .strip_prefix(mark)
-            .and_then(|v| v.strip_suffix(mark))
-            .is_some_and(|word| !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphabetic()))
-    })
 }
 
 /// Encoded key material under a bare `key` label: at least [`MIN_KEY_MATERIAL`]
@@ -497,40 +467,6 @@ mod tests {
         }
         for value in ["dXNlcjpwYXNz", "Summer2024!", "a1b2c3"] {
             assert!(!is_non_secret_value(value, weak, BARE), "{value}");
-        }
-    }
-
-    #[test]
-    fn prose_values_do_not_start_with_brackets() {
-        assert!(!looks_like_password("(`SMTP_PASS=x1`);"));
-        assert!(!looks_like_password("[x1]"));
-    }
-
-    #[test]
-    fn prose_values() {
-        for value in [
-            "Summer2024!",
-            "hunter2",
-            "x9k2",
-            "P@ss",
-            "correctHorse",
-            "123456",
-        ] {
-            assert!(looks_like_password(value), "{value}");
-        }
-        for value in [
-            "*valid*",
-            "**unique**",
-            "Session::open",
-            "stored",
-            "invalid",
-            "required",
-            "12",
-            "Vault",
-            "/etc/passwd",
-            "https://x.io",
-        ] {
-            assert!(!looks_like_password(value), "{value}");
         }
     }
 

@@ -212,6 +212,9 @@ const CODE: &[&str] = &[
     r#"TOKEN_ENDS = TSPECIALS | WSP"#,
     r#"TOKEN_PREFIX = "v2.""#,
     r#"API_KEY = "abcdefghijklmnop""#,
+    // A word that ends a sentence or labels one, under the field's name.
+    r#"    subjectToken: Required."#,
+    r#"    pageToken: DEPRECATED: Unused since v2."#,
 ];
 
 #[test]
