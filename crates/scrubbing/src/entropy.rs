@@ -158,6 +158,11 @@ fn consider(text: &str, mut start: usize, end: usize, out: &mut Vec<Candidate>) 
     {
         start += 2;
     }
+    // After a backslash the run starts with an escape (`\x1bINBOUND_SERVICE…` in a
+    // serialized descriptor, `\nAKIA…` in a JSON string): the escape is not the token's.
+    if start > 0 && bytes.get(start - 1) == Some(&b'\\') {
+        start = (start + escape_len(bytes.get(start..end).unwrap_or_default())).min(end);
+    }
     let Some(token) = text.get(start..end) else {
         return;
     };
@@ -201,6 +206,22 @@ fn consider(text: &str, mut start: usize, end: usize, out: &mut Vec<Candidate>) 
         }
     } else {
         judge(text, start, end, out);
+    }
+}
+
+/// The length of the escape sequence `run` starts with, its backslash before it:
+/// `x` and two hex digits, `u` and four, `U` and eight, or one letter (`n`, `t`).
+fn escape_len(run: &[u8]) -> usize {
+    let hex_digits = |count: usize| {
+        run.get(1..=count)
+            .is_some_and(|digits| digits.iter().all(u8::is_ascii_hexdigit))
+    };
+    match run.first() {
+        Some(b'x') if hex_digits(2) => 3,
+        Some(b'u') if hex_digits(4) => 5,
+        Some(b'U') if hex_digits(8) => 9,
+        Some(b) if b.is_ascii_alphabetic() => 1,
+        _ => 0,
     }
 }
 
@@ -257,6 +278,7 @@ pub(crate) fn looks_secret(token: &str) -> bool {
         || is_slug(token)
         || HASH_PREFIXES.iter().any(|p| token.starts_with(p))
         || token.ends_with(DOCUMENTATION_MARK)
+        || is_named_id(token)
     {
         return false;
     }
@@ -269,6 +291,38 @@ pub(crate) fn looks_secret(token: &str) -> bool {
         return is_credential_pair(&decoded) || holds_secret(&decoded);
     }
     !(token.contains('/') && is_path(token))
+}
+
+/// Fewest groups of hex digits that make a run of names and hex an id: a UUID has five.
+/// A key format with one or two hex parts (`key-` and 32 hex digits, a checksum
+/// after a random part) is not taken for one.
+const MIN_ID_HEX_GROUPS: usize = 3;
+
+/// An id made of names and groups of hex digits between `-` or `_`
+/// (`Console-CreateStack-7f59c3cf-00d2-40c7-b2ff-e75db0987002`,
+/// `operation-1484002552235-425b144f8c3f8-81aa4b49-0830d1e9`, `JID123e4567-e89b-…`):
+/// every piece a word or hex (after up to [`MAX_ID_PREFIX`] letters), at least
+/// [`MIN_ID_HEX_GROUPS`] of them hex. Hex alone is not judged a secret (rule 3); naming
+/// what it identifies does not make it one.
+fn is_named_id(token: &str) -> bool {
+    let mut hex_groups = 0usize;
+    for piece in token.split(['-', '_']).filter(|p| !p.is_empty()) {
+        let letters = piece
+            .bytes()
+            .take_while(u8::is_ascii_alphabetic)
+            .count()
+            .min(MAX_ID_PREFIX);
+        let hex = piece
+            .get(letters..)
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_hexdigit()));
+        let whole_hex = piece.bytes().all(|b| b.is_ascii_hexdigit());
+        if whole_hex || hex {
+            hex_groups += 1;
+        } else if !is_words(piece) {
+            return false;
+        }
+    }
+    hex_groups >= MIN_ID_HEX_GROUPS
 }
 
 /// Longest prefix of an id (`ses_`, `run_`, `req_`, `evt_`); longer prefixes name a

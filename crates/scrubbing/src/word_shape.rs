@@ -18,7 +18,7 @@ pub(crate) fn is_words(token: &str) -> bool {
 
 fn is_word_piece(piece: &str) -> bool {
     let bytes = piece.as_bytes();
-    if bytes.len() <= 4 || is_letters_and_number(bytes) {
+    if bytes.len() <= 4 || is_letters_and_number(bytes) || is_api_version(bytes) {
         return true;
     }
     let (mut humps, mut letters, mut inner_digit_groups) = (0usize, 0usize, 0usize);
@@ -60,6 +60,42 @@ fn is_word_piece(piece: &str) -> bool {
         (letters >= humps * 4 && inner_digit_groups * 2 <= humps)
             || (letters * 2 >= humps * 5 && inner_digit_groups * 4 <= humps)
     }
+}
+
+/// Fewest letters of a version's stage (`alpha`, `beta`, `main`).
+const MIN_STAGE_LETTERS: usize = 4;
+
+/// `v1alpha1`, `v1beta`, `v1p4alpha1`, `v20180820`: an API's version — `v`, a number,
+/// perhaps `p` and a point number, perhaps a stage word of [`MIN_STAGE_LETTERS`]
+/// letters or more and its number.
+fn is_api_version(bytes: &[u8]) -> bool {
+    let digits = |from: usize| {
+        bytes.get(from..).map_or(0, |rest| {
+            rest.iter().take_while(|b| b.is_ascii_digit()).count()
+        })
+    };
+    let Some(b'v') = bytes.first() else {
+        return false;
+    };
+    let major = digits(1);
+    if major == 0 {
+        return false;
+    }
+    let mut at = 1 + major;
+    if bytes.get(at) == Some(&b'p') && digits(at + 1) > 0 {
+        at += 1 + digits(at + 1);
+    }
+    let stage = bytes.get(at..).map_or(0, |rest| {
+        rest.iter().take_while(|b| b.is_ascii_lowercase()).count()
+    });
+    if stage > 0 {
+        if stage < MIN_STAGE_LETTERS {
+            return false;
+        }
+        at += stage;
+        at += digits(at);
+    }
+    at == bytes.len()
 }
 
 /// Most digits in a name's number (`x25519`, `P1003`).
@@ -203,6 +239,10 @@ mod tests {
             "256mb",
             "readUSec2SysClockWide",
             "FlushL1CacheOnContextSwitch",
+            "v1alpha1",
+            "v1beta",
+            "v1p4alpha1",
+            "v20180820",
         ] {
             assert!(is_word_piece(piece), "{piece}");
         }
@@ -214,6 +254,9 @@ mod tests {
             "Zx9qL2mN8vB4",
             "x1234567",
             "512KBz",
+            "v8xkq2",
+            "v1alpha1x9",
+            "vx1alpha",
         ] {
             assert!(!is_word_piece(piece), "{piece}");
         }
