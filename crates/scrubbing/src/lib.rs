@@ -59,6 +59,7 @@ mod code_value;
 mod encoded;
 mod entropy;
 mod error;
+mod escaped_lines;
 mod fold;
 mod key_names;
 mod keyspace;

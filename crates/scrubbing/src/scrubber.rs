@@ -238,11 +238,15 @@ impl Scrubber {
         scrubbed
     }
 
-    /// [`Scrubber::scrub`] without the memo: every layer over `text`.
-    fn scan<'a>(&self, text: &'a str) -> Scrubbed<'a> {
+    /// [`Scrubber::scrub`] without the memo: every layer over `text`. Text with
+    /// escaped line breaks is read with them opened (`escaped_lines`): same length,
+    /// so what is found there is redacted in `text`.
+    fn scan<'a>(&self, original: &'a str) -> Scrubbed<'a> {
+        let opened = crate::escaped_lines::with_escapes_opened(original);
+        let text = opened.as_deref().unwrap_or(original);
         let mut candidates = Vec::new();
         if collect_patterns(text, &mut candidates).is_err() && !text.is_empty() {
-            return withheld(text);
+            return withheld(original);
         }
         if let Some(custom) = &self.custom {
             custom.collect(text, &mut candidates);
@@ -255,18 +259,18 @@ impl Scrubber {
             entropy::collect(text, &mut candidates, &mut odd_keys);
         }
         if !odd_keys.is_empty() && collect_odd_keys(text, &odd_keys, &mut candidates).is_err() {
-            return withheld(text);
+            return withheld(original);
         }
         if let Some(folded) = crate::fold::fold(text)
             && self.collect_folded(&folded, &mut candidates).is_err()
         {
-            return withheld(text);
+            return withheld(original);
         }
         drop_marker_overlaps(text, &mut candidates);
         if candidates.is_empty() {
-            return rendered(text, Vec::new());
+            return rendered(original, Vec::new());
         }
-        rendered(text, merge(candidates))
+        rendered(original, merge(candidates))
     }
 }
 
@@ -419,6 +423,19 @@ mod tests {
                 out.text
             );
         }
+    }
+
+    #[test]
+    fn secrets_after_escaped_line_breaks_are_found_and_the_escapes_kept() {
+        let scrubber = Scrubber::new();
+        let out = scrubber.scrub(r#"{"out": "id\nAKIAZ7X9QL2MN8VB4KP7\n"}"#);
+        assert_eq!(out.text, r#"{"out": "id\n[REDACTED]\n"}"#);
+        let out = scrubber.scrub(r#""a\tghp_16C7e42F292c6912E7710c838347Ae178B4a""#);
+        assert!(out.text.starts_with(r#""a\t[REDACTED"#), "{}", out.text);
+        let yaml = r#"{"config": "db:\n  password:\n    Tr0ub4dor&3\n"}"#;
+        assert!(!scrubber.scrub(yaml).text.contains("Tr0ub4dor"));
+        let plain = r#"{"path": "C:\\new\\tools", "re": "\\d+"}"#;
+        assert!(scrubber.scrub(plain).is_clean());
     }
 
     #[test]

@@ -56,13 +56,14 @@ fn specific_format_wins_a_tie_with_its_label() {
 
 #[test]
 fn overlapping_matches_merge_into_one_redaction() {
-    // The labelled value (quoted, up to the closing quote) and the PEM block start at
-    // the same byte; the longer one wins and nothing of the block survives.
+    // The labelled value and the PEM block (its escaped line breaks read as breaks)
+    // start at the same byte; one redaction covers the block, nothing of it survives,
+    // and the escape after it is kept.
     let text = r#"{"private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN\n-----END PRIVATE KEY-----\n"}"#;
     let out = scrub(text);
     assert_eq!(out.redactions.len(), 1);
-    assert_eq!(out.redactions[0].kind, RedactionKind::Keyword(Keyword::Key));
-    assert_eq!(out.text, r#"{"private_key": "[REDACTED]"}"#);
+    assert_eq!(out.redactions[0].kind, RedactionKind::PrivateKey);
+    assert_eq!(out.text, r#"{"private_key": "[REDACTED:private-key]\n"}"#);
 }
 
 #[test]

@@ -236,7 +236,7 @@ fn private_key_blocks() {
         ),
         (
             r#"{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"}"#,
-            r#"{"type": "service_account", "private_key": "[REDACTED]"}"#,
+            r#"{"type": "service_account", "private_key": "[REDACTED:private-key]\n"}"#,
         ),
         (
             "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF0abc\n-----END PGP PRIVATE KEY BLOCK-----",
