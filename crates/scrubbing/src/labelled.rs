@@ -290,10 +290,28 @@ pub(crate) fn labelled_value(text: &str, caps: &Captures<'_>) -> Option<(Range<u
 /// What the key at `key_start` says about its value: by its own words, else by its
 /// context (`?key=`, `API key:`), else as a bare `key` that takes key material.
 fn classify(text: &str, key_start: usize, key: &str) -> Option<KeyInfo> {
+    if names_a_type(text, key_start) {
+        return None;
+    }
     let own = classify_key(key);
     own.filter(|info| !info.encoded)
         .or_else(|| classify_in_context(text, key_start, key))
         .or(own)
+}
+
+/// `"AWS::KMS::Key": …`, `'Crypto::SecretKey' => …`: a quoted `::` path is a type's
+/// name, and a map keyed by types (a registry, a dispatch table) holds data about
+/// them, not a secret. A bare path may still be code assigning one
+/// (`Settings::API_KEY = "…"` in Ruby).
+fn names_a_type(text: &str, key_start: usize) -> bool {
+    let Some(before) = text.get(..key_start) else {
+        return false;
+    };
+    let Some(path) = before.strip_suffix("::") else {
+        return false;
+    };
+    let head = path.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+    head.ends_with(['"', '\''])
 }
 
 fn labelled_value_with(

@@ -215,6 +215,9 @@ const CODE: &[&str] = &[
     // A word that ends a sentence or labels one, under the field's name.
     r#"    subjectToken: Required."#,
     r#"    pageToken: DEPRECATED: Unused since v2."#,
+    // A map keyed by types' names: data about the types.
+    r#"    "Vault::Transit::SigningKey": "9c41e2a7b3d5f801","#,
+    r#"  'Crypto::SecretBox' => 'c0d3b4s3_v2x9k',"#,
 ];
 
 #[test]
@@ -269,6 +272,10 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ("the pass is Tr0ub4dor&3", "Tr0ub4dor&3"),
         ("the token is Zx9qL2mN8vB4kR7tY1wE", "Zx9qL2mN8vB4kR7tY1wE"),
         ("api_token: ZXQLMNVBKPWRTYDH", "ZXQLMNVBKPWRTYDH"),
+        (
+            "Settings::API_KEY = \"Zx9qL2mN8vB4kR7tY1wE\"",
+            "Zx9qL2mN8vB4kR7tY1wE",
+        ),
         ("db.password:\n  Tr0ub4dor&3\n", "Tr0ub4dor&3"),
         (
             "- token:\n    Zx9qL2mN8vB4kR7tY1wE\n",
