@@ -28,7 +28,10 @@
 //!   tokens, the values behind secret handles) wherever they appear, plain or spaced,
 //!   split, base64, hex, URL-encoded, or as decimal or octal bytes;
 //! - **disguised secrets**: text with zero-width characters, Unicode blanks,
-//!   fullwidth forms or homoglyphs is folded to ASCII and scanned again.
+//!   fullwidth forms or homoglyphs is folded to ASCII and scanned again;
+//! - **secrets in escaped text**: a JSON string's or a logged literal's `\n`, `\r`,
+//!   `\t` are read as the line breaks and blanks they stand for, so a key right after
+//!   one, a PEM block or a YAML value inside a string is found; the escapes are kept.
 //!
 //! Names, placeholders and masks where a value is expected (`api-key`,
 //! `YOUR_PASSWORD`, `xxxx`), URLs without credentials and code stay.
