@@ -59,11 +59,13 @@
 
 mod block;
 mod code_value;
+mod cookie_header;
 mod encoded;
 mod entropy;
 mod error;
 mod escaped_lines;
 mod fold;
+mod id_shape;
 mod key_names;
 mod keyspace;
 mod keyword_patterns;
