@@ -17,7 +17,7 @@ use std::ops::Range;
 
 use regex::{Captures, Regex};
 
-use crate::block::{indented_block, quoted_continuation};
+use crate::block::{indented_block, line_start, quoted_continuation};
 use crate::code_value::{
     is_chain_receiver, is_code_expression, is_keyword_before_call, repeats_label,
 };
@@ -30,6 +30,7 @@ use crate::prose::prose_value;
 use crate::prose_value::{is_infinitive, is_prose, is_sentence_start};
 use crate::redaction::{Keyword, RedactionKind};
 use crate::separator::{is_tight_colon, value_start};
+use crate::tuple_target::own_item;
 use crate::value_filter::{ValueShape, is_identifier_like, is_non_secret_value};
 
 /// Labelled values: for each trigger hit, walk back to the start of the key it is in
@@ -150,6 +151,47 @@ fn separated_values(
         cookie_values(text, key_end, line_end, key.len() > "cookie".len(), found);
         return;
     }
+    // `user, password = "admin", "S3cret!"`: the key's own item of the right side is
+    // read as its value too (the first item, read below as any key's, stays one).
+    let assigned = text
+        .get(key_end..value_start)
+        .is_some_and(|separator| separator.contains('=') && !separator.contains("=>"));
+    if assigned
+        && let Some(item) = own_item(
+            text,
+            line_start(text, key_start),
+            key_start,
+            value_start,
+            line_end,
+        )
+        && item.start != value_start
+    {
+        let at_item = SeparatedKey {
+            value_start: item.start,
+            line_end: item.end,
+            ..at
+        };
+        inline_values(text, at_item, value, info, found);
+    }
+    inline_values(text, at, value, info, found);
+}
+
+/// The value of `key <sep> …` on its line (with its continuation lines), or the
+/// indented block below an empty value.
+fn inline_values(
+    text: &str,
+    at: SeparatedKey,
+    value: &Regex,
+    info: KeyInfo,
+    found: &mut Vec<Range<usize>>,
+) {
+    let SeparatedKey {
+        key_start,
+        key_end,
+        value_start,
+        line_end,
+    } = at;
+    let key = text.get(key_start..key_end).unwrap_or_default();
     let Some(rest) = text.get(value_start..line_end) else {
         return;
     };

@@ -88,6 +88,7 @@ mod scrubber;
 mod separator;
 mod sequence;
 mod shannon;
+mod tuple_target;
 mod url_value;
 mod value_filter;
 mod value_syntax;

@@ -273,6 +273,16 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ("the token is Zx9qL2mN8vB4kR7tY1wE", "Zx9qL2mN8vB4kR7tY1wE"),
         ("api_token: ZXQLMNVBKPWRTYDH", "ZXQLMNVBKPWRTYDH"),
         (
+            "user, password = \"admin\", \"Sup3rS3cret!\"",
+            "Sup3rS3cret!",
+        ),
+        // Prose with a comma before the key is no tuple assignment.
+        (
+            "audited, password=hunter2-very-secret",
+            "hunter2-very-secret",
+        ),
+        ("user, password=hunter2, retrying", "hunter2"),
+        (
             "Settings::API_KEY = \"Zx9qL2mN8vB4kR7tY1wE\"",
             "Zx9qL2mN8vB4kR7tY1wE",
         ),
