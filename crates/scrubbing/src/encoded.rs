@@ -53,8 +53,14 @@ pub(crate) fn is_encoded_secret_hex(token: &str) -> bool {
     is_credential_pair(&decoded) || holds_secret(&decoded)
 }
 
-/// Rule 6: standard or URL-safe base64 that decodes to printable ASCII text: the
-/// text, or `None` for anything else (random key material decodes to binary).
+/// Rule 6: standard or URL-safe base64 that decodes to text: the text, or `None` for
+/// anything else (random key material decodes to binary). Text is printable ASCII
+/// with tabs and line breaks, and also UTF-8 of other scripts (`w6TDqcOo…`, a
+/// translation) and NUL-separated strings (a compiled message catalog, at most one
+/// byte in [`MAX_NUL_SHARE`]), as a line of a longer blob holds them: such a line may
+/// cut a character at either end. Random bytes pass for this one time in millions
+/// at 18 bytes (each byte is a control character or an invalid UTF-8 sequence more
+/// often than not).
 pub(crate) fn base64_text(token: &str) -> Option<String> {
     let body = token.trim_end_matches('=');
     let standard = body.contains(['+', '/']);
@@ -63,7 +69,7 @@ pub(crate) fn base64_text(token: &str) -> Option<String> {
         return None;
     }
     let (mut acc, mut bits) = (0u32, 0u32);
-    let mut decoded = String::with_capacity(body.len() * 3 / 4);
+    let mut decoded: Vec<u8> = Vec::with_capacity(body.len() * 3 / 4);
     for b in body.bytes() {
         let value = match b {
             b'A'..=b'Z' => b - b'A',
@@ -79,14 +85,44 @@ pub(crate) fn base64_text(token: &str) -> Option<String> {
             bits -= 8;
             let byte = u8::try_from((acc >> bits) & 0xff).ok()?;
             acc &= (1 << bits) - 1;
-            let printable = (0x20..=0x7e).contains(&byte) || matches!(byte, 0x09 | 0x0a | 0x0d);
-            if !printable {
+            let text_byte = (0x20..=0x7e).contains(&byte)
+                || matches!(byte, 0x00 | 0x09 | 0x0a | 0x0d)
+                || byte >= 0x80;
+            if !text_byte {
                 return None;
             }
-            decoded.push(char::from(byte));
+            decoded.push(byte);
         }
     }
-    (!decoded.is_empty()).then_some(decoded)
+    let nuls = decoded.iter().filter(|b| **b == 0).count();
+    if decoded.is_empty() || nuls * MAX_NUL_SHARE > decoded.len() {
+        return None;
+    }
+    let text = utf8_inside(&decoded)?;
+    Some(text.replace('\0', "\n"))
+}
+
+/// At most one byte in this many of decoded text may be a NUL (a separator).
+const MAX_NUL_SHARE: usize = 8;
+
+/// `bytes` as UTF-8, allowing a character cut at either end (a line of a longer
+/// blob); `None` when anything else is not UTF-8.
+fn utf8_inside(bytes: &[u8]) -> Option<&str> {
+    // A cut character leaves at most three continuation bytes at the start.
+    let skip = bytes
+        .iter()
+        .take(3)
+        .take_while(|b| (0x80..0xc0).contains(*b))
+        .count();
+    let rest = bytes.get(skip..)?;
+    match std::str::from_utf8(rest) {
+        Ok(text) => Some(text),
+        // Only an incomplete character at the very end is forgiven.
+        Err(error) if error.error_len().is_none() => {
+            std::str::from_utf8(rest.get(..error.valid_up_to())?).ok()
+        }
+        Err(_) => None,
+    }
 }
 
 #[cfg(test)]
@@ -100,6 +136,25 @@ mod tests {
             Some("the quick brown fox jumps over the lazy dog")
         );
         assert_eq!(base64_text("wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"), None);
+    }
+
+    #[test]
+    fn base64_of_other_scripts_and_of_nul_separated_strings_is_text() {
+        use base64::Engine as _;
+        let engine = base64::engine::general_purpose::STANDARD;
+        let utf8 = engine.encode("äéèęöő, grüße aus Köln".as_bytes());
+        assert!(base64_text(&utf8).is_some(), "{utf8}");
+        // A line of a longer blob cuts a character at its start.
+        let cut = engine.encode(&"xäéèęöőäéèęöőäéè".as_bytes()[2..]);
+        assert!(base64_text(&cut).is_some(), "{cut}");
+        let catalog = engine.encode(b"There is %s file\0There are %s files\0Project-Id");
+        assert!(base64_text(&catalog).is_some(), "{catalog}");
+        // Random key material, and text that is mostly NULs, are not text.
+        assert_eq!(base64_text("Zx9qL2mN8vB4kR7tY1wE3uI6oP0aS5dF"), None);
+        assert_eq!(
+            base64_text(&engine.encode([0u8, 0, 0, 65, 0, 0, 66, 0, 0])),
+            None
+        );
     }
 
     #[test]

@@ -16,7 +16,8 @@
 //!    camelCase words averaging at least 2.5 letters with digits only at its ends
 //!    (`parse_config_v2`, `HttpClient2`), or words averaging at least 4 letters with
 //!    at most one digit group per two words between them (`parseHttp2Response`);
-//! 6. it is not base64 that decodes to printable ASCII text (encoded prose, not keys)
+//! 6. it is not base64 that decodes to text (encoded prose, not keys; UTF-8 of any
+//!    script and NUL-separated strings count)
 //!    — unless that text is `user:password` or holds a secret the patterns find;
 //!    padded base64 of `user:password` counts from 16 bytes;
 //! 7. it is not labelled as a hash (`sha512-…` subresource integrity, `h1:` Go sums,
