@@ -198,14 +198,14 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     {
         return true;
     }
-    // `… a password to authenticate.</p>`, and a sentence under its field's name
-    // (`page_token:` / `    Continuation token for the next page.`).
     // `subjectToken: Required.`, `pageToken: DEPRECATED: This field is unused.`: a
     // word that ends a sentence or labels one describes the field. A generated value
     // is not made of words, nor ends in `:`.
     if generated && is_described_by_word(value) {
         return true;
     }
+    // `… a password to authenticate.</p>`, and a sentence under its field's name
+    // (`page_token:` / `    Continuation token for the next page.`).
     if is_markup_word(value)
         || value.find(' ').is_some_and(|blank| {
             let (first, rest) = value.split_at(blank);

@@ -65,29 +65,43 @@ fn is_word_piece(piece: &str) -> bool {
 /// Fewest letters of a version's stage (`alpha`, `beta`, `main`).
 const MIN_STAGE_LETTERS: usize = 4;
 
-/// `v1alpha1`, `v1beta`, `v1p4alpha1`, `v20180820`: an API's version — `v`, a number,
+/// `v1alpha1`, `v1beta`, `v1p4alpha1`, `v20180820`, `V1ALPHA1`: an API's version — `v`, a number,
 /// perhaps `p` and a point number, perhaps a stage word of [`MIN_STAGE_LETTERS`]
 /// letters or more and its number.
 fn is_api_version(bytes: &[u8]) -> bool {
+    // In a constant's name the version is in capitals (`V1ALPHA1`): one case throughout.
+    let upper = bytes.first() == Some(&b'V');
+    let letter = |b: &u8| {
+        if upper {
+            b.is_ascii_uppercase()
+        } else {
+            b.is_ascii_lowercase()
+        }
+    };
+    let is = |at: usize, lower: u8| {
+        bytes
+            .get(at)
+            .is_some_and(|b| letter(b) && b.eq_ignore_ascii_case(&lower))
+    };
     let digits = |from: usize| {
         bytes.get(from..).map_or(0, |rest| {
             rest.iter().take_while(|b| b.is_ascii_digit()).count()
         })
     };
-    let Some(b'v') = bytes.first() else {
+    if !is(0, b'v') {
         return false;
-    };
+    }
     let major = digits(1);
     if major == 0 {
         return false;
     }
     let mut at = 1 + major;
-    if bytes.get(at) == Some(&b'p') && digits(at + 1) > 0 {
+    if is(at, b'p') && digits(at + 1) > 0 {
         at += 1 + digits(at + 1);
     }
-    let stage = bytes.get(at..).map_or(0, |rest| {
-        rest.iter().take_while(|b| b.is_ascii_lowercase()).count()
-    });
+    let stage = bytes
+        .get(at..)
+        .map_or(0, |rest| rest.iter().take_while(|b| letter(b)).count());
     if stage > 0 {
         if stage < MIN_STAGE_LETTERS {
             return false;
@@ -243,6 +257,7 @@ mod tests {
             "v1beta",
             "v1p4alpha1",
             "v20180820",
+            "V1ALPHA1",
         ] {
             assert!(is_word_piece(piece), "{piece}");
         }
@@ -257,6 +272,7 @@ mod tests {
             "v8xkq2",
             "v1alpha1x9",
             "vx1alpha",
+            "V1alpha1",
         ] {
             assert!(!is_word_piece(piece), "{piece}");
         }

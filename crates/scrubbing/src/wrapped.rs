@@ -119,16 +119,16 @@ fn joined_secret(head: &str, tail: &str) -> Option<RedactionKind> {
     let at_dot = head.ends_with('.') || tail.starts_with('.');
     // A line that ends in a field path (`>>> tf2.is_strictly_proper`, `See Also:
     // sympy.geometry.point.Point`) ends in code; a next line that is one word
-    // (`True`, `return`, `Point`) is a line of its own. A broken token has neither:
-    // its halves are random.
+    // (`True`, `return`, `Point`) is a line of its own, and two halves that each read
+    // as words (a type's name, then `attribute.`) are two words. A broken token has
+    // none of these: its halves are random.
     let separate = is_field_path(head) || is_lone_word(tail) || (is_words(head) && is_words(tail));
     (!at_dot && !separate && entropy::looks_secret(&joined)).then_some(RedactionKind::HighEntropy)
 }
 
 /// One word in lowercase or capitalised, perhaps ending a sentence (`True`, `return`,
-/// `attribute.`): a random half of
-/// a base62 token is that regular by chance one time in 16 at four characters, in 90
-/// at six, in 500 at eight.
+/// `attribute.`): a random half of a base62 token is that regular by chance one time
+/// in 16 at four characters, in 90 at six, in 500 at eight.
 fn is_lone_word(tail: &str) -> bool {
     let word = tail.strip_suffix('.').unwrap_or(tail);
     let mut bytes = word.bytes();
