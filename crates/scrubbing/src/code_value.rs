@@ -5,7 +5,7 @@
 //! (`password => 'required|min:8'`). The value filter asks these before a value under
 //! a secret's label is redacted.
 
-use crate::word_shape::{is_word_or_path, is_words};
+use crate::word_shape::{is_dotted_name, is_word_or_path, is_words};
 
 /// `ADMIN_PASSWORD_FROM_VAULT`, `GITHUB_TOKEN_READONLY`: a bare constant's name, two
 /// or more capitalised words joined by `_` (letters only).
@@ -301,29 +301,18 @@ pub(crate) fn is_call_head(value: &str) -> bool {
     name_len >= 2 && value.as_bytes().get(name_len) == Some(&b'(')
 }
 
-/// `self.config.token`, `settings.api_key`, `process.env.API_KEY`: two or more
-/// identifiers joined by dots, the first starting with a lowercase letter or
-/// underscore, each made of words
-/// (`pat14.e33f14eb…`, a dotted token, is not a path).
+/// `self.config.token`, `settings.api_key`, `process.env.API_KEY`: a dotted name
+/// ([`is_dotted_name`]) whose first part, an object or module, starts with a lowercase
+/// letter or underscore (a later one may be a constant, `settings.GOOGLE_CLIENT_SECRET`),
+/// each part at most [`MAX_FIELD_LEN`] long (`pat14.e33f14eb…`, a dotted token, is
+/// not a path).
 pub(crate) fn is_field_path(value: &str) -> bool {
-    let mut parts = 0;
-    for part in value.split('.') {
-        let mut bytes = part.bytes();
-        // The first part is an object or module; a later one may be a constant
-        // (`settings.GOOGLE_CLIENT_SECRET`, `process.env.API_KEY`).
-        let starts_ok = bytes.next().is_some_and(|b| {
-            b.is_ascii_lowercase() || b == b'_' || (parts > 0 && b.is_ascii_uppercase())
-        });
-        if !starts_ok
-            || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            || part.len() > MAX_FIELD_LEN
-            || !is_words(part)
-        {
-            return false;
-        }
-        parts += 1;
-    }
-    parts >= 2
+    value
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_lowercase() || b == b'_')
+        && value.split('.').all(|part| part.len() <= MAX_FIELD_LEN)
+        && is_dotted_name(value)
 }
 
 /// Longest part of a field path (`self.config.token`).

@@ -140,47 +140,48 @@ fn separated_values(
     info: KeyInfo,
     found: &mut Vec<Range<usize>>,
 ) {
-    let SeparatedKey {
-        key_start,
-        key_end,
-        value_start,
-        line_end,
-    } = at;
-    let key = text.get(key_start..key_end).unwrap_or_default();
+    let key = text.get(at.key_start..at.key_end).unwrap_or_default();
     if is_cookie_header(key) {
-        cookie_values(text, key_end, line_end, key.len() > "cookie".len(), found);
+        cookie_values(
+            text,
+            at.key_end,
+            at.line_end,
+            key.len() > "cookie".len(),
+            found,
+        );
         return;
     }
     // `user, password = "admin", "S3cret!"`: the key's own item of the right side is
     // read as its value too (the first item, read below as any key's, stays one).
     let assigned = text
-        .get(key_end..value_start)
+        .get(at.key_end..at.value_start)
         .is_some_and(|separator| separator.contains('=') && !separator.contains("=>"));
     if assigned
         && let Some(item) = own_item(
             text,
-            line_start(text, key_start),
-            key_start,
-            value_start,
-            line_end,
+            line_start(text, at.key_start),
+            at.key_start,
+            at.value_start,
+            at.line_end,
         )
-        && item.start != value_start
+        && item.start != at.value_start
     {
         let at_item = SeparatedKey {
             value_start: item.start,
             line_end: item.end,
             ..at
         };
-        inline_values(text, at_item, value, info, found);
+        inline_values(text, at_item, key, value, info, found);
     }
-    inline_values(text, at, value, info, found);
+    inline_values(text, at, key, value, info, found);
 }
 
-/// The value of `key <sep> …` on its line (with its continuation lines), or the
-/// indented block below an empty value.
+/// The value of `key <sep> …` (`key` the text at `at`) on its line (with its
+/// continuation lines), or the indented block below an empty value.
 fn inline_values(
     text: &str,
     at: SeparatedKey,
+    key: &str,
     value: &Regex,
     info: KeyInfo,
     found: &mut Vec<Range<usize>>,
@@ -191,7 +192,6 @@ fn inline_values(
         value_start,
         line_end,
     } = at;
-    let key = text.get(key_start..key_end).unwrap_or_default();
     let Some(rest) = text.get(value_start..line_end) else {
         return;
     };
