@@ -443,3 +443,72 @@ fn a_secret_handle_reaches_the_command_and_nothing_else() {
     }
     assert_nowhere(VALUE, &output, &sandbox);
 }
+
+/// Tool output as programs write it, through the binary: a JSON log line whose strings
+/// hold a private key and an access key id after escaped line breaks (`\n` written as
+/// two characters, so no word boundary comes before the key), and a Python tuple
+/// assignment whose second item is the password. The model's request holds none of
+/// them, the log line is still valid JSON with its escapes kept, and neither the
+/// events nor the stored session hold them.
+#[test]
+fn secrets_in_json_escaped_output_and_tuple_assignments_reach_nothing() {
+    const PEM_BODY: &str = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7qZ";
+    const ACCESS_KEY: &str = "AKIAZ7X9QL2MN8VB4KP7";
+    const TUPLE_PASSWORD: &str = "Sup3rS3cret!";
+    let sandbox = Sandbox::new();
+    let log = serde_json::json!({
+        "event": "deploy",
+        "key": format!("-----BEGIN PRIVATE KEY-----\n{PEM_BODY}\n-----END PRIVATE KEY-----\n"),
+        "env": format!("region=eu\n{ACCESS_KEY}\n"),
+    });
+    std::fs::write(sandbox.workspace.join("deploy.log"), format!("{log}\n")).unwrap();
+    std::fs::write(
+        sandbox.workspace.join("seed.py"),
+        format!("user, password = \"admin\", \"{TUPLE_PASSWORD}\"\n"),
+    )
+    .unwrap();
+    let model = MockServer::start(vec![
+        openai::tool_calls(&[
+            ("c_log", "file_read", r#"{"path":"deploy.log"}"#),
+            ("c_py", "file_read", r#"{"path":"seed.py"}"#),
+        ]),
+        openai::text("Read both."),
+    ])
+    .unwrap();
+    let output = sandbox
+        .oxydra_command(&model, "run")
+        .arg("Read deploy.log and seed.py")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "{}", stderr(&output));
+    let results = tool_messages(&requests[1].body);
+    let content = |id: &str| {
+        results
+            .iter()
+            .find(|(call, _)| call == id)
+            .map(|(_, content)| content.clone())
+            .unwrap_or_else(|| panic!("no result for {id}: {results:?}"))
+    };
+    let read_log = content("c_log");
+    let first_line = read_log.lines().next().unwrap();
+    let scrubbed: serde_json::Value = serde_json::from_str(first_line)
+        .unwrap_or_else(|e| panic!("the scrubbed log line is not JSON ({e}): {first_line}"));
+    assert_eq!(scrubbed["event"], "deploy");
+    assert_eq!(scrubbed["key"], "[REDACTED:private-key]\n", "{first_line}");
+    let env = scrubbed["env"].as_str().unwrap();
+    assert!(env.starts_with("region=eu\n"), "{env}");
+    assert!(env.contains("[REDACTED"), "{env}");
+    let read_py = content("c_py");
+    assert!(read_py.starts_with("user, password = "), "{read_py}");
+    assert!(read_py.contains("[REDACTED]"), "{read_py}");
+    let sent = String::from_utf8_lossy(&requests[1].raw_body).into_owned();
+    for secret in [PEM_BODY, ACCESS_KEY, TUPLE_PASSWORD] {
+        assert!(
+            !sent.contains(secret),
+            "{secret} reached the provider: {sent}"
+        );
+        assert_nowhere(secret, &output, &sandbox);
+    }
+}
