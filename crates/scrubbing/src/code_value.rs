@@ -16,6 +16,16 @@ pub(crate) fn is_constant_name(value: &str) -> bool {
         && is_words(&value.to_ascii_lowercase())
 }
 
+/// `env:DB_PASSWORD`, `secret:API_TOKEN`: a constant's name after a lowercase scheme,
+/// which names the variable or entry a value is read from.
+pub(crate) fn is_scheme_constant(value: &str) -> bool {
+    value.split_once(':').is_some_and(|(scheme, name)| {
+        !scheme.is_empty()
+            && scheme.bytes().all(|b| b.is_ascii_lowercase())
+            && is_constant_name(name)
+    })
+}
+
 /// `mio::Token`, `Self::IllegalParameter`, `crate::__u32`, `start..end`: identifiers
 /// made of words joined by `::` (a path in Rust, C++, PHP or Ruby) or `..` (a range).
 /// A key or password holds no `::` between two names.
@@ -266,10 +276,12 @@ pub(crate) fn is_camel_identifier(value: &str) -> bool {
 
 /// A bare value that is a language keyword before a call, a path or a block:
 /// `await GetTokenAsync()`, `new Credentials(…)`, `match Incoming::from(…)`,
-/// `match &conn.side {` — a lowercase word, a blank, then a name (maybe borrowed or
-/// dereferenced) and its opening bracket, `::` or ` {`.
+/// `match &conn.side {`, `try? keychain.get(…)` — a lowercase word (Swift's `try?` and
+/// `try!` with their mark), a blank, then a name (maybe borrowed or dereferenced) and
+/// its opening bracket, `::` or ` {`.
 pub(crate) fn is_keyword_before_call(value: &str, rest: &str) -> bool {
-    if !value.bytes().all(|b| b.is_ascii_lowercase()) {
+    let word = value.strip_suffix(['?', '!']).unwrap_or(value);
+    if word.is_empty() || !word.bytes().all(|b| b.is_ascii_lowercase()) {
         return false;
     }
     let Some(call) = rest.strip_prefix(' ') else {
@@ -328,6 +340,10 @@ mod tests {
         assert!(is_constant_name("ADMIN_PASSWORD_FROM_VAULT"));
         assert!(!is_constant_name("PASSWORD"));
         assert!(!is_constant_name("AKIA_ZX9QL2MN8VB4KP7W"));
+        assert!(is_scheme_constant("env:DB_PASSWORD"));
+        assert!(!is_scheme_constant("env:PASSWORD"));
+        assert!(!is_scheme_constant("Env:DB_PASSWORD"));
+        assert!(!is_scheme_constant(":DB_PASSWORD"));
         assert!(is_rule_list("required|min:8"));
         assert!(is_rule_list("required|string|confirmed"));
         assert!(!is_rule_list("p4ss|w0rd"));
@@ -341,6 +357,8 @@ mod tests {
         assert!(is_keyword_before_call("await", " GetTokenAsync();"));
         assert!(is_keyword_before_call("new", " auth.Credentials(user)"));
         assert!(!is_keyword_before_call("await", " the call"));
+        assert!(is_keyword_before_call("try?", " keychain.get(\"token\")"));
+        assert!(!is_keyword_before_call("?", " keychain.get(\"token\")"));
         assert!(!is_keyword_before_call("S3cret", " Get()"));
         assert!(is_keyword_before_call("match", " &self.side {"));
         assert!(is_keyword_before_call("match", " Grant::parse(&raw) {"));

@@ -23,7 +23,7 @@ use crate::keyword_scan::{Hits, KeywordScanner};
 use crate::labelled::{collect_labelled, labelled_value};
 use crate::lazy_regex::{LazyRegex, Unavailable};
 use crate::merge::{Candidate, PRIORITY_KEYWORD};
-use crate::placeholder::is_placeholder;
+use crate::placeholder::{is_name_not_value, is_placeholder, is_placeholder_words};
 use crate::redaction::{KeyProvider, Keyword, RedactionKind};
 use crate::value_filter::{ValueShape, is_non_secret_value};
 use crate::value_syntax::{BARE_FLAG_VALUE, VALUE};
@@ -539,7 +539,7 @@ fn collect_pattern(
                     Rule::BareBearer => value.bytes().any(|b| b.is_ascii_digit()),
                     _ => value.len() >= 3 && !is_scheme && !is_code,
                 };
-                if wanted && !is_placeholder(value) {
+                if wanted && !is_placeholder_credentials(value) {
                     push(range, RedactionKind::Authorization, priority);
                 }
             }
@@ -577,6 +577,14 @@ fn collect_pattern(
             }
         }
     }
+}
+
+/// `YOUR_TOKEN`, `API_KEY`, `<base64>` after `Bearer`, `Token` or `Basic` (the
+/// pattern leaves the scheme out of the value): a placeholder or a secret's name where
+/// the credentials go — a header as documentation writes it.
+fn is_placeholder_credentials(value: &str) -> bool {
+    let value = value.trim();
+    is_placeholder(value) || is_placeholder_words(value) || is_name_not_value(value)
 }
 
 #[cfg(test)]

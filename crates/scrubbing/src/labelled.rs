@@ -263,10 +263,23 @@ pub(crate) fn labelled_value(text: &str, caps: &Captures<'_>) -> Option<(Range<u
     labelled_value_with(text, caps, key, info, tight)
 }
 
+/// `${TOKEN:?TOKEN must be set}`, `${API_KEY?}`: a shell's (and Compose's) expansion
+/// that fails with the message after `?` when the variable is unset. The key is the
+/// variable's name and what follows is that message, never a value; a default after
+/// `:-` may be one and is still read.
+fn is_required_variable(text: &str, key_start: usize, key_end: usize) -> bool {
+    let opened = text
+        .get(..key_start)
+        .is_some_and(|before| before.ends_with("${"));
+    let after = text.get(key_end..).unwrap_or_default();
+    opened && (after.starts_with(":?") || after.starts_with('?'))
+}
+
 /// What the key at `key_start` says about its value: by its own words, else by its
 /// context (`?key=`, `API key:`), else as a bare `key` that takes key material.
 fn classify(text: &str, key_start: usize, key: &str) -> Option<KeyInfo> {
-    if names_a_type(text, key_start) {
+    if names_a_type(text, key_start) || is_required_variable(text, key_start, key_start + key.len())
+    {
         return None;
     }
     let own = classify_key(key);

@@ -112,6 +112,7 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
         || (value.starts_with('%') && value.ends_with('%') && value.len() > 2)
         || is_interpolation(value)
         || is_format_template(value)
+        || is_wrapped_name(value)
         // A shell command substituted by backticks: `` `etcdctl get /x` ``.
         || (value.starts_with('`') && value.ends_with('`') && value.contains(' '))
 }
@@ -299,6 +300,32 @@ pub(crate) fn is_placeholder_words(value: &str) -> bool {
     })
 }
 
+/// `@@DB_PASSWORD@@`, `#{ApiKey}#`, `@db.password@`, `***REMOVED***`: a name made of
+/// words between the same marks on both sides (brackets mirrored), as the token
+/// replacement steps of build and release tools write the place a value goes, or as a
+/// history rewrite marks one it took out. The mirror and the words make it a name; a
+/// generated value is neither.
+fn is_wrapped_name(value: &str) -> bool {
+    const OPEN: &[char] = &['@', '#', '%', '_', '*', '$', '(', '{', '[', '<'];
+    const CLOSE: &[char] = &['@', '#', '%', '_', '*', ')', '}', ']', '>'];
+    let inner = value.trim_start_matches(OPEN);
+    let name = inner.trim_end_matches(CLOSE);
+    let open = value.get(..value.len() - inner.len()).unwrap_or_default();
+    let close = inner.get(name.len()..).unwrap_or_default();
+    // `$(TOKEN)`, `${TOKEN}`: a sigil before the bracket has no mirror.
+    let open = open.strip_prefix('$').unwrap_or(open);
+    let mirrored = open.chars().rev().map(|c| match c {
+        '(' => ')',
+        '{' => '}',
+        '[' => ']',
+        '<' => '>',
+        other => other,
+    });
+    !open.is_empty()
+        && mirrored.eq(close.chars())
+        && identifier_words(name).is_some_and(|words| !words.is_empty())
+}
+
 /// `$VAR`, `${VAR}`, `${VAR:-default}`, `$(command)`.
 fn is_variable_reference(value: &str) -> bool {
     let Some(rest) = value.strip_prefix('$') else {
@@ -373,5 +400,26 @@ mod tests {
             assert!(!is_placeholder(value), "{value}");
         }
         assert!(!has_mask_run("xoxb-1234-abcd"));
+        for value in [
+            "@@DB_PASSWORD@@",
+            "#{ApiKey}#",
+            "@db.password@",
+            "***REMOVED***",
+            "__TOKEN__",
+            "$(TOKEN)",
+        ] {
+            assert!(is_wrapped_name(value), "{value}");
+        }
+        for value in [
+            "@@Zx9qL2mN8vB4@@",
+            "#{ApiKey}",
+            "@@DB_PASSWORD#",
+            "*hunter*2",
+            "__",
+            "@@",
+            "_Tr0ub4dor_",
+        ] {
+            assert!(!is_wrapped_name(value), "{value}");
+        }
     }
 }

@@ -27,10 +27,12 @@ static PROSE: LazyLock<Result<Regex, regex::Error>> = LazyLock::new(|| {
 static DIRECT: LazyLock<Result<Regex, regex::Error>> =
     LazyLock::new(|| Regex::new(r"\A[ \t]+(?P<uv>\S+)"));
 
-/// `Password for root: …`, `password of the admin account: …`.
+/// `Password for root: …`, `password of the admin account: …`. A word that opens a
+/// bracket starts an aside with a label of its own (`the token to use (default:
+/// $GITHUB_TOKEN)`, `[env: REGISTRY_PASSWORD=]` in a command's help).
 static QUALIFIED: LazyLock<Result<Regex, regex::Error>> = LazyLock::new(|| {
     Regex::new(
-        r#"\A(?:[ \t]+(?:for|of|on|to)(?:[ \t]+[^\s:]+){1,3}):[ \t]+(?:`(?P<bq>[^`\n]+)`|"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<lv>\S+))"#,
+        r#"\A(?:[ \t]+(?:for|of|on|to)(?:[ \t]+[^\s:(\[{]+){1,3}):[ \t]+(?:`(?P<bq>[^`\n]+)`|"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<lv>\S+))"#,
     )
 });
 

@@ -10,8 +10,8 @@
 
 use crate::code_value::{
     is_arrow_access, is_call_head, is_camel_identifier, is_constant_name, is_field_path,
-    is_hex_literal, is_rule_list, is_scoped_path, is_secret_reference, is_sigil_reference,
-    is_type_name, is_word_name,
+    is_hex_literal, is_rule_list, is_scheme_constant, is_scoped_path, is_secret_reference,
+    is_sigil_reference, is_type_name, is_word_name,
 };
 use crate::key_names::KeyInfo;
 use crate::keyspace::keyspace_bits;
@@ -254,6 +254,7 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
                 || is_field_path(value.trim_end_matches(['!', '?']))
                 || is_sigil_reference(value)
                 || is_constant_name(value)
+                || is_scheme_constant(value)
                 || is_scoped_path(value)
                 || is_hex_literal(value)
                 || (generated

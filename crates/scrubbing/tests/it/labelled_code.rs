@@ -218,6 +218,23 @@ const CODE: &[&str] = &[
     // A map keyed by types' names: data about the types.
     r#"    "Vault::Transit::SigningKey": "9c41e2a7b3d5f801","#,
     r#"  'Crypto::SecretBox' => 'c0d3b4s3_v2x9k',"#,
+    // A shell expansion that fails with a message when the variable is unset.
+    r#"token: ${TOKEN:?TOKEN must be set}"#,
+    r#"      - API_KEY=${API_KEY:?set API_KEY in .env}"#,
+    r#"password="${DB_PASSWORD?}""#,
+    // A constant's name after a scheme; Swift's `try?` before a call.
+    r#"password = env:DB_PASSWORD"#,
+    r#"guard let token = try? keychain.get("token") else { return }"#,
+    // An aside in a command's help names where a default comes from.
+    r#"  --token TOKEN   The token to authenticate with (default: $GITHUB_TOKEN)"#,
+    r#"  -p, --password <PASSWORD>  Password for the registry [env: REGISTRY_PASSWORD=]"#,
+    // Where a build step puts the value, a mark of a removed one, a documented header.
+    r#"password: "@@DB_PASSWORD@@""#,
+    r##"api_key: "#{ApiKey}#""##,
+    r#"spring.datasource.password=@db.password@"#,
+    r#"password=***REMOVED***"#,
+    r#"Authorization: Bearer YOUR_TOKEN"#,
+    r#"curl -H "Authorization: Token API_KEY" https://api.example.com"#,
 ];
 
 #[test]
@@ -287,6 +304,14 @@ fn the_same_labels_with_a_secret_are_redacted() {
             "Zx9qL2mN8vB4kR7tY1wE",
         ),
         ("db.password:\n  Tr0ub4dor&3\n", "Tr0ub4dor&3"),
+        (
+            "Authorization: Bearer Zx9qL2mN8vB4kR7tY1wE",
+            "Zx9qL2mN8vB4kR7tY1wE",
+        ),
+        ("password: \"@@Tr0ub4dor&3@@\"", "Tr0ub4dor&3"),
+        ("password = env:Tr0ub4dor&3", "Tr0ub4dor&3"),
+        // A default in a shell expansion is a value.
+        ("password: ${DB_PASSWORD:-Tr0ub4dor&3}", "Tr0ub4dor&3"),
         (
             "- token:\n    Zx9qL2mN8vB4kR7tY1wE\n",
             "Zx9qL2mN8vB4kR7tY1wE",
