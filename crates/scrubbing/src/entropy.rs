@@ -24,7 +24,11 @@
 //!    `sha256:`) or a public key (`ssh-rsa AAAA…`, `ssh-ed25519 AAAA…`);
 //! 8. it is not a lowercase slug: no capitals and no piece between `-_/.` longer than
 //!    12 bytes (Kubernetes pod names, branch names);
-//! 9. it does not end in `EXAMPLE`, documentation's mark of a made-up key.
+//! 9. it does not end in `EXAMPLE`, documentation's mark of a made-up key;
+//! 10. it is not a number in hex (`0x` and hex digits in one case).
+//!
+//! Runs inside a whole block of public data (a certificate's body between its BEGIN
+//! and END lines) are dropped by the scrubber afterwards (`pem::public_blocks`).
 //!
 //! A candidate containing `/` whose segments are mostly words (`/usr/lib/python3/…`)
 //! is a path: each segment is then judged on its own.
@@ -304,6 +308,22 @@ fn has_secret_classes(bytes: &[u8]) -> bool {
     has(DIGIT) && (has(LOWER) || has(UPPER)) && !hash && (classes >= 3 || bytes.len() >= 32)
 }
 
+/// `0xA9FB57DBA1EEA9BC…`: a number written in hex (a curve's constant, a test
+/// vector's digest), in one case like the hashes of rule 3; hex is never judged a
+/// secret by its look, and the `0x` before it does not make it one.
+fn is_hex_number(token: &str) -> bool {
+    token
+        .strip_prefix("0x")
+        .or_else(|| token.strip_prefix("0X"))
+        .is_some_and(|digits| {
+            let bytes = digits.as_bytes();
+            !bytes.is_empty()
+                && bytes.iter().all(u8::is_ascii_hexdigit)
+                && !(bytes.iter().any(u8::is_ascii_lowercase)
+                    && bytes.iter().any(u8::is_ascii_uppercase))
+        })
+}
+
 /// How documentation marks a made-up key (`AKIAIOSFODNN7EXAMPLE`,
 /// `sfr-73fbd2ce-aa30-494c-8788-1cee4EXAMPLE`): gitleaks allows `.+EXAMPLE$` for the
 /// same reason (`rules/gitleaks.rules`).
@@ -320,6 +340,7 @@ pub(crate) fn looks_secret(token: &str) -> bool {
         || HASH_PREFIXES.iter().any(|p| token.starts_with(p))
         || token.ends_with(DOCUMENTATION_MARK)
         || is_named_id(token)
+        || is_hex_number(token)
     {
         return false;
     }
@@ -449,6 +470,18 @@ mod tests {
         collect(text, &mut out, &mut Vec::new());
         let found: Vec<&str> = out.iter().map(|c| &text[c.range.clone()]).collect();
         assert_eq!(found, ["Zx9qL2mN8vB4kR7tY1wE3uI6oP0aS5dF"]);
+    }
+
+    #[test]
+    fn hex_numbers_are_not_secrets() {
+        let p = "0x8CB91E82A3386D280F5D6F7E50E641DF152F7109ED5456B31F166E6CAC0425A7";
+        assert!(!looks_secret(p));
+        assert!(!looks_secret(&p.to_ascii_lowercase()));
+        assert!(is_hex_number("0XABCDEF0123456789ABCDEF0123456789"));
+        // Hex in both cases is not a number's way of writing (rule 3's hashes too).
+        assert!(looks_secret("0x8cB91e82A3386d280F5d6F7e50E641dF152f7109"));
+        assert!(!is_hex_number("0xZx9qL2mN8vB4kR7tY1wE3uI6"));
+        assert!(!is_hex_number("0x"));
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //! [`MIN_BODY`] base64 characters (`-----BEGIN PRIVATE KEY-----\nanything\n…` is an
 //! example, not a key) and at most [`MAX_BLOCK`] bytes are looked at.
 
+use std::ops::Range;
+
 use memchr::memmem;
 
 use crate::merge::Candidate;
@@ -59,6 +61,56 @@ pub(crate) fn collect(text: &str, priority: u16, out: &mut Vec<Candidate>) {
         });
         from = end.max(from);
     }
+}
+
+/// A label of a block that holds public data: a certificate, a certificate request
+/// or revocation list, a public key, a signature, parameters (RFC 7468's types and
+/// OpenPGP's armor: `CERTIFICATE`, `X509 CRL`, `NEW CERTIFICATE REQUEST`, `PUBLIC
+/// KEY`, `RSA PUBLIC KEY`, `PGP PUBLIC KEY BLOCK`, `PGP SIGNATURE`, `DH PARAMETERS`,
+/// `PKCS7`, `CMS`). Nothing private or encrypted.
+fn is_public_label(label: &str) -> bool {
+    let public = [
+        "CERTIFICATE",
+        "CRL",
+        "CERTIFICATE REQUEST",
+        "PUBLIC KEY",
+        "PUBLIC KEY BLOCK",
+        "SIGNATURE",
+        "PARAMETERS",
+    ]
+    .iter()
+    .any(|end| label.ends_with(end))
+        || matches!(label, "PKCS7" | "CMS");
+    public
+        && !label.contains("PRIVATE")
+        && !label.contains("ENCRYPTED")
+        && !label.contains("SECRET")
+}
+
+/// The whole blocks of public data in `text` (see [`is_public_label`]), each from
+/// its BEGIN line to the END line with the same label: the entropy layer does not
+/// judge the runs of a certificate's body. A BEGIN line without its END line marks
+/// nothing, so it cannot hide what follows it.
+pub(crate) fn public_blocks(text: &str) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut blocks = Vec::new();
+    let mut from = 0;
+    while let Some(found) = memmem::find(bytes.get(from..).unwrap_or_default(), BEGIN.as_bytes()) {
+        let start = from + found;
+        from = start + BEGIN.len();
+        let Some((label, body_start)) = label_at(text, from) else {
+            continue;
+        };
+        if !is_public_label(label) {
+            continue;
+        }
+        let body_end = body_end(bytes, body_start);
+        if let Some(end) = end_line(text, body_end, label) {
+            blocks.push(start..end);
+            from = end;
+        }
+    }
+    blocks
 }
 
 /// The label of a BEGIN line whose label starts at `pos`, and where the body starts.
@@ -168,6 +220,40 @@ mod tests {
         // Another label's END does not close the block either.
         let text = format!("-----BEGIN RSA PRIVATE KEY-----\n{BODY}\n-----END EC PRIVATE KEY-----");
         assert!(blocks(&text)[0].ends_with(BODY));
+    }
+
+    #[test]
+    fn public_blocks_are_whole_blocks_of_public_labels() {
+        let cert =
+            format!("-----BEGIN CERTIFICATE-----\n{BODY}\n{BODY}\n-----END CERTIFICATE-----");
+        let text = format!("x = (\n{cert}\n)\nafter {BODY}");
+        let found: Vec<&str> = public_blocks(&text)
+            .iter()
+            .map(|r| &text[r.clone()])
+            .collect();
+        assert_eq!(found, [cert.as_str()]);
+        let quoted = format!(
+            "CERT = (\n    \"-----BEGIN CERTIFICATE-----\\n\"\n    \"{BODY}\\n\"\n    \"-----END CERTIFICATE-----\\n\"\n)"
+        );
+        assert_eq!(public_blocks(&quoted).len(), 1, "{quoted}");
+        for label in ["PUBLIC KEY", "RSA PUBLIC KEY", "X509 CRL", "PGP SIGNATURE"] {
+            let block = format!("-----BEGIN {label}-----\n{BODY}\n-----END {label}-----");
+            assert_eq!(public_blocks(&block).len(), 1, "{label}");
+        }
+        // Private or encrypted labels, a missing END, another label's END: nothing.
+        for text in [
+            format!("-----BEGIN PRIVATE KEY-----\n{BODY}\n-----END PRIVATE KEY-----"),
+            format!(
+                "-----BEGIN ENCRYPTED PRIVATE KEY-----\n{BODY}\n-----END ENCRYPTED PRIVATE KEY-----"
+            ),
+            format!(
+                "-----BEGIN CERTIFICATE-----\n{BODY}\nlet key = read(\"{BODY}\");\n-----END CERTIFICATE-----"
+            ),
+            format!("-----BEGIN CERTIFICATE-----\n{BODY}\n-----END PUBLIC KEY-----"),
+            format!("-----BEGIN CERTIFICATE-----\n{BODY}\n"),
+        ] {
+            assert!(public_blocks(&text).is_empty(), "{text}");
+        }
     }
 
     #[test]

@@ -266,6 +266,9 @@ impl Scrubber {
         {
             return withheld(original);
         }
+        if self.entropy {
+            drop_public_block_runs(text, &mut candidates);
+        }
         drop_marker_overlaps(text, &mut candidates);
         if candidates.is_empty() {
             return rendered(original, Vec::new());
@@ -303,6 +306,26 @@ impl Scrubber {
         }
         Ok(())
     }
+}
+
+/// Drops the high-entropy runs inside whole blocks of public data (a certificate's
+/// body, a public key): their look is random, their content is public. Every other
+/// layer still reads them.
+fn drop_public_block_runs(text: &str, candidates: &mut Vec<Candidate>) {
+    if !candidates
+        .iter()
+        .any(|c| c.kind == RedactionKind::HighEntropy)
+        || memchr::memmem::find(text.as_bytes(), b"-----BEGIN ").is_none()
+    {
+        return;
+    }
+    let public = crate::pem::public_blocks(text);
+    candidates.retain(|c| {
+        c.kind != RedactionKind::HighEntropy
+            || !public
+                .iter()
+                .any(|block| block.start <= c.range.start && c.range.end <= block.end)
+    });
 }
 
 /// The built-in patterns, wrapped keys and gitleaks' rules: one keyword pass
@@ -436,6 +459,24 @@ mod tests {
         assert!(!scrubber.scrub(yaml).text.contains("Tr0ub4dor"));
         let plain = r#"{"path": "C:\\new\\tools", "re": "\\d+"}"#;
         assert!(scrubber.scrub(plain).is_clean());
+    }
+
+    #[test]
+    fn a_certificate_s_body_is_public_and_what_follows_it_is_read() {
+        let body = "MIIESTCCAzGgAwIBAgITBntQXCplJ7wevi2i0ZmY7bibLDANBgkqhkiG9w0BAQsF\n\
+                    ADA5MQswCQYDVQQGEwJVUzEPMA0GA1UEChMGQW1hem9uMRkwFwYDVQQDExBBbWF6";
+        let cert = format!("-----BEGIN CERTIFICATE-----\n{body}\n-----END CERTIFICATE-----\n");
+        let scrubber = Scrubber::new();
+        assert!(
+            scrubber.scrub(&cert).is_clean(),
+            "{}",
+            scrubber.scrub(&cert).text
+        );
+        let after = format!("{cert}worker key Zx9qL2mN8vB4kR7tY1wE3uI6oP0aS5dF\n");
+        assert!(!scrubber.scrub(&after).text.contains("Zx9qL2mN8vB4"));
+        // Without its END line the block marks nothing.
+        let cut = format!("-----BEGIN CERTIFICATE-----\n{body}\n");
+        assert!(!scrubber.scrub(&cut).is_clean());
     }
 
     #[test]
