@@ -122,8 +122,23 @@ fn joined_secret(head: &str, tail: &str) -> Option<RedactionKind> {
     // (`True`, `return`, `Point`) is a line of its own, and two halves that each read
     // as words (a type's name, then `attribute.`) are two words. A broken token has
     // none of these: its halves are random.
-    let separate = is_field_path(head) || is_lone_word(tail) || (is_words(head) && is_words(tail));
+    // A number with a decimal point on either side (`+glaisher` / `1.2824271291…`, a
+    // doctest's output) is a value printed on its own: no token is digits and dots.
+    let separate = is_field_path(head)
+        || is_lone_word(tail)
+        || (is_words(head) && is_words(tail))
+        || is_decimal(head)
+        || is_decimal(tail);
     (!at_dot && !separate && entropy::looks_secret(&joined)).then_some(RedactionKind::HighEntropy)
+}
+
+/// A decimal number, maybe signed, maybe elided (`-0.3157184520538900`,
+/// `3.14159265358979…216420199` written with `...`): digits and dots, one dot at least.
+fn is_decimal(half: &str) -> bool {
+    let digits = half.trim_start_matches(['+', '-']);
+    digits.bytes().next().is_some_and(|b| b.is_ascii_digit())
+        && digits.contains('.')
+        && digits.bytes().all(|b| b.is_ascii_digit() || b == b'.')
 }
 
 /// One word in lowercase or capitalised, perhaps ending a sentence (`True`, `return`,
@@ -154,6 +169,27 @@ mod tests {
         );
         let text = "API_KEY=Zx9qL2mN8vB4kR7t\n  Y1wE3uI6oP0aS5dF\"\n";
         assert_eq!(halves(text), ["Zx9qL2mN8vB4kR7t", "Y1wE3uI6oP0aS5dF"]);
+    }
+
+    #[test]
+    fn a_decimal_number_is_no_half_of_a_token() {
+        assert!(is_decimal(
+            "1.282427129100622636875342568869791727767688927325"
+        ));
+        assert!(is_decimal("-0.31571845205389007685"));
+        assert!(is_decimal(
+            "3.141592653589793238462643383279502884...216420199"
+        ));
+        assert!(
+            !is_decimal("1282427129100622636875"),
+            "no dot: digits may end a token"
+        );
+        assert!(!is_decimal("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0"));
+        assert!(!is_decimal("."));
+        assert!(
+            halves(">>> +glaisher\n1.282427129100622636875342568869791727767688927325\n")
+                .is_empty()
+        );
     }
 
     #[test]
