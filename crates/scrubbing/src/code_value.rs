@@ -16,6 +16,49 @@ pub(crate) fn is_constant_name(value: &str) -> bool {
         && is_words(&value.to_ascii_lowercase())
 }
 
+/// `arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf`: an Amazon
+/// Resource Name — `arn`, a partition (`aws`, `aws-cn`, `aws-us-gov`), a service,
+/// a region and an account (each maybe empty, `*` or a template's `${…}`), then the
+/// resource. It names where a secret is kept, or a key in a key service, never the
+/// secret itself.
+pub(crate) fn is_arn(value: &str) -> bool {
+    // A template's `${AWS::Region}` holds colons of its own: read it as `*`.
+    let mut untemplated = String::new();
+    let mut rest = value;
+    while let Some((head, tail)) = rest.split_once("${") {
+        let Some((_, after)) = tail.split_once('}') else {
+            return false;
+        };
+        untemplated.push_str(head);
+        untemplated.push('*');
+        rest = after;
+    }
+    untemplated.push_str(rest);
+    let mut parts = untemplated.splitn(6, ':');
+    let (Some("arn"), Some(partition), Some(service), Some(region), Some(account), Some(resource)) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return false;
+    };
+    let name = |part: &str| {
+        part.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    };
+    let templated = |part: &str| part == "*";
+    partition.starts_with("aws")
+        && name(partition)
+        && !service.is_empty()
+        && name(service)
+        && (name(region) || templated(region))
+        && (account.bytes().all(|b| b.is_ascii_digit()) || templated(account))
+        && !resource.is_empty()
+}
+
 /// `env:DB_PASSWORD`, `secret:API_TOKEN`: a constant's name after a lowercase scheme,
 /// which names the variable or entry a value is read from.
 pub(crate) fn is_scheme_constant(value: &str) -> bool {
@@ -341,6 +384,24 @@ mod tests {
         assert!(!is_constant_name("PASSWORD"));
         assert!(!is_constant_name("AKIA_ZX9QL2MN8VB4KP7W"));
         assert!(is_scheme_constant("env:DB_PASSWORD"));
+        for arn in [
+            "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf",
+            "arn:aws:secretsmanager:*:*:secret:my-app/*",
+            "arn:aws-us-gov:ssm:us-gov-west-1:123456789012:parameter/prod/api_token",
+            "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+            "arn:aws:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:app/token-*",
+            "arn:aws:s3:::my-bucket/key",
+        ] {
+            assert!(is_arn(arn), "{arn}");
+        }
+        for value in [
+            "arn:aws:secretsmanager:us-east-1:123456789012:",
+            "arn:Zx9qL2mN8vB4:kR7t:x:1:y",
+            "aws:secretsmanager:us-east-1:123456789012:secret:x",
+            "arn:aws:s3:us-east-1:12ab:x",
+        ] {
+            assert!(!is_arn(value), "{value}");
+        }
         assert!(!is_scheme_constant("env:PASSWORD"));
         assert!(!is_scheme_constant("Env:DB_PASSWORD"));
         assert!(!is_scheme_constant(":DB_PASSWORD"));

@@ -275,10 +275,32 @@ fn is_required_variable(text: &str, key_start: usize, key_end: usize) -> bool {
     opened && (after.starts_with(":?") || after.starts_with('?'))
 }
 
+/// `arn:aws:secretsmanager:…:secret:prod/db`: a word inside an Amazon Resource Name
+/// (a service's name, a resource's type), whose `:` separates the name's parts, not a
+/// key from its value. Only a word the name goes on after (`:` or `/`): a `=` after
+/// it is an assignment, read as one.
+fn in_arn(text: &str, key_start: usize, key_end: usize) -> bool {
+    let (Some(before), Some(after)) = (text.get(..key_start), text.get(key_end..)) else {
+        return false;
+    };
+    if !after.starts_with([':', '/']) {
+        return false;
+    }
+    let word_start = before
+        .rfind(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '=' | '(' | '[' | ','))
+        .map_or(0, |i| i + 1);
+    before
+        .get(word_start..)
+        .and_then(|word| word.strip_prefix("arn:aws"))
+        .is_some_and(|rest| rest.starts_with(':') || rest.starts_with('-'))
+}
+
 /// What the key at `key_start` says about its value: by its own words, else by its
 /// context (`?key=`, `API key:`), else as a bare `key` that takes key material.
 fn classify(text: &str, key_start: usize, key: &str) -> Option<KeyInfo> {
-    if names_a_type(text, key_start) || is_required_variable(text, key_start, key_start + key.len())
+    if names_a_type(text, key_start)
+        || is_required_variable(text, key_start, key_start + key.len())
+        || in_arn(text, key_start, key_start + key.len())
     {
         return None;
     }

@@ -9,7 +9,7 @@
 //! `Option<String>`) and field paths (`self.config.token`).
 
 use crate::code_value::{
-    is_arrow_access, is_call_head, is_camel_identifier, is_constant_name, is_field_path,
+    is_arn, is_arrow_access, is_call_head, is_camel_identifier, is_constant_name, is_field_path,
     is_hex_literal, is_rule_list, is_scheme_constant, is_scoped_path, is_secret_reference,
     is_sigil_reference, is_type_name, is_word_name,
 };
@@ -180,6 +180,12 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     // `projects/p/secrets/api-key/versions/latest`: where a key is kept, a path of
     // words. A password may be words (`correct/horse`), so it is left out.
     if generated && is_secret_reference(value) {
+        return true;
+    }
+    // `arn:aws:secretsmanager:…:secret:prod/db-AbCdEf`: an Amazon Resource Name, the
+    // name of where a secret is kept (under a password's label too: no password has
+    // that form).
+    if is_arn(value.trim()) {
         return true;
     }
     // `@Microsoft.KeyVault(SecretUri=…)`: an app setting that calls for its value.

@@ -235,6 +235,10 @@ const CODE: &[&str] = &[
     r#"password=***REMOVED***"#,
     r#"Authorization: Bearer YOUR_TOKEN"#,
     r#"curl -H "Authorization: Token API_KEY" https://api.example.com"#,
+    // An Amazon Resource Name names where a secret is kept.
+    r#"secret_arn = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:MySecret-a1b2c3""#,
+    r#""token": "arn:aws:secretsmanager:us-east-1:123456789012:secret:tok-AbCdEf""#,
+    r#""Resource": "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-password-*""#,
 ];
 
 #[test]
@@ -310,6 +314,7 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ),
         ("password: \"@@Tr0ub4dor&3@@\"", "Tr0ub4dor&3"),
         ("password = env:Tr0ub4dor&3", "Tr0ub4dor&3"),
+        ("arn:aws:x:password=Tr0ub4dor&3", "Tr0ub4dor&3"),
         // A default in a shell expansion is a value.
         ("password: ${DB_PASSWORD:-Tr0ub4dor&3}", "Tr0ub4dor&3"),
         (
