@@ -84,6 +84,7 @@ mod prose_value;
 mod redaction;
 mod rule_data;
 mod rule_scan;
+mod run_classes;
 mod scrubber;
 mod separator;
 mod sequence;

@@ -4,6 +4,11 @@
 //! *name* of a secret where its value is expected (`api-key`, `PASSWORD`,
 //! `ACCESS_TOKEN`).
 
+/// How documentation marks a made-up key (`AKIAIOSFODNN7EXAMPLE`,
+/// `sfr-73fbd2ce-aa30-494c-8788-1cee4EXAMPLE`): gitleaks allows `.+EXAMPLE$` for the
+/// same reason (`rules/gitleaks.rules`).
+pub(crate) const DOCUMENTATION_MARK: &str = "EXAMPLE";
+
 /// A run of this many mask characters (`x`, `X`, `*`, `#`, `•`) makes a value a mask.
 const MIN_MASK_RUN: usize = 6;
 

@@ -149,6 +149,17 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     if generated && shannon_entropy(value) <= MIN_FORMAT_ENTROPY {
         return true;
     }
+    // `RW5DdDJkMWYw…SEXAMPLE=`, `1234567891011EXAMPLE`: documentation's made-up key,
+    // marked as gitleaks' allowance and the entropy layer read it (`.+EXAMPLE$`,
+    // before any base64 padding). A person's password is not cleared by a word.
+    if generated
+        && value
+            .trim_end_matches('=')
+            .strip_suffix(crate::placeholder::DOCUMENTATION_MARK)
+            .is_some_and(|head| !head.is_empty())
+    {
+        return true;
+    }
     // `abcdefghij`, `0123456789abcdef`: a run along an alphabet is typed to fill the
     // field, never generated. A person's password may be one, so it is not cleared.
     if generated && is_sequential(value) {
@@ -213,6 +224,7 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     // `… a password to authenticate.</p>`, and a sentence under its field's name
     // (`page_token:` / `    Continuation token for the next page.`).
     if is_markup_word(value)
+        || is_whole_sentence(value)
         || value.find(' ').is_some_and(|blank| {
             let (first, rest) = value.split_at(blank);
             is_sentence_start(first, rest) && rest.len() > 1
@@ -269,6 +281,26 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
                         || is_single_case_word(value)))
         }
     }
+}
+
+/// `A dynamically generated value, used for paginating results.`: a sentence — a
+/// capital first, four words or more of letters (a `,`, `;` or `:` after one), one
+/// blank between them, a full stop at the end — as an API's documentation describes a
+/// field under its name. (A capitalised word of two letters or more before another
+/// word is a sentence's start already, `is_sentence_start`.)
+fn is_whole_sentence(value: &str) -> bool {
+    let Some(body) = value.strip_suffix('.') else {
+        return false;
+    };
+    let words: Vec<&str> = body.split(' ').collect();
+    words.len() >= 4
+        && body.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
+        && words.iter().all(|word| {
+            let letters = word.trim_end_matches([',', ';', ':']);
+            !letters.is_empty()
+                && letters.bytes().all(|b| b.is_ascii_alphabetic())
+                && word.len() - letters.len() <= 1
+        })
 }
 
 /// `Required.`, `DEPRECATED:`, `string.`: letters that read as words, then a full stop

@@ -235,6 +235,11 @@ const CODE: &[&str] = &[
     r#"password=***REMOVED***"#,
     r#"Authorization: Bearer YOUR_TOKEN"#,
     r#"curl -H "Authorization: Token API_KEY" https://api.example.com"#,
+    // Documentation's made-up values.
+    r#"  "NextToken": "RW5DdDJkMWYwZjM2MzM2VHVpOHJIUXlDUXlhc2QzRGViYnc9SEXAMPLE=","#,
+    r#"api_key: "1234567891011EXAMPLE""#,
+    // A sentence describing the field.
+    r#"  "nextToken": "A dynamically generated value, used for paginating results.""#,
     // An Amazon Resource Name names where a secret is kept.
     r#"secret_arn = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:MySecret-a1b2c3""#,
     r#""token": "arn:aws:secretsmanager:us-east-1:123456789012:secret:tok-AbCdEf""#,
