@@ -30,14 +30,9 @@ const MAX_LABEL: usize = 64;
 /// Pushes a candidate for every private-key block in `text`.
 pub(crate) fn collect(text: &str, priority: u16, out: &mut Vec<Candidate>) {
     let bytes = text.as_bytes();
-    let mut from = 0;
-    while let Some(found) = memmem::find(bytes.get(from..).unwrap_or_default(), BEGIN.as_bytes()) {
-        let start = from + found;
-        from = start + BEGIN.len();
-        let Some((label, body_start)) = label_at(text, from) else {
-            continue;
-        };
-        if !label.contains("PRIVATE KEY") {
+    let mut done = 0;
+    for (start, label, body_start) in begin_lines(text) {
+        if start < done || !label.contains("PRIVATE KEY") {
             continue;
         }
         let body_end = body_end(bytes, body_start);
@@ -59,7 +54,7 @@ pub(crate) fn collect(text: &str, priority: u16, out: &mut Vec<Candidate>) {
             kind: RedactionKind::PrivateKey,
             priority,
         });
-        from = end.max(from);
+        done = end;
     }
 }
 
@@ -92,25 +87,26 @@ fn is_public_label(label: &str) -> bool {
 /// judge the runs of a certificate's body. A BEGIN line without its END line marks
 /// nothing, so it cannot hide what follows it.
 pub(crate) fn public_blocks(text: &str) -> Vec<Range<usize>> {
-    let bytes = text.as_bytes();
-    let mut blocks = Vec::new();
-    let mut from = 0;
-    while let Some(found) = memmem::find(bytes.get(from..).unwrap_or_default(), BEGIN.as_bytes()) {
-        let start = from + found;
-        from = start + BEGIN.len();
-        let Some((label, body_start)) = label_at(text, from) else {
-            continue;
-        };
-        if !is_public_label(label) {
+    let mut blocks: Vec<Range<usize>> = Vec::new();
+    for (start, label, body_start) in begin_lines(text) {
+        if blocks.last().is_some_and(|last| start < last.end) || !is_public_label(label) {
             continue;
         }
-        let body_end = body_end(bytes, body_start);
+        let body_end = body_end(text.as_bytes(), body_start);
         if let Some(end) = end_line(text, body_end, label) {
             blocks.push(start..end);
-            from = end;
         }
     }
     blocks
+}
+
+/// Every BEGIN line of `text` with a label: where it starts, its label, and where
+/// the body after it starts.
+fn begin_lines(text: &str) -> impl Iterator<Item = (usize, &str, usize)> {
+    memmem::find_iter(text.as_bytes(), BEGIN.as_bytes()).filter_map(|start| {
+        let (label, body_start) = label_at(text, start + BEGIN.len())?;
+        Some((start, label, body_start))
+    })
 }
 
 /// The label of a BEGIN line whose label starts at `pos`, and where the body starts.
