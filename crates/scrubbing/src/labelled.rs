@@ -286,12 +286,29 @@ fn in_arn(text: &str, key_start: usize, key_end: usize) -> bool {
     if !after.starts_with([':', '/']) {
         return false;
     }
-    let word_start = before
+    // Looked for in the bytes just before the key only, so that a long text without
+    // blanks costs a bounded look per key, not a walk back to its start.
+    let mut from = key_start.saturating_sub(MAX_ARN_PREFIX);
+    while !before.is_char_boundary(from) {
+        from += 1;
+    }
+    let window = before.get(from..).unwrap_or_default();
+    let Some(delimiter) = window
         .rfind(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '=' | '(' | '[' | ','))
-        .map_or(0, |i| i + 1);
-    before
-        .get(word_start..)
-        .and_then(|word| word.strip_prefix("arn:aws"))
+    else {
+        // No delimiter near: an ARN only when the text itself starts with it.
+        return from == 0 && is_arn_head(window);
+    };
+    window.get(delimiter + 1..).is_some_and(is_arn_head)
+}
+
+/// Longest stretch before a key that is looked at for an ARN's start: an ARN's
+/// partition, service, region and account take well under this.
+const MAX_ARN_PREFIX: usize = 256;
+
+/// `arn:aws:…`, `arn:aws-cn:…`: the start of an Amazon Resource Name.
+fn is_arn_head(word: &str) -> bool {
+    word.strip_prefix("arn:aws")
         .is_some_and(|rest| rest.starts_with(':') || rest.starts_with('-'))
 }
 
@@ -563,6 +580,23 @@ mod tests {
             unbalanced_value_end("auth = HTTPBasicAuth(user, password)", 7, 20),
             None
         );
+    }
+
+    #[test]
+    fn keys_inside_an_arn_are_parts_of_its_name() {
+        let text = "Resource: arn:aws:secretsmanager:*:*:secret:prod/db";
+        let service = text.find("secretsmanager").unwrap();
+        assert!(in_arn(text, service, service + "secretsmanager".len()));
+        let kind = text.find(":secret:").unwrap() + 1;
+        assert!(in_arn(text, kind, kind + "secret".len()));
+        assert!(!in_arn("Resource: secret:x", 10, 16), "no ARN before it");
+        let assignment = "arn:aws:x:password=Tr0ub4dor&3";
+        let start = assignment.find("password").unwrap();
+        assert!(!in_arn(assignment, start, start + 8));
+        // A long text without blanks is looked at near each key only.
+        let long = format!("{}:token:x", "a".repeat(1 << 20));
+        let start = long.find("token").unwrap();
+        assert!(!in_arn(&long, start, start + 5));
     }
 
     #[test]
