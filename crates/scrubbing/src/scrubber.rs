@@ -319,12 +319,16 @@ fn drop_public_block_runs(text: &str, candidates: &mut Vec<Candidate>) {
     {
         return;
     }
+    // Sorted and disjoint: the block that may hold a run is the last one starting
+    // at or before it.
     let public = crate::pem::public_blocks(text);
     candidates.retain(|c| {
-        c.kind != RedactionKind::HighEntropy
-            || !public
-                .iter()
-                .any(|block| block.start <= c.range.start && c.range.end <= block.end)
+        let before = public.partition_point(|block| block.start <= c.range.start);
+        let inside = before
+            .checked_sub(1)
+            .and_then(|i| public.get(i))
+            .is_some_and(|block| c.range.end <= block.end);
+        c.kind != RedactionKind::HighEntropy || !inside
     });
 }
 
