@@ -149,7 +149,12 @@ fn run_steps(
 
 fn command(root: &Path, step: &Step, env: &[(String, String)]) -> Command {
     eprintln!("==> {}: {}", step.name, step.command_line());
-    let mut command = Command::new(step.program);
+    // A program in the tree (`./target/debug/oxydra`) is the root's, wherever CI
+    // was started from.
+    let mut command = match step.program.strip_prefix("./") {
+        Some(in_tree) => Command::new(root.join(in_tree)),
+        None => Command::new(step.program),
+    };
     command
         .args(&step.args)
         .envs(step.env.iter().map(|(key, value)| (key, value)))

@@ -39,7 +39,6 @@ const FEATURE_LINE_DOCS: &[&str] = &[
 /// rates are docs/performance.md's business). Only the tasks tagged `seen` (6 of 30,
 /// one to two minutes on 2 cores): the whole suite would add five or more.
 const EVAL: &[&str] = &[
-    "--",
     "eval",
     "evals/tasks.toml",
     "--only",
@@ -54,23 +53,22 @@ const EVAL: &[&str] = &[
     "target/test-models/SmolLM2-135M-Instruct.Q4_1.gguf",
 ];
 
-/// The eval step: the binary the tests built (through clippy-driver too, so nothing
-/// is compiled again), then [`EVAL`].
-fn eval_step(driver: &Path) -> Step {
-    let mut step = Step::new(
+/// The `oxydra` the tests step built (`cargo test --workspace --all-features`,
+/// through clippy-driver), where the cost guard finds it too. The eval step runs it
+/// as it is: `cargo run -p oxydra-cli` selected one package, so cargo unified other
+/// features for the shared dependencies and compiled tokio, reqwest and 45 more
+/// crates again (2 min 36 s of a CI run on 2 cores, 2026-11-30).
+const TESTS_OXYDRA: &str = "./target/debug/oxydra";
+
+/// The eval step: the binary the tests built, then [`EVAL`]; it needs the test
+/// model the tests' setup fetched.
+fn eval_step() -> Step {
+    let mut step = Step::program(
         "eval of the task suite (embedded model, k = 1, tag `seen`)",
-        &[
-            "run",
-            "--all-features",
-            "-p",
-            "oxydra-cli",
-            "--bin",
-            "oxydra",
-        ],
-        true,
-    )
-    .with_clippy(driver);
-    step.args.extend(EVAL.iter().map(|arg| (*arg).to_owned()));
+        TESTS_OXYDRA,
+        EVAL,
+    );
+    step.runs_tests = true;
     step
 }
 
@@ -259,7 +257,7 @@ pub(super) fn steps(driver: &Path) -> Vec<Step> {
         )
         .beside_tests(),
         // Last: it needs the binary and the test model, and its runs keep both cores.
-        eval_step(driver),
+        eval_step(),
     ]
 }
 
@@ -279,7 +277,9 @@ mod tests {
             "{} is where the CI step runs it",
             MODULE_CYCLES[1]
         );
-        assert!(steps.iter().skip(1).all(|step| step.program == "cargo"));
+        // Between them every step is cargo's; the eval runs the binary the tests built.
+        let middle = steps.get(1..steps.len() - 1).expect("CI has steps");
+        assert!(middle.iter().all(|step| step.program == "cargo"));
     }
 
     /// The package step leaves out exactly the crates that are never published, and
@@ -327,19 +327,25 @@ mod tests {
     }
 
     #[test]
-    fn the_eval_step_runs_the_suite_file_with_the_fetched_model_after_the_wrapper() {
+    fn the_eval_step_runs_the_tests_binary_on_the_suite_file_with_the_fetched_model() {
         let steps = steps(Path::new("/usr/bin/clippy-driver"));
         let eval = steps.last().expect("CI has steps");
         assert!(eval.name.starts_with("eval"), "{}", eval.name);
         assert!(eval.runs_tests && !eval.beside_tests);
+        assert_eq!(eval.program, TESTS_OXYDRA);
         let line = eval.command_line();
-        let (cargo, program) = line.split_once(" -- ").expect("a `--`");
-        assert!(cargo.contains("rustc-workspace-wrapper"), "{line}");
-        assert!(!program.contains("rustc-workspace-wrapper"), "{line}");
+        assert!(!line.contains("cargo"), "compiles nothing: {line}");
+        assert!(!line.contains("--threshold"), "{line}");
         let root = crate::workspace_root();
         assert!(root.join("evals/tasks.toml").is_file());
         assert!(root.join("evals/embedded.toml").is_file());
-        assert!(!program.contains("--threshold"), "{line}");
+        // The tests step builds `oxydra` into `target/debug` with every feature.
+        let tests = steps
+            .iter()
+            .find(|step| step.running_line.is_some())
+            .expect("a tests step");
+        assert!(tests.args.iter().any(|arg| arg == "--workspace"));
+        assert!(tests.args.iter().any(|arg| arg == "--all-features"));
     }
 
     #[test]
