@@ -22,6 +22,7 @@ use crate::code_value::{
     is_chain_receiver, is_code_expression, is_keyword_before_call, repeats_label,
 };
 use crate::cookie_header::{cookie_values, is_cookie_header};
+use crate::key_context::is_not_a_label;
 use crate::key_names::{KeyInfo, classify_in_context, classify_key};
 use crate::lazy_regex::{LazyRegex, Unavailable};
 use crate::markup::markup_value;
@@ -263,83 +264,16 @@ pub(crate) fn labelled_value(text: &str, caps: &Captures<'_>) -> Option<(Range<u
     labelled_value_with(text, caps, key, info, tight)
 }
 
-/// `${TOKEN:?TOKEN must be set}`, `${API_KEY?}`: a shell's (and Compose's) expansion
-/// that fails with the message after `?` when the variable is unset. The key is the
-/// variable's name and what follows is that message, never a value; a default after
-/// `:-` may be one and is still read.
-fn is_required_variable(text: &str, key_start: usize, key_end: usize) -> bool {
-    let opened = text
-        .get(..key_start)
-        .is_some_and(|before| before.ends_with("${"));
-    let after = text.get(key_end..).unwrap_or_default();
-    opened && (after.starts_with(":?") || after.starts_with('?'))
-}
-
-/// `arn:aws:secretsmanager:…:secret:prod/db`: a word inside an Amazon Resource Name
-/// (a service's name, a resource's type), whose `:` separates the name's parts, not a
-/// key from its value. Only a word the name goes on after (`:` or `/`): a `=` after
-/// it is an assignment, read as one.
-fn in_arn(text: &str, key_start: usize, key_end: usize) -> bool {
-    let (Some(before), Some(after)) = (text.get(..key_start), text.get(key_end..)) else {
-        return false;
-    };
-    if !after.starts_with([':', '/']) {
-        return false;
-    }
-    // Looked for in the bytes just before the key only, so that a long text without
-    // blanks costs a bounded look per key, not a walk back to its start.
-    let mut from = key_start.saturating_sub(MAX_ARN_PREFIX);
-    while !before.is_char_boundary(from) {
-        from += 1;
-    }
-    let window = before.get(from..).unwrap_or_default();
-    let Some(delimiter) = window
-        .rfind(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '=' | '(' | '[' | ','))
-    else {
-        // No delimiter near: an ARN only when the text itself starts with it.
-        return from == 0 && is_arn_head(window);
-    };
-    window.get(delimiter + 1..).is_some_and(is_arn_head)
-}
-
-/// Longest stretch before a key that is looked at for an ARN's start: an ARN's
-/// partition, service, region and account take well under this.
-const MAX_ARN_PREFIX: usize = 256;
-
-/// `arn:aws:…`, `arn:aws-cn:…`: the start of an Amazon Resource Name.
-fn is_arn_head(word: &str) -> bool {
-    word.strip_prefix("arn:aws")
-        .is_some_and(|rest| rest.starts_with(':') || rest.starts_with('-'))
-}
-
 /// What the key at `key_start` says about its value: by its own words, else by its
 /// context (`?key=`, `API key:`), else as a bare `key` that takes key material.
 fn classify(text: &str, key_start: usize, key: &str) -> Option<KeyInfo> {
-    if names_a_type(text, key_start)
-        || is_required_variable(text, key_start, key_start + key.len())
-        || in_arn(text, key_start, key_start + key.len())
-    {
+    if is_not_a_label(text, key_start, key_start + key.len()) {
         return None;
     }
     let own = classify_key(key);
     own.filter(|info| !info.encoded)
         .or_else(|| classify_in_context(text, key_start, key))
         .or(own)
-}
-
-/// `"AWS::KMS::Key": …`, `'Crypto::SecretKey' => …`: a quoted `::` path is a type's
-/// name, and a map keyed by types (a registry, a dispatch table) holds data about
-/// them, not a secret. A bare path may still be code assigning one
-/// (`Settings::API_KEY = "…"` in Ruby).
-fn names_a_type(text: &str, key_start: usize) -> bool {
-    let Some(before) = text.get(..key_start) else {
-        return false;
-    };
-    let Some(path) = before.strip_suffix("::") else {
-        return false;
-    };
-    let head = path.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':');
-    head.ends_with(['"', '\''])
 }
 
 fn labelled_value_with(
@@ -580,23 +514,6 @@ mod tests {
             unbalanced_value_end("auth = HTTPBasicAuth(user, password)", 7, 20),
             None
         );
-    }
-
-    #[test]
-    fn keys_inside_an_arn_are_parts_of_its_name() {
-        let text = "Resource: arn:aws:secretsmanager:*:*:secret:prod/db";
-        let service = text.find("secretsmanager").unwrap();
-        assert!(in_arn(text, service, service + "secretsmanager".len()));
-        let kind = text.find(":secret:").unwrap() + 1;
-        assert!(in_arn(text, kind, kind + "secret".len()));
-        assert!(!in_arn("Resource: secret:x", 10, 16), "no ARN before it");
-        let assignment = "arn:aws:x:password=Tr0ub4dor&3";
-        let start = assignment.find("password").unwrap();
-        assert!(!in_arn(assignment, start, start + 8));
-        // A long text without blanks is looked at near each key only.
-        let long = format!("{}:token:x", "a".repeat(1 << 20));
-        let start = long.find("token").unwrap();
-        assert!(!in_arn(&long, start, start + 5));
     }
 
     #[test]

@@ -66,6 +66,7 @@ mod error;
 mod escaped_lines;
 mod fold;
 mod id_shape;
+mod key_context;
 mod key_names;
 mod keyspace;
 mod keyword_patterns;
