@@ -102,6 +102,20 @@ const METADATA_SUFFIXES: &[&str] = &[
     "arns",
     "prefix",
     "suffix",
+    "encryption",
+    "algorithm",
+    "algorithms",
+    "alg",
+    "algo",
+    "scheme",
+    "method",
+    "methods",
+    "mode",
+    "used",
+    "created",
+    "updated",
+    "rotated",
+    "age",
 ];
 
 /// Words that make a following `key` key material (`ACCOUNT_KEY`, `hmac_key`).
@@ -192,6 +206,9 @@ pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
         Some((_, field)) if words(field).nth(1).is_some() => field,
         _ => key,
     };
+    if ends_in_metadata(key) {
+        return None;
+    }
     let mut found: Option<KeyInfo> = None;
     let mut previous: Option<&str> = None;
     for word in words(key) {
@@ -240,6 +257,22 @@ pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
         previous = Some(word);
     }
     found
+}
+
+/// `token_signing_alg`, `PASSWORD_HASH_ALGORITHM`: a key of two words or more whose
+/// last word is a [`METADATA_SUFFIXES`] word describes a secret wherever the secret
+/// word stands before it (`WEBHOOK_URL` excepted: a webhook's URL is its credential).
+fn ends_in_metadata(key: &str) -> bool {
+    let mut last_two: [Option<&str>; 2] = [None, None];
+    for word in words(key) {
+        last_two = [last_two[1], Some(word)];
+    }
+    let [Some(previous), Some(last)] = last_two else {
+        return false;
+    };
+    let is = |word: &str, list: &[&str]| list.iter().any(|w| word.eq_ignore_ascii_case(w));
+    is(last, METADATA_SUFFIXES)
+        && !(is(previous, &["webhook", "hook"]) && is(last, &["url", "uri"]))
 }
 
 fn word_keyword(word: &str) -> Option<KeyInfo> {
@@ -512,6 +545,13 @@ mod tests {
             "public_key",
             "author",
             "oauth",
+            "password_encryption",
+            "token_signing_alg",
+            "PASSWORD_HASH_ALGORITHM",
+            "passwordMode",
+            "SECRET_KEY_FILE",
+            "password_last_used",
+            "TOKEN_ROTATED",
         ] {
             assert_eq!(keyword(key), None, "{key}");
         }

@@ -256,8 +256,29 @@ pub(crate) fn is_name_not_value(value: &str) -> bool {
         && value.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
         && words.len() >= 2;
     !words.is_empty()
-        && (kebab_name || words.iter().all(|w| NAME_WORDS.contains(&w.as_str())))
+        && (kebab_name
+            || is_property_name(value)
+            || words.iter().all(|w| NAME_WORDS.contains(&w.as_str())))
         && words.iter().any(|w| is_secret_word(w))
+}
+
+/// `spring.datasource.password`, `javax.net.ssl.trustStorePassword`: a property's
+/// name — two or more pieces of letters joined by `.`, the first in lower case (a
+/// package or a namespace), as Java properties, Spring settings and i18n keys are
+/// named. ([`identifier_words`] has already refused digits and other signs.)
+fn is_property_name(value: &str) -> bool {
+    let mut pieces = value.split('.');
+    let first_lower = pieces
+        .next()
+        .is_some_and(|first| !first.is_empty() && first.bytes().all(|b| b.is_ascii_lowercase()));
+    let mut count = 1;
+    for piece in pieces {
+        if piece.is_empty() || !piece.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_') {
+            return false;
+        }
+        count += 1;
+    }
+    first_lower && count >= 2
 }
 
 /// A word that names a secret (`key`, `token`, `password`, …), in lower case.
@@ -374,8 +395,20 @@ mod tests {
             "ACCESS_TOKEN",
             "secretKey",
             "password>",
+            "spring.datasource.password",
+            "javax.net.ssl.trustStorePassword",
+            "app.auth.token",
         ] {
             assert!(is_name_not_value(value), "{value}");
+        }
+        // A property's name is lower case first and holds a secret word; words
+        // joined by dots without one, or with a digit, may be a passphrase.
+        for value in [
+            "Spring.Datasource.Password",
+            "correct.horse.battery",
+            "my.pass.word1",
+        ] {
+            assert!(!is_name_not_value(value), "{value}");
         }
         for value in [
             "insert_key_here",

@@ -244,6 +244,13 @@ const CODE: &[&str] = &[
     r#"secret_arn = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:MySecret-a1b2c3""#,
     r#""token": "arn:aws:secretsmanager:us-east-1:123456789012:secret:tok-AbCdEf""#,
     r#""Resource": "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-password-*""#,
+    // A key whose last word describes its secret; a property's name as the value.
+    r#"token_signing_alg = "RS256""#,
+    r#"password_encryption = scram-sha-256"#,
+    r#"password_hash_algorithm = "pbkdf2_sha256""#,
+    r#"  "PasswordLastUsed": "2016-09-08T21:47:36Z","#,
+    r#"private static final String PASSWORD_KEY = "javax.net.ssl.trustStorePassword";"#,
+    r#"TOKEN_PROPERTY = "app.auth.accessToken""#,
 ];
 
 #[test]
@@ -329,6 +336,21 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ("API_KEY = \"abcdefghijklmnoZ\"", "abcdefghijklmnoZ"),
         ("\"password\": \"^7x.1!3\",", "^7x.1!3"),
         ("db.password.value = Tr0ub4dor&3", "Tr0ub4dor&3"),
+        // A describing word ends the key only as its last word; a dotted value
+        // with a digit, or of capitals first, may be the secret.
+        (
+            "token_alg_secret = Zx9qL2mN8vB4kR7tY1wE",
+            "Zx9qL2mN8vB4kR7tY1wE",
+        ),
+        (
+            "password_hash_key: \"abcdefgh12345678\"",
+            "abcdefgh12345678",
+        ),
+        ("password = \"my.pass.word9\"", "my.pass.word9"),
+        (
+            "DB_PASSWORD = \"Spring.Datasource.Password\"",
+            "Spring.Datasource.Password",
+        ),
         ("settings.db_password = 'Tr0ub4dor&3'", "Tr0ub4dor&3"),
         (
             "define('API_KEY', 'Zx9qL2mN8vB4kR7tY1wE');",
