@@ -1,6 +1,7 @@
 //! Where a secret's word sits that makes it no label: inside a shell expansion that
 //! fails when a variable is unset (`${TOKEN:?…}`), inside an Amazon Resource Name
-//! (`arn:aws:secretsmanager:…`), or after a quoted `::` type path (`"AWS::KMS::Key":`).
+//! (`arn:aws:secretsmanager:…`), after a quoted `::` type path (`"AWS::KMS::Key":`), or
+//! as the argument of a flag or an assignment (`vault kv get -field=password …`).
 //! The labelled layer asks [`is_not_a_label`] before it classifies a key.
 
 /// The word at `key_start..key_end` is part of a name, an expansion or a type's path,
@@ -9,6 +10,39 @@ pub(crate) fn is_not_a_label(text: &str, key_start: usize, key_end: usize) -> bo
     names_a_type(text, key_start)
         || is_required_variable(text, key_start, key_end)
         || in_arn(text, key_start, key_end)
+        || is_argument(text, key_start, key_end)
+}
+
+/// `vault kv get -field=password secret/data/db`, `--type token json`, `name=password
+/// value`: the word is what a flag or an assignment is given — a field's, a type's or
+/// a form's name — and the blank after it ends that argument. Only a word a blank
+/// follows: one a separator follows (`-o password=…`, `name=password: …`) still labels
+/// the value after it, and a flag that is itself the key (`--password hunter2`) is not
+/// an argument.
+fn is_argument(text: &str, key_start: usize, key_end: usize) -> bool {
+    let (Some(before), Some(after)) = (text.get(..key_start), text.get(key_end..)) else {
+        return false;
+    };
+    if !after.starts_with([' ', '\t']) {
+        return false;
+    }
+    // `x=password`: the word is the value of an assignment to a name or a flag.
+    if let Some(assigned) = before.strip_suffix('=') {
+        return assigned
+            .bytes()
+            .next_back()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'));
+    }
+    // `-field password`: the word is the argument of the flag before it.
+    let Some(flag) = before.strip_suffix(' ') else {
+        return false;
+    };
+    let flag_start = flag.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    let flag = flag.get(flag_start..).unwrap_or_default();
+    let name = flag.trim_start_matches('-');
+    (1..=2).contains(&(flag.len() - name.len()))
+        && name.len() >= 2
+        && name.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-')
 }
 
 /// `${TOKEN:?TOKEN must be set}`, `${API_KEY?}`: a shell's (and Compose's) expansion
@@ -78,6 +112,29 @@ fn names_a_type(text: &str, key_start: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flag_s_or_an_assignment_s_argument_is_no_label() {
+        let at = |text: &str, word: &str| {
+            let start = text.find(word).unwrap();
+            is_argument(text, start, start + word.len())
+        };
+        assert!(at(
+            "vault kv get -field=password secret/data/db",
+            "password"
+        ));
+        assert!(at(
+            "vault kv get -field password secret/data/db",
+            "password"
+        ));
+        assert!(at("form type=password name=pw", "password"));
+        // A separator after the word, a flag that is the key, no flag: a label.
+        assert!(!at("ssh -o password=Tr0ub4dor&3", "password"));
+        assert!(!at("login --password Tr0ub4dor&3", "password"));
+        assert!(!at("the password Tr0ub4dor&3", "password"));
+        assert!(!at("x -p password", "password"));
+        assert!(!at("1 - password Tr0ub4dor&3", "password"));
+    }
 
     #[test]
     fn keys_inside_an_arn_are_parts_of_its_name() {

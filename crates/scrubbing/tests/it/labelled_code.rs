@@ -251,6 +251,9 @@ const CODE: &[&str] = &[
     r#"  "PasswordLastUsed": "2016-09-08T21:47:36Z","#,
     r#"private static final String PASSWORD_KEY = "javax.net.ssl.trustStorePassword";"#,
     r#"TOKEN_PROPERTY = "app.auth.accessToken""#,
+    // The word is a flag's or an attribute's argument.
+    r#"vault kv get -field=password secret/data/db"#,
+    r#"<input type=password name="pw" value="">"#,
 ];
 
 #[test]
@@ -347,6 +350,8 @@ fn the_same_labels_with_a_secret_are_redacted() {
             "abcdefgh12345678",
         ),
         ("password = \"my.pass.word9\"", "my.pass.word9"),
+        ("login --password Tr0ub4dor&3", "Tr0ub4dor&3"),
+        ("ssh -o password=Tr0ub4dor&3 host", "Tr0ub4dor&3"),
         (
             "DB_PASSWORD = \"Spring.Datasource.Password\"",
             "Spring.Datasource.Password",
