@@ -116,6 +116,8 @@ const METADATA_SUFFIXES: &[&str] = &[
     "updated",
     "rotated",
     "age",
+    "status",
+    "state",
 ];
 
 /// Words that make a following `key` key material (`ACCOUNT_KEY`, `hmac_key`).
@@ -206,7 +208,7 @@ pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
         Some((_, field)) if words(field).nth(1).is_some() => field,
         _ => key,
     };
-    if ends_in_metadata(key) {
+    if ends_in_metadata(key) || is_type_member(key) {
         return None;
     }
     let mut found: Option<KeyInfo> = None;
@@ -273,6 +275,24 @@ fn ends_in_metadata(key: &str) -> bool {
     let is = |word: &str, list: &[&str]| list.iter().any(|w| word.eq_ignore_ascii_case(w));
     is(last, METADATA_SUFFIXES)
         && !(is(previous, &["webhook", "hook"]) && is(last, &["url", "uri"]))
+}
+
+/// `Token.Comment`, `Token.Menu.Completions`, `Password.Strength.Weak`: a member of a
+/// type or an enum — pieces joined by `.`, each a name in PascalCase, the secret's word
+/// only in the pieces before the last (the type), none in the member. A field or a
+/// variable (`token.value`, `config.Password`) starts in lower case.
+fn is_type_member(key: &str) -> bool {
+    let Some((owner, member)) = key.rsplit_once('.') else {
+        return false;
+    };
+    let pascal = |piece: &str| {
+        piece.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
+            && piece.bytes().any(|b| b.is_ascii_lowercase())
+            && piece.bytes().all(|b| b.is_ascii_alphanumeric())
+    };
+    owner.split('.').all(pascal)
+        && pascal(member)
+        && words(member).all(|w| word_keyword(w).is_none())
 }
 
 fn word_keyword(word: &str) -> Option<KeyInfo> {
@@ -552,6 +572,9 @@ mod tests {
             "SECRET_KEY_FILE",
             "password_last_used",
             "TOKEN_ROTATED",
+            "ChangeTokenStatus",
+            "Token.Comment",
+            "Token.Menu.Completions.Meta",
         ] {
             assert_eq!(keyword(key), None, "{key}");
         }

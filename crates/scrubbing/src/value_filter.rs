@@ -260,7 +260,10 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     // generated. (Words between blanks, `end of template`, are not cleared: under a
     // key's label they may be a passphrase, and one such case of the held-back corpus
     // was lost when they were.)
-    if generated && key.keyword != Keyword::Cookie && (is_dotted_name(value) || is_colour(value)) {
+    if generated
+        && key.keyword != Keyword::Cookie
+        && (is_dotted_name(value) || is_colour(value) || is_indexed_path(value))
+    {
         return true;
     }
     match shape {
@@ -303,9 +306,35 @@ fn is_whole_sentence(value: &str) -> bool {
         })
 }
 
-/// `Required.`, `DEPRECATED:`, `string.`: letters that read as words, then a full stop
-/// or a colon.
+/// `Jobs[-1].JobId`, `Reservations[0].Instances`: a path into a document (a
+/// paginator's JMESPath, a JSON pointer in code) — a dotted name ([`is_dotted_name`])
+/// once its numeric subscripts are taken out, with one subscript or more.
+fn is_indexed_path(value: &str) -> bool {
+    let mut path = String::with_capacity(value.len());
+    let mut subscripts = 0;
+    let mut rest = value;
+    while let Some(open) = rest.find('[') {
+        let (head, tail) = rest.split_at(open);
+        let Some(close) = tail.find(']') else {
+            return false;
+        };
+        let index = tail.get(1..close).unwrap_or_default();
+        let digits = index.strip_prefix('-').unwrap_or(index);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return false;
+        }
+        path.push_str(head);
+        subscripts += 1;
+        rest = tail.get(close + 1..).unwrap_or_default();
+    }
+    path.push_str(rest);
+    subscripts > 0 && is_dotted_name(&path)
+}
+
+/// `Required.`, `DEPRECATED:`, `string.`, `:class:`: letters that read as words, then a
+/// full stop or a colon (a reStructuredText role has one before it too).
 fn is_described_by_word(value: &str) -> bool {
+    let value = value.strip_prefix(':').unwrap_or(value);
     value
         .strip_suffix(['.', ':'])
         .is_some_and(|word| word.bytes().all(|b| b.is_ascii_alphabetic()) && is_words(word))
@@ -469,6 +498,28 @@ mod tests {
         assert!(!is_field_path(
             "dp.pt.k7psv1136u2hzhtuv8bi1lo0x155u74ol7is17yz9za"
         ));
+    }
+
+    #[test]
+    fn paths_with_subscripts_and_roles_are_names() {
+        for path in [
+            "Jobs[-1].JobId",
+            "StreamDescription.Shards[-1].ShardId",
+            "a[0].b[12]",
+        ] {
+            assert!(is_indexed_path(path), "{path}");
+        }
+        for value in [
+            "Jobs.JobId",
+            "x[y].z",
+            "Zx9q[1]",
+            "a[0",
+            "k7Psv[1].x9Qz2Lm8Vb4Kp7Wr3",
+        ] {
+            assert!(!is_indexed_path(value), "{value}");
+        }
+        assert!(is_described_by_word(":class:"));
+        assert!(!is_described_by_word(":Zx9qL2:"));
     }
 
     #[test]

@@ -254,6 +254,12 @@ const CODE: &[&str] = &[
     // The word is a flag's or an attribute's argument.
     r#"vault kv get -field=password secret/data/db"#,
     r#"<input type=password name="pw" value="">"#,
+    // A type's member, a state, a path with subscripts, a documentation role.
+    r#"    Token.Comment: "italic #A3AAB2","#,
+    r#"    Token.Menu.Completions.Meta: 'bg:#999999 #000000',"#,
+    r#"    "ChangeTokenStatus": "PENDING""#,
+    r#"    "output_token": "StreamDescription.Shards[-1].ShardId","#,
+    r#"    :param attrs_for_token: :class:`._TokenToAttrsCache` instance."#,
 ];
 
 #[test]
@@ -351,6 +357,19 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ),
         ("password = \"my.pass.word9\"", "my.pass.word9"),
         ("login --password Tr0ub4dor&3", "Tr0ub4dor&3"),
+        // A member named as a secret, a field in lower case: labels.
+        (
+            "Secrets.ApiToken = \"Zx9qL2mN8vB4kR7tY1wE\"",
+            "Zx9qL2mN8vB4kR7tY1wE",
+        ),
+        (
+            "token.Value = \"Zx9qL2mN8vB4kR7tY1wE\"",
+            "Zx9qL2mN8vB4kR7tY1wE",
+        ),
+        (
+            "\"next_token\": \"Zx9q[1].L2mN8vB4kR7tY1wE\"",
+            "L2mN8vB4kR7tY1wE",
+        ),
         ("ssh -o password=Tr0ub4dor&3 host", "Tr0ub4dor&3"),
         (
             "DB_PASSWORD = \"Spring.Datasource.Password\"",
