@@ -326,6 +326,74 @@ pub(crate) fn is_placeholder_words(value: &str) -> bool {
     })
 }
 
+/// Words that say a value stands in for a real one, beside [`PLACEHOLDER_WORDS`].
+const STAND_IN_WORDS: &[&str] = &[
+    "test", "tests", "testing", "demo", "mock", "invalid", "valid", "expired", "wrong", "bad",
+    "some", "not", "real", "this", "is", "a",
+];
+
+/// Most digits a stand-in's number has (`123`, `2024`).
+const MAX_STAND_IN_DIGITS: usize = 4;
+
+/// `testtoken123`, `test_api_key_123`, `mytoken2`, `invalid-secret`: a value that
+/// restates its kind — only the words of a secret's name ([`NAME_WORDS`]),
+/// placeholder and stand-in words, written with or without separators, one of them a
+/// secret's word, and at most a short number. A generated value is none of these
+/// words; a person's password may be (`password123`), so only a generated value's
+/// label asks.
+pub(crate) fn is_restated_name(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    if !lower
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        return false;
+    }
+    let digits = lower.bytes().filter(u8::is_ascii_digit).count();
+    let mut restates = false;
+    let all_words = lower
+        .split(|c: char| !c.is_ascii_lowercase())
+        .filter(|run| !run.is_empty())
+        .all(|run| {
+            segment(run).is_some_and(|words| {
+                restates |= words.iter().any(|w| is_secret_word(w));
+                true
+            })
+        });
+    digits <= MAX_STAND_IN_DIGITS && all_words && restates
+}
+
+/// `run` cut into words of [`NAME_WORDS`], [`PLACEHOLDER_WORDS`] and
+/// [`STAND_IN_WORDS`] (`testtoken` → `test`, `token`), or `None` when it cannot be.
+fn segment(run: &str) -> Option<Vec<&str>> {
+    let known = |word: &str| {
+        NAME_WORDS.contains(&word)
+            || PLACEHOLDER_WORDS.contains(&word)
+            || STAND_IN_WORDS.contains(&word)
+    };
+    // `cut[i]`: where the last word of a cut of `run[..i]` starts.
+    let mut cut: Vec<Option<usize>> = vec![None; run.len() + 1];
+    if let Some(first) = cut.first_mut() {
+        *first = Some(0);
+    }
+    for end in 1..=run.len() {
+        let start = (0..end).find(|&start| {
+            cut.get(start).is_some_and(Option::is_some) && run.get(start..end).is_some_and(known)
+        });
+        if let Some(slot) = cut.get_mut(end) {
+            *slot = start;
+        }
+    }
+    let mut words = Vec::new();
+    let mut end = run.len();
+    while end > 0 {
+        let start = (*cut.get(end)?)?;
+        words.push(run.get(start..end)?);
+        end = start;
+    }
+    Some(words)
+}
+
 /// `@@DB_PASSWORD@@`, `#{ApiKey}#`, `@db.password@`, `***REMOVED***`: a name made of
 /// words between the same marks on both sides (brackets mirrored), as the token
 /// replacement steps of build and release tools write the place a value goes, or as a
@@ -385,6 +453,31 @@ mod tests {
         assert!(is_placeholder("…"));
         assert!(is_placeholder("sk-…"));
         assert!(!is_placeholder("ab1"));
+    }
+
+    #[test]
+    fn values_restating_their_kind() {
+        for value in [
+            "testtoken123",
+            "test_api_key_123",
+            "mytoken2",
+            "invalid-secret",
+            "TEST_TOKEN",
+            "fakeapikey",
+        ] {
+            assert!(is_restated_name(value), "{value}");
+        }
+        for value in [
+            "testtoken12345",
+            "test123",
+            "tokenizer",
+            "Zx9qL2mN8vB4",
+            "token+1",
+            "secretsauce",
+            "",
+        ] {
+            assert!(!is_restated_name(value), "{value}");
+        }
     }
 
     #[test]

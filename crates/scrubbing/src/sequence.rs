@@ -5,7 +5,11 @@
 //! filter). The test is on the shape, not on a list of strings: each character is the
 //! one after the previous in its class (digits, lowercase or uppercase letters), or a
 //! class ended (`9`, `z`, `Z`, or `f`/`F` where hex digits end) and the next one starts
-//! (`0`, `a`, `A`), or `9` wraps to `0`.
+//! (`0`, `a`, `A`), or `9` wraps to `0`, or the `0` a keyboard puts after `9` goes on
+//! to `a` (`1234567890abcdef`). The same run typed twice
+//! (`1234567890abcdef1234567890abcdef`) is not cleared: other projects' rule tests
+//! call it an IBM Cloud HMAC key (docs/scrubbing.md, "Where a false positive and a
+//! miss pull in opposite directions").
 
 /// Fewest characters a run along an alphabet needs to be told from a short value
 /// that happens to be ordered (`abc1`, `xyz`).
@@ -32,7 +36,9 @@ fn follows(previous: u8, next: u8) -> bool {
         return true;
     }
     let class_ends = matches!(previous, b'9' | b'z' | b'Z' | b'f' | b'F');
-    class_ends && matches!(next, b'0' | b'a' | b'A')
+    // `…7890abc`: the digits in a keyboard's order, `0` last, then the letters.
+    let keyboard_zero = previous == b'0' && matches!(next, b'a' | b'A');
+    (class_ends && matches!(next, b'0' | b'a' | b'A')) || keyboard_zero
 }
 
 #[cfg(test)]
@@ -53,6 +59,7 @@ mod tests {
             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
             "456789abcdefgh",
             "mnopqrst",
+            "1234567890abcdef",
         ] {
             assert!(is_sequential(value), "{value}");
         }
@@ -71,6 +78,8 @@ mod tests {
             "zyxwvu",
             "R8mKq2ZxP9vL",
             "abcdef-012345",
+            "1234567890abcdef1234567890abcdef",
+            "0a0a0a0a",
         ] {
             assert!(!is_sequential(value), "{value}");
         }

@@ -16,7 +16,8 @@ use crate::code_value::{
 use crate::key_names::KeyInfo;
 use crate::keyspace::keyspace_bits;
 use crate::placeholder::{
-    is_name_not_value, is_placeholder, is_placeholder_words, is_secret_constant_name,
+    is_name_not_value, is_placeholder, is_placeholder_words, is_restated_name,
+    is_secret_constant_name,
 };
 use crate::prose_value::{is_markup_word, is_sentence_start};
 use crate::redaction::Keyword;
@@ -163,6 +164,11 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     // `abcdefghij`, `0123456789abcdef`: a run along an alphabet is typed to fill the
     // field, never generated. A person's password may be one, so it is not cleared.
     if generated && is_sequential(value) {
+        return true;
+    }
+    // `testtoken123`, `test_api_key_123`: the value restates its kind with stand-in
+    // words and a short number. A person's password may (`password123`): not cleared.
+    if generated && is_restated_name(value) {
         return true;
     }
     // A lowercase word from a space of fewer than [`MIN_GENERATED_BITS`] (`write`,

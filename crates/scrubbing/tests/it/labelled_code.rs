@@ -260,6 +260,10 @@ const CODE: &[&str] = &[
     r#"    "ChangeTokenStatus": "PENDING""#,
     r#"    "output_token": "StreamDescription.Shards[-1].ShardId","#,
     r#"    :param attrs_for_token: :class:`._TokenToAttrsCache` instance."#,
+    // A value restating its kind; digits typed in a keyboard's order, then letters.
+    r#"api_key="test_api_key_123""#,
+    r#"credentials = StaticCredentials(token="token123")"#,
+    r#"access_token = "1234567890abcdef""#,
 ];
 
 #[test]
@@ -357,6 +361,9 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ),
         ("password = \"my.pass.word9\"", "my.pass.word9"),
         ("login --password Tr0ub4dor&3", "Tr0ub4dor&3"),
+        // A person's password may restate its kind; a token with other words is data.
+        ("password = \"password123\"", "password123"),
+        ("token = \"tokenZx9qL2mN8vB4kR7t\"", "tokenZx9qL2mN8vB4kR7t"),
         // A member named as a secret, a field in lower case: labels.
         (
             "Secrets.ApiToken = \"Zx9qL2mN8vB4kR7tY1wE\"",
