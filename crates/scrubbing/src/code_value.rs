@@ -283,12 +283,13 @@ pub(crate) fn is_secret_reference(value: &str) -> bool {
 }
 
 /// A bare value that refers to something by a sigil: a variable or field (`@password`,
-/// `*password`, `&cfg.password`) or a YAML tag whose value follows (`!vault |`,
-/// `!Ref DbPassword`, `!!binary |`). What follows the sigil is a name made of words, not data.
+/// `*password`, `&cfg.password`), a symbol or a named parameter (`:token` in Ruby and
+/// SQL) or a YAML tag whose value follows (`!vault |`, `!Ref DbPassword`, `!!binary |`).
+/// What follows the sigil is a name made of words, not data.
 pub(crate) fn is_sigil_reference(value: &str) -> bool {
     value
         .strip_prefix("!!")
-        .or_else(|| value.strip_prefix(['@', '*', '&', '!']))
+        .or_else(|| value.strip_prefix(['@', '*', '&', '!', ':']))
         .is_some_and(|name| !name.is_empty() && (is_field_path(name) || is_word_or_path(name)))
 }
 
@@ -412,6 +413,8 @@ mod tests {
         assert!(is_sigil_reference("!Ref"));
         assert!(is_sigil_reference("&cfg.password"));
         assert!(!is_sigil_reference("@dm1n!2024"));
+        assert!(is_sigil_reference(":token"));
+        assert!(!is_sigil_reference(":Zx9qL2mN8vB4"));
         assert!(is_camel_identifier("tokenFromEnv"));
         assert!(!is_camel_identifier("hunter"));
         assert!(!is_camel_identifier("zX9qLmNvBkPwRtY"));

@@ -79,6 +79,7 @@ mod memo;
 mod merge;
 mod pem;
 mod placeholder;
+mod plain_data;
 mod prose;
 mod prose_password;
 mod prose_value;

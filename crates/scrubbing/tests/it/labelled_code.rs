@@ -264,6 +264,17 @@ const CODE: &[&str] = &[
     r#"api_key="test_api_key_123""#,
     r#"credentials = StaticCredentials(token="token123")"#,
     r#"access_token = "1234567890abcdef""#,
+    // Data with a shape of its own under a generated value's label; a symbol.
+    r#"token = "2024-01-01T00:00:00Z""#,
+    r#"token_regex = "^[A-Za-z0-9_-]{32,}$""#,
+    r#"$token-spacing-md: 16px;"#,
+    r#"token = "admin@example.com""#,
+    r#"token = "localhost:8080""#,
+    r#"token = "*/5 * * * *""#,
+    r#"token = "v1.0.0-beta.1""#,
+    r#"token = "C:\Users\me\token.txt""#,
+    r#"token = "30 days""#,
+    r#"WHERE token = :token"#,
 ];
 
 #[test]
@@ -361,6 +372,18 @@ fn the_same_labels_with_a_secret_are_redacted() {
         ),
         ("password = \"my.pass.word9\"", "my.pass.word9"),
         ("login --password Tr0ub4dor&3", "Tr0ub4dor&3"),
+        // A person's password may have any shape; a token beside such data is data.
+        ("password = \"2024-01-01\"", "2024-01-01"),
+        ("password: admin@example.com", "admin@example.com"),
+        (
+            "token = \"Zx9qL2mN8vB4kR7tY1wE:8080\"",
+            "Zx9qL2mN8vB4kR7tY1wE",
+        ),
+        (
+            "token = \"Zx9qL2mN8vB4kR7tY1wE@example.com\"",
+            "Zx9qL2mN8vB4kR7tY1wE",
+        ),
+        ("secret: \"日本語の秘密\"", "日本語の秘密"),
         // A person's password may restate its kind; a token with other words is data.
         ("password = \"password123\"", "password123"),
         ("token = \"tokenZx9qL2mN8vB4kR7t\"", "tokenZx9qL2mN8vB4kR7t"),
