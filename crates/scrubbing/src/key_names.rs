@@ -290,9 +290,12 @@ fn is_type_member(key: &str) -> bool {
             && piece.bytes().any(|b| b.is_ascii_lowercase())
             && piece.bytes().all(|b| b.is_ascii_alphanumeric())
     };
-    owner.split('.').all(pascal)
-        && pascal(member)
-        && words(member).all(|w| word_keyword(w).is_none())
+    // `Config.Key` names a key: `key` alone is no secret's word to `word_keyword`.
+    let names_no_secret = |word: &str| {
+        word_keyword(word).is_none()
+            && !["key", "keys"].iter().any(|k| word.eq_ignore_ascii_case(k))
+    };
+    owner.split('.').all(pascal) && pascal(member) && words(member).all(names_no_secret)
 }
 
 fn word_keyword(word: &str) -> Option<KeyInfo> {
@@ -503,6 +506,9 @@ mod tests {
             ("SECRETKEY", Keyword::Secret),
             ("aws_secret_access_key", Keyword::Secret),
             ("access_token", Keyword::Token),
+            ("Config.Key", Keyword::Key),
+            ("Settings.Password", Keyword::Password),
+            ("Token.Secret", Keyword::Token),
             ("accessToken", Keyword::Token),
             ("GITHUB_TOKEN", Keyword::Token),
             ("authtoken", Keyword::Token),
