@@ -335,6 +335,10 @@ const STAND_IN_WORDS: &[&str] = &[
 /// Most digits a stand-in's number has (`123`, `2024`).
 const MAX_STAND_IN_DIGITS: usize = 4;
 
+/// Longest value read as a restated name: a stand-in is a few words, and a bound keeps
+/// the cut into words (quadratic in a run's length) cheap on a value of any length.
+const MAX_RESTATED_LEN: usize = 64;
+
 /// `testtoken123`, `test_api_key_123`, `mytoken2`, `invalid-secret`: a value that
 /// restates its kind — only the words of a secret's name ([`NAME_WORDS`]),
 /// placeholder and stand-in words, written with or without separators, one of them a
@@ -342,6 +346,9 @@ const MAX_STAND_IN_DIGITS: usize = 4;
 /// words; a person's password may be (`password123`), so only a generated value's
 /// label asks.
 pub(crate) fn is_restated_name(value: &str) -> bool {
+    if value.len() > MAX_RESTATED_LEN {
+        return false;
+    }
     let lower = value.to_ascii_lowercase();
     if !lower
         .bytes()
@@ -475,6 +482,7 @@ mod tests {
             "token+1",
             "secretsauce",
             "",
+            &"testtoken".repeat(8),
         ] {
             assert!(!is_restated_name(value), "{value}");
         }
