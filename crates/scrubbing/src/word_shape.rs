@@ -21,6 +21,63 @@ fn is_word_piece(piece: &str) -> bool {
     if bytes.len() <= 4 || is_letters_and_number(bytes) || is_api_version(bytes) {
         return true;
     }
+    match embedded_version(bytes) {
+        // `GoogleCloudVisionV1p4beta1Word`: the version is one word of the name.
+        Some(version) => {
+            let mut rest = Vec::with_capacity(bytes.len());
+            rest.extend_from_slice(bytes.get(..version.start).unwrap_or_default());
+            rest.extend_from_slice(b"Ver");
+            rest.extend_from_slice(bytes.get(version.end..).unwrap_or_default());
+            is_camel_words(&rest)
+        }
+        None => is_camel_words(bytes),
+    }
+}
+
+/// `V1p4beta1` in `GoogleCloudVisionV1p4beta1Word`, `V2` in `ClientV2Options`: an API's
+/// version inside a camelCase name — `V` after a lowercase letter, a number, perhaps
+/// `p` and a number, perhaps a lowercase stage word of [`MIN_STAGE_LETTERS`] letters
+/// or more and its number, then the name's next word (a capital) or its end. The
+/// first such version only.
+fn embedded_version(bytes: &[u8]) -> Option<std::ops::Range<usize>> {
+    let digits = |from: usize| {
+        bytes.get(from..).map_or(0, |rest| {
+            rest.iter().take_while(|b| b.is_ascii_digit()).count()
+        })
+    };
+    let lowers = |from: usize| {
+        bytes.get(from..).map_or(0, |rest| {
+            rest.iter().take_while(|b| b.is_ascii_lowercase()).count()
+        })
+    };
+    (1..bytes.len()).find_map(|start| {
+        let after_word = bytes.get(start - 1).is_some_and(u8::is_ascii_lowercase);
+        if !after_word || bytes.get(start) != Some(&b'V') {
+            return None;
+        }
+        let major = digits(start + 1);
+        if major == 0 {
+            return None;
+        }
+        let mut end = start + 1 + major;
+        if bytes.get(end) == Some(&b'p') && digits(end + 1) > 0 {
+            end += 1 + digits(end + 1);
+        }
+        let stage = lowers(end);
+        if stage >= MIN_STAGE_LETTERS {
+            end += stage;
+            end += digits(end);
+        } else if stage > 0 {
+            return None;
+        }
+        let at_boundary = bytes.get(end).is_none_or(u8::is_ascii_uppercase);
+        at_boundary.then_some(start..end)
+    })
+}
+
+/// The camelCase and digit-group test of [`is_word_piece`], on a piece longer than
+/// four bytes.
+fn is_camel_words(bytes: &[u8]) -> bool {
     let (mut humps, mut letters, mut inner_digit_groups) = (0usize, 0usize, 0usize);
     let mut i = 0;
     while i < bytes.len() {
@@ -258,6 +315,9 @@ mod tests {
             "v1p4alpha1",
             "v20180820",
             "V1ALPHA1",
+            "GoogleCloudVisionV1p4beta1Word",
+            "GoogleCloudAiplatformV1beta1Schema",
+            "ClientV2Options",
         ] {
             assert!(is_word_piece(piece), "{piece}");
         }
@@ -273,6 +333,8 @@ mod tests {
             "v1alpha1x9",
             "vx1alpha",
             "V1alpha1",
+            "Zx9qV7mN8vB4kR7t",
+            "GoogleV1p4beta1x9Qz2Lm8",
         ] {
             assert!(!is_word_piece(piece), "{piece}");
         }
