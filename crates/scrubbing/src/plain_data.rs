@@ -19,6 +19,26 @@ pub(crate) fn is_plain_data(value: &str) -> bool {
         || is_pattern(value)
         || is_schedule(value)
         || is_indexed_path(value)
+        || is_word_list(value)
+}
+
+/// `read:org,repo`, `openid, profile, email`: a list — two items or more joined by
+/// `,` (a blank after it allowed), each lowercase letters with `_`, `-`, `:` or `.`
+/// inside, as OAuth scopes and enum values are listed.
+fn is_word_list(value: &str) -> bool {
+    let mut items = 0;
+    for item in value.split(',') {
+        let item = item.strip_prefix(' ').unwrap_or(item);
+        let word = item.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+            && item
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || matches!(b, b'_' | b'-' | b':' | b'.'));
+        if !word {
+            return false;
+        }
+        items += 1;
+    }
+    items >= 2
 }
 
 /// `2024-01-01`, `2024-01-01T00:00:00Z`, `2024-01-01 12:30:00.123+02:00`: a date in
@@ -252,6 +272,8 @@ mod tests {
             "*/5 * * * *",
             "0 3 * * 1-5",
             "Jobs[-1].JobId",
+            "read:org,repo",
+            "openid, profile, email",
             "StreamDescription.Shards[-1].ShardId",
             "a[0].b[12]",
         ] {
@@ -279,6 +301,9 @@ mod tests {
             "k7Psv[1].x9Qz2Lm8Vb4Kp7Wr3",
             "x[y].z",
             "a[0",
+            "zx9ql2,mn8vb4",
+            "token",
+            "Zx9qL2mN,vB4kR7tY",
             "* * * Zx9q *",
             "dGhpcyBpcyBhIHRva2Vu",
             "a1b2-c3d4@",
