@@ -68,6 +68,7 @@ mod fold;
 mod id_shape;
 mod key_context;
 mod key_names;
+mod key_words;
 mod keyspace;
 mod keyword_patterns;
 mod keyword_scan;
