@@ -36,10 +36,11 @@ pub fn open_connection(
     // configured level it syncs as that level says (one fsync fewer with `NORMAL`, on
     // the way to a run's first request). The level is the connection's and holds across
     // the switch.
+    // The first statement reads the file's header: a file that is not a database fails
+    // here.
     conn.pragma_update(None, "synchronous", config.synchronous.as_pragma())
-        .map_err(err("set synchronous"))?;
+        .map_err(err("read the file as a database (setting synchronous)"))?;
     if path.is_some() {
-        // Reading the journal mode reads the header: a file that is not a database fails here.
         let mode: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
             .map_err(err("enable WAL"))?;
