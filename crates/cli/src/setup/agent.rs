@@ -20,6 +20,20 @@ use crate::terminal_input::TerminalInput;
 
 use super::database::{MemoryStore, newest, open_with};
 
+/// The store `opening` opened, or its error; a task that ended without one (it
+/// panicked or was cancelled) is named as a failure to open `db`.
+async fn opened(
+    opening: tokio::task::JoinHandle<Result<Arc<dyn MemoryStore>, CliError>>,
+    db: &oxydra::storage::Database,
+) -> Result<Arc<dyn MemoryStore>, CliError> {
+    opening.await.unwrap_or_else(|error| {
+        Err(CliError::Memory {
+            path: db.shown_path(),
+            message: format!("opening the database stopped: {error}"),
+        })
+    })
+}
+
 /// The system prompt when the configuration gives none.
 const DEFAULT_SYSTEM_PROMPT: &str = "You are Oxydra, an agent that completes tasks in the \
 user's workspace. Use the tools to inspect and change files (paths are relative to the \
@@ -92,13 +106,17 @@ pub async fn build_with(
     ask_before_changes: bool,
     replay: Option<ReplaySetup<'_>>,
 ) -> Result<Agent, CliError> {
-    let memory = open_with(
-        &effective.memory.db,
-        &effective.memory.origin,
-        effective.memory.store_options(),
-    )
-    .await?;
-    let provider = super::provider::of_run(effective).await?;
+    // The store opens on a task of its own (a new SQLite file's switch to WAL and its
+    // migrations run on a blocking thread) while the provider's client and the tools
+    // are built: neither needs it, and on a new database the open was a third of the
+    // time before the first request. Its error still comes first, as when it opened
+    // first; nothing with an effect outside the process starts before it is open.
+    let opening = {
+        let (db, origin) = (effective.memory.db.clone(), effective.memory.origin.clone());
+        let options = effective.memory.store_options();
+        tokio::spawn(async move { open_with(&db, &origin, options).await })
+    };
+    let provider = super::provider::of_run(effective).await;
     let runtime_settings = &effective.runtime;
     let limits = runtime_settings.limits.clone();
     // A person answering in the terminal may take a while: as long as a run of `serve`
@@ -116,10 +134,6 @@ pub async fn build_with(
         TerminalBroker::new(effective.approve(), Arc::clone(&renderer), input)
             .waiting_up_to(permission_timeout),
     );
-    let memory_handle: Arc<dyn Memory> = memory.clone();
-    renderer.report_sandbox_support(crate::config::sandbox::SupportReport::new(
-        &effective.tools.sandbox,
-    ));
     let mut tools_config = effective.tools.clone();
     if ask_before_changes {
         // `chat` asks before a protected write; `run` refuses it.
@@ -127,9 +141,16 @@ pub async fn build_with(
         tools_config.protected = tools_config.protected.with_consent(consent);
     }
     let mut tools = oxydra::tools::ToolRegistry::with_builtins(&tools_config);
-    tools
+    let registered = tools
         .register(oxydra::tools::UpdatePlan)
-        .map_err(|error| CliError::Setup(error.to_string()))?;
+        .map_err(|error| CliError::Setup(error.to_string()));
+    let memory = opened(opening, &effective.memory.db).await?;
+    let provider = provider?;
+    registered?;
+    let memory_handle: Arc<dyn Memory> = memory.clone();
+    renderer.report_sandbox_support(crate::config::sandbox::SupportReport::new(
+        &effective.tools.sandbox,
+    ));
     let startup = interrupts.begin_turn();
     let servers = super::launch::mcp_servers(
         &effective.mcp_servers,

@@ -276,6 +276,38 @@ fn jsonl_ends_with_an_error_event_even_when_the_run_cannot_start() {
     assert!(stdout(&output).is_empty(), "{}", stdout(&output));
 }
 
+/// The store opens beside the provider's and the tools' set-up: a file that is not a
+/// database is still the error of the run (named with its path, kind `memory`), and
+/// nothing is sent to the provider.
+#[test]
+fn a_database_that_cannot_open_is_the_error_and_nothing_is_sent() {
+    let sandbox = Sandbox::new();
+    let server = MockServer::start(vec![]).unwrap();
+    let junk = sandbox.path().join("junk.db");
+    std::fs::write(
+        &junk,
+        "not a database, only text long enough to hold a header ".repeat(4),
+    )
+    .unwrap();
+    let junk_arg = junk.to_str().unwrap();
+    let output = sandbox
+        .command()
+        .args(["run", "--base-url", &server.openai_url(), "--db", junk_arg])
+        .args(["--output", "jsonl", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let events = json_lines(&output);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["kind"], "memory");
+    let message = events[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(junk_arg) && message.contains("not a database"),
+        "{message}"
+    );
+    assert!(server.requests().is_empty());
+}
+
 #[test]
 fn budget_exhaustion_exits_3_with_an_error_event() {
     let sandbox = Sandbox::new();
