@@ -60,14 +60,7 @@ pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
     let mut found: Option<KeyInfo> = None;
     let mut previous: Option<&str> = None;
     for word in words(key) {
-        // `WEBHOOK_URL`, `SLACK_HOOK_URL`: a webhook's URL is its credential (a URL
-        // without a random piece stays, see `url_value::is_plain_url`).
-        if previous.is_some_and(|p| {
-            ["webhook", "hook"]
-                .iter()
-                .any(|h| p.eq_ignore_ascii_case(h))
-        }) && ["url", "uri"].iter().any(|u| word.eq_ignore_ascii_case(u))
-        {
+        if previous.is_some_and(|p| is_webhook_url(p, word)) {
             found = Some(KeyInfo::strong(Keyword::Secret));
             previous = Some(word);
             continue;
@@ -76,9 +69,7 @@ pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
         // only counts as the last word.
         if let Some(info) = found
             && !info.weak
-            && !METADATA_SUFFIXES
-                .iter()
-                .any(|m| word.eq_ignore_ascii_case(m))
+            && !is_one_of(word, METADATA_SUFFIXES)
         {
             return Some(info);
         }
@@ -86,9 +77,7 @@ pub(crate) fn classify_key(key: &str) -> Option<KeyInfo> {
             if !word.eq_ignore_ascii_case("key") {
                 return None;
             }
-            let after = |list: &[&str]| {
-                previous.is_some_and(|p| list.iter().any(|k| p.eq_ignore_ascii_case(k)))
-            };
+            let after = |list: &[&str]| previous.is_some_and(|p| is_one_of(p, list));
             if after(&["api"]) {
                 Some(KeyInfo::strong(Keyword::ApiKey))
             } else if after(KEY_PREFIXES) {
@@ -118,9 +107,19 @@ fn ends_in_metadata(key: &str) -> bool {
     let [Some(previous), Some(last)] = last_two else {
         return false;
     };
-    let is = |word: &str, list: &[&str]| list.iter().any(|w| word.eq_ignore_ascii_case(w));
-    is(last, METADATA_SUFFIXES)
-        && !(is(previous, &["webhook", "hook"]) && is(last, &["url", "uri"]))
+    is_one_of(last, METADATA_SUFFIXES) && !is_webhook_url(previous, last)
+}
+
+/// `WEBHOOK_URL`, `SLACK_HOOK_URL`: `url` (or `uri`) after `webhook` or `hook` — a
+/// webhook's URL is its credential (a URL without a random piece stays, see
+/// `url_value::is_plain_url`).
+fn is_webhook_url(previous: &str, word: &str) -> bool {
+    is_one_of(previous, &["webhook", "hook"]) && is_one_of(word, &["url", "uri"])
+}
+
+/// Whether `word` is one of `list`, in any case.
+fn is_one_of(word: &str, list: &[&str]) -> bool {
+    list.iter().any(|w| word.eq_ignore_ascii_case(w))
 }
 
 /// `Token.Comment`, `Token.Menu.Completions`, `Password.Strength.Weak`: a member of a
@@ -137,10 +136,8 @@ fn is_type_member(key: &str) -> bool {
             && piece.bytes().all(|b| b.is_ascii_alphanumeric())
     };
     // `Config.Key` names a key: `key` alone is no secret's word to `word_keyword`.
-    let names_no_secret = |word: &str| {
-        word_keyword(word).is_none()
-            && !["key", "keys"].iter().any(|k| word.eq_ignore_ascii_case(k))
-    };
+    let names_no_secret =
+        |word: &str| word_keyword(word).is_none() && !is_one_of(word, &["key", "keys"]);
     owner.split('.').all(pascal) && pascal(member) && words(member).all(names_no_secret)
 }
 
@@ -195,22 +192,21 @@ fn word_keyword(word: &str) -> Option<KeyInfo> {
             return info(Keyword::Key);
         }
     }
-    let is_pass =
-        ends_with_ci(word, "pass") && !NOT_PASS.iter().any(|n| word.eq_ignore_ascii_case(n));
+    let is_pass = ends_with_ci(word, "pass") && !is_one_of(word, NOT_PASS);
     if is_pass || ends_with_ci(word, "pw") {
         return weak(Keyword::Password);
     }
-    if ["auth", "credentials", "credential", "creds", "cred"]
-        .iter()
-        .any(|w| word.eq_ignore_ascii_case(w))
-    {
+    if is_one_of(
+        word,
+        &["auth", "credentials", "credential", "creds", "cred"],
+    ) {
         return weak(Keyword::Credential);
     }
     if word.eq_ignore_ascii_case("cookie") {
         return weak(Keyword::Cookie);
     }
     // `SALT`, `AUTH_SALT`, `SENTRY_DSN` (a DSN carries its key), `OAUTH_REFRESH`.
-    if ["salt", "dsn"].iter().any(|w| word.eq_ignore_ascii_case(w)) {
+    if is_one_of(word, &["salt", "dsn"]) {
         return weak(Keyword::Secret);
     }
     if word.eq_ignore_ascii_case("refresh") {
@@ -227,11 +223,7 @@ pub(crate) fn classify_in_context(text: &str, key_start: usize, key: &str) -> Op
     let before = key_start.checked_sub(1).and_then(|i| bytes.get(i)).copied();
     let in_query =
         matches!(before, Some(b'?' | b'&')) && bytes.get(key_start + key.len()) == Some(&b'=');
-    if in_query
-        && ["key", "sig", "signature"]
-            .iter()
-            .any(|k| key.eq_ignore_ascii_case(k))
-    {
+    if in_query && is_one_of(key, &["key", "sig", "signature"]) {
         // `?key=name` also sorts by a field: the value must look like data.
         return Some(KeyInfo {
             weak: true,
@@ -250,10 +242,7 @@ pub(crate) fn classify_in_context(text: &str, key_start: usize, key: &str) -> Op
     // the value must look like data.
     let keyword = if previous.eq_ignore_ascii_case("api") {
         Keyword::ApiKey
-    } else if KEY_PREFIXES
-        .iter()
-        .any(|k| previous.eq_ignore_ascii_case(k))
-    {
+    } else if is_one_of(previous, KEY_PREFIXES) {
         Keyword::Key
     } else {
         return None;
