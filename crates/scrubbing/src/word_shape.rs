@@ -40,36 +40,12 @@ fn is_word_piece(piece: &str) -> bool {
 /// or more and its number, then the name's next word (a capital) or its end. The
 /// first such version only.
 fn embedded_version(bytes: &[u8]) -> Option<std::ops::Range<usize>> {
-    let digits = |from: usize| {
-        bytes.get(from..).map_or(0, |rest| {
-            rest.iter().take_while(|b| b.is_ascii_digit()).count()
-        })
-    };
-    let lowers = |from: usize| {
-        bytes.get(from..).map_or(0, |rest| {
-            rest.iter().take_while(|b| b.is_ascii_lowercase()).count()
-        })
-    };
     (1..bytes.len()).find_map(|start| {
         let after_word = bytes.get(start - 1).is_some_and(u8::is_ascii_lowercase);
         if !after_word || bytes.get(start) != Some(&b'V') {
             return None;
         }
-        let major = digits(start + 1);
-        if major == 0 {
-            return None;
-        }
-        let mut end = start + 1 + major;
-        if bytes.get(end) == Some(&b'p') && digits(end + 1) > 0 {
-            end += 1 + digits(end + 1);
-        }
-        let stage = lowers(end);
-        if stage >= MIN_STAGE_LETTERS {
-            end += stage;
-            end += digits(end);
-        } else if stage > 0 {
-            return None;
-        }
+        let end = version_end(bytes, start, true)?;
         let at_boundary = bytes.get(end).is_none_or(u8::is_ascii_uppercase);
         at_boundary.then_some(start..end)
     })
@@ -127,46 +103,52 @@ const MIN_STAGE_LETTERS: usize = 4;
 /// letters or more and its number.
 fn is_api_version(bytes: &[u8]) -> bool {
     // In a constant's name the version is in capitals (`V1ALPHA1`): one case throughout.
-    let upper = bytes.first() == Some(&b'V');
+    let lower = match bytes.first() {
+        Some(b'v') => true,
+        Some(b'V') => false,
+        _ => return false,
+    };
+    version_end(bytes, 0, lower) == Some(bytes.len())
+}
+
+/// Where the API version whose `v` or `V` is at `start` ends: after its number, a `p`
+/// and a point number if there are, and a stage word of [`MIN_STAGE_LETTERS`] letters
+/// or more with its number if there is; its `p` and stage in lower case (`lower`) or in
+/// capitals. `None` without a number, or with a stage word too short to be one.
+fn version_end(bytes: &[u8], start: usize, lower: bool) -> Option<usize> {
     let letter = |b: &u8| {
-        if upper {
-            b.is_ascii_uppercase()
-        } else {
+        if lower {
             b.is_ascii_lowercase()
+        } else {
+            b.is_ascii_uppercase()
         }
     };
-    let is = |at: usize, lower: u8| {
+    let run = |from: usize, class: &dyn Fn(&u8) -> bool| {
         bytes
-            .get(at)
-            .is_some_and(|b| letter(b) && b.eq_ignore_ascii_case(&lower))
+            .get(from..)
+            .map_or(0, |rest| rest.iter().take_while(|b| class(b)).count())
     };
-    let digits = |from: usize| {
-        bytes.get(from..).map_or(0, |rest| {
-            rest.iter().take_while(|b| b.is_ascii_digit()).count()
-        })
-    };
-    if !is(0, b'v') {
-        return false;
-    }
-    let major = digits(1);
+    let digits = |from: usize| run(from, &u8::is_ascii_digit);
+    let major = digits(start + 1);
     if major == 0 {
-        return false;
+        return None;
     }
-    let mut at = 1 + major;
-    if is(at, b'p') && digits(at + 1) > 0 {
-        at += 1 + digits(at + 1);
+    let mut end = start + 1 + major;
+    let point = bytes
+        .get(end)
+        .is_some_and(|b| letter(b) && b.eq_ignore_ascii_case(&b'p'));
+    if point && digits(end + 1) > 0 {
+        end += 1 + digits(end + 1);
     }
-    let stage = bytes
-        .get(at..)
-        .map_or(0, |rest| rest.iter().take_while(|b| letter(b)).count());
+    let stage = run(end, &letter);
     if stage > 0 {
         if stage < MIN_STAGE_LETTERS {
-            return false;
+            return None;
         }
-        at += stage;
-        at += digits(at);
+        end += stage;
+        end += digits(end);
     }
-    at == bytes.len()
+    Some(end)
 }
 
 /// Most digits in a name's number (`x25519`, `P1003`).
