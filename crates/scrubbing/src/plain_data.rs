@@ -7,14 +7,15 @@
 
 use crate::word_shape::is_dotted_name;
 
-/// Whether `value` is data of one of the shapes below.
+/// Whether `value` is data of one of the shapes below. (A version range, which a
+/// password's label asks about too, the value filter asks for on its own:
+/// [`is_version_range`].)
 pub(crate) fn is_plain_data(value: &str) -> bool {
     is_timestamp(value)
         || is_email(value)
         || is_host_and_port(value)
         || is_drive_path(value)
         || is_version(value)
-        || is_version_range(value)
         || is_quantity(value)
         || is_pattern(value)
         || is_schedule(value)
@@ -216,6 +217,9 @@ fn is_schedule(value: &str) -> bool {
 /// paginator's JMESPath, a JSON pointer in code) — a dotted name ([`is_dotted_name`])
 /// once its numeric subscripts are taken out, with one subscript or more.
 fn is_indexed_path(value: &str) -> bool {
+    if !value.contains('[') {
+        return false;
+    }
     let mut path = String::with_capacity(value.len());
     let mut subscripts = 0;
     let mut rest = value;
@@ -258,7 +262,6 @@ mod tests {
             "1.2.3",
             "v1.0.0-beta.1",
             "2.0.0+build.5",
-            "^7.1.3",
             "16px",
             "1.5rem",
             "100%",
@@ -279,6 +282,13 @@ mod tests {
         ] {
             assert!(is_plain_data(value), "{value}");
         }
+    }
+
+    #[test]
+    fn version_ranges_are_apart() {
+        assert!(is_version_range("^7.1.3"));
+        assert!(!is_version_range("7.1.3x"));
+        assert!(!is_plain_data("^7.1.3x"));
     }
 
     #[test]
