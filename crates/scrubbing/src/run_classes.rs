@@ -42,21 +42,32 @@ const CLASS_BITS: [u8; 256] = {
     table
 };
 
+/// The [`CLASS_BITS`] of every byte of `bytes`, or-ed.
+fn classes_of(bytes: &[u8]) -> u8 {
+    bytes.iter().fold(0u8, |seen, &b| {
+        seen | CLASS_BITS.get(usize::from(b)).copied().unwrap_or(NOT_HEX)
+    })
+}
+
+/// Whether bytes of the classes `seen` are hex written in one case, as hashes are
+/// (`-` allowed, as in a UUID); hex in both cases (`6d2FabeB6ADd…`) is not a hash.
+fn is_one_case_hex(seen: u8) -> bool {
+    seen & NOT_HEX == 0 && !(seen & LOWER != 0 && seen & UPPER != 0)
+}
+
 /// Rules 2 and 3 of the entropy detector: a digit and a letter, and three classes
 /// or 32 bytes; not hex in one case.
 pub(crate) fn has_secret_class_mix(bytes: &[u8]) -> bool {
-    let seen = bytes.iter().fold(0u8, |seen, &b| {
-        seen | CLASS_BITS.get(usize::from(b)).copied().unwrap_or(NOT_HEX)
-    });
+    let seen = classes_of(bytes);
     let has = |bit: u8| seen & bit != 0;
-    // Hashes are written in one case; hex in both (`6d2FabeB6ADd…`) is not a hash.
-    let mixed_case = has(LOWER) && has(UPPER);
-    let hash = !has(NOT_HEX) && !mixed_case;
     let classes = [LOWER, UPPER, DIGIT, SYMBOL]
         .iter()
         .filter(|&&bit| has(bit))
         .count();
-    has(DIGIT) && (has(LOWER) || has(UPPER)) && !hash && (classes >= 3 || bytes.len() >= 32)
+    has(DIGIT)
+        && (has(LOWER) || has(UPPER))
+        && !is_one_case_hex(seen)
+        && (classes >= 3 || bytes.len() >= 32)
 }
 
 /// `0xA9FB57DBA1EEA9BC…`: a number written in hex (a curve's constant, a test
@@ -67,11 +78,9 @@ pub(crate) fn is_hex_number(token: &str) -> bool {
         .strip_prefix("0x")
         .or_else(|| token.strip_prefix("0X"))
         .is_some_and(|digits| {
-            let bytes = digits.as_bytes();
-            !bytes.is_empty()
-                && bytes.iter().all(u8::is_ascii_hexdigit)
-                && !(bytes.iter().any(u8::is_ascii_lowercase)
-                    && bytes.iter().any(u8::is_ascii_uppercase))
+            let seen = classes_of(digits.as_bytes());
+            // Digits only: no `-`, which a hash's classes allow.
+            !digits.is_empty() && seen & SYMBOL == 0 && is_one_case_hex(seen)
         })
 }
 
