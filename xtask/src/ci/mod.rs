@@ -28,7 +28,7 @@ mod plan;
 mod step;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -149,10 +149,12 @@ fn run_steps(
 
 fn command(root: &Path, step: &Step, env: &[(String, String)]) -> Command {
     eprintln!("==> {}: {}", step.name, step.command_line());
-    // A program in the tree (`./target/debug/oxydra`) is the root's, wherever CI
-    // was started from.
     let mut command = match step.program.strip_prefix("./") {
-        Some(in_tree) => Command::new(root.join(in_tree)),
+        Some(in_tree) => Command::new(in_tree_program(
+            root,
+            in_tree,
+            std::env::var_os("CARGO_TARGET_DIR"),
+        )),
         None => Command::new(step.program),
     };
     command
@@ -161,6 +163,16 @@ fn command(root: &Path, step: &Step, env: &[(String, String)]) -> Command {
         .envs(env.iter().map(|(key, value)| (key, value)))
         .current_dir(root);
     command
+}
+
+/// A program in the tree (`./target/debug/oxydra`), wherever CI was started from: the
+/// root's, and under `target/` the target directory cargo built into (`configured`,
+/// `CARGO_TARGET_DIR`), where the tests step and the cost guard find it too.
+fn in_tree_program(root: &Path, in_tree: &str, configured: Option<std::ffi::OsString>) -> PathBuf {
+    match in_tree.strip_prefix("target/") {
+        Some(built) => crate::bench::target_dir(root, configured).join(built),
+        None => root.join(in_tree),
+    }
 }
 
 /// What a finished step's status says, as the report line or the error.
@@ -291,6 +303,29 @@ mod tests {
         assert_eq!(heard.try_recv(), Ok(()));
         // Once only, and the sender is gone with the stream's end.
         assert_eq!(heard.try_recv(), Err(mpsc::TryRecvError::Disconnected));
+    }
+
+    /// The eval runs the `oxydra` the tests built: in the target directory cargo
+    /// used, as the cost guard finds it; a program elsewhere in the tree is the root's.
+    #[test]
+    fn a_program_in_the_tree_is_found_where_cargo_built_it() {
+        let root = Path::new("/repo");
+        assert_eq!(
+            in_tree_program(root, "target/debug/oxydra", None),
+            PathBuf::from("/repo/target/debug/oxydra")
+        );
+        assert_eq!(
+            in_tree_program(root, "target/debug/oxydra", Some("/cache/t".into())),
+            PathBuf::from("/cache/t/debug/oxydra")
+        );
+        assert_eq!(
+            in_tree_program(root, "target/debug/oxydra", Some("out".into())),
+            PathBuf::from("/repo/out/debug/oxydra")
+        );
+        assert_eq!(
+            in_tree_program(root, "scripts/x.sh", Some("/cache/t".into())),
+            PathBuf::from("/repo/scripts/x.sh")
+        );
     }
 
     /// The cost guard measures the binaries the tests ran: its build has the test

@@ -54,7 +54,8 @@ const EVAL: &[&str] = &[
 ];
 
 /// The `oxydra` the tests step built (`cargo test --workspace --all-features`,
-/// through clippy-driver), where the cost guard finds it too. The eval step runs it
+/// through clippy-driver), where the cost guard finds it too (`target/` is the
+/// target directory cargo used, `CARGO_TARGET_DIR` when set: `ci::in_tree_program`). The eval step runs it
 /// as it is: `cargo run -p oxydra-cli` selected one package, so cargo unified other
 /// features for the shared dependencies and compiled tokio, reqwest and 45 more
 /// crates again (2 min 36 s of a CI run on 2 cores, 2026-11-30).
