@@ -512,3 +512,50 @@ fn secrets_in_json_escaped_output_and_tuple_assignments_reach_nothing() {
         assert_nowhere(secret, &output, &sandbox);
     }
 }
+
+/// This round's shapes through the binary: a file of code the scrubber must leave as it
+/// is (a flag's argument, a value restating its kind, data with a shape, a type's
+/// member) beside the same labels with secrets, and a long labelled value of name
+/// words, which a cut into words once made quadratic. The code reaches the model as
+/// written; no secret reaches the provider, the events or the database.
+#[test]
+fn code_that_only_looks_labelled_is_kept_and_the_secrets_beside_it_are_not() {
+    const TOKEN: &str = "Zx9qL2mN8vB4kR7tY1wE3uI6";
+    const PASSWORD: &str = "Tr0ub4dor&3-staple";
+    let sandbox = Sandbox::new();
+    let code = [
+        "vault kv get -field=password secret/data/db",
+        "api_key = \"test_api_key_123\"",
+        "token_expires = \"2024-01-01T00:00:00Z\"",
+        "Token.Comment: \"italic #A3AAB2\"",
+    ];
+    let long = format!("token = \"{}\"", "testtoken".repeat(3_000));
+    let text = format!(
+        "{}\n{long}\napi_token = \"{TOKEN}\"\nlogin --password {PASSWORD}\n",
+        code.join("\n")
+    );
+    std::fs::write(sandbox.workspace.join("ops.txt"), text).unwrap();
+    let model = MockServer::start(vec![
+        openai::tool_calls(&[("c_ops", "file_read", r#"{"path":"ops.txt"}"#)]),
+        openai::text("Read it."),
+    ])
+    .unwrap();
+    let output = sandbox
+        .oxydra_command(&model, "run")
+        .arg("Read ops.txt")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "{}", stderr(&output));
+    let results = tool_messages(&requests[1].body);
+    let read = &results.first().expect("the file_read result").1;
+    for line in code {
+        assert!(read.contains(line), "{line} was changed: {read}");
+    }
+    let sent = String::from_utf8_lossy(&requests[1].raw_body).into_owned();
+    for secret in [TOKEN, PASSWORD] {
+        assert!(!sent.contains(secret), "{secret} reached the provider");
+        assert_nowhere(secret, &output, &sandbox);
+    }
+}
