@@ -8,8 +8,9 @@ use super::config::SqliteConfig;
 use super::migrations::migrate;
 use crate::error::MemoryError;
 
-/// Open (creating if needed) the database at `path`: owner-only file modes, busy
-/// timeout, `synchronous`, WAL, then the schema migrations. `None` opens a private in-memory database.
+/// Open (creating if needed) the database at `path`: a new one from the image of the
+/// current schema (`new_database`), owner-only file modes, busy timeout,
+/// `synchronous`, WAL, then the schema migrations (none for a new database). `None` opens a private in-memory database.
 pub fn open_connection(
     path: Option<&Path>,
     config: &SqliteConfig,
@@ -17,6 +18,11 @@ pub fn open_connection(
     let shown = path.unwrap_or(Path::new(":memory:"));
     let err = |action: &'static str| move |source| super::error::db(shown, action, source);
     if let Some(path) = path {
+        // A new database starts from the image of the current schema; should that
+        // fail, the file is created empty below and the migrations build the schema.
+        if let Err(error) = super::new_database::create_if_absent(path) {
+            tracing::debug!(path = %path.display(), %error, "a new database starts empty");
+        }
         super::file_mode::secure_database_file(path);
     }
     let mut conn = match path {
@@ -86,6 +92,45 @@ mod tests {
         let full = open_connection(Some(&dir.path().join("f.db")), &config).unwrap();
         assert_eq!(pragma(&full, "synchronous"), "Integer(2)");
         assert_eq!(pragma(&full, "busy_timeout"), "Integer(250)");
+    }
+
+    #[test]
+    fn a_new_database_is_the_schema_image_and_runs_no_migration() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.db");
+        let conn = open_connection(Some(&path), &SqliteConfig::default()).unwrap();
+        assert_eq!(pragma(&conn, "journal_mode"), "Text(\"wal\")");
+        assert_eq!(
+            pragma(&conn, "user_version"),
+            format!("Integer({})", super::super::migrations::SCHEMA_VERSION)
+        );
+        // Migrations would have written the schema to the WAL, and the switch to WAL
+        // the first page to the file; the file is the image, untouched.
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            super::super::new_database::IMAGE
+        );
+        conn.execute("INSERT INTO sessions VALUES ('ses_a', 1, 2, 0)", [])
+            .unwrap();
+        drop(conn);
+        let reopened = open_connection(Some(&path), &SqliteConfig::default()).unwrap();
+        let stored: i64 = reopened
+            .query_row("SELECT count(*) FROM sessions", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(stored, 1);
+    }
+
+    #[test]
+    fn an_empty_file_of_the_same_name_is_migrated_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.db");
+        std::fs::write(&path, b"").unwrap();
+        let conn = open_connection(Some(&path), &SqliteConfig::default()).unwrap();
+        assert_eq!(
+            pragma(&conn, "user_version"),
+            format!("Integer({})", super::super::migrations::SCHEMA_VERSION)
+        );
+        assert_eq!(pragma(&conn, "journal_mode"), "Text(\"wal\")");
     }
 
     #[cfg(unix)]

@@ -14,6 +14,7 @@ mod leases;
 mod messages;
 mod meta;
 mod migrations;
+mod new_database;
 mod search;
 mod summary;
 
