@@ -113,6 +113,24 @@ pub fn scrub(text: &str) -> Scrubbed<'_> {
     Scrubber::DEFAULT.scrub(text)
 }
 
+/// Builds, once per process, what the first scrub would otherwise build: the built-in
+/// patterns' keyword pre-filter (gitleaks' rule keywords among them) and the patterns
+/// every scan of ordinary text runs. A program calls it on a spare thread as it starts
+/// (`tokio::task::spawn_blocking(oxydra_scrubbing::warm_up)`), so that its first
+/// scrub — a user's prompt on the way to the first model request — does not wait for
+/// it (~0.85 ms in a release build; docs/performance.md, "The first scrub"). Calling it
+/// again, or after a scrub, costs one scan of a short text.
+///
+/// ```
+/// std::thread::spawn(oxydra_scrubbing::warm_up);
+/// assert!(oxydra_scrubbing::scrub("Summarise the notes in docs/.").is_clean());
+/// ```
+pub fn warm_up() {
+    // Prose, a path and a JSON object: the shapes of prompts and tool outputs, none a
+    // secret's. A pattern this text does not reach compiles on its first use, as before.
+    let _ = scrub(r#"Read the notes in docs/, then {"path": "src/main.rs", "line": 12}."#);
+}
+
 /// Helpers shared by the unit tests of several modules.
 #[cfg(test)]
 pub(crate) mod test_support {

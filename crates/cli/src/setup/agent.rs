@@ -116,6 +116,11 @@ pub async fn build_with(
         let options = effective.memory.store_options();
         tokio::spawn(async move { open_with(&db, &origin, options).await })
     };
+    // The scrubber's built-in patterns are built by the first scrub, the user's prompt
+    // on the way to the first request: built here, on a spare thread, beside the
+    // store's open (docs/performance.md, "The first scrub"). Not awaited: a scrub that
+    // comes first waits for it and builds nothing twice.
+    drop(tokio::task::spawn_blocking(oxydra::scrubbing::warm_up));
     let provider = super::provider::of_run(effective).await;
     let runtime_settings = &effective.runtime;
     let limits = runtime_settings.limits.clone();

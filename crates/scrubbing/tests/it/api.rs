@@ -277,3 +277,42 @@ fn scrubber_is_shareable_across_threads() {
         );
     }
 }
+
+#[test]
+fn warming_up_beside_the_first_scrubs_changes_no_result() {
+    // The warm-up builds the patterns while other threads scrub for the first time:
+    // each waits for what is being built and finds what it would have found alone.
+    let texts = [
+        r#"{"user": "ada", "password": "correct horse battery"}"#,
+        "export GITHUB_TOKEN=ghp_R8mKq2vT9xLw4nZp7sYc1bVd3fGh6jKl0aQe",
+        "cargo test: 42 passed",
+    ];
+    let barrier = std::sync::Barrier::new(texts.len() + 1);
+    let results: Vec<String> = std::thread::scope(|scope| {
+        let warm = scope.spawn(|| {
+            barrier.wait();
+            oxydra_scrubbing::warm_up();
+        });
+        let scrubs: Vec<_> = texts
+            .iter()
+            .map(|text| {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    barrier.wait();
+                    oxydra_scrubbing::scrub(text).text.into_owned()
+                })
+            })
+            .collect();
+        warm.join().unwrap();
+        scrubs.into_iter().map(|s| s.join().unwrap()).collect()
+    });
+    oxydra_scrubbing::warm_up();
+    let again: Vec<String> = texts
+        .iter()
+        .map(|text| oxydra_scrubbing::scrub(text).text.into_owned())
+        .collect();
+    assert_eq!(results, again);
+    assert_eq!(results[0], r#"{"user": "ada", "password": "[REDACTED]"}"#);
+    assert!(!results[1].contains("ghp_R8mKq2"), "{}", results[1]);
+    assert_eq!(results[2], "cargo test: 42 passed");
+}
