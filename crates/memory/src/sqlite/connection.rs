@@ -10,7 +10,8 @@ use crate::error::MemoryError;
 
 /// Open (creating if needed) the database at `path`: a new one from the image of the
 /// current schema (`new_database`), owner-only file modes, busy timeout,
-/// `synchronous`, WAL, then the schema migrations (none for a new database). `None` opens a private in-memory database.
+/// `synchronous`, WAL, then the schema migrations (none for a new database). `None`
+/// opens a private in-memory database.
 pub fn open_connection(
     path: Option<&Path>,
     config: &SqliteConfig,
