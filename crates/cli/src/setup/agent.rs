@@ -116,11 +116,9 @@ pub async fn build_with(
         let options = effective.memory.store_options();
         tokio::spawn(async move { open_with(&db, &origin, options).await })
     };
-    // The scrubber's built-in patterns are built by the first scrub, the user's prompt
-    // on the way to the first request: built here, on a spare thread, beside the
-    // store's open (docs/performance.md, "The first scrub"). Not awaited: a scrub that
-    // comes first waits for it and builds nothing twice.
-    drop(tokio::task::spawn_blocking(oxydra::scrubbing::warm_up));
+    // The open's first poll creates the database's directory and hands the file work
+    // to a blocking thread: let it start now, before the set-up below holds this one.
+    tokio::task::yield_now().await;
     let provider = super::provider::of_run(effective).await;
     let runtime_settings = &effective.runtime;
     let limits = runtime_settings.limits.clone();
@@ -149,6 +147,11 @@ pub async fn build_with(
     let registered = tools
         .register(oxydra::tools::UpdatePlan)
         .map_err(|error| CliError::Setup(error.to_string()));
+    // The scrubber's built-in patterns are built by the first scrub, the user's prompt
+    // on the way to the first request: built instead on a spare thread while this one
+    // waits for the store (docs/performance.md, "The first scrub"). Not awaited: a
+    // scrub that comes first waits for it and builds nothing twice.
+    drop(tokio::task::spawn_blocking(oxydra::scrubbing::warm_up));
     let memory = opened(opening, &effective.memory.db).await?;
     let provider = provider?;
     registered?;
