@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Output;
 
 use common::{Sandbox, events_of_type, json_lines, stderr, stdout};
-use oxydra_test_support::{MockServer, Reply, openai};
+use oxydra_test_support::{MockServer, RecordedRequest, Reply, openai};
 use sha2::Digest;
 
 const PASSWORD: &str = "hunter2-very-secret";
@@ -185,6 +185,27 @@ fn tool_messages(body: &serde_json::Value) -> Vec<(String, String)> {
             )
         })
         .collect()
+}
+
+/// `oxydra run PROMPT` against a model that makes `calls` and then answers: the run
+/// succeeds with two requests. Its output, the requests, and the tool results the
+/// second request carries (call id, content).
+fn run_with_calls(
+    sandbox: &Sandbox,
+    calls: &[(&str, &str, &str)],
+    prompt: &str,
+) -> (Output, Vec<RecordedRequest>, Vec<(String, String)>) {
+    let model = MockServer::start(vec![openai::tool_calls(calls), openai::text("Read.")]).unwrap();
+    let output = sandbox
+        .oxydra_command(&model, "run")
+        .arg(prompt)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "{}", stderr(&output));
+    let results = tool_messages(&requests[1].body);
+    (output, requests, results)
 }
 
 /// The call ids of the assistant messages' tool calls in a request body.
@@ -467,23 +488,14 @@ fn secrets_in_json_escaped_output_and_tuple_assignments_reach_nothing() {
         format!("user, password = \"admin\", \"{TUPLE_PASSWORD}\"\n"),
     )
     .unwrap();
-    let model = MockServer::start(vec![
-        openai::tool_calls(&[
+    let (output, requests, results) = run_with_calls(
+        &sandbox,
+        &[
             ("c_log", "file_read", r#"{"path":"deploy.log"}"#),
             ("c_py", "file_read", r#"{"path":"seed.py"}"#),
-        ]),
-        openai::text("Read both."),
-    ])
-    .unwrap();
-    let output = sandbox
-        .oxydra_command(&model, "run")
-        .arg("Read deploy.log and seed.py")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let requests = model.requests();
-    assert_eq!(requests.len(), 2, "{}", stderr(&output));
-    let results = tool_messages(&requests[1].body);
+        ],
+        "Read deploy.log and seed.py",
+    );
     let content = |id: &str| {
         results
             .iter()
@@ -535,20 +547,11 @@ fn code_that_only_looks_labelled_is_kept_and_the_secrets_beside_it_are_not() {
         code.join("\n")
     );
     std::fs::write(sandbox.workspace.join("ops.txt"), text).unwrap();
-    let model = MockServer::start(vec![
-        openai::tool_calls(&[("c_ops", "file_read", r#"{"path":"ops.txt"}"#)]),
-        openai::text("Read it."),
-    ])
-    .unwrap();
-    let output = sandbox
-        .oxydra_command(&model, "run")
-        .arg("Read ops.txt")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let requests = model.requests();
-    assert_eq!(requests.len(), 2, "{}", stderr(&output));
-    let results = tool_messages(&requests[1].body);
+    let (output, requests, results) = run_with_calls(
+        &sandbox,
+        &[("c_ops", "file_read", r#"{"path":"ops.txt"}"#)],
+        "Read ops.txt",
+    );
     let read = &results.first().expect("the file_read result").1;
     for line in code {
         assert!(read.contains(line), "{line} was changed: {read}");
