@@ -6,25 +6,38 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::config::SqliteConfig;
 use super::migrations::migrate;
+use super::new_database::Created;
+use super::new_database_sync::PendingSync;
 use crate::error::MemoryError;
 
 /// Open (creating if needed) the database at `path`: a new one from the image of the
 /// current schema (`new_database`), owner-only file modes, busy timeout,
 /// `synchronous`, WAL, then the schema migrations (none for a new database). `None`
 /// opens a private in-memory database.
-pub fn open_connection(
+///
+/// Everything it runs reads; the [`PendingSync`] (of a new database's image) must be
+/// waited for before the connection's first write.
+pub(super) fn open_connection(
     path: Option<&Path>,
     config: &SqliteConfig,
-) -> Result<Connection, MemoryError> {
+) -> Result<(Connection, PendingSync), MemoryError> {
     let shown = path.unwrap_or(Path::new(":memory:"));
     let err = |action: &'static str| move |source| super::error::db(shown, action, source);
+    let mut pending = PendingSync::none();
     if let Some(path) = path {
         // A new database starts from the image of the current schema; should that
         // fail, the file is created empty below and the migrations build the schema.
-        if let Err(error) = super::new_database::create_if_absent(path) {
-            tracing::debug!(path = %path.display(), %error, "a new database starts empty");
+        match super::new_database::create_if_absent(path) {
+            Ok(Created::FromImage(sync)) => {
+                pending = sync;
+                super::file_mode::tighten_existing(path);
+            }
+            Ok(Created::AlreadyThere) => super::file_mode::secure_database_file(path),
+            Err(error) => {
+                tracing::debug!(path = %path.display(), %error, "a new database starts empty");
+                super::file_mode::secure_database_file(path);
+            }
         }
-        super::file_mode::secure_database_file(path);
     }
     let mut conn = match path {
         Some(path) => Connection::open_with_flags(
@@ -59,7 +72,7 @@ pub fn open_connection(
         .map_err(err("enable foreign keys"))?;
     conn.set_prepared_statement_cache_capacity(32);
     migrate(&mut conn, shown)?;
-    Ok(conn)
+    Ok((conn, pending))
 }
 
 #[cfg(test)]
@@ -80,8 +93,9 @@ mod tests {
     #[test]
     fn file_databases_get_wal_synchronous_and_busy_timeout() {
         let dir = tempfile::tempdir().unwrap();
-        let normal =
-            open_connection(Some(&dir.path().join("n.db")), &SqliteConfig::default()).unwrap();
+        let normal = open_connection(Some(&dir.path().join("n.db")), &SqliteConfig::default())
+            .unwrap()
+            .0;
         assert_eq!(pragma(&normal, "journal_mode"), "Text(\"wal\")");
         assert_eq!(pragma(&normal, "synchronous"), "Integer(1)");
         assert_eq!(pragma(&normal, "busy_timeout"), "Integer(5000)");
@@ -90,7 +104,9 @@ mod tests {
             busy_timeout: Duration::from_millis(250),
             ..SqliteConfig::default()
         };
-        let full = open_connection(Some(&dir.path().join("f.db")), &config).unwrap();
+        let full = open_connection(Some(&dir.path().join("f.db")), &config)
+            .unwrap()
+            .0;
         assert_eq!(pragma(&full, "synchronous"), "Integer(2)");
         assert_eq!(pragma(&full, "busy_timeout"), "Integer(250)");
     }
@@ -99,7 +115,9 @@ mod tests {
     fn a_new_database_is_the_schema_image_and_runs_no_migration() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("new.db");
-        let conn = open_connection(Some(&path), &SqliteConfig::default()).unwrap();
+        let conn = open_connection(Some(&path), &SqliteConfig::default())
+            .unwrap()
+            .0;
         assert_eq!(pragma(&conn, "journal_mode"), "Text(\"wal\")");
         assert_eq!(
             pragma(&conn, "user_version"),
@@ -114,7 +132,9 @@ mod tests {
         conn.execute("INSERT INTO sessions VALUES ('ses_a', 1, 2, 0)", [])
             .unwrap();
         drop(conn);
-        let reopened = open_connection(Some(&path), &SqliteConfig::default()).unwrap();
+        let reopened = open_connection(Some(&path), &SqliteConfig::default())
+            .unwrap()
+            .0;
         let stored: i64 = reopened
             .query_row("SELECT count(*) FROM sessions", [], |row| row.get(0))
             .unwrap();
@@ -126,7 +146,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("empty.db");
         std::fs::write(&path, b"").unwrap();
-        let conn = open_connection(Some(&path), &SqliteConfig::default()).unwrap();
+        let conn = open_connection(Some(&path), &SqliteConfig::default())
+            .unwrap()
+            .0;
         assert_eq!(
             pragma(&conn, "user_version"),
             format!("Integer({})", super::super::migrations::SCHEMA_VERSION)
@@ -140,7 +162,9 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.db");
-        let conn = open_connection(Some(&path), &SqliteConfig::default()).unwrap();
+        let conn = open_connection(Some(&path), &SqliteConfig::default())
+            .unwrap()
+            .0;
         conn.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
             .unwrap();
         for name in ["m.db", "m.db-wal", "m.db-shm"] {

@@ -17,10 +17,25 @@ pub const DATABASE_DIR_MODE: u32 = 0o700;
 
 /// Creates `path` empty with mode `0600` if it does not exist, and tightens it, and
 /// its `-wal` / `-shm` companions, to `0600` where they allow group or others access.
-/// Problems are logged as warnings; the open that follows reports any real failure.
+/// A new database another store or process has just created from the schema's image
+/// and not yet synced is synced first, so that nothing is written to it before its
+/// bytes are on the disk (see `new_database_sync`). Problems are logged as warnings;
+/// the open that follows reports any real failure.
 pub fn secure_database_file(path: &Path) {
     #[cfg(unix)]
-    unix::secure(path);
+    {
+        super::new_database_sync::settle(path);
+        unix::secure(path);
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
+/// Tightens an existing `path` and its `-wal` / `-shm` companions to `0600` where they
+/// allow group or others access, as [`secure_database_file`] does, creating nothing.
+pub(super) fn tighten_existing(path: &Path) {
+    #[cfg(unix)]
+    unix::tighten_all(path);
     #[cfg(not(unix))]
     let _ = path;
 }
@@ -63,6 +78,10 @@ mod unix {
                 tracing::warn!(path = %path.display(), %error, "could not create the database file owner-only");
             }
         }
+        tighten_all(path);
+    }
+
+    pub(super) fn tighten_all(path: &Path) {
         for file in [
             path.to_path_buf(),
             companion(path, "-wal"),

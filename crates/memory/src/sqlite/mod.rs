@@ -15,10 +15,12 @@ mod messages;
 mod meta;
 mod migrations;
 mod new_database;
+mod new_database_sync;
 mod search;
 mod summary;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -62,6 +64,12 @@ struct Inner {
     /// these is the live lease. Lock order: `conn` before `held`.
     held: HeldLeases,
     config: SqliteConfig,
+    /// A new database's image, syncing while the store opened: waited for by the
+    /// first [`Inner::conn`], so that nothing is written before it is on the disk.
+    /// Lock order: `unsynced` before `conn`.
+    unsynced: Mutex<Option<new_database_sync::PendingSync>>,
+    /// Set once `unsynced` has been waited for.
+    synced: AtomicBool,
 }
 
 impl std::fmt::Debug for SqliteMemory {
@@ -82,8 +90,13 @@ impl SqliteMemory {
     /// one written by a newer Oxydra.
     pub fn open(path: impl AsRef<Path>, config: SqliteConfig) -> Result<Self, MemoryError> {
         let path = path.as_ref();
-        let conn = connection::open_connection(Some(path), &config)?;
-        Ok(Self::from_connection(path.to_path_buf(), conn, config))
+        let (conn, unsynced) = connection::open_connection(Some(path), &config)?;
+        Ok(Self::from_connection(
+            path.to_path_buf(),
+            conn,
+            config,
+            unsynced,
+        ))
     }
 
     /// [`SqliteMemory::open`] for async code: the file I/O and the migrations run on
@@ -116,15 +129,21 @@ impl SqliteMemory {
 
     /// A private in-memory database with `config`.
     pub fn open_in_memory_with(config: SqliteConfig) -> Result<Self, MemoryError> {
-        let conn = connection::open_connection(None, &config)?;
+        let (conn, unsynced) = connection::open_connection(None, &config)?;
         Ok(Self::from_connection(
             PathBuf::from(":memory:"),
             conn,
             config,
+            unsynced,
         ))
     }
 
-    fn from_connection(path: PathBuf, conn: Connection, config: SqliteConfig) -> Self {
+    fn from_connection(
+        path: PathBuf,
+        conn: Connection,
+        config: SqliteConfig,
+        unsynced: new_database_sync::PendingSync,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 path,
@@ -132,6 +151,8 @@ impl SqliteMemory {
                 index: Mutex::new(None),
                 held: HeldLeases::new(),
                 config,
+                unsynced: Mutex::new(Some(unsynced)),
+                synced: AtomicBool::new(false),
             }),
         }
     }
@@ -168,8 +189,17 @@ impl SqliteMemory {
 
 impl Inner {
     /// The connection; a panic while it was held left no transaction open (rusqlite
-    /// rolls back on drop), so a poisoned lock is still safe to use.
+    /// rolls back on drop), so a poisoned lock is still safe to use. The first call
+    /// waits for a new database's image to be synced (the lock is held meanwhile, so
+    /// a second caller waits too).
     fn conn(&self) -> MutexGuard<'_, Connection> {
+        if !self.synced.load(Ordering::Acquire) {
+            let mut unsynced = self.unsynced.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(pending) = unsynced.take() {
+                pending.wait();
+            }
+            self.synced.store(true, Ordering::Release);
+        }
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

@@ -10,10 +10,12 @@
 //! fails when a migration is added without re-recording it
 //! (`OXYDRA_RECORD_NEW_DATABASE=1 cargo test -p oxydra-memory new_database`).
 //!
-//! The copy is written to a temporary file beside the database (owner-only, synced),
-//! then hard-linked to the database's name, which fails if the name exists: a reader
-//! never sees a half-written database, a file created meanwhile by another process is
-//! kept, and a symbolic link at the name is never followed. Where it cannot be done (a
+//! The copy is written to a temporary file beside the database (owner-only), then
+//! hard-linked to the database's name, which fails if the name exists: a reader never
+//! sees a half-written database, a file created meanwhile by another process is kept,
+//! and a symbolic link at the name is never followed. The copy is synced while SQLite
+//! opens it, and nothing is written to it before the sync is done
+//! ([`new_database_sync`](super::new_database_sync)). Where it cannot be done (a
 //! missing directory, a file system without hard links), the caller goes on as before:
 //! an empty file and the migrations.
 
@@ -23,14 +25,21 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::new_database_sync::PendingSync;
+
 /// The current schema as a database file.
 pub(super) const IMAGE: &[u8] = include_bytes!("new_database.sqlite");
 
+/// What a temporary name holds between the database's name and the creator's own
+/// parts: `<database>.new-<pid>-<count>-<nanoseconds>`.
+pub(super) const MARKER_INFIX: &str = ".new-";
+
 /// What [`create_if_absent`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub(super) enum Created {
-    /// The database did not exist and now holds the image.
-    FromImage,
+    /// The database did not exist and now holds the image, which is being synced:
+    /// wait for it before the first write.
+    FromImage(PendingSync),
     /// Something already had the database's name; it is left as it was.
     AlreadyThere,
 }
@@ -47,16 +56,23 @@ pub(super) fn create_if_absent(path: &Path) -> std::io::Result<Created> {
     }
     let temporary = temporary_name(path);
     let mut file = create_owner_only(&temporary)?;
-    let linked = file
-        .write_all(IMAGE)
-        .and_then(|()| file.sync_all())
-        .and_then(|()| std::fs::hard_link(&temporary, path));
-    drop(file);
-    let _ = std::fs::remove_file(&temporary);
-    match linked {
-        Ok(()) => Ok(Created::FromImage),
-        Err(error) if error.kind() == ErrorKind::AlreadyExists => Ok(Created::AlreadyThere),
-        Err(error) => Err(error),
+    let mut linked = file.write_all(IMAGE);
+    if cfg!(not(unix)) {
+        // No link counts to find a marker by: synced before it has the name.
+        linked = linked.and_then(|()| file.sync_all());
+    }
+    match linked.and_then(|()| std::fs::hard_link(&temporary, path)) {
+        // The temporary name stays, as the marker, until the sync is done.
+        Ok(()) => Ok(Created::FromImage(PendingSync::start(file, temporary))),
+        Err(error) => {
+            drop(file);
+            let _ = std::fs::remove_file(&temporary);
+            if error.kind() == ErrorKind::AlreadyExists {
+                Ok(Created::AlreadyThere)
+            } else {
+                Err(error)
+            }
+        }
     }
 }
 
@@ -69,12 +85,14 @@ fn temporary_name(path: &Path) -> PathBuf {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.subsec_nanos());
     let mut name = path.as_os_str().to_owned();
-    name.push(format!(".new-{}-{count}-{nanos}", std::process::id()));
+    name.push(format!(
+        "{MARKER_INFIX}{}-{count}-{nanos}",
+        std::process::id()
+    ));
     PathBuf::from(name)
 }
 
-/// A new file at `temporary`, owner-only. The image is synced into it before it is
-/// linked, so that the database's name never holds fewer bytes after a power loss.
+/// A new file at `temporary`, owner-only.
 fn create_owner_only(temporary: &Path) -> std::io::Result<std::fs::File> {
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
@@ -205,7 +223,10 @@ mod tests {
     fn a_new_database_is_the_image_owner_only_and_no_temporary_file_is_left() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("new.db");
-        assert_eq!(create_if_absent(&path).unwrap(), Created::FromImage);
+        let Created::FromImage(sync) = create_if_absent(&path).unwrap() else {
+            panic!("created nothing");
+        };
+        sync.wait();
         assert_eq!(std::fs::read(&path).unwrap(), IMAGE);
         #[cfg(unix)]
         {
@@ -225,7 +246,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("kept.db");
         std::fs::write(&path, b"not a database").unwrap();
-        assert_eq!(create_if_absent(&path).unwrap(), Created::AlreadyThere);
+        assert!(matches!(create_if_absent(&path), Ok(Created::AlreadyThere)));
         assert_eq!(std::fs::read(&path).unwrap(), b"not a database");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
@@ -238,7 +259,7 @@ mod tests {
         let target = dir.path().join("elsewhere");
         let path = dir.path().join("linked.db");
         std::os::unix::fs::symlink(&target, &path).unwrap();
-        assert_eq!(create_if_absent(&path).unwrap(), Created::AlreadyThere);
+        assert!(matches!(create_if_absent(&path), Ok(Created::AlreadyThere)));
         assert!(!target.exists());
         assert!(
             std::fs::symlink_metadata(&path)
@@ -273,8 +294,16 @@ mod tests {
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
-        let first = created.iter().filter(|c| **c == Created::FromImage).count();
+        let first = created
+            .iter()
+            .filter(|c| matches!(c, Created::FromImage(_)))
+            .count();
         assert_eq!(first, 1, "{created:?}");
+        for created in created {
+            if let Created::FromImage(sync) = created {
+                sync.wait();
+            }
+        }
         assert_eq!(std::fs::read(&path).unwrap(), IMAGE);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
