@@ -160,6 +160,9 @@ pub async fn run(args: ServeArgs) -> Result<Exit, CliError> {
     } = bind(args.addr.as_deref(), &args, &settings).await?;
     // The console is for the person at this machine: loopback only, unless refused.
     settings.serve.console = loopback && !args.no_console;
+    // The scrubber's built-in patterns, built beside the stores' open instead of by the
+    // first run's first scrub (docs/performance.md, "The first scrub"); not waited for.
+    drop(tokio::task::spawn_blocking(oxydra::scrubbing::warm_up));
     let service = service::start(&settings, service::Purpose::Serve, auth_token).await?;
     let local = listener
         .local_addr()
