@@ -105,12 +105,20 @@ fn create_owner_only(temporary: &Path) -> std::io::Result<std::fs::File> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use rusqlite::Connection;
     use rusqlite::types::Value;
 
     use super::*;
     use crate::sqlite::migrations::{SCHEMA_VERSION, migrate};
+
+    /// Creates the database at `path` from the image; its sync is still running.
+    pub(in crate::sqlite) fn created_from_image(path: &Path) -> PendingSync {
+        let Ok(Created::FromImage(sync)) = create_if_absent(path) else {
+            panic!("no database created from the image at {}", path.display());
+        };
+        sync
+    }
 
     /// What the migrations make of an empty file in WAL mode, checkpointed and closed.
     fn migrated_image(dir: &Path) -> Vec<u8> {
@@ -223,10 +231,7 @@ mod tests {
     fn a_new_database_is_the_image_owner_only_and_no_temporary_file_is_left() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("new.db");
-        let Created::FromImage(sync) = create_if_absent(&path).unwrap() else {
-            panic!("created nothing");
-        };
-        sync.wait();
+        created_from_image(&path).wait();
         assert_eq!(std::fs::read(&path).unwrap(), IMAGE);
         #[cfg(unix)]
         {

@@ -238,7 +238,8 @@ mod unix {
 mod tests {
     use std::path::Path;
 
-    use super::super::new_database::{Created, IMAGE, create_if_absent};
+    use super::super::new_database::IMAGE;
+    use super::super::new_database::tests::created_from_image;
     use super::unix::is_damaged_image;
     use super::*;
 
@@ -262,24 +263,10 @@ mod tests {
     }
 
     #[test]
-    fn a_new_database_is_synced_and_its_marker_removed_once_waited_for() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("new.db");
-        let Created::FromImage(sync) = create_if_absent(&path).unwrap() else {
-            panic!("created nothing");
-        };
-        sync.wait();
-        assert_eq!(names(dir.path()), ["new.db"]);
-        assert_eq!(std::fs::read(&path).unwrap(), IMAGE);
-    }
-
-    #[test]
     fn another_opener_syncs_a_new_database_before_its_creator_has() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("shared.db");
-        let Created::FromImage(sync) = create_if_absent(&path).unwrap() else {
-            panic!("created nothing");
-        };
+        let sync = created_from_image(&path);
         settle(&path);
         assert_eq!(names(dir.path()), ["shared.db"]);
         // The creator's own sync then finds its marker gone, and that is fine.
