@@ -15,8 +15,9 @@ use crate::error::MemoryError;
 /// `synchronous`, WAL, then the schema migrations (none for a new database). `None`
 /// opens a private in-memory database.
 ///
-/// Everything it runs reads; the [`PendingSync`] (of a new database's image) must be
-/// waited for before the connection's first write.
+/// On a new database made from the image everything it runs only reads (the image is
+/// in WAL mode at the current version); the [`PendingSync`] of that image must be
+/// waited for before the connection's first write. It is empty otherwise.
 pub(super) fn open_connection(
     path: Option<&Path>,
     config: &SqliteConfig,
