@@ -20,8 +20,7 @@ mod search;
 mod summary;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, Once, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -65,11 +64,11 @@ struct Inner {
     held: HeldLeases,
     config: SqliteConfig,
     /// A new database's image, syncing while the store opened: waited for by the
-    /// first [`Inner::conn`], so that nothing is written before it is on the disk.
-    /// Lock order: `unsynced` before `conn`.
+    /// first [`Inner::conn`] (through `synced`), so that nothing is written before it
+    /// is on the disk. Lock order: `unsynced` before `conn`.
     unsynced: Mutex<Option<new_database_sync::PendingSync>>,
-    /// Set once `unsynced` has been waited for.
-    synced: AtomicBool,
+    /// Run once, by the first [`Inner::conn`]: waits for `unsynced`.
+    synced: Once,
 }
 
 impl std::fmt::Debug for SqliteMemory {
@@ -152,7 +151,7 @@ impl SqliteMemory {
                 held: HeldLeases::new(),
                 config,
                 unsynced: Mutex::new(Some(unsynced)),
-                synced: AtomicBool::new(false),
+                synced: Once::new(),
             }),
         }
     }
@@ -190,16 +189,19 @@ impl SqliteMemory {
 impl Inner {
     /// The connection; a panic while it was held left no transaction open (rusqlite
     /// rolls back on drop), so a poisoned lock is still safe to use. The first call
-    /// waits for a new database's image to be synced (the lock is held meanwhile, so
-    /// a second caller waits too).
+    /// waits for a new database's image to be synced (a second caller meanwhile waits
+    /// for the first).
     fn conn(&self) -> MutexGuard<'_, Connection> {
-        if !self.synced.load(Ordering::Acquire) {
-            let mut unsynced = self.unsynced.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(pending) = unsynced.take() {
+        self.synced.call_once_force(|_| {
+            let pending = self
+                .unsynced
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            if let Some(pending) = pending {
                 pending.wait();
             }
-            self.synced.store(true, Ordering::Release);
-        }
+        });
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

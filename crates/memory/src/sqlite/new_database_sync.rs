@@ -21,7 +21,8 @@
 //! a run's start on a small disk: ~0.9 ms of ~6).
 //!
 //! Elsewhere than Unix (no link counts to find a marker by) the image is synced before
-//! the link, and the sync here only removes the temporary name.
+//! the link; the thread's sync then finds nothing left to write, and it removes the
+//! temporary name.
 
 use std::fs::File;
 use std::path::PathBuf;
