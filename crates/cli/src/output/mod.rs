@@ -32,7 +32,7 @@ use crate::config::sandbox::SupportReport;
 pub struct Renderer {
     kind: RendererKind,
     ended: AtomicBool,
-    /// The sandbox report that starts its probe from the run's events
+    /// The sandbox report that warns from the run's events when a command was refused
     /// ([`Renderer::report_sandbox_support`]).
     sandbox_report: OnceLock<SupportReport>,
     /// What every event is scrubbed with before it is printed: a default scrubber
@@ -100,8 +100,8 @@ impl Renderer {
         self
     }
 
-    /// Hands the run's sandbox report its events from now on: it starts the kernel
-    /// probe once the first provider call has been answered. A second report is
+    /// Hands the run's sandbox report its events from now on: it prints the warning
+    /// once a command was refused for want of the sandbox. A second report is
     /// ignored.
     pub fn report_sandbox_support(&self, report: SupportReport) {
         let _ = self.sandbox_report.set(report);

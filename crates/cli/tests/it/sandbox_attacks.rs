@@ -297,6 +297,13 @@ fn a_kernel_that_cannot_confine_makes_commands_refuse() {
     assert_eq!(output.status.code(), Some(2), "{err}");
     assert!(err.contains("user namespace"), "{err}");
     assert!(err.contains("--sandbox full-access"), "{err}");
+    // Said once, when the command was refused, besides the exit's own error.
+    assert_eq!(
+        err.matches("shell_exec and shell steps are refused unless run with --sandbox full-access")
+            .count(),
+        1,
+        "{err}"
+    );
     assert!(!sandbox.workspace.join("ran").exists());
 }
 
