@@ -1,8 +1,7 @@
 //! `file_read` of an image or a PDF: the file is attached as a content part, its media
 //! type sniffed from its bytes (never from its name) and its size capped.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 
 use oxydra_types::{ContentPart, PDF_MEDIA_TYPE, is_image_media_type, sniff_media_type};
 
@@ -21,7 +20,7 @@ pub(super) fn attachable_media_type(head: &[u8]) -> Option<&'static str> {
 /// `max_bytes` (or one that grew past it while being read) is a tool error naming the
 /// limit and what to do instead.
 pub(super) fn attach(
-    mut reader: BufReader<File>,
+    mut reader: impl BufRead,
     rel: &str,
     media_type: &'static str,
     len: u64,
@@ -62,7 +61,7 @@ pub(super) fn attach(
 
 /// Reads what `reader` holds at its start (at least the signature bytes of a media
 /// file, when the file has that many).
-pub(super) fn head(reader: &mut BufReader<File>, rel: &str) -> Result<Vec<u8>, ToolError> {
+pub(super) fn head(reader: &mut impl BufRead, rel: &str) -> Result<Vec<u8>, ToolError> {
     let head = reader.fill_buf().map_err(|e| io_error("reading", rel, e))?;
     Ok(head.to_vec())
 }

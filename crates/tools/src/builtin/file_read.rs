@@ -2,7 +2,7 @@
 //! whole as a content part ([`file_media`](super::file_media)).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read as _};
 
 use async_trait::async_trait;
 use oxydra_types::{SafetyTier, Source};
@@ -10,7 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::file_media::{attach, attachable_media_type, head};
-use super::{blocking, io_error, looks_binary, open_workspace};
+use super::line_window::read_window;
+use super::{blocking, io_error, open_workspace};
 use crate::config::BuiltinToolsConfig;
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -85,214 +86,115 @@ impl TypedTool for FileRead {
         let resolved = ws.policy.resolve(&args.path)?;
         self.protected
             .check_read(&resolved.absolute, &resolved.relative)?;
-        let output_limit = self.output_limit;
-        let max_media_bytes = self.max_media_bytes;
-        let window_asked = args.offset.is_some() || args.limit.is_some();
-        blocking(move || {
-            let rel = resolved.relative;
-            let file = ws
-                .dir
-                .open_read(&resolved.absolute)
-                .map_err(|e| ws.error("reading", &args.path, &rel, e))?;
-            let meta = file.metadata().map_err(|e| io_error("reading", &rel, e))?;
-            if meta.is_dir() {
-                return Err(ToolError::Failed(format!(
-                    "`{rel}` is a directory; use file_list to see what it holds"
-                )));
-            }
-            if !meta.is_file() {
-                return Err(ToolError::Failed(format!(
-                    "`{rel}` is not a regular file (a FIFO, socket or device); file_read only \
-                     reads files"
-                )));
-            }
-            let mut reader = BufReader::with_capacity(64 * 1024, file);
-            if let Some(media_type) = attachable_media_type(&head(&mut reader, &rel)?) {
-                return attach(
-                    reader,
-                    &rel,
-                    media_type,
-                    meta.len(),
-                    max_media_bytes,
-                    window_asked,
-                );
-            }
-            let window = read_window(reader, &rel, start, limit, output_limit)?;
-            Ok(ToolOutput::text(window.render(&rel, start, output_limit)))
-        })
-        .await
+        let file = ws
+            .dir
+            .open_read(&resolved.absolute)
+            .map_err(|e| ws.error("reading", &args.path, &resolved.relative, e))?;
+        let asked = Asked {
+            rel: resolved.relative,
+            start,
+            limit,
+            output_limit: self.output_limit,
+            max_media_bytes: self.max_media_bytes,
+            window_asked: args.offset.is_some() || args.limit.is_some(),
+        };
+        let len = regular_file_len(&file, &asked.rel)?;
+        if len > INLINE_READ_BYTES {
+            return blocking(move || asked.from(BufReader::with_capacity(64 * 1024, file), len))
+                .await;
+        }
+        // A small file is read here: handing it to the blocking pool costs more than
+        // the read (two thread wake-ups, and a pool thread of its own for each of a
+        // batch's reads).
+        match read_inline(&file, len, &asked.rel)? {
+            Inline::Whole(bytes) => asked.from(bytes.as_slice(), len),
+            Inline::Grew(head) => blocking(move || asked.from(read_on(head, file), len)).await,
+        }
     }
 }
 
-/// The lines of a file that were asked for, and how much of them fits the output limit.
-struct Window {
-    text: String,
-    /// Lines in the whole file.
-    total_lines: u64,
-    /// Last line asked for that the file has.
-    end: u64,
-    /// Last whole line kept in `text` (0 when none).
-    shown_end: u64,
-    /// Lines asked for were left out because the output limit was reached.
-    cut: bool,
-    /// The first line asked for alone is over the limit: its number, the bytes of
-    /// it kept and its length.
-    partial: Option<(u64, usize, usize)>,
-    /// Some kept line was not valid UTF-8 and was decoded as Latin-1.
-    latin1: bool,
+/// What [`read_inline`] read of a file whose `fstat` put it under the bound.
+enum Inline {
+    /// The whole file.
+    Whole(Vec<u8>),
+    /// Its first `INLINE_READ_BYTES + 1` bytes: it grew past the bound since.
+    Grew(Vec<u8>),
 }
 
-fn read_window(
-    mut reader: BufReader<File>,
-    rel: &str,
-    start: u64,
-    limit: u64,
-    keep_bytes: usize,
-) -> Result<Window, ToolError> {
-    let head = reader.fill_buf().map_err(|e| io_error("reading", rel, e))?;
-    if looks_binary(head) || mostly_control_bytes(head) {
+/// Reads `file` (`len` bytes by its `fstat`, at most [`INLINE_READ_BYTES`]) on this
+/// thread, stopping one byte past the bound, so a file that grew meanwhile is never
+/// read whole here.
+fn read_inline(file: &File, len: u64, rel: &str) -> Result<Inline, ToolError> {
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
+    file.take(INLINE_READ_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error("reading", rel, e))?;
+    if u64::try_from(bytes.len()).is_ok_and(|read| read <= INLINE_READ_BYTES) {
+        Ok(Inline::Whole(bytes))
+    } else {
+        Ok(Inline::Grew(bytes))
+    }
+}
+
+/// The file's bytes from its start, for a file [`read_inline`] stopped in: `head`, what
+/// it read, then the rest from the file's offset.
+fn read_on(head: Vec<u8>, file: File) -> impl BufRead {
+    BufReader::with_capacity(64 * 1024, std::io::Cursor::new(head).chain(file))
+}
+
+/// Files up to this size (by their `fstat`) are read on the calling thread; larger
+/// ones on the blocking pool. 64 KiB from the page cache is a few microseconds, less
+/// than the two thread wake-ups of a hand-off (docs/performance.md).
+const INLINE_READ_BYTES: u64 = 64 * 1024;
+
+/// The length of the opened `file`, which must be a regular file.
+fn regular_file_len(file: &File, rel: &str) -> Result<u64, ToolError> {
+    let meta = file.metadata().map_err(|e| io_error("reading", rel, e))?;
+    if meta.is_dir() {
         return Err(ToolError::Failed(format!(
-            "`{rel}` is a binary file, not text; file_read reads text, and attaches \
-             images (PNG, JPEG, GIF, WebP) and PDF documents"
+            "`{rel}` is a directory; use file_list to see what it holds"
         )));
     }
-    let last = start.saturating_add(limit - 1);
-    let mut window = Window {
-        text: String::new(),
-        total_lines: 0,
-        end: 0,
-        shown_end: 0,
-        cut: false,
-        partial: None,
-        latin1: false,
-    };
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let read = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| io_error("reading", rel, e))?;
-        if read == 0 {
-            break;
-        }
-        window.total_lines += 1;
-        let number = window.total_lines;
-        if number < start || number > last {
-            continue;
-        }
-        window.end = number;
-        if window.cut {
-            continue;
-        }
-        let text = decode_line(&line, &mut window.latin1);
-        if window.text.len() + text.len() <= keep_bytes {
-            window.text.push_str(&text);
-            window.shown_end = number;
-            continue;
-        }
-        window.cut = true;
-        if window.text.is_empty() {
-            let mut cut = keep_bytes.min(text.len());
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            window.text.push_str(text.get(..cut).unwrap_or_default());
-            window.partial = Some((number, cut, text.len()));
-        }
+    if !meta.is_file() {
+        return Err(ToolError::Failed(format!(
+            "`{rel}` is not a regular file (a FIFO, socket or device); file_read only \
+             reads files"
+        )));
     }
-    if start > window.total_lines && !(start == 1 && window.total_lines == 0) {
-        return Err(ToolError::InvalidArguments {
-            message: format!(
-                "`file_read`: offset {start} is beyond the end of `{rel}`, which has {} lines",
-                window.total_lines
-            ),
-        });
-    }
-    Ok(window)
+    Ok(meta.len())
 }
 
-/// `line` as text: as UTF-8 when it is valid UTF-8, otherwise decoded as Latin-1
-/// (every byte is the character of the same number), noting that in `latin1`.
-fn decode_line<'a>(line: &'a [u8], latin1: &mut bool) -> std::borrow::Cow<'a, str> {
-    match std::str::from_utf8(line) {
-        Ok(text) => std::borrow::Cow::Borrowed(text),
-        Err(_) => {
-            *latin1 = true;
-            std::borrow::Cow::Owned(line.iter().map(|&b| char::from(b)).collect())
-        }
-    }
+/// What one `file_read` call asked for, once its file is open.
+struct Asked {
+    rel: String,
+    start: u64,
+    limit: u64,
+    output_limit: usize,
+    max_media_bytes: usize,
+    window_asked: bool,
 }
 
-/// More than one byte in ten of `head` is a control byte that text does not hold
-/// (anything below space other than tab, newline, carriage return, form feed and
-/// escape, and DEL): the file is binary even without a NUL byte.
-fn mostly_control_bytes(head: &[u8]) -> bool {
-    let control = head
-        .iter()
-        .filter(|&&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b)) || b == 0x7f)
-        .count();
-    control > 0 && control * 10 > head.len()
-}
-
-/// `bytes` as people say it: `16 KiB`, `1 MiB`, or `100 bytes`.
-fn human_bytes(bytes: usize) -> String {
-    const KIB: usize = 1024;
-    const MIB: usize = 1024 * 1024;
-    if bytes >= MIB && bytes.is_multiple_of(MIB) {
-        format!("{} MiB", bytes / MIB)
-    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
-        format!("{} KiB", bytes / KIB)
-    } else {
-        format!("{bytes} bytes")
-    }
-}
-
-impl Window {
-    /// The text kept, then one line for each note: the encoding when it was not
-    /// UTF-8, and which lines were shown when that is not the whole file. The line
-    /// numbers in the note are those of the text kept, so they always agree with it.
-    fn render(self, rel: &str, start: u64, output_limit: usize) -> String {
-        if self.total_lines == 0 {
-            return format!("(`{rel}` is empty)");
+impl Asked {
+    /// The call's output from `reader`, the file's bytes from its start (`len` of them
+    /// by its metadata): an image or a PDF attached, else the window of lines asked for.
+    fn from(self, mut reader: impl BufRead, len: u64) -> Result<ToolOutput, ToolError> {
+        let rel = self.rel.as_str();
+        if let Some(media_type) = attachable_media_type(&head(&mut reader, rel)?) {
+            return attach(
+                reader,
+                rel,
+                media_type,
+                len,
+                self.max_media_bytes,
+                self.window_asked,
+            );
         }
-        let mut notes = Vec::new();
-        if self.latin1 {
-            notes.push("[decoded as Latin-1: not valid UTF-8]".to_owned());
-        }
-        let limit = human_bytes(output_limit);
-        let read_on = |next: u64| {
-            if next > self.total_lines {
-                "it is the last line".to_owned()
-            } else {
-                format!("read on with offset={next}")
-            }
-        };
-        if let Some((number, kept, len)) = self.partial {
-            notes.push(format!(
-                "[showed the first {kept} of {len} bytes of line {number} ({limit} limit); {}]",
-                read_on(number + 1)
-            ));
-        } else if self.cut {
-            notes.push(format!(
-                "[showed lines {start}-{} of {} ({limit} limit); {}]",
-                self.shown_end,
-                self.total_lines,
-                read_on(self.shown_end + 1)
-            ));
-        } else if start > 1 || self.end < self.total_lines {
-            notes.push(format!(
-                "[read lines {start}-{} of {}; use offset and limit to read other lines]",
-                self.end, self.total_lines
-            ));
-        }
-        let mut out = self.text;
-        for note in notes {
-            if !out.is_empty() && !out.ends_with('\n') {
-                out.push('\n');
-            }
-            out.push_str(&note);
-        }
-        out
+        let window = read_window(reader, rel, self.start, self.limit, self.output_limit)?;
+        Ok(ToolOutput::text(window.render(
+            rel,
+            self.start,
+            self.output_limit,
+        )))
     }
 }
 
@@ -555,10 +457,97 @@ mod tests {
     }
 
     #[test]
-    fn limits_are_named_in_units_people_use() {
-        assert_eq!(human_bytes(16 * 1024), "16 KiB");
-        assert_eq!(human_bytes(2 * 1024 * 1024), "2 MiB");
-        assert_eq!(human_bytes(100), "100 bytes");
-        assert_eq!(human_bytes(1500), "1500 bytes");
+    fn a_small_file_is_read_without_the_blocking_pool() {
+        // A runtime whose one blocking thread is taken: a read that needed the pool
+        // would wait for it.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .max_blocking_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let (taken, is_taken) = std::sync::mpsc::channel::<()>();
+        let occupant = runtime.spawn_blocking(move || {
+            taken.send(()).unwrap();
+            held.recv().unwrap();
+        });
+        is_taken.recv().unwrap();
+        let (dir, ctx) = workspace();
+        let text = "a line of a note\n".repeat(100);
+        std::fs::write(dir.path().join("small.txt"), &text).unwrap();
+        let out = runtime
+            .block_on(async {
+                tokio::time::timeout(
+                    std::time::Duration::from_secs(10),
+                    tool().execute(json!({"path": "small.txt"}), &ctx),
+                )
+                .await
+            })
+            .expect("the read waited for the blocking pool")
+            .unwrap();
+        assert_eq!(out.content, text);
+        release.send(()).unwrap();
+        runtime.block_on(occupant).unwrap();
+    }
+
+    #[tokio::test]
+    async fn files_at_and_past_the_inline_bound_are_read_whole() {
+        let (dir, ctx) = workspace();
+        let config = BuiltinToolsConfig {
+            output_limit_bytes: 1024 * 1024,
+            ..BuiltinToolsConfig::default()
+        };
+        let bound = usize::try_from(INLINE_READ_BYTES).unwrap();
+        for len in [bound, bound + 1, 3 * bound + 7] {
+            let text: String = (0..)
+                .map(|i| format!("line {i}\n"))
+                .flat_map(|line| line.chars().collect::<Vec<_>>())
+                .take(len)
+                .collect();
+            std::fs::write(dir.path().join("f.txt"), &text).unwrap();
+            let out = FileRead::new(&config)
+                .execute(json!({"path": "f.txt"}), &ctx)
+                .await
+                .unwrap();
+            assert!(
+                out.content == text,
+                "{len} bytes: read {} bytes",
+                out.content.len()
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_that_grew_past_the_bound_is_read_on_from_where_the_inline_read_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("grown.txt");
+        let bound = usize::try_from(INLINE_READ_BYTES).unwrap();
+        let text: String = (0..bound + 500)
+            .map(|i| if i % 50 == 49 { '\n' } else { 'x' })
+            .collect();
+        std::fs::write(&path, &text).unwrap();
+        let file = File::open(&path).unwrap();
+        // Its `fstat` said 10 bytes when it was opened.
+        let Inline::Grew(head) = read_inline(&file, 10, "grown.txt").unwrap() else {
+            panic!("a file past the bound was read whole on the calling thread");
+        };
+        assert_eq!(head.len(), bound + 1);
+        let asked = Asked {
+            rel: "grown.txt".into(),
+            start: 1,
+            limit: u64::MAX,
+            output_limit: 1024 * 1024,
+            max_media_bytes: 1024,
+            window_asked: false,
+        };
+        let out = asked.from(read_on(head, file), 10).unwrap();
+        assert!(out.content == text, "read {} bytes", out.content.len());
+        // A file under the bound is read whole.
+        std::fs::write(&path, "short\n").unwrap();
+        let file = File::open(&path).unwrap();
+        let Inline::Whole(bytes) = read_inline(&file, 6, "grown.txt").unwrap() else {
+            panic!("a short file was handed on");
+        };
+        assert_eq!(bytes, b"short\n");
     }
 }

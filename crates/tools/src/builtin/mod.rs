@@ -8,6 +8,7 @@ mod file_read;
 mod file_search;
 mod file_state;
 mod file_write;
+mod line_window;
 mod shell_exec;
 mod web_fetch;
 
