@@ -161,12 +161,16 @@ pub fn truncate(
 ) -> Result<(), MemoryError> {
     let err = |source| super::error::db(path, &format!("rewind the messages of {session}"), source);
     let keep = i64::try_from(keep_through).unwrap_or(i64::MAX);
+    // A sequence is at most 2^32 - 1 (the low half of a message's key).
+    let keep_key = keep.min(0xFFFF_FFFF);
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(err)?;
     tx.execute(
-        "DELETE FROM conversation_events WHERE session_id = ?1 AND sequence > ?2",
-        params![session.as_str(), keep],
+        "DELETE FROM conversation_events
+         WHERE id > ((SELECT number FROM sessions WHERE session_id = ?1) << 32) | ?2
+           AND id <= ((SELECT number FROM sessions WHERE session_id = ?1) << 32) | 4294967295",
+        params![session.as_str(), keep_key],
     )
     .map_err(err)?;
     tx.execute(

@@ -130,7 +130,7 @@ mod tests {
             std::fs::read(&path).unwrap(),
             super::super::new_database::IMAGE
         );
-        conn.execute("INSERT INTO sessions VALUES ('ses_a', 1, 2, 0)", [])
+        conn.execute("INSERT INTO sessions (session_id, created_at, updated_at, last_sequence) VALUES ('ses_a', 1, 2, 0)", [])
             .unwrap();
         drop(conn);
         let reopened = open_connection(Some(&path), &SqliteConfig::default())

@@ -64,23 +64,30 @@ pub fn append_many(
     check_write(leases::stored_lease(&tx, session).map_err(err)?, held, now)?;
     let mut sequences = Vec::with_capacity(messages.len());
     for (message, payload) in messages.iter().zip(&payloads) {
-        let sequence: i64 = tx
+        // A new session takes the next number (`sessions_by_number` makes the `max` a
+        // lookup); its messages are keyed `(number << 32) | sequence`.
+        let (sequence, number): (i64, i64) = tx
             .prepare_cached(
-                "INSERT INTO sessions (session_id, created_at, updated_at, last_sequence)
-                 VALUES (?1, ?2, ?2, 1)
+                "INSERT INTO sessions (session_id, created_at, updated_at, last_sequence, number)
+                 VALUES (?1, ?2, ?2, 1, (SELECT coalesce(max(number), 0) + 1 FROM sessions))
                  ON CONFLICT (session_id) DO UPDATE
                  SET last_sequence = last_sequence + 1,
                      updated_at = max(updated_at, excluded.updated_at)
-                 RETURNING last_sequence",
+                 RETURNING last_sequence, number",
             )
-            .and_then(|mut stmt| stmt.query_row(params![session.as_str(), now], |row| row.get(0)))
+            .and_then(|mut stmt| {
+                stmt.query_row(params![session.as_str(), now], |row| {
+                    Ok((row.get(0)?, row.get(1)?))
+                })
+            })
             .map_err(err)?;
         tx.prepare_cached(
-            "INSERT INTO conversation_events (session_id, sequence, role, payload, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO conversation_events (id, session_id, sequence, role, payload, created_at)
+             VALUES ((?1 << 32) | ?3, ?2, ?3, ?4, ?5, ?6)",
         )
         .and_then(|mut stmt| {
             stmt.execute(params![
+                number,
                 session.as_str(),
                 sequence,
                 message.role.as_str(),
@@ -105,7 +112,10 @@ pub fn messages(
     let mut stmt = conn
         .prepare_cached(
             "SELECT sequence, payload, created_at FROM conversation_events
-             WHERE session_id = ?1 ORDER BY sequence",
+             WHERE id BETWEEN (SELECT number FROM sessions WHERE session_id = ?1) << 32
+                          AND ((SELECT number FROM sessions WHERE session_id = ?1) << 32)
+                              | 4294967295
+             ORDER BY id",
         )
         .map_err(err)?;
     let mut rows = stmt.query([session.as_str()]).map_err(err)?;
@@ -184,7 +194,10 @@ pub fn delete_session(
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(err)?;
     for sql in [
-        "DELETE FROM conversation_events WHERE session_id = ?1",
+        "DELETE FROM conversation_events
+         WHERE id BETWEEN (SELECT number FROM sessions WHERE session_id = ?1) << 32
+                      AND ((SELECT number FROM sessions WHERE session_id = ?1) << 32)
+                          | 4294967295",
         "DELETE FROM session_state WHERE session_id = ?1",
         "DELETE FROM session_meta WHERE session_id = ?1",
         "DELETE FROM chunks WHERE session_id = ?1",

@@ -132,6 +132,43 @@ const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX tool_intents_by_session ON tool_intents(session_id, created_at);
     ",
+    // 8: messages in a table B-tree, keyed by the session's number and the sequence.
+    // In the `WITHOUT ROWID` table of migration 1 a row is a key of an index B-tree,
+    // whose cells hold at most ~1,000 bytes of a 4 KiB page: a tool's output of 1–4 KiB
+    // spilled its rest into an overflow page of its own, mostly empty, and an append
+    // wrote one such page per message (a 20-turn run of eight reads a turn: 256
+    // overflow pages, 3.3 KiB of each unused). A table B-tree keeps up to ~4,000 bytes
+    // of a row in its leaf. Its key, `id`, is `(number << 32) | sequence`, `number`
+    // being the session's own (unique, from 1): a session's messages stay one run of
+    // the one B-tree, in sequence order, as before, with no second index to write.
+    "
+    ALTER TABLE sessions ADD COLUMN number INTEGER;
+    INSERT INTO sessions (session_id, created_at, updated_at, last_sequence)
+        SELECT session_id, min(created_at), max(created_at), max(sequence)
+        FROM conversation_events
+        WHERE session_id NOT IN (SELECT session_id FROM sessions)
+        GROUP BY session_id;
+    UPDATE sessions SET number = ranked.number
+        FROM (SELECT session_id, row_number() OVER (ORDER BY created_at, session_id) AS number
+              FROM sessions) AS ranked
+        WHERE sessions.session_id = ranked.session_id;
+    CREATE UNIQUE INDEX sessions_by_number ON sessions(number);
+    CREATE TABLE conversation_events_rows (
+        id         INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        sequence   INTEGER NOT NULL CHECK (sequence BETWEEN 1 AND 4294967295),
+        role       TEXT NOT NULL,
+        payload    TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    INSERT INTO conversation_events_rows (id, session_id, sequence, role, payload, created_at)
+        SELECT (s.number << 32) | e.sequence, e.session_id, e.sequence, e.role, e.payload,
+               e.created_at
+        FROM conversation_events AS e JOIN sessions AS s USING (session_id)
+        ORDER BY 1;
+    DROP TABLE conversation_events;
+    ALTER TABLE conversation_events_rows RENAME TO conversation_events;
+    ",
 ];
 
 /// The schema version this code writes.
@@ -232,6 +269,119 @@ mod tests {
             (listed[0].model.as_deref(), listed[0].workspace.as_deref()),
             (Some("m"), None)
         );
+    }
+
+    #[test]
+    fn a_version_7_database_keeps_its_messages_keyed_by_session_number_and_sequence() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in MIGRATIONS.iter().take(7) {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 7).unwrap();
+        // `ses_b` was created first; `ses_a`'s rows have no session row (kept anyway).
+        conn.execute("INSERT INTO sessions VALUES ('ses_b', 3, 4, 2)", [])
+            .unwrap();
+        for (session, sequence) in [("ses_b", 2), ("ses_a", 2), ("ses_b", 1), ("ses_a", 1)] {
+            conn.execute(
+                "INSERT INTO conversation_events VALUES (?1, ?2, 'user', ?3, 5)",
+                rusqlite::params![
+                    session,
+                    sequence,
+                    format!(r#"{{"role":"user","content":"{session}/{sequence}"}}"#)
+                ],
+            )
+            .unwrap();
+        }
+        migrate(&mut conn, Path::new(":memory:")).unwrap();
+        let numbers: Vec<(String, i64, i64)> = conn
+            .prepare("SELECT session_id, number, last_sequence FROM sessions ORDER BY number")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(
+            numbers,
+            [("ses_b".to_owned(), 1, 2), ("ses_a".to_owned(), 2, 2)]
+        );
+        let rows: Vec<(i64, String)> = conn
+            .prepare("SELECT id, payload FROM conversation_events ORDER BY id")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let expected = [
+            (1, "ses_b", 1),
+            (1, "ses_b", 2),
+            (2, "ses_a", 1),
+            (2, "ses_a", 2),
+        ]
+        .map(|(number, session, sequence)| {
+            (
+                (number << 32) | sequence,
+                format!(r#"{{"role":"user","content":"{session}/{sequence}"}}"#),
+            )
+        });
+        assert_eq!(rows, expected);
+        // Read back through the store's own query, in order, each session its own.
+        for session in ["ses_a", "ses_b"] {
+            let read = super::super::messages::messages(
+                &conn,
+                Path::new(":memory:"),
+                &oxydra_types::SessionId::from(session),
+            )
+            .unwrap();
+            let texts: Vec<(u64, Option<String>)> = read
+                .iter()
+                .map(|stored| (stored.sequence, stored.message.content.clone()))
+                .collect();
+            assert_eq!(
+                texts,
+                [
+                    (1, Some(format!("{session}/1"))),
+                    (2, Some(format!("{session}/2")))
+                ]
+            );
+        }
+        // A message's key is its session's and its sequence: stored twice, it conflicts.
+        let duplicate = conn.execute(
+            "INSERT INTO conversation_events (id, session_id, sequence, role, payload, created_at)
+             VALUES ((2 << 32) | 2, 'ses_a', 2, 'user', 'again', 6)",
+            [],
+        );
+        assert!(duplicate.is_err());
+        // A sequence that would spill into the session's number is refused.
+        let too_far = conn.execute(
+            "INSERT INTO conversation_events (id, session_id, sequence, role, payload, created_at)
+             VALUES (3 << 32, 'ses_c', 4294967296, 'user', 'x', 6)",
+            [],
+        );
+        assert!(too_far.is_err());
+    }
+
+    #[test]
+    fn a_message_of_a_few_kib_is_kept_in_its_leaf_page_without_overflow() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn, Path::new(":memory:")).unwrap();
+        let payload = "x".repeat(3000);
+        for sequence in 1..=16 {
+            conn.execute(
+                "INSERT INTO conversation_events (id, session_id, sequence, role, payload, created_at)
+                 VALUES ((1 << 32) | ?1, 'ses_a', ?1, 'tool', ?2, 5)",
+                rusqlite::params![sequence, payload],
+            )
+            .unwrap();
+        }
+        let overflow: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM dbstat WHERE name = 'conversation_events' \
+                 AND pagetype = 'overflow'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(overflow, 0);
     }
 
     #[test]

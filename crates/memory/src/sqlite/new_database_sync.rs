@@ -288,7 +288,7 @@ mod tests {
             .filter(|name| name.contains(".new-"))
             .collect();
         assert!(left.is_empty(), "{left:?}");
-        conn.execute("INSERT INTO sessions VALUES ('ses_a', 1, 2, 0)", [])
+        conn.execute("INSERT INTO sessions (session_id, created_at, updated_at, last_sequence) VALUES ('ses_a', 1, 2, 0)", [])
             .unwrap();
     }
 

@@ -113,7 +113,7 @@ async fn locked_database_append_fails_naming_the_file() {
 
     let blocker = rusqlite::Connection::open(&path).unwrap();
     blocker
-        .execute_batch("BEGIN EXCLUSIVE; INSERT INTO sessions VALUES ('x', 0, 0, 0);")
+        .execute_batch("BEGIN EXCLUSIVE; INSERT INTO sessions (session_id, created_at, updated_at, last_sequence) VALUES ('x', 0, 0, 0);")
         .unwrap();
     let error = memory
         .append(&session, &Message::user("blocked"))

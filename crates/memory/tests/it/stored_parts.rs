@@ -11,17 +11,20 @@ use oxydra_types::{CallId, ContentPart, Message, SessionId};
 async fn a_session_written_before_parts_reads_unchanged_and_takes_new_parts() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.db");
-    // The schema, then the rows written directly, as the old version wrote them.
+    // The schema, then the rows written directly, as the old version wrote them (in
+    // the keys of schema version 8: session number 1).
     drop(SqliteMemory::open(&path, SqliteConfig::default()).unwrap());
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute(
-        "INSERT INTO sessions (session_id, created_at, updated_at, last_sequence) VALUES ('ses_old', 1, 1, 4)",
+        "INSERT INTO sessions (session_id, created_at, updated_at, last_sequence, number) \
+         VALUES ('ses_old', 1, 1, 4, 1)",
         [],
     )
     .unwrap();
     for (index, (role, payload)) in PRE_PARTS_ROWS.iter().enumerate() {
         conn.execute(
-            "INSERT INTO conversation_events (session_id, sequence, role, payload, created_at) VALUES ('ses_old', ?1, ?2, ?3, 1)",
+            "INSERT INTO conversation_events (id, session_id, sequence, role, payload, created_at) \
+             VALUES ((1 << 32) | ?1, 'ses_old', ?1, ?2, ?3, 1)",
             rusqlite::params![index as i64 + 1, role, payload],
         )
         .unwrap();
