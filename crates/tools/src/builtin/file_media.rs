@@ -59,13 +59,6 @@ pub(super) fn attach(
     Ok(ToolOutput::text(text).with_parts(vec![part]))
 }
 
-/// Reads what `reader` holds at its start (at least the signature bytes of a media
-/// file, when the file has that many).
-pub(super) fn head(reader: &mut impl BufRead, rel: &str) -> Result<Vec<u8>, ToolError> {
-    let head = reader.fill_buf().map_err(|e| io_error("reading", rel, e))?;
-    Ok(head.to_vec())
-}
-
 /// The error for a media file of `len` bytes over the `max_bytes` cap.
 fn too_large(rel: &str, media_type: &str, len: u64, max_bytes: usize) -> ToolError {
     let kind = if media_type == PDF_MEDIA_TYPE {

@@ -9,7 +9,7 @@ use oxydra_types::{SafetyTier, Source};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::file_media::{attach, attachable_media_type, head};
+use super::file_media::{attach, attachable_media_type};
 use super::line_window::read_window;
 use super::{blocking, io_error, open_workspace};
 use crate::config::BuiltinToolsConfig;
@@ -179,7 +179,10 @@ impl Asked {
     /// by its metadata): an image or a PDF attached, else the window of lines asked for.
     fn from(self, mut reader: impl BufRead, len: u64) -> Result<ToolOutput, ToolError> {
         let rel = self.rel.as_str();
-        if let Some(media_type) = attachable_media_type(&head(&mut reader, rel)?) {
+        // Sniffed in the reader's own buffer: the file's start, at least the signature
+        // bytes of a media file when the file has that many.
+        let first_bytes = reader.fill_buf().map_err(|e| io_error("reading", rel, e))?;
+        if let Some(media_type) = attachable_media_type(first_bytes) {
             return attach(
                 reader,
                 rel,
