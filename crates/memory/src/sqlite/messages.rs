@@ -62,31 +62,36 @@ pub fn append_many(
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(err)?;
     check_write(leases::stored_lease(&tx, session).map_err(err)?, held, now)?;
-    let mut sequences = Vec::with_capacity(messages.len());
-    for (message, payload) in messages.iter().zip(&payloads) {
-        // A new session takes the next number (`sessions_by_number` makes the `max` a
-        // lookup); its messages are keyed `(number << 32) | sequence`.
-        let (sequence, number): (i64, i64) = tx
-            .prepare_cached(
-                "INSERT INTO sessions (session_id, created_at, updated_at, last_sequence, number)
-                 VALUES (?1, ?2, ?2, 1, (SELECT coalesce(max(number), 0) + 1 FROM sessions))
-                 ON CONFLICT (session_id) DO UPDATE
-                 SET last_sequence = last_sequence + 1,
-                     updated_at = max(updated_at, excluded.updated_at)
-                 RETURNING last_sequence, number",
-            )
-            .and_then(|mut stmt| {
-                stmt.query_row(params![session.as_str(), now], |row| {
-                    Ok((row.get(0)?, row.get(1)?))
-                })
+    // One upsert takes the batch's sequences: a new session takes the next number
+    // (`sessions_by_number` makes the `max` a lookup) and sequences 1..=n; an existing
+    // one bumps `last_sequence` by n. Its messages are keyed `(number << 32) | sequence`.
+    let count = i64::try_from(messages.len()).unwrap_or(i64::MAX);
+    let (last, number): (i64, i64) = tx
+        .prepare_cached(
+            "INSERT INTO sessions (session_id, created_at, updated_at, last_sequence, number)
+             VALUES (?1, ?2, ?2, ?3, (SELECT coalesce(max(number), 0) + 1 FROM sessions))
+             ON CONFLICT (session_id) DO UPDATE
+             SET last_sequence = last_sequence + excluded.last_sequence,
+                 updated_at = max(updated_at, excluded.updated_at)
+             RETURNING last_sequence, number",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_row(params![session.as_str(), now, count], |row| {
+                Ok((row.get(0)?, row.get(1)?))
             })
-            .map_err(err)?;
-        tx.prepare_cached(
+        })
+        .map_err(err)?;
+    let first = last.saturating_sub(count).saturating_add(1);
+    let mut sequences = Vec::with_capacity(messages.len());
+    let mut insert = tx
+        .prepare_cached(
             "INSERT INTO conversation_events (id, session_id, sequence, role, payload, created_at)
              VALUES ((?1 << 32) | ?3, ?2, ?3, ?4, ?5, ?6)",
         )
-        .and_then(|mut stmt| {
-            stmt.execute(params![
+        .map_err(err)?;
+    for ((message, payload), sequence) in messages.iter().zip(&payloads).zip(first..) {
+        insert
+            .execute(params![
                 number,
                 session.as_str(),
                 sequence,
@@ -94,10 +99,10 @@ pub fn append_many(
                 payload,
                 now
             ])
-        })
-        .map_err(err)?;
+            .map_err(err)?;
         sequences.push(stored_count(sequence));
     }
+    drop(insert);
     tx.commit().map_err(err)?;
     Ok(sequences)
 }
