@@ -5,7 +5,6 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use oxydra::tools::{SandboxConfig, SandboxMode, SandboxSupport, sandbox_support};
-use oxydra::types::RuntimeEvent;
 
 /// The exit of a task that ended well: a usage error (exit 2) when a command was
 /// refused because the kernel cannot build the sandbox, so that a refusal is never
@@ -53,36 +52,26 @@ pub fn report_support(config: &SandboxConfig) {
 }
 
 /// The sandbox report of `run` and `chat`: the warning comes with the first command the
-/// tools refused because the kernel cannot build the box, read off the run's events. The
+/// tools refused because the kernel cannot build the box, read off the process's count
+/// of such refusals after each event of the run (none is counted in `full-access`). The
 /// kernel is probed by the command tool that runs first, never for the report: a run
 /// that runs no command pays no probe (a fork that enters namespaces and mounts an
 /// overlay: 1.5 ms of CPU and 0.5 MiB of peak RSS of the 20-turn scenario,
 /// docs/performance.md). Nothing runs unconfined meanwhile: a command waits for the
 /// probe's answer, and `run` ends with exit 2 naming what is missing
 /// ([`refused_commands_exit`]).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct SupportReport {
-    /// Whether there is anything to report: not in `full-access`.
-    wanted: bool,
     warned: AtomicBool,
 }
 
 impl SupportReport {
-    /// The report for a run confined by `config`.
-    pub fn new(config: &SandboxConfig) -> Self {
-        Self {
-            wanted: config.mode != SandboxMode::FullAccess,
-            warned: AtomicBool::new(false),
-        }
-    }
-
-    /// Reads one event of the run: the first after a command was refused for want of
-    /// the sandbox prints the warning, once.
-    pub fn on_event(&self, _event: &RuntimeEvent) {
-        if !self.wanted || oxydra::tools::commands_refused_unconfinable() == 0 {
-            return;
-        }
-        if self.warned.swap(true, Ordering::SeqCst) {
+    /// Called after each event of the run: the first call after a command was refused
+    /// for want of the sandbox prints the warning, once.
+    pub fn after_event(&self) {
+        if oxydra::tools::commands_refused_unconfinable() == 0
+            || self.warned.swap(true, Ordering::SeqCst)
+        {
             return;
         }
         if let SandboxSupport::Unavailable { reason } = sandbox_support() {
@@ -99,48 +88,15 @@ impl SupportReport {
 
 #[cfg(test)]
 mod tests {
-    use oxydra::types::{RuntimeProgressEvent, RuntimeProgressKind};
-
     use super::*;
-
-    fn events() -> [RuntimeEvent; 3] {
-        [
-            RuntimeEvent::Progress(RuntimeProgressEvent::new(
-                RuntimeProgressKind::ProviderCall,
-                1,
-                10,
-            )),
-            RuntimeEvent::TextDelta { text: "x".into() },
-            RuntimeEvent::Progress(RuntimeProgressEvent::new(
-                RuntimeProgressKind::ToolExecution {
-                    tool_names: vec!["shell_exec".into()],
-                },
-                1,
-                10,
-            )),
-        ]
-    }
 
     #[test]
     fn a_run_that_refused_no_command_says_nothing() {
         // This test process runs no command, so none was refused.
         assert_eq!(oxydra::tools::commands_refused_unconfinable(), 0);
-        let report = SupportReport::new(&SandboxConfig::default());
-        for event in events() {
-            report.on_event(&event);
-        }
-        assert!(!report.warned());
-    }
-
-    #[test]
-    fn full_access_never_warns() {
-        let config = SandboxConfig {
-            mode: SandboxMode::FullAccess,
-            ..SandboxConfig::default()
-        };
-        let report = SupportReport::new(&config);
-        for event in events() {
-            report.on_event(&event);
+        let report = SupportReport::default();
+        for _ in 0..3 {
+            report.after_event();
         }
         assert!(!report.warned());
     }

@@ -123,7 +123,7 @@ impl Renderer {
     /// stderr.
     pub fn emit(&self, event: &RuntimeEvent) {
         if let Some(report) = self.sandbox_report.get() {
-            report.on_event(event);
+            report.after_event();
         }
         let event = {
             let scrubber = self.scrubber.read().unwrap_or_else(PoisonError::into_inner);

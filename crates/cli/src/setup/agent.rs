@@ -156,9 +156,7 @@ pub async fn build_with(
     let provider = provider?;
     registered?;
     let memory_handle: Arc<dyn Memory> = memory.clone();
-    renderer.report_sandbox_support(crate::config::sandbox::SupportReport::new(
-        &effective.tools.sandbox,
-    ));
+    renderer.report_sandbox_support(crate::config::sandbox::SupportReport::default());
     let startup = interrupts.begin_turn();
     let servers = super::launch::mcp_servers(
         &effective.mcp_servers,
