@@ -5,6 +5,7 @@ use std::path::Path;
 use oxydra_types::{Checkpoint, SessionId};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+use super::migrations::{first_message_key, last_message_key};
 use super::now_ms;
 use crate::checkpoints::{CheckpointBlob, StoredCheckpoint};
 use crate::error::MemoryError;
@@ -167,9 +168,12 @@ pub fn truncate(
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(err)?;
     tx.execute(
-        "DELETE FROM conversation_events
-         WHERE id > ((SELECT number FROM sessions WHERE session_id = ?1) << 32) | ?2
-           AND id <= ((SELECT number FROM sessions WHERE session_id = ?1) << 32) | 4294967295",
+        concat!(
+            "DELETE FROM conversation_events WHERE id > ",
+            first_message_key!(),
+            " | ?2 AND id <= ",
+            last_message_key!()
+        ),
         params![session.as_str(), keep_key],
     )
     .map_err(err)?;

@@ -6,6 +6,7 @@ use oxydra_types::{Message, SessionId};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+use super::migrations::{first_message_key, last_message_key};
 use super::{leases, now_ms};
 use crate::error::MemoryError;
 use crate::lease_decision::check_write;
@@ -115,13 +116,13 @@ pub fn messages(
 ) -> Result<Vec<StoredMessage>, MemoryError> {
     let err = |source| super::error::db(path, &format!("read session {session}"), source);
     let mut stmt = conn
-        .prepare_cached(
-            "SELECT sequence, payload, created_at FROM conversation_events
-             WHERE id BETWEEN (SELECT number FROM sessions WHERE session_id = ?1) << 32
-                          AND ((SELECT number FROM sessions WHERE session_id = ?1) << 32)
-                              | 4294967295
-             ORDER BY id",
-        )
+        .prepare_cached(concat!(
+            "SELECT sequence, payload, created_at FROM conversation_events WHERE id BETWEEN ",
+            first_message_key!(),
+            " AND ",
+            last_message_key!(),
+            " ORDER BY id"
+        ))
         .map_err(err)?;
     let mut rows = stmt.query([session.as_str()]).map_err(err)?;
     let location = super::error::location(path);
@@ -199,10 +200,12 @@ pub fn delete_session(
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(err)?;
     for sql in [
-        "DELETE FROM conversation_events
-         WHERE id BETWEEN (SELECT number FROM sessions WHERE session_id = ?1) << 32
-                      AND ((SELECT number FROM sessions WHERE session_id = ?1) << 32)
-                          | 4294967295",
+        concat!(
+            "DELETE FROM conversation_events WHERE id BETWEEN ",
+            first_message_key!(),
+            " AND ",
+            last_message_key!()
+        ),
         "DELETE FROM session_state WHERE session_id = ?1",
         "DELETE FROM session_meta WHERE session_id = ?1",
         "DELETE FROM chunks WHERE session_id = ?1",

@@ -171,6 +171,25 @@ const MIGRATIONS: &[&str] = &[
     ",
 ];
 
+/// SQL for the key of session `?1`'s first possible message (migration 8): a message is
+/// keyed `(number << 32) | sequence`, `number` being its session's. Statements take a
+/// session's messages as a range of that one key, through `concat!`.
+macro_rules! first_message_key {
+    () => {
+        "((SELECT number FROM sessions WHERE session_id = ?1) << 32)"
+    };
+}
+pub(super) use first_message_key;
+
+/// SQL for the key of session `?1`'s last possible message: a sequence is at most
+/// 2^32 − 1, the low half of the key (migration 8).
+macro_rules! last_message_key {
+    () => {
+        "(((SELECT number FROM sessions WHERE session_id = ?1) << 32) | 4294967295)"
+    };
+}
+pub(super) use last_message_key;
+
 /// The schema version this code writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
