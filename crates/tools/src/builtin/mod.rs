@@ -138,9 +138,11 @@ fn io_error(action: &'static str, relative: &str, source: io::Error) -> ToolErro
 /// Bytes sniffed to tell text from binary.
 const SNIFF_BYTES: usize = 8 * 1024;
 
-/// Whether `head` (the start of a file) looks binary: it holds a NUL byte.
+/// Whether `head` (the start of a file) looks binary: it holds a NUL byte in its first
+/// [`SNIFF_BYTES`]. (`memchr` looks at 32 bytes a step; a byte-by-byte `any` cost
+/// ~11 instructions a byte of every file read.)
 fn looks_binary(head: &[u8]) -> bool {
-    head.iter().take(SNIFF_BYTES).any(|&b| b == 0)
+    memchr::memchr(0, head.get(..SNIFF_BYTES).unwrap_or(head)).is_some()
 }
 
 /// Run blocking file work off the async threads.
