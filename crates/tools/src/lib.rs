@@ -83,8 +83,6 @@ mod beneath;
 #[cfg(feature = "builtins")]
 pub mod builtin;
 mod call_preview;
-#[cfg(feature = "builtins")]
-mod canonical_path;
 #[cfg(feature = "checkpoints")]
 pub mod checkpoint;
 #[cfg(feature = "builtins")]

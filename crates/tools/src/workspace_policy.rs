@@ -1,8 +1,8 @@
 //! Keeps the file tools inside the workspace.
 //!
 //! A path is joined to the workspace root; the longest part of it that exists is
-//! canonicalised (which follows every symlink, as `realpath` does, read off one kernel
-//! open: `crate::canonical_path`) and must lie under the canonical root. The part that does not exist yet (a file about to be written) may only
+//! canonicalised (which follows every symlink) and must lie under the canonical
+//! root. The part that does not exist yet (a file about to be written) may only
 //! be plain names — no `..` — and its first name must not be a dangling symlink,
 //! so nothing created later can land outside either.
 //!
@@ -20,22 +20,6 @@ use crate::error::ToolError;
 /// The longest path accepted, in bytes (Linux's `PATH_MAX`). Resolving walks the path
 /// back one name at a time, so a path of a million names would cost minutes.
 pub(crate) const MAX_PATH_BYTES: usize = 4096;
-
-/// The error of a workspace root `given` that cannot be opened: not a directory, or
-/// the system's reason.
-pub(crate) fn open_error(given: &Path, source: io::Error) -> ToolError {
-    if source.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error()) {
-        return ToolError::Failed(format!(
-            "the workspace `{}` is not a directory",
-            given.display()
-        ));
-    }
-    ToolError::Io {
-        action: "opening the workspace",
-        path: given.display().to_string(),
-        source,
-    }
-}
 
 /// Resolves the paths a model gives against the workspace root.
 #[derive(Debug, Clone)]
@@ -57,20 +41,18 @@ impl WorkspacePolicy {
     /// A policy for `root`, which must be an existing directory.
     pub fn new(root: impl AsRef<Path>) -> Result<Self, ToolError> {
         let given = root.as_ref();
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        let flags = rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC;
-        #[cfg(not(any(target_os = "linux", target_os = "android")))]
-        let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC;
-        let (root, _handle) = crate::canonical_path::open_dir(given, flags)
-            .map_err(|source| open_error(given, source))?;
-        Ok(Self { root })
-    }
-
-    /// The policy of the workspace whose root `dir` holds open.
-    pub(crate) fn of(dir: &crate::beneath::WorkspaceDir) -> Self {
-        Self {
-            root: dir.root().to_owned(),
+        let root = given.canonicalize().map_err(|source| ToolError::Io {
+            action: "opening the workspace",
+            path: given.display().to_string(),
+            source,
+        })?;
+        if !root.is_dir() {
+            return Err(ToolError::Failed(format!(
+                "the workspace `{}` is not a directory",
+                given.display()
+            )));
         }
+        Ok(Self { root })
     }
 
     /// The canonical workspace root.
@@ -103,7 +85,7 @@ impl WorkspacePolicy {
         let mut existing = self.root.join(given);
         let mut missing: Vec<OsString> = Vec::new();
         let canonical = loop {
-            match crate::canonical_path::canonicalize(&existing) {
+            match existing.canonicalize() {
                 Ok(canonical) => break canonical,
                 Err(_) => {
                     let last = existing.components().next_back();

@@ -72,21 +72,6 @@ impl WorkspaceDir {
         })
     }
 
-    /// Hold the directory `given` open, named by the canonical path of the handle
-    /// itself (`crate::canonical_path::open_dir`): one open, no `realpath` walk, and no
-    /// moment between naming the root and opening it. Not a directory: `ENOTDIR`.
-    #[cfg(feature = "builtins")]
-    pub(crate) fn open_canonical(given: &Path) -> io::Result<Self> {
-        let (root, fd) = crate::canonical_path::open_dir(given, DIR_HANDLE)?;
-        Ok(Self { root, fd })
-    }
-
-    /// The canonical path of the root.
-    #[cfg(feature = "builtins")]
-    pub(crate) fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// Open `absolute` (a resolved path under the root) for reading. A directory or
     /// a FIFO opens too, without blocking: check what the handle is before use.
     pub(crate) fn open_read(&self, absolute: &Path) -> io::Result<File> {

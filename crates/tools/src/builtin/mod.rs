@@ -79,15 +79,15 @@ fn policy(ctx: &ToolContext) -> Result<WorkspacePolicy, ToolError> {
     WorkspacePolicy::new(ctx.workspace_root())
 }
 
-/// The workspace of the call, its root held open: one open names the root and holds
-/// it (`WorkspaceDir::open_canonical`).
+/// The workspace of the call, its root held open.
 fn open_workspace(ctx: &ToolContext) -> Result<Workspace, ToolError> {
-    let dir = WorkspaceDir::open_canonical(ctx.workspace_root())
-        .map_err(|source| crate::workspace_policy::open_error(ctx.workspace_root(), source))?;
-    Ok(Workspace {
-        policy: WorkspacePolicy::of(&dir),
-        dir,
-    })
+    let policy = policy(ctx)?;
+    let dir = WorkspaceDir::open(policy.root()).map_err(|source| ToolError::Io {
+        action: "opening the workspace",
+        path: policy.root().display().to_string(),
+        source,
+    })?;
+    Ok(Workspace { policy, dir })
 }
 
 impl Workspace {
