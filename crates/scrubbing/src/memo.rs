@@ -1,5 +1,5 @@
 //! What a scrubber found in the texts it scrubbed last ([`Memo`]), so that scrubbing
-//! the same text again costs a hash and a compare instead of a scan.
+//! the same text again costs a compare instead of a scan.
 //!
 //! A run scrubs most tool outputs twice or more: once in the event that reports the
 //! call, once in the result the model reads, and a clean text once more where it is
@@ -10,7 +10,8 @@
 //! would save, since remembered texts of the same length are rare and a compare
 //! stops at the first differing byte. Even at worst (every entry of the same length
 //! and prefix) a lookup compares at most the memo's byte bound, far less than a
-//! scan.
+//! scan. Short texts (a tool's name and arguments) are remembered too, on a shelf of
+//! their own: their scan costs little each time, but they come back in every event.
 //!
 //! A memo belongs to one configuration: [`crate::Scrubber`]'s builders give a scrubber
 //! whose configuration changes a fresh memo, so a text scrubbed before a known secret
@@ -21,21 +22,44 @@ use std::sync::{Mutex, PoisonError};
 
 use crate::redaction::Redaction;
 
-/// Texts shorter than this are scanned every time: the memo would save little.
-pub(crate) const MIN_LEN: usize = 256;
+/// Texts shorter than this go on the short shelf ([`SHORT`]), the others on the long.
+const MIN_LEN: usize = 256;
 
-/// The most texts remembered.
-const CAPACITY: usize = 64;
-
-/// The most bytes of text remembered, all entries together; a text longer than this
-/// is never remembered.
+/// The most bytes of text the long shelf remembers, all entries together; a text
+/// longer than this is never remembered.
 const MAX_BYTES: usize = 4 << 20;
 
+/// How many texts a shelf keeps and how many bytes of them.
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    capacity: usize,
+    max_bytes: usize,
+}
+
+/// Tool outputs, file contents, answers: the texts scrubbed again on their way from
+/// the event to the model and the store.
+const LONG: Bounds = Bounds {
+    capacity: 64,
+    max_bytes: MAX_BYTES,
+};
+
+/// A tool's name and arguments, a progress line: each event's short texts are
+/// scrubbed where the run emits it and again where it is printed, and the same calls
+/// come back turn after turn. A scan of a short text costs ~3,700 instructions
+/// (most of it fixed: the passes each text goes through); looking it up here, a
+/// compare of lengths per entry and of the bytes of those as long, a few hundred.
+const SHORT: Bounds = Bounds {
+    capacity: 64,
+    max_bytes: 64 * MIN_LEN,
+};
+
 /// The texts a scrubber scrubbed last and the redactions it found in each, most
-/// recent last.
+/// recent last: short and long texts on shelves of their own, so that an event's
+/// short texts never push out the long ones.
 #[derive(Default)]
 pub(crate) struct Memo {
-    entries: Mutex<Entries>,
+    long: Mutex<Entries>,
+    short: Mutex<Entries>,
 }
 
 #[derive(Default)]
@@ -51,23 +75,35 @@ struct Entry {
 
 impl std::fmt::Debug for Memo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        f.debug_struct("Memo")
-            .field("texts", &entries.list.len())
-            .field("bytes", &entries.bytes)
-            .finish()
+        let mut out = f.debug_struct("Memo");
+        for (name, shelf) in [("long", &self.long), ("short", &self.short)] {
+            let entries = shelf.lock().unwrap_or_else(PoisonError::into_inner);
+            out.field(name, &(entries.list.len(), entries.bytes));
+        }
+        out.finish()
     }
 }
 
 impl Memo {
-    /// Whether `text` is one the memo would remember.
+    /// Whether `text` is one the memo would remember: not empty (nothing to scan),
+    /// not longer than the long shelf holds.
     pub(crate) fn worth_it(text: &str) -> bool {
-        (MIN_LEN..=MAX_BYTES).contains(&text.len())
+        (1..=MAX_BYTES).contains(&text.len())
+    }
+
+    /// The shelf for `text` and its bounds.
+    fn shelf(&self, text: &str) -> (&Mutex<Entries>, Bounds) {
+        if text.len() < MIN_LEN {
+            (&self.short, SHORT)
+        } else {
+            (&self.long, LONG)
+        }
     }
 
     /// The redactions found in `text` when it was scrubbed last, if it is remembered.
     pub(crate) fn get(&self, text: &str) -> Option<Vec<Redaction>> {
-        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let (shelf, _) = self.shelf(text);
+        let entries = shelf.lock().unwrap_or_else(PoisonError::into_inner);
         entries
             .list
             .iter()
@@ -76,13 +112,14 @@ impl Memo {
             .map(|entry| entry.redactions.clone())
     }
 
-    /// Remembers `redactions` as what `text` holds, forgetting the oldest texts past
-    /// the memo's bounds.
+    /// Remembers `redactions` as what `text` holds, forgetting the oldest texts of its
+    /// shelf past the shelf's bounds.
     pub(crate) fn put(&self, text: &str, redactions: &[Redaction]) {
         if !Self::worth_it(text) {
             return;
         }
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let (shelf, bounds) = self.shelf(text);
+        let mut entries = shelf.lock().unwrap_or_else(PoisonError::into_inner);
         if entries.list.iter().any(|entry| entry.holds(text)) {
             return;
         }
@@ -91,7 +128,7 @@ impl Memo {
             text: text.into(),
             redactions: redactions.to_vec(),
         });
-        while entries.list.len() > CAPACITY || entries.bytes > MAX_BYTES {
+        while entries.list.len() > bounds.capacity || entries.bytes > bounds.max_bytes {
             let Some(oldest) = entries.list.pop_front() else {
                 break;
             };
@@ -184,11 +221,10 @@ mod tests {
     }
 
     #[test]
-    fn short_and_huge_texts_are_not_remembered() {
+    fn empty_and_huge_texts_are_not_remembered() {
         let memo = Memo::default();
-        let short = "x".repeat(MIN_LEN - 1);
-        memo.put(&short, &[]);
-        assert_eq!(memo.get(&short), None);
+        memo.put("", &[]);
+        assert_eq!(memo.get(""), None);
         let huge = "x".repeat(MAX_BYTES + 1);
         memo.put(&huge, &[]);
         assert_eq!(memo.get(&huge), None);
@@ -197,16 +233,41 @@ mod tests {
     #[test]
     fn the_oldest_texts_are_forgotten_past_the_bounds() {
         let memo = Memo::default();
-        let texts: Vec<String> = (0..=CAPACITY).map(|i| format!("{i:0>300}")).collect();
+        let texts: Vec<String> = (0..=LONG.capacity).map(|i| format!("{i:0>300}")).collect();
         for text in &texts {
             memo.put(text, &[]);
         }
         assert_eq!(memo.get(&texts[0]), None);
-        assert_eq!(memo.get(&texts[CAPACITY]), Some(Vec::new()));
+        assert_eq!(memo.get(&texts[LONG.capacity]), Some(Vec::new()));
         let big = "b".repeat(MAX_BYTES / 2 + 1);
         memo.put(&big, &[]);
         memo.put(&big.replace('b', "c"), &[]);
         assert_eq!(memo.get(&big), None, "over the byte bound");
-        assert_eq!(memo.get(&texts[CAPACITY]), None);
+        assert_eq!(memo.get(&texts[LONG.capacity]), None);
+    }
+
+    /// Short texts have a shelf of their own: however many an event brings, the long
+    /// texts stay remembered.
+    #[test]
+    fn short_texts_never_push_out_long_ones() {
+        let memo = Memo::default();
+        let long = "l".repeat(MIN_LEN);
+        memo.put(&long, &[redaction(0)]);
+        let shorts: Vec<String> = (0..=SHORT.capacity * 3)
+            .map(|i| format!("{{\"path\":\"notes/{i}.txt\"}}"))
+            .collect();
+        for short in &shorts {
+            memo.put(short, &[]);
+        }
+        assert_eq!(memo.get(&long), Some(vec![redaction(0)]));
+        assert_eq!(
+            memo.get(&shorts[0]),
+            None,
+            "the oldest short text is forgotten"
+        );
+        assert_eq!(memo.get(shorts.last().unwrap()), Some(Vec::new()));
+        let one = "a".repeat(MIN_LEN - 1);
+        memo.put(&one, &[redaction(2)]);
+        assert_eq!(memo.get(&one), Some(vec![redaction(2)]));
     }
 }

@@ -179,10 +179,11 @@ impl Scrubber {
         self.with_fresh_memo()
     }
 
-    /// Remembers what the last texts of 256 bytes or more held (64 texts, 4 MiB at
-    /// most), so that scrubbing one of them again costs a hash and a compare instead
-    /// of a scan: a run scrubs a tool's output for the event that reports it, for the
-    /// model and, when it is clean, where it is stored. Clones share the memory; a
+    /// Remembers what the last texts held (64 texts of 256 bytes or more, 4 MiB at
+    /// most, and 64 shorter ones), so that scrubbing one of them again costs a compare
+    /// instead of a scan: a run scrubs a tool's output for the event that reports it,
+    /// for the model and, when it is clean, where it is stored, and each event's
+    /// short texts (a tool's name and arguments) where it is emitted and printed. Clones share the memory; a
     /// builder method that changes what is scrubbed gives the new scrubber an empty
     /// one, so nothing remembered under one configuration answers for another. The
     /// result is the same as without it.
