@@ -11,20 +11,15 @@
 //! what it finds: a keyword id maps to the rules it belongs to, to whether it is a
 //! labelled trigger word, and to the built-in patterns it triggers.
 //!
-//! The automaton is ASCII case-insensitive (gitleaks lowercases the text before it
-//! looks for keywords); a labelled trigger word counts only in the three spellings the
-//! labelled layer reads — lower, Capitalised, UPPER (`token`, `Token`, `TOKEN`) — as
-//! the regex did. Keys in odd mixed case (`tOkEn`) are the entropy scan's to notice.
+//! The automaton ([`KeywordDfa`], built by this crate) is ASCII case-insensitive
+//! (gitleaks lowercases the text before it looks for keywords); a labelled trigger
+//! word counts only in the three spellings the labelled layer reads — lower,
+//! Capitalised, UPPER (`token`, `Token`, `TOKEN`) — as the regex did. Keys in odd mixed case (`tOkEn`) are the entropy scan's to notice.
 
+use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use aho_corasick::automaton::Automaton;
-use aho_corasick::automaton::StateID;
-use aho_corasick::dfa::DFA;
-use aho_corasick::nfa::contiguous::NFA;
-use aho_corasick::{Anchored, MatchKind, StartKind};
+use crate::keyword_dfa::{KeywordDfa, StateId};
 
 /// The labelled values' trigger words, lowercase. Each is looked for in three
 /// spellings: `key` covers `api_key`, `private_key`, …; `pass` covers `password`,
@@ -70,22 +65,10 @@ struct Entry {
     triggers: Vec<(usize, &'static str)>,
 }
 
-/// The automata over every keyword and what each stands for.
-///
-/// Two automata over the same words: a contiguous NFA, built at once, and a DFA, built
-/// once the scanner has walked [`DFA_AFTER`] bytes. The DFA walks a byte several times
-/// faster but costs ~14.7 M instructions to build (release), the NFA ~4.9 M: a short
-/// run (a few tool calls) never pays for the DFA, a long one gets it once it pays.
+/// The automaton over every keyword ([`KeywordDfa`]) and what each stands for.
 #[derive(Debug)]
 pub(crate) struct KeywordScanner {
-    nfa: NFA,
-    /// Built on the first scan after [`DFA_AFTER`] bytes (`None` inside: it could not
-    /// be built, and the NFA goes on).
-    dfa: OnceLock<Option<DFA>>,
-    /// Bytes walked by the NFA so far.
-    walked: AtomicUsize,
-    /// The keywords, lowercase, kept for building the DFA.
-    words: Vec<String>,
+    dfa: KeywordDfa,
     entries: Vec<Entry>,
     /// The longest keyword's length: how far back of the middle the second of two
     /// walks starts (see [`KeywordScanner::scan`]).
@@ -94,13 +77,6 @@ pub(crate) struct KeywordScanner {
 
 /// Texts at least this long are walked as two halves at once.
 const TWO_WALKS_FROM: usize = 4096;
-
-/// Bytes the NFA walks before the DFA is built: where the DFA's cheaper walk has paid
-/// for its build. Measured in a release build of the 20-turn run (callgrind, the
-/// runtime's scrub memo on): the DFA's build costs ~9.8 M instructions more than the
-/// NFA's, and the NFA's walk ~10 more a byte; the run scrubs just under a megabyte,
-/// and the two came out within 0.3% of each other over the whole run.
-const DFA_AFTER: usize = 1 << 20;
 
 /// The most built-in patterns a scanner can report (`Hits::patterns` is a `u64`).
 pub(crate) const MAX_PATTERNS: usize = 64;
@@ -114,56 +90,30 @@ impl KeywordScanner {
         rule_keywords: impl Iterator<Item = &'a [&'static str]>,
         triggers: impl Iterator<Item = (usize, &'static str)>,
     ) -> Option<Self> {
-        let mut words: Vec<String> = Vec::new();
-        let mut entries: Vec<Entry> = Vec::new();
+        let mut words = Words::default();
         for word in LABEL_WORDS {
-            entry(&mut words, &mut entries, word)?.label = true;
+            words.entry(word)?.label = true;
         }
         for (rule, keywords) in rule_keywords.enumerate() {
             for word in keywords {
-                entry(&mut words, &mut entries, word)?.rules.push(rule);
+                words.entry(word)?.rules.push(rule);
             }
         }
         for (pattern, literal) in triggers {
             if pattern >= MAX_PATTERNS || literal.is_empty() {
                 return None;
             }
-            entry(&mut words, &mut entries, literal)?
-                .triggers
-                .push((pattern, literal));
+            words.entry(literal)?.triggers.push((pattern, literal));
         }
-        // With 280 keywords, two-letter ones among them, in both cases, no prefilter
-        // skips much: both automata are walked by hand (`scan`), without a prefilter,
-        // unanchored only.
-        let nfa = NFA::builder()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .prefilter(false)
-            .build(&words)
-            .ok()?;
-        nfa.start_state(Anchored::No).ok()?;
+        let Words { list, entries, .. } = words;
+        let words = list;
+        let dfa = KeywordDfa::build(&words)?;
         let longest = words.iter().map(String::len).max().unwrap_or(0);
         Some(Self {
-            nfa,
-            dfa: OnceLock::new(),
-            walked: AtomicUsize::new(0),
-            words,
+            dfa,
             entries,
             longest,
         })
-    }
-
-    /// The DFA over the same words as the NFA, the first time `text` takes the bytes
-    /// walked to [`DFA_AFTER`] or beyond; `None` before (and if it cannot be built).
-    fn dfa_for(&self, text: &str) -> Option<&DFA> {
-        if let Some(built) = self.dfa.get() {
-            return built.as_ref();
-        }
-        let walked = self.walked.fetch_add(text.len(), Ordering::Relaxed);
-        if walked.saturating_add(text.len()) < DFA_AFTER {
-            return None;
-        }
-        self.dfa.get_or_init(|| build_dfa(&self.words)).as_ref()
     }
 
     /// Every keyword of `text`, in one pass.
@@ -176,20 +126,10 @@ impl KeywordScanner {
     /// One walk is a chain of dependent loads (each transition needs the state before
     /// it); two independent chains keep the core busy while each waits.
     pub(crate) fn scan(&self, text: &str) -> Hits {
-        match self.dfa_for(text) {
-            Some(dfa) => self.scan_with(dfa, text),
-            None => self.scan_with(&self.nfa, text),
-        }
-    }
-
-    /// [`KeywordScanner::scan`] with one of the automata.
-    fn scan_with<A: Automaton>(&self, dfa: &A, text: &str) -> Hits {
+        let dfa = &self.dfa;
         let mut hits = Hits::default();
         let bytes = text.as_bytes();
-        // Checked in `build` (and `build_dfa`).
-        let Ok(start) = dfa.start_state(Anchored::No) else {
-            return hits;
-        };
+        let start = dfa.start();
         let middle = bytes.len() / 2;
         if bytes.len() < TWO_WALKS_FROM || middle <= self.longest {
             self.walk_rest(dfa, start, 0, 0, bytes, &mut hits);
@@ -222,17 +162,16 @@ impl KeywordScanner {
 
     /// Walks from `state` at `from` to the end of `bytes`, recording each keyword that
     /// ends after `after`.
-    fn walk_rest<A: Automaton>(
+    fn walk_rest(
         &self,
-        dfa: &A,
-        mut state: StateID,
+        dfa: &KeywordDfa,
+        mut state: StateId,
         from: usize,
         after: usize,
         bytes: &[u8],
         hits: &mut Hits,
     ) {
-        // One transition per byte; the overlapping iterator of `aho-corasick` spent
-        // about twice the instructions per byte around the same transitions. The walk
+        // One transition per byte. The walk
         // between matches is a loop of its own (`walk`): with the matches handled in
         // the same loop, the state was kept on the stack and every transition waited
         // for a store and a load of it.
@@ -247,10 +186,10 @@ impl KeywordScanner {
 
     /// Records the keywords of `state` (none unless it is a match state), which end at
     /// `end`, when `end` is after `after`.
-    fn matches_at<A: Automaton>(
+    fn matches_at(
         &self,
-        dfa: &A,
-        state: StateID,
+        dfa: &KeywordDfa,
+        state: StateId,
         end: usize,
         after: usize,
         bytes: &[u8],
@@ -259,10 +198,9 @@ impl KeywordScanner {
         if end <= after || !dfa.is_match(state) {
             return;
         }
-        for index in 0..dfa.match_len(state) {
-            let id = dfa.match_pattern(state, index);
-            let start = end.saturating_sub(dfa.pattern_len(id));
-            self.found(id.as_usize(), start..end, bytes, hits);
+        for &id in dfa.keywords(state) {
+            let start = end.saturating_sub(dfa.keyword_len(id));
+            self.found(id as usize, start..end, bytes, hits);
         }
     }
 
@@ -288,9 +226,9 @@ impl KeywordScanner {
 /// how many bytes were taken (the last of them ends the match), or the state after
 /// every byte and `bytes.len()`.
 #[inline(always)]
-fn walk<A: Automaton>(dfa: &A, mut state: StateID, bytes: &[u8]) -> (StateID, usize) {
+fn walk(dfa: &KeywordDfa, mut state: StateId, bytes: &[u8]) -> (StateId, usize) {
     for (at, &byte) in bytes.iter().enumerate() {
-        state = dfa.next_state(Anchored::No, state, byte);
+        state = dfa.next_state(state, byte);
         if dfa.is_match(state) {
             return (state, at + 1);
         }
@@ -301,16 +239,16 @@ fn walk<A: Automaton>(dfa: &A, mut state: StateID, bytes: &[u8]) -> (StateID, us
 /// [`walk`] over `a` and `b` (of one length) at once, until either enters a match
 /// state: both states and how many bytes each took.
 #[inline(always)]
-fn walk_two<A: Automaton>(
-    dfa: &A,
-    mut a: StateID,
+fn walk_two(
+    dfa: &KeywordDfa,
+    mut a: StateId,
     first: &[u8],
-    mut b: StateID,
+    mut b: StateId,
     second: &[u8],
-) -> (StateID, StateID, usize) {
+) -> (StateId, StateId, usize) {
     for (at, (&x, &y)) in first.iter().zip(second).enumerate() {
-        a = dfa.next_state(Anchored::No, a, x);
-        b = dfa.next_state(Anchored::No, b, y);
+        a = dfa.next_state(a, x);
+        b = dfa.next_state(b, y);
         if dfa.is_match(a) || dfa.is_match(b) {
             return (a, b, at + 1);
         }
@@ -318,36 +256,30 @@ fn walk_two<A: Automaton>(
     (a, b, first.len().min(second.len()))
 }
 
-/// The DFA over `words`: one transition a byte, the fast walk for long scrubbing.
-/// `None` if it cannot be built (the NFA goes on).
-fn build_dfa(words: &[String]) -> Option<DFA> {
-    let dfa = DFA::builder()
-        .ascii_case_insensitive(true)
-        .match_kind(MatchKind::Standard)
-        .prefilter(false)
-        .start_kind(StartKind::Unanchored)
-        .build(words)
-        .ok()?;
-    dfa.start_state(Anchored::No).ok()?;
-    Some(dfa)
+/// The keywords while a scanner is built: each once, lowercased, with its entry.
+#[derive(Default)]
+struct Words {
+    list: Vec<String>,
+    index: HashMap<String, usize>,
+    entries: Vec<Entry>,
 }
 
-/// The entry of `word` (lowercased), added if new.
-fn entry<'e>(
-    words: &mut Vec<String>,
-    entries: &'e mut Vec<Entry>,
-    word: &str,
-) -> Option<&'e mut Entry> {
-    let lower = word.to_ascii_lowercase();
-    let at = match words.iter().position(|w| *w == lower) {
-        Some(at) => at,
-        None => {
-            words.push(lower);
-            entries.push(Entry::default());
-            entries.len() - 1
-        }
-    };
-    entries.get_mut(at)
+impl Words {
+    /// The entry of `word` (lowercased), added if new.
+    fn entry(&mut self, word: &str) -> Option<&mut Entry> {
+        let lower = word.to_ascii_lowercase();
+        let at = match self.index.get(&lower) {
+            Some(&at) => at,
+            None => {
+                let at = self.list.len();
+                self.index.insert(lower.clone(), at);
+                self.list.push(lower);
+                self.entries.push(Entry::default());
+                at
+            }
+        };
+        self.entries.get_mut(at)
+    }
 }
 
 /// Lower, Capitalised or UPPER: the spellings the labelled layer reads.

@@ -70,6 +70,7 @@ mod key_context;
 mod key_names;
 mod key_words;
 mod keyspace;
+mod keyword_dfa;
 mod keyword_patterns;
 mod keyword_scan;
 mod known_secrets;

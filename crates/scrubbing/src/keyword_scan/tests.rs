@@ -74,13 +74,12 @@ fn plain_text_and_adversarial_text_find_nothing_or_stay_bounded() {
     }
 }
 
-/// What one walk from the start finds (with the DFA): the reference for the two walks
-/// of a long text.
+/// What one walk from the start finds: the reference for the two walks of a long
+/// text.
 fn one_walk(scanner: &KeywordScanner, text: &str) -> Hits {
     let mut hits = Hits::default();
-    let dfa = build_dfa(&scanner.words).unwrap();
-    let start = dfa.start_state(Anchored::No).unwrap();
-    scanner.walk_rest(&dfa, start, 0, 0, text.as_bytes(), &mut hits);
+    let dfa = &scanner.dfa;
+    scanner.walk_rest(dfa, dfa.start(), 0, 0, text.as_bytes(), &mut hits);
     hits.labels.sort_unstable_by_key(|r| r.start);
     hits
 }
@@ -110,44 +109,51 @@ fn two_walks_of_a_long_text_find_what_one_walk_finds_across_the_middle() {
     }
 }
 
-/// The NFA a scanner starts with and the DFA it builds later find the same keywords,
-/// in short texts and in long ones walked as two halves.
+/// The keyword automaton finds what `aho-corasick`'s overlapping search (the crate
+/// it replaced) finds over the same words, in short texts and in long ones walked as
+/// two halves.
 #[test]
-fn the_nfa_and_the_dfa_find_the_same() {
-    let scanner = scanner(&[(0, "://"), (1, "-----BEGIN")]);
-    let dfa = build_dfa(&scanner.words).unwrap();
-    let line = "token=abc Token: PASS sk-1 ghp_x https://u:p@h -----BEGIN key salt; ";
+fn the_automaton_finds_what_aho_corasick_finds() {
+    let rules: [&[&'static str]; 2] = [&["sk", "ghp_"], &["token"]];
+    let triggers = [(0, "://"), (1, "-----BEGIN"), (2, "AKIA")];
+    let scanner = KeywordScanner::build(rules.into_iter(), triggers.into_iter()).unwrap();
+    // The words in the order `build` numbers them.
+    let mut words: Vec<String> = Vec::new();
+    let listed = LABEL_WORDS
+        .iter()
+        .chain(rules.iter().flat_map(|r| r.iter()))
+        .chain(triggers.iter().map(|(_, t)| t));
+    for word in listed {
+        let lower = word.to_ascii_lowercase();
+        if !words.contains(&lower) {
+            words.push(lower);
+        }
+    }
+    let reference = aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(&words)
+        .unwrap();
+    let line = "token=abc Token: PASS sk-1 ghp_x https://u:p@h -----BEGIN key salt; AKIA akia ";
     let long = line.repeat(200);
-    for text in [line, "", "t", "tok", long.as_str(), &long[1..]] {
-        let (a, b) = (
-            scanner.scan_with(&scanner.nfa, text),
-            scanner.scan_with(&dfa, text),
-        );
-        let mut rules = (a.rules.clone(), b.rules.clone());
+    let odd = "ключ: тоkеn\u{0}\u{ff}passsessig\tSECRET_KEY=x; \u{2028}cookie";
+    for text in [line, "", "t", "tok", long.as_str(), &long[1..], odd] {
+        let got = scanner.scan(text);
+        let mut want = Hits::default();
+        for found in reference.find_overlapping_iter(text) {
+            scanner.found(
+                found.pattern().as_usize(),
+                found.range(),
+                text.as_bytes(),
+                &mut want,
+            );
+        }
+        want.labels.sort_unstable_by_key(|r| r.start);
+        let mut rules = (got.rules.clone(), want.rules.clone());
         rules.0.sort_unstable();
         rules.1.sort_unstable();
-        assert_eq!(a.labels, b.labels, "{text:.40}");
+        assert_eq!(got.labels, want.labels, "{text:.40}");
         assert_eq!(rules.0, rules.1, "{text:.40}");
-        assert_eq!(a.patterns, b.patterns, "{text:.40}");
+        assert_eq!(got.patterns, want.patterns, "{text:.40}");
     }
-    assert!(!scanner.scan_with(&scanner.nfa, &long).labels.is_empty());
-}
-
-/// The DFA is built only once the scanner has walked `DFA_AFTER` bytes, and is used
-/// from then on.
-#[test]
-fn the_dfa_is_built_after_enough_bytes() {
-    let scanner = scanner(&[]);
-    let chunk = "x".repeat(DFA_AFTER / 4);
-    for _ in 0..3 {
-        scanner.scan(&chunk);
-        assert!(scanner.dfa.get().is_none());
-    }
-    let hits = scanner.scan(&format!("{chunk} token"));
-    assert!(matches!(scanner.dfa.get(), Some(Some(_))));
-    assert_eq!(hits.labels.len(), 1);
-    assert_eq!(
-        scanner.scan("Token").labels,
-        vec![Range { start: 0, end: 5 }]
-    );
+    assert!(!scanner.scan(&long).labels.is_empty());
 }
