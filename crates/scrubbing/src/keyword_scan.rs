@@ -14,7 +14,8 @@
 //! The automaton ([`KeywordDfa`], built by this crate) is ASCII case-insensitive
 //! (gitleaks lowercases the text before it looks for keywords); a labelled trigger
 //! word counts only in the three spellings the labelled layer reads — lower,
-//! Capitalised, UPPER (`token`, `Token`, `TOKEN`) — as the regex did. Keys in odd mixed case (`tOkEn`) are the entropy scan's to notice.
+//! Capitalised, UPPER (`token`, `Token`, `TOKEN`) — as the regex did. Keys in odd
+//! mixed case (`tOkEn`) are the entropy scan's to notice.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -105,8 +106,11 @@ impl KeywordScanner {
             }
             words.entry(literal)?.triggers.push((pattern, literal));
         }
-        let Words { list, entries, .. } = words;
-        let words = list;
+        let Words {
+            list: words,
+            entries,
+            ..
+        } = words;
         let dfa = KeywordDfa::build(&words)?;
         let longest = words.iter().map(String::len).max().unwrap_or(0);
         Some(Self {

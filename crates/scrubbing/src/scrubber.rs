@@ -183,10 +183,10 @@ impl Scrubber {
     /// most, and 64 shorter ones), so that scrubbing one of them again costs a compare
     /// instead of a scan: a run scrubs a tool's output for the event that reports it,
     /// for the model and, when it is clean, where it is stored, and each event's
-    /// short texts (a tool's name and arguments) where it is emitted and printed. Clones share the memory; a
-    /// builder method that changes what is scrubbed gives the new scrubber an empty
-    /// one, so nothing remembered under one configuration answers for another. The
-    /// result is the same as without it.
+    /// short texts (a tool's name and arguments) where it is emitted and printed.
+    /// Clones share the memory; a builder method that changes what is scrubbed gives
+    /// the new scrubber an empty one, so nothing remembered under one configuration
+    /// answers for another. The result is the same as without it.
     ///
     /// ```
     /// use oxydra_scrubbing::Scrubber;
