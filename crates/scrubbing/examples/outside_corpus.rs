@@ -15,7 +15,7 @@
 //! ```
 //!
 //! With `--show`, every miss, false positive and partial redaction of the fit part is
-//! printed with its input and output; the held-back part (`judge::held_back`) is
+//! printed with its input and output; the held-back part (`judge::case_held_back`) is
 //! reported by its numbers only, so that no rule is tuned on its failures.
 
 #[path = "../tests/it/judge.rs"]
@@ -47,7 +47,7 @@ fn main() {
         let out = scrub(&case.text);
         let verdict = judge::judge(case, &out);
         report.add(case, &verdict);
-        let held_back = judge::held_back(&case.family);
+        let held_back = judge::case_held_back(case);
         if held_back {
             held.add(case, &verdict);
             if case.is_plain_negative() && !out.is_clean() {

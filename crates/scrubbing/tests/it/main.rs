@@ -21,6 +21,7 @@ mod api;
 mod corpus;
 mod labelled_code;
 mod negatives;
+mod noseyparker_corpus;
 mod outside_corpus;
 mod outside_findings;
 mod plain_code;

@@ -1,0 +1,73 @@
+#![allow(clippy::cast_precision_loss)]
+//! The scrubber on a second outside corpus: the examples and negative examples of Nosey
+//! Parker's rules (`tests/fixtures/noseyparker/`, provenance and licence in its
+//! README), a corpus none of the scrubber's rules were fitted to when it was added.
+//! Split like the first (`judge::case_held_back`); the bounds below are the levels
+//! measured when it came in, so they catch a regression. Issue 46.4's goal (recall
+//! ≥ 0.95) is not met on it: docs/scrubbing.md, "A second outside corpus".
+//! `cargo run --example outside_corpus -- tests/fixtures/noseyparker/cases.jsonl --show`
+//! prints the fit part's failures.
+
+use std::path::Path;
+
+use crate::judge;
+
+use oxydra_scrubbing::scrub;
+
+fn measure(keep: impl Fn(&judge::Case) -> bool) -> judge::Report {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/noseyparker/cases.jsonl");
+    let cases = judge::load(&path);
+    assert!(cases.len() > 500, "corpus truncated: {} cases", cases.len());
+    let mut report = judge::Report::default();
+    for case in cases.iter().filter(|c| keep(c)) {
+        report.add(case, &judge::judge(case, &scrub(&case.text)));
+    }
+    report
+}
+
+#[test]
+fn the_whole_corpus_holds_its_measured_level() {
+    let report = measure(|_| true);
+    println!("{}", report.summary());
+    // Measured 0.907 (304 / 335) of the secrets that are not placeholders.
+    assert!(report.recall_real.rate() >= 0.90, "{:?}", report.misses);
+    assert!(report.partial <= 4, "{:?}", report.partials);
+    // Measured 6 / 50.
+    assert!(report.fp_plain.hits <= 6, "{:?}", report.false_positives);
+}
+
+#[test]
+fn the_held_back_part_holds_its_measured_level() {
+    let report = measure(judge::case_held_back);
+    // The split holds a real share of the corpus.
+    assert!(report.recall.total > 80, "{}", report.recall.total);
+    assert!(report.by_family.len() > 20, "{}", report.by_family.len());
+    println!("{}", report.summary());
+    // Measured 0.926 (87 / 94) of the secrets that are not placeholders, one partial
+    // redaction and 2 / 9 plain false positives; not tuned, since it is held back.
+    assert!(report.recall_real.rate() >= 0.92, "{:?}", report.misses);
+    assert!(report.partial <= 1, "{:?}", report.partials);
+    assert!(report.fp_plain.hits <= 2, "{:?}", report.false_positives);
+}
+
+#[test]
+fn its_split_keeps_the_families_looked_at_in_the_fit_part() {
+    let case = |family: &str| judge::Case {
+        id: String::new(),
+        source: "noseyparker".to_owned(),
+        family: family.to_owned(),
+        kind: "tp".to_owned(),
+        origin: String::new(),
+        text: String::new(),
+        secrets: Vec::new(),
+        random_looking: false,
+        holds_tp_secret: false,
+        placeholder: false,
+    };
+    // `aws` and `pyx` hash into the held-back third but were looked at.
+    assert!(judge::held_back("aws") && judge::held_back("pyx"));
+    assert!(!judge::case_held_back(&case("aws")));
+    assert!(!judge::case_held_back(&case("pyx")));
+    assert!(judge::case_held_back(&case("github")));
+    assert!(!judge::case_held_back(&case("slack")));
+}
