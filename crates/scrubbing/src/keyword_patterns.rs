@@ -64,6 +64,9 @@ enum Rule {
     /// A command's password argument (`mysql -pX`, `sshpass -p X`): groups `sq`, `dq`
     /// or `uv`, not a placeholder.
     Cli,
+    /// `-u <user> … -p <password>` on one command line, whatever the command: like
+    /// [`Rule::Cli`], and not a port or a number (`docker run -u 1000 -p 8080:80`).
+    UserThenPassword,
     /// `scheme://<token>@host` without a password: group `secret`, with a digit.
     Userinfo,
 }
@@ -75,6 +78,7 @@ enum FixedKind {
     Api(KeyProvider),
     Jwt,
     UrlCredentials,
+    PasswordHash,
 }
 
 impl FixedKind {
@@ -83,6 +87,7 @@ impl FixedKind {
             Self::Api(provider) => RedactionKind::ApiKey(provider),
             Self::Jwt => RedactionKind::Jwt,
             Self::UrlCredentials => RedactionKind::UrlCredentials,
+            Self::PasswordHash => RedactionKind::PasswordHash,
         }
     }
 }
@@ -95,6 +100,8 @@ const KEY: &str = r"(?P<key>[A-Za-z0-9_.-]+)";
 /// `keyword_scan`'s (a test checks the two agree); this string is the pattern's
 /// documented trigger.
 const KEYWORD_TRIGGER: &str = "token|Token|TOKEN|secret|Secret|SECRET|pass|Pass|PASS|pw|Pw|PW|key|Key|KEY|auth|Auth|AUTH|cred|Cred|CRED|cookie|Cookie|COOKIE|sess|Sess|SESS|sig|Sig|SIG|salt|Salt|SALT|dsn|Dsn|DSN|hook|Hook|HOOK|fresh|Fresh|FRESH";
+/// The literal every modular-crypt hash starts with: its scheme between `$`s.
+const MCF_TRIGGER: &str = "$1$|$2$|$2a$|$2b$|$2x$|$2y$|$5$|$6$|$7$|$8$|$9$|$md5$|$apr1$|$sha1$|$y$|$gy$|$argon2|$scrypt$|$pbkdf2";
 /// A command-line argument value: single-quoted, double-quoted or bare.
 const ARG: &str = r#"(?:'(?P<sq>[^'\r\n]*)'|"(?P<dq>[^"\r\n]*)"|(?P<uv>[^\s'"]+))"#;
 
@@ -216,6 +223,19 @@ fn pattern_defs() -> Vec<PatternDef> {
             Rule::Cli,
         ),
         def(
+            "-u",
+            &format!(r"(?m:(?:^|[ \t])-u[ \t]+(?P<user>[^\s-]\S*)[^\n]*?[ \t]-p[ \t]+{ARG})"),
+            Rule::UserThenPassword,
+        ),
+        // The modular crypt format's schemes (passlib's list: md5-crypt, bcrypt,
+        // sha256/512-crypt, Cisco's types 7–9, yescrypt, argon2, scrypt, PBKDF2), each
+        // `$scheme$`, then its salt, parameters and hash.
+        def(
+            MCF_TRIGGER,
+            r"(?:^|[^A-Za-z0-9$\\])(?P<secret>\$(?:1|2[abxy]?|5|6|7|8|9|md5|apr1|sha1|y|gy|argon2(?:id|i|d)|scrypt|pbkdf2(?:-sha(?:1|256|512))?)\$[A-Za-z0-9./+=,$-]{20,})",
+            Rule::Group(K::PasswordHash),
+        ),
+        def(
             "authorization|Authorization|AUTHORIZATION",
             r#"(?i:(?-u:\b)(?:proxy-)?authorization)(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?(?:(?i:bearer|basic|token|bot)[ \t]+)?(?P<secret>[^\s"'`<>,;\\][^\r\n"'`<>\\]*)"#,
             Rule::Authorization,
@@ -297,9 +317,16 @@ fn build() -> Result<Builtins, String> {
         .map(|d| {
             // The labelled values' trigger words are found by `keyword_scan`.
             let line_trigger = match d.rule {
-                Rule::LabelledFlag | Rule::Authorization | Rule::BareBearer | Rule::Cli => {
-                    Some(LazyRegex::new(d.trigger))
-                }
+                Rule::LabelledFlag
+                | Rule::Authorization
+                | Rule::BareBearer
+                | Rule::Cli
+                | Rule::UserThenPassword => Some(LazyRegex::new(
+                    trigger_literals(d.trigger)
+                        .map(regex::escape)
+                        .collect::<Vec<_>>()
+                        .join("|"),
+                )),
                 _ => None,
             };
             let anchored = match d.rule {
@@ -550,6 +577,43 @@ fn collect_pattern(
                     continue;
                 };
                 if value.as_str().chars().count() >= 3 && !is_placeholder(value.as_str()) {
+                    push(
+                        value.range(),
+                        RedactionKind::Keyword(Keyword::Password),
+                        PRIORITY_KEYWORD,
+                    );
+                }
+            }
+        }
+        Rule::UserThenPassword => {
+            for caps in regex.captures_iter(text) {
+                let Some(value) = caps.name("sq").or(caps.name("dq")).or(caps.name("uv")) else {
+                    continue;
+                };
+                let v = value.as_str();
+                // A port (`8080`, `8080:80`, `127.0.0.1:80:80/tcp`) or a number is
+                // `-p`'s other meaning.
+                let is_port = v.starts_with(|c: char| c.is_ascii_digit())
+                    && (v.contains(':') || v.bytes().all(|b| b.is_ascii_digit()));
+                // `python -u train.py -p config.yaml`: `-u` took no user, and `-p` a
+                // file.
+                let is_file = |arg: &str| {
+                    arg.contains('/')
+                        || !arg.contains('@')
+                            && arg.rsplit_once('.').is_some_and(|(stem, ext)| {
+                                !stem.is_empty()
+                                    && (1..=4).contains(&ext.len())
+                                    && ext.bytes().all(|b| b.is_ascii_lowercase())
+                            })
+                };
+                let user = caps.name("user").map_or("", |u| u.as_str());
+                if v.chars().count() >= 3
+                    && !v.starts_with('-')
+                    && !is_port
+                    && !is_file(v)
+                    && !is_file(user)
+                    && !is_placeholder(v)
+                {
                     push(
                         value.range(),
                         RedactionKind::Keyword(Keyword::Password),

@@ -50,6 +50,10 @@ pub enum RedactionKind {
     PrivateKey,
     /// The password of a `scheme://user:password@host` URL or a `curl -u user:password`.
     UrlCredentials,
+    /// A password hash in the modular crypt format (`$6$salt$hash`, `$2b$12$…`,
+    /// `$argon2id$v=19$…`): what `/etc/shadow` and `.htpasswd` hold, enough to guess
+    /// the password offline.
+    PasswordHash,
     /// An unlabelled string that looks random enough to be a secret.
     HighEntropy,
     /// A match of one of the data rules taken from gitleaks' rule set
@@ -76,6 +80,7 @@ impl RedactionKind {
             Self::Jwt => "jwt",
             Self::PrivateKey => "private_key",
             Self::UrlCredentials => "url_credentials",
+            Self::PasswordHash => "password_hash",
             Self::HighEntropy => "high_entropy",
             Self::Rule(id) => id,
             Self::Custom(name) | Self::KnownSecret(name) => name,

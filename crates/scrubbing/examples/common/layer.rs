@@ -7,7 +7,7 @@ pub fn layer(kind: &oxydra_scrubbing::RedactionKind) -> String {
     let name = match kind {
         K::Keyword(keyword) => return format!("labelled ({})", keyword.as_str()),
         K::Authorization => "authorization",
-        K::ApiKey(_) | K::Jwt => "built-in format",
+        K::ApiKey(_) | K::Jwt | K::PasswordHash => "built-in format",
         K::PrivateKey => "private key",
         K::UrlCredentials => "url credentials",
         K::HighEntropy => "high entropy",

@@ -222,6 +222,7 @@ fn kind_names_are_stable_snake_case() {
         RedactionKind::Jwt,
         RedactionKind::PrivateKey,
         RedactionKind::UrlCredentials,
+        RedactionKind::PasswordHash,
         RedactionKind::HighEntropy,
         RedactionKind::Unverified,
     ]
@@ -248,6 +249,7 @@ fn kind_names_are_stable_snake_case() {
             "jwt",
             "private_key",
             "url_credentials",
+            "password_hash",
             "high_entropy",
             "unverified",
         ]
