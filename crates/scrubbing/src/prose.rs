@@ -1,7 +1,8 @@
 //! Secrets given in prose: `the admin password is Summer2024!`, `the API key for
 //! staging was changed to …`, ``set the passphrase to `…` ``, `log in with password …`.
 //!
-//! After the secret word, up to two `for …` / `of …` phrases and a verb (`is`, `was`,
+//! After the secret word, up to two `for …` / `of …` phrases (a word, after an article
+//! or a possessive, and a quoted name: `for the user "pyne-user"`) and a verb (`is`, `was`,
 //! `is now`, `set to`, `changed to`, `to`) must come before the value; after a password
 //! word the value may also follow directly. A quoted value is taken as it is; a bare one
 //! must look like a password (a digit, a symbol or an inner capital), so `the password
@@ -20,7 +21,7 @@ use crate::value_filter::{ValueShape, is_non_secret_value};
 
 static PROSE: LazyLock<Result<Regex, regex::Error>> = LazyLock::new(|| {
     Regex::new(
-        r#"\A(?:[ \t]+(?:for|of|on)[ \t]+\S+){0,2}[ \t]+(?:(?:is|was|are)(?:[ \t]+now)?|(?:has[ \t]+been[ \t]+|was[ \t]+|is[ \t]+)?(?:changed|set|reset)[ \t]+to|to)[ \t]+(?:`(?P<bq>[^`\n]+)`|"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<uv>\S+))"#,
+        r#"\A(?:[ \t]+(?:for|of|on)[ \t]+(?:(?:the|a|an|this|that|your|my|our)[ \t]+)?\S+(?:[ \t]+(?:"[^"\s]+"|'[^'\s]+'|`[^`\s]+`))?){0,2}[ \t]+(?:(?:is|was|are)(?:[ \t]+now)?|(?:has[ \t]+been[ \t]+|was[ \t]+|is[ \t]+)?(?:changed|set|reset)[ \t]+to|to)[ \t]+(?:`(?P<bq>[^`\n]+)`|"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<uv>\S+))"#,
     )
 });
 
@@ -121,6 +122,21 @@ mod tests {
         assert_eq!(f("the token has been changed to ab12cd", "token"), "ab12cd");
         assert_eq!(f("log in with password x9k2 then", "password"), "x9k2");
         assert_eq!(f("Password for root: hunter", "Password"), "hunter");
+        // A phrase of an article, a word and a quoted name.
+        assert_eq!(
+            f(
+                "Ensure the password for user 'postgres' is 'Adm1n!x'",
+                "password"
+            ),
+            "Adm1n!x"
+        );
+        assert_eq!(
+            f(
+                "The default password for the user \"pyne-user\" is \"pyne\".",
+                "password"
+            ),
+            "pyne"
+        );
         assert_eq!(
             f(
                 "machine api.example.com login ada password hunter",
@@ -142,6 +158,11 @@ mod tests {
             ("sshpass -phunter22 ssh host", "sshpass"),
             ("the password is `None`", "password"),
             ("(`the secret is shadow`).", "secret"),
+            // A phrase is a noun, not a clause: `changes` is no verb of ours.
+            (
+                "used when the password of the network changes to NextPassword.",
+                "password",
+            ),
         ] {
             assert_eq!(find(text, key), None, "{text}");
         }
