@@ -267,7 +267,7 @@ fn ends_with_ci(word: &str, stem: &str) -> bool {
 
 /// Splits a key name into words at non-alphanumeric characters and camelCase humps
 /// (`clientSecret` → `client`, `Secret`; `APIKey` → `API`, `Key`).
-fn words(key: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn words(key: &str) -> impl Iterator<Item = &str> {
     let bytes = key.as_bytes();
     let mut pos = 0;
     std::iter::from_fn(move || {

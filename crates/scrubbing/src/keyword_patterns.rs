@@ -64,6 +64,10 @@ enum Rule {
     /// A command's password argument (`mysql -pX`, `sshpass -p X`): groups `sq`, `dq`
     /// or `uv`, not a placeholder.
     Cli,
+    /// `auth=('user', 'password')`, `NetworkCredential("user", "password")`: group
+    /// `dq` or `sq` when the name is a credential word's (`credential_call`) and the
+    /// password looks like data (as `-u user:password`'s).
+    CredentialPair,
     /// `-u <user> … -p <password>` on one command line, whatever the command: like
     /// [`Rule::Cli`], and not a port or a number (`docker run -u 1000 -p 8080:80`).
     UserThenPassword,
@@ -227,6 +231,11 @@ fn pattern_defs() -> Vec<PatternDef> {
             &format!(r"(?m:(?:^|[ \t])-u[ \t]+(?P<user>[^\s-]\S*)[^\n]*?[ \t]-p[ \t]+{ARG})"),
             Rule::UserThenPassword,
         ),
+        def(
+            crate::credential_call::TRIGGER,
+            crate::credential_call::PATTERN,
+            Rule::CredentialPair,
+        ),
         // The modular crypt format's schemes (passlib's list: md5-crypt, bcrypt,
         // sha256/512-crypt, Cisco's types 7–9, yescrypt, argon2, scrypt, PBKDF2), each
         // `$scheme$`, then its salt, parameters and hash.
@@ -321,7 +330,8 @@ fn build() -> Result<Builtins, String> {
                 | Rule::Authorization
                 | Rule::BareBearer
                 | Rule::Cli
-                | Rule::UserThenPassword => Some(LazyRegex::new(
+                | Rule::UserThenPassword
+                | Rule::CredentialPair => Some(LazyRegex::new(
                     trigger_literals(d.trigger)
                         .map(regex::escape)
                         .collect::<Vec<_>>()
@@ -613,6 +623,23 @@ fn collect_pattern(
                     && !is_file(v)
                     && !is_file(user)
                     && !is_placeholder(v)
+                {
+                    push(
+                        value.range(),
+                        RedactionKind::Keyword(Keyword::Password),
+                        PRIORITY_KEYWORD,
+                    );
+                }
+            }
+        }
+        Rule::CredentialPair => {
+            for caps in regex.captures_iter(text) {
+                let named = caps
+                    .name("name")
+                    .is_some_and(|n| crate::credential_call::names_credentials(n.as_str()));
+                if let Some(value) = caps.name("dq").or(caps.name("sq"))
+                    && named
+                    && !is_non_secret_value(value.as_str(), WEAK_PASSWORD, ValueShape::Quoted)
                 {
                     push(
                         value.range(),

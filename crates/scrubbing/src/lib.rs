@@ -60,6 +60,7 @@
 mod block;
 mod code_value;
 mod cookie_header;
+mod credential_call;
 mod encoded;
 mod entropy;
 mod error;

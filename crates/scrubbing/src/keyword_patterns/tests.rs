@@ -27,6 +27,7 @@ const SAMPLES: &[&str] = &[
     "redis-cli -h x -a hunter22",
     "docker login -u ada -p hunter22",
     "psexec \\\\h -u ada -p hunter22 cmd",
+    "auth=('ada', 'hunter22')",
     "root:$6$rounds=5000$abcdefgh$0123456789abcdefghijklmn:19000",
     "Authorization: Bearer abcdef",
     "bearer abcdefghijklmnop1",
@@ -368,6 +369,52 @@ fn a_p_flag_that_is_no_password_stays() {
         // Placeholders.
         "psexec \\\\h -u admin -p <password> cmd",
         "psexec \\\\h -u admin -p $PASSWORD cmd",
+    ] {
+        let out = crate::scrub(text);
+        assert!(out.is_clean(), "{text} -> {}", out.text);
+    }
+}
+
+#[test]
+fn a_password_given_positionally_to_a_credential_is_redacted() {
+    for (text, secret) in [
+        (
+            "r = requests.get(url, auth=('admin', 'S3cr3t!x'))",
+            "S3cr3t!x",
+        ),
+        ("session.auth = (\"admin\", \"Tr0ub4dor&3\")", "Tr0ub4dor&3"),
+        ("auth = HTTPBasicAuth('admin', 'S3cr3t!x')", "S3cr3t!x"),
+        (
+            "new NetworkCredential(\"ops@example.com\", \"Pa55w0rd!x\");",
+            "Pa55w0rd!x",
+        ),
+        ("server.login(\"me@example.com\", \"q8Vz2Lkm\")", "q8Vz2Lkm"),
+        ("client.LogIn(\"svc\", 'hunter2x');", "hunter2x"),
+    ] {
+        let out = crate::scrub(text);
+        assert!(!out.text.contains(secret), "{text} -> {}", out.text);
+        assert!(
+            out.text.contains("admin") || !text.contains("admin"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn two_strings_that_are_no_credentials_stay() {
+    for text in [
+        // Not named by a credential word.
+        "author(\"Jane\", \"D0e-Smith\")",
+        "login_url(\"https://a\", \"b2c3d4e5\")",
+        // Variables, placeholder words, prose, a scheme.
+        "auth=(user, password)",
+        "HTTPBasicAuth('user', 'password')",
+        "auth=('username', 'your-password-here')",
+        "login(\"Welcome back\", \"Please sign in to continue\")",
+        "set_auth(\"mode\", \"basic\")",
+        "creds = (\"\", \"\")",
+        // Three literals: which one is the password is not known.
+        "DirectoryEntry(\"LDAP://x\", \"user\", \"Rrhh1234\")",
     ] {
         let out = crate::scrub(text);
         assert!(out.is_clean(), "{text} -> {}", out.text);

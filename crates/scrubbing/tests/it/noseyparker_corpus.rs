@@ -29,7 +29,7 @@ fn measure(keep: impl Fn(&judge::Case) -> bool) -> judge::Report {
 fn the_whole_corpus_holds_its_measured_level() {
     let report = measure(|_| true);
     println!("{}", report.summary());
-    // Measured 0.931 (312 / 335) of the secrets that are not placeholders.
+    // Measured 0.934 (313 / 335) of the secrets that are not placeholders.
     assert!(report.recall_real.rate() >= 0.93, "{:?}", report.misses);
     assert!(report.partial <= 1, "{:?}", report.partials);
     // Measured 5 / 50.

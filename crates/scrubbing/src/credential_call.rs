@@ -1,0 +1,74 @@
+//! Credentials passed positionally: a user and a password as the only two string
+//! literals of a call or tuple that a credential word names — `auth=('admin', '…')`
+//! (Python's `requests`), `HTTPBasicAuth('u', '…')`, `new NetworkCredential("u",
+//! "…")`, `smtp.login("u", "…")`. The second literal is the password. No label names
+//! it, so the name of what it is given to must: its last word is `auth`,
+//! `authenticate`, `credential(s)`, `creds`, `login`, `logon`, `signin` or `sign in` /
+//! `log in` (`author(…)` is no credential).
+
+use crate::key_names::words;
+
+/// What a call or tuple must be named by, as literals for the keyword pass: any name
+/// whose last word is a credential word holds one of them.
+pub(crate) const TRIGGER: &str = "auth|Auth|AUTH|cred|Cred|CRED|login|Login|LOGIN|logon|Logon|LOGON|signin|SignIn|SIGNIN|LogIn|SignOn|sign_in|log_in";
+
+/// The call or tuple: a name, an optional `=`/`:` (a keyword argument, an
+/// assignment), then exactly two string literals in brackets.
+pub(crate) const PATTERN: &str = r#"(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:[:=][ \t]*)?\([ \t]*(?:"[^"\\\r\n]*"|'[^'\\\r\n]*')[ \t]*,[ \t]*(?:"(?P<dq>[^"\\\r\n]*)"|'(?P<sq>[^'\\\r\n]*)')[ \t]*,?[ \t]*\)"#;
+
+/// Whether `name`'s last word (or last two) names credentials.
+pub(crate) fn names_credentials(name: &str) -> bool {
+    let mut last: [Option<&str>; 2] = [None, None];
+    for word in words(name) {
+        last = [last[1], Some(word)];
+    }
+    let is = |word: Option<&str>, list: &[&str]| {
+        word.is_some_and(|w| list.iter().any(|l| w.eq_ignore_ascii_case(l)))
+    };
+    is(
+        last[1],
+        &[
+            "auth",
+            "basicauth",
+            "authenticate",
+            "credential",
+            "credentials",
+            "creds",
+            "login",
+            "logon",
+            "signin",
+        ],
+    ) || (is(last[1], &["in", "on"]) && is(last[0], &["log", "sign"]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credential_names_by_their_last_word() {
+        for name in [
+            "auth",
+            "HTTPBasicAuth",
+            "basic_auth",
+            "NetworkCredential",
+            "login",
+            "LogIn",
+            "sign_in",
+            "authenticate",
+            "Credentials",
+        ] {
+            assert!(names_credentials(name), "{name}");
+        }
+        for name in [
+            "author",
+            "authority",
+            "auth_method",
+            "login_url",
+            "print",
+            "Tuple",
+        ] {
+            assert!(!names_credentials(name), "{name}");
+        }
+    }
+}
