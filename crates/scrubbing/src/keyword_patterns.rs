@@ -581,49 +581,18 @@ fn collect_pattern(
                 }
             }
         }
-        Rule::Cli => {
-            for caps in regex.captures_iter(text) {
-                let Some(value) = caps.name("sq").or(caps.name("dq")).or(caps.name("uv")) else {
-                    continue;
-                };
-                if value.as_str().chars().count() >= 3 && !is_placeholder(value.as_str()) {
-                    push(
-                        value.range(),
-                        RedactionKind::Keyword(Keyword::Password),
-                        PRIORITY_KEYWORD,
-                    );
-                }
-            }
-        }
-        Rule::UserThenPassword => {
+        Rule::Cli | Rule::UserThenPassword => {
             for caps in regex.captures_iter(text) {
                 let Some(value) = caps.name("sq").or(caps.name("dq")).or(caps.name("uv")) else {
                     continue;
                 };
                 let v = value.as_str();
-                // A port (`8080`, `8080:80`, `127.0.0.1:80:80/tcp`) or a number is
-                // `-p`'s other meaning.
-                let is_port = v.starts_with(|c: char| c.is_ascii_digit())
-                    && (v.contains(':') || v.bytes().all(|b| b.is_ascii_digit()));
-                // `python -u train.py -p config.yaml`: `-u` took no user, and `-p` a
-                // file.
-                let is_file = |arg: &str| {
-                    arg.contains('/')
-                        || !arg.contains('@')
-                            && arg.rsplit_once('.').is_some_and(|(stem, ext)| {
-                                !stem.is_empty()
-                                    && (1..=4).contains(&ext.len())
-                                    && ext.bytes().all(|b| b.is_ascii_lowercase())
-                            })
-                };
-                let user = caps.name("user").map_or("", |u| u.as_str());
-                if v.chars().count() >= 3
-                    && !v.starts_with('-')
-                    && !is_port
-                    && !is_file(v)
-                    && !is_file(user)
-                    && !is_placeholder(v)
-                {
+                let other_meaning = matches!(rule, Rule::UserThenPassword)
+                    && crate::user_flag::is_other_p_value(
+                        v,
+                        caps.name("user").map_or("", |u| u.as_str()),
+                    );
+                if v.chars().count() >= 3 && !other_meaning && !is_placeholder(v) {
                     push(
                         value.range(),
                         RedactionKind::Keyword(Keyword::Password),

@@ -96,6 +96,7 @@ mod sequence;
 mod shannon;
 mod tuple_target;
 mod url_value;
+mod user_flag;
 mod value_filter;
 mod value_syntax;
 mod whole_value;
