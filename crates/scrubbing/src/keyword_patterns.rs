@@ -73,6 +73,9 @@ enum Rule {
     UserThenPassword,
     /// `scheme://<token>@host` without a password: group `secret`, with a digit.
     Userinfo,
+    /// A webhook's URL: groups `host` and `path`; the secret is what
+    /// `webhook_url::secret_in_path` finds in the path.
+    WebhookUrl,
 }
 
 /// The kinds a built-in rule can report (`RedactionKind` minus the heap-carrying
@@ -205,6 +208,11 @@ fn pattern_defs() -> Vec<PatternDef> {
             "://",
             r"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://(?P<secret>[A-Za-z0-9_.~-]{16}[A-Za-z0-9_.~-]*)@",
             Rule::Userinfo,
+        ),
+        def(
+            "hook|Hook|HOOK",
+            r#"(?i:https?)://(?P<host>[A-Za-z0-9.-]+)(?::[0-9]+)?(?P<path>/[^\s"'`<>?#\\]*)"#,
+            Rule::WebhookUrl,
         ),
         def(
             "mysql|mariadb",
@@ -614,6 +622,21 @@ fn collect_pattern(
                         value.range(),
                         RedactionKind::Keyword(Keyword::Password),
                         PRIORITY_KEYWORD,
+                    );
+                }
+            }
+        }
+        Rule::WebhookUrl => {
+            for caps in regex.captures_iter(text) {
+                if let (Some(host), Some(path)) = (caps.name("host"), caps.name("path"))
+                    && let Some(secret) =
+                        crate::webhook_url::secret_in_path(host.as_str(), path.as_str())
+                {
+                    let start = path.start() + secret.start;
+                    push(
+                        start..path.start() + secret.end,
+                        RedactionKind::UrlCredentials,
+                        priority,
                     );
                 }
             }

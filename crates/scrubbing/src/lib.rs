@@ -99,6 +99,7 @@ mod url_value;
 mod user_flag;
 mod value_filter;
 mod value_syntax;
+mod webhook_url;
 mod whole_value;
 mod word_shape;
 mod wrapped;

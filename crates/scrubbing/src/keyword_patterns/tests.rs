@@ -22,6 +22,7 @@ const SAMPLES: &[&str] = &[
     "SG.abcdefghij012345.abcdefghij012345",
     "postgres://app:hunter22@db",
     "https://0123456789abcdef0123@o1.ingest.sentry.io/1",
+    "https://chat.example.com/hooks/xq3z8k1m5n7p9r2t4v6w8y0a1b",
     "mysql -u root -phunter22 db",
     "sshpass -p hunter22 ssh host",
     "redis-cli -h x -a hunter22",

@@ -63,10 +63,12 @@ pub fn held_back(family: &str) -> bool {
     fnv1a(family).is_multiple_of(3) && !LOOKED_AT.contains(&family)
 }
 
-/// Nosey Parker families (`tests/fixtures/noseyparker`) some of whose cases were seen
-/// while that corpus was built: `aws` and `pyx` examples were listed to choose the
-/// capture groups that hold a rule's secret. They are measured with the fit part.
-pub const NOSEYPARKER_LOOKED_AT: &[&str] = &["aws", "pyx"];
+/// Nosey Parker families (`tests/fixtures/noseyparker`) measured with the fit part
+/// although they hash into the held-back third: `aws` and `pyx` examples were listed to
+/// choose the capture groups that hold a rule's secret; `microsoft_teams`'s recall by
+/// family (0 of 4, a number the example prints for every family) prompted the
+/// webhook-URL rule, so it is no longer a blind measure of it.
+pub const NOSEYPARKER_LOOKED_AT: &[&str] = &["aws", "pyx", "microsoft_teams"];
 
 /// Whether a case is in its corpus's held-back part: [`held_back`] of its family, with
 /// the looked-at families of its own source.
