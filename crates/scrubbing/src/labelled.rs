@@ -275,10 +275,14 @@ fn quote_ends_label_literal(
         .is_some_and(|&quote| ends_label_literal(text, key, quote))
 }
 
+/// How far before a label [`ends_label_literal`] looks for its line's start.
+const MAX_LITERAL_LOOKBACK: usize = 256;
+
 /// Whether `quote`, the quote a value starts with, ends a string literal the label at
 /// `key` sits in: an odd number of such quotes stands before the key on its line (not
 /// counting escaped ones, nor an apostrophe between letters), and the key is not
-/// itself quoted (no quote right after it, as in `"token": "…"`).
+/// itself quoted (no quote right after it, as in `"token": "…"`). Only a key within
+/// [`MAX_LITERAL_LOOKBACK`] bytes of its line's start is judged.
 fn ends_label_literal(text: &str, key: Range<usize>, quote: u8) -> bool {
     if !matches!(quote, b'"' | b'\'' | b'`') {
         return false;
@@ -289,11 +293,16 @@ fn ends_label_literal(text: &str, key: Range<usize>, quote: u8) -> bool {
     {
         return false;
     }
-    let line_start = text
-        .get(..key.start)
-        .and_then(|before| before.rfind('\n'))
-        .map_or(0, |at| at + 1);
-    let line = bytes.get(line_start..key.start).unwrap_or_default();
+    // The look back is bounded, so a long line of labels stays linear; a label further
+    // than that from its line's start is not judged (its value is kept a value).
+    let window = bytes
+        .get(key.start.saturating_sub(MAX_LITERAL_LOOKBACK)..key.start)
+        .unwrap_or_default();
+    let line = match window.iter().rposition(|&b| b == b'\n') {
+        Some(newline) => window.get(newline + 1..).unwrap_or_default(),
+        None if key.start <= MAX_LITERAL_LOOKBACK => window,
+        None => return false,
+    };
     let mut open = false;
     for (i, &b) in line.iter().enumerate() {
         if b != quote || (i > 0 && line.get(i - 1) == Some(&b'\\')) {

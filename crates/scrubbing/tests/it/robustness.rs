@@ -121,6 +121,17 @@ fn one_long_line_with_many_labelled_values() {
 }
 
 #[test]
+fn one_long_line_of_quoted_values_after_bare_labels() {
+    // Whether a quoted value's quote closes a literal its label sits in is read from
+    // the label's line before it: that look is bounded, so this stays linear (a scan
+    // to the line's start would read 20,000 × 150 KB).
+    let line = "token: \"Zx9q1\", other: 1, ".repeat(20_000);
+    let out = scrub(&line);
+    assert_eq!(out.redactions.len(), 20_000);
+    check_invariants(&line, &out);
+}
+
+#[test]
 fn long_labelled_values_made_of_words_cost_no_more_than_their_length() {
     // A value of name words and stand-ins is cut into words only when short; a long
     // one (here 180 KB under a token's label, once 46 s in a release build) is read
@@ -158,6 +169,12 @@ fn one_long_line_of_markup_and_prose_hits() {
         "the password for ",
         "\"db_password\", ",
         "Cookie ",
+        // This round's shapes: a user flag, a credential call, a crypt hash's scheme,
+        // a hook URL.
+        "-u ops ",
+        "login(\"a\", ",
+        "$6$",
+        "https://hooks.example.com/",
     ] {
         let line = unit.repeat(20_000);
         let out = scrub(&line);
