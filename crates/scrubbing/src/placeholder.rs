@@ -98,6 +98,10 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
     if has_mask_run(value) || has_masked_tail(value) {
         return true;
     }
+    // A stand-in inside the value: `ghp_<your token>`, `Bearer <TOKEN>`.
+    if has_bracketed_words(value) {
+        return true;
+    }
     // An elided example: `sk-...`, `ghp_…`, `…`.
     let elided = value
         .strip_suffix("...")
@@ -120,6 +124,30 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
         || is_wrapped_name(value)
         // A shell command substituted by backticks: `` `etcdctl get /x` ``.
         || (value.starts_with('`') && value.ends_with('`') && value.contains(' '))
+}
+
+/// A `<…>` inside the value holding three or more letters, blanks, `_` or `-` and no
+/// digit (`<your token>`, `<API_KEY>`): a stand-in for what goes there. A generated
+/// value has no `<`; a password's `<ab>` or `<4x>` is not one.
+fn has_bracketed_words(value: &str) -> bool {
+    let mut rest = value;
+    while let Some(open) = rest.find('<') {
+        let after = rest.get(open + 1..).unwrap_or_default();
+        let Some(close) = after.find('>') else {
+            return false;
+        };
+        let inner = after.get(..close).unwrap_or_default();
+        if inner.len() >= 3
+            && inner.bytes().any(|b| b.is_ascii_alphabetic())
+            && inner
+                .bytes()
+                .all(|b| b.is_ascii_alphabetic() || matches!(b, b' ' | b'_' | b'-'))
+        {
+            return true;
+        }
+        rest = after.get(close + 1..).unwrap_or_default();
+    }
+    false
 }
 
 /// The last piece after a `-`, `_` or `.` is four or more of one mask character:
@@ -442,6 +470,21 @@ fn is_variable_reference(value: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bracketed_stand_in_inside_a_value_makes_it_a_placeholder() {
+        for value in [
+            "ghp_<your token>",
+            "Bearer <TOKEN>",
+            "sk-<API_KEY>-x",
+            "<a b c>",
+        ] {
+            assert!(is_placeholder(value), "{value}");
+        }
+        for value in ["Tr0<ub>4dor", "x<4x>y", "a<b", "p4ss>word<", "<1234>"] {
+            assert!(!has_bracketed_words(value), "{value}");
+        }
+    }
 
     #[test]
     fn format_templates_are_placeholders() {

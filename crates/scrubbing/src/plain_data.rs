@@ -21,6 +21,25 @@ pub(crate) fn is_plain_data(value: &str) -> bool {
         || is_schedule(value)
         || is_indexed_path(value)
         || is_word_list(value)
+        || is_digest(value)
+}
+
+/// `sha256:e3b0c442…`, `md5:5f4dcc3b…`: a content digest in `algorithm:hex` notation
+/// (an image digest, a checksum), the hex as long as the algorithm's output.
+fn is_digest(value: &str) -> bool {
+    let Some((algorithm, hex)) = value.split_once(':') else {
+        return false;
+    };
+    let bits = match algorithm.to_ascii_lowercase().as_str() {
+        "md5" => 128,
+        "sha1" => 160,
+        "sha224" | "sha512_224" => 224,
+        "sha256" | "sha512_256" | "blake3" => 256,
+        "sha384" => 384,
+        "sha512" | "blake2b" => 512,
+        _ => return false,
+    };
+    hex.len() * 4 == bits && hex.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// `read:org,repo`, `openid, profile, email`: a list — two items or more joined by
@@ -244,6 +263,25 @@ fn is_indexed_path(value: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn digests_in_algorithm_hex_notation_are_data() {
+        for value in [
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "md5:5f4dcc3b5aa765d61d8327deb882cf99",
+            "SHA1:da39a3ee5e6b4b0d3255bfef95601890afd80709",
+        ] {
+            assert!(is_plain_data(value), "{value}");
+        }
+        for value in [
+            "sha256:e3b0c44298fc",
+            "sha256:Zx9qL2mN8vB4kR7tY1wE3uI6oP0aS5dFZx9qL2mN8vB4kR7tY1wE3uI6oP0aS5dF",
+            "sha256~e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "key:5f4dcc3b5aa765d61d8327deb882cf99",
+        ] {
+            assert!(!is_digest(value), "{value}");
+        }
+    }
 
     #[test]
     fn data_of_a_known_shape_is_plain() {

@@ -41,9 +41,54 @@ fn follows(previous: u8, next: u8) -> bool {
     (class_ends && matches!(next, b'0' | b'a' | b'A')) || keyboard_zero
 }
 
+/// True when `value` is a format's prefix — one or more groups of a letter and up to
+/// seven letters or digits, each ending in `_` or `-` (`ghp_`, `xoxp-`, `sk_test_`) —
+/// followed by a run along an alphabet (`ghp_1234567890`, `xoxp-1234567890`): the
+/// prefix says which format, the run fills the rest by hand.
+pub(crate) fn is_prefixed_sequence(value: &str) -> bool {
+    let mut rest = value;
+    let mut groups = 0;
+    while let Some(cut) = rest.find(['_', '-']) {
+        let group = rest.get(..cut).unwrap_or_default();
+        let is_group = (1..=8).contains(&group.len())
+            && group
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic())
+            && group.bytes().all(|b| b.is_ascii_alphanumeric());
+        if !is_group {
+            break;
+        }
+        rest = rest.get(cut + 1..).unwrap_or_default();
+        groups += 1;
+    }
+    groups > 0 && is_sequential(rest)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefix_and_a_run_is_a_typed_example() {
+        for value in [
+            "ghp_1234567890",
+            "xoxp-1234567890",
+            "sk_test_abcdefghij",
+            "dop_v1_0123456789",
+        ] {
+            assert!(is_prefixed_sequence(value), "{value}");
+        }
+        for value in [
+            "1234567890",
+            "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+            "xoxp-1234567890-9876543210",
+            "sk_test_abc",
+            "prefix_",
+        ] {
+            assert!(!is_prefixed_sequence(value), "{value}");
+        }
+    }
 
     #[test]
     fn runs_along_an_alphabet_are_sequential() {

@@ -22,7 +22,7 @@ use crate::placeholder::{
 use crate::plain_data::{is_plain_data, is_version_range};
 use crate::prose_value::{is_markup_word, is_sentence_start};
 use crate::redaction::Keyword;
-use crate::sequence::is_sequential;
+use crate::sequence::{is_prefixed_sequence, is_sequential};
 use crate::shannon::shannon_entropy;
 use crate::url_value::is_plain_url;
 use crate::word_shape::{
@@ -164,7 +164,7 @@ pub(crate) fn is_non_secret_value(value: &str, key: KeyInfo, shape: ValueShape) 
     }
     // `abcdefghij`, `0123456789abcdef`: a run along an alphabet is typed to fill the
     // field, never generated. A person's password may be one, so it is not cleared.
-    if generated && is_sequential(value) {
+    if generated && (is_sequential(value) || is_prefixed_sequence(value)) {
         return true;
     }
     // `testtoken123`, `test_api_key_123`: the value restates its kind with stand-in

@@ -275,6 +275,12 @@ const CODE: &[&str] = &[
     r#"token = "C:\Users\me\token.txt""#,
     r#"token = "30 days""#,
     r#"WHERE token = :token"#,
+    // A stand-in inside a value, a format's prefix before a typed run, a digest.
+    r#"TOKEN = "ghp_<your token>""#,
+    r#"headers = {"Authorization": "Bearer <ACCESS_TOKEN>"}"#,
+    r#"token: "ghp_1234567890""#,
+    r#"SLACK_TOKEN = "xoxp-1234567890""#,
+    r#"image_token = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855""#,
 ];
 
 #[test]
