@@ -132,6 +132,10 @@ fn is_list_item(text: &str, open: usize, after: usize) -> bool {
     before.ends_with(',') && (rest.starts_with(',') || rest.starts_with(']'))
 }
 
+/// The fewest characters a generated value (a key's, a token's, not a password's) has
+/// in a quoted name/value pair of arguments.
+const MIN_PAIR_GENERATED: usize = 8;
+
 /// `define('DB_PASSWORD', 'value')`, `setdefault("api_key", "value")`: a quoted name,
 /// a comma and a quoted value (the closing quote of the name is at `after - 1`).
 fn quoted_pair_value(text: &str, after: usize, info: KeyInfo) -> Option<Range<usize>> {
@@ -145,8 +149,14 @@ fn quoted_pair_value(text: &str, after: usize, info: KeyInfo) -> Option<Range<us
     let value = body.get(..len)?;
     // `"db_password", "value": …` is a name/value pair, not `define(name, value)`.
     let after_value = body.get(len + 1..)?.trim_start();
+    // Two quoted arguments are a weaker reading than `key = value`: a generated
+    // value there must be as long as generated keys are (`Buffer.from("accountKey",
+    // "base64")` passes an encoding's name); a password may be short.
+    let long_enough =
+        info.keyword == crate::redaction::Keyword::Password || value.len() >= MIN_PAIR_GENERATED;
     (body.get(len..)?.starts_with(quote)
         && !after_value.starts_with(':')
+        && long_enough
         && !is_non_secret_value(value, info, ValueShape::Quoted))
     .then_some(start..start + len)
 }
@@ -280,8 +290,17 @@ mod tests {
             "a call's later arguments"
         );
         assert_eq!(
-            v(r#"os.environ.setdefault("API_KEY", "p4ss")"#, "API_KEY"),
-            "p4ss"
+            v(
+                r#"os.environ.setdefault("API_KEY", "Zx9qL2mN8v")"#,
+                "API_KEY"
+            ),
+            "Zx9qL2mN8v"
+        );
+        // A generated value in a pair is as long as generated keys are; an
+        // encoding's name is an argument, not a key.
+        assert_eq!(
+            v(r#"Buffer.from("accountKey", "base64")"#, "accountKey"),
+            ""
         );
     }
 

@@ -33,8 +33,8 @@ fn the_whole_corpus_holds_its_measured_level() {
     // Measured 0.946 (317 / 335) of the secrets that are not placeholders.
     assert!(report.recall_real.rate() >= 0.94, "{:?}", report.misses);
     assert!(report.partial <= 1, "{:?}", report.partials);
-    // Measured 5 / 50.
-    assert!(report.fp_plain.hits <= 5, "{:?}", report.false_positives);
+    // Measured 4 / 50.
+    assert!(report.fp_plain.hits <= 4, "{:?}", report.false_positives);
 }
 
 #[test]
