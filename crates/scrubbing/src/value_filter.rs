@@ -15,13 +15,11 @@ use crate::code_value::{
 };
 use crate::key_names::KeyInfo;
 use crate::keyspace::keyspace_bits;
-use crate::placeholder::{
-    is_name_not_value, is_placeholder, is_placeholder_words, is_restated_name,
-    is_secret_constant_name,
-};
+use crate::placeholder::{is_placeholder, is_placeholder_words};
 use crate::plain_data::{is_plain_data, is_version_range};
 use crate::prose_value::{is_markup_word, is_sentence_start};
 use crate::redaction::Keyword;
+use crate::secret_name::{is_name_not_value, is_restated_name, is_secret_constant_name};
 use crate::sequence::{is_prefixed_sequence, is_sequential};
 use crate::shannon::shannon_entropy;
 use crate::url_value::is_plain_url;
