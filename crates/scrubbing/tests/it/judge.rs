@@ -60,7 +60,12 @@ pub fn fnv1a(text: &str) -> u64 {
 /// part: one in three by the hash of its name, never one of [`LOOKED_AT`]. The split
 /// is by family, not by case, so a held-back provider's format was never seen.
 pub fn held_back(family: &str) -> bool {
-    fnv1a(family).is_multiple_of(3) && !LOOKED_AT.contains(&family)
+    held_back_unless(family, LOOKED_AT)
+}
+
+/// One family in three by the hash of its name, unless it is in `looked_at`.
+fn held_back_unless(family: &str, looked_at: &[&str]) -> bool {
+    fnv1a(family).is_multiple_of(3) && !looked_at.contains(&family)
 }
 
 /// Nosey Parker families (`tests/fixtures/noseyparker`) measured with the fit part
@@ -74,8 +79,7 @@ pub const NOSEYPARKER_LOOKED_AT: &[&str] = &["aws", "pyx", "microsoft_teams"];
 /// the looked-at families of its own source.
 pub fn case_held_back(case: &Case) -> bool {
     if case.source == "noseyparker" {
-        fnv1a(&case.family).is_multiple_of(3)
-            && !NOSEYPARKER_LOOKED_AT.contains(&case.family.as_str())
+        held_back_unless(&case.family, NOSEYPARKER_LOOKED_AT)
     } else {
         held_back(&case.family)
     }
