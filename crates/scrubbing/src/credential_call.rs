@@ -48,6 +48,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_trigger_is_a_credential_name_and_its_bracket() {
+        // The trigger and `names_credentials` state one vocabulary twice: they must agree.
+        for literal in TRIGGER.split('|') {
+            let name = ["=(", " = (", "("]
+                .iter()
+                .find_map(|sep| literal.strip_suffix(sep))
+                .unwrap();
+            assert!(names_credentials(name), "{literal}");
+        }
+    }
+
+    #[test]
     fn credential_names_by_their_last_word() {
         for name in [
             "auth",
