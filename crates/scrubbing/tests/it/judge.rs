@@ -25,8 +25,8 @@ pub struct Case {
     #[serde(default)]
     pub holds_tp_secret: bool,
     /// A secret case whose values stand for a secret rather than being one (the Nosey
-    /// Parker corpus: a variable, a mask, the word `password`); counted in recall and
-    /// also left out of [`Report::recall_real`].
+    /// Parker and secretlint corpora: a variable, a mask, the word `password`); counted
+    /// in recall and also left out of [`Report::recall_real`].
     #[serde(default)]
     pub placeholder: bool,
 }
@@ -75,13 +75,19 @@ fn held_back_unless(family: &str, looked_at: &[&str]) -> bool {
 /// webhook-URL rule, so it is no longer a blind measure of it.
 pub const NOSEYPARKER_LOOKED_AT: &[&str] = &["aws", "pyx", "microsoft_teams"];
 
+/// secretlint families (`tests/fixtures/secretlint`) measured with the fit part although
+/// they hash into the held-back third: none yet. A family whose held-back failures (or
+/// recall by family) prompt a change to the rules moves here, as in
+/// [`NOSEYPARKER_LOOKED_AT`].
+pub const SECRETLINT_LOOKED_AT: &[&str] = &[];
+
 /// Whether a case is in its corpus's held-back part: [`held_back`] of its family, with
 /// the looked-at families of its own source.
 pub fn case_held_back(case: &Case) -> bool {
-    if case.source == "noseyparker" {
-        held_back_unless(&case.family, NOSEYPARKER_LOOKED_AT)
-    } else {
-        held_back(&case.family)
+    match case.source.as_str() {
+        "noseyparker" => held_back_unless(&case.family, NOSEYPARKER_LOOKED_AT),
+        "secretlint" => held_back_unless(&case.family, SECRETLINT_LOOKED_AT),
+        _ => held_back(&case.family),
     }
 }
 

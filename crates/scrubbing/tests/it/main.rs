@@ -28,3 +28,4 @@ mod plain_code;
 mod positives;
 mod robustness;
 mod rules;
+mod secretlint_corpus;
