@@ -55,8 +55,9 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
         return count >= 8 || matches!(first, '*' | 'x' | 'X' | '•' | '.' | '#' | '-' | '?');
     }
     // A value with a run of mask characters: `ghp_xxxxxxxx…`, `AKIAXXXXXXXX…`,
-    // `sha256~XXXX_PUT_YOUR_TOKEN_HERE_XXXX`.
-    if has_mask_run(value) || has_masked_tail(value) {
+    // `sha256~XXXX_PUT_YOUR_TOKEN_HERE_XXXX`; a format's prefix and one key held
+    // down, `sk_live_AAAAAAAA…`.
+    if has_mask_run(value) || has_masked_tail(value) || crate::sequence::is_prefixed_repeat(value) {
         return true;
     }
     // A stand-in inside the value: `ghp_<your token>`, `Bearer <TOKEN>`.

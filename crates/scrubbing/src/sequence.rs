@@ -46,6 +46,32 @@ fn follows(previous: u8, next: u8) -> bool {
 /// followed by a run along an alphabet (`ghp_1234567890`, `xoxp-1234567890`): the
 /// prefix says which format, the run fills the rest by hand.
 pub(crate) fn is_prefixed_sequence(value: &str) -> bool {
+    after_format_prefix(value).is_some_and(is_sequential)
+}
+
+/// Fewest times one character must repeat after a format's prefix to be a key held
+/// down rather than a value (the same count that makes a whole value of one repeated
+/// character a mask, `placeholder::is_placeholder`).
+const MIN_REPEAT: usize = 8;
+
+/// True when `value` is a format's prefix (as [`is_prefixed_sequence`] reads it)
+/// followed by one character repeated at least [`MIN_REPEAT`] times
+/// (`sk_live_AAAAAAAAAAAAAAAAAAAAAAAA`, `glpat-11111111111111111111`): a key held down
+/// to fill a documented format, which no generator makes.
+pub(crate) fn is_prefixed_repeat(value: &str) -> bool {
+    after_format_prefix(value).is_some_and(|rest| {
+        let mut chars = rest.chars();
+        chars.next().is_some_and(|first| {
+            first.is_ascii_alphanumeric()
+                && chars.clone().all(|c| c == first)
+                && chars.count() + 1 >= MIN_REPEAT
+        })
+    })
+}
+
+/// What follows a format's prefix of one or more groups (a letter and up to seven
+/// letters or digits, each ending in `_` or `-`); `None` without such a prefix.
+fn after_format_prefix(value: &str) -> Option<&str> {
     let mut rest = value;
     let mut groups = 0;
     while let Some(cut) = rest.find(['_', '-']) {
@@ -62,7 +88,7 @@ pub(crate) fn is_prefixed_sequence(value: &str) -> bool {
         rest = rest.get(cut + 1..).unwrap_or_default();
         groups += 1;
     }
-    groups > 0 && is_sequential(rest)
+    (groups > 0).then_some(rest)
 }
 
 #[cfg(test)]
@@ -87,6 +113,32 @@ mod tests {
             "prefix_",
         ] {
             assert!(!is_prefixed_sequence(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn a_prefix_and_one_key_held_down_is_a_typed_example() {
+        for value in [
+            "sk_live_AAAAAAAAAAAAAAAAAAAAAAAA",
+            "pk_test_BBBBBBBBBBBBBBBBBBBBBBB",
+            "glpat-11111111111111111111",
+            "xoxb-00000000",
+        ] {
+            assert!(is_prefixed_repeat(value), "{value}");
+        }
+        for value in [
+            // No prefix: a whole value of one character is `is_placeholder`'s.
+            "AAAAAAAAAAAA",
+            // Seven is short of a key held down.
+            "sk_live_AAAAAAA",
+            // A generated body, or two characters.
+            "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+            "sk_live_ABABABABABABABAB",
+            "ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
+            "prefix_",
+            "sk_live_--------",
+        ] {
+            assert!(!is_prefixed_repeat(value), "{value}");
         }
     }
 
