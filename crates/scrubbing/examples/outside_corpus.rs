@@ -19,6 +19,10 @@
 //! reported by its numbers only, so that no rule is tuned on its failures.
 
 #[path = "../tests/it/judge.rs"]
+#[allow(
+    dead_code,
+    reason = "the CI tests' own helpers (`measure`, `family_case`)"
+)]
 mod judge;
 #[path = "common/layer.rs"]
 mod layer;

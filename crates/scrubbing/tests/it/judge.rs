@@ -91,6 +91,40 @@ pub fn case_held_back(case: &Case) -> bool {
     }
 }
 
+/// The scrubber judged on the cases of the corpus at `path` (in the crate's fixtures)
+/// that `keep` keeps; the corpus must hold at least `at_least` cases, so that a
+/// truncated file fails rather than passes.
+pub fn measure(path: &str, at_least: usize, keep: impl Fn(&Case) -> bool) -> Report {
+    let cases = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(path));
+    assert!(
+        cases.len() >= at_least,
+        "corpus truncated: {} cases",
+        cases.len()
+    );
+    let mut report = Report::default();
+    for case in cases.iter().filter(|c| keep(c)) {
+        report.add(case, &judge(case, &oxydra_scrubbing::scrub(&case.text)));
+    }
+    report
+}
+
+/// A secret case of `family` from `source` with no text: enough to ask the split
+/// where a family goes.
+pub fn family_case(source: &str, family: &str) -> Case {
+    Case {
+        id: String::new(),
+        source: source.to_owned(),
+        family: family.to_owned(),
+        kind: "tp".to_owned(),
+        origin: String::new(),
+        text: String::new(),
+        secrets: Vec::new(),
+        random_looking: false,
+        holds_tp_secret: false,
+        placeholder: false,
+    }
+}
+
 /// The corpus file in the crate's own fixtures.
 pub fn default_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/outside/cases.jsonl")

@@ -9,21 +9,10 @@
 //! `cargo run --example outside_corpus -- tests/fixtures/noseyparker/cases.jsonl --show`
 //! prints the fit part's failures.
 
-use std::path::Path;
-
 use crate::judge;
 
-use oxydra_scrubbing::scrub;
-
 fn measure(keep: impl Fn(&judge::Case) -> bool) -> judge::Report {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/noseyparker/cases.jsonl");
-    let cases = judge::load(&path);
-    assert!(cases.len() > 500, "corpus truncated: {} cases", cases.len());
-    let mut report = judge::Report::default();
-    for case in cases.iter().filter(|c| keep(c)) {
-        report.add(case, &judge::judge(case, &scrub(&case.text)));
-    }
-    report
+    judge::measure("tests/fixtures/noseyparker/cases.jsonl", 501, keep)
 }
 
 #[test]
@@ -53,18 +42,7 @@ fn the_held_back_part_holds_its_measured_level() {
 
 #[test]
 fn its_split_keeps_the_families_looked_at_in_the_fit_part() {
-    let case = |family: &str| judge::Case {
-        id: String::new(),
-        source: "noseyparker".to_owned(),
-        family: family.to_owned(),
-        kind: "tp".to_owned(),
-        origin: String::new(),
-        text: String::new(),
-        secrets: Vec::new(),
-        random_looking: false,
-        holds_tp_secret: false,
-        placeholder: false,
-    };
+    let case = |family: &str| judge::family_case("noseyparker", family);
     // `aws`, `pyx` and `microsoft_teams` hash into the held-back third but were
     // looked at.
     for family in ["aws", "pyx", "microsoft_teams"] {

@@ -8,21 +8,8 @@
 
 use crate::judge;
 
-use oxydra_scrubbing::scrub;
-
 fn measure(keep: impl Fn(&judge::Case) -> bool) -> judge::Report {
-    let cases = judge::load(&judge::default_path());
-    assert!(
-        cases.len() > 6000,
-        "corpus truncated: {} cases",
-        cases.len()
-    );
-    let mut report = judge::Report::default();
-    for case in cases.iter().filter(|c| keep(c)) {
-        let out = scrub(&case.text);
-        report.add(case, &judge::judge(case, &out));
-    }
-    report
+    judge::measure("tests/fixtures/outside/cases.jsonl", 6001, keep)
 }
 
 #[test]

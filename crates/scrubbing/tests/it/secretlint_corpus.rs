@@ -7,21 +7,10 @@
 //! `cargo run --example outside_corpus -- tests/fixtures/secretlint/cases.jsonl --show`
 //! prints the fit part's failures.
 
-use std::path::Path;
-
 use crate::judge;
 
-use oxydra_scrubbing::scrub;
-
 fn measure(keep: impl Fn(&judge::Case) -> bool) -> judge::Report {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/secretlint/cases.jsonl");
-    let cases = judge::load(&path);
-    assert!(cases.len() >= 96, "corpus truncated: {} cases", cases.len());
-    let mut report = judge::Report::default();
-    for case in cases.iter().filter(|c| keep(c)) {
-        report.add(case, &judge::judge(case, &scrub(&case.text)));
-    }
-    report
+    judge::measure("tests/fixtures/secretlint/cases.jsonl", 96, keep)
 }
 
 #[test]
@@ -55,18 +44,7 @@ fn the_held_back_part_holds_its_measured_level() {
 
 #[test]
 fn its_split_holds_back_a_third_of_its_families_and_looked_at_none() {
-    let case = |family: &str| judge::Case {
-        id: String::new(),
-        source: "secretlint".to_owned(),
-        family: family.to_owned(),
-        kind: "tp".to_owned(),
-        origin: String::new(),
-        text: String::new(),
-        secrets: Vec::new(),
-        random_looking: false,
-        holds_tp_secret: false,
-        placeholder: false,
-    };
+    let case = |family: &str| judge::family_case("secretlint", family);
     assert!(judge::SECRETLINT_LOOKED_AT.is_empty());
     for family in ["aws", "github", "sendgrid"] {
         assert!(judge::case_held_back(&case(family)), "{family}");
