@@ -9,8 +9,8 @@ use clap::Parser;
 use clap::error::ErrorKind;
 
 use crate::args::{
-    AgentsAction, AgentsArgs, Cli, Command, McpAction, McpArgs, OutputFormat, SessionsAction,
-    SessionsArgs,
+    AgentsAction, AgentsArgs, Cli, Command, Deferred, McpAction, McpArgs, OutputFormat,
+    SessionsAction, SessionsArgs,
 };
 
 /// Parses the command line `argv` (the program name first).
@@ -103,18 +103,18 @@ fn with_json_shorthand(mut cli: Cli) -> Cli {
     let (json, output) = match &mut cli.command {
         Command::Run(args) => (args.options.json, &mut args.options.output),
         Command::Chat(args) => (args.options.json, &mut args.options.output),
-        Command::Sessions(SessionsArgs {
+        Command::Sessions(Deferred(SessionsArgs {
             action: SessionsAction::List(list),
-        }) => (list.options.json, &mut list.options.output),
-        Command::Sessions(SessionsArgs {
+        })) => (list.options.json, &mut list.options.output),
+        Command::Sessions(Deferred(SessionsArgs {
             action: SessionsAction::Show { options, .. },
-        }) => (options.json, &mut options.output),
-        Command::Agents(AgentsArgs {
+        })) => (options.json, &mut options.output),
+        Command::Agents(Deferred(AgentsArgs {
             action: AgentsAction::List(options),
-        }) => (options.json, &mut options.output),
-        Command::Mcp(McpArgs {
+        })) => (options.json, &mut options.output),
+        Command::Mcp(Deferred(McpArgs {
             action: McpAction::List(options),
-        }) => (options.json, &mut options.output),
+        })) => (options.json, &mut options.output),
         _ => return cli,
     };
     if json {

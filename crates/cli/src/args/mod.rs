@@ -3,6 +3,7 @@
 //! [`crate::config`] resolves them with the file and the environment.
 
 mod agents;
+mod deferred;
 mod eval;
 mod init;
 mod list;
@@ -19,6 +20,7 @@ mod values;
 use clap::{Parser, Subcommand};
 
 pub use agents::{AgentsAction, AgentsArgs};
+pub use deferred::Deferred;
 pub use eval::EvalArgs;
 pub use init::InitArgs;
 pub use list::ListOptions;
@@ -50,40 +52,40 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one task and exit when the agent yields its answer.
-    Run(RunArgs),
+    Run(Deferred<RunArgs>),
     /// An interactive session (same options as `run`).
-    Chat(ChatArgs),
+    Chat(Deferred<ChatArgs>),
     /// Stored sessions and their messages.
-    Sessions(SessionsArgs),
+    Sessions(Deferred<SessionsArgs>),
     /// Undo the last turn that changed the workspace (of its newest session); run
     /// again, it does the turn again.
-    Undo(UndoArgs),
+    Undo(Deferred<UndoArgs>),
     /// Agent blueprints of the configuration (`[[agents]]`).
-    Agents(AgentsArgs),
+    Agents(Deferred<AgentsArgs>),
     /// Serve the coordinator HTTP API: list agents, start, inspect and cancel runs.
-    Serve(ServeArgs),
+    Serve(Deferred<ServeArgs>),
     /// Runs of a running `oxydra serve` (`--server URL`): list, show, watch, cancel.
-    Runs(RunsArgs),
+    Runs(Deferred<RunsArgs>),
     /// Tool calls waiting for a person on a running `oxydra serve`: list, approve,
     /// deny.
-    Approvals(ApprovalsArgs),
+    Approvals(Deferred<ApprovalsArgs>),
     /// MCP servers of the configuration (`[[mcp_servers]]`).
-    Mcp(McpArgs),
+    Mcp(Deferred<McpArgs>),
     /// Re-run a stored session's prompts against a model: recorded outputs answer
     /// matching tool calls, the two runs side by side (a new session; nothing in the
     /// workspace changes).
-    Replay(ReplayArgs),
+    Replay(Deferred<ReplayArgs>),
     /// Run an eval suite: tasks scored by their outcome, each run K times, as a
     /// table, JSON or JUnit XML.
-    Eval(EvalArgs),
+    Eval(Deferred<EvalArgs>),
     /// Redact secrets from FILE (or stdin) to stdout.
-    Scrub(ScrubArgs),
+    Scrub(Deferred<ScrubArgs>),
     /// Trust a project configuration file (`./oxydra.toml`), so that its settings
     /// that grant power (MCP servers, `approve`, allow-lists …) apply.
-    Trust(TrustArgs),
+    Trust(Deferred<TrustArgs>),
     /// Write a commented configuration file to start from (default the user config
     /// file); its provider follows the API key found in the environment.
-    Init(InitArgs),
+    Init(Deferred<InitArgs>),
 }
 
 impl Command {
@@ -203,11 +205,11 @@ mod tests {
         let cli = Cli::try_parse_from(["oxydra", "trust"]).unwrap();
         assert!(matches!(
             cli.command,
-            Command::Trust(TrustArgs {
+            Command::Trust(Deferred(TrustArgs {
                 file: None,
                 revoke: false,
                 list: false
-            })
+            }))
         ));
         let cli = Cli::try_parse_from(["oxydra", "trust", "--revoke", "x.toml"]).unwrap();
         let Command::Trust(args) = cli.command else {
@@ -225,15 +227,15 @@ mod tests {
             .unwrap();
         assert!(matches!(
             cli.command,
-            Command::Sessions(SessionsArgs {
+            Command::Sessions(Deferred(SessionsArgs {
                 action: SessionsAction::Show { .. }
-            })
+            }))
         ));
         let cli = Cli::try_parse_from(["oxydra", "-vv", "scrub", "--json"]).unwrap();
         assert_eq!(cli.verbose, 2);
         assert!(matches!(
             cli.command,
-            Command::Scrub(ScrubArgs { json: true, .. })
+            Command::Scrub(Deferred(ScrubArgs { json: true, .. }))
         ));
     }
 }
