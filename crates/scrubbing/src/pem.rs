@@ -5,9 +5,10 @@
 //! hold only base64, blanks, line breaks (also written `\n` inside a string), header
 //! lines (`Proc-Type: …`, `DEK-Info: …`, `Comment: …`, `Version: …`) and string
 //! quoting (`"…" +`) — and it ends where anything else starts. The END line must carry
-//! the same label. A block whose END line is missing or malformed (a truncated output,
-//! four dashes) loses its header and body up to where the body stops, and nothing
-//! below: it never pairs with an END line further down. A body has at least
+//! the same label, with a dash or more on each side (a hand-edited block has four or
+//! six). A block whose END line is missing or malformed (a truncated output, another
+//! label) loses its header and body up to where the body stops, and nothing below: it
+//! never pairs with an END line further down. A body has at least
 //! [`MIN_BODY`] base64 characters (`-----BEGIN PRIVATE KEY-----\nanything\n…` is an
 //! example, not a key) and at most [`MAX_BLOCK`] bytes are looked at.
 
@@ -154,12 +155,28 @@ fn body_end(bytes: &[u8], start: usize) -> usize {
     pos
 }
 
-/// The end of `-----END <label>-----` right at `pos`, if it is there.
+/// Most dashes taken on either side of an END line's `END <label>`.
+const MAX_DASHES: usize = 16;
+
+/// The end of the END line of `label` right at `pos`, if it is there: `-----END
+/// <label>-----`, or the same line with a dash or more too few or too many on either
+/// side (a hand-edited or truncated block, `----END RSA PRIVATE KEY----`). Only right
+/// where the body stops: an END line further down is another block's, or none.
 fn end_line(text: &str, pos: usize, label: &str) -> Option<usize> {
-    let rest = text.get(pos..)?.strip_prefix("-----END ")?;
-    let rest = rest.strip_prefix(label)?;
-    rest.starts_with("-----")
-        .then(|| text.len() - rest.len() + "-----".len())
+    let rest = text.get(pos..)?;
+    let rest = strip_dashes(rest)?.strip_prefix("END ")?;
+    let rest = strip_dashes(rest.strip_prefix(label)?)?;
+    Some(text.len() - rest.len())
+}
+
+/// `text` after the one to [`MAX_DASHES`] dashes it starts with, if it starts with one.
+fn strip_dashes(text: &str) -> Option<&str> {
+    let dashes = text
+        .bytes()
+        .take(MAX_DASHES)
+        .take_while(|b| *b == b'-')
+        .count();
+    (dashes > 0).then(|| text.get(dashes..)).flatten()
 }
 
 /// A block without its END line ends with its last base64 character.
@@ -205,9 +222,26 @@ mod tests {
     }
 
     #[test]
+    fn a_malformed_end_right_after_the_body_closes_it() {
+        for end in [
+            "----END RSA PRIVATE KEY-----",
+            "-----END RSA PRIVATE KEY----",
+            "------END RSA PRIVATE KEY------",
+            "-END RSA PRIVATE KEY-",
+        ] {
+            let block = format!("-----BEGIN RSA PRIVATE KEY-----\n{BODY}\n{end}");
+            let text = format!("{block}\nafter\n");
+            assert_eq!(blocks(&text), [block.as_str()], "{end}");
+        }
+        // Without dashes after the label it is no END line.
+        let text = format!("-----BEGIN RSA PRIVATE KEY-----\n{BODY}\n-----END RSA PRIVATE KEY\n");
+        assert!(blocks(&text)[0].ends_with(BODY), "{text}");
+    }
+
+    #[test]
     fn a_malformed_end_does_not_pair_with_a_later_one() {
         let text = format!(
-            "-----BEGIN RSA PRIVATE KEY-----\n{BODY}\n----END RSA PRIVATE KEY-----\nunrelated line one\ncase two: x = 1\n-----END RSA PRIVATE KEY-----\n"
+            "-----BEGIN RSA PRIVATE KEY-----\n{BODY}\n---- END RSA PRIVATE KEY -----\nunrelated line one\ncase two: x = 1\n-----END RSA PRIVATE KEY-----\n"
         );
         let found = blocks(&text);
         assert_eq!(found.len(), 1);

@@ -182,7 +182,7 @@ fn is_upper_words(value: &str) -> bool {
 }
 
 /// A run of [`MIN_MASK_RUN`] mask characters.
-pub(crate) fn has_mask_run(value: &str) -> bool {
+fn has_mask_run(value: &str) -> bool {
     let mut run = 0;
     let mut last = '\0';
     for c in value.chars() {

@@ -12,6 +12,7 @@ use crate::code_value::is_field_path;
 use crate::entropy;
 use crate::keyword_patterns::collect_builtins;
 use crate::merge::{Candidate, PRIORITY_ENTROPY};
+use crate::placeholder::is_placeholder;
 use crate::redaction::RedactionKind;
 use crate::word_shape::is_words;
 
@@ -101,6 +102,12 @@ fn tail_run(bytes: &[u8], line_start: usize) -> Option<Range<usize>> {
 
 /// The kind of secret `head + tail` is, if it is one that crosses the break.
 fn joined_secret(head: &str, tail: &str) -> Option<RedactionKind> {
+    // A half that alone stands for a secret (`sk_live_AAAA…` over `sk_test_BBBB…`,
+    // two masked examples on two lines) is no half of a broken key: a generated key's
+    // halves are random, and a masked value stays masked when its line is broken.
+    if is_placeholder(head) || is_placeholder(tail) {
+        return None;
+    }
     let joined = format!("{head}{tail}");
     let mut found = Vec::new();
     if collect_builtins(&joined, &mut found).is_err() {
@@ -208,6 +215,8 @@ mod tests {
             "    # see http://bugs.python.org/issue21876\n    return\n",
             "  value: A GoogleCloudAiplatformV1ExplanationMetadata\n    attribute.\n",
             "  see parseHttp2ResponseHeaders\n    andTrailersOnce\n",
+            "STRIPE_KEY=sk_live_AAAAAAAAAAAAAAAAAAAAAAAA\nsk_test_BBBBBBBBBBBBBBBBBBBBBBBB\n",
+            "token: ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n  Zx9qL2mN8vB4kR7t\n",
         ] {
             assert!(halves(text).is_empty(), "{text}");
         }

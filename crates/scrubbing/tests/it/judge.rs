@@ -202,6 +202,12 @@ fn cut(text: &str, range: &Range<usize>, redactions: &[Redaction]) -> bool {
         .bytes()
         .last()
         .is_some_and(|b| b.is_ascii_alphanumeric() || b"._-~+%".contains(&b));
+    // A line break written as an escape inside a string (`…-----END PRIVATE
+    // KEY-----\n"` in a JSON key file) ends a line of the value, it is no part of it.
+    let tail = tail
+        .replace("\\r", "")
+        .replace("\\n", "")
+        .replace("\\t", "");
     tail.bytes().any(|b| b.is_ascii_alphanumeric())
         || (glued && head.bytes().any(|b| b.is_ascii_alphanumeric()))
 }
