@@ -312,11 +312,15 @@ impl Engine<'_> {
         let mut chain = Vec::new();
         if let Some(grammar) = &job.grammar {
             let sampler = if job.lazy {
-                LlamaSampler::grammar_lazy(
+                // The trigger as a pattern that matches its text anywhere in the
+                // output (what llama.cpp's `common` did with a trigger word). llama.cpp
+                // compiles it as a `std::regex` and aborts on a bad one; an escaped
+                // literal is always a good one.
+                LlamaSampler::grammar_lazy_patterns(
                     self.model,
                     &grammar.gbnf,
                     ROOT_RULE,
-                    [grammar.trigger.as_bytes()],
+                    &[regex_escape(&grammar.trigger)],
                     &[],
                 )
             } else {
@@ -353,6 +357,22 @@ fn take_utf8(bytes: &mut Vec<u8>) -> String {
     }
 }
 
+/// `text` as an ECMAScript regular expression matching exactly it: a backslash
+/// before each character the syntax gives a meaning.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    for c in text.chars() {
+        if matches!(
+            c,
+            '.' | '^' | '$' | '|' | '(' | ')' | '*' | '+' | '?' | '[' | ']' | '{' | '}' | '\\'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn rand_seed() -> u32 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -377,7 +397,15 @@ fn server_error(error: impl std::fmt::Display) -> ProviderError {
 
 #[cfg(test)]
 mod tests {
-    use super::take_utf8;
+    use super::{regex_escape, take_utf8};
+
+    #[test]
+    fn triggers_are_escaped_as_literals() {
+        assert_eq!(regex_escape("[TOOL_CALLS]"), "\\[TOOL_CALLS\\]");
+        assert_eq!(regex_escape("{\"name\""), "\\{\"name\"");
+        assert_eq!(regex_escape("<tool_call>"), "<tool_call>");
+        assert_eq!(regex_escape("a.b|c\\d$"), "a\\.b\\|c\\\\d\\$");
+    }
 
     #[test]
     fn split_characters_wait_for_their_last_byte() {

@@ -1,5 +1,6 @@
 //! Grammars that constrain tool calls: each tool's JSON Schema becomes GBNF
-//! (llama.cpp's own json-schema-to-grammar), wrapped in the family's call syntax.
+//! (`schema_grammar`, written as llama.cpp's json-schema-to-grammar writes it),
+//! wrapped in the family's call syntax.
 //! The grammar is lazy: it starts at the family's call opener, so the model may
 //! still answer in plain text, but once it opens a call the arguments it writes
 //! are JSON that matches the schema.
@@ -8,6 +9,7 @@ use oxydra_types::ToolSchema;
 use serde_json::{Value, json};
 
 use crate::error::LocalError;
+use crate::schema_grammar::SchemaGrammar;
 use crate::tool_format::ToolFormat;
 
 /// The rule the sampler starts from.
@@ -40,51 +42,38 @@ pub fn answer_grammar() -> ToolGrammar {
     }
 }
 
-/// The JSON Schema of one call of `tool`: its name, and its arguments checked by
-/// its parameter schema.
-pub fn call_schema(format: ToolFormat, tool: &ToolSchema) -> Value {
-    let mut parameters = tool.parameters.clone();
-    if let Some(object) = parameters.as_object_mut() {
-        // Annotations json-schema-to-grammar has no use for.
-        object.remove("$schema");
-        object.remove("title");
-        if !object.contains_key("type") && !object.contains_key("properties") {
-            object.insert("type".into(), json!("object"));
+/// The parameter schema a call's arguments are held to: the tool's own, with no
+/// `type` read as an object, and anything that is not a schema object as any object.
+fn arguments_schema(tool: &ToolSchema) -> Value {
+    match tool.parameters.as_object() {
+        Some(object) => {
+            let mut object = object.clone();
+            if !object.contains_key("type") && !object.contains_key("properties") {
+                object.insert("type".into(), json!("object"));
+            }
+            Value::Object(object)
         }
-    } else {
-        parameters = json!({"type": "object"});
+        None => json!({"type": "object"}),
     }
-    json!({
-        "type": "object",
-        "properties": {
-            "name": {"const": tool.name},
-            format.arguments_key(): parameters,
-        },
-        "required": ["name", format.arguments_key()],
-        "additionalProperties": false,
-    })
 }
 
-/// [`call_schema`] as JSON text with `name` before the arguments: the converter keeps
-/// the order of the properties as written, and a model writes the name first (a JSON
-/// object would sort `arguments` before it).
-fn call_schema_text(format: ToolFormat, tool: &ToolSchema) -> String {
-    let schema = call_schema(format, tool);
-    let key = format.arguments_key();
-    let property = |name: &str| {
-        schema
-            .get("properties")
-            .and_then(|p| p.get(name))
-            .cloned()
-            .unwrap_or_else(|| json!({"type": "object"}))
-    };
-    format!(
-        "{{\"type\": \"object\", \"properties\": {{\"name\": {}, {}: {}}}, \
-         \"required\": [\"name\", {}], \"additionalProperties\": false}}",
-        property("name"),
-        Value::String(key.to_owned()),
-        property(key),
-        Value::String(key.to_owned()),
+/// Adds the rule of one call of `tool` to `rules`, named after `name`: an object of
+/// the tool's name, then its arguments checked by its parameter schema — in that
+/// order, as a model writes a call. `$ref`s in the parameters point into them.
+fn call_rule(
+    rules: &mut SchemaGrammar,
+    format: ToolFormat,
+    tool: &ToolSchema,
+    name: &str,
+) -> String {
+    let name_rule = rules.constant_rule(&format!("{name}-name"), &Value::String(tool.name.clone()));
+    let arguments_rule = rules.schema_rule(&arguments_schema(tool), &format!("{name}-arguments"));
+    rules.fixed_object_rule(
+        name,
+        &[
+            ("name", name_rule),
+            (format.arguments_key(), arguments_rule),
+        ],
     )
 }
 
@@ -111,20 +100,15 @@ fn grammar(format: ToolFormat, tools: &[ToolSchema], one: bool) -> Result<ToolGr
             message: "no tools to call".into(),
         });
     }
-    let schemas = tools
+    let mut rules = SchemaGrammar::default();
+    let calls: Vec<String> = tools
         .iter()
-        .map(|tool| call_schema_text(format, tool))
-        .collect::<Vec<_>>();
-    let schema = if let [only] = schemas.as_slice() {
-        only.clone()
-    } else {
-        format!("{{\"anyOf\": [{}]}}", schemas.join(", "))
-    };
-    let call_rules =
-        llama_cpp_2::json_schema_to_grammar(&schema).map_err(|error| LocalError::Grammar {
-            message: error.to_string(),
-        })?;
-    // The converted schema's start rule is `root`; the call syntax goes around it.
+        .enumerate()
+        .map(|(index, tool)| call_rule(&mut rules, format, tool, &format!("call{index}")))
+        .collect();
+    rules.set("root", calls.join(" | "));
+    let call_rules = rules.gbnf();
+    // The start rule of a call is `root`; the call syntax goes around it.
     let wrapper = match (format, one) {
         (ToolFormat::Hermes, false) => format!(
             "{ROOT_RULE} ::= oxydra-call\n\
@@ -177,45 +161,61 @@ mod tests {
         )
     }
 
-    #[test]
-    fn call_schema_pins_the_name_and_keeps_the_parameters() {
-        let schema = call_schema(ToolFormat::Hermes, &read_tool());
-        assert_eq!(schema["properties"]["name"], json!({"const": "file_read"}));
-        assert_eq!(
-            schema["properties"]["arguments"]["required"],
-            json!(["path"])
-        );
-        assert!(schema["properties"]["arguments"].get("$schema").is_none());
-        let llama = call_schema(ToolFormat::Llama3Json, &read_tool());
-        assert!(llama["properties"].get("parameters").is_some());
-        assert_eq!(llama["required"], json!(["name", "parameters"]));
+    /// The body of rule `name` in `gbnf`.
+    fn rule<'a>(gbnf: &'a str, name: &str) -> &'a str {
+        let head = format!("{name} ::= ");
+        gbnf.lines()
+            .find_map(|line| line.strip_prefix(head.as_str()))
+            .unwrap_or_else(|| panic!("no rule {name} in\n{gbnf}"))
     }
 
     #[test]
-    fn the_call_schema_text_puts_the_name_first() {
-        let text = call_schema_text(ToolFormat::Hermes, &read_tool());
-        let name = text.find("\"name\"").unwrap();
-        let arguments = text.find("\"arguments\"").unwrap();
-        assert!(name < arguments, "{text}");
-        let value: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(value, call_schema(ToolFormat::Hermes, &read_tool()));
+    fn a_call_pins_the_name_and_writes_it_before_the_arguments() {
         let grammar = tool_grammar(ToolFormat::Hermes, &[read_tool()]).unwrap();
-        let root = grammar
-            .gbnf
-            .lines()
-            .find(|line| line.starts_with("root ::="))
-            .unwrap();
+        assert_eq!(rule(&grammar.gbnf, "root"), "call0");
+        let call = rule(&grammar.gbnf, "call0");
+        let name = call.find("call0-name-kv").unwrap();
+        let arguments = call.find("call0-arguments-kv").unwrap();
+        assert!(name < arguments, "{call}");
+        assert_eq!(rule(&grammar.gbnf, "call0-name"), "\"\\\"file_read\\\"\"");
         assert!(
-            root.find("name").unwrap() < root.find("arguments").unwrap(),
-            "{root}"
+            rule(&grammar.gbnf, "call0-arguments-kv").starts_with("\"\\\"arguments\\\"\""),
+            "{}",
+            grammar.gbnf
+        );
+        let llama = tool_grammar(ToolFormat::Llama3Json, &[read_tool()]).unwrap();
+        assert!(
+            rule(&llama.gbnf, "call0-parameters-kv").starts_with("\"\\\"parameters\\\"\""),
+            "{}",
+            llama.gbnf
         );
     }
 
     #[test]
     fn a_non_object_schema_becomes_any_object() {
         let tool = ToolSchema::new("t", "", json!(true));
-        let schema = call_schema(ToolFormat::Hermes, &tool);
-        assert_eq!(schema["properties"]["arguments"], json!({"type": "object"}));
+        let grammar = tool_grammar(ToolFormat::Hermes, &[tool]).unwrap();
+        assert!(
+            rule(&grammar.gbnf, "call0-arguments-kv").ends_with(" object"),
+            "{}",
+            grammar.gbnf
+        );
+    }
+
+    #[test]
+    fn refs_point_into_the_tools_own_parameters() {
+        let tool = ToolSchema::new(
+            "move",
+            "",
+            json!({
+                "type": "object",
+                "properties": {"to": {"$ref": "#/$defs/point"}},
+                "required": ["to"],
+                "$defs": {"point": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}}
+            }),
+        );
+        let grammar = tool_grammar(ToolFormat::Hermes, &[tool]).unwrap();
+        assert!(grammar.gbnf.contains("\\\"x\\\""), "{}", grammar.gbnf);
     }
 
     #[test]
@@ -301,7 +301,7 @@ mod tests {
     }
 
     #[test]
-    fn hostile_schemas_are_errors_or_grammars_never_crashes() {
+    fn hostile_schemas_still_get_a_grammar() {
         let nasty = [
             json!({"type": "object", "properties": {"x": {"$ref": "#/definitions/missing"}}}),
             json!({"type": "object", "properties": {"x": {"type": "string", "pattern": "([a-"}}}),
@@ -310,12 +310,14 @@ mod tests {
         ];
         for parameters in nasty {
             let tool = ToolSchema::new("t", "", parameters);
-            let _ = tool_grammar(ToolFormat::Hermes, &[tool]);
+            assert!(tool_grammar(ToolFormat::Hermes, &[tool]).is_ok());
         }
         let deep = (0..200).fold(
             json!({"type": "string"}),
             |inner, _| json!({"type": "object", "properties": {"a": inner}}),
         );
-        let _ = tool_grammar(ToolFormat::Hermes, &[ToolSchema::new("deep", "", deep)]);
+        let grammar =
+            tool_grammar(ToolFormat::Hermes, &[ToolSchema::new("deep", "", deep)]).unwrap();
+        assert!(grammar.gbnf.lines().count() < 200, "{}", grammar.gbnf);
     }
 }

@@ -10,8 +10,11 @@
     missing_docs
 )]
 
+mod gbnf;
+mod grammar_model;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod openmp_spin;
 mod prompt_chunks;
 mod real_model;
 mod small_model;
+mod tool_grammar;
