@@ -404,9 +404,14 @@ fn collect_pattern(
         }
         Rule::Userinfo => {
             for caps in regex.captures_iter(text) {
+                // Beside a password, a user name is a secret only when it reads as a
+                // generated token (`<token>:x-oauth-basic@github.com`, the token as the
+                // user), not as a name (`deploy-bot-2019:…@`).
+                let beside_password = caps.name("password").is_some();
                 if let Some(secret) = caps.name("secret")
                     && secret.as_str().bytes().any(|b| b.is_ascii_digit())
                     && !is_placeholder(secret.as_str())
+                    && (!beside_password || !crate::word_shape::is_words(secret.as_str()))
                 {
                     push(secret.range(), RedactionKind::UrlCredentials, priority);
                 }

@@ -39,7 +39,9 @@ pub(super) enum Rule {
     /// `-u <user> … -p <password>` on one command line, whatever the command: like
     /// [`Rule::Cli`], and not a port or a number (`docker run -u 1000 -p 8080:80`).
     UserThenPassword,
-    /// `scheme://<token>@host` without a password: group `secret`, with a digit.
+    /// `scheme://<token>@host`: group `secret`, with a digit; when a password follows
+    /// (group `password`, `<token>:x-oauth-basic@`), only a user name that reads as a
+    /// generated token, not a name.
     Userinfo,
     /// A webhook's URL: groups `host` and `path`; the secret is what
     /// `webhook_url::secret_in_path` finds in the path.
@@ -174,7 +176,7 @@ pub(super) fn pattern_defs() -> Vec<PatternDef> {
         ),
         def(
             "://",
-            r"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://(?P<secret>[A-Za-z0-9_.~-]{16}[A-Za-z0-9_.~-]*)@",
+            r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://(?P<secret>[A-Za-z0-9_.~-]{16}[A-Za-z0-9_.~-]*)(?P<password>:[^\s/?#"'<>@]*)?@"#,
             Rule::Userinfo,
         ),
         def(

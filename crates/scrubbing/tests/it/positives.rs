@@ -168,6 +168,17 @@ fn urls_with_credentials() {
             "amqp://guest:p@ss@rabbit/vhost",
             "amqp://guest:[REDACTED]@rabbit/vhost",
         ),
+        // A token as the user name, a fixed word as the password (GitHub's
+        // `x-oauth-basic`): the token goes too.
+        (
+            "git+https://222cb222pppp408dd673260063e3e3b22222c2:x-oauth-basic@github.com/o/r.git",
+            "git+https://[REDACTED]:[REDACTED]@github.com/o/r.git",
+        ),
+        // A user name that reads as a name stays beside its password.
+        (
+            "https://deploy-bot-2019:s3cr3t-P4ss@git.example.com/o/r.git",
+            "https://deploy-bot-2019:[REDACTED]@git.example.com/o/r.git",
+        ),
     ]);
 }
 

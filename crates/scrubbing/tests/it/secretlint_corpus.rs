@@ -17,11 +17,12 @@ fn measure(keep: impl Fn(&judge::Case) -> bool) -> judge::Report {
 fn the_whole_corpus_holds_its_measured_level() {
     let report = measure(|_| true);
     println!("{}", report.summary());
-    // Measured 0.840 (42 / 50) of the secrets that are not placeholders (0.700, 42 / 60,
+    // Measured 0.880 (44 / 50) of the secrets that are not placeholders (0.733, 44 / 60,
     // of all), no partial redaction, 1 / 16 plain false positives (12 / 36 of all
     // negatives). When it came in: 0.820, one partial redaction (a PEM block with a
-    // four-dash END line), 13 / 36 (two lines of masks joined as one wrapped key).
-    assert!(report.recall_real.rate() >= 0.83, "{:?}", report.misses);
+    // four-dash END line), 13 / 36 (two lines of masks joined as one wrapped key); a
+    // token as a URL's user name beside `x-oauth-basic` was missed twice.
+    assert!(report.recall_real.rate() >= 0.87, "{:?}", report.misses);
     assert_eq!(report.partial, 0, "{:?}", report.partials);
     assert!(report.fp_plain.hits <= 1, "{:?}", report.false_positives);
     assert!(report.fp_all.hits <= 12, "{:?}", report.false_positives);
