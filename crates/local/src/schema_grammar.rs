@@ -235,10 +235,7 @@ impl SchemaGrammar {
     /// The rule of a `$ref` into the document (`#/$defs/point`): named after the
     /// reference and made once, so a schema that refers to itself is a recursive rule.
     fn reference(&mut self, reference: &Value, at: At<'_>) -> String {
-        let Some(pointer) = reference.as_str().and_then(|r| r.strip_prefix('#')) else {
-            return self.primitive("value");
-        };
-        let Some(target) = at.document.pointer(pointer) else {
+        let Some((pointer, target)) = ref_target(reference, at.document) else {
             return self.primitive("value");
         };
         let name = format!("ref{pointer}");
@@ -308,16 +305,17 @@ impl SchemaGrammar {
             .unwrap_or_default();
         // Other keys: any value under `true` or a schema; none under `false`, or when
         // `properties` are given and `additionalProperties` is not.
+        let any = Value::Bool(true);
         let additional = match object.get("additionalProperties") {
             Some(Value::Bool(false)) => None,
-            Some(Value::Object(schema)) => Some(Value::Object(schema.clone())),
-            Some(_) => Some(Value::Bool(true)),
+            Some(schema @ Value::Object(_)) => Some(schema),
+            Some(_) => Some(&any),
             None if object.contains_key("properties") => None,
-            None => Some(Value::Bool(true)),
+            None => Some(&any),
         };
         // Too many properties for the grammar's budget: any object.
         let too_many = properties.len() > MAX_RULES.saturating_sub(self.rules.len()) / 2;
-        if (properties.is_empty() && additional == Some(Value::Bool(true))) || too_many {
+        if (properties.is_empty() && additional == Some(&any)) || too_many {
             return self.primitive("object");
         }
         self.primitive("space");
@@ -334,7 +332,7 @@ impl SchemaGrammar {
             }
         }
         if let Some(schema) = additional {
-            let value_rule = self.visit(&schema, &format!("{name}-additional-value"), at);
+            let value_rule = self.visit(schema, &format!("{name}-additional-value"), at);
             let key_rule = self.primitive("string");
             let kv = self.add(
                 &format!("{name}-additional-kv"),
@@ -465,14 +463,19 @@ impl SchemaGrammar {
     }
 }
 
+/// What a `$ref` into `document` (`#/$defs/point`) points at, with its JSON pointer;
+/// `None` for a reference outside the document or to nothing.
+fn ref_target<'r, 'd>(reference: &'r Value, document: &'d Value) -> Option<(&'r str, &'d Value)> {
+    let pointer = reference.as_str()?.strip_prefix('#')?;
+    Some((pointer, document.pointer(pointer)?))
+}
+
 /// `schema`, or what its `$ref` into `document` points at.
 fn resolve<'a>(schema: &'a Value, document: &'a Value) -> &'a Value {
     schema
         .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix('#'))
-        .and_then(|pointer| document.pointer(pointer))
-        .unwrap_or(schema)
+        .and_then(|reference| ref_target(reference, document))
+        .map_or(schema, |(_, target)| target)
 }
 
 /// A pair of count keywords (`minItems`, `maxItems`): each when it is a whole number

@@ -276,9 +276,9 @@ mod tests {
             found("SHIPPO_API_TOKEN=shippo_live_0000000000000000000000000000000000000000")
                 .is_empty()
         );
-        // A format's prefix and one key held down, and a template reference: the
-        // built-in formats' stand-in test holds for the rules too.
-        // (`digitalocean-refresh-token` has no entropy floor of its own.)
+        // A format's prefix and one key held down: the built-in formats' stand-in
+        // test holds for the rules too (`digitalocean-refresh-token` has no entropy
+        // floor of its own, so only that test keeps this one out).
         let held_down = format!("token: dor_v1_{}\n", "a".repeat(64));
         assert!(found(&held_down).is_empty(), "{:?}", found(&held_down));
         let real =
