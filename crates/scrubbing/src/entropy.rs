@@ -171,6 +171,15 @@ fn consider(text: &str, mut start: usize, end: usize, out: &mut Vec<Candidate>) 
     if start > 0 && bytes.get(start - 1) == Some(&b'\\') {
         start = (start + escape_len(bytes.get(start..end).unwrap_or_default())).min(end);
     }
+    // After a URL's scheme the run starts with the `//` of `://` (`https://<token>`,
+    // `redis://<token>@host`): the slashes are the URL's, and what follows is judged
+    // as a URL's part (by segment when it has a path).
+    if start > 0
+        && bytes.get(start - 1) == Some(&b':')
+        && bytes.get(start..start + 2) == Some(b"//".as_slice())
+    {
+        start = (start + 2).min(end);
+    }
     let Some(token) = text.get(start..end) else {
         return;
     };
@@ -460,6 +469,29 @@ mod tests {
         collect(text, &mut out, &mut Vec::new());
         let found: Vec<&str> = out.iter().map(|c| &text[c.range.clone()]).collect();
         assert_eq!(found, ["bJtrpFi1fO1JMCcwLx8uZyAg"]);
+    }
+
+    #[test]
+    fn a_url_s_slashes_are_not_its_token_s() {
+        for (text, want) in [
+            (
+                "https://Zk3pQ9vX2mL7rT4wY8nB6cJ1hF5sD0gA@example.com/x",
+                "Zk3pQ9vX2mL7rT4wY8nB6cJ1hF5sD0gA",
+            ),
+            (
+                "see https://Zk3pQ9vX2mL7rT4wY8nB6cJ1hF5sD0gAqW",
+                "Zk3pQ9vX2mL7rT4wY8nB6cJ1hF5sD0gAqW",
+            ),
+            (
+                "redis://Zk3pQ9vX2mL7rT4wY8nB6cJ1hF5sD0gA/0",
+                "Zk3pQ9vX2mL7rT4wY8nB6cJ1hF5sD0gA",
+            ),
+        ] {
+            let mut out = Vec::new();
+            collect(text, &mut out, &mut Vec::new());
+            let found: Vec<&str> = out.iter().map(|c| &text[c.range.clone()]).collect();
+            assert_eq!(found, [want], "{text}");
+        }
     }
 
     #[test]

@@ -179,6 +179,11 @@ fn urls_with_credentials() {
             "https://deploy-bot-2019:s3cr3t-P4ss@git.example.com/o/r.git",
             "https://deploy-bot-2019:[REDACTED]@git.example.com/o/r.git",
         ),
+        // A token right after the scheme, unlabelled: the URL keeps its `//`.
+        (
+            "open https://Zk3pQ9vX2mL7rT4wY8nB6cJ1hF5sD0gAqW",
+            "open https://[REDACTED:high-entropy]",
+        ),
     ]);
 }
 
