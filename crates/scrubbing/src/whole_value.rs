@@ -75,11 +75,46 @@ pub(crate) fn whole_value(bytes: &[u8], mut start: usize, mut end: usize) -> (us
             .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
             && is_words(piece);
         if (joiner == b'=' && is_label) || is_host_or_path_piece(piece.as_bytes()) {
+            // A word after a token type's short prefix (`dp.audit.…`) is the value's
+            // own type name, not a host's or file's.
+            match typed_prefix_start(bytes, piece_start, left_limit) {
+                Some(prefix_start) if joiner == b'.' && !piece.contains('/') => {
+                    start = prefix_start;
+                }
+                _ => {}
+            }
             break;
         }
         start = piece_start;
     }
     (start, end)
+}
+
+/// Longest prefix a token type starts with before its type name (`dp` of `dp.audit.`).
+const MAX_TYPE_PREFIX: usize = 4;
+
+/// Where a token's type prefix starts when the piece at `piece_start` follows one: a
+/// `.` and before it 1–[`MAX_TYPE_PREFIX`] letters or digits that begin the value (no
+/// run byte or joiner before them), as in `dp.audit.<random>` or `dp.scim.<random>`.
+fn typed_prefix_start(bytes: &[u8], piece_start: usize, left_limit: usize) -> Option<usize> {
+    let dot = piece_start.checked_sub(1)?;
+    if bytes.get(dot) != Some(&b'.') {
+        return None;
+    }
+    let mut prefix_start = dot;
+    while prefix_start > left_limit
+        && bytes
+            .get(prefix_start - 1)
+            .is_some_and(u8::is_ascii_alphanumeric)
+    {
+        prefix_start -= 1;
+    }
+    let len = dot - prefix_start;
+    let begins_value = prefix_start == 0
+        || bytes
+            .get(prefix_start - 1)
+            .is_some_and(|b| !is_run_byte(*b) && !matches!(b, b'.' | b'~' | b'%'));
+    ((1..=MAX_TYPE_PREFIX).contains(&len) && begins_value).then_some(prefix_start)
 }
 
 #[cfg(test)]
@@ -113,6 +148,28 @@ mod tests {
                 "Zx9qL2mN8vB4kR7tY1wE3uI6"
             ),
             "SG.-4ajvzb=Zx9qL2mN8vB4kR7tY1wE3uI6=hj1o519iw"
+        );
+        // A token type's prefix and type name go with it; a lone name stays.
+        assert_eq!(
+            whole(
+                "dp.audit.bAqhcVzrhy5cRHkOlNTc0Ve6w5NUDCpcutm8vGE9myi",
+                "bAqhcVzrhy5cRHkOlNTc0Ve6w5NUDCpcutm8vGE9myi"
+            ),
+            "dp.audit.bAqhcVzrhy5cRHkOlNTc0Ve6w5NUDCpcutm8vGE9myi"
+        );
+        assert_eq!(
+            whole(
+                "key: image.bAqhcVzrhy5cRHkOlNTc0Ve6w5NUDCpcutm8vGE9myi",
+                "bAqhcVzrhy5cRHkOlNTc0Ve6w5NUDCpcutm8vGE9myi"
+            ),
+            "bAqhcVzrhy5cRHkOlNTc0Ve6w5NUDCpcutm8vGE9myi"
+        );
+        assert_eq!(
+            whole(
+                "cdn.files.example.bAqhcVzrhy5cRHkOlNTc0Ve6w5NUDCpcutm8vGE9myi",
+                "bAqhcVzrhy5cRHkOlNTc0Ve6w5NUDCpcutm8vGE9myi"
+            ),
+            "bAqhcVzrhy5cRHkOlNTc0Ve6w5NUDCpcutm8vGE9myi"
         );
         // A label before `=` stays.
         assert_eq!(

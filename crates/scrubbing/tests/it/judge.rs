@@ -46,8 +46,13 @@ impl Case {
 /// they are measured with the fit part (issue 46.4: nothing is tuned on held-back
 /// failures; a family that was looked at moves to the fit part). `gitlab`: its
 /// `glsoat-`/`glagent-` cases showed gitleaks' fixed-length rules cutting a longer
-/// token, which made the data rules widen a secret to its whole token.
-pub const LOOKED_AT: &[&str] = &["gitlab"];
+/// token, which made the data rules widen a secret to its whole token. `nuget` and
+/// `settlemint`: the held-back part's 8 plain false positives, read on 2026-12-02
+/// after five rounds of rules written without them had left the number at 8 / 80;
+/// they are redacted on purpose (a `ClearTextPassword`'s value, and 16-character
+/// generated values under a token label that gitleaks' tests call a near miss of
+/// their rule's format), so no rule changed (docs/scrubbing.md, "Held back").
+pub const LOOKED_AT: &[&str] = &["gitlab", "nuget", "settlemint"];
 
 /// FNV-1a, 64 bits: a hash that no Rust release changes.
 pub fn fnv1a(text: &str) -> u64 {
@@ -72,8 +77,20 @@ fn held_back_unless(family: &str, looked_at: &[&str]) -> bool {
 /// although they hash into the held-back third: `aws` and `pyx` examples were listed to
 /// choose the capture groups that hold a rule's secret; `microsoft_teams`'s recall by
 /// family (0 of 4, a number the example prints for every family) prompted the
-/// webhook-URL rule, so it is no longer a blind measure of it.
-pub const NOSEYPARKER_LOOKED_AT: &[&str] = &["aws", "pyx", "microsoft_teams"];
+/// webhook-URL rule, so it is no longer a blind measure of it. `doppler`, `newrelic`
+/// and `okta`: the held-back part's one partial redaction and two plain false
+/// positives, read on 2026-12-02; the partial (`dp.audit.…` losing its body but not
+/// its type prefix) made a value's short type prefix go with it
+/// (`whole_value::typed_prefix_start`), the two false positives (hand-made keys under
+/// a key label and after `okta:`) are redacted on purpose.
+pub const NOSEYPARKER_LOOKED_AT: &[&str] = &[
+    "aws",
+    "pyx",
+    "microsoft_teams",
+    "doppler",
+    "newrelic",
+    "okta",
+];
 
 /// secretlint families (`tests/fixtures/secretlint`) measured with the fit part although
 /// they hash into the held-back third: none yet. A family whose held-back failures (or
