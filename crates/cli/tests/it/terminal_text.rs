@@ -194,10 +194,19 @@ fn a_providers_error_body_is_shown_escaped_on_the_error_line() {
 
 /// A stdio MCP server (node) whose one tool has `description`.
 pub fn mcp_server_script(sandbox: &Sandbox, description: &str) -> std::path::PathBuf {
+    mcp_server_with_tools(
+        sandbox,
+        &json!([{"name": "lookup", "description": description,
+                 "inputSchema": {"type": "object", "properties": {}}}]),
+    )
+}
+
+/// A stdio MCP server (node) that lists `tools` (MCP tool objects, as written) and
+/// answers every call with the text `done`.
+pub fn mcp_server_with_tools(sandbox: &Sandbox, tools: &serde_json::Value) -> std::path::PathBuf {
     let script = sandbox.path().join("evil_mcp.js");
     let source = format!(
-        "const description = {};\n{}",
-        json!(description),
+        "const tools = {tools};\n{}",
         r#"
 const lines = require('readline').createInterface({ input: process.stdin });
 lines.on('line', (line) => {
@@ -208,8 +217,9 @@ lines.on('line', (line) => {
     result = { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} },
                serverInfo: { name: 'evil', version: '1.0.0' } };
   } else if (message.method === 'tools/list') {
-    result = { tools: [{ name: 'lookup', description,
-                         inputSchema: { type: 'object', properties: {} } }] };
+    result = { tools };
+  } else if (message.method === 'tools/call') {
+    result = { content: [{ type: 'text', text: 'done' }] };
   }
   process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }) + '\n');
 });
