@@ -98,10 +98,17 @@ pub const NOSEYPARKER_LOOKED_AT: &[&str] = &[
 /// [`NOSEYPARKER_LOOKED_AT`].
 pub const SECRETLINT_LOOKED_AT: &[&str] = &[];
 
+/// Kingfisher families (`tests/fixtures/kingfisher`) measured with the fit part
+/// although they hash into the held-back third: none yet. The corpus was measured
+/// whole, blind, before any of its failures was read (docs/scrubbing.md, "A fourth
+/// outside corpus").
+pub const KINGFISHER_LOOKED_AT: &[&str] = &[];
+
 /// Whether a case is in its corpus's held-back part: [`held_back`] of its family, with
 /// the looked-at families of its own source.
 pub fn case_held_back(case: &Case) -> bool {
     match case.source.as_str() {
+        "kingfisher" => held_back_unless(&case.family, KINGFISHER_LOOKED_AT),
         "noseyparker" => held_back_unless(&case.family, NOSEYPARKER_LOOKED_AT),
         "secretlint" => held_back_unless(&case.family, SECRETLINT_LOOKED_AT),
         _ => held_back(&case.family),

@@ -19,6 +19,7 @@ mod judge;
 mod adversarial;
 mod api;
 mod corpus;
+mod kingfisher_corpus;
 mod labelled_code;
 mod negatives;
 mod noseyparker_corpus;
