@@ -22,7 +22,8 @@ fn the_whole_corpus_holds_its_measured_level() {
     // negatives). When it came in: 0.820, one partial redaction (a PEM block with a
     // four-dash END line), 13 / 36 (two lines of masks joined as one wrapped key); a
     // token as a URL's user name beside `x-oauth-basic` was missed twice.
-    assert!(report.recall_real.rate() >= 0.87, "{:?}", report.misses);
+    // 0.900 (45 / 50) since a random run with digits inside stopped reading as words.
+    assert!(report.recall_real.rate() >= 0.89, "{:?}", report.misses);
     assert_eq!(report.partial, 0, "{:?}", report.partials);
     assert!(report.fp_plain.hits <= 1, "{:?}", report.false_positives);
     assert!(report.fp_all.hits <= 12, "{:?}", report.false_positives);
