@@ -25,8 +25,11 @@ static PROSE: LazyLock<Result<Regex, regex::Error>> = LazyLock::new(|| {
     )
 });
 
-static DIRECT: LazyLock<Result<Regex, regex::Error>> =
-    LazyLock::new(|| Regex::new(r"\A[ \t]+(?P<uv>\S+)"));
+/// A value right after a password word (`WITH PASSWORD 'x'`, `password hunter2`): a
+/// quoted value is the text between its quotes, its quotes kept out of the redaction.
+static DIRECT: LazyLock<Result<Regex, regex::Error>> = LazyLock::new(|| {
+    Regex::new(r#"\A[ \t]+(?:`(?P<bq>[^`\n]+)`|"(?P<dq>[^"\n]+)"|'(?P<sq>[^'\n]+)'|(?P<uv>\S+))"#)
+});
 
 /// `Password for root: …`, `password of the admin account: …`. A word that opens a
 /// bracket starts an aside with a label of its own (`the token to use (default:
@@ -70,6 +73,8 @@ pub(crate) fn prose_value(
                 .then(|| DIRECT.as_ref().ok()?.captures(rest))
                 .flatten()
         })?;
+    // A quoted value is taken as it is (a Gradle `password "…"` is an assignment), a
+    // stand-in (`"SOME_PASSWORD"`, `"$password"`) left.
     if let Some(quoted) = caps.name("bq").or(caps.name("dq")).or(caps.name("sq")) {
         let secret = !is_non_secret_value(quoted.as_str(), info, ValueShape::Quoted);
         return secret.then(|| key_end + quoted.start()..key_end + quoted.end());
@@ -121,6 +126,17 @@ mod tests {
         );
         assert_eq!(f("the token has been changed to ab12cd", "token"), "ab12cd");
         assert_eq!(f("log in with password x9k2 then", "password"), "x9k2");
+        // A quoted value right after the word: its quotes are not the value's.
+        assert_eq!(
+            f(
+                "CREATE ROLE app WITH LOGIN PASSWORD 'Xq9v!2mLp';",
+                "PASSWORD"
+            ),
+            "Xq9v!2mLp"
+        );
+        assert_eq!(f("password \"s3cr3t pass\";", "password"), "s3cr3t pass");
+        assert_eq!(find("password \"$password\"", "password"), None);
+        assert_eq!(find("password \"SOME_PASSWORD\"", "password"), None);
         assert_eq!(f("Password for root: hunter", "Password"), "hunter");
         // A phrase of an article, a word and a quoted name.
         assert_eq!(
