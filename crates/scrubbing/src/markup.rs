@@ -235,6 +235,7 @@ fn tag_value(
 /// The trimmed text from `start` to the closing tag `</name` that must follow it (so
 /// `<token>` in prose is not an element).
 fn contents(text: &str, start: usize, name: &str, info: KeyInfo) -> Option<Range<usize>> {
+    let (start, name) = value_child(text, start).unwrap_or((start, name));
     let rest = text.get(start..)?;
     let end = ahead(rest).find('<')?;
     let closing = rest.get(end..)?.strip_prefix("</")?;
@@ -246,6 +247,19 @@ fn contents(text: &str, start: usize, name: &str, info: KeyInfo) -> Option<Range
     let lead = raw.len() - raw.trim_start().len();
     (!is_non_secret_value(value, info, ValueShape::Quoted))
         .then(|| start + lead..start + lead + value.len())
+}
+
+/// `<Password><Value>…</Value>` (Windows' unattend files), `<setting
+/// name="DbPassword"><value>…</value>` (.NET settings): when the contents from
+/// `start` open with a `value` element, where its own contents start and its name as
+/// written. One level only.
+fn value_child(text: &str, start: usize) -> Option<(usize, &str)> {
+    let rest = text.get(start..)?;
+    let blank = rest.len() - rest.trim_start().len();
+    let tag = rest.get(blank..)?;
+    let name = tag.get(1..6)?;
+    (tag.starts_with('<') && name.eq_ignore_ascii_case("value") && tag.get(6..7) == Some(">"))
+        .then_some((start + blank + 7, name))
 }
 
 #[cfg(test)]
@@ -284,6 +298,22 @@ mod tests {
             "p4ss"
         );
         assert_eq!(v("define('DB_PASSWORD', 'p4ss');", "DB_PASSWORD"), "p4ss");
+        // The value in a `value` element of its own.
+        assert_eq!(
+            v(
+                "<AdministratorPassword><Value>Adm1n!x</Value></AdministratorPassword>",
+                "AdministratorPassword"
+            ),
+            "Adm1n!x"
+        );
+        assert_eq!(
+            v(
+                "<setting name=\"DbPassword\" serializeAs=\"String\">\n  <value>p4ss</value>\n</setting>",
+                "DbPassword"
+            ),
+            "p4ss"
+        );
+        assert_eq!(v("<password><value></value></password>", "password"), "");
         assert_eq!(
             v("cfg.set('db', 'password', 'p4ss')", "password"),
             "p4ss",
