@@ -18,6 +18,7 @@ use crate::key_names::KeyInfo;
 use crate::prose_password::looks_like_password;
 use crate::redaction::Keyword;
 use crate::value_filter::{ValueShape, is_non_secret_value};
+use crate::word_shape::is_words;
 
 static PROSE: LazyLock<Result<Regex, regex::Error>> = LazyLock::new(|| {
     Regex::new(
@@ -55,6 +56,9 @@ pub(crate) fn prose_value(
     info: KeyInfo,
 ) -> Option<Range<usize>> {
     let rest = text.get(key_end..line_end)?;
+    if rest.trim().is_empty() {
+        return value_below(text, key_end, line_end, info);
+    }
     if !rest.starts_with([' ', '\t']) {
         return None;
     }
@@ -98,6 +102,46 @@ pub(crate) fn prose_value(
     .then(|| key_end + bare.start()..key_end + bare.start() + value.len())
 }
 
+/// Longest line that is a label alone (`API Secret`, `Mixpanel SECRET Token`).
+const MAX_LABEL_LINE: usize = 40;
+/// Most words of a label alone on its line.
+const MAX_LABEL_WORDS: usize = 4;
+/// Shortest value taken from the line below a label.
+const MIN_VALUE_BELOW: usize = 8;
+
+/// A label alone on its line and the value alone on the next, as a service's dashboard
+/// is copied (`API Secret` / `a2813cd4…`): the label's line holds a few words and
+/// nothing else, the next line one token that is not words and that the value filter
+/// keeps under the label.
+fn value_below(text: &str, key_end: usize, line_end: usize, info: KeyInfo) -> Option<Range<usize>> {
+    // A weak label alone on its line is a statement (Python's `pass`), not a label.
+    if info.weak || info.is_pwd {
+        return None;
+    }
+    let label = text.get(line_start(text, key_end)..line_end)?.trim();
+    let words = label.split_whitespace().count();
+    if label.len() > MAX_LABEL_LINE
+        || words > MAX_LABEL_WORDS
+        || !label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'\t' | b'_' | b'-'))
+    {
+        return None;
+    }
+    let below_start = line_end + 1;
+    let below = text.get(below_start..)?;
+    let below = below.get(..below.find('\n').unwrap_or(below.len()))?;
+    let value = below.trim();
+    let lead = below.len() - below.trim_start().len();
+    (value.len() >= MIN_VALUE_BELOW
+        && !value.contains([
+            ' ', '\t', '(', ')', '[', ']', '{', '}', '<', '>', '"', '\'', ',', ';',
+        ])
+        && !is_words(value)
+        && !is_non_secret_value(value, info, ValueShape::Unquoted { next: None }))
+    .then(|| below_start + lead..below_start + lead + value.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,7 +150,11 @@ mod tests {
     fn find(text: &str, key: &str) -> Option<String> {
         let start = text.find(key).unwrap();
         let info = classify_key(key).unwrap();
-        prose_value(text, start + key.len(), text.len(), info).map(|r| text[r].to_owned())
+        let key_end = start + key.len();
+        let line_end = text[key_end..]
+            .find('\n')
+            .map_or(text.len(), |i| key_end + i);
+        prose_value(text, key_end, line_end, info).map(|r| text[r].to_owned())
     }
 
     #[test]
@@ -126,6 +174,28 @@ mod tests {
         );
         assert_eq!(f("the token has been changed to ab12cd", "token"), "ab12cd");
         assert_eq!(f("log in with password x9k2 then", "password"), "x9k2");
+        // A label alone on its line, the value alone below it.
+        assert_eq!(
+            f("API Secret\na2813cd4502f94a77de470f2d7adc8d7\n", "Secret"),
+            "a2813cd4502f94a77de470f2d7adc8d7"
+        );
+        assert_eq!(f("Password\n  Xq9v!2mLp\n", "Password"), "Xq9v!2mLp");
+        for (text, key) in [
+            ("## Password\nreset it from the settings page\n", "Password"),
+            ("Token\n-----\n", "Token"),
+            ("API Secret\nsecretManagerClient\n", "Secret"),
+            ("        pass\n        self._write()\n", "pass"),
+            (
+                "Secret\nManager](https://example.com/secret-manager)\n",
+                "Secret",
+            ),
+            (
+                "see the API Secret\na2813cd4502f94a77de470f2d7adc8d7 and more\n",
+                "Secret",
+            ),
+        ] {
+            assert_eq!(find(text, key), None, "{text}");
+        }
         // A quoted value right after the word: its quotes are not the value's.
         assert_eq!(
             f(

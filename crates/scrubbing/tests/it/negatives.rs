@@ -105,6 +105,8 @@ fn code_is_not_redacted() {
         "const token: string = await fetchToken(url);",
         r#"headers = {"Authorization": f"Bearer {token}"}"#,
         "if token == expected_token { return Ok(()) }",
+        // A statement alone on its line is no label of the line below.
+        "    try:\n        pass\n        self._write()\n    finally:\n        pass\n        sock.close()",
     ]);
 }
 

@@ -56,6 +56,17 @@ fn labelled_values_keep_key_and_quotes() {
 }
 
 #[test]
+fn a_label_alone_on_its_line_and_the_value_below_it() {
+    check(&[
+        (
+            "API Secret\na2813cd4502f94a77de470f2d7adc8d7\n",
+            "API Secret\n[REDACTED]\n",
+        ),
+        ("Password\n  Xq9v!2mLp\n", "Password\n  [REDACTED]\n"),
+    ]);
+}
+
+#[test]
 fn yaml_documents() {
     check(&[
         (
