@@ -43,9 +43,51 @@ pub(crate) fn names_credentials(name: &str) -> bool {
     ) || (is(last[1], &["in", "on"]) && is(last[0], &["log", "sign"]))
 }
 
+/// What every connect call holds (`mysqli_connect(`, `DBI->connect(`,
+/// `DriverManager.getConnection(`): a connection word right before `(`.
+pub(crate) const CONNECT_TRIGGER: &str = "connect(|Connect(|Connection(";
+
+/// A database connection opened with its server, user and password as the first three
+/// string literals (`mysqli_connect('db', 'admin', '…', 'app')`, `DBI->connect("dbi:…",
+/// "root", "…")`, `DriverManager.getConnection("jdbc:…", "app", "…")`): the third is the
+/// password. The user is one token, as user names are.
+pub(crate) const CONNECT_PATTERN: &str = r#"(?P<name>[A-Za-z_][A-Za-z0-9_]*)\([ \t]*(?:"[^"\\\r\n]*"|'[^'\\\r\n]*')[ \t]*,[ \t]*(?:"[^"\s\\]+"|'[^'\s\\]+')[ \t]*,[ \t]*(?:"(?P<dq>[^"\\\r\n]*)"|'(?P<sq>[^'\\\r\n]*)')[ \t]*[,)]"#;
+
+/// Whether `name` opens a connection: its last word is `connect` or `connection`
+/// (`mysql_connect`, `getConnection`), not `disconnect` or `connector`.
+pub(crate) fn names_connection(name: &str) -> bool {
+    words(name)
+        .last()
+        .is_some_and(|w| w.eq_ignore_ascii_case("connect") || w.eq_ignore_ascii_case("connection"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connection_names_by_their_last_word() {
+        for name in [
+            "connect",
+            "mysqli_connect",
+            "getConnection",
+            "Connect",
+            "pg_connect",
+        ] {
+            assert!(names_connection(name), "{name}");
+        }
+        for name in [
+            "disconnect",
+            "connector",
+            "connection_pool",
+            "reconnectAfter",
+        ] {
+            assert!(!names_connection(name), "{name}");
+        }
+        for literal in CONNECT_TRIGGER.split('|') {
+            assert!(names_connection(literal.trim_end_matches('(')), "{literal}");
+        }
+    }
 
     #[test]
     fn every_trigger_is_a_credential_name_and_its_bracket() {

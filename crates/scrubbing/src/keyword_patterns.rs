@@ -100,7 +100,8 @@ fn build() -> Result<Builtins, String> {
                 | Rule::BareBearer
                 | Rule::Cli
                 | Rule::UserThenPassword
-                | Rule::CredentialPair => Some(LazyRegex::new(
+                | Rule::CredentialPair
+                | Rule::ConnectCall => Some(LazyRegex::new(
                     trigger_literals(d.trigger)
                         .map(regex::escape)
                         .collect::<Vec<_>>()
@@ -370,11 +371,14 @@ fn collect_pattern(
                 }
             }
         }
-        Rule::CredentialPair => {
+        Rule::CredentialPair | Rule::ConnectCall => {
+            let names: fn(&str) -> bool = if matches!(rule, Rule::ConnectCall) {
+                crate::credential_call::names_connection
+            } else {
+                crate::credential_call::names_credentials
+            };
             for caps in regex.captures_iter(text) {
-                let named = caps
-                    .name("name")
-                    .is_some_and(|n| crate::credential_call::names_credentials(n.as_str()));
+                let named = caps.name("name").is_some_and(|n| names(n.as_str()));
                 if let Some(value) = caps.name("dq").or(caps.name("sq"))
                     && named
                     && !is_non_secret_value(value.as_str(), WEAK_PASSWORD, ValueShape::Quoted)

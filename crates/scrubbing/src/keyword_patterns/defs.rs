@@ -36,6 +36,10 @@ pub(super) enum Rule {
     /// `dq` or `sq` when the name is a credential word's (`credential_call`) and the
     /// password looks like data (as `-u user:password`'s).
     CredentialPair,
+    /// `mysqli_connect('db', 'admin', 'password')`: group `dq` or `sq` when the name
+    /// opens a connection (`credential_call::names_connection`), the password judged as
+    /// [`Rule::CredentialPair`]'s.
+    ConnectCall,
     /// `-u <user> … -p <password>` on one command line, whatever the command: like
     /// [`Rule::Cli`], and not a port or a number (`docker run -u 1000 -p 8080:80`).
     UserThenPassword,
@@ -213,6 +217,11 @@ pub(super) fn pattern_defs() -> Vec<PatternDef> {
             crate::credential_call::TRIGGER,
             crate::credential_call::PATTERN,
             Rule::CredentialPair,
+        ),
+        def(
+            crate::credential_call::CONNECT_TRIGGER,
+            crate::credential_call::CONNECT_PATTERN,
+            Rule::ConnectCall,
         ),
         // The modular crypt format's schemes (passlib's list: md5-crypt, bcrypt,
         // sha256/512-crypt, Cisco's types 7–9, yescrypt, argon2, scrypt, PBKDF2), each

@@ -105,6 +105,10 @@ fn code_is_not_redacted() {
         "const token: string = await fetchToken(url);",
         r#"headers = {"Authorization": f"Bearer {token}"}"#,
         "if token == expected_token { return Ok(()) }",
+        // A connection's other arguments, or a password given by a variable.
+        "sock.connect(('localhost', 8080))",
+        "mysqli_connect($host, $user, $pass, 'shop');",
+        "reconnect(\"db\", \"admin\", \"later\")",
         // A statement alone on its line is no label of the line below.
         "    try:\n        pass\n        self._write()\n    finally:\n        pass\n        sock.close()",
     ]);

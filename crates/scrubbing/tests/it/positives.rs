@@ -67,6 +67,20 @@ fn a_label_alone_on_its_line_and_the_value_below_it() {
 }
 
 #[test]
+fn a_connection_opened_with_server_user_and_password() {
+    check(&[
+        (
+            "$db = mysqli_connect('db.internal', 'admin', 'P@ssw0rd', 'shop');",
+            "$db = mysqli_connect('db.internal', 'admin', '[REDACTED]', 'shop');",
+        ),
+        (
+            r#"DriverManager.getConnection("jdbc:postgresql://db/app", "app", "Tr0ub4dor&3");"#,
+            r#"DriverManager.getConnection("jdbc:postgresql://db/app", "app", "[REDACTED]");"#,
+        ),
+    ]);
+}
+
+#[test]
 fn yaml_documents() {
     check(&[
         (
