@@ -83,6 +83,9 @@ const KEY: &str = r"(?P<key>[A-Za-z0-9_.-]+)";
 pub(super) const KEYWORD_TRIGGER: &str = "token|Token|TOKEN|secret|Secret|SECRET|pass|Pass|PASS|pw|Pw|PW|key|Key|KEY|auth|Auth|AUTH|cred|Cred|CRED|cookie|Cookie|COOKIE|sess|Sess|SESS|sig|Sig|SIG|salt|Salt|SALT|dsn|Dsn|DSN|hook|Hook|HOOK|fresh|Fresh|FRESH";
 /// The literal every modular-crypt hash starts with: its scheme between `$`s.
 const MCF_TRIGGER: &str = "$1$|$2$|$2a$|$2b$|$2x$|$2y$|$5$|$6$|$7$|$8$|$9$|$md5$|$apr1$|$sha1$|$y$|$gy$|$argon2|$scrypt$|$pbkdf2";
+/// A Windows command's user flag, as every match of its pattern starts.
+const WINDOWS_USER_FLAGS: &str =
+    "/u:|/u |/U:|/U |/user:|/user |/USER:|/USER |/User:|/User |/ru:|/ru |/RU:|/RU ";
 /// A command-line argument value: single-quoted, double-quoted or bare.
 const ARG: &str = r#"(?:'(?P<sq>[^'\r\n]*)'|"(?P<dq>[^"\r\n]*)"|(?P<uv>[^\s'"]+))"#;
 
@@ -211,6 +214,15 @@ pub(super) fn pattern_defs() -> Vec<PatternDef> {
         def(
             "-u",
             &format!(r"(?m:(?:^|[ \t])-u[ \t]+(?P<user>[^\s-]\S*)[^\n]*?[ \t]-p[ \t]+{ARG})"),
+            Rule::UserThenPassword,
+        ),
+        // The same on a Windows command line: `schtasks … /ru admin /rp …`, `wmic
+        // /user:admin /password:…`, `cmdkey /user:x /pass:…`, `schtasks /u x /p …`.
+        def(
+            WINDOWS_USER_FLAGS,
+            &format!(
+                r"(?m:(?:^|[ \t])/(?:u|U|user|USER|User|ru|RU)[: ](?P<user>[^\s/-]\S*)[^\n]*?[ \t]/(?:p|P|rp|RP|pass|PASS|Pass|password|PASSWORD|Password)[: ]{ARG})"
+            ),
             Rule::UserThenPassword,
         ),
         def(

@@ -109,6 +109,9 @@ fn code_is_not_redacted() {
         "sock.connect(('localhost', 8080))",
         "mysqli_connect($host, $user, $pass, 'shop');",
         "reconnect(\"db\", \"admin\", \"later\")",
+        // Windows flags that are no user and password.
+        "xcopy /u /p src dst",
+        "schtasks /u admin /p *",
         // A statement alone on its line is no label of the line below.
         "    try:\n        pass\n        self._write()\n    finally:\n        pass\n        sock.close()",
     ]);

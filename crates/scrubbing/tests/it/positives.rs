@@ -81,6 +81,20 @@ fn a_connection_opened_with_server_user_and_password() {
 }
 
 #[test]
+fn a_windows_command_s_user_then_password() {
+    check(&[
+        (
+            "schtasks /create /tn Backup /sc daily /ru admin /rp P@ssw0rd",
+            "schtasks /create /tn Backup /sc daily /ru admin /rp [REDACTED]",
+        ),
+        (
+            "wmic /node:srv /user:admin /password:Xq9v!2mLp process list",
+            "wmic /node:srv /user:admin /password:[REDACTED] process list",
+        ),
+    ]);
+}
+
+#[test]
 fn yaml_documents() {
     check(&[
         (
