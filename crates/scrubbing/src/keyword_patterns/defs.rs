@@ -225,6 +225,15 @@ pub(super) fn pattern_defs() -> Vec<PatternDef> {
             ),
             Rule::UserThenPassword,
         ),
+        // SQL's password clause: `CREATE USER 'a'@'%' IDENTIFIED BY '…'`, Oracle's bare
+        // `ALTER USER scott IDENTIFIED BY …;`, `IDENTIFIED WITH mysql_native_password BY
+        // '…'`: in a statement that makes or changes a user, a role or a login, so the
+        // English `identified by` is not one (nor prose that grants `… identified by`).
+        def(
+            "IDENTIFIED|identified|Identified",
+            r#"(?i:(?-u:\b)(?:create|alter)[ \t]+(?:user|role|login)[ \t])[^\n;]*?(?i:identified)(?:[ \t]+(?i:with)[ \t]+[A-Za-z_]+)?[ \t]+(?i:by)[ \t]+(?:(?i:password)[ \t]+)?(?:'(?P<sq>[^'\r\n]*)'|"(?P<dq>[^"\r\n]*)"|(?P<uv>[^\s'";]+))"#,
+            Rule::Cli,
+        ),
         def(
             crate::credential_call::TRIGGER,
             crate::credential_call::PATTERN,

@@ -29,6 +29,7 @@ const SAMPLES: &[&str] = &[
     "docker login -u ada -p hunter22",
     "psexec \\\\h -u ada -p hunter22 cmd",
     "schtasks /create /tn b /ru ada /rp hunter22",
+    "CREATE USER 'ada'@'%' IDENTIFIED BY 'hunter22'",
     "auth=('ada', 'hunter22')",
     "mysqli_connect('db', 'ada', 'hunter22')",
     "root:$6$rounds=5000$abcdefgh$0123456789abcdefghijklmn:19000",

@@ -22,8 +22,8 @@ fn the_whole_corpus_holds_its_measured_level() {
     // Measured blind, when it came in: 0.897 (868 / 968) of the secrets that are not
     // placeholders, one partial redaction (a Sentry DSN whose key is redacted and
     // whose host and project stay), 0 / 16 plain false positives, 8 / 25 of all
-    // negatives. After the fit part's failures were read: 0.910 (881 / 968).
-    assert!(report.recall_real.rate() >= 0.909, "{:?}", report.misses);
+    // negatives. After the fit part's failures were read: 0.911 (882 / 968).
+    assert!(report.recall_real.rate() >= 0.910, "{:?}", report.misses);
     assert!(report.partial <= 1, "{:?}", report.partials);
     assert_eq!(report.fp_plain.hits, 0, "{:?}", report.false_positives);
     assert!(report.fp_all.hits <= 8, "{:?}", report.false_positives);

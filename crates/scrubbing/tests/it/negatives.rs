@@ -109,6 +109,9 @@ fn code_is_not_redacted() {
         "sock.connect(('localhost', 8080))",
         "mysqli_connect($host, $user, $pass, 'shop');",
         "reconnect(\"db\", \"admin\", \"later\")",
+        // `identified by` outside a statement that makes a user.
+        "Each resource is identified by a URI.",
+        "grant the role to the user identified by the name",
         // Windows flags that are no user and password.
         "xcopy /u /p src dst",
         "schtasks /u admin /p *",

@@ -95,6 +95,20 @@ fn a_windows_command_s_user_then_password() {
 }
 
 #[test]
+fn sql_s_password_clause() {
+    check(&[
+        (
+            "CREATE USER 'admin'@'%' IDENTIFIED BY 'Xq9v!2mLp';",
+            "CREATE USER 'admin'@'%' IDENTIFIED BY '[REDACTED]';",
+        ),
+        (
+            "ALTER USER scott IDENTIFIED BY Tig3r_x;",
+            "ALTER USER scott IDENTIFIED BY [REDACTED];",
+        ),
+    ]);
+}
+
+#[test]
 fn yaml_documents() {
     check(&[
         (
