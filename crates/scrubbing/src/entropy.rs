@@ -344,16 +344,38 @@ fn in_url(text: &str, start: usize) -> bool {
 }
 
 /// A candidate with `/` is a path when at least two of its segments, and at least
-/// half of them, are words.
+/// half of them, are words ([`is_path_word`]).
 fn is_path(token: &str) -> bool {
     let (mut segments, mut wordy) = (0, 0);
     for segment in token.split('/').filter(|s| !s.is_empty()) {
         segments += 1;
-        if is_words(segment) {
+        if is_path_word(segment) {
             wordy += 1;
         }
     }
     wordy >= 2 && wordy * 2 >= segments
+}
+
+/// A path's segment that reads as a name: words, and when four bytes or fewer (which
+/// [`is_words`] takes whole) written as a name is: one case or capitalised, or a name
+/// and a number or version (`usr`, `lib`, `v2`, `x86`, `GPL`, `7.0`). Four random base64
+/// characters between two `/` (`K7mD`, `a9Zq`) are seldom that.
+fn is_path_word(segment: &str) -> bool {
+    if segment.len() > 4 {
+        return is_words(segment);
+    }
+    let bytes = segment.as_bytes();
+    let letters = bytes.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+    let (name, rest) = bytes.split_at(letters);
+    let one_case = name.iter().all(u8::is_ascii_lowercase)
+        || name.iter().all(u8::is_ascii_uppercase)
+        || name.split_first().is_some_and(|(first, tail)| {
+            first.is_ascii_uppercase() && tail.iter().all(u8::is_ascii_lowercase)
+        });
+    one_case
+        && rest
+            .iter()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-' | b'+'))
 }
 
 #[cfg(test)]
@@ -469,6 +491,49 @@ mod tests {
         collect(text, &mut out, &mut Vec::new());
         let found: Vec<&str> = out.iter().map(|c| &text[c.range.clone()]).collect();
         assert_eq!(found, ["bJtrpFi1fO1JMCcwLx8uZyAg"]);
+    }
+
+    #[test]
+    fn random_base64_with_slashes_is_not_a_path() {
+        // Random standard base64 from a fixed seed: its `/` split it into short
+        // segments, and every segment of four bytes or fewer read as a word, so the run
+        // was taken for a path and judged in pieces too short to be secrets. Measured on
+        // these 4,000 runs of 32: 96.7% caught before, 97.5% after.
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut state: u64 = 0x1234_5678_9abc_def1;
+        let tokens: Vec<String> = (0..4000)
+            .map(|_| {
+                (0..32)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        char::from(ALPHABET[(state % 64) as usize])
+                    })
+                    .collect()
+            })
+            .collect();
+        let caught = tokens
+            .iter()
+            .filter(|t| {
+                let mut out = Vec::new();
+                collect(t, &mut out, &mut Vec::new());
+                !out.is_empty()
+            })
+            .count();
+        assert!(
+            caught * 1000 >= tokens.len() * 970,
+            "{caught} of {}",
+            tokens.len()
+        );
+        // Paths of names and versions are still paths.
+        for path in [
+            "/usr/lib/x86_64-linux-gnu/libssl.so.3",
+            "docs/en/VMware-vSphere/7.0/GUID",
+        ] {
+            assert!(is_path(path), "{path}");
+        }
+        assert!(!is_path("K7mD/a9Zq/bPxRfiCYEXAMPLEKEYz0Aq"));
     }
 
     #[test]
