@@ -31,7 +31,7 @@
 //! and END lines) are dropped by the scrubber afterwards (`pem::public_blocks`).
 //!
 //! A candidate containing `/` whose segments are mostly words (`/usr/lib/python3/…`)
-//! is a path: each segment is then judged on its own.
+//! is a path: each segment is then judged on its own (`run_path`).
 
 use std::ops::Range;
 
@@ -41,9 +41,10 @@ use crate::merge::{Candidate, PRIORITY_ENTROPY};
 use crate::placeholder::DOCUMENTATION_MARK;
 use crate::redaction::RedactionKind;
 use crate::run_classes::{has_secret_class_mix, is_hex_number};
+use crate::run_path::{in_url, is_path_run};
 use crate::shannon::shannon_entropy;
-use crate::whole_value::{MAX_EXTEND, whole_value};
-use crate::word_shape::{is_constant_with_numbers, is_run_byte, is_words};
+use crate::whole_value::whole_value;
+use crate::word_shape::{is_constant_with_numbers, is_odd_case, is_run_byte, is_words};
 
 /// Shortest candidate considered (bytes).
 pub const MIN_CANDIDATE_LEN: usize = 24;
@@ -129,24 +130,6 @@ fn position_from(bytes: &[u8], from: usize, wanted: impl Fn(u8) -> bool) -> Opti
     rest.iter().position(|&b| wanted(b)).map(|i| from + i)
 }
 
-/// A word in odd mixed case: two lowercase-to-uppercase steps at most two letters
-/// apart (`tOkEn`, `ToKeN`, `PaSsWoRd`), which camelCase (`apiToken`) never has.
-pub(crate) fn is_odd_case(word: &[u8]) -> bool {
-    let mut last_step: Option<usize> = None;
-    for (i, pair) in word.windows(2).enumerate() {
-        if let [a, b] = pair
-            && a.is_ascii_lowercase()
-            && b.is_ascii_uppercase()
-        {
-            if last_step.is_some_and(|at| i - at <= 2) {
-                return true;
-            }
-            last_step = Some(i);
-        }
-    }
-    false
-}
-
 /// Extends a run ending at `end` over up to two `=` of base64 padding.
 fn with_padding(bytes: &[u8], mut end: usize) -> usize {
     for _ in 0..2 {
@@ -214,7 +197,7 @@ fn consider(text: &str, mut start: usize, end: usize, out: &mut Vec<Candidate>) 
     }
     if token.contains('/')
         && token.split('/').any(|s| s.len() >= MIN_CANDIDATE_LEN)
-        && (is_path(token) || in_url(text, start))
+        && (is_path_run(token) || in_url(text, start))
     {
         let mut offset = start;
         for segment in token.split('/') {
@@ -288,7 +271,7 @@ pub(crate) fn looks_secret(token: &str) -> bool {
         // or Basic `auth`), or text the patterns find a secret in.
         return is_credential_pair(&decoded) || holds_secret(&decoded);
     }
-    !(token.contains('/') && is_path(token))
+    !(token.contains('/') && is_path_run(token))
 }
 
 /// A lowercase slug: no capitals and every piece between `-_/.` at most 12 bytes
@@ -328,59 +311,10 @@ fn is_short_random(token: &str) -> bool {
         && !is_model_api_id(token)
 }
 
-/// True when the run starting at `start` is part of a URL: `://` comes before it in
-/// the same blank-delimited word (`https://hooks.slack.com/services/T0/B0/…`). Its
-/// `/` segments are then judged one by one, like a path's.
-fn in_url(text: &str, start: usize) -> bool {
-    let from = start.saturating_sub(MAX_EXTEND);
-    let before = text.as_bytes().get(from..start).unwrap_or_default();
-    let word_start = before
-        .iter()
-        .rposition(|b| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'(' | b'<'))
-        .map_or(0, |i| i + 1);
-    before
-        .get(word_start..)
-        .is_some_and(|word| word.windows(3).any(|w| w == b"://"))
-}
-
-/// A candidate with `/` is a path when at least two of its segments, and at least
-/// half of them, are words ([`is_path_word`]).
-fn is_path(token: &str) -> bool {
-    let (mut segments, mut wordy) = (0, 0);
-    for segment in token.split('/').filter(|s| !s.is_empty()) {
-        segments += 1;
-        if is_path_word(segment) {
-            wordy += 1;
-        }
-    }
-    wordy >= 2 && wordy * 2 >= segments
-}
-
-/// A path's segment that reads as a name: words, and when four bytes or fewer (which
-/// [`is_words`] takes whole) written as a name is: one case or capitalised, or a name
-/// and a number or version (`usr`, `lib`, `v2`, `x86`, `GPL`, `7.0`). Four random base64
-/// characters between two `/` (`K7mD`, `a9Zq`) are seldom that.
-fn is_path_word(segment: &str) -> bool {
-    if segment.len() > 4 {
-        return is_words(segment);
-    }
-    let bytes = segment.as_bytes();
-    let letters = bytes.iter().take_while(|b| b.is_ascii_alphabetic()).count();
-    let (name, rest) = bytes.split_at(letters);
-    let one_case = name.iter().all(u8::is_ascii_lowercase)
-        || name.iter().all(u8::is_ascii_uppercase)
-        || name.split_first().is_some_and(|(first, tail)| {
-            first.is_ascii_uppercase() && tail.iter().all(u8::is_ascii_lowercase)
-        });
-    one_case
-        && rest
-            .iter()
-            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-' | b'+'))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::random_tokens::{BASE64, random_tokens};
 
     /// The byte loop as it was before the two-loop scan: the reference it must equal.
     fn collect_reference(text: &str, out: &mut Vec<Candidate>, odd_keys: &mut Vec<Range<usize>>) {
@@ -499,20 +433,7 @@ mod tests {
         // segments, and every segment of four bytes or fewer read as a word, so the run
         // was taken for a path and judged in pieces too short to be secrets. Measured on
         // these 4,000 runs of 32: 96.7% caught before, 97.5% after.
-        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        let mut state: u64 = 0x1234_5678_9abc_def1;
-        let tokens: Vec<String> = (0..4000)
-            .map(|_| {
-                (0..32)
-                    .map(|_| {
-                        state ^= state << 13;
-                        state ^= state >> 7;
-                        state ^= state << 17;
-                        char::from(ALPHABET[(state % 64) as usize])
-                    })
-                    .collect()
-            })
-            .collect();
+        let tokens = random_tokens(BASE64, 32, 4000, 0x1234_5678_9abc_def1);
         let caught = tokens
             .iter()
             .filter(|t| {
@@ -526,14 +447,6 @@ mod tests {
             "{caught} of {}",
             tokens.len()
         );
-        // Paths of names and versions are still paths.
-        for path in [
-            "/usr/lib/x86_64-linux-gnu/libssl.so.3",
-            "docs/en/VMware-vSphere/7.0/GUID",
-        ] {
-            assert!(is_path(path), "{path}");
-        }
-        assert!(!is_path("K7mD/a9Zq/bPxRfiCYEXAMPLEKEYz0Aq"));
     }
 
     #[test]
@@ -561,18 +474,6 @@ mod tests {
 
     #[test]
     fn odd_case_keys() {
-        for key in ["tOkEn", "ToKeN", "PaSsWoRd", "sEcReT_kEy"] {
-            assert!(is_odd_case(key.as_bytes()), "{key}");
-        }
-        for key in [
-            "apiToken",
-            "API_KEY",
-            "HttpClient",
-            "getAToken",
-            "XMLHttpRequest",
-        ] {
-            assert!(!is_odd_case(key.as_bytes()), "{key}");
-        }
         let mut odd = Vec::new();
         collect("x=1 tOkEn=hunter2abc", &mut Vec::new(), &mut odd);
         assert_eq!(odd.len(), 1);

@@ -87,10 +87,13 @@ mod plain_data;
 mod prose;
 mod prose_password;
 mod prose_value;
+#[cfg(test)]
+mod random_tokens;
 mod redaction;
 mod rule_data;
 mod rule_scan;
 mod run_classes;
+mod run_path;
 mod scrubber;
 mod secret_name;
 mod separator;

@@ -1,5 +1,6 @@
 //! Whether a token reads as words rather than random characters: the bytes a
-//! candidate run is made of, and the camelCase / digit-group test of its pieces. The
+//! candidate run is made of, the camelCase / digit-group test of its pieces, and keys
+//! spelt in odd mixed case (`tOkEn`). The
 //! entropy detector, the whole-value check and the value filters all ask it.
 
 /// Bytes that make up candidate runs: `[A-Za-z0-9+/_-]`.
@@ -265,26 +266,43 @@ pub(crate) fn is_single_case_word(value: &str) -> bool {
     !value.is_empty() && one_case && vowels * 4 >= value.len()
 }
 
+/// A word in odd mixed case: two lowercase-to-uppercase steps at most two letters
+/// apart (`tOkEn`, `ToKeN`, `PaSsWoRd`), which camelCase (`apiToken`) never has.
+pub(crate) fn is_odd_case(word: &[u8]) -> bool {
+    let mut last_step: Option<usize> = None;
+    for (i, pair) in word.windows(2).enumerate() {
+        if let [a, b] = pair
+            && a.is_ascii_lowercase()
+            && b.is_ascii_uppercase()
+        {
+            if last_step.is_some_and(|at| i - at <= 2) {
+                return true;
+            }
+            last_step = Some(i);
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::random_tokens::{BASE62, random_tokens};
 
-    /// Random letters and digits, as a key generator writes them, from a fixed seed.
-    fn random_tokens(len: usize, count: usize) -> Vec<String> {
-        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-        (0..count)
-            .map(|_| {
-                (0..len)
-                    .map(|_| {
-                        state ^= state << 13;
-                        state ^= state >> 7;
-                        state ^= state << 17;
-                        char::from(ALPHABET[(state % 62) as usize])
-                    })
-                    .collect()
-            })
-            .collect()
+    #[test]
+    fn odd_case_words() {
+        for key in ["tOkEn", "ToKeN", "PaSsWoRd", "sEcReT_kEy"] {
+            assert!(is_odd_case(key.as_bytes()), "{key}");
+        }
+        for key in [
+            "apiToken",
+            "API_KEY",
+            "HttpClient",
+            "getAToken",
+            "XMLHttpRequest",
+        ] {
+            assert!(!is_odd_case(key.as_bytes()), "{key}");
+        }
     }
 
     #[test]
@@ -292,7 +310,7 @@ mod tests {
         // Measured: 2.5% at 24 characters, 1.8% at 32, 0.4% at 48 (9.7%, 6.8% and 5.0%
         // when a number inside a name allowed words of 2.5 letters on average).
         for (len, most) in [(24, 0.035), (32, 0.025), (48, 0.01)] {
-            let tokens = random_tokens(len, 4000);
+            let tokens = random_tokens(BASE62, len, 4000, 0x9e37_79b9_7f4a_7c15);
             let words = tokens.iter().filter(|t| is_words(t)).count();
             let share = words as f64 / tokens.len() as f64;
             assert!(share <= most, "{len} characters: {share:.4} read as words");
