@@ -3,6 +3,7 @@
 //! with groups of hex digits (`Console-CreateStack-<uuid>`). The entropy layer leaves
 //! them alone.
 
+use crate::run_classes::is_hex_in_one_case;
 use crate::word_shape::is_words;
 
 /// Fewest groups of hex digits that make a run of names and hex an id: a UUID has five.
@@ -40,9 +41,9 @@ pub(crate) fn is_named_id(token: &str) -> bool {
 /// happens to hold no other letters).
 fn is_id_hex(group: &str) -> bool {
     let bytes = group.as_bytes();
-    let lower = bytes.iter().any(|b| matches!(b, b'a'..=b'f'));
-    let upper = bytes.iter().any(|b| matches!(b, b'A'..=b'F'));
-    !bytes.is_empty() && bytes.iter().all(u8::is_ascii_hexdigit) && (lower != upper)
+    bytes.iter().all(u8::is_ascii_hexdigit)
+        && is_hex_in_one_case(bytes)
+        && bytes.iter().any(u8::is_ascii_alphabetic)
 }
 
 /// Longest prefix of an id (`ses_`, `run_`, `req_`, `evt_`); longer prefixes name a
@@ -58,8 +59,7 @@ pub(crate) fn is_prefixed_hex_id(token: &str) -> bool {
             && prefix.bytes().all(|b| b.is_ascii_lowercase())
             && rest.len() >= 8
             && rest.bytes().all(|b| b.is_ascii_hexdigit())
-            && !(rest.bytes().any(|b| matches!(b, b'a'..=b'f'))
-                && rest.bytes().any(|b| matches!(b, b'A'..=b'F')))
+            && is_hex_in_one_case(rest.as_bytes())
     })
 }
 

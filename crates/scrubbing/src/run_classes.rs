@@ -55,6 +55,11 @@ fn is_one_case_hex(seen: u8) -> bool {
     seen & NOT_HEX == 0 && !(seen & LOWER != 0 && seen & UPPER != 0)
 }
 
+/// Whether `bytes` are hex written in one case, as hashes and ids are (`-` allowed).
+pub(crate) fn is_hex_in_one_case(bytes: &[u8]) -> bool {
+    is_one_case_hex(classes_of(bytes))
+}
+
 /// Rules 2 and 3 of the entropy detector: a digit and a letter, and three classes
 /// or 32 bytes; not hex in one case.
 pub(crate) fn has_secret_class_mix(bytes: &[u8]) -> bool {

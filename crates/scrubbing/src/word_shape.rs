@@ -1,7 +1,7 @@
 //! Whether a token reads as words rather than random characters: the bytes a
 //! candidate run is made of, the camelCase / digit-group test of its pieces, and keys
-//! spelt in odd mixed case (`tOkEn`). The
-//! entropy detector, the whole-value check and the value filters all ask it.
+//! spelt in odd mixed case (`tOkEn`). The entropy detector, the whole-value check and
+//! the value filters all ask it.
 
 /// Bytes that make up candidate runs: `[A-Za-z0-9+/_-]`.
 #[inline]
