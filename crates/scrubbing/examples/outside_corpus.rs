@@ -11,12 +11,14 @@
 //! syntax.
 //!
 //! ```text
-//! cargo run -p oxydra-scrubbing --release --example outside_corpus [-- CASES.jsonl [--show]]
+//! cargo run -p oxydra-scrubbing --release --example outside_corpus [-- CASES.jsonl [--show] [--find TEXT]]
 //! ```
 //!
 //! With `--show`, every miss, false positive and partial redaction of the fit part is
 //! printed with its input and output; the held-back part (`judge::case_held_back`) is
-//! reported by its numbers only, so that no rule is tuned on its failures.
+//! reported by its numbers only, so that no rule is tuned on its failures. `--find
+//! TEXT` prints the fit part's cases whose text holds `TEXT` (any case), whatever
+//! their outcome: the way to search a corpus without reading its held-back part.
 
 #[path = "../tests/it/judge.rs"]
 #[allow(
@@ -35,10 +37,18 @@ use oxydra_scrubbing::scrub;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let show = args.iter().any(|a| a == "--show");
+    let find = args
+        .iter()
+        .position(|a| a == "--find")
+        .and_then(|at| args.get(at + 1))
+        .map(|text| text.to_lowercase());
     let path = args
         .iter()
-        .find(|a| !a.starts_with("--"))
-        .map_or_else(judge::default_path, PathBuf::from);
+        .enumerate()
+        .find(|(at, a)| {
+            !a.starts_with("--") && (*at == 0 || args.get(at - 1).is_none_or(|p| p != "--find"))
+        })
+        .map_or_else(judge::default_path, |(_, a)| PathBuf::from(a));
     let cases = judge::load(&path);
     let mut report = judge::Report::default();
     let mut fit = judge::Report::default();
@@ -66,12 +76,16 @@ fn main() {
             verdict.outcome,
             judge::Outcome::Missed | judge::Outcome::FalsePositive
         ) || verdict.partial;
-        if show && bad {
+        let found = find
+            .as_ref()
+            .is_some_and(|text| case.text.to_lowercase().contains(text.as_str()));
+        if found || (show && bad) {
             let tag = match verdict.outcome {
                 judge::Outcome::Missed => "MISS",
                 judge::Outcome::FalsePositive if case.is_plain_negative() => "FP-PLAIN",
                 judge::Outcome::FalsePositive => "FP",
-                _ => "PARTIAL",
+                _ if verdict.partial => "PARTIAL",
+                _ => "FOUND",
             };
             shown.push(format!(
                 "{tag} {} [{} / {}]{}\n  in:  {:?}\n  out: {:?}\n  secrets: {:?}",
