@@ -8,10 +8,13 @@
 //! 2. it has a digit and a letter, and either at least three of the classes
 //!    lowercase / uppercase / digit / symbol (`+/_-`), or at least 32 bytes;
 //! 3. it is not hex (digits, `a-f`, `A-F` and `-` only: hashes, git SHAs, UUIDs),
-//!    nor hex behind a short lowercase prefix (`ses_…`, `run_…`, `req_…`: ids), nor
-//!    an id of a model API (`call_`, `toolu_`, `msg_`, `resp_`, `rs_`, `fc_`,
-//!    `chatcmpl-` and a few more, then letters and digits only);
-//! 4. its Shannon entropy is at least 3.8 bits per character;
+//!    nor up to 32 hex digits behind a lowercase prefix of up to four letters
+//!    (`ses_…`, `run_…`, `req_…`: ids), nor an id of a model API (`call_`, `toolu_`,
+//!    `msg_`, `resp_`, `rs_`, `fc_`, `ci_`, `chatcmpl-` and a few more, then letters
+//!    and digits only);
+//! 4. its Shannon entropy is at least 3.8 bits per character — or, for a lowercase
+//!    prefix and hex that is not such an id (`sbp_` and 40 digits, `shpat_` and 32),
+//!    the hex's at least 3.0 bits per digit;
 //! 5. it is not made of words: split at `+/_-`, every piece is at most 4 bytes, or
 //!    camelCase words averaging at least 2.5 letters with digits only at its ends
 //!    (`parse_config_v2`, `HttpClient2`), or words averaging at least 4 letters with
@@ -36,7 +39,7 @@
 use std::ops::Range;
 
 use crate::encoded::{base64_text, holds_secret, is_credential_pair, is_encoded_secret_hex};
-use crate::id_shape::{is_model_api_id, is_named_id, is_prefixed_hex_id};
+use crate::id_shape::{is_model_api_id, is_named_id, is_prefixed_hex_id, prefixed_hex_token};
 use crate::merge::{Candidate, PRIORITY_ENTROPY};
 use crate::placeholder::DOCUMENTATION_MARK;
 use crate::redaction::RedactionKind;
@@ -54,6 +57,11 @@ const MIN_PAIR_LEN: usize = 16;
 pub const MAX_CANDIDATE_LEN: usize = 512;
 /// Minimum Shannon entropy, in bits per character.
 pub const ENTROPY_THRESHOLD: f64 = 3.8;
+/// Entropy the hex of a prefixed hex token must reach, in bits per digit: of 20,000
+/// random runs of 33 hex digits none fell below 3.0 (their median is 3.63, and the
+/// whole token's often under [`ENTROPY_THRESHOLD`]); a stand-in repeating a few digits
+/// (`cbadefcbadef…`) stays under it.
+const PREFIXED_HEX_ENTROPY: f64 = 3.0;
 
 const HASH_LABELS_BEFORE: &[&str] = &[
     "h1:",
@@ -262,6 +270,9 @@ pub(crate) fn looks_secret(token: &str) -> bool {
         || is_hex_number(token)
     {
         return false;
+    }
+    if let Some(hex) = prefixed_hex_token(token) {
+        return shannon_entropy(hex) >= PREFIXED_HEX_ENTROPY;
     }
     if shannon_entropy(token) < ENTROPY_THRESHOLD {
         return false;

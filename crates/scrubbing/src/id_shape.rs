@@ -50,21 +50,49 @@ fn is_id_hex(group: &str) -> bool {
 /// token format (`shpss_`, `shpat_` + 32 hex are Shopify secrets).
 const MAX_ID_PREFIX: usize = 4;
 
-/// An id: a lowercase prefix of at most [`MAX_ID_PREFIX`] letters, `_`, then hex only
-/// (`ses_01a2…`, the ids Oxydra and many APIs generate). Hex under a secret label is still caught by
-/// the label; unlabelled, hex is a hash or an id.
+/// Most hex digits an id carries behind its prefix: a UUID's 128 bits. Tokens written
+/// as a short prefix and hex carry more (`sbp_` and 40, `sk_` and 48); the model APIs'
+/// own longer ids are [`MODEL_API_ID_PREFIXES`].
+const MAX_ID_HEX_DIGITS: usize = 32;
+
+/// Most letters of a token's prefix before its hex (`rubygems_`, `sntryu_`).
+const MAX_TOKEN_PREFIX: usize = 12;
+
+/// A lowercase prefix of 1–`max_prefix` letters, `_`, then hex in one case: the
+/// prefix's length and the hex.
+fn prefix_and_hex(token: &str, max_prefix: usize) -> Option<(usize, &str)> {
+    let (prefix, rest) = token.split_once('_')?;
+    ((1..=max_prefix).contains(&prefix.len())
+        && prefix.bytes().all(|b| b.is_ascii_lowercase())
+        && !rest.is_empty()
+        && rest.bytes().all(|b| b.is_ascii_hexdigit())
+        && is_hex_in_one_case(rest.as_bytes()))
+    .then_some((prefix.len(), rest))
+}
+
+/// An id: a lowercase prefix of at most [`MAX_ID_PREFIX`] letters, `_`, then 8 to
+/// [`MAX_ID_HEX_DIGITS`] hex digits (`ses_01a2…`, the ids Oxydra and many APIs
+/// generate). Hex under a secret label is still caught by the label; unlabelled, hex
+/// this short behind a short prefix is a hash or an id.
 pub(crate) fn is_prefixed_hex_id(token: &str) -> bool {
-    token.split_once('_').is_some_and(|(prefix, rest)| {
-        (1..=MAX_ID_PREFIX).contains(&prefix.len())
-            && prefix.bytes().all(|b| b.is_ascii_lowercase())
-            && rest.len() >= 8
-            && rest.bytes().all(|b| b.is_ascii_hexdigit())
-            && is_hex_in_one_case(rest.as_bytes())
-    })
+    prefix_and_hex(token, MAX_ID_PREFIX)
+        .is_some_and(|(_, hex)| (8..=MAX_ID_HEX_DIGITS).contains(&hex.len()))
+}
+
+/// The hex of a token written as a lowercase prefix, `_` and hex in one case that is
+/// not an id: a prefix longer than an id's (`shpat_` and 32, `sntryu_` and 64), or
+/// more hex than an id carries (`sbp_` and 40). Its randomness is judged on the hex
+/// alone, whose ceiling is 4 bits a digit, not the 3.8 bits every run must reach.
+pub(crate) fn prefixed_hex_token(token: &str) -> Option<&str> {
+    let (prefix, hex) = prefix_and_hex(token, MAX_TOKEN_PREFIX)?;
+    (prefix > MAX_ID_PREFIX || hex.len() > MAX_ID_HEX_DIGITS).then_some(hex)
 }
 
 /// The prefixes of the ids model APIs give tool calls, messages, responses and
-/// reasoning items (and the `call_` ids Oxydra makes for recovered calls).
+/// reasoning items (and the `call_` ids Oxydra makes for recovered calls); the
+/// Responses API's items carry 48 hex digits: its messages and reasoning, function,
+/// custom, code interpreter, web and file search, image, shell, computer and MCP
+/// calls, containers and their files, conversations.
 const MODEL_API_ID_PREFIXES: &[&str] = &[
     "call_",
     "toolu_",
@@ -74,6 +102,18 @@ const MODEL_API_ID_PREFIXES: &[&str] = &[
     "rs_",
     "fc_",
     "ctc_",
+    "ci_",
+    "ws_",
+    "fs_",
+    "ig_",
+    "lsh_",
+    "cu_",
+    "mcp_",
+    "mcpl_",
+    "mcpr_",
+    "cntr_",
+    "cfile_",
+    "conv_",
     "chatcmpl-",
     "chatcmpl_",
 ];
@@ -121,5 +161,45 @@ mod tests {
         assert!(is_prefixed_hex_id("ses_01a234aa808150d28dcd18a1074a0000"));
         assert!(is_prefixed_hex_id("req_01A234AA808150D28DCD18A1074A0000"));
         assert!(!is_prefixed_hex_id("tok_01a234AA808150d28DCD18a1074A0000"));
+    }
+
+    #[test]
+    fn a_prefix_and_more_hex_than_an_id_carries_is_a_token() {
+        // Supabase's `sbp_` and 40, ElevenLabs' `sk_` and 48, Shopify's `shpat_` and 32.
+        for token in [
+            "sbp_08414cedf15b7d3a53ce954db0b2ec90f4248ba0",
+            "sk_da9c0613fdeecfab10b302d6f39a3e371f774feb9eafed56",
+            "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",
+        ] {
+            assert!(prefixed_hex_token(token).is_some(), "{token}");
+            assert!(!is_prefixed_hex_id(token), "{token}");
+            assert!(crate::entropy::looks_secret(token), "{token}");
+        }
+        // Ids: a UUID's worth behind a short prefix, and the model APIs' longer ones.
+        for id in [
+            "ses_01a234aa808150d28dcd18a1074a0000",
+            "cntr_68c3509aa0348191ad0bfefe24878dbb0deaa35a4e39052e",
+            "ci_68c3509faff0819e96f6d45e6faf78490f2d670b80edc507",
+            "rs_68c3509faff0819e96f6d45e6faf78490f2d670b80edc507",
+        ] {
+            assert!(
+                prefixed_hex_token(id).is_none() || is_model_api_id(id),
+                "{id}"
+            );
+            assert!(!crate::entropy::looks_secret(id), "{id}");
+        }
+        // A stand-in repeating a few digits stays under the hex's bar.
+        assert!(!crate::entropy::looks_secret(
+            "sntryu_cbadefcbadefcbadefc12defcbadefcbadefcbadefcbadefcbadefcbad"
+        ));
+    }
+
+    #[test]
+    fn random_prefixed_hex_beyond_an_id_is_caught() {
+        let caught = crate::random_tokens::random_tokens(b"0123456789abcdef", 40, 2_000, 7)
+            .iter()
+            .filter(|hex| crate::entropy::looks_secret(&format!("sbp_{hex}")))
+            .count();
+        assert_eq!(caught, 2_000);
     }
 }

@@ -309,6 +309,19 @@ fn collect_pattern(
                 }
             }
         }
+        Rule::SeedPhrase => {
+            for caps in regex.captures_iter(text) {
+                if let Some(secret) = caps.name("secret")
+                    && crate::seed_phrase::is_seed_phrase(secret.as_str())
+                {
+                    push(
+                        secret.range(),
+                        RedactionKind::Keyword(Keyword::Key),
+                        priority,
+                    );
+                }
+            }
+        }
         Rule::UserPassword => {
             // `curl -u user:pass`: a password that is a word (`test:test`,
             // `username:token`, `user:pass`) is an example, not a credential.

@@ -96,6 +96,7 @@ mod run_classes;
 mod run_path;
 mod scrubber;
 mod secret_name;
+mod seed_phrase;
 mod separator;
 mod sequence;
 mod shannon;

@@ -47,6 +47,9 @@ pub(super) enum Rule {
     /// (group `password`, `<token>:x-oauth-basic@`), only a user name that reads as a
     /// generated token, not a name.
     Userinfo,
+    /// A wallet's seed phrase under its label: group `secret` when
+    /// `seed_phrase::is_seed_phrase` holds.
+    SeedPhrase,
     /// A webhook's URL: groups `host` and `path`; the secret is what
     /// `webhook_url::secret_in_path` finds in the path.
     WebhookUrl,
@@ -251,6 +254,22 @@ pub(super) fn pattern_defs() -> Vec<PatternDef> {
             MCF_TRIGGER,
             r"(?:^|[^A-Za-z0-9$\\])(?P<secret>\$(?:1|2[abxy]?|5|6|7|8|9|md5|apr1|sha1|y|gy|argon2(?:id|i|d)|scrypt|pbkdf2(?:-sha(?:1|256|512))?)\$[A-Za-z0-9./+=,$-]{20,})",
             Rule::Group(K::PasswordHash),
+        ),
+        // hashcat's Kerberos hashes (AS-REP and TGS roasting, pre-authentication), as
+        // attack tools print them: `$krb5asrep$23$user@realm:<checksum>$<cipher>`,
+        // each enough to guess the account's password offline.
+        def(
+            "$krb5",
+            r#"(?:^|[^A-Za-z0-9$\\])(?P<secret>\$krb5(?:asrep|tgs|tgt|pa)\$(?:17|18|23)\$[^\s"'`<>]{32,})"#,
+            Rule::Group(K::PasswordHash),
+        ),
+        // A wallet's seed phrase under its label (`"mnemonic": "…"`, `seed_phrase =
+        // …`): the value is the whole phrase, BIP-39's 12, 15, 18, 21 or 24 words of
+        // its list and nothing after them on the line but punctuation.
+        def(
+            crate::seed_phrase::TRIGGER,
+            &crate::seed_phrase::pattern(),
+            Rule::SeedPhrase,
         ),
         def(
             "authorization|Authorization|AUTHORIZATION",

@@ -33,6 +33,8 @@ const SAMPLES: &[&str] = &[
     "auth=('ada', 'hunter22')",
     "mysqli_connect('db', 'ada', 'hunter22')",
     "root:$6$rounds=5000$abcdefgh$0123456789abcdefghijklmn:19000",
+    "$krb5tgs$23$*svc$CORP.LOCAL$http/web*$0a1b2c3d4e5f60718293a4b5c6d7e8f9$0123456789abcdef",
+    "mnemonic: legal winner thank year wave sausage worth useful legal winner thank yellow",
     "Authorization: Bearer abcdef",
     "bearer abcdefghijklmnop1",
     "curl -u ada:lovelace https://x",
@@ -311,6 +313,91 @@ fn password_hashes_in_the_modular_crypt_format_are_redacted_whole() {
                 out.redactions
             );
         }
+    }
+}
+
+#[test]
+fn kerberos_hashes_as_roasting_tools_print_them_are_redacted_whole() {
+    for hash in [
+        "$krb5asrep$23$user@corp.example:3e156ada591263b8aab0965f5aebd837$007497cb51b6c8116d6407a782ea0e1c5402b17db7afa6b0",
+        "$krb5tgs$23$*svc_sql$CORP.EXAMPLE$MSSQLSvc/db01:1433*$b2c8a4e0f1d39e7c6a5b4d3c2e1f0a9b$9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        "$krb5pa$18$ada$CORP.EXAMPLE$0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a6978",
+    ] {
+        for text in [
+            hash.to_owned(),
+            format!("[+] {hash}"),
+            format!("hash = \"{hash}\""),
+        ] {
+            let out = crate::scrub(&text);
+            assert!(
+                out.redactions
+                    .iter()
+                    .any(|r| r.kind == RedactionKind::PasswordHash
+                        && text.get(r.range.clone()) == Some(hash)),
+                "{text}: {:?}",
+                out.redactions
+            );
+        }
+    }
+    // The scheme's name in prose or a format string, without a hash after it.
+    for text in [
+        "hashcat -m 18200 for $krb5asrep$23$ hashes",
+        "fmt = '$krb5tgs$%d$*%s*$'",
+    ] {
+        assert!(crate::scrub(text).is_clean(), "{text}");
+    }
+}
+
+#[test]
+fn a_seed_phrase_under_its_label_is_redacted_whole() {
+    let twelve = "legal winner thank year wave sausage worth useful legal winner thank yellow";
+    let twenty_four = "letter advice cage absurd amount doctor acoustic avoid letter advice cage absurd \
+                       amount doctor acoustic avoid letter advice cage absurd amount doctor acoustic bless";
+    for (text, phrase) in [
+        (format!("\"mnemonic\": \"{twelve}\""), twelve),
+        (format!("SEED_PHRASE={twelve}"), twelve),
+        (
+            format!("wallet.recoveryPhrase = '{twenty_four}';"),
+            twenty_four,
+        ),
+        (
+            format!("Secret Recovery Phrase: {twenty_four}"),
+            twenty_four,
+        ),
+        (format!("backup_words:\n  {twelve}"), twelve),
+    ] {
+        let out = crate::scrub(&text);
+        assert!(
+            out.redactions
+                .iter()
+                .any(|r| text.get(r.range.clone()) == Some(phrase)),
+            "{text}: {:?}",
+            out.redactions
+        );
+        assert!(
+            !out.text.contains("winner") && !out.text.contains("advice"),
+            "{}",
+            out.text
+        );
+    }
+}
+
+#[test]
+fn words_after_a_seed_label_that_are_no_phrase_stay() {
+    for text in [
+        // Prose: a short word or a count that is not BIP-39's.
+        "mnemonic: write the twelve words on paper and keep them in a safe place",
+        "seed phrase: never share these words with anyone who asks for them online today",
+        "mnemonic = legal winner thank year wave sausage worth useful legal winner thank yellow wave",
+        "recovery_phrase: Legal Winner Thank Year Wave Sausage Worth Useful Legal Winner Thank Yellow",
+        "seed = 42",
+        "let words = text.split_whitespace().collect::<Vec<_>>();",
+    ] {
+        assert!(
+            crate::scrub(text).is_clean(),
+            "{text}: {:?}",
+            crate::scrub(text).redactions
+        );
     }
 }
 

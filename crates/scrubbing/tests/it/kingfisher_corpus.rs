@@ -22,8 +22,9 @@ fn the_whole_corpus_holds_its_measured_level() {
     // Measured blind, when it came in: 0.897 (868 / 968) of the secrets that are not
     // placeholders, one partial redaction (a Sentry DSN whose key is redacted and
     // whose host and project stay), 0 / 16 plain false positives, 8 / 25 of all
-    // negatives. After the fit part's failures were read: 0.911 (882 / 968).
-    assert!(report.recall_real.rate() >= 0.910, "{:?}", report.misses);
+    // negatives. After the fit part's failures were read: 0.911 (882 / 968); after
+    // prefixed hex beyond an id, Kerberos hashes and seed phrases: 0.927 (897 / 968).
+    assert!(report.recall_real.rate() >= 0.925, "{:?}", report.misses);
     assert!(report.partial <= 1, "{:?}", report.partials);
     assert_eq!(report.fp_plain.hits, 0, "{:?}", report.false_positives);
     assert!(report.fp_all.hits <= 8, "{:?}", report.false_positives);
@@ -38,8 +39,9 @@ fn the_held_back_part_holds_its_measured_level() {
     assert!(report.by_family.len() >= 100, "{}", report.by_family.len());
     println!("{}", report.summary());
     // Measured 0.938 (287 / 306) with 105 families; with the 102 left, 0.941 (269 /
-    // 286). No partial redaction, 0 / 5 plain false positives.
-    assert!(report.recall_real.rate() >= 0.94, "{:?}", report.misses);
+    // 286) before prefixed hex beyond an id and 0.951 (272 / 286) after. No partial
+    // redaction, 0 / 5 plain false positives.
+    assert!(report.recall_real.rate() >= 0.95, "{:?}", report.misses);
     assert_eq!(report.partial, 0, "{:?}", report.partials);
     assert_eq!(report.fp_plain.hits, 0, "{:?}", report.false_positives);
 }
