@@ -76,7 +76,10 @@ pub(crate) fn prose_value(
             direct
                 .then(|| DIRECT.as_ref().ok()?.captures(rest))
                 .flatten()
-        })?;
+        });
+    let Some(caps) = caps else {
+        return config_line_value(text, key_end, rest, info);
+    };
     // A quoted value is taken as it is (a Gradle `password "…"` is an assignment), a
     // stand-in (`"SOME_PASSWORD"`, `"$password"`) left.
     if let Some(quoted) = caps.name("bq").or(caps.name("dq")).or(caps.name("sq")) {
@@ -134,12 +137,48 @@ fn value_below(text: &str, key_end: usize, line_end: usize, info: KeyInfo) -> Op
     let value = below.trim();
     let lead = below.len() - below.trim_start().len();
     (value.len() >= MIN_VALUE_BELOW
-        && !value.contains([
-            ' ', '\t', '(', ')', '[', ']', '{', '}', '<', '>', '"', '\'', ',', ';',
-        ])
+        && !value.contains(CODE_PUNCTUATION)
         && !is_words(value)
         && !is_non_secret_value(value, info, ValueShape::Unquoted { next: None }))
     .then(|| below_start + lead..below_start + lead + value.len())
+}
+
+/// What a value copied alone never holds and code does: blanks, brackets, quotes,
+/// separators.
+const CODE_PUNCTUATION: &[char] = &[
+    ' ', '\t', '(', ')', '[', ']', '{', '}', '<', '>', '"', '\'', '`', ',', ';',
+];
+
+/// A line of a key and one value between blanks, as space-separated config formats
+/// write them and as keys are copied (`secret_key …`, `codacyACCESS_KEY …`; not under
+/// a weak label, Redis' `masterauth`, whose line may be code): the key
+/// starts its line, one token follows it to the line's end, and that token is
+/// generated — a letter and a digit, not words, no code punctuation, no `=` or `:` —
+/// and kept by the value filter under the label. `Token string` (a Go field) and
+/// `password_hash hashed` are words; `token_count 42` has no letter.
+fn config_line_value(
+    text: &str,
+    key_end: usize,
+    rest: &str,
+    info: KeyInfo,
+) -> Option<Range<usize>> {
+    if info.weak || info.is_pwd {
+        return None;
+    }
+    let key = text.get(line_start(text, key_end)..key_end)?.trim_start();
+    if key.is_empty() || key.contains([' ', '\t']) {
+        return None;
+    }
+    let value = rest.trim();
+    let lead = rest.len() - rest.trim_start().len();
+    (value.len() >= MIN_VALUE_BELOW
+        && !value.contains(CODE_PUNCTUATION)
+        && !value.contains(['=', ':'])
+        && value.bytes().any(|b| b.is_ascii_digit())
+        && value.bytes().any(|b| b.is_ascii_alphabetic())
+        && !is_words(value)
+        && !is_non_secret_value(value, info, ValueShape::Unquoted { next: None }))
+    .then(|| key_end + lead..key_end + lead + value.len())
 }
 
 #[cfg(test)]
@@ -149,7 +188,8 @@ mod tests {
 
     fn find(text: &str, key: &str) -> Option<String> {
         let start = text.find(key).unwrap();
-        let info = classify_key(key).unwrap();
+        // A key that labels no secret never reaches `prose_value`.
+        let info = classify_key(key)?;
         let key_end = start + key.len();
         let line_end = text[key_end..]
             .find('\n')
@@ -249,6 +289,43 @@ mod tests {
                 "used when the password of the network changes to NextPassword.",
                 "password",
             ),
+        ] {
+            assert_eq!(find(text, key), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_config_line_of_a_key_and_a_generated_value_is_a_secret() {
+        for (text, key, value) in [
+            (
+                "travis_token 4fQ9zLx2Wm8Kc1Rt",
+                "travis_token",
+                "4fQ9zLx2Wm8Kc1Rt",
+            ),
+            ("  secret_key 9fQ2xLm7Tz4Ab", "secret_key", "9fQ2xLm7Tz4Ab"),
+            (
+                "codacyACCESS_KEY k1l2m3n4o5p6q7r8s9t0\n",
+                "codacyACCESS_KEY",
+                "k1l2m3n4o5p6q7r8s9t0",
+            ),
+        ] {
+            assert_eq!(find(text, key).as_deref(), Some(value), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_config_line_of_code_or_words_is_no_secret() {
+        for (text, key) in [
+            // Go fields and types, a count, words, more than one value, code.
+            ("    Token string", "Token"),
+            ("\tApiKey *string", "ApiKey"),
+            ("token_count 42", "token_count"),
+            ("password_hash hashed_value_here", "password_hash"),
+            ("api_key YOUR_API_KEY_1", "api_key"),
+            ("secret_name prod-db-v2 backup", "secret_name"),
+            ("x = token abc123def456", "token"),
+            ("access_token ${ACCESS_TOKEN_2}", "access_token"),
+            ("token_type v2.bearer", "token_type"),
         ] {
             assert_eq!(find(text, key), None, "{text}");
         }
