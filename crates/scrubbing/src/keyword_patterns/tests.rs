@@ -280,6 +280,18 @@ fn the_keyword_pass_finds_what_the_three_searches_found() {
     }
 }
 
+/// `hash`, inside `text`, was redacted whole as a password hash.
+fn assert_hash_redacted_whole(text: &str, out: &crate::Scrubbed<'_>, hash: &str) {
+    assert!(
+        out.redactions
+            .iter()
+            .any(|r| r.kind == RedactionKind::PasswordHash
+                && text.get(r.range.clone()) == Some(hash)),
+        "{text}: {:?}",
+        out.redactions
+    );
+}
+
 #[test]
 fn password_hashes_in_the_modular_crypt_format_are_redacted_whole() {
     for hash in [
@@ -304,14 +316,7 @@ fn password_hashes_in_the_modular_crypt_format_are_redacted_whole() {
                 "{text} -> {}",
                 out.text
             );
-            assert!(
-                out.redactions
-                    .iter()
-                    .any(|r| r.kind == RedactionKind::PasswordHash
-                        && text.get(r.range.clone()) == Some(hash)),
-                "{text}: {:?}",
-                out.redactions
-            );
+            assert_hash_redacted_whole(&text, &out, hash);
         }
     }
 }
@@ -329,14 +334,7 @@ fn kerberos_hashes_as_roasting_tools_print_them_are_redacted_whole() {
             format!("hash = \"{hash}\""),
         ] {
             let out = crate::scrub(&text);
-            assert!(
-                out.redactions
-                    .iter()
-                    .any(|r| r.kind == RedactionKind::PasswordHash
-                        && text.get(r.range.clone()) == Some(hash)),
-                "{text}: {:?}",
-                out.redactions
-            );
+            assert_hash_redacted_whole(&text, &out, hash);
         }
     }
     // The scheme's name in prose or a format string, without a hash after it.
