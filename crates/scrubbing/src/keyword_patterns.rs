@@ -309,6 +309,26 @@ fn collect_pattern(
                 }
             }
         }
+        Rule::DeviceConfig => {
+            for caps in regex.captures_iter(text) {
+                let Some(secret) = caps.name("secret") else {
+                    continue;
+                };
+                let wanted = match caps.name("kind") {
+                    Some(kind) => {
+                        crate::device_config::is_typed_secret(kind.as_str(), secret.as_str())
+                    }
+                    None => crate::device_config::is_community(secret.as_str()),
+                };
+                if wanted {
+                    push(
+                        secret.range(),
+                        RedactionKind::Keyword(Keyword::Password),
+                        priority,
+                    );
+                }
+            }
+        }
         Rule::SeedPhrase => {
             for caps in regex.captures_iter(text) {
                 if let Some(secret) = caps.name("secret")

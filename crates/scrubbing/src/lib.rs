@@ -61,6 +61,7 @@ mod block;
 mod code_value;
 mod cookie_header;
 mod credential_call;
+mod device_config;
 mod encoded;
 mod entropy;
 mod error;

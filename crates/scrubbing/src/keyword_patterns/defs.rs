@@ -47,6 +47,10 @@ pub(super) enum Rule {
     /// (group `password`, `<token>:x-oauth-basic@`), only a user name that reads as a
     /// generated token, not a name.
     Userinfo,
+    /// A network device's configuration line: group `secret`, judged by its encoding
+    /// type (group `kind`: `device_config::is_typed_secret`) or, without one, as an
+    /// SNMP community (`device_config::is_community`).
+    DeviceConfig,
     /// A wallet's seed phrase under its label: group `secret` when
     /// `seed_phrase::is_seed_phrase` holds.
     SeedPhrase,
@@ -262,6 +266,17 @@ pub(super) fn pattern_defs() -> Vec<PatternDef> {
             "$krb5",
             r#"(?:^|[^A-Za-z0-9$\\])(?P<secret>\$krb5(?:asrep|tgs|tgt|pa)\$(?:17|18|23)\$[^\s"'`<>]{32,})"#,
             Rule::Group(K::PasswordHash),
+        ),
+        // A network device's typed secrets and SNMP communities (Cisco IOS syntax).
+        def(
+            crate::device_config::TRIGGER,
+            crate::device_config::TYPED_PATTERN,
+            Rule::DeviceConfig,
+        ),
+        def(
+            "snmp-server community ",
+            crate::device_config::COMMUNITY_PATTERN,
+            Rule::DeviceConfig,
         ),
         // A wallet's seed phrase under its label (`"mnemonic": "…"`, `seed_phrase =
         // …`): the value is the whole phrase, BIP-39's 12, 15, 18, 21 or 24 words of

@@ -34,6 +34,8 @@ const SAMPLES: &[&str] = &[
     "mysqli_connect('db', 'ada', 'hunter22')",
     "root:$6$rounds=5000$abcdefgh$0123456789abcdefghijklmn:19000",
     "$krb5tgs$23$*svc$CORP.LOCAL$http/web*$0a1b2c3d4e5f60718293a4b5c6d7e8f9$0123456789abcdef",
+    " password 7 0822455D0A16",
+    "snmp-server community n3tw0rkRO RO",
     "mnemonic: legal winner thank year wave sausage worth useful legal winner thank yellow",
     "Authorization: Bearer abcdef",
     "bearer abcdefghijklmnop1",
@@ -343,6 +345,57 @@ fn kerberos_hashes_as_roasting_tools_print_them_are_redacted_whole() {
         "fmt = '$krb5tgs$%d$*%s*$'",
     ] {
         assert!(crate::scrub(text).is_clean(), "{text}");
+    }
+}
+
+#[test]
+fn a_device_configs_typed_secrets_and_communities_are_redacted() {
+    for (text, secret) in [
+        (
+            "line vty 0 4\n password 7 0822455D0A16\n login",
+            "0822455D0A16",
+        ),
+        (
+            "enable secret 5 $1$mERr$hx5rVt7rPNoS4wqbXKX7m0",
+            "$1$mERr$hx5rVt7rPNoS4wqbXKX7m0",
+        ),
+        (
+            "username ada privilege 15 secret 9 $9$nhEmQVczB7dqsO$X.HsgL6x1il0RxkOSSvyQYwucySCt7qFm4v7pqCxkKM",
+            "$9$nhEmQVczB7dqsO$X.HsgL6x1il0RxkOSSvyQYwucySCt7qFm4v7pqCxkKM",
+        ),
+        ("tacacs-server key 7 104D000A0618", "104D000A0618"),
+        ("radius-server host 10.0.0.5 key 0 Rad1usK3y!", "Rad1usK3y!"),
+        ("pac key 0 MyPacKeyS3cret", "MyPacKeyS3cret"),
+        (
+            "snmp-server community S3cretCommunity RW 99",
+            "S3cretCommunity",
+        ),
+    ] {
+        let out = crate::scrub(text);
+        assert!(
+            out.redactions
+                .iter()
+                .any(|r| text.get(r.range.clone()) == Some(secret)),
+            "{text}: {:?}",
+            out.redactions
+        );
+    }
+    // Prose, a type that is no encoding, a value that does not fit its type, a
+    // placeholder.
+    for text in [
+        "I kept the secret 5 years",
+        "the password 7 characters long",
+        "secret 0 apples",
+        "key 7 is the seventh key",
+        "ip ospf authentication-key 3 0822455D0A16",
+        " password 7 <encoded>",
+        "snmp-server community <string> RO",
+    ] {
+        assert!(
+            crate::scrub(text).is_clean(),
+            "{text}: {:?}",
+            crate::scrub(text).redactions
+        );
     }
 }
 

@@ -23,8 +23,9 @@ fn the_whole_corpus_holds_its_measured_level() {
     // placeholders, one partial redaction (a Sentry DSN whose key is redacted and
     // whose host and project stay), 0 / 16 plain false positives, 8 / 25 of all
     // negatives. After the fit part's failures were read: 0.911 (882 / 968); after
-    // prefixed hex beyond an id, Kerberos hashes and seed phrases: 0.927 (897 / 968).
-    assert!(report.recall_real.rate() >= 0.925, "{:?}", report.misses);
+    // prefixed hex beyond an id, Kerberos hashes and seed phrases: 0.927 (897 / 968);
+    // after config lines and network devices' typed secrets: 0.932 (902 / 968).
+    assert!(report.recall_real.rate() >= 0.930, "{:?}", report.misses);
     assert!(report.partial <= 1, "{:?}", report.partials);
     assert_eq!(report.fp_plain.hits, 0, "{:?}", report.false_positives);
     assert!(report.fp_all.hits <= 8, "{:?}", report.false_positives);
