@@ -33,8 +33,7 @@ pub(crate) fn is_typed_secret(kind: &str, value: &str) -> bool {
     }
     match kind {
         "7" => value.len() >= 4 && value.bytes().all(|b| b.is_ascii_hexdigit()),
-        "4" | "5" | "8" | "9" => value.len() >= 8,
-        "6" => value.len() >= 8,
+        "4" | "5" | "6" | "8" | "9" => value.len() >= 8,
         "0" => looks_like_password(value),
         _ => false,
     }

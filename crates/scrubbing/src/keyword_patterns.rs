@@ -251,6 +251,23 @@ fn line_around(text: &str, start: usize, end: usize) -> (usize, usize) {
     (line_start, line_end)
 }
 
+/// Hands `push` the range of each match's group `secret` that `keep` holds of (given
+/// the match's captures and the secret's text).
+fn push_secrets(
+    regex: &Regex,
+    text: &str,
+    keep: impl Fn(&regex::Captures<'_>, &str) -> bool,
+    mut push: impl FnMut(Range<usize>),
+) {
+    for caps in regex.captures_iter(text) {
+        if let Some(secret) = caps.name("secret")
+            && keep(&caps, secret.as_str())
+        {
+            push(secret.range());
+        }
+    }
+}
+
 /// Runs one pattern over `text` (which starts at byte `offset` of the scrubbed text).
 fn collect_pattern(
     text: &str,
@@ -300,63 +317,35 @@ fn collect_pattern(
                 }
             }
         }
-        Rule::Group(kind) => {
-            for caps in regex.captures_iter(text) {
-                if let Some(secret) = caps.name("secret")
-                    && !is_placeholder(secret.as_str())
-                {
-                    push(secret.range(), kind.kind(), priority);
-                }
-            }
-        }
-        Rule::DeviceConfig => {
-            for caps in regex.captures_iter(text) {
-                let Some(secret) = caps.name("secret") else {
-                    continue;
-                };
-                let wanted = match caps.name("kind") {
-                    Some(kind) => {
-                        crate::device_config::is_typed_secret(kind.as_str(), secret.as_str())
-                    }
-                    None => crate::device_config::is_community(secret.as_str()),
-                };
-                if wanted {
-                    push(
-                        secret.range(),
-                        RedactionKind::Keyword(Keyword::Password),
-                        priority,
-                    );
-                }
-            }
-        }
-        Rule::SeedPhrase => {
-            for caps in regex.captures_iter(text) {
-                if let Some(secret) = caps.name("secret")
-                    && crate::seed_phrase::is_seed_phrase(secret.as_str())
-                {
-                    push(
-                        secret.range(),
-                        RedactionKind::Keyword(Keyword::Key),
-                        priority,
-                    );
-                }
-            }
-        }
-        Rule::UserPassword => {
-            // `curl -u user:pass`: a password that is a word (`test:test`,
-            // `username:token`, `user:pass`) is an example, not a credential.
-            for caps in regex.captures_iter(text) {
-                if let Some(secret) = caps.name("secret")
-                    && !is_non_secret_value(secret.as_str(), WEAK_PASSWORD, ValueShape::Quoted)
-                {
-                    push(
-                        secret.range(),
-                        RedactionKind::Keyword(Keyword::Password),
-                        priority,
-                    );
-                }
-            }
-        }
+        Rule::Group(kind) => push_secrets(
+            regex,
+            text,
+            |_, secret| !is_placeholder(secret),
+            |range| push(range, kind.kind(), priority),
+        ),
+        Rule::DeviceConfig => push_secrets(
+            regex,
+            text,
+            |caps, secret| match caps.name("kind") {
+                Some(kind) => crate::device_config::is_typed_secret(kind.as_str(), secret),
+                None => crate::device_config::is_community(secret),
+            },
+            |range| push(range, RedactionKind::Keyword(Keyword::Password), priority),
+        ),
+        Rule::SeedPhrase => push_secrets(
+            regex,
+            text,
+            |_, secret| crate::seed_phrase::is_seed_phrase(secret),
+            |range| push(range, RedactionKind::Keyword(Keyword::Key), priority),
+        ),
+        // `curl -u user:pass`: a password that is a word (`test:test`,
+        // `username:token`, `user:pass`) is an example, not a credential.
+        Rule::UserPassword => push_secrets(
+            regex,
+            text,
+            |_, secret| !is_non_secret_value(secret, WEAK_PASSWORD, ValueShape::Quoted),
+            |range| push(range, RedactionKind::Keyword(Keyword::Password), priority),
+        ),
         Rule::Authorization | Rule::BareBearer => {
             for caps in regex.captures_iter(text) {
                 let Some(secret) = caps.name("secret") else {
