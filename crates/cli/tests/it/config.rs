@@ -158,6 +158,47 @@ fn scrub_redacts_stdin_and_reports_ranges() {
 }
 
 #[test]
+fn scrub_takes_formats_outside_every_provider_list_and_keeps_model_api_ids() {
+    // A seed phrase, a network device's secrets, a prefixed hex token past an id's
+    // 128 bits and a Kerberos hash, none of them a provider key format; then the ids
+    // a model API prints, which must stay readable.
+    let secrets = [
+        "legal winner thank year wave sausage worth useful legal winner thank yellow",
+        "0822455D0A16",
+        "S3cretCommunity",
+        "sbp_08414cedf15b7d3a53ce954db0b2ec90f4248ba0",
+        "$krb5asrep$23$ada@corp.example:3e156ada591263b8aab0965f5aebd837$007497cb51b6c8116d6407a782ea0e1c5402b17db7afa6b0",
+    ];
+    let ids = [
+        "ci_68c3509faff0819e96f6d45e6faf78490f2d670b80edc507",
+        "cntr_68c3509aa0348191ad0bfefe24878dbb0deaa35a4e39052e",
+        "ses_01a234aa808150d28dcd18a1074a0000",
+    ];
+    let input = format!(
+        "\"mnemonic\": \"{}\"\nline vty 0 4\n password 7 {}\nsnmp-server community {} RW\n\
+         SUPABASE={}\n{}\ncall {} in {} for {}\n",
+        secrets[0], secrets[1], secrets[2], secrets[3], secrets[4], ids[0], ids[1], ids[2]
+    );
+    let sandbox = Sandbox::new();
+    let output = output_with_stdin(
+        {
+            let mut c = sandbox.command();
+            c.arg("scrub");
+            c
+        },
+        input.as_bytes(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    for secret in secrets {
+        assert!(!text.contains(secret), "{secret}: {text}");
+    }
+    for id in ids {
+        assert!(text.contains(id), "{id}: {text}");
+    }
+}
+
+#[test]
 fn scrub_is_byte_exact_outside_its_redactions() {
     let sandbox = Sandbox::new();
     // 2,000 bytes of every value (came out as 3,613 when decoded lossily), then Latin-1
