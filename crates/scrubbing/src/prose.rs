@@ -109,8 +109,9 @@ pub(crate) fn prose_value(
 const MAX_LABEL_LINE: usize = 40;
 /// Most words of a label alone on its line.
 const MAX_LABEL_WORDS: usize = 4;
-/// Shortest value taken from the line below a label.
-const MIN_VALUE_BELOW: usize = 8;
+/// Shortest value taken alone: from the line below a label, or after a key on a
+/// config line.
+const MIN_LONE_VALUE: usize = 8;
 
 /// A label alone on its line and the value alone on the next, as a service's dashboard
 /// is copied (`API Secret` / `a2813cd4…`): the label's line holds a few words and
@@ -136,11 +137,16 @@ fn value_below(text: &str, key_end: usize, line_end: usize, info: KeyInfo) -> Op
     let below = below.get(..below.find('\n').unwrap_or(below.len()))?;
     let value = below.trim();
     let lead = below.len() - below.trim_start().len();
-    (value.len() >= MIN_VALUE_BELOW
+    is_lone_value(value, info).then(|| below_start + lead..below_start + lead + value.len())
+}
+
+/// A value written alone, as a key is copied: at least [`MIN_LONE_VALUE`] bytes, no
+/// code punctuation, not words, and kept by the value filter under the label.
+fn is_lone_value(value: &str, info: KeyInfo) -> bool {
+    value.len() >= MIN_LONE_VALUE
         && !value.contains(CODE_PUNCTUATION)
         && !is_words(value)
-        && !is_non_secret_value(value, info, ValueShape::Unquoted { next: None }))
-    .then(|| below_start + lead..below_start + lead + value.len())
+        && !is_non_secret_value(value, info, ValueShape::Unquoted { next: None })
 }
 
 /// What a value copied alone never holds and code does: blanks, brackets, quotes,
@@ -171,13 +177,10 @@ fn config_line_value(
     }
     let value = rest.trim();
     let lead = rest.len() - rest.trim_start().len();
-    (value.len() >= MIN_VALUE_BELOW
-        && !value.contains(CODE_PUNCTUATION)
-        && !value.contains(['=', ':'])
+    (!value.contains(['=', ':'])
         && value.bytes().any(|b| b.is_ascii_digit())
         && value.bytes().any(|b| b.is_ascii_alphabetic())
-        && !is_words(value)
-        && !is_non_secret_value(value, info, ValueShape::Unquoted { next: None }))
+        && is_lone_value(value, info))
     .then(|| key_end + lead..key_end + lead + value.len())
 }
 

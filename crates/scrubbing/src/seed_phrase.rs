@@ -12,15 +12,12 @@ pub(crate) const TRIGGER: &str =
 /// One word of a phrase: BIP-39's English words have 3–8 letters.
 const WORD: &str = "[a-z]{3,8}";
 
-/// The label, a separator, then exactly 12, 15, 18, 21 or 24 [`WORD`]s (the longest
-/// count first) that end the value: nothing but punctuation after them on the line.
-/// The value may start on the next, indented line (YAML).
+/// The label, a separator, then 12 to 24 [`WORD`]s that end the value: nothing but
+/// punctuation after them on the line (whether their count is one of BIP-39's is
+/// [`is_seed_phrase`]'s to say). The value may start on the next, indented line (YAML).
 pub(crate) fn pattern() -> String {
-    let counts = [23, 20, 17, 14, 11]
-        .map(|more| format!(r"(?:[ \t]+{WORD}){{{more}}}"))
-        .join("|");
     format!(
-        r#"(?m)(?i:mnemonic|(?:seed|recovery|backup|wallet)[ _-]?(?:phrase|words))[A-Za-z0-9_ -]{{0,20}}?(?:\\?["'])?[ \t]*(?::=|=>|[:=])[ \t]*(?:\r?\n[ \t]+)?(?:\\?["'])?(?P<secret>{WORD}(?:{counts}))[ \t]*(?:$|[^A-Za-z \t])"#
+        r#"(?m)(?i:mnemonic|(?:seed|recovery|backup|wallet)[ _-]?(?:phrase|words))[A-Za-z0-9_ -]{{0,20}}?(?:\\?["'])?[ \t]*(?::=|=>|[:=])[ \t]*(?:\r?\n[ \t]+)?(?:\\?["'])?(?P<secret>{WORD}(?:[ \t]+{WORD}){{11,23}})[ \t]*(?:$|[^A-Za-z \t])"#
     )
 }
 
