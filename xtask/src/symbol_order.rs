@@ -147,16 +147,23 @@ fn stamp(root: &Path, list: &str, debug: &Profile) -> Result<Stamp, String> {
 }
 
 /// The names, sorted and each once, of the functions of `binary` that `profile` gives
-/// a cost of their own, leaving out addresses that stand for a name.
+/// a cost of their own, leaving out addresses that stand for a name and callgrind's
+/// names that are no symbol (`(below main)`); a recursion's deeper levels
+/// (`name'2`) count as the function itself.
 fn executed_functions(profile: &Profile, binary: &Path) -> Vec<String> {
     let real = |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let binary = real(binary);
     let mut names: Vec<String> = profile
         .functions
         .keys()
-        .filter(|function| !function.name.starts_with("0x"))
+        .filter(|function| !function.name.starts_with("0x") && !function.name.starts_with('('))
         .filter(|function| real(Path::new(&function.object)) == binary)
-        .map(|function| function.name.clone())
+        .map(|function| {
+            let name = &function.name;
+            name.split_once('\'')
+                .map_or(name.as_str(), |(symbol, _)| symbol)
+                .to_owned()
+        })
         .collect();
     names.sort();
     names.dedup();
@@ -185,12 +192,17 @@ fn=(4) memcpy
 ob=(1)
 fn=(5) _ZN6oxydra3aaa17h0123456789abcdefE
 1 1
+fn=(6) _ZN6oxydra3aaa17h0123456789abcdefE'2
+1 1
+fn=(7) (below main)
+1 1
 fn=(1)
 3 4
 ";
         let profile = callgrind::parse(text).unwrap();
         let names = executed_functions(&profile, Path::new("/opt/app/oxydra"));
-        // The callee has no `fn=` of its own here: it is not listed.
+        // The callee has no `fn=` of its own here: it is not listed. A recursion's
+        // deeper level is its function; `(below main)` is no symbol.
         assert_eq!(
             names,
             [

@@ -12,6 +12,10 @@
 
 mod common;
 
+// The symbol ordering file `build.rs` writes; its tests run here.
+#[path = "../../build/ordering_file.rs"]
+mod ordering_file;
+
 mod chat;
 mod chat_commands;
 mod checkpoints;
