@@ -33,7 +33,7 @@ mod defs;
 
 #[cfg(test)]
 use defs::{FixedKind, KEYWORD_TRIGGER};
-use defs::{Rule, pattern_defs};
+use defs::{PatternDef, Rule, pattern_defs};
 
 /// How a `user:password` pair's password is judged: it must look like data.
 const WEAK_PASSWORD: KeyInfo = KeyInfo {
@@ -74,9 +74,12 @@ fn trigger_literals(trigger: &'static str) -> impl Iterator<Item = &'static str>
     trigger.split('|')
 }
 
-/// The pre-filter compiled, every pattern ready to compile.
-fn build() -> Result<Builtins, String> {
-    let defs = pattern_defs();
+/// What the built-in scanner is built from: each rule's keywords and the patterns'
+/// literal triggers.
+type ScannerInputs = (Vec<&'static [&'static str]>, Vec<(usize, &'static str)>);
+
+/// The inputs of the built-in scanner for the patterns `defs`.
+fn scanner_inputs(defs: &[PatternDef]) -> Result<ScannerInputs, String> {
     let rules = crate::rule_data::rules().map_err(|_| "the rule data is malformed".to_owned())?;
     let triggers: Vec<(usize, &'static str)> = defs
         .iter()
@@ -85,11 +88,16 @@ fn build() -> Result<Builtins, String> {
         .filter(|(_, d)| !matches!(d.rule, Rule::Labelled))
         .flat_map(|(index, d)| trigger_literals(d.trigger).map(move |t| (index, t)))
         .collect();
-    let scanner = KeywordScanner::build(
-        rules.rules.iter().map(|r| r.keywords.as_slice()),
-        triggers.into_iter(),
-    )
-    .ok_or_else(|| "the keyword automaton could not be built".to_owned())?;
+    let keywords = rules.rules.iter().map(|r| r.keywords.as_slice()).collect();
+    Ok((keywords, triggers))
+}
+
+/// The pre-filter compiled, every pattern ready to compile.
+fn build() -> Result<Builtins, String> {
+    let defs = pattern_defs();
+    let (keywords, triggers) = scanner_inputs(&defs)?;
+    let scanner = KeywordScanner::build(keywords.into_iter(), triggers.into_iter())
+        .ok_or_else(|| "the keyword automaton could not be built".to_owned())?;
     let patterns = defs
         .into_iter()
         .map(|d| {

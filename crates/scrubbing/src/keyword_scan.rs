@@ -91,33 +91,34 @@ impl KeywordScanner {
         rule_keywords: impl Iterator<Item = &'a [&'static str]>,
         triggers: impl Iterator<Item = (usize, &'static str)>,
     ) -> Option<Self> {
-        let mut words = Words::default();
-        for word in LABEL_WORDS {
-            words.entry(word)?.label = true;
-        }
-        for (rule, keywords) in rule_keywords.enumerate() {
-            for word in keywords {
-                words.entry(word)?.rules.push(rule);
-            }
-        }
-        for (pattern, literal) in triggers {
-            if pattern >= MAX_PATTERNS || literal.is_empty() {
-                return None;
-            }
-            words.entry(literal)?.triggers.push((pattern, literal));
-        }
         let Words {
             list: words,
             entries,
             ..
-        } = words;
-        let dfa = KeywordDfa::build(&words)?;
+        } = Words::collect(rule_keywords, triggers)?;
+        // The built-in keywords' automaton was built ahead of time; any other set is
+        // built here.
+        let dfa = if is_static_words(&words) {
+            KeywordDfa::from_static(&crate::keyword_table::TABLE, &words)
+        } else {
+            KeywordDfa::build(&words)?
+        };
         let longest = words.iter().map(String::len).max().unwrap_or(0);
         Some(Self {
             dfa,
             entries,
             longest,
         })
+    }
+
+    /// The keywords [`KeywordScanner::build`] gives its automaton for these inputs, in
+    /// the automaton's order.
+    #[cfg(test)]
+    pub(crate) fn keywords<'a>(
+        rule_keywords: impl Iterator<Item = &'a [&'static str]>,
+        triggers: impl Iterator<Item = (usize, &'static str)>,
+    ) -> Option<Vec<String>> {
+        Words::collect(rule_keywords, triggers).map(|words| words.list)
     }
 
     /// Every keyword of `text`, in one pass.
@@ -226,11 +227,19 @@ impl KeywordScanner {
     }
 }
 
+/// Whether `words` are the keywords `keyword_table.rs` was generated from, in its
+/// order.
+fn is_static_words(words: &[String]) -> bool {
+    let table = &crate::keyword_table::WORDS;
+    words.len() == table.len() && words.iter().zip(table).all(|(word, &built)| word == built)
+}
+
 /// Walks `dfa` from `state` over `bytes` until it enters a match state: that state and
 /// how many bytes were taken (the last of them ends the match), or the state after
 /// every byte and `bytes.len()`.
 #[inline(always)]
 fn walk(dfa: &KeywordDfa, mut state: StateId, bytes: &[u8]) -> (StateId, usize) {
+    let dfa = dfa.transitions();
     for (at, &byte) in bytes.iter().enumerate() {
         state = dfa.next_state(state, byte);
         if dfa.is_match(state) {
@@ -250,6 +259,7 @@ fn walk_two(
     mut b: StateId,
     second: &[u8],
 ) -> (StateId, StateId, usize) {
+    let dfa = dfa.transitions();
     for (at, (&x, &y)) in first.iter().zip(second).enumerate() {
         a = dfa.next_state(a, x);
         b = dfa.next_state(b, y);
@@ -269,6 +279,31 @@ struct Words {
 }
 
 impl Words {
+    /// The label words, each rule's keywords and the patterns' literal triggers, each
+    /// once with what it stands for. `None` for an empty keyword or a pattern index
+    /// of [`MAX_PATTERNS`] or more.
+    fn collect<'a>(
+        rule_keywords: impl Iterator<Item = &'a [&'static str]>,
+        triggers: impl Iterator<Item = (usize, &'static str)>,
+    ) -> Option<Self> {
+        let mut words = Words::default();
+        for word in LABEL_WORDS {
+            words.entry(word)?.label = true;
+        }
+        for (rule, keywords) in rule_keywords.enumerate() {
+            for word in keywords {
+                words.entry(word)?.rules.push(rule);
+            }
+        }
+        for (pattern, literal) in triggers {
+            if pattern >= MAX_PATTERNS || literal.is_empty() {
+                return None;
+            }
+            words.entry(literal)?.triggers.push((pattern, literal));
+        }
+        Some(words)
+    }
+
     /// The entry of `word` (lowercased), added if new.
     fn entry(&mut self, word: &str) -> Option<&mut Entry> {
         let lower = word.to_ascii_lowercase();

@@ -75,6 +75,9 @@ mod keyspace;
 mod keyword_dfa;
 mod keyword_patterns;
 mod keyword_scan;
+// Generated (its module doc says how): rustfmt would put each number on a line.
+#[rustfmt::skip]
+mod keyword_table;
 mod known_secrets;
 mod label_literal;
 mod labelled;
