@@ -472,3 +472,6 @@ fn is_placeholder_credentials(value: &str) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod keyword_table_tests;
