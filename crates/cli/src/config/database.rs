@@ -33,10 +33,12 @@ pub struct EffectiveMemory {
 }
 
 impl EffectiveMemory {
-    /// How the store is opened.
+    /// How the store is opened by the commands that write to it (`run`, `chat`,
+    /// `serve`, `replay`): its log started as it opens.
     pub fn store_options(&self) -> oxydra::storage::StoreOptions {
         oxydra::storage::StoreOptions {
             max_message_bytes: self.max_message_bytes,
+            writes_soon: true,
         }
     }
 }

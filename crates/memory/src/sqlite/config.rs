@@ -45,6 +45,13 @@ pub struct SqliteConfig {
     /// append with a larger message fails with
     /// [`MemoryError::MessageTooLarge`](crate::MemoryError::MessageTooLarge).
     pub max_message_bytes: usize,
+    /// The store will be written to soon (a run's first write follows its open): the
+    /// open starts the write-ahead log in the background, so that the syncs SQLite runs
+    /// at a log's first frame (its header's, then its directory's) are behind the
+    /// caller's first write instead of inside it. It commits one page, the database
+    /// header rewritten as it was; default `false`, so that a store opened to be read
+    /// writes nothing. An in-memory database ignores it.
+    pub start_log_at_open: bool,
 }
 
 impl Default for SqliteConfig {
@@ -55,6 +62,7 @@ impl Default for SqliteConfig {
             embedder: Arc::new(HashingEmbedder::default()),
             retrieval: RetrievalConfig::default(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            start_log_at_open: false,
         }
     }
 }
@@ -67,6 +75,7 @@ impl fmt::Debug for SqliteConfig {
             .field("embedder", &self.embedder.model())
             .field("retrieval", &self.retrieval)
             .field("max_message_bytes", &self.max_message_bytes)
+            .field("start_log_at_open", &self.start_log_at_open)
             .finish()
     }
 }

@@ -11,6 +11,7 @@ mod error;
 mod file_mode;
 mod intents;
 mod leases;
+mod log_start;
 mod messages;
 mod meta;
 mod migrations;
@@ -67,8 +68,12 @@ struct Inner {
     /// first [`Inner::conn`] (through `synced`), so that nothing is written before it
     /// is on the disk. Lock order: `unsynced` before `conn`.
     unsynced: Mutex<Option<new_database_sync::PendingSync>>,
-    /// Run once, by the first [`Inner::conn`]: waits for `unsynced`.
+    /// Run once, by the first [`Inner::conn`]: waits for `unsynced`, then starts the
+    /// log when `start_log` says so.
     synced: Once,
+    /// A file database opened with [`SqliteConfig::start_log_at_open`]: the first
+    /// [`Inner::conn`] starts its write-ahead log ([`log_start`]).
+    start_log: bool,
 }
 
 impl std::fmt::Debug for SqliteMemory {
@@ -90,12 +95,28 @@ impl SqliteMemory {
     pub fn open(path: impl AsRef<Path>, config: SqliteConfig) -> Result<Self, MemoryError> {
         let path = path.as_ref();
         let (conn, unsynced) = connection::open_connection(Some(path), &config)?;
-        Ok(Self::from_connection(
-            path.to_path_buf(),
-            conn,
-            config,
-            unsynced,
-        ))
+        let start_log = config.start_log_at_open;
+        let memory = Self::from_connection(path.to_path_buf(), conn, config, unsynced);
+        if start_log {
+            memory.start_log_in_background();
+        }
+        Ok(memory)
+    }
+
+    /// Hands the connection's first use, which starts the write-ahead log
+    /// ([`log_start`]), to tokio's blocking pool (a thread of its own outside a
+    /// runtime). Should neither start, the caller's first statement starts the log.
+    fn start_log_in_background(&self) {
+        let inner = Arc::clone(&self.inner);
+        let first_use = move || drop(inner.conn());
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(first_use)),
+            Err(_) => {
+                let _ = std::thread::Builder::new()
+                    .name("oxydra-db-log".into())
+                    .spawn(first_use);
+            }
+        }
     }
 
     /// [`SqliteMemory::open`] for async code: the file I/O and the migrations run on
@@ -143,6 +164,7 @@ impl SqliteMemory {
         config: SqliteConfig,
         unsynced: new_database_sync::PendingSync,
     ) -> Self {
+        let start_log = config.start_log_at_open && path.as_os_str() != ":memory:";
         Self {
             inner: Arc::new(Inner {
                 path,
@@ -152,6 +174,7 @@ impl SqliteMemory {
                 config,
                 unsynced: Mutex::new(Some(unsynced)),
                 synced: Once::new(),
+                start_log,
             }),
         }
     }
@@ -190,7 +213,7 @@ impl Inner {
     /// The connection; a panic while it was held left no transaction open (rusqlite
     /// rolls back on drop), so a poisoned lock is still safe to use. The first call
     /// waits for a new database's image to be synced (a second caller meanwhile waits
-    /// for the first).
+    /// for the first), then starts the write-ahead log if `start_log` says so.
     fn conn(&self) -> MutexGuard<'_, Connection> {
         self.synced.call_once_force(|_| {
             let pending = self
@@ -200,6 +223,13 @@ impl Inner {
                 .take();
             if let Some(pending) = pending {
                 pending.wait();
+            }
+            if self.start_log {
+                let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Err(error) = log_start::start(&conn) {
+                    // The first write starts the log instead, as without the option.
+                    tracing::debug!(path = %self.path.display(), %error, "could not start the write-ahead log at the open");
+                }
             }
         });
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)

@@ -19,12 +19,19 @@ pub struct StoreOptions {
     /// base64-encoded); an append of a larger one fails and stores nothing. Default
     /// [`oxydra_memory::DEFAULT_MAX_MESSAGE_BYTES`] (32 MiB).
     pub max_message_bytes: usize,
+    /// The store is opened to be written to soon (a run, a chat, `serve`): a SQLite
+    /// file starts its write-ahead log in the background as it opens
+    /// ([`SqliteConfig::start_log_at_open`](oxydra_memory::SqliteConfig::start_log_at_open)),
+    /// so that the first write does not wait for the log's syncs. Default `false`: a
+    /// store opened to be read writes nothing. A server backend ignores it.
+    pub writes_soon: bool,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
         Self {
             max_message_bytes: oxydra_memory::DEFAULT_MAX_MESSAGE_BYTES,
+            writes_soon: false,
         }
     }
 }

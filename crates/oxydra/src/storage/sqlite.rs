@@ -30,6 +30,7 @@ pub(super) async fn open_memory(
     let owned = path.to_path_buf();
     let config = SqliteConfig {
         max_message_bytes: options.max_message_bytes,
+        start_log_at_open: options.writes_soon,
         ..SqliteConfig::default()
     };
     let memory = tokio::task::spawn_blocking(move || SqliteMemory::open(&owned, config))
