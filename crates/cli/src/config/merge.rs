@@ -470,8 +470,6 @@ mod tests {
     fn the_message_cap_reaches_the_store_options() {
         let provider = "[provider]\nkind = \"openai\"\nbase_url = \"http://file\"\nmodel = \"m\"\n";
         let default = merge(&file(provider), &RunOptions::default(), &env_of(&[]), true).unwrap();
-        // Every command that opens the store this way writes to it: the log starts
-        // as it opens.
         assert_eq!(
             default.memory.store_options(),
             oxydra::storage::StoreOptions {

@@ -69,11 +69,8 @@ struct Inner {
     /// is on the disk. Lock order: `unsynced` before `conn`.
     unsynced: Mutex<Option<new_database_sync::PendingSync>>,
     /// Run once, by the first [`Inner::conn`]: waits for `unsynced`, then starts the
-    /// log when `start_log` says so.
+    /// log when [`Inner::starts_log`].
     synced: Once,
-    /// A file database opened with [`SqliteConfig::start_log_at_open`]: the first
-    /// [`Inner::conn`] starts its write-ahead log ([`log_start`]).
-    start_log: bool,
 }
 
 impl std::fmt::Debug for SqliteMemory {
@@ -95,9 +92,8 @@ impl SqliteMemory {
     pub fn open(path: impl AsRef<Path>, config: SqliteConfig) -> Result<Self, MemoryError> {
         let path = path.as_ref();
         let (conn, unsynced) = connection::open_connection(Some(path), &config)?;
-        let start_log = config.start_log_at_open;
         let memory = Self::from_connection(path.to_path_buf(), conn, config, unsynced);
-        if start_log {
+        if memory.inner.starts_log() {
             memory.start_log_in_background();
         }
         Ok(memory)
@@ -164,7 +160,6 @@ impl SqliteMemory {
         config: SqliteConfig,
         unsynced: new_database_sync::PendingSync,
     ) -> Self {
-        let start_log = config.start_log_at_open && path.as_os_str() != ":memory:";
         Self {
             inner: Arc::new(Inner {
                 path,
@@ -174,7 +169,6 @@ impl SqliteMemory {
                 config,
                 unsynced: Mutex::new(Some(unsynced)),
                 synced: Once::new(),
-                start_log,
             }),
         }
     }
@@ -213,7 +207,7 @@ impl Inner {
     /// The connection; a panic while it was held left no transaction open (rusqlite
     /// rolls back on drop), so a poisoned lock is still safe to use. The first call
     /// waits for a new database's image to be synced (a second caller meanwhile waits
-    /// for the first), then starts the write-ahead log if `start_log` says so.
+    /// for the first), then starts the write-ahead log if [`Inner::starts_log`].
     fn conn(&self) -> MutexGuard<'_, Connection> {
         self.synced.call_once_force(|_| {
             let pending = self
@@ -224,7 +218,7 @@ impl Inner {
             if let Some(pending) = pending {
                 pending.wait();
             }
-            if self.start_log {
+            if self.starts_log() {
                 let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
                 if let Err(error) = log_start::start(&conn) {
                     // The first write starts the log instead, as without the option.
@@ -233,6 +227,12 @@ impl Inner {
             }
         });
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A file database opened with [`SqliteConfig::start_log_at_open`]: its first
+    /// [`Inner::conn`] starts the write-ahead log ([`log_start`]).
+    fn starts_log(&self) -> bool {
+        self.config.start_log_at_open && self.path.as_os_str() != ":memory:"
     }
 
     fn index(&self) -> MutexGuard<'_, Option<VectorIndex>> {
