@@ -21,9 +21,18 @@
 //!   small renames of later commits still find their functions.
 //!   `OXYDRA_NO_SYMBOL_ORDER=1` at build time links without it (for a linker other
 //!   than lld, which does not know the option).
+//! - In the same builds, the read-only data a run reads is placed together the same
+//!   way: `data-order.txt` lists the input sections that hold it (recorded by the same
+//!   command, from a run under valgrind's lackey), and `build/data_order.rs` writes a
+//!   linker script that gathers them into `.rodata.hot` before `.rodata`. The link
+//!   also writes lld's map (`oxydra.map` in the build script's output directory),
+//!   from which the recording names the sections. `OXYDRA_NO_SYMBOL_ORDER=1` leaves
+//!   out both.
 //!
 //! See docs/performance.md ("Against rig").
 
+#[path = "build/data_order.rs"]
+mod data_order;
 #[path = "build/ordering_file.rs"]
 mod ordering_file;
 
@@ -32,6 +41,8 @@ fn main() {
     println!("cargo:rerun-if-env-changed=OXYDRA_NO_SYMBOL_ORDER");
     println!("cargo:rerun-if-changed=symbol-order.txt");
     println!("cargo:rerun-if-changed=build/ordering_file.rs");
+    println!("cargo:rerun-if-changed=data-order.txt");
+    println!("cargo:rerun-if-changed=build/data_order.rs");
     let var = |name: &str| std::env::var(name).unwrap_or_default();
     let linux_gnu = var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu";
     if linux_gnu && var("OXYDRA_NO_PACKED_RELOCS").is_empty() {
@@ -40,36 +51,62 @@ fn main() {
     let x86_64 = var("CARGO_CFG_TARGET_ARCH") == "x86_64";
     let release = var("PROFILE") == "release";
     if linux_gnu && x86_64 && release && var("OXYDRA_NO_SYMBOL_ORDER").is_empty() {
-        let order = std::path::Path::new(&var("CARGO_MANIFEST_DIR")).join("symbol-order.txt");
-        if order.is_file() {
-            match write_ordering_file(&order, &var("OUT_DIR")) {
-                Ok(file) => {
-                    println!(
-                        "cargo:rustc-link-arg-bin=oxydra=-Wl,--symbol-ordering-file={}",
-                        file.display()
-                    );
-                    println!("cargo:rustc-link-arg-bin=oxydra=-Wl,--no-warn-symbol-ordering");
-                }
-                Err(error) => {
-                    println!("cargo:warning=linking without the symbol order: {error}");
-                }
-            }
-        }
+        // What `cargo xtask symbol-order` names the data sections from.
+        println!(
+            "cargo:rustc-link-arg-bin=oxydra=-Wl,-Map={}",
+            std::path::Path::new(&var("OUT_DIR"))
+                .join("oxydra.map")
+                .display()
+        );
+        let manifest_dir = std::path::Path::new(&var("CARGO_MANIFEST_DIR")).to_path_buf();
+        let out_dir = std::path::Path::new(&var("OUT_DIR")).to_path_buf();
+        link_with(
+            &manifest_dir.join("symbol-order.txt"),
+            &out_dir.join("symbol-ordering-file.txt"),
+            "the symbol order",
+            |list| ordering_file::expand(list, ordering_file::COUNTER_DRIFT),
+            |file| {
+                vec![
+                    format!("-Wl,--symbol-ordering-file={}", file.display()),
+                    "-Wl,--no-warn-symbol-ordering".to_owned(),
+                ]
+            },
+        );
+        link_with(
+            &manifest_dir.join("data-order.txt"),
+            &out_dir.join("data-order.ld"),
+            "the data order",
+            data_order::linker_script,
+            |file| vec![format!("-Wl,-T,{}", file.display())],
+        );
     }
 }
 
-/// Writes lld's ordering file for the recorded `list` into `out_dir`
-/// ([`ordering_file::expand`]) and returns its path.
-fn write_ordering_file(
+/// When the recorded `list` exists, writes what `write` makes of it to `file` and
+/// links the `oxydra` binary with the `args` that name it; a list that cannot be read
+/// or a file that cannot be written is a warning (`what` says which), and the binary
+/// is linked without it.
+fn link_with(
     list: &std::path::Path,
-    out_dir: &str,
-) -> Result<std::path::PathBuf, String> {
-    let text = std::fs::read_to_string(list).map_err(|e| format!("{}: {e}", list.display()))?;
-    let file = std::path::Path::new(out_dir).join("symbol-ordering-file.txt");
-    std::fs::write(
-        &file,
-        ordering_file::expand(&text, ordering_file::COUNTER_DRIFT),
-    )
-    .map_err(|e| format!("{}: {e}", file.display()))?;
-    Ok(file)
+    file: &std::path::Path,
+    what: &str,
+    write: impl Fn(&str) -> String,
+    args: impl Fn(&std::path::Path) -> Vec<String>,
+) {
+    if !list.is_file() {
+        return;
+    }
+    let written = std::fs::read_to_string(list)
+        .map_err(|e| format!("{}: {e}", list.display()))
+        .and_then(|text| {
+            std::fs::write(file, write(&text)).map_err(|e| format!("{}: {e}", file.display()))
+        });
+    match written {
+        Ok(()) => {
+            for arg in args(file) {
+                println!("cargo:rustc-link-arg-bin=oxydra={arg}");
+            }
+        }
+        Err(error) => println!("cargo:warning=linking without {what}: {error}"),
+    }
 }

@@ -42,6 +42,7 @@ mod cost_baseline;
 
 mod cost_guard;
 mod cpu_features;
+mod data_order;
 mod legacy_demangle;
 mod peer;
 mod peer_cost;

@@ -55,6 +55,37 @@ pub(crate) fn profile(
     scratch: &Path,
     names: Names,
 ) -> Result<PathBuf, String> {
+    let out = scratch.join("callgrind.out");
+    let log = scratch.join("valgrind.log");
+    let demangle = match names {
+        Names::Demangled => "--demangle=yes",
+        Names::Mangled => "--demangle=no",
+    };
+    let tool = [
+        "--tool=callgrind".to_owned(),
+        demangle.to_owned(),
+        "--dump-instr=no".to_owned(),
+        format!("--callgrind-out-file={}", out.display()),
+        format!("--log-file={}", log.display()),
+    ];
+    // oxydra's own warnings (a sandbox the kernel cannot enforce, say) are shown only
+    // when the run fails, with valgrind's log.
+    run_scenario(oxydra, server, scratch, &tool, &mut |_| {})
+        .map_err(|error| format!("{error}\nvalgrind's log ends:\n{}", tail(&log)))?;
+    Ok(out)
+}
+
+/// Runs the scenario once with `oxydra` under valgrind with the `tool` arguments,
+/// against a fresh `server`, in `scratch` (emptied first). Every line the run writes
+/// to its standard error (valgrind's own, unless `tool` sends them elsewhere) is handed
+/// to `on_line` as it comes.
+pub(crate) fn run_scenario(
+    oxydra: &Path,
+    server: &Path,
+    scratch: &Path,
+    tool: &[String],
+    on_line: &mut dyn FnMut(&str),
+) -> Result<(), String> {
     // Absolute: the run's working directory is `scratch`, where a relative path
     // would name nothing.
     let absolute = |binary: &Path| {
@@ -83,28 +114,16 @@ pub(crate) fn profile(
             .arg(&workspace)
             .stdout(Stdio::null()),
     )?;
-    let out = scratch.join("callgrind.out");
-    let log = scratch.join("valgrind.log");
     let mut mock = Command::new(server)
         .arg("serve")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .map_err(|e| io("starting", server, e))?;
-    // oxydra's own warnings (a sandbox the kernel cannot enforce, say) are shown only
-    // when the run fails.
-    let stderr_path = scratch.join("oxydra.stderr");
-    let stderr =
-        std::fs::File::create(&stderr_path).map_err(|e| io("creating", &stderr_path, e))?;
+    let mut last_lines = std::collections::VecDeque::new();
     let run = server_url(&mut mock).and_then(|url| {
-        let demangle = match names {
-            Names::Demangled => "--demangle=yes",
-            Names::Mangled => "--demangle=no",
-        };
-        Command::new("valgrind")
-            .args(["--tool=callgrind", demangle, "--dump-instr=no"])
-            .arg(format!("--callgrind-out-file={}", out.display()))
-            .arg(format!("--log-file={}", log.display()))
+        let mut child = Command::new("valgrind")
+            .args(tool)
             .arg(oxydra)
             .args(["run", "--base-url", &url, "--output", "jsonl"])
             .args(["--max-turns", "25", "--db"])
@@ -122,9 +141,30 @@ pub(crate) fn profile(
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(stderr)
-            .status()
-            .map_err(|e| format!("valgrind: {e}"))
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("valgrind: {e}"))?;
+        if let Some(stderr) = child.stderr.take() {
+            // One buffer for every line: a data trace has tens of millions of them.
+            let mut reader = BufReader::new(stderr);
+            let mut line = String::new();
+            while reader
+                .read_line(&mut line)
+                .map_err(|e| format!("valgrind: {e}"))?
+                > 0
+            {
+                let text = line.trim_end();
+                on_line(text);
+                if !text.starts_with(' ') {
+                    if last_lines.len() == 15 {
+                        last_lines.pop_front();
+                    }
+                    last_lines.push_back(text.to_owned());
+                }
+                line.clear();
+            }
+        }
+        child.wait().map_err(|e| format!("valgrind: {e}"))
     });
     // Closing its standard input ends the server, which then says what it served. Every
     // line is read to the end: a pipe closed after the first would fail the server's
@@ -147,14 +187,14 @@ pub(crate) fn profile(
     let server_exit = mock.wait().map_err(|e| format!("scenario server: {e}"))?;
     let run = run?;
     if !run.success() || !server_exit.success() {
+        let stderr: Vec<String> = last_lines.into_iter().collect();
         return Err(format!(
-            "the run under callgrind did not complete the scenario (oxydra: {run}; server: \
-             {server_exit}, {served}); oxydra's stderr ends:\n{}\nvalgrind's log ends:\n{}",
-            tail(&stderr_path),
-            tail(&log)
+            "the run under valgrind did not complete the scenario (oxydra: {run}; server: \
+             {server_exit}, {served}); its standard error ends:\n{}",
+            stderr.join("\n")
         ));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The last 15 lines of a file (empty when it cannot be read).

@@ -11,7 +11,9 @@
 //! ([`crate::scenario_profile`]), and writes, sorted, the names of the functions of
 //! that binary which any of the profiles gives a cost of its own (callgrind starts one with
 //! `fn=`; functions seen only as callees elsewhere are left out, as are addresses
-//! without a symbol). Rebuild the release binary afterwards.
+//! without a symbol). It then runs the scenario three more times under lackey and
+//! writes the read-only data sections the runs read to `crates/cli/data-order.txt`
+//! ([`crate::data_order`]). Rebuild the release binary afterwards.
 //!
 //! The stamp holds the fingerprint of what decides the names
 //! ([`crate::symbol_fingerprint`]) and how much of the **debug** scenario's own
@@ -88,6 +90,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
             oxydra.display()
         ));
     }
+    // The read-only data the run reads, from one more run under lackey.
+    let link_map = crate::data_order::link_map(&target)?;
+    let data = crate::data_order::record(
+        &oxydra,
+        &server,
+        &target.join("symbol-order-data"),
+        &link_map,
+        RECORDED_RUNS,
+    )?;
     let list = root.join(LIST);
     let mut text = functions.join("\n");
     text.push('\n');
@@ -111,16 +122,23 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
     let stamp = stamp(&root, &text, &debug)?;
     std::fs::write(&list, text).map_err(|e| format!("{}: {e}", list.display()))?;
+    let data_list = root.join(crate::data_order::LIST);
+    let mut data_text = data.join("\n");
+    data_text.push('\n');
+    std::fs::write(&data_list, data_text).map_err(|e| format!("{}: {e}", data_list.display()))?;
     let stamp_path = root.join(STAMP);
     std::fs::write(&stamp_path, stamp.to_json())
         .map_err(|e| format!("{}: {e}", stamp_path.display()))?;
     eprintln!(
         "==> {} functions written to {LIST}; they name {:.1}% ({} of {}) of our functions \
-         the debug scenario executes ({STAMP}); rebuild the release binary to use them",
+         the debug scenario executes ({STAMP}); {} read-only data sections to {}; rebuild \
+         the release binary to use them",
         functions.len(),
         stamp.percent(),
         stamp.listed,
-        stamp.executed
+        stamp.executed,
+        data.len(),
+        crate::data_order::LIST
     );
     Ok(())
 }

@@ -12,7 +12,10 @@
 
 mod common;
 
-// The symbol ordering file `build.rs` writes; its tests run here.
+// The symbol ordering file and the data order's linker script `build.rs` writes;
+// their tests run here.
+#[path = "../../build/data_order.rs"]
+mod data_order;
 #[path = "../../build/ordering_file.rs"]
 mod ordering_file;
 
