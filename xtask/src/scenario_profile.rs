@@ -145,15 +145,14 @@ pub(crate) fn run_scenario(
             .spawn()
             .map_err(|e| format!("valgrind: {e}"))?;
         if let Some(stderr) = child.stderr.take() {
-            // One buffer for every line: a data trace has tens of millions of them.
+            // One buffer for every line (a data trace has tens of millions of them),
+            // read as bytes: a line that is not UTF-8 is shown with replacements, not
+            // taken for a failed run.
             let mut reader = BufReader::new(stderr);
-            let mut line = String::new();
-            while reader
-                .read_line(&mut line)
-                .map_err(|e| format!("valgrind: {e}"))?
-                > 0
-            {
-                let text = line.trim_end();
+            let mut line = Vec::new();
+            while matches!(reader.read_until(b'\n', &mut line), Ok(read) if read > 0) {
+                let text = String::from_utf8_lossy(&line);
+                let text = text.trim_end();
                 on_line(text);
                 if !text.starts_with(' ') {
                     if last_lines.len() == 15 {
