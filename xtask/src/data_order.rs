@@ -105,9 +105,10 @@ fn leading_fields(line: &str) -> ([&str; 4], &str) {
 /// addresses) the run read or modified.
 #[derive(Debug)]
 pub(crate) struct Trace {
-    binary: String,
+    /// `Reading syms from BINARY`, the line after which valgrind says where it loaded
+    /// the binary; made once, since every line of the trace is compared with it.
+    loading: String,
     low: u64,
-    high: u64,
     /// Valgrind's load address less the binary's own, once read.
     bias: Option<u64>,
     /// The binary's own address of its code, as valgrind read it.
@@ -121,9 +122,8 @@ impl Trace {
     /// falls in `[low, high)`.
     pub(crate) fn new(binary: &Path, low: u64, high: u64) -> Self {
         Trace {
-            binary: binary.display().to_string(),
+            loading: format!("Reading syms from {}", binary.display()),
             low,
-            high,
             bias: None,
             text: None,
             awaiting_bias: false,
@@ -138,7 +138,7 @@ impl Trace {
             .or_else(|| line.strip_prefix(" M "))
         {
             self.access(access);
-        } else if line.ends_with(&format!("Reading syms from {}", self.binary)) {
+        } else if line.ends_with(&self.loading) {
             self.awaiting_bias = self.bias.is_none();
         } else if self.awaiting_bias
             && let Some((svma, avma)) = svma_avma(line)
@@ -167,11 +167,13 @@ impl Trace {
             return;
         };
         for byte in own..own.saturating_add(size) {
-            if (self.low..self.high).contains(&byte) {
-                let index = usize::try_from(byte - self.low).unwrap_or(usize::MAX);
-                if let Some(seen) = self.touched.get_mut(index) {
-                    *seen = true;
-                }
+            let Some(offset) = byte.checked_sub(self.low) else {
+                continue;
+            };
+            // Past the range, `get_mut` finds nothing.
+            let index = usize::try_from(offset).unwrap_or(usize::MAX);
+            if let Some(seen) = self.touched.get_mut(index) {
+                *seen = true;
             }
         }
     }
@@ -296,17 +298,17 @@ pub(crate) fn record(
     }
     let binary = std::fs::canonicalize(oxydra).map_err(|e| format!("{}: {e}", oxydra.display()))?;
     let mut names = BTreeSet::new();
+    let tool = [
+        "--tool=lackey",
+        "--trace-mem=yes",
+        "--log-fd=2",
+        "-v",
+        "-v",
+        "-v",
+    ]
+    .map(str::to_owned);
     for _ in 0..runs {
         let mut trace = Trace::new(&binary, low, high);
-        let tool = [
-            "--tool=lackey",
-            "--trace-mem=yes",
-            "--log-fd=2",
-            "-v",
-            "-v",
-            "-v",
-        ]
-        .map(str::to_owned);
         scenario_profile::run_scenario(&binary, server, scratch, &tool, &mut |line| {
             trace.line(line)
         })?;
@@ -429,6 +431,9 @@ mod tests {
             " L 18,",
             " L 18",
             " L ffffffffffffffff,8",
+            // Past the range's end and before its start.
+            " L 20,4",
+            " L 8,8",
         ] {
             trace.line(line);
         }
